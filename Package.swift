@@ -1,0 +1,94 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let strictSwift6: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "loupe",
+    products: [
+        .executable(name: "loupe", targets: ["loupe"])
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+    ],
+    targets: [
+        // System-library shims: the only places C headers enter the build.
+        .systemLibrary(
+            name: "CNCurses",
+            pkgConfig: "ncursesw",
+            providers: [.apt(["libncursesw5-dev"])]
+        ),
+        .systemLibrary(
+            name: "CReadline",
+            providers: [.apt(["libreadline-dev"])]
+        ),
+
+        // Pure terminal-UI model: cells, frames, layout, widgets, themes. No C, no I/O.
+        .target(name: "LoupeTUI", swiftSettings: strictSwift6),
+        // The only TUI code that touches C: ncurses and the headless test backend.
+        .target(name: "LoupeTerminal", dependencies: ["LoupeTUI", "CNCurses"], swiftSettings: strictSwift6),
+        // The workspace: one SQLite file through GRDB.
+        .target(
+            name: "LoupeStore",
+            dependencies: [.product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strictSwift6
+        ),
+        // Services: jobs with progress and cancellation, theme loading, notebooks.
+        .target(
+            name: "LoupeKit",
+            dependencies: ["LoupeStore", "LoupeTUI", "TOMLKit"],
+            swiftSettings: strictSwift6
+        ),
+        // The TUI program: state, messages, update, render, panels, keymaps, the loop.
+        .target(
+            name: "LoupeApp",
+            dependencies: ["LoupeTUI", "LoupeTerminal", "LoupeKit", "LoupeStore"],
+            swiftSettings: strictSwift6
+        ),
+        // The command language shared by the CLI, the `:` line, the palette, the REPL and notebooks.
+        .target(
+            name: "LoupeCommands",
+            dependencies: [
+                "LoupeApp", "LoupeKit", "LoupeStore", "LoupeTUI", "LoupeTerminal", "CReadline",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strictSwift6
+        ),
+        .executableTarget(name: "loupe", dependencies: ["LoupeCommands"], swiftSettings: strictSwift6),
+
+        .target(
+            name: "LoupeTestSupport",
+            dependencies: ["LoupeTUI"],
+            path: "Tests/LoupeTestSupport",
+            swiftSettings: strictSwift6
+        ),
+        .testTarget(name: "LoupeTUITests", dependencies: ["LoupeTUI", "LoupeTestSupport"], swiftSettings: strictSwift6),
+        .testTarget(
+            name: "LoupeTerminalTests",
+            dependencies: ["LoupeTerminal", "LoupeTUI"],
+            swiftSettings: strictSwift6
+        ),
+        .testTarget(name: "LoupeStoreTests", dependencies: ["LoupeStore"], swiftSettings: strictSwift6),
+        .testTarget(
+            name: "LoupeKitTests",
+            dependencies: ["LoupeKit", "LoupeStore", "LoupeTUI"],
+            swiftSettings: strictSwift6
+        ),
+        .testTarget(
+            name: "LoupeAppTests",
+            dependencies: ["LoupeApp", "LoupeKit", "LoupeTUI", "LoupeTerminal", "LoupeStore", "LoupeTestSupport"],
+            exclude: ["__snapshots__"],
+            swiftSettings: strictSwift6
+        ),
+        .testTarget(
+            name: "LoupeCommandsTests",
+            dependencies: ["LoupeCommands", "LoupeApp", "LoupeKit", "LoupeStore", "LoupeTUI", "loupe"],
+            swiftSettings: strictSwift6
+        ),
+    ]
+)

@@ -1,0 +1,1 @@
+package enum _P {}

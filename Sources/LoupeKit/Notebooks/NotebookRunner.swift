@@ -1,0 +1,85 @@
+/// Runs every cell of a notebook and writes each cell's output under it.
+///
+/// Output is deterministic for deterministic commands: nothing is added that depends on time or
+/// the machine. A command line starting with `!` is expected to fail (its error is the output);
+/// any other failure is recorded in the output and reported in ``Result/failures``.
+package struct NotebookRunner: Sendable {
+    /// A command that did not do what the notebook expected.
+    package struct Failure: Hashable, Sendable, CustomStringConvertible {
+        package var cell: Int
+        package var command: String
+        package var message: String
+
+        package var description: String { "cell \(cell + 1), `\(command)`: \(message)" }
+    }
+
+    /// The notebook with fresh outputs, and what went wrong.
+    package struct Result: Hashable, Sendable {
+        package var notebook: Notebook
+        package var failures: [Failure]
+    }
+
+    package var execute: @Sendable (String) -> CommandOutcome
+
+    package init(execute: @escaping @Sendable (String) -> CommandOutcome) {
+        self.execute = execute
+    }
+
+    package func run(_ notebook: Notebook, progress: (Int, Int) -> Void = { _, _ in }) -> Result {
+        var result = notebook
+        var failures: [Failure] = []
+        let total = notebook.cells.count
+        var cellIndex = 0
+        for (blockIndex, block) in notebook.blocks.enumerated() {
+            guard case .cell(var cell) = block else { continue }
+            var output: [String] = []
+            let commands = cell.commands
+            for command in commands {
+                let expectFailure = command.hasPrefix("!")
+                let line = expectFailure ? String(command.dropFirst()).trimmingWhitespace() : command
+                let outcome = execute(line)
+                if commands.count > 1 { output.append("› \(command)") }
+                output += NotebookRunner.lines(of: outcome)
+                switch (expectFailure, outcome.error) {
+                case (false, let message?):
+                    failures.append(Failure(cell: cellIndex, command: line, message: message))
+                case (true, nil):
+                    failures.append(Failure(cell: cellIndex, command: line, message: "expected an error (the line starts with !), but it succeeded"))
+                default:
+                    break
+                }
+            }
+            if output.isEmpty { output = ["(no output)"] }
+            if cell.output == nil { cell.gap = [""] }
+            // A new output may need a longer fence than the old one (backticks inside).
+            if cell.output != output {
+                cell.outputOpeningFence = nil
+                cell.outputClosingFence = nil
+            }
+            cell.output = output
+            result.blocks[blockIndex] = .cell(cell)
+            cellIndex += 1
+            progress(cellIndex, total)
+        }
+        return Result(notebook: result, failures: failures)
+    }
+
+    private static func lines(of outcome: CommandOutcome) -> [String] {
+        var text = outcome.output
+        if let error = outcome.error {
+            if !text.isEmpty, !text.hasSuffix("\n") { text += "\n" }
+            text += error.hasPrefix("error:") ? error : "error: " + error
+        }
+        while text.hasSuffix("\n") { text.removeLast() }
+        if text.isEmpty { return [] }
+        return text.split(separator: "\n", omittingEmptySubsequences: false).map { String($0).trimmingTrailingSpaces() }
+    }
+}
+
+extension String {
+    fileprivate func trimmingTrailingSpaces() -> String {
+        var copy = self
+        while copy.last == " " { copy.removeLast() }
+        return copy
+    }
+}

@@ -1,0 +1,104 @@
+import Foundation
+import GRDB
+
+/// What `loupe workspace info` reports.
+package struct WorkspaceInfo: Codable, Hashable, Sendable {
+    /// A table and how many rows it holds.
+    package struct TableCount: Codable, Hashable, Sendable {
+        package var name: String
+        package var rows: Int
+    }
+
+    package var path: String
+    package var schemaVersion: Int
+    package var knownSchemaVersion: Int
+    package var fileBytes: Int64
+    package var walBytes: Int64
+    package var pageSize: Int
+    package var pageCount: Int
+    package var freePages: Int
+    package var journalMode: String
+    package var tables: [TableCount]
+}
+
+/// What `loupe workspace check` found.
+package struct WorkspaceCheck: Codable, Hashable, Sendable {
+    /// `PRAGMA integrity_check` lines; `["ok"]` when the file is sound.
+    package var integrity: [String]
+    /// Rows whose foreign key points at nothing, as `table rowid → parent`.
+    package var foreignKeyViolations: [String]
+
+    package var isHealthy: Bool { integrity == ["ok"] && foreignKeyViolations.isEmpty }
+}
+
+extension Workspace {
+    /// Sizes, schema version and row counts per table.
+    package func info() throws(WorkspaceError) -> WorkspaceInfo {
+        let path = self.path
+        let migrator = Workspace.migrator
+        let snapshot = try read { db -> WorkspaceInfo in
+            let tables = try String.fetchAll(
+                db,
+                sql: """
+                    SELECT name FROM sqlite_master
+                    WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name != 'grdb_migrations'
+                    ORDER BY name
+                    """
+            )
+            let counts = try tables.map { name in
+                WorkspaceInfo.TableCount(name: name, rows: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(name.quotedDatabaseIdentifier)") ?? 0)
+            }
+            return WorkspaceInfo(
+                path: path,
+                schemaVersion: try migrator.appliedIdentifiers(db).count,
+                knownSchemaVersion: migrator.migrations.count,
+                fileBytes: 0,
+                walBytes: 0,
+                pageSize: try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 0,
+                pageCount: try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 0,
+                freePages: try Int.fetchOne(db, sql: "PRAGMA freelist_count") ?? 0,
+                journalMode: try String.fetchOne(db, sql: "PRAGMA journal_mode") ?? "",
+                tables: counts
+            )
+        }
+        var info = snapshot
+        info.fileBytes = Workspace.fileSize(path)
+        info.walBytes = Workspace.fileSize(path + "-wal")
+        return info
+    }
+
+    /// Runs SQLite's integrity check and the foreign-key check.
+    package func check() throws(WorkspaceError) -> WorkspaceCheck {
+        try read { db in
+            let integrity = try String.fetchAll(db, sql: "PRAGMA integrity_check")
+            let violations = try Row.fetchAll(db, sql: "PRAGMA foreign_key_check").map { row -> String in
+                let table: String = row[0]
+                let rowid: Int64? = row[1]
+                let parent: String = row[2]
+                return "\(table) row \(rowid.map(String.init) ?? "?") → \(parent)"
+            }
+            return WorkspaceCheck(integrity: integrity, foreignKeyViolations: violations)
+        }
+    }
+
+    /// Rebuilds the file without free pages and folds the WAL back into it; returns the bytes
+    /// saved.
+    @discardableResult
+    package func vacuum() throws(WorkspaceError) -> Int64 {
+        let before = Workspace.fileSize(path) + Workspace.fileSize(path + "-wal")
+        do {
+            try pool.vacuum()
+            try pool.writeWithoutTransaction { db in
+                _ = try Row.fetchAll(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+            }
+        } catch {
+            throw Workspace.translate(error, path: path)
+        }
+        return before - (Workspace.fileSize(path) + Workspace.fileSize(path + "-wal"))
+    }
+
+    static func fileSize(_ path: String) -> Int64 {
+        let attributes = try? FileManager.default.attributesOfItem(atPath: path)
+        return (attributes?[.size] as? NSNumber)?.int64Value ?? 0
+    }
+}

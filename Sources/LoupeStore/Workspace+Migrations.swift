@@ -1,0 +1,31 @@
+import GRDB
+
+extension Workspace {
+    /// The schema's history. Append-only: a shipped migration is never edited, so every
+    /// workspace ever written can be brought forward.
+    static let migrator: DatabaseMigrator = {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1: settings and command history") { db in
+            try db.create(table: "settings") { table in
+                table.primaryKey("key", .text)
+                table.column("value", .text).notNull()
+                table.column("updated_at", .datetime).notNull()
+            }
+            try db.create(table: "command_history") { table in
+                table.autoIncrementedPrimaryKey("id")
+                table.column("line", .text).notNull()
+                table.column("source", .text).notNull().check { ["tui", "repl"].contains($0) }
+                table.column("ran_at", .datetime).notNull()
+            }
+        }
+        return migrator
+    }()
+
+    /// The identifiers of every migration this binary knows, oldest first.
+    package static var migrationIdentifiers: [String] { migrator.migrations }
+
+    /// The schema version: how many migrations the file has applied.
+    package func schemaVersion() throws(WorkspaceError) -> Int {
+        try read { db in try Workspace.migrator.appliedIdentifiers(db).count }
+    }
+}

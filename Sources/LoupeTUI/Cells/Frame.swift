@@ -1,0 +1,130 @@
+/// An in-memory grid of cells: what one screen shows.
+///
+/// Rendering writes into a `Frame`; a backend then paints it on a terminal. Tests compare
+/// `text()` with golden files, so a frame is the seam between the TUI and its tests.
+/// Every text drawn into a frame goes through ``UntrustedText/sanitized(_:)``: no control
+/// character or escape sequence can reach a cell.
+package struct Frame: Hashable, Sendable {
+    package let size: Size
+    package private(set) var cells: [Cell]
+
+    /// A frame of blank cells in `style`.
+    package init(size: Size, style: Style = .plain) {
+        self.size = Size(width: max(0, size.width), height: max(0, size.height))
+        cells = Array(repeating: .blank(style), count: self.size.width * self.size.height)
+    }
+
+    package var width: Int { size.width }
+    package var height: Int { size.height }
+    package var area: Rect { Rect(size: size) }
+
+    /// The cell at column `x`, row `y`; both must be inside the frame.
+    package subscript(x: Int, y: Int) -> Cell {
+        get {
+            precondition(x >= 0 && x < width && y >= 0 && y < height, "cell (\(x), \(y)) outside \(size)")
+            return cells[y * width + x]
+        }
+        set {
+            precondition(x >= 0 && x < width && y >= 0 && y < height, "cell (\(x), \(y)) outside \(size)")
+            cells[y * width + x] = newValue
+        }
+    }
+
+    /// Blanks every cell of `rect` (clipped to the frame) in `style`.
+    package mutating func fill(_ rect: Rect, style: Style) {
+        let clipped = rect.intersection(area)
+        guard !clipped.isEmpty else { return }
+        let blank = Cell.blank(style)
+        for y in clipped.y..<clipped.maxY {
+            let start = y * width
+            for x in clipped.x..<clipped.maxX { cells[start + x] = blank }
+            repairWideGlyphs(row: y, around: clipped.x, clipped.maxX)
+        }
+    }
+
+    /// Patches the style of every cell in `rect` with `style` (colours it sets, attributes added).
+    package mutating func restyle(_ rect: Rect, with style: Style) {
+        let clipped = rect.intersection(area)
+        guard !clipped.isEmpty else { return }
+        for y in clipped.y..<clipped.maxY {
+            for x in clipped.x..<clipped.maxX {
+                cells[y * width + x].style = cells[y * width + x].style.patched(with: style)
+            }
+        }
+    }
+
+    /// Draws `text` on one row from `point`, clipped to `clip` and the frame, and returns the
+    /// number of columns it took.
+    ///
+    /// The text is sanitised first. A wide glyph that would straddle the right edge is drawn as
+    /// a space instead.
+    @discardableResult
+    package mutating func draw(_ text: some StringProtocol, at point: Point, style: Style, clip: Rect? = nil) -> Int {
+        let bounds = clip.map { $0.intersection(area) } ?? area
+        guard point.y >= bounds.y, point.y < bounds.maxY else { return 0 }
+        let safe = UntrustedText.sanitized(text)
+        var x = point.x
+        let limit = bounds.maxX
+        let rowStart = point.y * width
+        let firstX = x
+        for character in safe {
+            let glyphWidth = TextWidth.of(character)
+            if glyphWidth == 0 {
+                // A combining mark that starts the text has no base to join; draw it on a space.
+                if x == firstX, x >= bounds.x, x < limit {
+                    cells[rowStart + x] = Cell(" " + String(character), style: style, width: 1)
+                    x += 1
+                }
+                continue
+            }
+            if x >= limit { break }
+            if x + glyphWidth > limit {
+                if x >= bounds.x { cells[rowStart + x] = .blank(style) }
+                x += 1
+                break
+            }
+            if x >= bounds.x {
+                cells[rowStart + x] = Cell(String(character), style: style, width: UInt8(glyphWidth))
+                if glyphWidth == 2 { cells[rowStart + x + 1] = Cell("", style: style, width: 0) }
+            }
+            x += glyphWidth
+        }
+        let end = min(x, limit)
+        if end > max(point.x, bounds.x) { repairWideGlyphs(row: point.y, around: max(point.x, bounds.x), end) }
+        return max(0, end - point.x)
+    }
+
+    /// Draws spans one after the other from `point`; returns the columns taken.
+    @discardableResult
+    package mutating func draw(_ spans: [Span], at point: Point, clip: Rect? = nil) -> Int {
+        var x = point.x
+        for span in spans {
+            x += draw(span.text, at: Point(x: x, y: point.y), style: span.style, clip: clip)
+        }
+        return x - point.x
+    }
+
+    /// Puts one grapheme (assumed safe and one column wide) in a cell; used by canvases.
+    package mutating func put(_ grapheme: String, x: Int, y: Int, style: Style) {
+        guard x >= 0, x < width, y >= 0, y < height else { return }
+        cells[y * width + x] = Cell(grapheme, style: style, width: 1)
+        repairWideGlyphs(row: y, around: x, x + 1)
+    }
+
+    /// After cells `start..<end` of a row were overwritten, blanks the halves of wide glyphs that
+    /// the write cut in two, so no orphan lead or continuation cell is left on either side.
+    private mutating func repairWideGlyphs(row y: Int, around start: Int, _ end: Int) {
+        let rowStart = y * width
+        if start > 0, start < width, cells[rowStart + start].width != 0,
+            cells[rowStart + start - 1].width == 2
+        {
+            cells[rowStart + start - 1] = .blank(cells[rowStart + start - 1].style)
+        }
+        if start < width, cells[rowStart + start].width == 0 {
+            cells[rowStart + start] = .blank(cells[rowStart + start].style)
+        }
+        if end < width, cells[rowStart + end].width == 0 {
+            cells[rowStart + end] = .blank(cells[rowStart + end].style)
+        }
+    }
+}

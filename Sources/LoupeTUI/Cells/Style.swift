@@ -1,0 +1,44 @@
+/// Text attributes a cell can carry, independent of colour (they survive `NO_COLOR`).
+package struct TextAttributes: OptionSet, Hashable, Sendable {
+    package let rawValue: UInt8
+    package init(rawValue: UInt8) { self.rawValue = rawValue }
+
+    package static let bold = TextAttributes(rawValue: 1 << 0)
+    package static let dim = TextAttributes(rawValue: 1 << 1)
+    package static let italic = TextAttributes(rawValue: 1 << 2)
+    package static let underline = TextAttributes(rawValue: 1 << 3)
+    package static let reverse = TextAttributes(rawValue: 1 << 4)
+}
+
+/// How a cell is drawn: foreground and background colours (nil is the terminal's default) and
+/// attributes.
+package struct Style: Hashable, Sendable {
+    package var foreground: RGB?
+    package var background: RGB?
+    package var attributes: TextAttributes
+
+    package init(foreground: RGB? = nil, background: RGB? = nil, attributes: TextAttributes = []) {
+        self.foreground = foreground
+        self.background = background
+        self.attributes = attributes
+    }
+
+    /// The terminal's default colours, no attributes.
+    package static let plain = Style()
+
+    /// This style with `other`'s colours where `other` sets them, and both sets of attributes.
+    package func patched(with other: Style) -> Style {
+        Style(
+            foreground: other.foreground ?? foreground,
+            background: other.background ?? background,
+            attributes: attributes.union(other.attributes)
+        )
+    }
+
+    /// This style with extra attributes.
+    package func adding(_ extra: TextAttributes) -> Style {
+        var copy = self
+        copy.attributes.formUnion(extra)
+        return copy
+    }
+}

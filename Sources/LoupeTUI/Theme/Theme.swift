@@ -1,0 +1,40 @@
+/// A complete colour theme: a colour for every ``ThemeRole`` plus the heatmap ramp.
+///
+/// Panels never name colours; they ask the theme for semantic styles (``selection``,
+/// ``border(focused:)`` …). A monochrome theme (from `mono.toml` or `NO_COLOR`) answers with
+/// attributes only: reverse for selections, bold for focus, shade glyphs for heatmaps.
+package struct Theme: Hashable, Sendable {
+    package var name: String
+    package var colors: [ThemeRole: ThemeColor]
+    package var heatmapRamp: [RGB]
+    package var isMonochrome: Bool
+
+    package init(name: String, colors: [ThemeRole: ThemeColor], heatmapRamp: [RGB], isMonochrome: Bool = false) {
+        self.name = name
+        self.colors = colors
+        self.heatmapRamp = heatmapRamp
+        self.isMonochrome = isMonochrome
+    }
+
+    /// The colour of `role`, or nil for the terminal default (always nil when monochrome).
+    package func color(_ role: ThemeRole) -> RGB? {
+        isMonochrome ? nil : colors[role]?.rgb
+    }
+
+    /// This theme with every colour dropped and attributes carrying the meaning.
+    package func monochrome(named newName: String? = nil) -> Theme {
+        var copy = self
+        copy.name = newName ?? name
+        copy.isMonochrome = true
+        return copy
+    }
+
+    /// The colour at `fraction` (0...1) along the heatmap ramp.
+    package func heatColor(_ fraction: Double) -> RGB {
+        guard heatmapRamp.count > 1 else { return heatmapRamp.first ?? RGB(255, 255, 255) }
+        let clamped = min(1, max(0, fraction.isFinite ? fraction : 0))
+        let position = clamped * Double(heatmapRamp.count - 1)
+        let index = min(Int(position), heatmapRamp.count - 2)
+        return RGB.mix(heatmapRamp[index], heatmapRamp[index + 1], position - Double(index))
+    }
+}

@@ -1,0 +1,35 @@
+/// Subsequence matching with a score, for the command palette (in the spirit of fzf): every
+/// query character must appear in order; consecutive runs, word starts and an early first hit
+/// score higher.
+package enum FuzzyMatch {
+    /// A match: its score (higher is better) and the grapheme offsets that matched.
+    package struct Result: Hashable, Sendable {
+        package var score: Int
+        package var positions: [Int]
+    }
+
+    /// Matches `query` against `candidate`, case-insensitively; nil when it does not match.
+    /// An empty query matches everything with score 0.
+    package static func match(_ query: String, in candidate: String) -> Result? {
+        let needle = Array(query.lowercased().filter { $0 != " " })
+        guard !needle.isEmpty else { return Result(score: 0, positions: []) }
+        let haystack = Array(candidate.lowercased())
+        var positions: [Int] = []
+        var score = 0
+        var queryIndex = 0
+        var previous = -2
+        for (index, character) in haystack.enumerated() where queryIndex < needle.count {
+            guard character == needle[queryIndex] else { continue }
+            positions.append(index)
+            score += 1
+            if index == previous + 1 { score += 5 }
+            if index == 0 || !(haystack[index - 1].isLetter || haystack[index - 1].isNumber) { score += 8 }
+            previous = index
+            queryIndex += 1
+        }
+        guard queryIndex == needle.count else { return nil }
+        score -= positions[0] / 4
+        score -= haystack.count / 16
+        return Result(score: score, positions: positions)
+    }
+}
