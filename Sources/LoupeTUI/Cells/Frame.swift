@@ -57,7 +57,8 @@ package struct Frame: Hashable, Sendable {
     /// number of columns it took.
     ///
     /// The text is sanitised first. A wide glyph that would straddle the right edge is drawn as
-    /// a space instead.
+    /// a space instead. A style without a background keeps the background already in each cell,
+    /// so text drawn on a filled pane or a selected row stays on it.
     @discardableResult
     package mutating func draw(_ text: some StringProtocol, at point: Point, style: Style, clip: Rect? = nil) -> Int {
         let bounds = clip.map { $0.intersection(area) } ?? area
@@ -68,6 +69,9 @@ package struct Frame: Hashable, Sendable {
         let rowStart = point.y * width
         let firstX = x
         for character in safe {
+            let style = style.background == nil && x >= bounds.x && x < limit
+                ? Style(foreground: style.foreground, background: cells[rowStart + x].style.background, attributes: style.attributes)
+                : style
             let glyphWidth = TextWidth.of(character)
             if glyphWidth == 0 {
                 // A combining mark that starts the text has no base to join; draw it on a space.

@@ -16,7 +16,7 @@ extension Theme {
             .tabActiveBackground: .rgb(RGB(0x58, 0xA6, 0xFF)),
             .tabInactive: .rgb(RGB(0x8B, 0x94, 0x9E)),
             .selectionForeground: .rgb(RGB(0xF0, 0xF6, 0xFC)),
-            .selectionBackground: .rgb(RGB(0x1F, 0x3A, 0x5F)),
+            .selectionBackground: .rgb(RGB(0x26, 0x4F, 0x78)),
             .statusBackground: .rgb(RGB(0x16, 0x1B, 0x22)),
             .statusForeground: .rgb(RGB(0xC9, 0xD1, 0xD9)),
             .statusOK: .rgb(RGB(0x3F, 0xB9, 0x50)),

@@ -1,0 +1,36 @@
+/// What a key does at the app level. Keymaps map keys to actions; ``AppState/update(_:)``
+/// carries them out.
+package enum AppAction: Hashable, Sendable {
+    case quit
+    case nextPanel
+    case previousPanel
+    case focusPanel(Int)
+    case showHelp
+    case openCommandLine
+    case openPalette
+    case startSearch
+    case searchNext
+    case searchPrevious
+    case back
+    case suspend
+    case redraw
+    case toggleZoom
+    case toggleOutput
+    /// Handed to the focused panel (or the output pane when it has focus).
+    case panel(PanelAction)
+}
+
+/// What a key does inside a panel: shared navigation plus panel-specific actions.
+package enum PanelAction: Hashable, Sendable {
+    case up
+    case down
+    case left
+    case right
+    case pageUp
+    case pageDown
+    case top
+    case bottom
+    case open
+    /// A panel's own action, named by the panel.
+    case custom(String)
+}

@@ -1,0 +1,379 @@
+import LoupeKit
+import LoupeTUI
+
+extension AppState {
+    /// Folds one message into the state and returns the effects to run. Pure.
+    package mutating func update(_ msg: Msg) -> [Effect] {
+        switch msg {
+        case .input(.resize(let newSize)):
+            size = newSize
+            return []
+        case .input(.key(let key)):
+            return handle(key)
+        case .input(.mouse(let event)):
+            return handle(event)
+        case .tick(let seconds):
+            now = seconds
+            return []
+        case .jobProgress(let id, let progress):
+            if let index = jobs.firstIndex(where: { $0.id == id }) { jobs[index].progress = progress }
+            return []
+        case .jobFinished(let id, let outcome):
+            return finishJob(id, outcome)
+        case .terminate:
+            return [.cancelJobs, .quit]
+        case .notebooksListed, .notebookOpened:
+            var effects: [Effect] = []
+            for index in panels.indices { effects += apply(panels[index].receive(msg), from: panels[index].id) }
+            return effects
+        }
+    }
+
+    /// Every keymap in force, for the help overlay and `docs/keybindings.md`.
+    package var keymaps: [Keymap] {
+        var maps = [Keymaps.global, Keymaps.navigation]
+        for panel in panels where !panel.keymap.bindings.isEmpty { maps.append(panel.keymap) }
+        return maps + [Keymaps.commandLine, Keymaps.palette]
+    }
+
+    var layout: ShellLayout {
+        ShellLayout(size: size, outputVisible: output.isVisible, zoomed: zoomed, focus: focus)
+    }
+
+    // MARK: - Keys
+
+    private mutating func handle(_ key: Key) -> [Effect] {
+        switch mode {
+        case .normal: return handleNormal(key)
+        case .commandLine: return handleCommandLine(key)
+        case .search: return handleSearch(key)
+        case .palette: return handlePalette(key)
+        case .help: return handleHelp(key)
+        case .confirmQuit: return handleConfirmQuit(key)
+        }
+    }
+
+    private mutating func handleNormal(_ key: Key) -> [Effect] {
+        if let action = Keymaps.global.action(for: key) {
+            let searchKey = action == .searchNext || action == .searchPrevious
+            if !searchKey || !searchQuery.isEmpty { return perform(action) }
+        }
+        if focus == .panel, let action = panels[focusedPanel].keymap.action(for: key) { return perform(action) }
+        if let action = Keymaps.navigation.action(for: key) { return perform(action) }
+        return []
+    }
+
+    /// Carries out an app action (from a key, the palette or a click).
+    package mutating func perform(_ action: AppAction) -> [Effect] {
+        switch action {
+        case .quit:
+            if jobs.isEmpty { return [.quit] }
+            mode = .confirmQuit
+        case .nextPanel: focusPanel((focusedPanel + 1) % panels.count)
+        case .previousPanel: focusPanel((focusedPanel + panels.count - 1) % panels.count)
+        case .focusPanel(let index): if index < panels.count { focusPanel(index) }
+        case .showHelp:
+            mode = .help
+            helpOffset = 0
+        case .openCommandLine:
+            mode = .commandLine
+            commandLine = LineEditor()
+            completions = []
+            history.reset()
+        case .openPalette:
+            palette = PaletteState()
+            palette.items = PaletteState.items(catalog: catalog, panels: panels.map(\.title), themes: themeNames)
+            mode = .palette
+        case .startSearch:
+            guard focus == .panel, panels[focusedPanel].isSearchable else {
+                message = StatusMessage(text: "Nothing to search in \(panels[focusedPanel].title) yet", level: .warn)
+                return []
+            }
+            searchEditor = LineEditor()
+            mode = .search
+        case .searchNext, .searchPrevious:
+            let found = panels[focusedPanel].search(searchQuery, forward: action == .searchNext, includeCurrent: false)
+            if !found { message = StatusMessage(text: "No match for “\(searchQuery)”", level: .warn) }
+        case .back:
+            if !searchQuery.isEmpty {
+                searchQuery = ""
+            } else if focus == .output || (output.isVisible && !panels[focusedPanel].canGoBack) {
+                output.isVisible = false
+                focus = .panel
+                if zoomed { zoomed = false }
+            } else if panels[focusedPanel].canGoBack {
+                panels[focusedPanel].goBack()
+            } else if zoomed {
+                zoomed = false
+            }
+        case .suspend: return [.suspend]
+        case .redraw: return [.redraw]
+        case .toggleZoom: zoomed.toggle()
+        case .toggleOutput:
+            if output.isVisible, output.showsLog {
+                output.isVisible = false
+                focus = .panel
+            } else {
+                output.isVisible = true
+                output.showsLog = true
+                output.offset = Int.max
+                focus = .output
+            }
+        case .panel(let panelAction):
+            if focus == .output { scrollOutput(panelAction) } else { return performOnPanel(panelAction) }
+        }
+        return []
+    }
+
+    private mutating func focusPanel(_ index: Int) {
+        focusedPanel = index
+        focus = .panel
+        searchQuery = ""
+    }
+
+    private mutating func performOnPanel(_ action: PanelAction) -> [Effect] {
+        let area = layout.panel
+        let effects = panels[focusedPanel].perform(action, area: area)
+        return apply(effects, from: panels[focusedPanel].id)
+    }
+
+    private mutating func scrollOutput(_ action: PanelAction) {
+        let page = max(1, layout.output.height / 2)
+        let current = min(output.offset, max(0, output.lines(theme: theme).count))
+        switch action {
+        case .down: output.offset = current + 1
+        case .up: output.offset = max(0, current - 1)
+        case .pageDown: output.offset = current + page
+        case .pageUp: output.offset = max(0, current - page)
+        case .top: output.offset = 0
+        case .bottom: output.offset = Int.max
+        default: break
+        }
+    }
+
+    /// Turns a panel's requests into app effects, starting jobs for its commands.
+    private mutating func apply(_ effects: [PanelEffect], from panel: PanelID) -> [Effect] {
+        effects.map { effect in
+            switch effect {
+            case .app(let effect): return effect
+            case .run(let line, let tag): return startJob(line, origin: .panel(panel, tag: tag))
+            }
+        }
+    }
+
+    private mutating func startJob(_ line: String, origin: JobStatus.Origin) -> Effect {
+        let id = JobID(nextJobID)
+        nextJobID += 1
+        jobs.append(JobStatus(id: id, title: line, startedAt: now, progress: nil, origin: origin))
+        return .runCommand(id, line)
+    }
+
+    // MARK: - The command line
+
+    private mutating func handleCommandLine(_ key: Key) -> [Effect] {
+        switch key {
+        case .escape, .control("c"), .control("g"):
+            mode = .normal
+            completions = []
+        case .enter:
+            mode = .normal
+            completions = []
+            let line = commandLine.text.trimmingWhitespace()
+            guard !line.isEmpty else { return [] }
+            history.record(line)
+            return [.recordHistory(line)] + submit(line)
+        case .tab:
+            complete()
+        case .up, .control("p"):
+            if let entry = history.previous(current: commandLine.text) { commandLine.setText(entry) }
+        case .down, .control("n"):
+            if let entry = history.next() { commandLine.setText(entry) }
+        case .backspace where commandLine.isEmpty:
+            mode = .normal
+        default:
+            if commandLine.handle(key) {
+                completions = []
+                history.reset()
+            }
+        }
+        return []
+    }
+
+    private mutating func submit(_ line: String) -> [Effect] {
+        switch line {
+        case "q", "quit", "exit": return perform(.quit)
+        case "q!", "quit!": return [.cancelJobs, .quit]
+        default:
+            message = nil
+            return [startJob(line, origin: .commandLine)]
+        }
+    }
+
+    private mutating func complete() {
+        let (partial, candidates) = catalog.completions(for: commandLine.text)
+        guard !candidates.isEmpty else {
+            completions = []
+            return
+        }
+        let common = CommandCatalog.commonPrefix(candidates)
+        let completion = candidates.count == 1 ? candidates[0] + " " : common
+        if completion.count > partial.count {
+            commandLine.insert(String(completion.dropFirst(partial.count)))
+        }
+        completions = candidates.count > 1 ? candidates : []
+    }
+
+    // MARK: - Search, palette, help, confirm
+
+    private mutating func handleSearch(_ key: Key) -> [Effect] {
+        switch key {
+        case .escape, .control("c"):
+            mode = .normal
+            searchQuery = ""
+        case .enter:
+            mode = .normal
+            searchQuery = searchEditor.text
+        default:
+            guard searchEditor.handle(key) else { return [] }
+            searchQuery = searchEditor.text
+            if !searchQuery.isEmpty, !panels[focusedPanel].search(searchQuery, forward: true, includeCurrent: true) {
+                message = StatusMessage(text: "No match for “\(searchQuery)”", level: .warn)
+            } else {
+                message = nil
+            }
+        }
+        return []
+    }
+
+    private mutating func handlePalette(_ key: Key) -> [Effect] {
+        let count = palette.matches().count
+        switch key {
+        case .escape, .control("c"):
+            mode = .normal
+        case .up, .control("p"), .control("k"):
+            palette.list.move(by: -1, count: count)
+        case .down, .control("n"), .control("j"):
+            palette.list.move(by: 1, count: count)
+        case .enter:
+            let matches = palette.matches()
+            mode = .normal
+            guard palette.list.selected < matches.count else { return [] }
+            return choose(matches[palette.list.selected].item)
+        default:
+            if palette.query.handle(key) { palette.list = ListState() }
+        }
+        return []
+    }
+
+    private mutating func choose(_ item: PaletteState.Item) -> [Effect] {
+        switch item.target {
+        case .action(let action):
+            return perform(action)
+        case .command(let line, let needsArguments):
+            if needsArguments {
+                mode = .commandLine
+                commandLine = LineEditor(line + " ")
+                completions = []
+                return []
+            }
+            history.record(line)
+            return [.recordHistory(line)] + submit(line)
+        }
+    }
+
+    private mutating func handleHelp(_ key: Key) -> [Effect] {
+        switch key {
+        case .escape, .character("?"), .character("q"), .control("c"): mode = .normal
+        case .character("j"), .down: helpOffset += 1
+        case .character("k"), .up: helpOffset = max(0, helpOffset - 1)
+        case .pageDown, .control("d"), .character(" "): helpOffset += max(1, size.height / 2)
+        case .pageUp, .control("u"): helpOffset = max(0, helpOffset - max(1, size.height / 2))
+        case .character("g"), .home: helpOffset = 0
+        case .character("G"), .end: helpOffset = Int.max / 2
+        default: break
+        }
+        return []
+    }
+
+    private mutating func handleConfirmQuit(_ key: Key) -> [Effect] {
+        switch key {
+        case .character("y"), .character("Y"), .control("c"): return [.cancelJobs, .quit]
+        case .character("n"), .character("N"), .escape, .character("q"): mode = .normal
+        default: break
+        }
+        return []
+    }
+
+    // MARK: - Mouse
+
+    private mutating func handle(_ event: MouseEvent) -> [Effect] {
+        guard mode == .normal else { return [] }
+        let layout = self.layout
+        switch event.kind {
+        case .press:
+            if layout.tabs.contains(event.position) {
+                let bar = TabBar(titles: panels.map(\.title), selected: focusedPanel)
+                if let index = bar.tabRects(in: layout.tabs).firstIndex(where: { $0.contains(event.position) }) {
+                    focusPanel(index)
+                }
+                return []
+            }
+            if layout.panel.contains(event.position) {
+                focus = .panel
+                return apply(panels[focusedPanel].click(at: event.position, area: layout.panel), from: panels[focusedPanel].id)
+            }
+            if layout.output.contains(event.position) { focus = .output }
+        case .wheelUp, .wheelDown:
+            let action: PanelAction = event.kind == .wheelUp ? .up : .down
+            var effects: [Effect] = []
+            for _ in 0..<3 { effects += perform(.panel(action)) }
+            return effects
+        }
+        return []
+    }
+
+    // MARK: - Jobs
+
+    private mutating func finishJob(_ id: JobID, _ outcome: CommandOutcome) -> [Effect] {
+        guard let index = jobs.firstIndex(where: { $0.id == id }) else { return [] }
+        let job = jobs.remove(at: index)
+        output.entries.append(OutputPane.Entry(command: job.title, outcome: outcome))
+        if output.entries.count > 200 { output.entries.removeFirst(output.entries.count - 200) }
+        var effects: [Effect] = []
+        for request in outcome.requests {
+            switch request {
+            case .applyTheme(let newTheme):
+                theme = forceMonochrome ? newTheme.monochrome() : newTheme
+            case .quit:
+                effects.append(.quit)
+            }
+        }
+        switch job.origin {
+        case .panel(let panelID, let tag):
+            if let panelIndex = panels.firstIndex(where: { $0.id == panelID }) {
+                panels[panelIndex].commandFinished(tag: tag, outcome: outcome)
+            }
+            if let error = outcome.error { message = StatusMessage(text: "✗ \(job.title): \(firstLine(error))", level: .error) }
+        case .commandLine:
+            let text = outcome.error ?? outcome.output
+            let lineCount = text.split(separator: "\n", omittingEmptySubsequences: false).count
+            if let error = outcome.error {
+                message = StatusMessage(text: "✗ " + firstLine(error), level: .error)
+            } else {
+                let summary = firstLine(outcome.output)
+                message = StatusMessage(text: "✓ " + (summary.isEmpty ? job.title : summary), level: .ok)
+            }
+            if lineCount > 1 {
+                output.isVisible = true
+                output.showsLog = false
+                output.offset = 0
+                focus = .output
+            }
+        }
+        return effects
+    }
+
+    private func firstLine(_ text: String) -> String {
+        String(text.split(separator: "\n").first ?? "")
+    }
+}

@@ -1,0 +1,138 @@
+import LoupeKit
+import LoupeTUI
+
+/// The whole TUI as one value, owned by the UI thread.
+///
+/// ``update(_:)`` folds a ``Msg`` into it and returns ``Effect``s; ``render()`` draws it into a
+/// ``Frame``. Both are pure, so every screen and every key sequence is testable without a
+/// terminal.
+package struct AppState: Sendable {
+    /// What the keyboard is talking to.
+    package enum Mode: Hashable, Sendable {
+        case normal
+        case commandLine
+        case search
+        case palette
+        case help
+        case confirmQuit
+    }
+
+    /// Which part of the body has the focus.
+    package enum Focus: Hashable, Sendable {
+        case panel
+        case output
+    }
+
+    package var size: Size
+    package var theme: Theme
+    /// True under `NO_COLOR`: every theme applied is made monochrome.
+    package var forceMonochrome: Bool
+    package var panels: [any Panel]
+    package var focusedPanel = 0
+    package var focus = Focus.panel
+    package var mode = Mode.normal
+    package var zoomed = false
+
+    package var commandLine = LineEditor()
+    package var history: LineHistory
+    package var completions: [String] = []
+    package var searchEditor = LineEditor()
+    /// The last committed search, for `n`/`N` and highlighting.
+    package var searchQuery = ""
+    package var palette = PaletteState()
+    package var helpOffset = 0
+
+    package var output = OutputPane()
+    package var jobs: [JobStatus] = []
+    package var nextJobID = 1
+    package var message: StatusMessage?
+
+    package var workspaceName: String
+    package var catalog: CommandCatalog
+    package var themeNames: [String]
+    /// Monotonic seconds, from ``Msg/tick(_:)``.
+    package var now: Double = 0
+
+    package init(
+        size: Size, theme: Theme, forceMonochrome: Bool = false, panels: [any Panel], workspaceName: String,
+        catalog: CommandCatalog, themeNames: [String], history: [String] = []
+    ) {
+        self.size = size
+        self.forceMonochrome = forceMonochrome
+        self.theme = forceMonochrome ? theme.monochrome() : theme
+        self.panels = panels
+        self.workspaceName = workspaceName
+        self.catalog = catalog
+        self.themeNames = themeNames
+        self.history = LineHistory(entries: history)
+    }
+
+    /// The standard panels in tab order: the five engines' panels and Notebooks.
+    package static func standardPanels() -> [any Panel] {
+        EmptyStatePanel.placeholders.map { $0 as any Panel } + [NotebooksPanel()]
+    }
+
+    package var focusedPanelID: PanelID { panels[focusedPanel].id }
+}
+
+/// A command run in the background, as the status bar shows it.
+package struct JobStatus: Hashable, Sendable {
+    /// Who asked for the job, so its result goes back there.
+    package enum Origin: Hashable, Sendable {
+        case commandLine
+        case panel(PanelID, tag: Int)
+    }
+
+    package var id: JobID
+    package var title: String
+    package var startedAt: Double
+    package var progress: JobProgress?
+    package var origin: Origin
+}
+
+/// The line at the right of the status bar: the last thing that happened.
+package struct StatusMessage: Hashable, Sendable {
+    package var text: String
+    package var level: StatusLevel
+
+    package init(text: String, level: StatusLevel) {
+        self.text = text
+        self.level = level
+    }
+}
+
+/// The pane under the panel that shows command output and the session's log.
+package struct OutputPane: Hashable, Sendable {
+    /// One command run and what it printed.
+    package struct Entry: Hashable, Sendable {
+        package var command: String
+        package var outcome: CommandOutcome
+    }
+
+    package var isVisible = false
+    /// Show every entry of the session instead of the last one.
+    package var showsLog = false
+    package var entries: [Entry] = []
+    package var offset = 0
+
+    /// The text lines the pane shows.
+    func lines(theme: Theme) -> [[Span]] {
+        let shown = showsLog ? entries : entries.suffix(1)
+        var lines: [[Span]] = []
+        for entry in shown {
+            if showsLog {
+                let mark = entry.outcome.succeeded ? Span("✓ ", theme.status(.ok)) : Span("✗ ", theme.status(.error))
+                lines.append([mark, Span(":" + entry.command, theme.accent)])
+            }
+            for line in UntrustedText.lines(entry.outcome.output) where !(line.isEmpty && entry.outcome.output.isEmpty) {
+                lines.append([Span(line, theme.text)])
+            }
+            if let error = entry.outcome.error {
+                for line in UntrustedText.lines(error) { lines.append([Span(line, theme.status(.error))]) }
+            }
+        }
+        while lines.last?.plainText.isEmpty == true { lines.removeLast() }
+        if lines.isEmpty { lines = [[Span("No command output yet. Press : to run a command.", theme.dim)]] }
+        return lines
+    }
+}

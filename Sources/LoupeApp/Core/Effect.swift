@@ -1,0 +1,18 @@
+import LoupeKit
+
+/// Work the runtime does for ``AppState/update(_:)``, which stays pure.
+package enum Effect: Hashable, Sendable {
+    case quit
+    case suspend
+    case redraw
+    /// Run a command line as a job; results come back as ``Msg/jobFinished(_:_:)``.
+    case runCommand(JobID, String)
+    /// Ask running jobs to stop.
+    case cancelJobs
+    /// Remember a `:` line in the workspace's history.
+    case recordHistory(String)
+    /// Find notebooks to list in the Notebooks panel.
+    case listNotebooks
+    /// Read and parse a notebook for the Notebooks panel.
+    case openNotebook(path: String)
+}

@@ -1,0 +1,71 @@
+import LoupeTUI
+
+/// A panel whose engine has not landed yet: it says what the panel is for and which command
+/// will fill it, instead of an empty box.
+package struct EmptyStatePanel: Panel {
+    package let id: PanelID
+    package let title: String
+    package let purpose: String
+    package let commands: [String]
+
+    package init(id: PanelID, title: String, purpose: String, commands: [String]) {
+        self.id = id
+        self.title = title
+        self.purpose = purpose
+        self.commands = commands
+    }
+
+    package func render(into frame: inout Frame, area: Rect, context: PanelRenderContext) {
+        let inner = Block(title: title, focused: context.focused).render(into: &frame, area: area, theme: context.theme)
+        guard inner.width > 4, inner.height > 2 else { return }
+        let width = min(inner.width - 4, 72)
+        var lines: [[Span]] = []
+        for line in TextView(lines: [[Span(purpose, context.theme.text)]]).displayRows(width: width) { lines.append(line) }
+        lines.append([])
+        lines.append([Span("Nothing here yet. This panel fills from:", context.theme.dim)])
+        for command in commands {
+            lines.append([Span("  $ ", context.theme.dim), Span(command, context.theme.accent)])
+        }
+        lines.append([])
+        lines.append([Span("Press : to run a command, ctrl+p for the palette, ? for help.", context.theme.dim)])
+        let top = inner.y + max(0, (inner.height - lines.count) / 2)
+        let left = inner.x + max(0, (inner.width - width) / 2)
+        for (index, line) in lines.enumerated() where top + index < inner.maxY {
+            frame.draw(line, at: Point(x: left, y: top + index), clip: inner)
+        }
+    }
+
+    /// The placeholder panels until their engines land, in tab order.
+    package static let placeholders: [EmptyStatePanel] = [
+        EmptyStatePanel(
+            id: .traces, title: "Traces",
+            purpose: "Replay agent runs step by step: span tree, timeline, tokens, cost, tool calls and errors; "
+                + "diff two runs and fork one at a step.",
+            commands: ["loupe trace import FILE…", "loupe agent run \"question\""]
+        ),
+        EmptyStatePanel(
+            id: .retrieval, title: "Retrieval",
+            purpose: "Inspect RAG: every hit from BM25, dense and hybrid retrieval with its scores, ranks, "
+                + "provenance and highlighted terms, measured against relevance judgments.",
+            commands: ["loupe ingest PATH…", "loupe search \"query\""]
+        ),
+        EmptyStatePanel(
+            id: .attention, title: "Attention",
+            purpose: "Attention heatmaps of MiniLM, loaded from its safetensors, and sparse-autoencoder "
+                + "features trained on its activations.",
+            commands: ["loupe attention \"text\"", "loupe sae train --layer L"]
+        ),
+        EmptyStatePanel(
+            id: .roofline, title: "Roofline",
+            purpose: "This machine's measured compute and bandwidth ceilings with kernels placed on them: "
+                + "Loupe's own kernels and GPU kernels from Nsight Compute CSV exports.",
+            commands: ["loupe roofline measure", "loupe kernels bench", "loupe roofline import-ncu FILE.csv"]
+        ),
+        EmptyStatePanel(
+            id: .evals, title: "Evals",
+            purpose: "Eval runs with live progress, per-sample drill-down, confidence intervals and paired "
+                + "run-to-run comparison.",
+            commands: ["loupe eval run SUITE", "loupe eval compare RUN_A RUN_B"]
+        ),
+    ]
+}

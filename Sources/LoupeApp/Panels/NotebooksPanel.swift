@@ -1,0 +1,285 @@
+import LoupeKit
+import LoupeTUI
+
+/// Lists the notebooks found on disk and steps through one: `j`/`k` move between cells, `enter`
+/// runs the selected cell's commands and shows their output under it, `r` runs every cell.
+package struct NotebooksPanel: Panel {
+    package let id = PanelID.notebooks
+    package let title = "Notebooks"
+
+    package private(set) var notebooks: [NotebookSummary] = []
+    package private(set) var isListed = false
+    package var list = ListState()
+    package private(set) var document: Document?
+    package private(set) var focusOnDocument = false
+
+    /// An open notebook and where the cursor is in it.
+    package struct Document: Hashable, Sendable {
+        package var path: String
+        package var notebook: Notebook?
+        package var error: String?
+        package var cell: Int = 0
+        /// Output of cells run in this session, by cell index (replaces the stored output).
+        package var runOutputs: [Int: [String]] = [:]
+        package var running: Set<Int> = []
+        /// Commands finished per running cell, to know when a cell is done.
+        package var runDone: [Int: Int] = [:]
+    }
+
+    package init() {}
+
+    package var keymap: Keymap {
+        Keymap(
+            "Notebooks",
+            [
+                KeyBinding([.enter], .panel(.open), help: "Open the notebook / run the selected cell", footer: "open/run"),
+                KeyBinding([.character("r")], .panel(.custom("run-all")), help: "Run every cell of the open notebook", footer: "run all"),
+                KeyBinding([.character("h"), .left], .panel(.left), help: "Focus the notebook list"),
+                KeyBinding([.character("l"), .right], .panel(.right), help: "Focus the open notebook"),
+            ]
+        )
+    }
+
+    package var isSearchable: Bool { true }
+    package var canGoBack: Bool { focusOnDocument }
+    package var initialEffects: [PanelEffect] { [.app(.listNotebooks)] }
+
+    package mutating func goBack() { focusOnDocument = false }
+
+    package mutating func perform(_ action: PanelAction, area: Rect) -> [PanelEffect] {
+        let page = max(1, area.height / 2)
+        if focusOnDocument, var document, let cells = document.notebook?.cells {
+            switch action {
+            case .down: document.cell = min(cells.count - 1, document.cell + 1)
+            case .up: document.cell = max(0, document.cell - 1)
+            case .pageDown: document.cell = min(cells.count - 1, document.cell + 3)
+            case .pageUp: document.cell = max(0, document.cell - 3)
+            case .top: document.cell = 0
+            case .bottom: document.cell = max(0, cells.count - 1)
+            case .left: focusOnDocument = false
+            case .open:
+                self.document = document
+                return run(cells: [document.cell])
+            case .custom("run-all"):
+                self.document = document
+                return run(cells: Array(cells.indices))
+            default: break
+            }
+            self.document = document
+            return []
+        }
+        switch action {
+        case .down: list.move(by: 1, count: notebooks.count)
+        case .up: list.move(by: -1, count: notebooks.count)
+        case .pageDown: list.move(by: page, count: notebooks.count)
+        case .pageUp: list.move(by: -page, count: notebooks.count)
+        case .top: list.jump(toEnd: false, count: notebooks.count)
+        case .bottom: list.jump(toEnd: true, count: notebooks.count)
+        case .right: if document != nil { focusOnDocument = true }
+        case .open: return openSelected()
+        case .custom("run-all"):
+            if let cells = document?.notebook?.cells { return run(cells: Array(cells.indices)) }
+        default: break
+        }
+        return []
+    }
+
+    private mutating func openSelected() -> [PanelEffect] {
+        guard list.selected < notebooks.count else { return [] }
+        let path = notebooks[list.selected].path
+        focusOnDocument = true
+        if document?.path == path { return [] }
+        document = Document(path: path)
+        return [.app(.openNotebook(path: path))]
+    }
+
+    private mutating func run(cells indices: [Int]) -> [PanelEffect] {
+        guard var document, let cells = document.notebook?.cells else { return [] }
+        var effects: [PanelEffect] = []
+        for index in indices where index < cells.count {
+            document.runOutputs[index] = []
+            document.runDone[index] = 0
+            document.running.insert(index)
+            for command in cells[index].commands {
+                let line = command.hasPrefix("!") ? String(command.dropFirst()).trimmingWhitespace() : command
+                effects.append(.run(line, tag: index))
+            }
+            if cells[index].commands.isEmpty { document.running.remove(index) }
+        }
+        self.document = document
+        return effects
+    }
+
+    package mutating func commandFinished(tag: Int, outcome: CommandOutcome) {
+        guard var document else { return }
+        var lines = document.runOutputs[tag] ?? []
+        var text = outcome.output
+        if let error = outcome.error { text += (text.isEmpty ? "" : "\n") + "error: " + error }
+        while text.hasSuffix("\n") { text.removeLast() }
+        lines += text.isEmpty ? [] : text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        document.runOutputs[tag] = lines
+        let expected = document.notebook?.cells[safe: tag]?.commands.count ?? 1
+        let done = (document.runDone[tag] ?? 0) + 1
+        document.runDone[tag] = done
+        if done >= expected { document.running.remove(tag) }
+        self.document = document
+    }
+
+    package mutating func receive(_ msg: Msg) -> [PanelEffect] {
+        switch msg {
+        case .notebooksListed(let found):
+            notebooks = found
+            isListed = true
+            list.reveal(height: 1, count: found.count)
+        case .notebookOpened(let path, let result):
+            guard document?.path == path else { return [] }
+            switch result {
+            case .loaded(let notebook): document?.notebook = notebook
+            case .failed(let message): document?.error = message
+            }
+        default: break
+        }
+        return []
+    }
+
+    package mutating func search(_ query: String, forward: Bool, includeCurrent: Bool) -> Bool {
+        if focusOnDocument, var document, let cells = document.notebook?.cells, !cells.isEmpty {
+            let texts = cells.map { ($0.lines + ($0.output ?? [])).joined(separator: "\n") }
+            guard let index = NotebooksPanel.nextMatch(in: texts, from: document.cell, query: query, forward: forward, includeCurrent: includeCurrent)
+            else { return false }
+            document.cell = index
+            self.document = document
+            return true
+        }
+        let texts = notebooks.map { "\($0.title) \($0.path)" }
+        guard let index = NotebooksPanel.nextMatch(in: texts, from: list.selected, query: query, forward: forward, includeCurrent: includeCurrent)
+        else { return false }
+        list.selected = index
+        return true
+    }
+
+    /// The index of the next text containing `query` (case-insensitive), wrapping around.
+    static func nextMatch(in texts: [String], from start: Int, query: String, forward: Bool, includeCurrent: Bool) -> Int? {
+        guard !texts.isEmpty, !query.isEmpty else { return nil }
+        let count = texts.count
+        for step in (includeCurrent ? 0 : 1)...count {
+            let index = ((start + (forward ? step : -step)) % count + count) % count
+            if TextSearch.containsIgnoringCase(texts[index], query) { return index }
+        }
+        return nil
+    }
+
+    package mutating func click(at point: Point, area: Rect) -> [PanelEffect] {
+        let (listArea, documentArea) = layout(area, zoomed: false)
+        if listArea.contains(point) {
+            let inner = Block.inner(listArea)
+            focusOnDocument = false
+            if let index = list.index(atViewportRow: point.y - inner.y, count: notebooks.count) {
+                list.selected = index
+                return openSelected()
+            }
+        } else if documentArea.contains(point), document != nil {
+            focusOnDocument = true
+        }
+        return []
+    }
+
+    private func layout(_ area: Rect, zoomed: Bool) -> (list: Rect, document: Rect) {
+        if zoomed {
+            return focusOnDocument ? (Rect(x: area.x, y: area.y, width: 0, height: 0), area) : (area, Rect(x: area.maxX, y: area.y, width: 0, height: 0))
+        }
+        let listWidth = min(40, max(24, area.width * 3 / 10))
+        let parts = area.split(.horizontal, [.length(listWidth), .fill(1)])
+        return (parts[0], parts[1])
+    }
+
+    package func render(into frame: inout Frame, area: Rect, context: PanelRenderContext) {
+        let theme = context.theme
+        let (listArea, documentArea) = layout(area, zoomed: context.zoomed)
+        if !listArea.isEmpty {
+            let block = Block(title: "Notebooks", trailingTitle: isListed ? "\(notebooks.count)" : "", focused: context.focused && !focusOnDocument)
+            let inner = block.render(into: &frame, area: listArea, theme: theme)
+            if notebooks.isEmpty {
+                let message = isListed ? "No notebooks found in ./notebooks." : "Looking for notebooks…"
+                frame.draw(message, at: Point(x: inner.x + 1, y: inner.y), style: theme.dim, clip: inner)
+            } else {
+                let items = notebooks.map { summary -> [Span] in
+                    [Span(summary.title, theme.text), Span("  \(summary.cellCount) cells", theme.dim)]
+                }
+                var state = list
+                ListView(items: items, focused: context.focused && !focusOnDocument, highlight: focusOnDocument ? "" : context.searchQuery)
+                    .render(into: &frame, area: inner, state: &state, theme: theme)
+            }
+        }
+        guard !documentArea.isEmpty else { return }
+        renderDocument(into: &frame, area: documentArea, context: context)
+    }
+
+    private func renderDocument(into frame: inout Frame, area: Rect, context: PanelRenderContext) {
+        let theme = context.theme
+        let name = document.map { String($0.path.split(separator: "/").last ?? "") } ?? ""
+        let block = Block(title: document == nil ? "Notebook" : name, trailingTitle: document.map { _ in "enter run cell · r run all" } ?? "", focused: context.focused && focusOnDocument)
+        let inner = block.render(into: &frame, area: area, theme: theme)
+        guard let document else {
+            let hint = notebooks.isEmpty
+                ? "Notebooks are Markdown files with ```loupe blocks; `loupe notebook run FILE.md` writes their output."
+                : "Select a notebook and press enter to open it."
+            TextView(text: hint, style: theme.dim).render(into: &frame, area: inner.inset(dx: 1, dy: 0), offset: 0, theme: theme)
+            return
+        }
+        if let error = document.error {
+            TextView(text: error, style: theme.status(.error)).render(into: &frame, area: inner.inset(dx: 1, dy: 0), offset: 0, theme: theme)
+            return
+        }
+        guard let notebook = document.notebook else {
+            frame.draw("Reading…", at: Point(x: inner.x + 1, y: inner.y), style: theme.dim, clip: inner)
+            return
+        }
+        var rows: [[Span]] = []
+        var cellRows: [Int: Range<Int>] = [:]
+        var cellIndex = 0
+        let width = max(1, inner.width - 3)
+        for block in notebook.blocks {
+            switch block {
+            case .prose(let lines):
+                for line in lines {
+                    let style = line.hasPrefix("#") ? theme.title : theme.text
+                    rows += TextView(lines: [[Span(line, style)]]).displayRows(width: width)
+                }
+            case .cell(let cell):
+                let start = rows.count
+                let selected = cellIndex == document.cell
+                for command in cell.commands {
+                    rows.append([Span(selected && context.focused && focusOnDocument ? "▶ " : "$ ", theme.key), Span(command, theme.accent)])
+                }
+                let output = document.runOutputs[cellIndex] ?? cell.output ?? []
+                if document.running.contains(cellIndex) {
+                    rows.append([Span("  running…", theme.status(.info))])
+                }
+                for line in output {
+                    let style = line.hasPrefix("error:") ? theme.status(.error) : theme.dim
+                    rows += TextView(lines: [[Span("  " + line, style)]]).displayRows(width: width)
+                }
+                cellRows[cellIndex] = start..<rows.count
+                cellIndex += 1
+            }
+        }
+        // Scroll so the selected cell starts a third of the way down, when it can.
+        let selectedRange = cellRows[document.cell] ?? 0..<0
+        let offset = max(0, min(selectedRange.lowerBound - inner.height / 3, rows.count - inner.height))
+        let body = Rect(x: inner.x + 1, y: inner.y, width: inner.width - 1, height: inner.height)
+        for row in 0..<inner.height where offset + row < rows.count {
+            let index = offset + row
+            if selectedRange.contains(index) {
+                let marker = Rect(x: inner.x, y: inner.y + row, width: 1, height: 1)
+                frame.draw("▌", at: Point(x: marker.x, y: marker.y), style: theme.border(focused: context.focused && focusOnDocument))
+            }
+            frame.draw(rows[index], at: Point(x: body.x, y: body.y + row), clip: Rect(x: body.x, y: body.y, width: body.width - 1, height: body.height))
+        }
+        Scrollbar.render(into: &frame, x: inner.maxX - 1, rows: inner, offset: offset, count: rows.count, theme: theme)
+    }
+}
+
+extension Array {
+    subscript(safe index: Int) -> Element? { indices.contains(index) ? self[index] : nil }
+}

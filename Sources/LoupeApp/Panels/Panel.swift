@@ -1,0 +1,66 @@
+import LoupeKit
+import LoupeTUI
+
+/// The panels of the tab bar, in order.
+package enum PanelID: String, CaseIterable, Hashable, Sendable {
+    case traces
+    case retrieval
+    case attention
+    case roofline
+    case evals
+    case notebooks
+}
+
+/// What a panel asks for: a command run on its behalf (the result comes back through
+/// ``Panel/commandFinished(tag:outcome:)``) or any app effect.
+package enum PanelEffect: Hashable, Sendable {
+    case run(String, tag: Int)
+    case app(Effect)
+}
+
+/// What a panel needs to draw itself.
+package struct PanelRenderContext: Sendable {
+    package var theme: Theme
+    package var focused: Bool
+    package var zoomed: Bool
+    package var searchQuery: String
+}
+
+/// A tab of the TUI. Panels render their state and emit effects; they never compute or do
+/// I/O themselves (LoupeKit does the work, through commands and effects).
+package protocol Panel: Sendable {
+    var id: PanelID { get }
+    var title: String { get }
+    /// The panel's own keys (help, footer); navigation keys are shared.
+    var keymap: Keymap { get }
+    /// True when `/` has a list to search.
+    var isSearchable: Bool { get }
+    /// True while a nested view is open that `esc` should close.
+    var canGoBack: Bool { get }
+    /// Effects to run when the app starts (loading what the panel shows).
+    var initialEffects: [PanelEffect] { get }
+
+    mutating func perform(_ action: PanelAction, area: Rect) -> [PanelEffect]
+    mutating func goBack()
+    /// Moves the selection to the next match of `query`; false when nothing matches.
+    mutating func search(_ query: String, forward: Bool, includeCurrent: Bool) -> Bool
+    mutating func click(at point: Point, area: Rect) -> [PanelEffect]
+    mutating func receive(_ msg: Msg) -> [PanelEffect]
+    mutating func commandFinished(tag: Int, outcome: CommandOutcome)
+    func render(into frame: inout Frame, area: Rect, context: PanelRenderContext)
+}
+
+// MARK: - Default implementations
+
+extension Panel {
+    package var keymap: Keymap { Keymap(title, []) }
+    package var isSearchable: Bool { false }
+    package var canGoBack: Bool { false }
+    package var initialEffects: [PanelEffect] { [] }
+    package mutating func perform(_ action: PanelAction, area: Rect) -> [PanelEffect] { [] }
+    package mutating func goBack() {}
+    package mutating func search(_ query: String, forward: Bool, includeCurrent: Bool) -> Bool { false }
+    package mutating func click(at point: Point, area: Rect) -> [PanelEffect] { [] }
+    package mutating func receive(_ msg: Msg) -> [PanelEffect] { [] }
+    package mutating func commandFinished(tag: Int, outcome: CommandOutcome) {}
+}

@@ -1,0 +1,35 @@
+import LoupeKit
+import LoupeStore
+import Synchronization
+
+/// What a command runs with: the workspace session, where to print, progress and
+/// cancellation, and a channel to the TUI when it runs inside it.
+package final class CommandContext: Sendable {
+    package let session: WorkspaceSession
+    package let output: any OutputSink
+    package let reporter: JobReporter
+    /// The width help and tables should fit.
+    package let columns: Int
+    /// True when the command runs from the TUI's `:` line or palette.
+    package let isInsideTUI: Bool
+    private let pendingRequests = Mutex<[UIRequest]>([])
+
+    package init(session: WorkspaceSession, output: any OutputSink, reporter: JobReporter = .detached(), columns: Int = 100, isInsideTUI: Bool = false) {
+        self.session = session
+        self.output = output
+        self.reporter = reporter
+        self.columns = columns
+        self.isInsideTUI = isInsideTUI
+    }
+
+    /// Prints a line (a newline is added).
+    package func print(_ text: String = "") { output.write(text + "\n") }
+
+    /// The workspace, opened on first use.
+    package func workspace() throws(WorkspaceError) -> Workspace { try session.workspace() }
+
+    /// Asks the TUI for something once the command has finished (ignored on the shell).
+    package func request(_ request: UIRequest) { pendingRequests.withLock { $0.append(request) } }
+
+    package var requests: [UIRequest] { pendingRequests.withLock { $0 } }
+}

@@ -1,0 +1,100 @@
+import ArgumentParser
+import Foundation
+import LoupeKit
+import LoupeStore
+import LoupeTerminal
+
+/// Runs command lines of the Loupe language in-process: the TUI's `:` line and palette, the
+/// REPL and notebooks all come through here, so they parse and behave exactly like the shell.
+package struct CommandExecutor: CommandService {
+    package let session: WorkspaceSession
+    package let isInsideTUI: Bool
+    package let catalog: CommandCatalog
+
+    package init(session: WorkspaceSession, isInsideTUI: Bool) {
+        self.session = session
+        self.isInsideTUI = isInsideTUI
+        catalog = CommandCatalog.loupe(excludingTUIOnly: isInsideTUI)
+    }
+
+    package func execute(_ line: String, reporter: JobReporter, columns: Int) -> CommandOutcome {
+        var words: [String]
+        do {
+            words = try CommandLineSplitter.split(line)
+        } catch {
+            return CommandOutcome(error: error.message)
+        }
+        if words.first == "loupe" { words.removeFirst() }
+        guard !words.isEmpty else { return CommandOutcome() }
+        let parsed: any ParsableCommand
+        do {
+            parsed = try Loupe.parseAsRoot(words)
+        } catch {
+            let text = Loupe.fullMessage(for: error, columns: columns)
+            if Loupe.exitCode(for: error) == .success { return CommandOutcome(output: text + "\n") }
+            return CommandOutcome(error: CommandExecutor.withSuggestion(text, words: words, catalog: catalog))
+        }
+        guard let command = parsed as? any LoupeCommand else {
+            if parsed is Loupe {
+                return CommandOutcome(error: isInsideTUI ? "the TUI is already open; type a subcommand (try help)" : "give a subcommand (try help)")
+            }
+            // A command group on its own: show what it contains.
+            return CommandOutcome(output: Loupe.helpMessage(for: type(of: parsed), columns: columns) + "\n")
+        }
+        if isInsideTUI, !type(of: command).runsInsideTUI {
+            return CommandOutcome(error: "`\(words[0])` runs in a shell, not inside the TUI")
+        }
+        var lineSession = session
+        if let other = command.global.workspace, other != session.path {
+            if isInsideTUI {
+                return CommandOutcome(error: "the TUI is on \(session.displayPath); --workspace cannot change it here (quit and run loupe --workspace \(other))")
+            }
+            lineSession = WorkspaceSession(path: other, busyTimeout: session.busyTimeout, themes: session.themes)
+        }
+        let output = CapturedOutput()
+        let context = CommandContext(session: lineSession, output: output, reporter: reporter, columns: columns, isInsideTUI: isInsideTUI)
+        do {
+            try command.run(in: context)
+            return CommandOutcome(output: output.text, requests: context.requests)
+        } catch {
+            return CommandOutcome(output: output.text, error: CommandExecutor.message(for: error))
+        }
+    }
+
+    /// The user-facing message of an error a command threw.
+    package static func message(for error: any Error) -> String {
+        switch error {
+        case let failure as CommandFailure: return failure.message
+        case let error as WorkspaceError: return error.description
+        case let error as ThemeError: return error.description
+        case let error as JobCancelled: return error.description
+        case let error as TerminalError: return error.description
+        default: return Loupe.message(for: error)
+        }
+    }
+
+    /// True for errors raised while running a command (as opposed to parsing its line).
+    package static func isRunError(_ error: any Error) -> Bool {
+        error is CommandFailure || error is WorkspaceError || error is ThemeError || error is JobCancelled
+            || error is TerminalError || error is CocoaError
+    }
+
+    /// Adds "did you mean …?" to an unknown-command error.
+    static func withSuggestion(_ text: String, words: [String], catalog: CommandCatalog) -> String {
+        var path: [String] = []
+        for word in words {
+            let known = catalog.subcommands(of: path)
+            if known.contains(word) {
+                path.append(word)
+                continue
+            }
+            if !word.hasPrefix("-"), !known.isEmpty, let suggestion = catalog.suggestion(for: word, under: path) {
+                let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+                let first = (lines.first.map(String.init) ?? text) + " (did you mean '\((path + [suggestion]).joined(separator: " "))'?)"
+                return ([first] + lines.dropFirst().map(String.init)).joined(separator: "\n")
+            }
+            break
+        }
+        return text
+    }
+}

@@ -1,0 +1,34 @@
+import ArgumentParser
+import LoupeKit
+
+/// `loupe`: with no subcommand it opens the TUI; every subcommand is also a `:` command in
+/// the TUI, a line in `loupe repl` and a line in a notebook.
+package struct Loupe: ParsableCommand {
+    package static let version = "0.1.0"
+
+    package static let configuration = CommandConfiguration(
+        commandName: "loupe",
+        abstract: "A keyboard-driven terminal workbench for AI engineers.",
+        discussion: """
+            Run without a subcommand to open the TUI on the workspace (./loupe.sqlite, \
+            $LOUPE_WORKSPACE or --workspace). Every subcommand also works as a :command inside \
+            the TUI, as a line in `loupe repl` and in notebooks.
+            """,
+        version: version,
+        subcommands: [
+            WorkspaceCommand.self, ThemeCommand.self, NotebookCommand.self, ReplCommand.self,
+            BenchCommand.self, DocsCommand.self,
+        ]
+    )
+
+    @OptionGroup package var global: GlobalOptions
+
+    @Option(name: .long, help: ArgumentHelp("Colour theme for this session: default, light, high-contrast, mono or a file's name in themes/.", valueName: "name"))
+    package var theme: String?
+
+    package init() {}
+
+    package func run() throws {
+        throw CleanExit.message("internal: the TUI is opened by the Loupe dispatcher")
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+import LoupeApp
+import LoupeKit
+import LoupeStore
+import LoupeTUI
+import LoupeTerminal
+
+/// Opens the TUI: workspace first (its errors print before the terminal is taken), then the
+/// theme, then the terminal; the terminal is restored on every way out.
+enum TUILauncher {
+    static func run(_ options: Loupe, environment: [String: String], benchSize: Size? = nil) throws {
+        let session = makeSession(option: options.global.workspace, environment: environment)
+        let workspace = try session.workspace()
+        var warning: String?
+        let themeName = options.theme ?? ((try? workspace.setting(ThemeCommand.settingKey)) ?? nil) ?? "default"
+        let theme: Theme
+        do {
+            theme = try session.themes.load(themeName)
+        } catch {
+            theme = .builtInDefault
+            warning = "theme \(error); using the built-in default"
+        }
+        let executor = CommandExecutor(session: session, isInsideTUI: true)
+        let backend: any TerminalBackend
+        if let benchSize {
+            backend = HeadlessBackend(size: benchSize)
+        } else {
+            backend = try NCursesBackend(environment: environment)
+        }
+        TerminationSignals.install()
+        defer { backend.shutdown() }
+        let noColor = !(environment["NO_COLOR"] ?? "").isEmpty
+        var state = AppState(
+            size: backend.size, theme: theme, forceMonochrome: noColor, panels: AppState.standardPanels(),
+            workspaceName: URL(fileURLWithPath: session.displayPath).lastPathComponent, catalog: executor.catalog,
+            themeNames: session.themes.availableThemes(),
+            history: (try? workspace.history(source: .tui)) ?? []
+        )
+        if let warning { state.message = StatusMessage(text: warning, level: .error) }
+        let appEnvironment = AppEnvironment(
+            commands: executor, workspace: workspace,
+            notebookDirectories: notebookDirectories(environment: environment)
+        )
+        let runtime = AppRuntime(state: state, backend: backend, environment: appEnvironment)
+        if benchSize != nil {
+            runtime.onFirstFrame = {
+                FileHandle.standardOutput.write(Data("first-frame\n".utf8))
+            }
+            runtime.step(timeoutMilliseconds: 0)
+            return
+        }
+        runtime.run()
+    }
+
+    static func makeSession(option: String?, environment: [String: String]) -> WorkspaceSession {
+        WorkspaceSession(
+            path: WorkspaceSession.resolvePath(option: option, environment: environment),
+            busyTimeout: WorkspaceSession.busyTimeout(environment: environment),
+            themes: ThemeLoader.standard(environment: environment, executablePath: executablePath)
+        )
+    }
+
+    static var executablePath: String? {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments.first
+    }
+
+    /// `$LOUPE_NOTEBOOKS`, `./notebooks`, and the checkout's `notebooks/` next to the binary.
+    static func notebookDirectories(environment: [String: String]) -> [String] {
+        var directories: [String] = []
+        if let custom = environment["LOUPE_NOTEBOOKS"], !custom.isEmpty { directories.append(custom) }
+        directories.append(FileManager.default.currentDirectoryPath + "/notebooks")
+        if let executablePath {
+            var directory = URL(fileURLWithPath: executablePath).deletingLastPathComponent()
+            for _ in 0..<5 {
+                let candidate = directory.appendingPathComponent("notebooks").path
+                if FileManager.default.fileExists(atPath: candidate) {
+                    directories.append(candidate)
+                    break
+                }
+                directory.deleteLastPathComponent()
+            }
+        }
+        return directories
+    }
+}

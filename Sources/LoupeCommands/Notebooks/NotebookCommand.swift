@@ -1,0 +1,79 @@
+import ArgumentParser
+import Foundation
+import LoupeKit
+
+/// `loupe notebook run FILE…`: run notebooks and write each cell's output under it.
+struct NotebookCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "notebook",
+        abstract: "Run Markdown notebooks of loupe commands.",
+        subcommands: [Run.self]
+    )
+
+    struct Run: LoupeCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Run every ```loupe block of the notebooks and write its output under it.",
+            discussion: """
+                Without --workspace each notebook runs on a fresh scratch workspace, so its output \
+                is the same on every machine and a re-run of an unchanged notebook changes nothing. \
+                A command line starting with ! is expected to fail.
+                """
+        )
+
+        @OptionGroup var global: GlobalOptions
+        @Flag(help: "Do not write; fail when a notebook's stored output differs from a fresh run.") var check = false
+        @Argument(help: ArgumentHelp("Notebook files (Markdown).", valueName: "file")) var files: [String]
+
+        func validate() throws {
+            if files.isEmpty { throw ValidationError("give at least one notebook file, e.g. notebooks/getting-started.md") }
+        }
+
+        func run(in context: CommandContext) throws {
+            var problems: [String] = []
+            for (index, file) in files.enumerated() {
+                context.reporter.report(JobProgress(completed: Double(index), total: Double(files.count), detail: file))
+                try context.reporter.checkCancellation()
+                let text: String
+                do {
+                    text = try String(contentsOfFile: file, encoding: .utf8)
+                } catch {
+                    throw CommandFailure("\(file): cannot be read as UTF-8 text")
+                }
+                let result = try NotebookCommand.run(Notebook.parse(text), workspace: global.workspace, themes: context.session.themes)
+                let rendered = result.notebook.rendered()
+                let cells = Formatting.count(result.notebook.cells.count, "cell")
+                for failure in result.failures { problems.append("\(file): \(failure)") }
+                if check {
+                    let fresh = rendered == text
+                    context.print("\(file): \(cells), \(fresh ? "up to date" : "STALE (run loupe notebook run \(file))")")
+                    if !fresh { problems.append("\(file): stored output differs from a fresh run") }
+                } else {
+                    if rendered != text {
+                        try rendered.write(toFile: file, atomically: true, encoding: .utf8)
+                    }
+                    context.print("\(file): \(cells), \(rendered == text ? "unchanged" : "written")")
+                }
+            }
+            for problem in problems { context.print("  ✗ " + problem) }
+            if !problems.isEmpty { throw CommandFailure(Formatting.count(problems.count, "problem") + " in notebooks") }
+        }
+    }
+
+    /// Runs a notebook's cells on `workspace`, or on a scratch workspace removed afterwards.
+    static func run(_ notebook: Notebook, workspace: String?, themes: ThemeLoader) throws -> NotebookRunner.Result {
+        var scratchDirectory: String?
+        let session: WorkspaceSession
+        if let workspace {
+            session = WorkspaceSession(path: workspace, themes: themes)
+        } else {
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("loupe-notebook-\(UUID().uuidString)").path
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            scratchDirectory = directory
+            session = WorkspaceSession(path: directory + "/scratch.sqlite", displayPath: "scratch.sqlite", themes: themes)
+        }
+        defer { if let scratchDirectory { try? FileManager.default.removeItem(atPath: scratchDirectory) } }
+        let executor = CommandExecutor(session: session, isInsideTUI: false)
+        let runner = NotebookRunner { line in executor.execute(line, reporter: .detached(), columns: 100) }
+        return runner.run(notebook)
+    }
+}

@@ -1,0 +1,88 @@
+import ArgumentParser
+import Foundation
+import LoupeKit
+import LoupeStore
+
+/// `loupe workspace …`: create, inspect, check and compact the workspace file.
+struct WorkspaceCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "workspace",
+        abstract: "Create, inspect, check and compact a workspace file.",
+        subcommands: [Init.self, Info.self, Check.self, Vacuum.self]
+    )
+
+    struct Init: LoupeCommand {
+        static let configuration = CommandConfiguration(abstract: "Create the workspace (or bring an existing one to this loupe's schema).")
+        @OptionGroup var global: GlobalOptions
+
+        func run(in context: CommandContext) throws {
+            let existed = FileManager.default.fileExists(atPath: context.session.path)
+            let workspace = try context.workspace()
+            let version = try workspace.schemaVersion()
+            let verb = existed ? "opened existing workspace" : "created workspace"
+            context.print("\(verb) \(context.session.displayPath) (schema v\(version))")
+        }
+    }
+
+    struct Info: LoupeCommand {
+        static let configuration = CommandConfiguration(abstract: "Show the workspace's path, schema version, sizes and rows per table.")
+        @OptionGroup var global: GlobalOptions
+        @Flag(help: "Print JSON instead of a table.") var json = false
+
+        func run(in context: CommandContext) throws {
+            var info = try context.workspace().info()
+            info.path = context.session.displayPath
+            if json {
+                context.print(try Formatting.json(info))
+                return
+            }
+            let rowsWidth = info.tables.map { String($0.rows).count }.max() ?? 1
+            let nameWidth = max(16, info.tables.map(\.name.count).max() ?? 0)
+            context.print("workspace  \(info.path)")
+            context.print("schema     v\(info.schemaVersion) (this loupe knows v\(info.knownSchemaVersion))")
+            context.print("file       \(Formatting.bytes(info.fileBytes)) + WAL \(Formatting.bytes(info.walBytes)); "
+                + "\(info.pageCount) pages of \(info.pageSize) B, \(info.freePages) free")
+            context.print("journal    \(info.journalMode)")
+            context.print("tables")
+            for table in info.tables {
+                let rows = String(repeating: " ", count: rowsWidth - String(table.rows).count) + String(table.rows)
+                context.print("  " + table.name.padding(toLength: nameWidth, withPad: " ", startingAt: 0) + "  " + rows + (table.rows == 1 ? " row" : " rows"))
+            }
+        }
+    }
+
+    struct Check: LoupeCommand {
+        static let configuration = CommandConfiguration(abstract: "Run SQLite's integrity check and the foreign-key check.")
+        @OptionGroup var global: GlobalOptions
+        @Flag(help: "Print JSON instead of text.") var json = false
+
+        func run(in context: CommandContext) throws {
+            context.reporter.report(JobProgress(completed: 0, total: nil, detail: "integrity check"))
+            let result = try context.workspace().check()
+            if json {
+                context.print(try Formatting.json(result))
+            } else {
+                context.print("integrity     " + (result.integrity == ["ok"] ? "ok" : Formatting.count(result.integrity.count, "problem")))
+                for problem in result.integrity where problem != "ok" { context.print("  " + problem) }
+                context.print("foreign keys  " + (result.foreignKeyViolations.isEmpty ? "ok" : Formatting.count(result.foreignKeyViolations.count, "violation")))
+                for violation in result.foreignKeyViolations { context.print("  " + violation) }
+            }
+            if !result.isHealthy {
+                throw CommandFailure("\(context.session.displayPath) failed its check; copy the file before repairing it")
+            }
+        }
+    }
+
+    struct Vacuum: LoupeCommand {
+        static let configuration = CommandConfiguration(abstract: "Rebuild the file without free pages and fold the WAL into it.")
+        @OptionGroup var global: GlobalOptions
+
+        func run(in context: CommandContext) throws {
+            let workspace = try context.workspace()
+            context.reporter.report(JobProgress(completed: 0, total: nil, detail: "vacuum"))
+            let saved = try workspace.vacuum()
+            let info = try workspace.info()
+            context.print("vacuumed \(context.session.displayPath): now \(Formatting.bytes(info.fileBytes)), \(Formatting.bytes(max(0, saved))) reclaimed")
+        }
+    }
+}

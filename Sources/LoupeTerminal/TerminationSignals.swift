@@ -1,0 +1,21 @@
+import Glibc
+import Synchronization
+
+/// SIGTERM, SIGINT and SIGHUP turned into a flag the UI loop polls, so the loop leaves through
+/// its normal exit path and restores the terminal.
+package enum TerminationSignals {
+    private static let received = Atomic<Int32>(0)
+
+    /// Installs the handlers (idempotent).
+    package static func install() {
+        for signal in [SIGTERM, SIGINT, SIGHUP] {
+            Glibc.signal(signal) { number in TerminationSignals.received.store(number, ordering: .relaxed) }
+        }
+    }
+
+    /// The signal that arrived since the last call, if any.
+    package static func take() -> Int32? {
+        let value = received.exchange(0, ordering: .relaxed)
+        return value == 0 ? nil : value
+    }
+}
