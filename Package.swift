@@ -70,10 +70,14 @@ let package = Package(
         .testTarget(name: "LoupeTUITests", dependencies: ["LoupeTUI", "LoupeTestSupport"], swiftSettings: strictSwift6),
         .testTarget(
             name: "LoupeTerminalTests",
-            dependencies: ["LoupeTerminal", "LoupeTUI"],
+            dependencies: ["LoupeTerminal", "LoupeTUI", "CNCurses"],
             swiftSettings: strictSwift6
         ),
-        .testTarget(name: "LoupeStoreTests", dependencies: ["LoupeStore"], swiftSettings: strictSwift6),
+        .testTarget(
+            name: "LoupeStoreTests",
+            dependencies: ["LoupeStore", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strictSwift6
+        ),
         .testTarget(
             name: "LoupeKitTests",
             dependencies: ["LoupeKit", "LoupeStore", "LoupeTUI"],
@@ -87,7 +91,10 @@ let package = Package(
         ),
         .testTarget(
             name: "LoupeCommandsTests",
-            dependencies: ["LoupeCommands", "LoupeApp", "LoupeKit", "LoupeStore", "LoupeTUI", "loupe"],
+            dependencies: [
+                "LoupeCommands", "LoupeApp", "LoupeKit", "LoupeStore", "LoupeTUI", "LoupeTerminal", "loupe",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             swiftSettings: strictSwift6
         ),
     ]

@@ -81,6 +81,7 @@ package enum ColorDepth: Hashable, Sendable {
         let dr = Int(a.red) - Int(b.red)
         let dg = Int(a.green) - Int(b.green)
         let db = Int(a.blue) - Int(b.blue)
-        return ((512 + meanRed) * dr * dr >> 8) + 4 * dg * dg + ((767 - meanRed) * db * db >> 8)
+        // Parenthesised: in Swift `>>` binds tighter than `*`.
+        return (((512 + meanRed) * dr * dr) >> 8) + 4 * dg * dg + (((767 - meanRed) * db * db) >> 8)
     }
 }

@@ -6,11 +6,16 @@ import Synchronization
 package enum TerminationSignals {
     private static let received = Atomic<Int32>(0)
 
-    /// Installs the handlers (idempotent).
+    /// Installs the handlers (idempotent) and unblocks the signals, which a launcher may have
+    /// left blocked in the mask the process inherited.
     package static func install() {
+        var unblock = sigset_t()
+        sigemptyset(&unblock)
         for signal in [SIGTERM, SIGINT, SIGHUP] {
             Glibc.signal(signal) { number in TerminationSignals.received.store(number, ordering: .relaxed) }
+            sigaddset(&unblock, signal)
         }
+        pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
     }
 
     /// The signal that arrived since the last call, if any.

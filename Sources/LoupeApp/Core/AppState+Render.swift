@@ -216,7 +216,8 @@ extension AppState {
         let running = jobs.map(\.title).prefix(3).joined(separator: ", ")
         let lines = [
             "\(jobs.count) job\(jobs.count == 1 ? " is" : "s are") running: \(running).",
-            "Quit anyway? The job is cancelled; the workspace keeps what was committed.",
+            "Quit anyway? Running jobs are cancelled; the workspace",
+            "keeps everything they committed.",
             "",
             "y quit    n stay",
         ]
@@ -225,7 +226,7 @@ extension AppState {
         frame.fill(area, style: theme.overlay)
         let inner = Block(title: "Quit loupe?", focused: true).render(into: &frame, area: area, theme: theme)
         for (index, line) in lines.enumerated() {
-            frame.draw(" " + line, at: Point(x: inner.x, y: inner.y + index), style: index == 3 ? theme.key : theme.text, clip: inner)
+            frame.draw(" " + line, at: Point(x: inner.x, y: inner.y + index), style: index == lines.count - 1 ? theme.key : theme.text, clip: inner)
         }
     }
 }

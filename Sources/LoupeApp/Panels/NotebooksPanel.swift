@@ -203,8 +203,12 @@ package struct NotebooksPanel: Panel {
                 let message = isListed ? "No notebooks found in ./notebooks." : "Looking for notebooks…"
                 frame.draw(message, at: Point(x: inner.x + 1, y: inner.y), style: theme.dim, clip: inner)
             } else {
+                // Titles give way to the cell count, which stays right-aligned.
+                let room = inner.width - 2 - (notebooks.count > inner.height ? 1 : 0)
                 let items = notebooks.map { summary -> [Span] in
-                    [Span(summary.title, theme.text), Span("  \(summary.cellCount) cells", theme.dim)]
+                    let count = "\(summary.cellCount) cells"
+                    let title = TextWidth.fit(summary.title, toColumns: max(1, room - TextWidth.of(count) - 1))
+                    return [Span(title + " ", theme.text), Span(count, theme.dim)]
                 }
                 var state = list
                 ListView(items: items, focused: context.focused && !focusOnDocument, highlight: focusOnDocument ? "" : context.searchQuery)

@@ -30,16 +30,26 @@ package struct CommandExecutor: CommandService {
         do {
             parsed = try Loupe.parseAsRoot(words)
         } catch {
-            let text = Loupe.fullMessage(for: error, columns: columns)
+            var text = Loupe.fullMessage(for: error, columns: columns)
             if Loupe.exitCode(for: error) == .success { return CommandOutcome(output: text + "\n") }
+            // ArgumentParser says "Error: "; every other error here is plain, callers add a prefix.
+            if text.hasPrefix("Error: ") { text.removeFirst("Error: ".count) }
             return CommandOutcome(error: CommandExecutor.withSuggestion(text, words: words, catalog: catalog))
         }
         guard let command = parsed as? any LoupeCommand else {
             if parsed is Loupe {
                 return CommandOutcome(error: isInsideTUI ? "the TUI is already open; type a subcommand (try help)" : "give a subcommand (try help)")
             }
-            // A command group on its own: show what it contains.
-            return CommandOutcome(output: Loupe.helpMessage(for: type(of: parsed), columns: columns) + "\n")
+            // ArgumentParser's own `help` command, or a group given alone: running it asks for
+            // help through a CleanExit, which is the output.
+            var builtIn = parsed
+            do {
+                try builtIn.run()
+                return CommandOutcome()
+            } catch {
+                let text = Loupe.fullMessage(for: error, columns: columns)
+                return Loupe.exitCode(for: error) == .success ? CommandOutcome(output: text + "\n") : CommandOutcome(error: text)
+            }
         }
         if isInsideTUI, !type(of: command).runsInsideTUI {
             return CommandOutcome(error: "`\(words[0])` runs in a shell, not inside the TUI")

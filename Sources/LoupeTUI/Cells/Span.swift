@@ -19,3 +19,24 @@ extension Array where Element == Span {
     /// The spans' text without styles.
     package var plainText: String { map(\.text).joined() }
 }
+
+extension Array where Element == Span {
+    /// The spans cut to `columns`, the last kept span ending in `…` when anything was cut.
+    package func truncated(toColumns columns: Int) -> [Span] {
+        guard width > columns else { return self }
+        var result: [Span] = []
+        var used = 0
+        for span in self {
+            let spanWidth = span.width
+            if used + spanWidth < columns {
+                result.append(span)
+                used += spanWidth
+                continue
+            }
+            let room = columns - used
+            if room > 0 { result.append(Span(TextWidth.truncate(span.text, toColumns: room), span.style)) }
+            break
+        }
+        return result
+    }
+}

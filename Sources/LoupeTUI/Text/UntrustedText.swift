@@ -29,8 +29,9 @@ package enum UntrustedText {
     /// expanded to the next multiple of `tabWidth`, every other control character made visible.
     package static func lines(_ text: some StringProtocol, tabWidth: Int = 4) -> [String] {
         var lines: [String] = []
-        for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
-            var line = rawLine.hasSuffix("\r") ? rawLine.dropLast() : rawLine[...]
+        // "\r\n" is one Character in Swift, so split on both forms of a line end.
+        for rawLine in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }) {
+            let line = rawLine[...]
             if line.contains("\t") {
                 var expanded = ""
                 var column = 0
@@ -47,7 +48,6 @@ package enum UntrustedText {
                 lines.append(sanitized(expanded))
                 continue
             }
-            line = line[...]
             lines.append(sanitized(line))
         }
         return lines

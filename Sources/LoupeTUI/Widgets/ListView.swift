@@ -23,7 +23,7 @@ package struct ListView: Sendable {
             if isSelected {
                 frame.fill(rowRect, style: focused ? theme.selection : theme.selection.adding(.dim))
             }
-            var spans = items[index]
+            var spans = items[index].truncated(toColumns: max(0, textWidth - 1))
             if isSelected {
                 spans = spans.map { Span($0.text, $0.style.patched(with: theme.selection)) }
             }

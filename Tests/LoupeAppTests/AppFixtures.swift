@@ -1,0 +1,62 @@
+import LoupeApp
+import LoupeKit
+import LoupeTUI
+
+/// A deterministic app state for reducer tests and golden frames.
+enum AppFixtures {
+    static let catalog = CommandCatalog(entries: [
+        .init(path: ["workspace"], abstract: "Create, inspect, check and compact a workspace file.", options: [], needsArguments: false, isGroup: true),
+        .init(path: ["workspace", "info"], abstract: "Show the workspace's path, schema version, sizes and rows per table.", options: ["--json", "--workspace"], needsArguments: false, isGroup: false),
+        .init(path: ["workspace", "init"], abstract: "Create the workspace.", options: ["--workspace"], needsArguments: false, isGroup: false),
+        .init(path: ["notebook", "run"], abstract: "Run notebooks.", options: ["--check"], needsArguments: true, isGroup: false),
+        .init(path: ["theme"], abstract: "List the colour themes, or switch to one.", options: ["--workspace"], needsArguments: false, isGroup: false),
+    ])
+
+    static func state(width: Int = 80, height: Int = 24, monochrome: Bool = false) -> AppState {
+        AppState(
+            size: Size(width: width, height: height), theme: .builtInDefault, forceMonochrome: monochrome,
+            panels: AppState.standardPanels(), workspaceName: "demo.sqlite", catalog: catalog,
+            themeNames: ["default", "high-contrast", "light", "mono"], history: ["theme light", "workspace info"]
+        )
+    }
+
+    static let notebooks = [
+        NotebookSummary(path: "notebooks/getting-started.md", title: "Getting started", cellCount: 7),
+        NotebookSummary(path: "notebooks/roofline.md", title: "Roofline: where the time goes", cellCount: 5),
+    ]
+
+    static let notebookText = """
+        # Getting started
+
+        Loupe keeps everything in a workspace.
+
+        ```loupe
+        workspace init
+        ```
+
+        ```output
+        created workspace scratch.sqlite (schema v1)
+        ```
+
+        Check it:
+
+        ```loupe
+        workspace check
+        ```
+
+        ```output
+        integrity     ok
+        foreign keys  ok
+        ```
+        """
+
+    /// Presses keys in order and returns every effect.
+    @discardableResult
+    static func press(_ keys: [Key], on state: inout AppState) -> [Effect] {
+        keys.flatMap { state.update(.input(.key($0))) }
+    }
+
+    static func type(_ text: String, on state: inout AppState) -> [Effect] {
+        press(text.map { Key.character($0) }, on: &state)
+    }
+}

@@ -1,0 +1,241 @@
+import LoupeApp
+import LoupeKit
+import LoupeTUI
+import Testing
+
+@Suite struct AppStateUpdateTests {
+    @Test func tabBackTabAndDigitsMoveBetweenPanels() {
+        var state = AppFixtures.state()
+        AppFixtures.press([.tab, .tab], on: &state)
+        #expect(state.focusedPanelID == .attention)
+        AppFixtures.press([.backTab, .backTab, .backTab], on: &state)
+        #expect(state.focusedPanelID == .notebooks)
+        AppFixtures.press([.character("4")], on: &state)
+        #expect(state.focusedPanelID == .roofline)
+        AppFixtures.press([.character("9")], on: &state)
+        #expect(state.focusedPanelID == .roofline)
+    }
+
+    @Test func helpOpensScrollsAndCloses() {
+        var state = AppFixtures.state()
+        AppFixtures.press([.character("?")], on: &state)
+        #expect(state.mode == .help)
+        AppFixtures.press([.character("j"), .character("j"), .character("k")], on: &state)
+        #expect(state.helpOffset == 1)
+        AppFixtures.press([.escape], on: &state)
+        #expect(state.mode == .normal)
+    }
+
+    @Test func commandLineRunsTheLineAsAJobAndRemembersIt() {
+        var state = AppFixtures.state()
+        AppFixtures.press([.character(":")], on: &state)
+        _ = AppFixtures.type("workspace info", on: &state)
+        let effects = AppFixtures.press([.enter], on: &state)
+        #expect(effects == [.recordHistory("workspace info"), .runCommand(JobID(1), "workspace info")])
+        #expect(state.mode == .normal)
+        #expect(state.jobs.map(\.title) == ["workspace info"])
+        #expect(state.history.entries.last == "workspace info")
+    }
+
+    @Test func multiLineOutputOpensTheOutputPaneAndEscClosesIt() {
+        var state = AppFixtures.state()
+        AppFixtures.press([.character(":")], on: &state)
+        _ = AppFixtures.type("workspace info", on: &state)
+        AppFixtures.press([.enter], on: &state)
+        _ = state.update(.jobFinished(JobID(1), CommandOutcome(output: "workspace  demo.sqlite\nschema     v1\n")))
+        #expect(state.jobs.isEmpty)
+        #expect(state.output.isVisible)
+        #expect(state.focus == .output)
+        #expect(state.message == StatusMessage(text: "✓ workspace  demo.sqlite", level: .ok))
+        AppFixtures.press([.escape], on: &state)
+        #expect(!state.output.isVisible)
+        #expect(state.focus == .panel)
+    }
+
+    @Test func aFailedCommandShowsItsErrorInTheStatusBar() {
+        var state = AppFixtures.state()
+        AppFixtures.press([.character(":")], on: &state)
+        _ = AppFixtures.type("wrkspace", on: &state)
+        AppFixtures.press([.enter], on: &state)
+        _ = state.update(.jobFinished(JobID(1), CommandOutcome(error: "Unexpected argument 'wrkspace' (did you mean 'workspace'?)\nUsage: loupe")))
+        #expect(state.message?.level == .error)
+        #expect(state.message?.text.hasPrefix("✗ Unexpected argument 'wrkspace'") == true)
+        #expect(state.output.isVisible)
+    }
+
+    @Test func quitAsksWhileAJobRuns() {
+        var idle = AppFixtures.state()
+        #expect(AppFixtures.press([.character("q")], on: &idle) == [.quit])
+
+        var busy = AppFixtures.state()
+        AppFixtures.press([.character(":")], on: &busy)
+        _ = AppFixtures.type("workspace vacuum", on: &busy)
+        AppFixtures.press([.enter], on: &busy)
+        #expect(AppFixtures.press([.character("q")], on: &busy).isEmpty)
+        #expect(busy.mode == .confirmQuit)
+        AppFixtures.press([.character("n")], on: &busy)
+        #expect(busy.mode == .normal)
+        AppFixtures.press([.control("c")], on: &busy)
+        #expect(AppFixtures.press([.character("y")], on: &busy) == [.cancelJobs, .quit])
+    }
+
+    @Test func colonQAndSignalsQuit() {
+        var state = AppFixtures.state()
+        AppFixtures.press([.character(":")], on: &state)
+        _ = AppFixtures.type("q", on: &state)
+        #expect(AppFixtures.press([.enter], on: &state).contains(.quit))
+        #expect(state.update(.terminate(15)) == [.cancelJobs, .quit])
+    }
+
+    @Test func tabCompletesCommandsAndListsAlternatives() {
+        var state = AppFixtures.state()
+        AppFixtures.press([.character(":")], on: &state)
+        _ = AppFixtures.type("works", on: &state)
+        AppFixtures.press([.tab], on: &state)
+        #expect(state.commandLine.text == "workspace ")
+        _ = AppFixtures.type("i", on: &state)
+        AppFixtures.press([.tab], on: &state)
+        #expect(state.commandLine.text == "workspace in")
+        #expect(state.completions == ["info", "init"])
+        _ = AppFixtures.type("fo --j", on: &state)
+        AppFixtures.press([.tab], on: &state)
+        #expect(state.commandLine.text == "workspace info --json ")
+    }
+
+    @Test func historyRecallsByPrefix() {
+        var state = AppFixtures.state()
+        AppFixtures.press([.character(":")], on: &state)
+        _ = AppFixtures.type("th", on: &state)
+        AppFixtures.press([.up], on: &state)
+        #expect(state.commandLine.text == "theme light")
+        AppFixtures.press([.down], on: &state)
+        #expect(state.commandLine.text == "th")
+    }
+
+    @Test func paletteFindsAndRunsCommands() {
+        var state = AppFixtures.state()
+        AppFixtures.press([.control("p")], on: &state)
+        #expect(state.mode == .palette)
+        _ = AppFixtures.type("theme li", on: &state)
+        #expect(state.palette.matches().first?.item.title == "Theme: light")
+        let effects = AppFixtures.press([.enter], on: &state)
+        #expect(effects == [.recordHistory("theme light"), .runCommand(JobID(1), "theme light")])
+    }
+
+    @Test func paletteOpensTheCommandLineForCommandsThatNeedArguments() {
+        var state = AppFixtures.state()
+        AppFixtures.press([.control("p")], on: &state)
+        _ = AppFixtures.type("notebook run", on: &state)
+        #expect(AppFixtures.press([.enter], on: &state).isEmpty)
+        #expect(state.mode == .commandLine)
+        #expect(state.commandLine.text == "notebook run ")
+    }
+
+    @Test func paletteRunsAppActions() {
+        var state = AppFixtures.state()
+        AppFixtures.press([.control("p")], on: &state)
+        _ = AppFixtures.type("go to evals", on: &state)
+        AppFixtures.press([.enter], on: &state)
+        #expect(state.focusedPanelID == .evals)
+    }
+
+    @Test func searchMovesTheSelectionAndNSteps() {
+        var state = AppFixtures.state()
+        AppFixtures.press([.character("6")], on: &state)
+        _ = state.update(.notebooksListed(AppFixtures.notebooks))
+        AppFixtures.press([.character("/")], on: &state)
+        #expect(state.mode == .search)
+        _ = AppFixtures.type("roof", on: &state)
+        AppFixtures.press([.enter], on: &state)
+        let panel = state.panels[state.focusedPanel] as? NotebooksPanel
+        #expect(panel?.list.selected == 1)
+        #expect(state.searchQuery == "roof")
+        AppFixtures.press([.character("n")], on: &state)
+        #expect((state.panels[state.focusedPanel] as? NotebooksPanel)?.list.selected == 1)
+        AppFixtures.press([.escape], on: &state)
+        #expect(state.searchQuery.isEmpty)
+    }
+
+    @Test func searchWhereThereIsNoListSaysSo() {
+        var state = AppFixtures.state()
+        AppFixtures.press([.character("/")], on: &state)
+        #expect(state.mode == .normal)
+        #expect(state.message?.level == .warn)
+    }
+
+    @Test func openingANotebookAndRunningACellStartsItsCommands() {
+        var state = AppFixtures.state()
+        AppFixtures.press([.character("6")], on: &state)
+        _ = state.update(.notebooksListed(AppFixtures.notebooks))
+        #expect(AppFixtures.press([.enter], on: &state) == [.openNotebook(path: "notebooks/getting-started.md")])
+        _ = state.update(.notebookOpened(path: "notebooks/getting-started.md", result: .loaded(Notebook.parse(AppFixtures.notebookText))))
+        AppFixtures.press([.character("j")], on: &state)
+        let effects = AppFixtures.press([.enter], on: &state)
+        #expect(effects == [.runCommand(JobID(1), "workspace check")])
+        _ = state.update(.jobFinished(JobID(1), CommandOutcome(output: "integrity     ok\nforeign keys  ok\n")))
+        let panel = state.panels[state.focusedPanel] as? NotebooksPanel
+        #expect(panel?.document?.runOutputs[1] == ["integrity     ok", "foreign keys  ok"])
+        #expect(panel?.document?.running.isEmpty == true)
+        AppFixtures.press([.escape], on: &state)
+        #expect((state.panels[state.focusedPanel] as? NotebooksPanel)?.focusOnDocument == false)
+    }
+
+    @Test func clickingATabFocusesIt() throws {
+        var state = AppFixtures.state()
+        let frame = state.render()
+        let position = try #require(frame.find("Roofline"))
+        _ = state.update(.input(.mouse(MouseEvent(.press, at: position))))
+        #expect(state.focusedPanelID == .roofline)
+    }
+
+    @Test func clickingANotebookRowOpensIt() throws {
+        var state = AppFixtures.state()
+        AppFixtures.press([.character("6")], on: &state)
+        _ = state.update(.notebooksListed(AppFixtures.notebooks))
+        let position = try #require(state.render().find("Roofline: w"))
+        let effects = state.update(.input(.mouse(MouseEvent(.press, at: position))))
+        #expect(effects == [.openNotebook(path: "notebooks/roofline.md")])
+    }
+
+    @Test func themeRequestsApplyAndNoColorKeepsThemMonochrome() {
+        var light = Theme.builtInDefault
+        light.name = "light"
+        var state = AppFixtures.state()
+        AppFixtures.press([.character(":")], on: &state)
+        _ = AppFixtures.type("theme light", on: &state)
+        AppFixtures.press([.enter], on: &state)
+        _ = state.update(.jobFinished(JobID(1), CommandOutcome(output: "theme: light\n", requests: [.applyTheme(light)])))
+        #expect(state.theme.name == "light")
+        #expect(!state.theme.isMonochrome)
+
+        var mono = AppFixtures.state(monochrome: true)
+        AppFixtures.press([.character(":")], on: &mono)
+        _ = AppFixtures.type("theme light", on: &mono)
+        AppFixtures.press([.enter], on: &mono)
+        _ = mono.update(.jobFinished(JobID(1), CommandOutcome(requests: [.applyTheme(light)])))
+        #expect(mono.theme.isMonochrome)
+    }
+
+    @Test func zoomResizeAndRedraw() {
+        var state = AppFixtures.state()
+        AppFixtures.press([.character("z")], on: &state)
+        #expect(state.zoomed)
+        AppFixtures.press([.escape], on: &state)
+        #expect(!state.zoomed)
+        _ = state.update(.input(.resize(Size(width: 120, height: 40))))
+        #expect(state.render().size == Size(width: 120, height: 40))
+        #expect(AppFixtures.press([.control("l")], on: &state) == [.redraw])
+        #expect(AppFixtures.press([.control("z")], on: &state) == [.suspend])
+    }
+
+    @Test func jobProgressShowsWithAnETA() {
+        var state = AppFixtures.state()
+        _ = state.update(.tick(100))
+        AppFixtures.press([.character(":")], on: &state)
+        _ = AppFixtures.type("workspace vacuum", on: &state)
+        AppFixtures.press([.enter], on: &state)
+        _ = state.update(.jobProgress(JobID(1), JobProgress(completed: 1, total: 4)))
+        _ = state.update(.tick(102))
+        #expect(state.render().text().contains("workspace vacuum 25% ETA 6.0s"))
+    }
+}

@@ -1,0 +1,82 @@
+import Foundation
+import LoupeApp
+import LoupeCommands
+import LoupeKit
+import LoupeStore
+import LoupeTUI
+import LoupeTerminal
+import Testing
+
+/// The real loop on a headless backend, running real commands on a real workspace.
+@Suite struct AppRuntimeTests {
+    private func makeRuntime(script: [InputEvent], size: Size = Size(width: 100, height: 30)) throws -> (AppRuntime, HeadlessBackend, WorkspaceSession) {
+        let session = TestEnvironment.session()
+        let workspace = try session.workspace()
+        let executor = CommandExecutor(session: session, isInsideTUI: true)
+        let backend = HeadlessBackend(size: size, script: script)
+        let state = AppState(
+            size: size, theme: .builtInDefault, panels: AppState.standardPanels(), workspaceName: "w.sqlite",
+            catalog: executor.catalog, themeNames: session.themes.availableThemes()
+        )
+        let environment = AppEnvironment(
+            commands: executor, workspace: workspace,
+            notebookDirectories: [TestEnvironment.repositoryRoot.appendingPathComponent("notebooks").path]
+        )
+        return (AppRuntime(state: state, backend: backend, environment: environment), backend, session)
+    }
+
+    private func keys(_ text: String) -> [InputEvent] { text.map { .key(.character($0)) } }
+
+    private func drive(_ runtime: AppRuntime, _ backend: HeadlessBackend) {
+        while !backend.isScriptExhausted, !runtime.isFinished { runtime.step(timeoutMilliseconds: 0) }
+        runtime.waitForJobs()
+        runtime.step(timeoutMilliseconds: 0)
+    }
+
+    @Test func aColonCommandRunsAndItsOutputIsShown() throws {
+        let (runtime, backend, session) = try makeRuntime(script: [.key(.character(":"))] + keys("workspace info") + [.key(.enter)])
+        drive(runtime, backend)
+        let screen = try #require(backend.lastFrame).text()
+        #expect(screen.contains("Output: :workspace info"))
+        #expect(screen.contains("schema     v1"))
+        // The line went into the workspace's history (written in the background).
+        var history: [String] = []
+        for _ in 0..<100 where history.isEmpty {
+            history = try session.workspace().history(source: .tui)
+            usleep(10_000)
+        }
+        #expect(history == ["workspace info"])
+    }
+
+    @Test func themeSwitchesLiveAndIsRemembered() throws {
+        let (runtime, backend, session) = try makeRuntime(script: [.key(.character(":"))] + keys("theme high-contrast") + [.key(.enter)])
+        drive(runtime, backend)
+        #expect(runtime.state.theme.name == "high-contrast")
+        #expect(try session.workspace().setting("theme") == "high-contrast")
+        #expect(backend.lastFrame?[0, 0].style.background == RGB(0, 0, 0))
+    }
+
+    @Test func notebooksAreListedAndACellRuns() throws {
+        let (runtime, backend, _) = try makeRuntime(script: [.key(.character("6"))], size: Size(width: 120, height: 40))
+        drive(runtime, backend)
+        for _ in 0..<200 where !(backend.lastFrame?.text().contains("Getting started") ?? false) {
+            runtime.step(timeoutMilliseconds: 5)
+        }
+        #expect(backend.lastFrame?.text().contains("Getting started") == true)
+        backend.enqueue([.key(.character("/"))] + keys("getting") + [.key(.enter), .key(.enter)])
+        drive(runtime, backend)
+        for _ in 0..<200 where !(backend.lastFrame?.text().contains("# Getting started") ?? false) {
+            runtime.step(timeoutMilliseconds: 5)
+        }
+        backend.enqueue([.key(.enter)])
+        drive(runtime, backend)
+        let screen = try #require(backend.lastFrame).text()
+        #expect(screen.contains("created workspace w.sqlite") || screen.contains("opened existing workspace w.sqlite"))
+    }
+
+    @Test func quitStopsTheLoop() throws {
+        let (runtime, backend, _) = try makeRuntime(script: [.key(.character("q"))])
+        drive(runtime, backend)
+        #expect(runtime.isFinished)
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+import LoupeCommands
+import LoupeKit
+import LoupeStore
+import LoupeTUI
+import Testing
+
+@Suite struct CommandExecutorTests {
+    let session = TestEnvironment.session()
+
+    private func run(_ line: String, insideTUI: Bool = false) -> CommandOutcome {
+        CommandExecutor(session: session, isInsideTUI: insideTUI).execute(line, reporter: .detached(), columns: 80)
+    }
+
+    @Test func runsCommandsOnTheSessionWorkspace() throws {
+        let outcome = run("workspace info")
+        #expect(outcome.succeeded)
+        #expect(outcome.output.contains("workspace  w.sqlite"))
+        #expect(outcome.output.contains("schema     v1"))
+        let json = try JSONSerialization.jsonObject(with: Data(run("loupe workspace info --json").output.utf8)) as? [String: Any]
+        #expect(json?["schema_version"] as? Int == 1)
+    }
+
+    @Test func typosGetASuggestionAndUsage() {
+        let outcome = run("wrkspace info")
+        #expect(outcome.error?.contains("did you mean 'workspace'?") == true)
+        #expect(outcome.error?.contains("Usage: loupe") == true)
+        #expect(outcome.error?.hasPrefix("Error:") == false)
+        #expect(run("workspace inof").error?.contains("did you mean 'workspace info'?") == true)
+    }
+
+    @Test func helpIsOutputNotAnError() {
+        let outcome = run("help workspace")
+        #expect(outcome.succeeded)
+        #expect(outcome.output.contains("SUBCOMMANDS:"))
+        #expect(run("workspace").output.contains("info"))
+    }
+
+    @Test func themeSwitchIsStoredAndRequestedFromTheTUI() throws {
+        let outcome = run("theme light", insideTUI: true)
+        #expect(outcome.output == "theme: light\n")
+        guard case .applyTheme(let theme)? = outcome.requests.first else {
+            Issue.record("no applyTheme request")
+            return
+        }
+        #expect(theme.name == "light")
+        #expect(try session.workspace().setting("theme") == "light")
+        #expect(run("theme").output.contains("light  (current)"))
+        #expect(run("theme nope").error?.contains("no theme named 'nope'") == true)
+    }
+
+    @Test func shellOnlyCommandsAndOtherWorkspacesAreRefusedInsideTheTUI() {
+        #expect(run("repl", insideTUI: true).error?.contains("runs in a shell") == true)
+        #expect(run("workspace info --workspace /tmp/other.sqlite", insideTUI: true).error?.contains("cannot change it here") == true)
+        #expect(run("--workspace x", insideTUI: true).error?.contains("already open") == true)
+    }
+
+    @Test func quotingErrorsAreReported() {
+        #expect(run("theme \"light").error?.contains("unterminated") == true)
+        #expect(run("   ").succeeded)
+    }
+
+    @Test func theCatalogComesFromTheRealCommandTree() throws {
+        let catalog = CommandCatalog.loupe(excludingTUIOnly: true)
+        let info = try #require(catalog.entries.first { $0.name == "workspace info" })
+        #expect(info.options.contains("--json"))
+        #expect(info.options.contains("--workspace"))
+        #expect(!info.needsArguments)
+        #expect(catalog.entries.first { $0.name == "notebook run" }?.needsArguments == true)
+        #expect(!catalog.entries.contains { $0.name == "repl" })
+        #expect(CommandCatalog.loupe(excludingTUIOnly: false).entries.contains { $0.name == "repl" })
+    }
+}

@@ -1,0 +1,53 @@
+import Foundation
+import LoupeCommands
+import LoupeKit
+
+/// Paths and fresh workspaces for command tests.
+enum TestEnvironment {
+    static let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+
+    static let themes = ThemeLoader(searchDirectories: [repositoryRoot.appendingPathComponent("themes").path])
+
+    /// The `loupe` binary `swift test` built next to the test bundle.
+    static var binary: String {
+        let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("loupe").path
+        if FileManager.default.isExecutableFile(atPath: beside) { return beside }
+        return repositoryRoot.appendingPathComponent(".build/debug/loupe").path
+    }
+
+    static func temporaryDirectory() -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("loupe-test-\(UUID().uuidString)").path
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    static func session(_ directory: String = temporaryDirectory()) -> WorkspaceSession {
+        WorkspaceSession(path: directory + "/w.sqlite", displayPath: "w.sqlite", busyTimeout: 2, themes: themes)
+    }
+
+    /// Runs the real binary; returns exit status, stdout and stderr.
+    static func run(_ arguments: [String], environment extra: [String: String] = [:], input: String? = nil, directory: String? = nil) throws -> (status: Int32, output: String, error: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["LANG"] = "C.UTF-8"
+        for (key, value) in extra { environment[key] = value }
+        process.environment = environment
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
+        let output = Pipe()
+        let error = Pipe()
+        let stdin = Pipe()
+        process.standardOutput = output
+        process.standardError = error
+        process.standardInput = stdin
+        try process.run()
+        if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
+        try stdin.fileHandleForWriting.close()
+        let out = output.fileHandleForReading.readDataToEndOfFile()
+        let err = error.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
+    }
+}

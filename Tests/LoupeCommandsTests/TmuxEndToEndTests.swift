@@ -1,0 +1,166 @@
+import Foundation
+import Glibc
+import Testing
+
+/// The real binary in a real terminal (tmux), driven by keys the way a user drives it.
+/// Skipped, with a message, where tmux is not installed; `.ci/run` installs it.
+@Suite(.enabled(if: Tmux.isAvailable, "tmux is not installed (apt-get install -y tmux)"), .serialized)
+struct TmuxEndToEndTests {
+    @Test func aUserSessionFromStartToQuit() throws {
+        let tmux = try Tmux(width: 100, height: 30, command: "\(TestEnvironment.binary) --workspace \(TestEnvironment.temporaryDirectory())/e2e.sqlite")
+        defer { tmux.kill() }
+        try tmux.waitFor("1 Traces")
+        #expect(try tmux.alternateScreen())
+
+        tmux.keys("Tab")
+        try tmux.waitFor("│  Retrieval")
+        tmux.keys("4")
+        try tmux.waitFor("│  Roofline")
+
+        tmux.keys("?")
+        try tmux.waitFor("Show this help")
+        tmux.keys("Escape")
+        try tmux.waitUntilGone("Show this help")
+
+        tmux.keys(":")
+        tmux.type("wrkspace info")
+        tmux.keys("Enter")
+        try tmux.waitFor("did you mean 'workspace'?")
+        // A key sent within the escape delay after Escape reads as alt+key, in any terminal
+        // program; wait for the pane to close as a user would.
+        tmux.keys("Escape")
+        try tmux.waitUntilGone("Output: :wrkspace")
+
+        tmux.keys(":")
+        tmux.type("workspace info")
+        tmux.keys("Enter")
+        try tmux.waitFor("schema     v1")
+        tmux.keys("Escape")
+        try tmux.waitUntilGone("schema     v1")
+
+        tmux.resize(width: 80, height: 24)
+        try tmux.waitUntil { screen in screen.split(separator: "\n").first.map { !$0.contains("loupe") && $0.contains("Notebooks") } ?? false }
+        tmux.resize(width: 40, height: 10)
+        try tmux.waitFor("Terminal too small")
+        tmux.resize(width: 100, height: 30)
+        try tmux.waitFor("1 Traces")
+
+        tmux.keys("q")
+        try tmux.waitFor("[exited 0]")
+        #expect(try !tmux.alternateScreen())
+        #expect(try tmux.cursorVisible())
+    }
+
+    @Test func sigtermRestoresTheTerminal() throws {
+        let tmux = try Tmux(width: 80, height: 24, command: "\(TestEnvironment.binary) --workspace \(TestEnvironment.temporaryDirectory())/term.sqlite")
+        defer { tmux.kill() }
+        try tmux.waitFor("1 Traces")
+        try tmux.signalChild("TERM")
+        try tmux.waitFor("[exited 0]")
+        #expect(try !tmux.alternateScreen())
+    }
+
+    @Test func anUnknownTerminalTypeGetsAClearMessage() throws {
+        let tmux = try Tmux(width: 100, height: 10, command: "TERM=no-such-terminal \(TestEnvironment.binary) --workspace \(TestEnvironment.temporaryDirectory())/t.sqlite")
+        defer { tmux.kill() }
+        try tmux.waitFor("[exited 1]")
+        #expect(try tmux.screen().contains("unknown terminal type 'no-such-terminal'"))
+    }
+
+    @Test func aNonUTF8LocaleGetsAClearMessage() throws {
+        let tmux = try Tmux(width: 120, height: 10, command: "LANG=C LC_ALL=C \(TestEnvironment.binary) --workspace \(TestEnvironment.temporaryDirectory())/l.sqlite")
+        defer { tmux.kill() }
+        try tmux.waitFor("[exited 1]")
+        #expect(try tmux.screen().contains("needs a UTF-8 locale"))
+    }
+}
+
+/// A private tmux server running one command in one pane.
+struct Tmux {
+    struct Timeout: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    static var isAvailable: Bool {
+        ProcessInfo.processInfo.environment["PATH"]?.split(separator: ":").contains { FileManager.default.isExecutableFile(atPath: "\($0)/tmux") } ?? false
+    }
+
+    let socket = "loupe-e2e-\(UUID().uuidString.prefix(8))"
+
+    init(width: Int, height: Int, command: String) throws {
+        let wrapped = "\(command); echo \"[exited $?]\"; sleep 60"
+        // This call starts the server, which would inherit and hold open an output pipe.
+        try run(["-f", "/dev/null", "new-session", "-d", "-s", "app", "-x", "\(width)", "-y", "\(height)",
+                 "-e", "LANG=C.UTF-8", "-e", "LC_ALL=C.UTF-8", "-e", "TERM=tmux-256color", wrapped], capture: false)
+        try run(["set-option", "-g", "status", "off"])
+    }
+
+    /// Runs `tmux -L socket ARGUMENTS` with posix_spawn and waitpid. Foundation's Process is
+    /// not used: the server that `new-session` daemonises confuses its exit tracking.
+    @discardableResult
+    private func run(_ arguments: [String], capture: Bool = true) throws -> String {
+        try Tmux.spawn(["tmux", "-L", socket] + arguments, capture: capture)
+    }
+
+    static func spawn(_ arguments: [String], capture: Bool = true) throws -> String {
+        let outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("tmux-\(UUID().uuidString).out").path
+        defer { try? FileManager.default.removeItem(atPath: outputPath) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, capture ? outputPath : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        let argv = arguments.map { strdup($0) } + [nil]
+        let envp = ProcessInfo.processInfo.environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        // The test runner's threads may block signals, and a spawned process inherits the mask
+        // (and tmux passes it on to the pane): start from a clean mask and default handlers.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGCHLD] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        var pid: pid_t = 0
+        let spawned = posix_spawnp(&pid, arguments[0], &actions, &attributes, argv, envp)
+        guard spawned == 0 else { throw Timeout(description: "cannot start \(arguments[0]): error \(spawned)") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        return capture ? ((try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "") : ""
+    }
+
+    func keys(_ names: String...) { for name in names { _ = try? run(["send-keys", "-t", "app", name]) } }
+    func type(_ text: String) { _ = try? run(["send-keys", "-t", "app", "-l", text]) }
+    func resize(width: Int, height: Int) { _ = try? run(["resize-window", "-t", "app", "-x", "\(width)", "-y", "\(height)"]) }
+    func screen() throws -> String { try run(["capture-pane", "-t", "app", "-p"]) }
+    func alternateScreen() throws -> Bool { try run(["display-message", "-t", "app", "-p", "#{alternate_on}"]).hasPrefix("1") }
+    func cursorVisible() throws -> Bool { try run(["display-message", "-t", "app", "-p", "#{cursor_flag}"]).hasPrefix("1") }
+
+    /// Sends a signal to the program running in the pane (the pane's shell's child).
+    func signalChild(_ signal: String) throws {
+        let shell = try run(["display-message", "-t", "app", "-p", "#{pane_pid}"]).trimmingCharacters(in: .whitespacesAndNewlines)
+        _ = try Tmux.spawn(["pkill", "-\(signal)", "-P", shell, "loupe"], capture: false)
+    }
+
+    func waitUntil(timeout: Double = 10, _ condition: (String) -> Bool) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        var last = ""
+        while Date() < deadline {
+            last = try screen()
+            if condition(last) { return }
+            usleep(50_000)
+        }
+        throw Timeout(description: "timed out; the screen was:\n\(last)")
+    }
+
+    func waitFor(_ text: String) throws { try waitUntil { $0.contains(text) } }
+    func waitUntilGone(_ text: String) throws { try waitUntil { !$0.contains(text) } }
+
+    func kill() { _ = try? run(["kill-server"]) }
+}

@@ -1,0 +1,146 @@
+import Foundation
+import GRDB
+import LoupeStore
+import Testing
+
+/// Workspace tests run on real files in a temporary directory: WAL, locking and the file
+/// header are what they test.
+@Suite struct WorkspaceTests {
+    let directory: String
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("loupe-store-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    }
+
+    private func path(_ name: String = "w.sqlite") -> String { directory + "/" + name }
+
+    @Test func createsAWorkspaceInWALModeWithTheCurrentSchema() throws {
+        let workspace = try Workspace(path: path())
+        let info = try workspace.info()
+        #expect(info.journalMode == "wal")
+        #expect(info.schemaVersion == Workspace.migrationIdentifiers.count)
+        #expect(info.tables.map(\.name) == ["command_history", "settings"])
+        let header = try DatabaseQueue(path: path()).read { db in try Int32.fetchOne(db, sql: "PRAGMA application_id") }
+        #expect(header == Workspace.applicationID)
+    }
+
+    @Test func settingsAndHistoryPersistAcrossOpens() throws {
+        do {
+            let workspace = try Workspace(path: path())
+            try workspace.setSetting("theme", to: "light")
+            try workspace.setSetting("theme", to: "mono")
+            try workspace.recordHistory("workspace info", source: .tui)
+            try workspace.recordHistory("theme mono", source: .tui)
+            try workspace.recordHistory("from the repl", source: .repl)
+        }
+        let reopened = try Workspace(path: path())
+        #expect(try reopened.setting("theme") == "mono")
+        #expect(try reopened.setting("missing") == nil)
+        #expect(try reopened.history(source: .tui) == ["workspace info", "theme mono"])
+        #expect(try reopened.history(source: .tui, limit: 1) == ["theme mono"])
+    }
+
+    @Test func aSecondWriterGetsBusyInsteadOfCorruptingTheFile() async throws {
+        let first = try Workspace(path: path())
+        let second = try Workspace(path: path(), busyTimeout: 0.2)
+        let holding = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let writer = Task.detached {
+            try first.write { db in
+                try db.execute(sql: "INSERT INTO settings (key, value, updated_at) VALUES ('held', 'x', '2026-01-01')")
+                holding.signal()
+                release.wait()
+            }
+        }
+        holding.wait()
+        let error = #expect(throws: WorkspaceError.self) {
+            try second.setSetting("theme", to: "light")
+        }
+        #expect(error?.code == .busy)
+        #expect(error?.description.contains("workspace is busy") == true)
+        release.signal()
+        try await writer.value
+        #expect(try second.setting("held") == "x")
+        #expect(try second.check().isHealthy)
+    }
+
+    @Test func aNewerSchemaIsRefusedAndLeftUntouched() throws {
+        _ = try Workspace(path: path())
+        let queue = try DatabaseQueue(path: path())
+        let snapshot = { (queue: DatabaseQueue) throws -> [String] in
+            try queue.read { db in
+                try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier")
+                    + String.fetchAll(db, sql: "SELECT sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY name")
+            }
+        }
+        try queue.write { db in
+            try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('v99: from the future')")
+        }
+        let before = try snapshot(queue)
+        let error = #expect(throws: WorkspaceError.self) { try Workspace(path: path()) }
+        #expect(error?.code == .schemaTooNew)
+        #expect(error?.description.contains("newer Loupe") == true)
+        // GRDB touches the file header when it opens a pool in WAL mode; what must not change is
+        // the schema and the recorded migrations.
+        #expect(try snapshot(queue) == before)
+    }
+
+    @Test func filesThatAreNotWorkspacesAreRefused() throws {
+        try "hello, not sqlite".write(toFile: path("text.sqlite"), atomically: true, encoding: .utf8)
+        let text = #expect(throws: WorkspaceError.self) { try Workspace(path: path("text.sqlite")) }
+        #expect(text?.code == .notAWorkspace)
+
+        let other = try DatabaseQueue(path: path("other.sqlite"))
+        try other.write { db in try db.execute(sql: "CREATE TABLE customers (id INTEGER PRIMARY KEY)") }
+        try other.close()
+        let foreign = #expect(throws: WorkspaceError.self) { try Workspace(path: path("other.sqlite")) }
+        #expect(foreign?.code == .notAWorkspace)
+
+        let missingDirectory = #expect(throws: WorkspaceError.self) { try Workspace(path: path("nope/w.sqlite")) }
+        #expect(missingDirectory?.code == .inaccessible)
+        let isDirectory = #expect(throws: WorkspaceError.self) { try Workspace(path: directory) }
+        #expect(isDirectory?.code == .notAWorkspace)
+    }
+
+    @Test func checkReportsCorruption() throws {
+        do {
+            let workspace = try Workspace(path: path())
+            try workspace.write { db in
+                for index in 0..<2000 {
+                    try db.execute(sql: "INSERT INTO command_history (line, source, ran_at) VALUES (?, 'tui', '2026-01-01')", arguments: [String(repeating: "x", count: 200) + "\(index)"])
+                }
+            }
+            try workspace.vacuum()
+        }
+        // Overwrite a page in the middle of the table's b-tree.
+        let handle = try #require(FileHandle(forUpdatingAtPath: path()))
+        try handle.seek(toOffset: 4096 * 20 + 100)
+        handle.write(Data(repeating: 0xAB, count: 2000))
+        try handle.close()
+        let result = try? Workspace(path: path()).check()
+        #expect(result?.isHealthy != true)
+    }
+
+    @Test func vacuumFoldsTheWALAndKeepsTheData() throws {
+        let workspace = try Workspace(path: path())
+        try workspace.setSetting("theme", to: "light")
+        try workspace.vacuum()
+        let info = try workspace.info()
+        #expect(info.walBytes == 0)
+        #expect(try workspace.setting("theme") == "light")
+        #expect(try workspace.check().isHealthy)
+    }
+
+    @Test func aFailedWriteRollsBackEverything() throws {
+        let workspace = try Workspace(path: path())
+        struct Boom: Error {}
+        #expect(throws: WorkspaceError.self) {
+            try workspace.write { db in
+                try db.execute(sql: "INSERT INTO settings (key, value, updated_at) VALUES ('a', '1', '2026-01-01')")
+                throw Boom()
+            }
+        }
+        #expect(try workspace.setting("a") == nil)
+    }
+}

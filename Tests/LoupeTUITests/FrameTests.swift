@@ -1,0 +1,50 @@
+import LoupeTUI
+import Testing
+
+@Suite struct FrameTests {
+    @Test func drawWritesAndClips() {
+        var frame = Frame(size: Size(width: 6, height: 2))
+        let written = frame.draw("hello world", at: Point(x: 1, y: 0), style: .plain)
+        #expect(written == 5)
+        #expect(frame.text() == " hello\n")
+    }
+
+    @Test func wideGlyphTakesTwoCellsAndNeverStraddlesTheEdge() {
+        var frame = Frame(size: Size(width: 4, height: 1))
+        frame.draw("a中文", at: Point(x: 0, y: 0), style: .plain)
+        #expect(frame[1, 0].width == 2)
+        #expect(frame[2, 0].isContinuation)
+        #expect(frame[3, 0].grapheme == " ")
+        #expect(frame.text() == "a中")
+    }
+
+    @Test func overwritingHalfAWideGlyphBlanksTheOtherHalf() {
+        var frame = Frame(size: Size(width: 4, height: 1))
+        frame.draw("中文", at: Point(x: 0, y: 0), style: .plain)
+        frame.draw("x", at: Point(x: 1, y: 0), style: .plain)
+        #expect(frame.text() == " x文")
+        #expect(frame[0, 0].width == 1)
+    }
+
+    @Test func escapeSequencesNeverReachACell() {
+        var frame = Frame(size: Size(width: 10, height: 1))
+        frame.draw("\u{1B}[31mred", at: Point(x: 0, y: 0), style: .plain)
+        #expect(frame.text() == "␛[31mred")
+        #expect(!frame.cells.contains { $0.grapheme.unicodeScalars.contains { $0.value == 0x1B } })
+    }
+
+    @Test func textWithoutBackgroundKeepsTheCellsBackground() {
+        let blue = RGB(0, 0, 255)
+        var frame = Frame(size: Size(width: 4, height: 1), style: Style(background: blue))
+        frame.draw("ab", at: Point(x: 0, y: 0), style: Style(foreground: RGB(255, 255, 255)))
+        #expect(frame[0, 0].style.background == blue)
+        #expect(frame[0, 0].style.foreground == RGB(255, 255, 255))
+    }
+
+    @Test func findLocatesTextByColumn() {
+        var frame = Frame(size: Size(width: 10, height: 2))
+        frame.draw("中 needle", at: Point(x: 0, y: 1), style: .plain)
+        #expect(frame.find("needle") == Point(x: 3, y: 1))
+        #expect(frame.find("absent") == nil)
+    }
+}

@@ -1,0 +1,35 @@
+import LoupeTUI
+import LoupeTerminal
+import Testing
+
+@Suite struct ColorDepthTests {
+    @Test func detectFollowsColorsAndNoColor() {
+        #expect(ColorDepth.detect(colors: 256, environment: [:]) == .palette256)
+        #expect(ColorDepth.detect(colors: 0x100_0000, environment: [:]) == .trueColor)
+        #expect(ColorDepth.detect(colors: 8, environment: [:]) == .palette8)
+        #expect(ColorDepth.detect(colors: 0, environment: [:]) == .none)
+        #expect(ColorDepth.detect(colors: 256, environment: ["NO_COLOR": "1"]) == .none)
+        // An empty NO_COLOR does not count (no-color.org).
+        #expect(ColorDepth.detect(colors: 256, environment: ["NO_COLOR": ""]) == .palette256)
+    }
+
+    @Test func reducesToTheNearestPaletteEntry() {
+        #expect(ColorDepth.palette256.colorNumber(for: RGB(0, 0, 0)) == 16)
+        #expect(ColorDepth.palette256.colorNumber(for: RGB(255, 255, 255)) == 231)
+        #expect(ColorDepth.palette256.colorNumber(for: RGB(0x87, 0xAF, 0xFF)) == 111)
+        #expect(ColorDepth.palette256.colorNumber(for: RGB(0x80, 0x80, 0x80)) == 244)
+        #expect(ColorDepth.palette16.colorNumber(for: RGB(250, 10, 10)) == 9)
+        #expect(ColorDepth.palette8.colorNumber(for: RGB(250, 10, 10)) == 1)
+        #expect(ColorDepth.trueColor.colorNumber(for: RGB(0x12, 0x34, 0x56)) == 0x123456)
+        #expect(ColorDepth.none.colorNumber(for: RGB(1, 2, 3)) == nil)
+    }
+
+    @Test func theDefaultThemeKeepsItsHuesIn256Colours() {
+        // The selection must stay a blue, not drift to teal, when reduced.
+        let selection = Theme.builtInDefault.color(.selectionBackground)!
+        let index = Int(ColorDepth.palette256.colorNumber(for: selection)!) - 16
+        let blue = index % 6
+        let green = index / 6 % 6
+        #expect(blue > green)
+    }
+}
