@@ -67,7 +67,8 @@ let package = Package(
             path: "Tests/LoupeTestSupport",
             swiftSettings: strictSwift6
         ),
-        .testTarget(name: "LoupeTUITests", dependencies: ["LoupeTUI", "LoupeTestSupport"], swiftSettings: strictSwift6),
+        .testTarget(
+            name: "LoupeTUITests", dependencies: ["LoupeTUI", "LoupeTestSupport"], swiftSettings: strictSwift6),
         .testTarget(
             name: "LoupeTerminalTests",
             dependencies: ["LoupeTerminal", "LoupeTUI", "CNCurses"],

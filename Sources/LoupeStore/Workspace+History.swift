@@ -27,7 +27,8 @@ extension Workspace {
     /// The most recent `limit` command lines from `source`, oldest first.
     package func history(source: HistorySource, limit: Int = 1000) throws(WorkspaceError) -> [String] {
         try read { db in
-            let rows = try HistoryEntry
+            let rows =
+                try HistoryEntry
                 .filter(Column("source") == source.rawValue)
                 .order(Column("id").desc)
                 .limit(limit)

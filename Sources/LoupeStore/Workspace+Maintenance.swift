@@ -46,7 +46,9 @@ extension Workspace {
                     """
             )
             let counts = try tables.map { name in
-                WorkspaceInfo.TableCount(name: name, rows: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(name.quotedDatabaseIdentifier)") ?? 0)
+                WorkspaceInfo.TableCount(
+                    name: name,
+                    rows: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(name.quotedDatabaseIdentifier)") ?? 0)
             }
             return WorkspaceInfo(
                 path: path,

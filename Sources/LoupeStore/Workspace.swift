@@ -48,7 +48,8 @@ package final class Workspace: Sendable {
         var isDirectory: ObjCBool = false
         if manager.fileExists(atPath: path, isDirectory: &isDirectory) {
             if isDirectory.boolValue {
-                throw WorkspaceError(.notAWorkspace, path: path, message: "is a directory; give the path of a .sqlite file")
+                throw WorkspaceError(
+                    .notAWorkspace, path: path, message: "is a directory; give the path of a .sqlite file")
             }
             guard let handle = FileHandle(forReadingAtPath: path) else {
                 throw WorkspaceError(.inaccessible, path: path, message: "cannot be read (check its permissions)")
@@ -56,7 +57,8 @@ package final class Workspace: Sendable {
             defer { try? handle.close() }
             let header = (try? handle.read(upToCount: 16)) ?? Data()
             if !header.isEmpty, header != Data("SQLite format 3\0".utf8) {
-                throw WorkspaceError(.notAWorkspace, path: path, message: "is not a SQLite database, so not a Loupe workspace")
+                throw WorkspaceError(
+                    .notAWorkspace, path: path, message: "is not a SQLite database, so not a Loupe workspace")
             }
         } else {
             let directory = (path as NSString).deletingLastPathComponent
@@ -140,11 +142,15 @@ package final class Workspace: Sendable {
                 message: "workspace is busy: another loupe process is writing to it. Try again when it has finished."
             )
         case .SQLITE_NOTADB:
-            return WorkspaceError(.notAWorkspace, path: path, message: "is not a SQLite database, so not a Loupe workspace")
+            return WorkspaceError(
+                .notAWorkspace, path: path, message: "is not a SQLite database, so not a Loupe workspace")
         case .SQLITE_CANTOPEN, .SQLITE_PERM, .SQLITE_READONLY:
-            return WorkspaceError(.inaccessible, path: path, message: "cannot be opened for writing (\(error.message ?? "\(error.resultCode)"))")
+            return WorkspaceError(
+                .inaccessible, path: path,
+                message: "cannot be opened for writing (\(error.message ?? "\(error.resultCode)"))")
         case .SQLITE_CORRUPT:
-            return WorkspaceError(.database, path: path, message: "is corrupt (\(error.message ?? "")); run `loupe workspace check`")
+            return WorkspaceError(
+                .database, path: path, message: "is corrupt (\(error.message ?? "")); run `loupe workspace check`")
         default:
             return WorkspaceError(.database, path: path, message: error.message ?? "\(error)")
         }

@@ -51,7 +51,8 @@ package enum ColorDepth: Hashable, Sendable {
     static func nearest256(_ rgb: RGB) -> Int {
         func cubeIndex(_ value: UInt8) -> Int {
             var best = 0
-            for (index, level) in cubeLevels.enumerated() where abs(level - Int(value)) < abs(cubeLevels[best] - Int(value)) {
+            for (index, level) in cubeLevels.enumerated()
+            where abs(level - Int(value)) < abs(cubeLevels[best] - Int(value)) {
                 best = index
             }
             return best

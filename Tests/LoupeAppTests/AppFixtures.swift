@@ -5,11 +5,22 @@ import LoupeTUI
 /// A deterministic app state for reducer tests and golden frames.
 enum AppFixtures {
     static let catalog = CommandCatalog(entries: [
-        .init(path: ["workspace"], abstract: "Create, inspect, check and compact a workspace file.", options: [], needsArguments: false, isGroup: true),
-        .init(path: ["workspace", "info"], abstract: "Show the workspace's path, schema version, sizes and rows per table.", options: ["--json", "--workspace"], needsArguments: false, isGroup: false),
-        .init(path: ["workspace", "init"], abstract: "Create the workspace.", options: ["--workspace"], needsArguments: false, isGroup: false),
-        .init(path: ["notebook", "run"], abstract: "Run notebooks.", options: ["--check"], needsArguments: true, isGroup: false),
-        .init(path: ["theme"], abstract: "List the colour themes, or switch to one.", options: ["--workspace"], needsArguments: false, isGroup: false),
+        .init(
+            path: ["workspace"], abstract: "Create, inspect, check and compact a workspace file.", options: [],
+            needsArguments: false, isGroup: true),
+        .init(
+            path: ["workspace", "info"],
+            abstract: "Show the workspace's path, schema version, sizes and rows per table.",
+            options: ["--json", "--workspace"], needsArguments: false, isGroup: false),
+        .init(
+            path: ["workspace", "init"], abstract: "Create the workspace.", options: ["--workspace"],
+            needsArguments: false, isGroup: false),
+        .init(
+            path: ["notebook", "run"], abstract: "Run notebooks.", options: ["--check"], needsArguments: true,
+            isGroup: false),
+        .init(
+            path: ["theme"], abstract: "List the colour themes, or switch to one.", options: ["--workspace"],
+            needsArguments: false, isGroup: false),
     ])
 
     static func state(width: Int = 80, height: Int = 24, monochrome: Bool = false) -> AppState {

@@ -57,7 +57,10 @@ import Testing
         AppFixtures.press([.character(":")], on: &state)
         _ = AppFixtures.type("wrkspace", on: &state)
         AppFixtures.press([.enter], on: &state)
-        _ = state.update(.jobFinished(JobID(1), CommandOutcome(error: "Unexpected argument 'wrkspace' (did you mean 'workspace'?)\nUsage: loupe")))
+        _ = state.update(
+            .jobFinished(
+                JobID(1),
+                CommandOutcome(error: "Unexpected argument 'wrkspace' (did you mean 'workspace'?)\nUsage: loupe")))
         #expect(state.message?.level == .error)
         #expect(state.message?.text.hasPrefix("✗ Unexpected argument 'wrkspace'") == true)
         #expect(state.output.isVisible)
@@ -168,7 +171,9 @@ import Testing
         AppFixtures.press([.character("6")], on: &state)
         _ = state.update(.notebooksListed(AppFixtures.notebooks))
         #expect(AppFixtures.press([.enter], on: &state) == [.openNotebook(path: "notebooks/getting-started.md")])
-        _ = state.update(.notebookOpened(path: "notebooks/getting-started.md", result: .loaded(Notebook.parse(AppFixtures.notebookText))))
+        _ = state.update(
+            .notebookOpened(
+                path: "notebooks/getting-started.md", result: .loaded(Notebook.parse(AppFixtures.notebookText))))
         AppFixtures.press([.character("j")], on: &state)
         let effects = AppFixtures.press([.enter], on: &state)
         #expect(effects == [.runCommand(JobID(1), "workspace check")])
@@ -204,7 +209,8 @@ import Testing
         AppFixtures.press([.character(":")], on: &state)
         _ = AppFixtures.type("theme light", on: &state)
         AppFixtures.press([.enter], on: &state)
-        _ = state.update(.jobFinished(JobID(1), CommandOutcome(output: "theme: light\n", requests: [.applyTheme(light)])))
+        _ = state.update(
+            .jobFinished(JobID(1), CommandOutcome(output: "theme: light\n", requests: [.applyTheme(light)])))
         #expect(state.theme.name == "light")
         #expect(!state.theme.isMonochrome)
 

@@ -8,7 +8,9 @@ import Testing
 /// `RECORD_SNAPSHOTS=1 swift test` rewrites the files after a deliberate change.
 @Suite struct ShellGoldenTests {
     private func check(_ state: AppState, _ name: String) {
-        if let difference = Golden.compare(state.render().text(), named: name) { Issue.record(Comment(rawValue: difference)) }
+        if let difference = Golden.compare(state.render().text(), named: name) {
+            Issue.record(Comment(rawValue: difference))
+        }
     }
 
     @Test func emptyStatePanelAt80x24() { check(AppFixtures.state(), "shell-traces-80x24") }
@@ -18,7 +20,9 @@ import Testing
         AppFixtures.press([.character("6")], on: &state)
         _ = state.update(.notebooksListed(AppFixtures.notebooks))
         AppFixtures.press([.enter], on: &state)
-        _ = state.update(.notebookOpened(path: "notebooks/getting-started.md", result: .loaded(Notebook.parse(AppFixtures.notebookText))))
+        _ = state.update(
+            .notebookOpened(
+                path: "notebooks/getting-started.md", result: .loaded(Notebook.parse(AppFixtures.notebookText))))
         check(state, "shell-notebooks-160x48")
     }
 
@@ -47,7 +51,13 @@ import Testing
         AppFixtures.press([.character(":")], on: &state)
         _ = AppFixtures.type("wrkspace info", on: &state)
         AppFixtures.press([.enter], on: &state)
-        _ = state.update(.jobFinished(JobID(1), CommandOutcome(error: "2 unexpected arguments: 'wrkspace', 'info' (did you mean 'workspace'?)\nUsage: loupe [--workspace <path>] [--theme <name>] <subcommand>")))
+        _ = state.update(
+            .jobFinished(
+                JobID(1),
+                CommandOutcome(
+                    error:
+                        "2 unexpected arguments: 'wrkspace', 'info' (did you mean 'workspace'?)\nUsage: loupe [--workspace <path>] [--theme <name>] <subcommand>"
+                )))
         check(state, "output-error-80x24")
     }
 
@@ -84,7 +94,8 @@ import Testing
         AppFixtures.press([.character(":")], on: &state)
         _ = AppFixtures.type("workspace info", on: &state)
         AppFixtures.press([.enter], on: &state)
-        _ = state.update(.jobFinished(JobID(1), CommandOutcome(output: "line one\n\u{1B}[2J\u{1B}]0;title\u{07}evil\n")))
+        _ = state.update(
+            .jobFinished(JobID(1), CommandOutcome(output: "line one\n\u{1B}[2J\u{1B}]0;title\u{07}evil\n")))
         let text = state.render().text()
         #expect(text.contains("␛[2J␛]0;title␇evil"))
         #expect(!text.unicodeScalars.contains { $0.value == 0x1B })

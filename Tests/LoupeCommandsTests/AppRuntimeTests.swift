@@ -9,7 +9,9 @@ import Testing
 
 /// The real loop on a headless backend, running real commands on a real workspace.
 @Suite struct AppRuntimeTests {
-    private func makeRuntime(script: [InputEvent], size: Size = Size(width: 100, height: 30)) throws -> (AppRuntime, HeadlessBackend, WorkspaceSession) {
+    private func makeRuntime(script: [InputEvent], size: Size = Size(width: 100, height: 30)) throws -> (
+        AppRuntime, HeadlessBackend, WorkspaceSession
+    ) {
         let session = TestEnvironment.session()
         let workspace = try session.workspace()
         let executor = CommandExecutor(session: session, isInsideTUI: true)
@@ -34,7 +36,8 @@ import Testing
     }
 
     @Test func aColonCommandRunsAndItsOutputIsShown() throws {
-        let (runtime, backend, session) = try makeRuntime(script: [.key(.character(":"))] + keys("workspace info") + [.key(.enter)])
+        let (runtime, backend, session) = try makeRuntime(
+            script: [.key(.character(":"))] + keys("workspace info") + [.key(.enter)])
         drive(runtime, backend)
         let screen = try #require(backend.lastFrame).text()
         #expect(screen.contains("Output: :workspace info"))
@@ -49,7 +52,8 @@ import Testing
     }
 
     @Test func themeSwitchesLiveAndIsRemembered() throws {
-        let (runtime, backend, session) = try makeRuntime(script: [.key(.character(":"))] + keys("theme high-contrast") + [.key(.enter)])
+        let (runtime, backend, session) = try makeRuntime(
+            script: [.key(.character(":"))] + keys("theme high-contrast") + [.key(.enter)])
         drive(runtime, backend)
         #expect(runtime.state.theme.name == "high-contrast")
         #expect(try session.workspace().setting("theme") == "high-contrast")

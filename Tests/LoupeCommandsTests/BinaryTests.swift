@@ -22,7 +22,8 @@ import Testing
     @Test func workspaceCommandsWorkOnAFile() throws {
         let directory = TestEnvironment.temporaryDirectory()
         let file = directory + "/cli.sqlite"
-        #expect(try TestEnvironment.run(["workspace", "init", "--workspace", file]).output.contains("created workspace"))
+        #expect(
+            try TestEnvironment.run(["workspace", "init", "--workspace", file]).output.contains("created workspace"))
         let check = try TestEnvironment.run(["--workspace", file, "workspace", "check"])
         #expect(check.status == 0)
         #expect(check.output.contains("integrity     ok"))
@@ -46,7 +47,8 @@ import Testing
         thread.start()
         holding.wait()
         defer { release.signal() }
-        let result = try TestEnvironment.run(["theme", "light", "--workspace", file], environment: ["LOUPE_BUSY_TIMEOUT_MS": "300"])
+        let result = try TestEnvironment.run(
+            ["theme", "light", "--workspace", file], environment: ["LOUPE_BUSY_TIMEOUT_MS": "300"])
         #expect(result.status == 1)
         #expect(result.error.contains("workspace is busy"))
     }
@@ -62,11 +64,13 @@ import Testing
 
     @Test func replRunsAScriptFromStandardInput() throws {
         let file = TestEnvironment.temporaryDirectory() + "/repl.sqlite"
-        let ok = try TestEnvironment.run(["repl", "--workspace", file], input: "workspace init\n# a comment\ntheme mono\ntheme\n")
+        let ok = try TestEnvironment.run(
+            ["repl", "--workspace", file], input: "workspace init\n# a comment\ntheme mono\ntheme\n")
         #expect(ok.status == 0)
         #expect(ok.output.contains("theme: mono"))
         #expect(ok.output.contains("mono  (current)"))
-        let failing = try TestEnvironment.run(["repl", "--workspace", file], input: "workspace inof\nworkspace check\n")
+        let failing = try TestEnvironment.run(
+            ["repl", "--workspace", file], input: "workspace inof\nworkspace check\n")
         #expect(failing.status == 1)
         #expect(failing.error.contains("did you mean 'workspace info'?"))
         #expect(failing.output.contains("integrity     ok"))

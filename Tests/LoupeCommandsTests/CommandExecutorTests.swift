@@ -17,7 +17,9 @@ import Testing
         #expect(outcome.succeeded)
         #expect(outcome.output.contains("workspace  w.sqlite"))
         #expect(outcome.output.contains("schema     v1"))
-        let json = try JSONSerialization.jsonObject(with: Data(run("loupe workspace info --json").output.utf8)) as? [String: Any]
+        let json =
+            try JSONSerialization.jsonObject(with: Data(run("loupe workspace info --json").output.utf8))
+            as? [String: Any]
         #expect(json?["schema_version"] as? Int == 1)
     }
 
@@ -51,7 +53,9 @@ import Testing
 
     @Test func shellOnlyCommandsAndOtherWorkspacesAreRefusedInsideTheTUI() {
         #expect(run("repl", insideTUI: true).error?.contains("runs in a shell") == true)
-        #expect(run("workspace info --workspace /tmp/other.sqlite", insideTUI: true).error?.contains("cannot change it here") == true)
+        #expect(
+            run("workspace info --workspace /tmp/other.sqlite", insideTUI: true).error?.contains(
+                "cannot change it here") == true)
         #expect(run("--workspace x", insideTUI: true).error?.contains("already open") == true)
     }
 

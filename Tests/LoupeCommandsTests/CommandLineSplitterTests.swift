@@ -16,7 +16,9 @@ import Testing
     }
 
     @Test func unterminatedQuotesAreErrors() {
-        let error = #expect(throws: CommandLineSplitter.SplitError.self) { try CommandLineSplitter.split("search \"open") }
+        let error = #expect(throws: CommandLineSplitter.SplitError.self) {
+            try CommandLineSplitter.split("search \"open")
+        }
         #expect(error?.message.contains("unterminated double quote") == true)
         #expect(throws: CommandLineSplitter.SplitError.self) { try CommandLineSplitter.split("trailing \\") }
     }

@@ -18,7 +18,8 @@ import Testing
     @Test(arguments: notebooks)
     func notebookIsUpToDateAndRunsClean(path: String) throws {
         let name = URL(fileURLWithPath: path).lastPathComponent
-        let result = try TestEnvironment.run(["notebook", "run", "--check", "notebooks/" + name], directory: TestEnvironment.repositoryRoot.path)
+        let result = try TestEnvironment.run(
+            ["notebook", "run", "--check", "notebooks/" + name], directory: TestEnvironment.repositoryRoot.path)
         #expect(result.status == 0, "\(result.output)\(result.error)")
         #expect(result.output.contains("up to date"))
     }

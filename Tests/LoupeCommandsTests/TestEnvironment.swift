@@ -11,7 +11,9 @@ enum TestEnvironment {
 
     /// The `loupe` binary `swift test` built next to the test bundle.
     static var binary: String {
-        let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("loupe").path
+        let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
+            "loupe"
+        ).path
         if FileManager.default.isExecutableFile(atPath: beside) { return beside }
         return repositoryRoot.appendingPathComponent(".build/debug/loupe").path
     }
@@ -27,7 +29,9 @@ enum TestEnvironment {
     }
 
     /// Runs the real binary; returns exit status, stdout and stderr.
-    static func run(_ arguments: [String], environment extra: [String: String] = [:], input: String? = nil, directory: String? = nil) throws -> (status: Int32, output: String, error: String) {
+    static func run(
+        _ arguments: [String], environment extra: [String: String] = [:], input: String? = nil, directory: String? = nil
+    ) throws -> (status: Int32, output: String, error: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = arguments

@@ -7,7 +7,9 @@ import Testing
 @Suite(.enabled(if: Tmux.isAvailable, "tmux is not installed (apt-get install -y tmux)"), .serialized)
 struct TmuxEndToEndTests {
     @Test func aUserSessionFromStartToQuit() throws {
-        let tmux = try Tmux(width: 100, height: 30, command: "\(TestEnvironment.binary) --workspace \(TestEnvironment.temporaryDirectory())/e2e.sqlite")
+        let tmux = try Tmux(
+            width: 100, height: 30,
+            command: "\(TestEnvironment.binary) --workspace \(TestEnvironment.temporaryDirectory())/e2e.sqlite")
         defer { tmux.kill() }
         try tmux.waitFor("1 Traces")
         #expect(try tmux.alternateScreen())
@@ -39,7 +41,9 @@ struct TmuxEndToEndTests {
         try tmux.waitUntilGone("schema     v1")
 
         tmux.resize(width: 80, height: 24)
-        try tmux.waitUntil { screen in screen.split(separator: "\n").first.map { !$0.contains("loupe") && $0.contains("Notebooks") } ?? false }
+        try tmux.waitUntil { screen in
+            screen.split(separator: "\n").first.map { !$0.contains("loupe") && $0.contains("Notebooks") } ?? false
+        }
         tmux.resize(width: 40, height: 10)
         try tmux.waitFor("Terminal too small")
         tmux.resize(width: 100, height: 30)
@@ -52,7 +56,9 @@ struct TmuxEndToEndTests {
     }
 
     @Test func sigtermRestoresTheTerminal() throws {
-        let tmux = try Tmux(width: 80, height: 24, command: "\(TestEnvironment.binary) --workspace \(TestEnvironment.temporaryDirectory())/term.sqlite")
+        let tmux = try Tmux(
+            width: 80, height: 24,
+            command: "\(TestEnvironment.binary) --workspace \(TestEnvironment.temporaryDirectory())/term.sqlite")
         defer { tmux.kill() }
         try tmux.waitFor("1 Traces")
         try tmux.signalChild("TERM")
@@ -61,14 +67,22 @@ struct TmuxEndToEndTests {
     }
 
     @Test func anUnknownTerminalTypeGetsAClearMessage() throws {
-        let tmux = try Tmux(width: 100, height: 10, command: "TERM=no-such-terminal \(TestEnvironment.binary) --workspace \(TestEnvironment.temporaryDirectory())/t.sqlite")
+        let tmux = try Tmux(
+            width: 100, height: 10,
+            command:
+                "TERM=no-such-terminal \(TestEnvironment.binary) --workspace \(TestEnvironment.temporaryDirectory())/t.sqlite"
+        )
         defer { tmux.kill() }
         try tmux.waitFor("[exited 1]")
         #expect(try tmux.screen().contains("unknown terminal type 'no-such-terminal'"))
     }
 
     @Test func aNonUTF8LocaleGetsAClearMessage() throws {
-        let tmux = try Tmux(width: 120, height: 10, command: "LANG=C LC_ALL=C \(TestEnvironment.binary) --workspace \(TestEnvironment.temporaryDirectory())/l.sqlite")
+        let tmux = try Tmux(
+            width: 120, height: 10,
+            command:
+                "LANG=C LC_ALL=C \(TestEnvironment.binary) --workspace \(TestEnvironment.temporaryDirectory())/l.sqlite"
+        )
         defer { tmux.kill() }
         try tmux.waitFor("[exited 1]")
         #expect(try tmux.screen().contains("needs a UTF-8 locale"))
@@ -82,7 +96,9 @@ struct Tmux {
     }
 
     static var isAvailable: Bool {
-        ProcessInfo.processInfo.environment["PATH"]?.split(separator: ":").contains { FileManager.default.isExecutableFile(atPath: "\($0)/tmux") } ?? false
+        ProcessInfo.processInfo.environment["PATH"]?.split(separator: ":").contains {
+            FileManager.default.isExecutableFile(atPath: "\($0)/tmux")
+        } ?? false
     }
 
     let socket = "loupe-e2e-\(UUID().uuidString.prefix(8))"
@@ -90,8 +106,11 @@ struct Tmux {
     init(width: Int, height: Int, command: String) throws {
         let wrapped = "\(command); echo \"[exited $?]\"; sleep 60"
         // This call starts the server, which would inherit and hold open an output pipe.
-        try run(["-f", "/dev/null", "new-session", "-d", "-s", "app", "-x", "\(width)", "-y", "\(height)",
-                 "-e", "LANG=C.UTF-8", "-e", "LC_ALL=C.UTF-8", "-e", "TERM=tmux-256color", wrapped], capture: false)
+        try run(
+            [
+                "-f", "/dev/null", "new-session", "-d", "-s", "app", "-x", "\(width)", "-y", "\(height)",
+                "-e", "LANG=C.UTF-8", "-e", "LC_ALL=C.UTF-8", "-e", "TERM=tmux-256color", wrapped,
+            ], capture: false)
         try run(["set-option", "-g", "status", "off"])
     }
 
@@ -103,17 +122,19 @@ struct Tmux {
     }
 
     static func spawn(_ arguments: [String], capture: Bool = true) throws -> String {
-        let outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("tmux-\(UUID().uuidString).out").path
+        let outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("tmux-\(UUID().uuidString).out")
+            .path
         defer { try? FileManager.default.removeItem(atPath: outputPath) }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, capture ? outputPath : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(
+            &actions, 1, capture ? outputPath : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         let argv = arguments.map { strdup($0) } + [nil]
         let envp = ProcessInfo.processInfo.environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { (argv + envp).forEach { free($0) } }
+        defer { for pointer in argv + envp { free(pointer) } }
         // The test runner's threads may block signals, and a spawned process inherits the mask
         // (and tmux passes it on to the pane): start from a clean mask and default handlers.
         var attributes = posix_spawnattr_t()
@@ -137,14 +158,21 @@ struct Tmux {
 
     func keys(_ names: String...) { for name in names { _ = try? run(["send-keys", "-t", "app", name]) } }
     func type(_ text: String) { _ = try? run(["send-keys", "-t", "app", "-l", text]) }
-    func resize(width: Int, height: Int) { _ = try? run(["resize-window", "-t", "app", "-x", "\(width)", "-y", "\(height)"]) }
+    func resize(width: Int, height: Int) {
+        _ = try? run(["resize-window", "-t", "app", "-x", "\(width)", "-y", "\(height)"])
+    }
     func screen() throws -> String { try run(["capture-pane", "-t", "app", "-p"]) }
-    func alternateScreen() throws -> Bool { try run(["display-message", "-t", "app", "-p", "#{alternate_on}"]).hasPrefix("1") }
-    func cursorVisible() throws -> Bool { try run(["display-message", "-t", "app", "-p", "#{cursor_flag}"]).hasPrefix("1") }
+    func alternateScreen() throws -> Bool {
+        try run(["display-message", "-t", "app", "-p", "#{alternate_on}"]).hasPrefix("1")
+    }
+    func cursorVisible() throws -> Bool {
+        try run(["display-message", "-t", "app", "-p", "#{cursor_flag}"]).hasPrefix("1")
+    }
 
     /// Sends a signal to the program running in the pane (the pane's shell's child).
     func signalChild(_ signal: String) throws {
-        let shell = try run(["display-message", "-t", "app", "-p", "#{pane_pid}"]).trimmingCharacters(in: .whitespacesAndNewlines)
+        let shell = try run(["display-message", "-t", "app", "-p", "#{pane_pid}"]).trimmingCharacters(
+            in: .whitespacesAndNewlines)
         _ = try Tmux.spawn(["pkill", "-\(signal)", "-P", shell, "loupe"], capture: false)
     }
 

@@ -45,17 +45,23 @@ import Testing
 
     @Test func runWritesOutputsAndIsIdempotent() {
         let runner = NotebookRunner { line in
-            line.hasPrefix("theme") ? CommandOutcome(error: "no theme named 'nope'") : CommandOutcome(output: "ran \(line)\n")
+            line.hasPrefix("theme")
+                ? CommandOutcome(error: "no theme named 'nope'") : CommandOutcome(output: "ran \(line)\n")
         }
         let first = runner.run(Notebook.parse("intro\n\n```loupe\nworkspace info\n```\n\nend\n"))
         #expect(first.failures.isEmpty)
-        #expect(first.notebook.rendered() == "intro\n\n```loupe\nworkspace info\n```\n\n```output\nran workspace info\n```\n\nend\n")
+        #expect(
+            first.notebook.rendered()
+                == "intro\n\n```loupe\nworkspace info\n```\n\n```output\nran workspace info\n```\n\nend\n")
         let second = runner.run(Notebook.parse(first.notebook.rendered()))
         #expect(second.notebook.rendered() == first.notebook.rendered())
 
         let expected = runner.run(Notebook.parse(Self.sample))
         #expect(expected.failures.isEmpty)
-        #expect(expected.notebook.cells[0].output == ["› workspace info", "ran workspace info", "› ! theme nope", "error: no theme named 'nope'"])
+        #expect(
+            expected.notebook.cells[0].output == [
+                "› workspace info", "ran workspace info", "› ! theme nope", "error: no theme named 'nope'",
+            ])
     }
 
     @Test func unexpectedFailuresAndUnexpectedSuccessesAreReported() {

@@ -22,7 +22,8 @@ import Testing
     }
 
     @Test func extendsOverridesOnlyTheGivenRoles() throws {
-        let theme = try ThemeLoader.parse("extends = \"default\"\n[colors]\n\"text\" = \"#010203\"\n", file: "t.toml", name: "t")
+        let theme = try ThemeLoader.parse(
+            "extends = \"default\"\n[colors]\n\"text\" = \"#010203\"\n", file: "t.toml", name: "t")
         #expect(theme.colors[.text] == .rgb(RGB(1, 2, 3)))
         #expect(theme.colors[.border] == Theme.builtInDefault.colors[.border])
         #expect(theme.name == "t")
@@ -42,7 +43,9 @@ import Testing
         ("colours = {}\n", 1, "unknown key 'colours'"),
     ])
     func brokenFilesNameTheFileAndLine(text: String, line: Int, message: String) {
-        let error = #expect(throws: ThemeError.self) { try ThemeLoader.parse(text, file: "themes/broken.toml", name: "broken") }
+        let error = #expect(throws: ThemeError.self) {
+            try ThemeLoader.parse(text, file: "themes/broken.toml", name: "broken")
+        }
         #expect(error?.file == "themes/broken.toml")
         #expect(error?.line == line)
         #expect(error?.message.contains(message) == true, "\(error?.message ?? "")")
@@ -50,7 +53,9 @@ import Testing
     }
 
     @Test func extendsCyclesAndUnknownThemesAreErrors() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("loupe-themes-\(UUID().uuidString)").path
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "loupe-themes-\(UUID().uuidString)"
+        ).path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         try "extends = \"b\"\n".write(toFile: directory + "/a.toml", atomically: true, encoding: .utf8)
         try "extends = \"a\"\n".write(toFile: directory + "/b.toml", atomically: true, encoding: .utf8)

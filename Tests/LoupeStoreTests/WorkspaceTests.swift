@@ -9,7 +9,8 @@ import Testing
     let directory: String
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("loupe-store-\(UUID().uuidString)").path
+        directory =
+            FileManager.default.temporaryDirectory.appendingPathComponent("loupe-store-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     }
 
@@ -108,7 +109,9 @@ import Testing
             let workspace = try Workspace(path: path())
             try workspace.write { db in
                 for index in 0..<2000 {
-                    try db.execute(sql: "INSERT INTO command_history (line, source, ran_at) VALUES (?, 'tui', '2026-01-01')", arguments: [String(repeating: "x", count: 200) + "\(index)"])
+                    try db.execute(
+                        sql: "INSERT INTO command_history (line, source, ran_at) VALUES (?, 'tui', '2026-01-01')",
+                        arguments: [String(repeating: "x", count: 200) + "\(index)"])
                 }
             }
             try workspace.vacuum()

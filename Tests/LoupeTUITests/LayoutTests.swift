@@ -17,7 +17,10 @@ import Testing
     @Test func percentageAndRemainders() {
         let parts = Rect(x: 0, y: 0, width: 7, height: 1).split(.horizontal, [.fill(1), .fill(1)])
         #expect(parts.map(\.width) == [3, 4])
-        #expect(Rect(x: 0, y: 0, width: 80, height: 1).split(.horizontal, [.percentage(25), .fill(1)]).map(\.width) == [20, 60])
+        #expect(
+            Rect(x: 0, y: 0, width: 80, height: 1).split(.horizontal, [.percentage(25), .fill(1)]).map(\.width) == [
+                20, 60,
+            ])
     }
 
     @Test func rectHelpers() {

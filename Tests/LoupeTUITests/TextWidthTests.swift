@@ -3,7 +3,8 @@ import Testing
 
 @Suite struct TextWidthTests {
     @Test(arguments: [
-        ("a", 1), ("é", 1), ("e\u{301}", 1), ("中", 2), ("한", 2), ("😀", 2), ("❤️", 2), ("\u{200B}", 0), ("ｱ", 1), ("Ａ", 2),
+        ("a", 1), ("é", 1), ("e\u{301}", 1), ("中", 2), ("한", 2), ("😀", 2), ("❤️", 2), ("\u{200B}", 0), ("ｱ", 1),
+        ("Ａ", 2),
     ])
     func clusterWidths(text: String, expected: Int) {
         #expect(TextWidth.of(Character(text)) == expected)

@@ -24,7 +24,8 @@ import Testing
     @Test func listHighlightsSearchMatches() {
         var frame = Frame(size: Size(width: 12, height: 1))
         var state = ListState(selected: 1)
-        ListView(items: [[Span("alpha beta")]], highlight: "BETA").render(into: &frame, area: frame.area, state: &state, theme: theme)
+        ListView(items: [[Span("alpha beta")]], highlight: "BETA").render(
+            into: &frame, area: frame.area, state: &state, theme: theme)
         #expect(frame[7, 0].style.foreground == theme.color(.match))
         #expect(frame[2, 0].style.foreground != theme.color(.match))
     }
@@ -33,7 +34,9 @@ import Testing
         var frame = Frame(size: Size(width: 20, height: 3))
         var state = ListState()
         let table = TableView(
-            columns: [TableColumn("name", width: .fill(1)), TableColumn("ms", width: .length(6), alignment: .trailing)],
+            columns: [
+                TableColumn("name", width: .fill(1)), TableColumn("ms", width: .length(6), alignment: .trailing),
+            ],
             rows: [["sgemm", "12.5"], ["gelu", "0.3"]], sort: TableSort(column: 1, ascending: false)
         )
         table.render(into: &frame, area: frame.area, state: &state, theme: theme)
@@ -92,5 +95,21 @@ import Testing
         #expect(rects == [Rect(x: 1, y: 0, width: 10, height: 1), Rect(x: 12, y: 0, width: 9, height: 1)])
         let narrow = bar.tabRects(in: Rect(x: 0, y: 0, width: 14, height: 1))
         #expect(narrow[1].isEmpty)
+    }
+}
+
+@Suite struct TextViewWrapTests {
+    @Test func wrapsAtWordBoundariesAndCutsOverlongWords() {
+        let view = TextView(lines: [[Span("creates the file or brings an older one")]])
+        #expect(view.displayRows(width: 16).map(\.plainText) == ["creates the ", "file or brings ", "an older one"])
+        let long = TextView(lines: [[Span("abcdefghij kl")]])
+        #expect(long.displayRows(width: 4).map(\.plainText) == ["abcd", "efgh", "ij ", "kl"])
+    }
+
+    @Test func keepsStylesAcrossTheBreak() {
+        let bold = Style(attributes: .bold)
+        let rows = TextView(lines: [[Span("aa "), Span("bb cc", bold)]]).displayRows(width: 5)
+        #expect(rows.map(\.plainText) == ["aa ", "bb cc"])
+        #expect(rows.last?.last?.style == bold)
     }
 }

@@ -17,7 +17,8 @@ import Testing
             let scalar = try #require(Unicode.Scalar(value))
             let ours = TextWidth.of(Character(scalar))
             let libc = Int(loupe_wcwidth(wchar_t(bitPattern: value)))
-            #expect(ours == max(0, libc), "U+\(String(value, radix: 16, uppercase: true)): ours \(ours), wcwidth \(libc)")
+            #expect(
+                ours == max(0, libc), "U+\(String(value, radix: 16, uppercase: true)): ours \(ours), wcwidth \(libc)")
         }
     }
 }

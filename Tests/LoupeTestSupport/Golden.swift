@@ -11,7 +11,8 @@ package enum Golden {
     ///
     /// - Returns: nil when they match (or the file was recorded), else a readable diff.
     package static func compare(_ actual: String, named name: String, file: StaticString = #filePath) -> String? {
-        let directory = URL(fileURLWithPath: "\(file)").deletingLastPathComponent().appendingPathComponent("__snapshots__")
+        let directory = URL(fileURLWithPath: "\(file)").deletingLastPathComponent().appendingPathComponent(
+            "__snapshots__")
         let url = directory.appendingPathComponent(name + ".txt")
         let record = ProcessInfo.processInfo.environment["RECORD_SNAPSHOTS"] == "1"
         if record || !FileManager.default.fileExists(atPath: url.path) {

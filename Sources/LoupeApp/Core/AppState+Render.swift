@@ -51,7 +51,9 @@ extension AppState {
         let used = bar.tabRects(in: area).last(where: { !$0.isEmpty })?.maxX ?? area.x
         let name = "loupe"
         if area.maxX - used > TextWidth.of(name) + 3 {
-            frame.draw(name, at: Point(x: area.maxX - TextWidth.of(name) - 1, y: area.y), style: theme.title.patched(with: theme.statusBar))
+            frame.draw(
+                name, at: Point(x: area.maxX - TextWidth.of(name) - 1, y: area.y),
+                style: theme.title.patched(with: theme.statusBar))
         }
     }
 
@@ -59,7 +61,8 @@ extension AppState {
         let lines = output.lines(theme: theme)
         let title = output.showsLog ? "Log" : "Output: :" + (output.entries.last?.command ?? "")
         let failed = !(output.showsLog || output.entries.last?.outcome.succeeded ?? true)
-        let block = Block(title: failed ? title + "  ✗" : title, trailingTitle: "esc close · o log", focused: focus == .output)
+        let block = Block(
+            title: failed ? title + "  ✗" : title, trailingTitle: "esc close · o log", focused: focus == .output)
         let inner = block.render(into: &frame, area: area, theme: theme)
         let offset = min(output.offset, max(0, lines.count - inner.height))
         TextView(lines: lines).render(into: &frame, area: inner.inset(dx: 1, dy: 0), offset: offset, theme: theme)
@@ -84,7 +87,9 @@ extension AppState {
         let room = area.width - left - 3
         guard room > 8 else { return }
         let text = TextWidth.truncate(UntrustedText.sanitized(message.text), toColumns: room)
-        frame.draw(text, at: Point(x: area.maxX - TextWidth.of(text) - 1, y: area.y), style: theme.status(message.level).patched(with: Style(background: bar.background)))
+        frame.draw(
+            text, at: Point(x: area.maxX - TextWidth.of(text) - 1, y: area.y),
+            style: theme.status(message.level).patched(with: Style(background: bar.background)))
     }
 
     /// `⠹ workspace vacuum 40% ETA 3s (+1 more)`.
@@ -94,7 +99,9 @@ extension AppState {
         var text = spinner[frameIndex] + " " + TextWidth.truncate(job.title, toColumns: 28)
         if let progress = job.progress {
             if let fraction = progress.fraction { text += " \(Int((fraction * 100).rounded(.down)))%" }
-            if let eta = progress.estimatedSecondsRemaining(elapsed: now - job.startedAt) { text += " ETA " + formatDuration(eta) }
+            if let eta = progress.estimatedSecondsRemaining(elapsed: now - job.startedAt) {
+                text += " ETA " + formatDuration(eta)
+            }
         }
         if jobs.count > 1 { text += " (+\(jobs.count - 1) more)" }
         return text
@@ -137,7 +144,8 @@ extension AppState {
         let text = completions.joined(separator: "  ")
         let row = Rect(x: footer.x, y: footer.y - 1, width: footer.width, height: 1)
         frame.fill(row, style: theme.overlay)
-        frame.draw(" " + text, at: Point(x: row.x, y: row.y), style: theme.overlay.patched(with: theme.accent), clip: row)
+        frame.draw(
+            " " + text, at: Point(x: row.x, y: row.y), style: theme.overlay.patched(with: theme.accent), clip: row)
     }
 
     // MARK: - Overlays
@@ -149,14 +157,22 @@ extension AppState {
             if !lines.isEmpty { lines.append([]) }
             lines.append([Span(keymap.name, theme.title)])
             for binding in keymap.bindings where !(keymap.name == "Global" && isDigitBinding(binding)) {
-                lines.append([Span("  " + TextWidth.fit(binding.keyNames, toColumns: 16), theme.key), Span(binding.help, theme.text)])
+                lines.append([
+                    Span("  " + TextWidth.fit(binding.keyNames, toColumns: 16), theme.key),
+                    Span(binding.help, theme.text),
+                ])
                 if keymap.name == "Global", binding.action == .previousPanel {
-                    lines.append([Span("  " + TextWidth.fit("1 … 9", toColumns: 16), theme.key), Span("Go to panel 1 … 9", theme.text)])
+                    lines.append([
+                        Span("  " + TextWidth.fit("1 … 9", toColumns: 16), theme.key),
+                        Span("Go to panel 1 … 9", theme.text),
+                    ])
                 }
             }
         }
         lines.append([])
-        lines.append([Span("Every key runs a command too: press : and type help, or run loupe --help in a shell.", theme.dim)])
+        lines.append([
+            Span("Every key runs a command too: press : and type help, or run loupe --help in a shell.", theme.dim)
+        ])
         return lines
     }
 
@@ -174,9 +190,11 @@ extension AppState {
         let lines = helpLines()
         let area = overlayArea(width: min(84, size.width - 4), height: min(lines.count + 2, size.height - 4))
         frame.fill(area, style: theme.overlay)
-        let inner = Block(title: "Keys", trailingTitle: "j/k scroll · esc close", focused: true).render(into: &frame, area: area, theme: theme)
+        let inner = Block(title: "Keys", trailingTitle: "j/k scroll · esc close", focused: true).render(
+            into: &frame, area: area, theme: theme)
         let offset = min(helpOffset, max(0, lines.count - inner.height))
-        TextView(lines: lines, wrap: false).render(into: &frame, area: inner.inset(dx: 1, dy: 0), offset: offset, theme: theme)
+        TextView(lines: lines, wrap: false).render(
+            into: &frame, area: inner.inset(dx: 1, dy: 0), offset: offset, theme: theme)
     }
 
     private func renderPalette(into frame: inout Frame) {
@@ -185,8 +203,10 @@ extension AppState {
         let width = min(90, size.width - 4)
         let area = Rect(x: (size.width - width) / 2, y: 2, width: width, height: height)
         frame.fill(area, style: theme.overlay)
-        let inner = Block(title: "Command palette", trailingTitle: "\(matches.count) of \(palette.items.count)", focused: true)
-            .render(into: &frame, area: area, theme: theme)
+        let inner = Block(
+            title: "Command palette", trailingTitle: "\(matches.count) of \(palette.items.count)", focused: true
+        )
+        .render(into: &frame, area: area, theme: theme)
         guard inner.height >= 2 else { return }
         palette.query.render(into: &frame, area: inner.row(0), prompt: [Span("› ", theme.key)], style: theme.input)
         let listArea = Rect(x: inner.x, y: inner.y + 1, width: inner.width, height: inner.height - 1)
@@ -226,7 +246,9 @@ extension AppState {
         frame.fill(area, style: theme.overlay)
         let inner = Block(title: "Quit loupe?", focused: true).render(into: &frame, area: area, theme: theme)
         for (index, line) in lines.enumerated() {
-            frame.draw(" " + line, at: Point(x: inner.x, y: inner.y + index), style: index == lines.count - 1 ? theme.key : theme.text, clip: inner)
+            frame.draw(
+                " " + line, at: Point(x: inner.x, y: inner.y + index),
+                style: index == lines.count - 1 ? theme.key : theme.text, clip: inner)
         }
     }
 }

@@ -320,7 +320,8 @@ extension AppState {
             }
             if layout.panel.contains(event.position) {
                 focus = .panel
-                return apply(panels[focusedPanel].click(at: event.position, area: layout.panel), from: panels[focusedPanel].id)
+                return apply(
+                    panels[focusedPanel].click(at: event.position, area: layout.panel), from: panels[focusedPanel].id)
             }
             if layout.output.contains(event.position) { focus = .output }
         case .wheelUp, .wheelDown:
@@ -353,7 +354,9 @@ extension AppState {
             if let panelIndex = panels.firstIndex(where: { $0.id == panelID }) {
                 panels[panelIndex].commandFinished(tag: tag, outcome: outcome)
             }
-            if let error = outcome.error { message = StatusMessage(text: "✗ \(job.title): \(firstLine(error))", level: .error) }
+            if let error = outcome.error {
+                message = StatusMessage(text: "✗ \(job.title): \(firstLine(error))", level: .error)
+            }
         case .commandLine:
             let text = outcome.error ?? outcome.output
             let lineCount = text.split(separator: "\n", omittingEmptySubsequences: false).count

@@ -42,21 +42,30 @@ package enum Keymaps {
         "Global",
         [
             KeyBinding([.character("?")], .showHelp, help: "Show this help", footer: "help"),
-            KeyBinding([.character(":")], .openCommandLine, help: "Open the command line (any loupe command)", footer: "command"),
-            KeyBinding([.control("p")], .openPalette, help: "Command palette: fuzzy-find a command or action", footer: "palette"),
+            KeyBinding(
+                [.character(":")], .openCommandLine, help: "Open the command line (any loupe command)",
+                footer: "command"),
+            KeyBinding(
+                [.control("p")], .openPalette, help: "Command palette: fuzzy-find a command or action",
+                footer: "palette"),
             KeyBinding([.tab], .nextPanel, help: "Next panel", footer: "panels"),
             KeyBinding([.backTab], .previousPanel, help: "Previous panel"),
-        ] + (1...9).map { n in KeyBinding([.character(Character(String(n)))], .focusPanel(n - 1), help: "Go to panel \(n)") }
+        ]
+            + (1...9).map { n in
+                KeyBinding([.character(Character(String(n)))], .focusPanel(n - 1), help: "Go to panel \(n)")
+            }
             + [
                 KeyBinding([.character("/")], .startSearch, help: "Search the focused list", footer: "search"),
                 KeyBinding([.character("n")], .searchNext, help: "Next search match"),
                 KeyBinding([.character("N")], .searchPrevious, help: "Previous search match"),
-                KeyBinding([.character("o")], .toggleOutput, help: "Show or hide the output pane (command results and log)"),
+                KeyBinding(
+                    [.character("o")], .toggleOutput, help: "Show or hide the output pane (command results and log)"),
                 KeyBinding([.character("z")], .toggleZoom, help: "Zoom the focused pane to the whole screen and back"),
                 KeyBinding([.escape], .back, help: "Back: close the open pane, view or search"),
                 KeyBinding([.control("l")], .redraw, help: "Redraw the screen"),
                 KeyBinding([.control("z")], .suspend, help: "Suspend to the shell (fg to come back)"),
-                KeyBinding([.character("q"), .control("c")], .quit, help: "Quit (asks first while a job runs)", footer: "quit"),
+                KeyBinding(
+                    [.character("q"), .control("c")], .quit, help: "Quit (asks first while a job runs)", footer: "quit"),
             ]
     )
 

@@ -33,17 +33,25 @@ package struct PaletteState: Hashable, Sendable {
     static func items(catalog: CommandCatalog, panels: [String], themes: [String]) -> [Item] {
         var items: [Item] = []
         for entry in catalog.entries where !entry.isGroup {
-            items.append(Item(title: entry.name, detail: entry.abstract, target: .command(entry.name, needsArguments: entry.needsArguments)))
+            items.append(
+                Item(
+                    title: entry.name, detail: entry.abstract,
+                    target: .command(entry.name, needsArguments: entry.needsArguments)))
         }
         for (index, title) in panels.enumerated() {
-            items.append(Item(title: "Go to \(title)", detail: "panel \(index + 1)", target: .action(.focusPanel(index))))
+            items.append(
+                Item(title: "Go to \(title)", detail: "panel \(index + 1)", target: .action(.focusPanel(index))))
         }
         for theme in themes {
-            items.append(Item(title: "Theme: \(theme)", detail: "switch the colour theme", target: .command("theme \(theme)", needsArguments: false)))
+            items.append(
+                Item(
+                    title: "Theme: \(theme)", detail: "switch the colour theme",
+                    target: .command("theme \(theme)", needsArguments: false)))
         }
         items.append(Item(title: "Show keys", detail: "the help overlay", target: .action(.showHelp)))
         items.append(Item(title: "Toggle zoom", detail: "focused pane full screen", target: .action(.toggleZoom)))
-        items.append(Item(title: "Toggle output pane", detail: "command output and log", target: .action(.toggleOutput)))
+        items.append(
+            Item(title: "Toggle output pane", detail: "command output and log", target: .action(.toggleOutput)))
         items.append(Item(title: "Quit", detail: "leave loupe", target: .action(.quit)))
         return items
     }

@@ -20,7 +20,9 @@ package struct EmptyStatePanel: Panel {
         guard inner.width > 4, inner.height > 2 else { return }
         let width = min(inner.width - 4, 72)
         var lines: [[Span]] = []
-        for line in TextView(lines: [[Span(purpose, context.theme.text)]]).displayRows(width: width) { lines.append(line) }
+        for line in TextView(lines: [[Span(purpose, context.theme.text)]]).displayRows(width: width) {
+            lines.append(line)
+        }
         lines.append([])
         lines.append([Span("Nothing here yet. This panel fills from:", context.theme.dim)])
         for command in commands {

@@ -32,8 +32,11 @@ package struct NotebooksPanel: Panel {
         Keymap(
             "Notebooks",
             [
-                KeyBinding([.enter], .panel(.open), help: "Open the notebook / run the selected cell", footer: "open/run"),
-                KeyBinding([.character("r")], .panel(.custom("run-all")), help: "Run every cell of the open notebook", footer: "run all"),
+                KeyBinding(
+                    [.enter], .panel(.open), help: "Open the notebook / run the selected cell", footer: "open/run"),
+                KeyBinding(
+                    [.character("r")], .panel(.custom("run-all")), help: "Run every cell of the open notebook",
+                    footer: "run all"),
                 KeyBinding([.character("h"), .left], .panel(.left), help: "Focus the notebook list"),
                 KeyBinding([.character("l"), .right], .panel(.right), help: "Focus the open notebook"),
             ]
@@ -145,21 +148,27 @@ package struct NotebooksPanel: Panel {
     package mutating func search(_ query: String, forward: Bool, includeCurrent: Bool) -> Bool {
         if focusOnDocument, var document, let cells = document.notebook?.cells, !cells.isEmpty {
             let texts = cells.map { ($0.lines + ($0.output ?? [])).joined(separator: "\n") }
-            guard let index = NotebooksPanel.nextMatch(in: texts, from: document.cell, query: query, forward: forward, includeCurrent: includeCurrent)
+            guard
+                let index = NotebooksPanel.nextMatch(
+                    in: texts, from: document.cell, query: query, forward: forward, includeCurrent: includeCurrent)
             else { return false }
             document.cell = index
             self.document = document
             return true
         }
         let texts = notebooks.map { "\($0.title) \($0.path)" }
-        guard let index = NotebooksPanel.nextMatch(in: texts, from: list.selected, query: query, forward: forward, includeCurrent: includeCurrent)
+        guard
+            let index = NotebooksPanel.nextMatch(
+                in: texts, from: list.selected, query: query, forward: forward, includeCurrent: includeCurrent)
         else { return false }
         list.selected = index
         return true
     }
 
     /// The index of the next text containing `query` (case-insensitive), wrapping around.
-    static func nextMatch(in texts: [String], from start: Int, query: String, forward: Bool, includeCurrent: Bool) -> Int? {
+    static func nextMatch(in texts: [String], from start: Int, query: String, forward: Bool, includeCurrent: Bool)
+        -> Int?
+    {
         guard !texts.isEmpty, !query.isEmpty else { return nil }
         let count = texts.count
         for step in (includeCurrent ? 0 : 1)...count {
@@ -186,7 +195,9 @@ package struct NotebooksPanel: Panel {
 
     private func layout(_ area: Rect, zoomed: Bool) -> (list: Rect, document: Rect) {
         if zoomed {
-            return focusOnDocument ? (Rect(x: area.x, y: area.y, width: 0, height: 0), area) : (area, Rect(x: area.maxX, y: area.y, width: 0, height: 0))
+            return focusOnDocument
+                ? (Rect(x: area.x, y: area.y, width: 0, height: 0), area)
+                : (area, Rect(x: area.maxX, y: area.y, width: 0, height: 0))
         }
         let listWidth = min(40, max(24, area.width * 3 / 10))
         let parts = area.split(.horizontal, [.length(listWidth), .fill(1)])
@@ -197,7 +208,9 @@ package struct NotebooksPanel: Panel {
         let theme = context.theme
         let (listArea, documentArea) = layout(area, zoomed: context.zoomed)
         if !listArea.isEmpty {
-            let block = Block(title: "Notebooks", trailingTitle: isListed ? "\(notebooks.count)" : "", focused: context.focused && !focusOnDocument)
+            let block = Block(
+                title: "Notebooks", trailingTitle: isListed ? "\(notebooks.count)" : "",
+                focused: context.focused && !focusOnDocument)
             let inner = block.render(into: &frame, area: listArea, theme: theme)
             if notebooks.isEmpty {
                 let message = isListed ? "No notebooks found in ./notebooks." : "Looking for notebooks…"
@@ -211,8 +224,11 @@ package struct NotebooksPanel: Panel {
                     return [Span(title + " ", theme.text), Span(count, theme.dim)]
                 }
                 var state = list
-                ListView(items: items, focused: context.focused && !focusOnDocument, highlight: focusOnDocument ? "" : context.searchQuery)
-                    .render(into: &frame, area: inner, state: &state, theme: theme)
+                ListView(
+                    items: items, focused: context.focused && !focusOnDocument,
+                    highlight: focusOnDocument ? "" : context.searchQuery
+                )
+                .render(into: &frame, area: inner, state: &state, theme: theme)
             }
         }
         guard !documentArea.isEmpty else { return }
@@ -222,17 +238,23 @@ package struct NotebooksPanel: Panel {
     private func renderDocument(into frame: inout Frame, area: Rect, context: PanelRenderContext) {
         let theme = context.theme
         let name = document.map { String($0.path.split(separator: "/").last ?? "") } ?? ""
-        let block = Block(title: document == nil ? "Notebook" : name, trailingTitle: document.map { _ in "enter run cell · r run all" } ?? "", focused: context.focused && focusOnDocument)
+        let block = Block(
+            title: document == nil ? "Notebook" : name,
+            trailingTitle: document.map { _ in "enter run cell · r run all" } ?? "",
+            focused: context.focused && focusOnDocument)
         let inner = block.render(into: &frame, area: area, theme: theme)
         guard let document else {
-            let hint = notebooks.isEmpty
+            let hint =
+                notebooks.isEmpty
                 ? "Notebooks are Markdown files with ```loupe blocks; `loupe notebook run FILE.md` writes their output."
                 : "Select a notebook and press enter to open it."
-            TextView(text: hint, style: theme.dim).render(into: &frame, area: inner.inset(dx: 1, dy: 0), offset: 0, theme: theme)
+            TextView(text: hint, style: theme.dim).render(
+                into: &frame, area: inner.inset(dx: 1, dy: 0), offset: 0, theme: theme)
             return
         }
         if let error = document.error {
-            TextView(text: error, style: theme.status(.error)).render(into: &frame, area: inner.inset(dx: 1, dy: 0), offset: 0, theme: theme)
+            TextView(text: error, style: theme.status(.error)).render(
+                into: &frame, area: inner.inset(dx: 1, dy: 0), offset: 0, theme: theme)
             return
         }
         guard let notebook = document.notebook else {
@@ -254,7 +276,10 @@ package struct NotebooksPanel: Panel {
                 let start = rows.count
                 let selected = cellIndex == document.cell
                 for command in cell.commands {
-                    rows.append([Span(selected && context.focused && focusOnDocument ? "▶ " : "$ ", theme.key), Span(command, theme.accent)])
+                    rows.append([
+                        Span(selected && context.focused && focusOnDocument ? "▶ " : "$ ", theme.key),
+                        Span(command, theme.accent),
+                    ])
                 }
                 let output = document.runOutputs[cellIndex] ?? cell.output ?? []
                 if document.running.contains(cellIndex) {
@@ -262,7 +287,10 @@ package struct NotebooksPanel: Panel {
                 }
                 for line in output {
                     let style = line.hasPrefix("error:") ? theme.status(.error) : theme.dim
-                    rows += TextView(lines: [[Span("  " + line, style)]]).displayRows(width: width)
+                    // Output is indented under its command, wrapped rows included.
+                    rows += TextView(lines: [[Span(line, style)]]).displayRows(width: max(1, width - 2)).map {
+                        [Span("  ", style)] + $0
+                    }
                 }
                 cellRows[cellIndex] = start..<rows.count
                 cellIndex += 1
@@ -276,9 +304,13 @@ package struct NotebooksPanel: Panel {
             let index = offset + row
             if selectedRange.contains(index) {
                 let marker = Rect(x: inner.x, y: inner.y + row, width: 1, height: 1)
-                frame.draw("▌", at: Point(x: marker.x, y: marker.y), style: theme.border(focused: context.focused && focusOnDocument))
+                frame.draw(
+                    "▌", at: Point(x: marker.x, y: marker.y),
+                    style: theme.border(focused: context.focused && focusOnDocument))
             }
-            frame.draw(rows[index], at: Point(x: body.x, y: body.y + row), clip: Rect(x: body.x, y: body.y, width: body.width - 1, height: body.height))
+            frame.draw(
+                rows[index], at: Point(x: body.x, y: body.y + row),
+                clip: Rect(x: body.x, y: body.y, width: body.width - 1, height: body.height))
         }
         Scrollbar.render(into: &frame, x: inner.maxX - 1, rows: inner, offset: offset, count: rows.count, theme: theme)
     }

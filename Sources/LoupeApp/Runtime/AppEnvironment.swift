@@ -37,7 +37,8 @@ package struct AppEnvironment: Sendable {
             for file in files where file.hasSuffix(".md") {
                 let path = directory + "/" + file
                 let canonical = URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path
-                guard seen.insert(canonical).inserted, let text = try? String(contentsOfFile: path, encoding: .utf8) else { continue }
+                guard seen.insert(canonical).inserted, let text = try? String(contentsOfFile: path, encoding: .utf8)
+                else { continue }
                 let notebook = Notebook.parse(text)
                 guard !notebook.cells.isEmpty else { continue }
                 let heading = text.split(separator: "\n").first { $0.hasPrefix("# ") }.map { String($0.dropFirst(2)) }

@@ -46,22 +46,32 @@ struct BenchCommand: ParsableCommand {
                 context.print(try Formatting.json(result))
                 return
             }
-            context.print(String(format: "first frame   median %.1f ms  (min %.1f, max %.1f, %d starts)  target ≤ 150 ms",
-                result.firstFrameMilliseconds.median, result.firstFrameMilliseconds.min, result.firstFrameMilliseconds.max, firstFrames.times.count))
-            context.print(String(format: "render 200×60 median %.3f ms  p99 %.3f ms  (%d frames)  target p99 ≤ 2 ms",
-                result.renderMilliseconds.median, result.renderMilliseconds.p99, render.count))
+            context.print(
+                String(
+                    format: "first frame   median %.1f ms  (min %.1f, max %.1f, %d starts)  target ≤ 150 ms",
+                    result.firstFrameMilliseconds.median, result.firstFrameMilliseconds.min,
+                    result.firstFrameMilliseconds.max, firstFrames.times.count))
+            context.print(
+                String(
+                    format: "render 200×60 median %.3f ms  p99 %.3f ms  (%d frames)  target p99 ≤ 2 ms",
+                    result.renderMilliseconds.median, result.renderMilliseconds.p99, render.count))
             context.print(String(format: "peak RSS      %.1f MB  target ≤ 60 MB", result.peakRSSMegabytes))
         }
 
         private func measureFirstFrames(context: CommandContext) throws -> (times: [Double], peakRSSMegabytes: Double) {
-            guard let executable = TUILauncher.executablePath else { throw CommandFailure("cannot find the loupe binary to start") }
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("loupe-bench-\(UUID().uuidString)").path
+            guard let executable = TUILauncher.executablePath else {
+                throw CommandFailure("cannot find the loupe binary to start")
+            }
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "loupe-bench-\(UUID().uuidString)"
+            ).path
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(atPath: directory) }
             var times: [Double] = []
             var peakKilobytes = 0
             for index in 0..<max(1, starts) {
-                context.reporter.report(JobProgress(completed: Double(index), total: Double(starts), detail: "start \(index + 1)"))
+                context.reporter.report(
+                    JobProgress(completed: Double(index), total: Double(starts), detail: "start \(index + 1)"))
                 let process = Process()
                 process.executableURL = URL(fileURLWithPath: executable)
                 process.arguments = ["--workspace", directory + "/bench.sqlite"]
@@ -75,7 +85,8 @@ struct BenchCommand: ParsableCommand {
                 let line = pipe.fileHandleForReading.readData(ofLength: 12)
                 let elapsed = AppEnvironment.monotonicSeconds() - start
                 process.waitUntilExit()
-                guard String(decoding: line, as: UTF8.self).hasPrefix("first-frame"), process.terminationStatus == 0 else {
+                guard String(decoding: line, as: UTF8.self).hasPrefix("first-frame"), process.terminationStatus == 0
+                else {
                     throw CommandFailure("the loupe binary did not render a frame (exit \(process.terminationStatus))")
                 }
                 // The first start creates the workspace; it is timed too but kept apart from
@@ -94,7 +105,10 @@ struct BenchCommand: ParsableCommand {
                 size: Size(width: 200, height: 60), theme: .builtInDefault, panels: AppState.standardPanels(),
                 workspaceName: "bench.sqlite", catalog: catalog, themeNames: ["default", "light", "mono"]
             )
-            _ = state.update(.notebooksListed([NotebookSummary(path: "notebooks/getting-started.md", title: "Getting started", cellCount: 9)]))
+            _ = state.update(
+                .notebooksListed([
+                    NotebookSummary(path: "notebooks/getting-started.md", title: "Getting started", cellCount: 9)
+                ]))
             var scenes: [AppState] = []
             for index in 0..<state.panels.count {
                 _ = state.update(.input(.key(.character(Character(String(index + 1))))))

@@ -31,7 +31,11 @@ extension CommandCatalog {
                     }
                 }
                 let needsArguments = arguments.contains { !$0.isOptional && $0.kind != "flag" }
-                entries.append(Entry(path: path, abstract: command.abstract ?? "", options: options.filter { $0 != "--help" && $0 != "-h" }, needsArguments: needsArguments, isGroup: !(command.subcommands ?? []).isEmpty))
+                entries.append(
+                    Entry(
+                        path: path, abstract: command.abstract ?? "",
+                        options: options.filter { $0 != "--help" && $0 != "-h" }, needsArguments: needsArguments,
+                        isGroup: !(command.subcommands ?? []).isEmpty))
             }
             for subcommand in command.subcommands ?? [] where subcommand.shouldDisplay ?? true {
                 if excludingTUIOnly, path.isEmpty, ["repl"].contains(subcommand.commandName) { continue }

@@ -14,7 +14,10 @@ package final class CommandContext: Sendable {
     package let isInsideTUI: Bool
     private let pendingRequests = Mutex<[UIRequest]>([])
 
-    package init(session: WorkspaceSession, output: any OutputSink, reporter: JobReporter = .detached(), columns: Int = 100, isInsideTUI: Bool = false) {
+    package init(
+        session: WorkspaceSession, output: any OutputSink, reporter: JobReporter = .detached(), columns: Int = 100,
+        isInsideTUI: Bool = false
+    ) {
         self.session = session
         self.output = output
         self.reporter = reporter

@@ -38,7 +38,9 @@ package struct CommandExecutor: CommandService {
         }
         guard let command = parsed as? any LoupeCommand else {
             if parsed is Loupe {
-                return CommandOutcome(error: isInsideTUI ? "the TUI is already open; type a subcommand (try help)" : "give a subcommand (try help)")
+                return CommandOutcome(
+                    error: isInsideTUI
+                        ? "the TUI is already open; type a subcommand (try help)" : "give a subcommand (try help)")
             }
             // ArgumentParser's own `help` command, or a group given alone: running it asks for
             // help through a CleanExit, which is the output.
@@ -48,7 +50,8 @@ package struct CommandExecutor: CommandService {
                 return CommandOutcome()
             } catch {
                 let text = Loupe.fullMessage(for: error, columns: columns)
-                return Loupe.exitCode(for: error) == .success ? CommandOutcome(output: text + "\n") : CommandOutcome(error: text)
+                return Loupe.exitCode(for: error) == .success
+                    ? CommandOutcome(output: text + "\n") : CommandOutcome(error: text)
             }
         }
         if isInsideTUI, !type(of: command).runsInsideTUI {
@@ -57,12 +60,16 @@ package struct CommandExecutor: CommandService {
         var lineSession = session
         if let other = command.global.workspace, other != session.path {
             if isInsideTUI {
-                return CommandOutcome(error: "the TUI is on \(session.displayPath); --workspace cannot change it here (quit and run loupe --workspace \(other))")
+                return CommandOutcome(
+                    error:
+                        "the TUI is on \(session.displayPath); --workspace cannot change it here (quit and run loupe --workspace \(other))"
+                )
             }
             lineSession = WorkspaceSession(path: other, busyTimeout: session.busyTimeout, themes: session.themes)
         }
         let output = CapturedOutput()
-        let context = CommandContext(session: lineSession, output: output, reporter: reporter, columns: columns, isInsideTUI: isInsideTUI)
+        let context = CommandContext(
+            session: lineSession, output: output, reporter: reporter, columns: columns, isInsideTUI: isInsideTUI)
         do {
             try command.run(in: context)
             return CommandOutcome(output: output.text, requests: context.requests)
@@ -100,7 +107,9 @@ package struct CommandExecutor: CommandService {
             }
             if !word.hasPrefix("-"), !known.isEmpty, let suggestion = catalog.suggestion(for: word, under: path) {
                 let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
-                let first = (lines.first.map(String.init) ?? text) + " (did you mean '\((path + [suggestion]).joined(separator: " "))'?)"
+                let first =
+                    (lines.first.map(String.init) ?? text)
+                    + " (did you mean '\((path + [suggestion]).joined(separator: " "))'?)"
                 return ([first] + lines.dropFirst().map(String.init)).joined(separator: "\n")
             }
             break

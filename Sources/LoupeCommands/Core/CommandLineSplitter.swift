@@ -44,7 +44,9 @@ package enum CommandLineSplitter {
                 inWord = true
             }
         }
-        if let quote { throw SplitError(message: "unterminated \(quote == "'" ? "single" : "double") quote in: \(line)") }
+        if let quote {
+            throw SplitError(message: "unterminated \(quote == "'" ? "single" : "double") quote in: \(line)")
+        }
         if escaping { throw SplitError(message: "the line ends with a lone backslash") }
         if inWord { words.append(current) }
         return words

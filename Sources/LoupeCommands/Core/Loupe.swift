@@ -23,7 +23,11 @@ package struct Loupe: ParsableCommand {
 
     @OptionGroup package var global: GlobalOptions
 
-    @Option(name: .long, help: ArgumentHelp("Colour theme for this session: default, light, high-contrast, mono or a file's name in themes/.", valueName: "name"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Colour theme for this session: default, light, high-contrast, mono or a file's name in themes/.",
+            valueName: "name"))
     package var theme: String?
 
     package init() {}

@@ -28,7 +28,8 @@ package enum LoupeCLI {
                 let code = Loupe.exitCode(for: error)
                 if code == .success { Loupe.exit(withError: error) }
                 let catalog = CommandCatalog.loupe(excludingTUIOnly: false)
-                let text = CommandExecutor.withSuggestion(Loupe.fullMessage(for: error), words: arguments, catalog: catalog)
+                let text = CommandExecutor.withSuggestion(
+                    Loupe.fullMessage(for: error), words: arguments, catalog: catalog)
                 FileHandle.standardError.write(Data((text + "\n").utf8))
                 exit(code.rawValue)
             }

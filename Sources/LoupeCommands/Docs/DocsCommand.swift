@@ -12,7 +12,8 @@ struct DocsCommand: ParsableCommand {
     )
 
     struct Keybindings: LoupeCommand {
-        static let configuration = CommandConfiguration(abstract: "Print docs/keybindings.md: every key of every panel, from the keymaps.")
+        static let configuration = CommandConfiguration(
+            abstract: "Print docs/keybindings.md: every key of every panel, from the keymaps.")
         @OptionGroup var global: GlobalOptions
 
         func run(in context: CommandContext) throws {
@@ -31,7 +32,8 @@ struct DocsCommand: ParsableCommand {
         for keymap in state.keymaps {
             text += "\n## \(keymap.name)\n\n| keys | action |\n| --- | --- |\n"
             for binding in keymap.bindings {
-                let keys = binding.keys.map { "`\($0.displayName == "|" ? "\\|" : $0.displayName)`" }.joined(separator: " ")
+                let keys = binding.keys.map { "`\($0.displayName == "|" ? "\\|" : $0.displayName)`" }.joined(
+                    separator: " ")
                 text += "| \(keys) | \(binding.help) |\n"
             }
         }

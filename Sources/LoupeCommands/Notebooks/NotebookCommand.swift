@@ -25,7 +25,9 @@ struct NotebookCommand: ParsableCommand {
         @Argument(help: ArgumentHelp("Notebook files (Markdown).", valueName: "file")) var files: [String]
 
         func validate() throws {
-            if files.isEmpty { throw ValidationError("give at least one notebook file, e.g. notebooks/getting-started.md") }
+            if files.isEmpty {
+                throw ValidationError("give at least one notebook file, e.g. notebooks/getting-started.md")
+            }
         }
 
         func run(in context: CommandContext) throws {
@@ -39,13 +41,15 @@ struct NotebookCommand: ParsableCommand {
                 } catch {
                     throw CommandFailure("\(file): cannot be read as UTF-8 text")
                 }
-                let result = try NotebookCommand.run(Notebook.parse(text), workspace: global.workspace, themes: context.session.themes)
+                let result = try NotebookCommand.run(
+                    Notebook.parse(text), workspace: global.workspace, themes: context.session.themes)
                 let rendered = result.notebook.rendered()
                 let cells = Formatting.count(result.notebook.cells.count, "cell")
                 for failure in result.failures { problems.append("\(file): \(failure)") }
                 if check {
                     let fresh = rendered == text
-                    context.print("\(file): \(cells), \(fresh ? "up to date" : "STALE (run loupe notebook run \(file))")")
+                    context.print(
+                        "\(file): \(cells), \(fresh ? "up to date" : "STALE (run loupe notebook run \(file))")")
                     if !fresh { problems.append("\(file): stored output differs from a fresh run") }
                 } else {
                     if rendered != text {
@@ -66,10 +70,13 @@ struct NotebookCommand: ParsableCommand {
         if let workspace {
             session = WorkspaceSession(path: workspace, themes: themes)
         } else {
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("loupe-notebook-\(UUID().uuidString)").path
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "loupe-notebook-\(UUID().uuidString)"
+            ).path
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             scratchDirectory = directory
-            session = WorkspaceSession(path: directory + "/scratch.sqlite", displayPath: "scratch.sqlite", themes: themes)
+            session = WorkspaceSession(
+                path: directory + "/scratch.sqlite", displayPath: "scratch.sqlite", themes: themes)
         }
         defer { if let scratchDirectory { try? FileManager.default.removeItem(atPath: scratchDirectory) } }
         let executor = CommandExecutor(session: session, isInsideTUI: false)

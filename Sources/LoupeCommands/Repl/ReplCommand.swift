@@ -12,7 +12,8 @@ struct ReplCommand: LoupeCommand {
     static let configuration = CommandConfiguration(
         commandName: "repl",
         abstract: "An interactive prompt for loupe commands (readline: history, editing, completion).",
-        discussion: "History is kept in $XDG_STATE_HOME/loupe/repl_history (~/.local/state/loupe/repl_history). Leave with exit, quit or ctrl+d."
+        discussion:
+            "History is kept in $XDG_STATE_HOME/loupe/repl_history (~/.local/state/loupe/repl_history). Leave with exit, quit or ctrl+d."
     )
     static var runsInsideTUI: Bool { false }
 
@@ -24,7 +25,9 @@ struct ReplCommand: LoupeCommand {
         let columns = context.columns
         var failures = 0
         let historyPath = interactive ? ReplCommand.prepareReadline(catalog: executor.catalog) : nil
-        if interactive { context.print("loupe \(Loupe.version) on \(context.session.displayPath). help lists commands; exit leaves.") }
+        if interactive {
+            context.print("loupe \(Loupe.version) on \(context.session.displayPath). help lists commands; exit leaves.")
+        }
         while let line = interactive ? ReplCommand.readInteractive() : readLine(strippingNewline: true) {
             let trimmed = line.trimmingWhitespace()
             if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
@@ -70,7 +73,8 @@ struct ReplCommand: LoupeCommand {
             }
         }
         let environment = ProcessInfo.processInfo.environment
-        let stateHome = environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+        let stateHome =
+            environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
             ?? (environment["HOME"] ?? ".") + "/.local/state"
         let directory = stateHome + "/loupe"
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)

@@ -12,7 +12,8 @@ struct WorkspaceCommand: ParsableCommand {
     )
 
     struct Init: LoupeCommand {
-        static let configuration = CommandConfiguration(abstract: "Create the workspace (or bring an existing one to this loupe's schema).")
+        static let configuration = CommandConfiguration(
+            abstract: "Create the workspace (or bring an existing one to this loupe's schema).")
         @OptionGroup var global: GlobalOptions
 
         func run(in context: CommandContext) throws {
@@ -25,7 +26,8 @@ struct WorkspaceCommand: ParsableCommand {
     }
 
     struct Info: LoupeCommand {
-        static let configuration = CommandConfiguration(abstract: "Show the workspace's path, schema version, sizes and rows per table.")
+        static let configuration = CommandConfiguration(
+            abstract: "Show the workspace's path, schema version, sizes and rows per table.")
         @OptionGroup var global: GlobalOptions
         @Flag(help: "Print JSON instead of a table.") var json = false
 
@@ -40,19 +42,23 @@ struct WorkspaceCommand: ParsableCommand {
             let nameWidth = max(16, info.tables.map(\.name.count).max() ?? 0)
             context.print("workspace  \(info.path)")
             context.print("schema     v\(info.schemaVersion) (this loupe knows v\(info.knownSchemaVersion))")
-            context.print("file       \(Formatting.bytes(info.fileBytes)) + WAL \(Formatting.bytes(info.walBytes)); "
-                + "\(info.pageCount) pages of \(info.pageSize) B, \(info.freePages) free")
+            context.print(
+                "file       \(Formatting.bytes(info.fileBytes)) + WAL \(Formatting.bytes(info.walBytes)); "
+                    + "\(info.pageCount) pages of \(info.pageSize) B, \(info.freePages) free")
             context.print("journal    \(info.journalMode)")
             context.print("tables")
             for table in info.tables {
                 let rows = String(repeating: " ", count: rowsWidth - String(table.rows).count) + String(table.rows)
-                context.print("  " + table.name.padding(toLength: nameWidth, withPad: " ", startingAt: 0) + "  " + rows + (table.rows == 1 ? " row" : " rows"))
+                context.print(
+                    "  " + table.name.padding(toLength: nameWidth, withPad: " ", startingAt: 0) + "  " + rows
+                        + (table.rows == 1 ? " row" : " rows"))
             }
         }
     }
 
     struct Check: LoupeCommand {
-        static let configuration = CommandConfiguration(abstract: "Run SQLite's integrity check and the foreign-key check.")
+        static let configuration = CommandConfiguration(
+            abstract: "Run SQLite's integrity check and the foreign-key check.")
         @OptionGroup var global: GlobalOptions
         @Flag(help: "Print JSON instead of text.") var json = false
 
@@ -62,19 +68,26 @@ struct WorkspaceCommand: ParsableCommand {
             if json {
                 context.print(try Formatting.json(result))
             } else {
-                context.print("integrity     " + (result.integrity == ["ok"] ? "ok" : Formatting.count(result.integrity.count, "problem")))
+                context.print(
+                    "integrity     "
+                        + (result.integrity == ["ok"] ? "ok" : Formatting.count(result.integrity.count, "problem")))
                 for problem in result.integrity where problem != "ok" { context.print("  " + problem) }
-                context.print("foreign keys  " + (result.foreignKeyViolations.isEmpty ? "ok" : Formatting.count(result.foreignKeyViolations.count, "violation")))
+                context.print(
+                    "foreign keys  "
+                        + (result.foreignKeyViolations.isEmpty
+                            ? "ok" : Formatting.count(result.foreignKeyViolations.count, "violation")))
                 for violation in result.foreignKeyViolations { context.print("  " + violation) }
             }
             if !result.isHealthy {
-                throw CommandFailure("\(context.session.displayPath) failed its check; copy the file before repairing it")
+                throw CommandFailure(
+                    "\(context.session.displayPath) failed its check; copy the file before repairing it")
             }
         }
     }
 
     struct Vacuum: LoupeCommand {
-        static let configuration = CommandConfiguration(abstract: "Rebuild the file without free pages and fold the WAL into it.")
+        static let configuration = CommandConfiguration(
+            abstract: "Rebuild the file without free pages and fold the WAL into it.")
         @OptionGroup var global: GlobalOptions
 
         func run(in context: CommandContext) throws {
@@ -82,7 +95,9 @@ struct WorkspaceCommand: ParsableCommand {
             context.reporter.report(JobProgress(completed: 0, total: nil, detail: "vacuum"))
             let saved = try workspace.vacuum()
             let info = try workspace.info()
-            context.print("vacuumed \(context.session.displayPath): now \(Formatting.bytes(info.fileBytes)), \(Formatting.bytes(max(0, saved))) reclaimed")
+            context.print(
+                "vacuumed \(context.session.displayPath): now \(Formatting.bytes(info.fileBytes)), \(Formatting.bytes(max(0, saved))) reclaimed"
+            )
         }
     }
 }

@@ -30,7 +30,8 @@ package struct CommandCatalog: Hashable, Sendable {
     /// The entry whose path is the longest prefix of `words`.
     package func entry(matching words: [String]) -> Entry? {
         var best: Entry?
-        for entry in entries where entry.path.count <= words.count && Array(words.prefix(entry.path.count)) == entry.path {
+        for entry in entries
+        where entry.path.count <= words.count && Array(words.prefix(entry.path.count)) == entry.path {
             if entry.path.count > (best?.path.count ?? 0) { best = entry }
         }
         return best

@@ -87,7 +87,8 @@ package struct Notebook: Hashable, Sendable {
             index = close + 1
             var lookahead = index
             while lookahead < lines.count, lines[lookahead].trimmingWhitespace().isEmpty { lookahead += 1 }
-            if lookahead < lines.count, let outputFence = Fence(opening: lines[lookahead]), outputFence.info == "output",
+            if lookahead < lines.count, let outputFence = Fence(opening: lines[lookahead]),
+                outputFence.info == "output",
                 let outputClose = outputFence.closingIndex(in: lines, after: lookahead)
             {
                 cell.gap = Array(lines[index..<lookahead])
@@ -134,7 +135,9 @@ private struct Fence {
 
     init?(opening line: String) {
         let trimmed = line.drop { $0 == " " }
-        guard line.count - trimmed.count <= 3, let first = trimmed.first, first == "`" || first == "~" else { return nil }
+        guard line.count - trimmed.count <= 3, let first = trimmed.first, first == "`" || first == "~" else {
+            return nil
+        }
         let run = trimmed.prefix { $0 == first }
         guard run.count >= 3 else { return nil }
         let rest = trimmed.dropFirst(run.count)

@@ -44,7 +44,10 @@ package struct NotebookRunner: Sendable {
                 case (false, let message?):
                     failures.append(Failure(cell: cellIndex, command: line, message: message))
                 case (true, nil):
-                    failures.append(Failure(cell: cellIndex, command: line, message: "expected an error (the line starts with !), but it succeeded"))
+                    failures.append(
+                        Failure(
+                            cell: cellIndex, command: line,
+                            message: "expected an error (the line starts with !), but it succeeded"))
                 default:
                     break
                 }

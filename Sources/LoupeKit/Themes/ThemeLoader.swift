@@ -31,7 +31,8 @@ package struct ThemeLoader: Sendable {
     package static func standard(environment: [String: String], executablePath: String?) -> ThemeLoader {
         var directories: [String] = []
         if let custom = environment["LOUPE_THEMES"], !custom.isEmpty { directories.append(custom) }
-        let configHome = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+        let configHome =
+            environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 }
             ?? (environment["HOME"].map { $0 + "/.config" } ?? "")
         if !configHome.isEmpty { directories.append(configHome + "/loupe/themes") }
         directories.append(FileManager.default.currentDirectoryPath + "/themes")
@@ -94,7 +95,9 @@ package struct ThemeLoader: Sendable {
         }
         return try ThemeLoader.parse(text, file: path, name: name) { parent throws(ThemeError) in
             if chain.contains(parent) || parent == name {
-                throw ThemeError(file: path, line: nil, message: "extends itself through \((chain + [name, parent]).joined(separator: " → "))")
+                throw ThemeError(
+                    file: path, line: nil,
+                    message: "extends itself through \((chain + [name, parent]).joined(separator: " → "))")
             }
             return try load(parent, chain: chain + [name])
         }
@@ -128,7 +131,9 @@ package struct ThemeLoader: Sendable {
         }
         var theme: Theme
         if let extends = table["extends"] {
-            guard let parentName = extends.string else { throw fail("extends", "'extends' must be a theme name in quotes") }
+            guard let parentName = extends.string else {
+                throw fail("extends", "'extends' must be a theme name in quotes")
+            }
             theme = try parent(parentName)
         } else {
             theme = .builtInDefault
@@ -142,11 +147,16 @@ package struct ThemeLoader: Sendable {
         guard let colors = colorsValue.table else { throw fail("colors", "'colors' must be a table: [colors]") }
         for (key, value) in flatten(colors) {
             if key == "heatmap.ramp" {
-                guard let array = value.array else { throw fail(key, "'heatmap.ramp' must be an array of \"#rrggbb\" colours") }
+                guard let array = value.array else {
+                    throw fail(key, "'heatmap.ramp' must be an array of \"#rrggbb\" colours")
+                }
                 var ramp: [RGB] = []
                 for element in array {
                     guard let hex = element.string, let rgb = RGB(hex: hex) else {
-                        throw fail(key, "'heatmap.ramp' holds \(element.string.map { "'\($0)'" } ?? "a non-string"); expected \"#rrggbb\"")
+                        throw fail(
+                            key,
+                            "'heatmap.ramp' holds \(element.string.map { "'\($0)'" } ?? "a non-string"); expected \"#rrggbb\""
+                        )
                     }
                     ramp.append(rgb)
                 }
@@ -155,7 +165,8 @@ package struct ThemeLoader: Sendable {
                 continue
             }
             guard let role = ThemeRole(rawValue: key) else {
-                let suggestion = ThemeRole.allCases.map(\.rawValue).min { editDistance($0, key) < editDistance($1, key) } ?? ""
+                let suggestion =
+                    ThemeRole.allCases.map(\.rawValue).min { editDistance($0, key) < editDistance($1, key) } ?? ""
                 throw fail(key, "unknown role '\(key)' (did you mean '\(suggestion)'?)")
             }
             guard let text = value.string, let color = ThemeColor(parsing: text) else {

@@ -69,8 +69,11 @@ package struct Frame: Hashable, Sendable {
         let rowStart = point.y * width
         let firstX = x
         for character in safe {
-            let style = style.background == nil && x >= bounds.x && x < limit
-                ? Style(foreground: style.foreground, background: cells[rowStart + x].style.background, attributes: style.attributes)
+            let style =
+                style.background == nil && x >= bounds.x && x < limit
+                ? Style(
+                    foreground: style.foreground, background: cells[rowStart + x].style.background,
+                    attributes: style.attributes)
                 : style
             let glyphWidth = TextWidth.of(character)
             if glyphWidth == 0 {

@@ -41,9 +41,10 @@ extension Theme {
         isMonochrome ? Style(attributes: .reverse) : style(.selectionForeground, .selectionBackground)
     }
 
-    /// The status bar's base style.
+    /// The status bar's and tab bar's base style. Plain when monochrome: reverse video is kept
+    /// for what is selected (the active tab, the selected row).
     package var statusBar: Style {
-        isMonochrome ? Style(attributes: .reverse) : style(.statusForeground, .statusBackground)
+        isMonochrome ? Style() : style(.statusForeground, .statusBackground)
     }
 
     /// Text that reports an outcome.

@@ -33,7 +33,9 @@ package struct Block: Sendable {
         if !title.isEmpty, room > 2 {
             let titleStyle = focused ? theme.title.patched(with: theme.border(focused: true)) : theme.title
             let limit = trailingTitle.isEmpty ? room : room - min(room / 2, TextWidth.of(trailingTitle)) - 3
-            frame.draw(" " + TextWidth.truncate(title, toColumns: max(1, limit)) + " ", at: Point(x: area.x + 1, y: area.y), style: titleStyle)
+            frame.draw(
+                " " + TextWidth.truncate(title, toColumns: max(1, limit)) + " ", at: Point(x: area.x + 1, y: area.y),
+                style: titleStyle)
         }
         return Block.inner(area)
     }

@@ -57,7 +57,8 @@ package struct BrailleCanvas: Sendable {
             for column in 0..<columns {
                 let index = row * columns + column
                 guard bits[index] != 0, let scalar = Unicode.Scalar(0x2800 + UInt32(bits[index])) else { continue }
-                frame.put(String(Character(scalar)), x: origin.x + column, y: origin.y + row, style: styles[index] ?? .plain)
+                frame.put(
+                    String(Character(scalar)), x: origin.x + column, y: origin.y + row, style: styles[index] ?? .plain)
             }
         }
     }

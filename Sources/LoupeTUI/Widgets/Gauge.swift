@@ -18,7 +18,9 @@ package struct Gauge: Sendable {
         if eighths % 8 > 0 { bar += String(Sparkline.partialBlocks[eighths % 8]) }
         let filled = TextWidth.of(bar)
         frame.draw(bar, at: Point(x: area.x, y: area.y), style: theme.accent)
-        frame.draw(String(repeating: "░", count: max(0, barWidth - filled)), at: Point(x: area.x + filled, y: area.y), style: theme.dim)
+        frame.draw(
+            String(repeating: "░", count: max(0, barWidth - filled)), at: Point(x: area.x + filled, y: area.y),
+            style: theme.dim)
         frame.draw(text, at: Point(x: area.x + barWidth + 1, y: area.y), style: theme.text, clip: area)
     }
 }

@@ -32,7 +32,10 @@ package struct ListView: Sendable {
             frame.draw(spans, at: Point(x: rowRect.x + 1, y: rowRect.y), clip: rowRect)
             if !highlight.isEmpty { markMatches(in: &frame, row: rowRect, theme: theme) }
         }
-        if scrollbar { Scrollbar.render(into: &frame, x: area.maxX - 1, rows: area, offset: state.offset, count: items.count, theme: theme) }
+        if scrollbar {
+            Scrollbar.render(
+                into: &frame, x: area.maxX - 1, rows: area, offset: state.offset, count: items.count, theme: theme)
+        }
     }
 
     private func markMatches(in frame: inout Frame, row: Rect, theme: Theme) {
@@ -47,7 +50,8 @@ package struct ListView: Sendable {
 
 /// A one-column scrollbar: a dim track and a thumb sized to the visible share.
 package enum Scrollbar {
-    package static func render(into frame: inout Frame, x: Int, rows area: Rect, offset: Int, count: Int, theme: Theme) {
+    package static func render(into frame: inout Frame, x: Int, rows area: Rect, offset: Int, count: Int, theme: Theme)
+    {
         guard count > area.height, area.height > 0 else { return }
         let thumbHeight = max(1, area.height * area.height / count)
         let maxOffset = max(1, count - area.height)

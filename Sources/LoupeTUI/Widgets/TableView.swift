@@ -24,7 +24,8 @@ package struct TableSort: Hashable, Sendable {
     /// The sort after the user picks `column`: the same column flips direction, a new one
     /// starts descending (the largest values are usually what one looks for).
     package func toggled(to column: Int) -> TableSort {
-        column == self.column ? TableSort(column: column, ascending: !ascending) : TableSort(column: column, ascending: false)
+        column == self.column
+            ? TableSort(column: column, ascending: !ascending) : TableSort(column: column, ascending: false)
     }
 }
 
@@ -58,14 +59,20 @@ package struct TableView: Sendable {
             var title = column.title
             if let sort, sort.column == index { title += sort.ascending ? " ▲" : " ▼" }
             let rect = rects[index]
-            frame.draw(TextWidth.fit(title, toColumns: rect.width, alignment: column.alignment), at: Point(x: rect.x, y: area.y), style: theme.title)
+            frame.draw(
+                TextWidth.fit(title, toColumns: rect.width, alignment: column.alignment),
+                at: Point(x: rect.x, y: area.y), style: theme.title)
         }
         let body = Rect(x: area.x, y: area.y + 1, width: area.width, height: area.height - 1)
         let lines = rows.map { row -> [Span] in
             var spans: [Span] = []
             for (index, column) in columns.enumerated() {
                 let width = rects[index].width
-                spans.append(Span(TextWidth.fit(index < row.count ? row[index] : "", toColumns: width, alignment: column.alignment), theme.text))
+                spans.append(
+                    Span(
+                        TextWidth.fit(
+                            index < row.count ? row[index] : "", toColumns: width, alignment: column.alignment),
+                        theme.text))
                 if index < columns.count - 1 { spans.append(Span(" ")) }
             }
             return spans

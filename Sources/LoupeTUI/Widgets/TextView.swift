@@ -13,7 +13,8 @@ package struct TextView: Sendable {
         self.init(lines: UntrustedText.lines(text).map { [Span($0, style)] }, wrap: wrap)
     }
 
-    /// The display rows at `width`: each line wrapped to it (or cut, when `wrap` is off).
+    /// The display rows at `width`: each line word-wrapped to it (a word longer than the width
+    /// is cut), or cut at the width when `wrap` is off.
     package func displayRows(width: Int) -> [[Span]] {
         guard wrap, width > 0 else { return lines }
         var rows: [[Span]] = []
@@ -22,27 +23,39 @@ package struct TextView: Sendable {
                 rows.append(line)
                 continue
             }
-            var current: [Span] = []
-            var used = 0
-            for span in line {
-                var piece = ""
-                for character in span.text {
-                    let w = TextWidth.of(character)
-                    if used + w > width {
-                        if !piece.isEmpty { current.append(Span(piece, span.style)) }
-                        rows.append(current)
-                        current = []
-                        piece = ""
-                        used = 0
-                    }
-                    piece.append(character)
-                    used += w
+            let glyphs = line.flatMap { span in span.text.map { (character: $0, style: span.style) } }
+            var start = 0
+            while start < glyphs.count {
+                var used = 0
+                var end = start
+                var lastBreak: Int?
+                while end < glyphs.count {
+                    let glyphWidth = TextWidth.of(glyphs[end].character)
+                    if used + glyphWidth > width { break }
+                    used += glyphWidth
+                    if glyphs[end].character == " " { lastBreak = end + 1 }
+                    end += 1
                 }
-                if !piece.isEmpty { current.append(Span(piece, span.style)) }
+                if end < glyphs.count, let lastBreak, lastBreak > start { end = lastBreak }
+                if end == start { end += 1 }
+                rows.append(TextView.spans(glyphs[start..<end]))
+                start = end
             }
-            rows.append(current)
         }
         return rows
+    }
+
+    /// Runs of same-styled glyphs back to spans.
+    private static func spans(_ glyphs: ArraySlice<(character: Character, style: Style)>) -> [Span] {
+        var spans: [Span] = []
+        for glyph in glyphs {
+            if let last = spans.last, last.style == glyph.style {
+                spans[spans.count - 1].text.append(glyph.character)
+            } else {
+                spans.append(Span(String(glyph.character), glyph.style))
+            }
+        }
+        return spans
     }
 
     /// Draws the rows from `offset` (clamped so the last page stays full); returns the clamped
@@ -54,7 +67,9 @@ package struct TextView: Sendable {
         let rows = displayRows(width: textWidth)
         let clamped = max(0, min(offset, rows.count - area.height))
         for row in 0..<area.height where clamped + row < rows.count {
-            frame.draw(rows[clamped + row], at: Point(x: area.x, y: area.y + row), clip: Rect(x: area.x, y: area.y, width: textWidth, height: area.height))
+            frame.draw(
+                rows[clamped + row], at: Point(x: area.x, y: area.y + row),
+                clip: Rect(x: area.x, y: area.y, width: textWidth, height: area.height))
         }
         Scrollbar.render(into: &frame, x: area.maxX - 1, rows: area, offset: clamped, count: rows.count, theme: theme)
         return (clamped, rows.count)
