@@ -66,6 +66,47 @@ struct TmuxEndToEndTests {
         #expect(try !tmux.alternateScreen())
     }
 
+    @Test func aCrashStillRestoresTheTerminal() throws {
+        // SIGSEGV takes the same path as any crash (a Swift trap is SIGILL or SIGTRAP).
+        let tmux = try Tmux(
+            width: 80, height: 24,
+            command: "\(TestEnvironment.binary) --workspace \(TestEnvironment.temporaryDirectory())/crash.sqlite")
+        defer { tmux.kill() }
+        try tmux.waitFor("1 Traces")
+        try tmux.signalChild("SEGV")
+        try tmux.waitFor("[exited 139]")
+        #expect(try !tmux.alternateScreen())
+        #expect(try tmux.cursorVisible())
+    }
+
+    @Test func aBrokenThemeFallsBackAndSaysWhere() throws {
+        let themes = TestEnvironment.temporaryDirectory()
+        try "name = \"broken\"\n[colors]\n\"txet\" = \"#ffffff\"\n".write(
+            toFile: themes + "/broken.toml", atomically: true, encoding: .utf8)
+        let tmux = try Tmux(
+            width: 160, height: 30,
+            command: "LOUPE_THEMES=\(themes) \(TestEnvironment.binary) --theme broken --workspace \(themes)/w.sqlite")
+        defer { tmux.kill() }
+        try tmux.waitFor("1 Traces")
+        try tmux.waitFor("broken.toml:3: unknown role 'txet'")
+        tmux.keys("q")
+        try tmux.waitFor("[exited 0]")
+    }
+
+    @Test func aLargeTerminalIsFilled() throws {
+        let tmux = try Tmux(
+            width: 300, height: 90,
+            command: "\(TestEnvironment.binary) --workspace \(TestEnvironment.temporaryDirectory())/big.sqlite")
+        defer { tmux.kill() }
+        try tmux.waitFor("1 Traces")
+        let lines = try tmux.screen().split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(lines.count >= 90)
+        #expect(lines[0].hasSuffix("loupe"))
+        #expect(lines.contains { $0.hasPrefix("╰") && $0.hasSuffix("╯") && $0.count == 300 })
+        tmux.keys("q")
+        try tmux.waitFor("[exited 0]")
+    }
+
     @Test func anUnknownTerminalTypeGetsAClearMessage() throws {
         let tmux = try Tmux(
             width: 100, height: 10,
