@@ -58,6 +58,9 @@ struct ReplCommand: LoupeCommand {
         ReplCompletion.catalog.withLock { $0 = catalog }
         loupe_rl_set_name("loupe")
         loupe_rl_set_word_breaks(" \t")
+        // List the candidates on the second Tab even after a partial completion (bash needs a
+        // third); ~/.inputrc, read later by readline, can still change it.
+        rl_variable_bind("show-all-if-unmodified", "on")
         loupe_rl_set_completion { text, _, end in
             loupe_rl_disable_filename_completion()
             let buffer = String(cString: loupe_rl_line_buffer())
