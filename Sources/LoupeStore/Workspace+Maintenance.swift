@@ -88,13 +88,11 @@ extension Workspace {
     @discardableResult
     package func vacuum() throws(WorkspaceError) -> Int64 {
         let before = Workspace.fileSize(path) + Workspace.fileSize(path + "-wal")
-        do {
+        try translatingErrors {
             try pool.vacuum()
             try pool.writeWithoutTransaction { db in
                 _ = try Row.fetchAll(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)")
             }
-        } catch {
-            throw Workspace.translate(error, path: path)
         }
         return before - (Workspace.fileSize(path) + Workspace.fileSize(path + "-wal"))
     }

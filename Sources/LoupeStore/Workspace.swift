@@ -71,7 +71,7 @@ package final class Workspace: Sendable {
     private func prepareSchema() throws(WorkspaceError) {
         let migrator = Workspace.migrator
         let path = self.path
-        do {
+        try translatingErrors {
             try pool.write { db in
                 let applicationID = try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0
                 let userTables = try String.fetchAll(
@@ -101,28 +101,23 @@ package final class Workspace: Sendable {
                 try db.execute(sql: "PRAGMA application_id = \(Workspace.applicationID)")
                 try db.execute(sql: "PRAGMA user_version = \(Workspace.migrationIdentifiers.count)")
             }
-        } catch let error as WorkspaceError {
-            throw error
-        } catch {
-            throw Workspace.translate(error, path: path)
         }
     }
 
     /// Runs `body` in one write transaction; a throw rolls everything back.
     package func write<T: Sendable>(_ body: @Sendable (Database) throws -> T) throws(WorkspaceError) -> T {
-        do {
-            return try pool.write(body)
-        } catch let error as WorkspaceError {
-            throw error
-        } catch {
-            throw Workspace.translate(error, path: path)
-        }
+        try translatingErrors { try pool.write(body) }
     }
 
     /// Runs `body` on a read-only snapshot of the workspace.
     package func read<T: Sendable>(_ body: @Sendable (Database) throws -> T) throws(WorkspaceError) -> T {
+        try translatingErrors { try pool.read(body) }
+    }
+
+    /// Runs `body`, turning SQLite's errors into ``WorkspaceError``s (which pass through).
+    func translatingErrors<T>(_ body: () throws -> T) throws(WorkspaceError) -> T {
         do {
-            return try pool.read(body)
+            return try body()
         } catch let error as WorkspaceError {
             throw error
         } catch {

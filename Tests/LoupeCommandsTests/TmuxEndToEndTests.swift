@@ -7,9 +7,7 @@ import Testing
 @Suite(.enabled(if: Tmux.isAvailable, "tmux is not installed (apt-get install -y tmux)"), .serialized)
 struct TmuxEndToEndTests {
     @Test func aUserSessionFromStartToQuit() throws {
-        let tmux = try Tmux(
-            width: 100, height: 30,
-            command: "\(TestEnvironment.binary) --workspace \(TestEnvironment.temporaryDirectory())/e2e.sqlite")
+        let tmux = try Tmux.loupe(width: 100, height: 30)
         defer { tmux.kill() }
         try tmux.waitFor("1 Traces")
         #expect(try tmux.alternateScreen())
@@ -56,9 +54,7 @@ struct TmuxEndToEndTests {
     }
 
     @Test func sigtermRestoresTheTerminal() throws {
-        let tmux = try Tmux(
-            width: 80, height: 24,
-            command: "\(TestEnvironment.binary) --workspace \(TestEnvironment.temporaryDirectory())/term.sqlite")
+        let tmux = try Tmux.loupe(width: 80, height: 24)
         defer { tmux.kill() }
         try tmux.waitFor("1 Traces")
         try tmux.signalChild("TERM")
@@ -68,9 +64,7 @@ struct TmuxEndToEndTests {
 
     @Test func aCrashStillRestoresTheTerminal() throws {
         // SIGSEGV takes the same path as any crash (a Swift trap is SIGILL or SIGTRAP).
-        let tmux = try Tmux(
-            width: 80, height: 24,
-            command: "\(TestEnvironment.binary) --workspace \(TestEnvironment.temporaryDirectory())/crash.sqlite")
+        let tmux = try Tmux.loupe(width: 80, height: 24)
         defer { tmux.kill() }
         try tmux.waitFor("1 Traces")
         try tmux.signalChild("SEGV")
@@ -83,9 +77,7 @@ struct TmuxEndToEndTests {
         let themes = TestEnvironment.temporaryDirectory()
         try "name = \"broken\"\n[colors]\n\"txet\" = \"#ffffff\"\n".write(
             toFile: themes + "/broken.toml", atomically: true, encoding: .utf8)
-        let tmux = try Tmux(
-            width: 160, height: 30,
-            command: "LOUPE_THEMES=\(themes) \(TestEnvironment.binary) --theme broken --workspace \(themes)/w.sqlite")
+        let tmux = try Tmux.loupe(width: 160, height: 30, prefix: "LOUPE_THEMES=\(themes)", arguments: "--theme broken")
         defer { tmux.kill() }
         try tmux.waitFor("1 Traces")
         try tmux.waitFor("broken.toml:3: unknown role 'txet'")
@@ -94,9 +86,7 @@ struct TmuxEndToEndTests {
     }
 
     @Test func aLargeTerminalIsFilled() throws {
-        let tmux = try Tmux(
-            width: 300, height: 90,
-            command: "\(TestEnvironment.binary) --workspace \(TestEnvironment.temporaryDirectory())/big.sqlite")
+        let tmux = try Tmux.loupe(width: 300, height: 90)
         defer { tmux.kill() }
         try tmux.waitFor("1 Traces")
         let lines = try tmux.screen().split(separator: "\n", omittingEmptySubsequences: false)
@@ -108,22 +98,14 @@ struct TmuxEndToEndTests {
     }
 
     @Test func anUnknownTerminalTypeGetsAClearMessage() throws {
-        let tmux = try Tmux(
-            width: 100, height: 10,
-            command:
-                "TERM=no-such-terminal \(TestEnvironment.binary) --workspace \(TestEnvironment.temporaryDirectory())/t.sqlite"
-        )
+        let tmux = try Tmux.loupe(width: 100, height: 10, prefix: "TERM=no-such-terminal")
         defer { tmux.kill() }
         try tmux.waitFor("[exited 1]")
         #expect(try tmux.screen().contains("unknown terminal type 'no-such-terminal'"))
     }
 
     @Test func aNonUTF8LocaleGetsAClearMessage() throws {
-        let tmux = try Tmux(
-            width: 120, height: 10,
-            command:
-                "LANG=C LC_ALL=C \(TestEnvironment.binary) --workspace \(TestEnvironment.temporaryDirectory())/l.sqlite"
-        )
+        let tmux = try Tmux.loupe(width: 120, height: 10, prefix: "LANG=C LC_ALL=C")
         defer { tmux.kill() }
         try tmux.waitFor("[exited 1]")
         #expect(try tmux.screen().contains("needs a UTF-8 locale"))
@@ -132,6 +114,15 @@ struct TmuxEndToEndTests {
 
 /// A private tmux server running one command in one pane.
 struct Tmux {
+    /// The loupe binary on a fresh workspace, with `prefix` (environment assignments) and
+    /// `arguments` added to its command line.
+    static func loupe(width: Int, height: Int, prefix: String = "", arguments: String = "") throws -> Tmux {
+        let workspace = TestEnvironment.temporaryDirectory() + "/e2e.sqlite"
+        return try Tmux(
+            width: width, height: height,
+            command: "\(prefix) \(TestEnvironment.binary) --workspace \(workspace) \(arguments)")
+    }
+
     struct Timeout: Error, CustomStringConvertible {
         var description: String
     }

@@ -69,16 +69,8 @@ enum TUILauncher {
         var directories: [String] = []
         if let custom = environment["LOUPE_NOTEBOOKS"], !custom.isEmpty { directories.append(custom) }
         directories.append(FileManager.default.currentDirectoryPath + "/notebooks")
-        if let executablePath {
-            var directory = URL(fileURLWithPath: executablePath).deletingLastPathComponent()
-            for _ in 0..<5 {
-                let candidate = directory.appendingPathComponent("notebooks").path
-                if FileManager.default.fileExists(atPath: candidate) {
-                    directories.append(candidate)
-                    break
-                }
-                directory.deleteLastPathComponent()
-            }
+        if let checkout = CheckoutDirectory.find("notebooks", executablePath: executablePath) {
+            directories.append(checkout)
         }
         return directories
     }

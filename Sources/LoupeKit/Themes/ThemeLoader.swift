@@ -36,16 +36,8 @@ package struct ThemeLoader: Sendable {
             ?? (environment["HOME"].map { $0 + "/.config" } ?? "")
         if !configHome.isEmpty { directories.append(configHome + "/loupe/themes") }
         directories.append(FileManager.default.currentDirectoryPath + "/themes")
-        if let executablePath {
-            var directory = URL(fileURLWithPath: executablePath).resolvingSymlinksInPath().deletingLastPathComponent()
-            for _ in 0..<5 {
-                let candidate = directory.appendingPathComponent("themes").path
-                if FileManager.default.fileExists(atPath: candidate + "/default.toml") {
-                    directories.append(candidate)
-                    break
-                }
-                directory.deleteLastPathComponent()
-            }
+        if let checkout = CheckoutDirectory.find("themes", containing: "default.toml", executablePath: executablePath) {
+            directories.append(checkout)
         }
         var seen = Set<String>()
         return ThemeLoader(searchDirectories: directories.filter { seen.insert($0).inserted })
