@@ -27,6 +27,14 @@ let package = Package(
             name: "CReadline",
             providers: [.apt(["libreadline-dev"])]
         ),
+        .systemLibrary(
+            name: "COpenBLAS",
+            providers: [.apt(["libopenblas-dev"])]
+        ),
+
+        // Engine: tensors and kernels (OpenBLAS), models. Pure computation: no SQLite, no terminal.
+        .target(name: "LoupeTensor", dependencies: ["COpenBLAS"], swiftSettings: strictSwift6),
+        .target(name: "LoupeModels", dependencies: ["LoupeTensor"], swiftSettings: strictSwift6),
 
         // Pure terminal-UI model: cells, frames, layout, widgets, themes. No C, no I/O.
         .target(name: "LoupeTUI", swiftSettings: strictSwift6),
@@ -41,7 +49,7 @@ let package = Package(
         // Services: jobs with progress and cancellation, theme loading, notebooks.
         .target(
             name: "LoupeKit",
-            dependencies: ["LoupeStore", "LoupeTUI", "TOMLKit"],
+            dependencies: ["LoupeStore", "LoupeTUI", "LoupeModels", "TOMLKit"],
             swiftSettings: strictSwift6
         ),
         // The TUI program: state, messages, update, render, panels, keymaps, the loop.
@@ -54,7 +62,8 @@ let package = Package(
         .target(
             name: "LoupeCommands",
             dependencies: [
-                "LoupeApp", "LoupeKit", "LoupeStore", "LoupeTUI", "LoupeTerminal", "CReadline",
+                "LoupeApp", "LoupeKit", "LoupeStore", "LoupeTUI", "LoupeTerminal", "LoupeModels", "LoupeTensor",
+                "CReadline",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSwift6
@@ -65,6 +74,13 @@ let package = Package(
             name: "LoupeTestSupport",
             dependencies: ["LoupeTUI"],
             path: "Tests/LoupeTestSupport",
+            swiftSettings: strictSwift6
+        ),
+        .testTarget(name: "LoupeTensorTests", dependencies: ["LoupeTensor"], swiftSettings: strictSwift6),
+        .testTarget(
+            name: "LoupeModelsTests",
+            dependencies: ["LoupeModels", "LoupeTensor"],
+            exclude: ["Fixtures"],
             swiftSettings: strictSwift6
         ),
         .testTarget(

@@ -75,3 +75,36 @@ import Testing
         #expect(CommandCatalog.loupe(excludingTUIOnly: false).entries.contains { $0.name == "repl" })
     }
 }
+
+/// The MiniLM commands on the real weights (present after scripts/fetch-minilm).
+@Suite(
+    .enabled(
+        if: ModelLibrary.standard(environment: ProcessInfo.processInfo.environment).hasMiniLM,
+        "MiniLM weights not found: run scripts/fetch-minilm"))
+struct ModelCommandTests {
+    let executor = CommandExecutor(session: TestEnvironment.session(), isInsideTUI: false)
+
+    private func run(_ line: String) -> CommandOutcome { executor.execute(line, reporter: .detached(), columns: 100) }
+
+    @Test func embedPrintsTokensIdsAndUnitVectors() throws {
+        let outcome = run("embed --json \"Hello, World!\"")
+        #expect(outcome.succeeded, "\(outcome.error ?? "")")
+        let records = try JSONSerialization.jsonObject(with: Data(outcome.output.utf8)) as? [[String: Any]]
+        let record = try #require(records?.first)
+        #expect(record["tokens"] as? [String] == ["[CLS]", "hello", ",", "world", "!", "[SEP]"])
+        #expect(record["ids"] as? [Int] == [101, 7592, 1010, 2088, 999, 102])
+        let vector = try #require(record["embedding"] as? [Double])
+        #expect(vector.count == 384)
+        #expect(abs(vector.reduce(0) { $0 + $1 * $1 } - 1) < 1e-4)
+    }
+
+    @Test func attentionChecksItsSiteAndPrintsRowsThatSumToOne() throws {
+        #expect(run("attention hi --layer 6").error?.contains("out of range") == true)
+        #expect(run("attention hi --head 12 --layer 0").error?.contains("out of range") == true)
+        let outcome = run("attention --json \"one two\" --layer 3")
+        let json = try JSONSerialization.jsonObject(with: Data(outcome.output.utf8)) as? [String: Any]
+        let attention = try #require(json?["attention"] as? [[[Double]]])
+        #expect(attention.count == 12)
+        for row in attention.joined() { #expect(abs(row.reduce(0, +) - 1) < 1e-5) }
+    }
+}

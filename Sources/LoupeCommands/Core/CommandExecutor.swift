@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LoupeKit
+import LoupeModels
 import LoupeStore
 import LoupeTerminal
 
@@ -86,6 +87,7 @@ package struct CommandExecutor: CommandService {
         case let error as ThemeError: return error.description
         case let error as JobCancelled: return error.description
         case let error as TerminalError: return error.description
+        case let error as ModelError: return error.description
         default: return Loupe.message(for: error)
         }
     }
@@ -93,7 +95,7 @@ package struct CommandExecutor: CommandService {
     /// True for errors raised while running a command (as opposed to parsing its line).
     package static func isRunError(_ error: any Error) -> Bool {
         error is CommandFailure || error is WorkspaceError || error is ThemeError || error is JobCancelled
-            || error is TerminalError || error is CocoaError
+            || error is TerminalError || error is ModelError || error is CocoaError
     }
 
     /// Adds "did you mean …?" to an unknown-command error.

@@ -16,8 +16,9 @@ package struct Loupe: ParsableCommand {
             """,
         version: version,
         subcommands: [
-            WorkspaceCommand.self, ThemeCommand.self, NotebookCommand.self, ReplCommand.self,
-            BenchCommand.self, DocsCommand.self,
+            WorkspaceCommand.self, EmbedCommand.self, SimilarityCommand.self, AttentionCommand.self,
+            ModelsCommand.self, ThemeCommand.self, NotebookCommand.self, ReplCommand.self, BenchCommand.self,
+            DocsCommand.self,
         ]
     )
 

@@ -1,0 +1,171 @@
+import ArgumentParser
+import Foundation
+import LoupeKit
+import LoupeModels
+import LoupeTensor
+
+/// The process's model library (one per process: the embedder is 90 MB).
+let sharedModels = ModelLibrary.standard(environment: ProcessInfo.processInfo.environment)
+
+/// `loupe embed TEXT…`: token ids and MiniLM sentence embeddings.
+struct EmbedCommand: LoupeCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "embed",
+        abstract: "Embed texts with MiniLM: token ids and the 384-dimensional unit vectors."
+    )
+
+    @OptionGroup var global: GlobalOptions
+    @Flag(help: "Print JSON (every component of every vector).") var json = false
+    @Argument(help: ArgumentHelp("Texts to embed.", valueName: "text")) var texts: [String]
+
+    func validate() throws {
+        if texts.isEmpty { throw ValidationError("give at least one text, e.g. loupe embed \"a sentence\"") }
+    }
+
+    struct Record: Encodable {
+        var text: String
+        var ids: [Int32]
+        var tokens: [String]
+        var embedding: [Float]
+    }
+
+    func run(in context: CommandContext) throws {
+        let embedder = try sharedModels.miniLM()
+        let results = embedder.embed(texts)
+        let records = zip(texts, results).map { text, result in
+            Record(text: text, ids: result.ids, tokens: embedder.tokenizer.tokens(result.ids), embedding: result.vector)
+        }
+        if json {
+            context.print(try Formatting.json(records))
+            return
+        }
+        for record in records {
+            context.print("text       \(record.text)")
+            context.print("tokens     \(record.tokens.joined(separator: " "))")
+            context.print("ids        \(record.ids.map(String.init).joined(separator: " "))")
+            let head = record.embedding.prefix(6).map { String(format: "%+.4f", $0) }.joined(separator: " ")
+            context.print("embedding  [\(head) …] (\(record.embedding.count) dims, unit length)")
+        }
+    }
+}
+
+/// `loupe similarity A B`: cosine similarity of two texts' MiniLM embeddings.
+struct SimilarityCommand: LoupeCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "similarity",
+        abstract: "Cosine similarity of two texts' MiniLM embeddings (-1 to 1)."
+    )
+
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The first text.") var first: String
+    @Argument(help: "The second text.") var second: String
+
+    func run(in context: CommandContext) throws {
+        let embedder = try sharedModels.miniLM()
+        let vectors = embedder.embed([first, second]).map(\.vector)
+        context.print(String(format: "%.4f", SentenceEmbedder.cosine(vectors[0], vectors[1])))
+    }
+}
+
+/// `loupe attention TEXT`: MiniLM's attention probabilities for one layer and head.
+struct AttentionCommand: LoupeCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "attention",
+        abstract: "MiniLM's attention probabilities for a text: one head as a matrix, or every head as JSON."
+    )
+
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "Layer, 0-based.") var layer = 0
+    @Option(help: "Head, 0-based (all heads with --json when omitted).") var head: Int?
+    @Flag(help: "Print JSON: tokens and probabilities[head][query][key].") var json = false
+    @Argument(help: "The text.") var text: String
+
+    struct Record: Encodable {
+        var tokens: [String]
+        var layer: Int
+        var heads: [Int]
+        var attention: [[[Float]]]
+    }
+
+    func run(in context: CommandContext) throws {
+        let embedder = try sharedModels.miniLM()
+        let configuration = embedder.encoder.configuration
+        guard (0..<configuration.layers).contains(layer) else {
+            throw CommandFailure("--layer \(layer) is out of range: MiniLM has layers 0…\(configuration.layers - 1)")
+        }
+        if let head, !(0..<configuration.heads).contains(head) {
+            throw CommandFailure("--head \(head) is out of range: MiniLM has heads 0…\(configuration.heads - 1)")
+        }
+        let ids = embedder.tokenizer.encode(text)
+        let tokens = embedder.tokenizer.tokens(ids)
+        let (_, captured) = embedder.encoder.forward([ids], capture: CaptureRequest(attentionLayers: [layer]))
+        guard let probabilities = captured.attention[layer]?.first else {
+            throw CommandFailure("no attention was captured")
+        }
+        let t = ids.count
+        let heads = head.map { [$0] } ?? Array(0..<configuration.heads)
+        let matrices = heads.map { h in
+            (0..<t).map { q in Array(probabilities.storage[(h * t * t + q * t)..<(h * t * t + q * t + t)]) }
+        }
+        if json {
+            context.print(try Formatting.json(Record(tokens: tokens, layer: layer, heads: heads, attention: matrices)))
+            return
+        }
+        guard heads.count == 1 else {
+            throw CommandFailure("give --head H to print a matrix (or --json for every head)")
+        }
+        let labels = tokens.map { String($0.prefix(10)) }
+        let width = max(6, labels.map(\.count).max() ?? 0)
+        context.print("layer \(layer), head \(heads[0]): row = query token, column = key token")
+        context.print(
+            String(repeating: " ", count: width + 1)
+                + labels.map { $0.padding(toLength: 6, withPad: " ", startingAt: 0) }.joined(separator: " "))
+        for (q, row) in matrices[0].enumerated() {
+            let cells = row.map { String(format: "%6.3f", $0) }.joined(separator: " ")
+            context.print(labels[q].padding(toLength: width, withPad: " ", startingAt: 0) + " " + cells)
+        }
+    }
+}
+
+/// `loupe models …`: the models Loupe uses and where they are.
+struct ModelsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "models",
+        abstract: "List the models Loupe uses and show where they are.",
+        subcommands: [List.self, Info.self]
+    )
+
+    struct List: LoupeCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List the models and whether their files are present.")
+        @OptionGroup var global: GlobalOptions
+
+        func run(in context: CommandContext) throws {
+            let state = sharedModels.hasMiniLM ? "present" : "missing (run scripts/fetch-minilm)"
+            context.print("\(ModelLibrary.miniLMName)  \(state)  \(sharedModels.miniLMDirectory)")
+        }
+    }
+
+    struct Info: LoupeCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Load MiniLM and show its configuration, vocabulary and tensors.")
+        @OptionGroup var global: GlobalOptions
+
+        func run(in context: CommandContext) throws {
+            let embedder = try sharedModels.miniLM()
+            let configuration = embedder.encoder.configuration
+            let weights = try SafeTensors(path: embedder.directory + "/model.safetensors")
+            let parameters = weights.entries.values.filter { $0.dtype != .i64 }.reduce(0) { $0 + $1.shape.reduce(1, *) }
+            context.print("model       \(ModelLibrary.miniLMName) (sentence-transformers)")
+            context.print("directory   \(embedder.directory)")
+            context.print(
+                "encoder     BERT, \(configuration.layers) layers, hidden \(configuration.hiddenSize), \(configuration.heads) heads of \(configuration.headSize), FFN \(configuration.intermediateSize)"
+            )
+            context.print(
+                "vocabulary  \(embedder.tokenizer.vocabulary.count) WordPiece tokens, max \(embedder.tokenizer.maxTokens) tokens per text"
+            )
+            context.print("tensors     \(weights.entries.count), \(parameters) parameters")
+            context.print("embedding   mean over tokens, L2-normalised, \(configuration.hiddenSize) dims")
+        }
+    }
+}

@@ -1,0 +1,25 @@
+import LoupeTensor
+
+/// Which activations a forward pass should keep. Nothing is kept unless asked for, so a plain
+/// embedding run stores no attention matrices.
+package struct CaptureRequest: Hashable, Sendable {
+    /// Layers whose attention probabilities to keep (all heads).
+    package var attentionLayers: Set<Int>
+    /// Layers after which to keep the residual stream (the layer's output hidden states).
+    package var residualLayers: Set<Int>
+
+    package init(attentionLayers: Set<Int> = [], residualLayers: Set<Int> = []) {
+        self.attentionLayers = attentionLayers
+        self.residualLayers = residualLayers
+    }
+
+    package static let none = CaptureRequest()
+}
+
+/// What a forward pass kept, per sequence of the batch.
+package struct CapturedActivations: Sendable {
+    /// `attention[layer][sequence]`: `[heads, T, T]` for that sequence's own length T.
+    package var attention: [Int: [Tensor]] = [:]
+    /// `residual[layer][sequence]`: `[T, hidden]`.
+    package var residual: [Int: [Tensor]] = [:]
+}

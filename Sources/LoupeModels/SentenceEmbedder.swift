@@ -1,0 +1,81 @@
+import Foundation
+import LoupeTensor
+
+/// sentence-transformers' all-MiniLM-L6-v2: WordPiece tokens → BERT encoder → mean over the
+/// real tokens → L2 normalisation.
+package struct SentenceEmbedder: Sendable {
+    package let tokenizer: WordPieceTokenizer
+    package let encoder: BertEncoder
+    package let directory: String
+
+    /// The files a model directory must hold.
+    package static let requiredFiles = ["config.json", "vocab.txt", "model.safetensors"]
+
+    /// Loads `config.json`, `vocab.txt` and `model.safetensors` from `directory`.
+    package init(directory: String, maxTokens: Int = 256) throws(ModelError) {
+        self.directory = directory
+        for file in SentenceEmbedder.requiredFiles where !FileManager.default.fileExists(atPath: directory + "/" + file)
+        {
+            throw ModelError(file: file, message: "is missing from \(directory); run scripts/fetch-minilm")
+        }
+        let configuration = try BertConfiguration(file: directory + "/config.json")
+        tokenizer = try WordPieceTokenizer(vocabularyFile: directory + "/vocab.txt", maxTokens: maxTokens)
+        guard tokenizer.vocabulary.count == configuration.vocabularySize else {
+            throw ModelError(
+                file: "vocab.txt",
+                message: "has \(tokenizer.vocabulary.count) tokens, config.json says \(configuration.vocabularySize)")
+        }
+        encoder = try BertEncoder(
+            weights: try SafeTensors(path: directory + "/model.safetensors"), configuration: configuration)
+    }
+
+    /// One text's result: token ids and the unit-length embedding.
+    package struct Embedding: Hashable, Sendable {
+        package var ids: [Int32]
+        package var vector: [Float]
+    }
+
+    /// Embeds `texts` in batches of `batchSize`.
+    package func embed(_ texts: [String], batchSize: Int = 32) -> [Embedding] {
+        var results: [Embedding] = []
+        var start = 0
+        while start < texts.count {
+            let batch = texts[start..<min(texts.count, start + batchSize)].map(tokenizer.encode)
+            let (hidden, _) = encoder.forward(batch)
+            results += zip(batch, SentenceEmbedder.meanPool(hidden, lengths: batch.map(\.count))).map {
+                Embedding(ids: $0, vector: $1)
+            }
+            start += batchSize
+        }
+        return results
+    }
+
+    /// Mean of each sequence's real rows of `[B, T, H]`, L2-normalised.
+    package static func meanPool(_ hidden: Tensor, lengths: [Int]) -> [[Float]] {
+        let width = hidden.shape[1]
+        let size = hidden.shape[2]
+        return lengths.enumerated().map { b, length in
+            var sum = [Float](repeating: 0, count: size)
+            for t in 0..<length {
+                let base = (b * width + t) * size
+                for d in 0..<size { sum[d] += hidden.storage[base + d] }
+            }
+            let mean = sum.map { $0 / Float(max(1, length)) }
+            let norm = mean.reduce(0) { $0 + $1 * $1 }.squareRoot()
+            return norm > 0 ? mean.map { $0 / norm } : mean
+        }
+    }
+
+    /// Cosine similarity of two vectors (their dot product when both are unit length).
+    package static func cosine(_ a: [Float], _ b: [Float]) -> Float {
+        var dot: Float = 0
+        var na: Float = 0
+        var nb: Float = 0
+        for (x, y) in zip(a, b) {
+            dot += x * y
+            na += x * x
+            nb += y * y
+        }
+        return dot / max(1e-12, (na * nb).squareRoot())
+    }
+}

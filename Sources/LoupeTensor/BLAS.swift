@@ -1,0 +1,20 @@
+import COpenBLAS
+
+/// Matrix multiplication through OpenBLAS.
+package enum BLAS {
+    /// `c = alpha · op(a) · op(b) + beta · c` on row-major matrices, where `op(a)` is `m × k` and
+    /// `op(b)` is `k × n`. The leading dimensions are row strides, so sub-matrices (one attention
+    /// head's columns, say) are passed as a base pointer and the full row length.
+    package static func sgemm(
+        m: Int, n: Int, k: Int,
+        a: UnsafePointer<Float>, lda: Int, transposeA: Bool = false,
+        b: UnsafePointer<Float>, ldb: Int, transposeB: Bool = false,
+        c: UnsafeMutablePointer<Float>, ldc: Int,
+        alpha: Float = 1, beta: Float = 0
+    ) {
+        cblas_sgemm(
+            CblasRowMajor, transposeA ? CblasTrans : CblasNoTrans, transposeB ? CblasTrans : CblasNoTrans,
+            Int32(m), Int32(n), Int32(k), alpha, a, Int32(lda), b, Int32(ldb), beta, c, Int32(ldc)
+        )
+    }
+}

@@ -1,0 +1,131 @@
+import Foundation
+import LoupeModels
+import LoupeTensor
+import Testing
+
+/// The real all-MiniLM-L6-v2 weights against fixtures written by the independent numpy
+/// reference (`scripts/reference/minilm_reference.py`): token ids exact, embeddings and
+/// attention probabilities within 1e-4. `scripts/fetch-minilm` (run by `.ci/run` and
+/// `scripts/setup`) puts the weights where these tests look.
+@Suite(.enabled(if: MiniLMFixtures.modelDirectory != nil, "MiniLM weights not found: run scripts/fetch-minilm"))
+struct MiniLMParityTests {
+    static let embedder: SentenceEmbedder? = MiniLMFixtures.modelDirectory.flatMap {
+        try? SentenceEmbedder(directory: $0)
+    }
+
+    @Test(arguments: MiniLMFixtures.sentences.indices)
+    func tokenIdsMatchExactly(index: Int) throws {
+        let embedder = try #require(Self.embedder)
+        let sentence = MiniLMFixtures.sentences[index]
+        let ids = embedder.tokenizer.encode(sentence.text)
+        #expect(ids.map(Int.init) == sentence.ids, "\(embedder.tokenizer.tokens(ids)) vs \(sentence.tokens)")
+    }
+
+    @Test func embeddingsMatchWithinTolerance() throws {
+        let embedder = try #require(Self.embedder)
+        // One batch of all sentences: padding must not change any result.
+        let results = embedder.embed(MiniLMFixtures.sentences.map(\.text), batchSize: 32)
+        for (result, sentence) in zip(results, MiniLMFixtures.sentences) {
+            let difference = zip(result.vector, sentence.embedding).map { abs($0 - $1) }.max() ?? .infinity
+            #expect(difference <= 1e-4, "max |diff| \(difference) for \(sentence.text.prefix(40))")
+        }
+    }
+
+    @Test func attentionProbabilitiesMatchWithinTolerance() throws {
+        let embedder = try #require(Self.embedder)
+        let withAttention = MiniLMFixtures.sentences.filter { $0.attentionFile != nil }
+        let batch = withAttention.map { $0.ids.map(Int32.init) }
+        let layers = Set(0..<embedder.encoder.configuration.layers)
+        let (_, captured) = embedder.encoder.forward(batch, capture: CaptureRequest(attentionLayers: layers))
+        var worst: Float = 0
+        for (b, sentence) in withAttention.enumerated() {
+            let reference = try MiniLMFixtures.attention(sentence)
+            let t = sentence.ids.count
+            let heads = embedder.encoder.configuration.heads
+            for layer in layers.sorted() {
+                let ours = try #require(captured.attention[layer]?[b])
+                #expect(ours.shape == [heads, t, t])
+                let base = layer * heads * t * t
+                for i in 0..<(heads * t * t) { worst = max(worst, abs(ours.storage[i] - reference[base + i])) }
+            }
+        }
+        #expect(worst <= 1e-4, "max |diff| \(worst)")
+    }
+
+    @Test func layerZeroHeadTwoIsAPreviousTokenHead() throws {
+        let embedder = try #require(Self.embedder)
+        let ids = embedder.tokenizer.encode("The quick brown fox jumps over the lazy dog.")
+        let (_, captured) = embedder.encoder.forward([ids], capture: CaptureRequest(attentionLayers: [0]))
+        let head = try #require(captured.attention[0]?[0])
+        let t = ids.count
+        for query in 1..<t { #expect(head.storage[2 * t * t + query * t + query - 1] > 0.9) }
+    }
+
+    @Test func residualCaptureKeepsOnlyTheAskedLayer() throws {
+        let embedder = try #require(Self.embedder)
+        let ids = embedder.tokenizer.encode("residual stream")
+        let (hidden, captured) = embedder.encoder.forward([ids], capture: CaptureRequest(residualLayers: [5]))
+        #expect(captured.attention.isEmpty)
+        #expect(Array(captured.residual.keys) == [5])
+        #expect(captured.residual[5]?[0].storage == Array(hidden.storage[0..<(ids.count * 384)]))
+    }
+
+    @Test func similarSentencesAreCloser() throws {
+        let embedder = try #require(Self.embedder)
+        let vectors = embedder.embed([
+            "A man is eating food.", "A man is eating a piece of bread.", "The girl is carrying a baby.",
+        ]).map(\.vector)
+        #expect(SentenceEmbedder.cosine(vectors[0], vectors[1]) > SentenceEmbedder.cosine(vectors[0], vectors[2]))
+    }
+}
+
+/// The committed reference fixtures.
+enum MiniLMFixtures {
+    struct Sentence: Decodable {
+        var text: String
+        var ids: [Int]
+        var tokens: [String]
+        var embedding: [Float]
+        var attentionFile: String?
+        var attentionShape: [Int]?
+
+        enum CodingKeys: String, CodingKey {
+            case text, ids, tokens, embedding
+            case attentionFile = "attention_file"
+            case attentionShape = "attention_shape"
+        }
+    }
+
+    struct Reference: Decodable {
+        var sentences: [Sentence]
+    }
+
+    static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+        "Fixtures/minilm")
+
+    static let sentences: [Sentence] = {
+        guard let data = try? Data(contentsOf: directory.appendingPathComponent("reference.json")),
+            let reference = try? JSONDecoder().decode(Reference.self, from: data)
+        else { return [] }
+        return reference.sentences
+    }()
+
+    static func attention(_ sentence: Sentence) throws -> [Float] {
+        let data = try Data(contentsOf: directory.appendingPathComponent(sentence.attentionFile ?? ""))
+        return data.withUnsafeBytes { raw in
+            (0..<(data.count / 4)).map {
+                Float(bitPattern: raw.loadUnaligned(fromByteOffset: $0 * 4, as: UInt32.self).littleEndian)
+            }
+        }
+    }
+
+    /// `$LOUPE_MODELS/all-MiniLM-L6-v2` or `~/.cache/loupe/models/all-MiniLM-L6-v2`, when it holds the model.
+    static let modelDirectory: String? = {
+        let environment = ProcessInfo.processInfo.environment
+        let root =
+            environment["LOUPE_MODELS"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? ((environment["HOME"] ?? "") + "/.cache/loupe/models")
+        let directory = root + "/all-MiniLM-L6-v2"
+        return FileManager.default.fileExists(atPath: directory + "/model.safetensors") ? directory : nil
+    }()
+}

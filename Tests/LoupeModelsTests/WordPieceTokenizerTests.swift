@@ -1,0 +1,53 @@
+import LoupeModels
+import Testing
+
+@Suite struct WordPieceTokenizerTests {
+    let tokenizer = try! WordPieceTokenizer(
+        vocabulary: [
+            "[PAD]", "[UNK]", "[CLS]", "[SEP]", "un", "##aff", "##able", "cafe", ",", ".", "!", "中", "文", "a", "##b",
+            "run", "##ning", "$",
+        ],
+        maxTokens: 8
+    )
+
+    private func tokens(_ text: String) -> [String] { tokenizer.tokens(tokenizer.wordPieces(text)) }
+
+    @Test func splitsIntoLongestPiecesWithContinuationPrefixes() {
+        #expect(tokens("unaffable running") == ["un", "##aff", "##able", "run", "##ning"])
+        #expect(tokens("ab") == ["a", "##b"])
+    }
+
+    @Test func lowercasesAndStripsAccents() {
+        #expect(tokens("CAFÉ Café cafe\u{301}") == ["cafe", "cafe", "cafe"])
+    }
+
+    @Test func punctuationAndSymbolsBecomeTheirOwnWords() {
+        #expect(tokens("cafe,cafe!$a.") == ["cafe", ",", "cafe", "!", "$", "a", "."])
+    }
+
+    @Test func cjkIdeographsAreSplitCharacterByCharacter() {
+        #expect(tokens("中文a") == ["中", "文", "a"])
+    }
+
+    @Test func unknownWordsAndOverlongWordsAreUNK() {
+        #expect(tokens("zzz unx") == ["[UNK]", "[UNK]"])
+        #expect(tokens(String(repeating: "a", count: 101)) == ["[UNK]"])
+    }
+
+    @Test func controlCharactersAreDroppedAndWhitespaceSplits() {
+        #expect(tokens("a\u{0}b\u{200B}\tcafe\ncafe") == ["a", "##b", "cafe", "cafe"])
+    }
+
+    @Test func encodeAddsSpecialTokensAndTruncates() {
+        #expect(tokenizer.tokens(tokenizer.encode("cafe")) == ["[CLS]", "cafe", "[SEP]"])
+        let long = tokenizer.encode(Array(repeating: "cafe", count: 20).joined(separator: " "))
+        #expect(long.count == 8)
+        #expect(long.first == tokenizer.classifierID)
+        #expect(long.last == tokenizer.separatorID)
+    }
+
+    @Test func aVocabularyWithoutSpecialTokensIsRefused() {
+        let error = #expect(throws: ModelError.self) { try WordPieceTokenizer(vocabulary: ["a", "b"]) }
+        #expect(error?.description == "vocab.txt: has no [UNK] token")
+    }
+}
