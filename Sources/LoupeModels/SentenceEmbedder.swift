@@ -1,5 +1,6 @@
 import Foundation
 import LoupeTensor
+import Synchronization
 
 /// sentence-transformers' all-MiniLM-L6-v2: WordPiece tokens → BERT encoder → mean over the
 /// real tokens → L2 normalisation.
@@ -36,18 +37,39 @@ package struct SentenceEmbedder: Sendable {
     }
 
     /// Embeds `texts` in batches of `batchSize`.
-    package func embed(_ texts: [String], batchSize: Int = 32) -> [Embedding] {
-        var results: [Embedding] = []
-        var start = 0
-        while start < texts.count {
-            let batch = texts[start..<min(texts.count, start + batchSize)].map(tokenizer.encode)
-            let (hidden, _) = encoder.forward(batch)
-            results += zip(batch, SentenceEmbedder.meanPool(hidden, lengths: batch.map(\.count))).map {
-                Embedding(ids: $0, vector: $1)
-            }
-            start += batchSize
+    ///
+    /// Texts are sorted by token count before batching, as sentence-transformers does, so a
+    /// batch pads little; results come back in the input order. With more than one batch and
+    /// `parallelBatches` > 1, batches run concurrently, one per core, each with single-threaded
+    /// BLAS: per-core batches beat splitting every small attention product across threads.
+    package func embed(
+        _ texts: [String], batchSize: Int = 32, parallelBatches: Int = ProcessInfo.processInfo.activeProcessorCount
+    ) -> [Embedding] {
+        let encoded = texts.map(tokenizer.encode)
+        let order = encoded.indices.sorted { encoded[$0].count < encoded[$1].count }
+        let batches = stride(from: 0, to: order.count, by: max(1, batchSize)).map {
+            Array(order[$0..<min(order.count, $0 + batchSize)])
         }
-        return results
+        let results = Mutex([Embedding?](repeating: nil, count: texts.count))
+        let run = { @Sendable (batch: [Int]) in
+            let ids = batch.map { encoded[$0] }
+            let (hidden, _) = encoder.forward(ids)
+            let vectors = SentenceEmbedder.meanPool(hidden, lengths: ids.map(\.count))
+            results.withLock { slots in
+                for (index, vector) in zip(batch, vectors) {
+                    slots[index] = Embedding(ids: encoded[index], vector: vector)
+                }
+            }
+        }
+        if batches.count > 1, parallelBatches > 1 {
+            let threads = BLAS.threads
+            BLAS.threads = 1
+            DispatchQueue.concurrentPerform(iterations: batches.count) { run(batches[$0]) }
+            BLAS.threads = threads
+        } else {
+            for batch in batches { run(batch) }
+        }
+        return results.withLock { $0.map { $0! } }
     }
 
     /// Mean of each sequence's real rows of `[B, T, H]`, L2-normalised.

@@ -2,6 +2,12 @@ import COpenBLAS
 
 /// Matrix multiplication through OpenBLAS.
 package enum BLAS {
+    /// OpenBLAS's worker-thread count (process-wide).
+    package static var threads: Int {
+        get { Int(openblas_get_num_threads()) }
+        set { openblas_set_num_threads(Int32(newValue)) }
+    }
+
     /// `c = alpha · op(a) · op(b) + beta · c` on row-major matrices, where `op(a)` is `m × k` and
     /// `op(b)` is `k × n`. The leading dimensions are row strides, so sub-matrices (one attention
     /// head's columns, say) are passed as a base pointer and the full row length.

@@ -1,0 +1,78 @@
+import ArgumentParser
+import Foundation
+import LoupeApp
+import LoupeKit
+import LoupeModels
+
+extension BenchCommand {
+    /// `loupe bench embed`: MiniLM sentence-embedding throughput on this machine.
+    struct Embed: LoupeCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "embed",
+            abstract: "MiniLM embedding throughput: sentences per second, batch 32, full fp32.",
+            discussion: """
+                Embeds the sentences (default: sample-data/bench/sentences-256.txt, 256 Cranfield \
+                sentences of about 30 tokens) after one warm-up pass, several times, and reports the \
+                median. scripts/bench/embed.sh runs sentence-transformers and the numpy reference on \
+                the same sentences in the same run and prints the ratios.
+                """
+        )
+        static var runsInsideTUI: Bool { false }
+
+        @OptionGroup var global: GlobalOptions
+        @Flag(help: "Print JSON.") var json = false
+        @Option(help: "A file of sentences, one per line.") var sentences = "sample-data/bench/sentences-256.txt"
+        @Option(help: "Sentences per forward pass.") var batchSize = 32
+        @Option(help: "Timed passes over all sentences (the median is reported).") var repeats = 5
+
+        struct Result: Codable {
+            var sentences: Int
+            var batchSize: Int
+            var meanTokens: Double
+            var loadSeconds: Double
+            var passSeconds: [Double]
+            var sentencesPerSecond: Double
+            var tokensPerSecond: Double
+        }
+
+        func run(in context: CommandContext) throws {
+            guard let text = try? String(contentsOfFile: sentences, encoding: .utf8) else {
+                throw CommandFailure(
+                    "\(sentences): cannot be read (run from the repository root, or give --sentences FILE)")
+            }
+            let lines = text.split(separator: "\n").map(String.init).filter { !$0.isEmpty }
+            guard !lines.isEmpty else { throw CommandFailure("\(sentences): no sentences") }
+            let loadStart = AppEnvironment.monotonicSeconds()
+            let embedder = try sharedModels.miniLM()
+            let loadSeconds = AppEnvironment.monotonicSeconds() - loadStart
+            let tokens = lines.map { embedder.tokenizer.encode($0).count }
+            _ = embedder.embed(Array(lines.prefix(batchSize)), batchSize: batchSize)
+            var passes: [Double] = []
+            for index in 0..<max(1, repeats) {
+                context.reporter.report(
+                    JobProgress(completed: Double(index), total: Double(repeats), detail: "pass \(index + 1)"))
+                let start = AppEnvironment.monotonicSeconds()
+                let results = embedder.embed(lines, batchSize: batchSize)
+                passes.append(AppEnvironment.monotonicSeconds() - start)
+                precondition(results.count == lines.count)
+            }
+            let median = passes.sorted()[passes.count / 2]
+            let result = Result(
+                sentences: lines.count, batchSize: batchSize,
+                meanTokens: Double(tokens.reduce(0, +)) / Double(tokens.count), loadSeconds: loadSeconds,
+                passSeconds: passes, sentencesPerSecond: Double(lines.count) / median,
+                tokensPerSecond: Double(tokens.reduce(0, +)) / median
+            )
+            if json {
+                context.print(try Formatting.json(result))
+                return
+            }
+            context.print(
+                String(
+                    format:
+                        "loupe MiniLM  %.1f sentences/s  (%.0f tokens/s; %d sentences of %.1f tokens, batch %d, median of %d passes; load %.2f s)",
+                    result.sentencesPerSecond, result.tokensPerSecond, result.sentences, result.meanTokens, batchSize,
+                    passes.count, loadSeconds))
+        }
+    }
+}

@@ -1,0 +1,19 @@
+#!/usr/bin/env python3
+"""Writes sample-data/bench/sentences-256.txt: the first 256 sentences of the Cranfield corpus
+(documents in file order, split at " . ") that have 20 to 26 words, about 30 WordPiece tokens
+each. Real text, fixed once, read by both `loupe bench embed` and scripts/bench/embed.sh."""
+import json
+import os
+
+root = os.path.join(os.path.dirname(__file__), "..", "..")
+sentences = []
+with open(os.path.join(root, "sample-data", "cranfield", "corpus.jsonl"), encoding="utf-8") as corpus:
+    for line in corpus:
+        for sentence in json.loads(line)["text"].split(" . "):
+            words = sentence.split()
+            if 20 <= len(words) <= 26 and sentence not in sentences:
+                sentences.append(" ".join(words) + " .")
+        if len(sentences) >= 256:
+            break
+with open(os.path.join(root, "sample-data", "bench", "sentences-256.txt"), "w", encoding="utf-8") as out:
+    out.write("\n".join(sentences[:256]) + "\n")
