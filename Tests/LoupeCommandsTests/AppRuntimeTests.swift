@@ -84,3 +84,41 @@ import Testing
         #expect(runtime.isFinished)
     }
 }
+
+/// The Attention panel on the real MiniLM, through the real loop.
+@Suite(
+    .enabled(
+        if: ModelLibrary.standard(environment: ProcessInfo.processInfo.environment).hasMiniLM,
+        "MiniLM weights not found: run scripts/fetch-minilm"))
+struct AttentionRuntimeTests {
+    @Test func typingASentenceShowsEveryHeadAndThePreviousTokenHead() throws {
+        let session = TestEnvironment.session()
+        let executor = CommandExecutor(session: session, isInsideTUI: true)
+        let models = ModelLibrary.standard(environment: ProcessInfo.processInfo.environment)
+        let script: [InputEvent] =
+            [.key(.character("3")), .key(.character("i")), .key(.control("u"))]
+            + "The cat sat.".map { .key(.character($0)) } + [.key(.enter)]
+        let backend = HeadlessBackend(size: Size(width: 160, height: 48), script: script)
+        let state = AppState(
+            size: backend.size, theme: .builtInDefault, panels: AppState.standardPanels(), workspaceName: "w.sqlite",
+            catalog: executor.catalog, themeNames: ["default"]
+        )
+        let environment = AppEnvironment(
+            commands: executor, workspace: try session.workspace(), notebookDirectories: [],
+            analyzeAttention: { text in AttentionAnalysis(text: text, embedder: try models.miniLM()) }
+        )
+        let runtime = AppRuntime(state: state, backend: backend, environment: environment)
+        for _ in 0..<2000 where !(backend.lastFrame?.text().contains("6 tokens · Model grid") ?? false) {
+            runtime.step(timeoutMilliseconds: 5)
+        }
+        let screen = try #require(backend.lastFrame).text()
+        #expect(screen.contains("6 tokens · Model grid"))
+        #expect(screen.contains("H11") && screen.contains("L5"))
+        let panel = try #require(runtime.state.panels.first { $0.id == .attention } as? AttentionPanel)
+        let analysis = try #require(panel.analysis)
+        #expect(analysis.tokens == ["[CLS]", "the", "cat", "sat", ".", "[SEP]"])
+        let previousTokenHead = try #require(analysis.statistics.first { $0.layer == 0 && $0.head == 2 })
+        #expect(previousTokenHead.previousToken > 0.9)
+        #expect(analysis.lens.last.map { abs($0 - 1) < 1e-5 } == true)
+    }
+}

@@ -22,7 +22,12 @@ extension AppState {
             return finishJob(id, outcome)
         case .terminate:
             return [.cancelJobs, .quit]
-        case .notebooksListed, .notebookOpened:
+        case .fileWritten(let path, let error):
+            message =
+                error.map { StatusMessage(text: "✗ \(path): \($0)", level: .error) }
+                ?? StatusMessage(text: "✓ wrote \(path)", level: .ok)
+            return []
+        case .notebooksListed, .notebookOpened, .attentionAnalyzed:
             var effects: [Effect] = []
             for index in panels.indices { effects += apply(panels[index].receive(msg), from: panels[index].id) }
             return effects
@@ -54,6 +59,9 @@ extension AppState {
     }
 
     private mutating func handleNormal(_ key: Key) -> [Effect] {
+        if focus == .panel, panels[focusedPanel].capturesText, key != .control("c") {
+            return apply(panels[focusedPanel].handleText(key), from: panels[focusedPanel].id)
+        }
         if let action = Keymaps.global.action(for: key) {
             let searchKey = action == .searchNext || action == .searchPrevious
             if !searchKey || !searchQuery.isEmpty { return perform(action) }

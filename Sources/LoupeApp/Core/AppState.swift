@@ -69,7 +69,10 @@ package struct AppState: Sendable {
 
     /// The standard panels in tab order: the five engines' panels and Notebooks.
     package static func standardPanels() -> [any Panel] {
-        EmptyStatePanel.placeholders.map { $0 as any Panel } + [NotebooksPanel()]
+        var panels: [any Panel] = EmptyStatePanel.placeholders.filter { $0.id != .attention }
+        panels.insert(AttentionPanel(), at: 2)
+        panels.append(NotebooksPanel())
+        return panels
     }
 
     package var focusedPanelID: PanelID { panels[focusedPanel].id }

@@ -12,6 +12,14 @@ package enum Msg: Hashable, Sendable {
     case terminate(Int32)
     case notebooksListed([NotebookSummary])
     case notebookOpened(path: String, result: NotebookLoad)
+    case attentionAnalyzed(text: String, result: AttentionLoad)
+    case fileWritten(path: String, error: String?)
+}
+
+/// An attention analysis, or why it could not be made.
+package enum AttentionLoad: Hashable, Sendable {
+    case analyzed(AttentionAnalysis)
+    case failed(String)
 }
 
 /// A notebook found on disk.

@@ -52,12 +52,6 @@ package struct EmptyStatePanel: Panel {
             commands: ["loupe ingest PATH…", "loupe search \"query\""]
         ),
         EmptyStatePanel(
-            id: .attention, title: "Attention",
-            purpose: "Attention heatmaps of MiniLM, loaded from its safetensors, and sparse-autoencoder "
-                + "features trained on its activations.",
-            commands: ["loupe attention \"text\"", "loupe sae train --layer L"]
-        ),
-        EmptyStatePanel(
             id: .roofline, title: "Roofline",
             purpose: "This machine's measured compute and bandwidth ceilings with kernels placed on them: "
                 + "Loupe's own kernels and GPU kernels from Nsight Compute CSV exports.",

@@ -39,6 +39,9 @@ package protocol Panel: Sendable {
     var canGoBack: Bool { get }
     /// Effects to run when the app starts (loading what the panel shows).
     var initialEffects: [PanelEffect] { get }
+    /// True while the panel edits text (an input box): every key but ctrl+c goes to
+    /// ``handleText(_:)`` instead of the keymaps.
+    var capturesText: Bool { get }
 
     mutating func perform(_ action: PanelAction, area: Rect) -> [PanelEffect]
     mutating func goBack()
@@ -47,6 +50,7 @@ package protocol Panel: Sendable {
     mutating func click(at point: Point, area: Rect) -> [PanelEffect]
     mutating func receive(_ msg: Msg) -> [PanelEffect]
     mutating func commandFinished(tag: Int, outcome: CommandOutcome)
+    mutating func handleText(_ key: Key) -> [PanelEffect]
     func render(into frame: inout Frame, area: Rect, context: PanelRenderContext)
 }
 
@@ -57,6 +61,8 @@ extension Panel {
     package var isSearchable: Bool { false }
     package var canGoBack: Bool { false }
     package var initialEffects: [PanelEffect] { [] }
+    package var capturesText: Bool { false }
+    package mutating func handleText(_ key: Key) -> [PanelEffect] { [] }
     package mutating func perform(_ action: PanelAction, area: Rect) -> [PanelEffect] { [] }
     package mutating func goBack() {}
     package mutating func search(_ query: String, forward: Bool, includeCurrent: Bool) -> Bool { false }

@@ -8,13 +8,17 @@ package struct AppEnvironment: Sendable {
     package var commands: any CommandService
     package var workspace: Workspace?
     package var notebookDirectories: [String]
+    /// Runs MiniLM for the Attention panel; nil where no model is available.
+    package var analyzeAttention: (@Sendable (String) throws -> AttentionAnalysis)?
     /// Monotonic seconds.
     package var now: @Sendable () -> Double
 
     package init(
         commands: any CommandService, workspace: Workspace?, notebookDirectories: [String],
+        analyzeAttention: (@Sendable (String) throws -> AttentionAnalysis)? = nil,
         now: @escaping @Sendable () -> Double = AppEnvironment.monotonicSeconds
     ) {
+        self.analyzeAttention = analyzeAttention
         self.commands = commands
         self.workspace = workspace
         self.notebookDirectories = notebookDirectories

@@ -110,6 +110,29 @@ package final class AppRuntime {
             DispatchQueue.global(qos: .userInitiated).async {
                 mailbox.post(.notebooksListed(AppEnvironment.findNotebooks(in: directories)))
             }
+        case .analyzeAttention(let text):
+            let mailbox = self.mailbox
+            guard let analyze = environment.analyzeAttention else {
+                mailbox.post(.attentionAnalyzed(text: text, result: .failed("no model: run scripts/fetch-minilm")))
+                return
+            }
+            DispatchQueue.global(qos: .userInitiated).async {
+                do {
+                    mailbox.post(.attentionAnalyzed(text: text, result: .analyzed(try analyze(text))))
+                } catch {
+                    mailbox.post(.attentionAnalyzed(text: text, result: .failed("\(error)")))
+                }
+            }
+        case .writeFile(let path, let contents):
+            let mailbox = self.mailbox
+            DispatchQueue.global(qos: .utility).async {
+                do {
+                    try contents.write(toFile: path, atomically: true, encoding: .utf8)
+                    mailbox.post(.fileWritten(path: path, error: nil))
+                } catch {
+                    mailbox.post(.fileWritten(path: path, error: error.localizedDescription))
+                }
+            }
         case .openNotebook(let path):
             let mailbox = self.mailbox
             DispatchQueue.global(qos: .userInitiated).async {

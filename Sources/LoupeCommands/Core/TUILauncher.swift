@@ -39,7 +39,8 @@ enum TUILauncher {
         if let warning { state.message = StatusMessage(text: warning, level: .error) }
         let appEnvironment = AppEnvironment(
             commands: executor, workspace: workspace,
-            notebookDirectories: notebookDirectories(environment: environment)
+            notebookDirectories: notebookDirectories(environment: environment),
+            analyzeAttention: { text in AttentionAnalysis(text: text, embedder: try sharedModels.miniLM()) }
         )
         let runtime = AppRuntime(state: state, backend: backend, environment: appEnvironment)
         if benchSize != nil {

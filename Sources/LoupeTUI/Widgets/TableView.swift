@@ -54,7 +54,10 @@ package struct TableView: Sendable {
 
     package func render(into frame: inout Frame, area: Rect, state: inout ListState, theme: Theme) {
         guard area.height >= 1 else { return }
-        let rects = columnRects(in: Rect(x: area.x + 1, y: area.y, width: area.width - 1, height: area.height))
+        // One column for the selection marker and, when the rows overflow, one for the scrollbar.
+        let scrollbar = rows.count > area.height - 1 ? 1 : 0
+        let rects = columnRects(
+            in: Rect(x: area.x + 1, y: area.y, width: area.width - 1 - scrollbar, height: area.height))
         for (index, column) in columns.enumerated() {
             var title = column.title
             if let sort, sort.column == index { title += sort.ascending ? " ▲" : " ▼" }

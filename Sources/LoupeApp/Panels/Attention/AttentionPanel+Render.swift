@@ -1,0 +1,256 @@
+import Foundation
+import LoupeKit
+import LoupeTUI
+
+extension AttentionPanel {
+    package func render(into frame: inout Frame, area: Rect, context: PanelRenderContext) {
+        let theme = context.theme
+        let trailing = analysis.map { "\($0.count) tokens · \(view.rawValue)" } ?? ""
+        let inner = Block(title: "Attention · MiniLM", trailingTitle: trailing, focused: context.focused).render(
+            into: &frame, area: area, theme: theme)
+        guard inner.height >= 4, inner.width >= 20 else { return }
+        let inputRow = inner.row(0)
+        let prompt = [Span(editing ? "sentence › " : "sentence   ", editing ? theme.key : theme.dim)]
+        input.render(
+            into: &frame, area: inputRow, prompt: prompt, style: editing ? theme.input : theme.text, showCursor: editing
+        )
+        let body = Rect(x: inner.x, y: inner.y + 2, width: inner.width, height: inner.height - 2)
+        if let loading {
+            frame.draw(
+                "Running MiniLM on “\(loading)”…", at: Point(x: body.x + 1, y: body.y), style: theme.status(.info),
+                clip: body)
+            return
+        }
+        if let error {
+            TextView(text: error, style: theme.status(.error)).render(
+                into: &frame, area: body.inset(dx: 1, dy: 0), offset: 0, theme: theme)
+            return
+        }
+        guard let analysis else {
+            let lines = [
+                [
+                    Span("Press ", theme.dim), Span("i", theme.key), Span(" to type a sentence, ", theme.dim),
+                    Span("enter", theme.key), Span(" to analyse the one above.", theme.dim),
+                ],
+                [
+                    Span(
+                        "MiniLM (6 layers × 12 heads) runs in-process; every head's attention is kept for this text.",
+                        theme.dim)
+                ],
+                [
+                    Span("The same from a shell: ", theme.dim),
+                    Span("loupe attention \"text\" --layer L --head H", theme.accent),
+                ],
+            ]
+            for (index, line) in lines.enumerated() {
+                frame.draw(line, at: Point(x: body.x + 1, y: body.y + index), clip: body)
+            }
+            return
+        }
+        switch view {
+        case .grid: renderGrid(analysis, into: &frame, area: body, theme: theme)
+        case .head: renderHead(analysis, into: &frame, area: body, theme: theme)
+        case .table: renderTable(analysis, into: &frame, area: body, theme: theme, focused: context.focused)
+        case .lens: renderLens(analysis, into: &frame, area: body, theme: theme)
+        }
+    }
+
+    // MARK: - Model grid
+
+    private func renderGrid(_ analysis: AttentionAnalysis, into frame: inout Frame, area: Rect, theme: Theme) {
+        let labelWidth = 4
+        let cellWidth = max(3, (area.width - labelWidth) / analysis.heads - 1)
+        let cellRows = max(1, (area.height - 2) / analysis.layers - 1)
+        for head in 0..<analysis.heads {
+            let x = area.x + labelWidth + head * (cellWidth + 1)
+            let label = TextWidth.fit("H\(head)", toColumns: cellWidth, alignment: .center)
+            frame.draw(
+                label, at: Point(x: x, y: area.y), style: head == self.head ? theme.selection : theme.dim, clip: area)
+        }
+        for layer in 0..<analysis.layers {
+            let y = area.y + 1 + layer * (cellRows + 1)
+            frame.draw(
+                "L\(layer)", at: Point(x: area.x + 1, y: y), style: layer == self.layer ? theme.selection : theme.dim,
+                clip: area)
+            for head in 0..<analysis.heads {
+                let x = area.x + labelWidth + head * (cellWidth + 1)
+                let values = thumbnail(
+                    analysis, layer: layer, head: head, columns: cellWidth,
+                    rows: theme.isMonochrome ? cellRows : cellRows * 2)
+                Heatmap(values: values, range: 0...1).render(into: &frame, origin: Point(x: x, y: y), theme: theme)
+                if layer == self.layer && head == self.head {
+                    for row in 0..<cellRows {
+                        frame.draw("▕", at: Point(x: x - 1, y: y + row), style: theme.border(focused: true), clip: area)
+                        frame.draw(
+                            "▏", at: Point(x: x + cellWidth, y: y + row), style: theme.border(focused: true), clip: area
+                        )
+                    }
+                }
+            }
+        }
+        let statistics = analysis.statistics[layer * analysis.heads + head]
+        let summary = String(
+            format: "L%d H%d  entropy %.2f bits · [CLS] %.2f · [SEP] %.2f · prev %.2f · next %.2f   enter opens it",
+            layer, head, statistics.entropy, statistics.classifierMass, statistics.separatorMass,
+            statistics.previousToken, statistics.nextToken
+        )
+        frame.draw(summary, at: Point(x: area.x + 1, y: area.maxY - 1), style: theme.dim, clip: area)
+    }
+
+    /// A head's matrix max-pooled to `rows × columns`, so a sharp pattern stays visible when small.
+    private func thumbnail(_ analysis: AttentionAnalysis, layer: Int, head: Int, columns: Int, rows: Int) -> [[Double]]
+    {
+        let t = analysis.count
+        return (0..<rows).map { row in
+            let q0 = row * t / rows
+            let q1 = max(q0 + 1, (row + 1) * t / rows)
+            return (0..<columns).map { column in
+                let k0 = column * t / columns
+                let k1 = max(k0 + 1, (column + 1) * t / columns)
+                var best: Float = 0
+                for q in q0..<min(q1, t) {
+                    for k in k0..<min(k1, t) {
+                        best = max(best, analysis.probability(layer: layer, head: head, query: q, key: k))
+                    }
+                }
+                return Double(best)
+            }
+        }
+    }
+
+    // MARK: - One head
+
+    private func renderHead(_ analysis: AttentionAnalysis, into frame: inout Frame, area: Rect, theme: Theme) {
+        let t = analysis.count
+        let labels = analysis.tokens.map { UntrustedText.sanitized(String($0.prefix(10))) }
+        let labelWidth = min(11, (labels.map { TextWidth.of($0) }.max() ?? 1) + 1)
+        let sideWidth = area.width >= 90 ? 34 : 0
+        let matrixWidth = area.width - labelWidth - sideWidth - 1
+        // Wider cells for short inputs (up to 6 columns a key), at least 2 for long ones.
+        let cellWidth = max(2, min(6, matrixWidth / max(1, t)) / 2 * 2)
+        let columns = max(1, min(t, matrixWidth / cellWidth))
+        let rows = max(1, min(t, area.height - 3))
+        // Window the matrix around the cursor so long inputs stay navigable.
+        let firstKey = max(0, min(key - columns / 2, t - columns))
+        let firstQuery = max(0, min(query - rows / 2, t - rows))
+        let heading =
+            "L\(layer) H\(head) · row = query, column = key · cursor \(labels[query]) → \(labels[key]) \(String(format: "%.3f", analysis.probability(layer: layer, head: head, query: query, key: key)))"
+        frame.draw(heading, at: Point(x: area.x + 1, y: area.y), style: theme.title, clip: area)
+        let top = area.y + 2
+        let left = area.x + labelWidth
+        // Column marks every fifth key.
+        for column in 0..<columns where (firstKey + column) % 5 == 0 {
+            frame.draw(
+                String(firstKey + column), at: Point(x: left + column * cellWidth, y: area.y + 1), style: theme.dim,
+                clip: area)
+        }
+        let shades = ["  ", "░", "▒", "▓", "█"].map { String(repeating: $0 == "  " ? " " : $0, count: cellWidth) }
+        for row in 0..<rows {
+            let q = firstQuery + row
+            let y = top + row
+            frame.draw(
+                TextWidth.fit(labels[q], toColumns: labelWidth - 1), at: Point(x: area.x, y: y),
+                style: q == query ? theme.selection : theme.text, clip: area)
+            for column in 0..<columns {
+                let k = firstKey + column
+                let p = Double(analysis.probability(layer: layer, head: head, query: q, key: k))
+                let x = left + column * cellWidth
+                let isCursor = q == query && k == key
+                let cursor = "[" + String(repeating: " ", count: cellWidth - 2) + "]"
+                if theme.isMonochrome {
+                    frame.draw(
+                        isCursor ? cursor : shades[min(4, Int(p * 4.999))], at: Point(x: x, y: y),
+                        style: isCursor ? Style(attributes: .reverse) : .plain, clip: area)
+                } else {
+                    let color = theme.heatColor(p)
+                    let glyphs = isCursor ? cursor : String(repeating: "█", count: cellWidth)
+                    frame.draw(
+                        glyphs, at: Point(x: x, y: y),
+                        style: Style(foreground: isCursor ? RGB(255, 255, 255) : color, background: color), clip: area)
+                }
+            }
+        }
+        renderLegend(into: &frame, at: Point(x: area.x + 1, y: min(area.maxY - 1, top + rows)), theme: theme)
+        if sideWidth > 0 {
+            let side = Rect(x: area.maxX - sideWidth, y: top, width: sideWidth, height: area.maxY - top)
+            renderFocus(analysis, labels: labels, into: &frame, area: side, theme: theme)
+        }
+    }
+
+    private func renderLegend(into frame: inout Frame, at point: Point, theme: Theme) {
+        var x = frame.draw("0 ", at: point, style: theme.dim)
+        for step in 0...15 {
+            let p = Double(step) / 15
+            let style = theme.isMonochrome ? Style.plain : Style(foreground: theme.heatColor(p))
+            let glyph = theme.isMonochrome ? ["·", "░", "▒", "▓", "█"][min(4, Int(p * 4.999))] : "█"
+            x += frame.draw(glyph, at: Point(x: point.x + x, y: point.y), style: style)
+        }
+        frame.draw(" 1  (probability)", at: Point(x: point.x + x, y: point.y), style: theme.dim)
+    }
+
+    /// What the cursor's query attends to, and what attends to its key, as bars.
+    private func renderFocus(
+        _ analysis: AttentionAnalysis, labels: [String], into frame: inout Frame, area: Rect, theme: Theme
+    ) {
+        let t = analysis.count
+        let outgoing = (0..<t).map { ($0, analysis.probability(layer: layer, head: head, query: query, key: $0)) }
+            .sorted { $0.1 > $1.1 }
+        let incoming = (0..<t).map { ($0, analysis.probability(layer: layer, head: head, query: $0, key: key)) }.sorted
+        { $0.1 > $1.1 }
+        var y = area.y
+        func section(_ title: String, _ entries: [(Int, Float)]) {
+            frame.draw(title, at: Point(x: area.x, y: y), style: theme.title, clip: area)
+            y += 1
+            for (index, p) in entries.prefix(max(1, (area.height - 3) / 2 - 1)) where y < area.maxY {
+                frame.draw(
+                    TextWidth.fit(labels[index], toColumns: 10), at: Point(x: area.x, y: y), style: theme.text,
+                    clip: area)
+                Gauge(fraction: Double(p), label: String(format: "%.2f", p)).render(
+                    into: &frame, area: Rect(x: area.x + 11, y: y, width: area.width - 11, height: 1), theme: theme)
+                y += 1
+            }
+            y += 1
+        }
+        section("\(labels[query]) attends to", outgoing)
+        section("attends to \(labels[key])", incoming)
+    }
+
+    // MARK: - Head table and lens
+
+    private func renderTable(
+        _ analysis: AttentionAnalysis, into frame: inout Frame, area: Rect, theme: Theme, focused: Bool
+    ) {
+        let rows = sortedStatistics(analysis).map { s in
+            ["L\(s.layer) H\(s.head)"]
+                + [s.entropy, s.classifierMass, s.separatorMass, s.punctuationMass, s.previousToken, s.nextToken].map {
+                    String(format: "%.3f", $0)
+                }
+        }
+        let columns =
+            [TableColumn("head", width: .length(8))]
+            + ["entropy", "[CLS]", "[SEP]", "punct", "prev", "next"].map {
+                TableColumn($0, width: .fill(1), alignment: .trailing)
+            }
+        var state = tableState
+        TableView(columns: columns, rows: rows, sort: sort, focused: focused)
+            .render(
+                into: &frame, area: Rect(x: area.x, y: area.y, width: area.width, height: area.height - 1),
+                state: &state, theme: theme)
+        frame.draw(
+            "s sort · S reverse · enter open · entropy in bits; the rest are mean probabilities",
+            at: Point(x: area.x + 1, y: area.maxY - 1), style: theme.dim, clip: area)
+    }
+
+    private func renderLens(_ analysis: AttentionAnalysis, into frame: inout Frame, area: Rect, theme: Theme) {
+        frame.draw(
+            "Cosine of each layer's mean-pooled hidden states to the final sentence embedding",
+            at: Point(x: area.x + 1, y: area.y), style: theme.title, clip: area)
+        for (layer, cosine) in analysis.lens.enumerated() {
+            let y = area.y + 2 + layer
+            frame.draw("layer \(layer)", at: Point(x: area.x + 1, y: y), style: theme.text, clip: area)
+            Gauge(fraction: max(0, cosine), label: String(format: "%.3f", cosine)).render(
+                into: &frame, area: Rect(x: area.x + 10, y: y, width: min(60, area.width - 12), height: 1), theme: theme
+            )
+        }
+    }
+}

@@ -1,0 +1,181 @@
+import Foundation
+import LoupeKit
+import LoupeTUI
+
+/// MiniLM's attention for a sentence: a 6 × 12 grid of every head, one head's matrix with a
+/// token cursor, a sortable table of head statistics, and the embedding lens.
+package struct AttentionPanel: Panel {
+    package let id = PanelID.attention
+    package let title = "Attention"
+
+    /// The panel's views, cycled with `v`.
+    package enum View: String, CaseIterable, Hashable, Sendable {
+        case grid = "Model grid"
+        case head = "Head"
+        case table = "Head table"
+        case lens = "Embedding lens"
+    }
+
+    package var input = LineEditor("The cat sat on the mat because it was tired.")
+    package private(set) var editing = false
+    package private(set) var analysis: AttentionAnalysis?
+    package private(set) var loading: String?
+    package private(set) var error: String?
+    package var view = View.grid
+    package var layer = 0
+    package var head = 0
+    /// The head view's cursor: a query row and a key column.
+    package var query = 0
+    package var key = 0
+    package var tableState = ListState()
+    package var sort = TableSort(column: 1, ascending: true)
+
+    package init() {}
+
+    package var keymap: Keymap {
+        Keymap(
+            "Attention",
+            [
+                KeyBinding(
+                    [.character("i")], .panel(.custom("edit")),
+                    help: "Type a sentence (enter analyses it, esc cancels)", footer: "sentence"),
+                KeyBinding(
+                    [.character("v")], .panel(.custom("view")),
+                    help: "Next view: grid, head, head table, embedding lens", footer: "view"),
+                KeyBinding([.enter], .panel(.open), help: "Grid or table: open the selected head", footer: "open"),
+                KeyBinding([.character("s")], .panel(.custom("sort")), help: "Head table: sort by the next column"),
+                KeyBinding([.character("S")], .panel(.custom("reverse")), help: "Head table: reverse the sort"),
+                KeyBinding([.character("[")], .panel(.custom("previous-head")), help: "Previous head"),
+                KeyBinding([.character("]")], .panel(.custom("next-head")), help: "Next head"),
+                KeyBinding(
+                    [.character("e")], .panel(.custom("export")),
+                    help: "Export the current head as CSV (attention-L<l>-H<h>.csv)", footer: "export"),
+            ]
+        )
+    }
+
+    package var capturesText: Bool { editing }
+    package var canGoBack: Bool { view == .head }
+    package var isSearchable: Bool { false }
+    package var initialEffects: [PanelEffect] { [] }
+
+    package mutating func goBack() { view = .grid }
+
+    package mutating func handleText(_ key: Key) -> [PanelEffect] {
+        switch key {
+        case .escape:
+            editing = false
+        case .enter:
+            editing = false
+            return analyze()
+        default:
+            input.handle(key)
+        }
+        return []
+    }
+
+    private mutating func analyze() -> [PanelEffect] {
+        let text = input.text.trimmingWhitespace()
+        guard !text.isEmpty else { return [] }
+        loading = text
+        error = nil
+        return [.app(.analyzeAttention(text))]
+    }
+
+    package mutating func receive(_ msg: Msg) -> [PanelEffect] {
+        guard case .attentionAnalyzed(let text, let result) = msg, text == loading else { return [] }
+        loading = nil
+        switch result {
+        case .analyzed(let analysis):
+            self.analysis = analysis
+            query = min(query, analysis.count - 1)
+            key = min(key, analysis.count - 1)
+        case .failed(let message):
+            error = message
+        }
+        return []
+    }
+
+    package mutating func perform(_ action: PanelAction, area: Rect) -> [PanelEffect] {
+        switch action {
+        case .custom("edit"):
+            editing = true
+            return []
+        case .custom("view"):
+            let all = View.allCases
+            view = all[(all.firstIndex(of: view)! + 1) % all.count]
+            return []
+        default:
+            break
+        }
+        guard let analysis else {
+            if action == .open { return analyze() }
+            return []
+        }
+        switch (view, action) {
+        case (_, .custom("export")):
+            let name = "attention-L\(layer)-H\(head).csv"
+            return [
+                .app(
+                    .writeFile(
+                        path: FileManager.default.currentDirectoryPath + "/" + name,
+                        contents: analysis.csv(layer: layer, head: head)))
+            ]
+        case (_, .custom("next-head")): step(by: 1, analysis)
+        case (_, .custom("previous-head")): step(by: -1, analysis)
+        case (.grid, .left): head = max(0, head - 1)
+        case (.grid, .right): head = min(analysis.heads - 1, head + 1)
+        case (.grid, .up): layer = max(0, layer - 1)
+        case (.grid, .down): layer = min(analysis.layers - 1, layer + 1)
+        case (.grid, .open): view = .head
+        case (.head, .left): key = max(0, key - 1)
+        case (.head, .right): key = min(analysis.count - 1, key + 1)
+        case (.head, .up): query = max(0, query - 1)
+        case (.head, .down): query = min(analysis.count - 1, query + 1)
+        case (.head, .top): query = 0
+        case (.head, .bottom): query = analysis.count - 1
+        case (.table, .up): tableState.move(by: -1, count: analysis.statistics.count)
+        case (.table, .down): tableState.move(by: 1, count: analysis.statistics.count)
+        case (.table, .pageUp): tableState.move(by: -10, count: analysis.statistics.count)
+        case (.table, .pageDown): tableState.move(by: 10, count: analysis.statistics.count)
+        case (.table, .top): tableState.jump(toEnd: false, count: analysis.statistics.count)
+        case (.table, .bottom): tableState.jump(toEnd: true, count: analysis.statistics.count)
+        case (.table, .custom("sort")):
+            // Head name and entropy read best ascending (focused heads first), masses descending.
+            let next = (sort.column + 1) % 7
+            sort = TableSort(column: next, ascending: next <= 1)
+        case (.table, .custom("reverse")): sort.ascending.toggle()
+        case (.table, .open):
+            let rows = sortedStatistics(analysis)
+            if tableState.selected < rows.count {
+                layer = rows[tableState.selected].layer
+                head = rows[tableState.selected].head
+                view = .head
+            }
+        default: break
+        }
+        return []
+    }
+
+    private mutating func step(by delta: Int, _ analysis: AttentionAnalysis) {
+        let index = min(max(0, layer * analysis.heads + head + delta), analysis.layers * analysis.heads - 1)
+        layer = index / analysis.heads
+        head = index % analysis.heads
+    }
+
+    /// The statistics in table order.
+    func sortedStatistics(_ analysis: AttentionAnalysis) -> [AttentionAnalysis.HeadStatistics] {
+        let key: (AttentionAnalysis.HeadStatistics) -> Double = { s in
+            switch self.sort.column {
+            case 1: return s.entropy
+            case 2: return s.classifierMass
+            case 3: return s.separatorMass
+            case 4: return s.punctuationMass
+            case 5: return s.previousToken
+            case 6: return s.nextToken
+            default: return Double(s.layer * 100 + s.head)
+            }
+        }
+        return analysis.statistics.sorted { sort.ascending ? key($0) < key($1) : key($0) > key($1) }
+    }
+}

@@ -1,0 +1,137 @@
+import Foundation
+import LoupeModels
+import LoupeTensor
+
+/// Everything the Attention panel shows for one text: every head's attention probabilities,
+/// per-head statistics, and the embedding lens.
+package struct AttentionAnalysis: Hashable, Sendable {
+    /// What one head does, in numbers (means over query rows).
+    package struct HeadStatistics: Hashable, Sendable {
+        package var layer: Int
+        package var head: Int
+        /// Mean row entropy, in bits: low for focused heads, high for diffuse ones.
+        package var entropy: Double
+        package var classifierMass: Double
+        package var separatorMass: Double
+        package var punctuationMass: Double
+        /// Mean probability on the previous token (query i → key i−1).
+        package var previousToken: Double
+        /// Mean probability on the next token (query i → key i+1).
+        package var nextToken: Double
+    }
+
+    package var text: String
+    package var tokens: [String]
+    package var layers: Int
+    package var heads: Int
+    /// `[layer][head][query][key]`, flattened.
+    package var probabilities: [Float]
+    package var statistics: [HeadStatistics]
+    /// Cosine between each layer's mean-pooled hidden states and the final sentence embedding.
+    package var lens: [Double]
+
+    package var count: Int { tokens.count }
+
+    /// Probability that `query` attends to `key` in one head.
+    package func probability(layer: Int, head: Int, query: Int, key: Int) -> Float {
+        probabilities[((layer * heads + head) * count + query) * count + key]
+    }
+
+    /// One head's matrix as rows (query) of columns (key).
+    package func matrix(layer: Int, head: Int) -> [[Float]] {
+        (0..<count).map { q in (0..<count).map { k in probability(layer: layer, head: head, query: q, key: k) } }
+    }
+
+    /// An analysis from its data; the head statistics are computed from `probabilities`
+    /// (`[layer][head][query][key]`, flattened).
+    package init(text: String, tokens: [String], layers: Int, heads: Int, probabilities: [Float], lens: [Double]) {
+        precondition(
+            probabilities.count == layers * heads * tokens.count * tokens.count, "probabilities do not match the shape")
+        self.text = text
+        self.tokens = tokens
+        self.layers = layers
+        self.heads = heads
+        self.probabilities = probabilities
+        self.lens = lens
+        statistics = []
+        statistics = (0..<layers).flatMap { layer in (0..<heads).map { head in statistics(layer: layer, head: head) } }
+    }
+
+    /// Runs MiniLM once on `text`, keeping every layer's attention and residual stream.
+    package init(text: String, embedder: SentenceEmbedder) {
+        let configuration = embedder.encoder.configuration
+        let ids = embedder.tokenizer.encode(text)
+        let everyLayer = Set(0..<configuration.layers)
+        let (hidden, captured) = embedder.encoder.forward(
+            [ids], capture: CaptureRequest(attentionLayers: everyLayer, residualLayers: everyLayer))
+        let final = SentenceEmbedder.meanPool(hidden, lengths: [ids.count])[0]
+        let lens = (0..<configuration.layers).map { layer -> Double in
+            guard let states = captured.residual[layer]?.first else { return 0 }
+            let pooled = SentenceEmbedder.meanPool(
+                states.reshaped([1, ids.count, configuration.hiddenSize]), lengths: [ids.count])[0]
+            return Double(SentenceEmbedder.cosine(pooled, final))
+        }
+        self.init(
+            text: text, tokens: embedder.tokenizer.tokens(ids), layers: configuration.layers,
+            heads: configuration.heads,
+            probabilities: (0..<configuration.layers).flatMap { captured.attention[$0]?.first?.storage ?? [] },
+            lens: lens
+        )
+    }
+
+    private func statistics(layer: Int, head: Int) -> HeadStatistics {
+        let t = count
+        let punctuation = tokens.map { token in
+            !token.isEmpty && token.unicodeScalars.allSatisfy { $0.properties.generalCategory.isPunctuation }
+        }
+        var entropy = 0.0
+        var classifier = 0.0
+        var separator = 0.0
+        var punctuationMass = 0.0
+        var previous = 0.0
+        var next = 0.0
+        for q in 0..<t {
+            for k in 0..<t {
+                let p = Double(probability(layer: layer, head: head, query: q, key: k))
+                if p > 0 { entropy -= p * Foundation.log2(p) }
+                if punctuation[k] { punctuationMass += p }
+            }
+            classifier += Double(probability(layer: layer, head: head, query: q, key: 0))
+            separator += Double(probability(layer: layer, head: head, query: q, key: t - 1))
+            if q > 0 { previous += Double(probability(layer: layer, head: head, query: q, key: q - 1)) }
+            if q < t - 1 { next += Double(probability(layer: layer, head: head, query: q, key: q + 1)) }
+        }
+        let rows = Double(max(1, t))
+        let pairs = Double(max(1, t - 1))
+        return HeadStatistics(
+            layer: layer, head: head, entropy: entropy / rows, classifierMass: classifier / rows,
+            separatorMass: separator / rows,
+            punctuationMass: punctuationMass / rows, previousToken: previous / pairs, nextToken: next / pairs
+        )
+    }
+
+    /// One head's matrix as CSV: a header of key tokens, then a row per query token.
+    package func csv(layer: Int, head: Int) -> String {
+        func field(_ text: String) -> String {
+            text.contains(where: { $0 == "," || $0 == "\"" })
+                ? "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : text
+        }
+        var lines = ["query\\key," + tokens.map(field).joined(separator: ",")]
+        for (q, row) in matrix(layer: layer, head: head).enumerated() {
+            lines.append(field(tokens[q]) + "," + row.map { String(format: "%.6f", $0) }.joined(separator: ","))
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}
+
+extension Unicode.GeneralCategory {
+    fileprivate var isPunctuation: Bool {
+        switch self {
+        case .connectorPunctuation, .dashPunctuation, .openPunctuation, .closePunctuation, .initialPunctuation,
+            .finalPunctuation, .otherPunctuation:
+            return true
+        default:
+            return false
+        }
+    }
+}

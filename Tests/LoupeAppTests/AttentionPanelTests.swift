@@ -1,0 +1,106 @@
+import LoupeApp
+import LoupeKit
+import LoupeTUI
+import LoupeTestSupport
+import Testing
+
+@Suite struct AttentionPanelTests {
+    /// A 2-layer, 3-head analysis of 5 tokens: head h of layer l looks (l + h) tokens back.
+    static let analysis: AttentionAnalysis = {
+        let tokens = ["[CLS]", "the", "cat", "sat", "[SEP]"]
+        var probabilities: [Float] = []
+        for layer in 0..<2 {
+            for head in 0..<3 {
+                for q in 0..<5 {
+                    for k in 0..<5 { probabilities.append(k == max(0, q - (layer + head) % 3) ? 1 : 0) }
+                }
+            }
+        }
+        return AttentionAnalysis(
+            text: "the cat sat", tokens: tokens, layers: 2, heads: 3, probabilities: probabilities, lens: [0.4, 1])
+    }()
+
+    private func analysed() -> AppState {
+        var state = AppFixtures.state()
+        AppFixtures.press([.character("3")], on: &state)
+        AppFixtures.press([.character("i")], on: &state)
+        AppFixtures.press([.control("u")], on: &state)
+        _ = AppFixtures.type("the cat sat", on: &state)
+        let effects = AppFixtures.press([.enter], on: &state)
+        #expect(effects == [.analyzeAttention("the cat sat")])
+        _ = state.update(.attentionAnalyzed(text: "the cat sat", result: .analyzed(Self.analysis)))
+        return state
+    }
+
+    private var panel: (AppState) -> AttentionPanel? { { $0.panels[$0.focusedPanel] as? AttentionPanel } }
+
+    @Test func typingASentenceCapturesKeysAndAnalysesOnEnter() {
+        var state = AppFixtures.state()
+        AppFixtures.press([.character("3"), .character("i")], on: &state)
+        // While editing, q and ? are text, not quit and help.
+        #expect(AppFixtures.press([.character("q"), .character("?")], on: &state).isEmpty)
+        #expect(state.mode == .normal)
+        #expect(panel(state)?.input.text.hasSuffix("q?") == true)
+        AppFixtures.press([.escape], on: &state)
+        #expect(panel(state)?.capturesText == false)
+    }
+
+    @Test func gridMovesOpensAHeadAndCyclesViews() {
+        var state = analysed()
+        AppFixtures.press([.character("l"), .character("j")], on: &state)
+        #expect(panel(state)?.layer == 1)
+        #expect(panel(state)?.head == 1)
+        AppFixtures.press([.enter], on: &state)
+        #expect(panel(state)?.view == .head)
+        AppFixtures.press([.escape], on: &state)
+        #expect(panel(state)?.view == .grid)
+        AppFixtures.press([.character("v"), .character("v")], on: &state)
+        #expect(panel(state)?.view == .table)
+        AppFixtures.press([.character("]")], on: &state)
+        #expect(panel(state)?.head == 2)
+    }
+
+    @Test func tableSortsAndOpensTheSelectedHead() throws {
+        var state = analysed()
+        AppFixtures.press([.character("v"), .character("v")], on: &state)
+        AppFixtures.press([.character("s"), .character("s"), .character("s"), .character("s")], on: &state)
+        #expect(panel(state)?.sort == TableSort(column: 5, ascending: false))  // prev, highest first
+        AppFixtures.press([.character("S"), .character("S")], on: &state)
+        AppFixtures.press([.enter], on: &state)
+        let opened = try #require(panel(state))
+        #expect(opened.view == .head)
+        let statistics = Self.analysis.statistics.first { $0.layer == opened.layer && $0.head == opened.head }
+        #expect(statistics?.previousToken == Self.analysis.statistics.map(\.previousToken).max())
+    }
+
+    @Test func exportWritesTheHeadAsCSV() {
+        var state = analysed()
+        let effects = AppFixtures.press([.character("e")], on: &state)
+        guard case .writeFile(let path, let contents)? = effects.first else {
+            Issue.record("no export effect: \(effects)")
+            return
+        }
+        #expect(path.hasSuffix("/attention-L0-H0.csv"))
+        #expect(contents == Self.analysis.csv(layer: 0, head: 0))
+    }
+
+    @Test func screensAt80x24() {
+        var state = analysed()
+        if let difference = Golden.compare(state.render().text(), named: "attention-grid-80x24") {
+            Issue.record(Comment(rawValue: difference))
+        }
+        AppFixtures.press([.enter, .character("j")], on: &state)
+        if let difference = Golden.compare(state.render().text(), named: "attention-head-80x24") {
+            Issue.record(Comment(rawValue: difference))
+        }
+    }
+
+    @Test func failuresAreShown() {
+        var state = AppFixtures.state()
+        AppFixtures.press([.character("3"), .enter], on: &state)
+        _ = state.update(
+            .attentionAnalyzed(
+                text: "The cat sat on the mat because it was tired.", result: .failed("all-MiniLM-L6-v2: not found")))
+        #expect(state.render().text().contains("all-MiniLM-L6-v2: not found"))
+    }
+}

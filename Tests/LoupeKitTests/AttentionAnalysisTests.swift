@@ -1,0 +1,38 @@
+import Foundation
+import LoupeKit
+import Testing
+
+@Suite struct AttentionAnalysisTests {
+    /// Two heads over 4 tokens: head 0 attends to the previous token (row 0 to itself), head 1
+    /// spreads uniformly.
+    static func sample() -> AttentionAnalysis {
+        var previous = [Float](repeating: 0, count: 16)
+        for q in 0..<4 { previous[q * 4 + max(0, q - 1)] = 1 }
+        let uniform = [Float](repeating: 0.25, count: 16)
+        return AttentionAnalysis(
+            text: "a b.", tokens: ["[CLS]", "a", ".", "[SEP]"], layers: 1, heads: 2, probabilities: previous + uniform,
+            lens: [1])
+    }
+
+    @Test func statisticsMatchHandComputedValues() throws {
+        let analysis = Self.sample()
+        let sharp = try #require(analysis.statistics.first { $0.head == 0 })
+        #expect(sharp.entropy == 0)
+        #expect(sharp.previousToken == 1)
+        #expect(sharp.nextToken == 0)
+        #expect(sharp.classifierMass == 0.5)  // rows 0 and 1 put everything on [CLS]
+        #expect(sharp.punctuationMass == 0.25)  // row 3 puts everything on "."
+        let flat = try #require(analysis.statistics.first { $0.head == 1 })
+        #expect(abs(flat.entropy - 2) < 1e-12)  // log2(4)
+        #expect(flat.separatorMass == 0.25)
+        #expect(flat.previousToken == 0.25)
+    }
+
+    @Test func csvHasAHeaderOfKeysAndARowPerQuery() {
+        let csv = Self.sample().csv(layer: 0, head: 0)
+        let lines = csv.split(separator: "\n")
+        #expect(lines.count == 5)
+        #expect(lines[0] == "query\\key,[CLS],a,.,[SEP]")
+        #expect(lines[2] == "a,1.000000,0.000000,0.000000,0.000000")
+    }
+}
