@@ -20,7 +20,6 @@ let package = Package(
         // System-library shims: the only places C headers enter the build.
         .systemLibrary(
             name: "CNCurses",
-            pkgConfig: "ncursesw",
             providers: [.apt(["libncursesw5-dev"])]
         ),
         .systemLibrary(
