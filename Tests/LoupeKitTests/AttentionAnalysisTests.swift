@@ -36,3 +36,22 @@ import Testing
         #expect(lines[2] == "a,1.000000,0.000000,0.000000,0.000000")
     }
 }
+
+@Suite struct AttentionThumbnailTests {
+    @Test func thumbnailsMaxPoolLongInputs() throws {
+        // 40 tokens, one head that puts everything on the previous token.
+        let t = 40
+        var probabilities = [Float](repeating: 0, count: t * t)
+        for q in 0..<t { probabilities[q * t + max(0, q - 1)] = 1 }
+        let tokens = (0..<t).map { "t\($0)" }
+        let analysis = AttentionAnalysis(
+            text: "", tokens: tokens, layers: 1, heads: 1, probabilities: probabilities, lens: [1])
+        let thumbnail = try #require(analysis.thumbnails.first)
+        #expect(thumbnail.count == AttentionAnalysis.thumbnailSize)
+        // The diagonal survives pooling: every thumbnail row has a 1 on or next to its diagonal.
+        for row in 0..<thumbnail.count {
+            #expect(thumbnail[row].max() == 1)
+            #expect(thumbnail[row].firstIndex(of: 1).map { abs($0 - row) <= 1 } == true)
+        }
+    }
+}

@@ -34,11 +34,14 @@ struct BenchCommand: ParsableCommand {
         func run(in context: CommandContext) throws {
             let firstFrames = try measureFirstFrames(context: context)
             let render = measureRender()
+            let all = render.flatMap(\.milliseconds)
             let result = TUIBenchResult(
                 firstFrameMilliseconds: Stats(firstFrames.times),
-                renderMilliseconds: Stats(render),
+                renderMilliseconds: Stats(all),
+                renderMillisecondsByScene: Dictionary(
+                    uniqueKeysWithValues: render.map { ($0.scene, Stats($0.milliseconds)) }),
                 renderSize: "200x60",
-                framesRendered: render.count,
+                framesRendered: all.count,
                 peakRSSMegabytes: firstFrames.peakRSSMegabytes,
                 targets: ["first_frame_ms": 150, "render_p99_ms": 2, "peak_rss_mb": 60]
             )
@@ -54,7 +57,13 @@ struct BenchCommand: ParsableCommand {
             context.print(
                 String(
                     format: "render 200×60 median %.3f ms  p99 %.3f ms  (%d frames)  target p99 ≤ 2 ms",
-                    result.renderMilliseconds.median, result.renderMilliseconds.p99, render.count))
+                    result.renderMilliseconds.median, result.renderMilliseconds.p99, all.count))
+            for (scene, times) in render {
+                let stats = Stats(times)
+                context.print(
+                    "  " + scene.padding(toLength: 28, withPad: " ", startingAt: 0)
+                        + String(format: "median %.3f ms  p99 %.3f ms", stats.median, stats.p99))
+            }
             context.print(String(format: "peak RSS      %.1f MB  target ≤ 60 MB", result.peakRSSMegabytes))
         }
 
@@ -99,7 +108,7 @@ struct BenchCommand: ParsableCommand {
             return (times, Double(peakKilobytes) / 1024)
         }
 
-        private func measureRender() -> [Double] {
+        private func measureRender() -> [(scene: String, milliseconds: [Double])] {
             let catalog = CommandCatalog.loupe(excludingTUIOnly: true)
             var state = AppState(
                 size: Size(width: 200, height: 60), theme: .builtInDefault, panels: AppState.standardPanels(),
@@ -109,28 +118,60 @@ struct BenchCommand: ParsableCommand {
                 .notebooksListed([
                     NotebookSummary(path: "notebooks/getting-started.md", title: "Getting started", cellCount: 9)
                 ]))
-            var scenes: [AppState] = []
+            var scenes: [(name: String, state: AppState)] = []
             for index in 0..<state.panels.count {
                 _ = state.update(.input(.key(.character(Character(String(index + 1))))))
-                scenes.append(state)
+                scenes.append((state.panels[index].title, state))
             }
             var help = state
             _ = help.update(.input(.key(.character("?"))))
-            scenes.append(help)
+            scenes.append(("help overlay", help))
             var palette = state
             _ = palette.update(.input(.key(.control("p"))))
-            scenes.append(palette)
-            var durations: [Double] = []
-            durations.reserveCapacity(scenes.count * frames)
+            scenes.append(("palette", palette))
+            // The Attention panel at MiniLM's limit, 256 tokens: the grid and one head.
+            var attention = state
+            _ = attention.update(.input(.key(.character("3"))))
+            _ = attention.update(.input(.key(.enter)))
+            let sentence = "The cat sat on the mat because it was tired."
+            _ = attention.update(
+                .attentionAnalyzed(text: sentence, result: .analyzed(TUI.syntheticAnalysis(tokens: 256))))
+            scenes.append(("attention grid, 256 tokens", attention))
+            _ = attention.update(.input(.key(.enter)))
+            scenes.append(("attention head, 256 tokens", attention))
+            var durations: [(scene: String, milliseconds: [Double])] = []
             for scene in scenes {
+                var times: [Double] = []
                 for _ in 0..<max(1, frames) {
                     let start = AppEnvironment.monotonicSeconds()
-                    let frame = scene.render()
-                    durations.append((AppEnvironment.monotonicSeconds() - start) * 1000)
+                    let frame = scene.state.render()
+                    times.append((AppEnvironment.monotonicSeconds() - start) * 1000)
                     precondition(frame.width == 200)
                 }
+                durations.append((scene.name, times))
             }
             return durations
+        }
+
+        /// A 6 × 12-head analysis of `tokens` tokens with random attention rows (fixed seed).
+        static func syntheticAnalysis(tokens count: Int) -> AttentionAnalysis {
+            var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+            var probabilities: [Float] = []
+            probabilities.reserveCapacity(72 * count * count)
+            for _ in 0..<(72 * count) {
+                var row = (0..<count).map { _ -> Float in
+                    state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                    return Float(state >> 40) / Float(1 << 24)
+                }
+                let sum = row.reduce(0, +)
+                row = row.map { $0 / sum }
+                probabilities += row
+            }
+            return AttentionAnalysis(
+                text: "synthetic", tokens: (0..<count).map { "tok\($0)" }, layers: 6, heads: 12,
+                probabilities: probabilities,
+                lens: [0.2, 0.3, 0.4, 0.5, 0.6, 1]
+            )
         }
     }
 }
@@ -158,6 +199,7 @@ struct Stats: Codable, Hashable {
 struct TUIBenchResult: Codable, Hashable {
     var firstFrameMilliseconds: Stats
     var renderMilliseconds: Stats
+    var renderMillisecondsByScene: [String: Stats]
     var renderSize: String
     var framesRendered: Int
     var peakRSSMegabytes: Double
@@ -166,6 +208,7 @@ struct TUIBenchResult: Codable, Hashable {
     enum CodingKeys: String, CodingKey {
         case firstFrameMilliseconds = "first_frame_ms"
         case renderMilliseconds = "render_ms"
+        case renderMillisecondsByScene = "render_ms_by_scene"
         case renderSize = "render_size"
         case framesRendered = "frames_rendered"
         case peakRSSMegabytes = "peak_rss_mb"

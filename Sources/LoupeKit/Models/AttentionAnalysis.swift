@@ -29,6 +29,10 @@ package struct AttentionAnalysis: Hashable, Sendable {
     package var statistics: [HeadStatistics]
     /// Cosine between each layer's mean-pooled hidden states and the final sentence embedding.
     package var lens: [Double]
+    /// Every head max-pooled to at most `thumbnailSize × thumbnailSize`, `[layer·heads + head]`,
+    /// so the model grid draws 72 heads without reading 72 full matrices each frame.
+    package var thumbnails: [[[Float]]]
+    package static let thumbnailSize = 16
 
     package var count: Int { tokens.count }
 
@@ -54,7 +58,27 @@ package struct AttentionAnalysis: Hashable, Sendable {
         self.probabilities = probabilities
         self.lens = lens
         statistics = []
+        thumbnails = []
         statistics = (0..<layers).flatMap { layer in (0..<heads).map { head in statistics(layer: layer, head: head) } }
+        thumbnails = (0..<layers).flatMap { layer in (0..<heads).map { head in pooled(layer: layer, head: head) } }
+    }
+
+    /// One head's matrix max-pooled to `min(T, thumbnailSize)` square: a sharp pattern stays
+    /// visible however small it is drawn.
+    private func pooled(layer: Int, head: Int) -> [[Float]] {
+        let t = count
+        let size = min(t, AttentionAnalysis.thumbnailSize)
+        return (0..<size).map { row in
+            (0..<size).map { column in
+                var best: Float = 0
+                for q in (row * t / size)..<max(row * t / size + 1, (row + 1) * t / size) {
+                    for k in (column * t / size)..<max(column * t / size + 1, (column + 1) * t / size) {
+                        best = max(best, probability(layer: layer, head: head, query: q, key: k))
+                    }
+                }
+                return best
+            }
+        }
     }
 
     /// Runs MiniLM once on `text`, keeping every layer's attention and residual stream.

@@ -97,21 +97,20 @@ extension AttentionPanel {
         frame.draw(summary, at: Point(x: area.x + 1, y: area.maxY - 1), style: theme.dim, clip: area)
     }
 
-    /// A head's matrix max-pooled to `rows × columns`, so a sharp pattern stays visible when small.
+    /// A head's precomputed thumbnail max-pooled again to `rows × columns` cells.
     private func thumbnail(_ analysis: AttentionAnalysis, layer: Int, head: Int, columns: Int, rows: Int) -> [[Double]]
     {
-        let t = analysis.count
+        let source = analysis.thumbnails[layer * analysis.heads + head]
+        let size = source.count
         return (0..<rows).map { row in
-            let q0 = row * t / rows
-            let q1 = max(q0 + 1, (row + 1) * t / rows)
+            let r0 = row * size / rows
+            let r1 = max(r0 + 1, (row + 1) * size / rows)
             return (0..<columns).map { column in
-                let k0 = column * t / columns
-                let k1 = max(k0 + 1, (column + 1) * t / columns)
+                let c0 = column * size / columns
+                let c1 = max(c0 + 1, (column + 1) * size / columns)
                 var best: Float = 0
-                for q in q0..<min(q1, t) {
-                    for k in k0..<min(k1, t) {
-                        best = max(best, analysis.probability(layer: layer, head: head, query: q, key: k))
-                    }
+                for r in r0..<min(r1, size) {
+                    for c in c0..<min(c1, size) { best = max(best, source[r][c]) }
                 }
                 return Double(best)
             }
@@ -144,7 +143,7 @@ extension AttentionPanel {
                 String(firstKey + column), at: Point(x: left + column * cellWidth, y: area.y + 1), style: theme.dim,
                 clip: area)
         }
-        let shades = ["  ", "░", "▒", "▓", "█"].map { String(repeating: $0 == "  " ? " " : $0, count: cellWidth) }
+        let shades = [" ", "░", "▒", "▓", "█"]
         for row in 0..<rows {
             let q = firstQuery + row
             let y = top + row
@@ -155,19 +154,22 @@ extension AttentionPanel {
                 let k = firstKey + column
                 let p = Double(analysis.probability(layer: layer, head: head, query: q, key: k))
                 let x = left + column * cellWidth
-                let isCursor = q == query && k == key
-                let cursor = "[" + String(repeating: " ", count: cellWidth - 2) + "]"
-                if theme.isMonochrome {
+                guard x + cellWidth <= area.maxX else { break }
+                if q == query && k == key {
+                    let cursorStyle =
+                        theme.isMonochrome
+                        ? Style(attributes: .reverse)
+                        : Style(foreground: RGB(255, 255, 255), background: theme.heatColor(p))
                     frame.draw(
-                        isCursor ? cursor : shades[min(4, Int(p * 4.999))], at: Point(x: x, y: y),
-                        style: isCursor ? Style(attributes: .reverse) : .plain, clip: area)
-                } else {
-                    let color = theme.heatColor(p)
-                    let glyphs = isCursor ? cursor : String(repeating: "█", count: cellWidth)
-                    frame.draw(
-                        glyphs, at: Point(x: x, y: y),
-                        style: Style(foreground: isCursor ? RGB(255, 255, 255) : color, background: color), clip: area)
+                        "[" + String(repeating: " ", count: cellWidth - 2) + "]", at: Point(x: x, y: y),
+                        style: cursorStyle, clip: area)
+                    continue
                 }
+                // Matrix cells are fixed glyphs: put them straight into the frame (thousands per
+                // frame at 256 tokens), skipping the text path's sanitising and width work.
+                let glyph = theme.isMonochrome ? shades[min(4, Int(p * 4.999))] : "█"
+                let style = theme.isMonochrome ? Style.plain : Style(foreground: theme.heatColor(p))
+                for offset in 0..<cellWidth { frame.put(glyph, x: x + offset, y: y, style: style) }
             }
         }
         renderLegend(into: &frame, at: Point(x: area.x + 1, y: min(area.maxY - 1, top + rows)), theme: theme)
