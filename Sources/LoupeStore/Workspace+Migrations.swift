@@ -18,6 +18,16 @@ extension Workspace {
                 table.column("ran_at", .datetime).notNull()
             }
         }
+        migrator.registerMigration("v2: models") { db in
+            try db.create(table: "models") { table in
+                table.primaryKey("name", .text)
+                table.column("directory", .text).notNull()
+                table.column("weights_sha256", .text).notNull()
+                table.column("parameters", .integer).notNull()
+                table.column("description", .text).notNull()
+                table.column("registered_at", .datetime).notNull()
+            }
+        }
         return migrator
     }()
 

@@ -16,11 +16,11 @@ import Testing
         let outcome = run("workspace info")
         #expect(outcome.succeeded)
         #expect(outcome.output.contains("workspace  w.sqlite"))
-        #expect(outcome.output.contains("schema     v1"))
+        #expect(outcome.output.contains("schema     v\(Workspace.migrationIdentifiers.count)"))
         let json =
             try JSONSerialization.jsonObject(with: Data(run("loupe workspace info --json").output.utf8))
             as? [String: Any]
-        #expect(json?["schema_version"] as? Int == 1)
+        #expect(json?["schema_version"] as? Int == Workspace.migrationIdentifiers.count)
     }
 
     @Test func typosGetASuggestionAndUsage() {

