@@ -23,21 +23,8 @@ struct TmuxEndToEndTests {
         tmux.keys("Escape")
         try tmux.waitUntilGone("Show this help")
 
-        tmux.keys(":")
-        tmux.type("wrkspace info")
-        tmux.keys("Enter")
-        try tmux.waitFor("did you mean 'workspace'?")
-        // A key sent within the escape delay after Escape reads as alt+key, in any terminal
-        // program; wait for the pane to close as a user would.
-        tmux.keys("Escape")
-        try tmux.waitUntilGone("Output: :wrkspace")
-
-        tmux.keys(":")
-        tmux.type("workspace info")
-        tmux.keys("Enter")
-        try tmux.waitFor("schema     v\(Workspace.migrationIdentifiers.count)")
-        tmux.keys("Escape")
-        try tmux.waitUntilGone("schema     v\(Workspace.migrationIdentifiers.count)")
+        try tmux.command("wrkspace info", shows: "did you mean 'workspace'?")
+        try tmux.command("workspace info", shows: "schema     v\(Workspace.migrationIdentifiers.count)")
 
         tmux.resize(width: 80, height: 24)
         try tmux.waitUntil { screen in
@@ -221,6 +208,18 @@ struct Tmux {
     }
 
     func waitFor(_ text: String) throws { try waitUntil { $0.contains(text) } }
+
+    /// Types `line` on the `:` line, waits for `text` in its output, then closes the output
+    /// pane. Waiting for the pane to close matters: a key sent within the escape delay after
+    /// Escape reads as alt+key, in any terminal program.
+    func command(_ line: String, shows text: String) throws {
+        keys(":")
+        type(line)
+        keys("Enter")
+        try waitFor(text)
+        keys("Escape")
+        try waitUntilGone("Output: :" + line)
+    }
     func waitUntilGone(_ text: String) throws { try waitUntil { !$0.contains(text) } }
 
     func kill() { _ = try? run(["kill-server"]) }
