@@ -32,7 +32,8 @@ let package = Package(
         ),
 
         // Engine: tensors and kernels (OpenBLAS), models. Pure computation: no SQLite, no terminal.
-        .target(name: "LoupeTensor", dependencies: ["COpenBLAS"], swiftSettings: strictSwift6),
+        .target(name: "CKernels", cSettings: [.unsafeFlags(["-O3"])]),
+        .target(name: "LoupeTensor", dependencies: ["COpenBLAS", "CKernels"], swiftSettings: strictSwift6),
         .target(name: "LoupeModels", dependencies: ["LoupeTensor"], swiftSettings: strictSwift6),
 
         // Pure terminal-UI model: cells, frames, layout, widgets, themes. No C, no I/O.

@@ -63,3 +63,19 @@ import Testing
         #expect(values[2] > values[1] && values[1] > values[0])
     }
 }
+
+@Suite struct GELUAccuracyTests {
+    @Test func matchesTheExactErfFormEverywhere() {
+        let values = stride(from: Float(-12), through: 12, by: 0.001).map { $0 } + [0, -0.0, 1e-30, -1e-30, 30, -30]
+        var tensor = Tensor(shape: [values.count], storage: values)
+        Kernels.gelu(&tensor)
+        var worst: Double = 0
+        for (input, output) in zip(values, tensor.storage) {
+            let exact = 0.5 * Double(input) * (1 + Foundation.erf(Double(input) / 2.0.squareRoot()))
+            worst = max(worst, abs(Double(output) - exact))
+        }
+        #expect(worst < 2e-6, "max |diff| \(worst)")
+        let finite = tensor.storage.allSatisfy { $0.isFinite }
+        #expect(finite)
+    }
+}
