@@ -74,7 +74,9 @@ package struct BertEncoder: Sendable {
 
     /// Runs the batch. Returns the last hidden states `[B, T, hidden]` (T = longest sequence;
     /// rows past a sequence's length are padding) and the requested activations.
-    package func forward(_ batch: [[Int32]], capture: CaptureRequest = .none) -> (
+    ///
+    /// - Parameter types: token-type ids per sequence (sentence pairs); all 0 when nil.
+    package func forward(_ batch: [[Int32]], types: [[Int32]]? = nil, capture: CaptureRequest = .none) -> (
         hidden: Tensor, captured: CapturedActivations
     ) {
         let hidden = configuration.hiddenSize
@@ -90,10 +92,11 @@ package struct BertEncoder: Sendable {
                     let base = (b * width + t) * hidden
                     let word = Int(id) * hidden
                     let position = t * hidden
+                    let type = Int(types?[b][t] ?? 0) * hidden
                     for d in 0..<hidden {
                         out[base + d] =
                             wordEmbeddings.storage[word + d] + positionEmbeddings.storage[position + d]
-                            + typeEmbeddings.storage[d]
+                            + typeEmbeddings.storage[type + d]
                     }
                 }
             }

@@ -55,6 +55,20 @@ package struct WordPieceTokenizer: Sendable {
         return [classifierID] + pieces + [separatorID]
     }
 
+    /// A sentence pair, `[CLS] A [SEP] B [SEP]`, with token types 0 for the first part and 1
+    /// for the second. When too long, the longer side loses its last piece until it fits
+    /// ("longest first", as Hugging Face truncates pairs).
+    package func encodePair(_ first: String, _ second: String) -> (ids: [Int32], types: [Int32]) {
+        var a = wordPieces(first)
+        var b = wordPieces(second)
+        while a.count + b.count > maxTokens - 3 {
+            if a.count > b.count { a.removeLast() } else { b.removeLast() }
+        }
+        let ids = [classifierID] + a + [separatorID] + b + [separatorID]
+        let types = [Int32](repeating: 0, count: a.count + 2) + [Int32](repeating: 1, count: b.count + 1)
+        return (ids, types)
+    }
+
     /// The tokens of `ids`, for display.
     package func tokens(_ ids: [Int32]) -> [String] {
         ids.map { Int($0) < vocabulary.count ? vocabulary[Int($0)] : "[UNK]" }

@@ -27,8 +27,8 @@ import Testing
         AppFixtures.press([.control("u")], on: &state)
         _ = AppFixtures.type("the cat sat", on: &state)
         let effects = AppFixtures.press([.enter], on: &state)
-        #expect(effects == [.analyzeAttention("the cat sat")])
-        _ = state.update(.attentionAnalyzed(text: "the cat sat", result: .analyzed(Self.analysis)))
+        #expect(effects == [.analyzeAttention(AttentionRequest("the cat sat"))])
+        _ = state.update(.attentionAnalyzed(AttentionRequest("the cat sat"), .analyzed(Self.analysis)))
         return state
     }
 
@@ -100,7 +100,35 @@ import Testing
         AppFixtures.press([.character("3"), .enter], on: &state)
         _ = state.update(
             .attentionAnalyzed(
-                text: "The cat sat on the mat because it was tired.", result: .failed("all-MiniLM-L6-v2: not found")))
+                AttentionRequest("The cat sat on the mat because it was tired."), .failed("all-MiniLM-L6-v2: not found")
+            ))
         #expect(state.render().text().contains("all-MiniLM-L6-v2: not found"))
+    }
+}
+
+@Suite struct AttentionPairTests {
+    @Test func pairModeSendsBothSentencesAndMarksTheSecond() throws {
+        var state = AppFixtures.state(width: 100, height: 30)
+        AppFixtures.press([.character("3"), .character("p")], on: &state)
+        let panel = try #require(state.panels[state.focusedPanel] as? AttentionPanel)
+        #expect(panel.secondInput != nil)
+        #expect(panel.capturesText)
+        AppFixtures.press([.control("u")], on: &state)
+        _ = AppFixtures.type("the dog slept", on: &state)
+        AppFixtures.press([.tab, .control("u")], on: &state)
+        _ = AppFixtures.type("the cat sat", on: &state)
+        let effects = AppFixtures.press([.enter], on: &state)
+        let request = AttentionRequest("the cat sat", second: "the dog slept")
+        #expect(effects == [.analyzeAttention(request)])
+        var analysis = AttentionPanelTests.analysis
+        analysis.secondStart = 3
+        _ = state.update(.attentionAnalyzed(request, .analyzed(analysis)))
+        AppFixtures.press([.enter], on: &state)
+        let screen = state.render().text()
+        #expect(screen.contains("pair       the dog slept"))
+        #expect(screen.contains("▏B"))
+        // p again leaves pair mode.
+        AppFixtures.press([.character("p")], on: &state)
+        #expect((state.panels[state.focusedPanel] as? AttentionPanel)?.secondInput == nil)
     }
 }

@@ -105,7 +105,7 @@ struct AttentionRuntimeTests {
         )
         let environment = AppEnvironment(
             commands: executor, workspace: try session.workspace(), notebookDirectories: [],
-            analyzeAttention: { text in AttentionAnalysis(text: text, embedder: try models.miniLM()) }
+            analyzeAttention: { request in AttentionAnalysis(text: request.first, embedder: try models.miniLM()) }
         )
         let runtime = AppRuntime(state: state, backend: backend, environment: environment)
         for _ in 0..<2000 where !(backend.lastFrame?.text().contains("6 tokens · Model grid") ?? false) {

@@ -52,6 +52,32 @@ struct MiniLMParityTests {
         #expect(worst <= 1e-4, "max |diff| \(worst)")
     }
 
+    @Test(arguments: MiniLMFixtures.pairs.indices)
+    func sentencePairsMatchIdsTypesEmbeddingsAndAttention(index: Int) throws {
+        let embedder = try #require(Self.embedder)
+        let pair = MiniLMFixtures.pairs[index]
+        let (ids, types) = embedder.tokenizer.encodePair(pair.first, pair.second)
+        #expect(ids.map(Int.init) == pair.ids)
+        #expect(types.map(Int.init) == pair.typeIDs)
+        let layers = Set(0..<embedder.encoder.configuration.layers)
+        let (hidden, captured) = embedder.encoder.forward(
+            [ids], types: [types], capture: CaptureRequest(attentionLayers: layers))
+        let embedding = SentenceEmbedder.meanPool(hidden, lengths: [ids.count])[0]
+        #expect((zip(embedding, pair.embedding).map { abs($0 - $1) }.max() ?? 1) <= 1e-4)
+        let reference = try MiniLMFixtures.attention(file: pair.attentionFile)
+        let ours = layers.sorted().flatMap { captured.attention[$0]?[0].storage ?? [] }
+        #expect(ours.count == reference.count)
+        #expect((zip(ours, reference).map { abs($0 - $1) }.max() ?? 1) <= 1e-4)
+    }
+
+    @Test func pairTruncationTakesFromTheLongerSideFirst() throws {
+        let embedder = try #require(Self.embedder)
+        let long = Array(repeating: "wing", count: 400).joined(separator: " ")
+        let (ids, types) = embedder.tokenizer.encodePair("short question", long)
+        #expect(ids.count == embedder.tokenizer.maxTokens)
+        #expect(types.filter { $0 == 0 }.count == 4)  // [CLS] short question [SEP]
+    }
+
     @Test func layerZeroHeadTwoIsAPreviousTokenHead() throws {
         let embedder = try #require(Self.embedder)
         let ids = embedder.tokenizer.encode("The quick brown fox jumps over the lazy dog.")
@@ -96,22 +122,43 @@ enum MiniLMFixtures {
         }
     }
 
+    struct Pair: Decodable {
+        var first: String
+        var second: String
+        var ids: [Int]
+        var typeIDs: [Int]
+        var embedding: [Float]
+        var attentionFile: String
+
+        enum CodingKeys: String, CodingKey {
+            case first, second, ids, embedding
+            case typeIDs = "type_ids"
+            case attentionFile = "attention_file"
+        }
+    }
+
     struct Reference: Decodable {
         var sentences: [Sentence]
+        var pairs: [Pair]
     }
 
     static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
         "Fixtures/minilm")
 
-    static let sentences: [Sentence] = {
-        guard let data = try? Data(contentsOf: directory.appendingPathComponent("reference.json")),
-            let reference = try? JSONDecoder().decode(Reference.self, from: data)
-        else { return [] }
-        return reference.sentences
+    static let reference: Reference? = {
+        guard let data = try? Data(contentsOf: directory.appendingPathComponent("reference.json")) else { return nil }
+        return try? JSONDecoder().decode(Reference.self, from: data)
     }()
 
+    static let sentences: [Sentence] = reference?.sentences ?? []
+    static let pairs: [Pair] = reference?.pairs ?? []
+
     static func attention(_ sentence: Sentence) throws -> [Float] {
-        let data = try Data(contentsOf: directory.appendingPathComponent(sentence.attentionFile ?? ""))
+        try attention(file: sentence.attentionFile ?? "")
+    }
+
+    static func attention(file: String) throws -> [Float] {
+        let data = try Data(contentsOf: directory.appendingPathComponent(file))
         return data.withUnsafeBytes { raw in
             (0..<(data.count / 4)).map {
                 Float(bitPattern: raw.loadUnaligned(fromByteOffset: $0 * 4, as: UInt32.self).littleEndian)

@@ -3,7 +3,8 @@
 encoder forward pass in plain numpy from the `model.safetensors` weights. Writes the fixtures
 that Loupe's Swift implementation is tested against:
 
-  Tests/LoupeModelsTests/Fixtures/minilm/reference.json   ids, tokens, embeddings per sentence
+  Tests/LoupeModelsTests/Fixtures/minilm/reference.json   ids, tokens, embeddings per sentence,
+                                                          and sentence pairs with token types
   Tests/LoupeModelsTests/Fixtures/minilm/attention-NN.f32 attention probabilities, float32 LE,
                                                           [layer][head][query][key], when T <= 64
 
@@ -56,12 +57,19 @@ def gelu(x):
     return 0.5 * x * (1.0 + _erf(x / math.sqrt(2.0)))
 
 
-def forward(w, ids):
-    """One sentence, no padding. Returns (hidden [T, 384], attentions [L, H, T, T])."""
+PAIRS = [
+    ("The cat sat on the mat.", "It was tired after the long day."),
+    ("What is the boundary layer thickness?", "The boundary layer thickens downstream as the pressure gradient grows."),
+]
+
+
+def forward(w, ids, type_ids=None):
+    """One sequence, no padding. Returns (hidden [T, 384], attentions [L, H, T, T])."""
     t = len(ids)
+    types = np.zeros(t, dtype=np.int64) if type_ids is None else np.array(type_ids)
     x = (w["embeddings.word_embeddings.weight"][ids]
          + w["embeddings.position_embeddings.weight"][:t]
-         + w["embeddings.token_type_embeddings.weight"][0])
+         + w["embeddings.token_type_embeddings.weight"][types])
     x = layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"])
     attentions = []
     layer = 0
@@ -113,11 +121,23 @@ def main():
             record["attention_shape"] = list(attentions.shape)
         records.append(record)
         print(f"{index:2d}  T={len(ids):3d}  {text[:60]}")
+    pairs = []
+    for index, (first, second) in enumerate(PAIRS):
+        encoding = tokenizer.encode(first, second)
+        hidden, attentions = forward(w, encoding.ids, encoding.type_ids)
+        pooled = hidden.mean(axis=0)
+        name = f"pair-attention-{index:02d}.f32"
+        attentions.astype("<f4").tofile(os.path.join(out_dir, name))
+        pairs.append({"first": first, "second": second, "ids": encoding.ids, "type_ids": encoding.type_ids,
+                      "tokens": encoding.tokens,
+                      "embedding": [round(float(v), 8) for v in pooled / np.linalg.norm(pooled)],
+                      "attention_file": name, "attention_shape": list(attentions.shape)})
+        print(f"pair {index}  T={len(encoding.ids):3d}  {first[:30]} | {second[:30]}")
     with open(weights_path, "rb") as handle:
         digest = hashlib.sha256(handle.read()).hexdigest()
     with open(os.path.join(out_dir, "reference.json"), "w", encoding="utf-8") as handle:
         json.dump({"model": "sentence-transformers/all-MiniLM-L6-v2", "model_sha256": digest,
-                   "max_tokens": MAX_TOKENS, "sentences": records}, handle, ensure_ascii=False, indent=1)
+                   "max_tokens": MAX_TOKENS, "sentences": records, "pairs": pairs}, handle, ensure_ascii=False, indent=1)
         handle.write("\n")
 
 

@@ -15,8 +15,8 @@ package enum Effect: Hashable, Sendable {
     case listNotebooks
     /// Read and parse a notebook for the Notebooks panel.
     case openNotebook(path: String)
-    /// Run MiniLM on a text for the Attention panel.
-    case analyzeAttention(String)
+    /// Run MiniLM on a sentence (or a pair) for the Attention panel.
+    case analyzeAttention(AttentionRequest)
     /// Write an export (CSV, JSON) to a file.
     case writeFile(path: String, contents: String)
 }

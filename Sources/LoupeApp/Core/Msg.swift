@@ -12,8 +12,19 @@ package enum Msg: Hashable, Sendable {
     case terminate(Int32)
     case notebooksListed([NotebookSummary])
     case notebookOpened(path: String, result: NotebookLoad)
-    case attentionAnalyzed(text: String, result: AttentionLoad)
+    case attentionAnalyzed(AttentionRequest, AttentionLoad)
     case fileWritten(path: String, error: String?)
+}
+
+/// What the Attention panel asks MiniLM to read: a sentence, or a pair.
+package struct AttentionRequest: Hashable, Sendable {
+    package var first: String
+    package var second: String?
+
+    package init(_ first: String, second: String? = nil) {
+        self.first = first
+        self.second = second
+    }
 }
 
 /// An attention analysis, or why it could not be made.

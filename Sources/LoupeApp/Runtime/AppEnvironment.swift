@@ -9,13 +9,13 @@ package struct AppEnvironment: Sendable {
     package var workspace: Workspace?
     package var notebookDirectories: [String]
     /// Runs MiniLM for the Attention panel; nil where no model is available.
-    package var analyzeAttention: (@Sendable (String) throws -> AttentionAnalysis)?
+    package var analyzeAttention: (@Sendable (AttentionRequest) throws -> AttentionAnalysis)?
     /// Monotonic seconds.
     package var now: @Sendable () -> Double
 
     package init(
         commands: any CommandService, workspace: Workspace?, notebookDirectories: [String],
-        analyzeAttention: (@Sendable (String) throws -> AttentionAnalysis)? = nil,
+        analyzeAttention: (@Sendable (AttentionRequest) throws -> AttentionAnalysis)? = nil,
         now: @escaping @Sendable () -> Double = AppEnvironment.monotonicSeconds
     ) {
         self.analyzeAttention = analyzeAttention

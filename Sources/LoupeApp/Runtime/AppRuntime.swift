@@ -110,17 +110,17 @@ package final class AppRuntime {
             DispatchQueue.global(qos: .userInitiated).async {
                 mailbox.post(.notebooksListed(AppEnvironment.findNotebooks(in: directories)))
             }
-        case .analyzeAttention(let text):
+        case .analyzeAttention(let request):
             let mailbox = self.mailbox
             guard let analyze = environment.analyzeAttention else {
-                mailbox.post(.attentionAnalyzed(text: text, result: .failed("no model: run scripts/fetch-minilm")))
+                mailbox.post(.attentionAnalyzed(request, .failed("no model: run scripts/fetch-minilm")))
                 return
             }
             DispatchQueue.global(qos: .userInitiated).async {
                 do {
-                    mailbox.post(.attentionAnalyzed(text: text, result: .analyzed(try analyze(text))))
+                    mailbox.post(.attentionAnalyzed(request, .analyzed(try analyze(request))))
                 } catch {
-                    mailbox.post(.attentionAnalyzed(text: text, result: .failed("\(error)")))
+                    mailbox.post(.attentionAnalyzed(request, .failed("\(error)")))
                 }
             }
         case .writeFile(let path, let contents):

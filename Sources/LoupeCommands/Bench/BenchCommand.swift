@@ -135,7 +135,7 @@ struct BenchCommand: ParsableCommand {
             _ = attention.update(.input(.key(.enter)))
             let sentence = "The cat sat on the mat because it was tired."
             _ = attention.update(
-                .attentionAnalyzed(text: sentence, result: .analyzed(TUI.syntheticAnalysis(tokens: 256))))
+                .attentionAnalyzed(AttentionRequest(sentence), .analyzed(TUI.syntheticAnalysis(tokens: 256))))
             scenes.append(("attention grid, 256 tokens", attention))
             _ = attention.update(.input(.key(.enter)))
             scenes.append(("attention head, 256 tokens", attention))

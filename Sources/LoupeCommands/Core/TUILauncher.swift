@@ -40,7 +40,9 @@ enum TUILauncher {
         let appEnvironment = AppEnvironment(
             commands: executor, workspace: workspace,
             notebookDirectories: notebookDirectories(environment: environment),
-            analyzeAttention: { text in AttentionAnalysis(text: text, embedder: try sharedModels.miniLM()) }
+            analyzeAttention: { request in
+                AttentionAnalysis(text: request.first, second: request.second, embedder: try sharedModels.miniLM())
+            }
         )
         let runtime = AppRuntime(state: state, backend: backend, environment: appEnvironment)
         if benchSize != nil {

@@ -79,6 +79,10 @@ struct AttentionCommand: LoupeCommand {
     @Option(help: "Layer, 0-based.") var layer = 0
     @Option(help: "Head, 0-based (all heads with --json when omitted).") var head: Int?
     @Flag(help: "Print JSON: tokens and probabilities[head][query][key].") var json = false
+    @Option(
+        help: ArgumentHelp("A second sentence: attention over the pair [CLS] TEXT [SEP] PAIR [SEP].", valueName: "text")
+    )
+    var pair: String?
     @Argument(help: "The text.") var text: String
 
     struct Record: Encodable {
@@ -97,9 +101,15 @@ struct AttentionCommand: LoupeCommand {
         if let head, !(0..<configuration.heads).contains(head) {
             throw CommandFailure("--head \(head) is out of range: MiniLM has heads 0…\(configuration.heads - 1)")
         }
-        let ids = embedder.tokenizer.encode(text)
+        let (ids, types) =
+            pair.map { embedder.tokenizer.encodePair(text, $0) }
+            ?? {
+                let ids = embedder.tokenizer.encode(text)
+                return (ids, [Int32](repeating: 0, count: ids.count))
+            }()
         let tokens = embedder.tokenizer.tokens(ids)
-        let (_, captured) = embedder.encoder.forward([ids], capture: CaptureRequest(attentionLayers: [layer]))
+        let (_, captured) = embedder.encoder.forward(
+            [ids], types: [types], capture: CaptureRequest(attentionLayers: [layer]))
         guard let probabilities = captured.attention[layer]?.first else {
             throw CommandFailure("no attention was captured")
         }

@@ -21,6 +21,8 @@ package struct AttentionAnalysis: Hashable, Sendable {
     }
 
     package var text: String
+    /// For a sentence pair: the index of the second sentence's first token.
+    package var secondStart: Int?
     package var tokens: [String]
     package var layers: Int
     package var heads: Int
@@ -48,10 +50,14 @@ package struct AttentionAnalysis: Hashable, Sendable {
 
     /// An analysis from its data; the head statistics are computed from `probabilities`
     /// (`[layer][head][query][key]`, flattened).
-    package init(text: String, tokens: [String], layers: Int, heads: Int, probabilities: [Float], lens: [Double]) {
+    package init(
+        text: String, tokens: [String], layers: Int, heads: Int, probabilities: [Float], lens: [Double],
+        secondStart: Int? = nil
+    ) {
         precondition(
             probabilities.count == layers * heads * tokens.count * tokens.count, "probabilities do not match the shape")
         self.text = text
+        self.secondStart = secondStart
         self.tokens = tokens
         self.layers = layers
         self.heads = heads
@@ -81,13 +87,21 @@ package struct AttentionAnalysis: Hashable, Sendable {
         }
     }
 
-    /// Runs MiniLM once on `text`, keeping every layer's attention and residual stream.
-    package init(text: String, embedder: SentenceEmbedder) {
+    /// Runs MiniLM once on `text` (or the pair `text`, `second`), keeping every layer's
+    /// attention and residual stream.
+    package init(text: String, second: String? = nil, embedder: SentenceEmbedder) {
         let configuration = embedder.encoder.configuration
-        let ids = embedder.tokenizer.encode(text)
+        let ids: [Int32]
+        let types: [Int32]
+        if let second {
+            (ids, types) = embedder.tokenizer.encodePair(text, second)
+        } else {
+            ids = embedder.tokenizer.encode(text)
+            types = Array(repeating: 0, count: ids.count)
+        }
         let everyLayer = Set(0..<configuration.layers)
         let (hidden, captured) = embedder.encoder.forward(
-            [ids], capture: CaptureRequest(attentionLayers: everyLayer, residualLayers: everyLayer))
+            [ids], types: [types], capture: CaptureRequest(attentionLayers: everyLayer, residualLayers: everyLayer))
         let final = SentenceEmbedder.meanPool(hidden, lengths: [ids.count])[0]
         let lens = (0..<configuration.layers).map { layer -> Double in
             guard let states = captured.residual[layer]?.first else { return 0 }
@@ -96,10 +110,12 @@ package struct AttentionAnalysis: Hashable, Sendable {
             return Double(SentenceEmbedder.cosine(pooled, final))
         }
         self.init(
-            text: text, tokens: embedder.tokenizer.tokens(ids), layers: configuration.layers,
+            text: second.map { text + " ‖ " + $0 } ?? text, tokens: embedder.tokenizer.tokens(ids),
+            layers: configuration.layers,
             heads: configuration.heads,
             probabilities: (0..<configuration.layers).flatMap { captured.attention[$0]?.first?.storage ?? [] },
-            lens: lens
+            lens: lens,
+            secondStart: second == nil ? nil : types.firstIndex(of: 1)
         )
     }
 

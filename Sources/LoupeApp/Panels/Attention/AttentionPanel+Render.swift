@@ -9,15 +9,25 @@ extension AttentionPanel {
         let inner = Block(title: "Attention · MiniLM", trailingTitle: trailing, focused: context.focused).render(
             into: &frame, area: area, theme: theme)
         guard inner.height >= 4, inner.width >= 20 else { return }
-        let inputRow = inner.row(0)
-        let prompt = [Span(editing ? "sentence › " : "sentence   ", editing ? theme.key : theme.dim)]
+        let first = editingField == 0
         input.render(
-            into: &frame, area: inputRow, prompt: prompt, style: editing ? theme.input : theme.text, showCursor: editing
-        )
-        let body = Rect(x: inner.x, y: inner.y + 2, width: inner.width, height: inner.height - 2)
+            into: &frame, area: inner.row(0),
+            prompt: [Span(first ? "sentence › " : "sentence   ", first ? theme.key : theme.dim)],
+            style: first ? theme.input : theme.text, showCursor: first)
+        var bodyTop = inner.y + 2
+        if let secondInput {
+            let second = editingField == 1
+            secondInput.render(
+                into: &frame, area: inner.row(1),
+                prompt: [Span(second ? "pair     › " : "pair       ", second ? theme.key : theme.dim)],
+                style: second ? theme.input : theme.accent, showCursor: second)
+            bodyTop += 1
+        }
+        let body = Rect(x: inner.x, y: bodyTop, width: inner.width, height: inner.maxY - bodyTop)
         if let loading {
+            let what = loading.second.map { "“\(loading.first)” + “\($0)”" } ?? "“\(loading.first)”"
             frame.draw(
-                "Running MiniLM on “\(loading)”…", at: Point(x: body.x + 1, y: body.y), style: theme.status(.info),
+                "Running MiniLM on \(what)…", at: Point(x: body.x + 1, y: body.y), style: theme.status(.info),
                 clip: body)
             return
         }
@@ -143,13 +153,20 @@ extension AttentionPanel {
                 String(firstKey + column), at: Point(x: left + column * cellWidth, y: area.y + 1), style: theme.dim,
                 clip: area)
         }
+        if let start = analysis.secondStart, start >= firstKey, start < firstKey + columns {
+            frame.draw(
+                "▏B", at: Point(x: left + (start - firstKey) * cellWidth, y: area.y + 1), style: theme.accent,
+                clip: area)
+        }
         let shades = [" ", "░", "▒", "▓", "█"]
         for row in 0..<rows {
             let q = firstQuery + row
             let y = top + row
+            // Rows of a pair's second sentence are set apart in the accent colour.
+            let inSecond = analysis.secondStart.map { q >= $0 } ?? false
             frame.draw(
                 TextWidth.fit(labels[q], toColumns: labelWidth - 1), at: Point(x: area.x, y: y),
-                style: q == query ? theme.selection : theme.text, clip: area)
+                style: q == query ? theme.selection : (inSecond ? theme.accent : theme.text), clip: area)
             for column in 0..<columns {
                 let k = firstKey + column
                 let p = Double(analysis.probability(layer: layer, head: head, query: q, key: k))

@@ -17,9 +17,13 @@ package struct AttentionPanel: Panel {
     }
 
     package var input = LineEditor("The cat sat on the mat because it was tired.")
-    package private(set) var editing = false
+    /// The second sentence of a pair; nil outside pair mode.
+    package var secondInput: LineEditor?
+    /// Which input has the keyboard: 0 the sentence, 1 the pair's second sentence, nil none.
+    package private(set) var editingField: Int?
+    package var editing: Bool { editingField != nil }
     package private(set) var analysis: AttentionAnalysis?
-    package private(set) var loading: String?
+    package private(set) var loading: AttentionRequest?
     package private(set) var error: String?
     package var view = View.grid
     package var layer = 0
@@ -39,6 +43,10 @@ package struct AttentionPanel: Panel {
                 KeyBinding(
                     [.character("i")], .panel(.custom("edit")),
                     help: "Type a sentence (enter analyses it, esc cancels)", footer: "sentence"),
+                KeyBinding(
+                    [.character("p")], .panel(.custom("pair")),
+                    help: "Sentence pair: a second sentence, [CLS] A [SEP] B [SEP] (tab switches, p again for one)",
+                    footer: "pair"),
                 KeyBinding(
                     [.character("v")], .panel(.custom("view")),
                     help: "Next view: grid, head, head table, embedding lens", footer: "view"),
@@ -64,12 +72,14 @@ package struct AttentionPanel: Panel {
     package mutating func handleText(_ key: Key) -> [PanelEffect] {
         switch key {
         case .escape:
-            editing = false
+            editingField = nil
         case .enter:
-            editing = false
+            editingField = nil
             return analyze()
+        case .tab where secondInput != nil:
+            editingField = editingField == 0 ? 1 : 0
         default:
-            input.handle(key)
+            if editingField == 1 { secondInput?.handle(key) } else { input.handle(key) }
         }
         return []
     }
@@ -77,13 +87,15 @@ package struct AttentionPanel: Panel {
     private mutating func analyze() -> [PanelEffect] {
         let text = input.text.trimmingWhitespace()
         guard !text.isEmpty else { return [] }
-        loading = text
+        let second = secondInput.map { $0.text.trimmingWhitespace() }.flatMap { $0.isEmpty ? nil : $0 }
+        let request = AttentionRequest(text, second: second)
+        loading = request
         error = nil
-        return [.app(.analyzeAttention(text))]
+        return [.app(.analyzeAttention(request))]
     }
 
     package mutating func receive(_ msg: Msg) -> [PanelEffect] {
-        guard case .attentionAnalyzed(let text, let result) = msg, text == loading else { return [] }
+        guard case .attentionAnalyzed(let request, let result) = msg, request == loading else { return [] }
         loading = nil
         switch result {
         case .analyzed(let analysis):
@@ -99,7 +111,16 @@ package struct AttentionPanel: Panel {
     package mutating func perform(_ action: PanelAction, area: Rect) -> [PanelEffect] {
         switch action {
         case .custom("edit"):
-            editing = true
+            editingField = 0
+            return []
+        case .custom("pair"):
+            if secondInput == nil {
+                secondInput = LineEditor("It was tired after the long day.")
+                editingField = 1
+            } else {
+                secondInput = nil
+                editingField = nil
+            }
             return []
         case .custom("view"):
             let all = View.allCases
