@@ -76,7 +76,9 @@ package struct BertEncoder: Sendable {
     /// rows past a sequence's length are padding) and the requested activations.
     ///
     /// - Parameter types: token-type ids per sequence (sentence pairs); all 0 when nil.
-    package func forward(_ batch: [[Int32]], types: [[Int32]]? = nil, capture: CaptureRequest = .none) -> (
+    package func forward(
+        _ batch: [[Int32]], types: [[Int32]]? = nil, capture: CaptureRequest = .none, profile: OperationProfile? = nil
+    ) -> (
         hidden: Tensor, captured: CapturedActivations
     ) {
         let hidden = configuration.hiddenSize
@@ -85,28 +87,34 @@ package struct BertEncoder: Sendable {
         precondition(
             width <= configuration.maxPositions,
             "sequence of \(width) tokens; the model takes \(configuration.maxPositions)")
+        let tokens = batch.count * width
         var x = Tensor(zeros: [batch.count, width, hidden])
-        x.storage.withUnsafeMutableBufferPointer { out in
-            for (b, ids) in batch.enumerated() {
-                for (t, id) in ids.enumerated() {
-                    let base = (b * width + t) * hidden
-                    let word = Int(id) * hidden
-                    let position = t * hidden
-                    let type = Int(types?[b][t] ?? 0) * hidden
-                    for d in 0..<hidden {
-                        out[base + d] =
-                            wordEmbeddings.storage[word + d] + positionEmbeddings.storage[position + d]
-                            + typeEmbeddings.storage[type + d]
+        OperationProfile.measure(profile, "embedding lookup", .embedding(tokens: tokens, hidden: hidden)) {
+            x.storage.withUnsafeMutableBufferPointer { out in
+                for (b, ids) in batch.enumerated() {
+                    for (t, id) in ids.enumerated() {
+                        let base = (b * width + t) * hidden
+                        let word = Int(id) * hidden
+                        let position = t * hidden
+                        let type = Int(types?[b][t] ?? 0) * hidden
+                        for d in 0..<hidden {
+                            out[base + d] =
+                                wordEmbeddings.storage[word + d] + positionEmbeddings.storage[position + d]
+                                + typeEmbeddings.storage[type + d]
+                        }
                     }
                 }
             }
         }
-        Kernels.layerNorm(
-            &x, gamma: embeddingNorm.gamma, beta: embeddingNorm.beta, epsilon: configuration.layerNormEpsilon)
+        OperationProfile.measure(profile, "layer norm", .layerNorm(rows: tokens, columns: hidden)) {
+            Kernels.layerNorm(
+                &x, gamma: embeddingNorm.gamma, beta: embeddingNorm.beta, epsilon: configuration.layerNormEpsilon)
+        }
         var captured = CapturedActivations()
         for (index, layer) in layers.enumerated() {
             x = run(
-                layer, on: x, lengths: lengths, width: width, keepAttention: capture.attentionLayers.contains(index)
+                layer, on: x, lengths: lengths, width: width, keepAttention: capture.attentionLayers.contains(index),
+                profile: profile
             ) { probabilities in
                 captured.attention[index] = probabilities
             }
@@ -122,49 +130,62 @@ package struct BertEncoder: Sendable {
     }
 
     private func run(
-        _ layer: Layer, on x: Tensor, lengths: [Int], width: Int, keepAttention: Bool,
+        _ layer: Layer, on x: Tensor, lengths: [Int], width: Int, keepAttention: Bool, profile: OperationProfile?,
         report: ([Tensor]) -> Void
     ) -> Tensor {
         let hidden = configuration.hiddenSize
         let heads = configuration.heads
         let headSize = configuration.headSize
-        let q = Kernels.linear(x, weight: layer.query.weight, bias: layer.query.bias)
-        let k = Kernels.linear(x, weight: layer.key.weight, bias: layer.key.bias)
-        let v = Kernels.linear(x, weight: layer.value.weight, bias: layer.value.bias)
+        let rows = x.rows
+        let inner = configuration.intermediateSize
+        let projection = KernelCost.linear(rows: rows, inputs: hidden, outputs: hidden)
+        let q = OperationProfile.measure(profile, "linear Q/K/V/out 384→384", projection) {
+            Kernels.linear(x, weight: layer.query.weight, bias: layer.query.bias)
+        }
+        let k = OperationProfile.measure(profile, "linear Q/K/V/out 384→384", projection) {
+            Kernels.linear(x, weight: layer.key.weight, bias: layer.key.bias)
+        }
+        let v = OperationProfile.measure(profile, "linear Q/K/V/out 384→384", projection) {
+            Kernels.linear(x, weight: layer.value.weight, bias: layer.value.bias)
+        }
         var context = Tensor(zeros: x.shape)
         var kept: [Tensor] = []
         var scores = [Float](repeating: 0, count: width * width)
         let scale = 1 / Float(headSize).squareRoot()
-        q.storage.withUnsafeBufferPointer { qp in
-            k.storage.withUnsafeBufferPointer { kp in
-                v.storage.withUnsafeBufferPointer { vp in
-                    context.storage.withUnsafeMutableBufferPointer { cp in
-                        scores.withUnsafeMutableBufferPointer { sp in
-                            for (b, length) in lengths.enumerated() {
-                                var probabilities =
-                                    keepAttention ? [Float](repeating: 0, count: heads * length * length) : []
-                                for h in 0..<heads {
-                                    let offset = b * width * hidden + h * headSize
-                                    // scores = q·kᵀ/√d over this sequence's real tokens only.
-                                    BLAS.sgemm(
-                                        m: length, n: length, k: headSize, a: qp.baseAddress! + offset, lda: hidden,
-                                        b: kp.baseAddress! + offset, ldb: hidden, transposeB: true,
-                                        c: sp.baseAddress!, ldc: length, alpha: scale
-                                    )
-                                    Kernels.softmaxRows(sp.baseAddress!, rows: length, columns: length, valid: length)
-                                    BLAS.sgemm(
-                                        m: length, n: headSize, k: length, a: sp.baseAddress!, lda: length,
-                                        b: vp.baseAddress! + offset, ldb: hidden, c: cp.baseAddress! + offset,
-                                        ldc: hidden
-                                    )
-                                    if keepAttention {
-                                        for i in 0..<(length * length) {
-                                            probabilities[h * length * length + i] = sp[i]
+        let attentionCost = KernelCost.attention(lengths: lengths, heads: heads, headSize: headSize)
+        OperationProfile.measure(profile, "attention QKᵀ·softmax·V", attentionCost) {
+            q.storage.withUnsafeBufferPointer { qp in
+                k.storage.withUnsafeBufferPointer { kp in
+                    v.storage.withUnsafeBufferPointer { vp in
+                        context.storage.withUnsafeMutableBufferPointer { cp in
+                            scores.withUnsafeMutableBufferPointer { sp in
+                                for (b, length) in lengths.enumerated() {
+                                    var probabilities =
+                                        keepAttention ? [Float](repeating: 0, count: heads * length * length) : []
+                                    for h in 0..<heads {
+                                        let offset = b * width * hidden + h * headSize
+                                        // scores = q·kᵀ/√d over this sequence's real tokens only.
+                                        BLAS.sgemm(
+                                            m: length, n: length, k: headSize, a: qp.baseAddress! + offset, lda: hidden,
+                                            b: kp.baseAddress! + offset, ldb: hidden, transposeB: true,
+                                            c: sp.baseAddress!, ldc: length, alpha: scale
+                                        )
+                                        Kernels.softmaxRows(
+                                            sp.baseAddress!, rows: length, columns: length, valid: length)
+                                        BLAS.sgemm(
+                                            m: length, n: headSize, k: length, a: sp.baseAddress!, lda: length,
+                                            b: vp.baseAddress! + offset, ldb: hidden, c: cp.baseAddress! + offset,
+                                            ldc: hidden
+                                        )
+                                        if keepAttention {
+                                            for i in 0..<(length * length) {
+                                                probabilities[h * length * length + i] = sp[i]
+                                            }
                                         }
                                     }
-                                }
-                                if keepAttention {
-                                    kept.append(Tensor(shape: [heads, length, length], storage: probabilities))
+                                    if keepAttention {
+                                        kept.append(Tensor(shape: [heads, length, length], storage: probabilities))
+                                    }
                                 }
                             }
                         }
@@ -173,18 +194,33 @@ package struct BertEncoder: Sendable {
             }
         }
         if keepAttention { report(kept) }
-        var attended = Kernels.linear(context, weight: layer.attentionOutput.weight, bias: layer.attentionOutput.bias)
-        Kernels.add(&attended, x)
-        Kernels.layerNorm(
-            &attended, gamma: layer.attentionNorm.gamma, beta: layer.attentionNorm.beta,
-            epsilon: configuration.layerNormEpsilon)
-        var intermediate = Kernels.linear(attended, weight: layer.intermediate.weight, bias: layer.intermediate.bias)
-        Kernels.gelu(&intermediate)
-        var output = Kernels.linear(intermediate, weight: layer.output.weight, bias: layer.output.bias)
-        Kernels.add(&output, attended)
-        Kernels.layerNorm(
-            &output, gamma: layer.outputNorm.gamma, beta: layer.outputNorm.beta, epsilon: configuration.layerNormEpsilon
-        )
+        let elements = rows * hidden
+        var attended = OperationProfile.measure(profile, "linear Q/K/V/out 384→384", projection) {
+            Kernels.linear(context, weight: layer.attentionOutput.weight, bias: layer.attentionOutput.bias)
+        }
+        OperationProfile.measure(profile, "residual add", .add(count: elements)) { Kernels.add(&attended, x) }
+        OperationProfile.measure(profile, "layer norm", .layerNorm(rows: rows, columns: hidden)) {
+            Kernels.layerNorm(
+                &attended, gamma: layer.attentionNorm.gamma, beta: layer.attentionNorm.beta,
+                epsilon: configuration.layerNormEpsilon)
+        }
+        var intermediate = OperationProfile.measure(
+            profile, "linear FFN up 384→1536", .linear(rows: rows, inputs: hidden, outputs: inner)
+        ) {
+            Kernels.linear(attended, weight: layer.intermediate.weight, bias: layer.intermediate.bias)
+        }
+        OperationProfile.measure(profile, "GELU", .gelu(count: rows * inner)) { Kernels.gelu(&intermediate) }
+        var output = OperationProfile.measure(
+            profile, "linear FFN down 1536→384", .linear(rows: rows, inputs: inner, outputs: hidden)
+        ) {
+            Kernels.linear(intermediate, weight: layer.output.weight, bias: layer.output.bias)
+        }
+        OperationProfile.measure(profile, "residual add", .add(count: elements)) { Kernels.add(&output, attended) }
+        OperationProfile.measure(profile, "layer norm", .layerNorm(rows: rows, columns: hidden)) {
+            Kernels.layerNorm(
+                &output, gamma: layer.outputNorm.gamma, beta: layer.outputNorm.beta,
+                epsilon: configuration.layerNormEpsilon)
+        }
         return output
     }
 }

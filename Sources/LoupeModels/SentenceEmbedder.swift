@@ -42,8 +42,11 @@ package struct SentenceEmbedder: Sendable {
     /// batch pads little; results come back in the input order. With more than one batch and
     /// `parallelBatches` > 1, batches run concurrently, one per core, each with single-threaded
     /// BLAS: per-core batches beat splitting every small attention product across threads.
+    ///
+    /// - Parameter profile: when given, collects each operation's time, FLOPs and bytes.
     package func embed(
-        _ texts: [String], batchSize: Int = 32, parallelBatches: Int = ProcessInfo.processInfo.activeProcessorCount
+        _ texts: [String], batchSize: Int = 32, parallelBatches: Int = ProcessInfo.processInfo.activeProcessorCount,
+        profile: OperationProfile? = nil
     ) -> [Embedding] {
         let encoded = texts.map(tokenizer.encode)
         let order = encoded.indices.sorted { encoded[$0].count < encoded[$1].count }
@@ -53,7 +56,7 @@ package struct SentenceEmbedder: Sendable {
         let results = Mutex([Embedding?](repeating: nil, count: texts.count))
         let run = { @Sendable (batch: [Int]) in
             let ids = batch.map { encoded[$0] }
-            let (hidden, _) = encoder.forward(ids)
+            let (hidden, _) = encoder.forward(ids, profile: profile)
             let vectors = SentenceEmbedder.meanPool(hidden, lengths: ids.map(\.count))
             results.withLock { slots in
                 for (index, vector) in zip(batch, vectors) {

@@ -3,6 +3,7 @@ import Foundation
 import LoupeApp
 import LoupeKit
 import LoupeModels
+import LoupeTensor
 
 extension BenchCommand {
     /// `loupe bench embed`: MiniLM sentence-embedding throughput on this machine.
@@ -24,6 +25,8 @@ extension BenchCommand {
         @Option(help: "A file of sentences, one per line.") var sentences = "sample-data/bench/sentences-256.txt"
         @Option(help: "Sentences per forward pass.") var batchSize = 32
         @Option(help: "Timed passes over all sentences (the median is reported).") var repeats = 5
+        @Flag(help: "Also profile one pass per operation: time, GFLOP/s and FLOP/byte, for the roofline.") var ops =
+            false
 
         struct Result: Codable {
             var sentences: Int
@@ -33,6 +36,17 @@ extension BenchCommand {
             var passSeconds: [Double]
             var sentencesPerSecond: Double
             var tokensPerSecond: Double
+            var operations: [Operation]?
+        }
+
+        /// One operation kind of the forward pass over a whole profiled pass.
+        struct Operation: Codable {
+            var name: String
+            var calls: Int
+            var milliseconds: Double
+            var share: Double
+            var gflopsPerSecond: Double
+            var flopsPerByte: Double
         }
 
         func run(in context: CommandContext) throws {
@@ -57,12 +71,25 @@ extension BenchCommand {
                 precondition(results.count == lines.count)
             }
             let median = passes.sorted()[passes.count / 2]
+            var operations: [Operation]?
+            if ops {
+                let profile = OperationProfile()
+                _ = embedder.embed(lines, batchSize: batchSize, profile: profile)
+                let entries = profile.entriesByTime
+                let total = Double(entries.reduce(0) { $0 + $1.nanoseconds })
+                operations = entries.map { entry in
+                    Operation(
+                        name: entry.name, calls: entry.calls, milliseconds: Double(entry.nanoseconds) / 1e6,
+                        share: Double(entry.nanoseconds) / max(1, total), gflopsPerSecond: entry.gflopsPerSecond,
+                        flopsPerByte: entry.flopsPerByte)
+                }
+            }
             let result = Result(
                 sentences: lines.count, batchSize: batchSize,
                 meanTokens: Double(tokens.reduce(0, +)) / Double(tokens.count), loadSeconds: loadSeconds,
                 passSeconds: passes, sentencesPerSecond: Double(lines.count) / median,
-                tokensPerSecond: Double(tokens.reduce(0, +)) / median
-            )
+                tokensPerSecond: Double(tokens.reduce(0, +)) / median,
+                operations: operations)
             if json {
                 context.print(try Formatting.json(result))
                 return
@@ -73,6 +100,19 @@ extension BenchCommand {
                         "loupe MiniLM  %.1f sentences/s  (%.0f tokens/s; %d sentences of %.1f tokens, batch %d, median of %d passes; load %.2f s)",
                     result.sentencesPerSecond, result.tokensPerSecond, result.sentences, result.meanTokens, batchSize,
                     passes.count, loadSeconds))
+            if operations != nil {
+                context.print(
+                    "  per operation, one profiled pass (time summed over the cores' concurrent batches; GFLOP/s per core):"
+                )
+            }
+            for operation in operations ?? [] {
+                context.print(
+                    "  " + operation.name.padding(toLength: 28, withPad: " ", startingAt: 0)
+                        + String(
+                            format: "%5d calls %8.1f ms %5.1f%%  %7.1f GFLOP/s  %6.1f FLOP/byte", operation.calls,
+                            operation.milliseconds, operation.share * 100, operation.gflopsPerSecond,
+                            operation.flopsPerByte))
+            }
         }
     }
 }
