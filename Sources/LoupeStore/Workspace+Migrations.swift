@@ -28,6 +28,22 @@ extension Workspace {
                 table.column("registered_at", .datetime).notNull()
             }
         }
+        migrator.registerMigration("v3: kernel runs") { db in
+            try db.create(table: "kernel_runs") { table in
+                table.autoIncrementedPrimaryKey("id")
+                table.column("suite", .text).notNull()
+                table.column("kernel", .text).notNull()
+                table.column("workload", .text).notNull()
+                table.column("calls", .integer).notNull()
+                table.column("nanoseconds", .integer).notNull()
+                table.column("flops", .double).notNull()
+                table.column("bytes", .double).notNull()
+                table.column("threads", .integer).notNull()
+                table.column("machine", .text).notNull()
+                table.column("measured_at", .datetime).notNull()
+            }
+            try db.create(index: "kernel_runs_by_suite", on: "kernel_runs", columns: ["suite", "measured_at"])
+        }
         return migrator
     }()
 

@@ -1,3 +1,4 @@
+import Foundation
 import LoupeApp
 import LoupeKit
 import LoupeTUI
@@ -130,5 +131,42 @@ import Testing
         // p again leaves pair mode.
         AppFixtures.press([.character("p")], on: &state)
         #expect((state.panels[state.focusedPanel] as? AttentionPanel)?.secondInput == nil)
+    }
+}
+
+@Suite struct AttentionExportTests {
+    @Test func jsonExportCarriesTokensStatisticsAndTheMatrix() throws {
+        var state = AppFixtures.state()
+        AppFixtures.press([.character("3"), .enter], on: &state)
+        _ = state.update(
+            .attentionAnalyzed(
+                AttentionRequest("The cat sat on the mat because it was tired."),
+                .analyzed(AttentionPanelTests.analysis)))
+        let effects = AppFixtures.press([.character("E")], on: &state)
+        guard case .writeFile(let path, let contents)? = effects.first else {
+            Issue.record("no export effect: \(effects)")
+            return
+        }
+        #expect(path.hasSuffix("/attention-L0-H0.json"))
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(contents.utf8)) as? [String: Any])
+        #expect(json["tokens"] as? [String] == ["[CLS]", "the", "cat", "sat", "[SEP]"])
+        #expect((json["attention"] as? [[Double]])?.count == 5)
+        #expect(json["entropy_bits"] as? Double == 0)
+    }
+}
+
+@Suite struct AttentionPickTests {
+    @Test func upAndDownPickExamplesAndEarlierSentences() throws {
+        var state = AppFixtures.state()
+        AppFixtures.press([.character("3"), .character("i"), .control("u")], on: &state)
+        _ = AppFixtures.type("my own sentence", on: &state)
+        AppFixtures.press([.enter, .character("i"), .control("u"), .up], on: &state)
+        #expect((state.panels[state.focusedPanel] as? AttentionPanel)?.input.text == "my own sentence")
+        AppFixtures.press([.up], on: &state)
+        #expect(
+            (state.panels[state.focusedPanel] as? AttentionPanel)?.input.text
+                == "Time flies like an arrow; fruit flies like a banana.")
+        AppFixtures.press([.down, .down], on: &state)
+        #expect((state.panels[state.focusedPanel] as? AttentionPanel)?.input.text == "")
     }
 }

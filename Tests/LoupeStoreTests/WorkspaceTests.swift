@@ -21,7 +21,7 @@ import Testing
         let info = try workspace.info()
         #expect(info.journalMode == "wal")
         #expect(info.schemaVersion == Workspace.migrationIdentifiers.count)
-        #expect(info.tables.map(\.name) == ["command_history", "models", "settings"])
+        #expect(info.tables.map(\.name) == ["command_history", "kernel_runs", "models", "settings"])
         let header = try DatabaseQueue(path: path()).read { db in try Int32.fetchOne(db, sql: "PRAGMA application_id") }
         #expect(header == Workspace.applicationID)
     }
@@ -164,5 +164,27 @@ import Testing
                 name: "m", directory: "/b", weightsSHA256: "bb", parameters: 2, description: "d", registeredAt: date))
         #expect(try workspace.models().map(\.directory) == ["/b"])
         #expect(try workspace.models().first?.weightsSHA256 == "bb")
+    }
+}
+
+@Suite struct WorkspaceKernelRunTests {
+    @Test func aRunIsStoredWholeAndTheLatestRunIsFound() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "loupe-kernels-\(UUID().uuidString)"
+        ).path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let workspace = try Workspace(path: directory + "/w.sqlite")
+        func run(_ kernel: String, _ nanoseconds: Int64, at date: Date) -> KernelRun {
+            KernelRun(
+                suite: "s", kernel: kernel, workload: "w", calls: 1, nanoseconds: nanoseconds, flops: 10, bytes: 5,
+                threads: 2, machine: "m", measuredAt: date)
+        }
+        try workspace.record([run("old", 1, at: Date(timeIntervalSince1970: 1_000))])
+        try workspace.record([
+            run("gemm", 5, at: Date(timeIntervalSince1970: 2_000)),
+            run("gelu", 9, at: Date(timeIntervalSince1970: 2_000)),
+        ])
+        #expect(try workspace.latestKernelRuns(suite: "s").map(\.kernel) == ["gelu", "gemm"])
+        #expect(try workspace.latestKernelRuns(suite: "other").isEmpty)
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 import LoupeApp
 import LoupeKit
 import LoupeModels
+import LoupeStore
 import LoupeTensor
 
 extension BenchCommand {
@@ -25,8 +26,11 @@ extension BenchCommand {
         @Option(help: "A file of sentences, one per line.") var sentences = "sample-data/bench/sentences-256.txt"
         @Option(help: "Sentences per forward pass.") var batchSize = 32
         @Option(help: "Timed passes over all sentences (the median is reported).") var repeats = 5
-        @Flag(help: "Also profile one pass per operation: time, GFLOP/s and FLOP/byte, for the roofline.") var ops =
-            false
+        @Flag(
+            help:
+                "Also profile one pass per operation (time, GFLOP/s, FLOP/byte) and store it in the workspace's kernel_runs for the roofline."
+        )
+        var ops = false
 
         struct Result: Codable {
             var sentences: Int
@@ -77,6 +81,19 @@ extension BenchCommand {
                 _ = embedder.embed(lines, batchSize: batchSize, profile: profile)
                 let entries = profile.entriesByTime
                 let total = Double(entries.reduce(0) { $0 + $1.nanoseconds })
+                let meanTokens = Double(tokens.reduce(0, +)) / Double(tokens.count)
+                let workload =
+                    "\(lines.count) sentences, batch \(batchSize), mean \(String(format: "%.1f", meanTokens)) tokens"
+                let machine = Embed.machine()
+                let measuredAt = Date()
+                try context.workspace().record(
+                    entries.map { entry in
+                        KernelRun(
+                            suite: "minilm-forward", kernel: entry.name, workload: workload, calls: entry.calls,
+                            nanoseconds: Int64(entry.nanoseconds), flops: entry.flops, bytes: entry.bytes,
+                            threads: ProcessInfo.processInfo.activeProcessorCount, machine: machine,
+                            measuredAt: measuredAt)
+                    })
                 operations = entries.map { entry in
                     Operation(
                         name: entry.name, calls: entry.calls, milliseconds: Double(entry.nanoseconds) / 1e6,
@@ -101,6 +118,7 @@ extension BenchCommand {
                     result.sentencesPerSecond, result.tokensPerSecond, result.sentences, result.meanTokens, batchSize,
                     passes.count, loadSeconds))
             if operations != nil {
+                context.print("  stored as suite minilm-forward in \(context.session.displayPath), table kernel_runs")
                 context.print(
                     "  per operation, one profiled pass (time summed over the cores' concurrent batches; GFLOP/s per core):"
                 )
@@ -114,5 +132,16 @@ extension BenchCommand {
                             operation.flopsPerByte))
             }
         }
+    }
+}
+
+extension BenchCommand.Embed {
+    /// The CPU model from /proc/cpuinfo, for the machine a measurement ran on.
+    fileprivate static func machine() -> String {
+        let info = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
+        let model =
+            info.split(separator: "\n").first { $0.hasPrefix("model name") }
+            .map { String($0.split(separator: ":", maxSplits: 1).last ?? "").trimmingWhitespace() } ?? "unknown CPU"
+        return "\(model), \(ProcessInfo.processInfo.activeProcessorCount) cores"
     }
 }

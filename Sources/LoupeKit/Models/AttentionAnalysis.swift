@@ -150,6 +150,29 @@ package struct AttentionAnalysis: Hashable, Sendable {
         )
     }
 
+    /// One head as JSON: the tokens, the site, its statistics and `attention[query][key]`.
+    package func json(layer: Int, head: Int) -> String {
+        struct Export: Encodable {
+            var text: String
+            var tokens: [String]
+            var layer: Int
+            var head: Int
+            var secondSentenceStart: Int?
+            var entropyBits: Double
+            var previousToken: Double
+            var attention: [[Float]]
+        }
+        let statistics = self.statistics[layer * heads + head]
+        let export = Export(
+            text: text, tokens: tokens, layer: layer, head: head, secondSentenceStart: secondStart,
+            entropyBits: statistics.entropy, previousToken: statistics.previousToken,
+            attention: matrix(layer: layer, head: head))
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        return ((try? encoder.encode(export)).map { String(decoding: $0, as: UTF8.self) } ?? "{}") + "\n"
+    }
+
     /// One head's matrix as CSV: a header of key tokens, then a row per query token.
     package func csv(layer: Int, head: Int) -> String {
         func field(_ text: String) -> String {

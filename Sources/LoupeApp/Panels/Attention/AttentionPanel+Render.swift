@@ -138,20 +138,32 @@ extension AttentionPanel {
         // Wider cells for short inputs (up to 6 columns a key), at least 2 for long ones.
         let cellWidth = max(2, min(6, matrixWidth / max(1, t)) / 2 * 2)
         let columns = max(1, min(t, matrixWidth / cellWidth))
-        let rows = max(1, min(t, area.height - 3))
+        // Key tokens are written down the columns, up to 6 characters, when there is room.
+        let labelRows = area.height >= 20 ? min(6, labels.map(\.count).max() ?? 1) : 0
+        let rows = max(1, min(t, area.height - 3 - labelRows))
         // Window the matrix around the cursor so long inputs stay navigable.
         let firstKey = max(0, min(key - columns / 2, t - columns))
         let firstQuery = max(0, min(query - rows / 2, t - rows))
         let heading =
             "L\(layer) H\(head) · row = query, column = key · cursor \(labels[query]) → \(labels[key]) \(String(format: "%.3f", analysis.probability(layer: layer, head: head, query: query, key: key)))"
         frame.draw(heading, at: Point(x: area.x + 1, y: area.y), style: theme.title, clip: area)
-        let top = area.y + 2
+        let top = area.y + 2 + labelRows
         let left = area.x + labelWidth
         // Column marks every fifth key.
         for column in 0..<columns where (firstKey + column) % 5 == 0 {
             frame.draw(
                 String(firstKey + column), at: Point(x: left + column * cellWidth, y: area.y + 1), style: theme.dim,
                 clip: area)
+        }
+        for column in 0..<columns where labelRows > 0 {
+            let k = firstKey + column
+            let inSecond = analysis.secondStart.map { k >= $0 } ?? false
+            let style = k == key ? theme.selection : (inSecond ? theme.accent : theme.dim)
+            for (row, character) in labels[k].prefix(labelRows).enumerated() {
+                frame.draw(
+                    String(character), at: Point(x: left + column * cellWidth, y: area.y + 2 + row), style: style,
+                    clip: area)
+            }
         }
         if let start = analysis.secondStart, start >= firstKey, start < firstKey + columns {
             frame.draw(

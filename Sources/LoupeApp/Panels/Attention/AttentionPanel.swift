@@ -33,6 +33,12 @@ package struct AttentionPanel: Panel {
     package var key = 0
     package var tableState = ListState()
     package var sort = TableSort(column: 1, ascending: true)
+    /// Sentences to pick with ↑/↓ while typing: examples, then what was analysed.
+    package private(set) var sentences = LineHistory(entries: [
+        "The boundary layer thickens downstream as the pressure gradient grows.",
+        "Attention sinks pile up on [SEP] and punctuation.",
+        "Time flies like an arrow; fruit flies like a banana.",
+    ])
 
     package init() {}
 
@@ -42,7 +48,7 @@ package struct AttentionPanel: Panel {
             [
                 KeyBinding(
                     [.character("i")], .panel(.custom("edit")),
-                    help: "Type a sentence (enter analyses it, esc cancels)", footer: "sentence"),
+                    help: "Type a sentence, or pick one with ↑/↓ (enter analyses it, esc cancels)", footer: "sentence"),
                 KeyBinding(
                     [.character("p")], .panel(.custom("pair")),
                     help: "Sentence pair: a second sentence, [CLS] A [SEP] B [SEP] (tab switches, p again for one)",
@@ -58,6 +64,9 @@ package struct AttentionPanel: Panel {
                 KeyBinding(
                     [.character("e")], .panel(.custom("export")),
                     help: "Export the current head as CSV (attention-L<l>-H<h>.csv)", footer: "export"),
+                KeyBinding(
+                    [.character("E")], .panel(.custom("export-json")),
+                    help: "Export the current head as JSON, with its statistics (attention-L<l>-H<h>.json)"),
             ]
         )
     }
@@ -78,15 +87,26 @@ package struct AttentionPanel: Panel {
             return analyze()
         case .tab where secondInput != nil:
             editingField = editingField == 0 ? 1 : 0
+            sentences.reset()
+        case .up:
+            let current = editingField == 1 ? (secondInput?.text ?? "") : input.text
+            if let picked = sentences.previous(current: current) { setActiveText(picked) }
+        case .down:
+            if let picked = sentences.next() { setActiveText(picked) }
         default:
             if editingField == 1 { secondInput?.handle(key) } else { input.handle(key) }
         }
         return []
     }
 
+    private mutating func setActiveText(_ text: String) {
+        if editingField == 1 { secondInput?.setText(text) } else { input.setText(text) }
+    }
+
     private mutating func analyze() -> [PanelEffect] {
         let text = input.text.trimmingWhitespace()
         guard !text.isEmpty else { return [] }
+        sentences.record(text)
         let second = secondInput.map { $0.text.trimmingWhitespace() }.flatMap { $0.isEmpty ? nil : $0 }
         let request = AttentionRequest(text, second: second)
         loading = request
@@ -134,6 +154,14 @@ package struct AttentionPanel: Panel {
             return []
         }
         switch (view, action) {
+        case (_, .custom("export-json")):
+            let name = "attention-L\(layer)-H\(head).json"
+            return [
+                .app(
+                    .writeFile(
+                        path: FileManager.default.currentDirectoryPath + "/" + name,
+                        contents: analysis.json(layer: layer, head: head)))
+            ]
         case (_, .custom("export")):
             let name = "attention-L\(layer)-H\(head).csv"
             return [
