@@ -32,7 +32,7 @@ import Testing
         let profile = OperationProfile()
         var ran = 0
         for _ in 0..<3 { profile.measure("op", flops: 10, bytes: 5) { ran += 1 } }
-        profile.measure("other", flops: 1, bytes: 1) { usleep(2000) }
+        profile.measure("other", flops: 1, bytes: 1) { _ = usleep(2000) }
         let entries = profile.entriesByTime
         #expect(ran == 3)
         #expect(entries.first?.name == "other")
