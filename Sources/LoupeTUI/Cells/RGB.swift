@@ -35,9 +35,4 @@ package struct RGB: Hashable, Sendable {
         }
         return RGB(channel(a.red, b.red), channel(a.green, b.green), channel(a.blue, b.blue))
     }
-
-    /// Relative luminance in 0...1 (sRGB weights), used to pick readable text over a colour.
-    package var luminance: Double {
-        (0.2126 * Double(red) + 0.7152 * Double(green) + 0.0722 * Double(blue)) / 255
-    }
 }
