@@ -32,7 +32,12 @@ package enum ColorDepth: Hashable, Sendable {
         case .trueColor: return Int32(rgb.red) << 16 | Int32(rgb.green) << 8 | Int32(rgb.blue)
         case .palette256: return Int32(ColorDepth.nearest256(rgb))
         case .palette16: return Int32(ColorDepth.nearest(rgb, in: ColorDepth.ansi16))
-        case .palette8: return Int32(ColorDepth.nearest(rgb, in: Array(ColorDepth.ansi16.prefix(8))))
+        case .palette8:
+            // Eight colours hold no grey: a near-neutral colour (dim text, borders) is white or
+            // black by lightness rather than whichever hue happens to be nearest (often cyan).
+            let channels = [Int(rgb.red), Int(rgb.green), Int(rgb.blue)]
+            if channels.max()! - channels.min()! < 40 { return channels.reduce(0, +) / 3 >= 64 ? 7 : 0 }
+            return Int32(ColorDepth.nearest(rgb, in: Array(ColorDepth.ansi16.prefix(8))))
         case .none: return nil
         }
     }

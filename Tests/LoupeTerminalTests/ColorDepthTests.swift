@@ -20,6 +20,8 @@ import Testing
         #expect(ColorDepth.palette256.colorNumber(for: RGB(0x80, 0x80, 0x80)) == 244)
         #expect(ColorDepth.palette16.colorNumber(for: RGB(250, 10, 10)) == 9)
         #expect(ColorDepth.palette8.colorNumber(for: RGB(250, 10, 10)) == 1)
+        #expect(ColorDepth.palette8.colorNumber(for: RGB(0x7D, 0x85, 0x90)) == 7)  // grey text → white, not cyan
+        #expect(ColorDepth.palette8.colorNumber(for: RGB(0x16, 0x1B, 0x22)) == 0)  // near-black → black
         #expect(ColorDepth.trueColor.colorNumber(for: RGB(0x12, 0x34, 0x56)) == 0x123456)
         #expect(ColorDepth.none.colorNumber(for: RGB(1, 2, 3)) == nil)
     }
