@@ -35,6 +35,7 @@ let package = Package(
         .target(name: "CKernels", cSettings: [.unsafeFlags(["-O3"])]),
         .target(name: "LoupeTensor", dependencies: ["COpenBLAS", "CKernels"], swiftSettings: strictSwift6),
         .target(name: "LoupeModels", dependencies: ["LoupeTensor"], swiftSettings: strictSwift6),
+        .target(name: "LoupeProfiling", dependencies: ["CKernels"], swiftSettings: strictSwift6),
 
         // Pure terminal-UI model: cells, frames, layout, widgets, themes. No C, no I/O.
         .target(name: "LoupeTUI", swiftSettings: strictSwift6),
@@ -63,7 +64,7 @@ let package = Package(
             name: "LoupeCommands",
             dependencies: [
                 "LoupeApp", "LoupeKit", "LoupeStore", "LoupeTUI", "LoupeTerminal", "LoupeModels", "LoupeTensor",
-                "CReadline",
+                "LoupeProfiling", "CReadline",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSwift6
@@ -77,6 +78,7 @@ let package = Package(
             swiftSettings: strictSwift6
         ),
         .testTarget(name: "LoupeTensorTests", dependencies: ["LoupeTensor"], swiftSettings: strictSwift6),
+        .testTarget(name: "LoupeProfilingTests", dependencies: ["LoupeProfiling"], swiftSettings: strictSwift6),
         .testTarget(
             name: "LoupeModelsTests",
             dependencies: ["LoupeModels", "LoupeTensor"],

@@ -1,0 +1,107 @@
+import CKernels
+import Dispatch
+import Foundation
+
+/// Measures this machine's ceilings: FP32 peak from an FMA loop, memory bandwidth per level
+/// from a triad sweep.
+package enum MachineProbe {
+    /// FP32 GFLOP/s of the register-only FMA loop on `threads` threads, run for about `seconds`.
+    package static func fp32Peak(threads: Int, seconds: Double = 0.5) -> Double {
+        // Calibrate the iteration count on one thread, then run every thread together.
+        var iterations: UInt64 = 1_000_000
+        while true {
+            let elapsed = time { _ = loupe_fma_peak_f32(iterations) }
+            if elapsed >= seconds / 4 {
+                iterations = UInt64(Double(iterations) * seconds / elapsed)
+                break
+            }
+            iterations *= 4
+        }
+        let count = iterations
+        let elapsed = time {
+            DispatchQueue.concurrentPerform(iterations: threads) { _ in _ = loupe_fma_peak_f32(count) }
+        }
+        return Double(threads) * Double(count) * Double(loupe_fma_flops_per_iteration()) / elapsed / 1e9
+    }
+
+    /// Triad bandwidth in GB/s for a working set of `bytes` (three Float32 arrays), split over
+    /// `threads` threads, best of repeats lasting at least `minimumSeconds` in all.
+    package static func triadBandwidth(workingSetBytes bytes: Int, threads: Int, minimumSeconds: Double = 0.2) -> Double
+    {
+        let count = max(threads * 16, bytes / 12)
+        var a = [Float](repeating: 0, count: count)
+        let b = [Float](repeating: 1, count: count)
+        let c = [Float](repeating: 2, count: count)
+        var best = 0.0
+        var spent = 0.0
+        var repeats = 0
+        a.withUnsafeMutableBufferPointer { ap in
+            b.withUnsafeBufferPointer { bp in
+                c.withUnsafeBufferPointer { cp in
+                    let chunk = (count + threads - 1) / threads
+                    // Small working sets repeat the triad inside each worker, so a timed pass moves
+                    // at least 32 MiB and thread dispatch does not dominate the measurement.
+                    let inner = max(1, (32 << 20) / max(1, 12 * count))
+                    let pointers = (
+                        a: UnsafeSendable(ap.baseAddress!), b: UnsafeSendable(bp.baseAddress!),
+                        c: UnsafeSendable(cp.baseAddress!)
+                    )
+                    while spent < minimumSeconds || repeats < 3 {
+                        let elapsed = time {
+                            DispatchQueue.concurrentPerform(iterations: threads) { thread in
+                                let start = thread * chunk
+                                let length = max(0, min(chunk, count - start))
+                                for _ in 0..<inner {
+                                    loupe_triad_f32(
+                                        pointers.a.value + start, pointers.b.value + start, pointers.c.value + start, 3,
+                                        length)
+                                }
+                            }
+                        }
+                        best = max(best, Double(12 * count * inner) / elapsed / 1e9)
+                        spent += elapsed
+                        repeats += 1
+                    }
+                }
+            }
+        }
+        precondition(a[count - 1] == 7, "the triad did not run")
+        return best
+    }
+
+    /// The data caches' sizes in bytes, L1 data first, from sysfs (empty when unknown).
+    package static func cacheSizes() -> [Int] {
+        let root = "/sys/devices/system/cpu/cpu0/cache"
+        let entries = ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []).filter {
+            $0.hasPrefix("index")
+        }.sorted()
+        var sizes: [(level: Int, bytes: Int)] = []
+        for entry in entries {
+            func read(_ file: String) -> String {
+                ((try? String(contentsOfFile: "\(root)/\(entry)/\(file)", encoding: .utf8)) ?? "").trimmingCharacters(
+                    in: .whitespacesAndNewlines)
+            }
+            guard read("type") != "Instruction", let level = Int(read("level")) else { continue }
+            let text = read("size")
+            let multiplier = text.hasSuffix("K") ? 1024 : text.hasSuffix("M") ? 1024 * 1024 : 1
+            guard let value = Int(text.trimmingCharacters(in: CharacterSet(charactersIn: "KM"))) else { continue }
+            sizes.append((level, value * multiplier))
+        }
+        return sizes.sorted { $0.level < $1.level }.map(\.bytes)
+    }
+
+    private static func time(_ body: () -> Void) -> Double {
+        let start = DispatchTime.now().uptimeNanoseconds
+        body()
+        return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+    }
+}
+
+/// A raw pointer handed to concurrent workers that write disjoint ranges.
+private struct UnsafeSendable<T>: @unchecked Sendable {
+    // Safe because every worker touches only its own chunk of the arrays, and the caller keeps
+    // the buffers alive until concurrentPerform returns.
+    let value: UnsafeMutablePointer<T>
+    init(_ value: UnsafeMutablePointer<T>) { self.value = value }
+    init(_ value: UnsafePointer<T>) { self.value = UnsafeMutablePointer(mutating: value) }
+}
