@@ -44,6 +44,24 @@ extension Workspace {
             }
             try db.create(index: "kernel_runs_by_suite", on: "kernel_runs", columns: ["suite", "measured_at"])
         }
+        migrator.registerMigration("v4: machine profiles and ceilings") { db in
+            try db.create(table: "machine_profiles") { table in
+                table.autoIncrementedPrimaryKey("id")
+                table.column("machine", .text).notNull()
+                table.column("cores", .integer).notNull()
+                table.column("measured_at", .datetime).notNull()
+                table.column("sweep_json", .text).notNull()
+            }
+            try db.create(table: "ceilings") { table in
+                table.autoIncrementedPrimaryKey("id")
+                table.column("profile_id", .integer).notNull().indexed()
+                    .references("machine_profiles", onDelete: .cascade)
+                table.column("kind", .text).notNull().check { ["compute", "memory"].contains($0) }
+                table.column("name", .text).notNull()
+                table.column("value", .double).notNull()
+                table.column("provenance", .text).notNull()
+            }
+        }
         return migrator
     }()
 

@@ -21,7 +21,10 @@ import Testing
         let info = try workspace.info()
         #expect(info.journalMode == "wal")
         #expect(info.schemaVersion == Workspace.migrationIdentifiers.count)
-        #expect(info.tables.map(\.name) == ["command_history", "kernel_runs", "models", "settings"])
+        #expect(
+            info.tables.map(\.name) == [
+                "ceilings", "command_history", "kernel_runs", "machine_profiles", "models", "settings",
+            ])
         let header = try DatabaseQueue(path: path()).read { db in try Int32.fetchOne(db, sql: "PRAGMA application_id") }
         #expect(header == Workspace.applicationID)
     }
@@ -186,5 +189,34 @@ import Testing
         ])
         #expect(try workspace.latestKernelRuns(suite: "s").map(\.kernel) == ["gelu", "gemm"])
         #expect(try workspace.latestKernelRuns(suite: "other").isEmpty)
+    }
+}
+
+@Suite struct WorkspaceMachineProfileTests {
+    @Test func aProfileAndItsCeilingsAreStoredTogether() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "loupe-profile-\(UUID().uuidString)"
+        ).path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let workspace = try Workspace(path: directory + "/w.sqlite")
+        #expect(try workspace.latestMachineProfile() == nil)
+        try workspace.record(
+            MachineProfileRecord(machine: "cpu", cores: 2, measuredAt: Date(timeIntervalSince1970: 1), sweepJSON: "[]"),
+            ceilings: [CeilingRecord(kind: "compute", name: "FP32", value: 200, provenance: "p")])
+        let id = try workspace.record(
+            MachineProfileRecord(machine: "cpu", cores: 2, measuredAt: Date(timeIntervalSince1970: 2), sweepJSON: "[]"),
+            ceilings: [
+                CeilingRecord(kind: "compute", name: "FP32", value: 204, provenance: "p"),
+                CeilingRecord(kind: "memory", name: "DRAM", value: 33.5, provenance: "p"),
+            ])
+        let latest = try #require(try workspace.latestMachineProfile())
+        #expect(latest.profile.id == id)
+        #expect(latest.ceilings.map(\.value) == [204, 33.5])
+        #expect(throws: WorkspaceError.self) {
+            try workspace.record(
+                MachineProfileRecord(machine: "cpu", cores: 2, sweepJSON: "[]"),
+                ceilings: [CeilingRecord(kind: "teraflops", name: "x", value: 1, provenance: "p")])
+        }
+        #expect(try workspace.latestMachineProfile()?.profile.id == id)  // the bad profile rolled back whole
     }
 }

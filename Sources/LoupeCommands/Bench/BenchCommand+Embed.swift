@@ -137,7 +137,7 @@ extension BenchCommand {
 
 extension BenchCommand.Embed {
     /// The CPU model from /proc/cpuinfo, for the machine a measurement ran on.
-    fileprivate static func machine() -> String {
+    static func machine() -> String {
         let info = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
         let model =
             info.split(separator: "\n").first { $0.hasPrefix("model name") }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import LoupeKit
 import LoupeProfiling
+import LoupeStore
 
 /// `loupe roofline …`: this machine's compute and bandwidth ceilings.
 struct RooflineCommand: ParsableCommand {
@@ -54,9 +55,30 @@ struct RooflineCommand: ParsableCommand {
                         gigabytesPerSecond: MachineProbe.triadBandwidth(workingSetBytes: size, threads: cores)))
                 size *= 2
             }
+            let plateaus = PlateauDetector.plateaus(sweep)
+            let method = "measured here by loupe roofline measure on \(ISO8601DateFormatter().string(from: Date()))"
+            var ceilings = [
+                CeilingRecord(
+                    kind: "compute", name: "FP32 (\(cores) cores)", value: peakAll,
+                    provenance: "FMA loop, AVX2+FMA, \(method)"),
+                CeilingRecord(
+                    kind: "compute", name: "FP32 (1 core)", value: peakOne, provenance: "FMA loop, AVX2+FMA, \(method)"),
+            ]
+            for plateau in plateaus {
+                ceilings.append(
+                    CeilingRecord(
+                        kind: "memory", name: plateau.level, value: plateau.gigabytesPerSecond,
+                        provenance:
+                            "triad plateau over \(Formatting.bytes(Int64(plateau.smallestBytes)))–\(Formatting.bytes(Int64(plateau.largestBytes))), \(method)"
+                    ))
+            }
+            try context.workspace().record(
+                MachineProfileRecord(
+                    machine: BenchCommand.Embed.machine(), cores: cores, sweepJSON: try Formatting.json(sweep)),
+                ceilings: ceilings)
             let result = Result(
                 fp32PeakAllCoresGflops: peakAll, fp32PeakOneCoreGflops: peakOne, cores: cores, sweep: sweep,
-                plateaus: PlateauDetector.plateaus(sweep), reportedCacheBytes: MachineProbe.cacheSizes())
+                plateaus: plateaus, reportedCacheBytes: MachineProbe.cacheSizes())
             if json {
                 context.print(try Formatting.json(result))
                 return
@@ -82,6 +104,7 @@ struct RooflineCommand: ParsableCommand {
             }
             let caches = result.reportedCacheBytes.map { Formatting.bytes(Int64($0)) }.joined(separator: ", ")
             if !caches.isEmpty { context.print("the OS reports caches of \(caches) (not used to find the levels)") }
+            context.print("stored in \(context.session.displayPath) (tables machine_profiles, ceilings)")
         }
     }
 }
