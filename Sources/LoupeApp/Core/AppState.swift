@@ -71,6 +71,7 @@ package struct AppState: Sendable {
     package static func standardPanels() -> [any Panel] {
         var panels: [any Panel] = EmptyStatePanel.placeholders.filter { $0.id != .attention }
         panels.insert(AttentionPanel(), at: 2)
+        panels.insert(RooflinePanel(), at: 3)
         panels.append(NotebooksPanel())
         return panels
     }

@@ -17,6 +17,8 @@ package enum Effect: Hashable, Sendable {
     case openNotebook(path: String)
     /// Run MiniLM on a sentence (or a pair) for the Attention panel.
     case analyzeAttention(AttentionRequest)
+    /// Read the latest machine profile and measured kernels for the Roofline panel.
+    case loadRoofline
     /// Write an export (CSV, JSON) to a file.
     case writeFile(path: String, contents: String)
 }

@@ -52,12 +52,6 @@ package struct EmptyStatePanel: Panel {
             commands: ["loupe ingest PATH…", "loupe search \"query\""]
         ),
         EmptyStatePanel(
-            id: .roofline, title: "Roofline",
-            purpose: "This machine's measured compute and bandwidth ceilings with kernels placed on them: "
-                + "Loupe's own kernels and GPU kernels from Nsight Compute CSV exports.",
-            commands: ["loupe roofline measure", "loupe kernels bench", "loupe roofline import-ncu FILE.csv"]
-        ),
-        EmptyStatePanel(
             id: .evals, title: "Evals",
             purpose: "Eval runs with live progress, per-sample drill-down, confidence intervals and paired "
                 + "run-to-run comparison.",

@@ -123,6 +123,12 @@ package final class AppRuntime {
                     mailbox.post(.attentionAnalyzed(request, .failed("\(error)")))
                 }
             }
+        case .loadRoofline:
+            guard let workspace = environment.workspace else { return }
+            let mailbox = self.mailbox
+            DispatchQueue.global(qos: .userInitiated).async {
+                mailbox.post(.rooflineLoaded(RooflineData.load(from: workspace)))
+            }
         case .writeFile(let path, let contents):
             let mailbox = self.mailbox
             DispatchQueue.global(qos: .utility).async {
