@@ -78,7 +78,10 @@ let package = Package(
             swiftSettings: strictSwift6
         ),
         .testTarget(name: "LoupeTensorTests", dependencies: ["LoupeTensor"], swiftSettings: strictSwift6),
-        .testTarget(name: "LoupeProfilingTests", dependencies: ["LoupeProfiling"], swiftSettings: strictSwift6),
+        .testTarget(
+            name: "LoupeProfilingTests", dependencies: ["LoupeProfiling"], exclude: ["Fixtures"],
+            swiftSettings: strictSwift6
+        ),
         .testTarget(
             name: "LoupeModelsTests",
             dependencies: ["LoupeModels", "LoupeTensor"],

@@ -3,13 +3,14 @@ import Foundation
 import LoupeKit
 import LoupeProfiling
 import LoupeStore
+import LoupeTUI
 
 /// `loupe roofline …`: this machine's compute and bandwidth ceilings.
 struct RooflineCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "roofline",
         abstract: "Measure this machine's compute and bandwidth ceilings.",
-        subcommands: [Measure.self]
+        subcommands: [Measure.self, ImportNCU.self]
     )
 
     struct Measure: LoupeCommand {
@@ -105,6 +106,67 @@ struct RooflineCommand: ParsableCommand {
             let caches = result.reportedCacheBytes.map { Formatting.bytes(Int64($0)) }.joined(separator: ", ")
             if !caches.isEmpty { context.print("the OS reports caches of \(caches) (not used to find the levels)") }
             context.print("stored in \(context.session.displayPath) (tables machine_profiles, ceilings)")
+        }
+    }
+
+    struct ImportNCU: LoupeCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "import-ncu",
+            abstract: "Import GPU kernels from an Nsight Compute CSV export (details or raw page) into the workspace.",
+            discussion: """
+                Export with `ncu --set roofline --csv --log-file out.csv ./app` (details page) or \
+                `ncu --metrics ... --csv --page raw`. Launches of a kernel are summed; FLOPs come from \
+                the SASS counters (add + mul + 2 x fma, per precision), bytes from dram__bytes.sum, time \
+                from gpu__time_duration.sum. Stored in kernel_runs as suite ncu:<file>, one transaction.
+                """
+        )
+
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: ArgumentHelp("The CSV export.", valueName: "file")) var file: String
+
+        func run(in context: CommandContext) throws {
+            let name = (file as NSString).lastPathComponent
+            guard
+                let text = try? String(contentsOfFile: file, encoding: .utf8)
+                    ?? String(contentsOfFile: file, encoding: .isoLatin1)
+            else {
+                throw CommandFailure("\(file): cannot be read")
+            }
+            let kernels: [NsightKernel]
+            do {
+                kernels = try NsightComputeImport.parse(text, file: name)
+            } catch {
+                throw CommandFailure(error.description)
+            }
+            guard !kernels.isEmpty else { throw CommandFailure("\(name): the export holds no kernel launches") }
+            let measuredAt = Date()
+            try context.workspace().record(
+                kernels.map { kernel in
+                    KernelRun(
+                        suite: "ncu:\(name)", kernel: kernel.name,
+                        workload: "launches \(kernel.launchIDs.joined(separator: ","))",
+                        calls: kernel.launchIDs.count, nanoseconds: Int64(kernel.nanoseconds.rounded()),
+                        flops: kernel.flops.values.reduce(0, +), bytes: kernel.bytes["DRAM"] ?? 0, threads: 1,
+                        machine: "GPU device \(kernel.device.isEmpty ? "?" : kernel.device)", measuredAt: measuredAt)
+                })
+            context.print(
+                "imported \(Formatting.count(kernels.count, "kernel")) from \(name) into \(context.session.displayPath) (suite ncu:\(name))"
+            )
+            for kernel in kernels {
+                let seconds = kernel.nanoseconds / 1e9
+                let flops = kernel.flops.values.reduce(0, +)
+                let bytes = kernel.bytes["DRAM"] ?? 0
+                let precisions = kernel.flops.filter { $0.value > 0 }.keys.sorted().joined(separator: "+")
+                context.print(
+                    "  "
+                        + TextWidth.truncate(kernel.name, toColumns: 48).padding(
+                            toLength: 49, withPad: " ", startingAt: 0)
+                        + String(
+                            format: "%3d launches %9.3f ms %9.1f GFLOP/s %7.2f FLOP/byte %@", kernel.launchIDs.count,
+                            kernel.nanoseconds / 1e6, seconds > 0 ? flops / seconds / 1e9 : 0,
+                            bytes > 0 ? flops / bytes : 0,
+                            precisions.isEmpty ? "(no FLOP counters)" : precisions))
+            }
         }
     }
 }

@@ -1,0 +1,231 @@
+import Foundation
+
+/// A GPU kernel from an Nsight Compute CSV export, its launches aggregated.
+package struct NsightKernel: Hashable, Sendable {
+    package var name: String
+    package var device: String
+    /// The `ID` of every launch of this kernel in the file.
+    package var launchIDs: [String]
+    package var nanoseconds: Double
+    /// FP32, FP64 and FP16 FLOPs from the SASS instruction counters (add + mul + 2 × fma).
+    package var flops: [String: Double]
+    /// Bytes moved per memory level, from `dram__bytes.sum` (and `lts__t_bytes.sum`,
+    /// `l1tex__t_bytes.sum` when present).
+    package var bytes: [String: Double]
+}
+
+/// A file that cannot be imported, and why.
+package struct NsightImportError: Error, Hashable, Sendable, CustomStringConvertible {
+    package var file: String
+    package var line: Int?
+    package var message: String
+
+    package var description: String { line.map { "\(file):\($0): \(message)" } ?? "\(file): \(message)" }
+}
+
+/// Reads `ncu --csv` exports: the details page (one row per launch × metric, current layout
+/// with or without rule columns, and the older one with `Kernel Time` and trailing commas) and
+/// the raw page (`--page raw`: one column per metric, a units row). Tolerates `==PROF==` lines
+/// and program output before the header, thousands separators, and unit prefixes.
+package enum NsightComputeImport {
+    static let precisions: [(name: String, prefix: String)] = [("FP32", "f"), ("FP64", "d"), ("FP16", "h")]
+    static let memoryMetrics: [(level: String, metric: String)] = [
+        ("DRAM", "dram__bytes.sum"), ("L2", "lts__t_bytes.sum"), ("L1", "l1tex__t_bytes.sum"),
+    ]
+
+    package static func parse(_ text: String, file: String) throws(NsightImportError) -> [NsightKernel] {
+        let lines = text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }).map(
+            String.init)
+        guard let headerIndex = lines.firstIndex(where: { $0.hasPrefix("\"ID\"") || $0.hasPrefix("ID,") }) else {
+            let permission = lines.contains { $0.contains("ERR_NVGPUCTRPERM") }
+            throw NsightImportError(
+                file: file, line: nil,
+                message: permission
+                    ? "no CSV header: ncu reported ERR_NVGPUCTRPERM (no permission for GPU performance counters); profile as root or enable counter access for users, then export again"
+                    : "no CSV header (a line starting with \"ID\") was found; export with ncu --csv (--page details or --page raw)"
+            )
+        }
+        let header = splitCSV(lines[headerIndex])
+        var rows: [(line: Int, fields: [String])] = []
+        for index in (headerIndex + 1)..<lines.count where !lines[index].trimmingCharacters(in: .whitespaces).isEmpty {
+            if lines[index].hasPrefix("==") { continue }
+            rows.append((index + 1, splitCSV(lines[index])))
+        }
+        if header.contains("Metric Name") {
+            return try details(header: header, rows: rows, file: file)
+        }
+        return try raw(header: header, rows: rows, file: file)
+    }
+
+    // MARK: - Layouts
+
+    private static func details(header: [String], rows: [(line: Int, fields: [String])], file: String)
+        throws(NsightImportError) -> [NsightKernel]
+    {
+        func column(_ name: String) throws(NsightImportError) -> Int {
+            guard let index = header.firstIndex(of: name) else {
+                throw NsightImportError(file: file, line: nil, message: "the details header has no \"\(name)\" column")
+            }
+            return index
+        }
+        let id = try column("ID")
+        let kernel = try column("Kernel Name")
+        let metric = try column("Metric Name")
+        let unit = try column("Metric Unit")
+        let value = try column("Metric Value")
+        let device = header.firstIndex(of: "Device")
+        var launches: [String: (kernel: String, device: String, metrics: [String: Double])] = [:]
+        var order: [String] = []
+        for (line, fields) in rows {
+            guard fields.count > value, !fields[metric].isEmpty else { continue }  // rule rows carry advice, no metric
+            let launch = fields[id]
+            if launches[launch] == nil {
+                order.append(launch)
+                launches[launch] = (fields[kernel], device.map { fields.count > $0 ? fields[$0] : "" } ?? "", [:])
+            }
+            guard let number = try number(fields[value], unit: fields[unit], file: file, line: line) else { continue }
+            launches[launch]?.metrics[fields[metric]] = number
+        }
+        return aggregate(
+            order.compactMap { launch in launches[launch].map { (launch, $0.kernel, $0.device, $0.metrics) } })
+    }
+
+    private static func raw(header: [String], rows: [(line: Int, fields: [String])], file: String)
+        throws(NsightImportError) -> [NsightKernel]
+    {
+        guard let kernel = header.firstIndex(of: "Kernel Name"), let id = header.firstIndex(of: "ID") else {
+            throw NsightImportError(
+                file: file, line: nil, message: "the raw header has no \"ID\" and \"Kernel Name\" columns")
+        }
+        guard let unitsRow = rows.first else { return [] }
+        let device = header.firstIndex(of: "Device")
+        var launches: [(String, String, String, [String: Double])] = []
+        for (line, fields) in rows.dropFirst() {
+            var metrics: [String: Double] = [:]
+            for (index, name) in header.enumerated() where name.contains("__") && index < fields.count {
+                let unit = index < unitsRow.fields.count ? unitsRow.fields[index] : ""
+                if let number = try number(fields[index], unit: unit, file: file, line: line) { metrics[name] = number }
+            }
+            launches.append(
+                (fields[id], fields[kernel], device.map { fields.count > $0 ? fields[$0] : "" } ?? "", metrics))
+        }
+        return aggregate(launches)
+    }
+
+    /// Sums launches of the same kernel (by name), keeping their IDs.
+    private static func aggregate(_ launches: [(id: String, kernel: String, device: String, metrics: [String: Double])])
+        -> [NsightKernel]
+    {
+        var kernels: [String: NsightKernel] = [:]
+        var order: [String] = []
+        for launch in launches {
+            if kernels[launch.kernel] == nil {
+                order.append(launch.kernel)
+                kernels[launch.kernel] = NsightKernel(
+                    name: launch.kernel, device: launch.device, launchIDs: [], nanoseconds: 0, flops: [:], bytes: [:])
+            }
+            kernels[launch.kernel]!.launchIDs.append(launch.id)
+            kernels[launch.kernel]!.nanoseconds += launch.metrics["gpu__time_duration.sum"] ?? 0
+            for (name, prefix) in precisions {
+                let counter = { (op: String) in
+                    launch.metrics["sm__sass_thread_inst_executed_op_\(prefix)\(op)_pred_on.sum"]
+                }
+                guard counter("add") != nil || counter("mul") != nil || counter("fma") != nil else { continue }
+                let flops = (counter("add") ?? 0) + (counter("mul") ?? 0) + 2 * (counter("fma") ?? 0)
+                kernels[launch.kernel]!.flops[name, default: 0] += flops
+            }
+            for (level, metric) in memoryMetrics {
+                if let bytes = launch.metrics[metric] { kernels[launch.kernel]!.bytes[level, default: 0] += bytes }
+            }
+        }
+        return order.compactMap { kernels[$0] }
+    }
+
+    // MARK: - Values
+
+    /// A metric value in base units (bytes, nanoseconds, counts); nil for an empty or
+    /// non-numeric field (n/a).
+    package static func number(_ text: String, unit: String, file: String, line: Int) throws(NsightImportError)
+        -> Double?
+    {
+        var digits = text.trimmingCharacters(in: .whitespaces)
+        if digits.isEmpty || digits == "n/a" { return nil }
+        // Thousands separators: "52,428,800" (or "52.428.800" in some locales, when there is no
+        // decimal part); a lone comma before 1-2 digits is a European decimal point.
+        let commas = digits.filter { $0 == "," }.count
+        let dots = digits.filter { $0 == "." }.count
+        if commas > 0 && dots > 0 {
+            if digits.lastIndex(of: ",")! > digits.lastIndex(of: ".")! {
+                digits = digits.replacingOccurrences(of: ".", with: "").replacingOccurrences(of: ",", with: ".")
+            } else {
+                digits = digits.replacingOccurrences(of: ",", with: "")
+            }
+        } else if commas > 0 {
+            let tail = digits.split(separator: ",").last.map(String.init) ?? ""
+            digits =
+                commas == 1 && tail.count != 3
+                ? digits.replacingOccurrences(of: ",", with: ".") : digits.replacingOccurrences(of: ",", with: "")
+        } else if dots > 1 {
+            digits = digits.replacingOccurrences(of: ".", with: "")
+        }
+        guard let value = Double(digits) else {
+            if digits.contains(where: \.isNumber) {
+                throw NsightImportError(file: file, line: line, message: "metric value '\(text)' is not a number")
+            }
+            return nil
+        }
+        return value * scale(unit)
+    }
+
+    static func scale(_ unit: String) -> Double {
+        switch unit.trimmingCharacters(in: .whitespaces).lowercased() {
+        case "kbyte": return 1e3
+        case "mbyte": return 1e6
+        case "gbyte": return 1e9
+        case "tbyte": return 1e12
+        case "kibyte": return 1024
+        case "mibyte": return 1024 * 1024
+        case "gibyte": return 1024 * 1024 * 1024
+        case "usecond": return 1e3
+        case "msecond": return 1e6
+        case "second": return 1e9
+        default: return 1
+        }
+    }
+
+    /// One CSV line: commas separate fields, double quotes enclose fields with commas, `""` is
+    /// a quote inside one.
+    package static func splitCSV(_ line: String) -> [String] {
+        var fields: [String] = []
+        var current = ""
+        var quoted = false
+        var characters = Array(line)
+        if characters.last == "\r" { characters.removeLast() }
+        var index = 0
+        while index < characters.count {
+            let character = characters[index]
+            if quoted {
+                if character == "\"" {
+                    if index + 1 < characters.count, characters[index + 1] == "\"" {
+                        current.append("\"")
+                        index += 1
+                    } else {
+                        quoted = false
+                    }
+                } else {
+                    current.append(character)
+                }
+            } else if character == "\"" {
+                quoted = true
+            } else if character == "," {
+                fields.append(current)
+                current = ""
+            } else {
+                current.append(character)
+            }
+            index += 1
+        }
+        fields.append(current)
+        return fields
+    }
+}

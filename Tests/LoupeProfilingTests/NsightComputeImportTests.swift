@@ -1,0 +1,78 @@
+import Foundation
+import LoupeProfiling
+import Testing
+
+@Suite struct NsightComputeImportTests {
+    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+        "Fixtures/ncu")
+
+    private func load(_ name: String) throws -> [NsightKernel] {
+        try NsightComputeImport.parse(
+            String(contentsOf: Self.fixtures.appendingPathComponent(name), encoding: .utf8), file: name)
+    }
+
+    @Test func detailsPageAggregatesLaunchesPerKernel() throws {
+        let kernels = try load("details-current.csv")
+        #expect(
+            kernels.map(\.name) == [
+                "void gemm_kernel<float, 128, 128>(float const*, float const*, float*, int, int, int)", "relu_kernel",
+            ])
+        let gemm = kernels[0]
+        #expect(gemm.launchIDs == ["0", "1"])
+        #expect(gemm.nanoseconds == 1_250_500 + 1_250_000)  // usecond and msecond rows, thousands separator
+        #expect(gemm.flops["FP32"] == Double(2 * 2 * 8_589_934_592))  // 2 × ffma, two launches
+        #expect(gemm.bytes["DRAM"] == Double(2 * 52_430_000))
+        #expect(gemm.device == "0")
+        let relu = kernels[1]
+        #expect(relu.flops["FP32"] == 1_048_576)
+        #expect(abs(relu.nanoseconds - 20_480) < 1e-6)
+    }
+
+    @Test func olderDetailsLayoutWithKernelTimeAndTrailingCommas() throws {
+        let kernels = try load("details-2021.csv")
+        #expect(kernels.count == 1)
+        #expect(kernels[0].nanoseconds == 9_216)
+        #expect(kernels[0].flops["FP64"] == 524_288)
+        #expect(abs((kernels[0].bytes["DRAM"] ?? 0) - 3_145_730) < 1e-3)
+    }
+
+    @Test func rawPageReadsTheUnitsRow() throws {
+        let kernels = try load("raw.csv")
+        #expect(kernels.map(\.name) == ["flash_attention_fwd", "softmax_kernel"])
+        #expect(kernels[0].flops["FP16"] == Double(2 * 8_589_934_592))
+        #expect(kernels[0].flops["FP32"] == 0)
+        #expect(kernels[0].bytes["L2"] == 4.29e9)
+        #expect(abs(kernels[0].nanoseconds - 512_250) < 1e-6)
+        #expect(kernels[1].flops["FP32"] == Double(2 * 16_777_216))
+    }
+
+    @Test func aFileWithoutAHeaderNamesThePermissionError() {
+        let error = #expect(throws: NsightImportError.self) { try load("errperm.txt") }
+        #expect(error?.message.contains("ERR_NVGPUCTRPERM") == true)
+        let other = #expect(throws: NsightImportError.self) {
+            try NsightComputeImport.parse("hello\nworld\n", file: "x.csv")
+        }
+        #expect(other?.message.contains("no CSV header") == true)
+    }
+
+    @Test func badValuesNameTheLine() {
+        let text =
+            "\"ID\",\"Kernel Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n\"0\",\"k\",\"gpu__time_duration.sum\",\"usecond\",\"12x4\"\n"
+        let error = #expect(throws: NsightImportError.self) { try NsightComputeImport.parse(text, file: "bad.csv") }
+        #expect(error?.description.hasPrefix("bad.csv:2: ") == true)
+    }
+
+    @Test(arguments: [
+        ("52,428,800", "byte", 52_428_800.0), ("1.234,5", "byte", 1_234.5), ("3,5", "usecond", 3_500.0),
+        ("2.5", "Gbyte", 2.5e9),
+    ])
+    func numbersAndUnits(text: String, unit: String, expected: Double) throws {
+        #expect(try NsightComputeImport.number(text, unit: unit, file: "f", line: 1) == expected)
+    }
+
+    @Test func longDemangledNamesSurviveQuotedCommas() {
+        let name = "void k<" + String(repeating: "int, ", count: 1000) + "int>(float*)"
+        let fields = NsightComputeImport.splitCSV("\"0\",\"\(name)\",\"a \"\"quoted\"\" word\"")
+        #expect(fields == ["0", name, "a \"quoted\" word"])
+    }
+}
