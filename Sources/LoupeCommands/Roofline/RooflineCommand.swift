@@ -126,9 +126,10 @@ struct RooflineCommand: ParsableCommand {
 
         func run(in context: CommandContext) throws {
             let name = (file as NSString).lastPathComponent
+            // ncu writes UTF-8; a Windows export in a legacy code page still reads as Latin-1.
             guard
-                let text = try? String(contentsOfFile: file, encoding: .utf8)
-                    ?? String(contentsOfFile: file, encoding: .isoLatin1)
+                let text = (try? String(contentsOfFile: file, encoding: .utf8))
+                    ?? (try? String(contentsOfFile: file, encoding: .isoLatin1))
             else {
                 throw CommandFailure("\(file): cannot be read")
             }
