@@ -128,9 +128,8 @@ package struct OutputPane: Hashable, Sendable {
                 let mark = entry.outcome.succeeded ? Span("✓ ", theme.status(.ok)) : Span("✗ ", theme.status(.error))
                 lines.append([mark, Span(":" + entry.command, theme.accent)])
             }
-            for line in UntrustedText.lines(entry.outcome.output) where !(line.isEmpty && entry.outcome.output.isEmpty)
-            {
-                lines.append([Span(line, theme.text)])
+            if !entry.outcome.output.isEmpty {
+                for line in UntrustedText.lines(entry.outcome.output) { lines.append([Span(line, theme.text)]) }
             }
             if let error = entry.outcome.error {
                 for line in UntrustedText.lines(error) { lines.append([Span(line, theme.status(.error))]) }

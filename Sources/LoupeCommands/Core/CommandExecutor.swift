@@ -81,6 +81,17 @@ package struct CommandExecutor: CommandService {
 
     /// The user-facing message of an error a command threw.
     package static func message(for error: any Error) -> String {
+        runErrorMessage(error) ?? Loupe.message(for: error)
+    }
+
+    /// True for errors raised while running a command (as opposed to parsing its line).
+    package static func isRunError(_ error: any Error) -> Bool {
+        runErrorMessage(error) != nil
+    }
+
+    /// The message of an error a command raised while running, nil for anything else (parse
+    /// errors, help requests): the one list of Loupe's run-time error types.
+    private static func runErrorMessage(_ error: any Error) -> String? {
         switch error {
         case let failure as CommandFailure: return failure.message
         case let error as WorkspaceError: return error.description
@@ -88,14 +99,9 @@ package struct CommandExecutor: CommandService {
         case let error as JobCancelled: return error.description
         case let error as TerminalError: return error.description
         case let error as ModelError: return error.description
-        default: return Loupe.message(for: error)
+        case is CocoaError: return Loupe.message(for: error)
+        default: return nil
         }
-    }
-
-    /// True for errors raised while running a command (as opposed to parsing its line).
-    package static func isRunError(_ error: any Error) -> Bool {
-        error is CommandFailure || error is WorkspaceError || error is ThemeError || error is JobCancelled
-            || error is TerminalError || error is ModelError || error is CocoaError
     }
 
     /// Adds "did you mean …?" to an unknown-command error.

@@ -154,22 +154,8 @@ package struct AttentionPanel: Panel {
             return []
         }
         switch (view, action) {
-        case (_, .custom("export-json")):
-            let name = "attention-L\(layer)-H\(head).json"
-            return [
-                .app(
-                    .writeFile(
-                        path: FileManager.default.currentDirectoryPath + "/" + name,
-                        contents: analysis.json(layer: layer, head: head)))
-            ]
-        case (_, .custom("export")):
-            let name = "attention-L\(layer)-H\(head).csv"
-            return [
-                .app(
-                    .writeFile(
-                        path: FileManager.default.currentDirectoryPath + "/" + name,
-                        contents: analysis.csv(layer: layer, head: head)))
-            ]
+        case (_, .custom("export-json")): return export("json", analysis.json(layer: layer, head: head))
+        case (_, .custom("export")): return export("csv", analysis.csv(layer: layer, head: head))
         case (_, .custom("next-head")): step(by: 1, analysis)
         case (_, .custom("previous-head")): step(by: -1, analysis)
         case (.grid, .left): head = max(0, head - 1)
@@ -204,6 +190,12 @@ package struct AttentionPanel: Panel {
         default: break
         }
         return []
+    }
+
+    /// Writes the current head's export to `attention-L<l>-H<h>.<extension>` in the working directory.
+    private func export(_ fileExtension: String, _ contents: String) -> [PanelEffect] {
+        let name = "attention-L\(layer)-H\(head).\(fileExtension)"
+        return [.app(.writeFile(path: FileManager.default.currentDirectoryPath + "/" + name, contents: contents))]
     }
 
     private mutating func step(by delta: Int, _ analysis: AttentionAnalysis) {
