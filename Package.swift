@@ -35,7 +35,7 @@ let package = Package(
         .target(name: "CKernels", cSettings: [.unsafeFlags(["-O3"])]),
         .target(name: "LoupeTensor", dependencies: ["COpenBLAS", "CKernels"], swiftSettings: strictSwift6),
         .target(name: "LoupeModels", dependencies: ["LoupeTensor"], swiftSettings: strictSwift6),
-        .target(name: "LoupeProfiling", dependencies: ["CKernels"], swiftSettings: strictSwift6),
+        .target(name: "LoupeProfiling", dependencies: ["CKernels", "LoupeTensor"], swiftSettings: strictSwift6),
 
         // Pure terminal-UI model: cells, frames, layout, widgets, themes. No C, no I/O.
         .target(name: "LoupeTUI", swiftSettings: strictSwift6),
@@ -50,7 +50,7 @@ let package = Package(
         // Services: jobs with progress and cancellation, theme loading, notebooks.
         .target(
             name: "LoupeKit",
-            dependencies: ["LoupeStore", "LoupeTUI", "LoupeModels", "TOMLKit"],
+            dependencies: ["LoupeStore", "LoupeTUI", "LoupeModels", "LoupeProfiling", "TOMLKit"],
             swiftSettings: strictSwift6
         ),
         // The TUI program: state, messages, update, render, panels, keymaps, the loop.
@@ -79,7 +79,7 @@ let package = Package(
         ),
         .testTarget(name: "LoupeTensorTests", dependencies: ["LoupeTensor"], swiftSettings: strictSwift6),
         .testTarget(
-            name: "LoupeProfilingTests", dependencies: ["LoupeProfiling"], exclude: ["Fixtures"],
+            name: "LoupeProfilingTests", dependencies: ["LoupeProfiling", "LoupeTensor"], exclude: ["Fixtures"],
             swiftSettings: strictSwift6
         ),
         .testTarget(

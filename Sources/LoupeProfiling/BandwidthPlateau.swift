@@ -20,6 +20,14 @@ package struct BandwidthPlateau: Hashable, Sendable, Codable {
     package var smallestBytes: Int
     package var largestBytes: Int
     package var samples: Int
+
+    package init(level: String, gigabytesPerSecond: Double, smallestBytes: Int, largestBytes: Int, samples: Int) {
+        self.level = level
+        self.gigabytesPerSecond = gigabytesPerSecond
+        self.smallestBytes = smallestBytes
+        self.largestBytes = largestBytes
+        self.samples = samples
+    }
 }
 
 /// Finds the plateaus of a bandwidth-versus-working-set curve, so the memory ceilings come from

@@ -12,6 +12,9 @@ package struct NsightKernel: Hashable, Sendable {
     /// Bytes moved per memory level, from `dram__bytes.sum` (and `lts__t_bytes.sum`,
     /// `l1tex__t_bytes.sum` when present).
     package var bytes: [String: Double]
+    /// The device's ceilings from the export's `peak_sustained` metrics at the profiled clock:
+    /// GFLOP/s per precision (FP32, FP64, FP16), GB/s for DRAM.
+    package var peaks: [String: Double] = [:]
 }
 
 /// A file that cannot be imported, and why.
@@ -29,6 +32,8 @@ package struct NsightImportError: Error, Hashable, Sendable, CustomStringConvert
 /// and program output before the header, thousands separators, and unit prefixes.
 package enum NsightComputeImport {
     static let precisions: [(name: String, prefix: String)] = [("FP32", "f"), ("FP64", "d"), ("FP16", "h")]
+    /// The GPU's marketing name, a text metric (replaces the `Device` index when present).
+    static let displayNameMetric = "device__attribute_display_name"
     static let memoryMetrics: [(level: String, metric: String)] = [
         ("DRAM", "dram__bytes.sum"), ("L2", "lts__t_bytes.sum"), ("L1", "l1tex__t_bytes.sum"),
     ]
@@ -83,6 +88,10 @@ package enum NsightComputeImport {
                 order.append(launch)
                 launches[launch] = (fields[kernel], device.map { fields.count > $0 ? fields[$0] : "" } ?? "", [:])
             }
+            if fields[metric] == displayNameMetric {
+                launches[launch]?.device = fields[value]
+                continue
+            }
             guard let number = try number(fields[value], unit: fields[unit], file: file, line: line) else { continue }
             launches[launch]?.metrics[fields[metric]] = number
         }
@@ -102,12 +111,16 @@ package enum NsightComputeImport {
         var launches: [(String, String, String, [String: Double])] = []
         for (line, fields) in rows.dropFirst() {
             var metrics: [String: Double] = [:]
+            var deviceName = device.map { fields.count > $0 ? fields[$0] : "" } ?? ""
             for (index, name) in header.enumerated() where name.contains("__") && index < fields.count {
+                if name == displayNameMetric {
+                    deviceName = fields[index]
+                    continue
+                }
                 let unit = index < unitsRow.fields.count ? unitsRow.fields[index] : ""
                 if let number = try number(fields[index], unit: unit, file: file, line: line) { metrics[name] = number }
             }
-            launches.append(
-                (fields[id], fields[kernel], device.map { fields.count > $0 ? fields[$0] : "" } ?? "", metrics))
+            launches.append((fields[id], fields[kernel], deviceName, metrics))
         }
         return aggregate(launches)
     }
@@ -124,6 +137,9 @@ package enum NsightComputeImport {
                 kernels[launch.kernel] = NsightKernel(
                     name: launch.kernel, device: launch.device, launchIDs: [], nanoseconds: 0, flops: [:], bytes: [:])
             }
+            for (name, value) in peaks(launch.metrics) {
+                kernels[launch.kernel]!.peaks[name] = max(kernels[launch.kernel]!.peaks[name] ?? 0, value)
+            }
             kernels[launch.kernel]!.launchIDs.append(launch.id)
             kernels[launch.kernel]!.nanoseconds += launch.metrics["gpu__time_duration.sum"] ?? 0
             for (name, prefix) in precisions {
@@ -139,6 +155,26 @@ package enum NsightComputeImport {
             }
         }
         return order.compactMap { kernels[$0] }
+    }
+
+    /// Ceilings from one launch's metrics: `…_ffma_pred_on.sum.peak_sustained` (per cycle) ×
+    /// 2 × `sm__cycles_elapsed.avg.per_second`, and `dram__bytes.sum.peak_sustained` ×
+    /// `dram__cycles_elapsed.avg.per_second`.
+    static func peaks(_ metrics: [String: Double]) -> [String: Double] {
+        var peaks: [String: Double] = [:]
+        if let clock = metrics["sm__cycles_elapsed.avg.per_second"], clock > 0 {
+            for (name, prefix) in precisions {
+                if let fma = metrics["sm__sass_thread_inst_executed_op_\(prefix)fma_pred_on.sum.peak_sustained"] {
+                    peaks[name] = fma * 2 * clock / 1e9
+                }
+            }
+        }
+        if let perCycle = metrics["dram__bytes.sum.peak_sustained"],
+            let clock = metrics["dram__cycles_elapsed.avg.per_second"], clock > 0
+        {
+            peaks["DRAM"] = perCycle * clock / 1e9
+        }
+        return peaks
     }
 
     // MARK: - Values
@@ -189,6 +225,11 @@ package enum NsightComputeImport {
         case "usecond": return 1e3
         case "msecond": return 1e6
         case "second": return 1e9
+        // Rates (clocks): per second.
+        case "cycle/second", "hz": return 1
+        case "cycle/msecond", "khz": return 1e3
+        case "cycle/usecond", "mhz": return 1e6
+        case "cycle/nsecond", "ghz": return 1e9
         default: return 1
         }
     }

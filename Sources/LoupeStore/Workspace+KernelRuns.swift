@@ -19,10 +19,19 @@ package struct KernelRun: Codable, FetchableRecord, MutablePersistableRecord, Ha
     package var threads: Int
     package var machine: String
     package var measuredAt: Date
+    /// The machine profile whose roofs it is judged against.
+    package var profileID: Int64?
+    /// FLOPs per precision (`FP32`, `FP64`, `FP16`), when the source counts them apart.
+    package var flopsByPrecision: [String: Double]?
+    /// Memory the kernel allocated beyond its inputs and outputs.
+    package var scratchBytes: Int?
+    /// The data its passes re-read, which decides the memory level it is judged against.
+    package var footprintBytes: Int?
 
     package init(
         suite: String, kernel: String, workload: String, calls: Int, nanoseconds: Int64, flops: Double, bytes: Double,
-        threads: Int, machine: String, measuredAt: Date = Date()
+        threads: Int, machine: String, measuredAt: Date = Date(), profileID: Int64? = nil,
+        flopsByPrecision: [String: Double]? = nil, scratchBytes: Int? = nil, footprintBytes: Int? = nil
     ) {
         self.suite = suite
         self.kernel = kernel
@@ -34,6 +43,10 @@ package struct KernelRun: Codable, FetchableRecord, MutablePersistableRecord, Ha
         self.threads = threads
         self.machine = machine
         self.measuredAt = measuredAt
+        self.profileID = profileID
+        self.flopsByPrecision = flopsByPrecision
+        self.scratchBytes = scratchBytes
+        self.footprintBytes = footprintBytes
     }
 
     package mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
@@ -41,6 +54,10 @@ package struct KernelRun: Codable, FetchableRecord, MutablePersistableRecord, Ha
     enum CodingKeys: String, CodingKey {
         case id, suite, kernel, workload, calls, nanoseconds, flops, bytes, threads, machine
         case measuredAt = "measured_at"
+        case profileID = "profile_id"
+        case flopsByPrecision = "flops_json"
+        case scratchBytes = "scratch_bytes"
+        case footprintBytes = "footprint_bytes"
     }
 }
 
@@ -49,6 +66,34 @@ extension Workspace {
     package func record(_ runs: [KernelRun]) throws(WorkspaceError) {
         try write { db in
             for var run in runs { try run.insert(db) }
+        }
+    }
+
+    /// The latest run of every (suite, kernel, workload): what a roofline shows.
+    package func latestKernelRunPerShape() throws(WorkspaceError) -> [KernelRun] {
+        try read { db in
+            try KernelRun.fetchAll(
+                db,
+                sql: """
+                    SELECT * FROM kernel_runs WHERE id IN
+                        (SELECT MAX(id) FROM kernel_runs GROUP BY suite, kernel, workload)
+                    ORDER BY suite, id
+                    """)
+        }
+    }
+
+    /// Every suite with its latest run time, newest first.
+    package func kernelSuites() throws(WorkspaceError) -> [(suite: String, measuredAt: Date, profileID: Int64?)] {
+        try read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT suite, MAX(measured_at) AS latest,
+                           (SELECT profile_id FROM kernel_runs k WHERE k.suite = kernel_runs.suite
+                            ORDER BY measured_at DESC, id DESC LIMIT 1) AS profile_id
+                    FROM kernel_runs GROUP BY suite ORDER BY latest DESC, suite
+                    """
+            ).map { ($0["suite"], $0["latest"], $0["profile_id"]) }
         }
     }
 

@@ -62,6 +62,24 @@ extension Workspace {
                 table.column("provenance", .text).notNull()
             }
         }
+        migrator.registerMigration("v5: GPU profiles, kernel precisions and scratch memory") { db in
+            // A profile is this CPU (measured) or a GPU (datasheet or ncu peak_sustained).
+            try db.alter(table: "machine_profiles") { table in
+                table.add(column: "kind", .text).notNull().defaults(to: "cpu")
+            }
+            // Which precision a compute roof is for (FP32, FP64, FP16, TF32, BF16, FP8).
+            try db.alter(table: "ceilings") { table in
+                table.add(column: "precision", .text)
+            }
+            try db.alter(table: "kernel_runs") { table in
+                table.add(column: "profile_id", .integer).references("machine_profiles", onDelete: .setNull)
+                // FLOPs per precision as JSON ({"FP32": 1.2e9}) when a kernel has several.
+                table.add(column: "flops_json", .text)
+                table.add(column: "scratch_bytes", .integer)
+                // The data its passes re-read: which memory level its traffic comes from.
+                table.add(column: "footprint_bytes", .integer)
+            }
+        }
         return migrator
     }()
 

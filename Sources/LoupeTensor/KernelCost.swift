@@ -4,6 +4,11 @@ package struct KernelCost: Hashable, Sendable {
     package var flops: Double
     package var bytes: Double
 
+    package init(flops: Double, bytes: Double) {
+        self.flops = flops
+        self.bytes = bytes
+    }
+
     /// `x[rows, inputs] · wᵀ[inputs, outputs] + bias`: 2·rows·inputs·outputs multiply-adds plus
     /// the bias; reads x, w and the bias-filled output, writes the output.
     package static func linear(rows: Int, inputs: Int, outputs: Int) -> KernelCost {
@@ -42,6 +47,51 @@ package struct KernelCost: Hashable, Sendable {
     /// Elementwise `x += y` of `count` elements.
     package static func add(count: Int) -> KernelCost {
         KernelCost(flops: Double(count), bytes: 12 * Double(count))
+    }
+
+    /// The floating-point operations of one vectorised `exp` (clamp 2, scale 1, round 1,
+    /// reduction 4, degree-6 polynomial 12).
+    package static let expFlops = 20.0
+
+    /// `a[m, k] · b[k, n]`: 2mnk; each matrix read or written once.
+    package static func matmul(m: Int, n: Int, k: Int) -> KernelCost {
+        let (m, n, k) = (Double(m), Double(n), Double(k))
+        return KernelCost(flops: 2 * m * n * k, bytes: 4 * (m * k + k * n + m * n))
+    }
+
+    /// `a[m, k] · dequant(w[n, k])ᵀ` with int8 weights: 2mnk (the widening and scaling of the
+    /// weights is not counted); the weights move as one byte each plus a Float32 scale a row.
+    package static func matmulInt8(m: Int, n: Int, k: Int) -> KernelCost {
+        let (m, n, k) = (Double(m), Double(n), Double(k))
+        return KernelCost(flops: 2 * m * n * k, bytes: 4 * m * k + n * k + 4 * n + 4 * m * n)
+    }
+
+    /// Row softmax of `rows × columns`. Bytes are the passes' traffic at the level holding a row
+    /// (rows longer than L2 do not stay in it between passes): three-pass reads 3 times and
+    /// writes twice (max; exp written; scaled), online reads twice and writes once.
+    package static func softmax(rows: Int, columns: Int, online: Bool) -> KernelCost {
+        let n = Double(rows * columns)
+        return online
+            ? KernelCost(flops: (4 + 2 * expFlops) * n, bytes: 12 * n)
+            : KernelCost(flops: (4 + expFlops) * n, bytes: 20 * n)
+    }
+
+    /// Single-head attention, T × d, by `method`: 4T²d for the two products, (5 + exp) T² for
+    /// the softmax. Bytes per the FlashAttention paper's IO analysis: materialising writes the
+    /// T × T scores and reads them back (7 passes with our three-pass softmax, 3 with the online
+    /// one); the tiled form reads Q once, K and V once per block of `queryBlock` rows, and
+    /// writes O once.
+    package static func attention(length: Int, headSize: Int, materialisedPasses: Int?, queryBlock: Int = 48)
+        -> KernelCost
+    {
+        let t = Double(length)
+        let d = Double(headSize)
+        let flops = 4 * t * t * d + (5 + expFlops) * t * t
+        guard let passes = materialisedPasses else {
+            let blocks = (t / Double(queryBlock)).rounded(.up)
+            return KernelCost(flops: flops, bytes: 4 * (2 * t * d + 2 * t * d * blocks))
+        }
+        return KernelCost(flops: flops, bytes: 4 * (4 * t * d) + 4 * t * t * Double(passes))
     }
 
     /// Embedding lookup: word + position + type rows summed for `tokens` tokens.

@@ -1,19 +1,45 @@
 import LoupeApp
+import LoupeKit
 import LoupeTUI
 import LoupeTestSupport
 import Testing
 
 @Suite struct RooflinePanelTests {
-    static let data = RooflineData(
-        machine: "Test CPU, 2 cores",
+    static let cpu = RooflineModel.Profile(
+        name: "Test CPU, 2 cores", kind: "cpu",
         ceilings: [
-            .init(kind: "compute", name: "FP32 (2 cores)", value: 200), .init(kind: "memory", name: "L1", value: 300),
-            .init(kind: "memory", name: "DRAM", value: 30),
+            .init(kind: "compute", name: "FP32 (2 cores)", value: 200, precision: "FP32"),
+            .init(kind: "memory", name: "L1", value: 300, smallestBytes: 16 << 10, largestBytes: 64 << 10),
+            .init(kind: "memory", name: "DRAM", value: 30, smallestBytes: 64 << 20, largestBytes: 1 << 30),
         ],
         points: [
-            .init(name: "sgemm", milliseconds: 10, gflopsPerSecond: 170, flopsPerByte: 60),
-            .init(name: "softmax", milliseconds: 2, gflopsPerSecond: 3, flopsPerByte: 0.2),
+            .init(
+                name: "sgemm", suite: "kernels", shape: "512x512x512", seconds: 0.010, flops: ["FP32": 1.7e9],
+                bytes: 1.7e9 / 60),
+            .init(
+                name: "softmax", suite: "kernels", shape: "8x1000", seconds: 0.002, flops: ["FP32": 6e6], bytes: 3e7,
+                footprintBytes: 1 << 30),
+            .init(
+                name: "small-softmax", suite: "kernels", shape: "2x100", seconds: 0.001, flops: ["FP32": 6e6],
+                bytes: 3e7,
+                footprintBytes: 32 << 10),
         ])
+    static let gpu = RooflineModel.Profile(
+        name: "H100 SXM5 80GB", kind: "gpu",
+        ceilings: [
+            .init(kind: "compute", name: "FP64", value: 34_000, precision: "FP64"),
+            .init(kind: "compute", name: "FP32", value: 67_000, precision: "FP32"),
+            .init(kind: "compute", name: "BF16 tensor", value: 989_400, precision: "BF16"),
+            .init(kind: "memory", name: "HBM3", value: 3_350),
+        ],
+        points: [
+            .init(
+                name: "dgemm", suite: "ncu:x.csv", shape: "launches 0", seconds: 0.001, flops: ["FP64": 3e10],
+                bytes: 1e8),
+            .init(
+                name: "memcpy_kernel", suite: "ncu:x.csv", shape: "launches 1", seconds: 0.001, flops: [:], bytes: 3e9),
+        ])
+    static let data = RooflineModel(profiles: [cpu, gpu])
 
     private func loaded(width: Int = 80, height: Int = 24) -> AppState {
         var state = AppFixtures.state(width: width, height: height)
@@ -22,32 +48,83 @@ import Testing
         return state
     }
 
+    private func panel(_ state: AppState) -> RooflinePanel { state.panels[state.focusedPanel] as! RooflinePanel }
+
     @Test func selectionMovesAndReloadAsksForData() {
         var state = loaded()
         AppFixtures.press([.character("j")], on: &state)
-        #expect((state.panels[state.focusedPanel] as? RooflinePanel)?.list.selected == 1)
+        #expect(panel(state).list.selected == 1)
         #expect(AppFixtures.press([.character("r")], on: &state) == [.loadRoofline])
     }
 
-    @Test func tableJudgesKernelsAgainstTheRoofs() {
+    @Test func tableJudgesKernelsAgainstTheLevelTheyLiveIn() {
         let text = loaded(width: 160, height: 48).render().text()
         #expect(text.contains("sgemm"))
-        #expect(text.contains("85%"))  // 170 of min(200, 30 × 60)
+        #expect(text.contains("85%"))  // 170 of min(200, 30 × 60) (no footprint: the slowest level)
         #expect(text.contains("compute"))
-        #expect(text.contains("50%"))  // softmax: 3 of 30 × 0.2 = 6
+        #expect(text.contains("50%"))  // softmax in DRAM: 3 of 30 × 0.2 = 6
+        #expect(text.contains("10%"))  // small-softmax in L1: 6 of 300 × 0.2 = 60
         #expect(text.contains("memory"))
         #expect(text.contains("FP32 (2 cores) 200 GFLOP/s"))
+    }
+
+    @Test func sortingReordersTheTable() {
+        var state = loaded(width: 160, height: 48)
+        // By time, longest first.
+        #expect(panel(state).rows.map(\.point.name) == ["sgemm", "softmax", "small-softmax"])
+        AppFixtures.press([.character("s")], on: &state)  // GFLOP/s, highest first
+        #expect(panel(state).rows.map(\.point.name) == ["sgemm", "small-softmax", "softmax"])
+        AppFixtures.press([.character("S")], on: &state)
+        #expect(panel(state).rows.map(\.point.name) == ["softmax", "small-softmax", "sgemm"])
+    }
+
+    @Test func profilesAndPrecisionsSwitchAndKernelsWithoutFlopsAreListed() {
+        var state = loaded(width: 160, height: 48)
+        AppFixtures.press([.character("p")], on: &state)
+        #expect(panel(state).profile?.name == "H100 SXM5 80GB")
+        #expect(panel(state).precision == "FP64")  // the kernels' precision comes first
+        var text = state.render().text()
+        #expect(text.contains("H100 SXM5 80GB · FP64 · 2/2"))
+        #expect(text.contains("memcpy_kernel"))
+        #expect(text.contains("no FP64"))
+        #expect(text.contains("BF16 tensor"))
+        AppFixtures.press([.character("f")], on: &state)
+        #expect(panel(state).precision == "FP32")
+        text = state.render().text()
+        #expect(text.contains("· FP32 ·"))
+        AppFixtures.press([.character("p")], on: &state)
+        #expect(panel(state).profile?.name == "Test CPU, 2 cores")
+    }
+
+    @Test func exportWritesTheCSV() throws {
+        var state = loaded()
+        let effects = AppFixtures.press([.character("e")], on: &state)
+        guard case .writeFile(let path, let contents)? = effects.first else {
+            Issue.record("expected a file write, got \(effects)")
+            return
+        }
+        #expect(path.hasSuffix("/roofline-test-cpu-2-cores-fp32.csv"))
+        let lines = contents.split(separator: "\n")
+        #expect(lines.first?.hasPrefix("type,name,shape,suite,precision,level") == true)
+        #expect(lines.count == 1 + 3 + 3)
+        #expect(lines.contains { $0.hasPrefix("ceiling,DRAM,") && $0.contains(",30,GB/s,") })
+        #expect(lines.contains { $0.hasPrefix("kernel,softmax,8x1000,kernels,FP32,DRAM,0.002,3,0.2,6,0.5,memory") })
     }
 
     @Test func withoutAProfileItSaysHowToMeasure() {
         var state = AppFixtures.state()
         AppFixtures.press([.character("4")], on: &state)
-        _ = state.update(.rooflineLoaded(RooflineData(machine: nil, ceilings: [], points: [])))
+        _ = state.update(.rooflineLoaded(RooflineModel(profiles: [])))
         #expect(state.render().text().contains("loupe roofline measure"))
     }
 
     @Test func screensAt160x48() {
         if let difference = Golden.compare(loaded(width: 160, height: 48).render().text(), named: "roofline-160x48") {
+            Issue.record(Comment(rawValue: difference))
+        }
+        var gpu = loaded(width: 160, height: 48)
+        AppFixtures.press([.character("p")], on: &gpu)
+        if let difference = Golden.compare(gpu.render().text(), named: "roofline-gpu-160x48") {
             Issue.record(Comment(rawValue: difference))
         }
     }

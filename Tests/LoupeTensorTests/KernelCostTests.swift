@@ -44,3 +44,37 @@ import Testing
         #expect(OperationProfile.measure(nil, "none", flops: 1, bytes: 1) { 42 } == 42)
     }
 }
+
+@Suite struct KernelCostFormulaTests {
+    @Test func matmulCountsTwoFlopsPerMultiplyAdd() {
+        let cost = KernelCost.matmul(m: 2, n: 3, k: 4)
+        #expect(cost.flops == 48)
+        #expect(cost.bytes == 4 * (8 + 12 + 6))
+        let int8Bytes: Double = 4 * 8 + 12 + 4 * 3 + 4 * 6
+        #expect(KernelCost.matmulInt8(m: 2, n: 3, k: 4).bytes == int8Bytes)
+    }
+
+    @Test func softmaxPassesSetTheTraffic() {
+        #expect(KernelCost.softmax(rows: 2, columns: 5, online: false).bytes == 20 * 10)
+        #expect(KernelCost.softmax(rows: 2, columns: 5, online: true).bytes == 12 * 10)
+        #expect(
+            KernelCost.softmax(rows: 1, columns: 1, online: true).flops
+                == KernelCost.softmax(rows: 1, columns: 1, online: false).flops + KernelCost.expFlops)
+    }
+
+    @Test func flashAttentionMovesLessThanMaterialising() {
+        let flash = KernelCost.attention(length: 2048, headSize: 64, materialisedPasses: nil)
+        let naive = KernelCost.attention(length: 2048, headSize: 64, materialisedPasses: 7)
+        #expect(flash.flops == naive.flops)
+        let t = 2048.0
+        let d = 64.0
+        let products: Double = 4 * t * t * d
+        let softmax: Double = (5 + KernelCost.expFlops) * t * t
+        #expect(flash.flops == products + softmax)
+        // Q and O once, K and V once per 48-row block (43 blocks).
+        let streamed: Double = 2 * t * d + 2 * t * d * 43
+        #expect(flash.bytes == 4 * streamed)
+        let scores: Double = 4 * t * t * 7
+        #expect(naive.bytes == 16 * t * d + scores)
+    }
+}

@@ -8,6 +8,48 @@
 /// Uses AVX2 + FMA when the CPU has them (checked at run time), SSE2 otherwise.
 void loupe_gelu_f32(float *values, size_t count);
 
+#include <stdint.h>
+
+/// c = a · b, row-major, m × k times k × n, the textbook i-j-p triple loop (a scalar dot
+/// product per output: the strided column of b and the ordered sum keep it from vectorising).
+void loupe_sgemm_naive(size_t m, size_t n, size_t k, const float *a, const float *b, float *c);
+
+/// c = a · b, row-major with row strides, cache-blocked (KC = 256, MC = 72, NC = 2048) around a
+/// 6 × 16 AVX2 register tile; single-threaded. Returns 0, or -1 when its panels cannot be allocated.
+int loupe_sgemm_blocked(size_t m, size_t n, size_t k, const float *a, size_t lda, const float *b, size_t ldb,
+                        float *c, size_t ldc);
+
+/// Per-row symmetric int8 quantisation of a `rows × columns` weight: scale = max|w| / 127,
+/// q = round(w / scale) clamped to ±127.
+void loupe_quantize_rows_int8(size_t rows, size_t columns, const float *weight, int8_t *quantized, float *scales);
+
+/// c = a · dequant(w)ᵀ: `a` is m × k fp32, `weight` n × k int8 with one scale per row (a Linear
+/// layer's layout); the int8 rows are widened and scaled while B is packed. Returns 0 or -1.
+int loupe_matmul_int8(size_t m, size_t n, size_t k, const float *a, size_t lda, const int8_t *weight,
+                      const float *scales, float *c, size_t ldc);
+
+/// Softmax of each row, three passes: maximum; exp(x − max) written to y and summed; scale.
+/// y may equal x.
+void loupe_softmax_three_pass(float *y, const float *x, size_t rows, size_t columns);
+
+/// Softmax of each row, online: one pass keeps a running maximum and a rescaled running sum,
+/// a second writes exp(x − max) / sum. y may equal x.
+void loupe_softmax_online(float *y, const float *x, size_t rows, size_t columns);
+
+/// Layer normalisation of each row: (x − mean) / √(var + ε) · gamma + beta. y may equal x.
+void loupe_layernorm(float *y, const float *x, const float *gamma, const float *beta, size_t rows, size_t columns,
+                     float epsilon);
+
+/// Single-head attention, O = softmax(Q·Kᵀ/√d)·V for T × d row-major Q, K, V, with the T × T
+/// scores materialised (loupe_attention_naive_scratch(t) bytes). Returns 0 or -1.
+int loupe_attention_naive(size_t t, size_t d, const float *q, const float *k, const float *v, float *o);
+size_t loupe_attention_naive_scratch(size_t t);
+
+/// The same attention, tiled (48 query rows × 64 keys) with an online softmax, so no T × T
+/// matrix exists: loupe_attention_flash_scratch(d) bytes of extra memory, whatever T is.
+int loupe_attention_flash(size_t t, size_t d, const float *q, const float *k, const float *v, float *o);
+size_t loupe_attention_flash_scratch(size_t d);
+
 #endif
 
 #ifndef LOUPE_CKERNELS_MEASURE_H

@@ -14,51 +14,7 @@ package enum Msg: Hashable, Sendable {
     case notebookOpened(path: String, result: NotebookLoad)
     case attentionAnalyzed(AttentionRequest, AttentionLoad)
     case fileWritten(path: String, error: String?)
-    case rooflineLoaded(RooflineData)
-}
-
-/// What the Roofline panel plots: the machine's roofs and the measured kernels.
-package struct RooflineData: Hashable, Sendable {
-    /// A roof: `compute` in GFLOP/s or `memory` in GB/s.
-    package struct Ceiling: Hashable, Sendable {
-        package var kind: String
-        package var name: String
-        package var value: Double
-
-        package init(kind: String, name: String, value: Double) {
-            self.kind = kind
-            self.name = name
-            self.value = value
-        }
-    }
-
-    /// A kernel: whole-machine GFLOP/s and its arithmetic intensity.
-    package struct Point: Hashable, Sendable {
-        package var name: String
-        package var milliseconds: Double
-        package var gflopsPerSecond: Double
-        package var flopsPerByte: Double
-
-        package init(name: String, milliseconds: Double, gflopsPerSecond: Double, flopsPerByte: Double) {
-            self.name = name
-            self.milliseconds = milliseconds
-            self.gflopsPerSecond = gflopsPerSecond
-            self.flopsPerByte = flopsPerByte
-        }
-    }
-
-    package var machine: String?
-    package var ceilings: [Ceiling]
-    package var points: [Point]
-
-    package init(machine: String?, ceilings: [Ceiling], points: [Point]) {
-        self.machine = machine
-        self.ceilings = ceilings
-        self.points = points
-    }
-
-    /// The highest compute roof, GFLOP/s.
-    package var peak: Double? { ceilings.filter { $0.kind == "compute" }.map(\.value).max() }
+    case rooflineLoaded(RooflineModel)
 }
 
 /// What the Attention panel asks MiniLM to read: a sentence, or a pair.

@@ -127,7 +127,7 @@ package final class AppRuntime {
             guard let workspace = environment.workspace else { return }
             let mailbox = self.mailbox
             DispatchQueue.global(qos: .userInitiated).async {
-                mailbox.post(.rooflineLoaded(RooflineData.load(from: workspace)))
+                mailbox.post(.rooflineLoaded((try? RooflineModel.load(from: workspace)) ?? RooflineModel(profiles: [])))
             }
         case .writeFile(let path, let contents):
             let mailbox = self.mailbox

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LoupeApp
 import LoupeKit
 import LoupeProfiling
 import LoupeStore
@@ -10,7 +11,7 @@ struct RooflineCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "roofline",
         abstract: "Measure this machine's compute and bandwidth ceilings.",
-        subcommands: [Measure.self, ImportNCU.self]
+        subcommands: [Measure.self, ImportNCU.self, Show.self, Export.self]
     )
 
     struct Measure: LoupeCommand {
@@ -38,7 +39,9 @@ struct RooflineCommand: ParsableCommand {
             var reportedCacheBytes: [Int]
         }
 
-        func run(in context: CommandContext) throws {
+        /// Measures the peaks and the sweep, and stores them as a CPU profile; returns the result
+        /// and the profile's id. (Also what `bench kernels` runs when a workspace has no profile.)
+        static func characterise(maxMebibytes: Int, context: CommandContext) throws -> (Result, Int64) {
             let cores = ProcessInfo.processInfo.activeProcessorCount
             context.reporter.report(JobProgress(completed: 0, total: nil, detail: "FP32 peak"))
             let peakAll = MachineProbe.fp32Peak(threads: cores)
@@ -61,9 +64,10 @@ struct RooflineCommand: ParsableCommand {
             var ceilings = [
                 CeilingRecord(
                     kind: "compute", name: "FP32 (\(cores) cores)", value: peakAll,
-                    provenance: "FMA loop, AVX2+FMA, \(method)"),
+                    provenance: "FMA loop, AVX2+FMA, \(method)", precision: "FP32"),
                 CeilingRecord(
-                    kind: "compute", name: "FP32 (1 core)", value: peakOne, provenance: "FMA loop, AVX2+FMA, \(method)"),
+                    kind: "compute", name: "FP32 (1 core)", value: peakOne, provenance: "FMA loop, AVX2+FMA, \(method)",
+                    precision: "FP32"),
             ]
             for plateau in plateaus {
                 ceilings.append(
@@ -73,13 +77,22 @@ struct RooflineCommand: ParsableCommand {
                             "triad plateau over \(Formatting.bytes(Int64(plateau.smallestBytes)))–\(Formatting.bytes(Int64(plateau.largestBytes))), \(method)"
                     ))
             }
-            try context.workspace().record(
+            let id = try context.workspace().record(
                 MachineProfileRecord(
                     machine: BenchCommand.Embed.machine(), cores: cores, sweepJSON: try Formatting.json(sweep)),
                 ceilings: ceilings)
-            let result = Result(
-                fp32PeakAllCoresGflops: peakAll, fp32PeakOneCoreGflops: peakOne, cores: cores, sweep: sweep,
-                plateaus: plateaus, reportedCacheBytes: MachineProbe.cacheSizes())
+            return (
+                Result(
+                    fp32PeakAllCoresGflops: peakAll, fp32PeakOneCoreGflops: peakOne, cores: cores, sweep: sweep,
+                    plateaus: plateaus, reportedCacheBytes: MachineProbe.cacheSizes()), id
+            )
+        }
+
+        func run(in context: CommandContext) throws {
+            let (result, _) = try Self.characterise(maxMebibytes: maxMebibytes, context: context)
+            let (peakAll, peakOne, cores, sweep) = (
+                result.fp32PeakAllCoresGflops, result.fp32PeakOneCoreGflops, result.cores, result.sweep
+            )
             if json {
                 context.print(try Formatting.json(result))
                 return
@@ -123,6 +136,11 @@ struct RooflineCommand: ParsableCommand {
 
         @OptionGroup var global: GlobalOptions
         @Argument(help: ArgumentHelp("The CSV export.", valueName: "file")) var file: String
+        @Option(
+            help: ArgumentHelp(
+                "The GPU it ran on, for the datasheet roofs when the export has no peak_sustained metrics (e.g. h100-sxm, h100-pcie, h200, a100-80gb).",
+                valueName: "name"))
+        var gpu: String?
 
         func run(in context: CommandContext) throws {
             let name = (file as NSString).lastPathComponent
@@ -140,16 +158,30 @@ struct RooflineCommand: ParsableCommand {
                 throw CommandFailure(error.description)
             }
             guard !kernels.isEmpty else { throw CommandFailure("\(name): the export holds no kernel launches") }
+            if let gpu, GPUDatasheet.matching(gpu) == nil {
+                throw CommandFailure(
+                    "--gpu \(gpu): not in the datasheet table (\(GPUDatasheet.all.map(\.name).joined(separator: ", ")))"
+                )
+            }
+            let workspace = try context.workspace()
+            let profile = try Self.profile(for: kernels, file: name, gpu: gpu, workspace: workspace)
             let measuredAt = Date()
-            try context.workspace().record(
+            try workspace.record(
                 kernels.map { kernel in
                     KernelRun(
                         suite: "ncu:\(name)", kernel: kernel.name,
                         workload: "launches \(kernel.launchIDs.joined(separator: ","))",
                         calls: kernel.launchIDs.count, nanoseconds: Int64(kernel.nanoseconds.rounded()),
                         flops: kernel.flops.values.reduce(0, +), bytes: kernel.bytes["DRAM"] ?? 0, threads: 1,
-                        machine: "GPU device \(kernel.device.isEmpty ? "?" : kernel.device)", measuredAt: measuredAt)
+                        machine: profile?.name ?? "GPU device \(kernel.device.isEmpty ? "?" : kernel.device)",
+                        measuredAt: measuredAt, profileID: profile?.id, flopsByPrecision: kernel.flops)
                 })
+            if let profile {
+                context.print("roofs: \(profile.name), \(profile.source)")
+            } else {
+                context.print(
+                    "no roofs: the export has no peak_sustained metrics and names no GPU in the table; pass --gpu NAME")
+            }
             context.print(
                 "imported \(Formatting.count(kernels.count, "kernel")) from \(name) into \(context.session.displayPath) (suite ncu:\(name))"
             )
@@ -168,6 +200,154 @@ struct RooflineCommand: ParsableCommand {
                             bytes > 0 ? flops / bytes : 0,
                             precisions.isEmpty ? "(no FLOP counters)" : precisions))
             }
+        }
+
+        /// The GPU profile the kernels are judged against: from the export's peak_sustained
+        /// metrics (at the profiled clock), else from the datasheet for --gpu or the device's
+        /// name. Datasheet profiles are shared between imports of the same GPU.
+        static func profile(for kernels: [NsightKernel], file: String, gpu: String?, workspace: Workspace) throws
+            -> (id: Int64, name: String, source: String)?
+        {
+            let device = kernels.map(\.device).first { !$0.isEmpty && !$0.allSatisfy(\.isNumber) }
+            var peaks: [String: Double] = [:]
+            for kernel in kernels { peaks.merge(kernel.peaks) { max($0, $1) } }
+            let datasheet = (gpu ?? device).flatMap(GPUDatasheet.matching)
+            if !peaks.isEmpty {
+                let name = "\(device ?? datasheet?.name ?? "GPU") (ncu \(file))"
+                let source =
+                    "peak_sustained × clock from \(file), at the profiled clock (base, unless --clock-control none)"
+                var ceilings = peaks.filter { $0.key != "DRAM" }.sorted { $0.key < $1.key }.map {
+                    CeilingRecord(kind: "compute", name: $0.key, value: $0.value, provenance: source, precision: $0.key)
+                }
+                if let dram = peaks["DRAM"] {
+                    ceilings.append(CeilingRecord(kind: "memory", name: "DRAM", value: dram, provenance: source))
+                }
+                let id = try workspace.record(
+                    MachineProfileRecord(machine: name, cores: 0, sweepJSON: "[]", kind: "gpu"), ceilings: ceilings)
+                return (id, name, source)
+            }
+            guard let datasheet else { return nil }
+            if let existing = try workspace.machineProfile(named: datasheet.name, kind: "gpu"), let id = existing.id {
+                return (id, datasheet.name, datasheet.source)
+            }
+            var ceilings = datasheet.compute.map {
+                CeilingRecord(
+                    kind: "compute", name: $0.name, value: $0.gflops, provenance: datasheet.source,
+                    precision: $0.precision)
+            }
+            ceilings.append(
+                CeilingRecord(
+                    kind: "memory", name: datasheet.memoryName, value: datasheet.memoryGigabytesPerSecond,
+                    provenance: datasheet.source))
+            let id = try workspace.record(
+                MachineProfileRecord(machine: datasheet.name, cores: 0, sweepJSON: "[]", kind: "gpu"),
+                ceilings: ceilings)
+            return (id, datasheet.name, datasheet.source)
+        }
+    }
+
+    /// Picks a profile by 1-based number or by a piece of its name, and a precision.
+    struct ProfileOptions: ParsableArguments {
+        @Option(help: "The machine profile: its number in `roofline show` (1 = this CPU) or part of its name.")
+        var profile: String = "1"
+        @Option(help: "The precision to place kernels at (FP32, FP64, FP16); the profile's first when absent.")
+        var precision: String?
+
+        func resolve(_ model: RooflineModel) throws -> (RooflineModel.Profile, String) {
+            guard !model.profiles.isEmpty else {
+                throw CommandFailure(
+                    "no machine profile in this workspace: run `loupe roofline measure` or `loupe roofline import-ncu`")
+            }
+            let chosen: RooflineModel.Profile
+            if let number = Int(profile) {
+                guard (1...model.profiles.count).contains(number) else {
+                    throw CommandFailure("--profile \(number): the workspace has \(model.profiles.count) profiles")
+                }
+                chosen = model.profiles[number - 1]
+            } else {
+                guard let match = model.profiles.first(where: { $0.name.localizedCaseInsensitiveContains(profile) })
+                else {
+                    throw CommandFailure(
+                        "--profile \(profile): none of \(model.profiles.map(\.name).joined(separator: "; ")) matches")
+                }
+                chosen = match
+            }
+            let precision = precision?.uppercased() ?? chosen.precisions.first ?? "FP32"
+            return (chosen, precision)
+        }
+    }
+
+    struct Show: LoupeCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "The roofline as a table: each profile's roofs, and its kernels placed under them.")
+        @OptionGroup var global: GlobalOptions
+        @OptionGroup var options: ProfileOptions
+
+        func run(in context: CommandContext) throws {
+            let model = try RooflineModel.load(from: context.workspace())
+            let (profile, precision) = try options.resolve(model)
+            for (index, other) in model.profiles.enumerated() {
+                context.print(
+                    "\(other == profile ? "*" : " ") \(index + 1) \(other.name) (\(other.kind), \(Formatting.count(other.points.count, "kernel")))"
+                )
+            }
+            context.print("")
+            context.print("roofs of \(profile.name):")
+            for ceiling in profile.ceilings {
+                context.print(
+                    "  " + ceiling.name.padding(toLength: 16, withPad: " ", startingAt: 0)
+                        + String(format: "%10.1f %@  ", ceiling.value, ceiling.kind == "memory" ? "GB/s   " : "GFLOP/s")
+                        + ceiling.provenance)
+            }
+            context.print("")
+            context.print("kernels at \(precision):")
+            for p in profile.placements(precision) {
+                var line =
+                    "  "
+                    + TextWidth.truncate(p.point.name, toColumns: 28).padding(toLength: 29, withPad: " ", startingAt: 0)
+                    + p.point.shape.padding(toLength: 28, withPad: " ", startingAt: 0)
+                    + String(format: "%10.3f ms", p.point.seconds * 1000)
+                guard let rate = p.gflopsPerSecond else {
+                    context.print(line + "  no \(precision) FLOPs")
+                    continue
+                }
+                line += String(format: " %9.1f GFLOP/s", rate)
+                if let ai = p.flopsPerByte { line += String(format: " %8.2f FLOP/B", ai) }
+                if let level = p.level, let attainable = p.attainable, let fraction = p.fraction, let bound = p.bound {
+                    line += String(format: "  %@ attainable %.0f, %.0f%%, %@", level, attainable, fraction * 100, bound)
+                }
+                context.print(line)
+            }
+        }
+    }
+
+    struct Export: LoupeCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Write a profile's ceilings and kernel points as CSV (what `e` does in the Roofline panel).")
+        @OptionGroup var global: GlobalOptions
+        @OptionGroup var options: ProfileOptions
+        @Option(
+            name: .shortAndLong,
+            help: "The file to write; roofline-<profile>-<precision>.csv when absent, - for stdout.")
+        var output: String?
+
+        func run(in context: CommandContext) throws {
+            let model = try RooflineModel.load(from: context.workspace())
+            let (profile, precision) = try options.resolve(model)
+            let csv = profile.csv(precision)
+            if output == "-" {
+                context.print(String(csv.dropLast()))
+                return
+            }
+            let path = output ?? RooflinePanel.exportName(profile, precision)
+            do {
+                try csv.write(toFile: path, atomically: true, encoding: .utf8)
+            } catch {
+                throw CommandFailure("\(path): \(error.localizedDescription)")
+            }
+            context.print(
+                "wrote \(path) (\(Formatting.count(profile.ceilings.count, "ceiling")), \(Formatting.count(profile.points.count, "kernel")))"
+            )
         }
     }
 }

@@ -34,6 +34,10 @@ package struct Notebook: Hashable, Sendable {
         package var outputOpeningFence: String?
         package var outputClosingFence: String?
 
+        /// A ```` ```loupe measured ```` cell prints timings: it must run, but `notebook run
+        /// --check` keeps its stored output rather than demand the same figures.
+        package var isMeasured: Bool { openingFence.hasSuffix("measured") }
+
         /// Command lines to run: blank lines and `#` comments skipped.
         package var commands: [String] {
             lines.map { $0.trimmingWhitespace() }.filter { !$0.isEmpty && !$0.hasPrefix("#") }
@@ -43,6 +47,24 @@ package struct Notebook: Hashable, Sendable {
     package var blocks: [Block]
 
     package init(blocks: [Block]) { self.blocks = blocks }
+
+    /// This notebook with the outputs of its measured cells taken from `stored` (the same
+    /// notebook before a run), so a check compares only what must not vary.
+    package func keepingMeasuredOutputs(of stored: Notebook) -> Notebook {
+        var copy = self
+        let storedCells = stored.cells
+        var cellIndex = 0
+        for index in copy.blocks.indices {
+            guard case .cell(var cell) = copy.blocks[index] else { continue }
+            if cell.isMeasured, cellIndex < storedCells.count, storedCells[cellIndex].output != nil {
+                cell.output = storedCells[cellIndex].output
+                cell.gap = storedCells[cellIndex].gap
+                copy.blocks[index] = .cell(cell)
+            }
+            cellIndex += 1
+        }
+        return copy
+    }
 
     /// The cells in order.
     package var cells: [Cell] {
@@ -74,7 +96,7 @@ package struct Notebook: Hashable, Sendable {
                 prose += lines[index...]
                 break
             }
-            guard fence.info == "loupe" else {
+            guard fence.info == "loupe" || fence.info == "loupe measured" else {
                 prose += lines[index...close]
                 index = close + 1
                 continue

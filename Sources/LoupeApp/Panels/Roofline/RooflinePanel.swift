@@ -1,59 +1,146 @@
 import Foundation
+import LoupeKit
 import LoupeTUI
 
 /// The machine's roofs with measured kernels placed under them: a log-log braille chart
-/// (x = FLOP/byte, y = GFLOP/s) beside a table of the kernels.
+/// (x = FLOP/byte, y = GFLOP/s) beside a sortable table of the kernels. `p` switches between
+/// this CPU and imported GPUs, `f` the plotted precision, `s`/`S` the sort, `e` exports CSV.
 package struct RooflinePanel: Panel {
     package let id = PanelID.roofline
     package let title = "Roofline"
 
-    package private(set) var data: RooflineData?
+    package private(set) var data: RooflineModel?
     package var list = ListState()
+    package private(set) var profileIndex = 0
+    package private(set) var precisionIndex = 0
+    package private(set) var sort = TableSort(column: 2, ascending: false)
 
     package init() {}
+
+    static let sortColumns = ["kernel", "shape", "ms", "GFLOP/s", "F/B", "attain.", "%", "bound"]
 
     package var keymap: Keymap {
         Keymap(
             "Roofline",
             [
                 KeyBinding(
+                    [.character("p")], .panel(.custom("profile")),
+                    help: "Next machine profile (this CPU, imported GPUs)", footer: "profile"),
+                KeyBinding(
+                    [.character("f")], .panel(.custom("precision")), help: "Next precision to plot (FP32, FP64, FP16…)",
+                    footer: "precision"),
+                KeyBinding([.character("s")], .panel(.custom("sort")), help: "Sort the table by the next column"),
+                KeyBinding([.character("S")], .panel(.custom("reverse")), help: "Reverse the sort"),
+                KeyBinding(
+                    [.character("e")], .panel(.custom("export")),
+                    help: "Export the points and ceilings as CSV (roofline-<profile>-<precision>.csv)", footer: "export"
+                ),
+                KeyBinding(
                     [.character("r")], .panel(.custom("reload")),
-                    help: "Reload the roofs and kernels from the workspace", footer: "reload")
+                    help: "Reload the roofs and kernels from the workspace", footer: "reload"),
             ])
     }
 
     package var initialEffects: [PanelEffect] { [.app(.loadRoofline)] }
 
+    /// The profile on show.
+    package var profile: RooflineModel.Profile? {
+        guard let profiles = data?.profiles, !profiles.isEmpty else { return nil }
+        return profiles[min(profileIndex, profiles.count - 1)]
+    }
+
+    /// The precision plotted.
+    package var precision: String {
+        guard let precisions = profile?.precisions, !precisions.isEmpty else { return "FP32" }
+        return precisions[min(precisionIndex, precisions.count - 1)]
+    }
+
+    /// The kernels placed at the plotted precision, in table order.
+    package var rows: [RooflineModel.Placement] {
+        guard let profile else { return [] }
+        let placements = profile.placements(precision)
+        func key(_ p: RooflineModel.Placement) -> (String, Double) {
+            switch sort.column {
+            case 0: return (p.point.name.lowercased(), 0)
+            case 1: return (p.point.shape, 0)
+            case 2: return ("", p.point.seconds)
+            case 3: return ("", p.gflopsPerSecond ?? -1)
+            case 4: return ("", p.flopsPerByte ?? -1)
+            case 5: return ("", p.attainable ?? -1)
+            case 6: return ("", p.fraction ?? -1)
+            default: return (p.bound ?? "~", 0)
+            }
+        }
+        return placements.enumerated().sorted { a, b in
+            let (x, y) = (key(a.element), key(b.element))
+            if x == y { return a.offset < b.offset }
+            return sort.ascending ? (x.0, x.1) < (y.0, y.1) : (x.0, x.1) > (y.0, y.1)
+        }.map(\.element)
+    }
+
     package mutating func receive(_ msg: Msg) -> [PanelEffect] {
-        if case .rooflineLoaded(let loaded) = msg { data = loaded }
+        if case .rooflineLoaded(let loaded) = msg {
+            data = loaded
+            profileIndex = min(profileIndex, max(0, loaded.profiles.count - 1))
+            list.selected = min(list.selected, max(0, rows.count - 1))
+        }
         return []
     }
 
     package mutating func perform(_ action: PanelAction, area: Rect) -> [PanelEffect] {
-        let count = data?.points.count ?? 0
+        let count = rows.count
         switch action {
         case .down: list.move(by: 1, count: count)
         case .up: list.move(by: -1, count: count)
         case .top: list.jump(toEnd: false, count: count)
         case .bottom: list.jump(toEnd: true, count: count)
         case .custom("reload"): return [.app(.loadRoofline)]
+        case .custom("profile"):
+            guard let profiles = data?.profiles, !profiles.isEmpty else { return [] }
+            profileIndex = (profileIndex + 1) % profiles.count
+            precisionIndex = 0
+            list.jump(toEnd: false, count: rows.count)
+        case .custom("precision"):
+            let precisions = profile?.precisions ?? []
+            guard !precisions.isEmpty else { return [] }
+            precisionIndex = (precisionIndex + 1) % precisions.count
+        case .custom("sort"):
+            let next = (sort.column + 1) % Self.sortColumns.count
+            sort = TableSort(column: next, ascending: next <= 1 || next == 7)
+        case .custom("reverse"): sort.ascending.toggle()
+        case .custom("export"):
+            guard let profile else { return [] }
+            return [
+                .app(
+                    .writeFile(
+                        path: FileManager.default.currentDirectoryPath + "/" + Self.exportName(profile, precision),
+                        contents: profile.csv(precision)))
+            ]
         default: break
         }
         return []
     }
 
-    /// The memory roof a kernel is judged against: the slowest level (DRAM), the honest bound
-    /// for data that does not stay in cache.
-    private func memoryRoof(_ data: RooflineData) -> RooflineData.Ceiling? {
-        data.ceilings.filter { $0.kind == "memory" }.min { $0.value < $1.value }
+    /// `roofline-<profile slug>-<precision>.csv`.
+    package static func exportName(_ profile: RooflineModel.Profile, _ precision: String) -> String {
+        let slug = String(
+            profile.name.lowercased().map { $0.isLetter || $0.isNumber ? $0 : "-" }.split(separator: "-").joined(
+                separator: "-"
+            ).prefix(40))
+        return "roofline-\(slug)-\(precision.lowercased()).csv"
     }
 
     package func render(into frame: inout Frame, area: Rect, context: PanelRenderContext) {
         let theme = context.theme
-        let inner = Block(title: "Roofline", trailingTitle: data?.machine ?? "", focused: context.focused).render(
+        let count = data?.profiles.count ?? 0
+        let trailing = profile.map {
+            "\($0.name) · \(precision)" + (count > 1 ? " · \(profileIndex + 1)/\(count)" : "")
+        }
+        let inner = Block(title: "Roofline", trailingTitle: trailing ?? "", focused: context.focused).render(
             into: &frame, area: area, theme: theme)
         guard inner.width > 30, inner.height > 8 else { return }
-        guard let data, let peak = data.peak else {
+        guard let profile, let peak = profile.peak(precision)?.value ?? profile.computeCeilings.map(\.value).max()
+        else {
             let lines = [
                 [
                     Span(
@@ -62,32 +149,49 @@ package struct RooflinePanel: Panel {
                 ],
                 [
                     Span("Measure this machine with ", theme.dim), Span("loupe roofline measure", theme.accent),
-                    Span(", and MiniLM's kernels with ", theme.dim), Span("loupe bench embed --ops", theme.accent),
+                    Span(", its kernels with ", theme.dim), Span("loupe kernels bench", theme.accent),
+                    Span(" or ", theme.dim), Span("loupe bench embed --ops", theme.accent),
                 ],
-                [Span("then press ", theme.dim), Span("r", theme.key), Span(" to reload.", theme.dim)],
+                [
+                    Span("import GPU kernels with ", theme.dim),
+                    Span("loupe roofline import-ncu FILE.csv", theme.accent), Span(", then press ", theme.dim),
+                    Span("r", theme.key), Span(".", theme.dim),
+                ],
             ]
             for (index, line) in lines.enumerated() {
                 frame.draw(line, at: Point(x: inner.x + 1, y: inner.y + 1 + index), clip: inner)
             }
+            if let profile {
+                frame.draw(
+                    "\(profile.name): \(profile.points.count) kernels, no roofs (import with --gpu NAME)",
+                    at: Point(x: inner.x + 1, y: inner.y + 5), style: theme.dim, clip: inner)
+            }
             return
         }
-        let tableWidth = min(62, inner.width / 2)
+        let rows = self.rows
+        let tableWidth = min(78, inner.width * 11 / 20)
         let parts = inner.split(.horizontal, [.fill(1), .length(tableWidth)])
-        renderChart(data, peak: peak, into: &frame, area: parts[0], theme: theme)
-        renderTable(data, peak: peak, into: &frame, area: parts[1], theme: theme, focused: context.focused)
+        renderChart(profile, rows: rows, peak: peak, into: &frame, area: parts[0], theme: theme)
+        renderTable(rows, into: &frame, area: parts[1], theme: theme, focused: context.focused)
     }
 
-    private func renderChart(_ data: RooflineData, peak: Double, into frame: inout Frame, area: Rect, theme: Theme) {
+    private func renderChart(
+        _ profile: RooflineModel.Profile, rows: [RooflineModel.Placement], peak: Double, into frame: inout Frame,
+        area: Rect, theme: Theme
+    ) {
         let plot = Rect(x: area.x + 7, y: area.y, width: area.width - 8, height: area.height - 2)
         guard plot.width > 10, plot.height > 4 else { return }
         var canvas = BrailleCanvas(columns: plot.width, rows: plot.height)
-        let memory = data.ceilings.filter { $0.kind == "memory" }
-        let intensities = data.points.map(\.flopsPerByte).filter { $0 > 0 } + memory.map { peak / $0.value }
+        let memory = profile.memoryCeilings.sorted { $0.value > $1.value }
+        let compute = profile.computeCeilings
+        let plotted = rows.filter { ($0.flopsPerByte ?? 0) > 0 && ($0.gflopsPerSecond ?? 0) > 0 }
+        // Axes cover every point, every ridge and every roof.
+        let intensities = plotted.compactMap(\.flopsPerByte) + memory.map { peak / $0.value }
         let xLow = floor(log10(min(0.1, (intensities.min() ?? 1) / 2)))
         let xHigh = ceil(log10(max(100, (intensities.max() ?? 1) * 2)))
-        let rates = data.points.map(\.gflopsPerSecond).filter { $0 > 0 }
+        let rates = plotted.compactMap(\.gflopsPerSecond)
         let yLow = floor(log10(min(1, (rates.min() ?? 1) / 2)))
-        let yHigh = ceil(log10(peak * 1.5))
+        let yHigh = ceil(log10(max(peak, compute.map(\.value).max() ?? peak, rates.max() ?? 0) * 1.5))
         func point(_ x: Double, _ y: Double) -> Point {
             let px = (log10(x) - xLow) / (xHigh - xLow) * Double(canvas.dotWidth - 1)
             let py = Double(canvas.dotHeight - 1) - (log10(y) - yLow) / (yHigh - yLow) * Double(canvas.dotHeight - 1)
@@ -97,38 +201,60 @@ package struct RooflinePanel: Panel {
             theme.isMonochrome ? Style(attributes: .bold) : Style(foreground: theme.color(.rooflineCompute))
         let memoryStyle = theme.isMonochrome ? Style() : Style(foreground: theme.color(.rooflineMemory))
         let ridgeLow = memory.map { peak / $0.value }.min() ?? pow(10, xLow)
+        // Other precisions' roofs, dim, from the fastest memory's diagonal to the right edge.
+        let others = compute.filter { $0.value != peak }
+        for roof in others {
+            let start = memory.map { roof.value / $0.value }.min() ?? pow(10, xLow)
+            canvas.line(from: point(start, roof.value), to: point(pow(10, xHigh), roof.value), style: theme.dim)
+        }
         canvas.line(from: point(ridgeLow, peak), to: point(pow(10, xHigh), peak), style: computeStyle)
         for roof in memory {
             let start = max(pow(10, xLow), pow(10, yLow) / roof.value)
             canvas.line(from: point(start, roof.value * start), to: point(peak / roof.value, peak), style: memoryStyle)
         }
         canvas.render(into: &frame, origin: Point(x: plot.x, y: plot.y))
-        // Kernel points over the lines, the selected one marked.
-        for (index, kernel) in data.points.enumerated() where kernel.flopsPerByte > 0 && kernel.gflopsPerSecond > 0 {
-            let dot = point(kernel.flopsPerByte, kernel.gflopsPerSecond)
-            let x = plot.x + dot.x / 2
-            let y = plot.y + dot.y / 4
-            guard plot.contains(Point(x: x, y: y)) else { continue }
-            let selected = index == list.selected
-            let style =
-                selected
-                ? theme.selection
-                : (theme.isMonochrome ? Style(attributes: .bold) : Style(foreground: theme.color(.rooflinePoint)))
-            frame.draw(selected ? "◆" : "●", at: Point(x: x, y: y), style: style)
+        // Ridge points, then kernels over the lines (the selected one marked).
+        for roof in memory {
+            let dot = point(peak / roof.value, peak)
+            let at = Point(x: plot.x + dot.x / 2, y: plot.y + dot.y / 4)
+            if plot.contains(at) { frame.draw("◇", at: at, style: computeStyle) }
+        }
+        let selectedName = list.selected < rows.count ? rows[list.selected].point : nil
+        for placement in plotted {
+            let dot = point(placement.flopsPerByte!, placement.gflopsPerSecond!)
+            let at = Point(x: plot.x + dot.x / 2, y: plot.y + dot.y / 4)
+            guard plot.contains(at), placement.point != selectedName else { continue }
+            let style = theme.isMonochrome ? Style(attributes: .bold) : Style(foreground: theme.color(.rooflinePoint))
+            frame.draw("●", at: at, style: style)
+        }
+        if let selected = plotted.first(where: { $0.point == selectedName }) {
+            let dot = point(selected.flopsPerByte!, selected.gflopsPerSecond!)
+            let at = Point(x: plot.x + dot.x / 2, y: plot.y + dot.y / 4)
+            if plot.contains(at) {
+                frame.draw("◆", at: at, style: theme.selection)
+                let label = " " + TextWidth.truncate(selected.point.name, toColumns: 32) + " "
+                let x = at.x + 1 + TextWidth.of(label) <= plot.maxX ? at.x + 1 : max(plot.x, at.x - TextWidth.of(label))
+                frame.draw(label, at: Point(x: x, y: at.y), style: theme.selection, clip: plot)
+            }
         }
         // Labels: roofs at their right ends, decades on both axes.
-        let computeLabel = String(
-            format: "%@ %.0f GFLOP/s", data.ceilings.first { $0.kind == "compute" }?.name ?? "peak", peak)
+        let peakName = profile.peak(precision)?.name ?? precision
+        let computeLabel = String(format: "%@ %@", peakName, Self.rate(peak, unit: "FLOP/s"))
         frame.draw(
             computeLabel,
             at: Point(x: plot.maxX - TextWidth.of(computeLabel) - 1, y: plot.y + point(1, peak).y / 4 - 1),
             style: computeStyle, clip: plot)
-        for roof in memory {
+        for roof in others {
+            let label = "\(roof.name) \(Self.rate(roof.value, unit: "FLOP/s"))"
+            frame.draw(
+                label, at: Point(x: plot.maxX - TextWidth.of(label) - 1, y: plot.y + point(1, roof.value).y / 4 - 1),
+                style: theme.dim, clip: plot)
+        }
+        for (index, roof) in memory.enumerated() {
             let at = point(peak / roof.value, peak)
             frame.draw(
-                String(format: "%@ %.0f GB/s", roof.name, roof.value),
-                at: Point(
-                    x: max(plot.x, plot.x + at.x / 2 - 14), y: plot.y + at.y / 4 + 1 + memory.firstIndex(of: roof)!),
+                "\(roof.name) \(Self.rate(roof.value, unit: "B/s"))",
+                at: Point(x: max(plot.x, plot.x + at.x / 2 - 14), y: plot.y + at.y / 4 + 1 + index),
                 style: memoryStyle, clip: plot)
         }
         for decade in Int(yLow)...Int(yHigh) {
@@ -142,7 +268,14 @@ package struct RooflinePanel: Panel {
             frame.draw(
                 Self.decade(decade), at: Point(x: min(x, plot.maxX - 4), y: plot.maxY), style: theme.dim, clip: area)
         }
-        frame.draw("FLOP/byte →   ↑ GFLOP/s", at: Point(x: plot.x, y: plot.maxY + 1), style: theme.dim, clip: area)
+        frame.draw(
+            "FLOP/byte →   ↑ G\(precision == "FP32" ? "" : precision + " ")FLOP/s   ◇ ridge",
+            at: Point(x: plot.x, y: plot.maxY + 1), style: theme.dim, clip: area)
+    }
+
+    /// `67 TFLOP/s`, `204 GFLOP/s`, `37 GB/s`, `3.4 TB/s` from a giga-rate.
+    static func rate(_ giga: Double, unit: String) -> String {
+        giga >= 1000 ? String(format: "%.3g T%@", giga / 1000, unit) : String(format: "%.0f G%@", giga, unit)
     }
 
     private static func decade(_ exponent: Int) -> String {
@@ -155,35 +288,40 @@ package struct RooflinePanel: Panel {
     }
 
     private func renderTable(
-        _ data: RooflineData, peak: Double, into frame: inout Frame, area: Rect, theme: Theme, focused: Bool
+        _ placements: [RooflineModel.Placement], into frame: inout Frame, area: Rect, theme: Theme, focused: Bool
     ) {
-        let roof = memoryRoof(data)
-        let rows = data.points.map { kernel -> [String] in
-            let attainable = min(peak, (roof?.value ?? peak) * kernel.flopsPerByte)
-            let bound = roof.map { kernel.flopsPerByte < peak / $0.value ? "memory" : "compute" } ?? "?"
-            return [
-                kernel.name, String(format: "%.1f", kernel.milliseconds),
-                String(format: "%.1f", kernel.gflopsPerSecond),
-                String(format: "%.1f", kernel.flopsPerByte),
-                String(format: "%.0f%%", kernel.gflopsPerSecond / max(1e-9, attainable) * 100), bound,
+        func number(_ value: Double?, _ format: String) -> String { value.map { String(format: format, $0) } ?? "—" }
+        let rows = placements.map { p -> [String] in
+            [
+                p.point.name, p.point.shape, String(format: "%.2f", p.point.seconds * 1000),
+                number(p.gflopsPerSecond, "%.1f"), number(p.flopsPerByte, "%.2f"), number(p.attainable, "%.0f"),
+                number(p.fraction.map { $0 * 100 }, "%.0f%%"),
+                p.bound ?? (p.gflopsPerSecond == nil ? "no \(precision)" : "—"),
             ]
         }
         let columns = [
-            TableColumn("kernel (minilm-forward)", width: .fill(1)),
-            TableColumn("ms", width: .length(6), alignment: .trailing),
-            TableColumn("GFLOP/s", width: .length(7), alignment: .trailing),
-            TableColumn("F/B", width: .length(5), alignment: .trailing),
-            TableColumn("% roof", width: .length(6), alignment: .trailing), TableColumn("bound", width: .length(7)),
+            TableColumn("kernel", width: .fill(1)), TableColumn("shape", width: .length(14)),
+            TableColumn("ms", width: .length(7), alignment: .trailing),
+            TableColumn("GFLOP/s", width: .length(8), alignment: .trailing),
+            TableColumn("F/B", width: .length(6), alignment: .trailing),
+            TableColumn("attain.", width: .length(7), alignment: .trailing),
+            TableColumn("%", width: .length(4), alignment: .trailing), TableColumn("bound", width: .length(7)),
         ]
         var state = list
-        TableView(columns: columns, rows: rows, focused: focused).render(
+        TableView(columns: columns, rows: rows, sort: sort, focused: focused).render(
             into: &frame,
-            area: Rect(x: area.x, y: area.y, width: area.width, height: min(area.height - 2, rows.count + 1)),
+            area: Rect(x: area.x, y: area.y, width: area.width, height: min(area.height - 3, rows.count + 1)),
             state: &state, theme: theme)
-        if let roof {
+        let selected = list.selected < placements.count ? placements[list.selected] : nil
+        if let selected, let level = selected.level {
             frame.draw(
-                String(format: "%% roof: of min(peak, %@ × F/B); ridge %.1f F/B", roof.name, peak / roof.value),
-                at: Point(x: area.x + 1, y: area.maxY - 1), style: theme.dim, clip: area)
+                "\(selected.point.name): judged at \(level) (\(selected.point.suite))",
+                at: Point(x: area.x + 1, y: area.maxY - 2),
+                style: theme.dim, clip: area)
         }
+        frame.draw(
+            "% of attainable = min(peak, level GB/s × F/B)", at: Point(x: area.x + 1, y: area.maxY - 1),
+            style: theme.dim,
+            clip: area)
     }
 }

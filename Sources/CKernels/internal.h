@@ -1,0 +1,72 @@
+// Shared pieces of the C kernels (not part of the module's public header).
+#ifndef LOUPE_CKERNELS_INTERNAL_H
+#define LOUPE_CKERNELS_INTERNAL_H
+#include <immintrin.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define LOUPE_AVX2 __attribute__((target("avx2,fma")))
+
+/// The register tile of the matmul micro-kernel: 6 rows × 16 columns = 12 AVX accumulators,
+/// leaving 4 of the 16 ymm registers for the two B loads and the A broadcast.
+enum { LOUPE_MR = 6, LOUPE_NR = 16 };
+
+/// Whether the CPU has AVX2 and FMA (checked once).
+int loupe_has_avx2_fma(void);
+
+/// `c[0..<mr][0..<nr] += Σ_p a[p][·] · b[p][·]` over `kc` steps, where `a` is a packed panel
+/// of 6 rows (`a[p * 6 + i]`) and `b` a packed panel of 16 columns (`b[p * 16 + j]`), both
+/// zero-padded; only the `mr × nr` corner of the tile is written back to `c` (row stride `ldc`).
+LOUPE_AVX2 void loupe_microkernel_6x16(
+    size_t kc, const float *a, const float *b, float *c, size_t ldc, size_t mr, size_t nr);
+
+/// Packs rows `[0, m)` × columns `[0, k)` of row-major `a` (stride `lda`) into 6-row panels,
+/// zero-padding the last panel. `packed` holds `ceil(m / 6) · 6 · k` floats.
+void loupe_pack_a(size_t m, size_t k, const float *a, size_t lda, float *packed);
+
+/// Packs rows `[0, k)` × columns `[0, n)` of row-major `b` (stride `ldb`) into 16-column
+/// panels, zero-padding the last. `packed` holds `ceil(n / 16) · 16 · k` floats.
+void loupe_pack_b(size_t k, size_t n, const float *b, size_t ldb, float *packed);
+
+/// As `loupe_pack_b` for `bᵀ`: `b` is `n × k` row-major (a Linear layer's weight, or K in
+/// attention), packed as the `k × n` matrix it is the transpose of.
+void loupe_pack_b_transposed(size_t k, size_t n, const float *b, size_t ldb, float *packed);
+
+/// e^x for 8 lanes: range reduction to r ∈ [-ln2/2, ln2/2] (n rounded by the 1.5·2²³ shift,
+/// whose low mantissa bits then hold n for the exponent), a degree-6 polynomial, 2^n from the
+/// exponent bits; relative error ≤ 2e-7 over [-87, 88], inputs clamped to that range.
+LOUPE_AVX2 static inline __m256 loupe_exp256(__m256 x) {
+    x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.3f)), _mm256_set1_ps(88.3f));
+    const __m256 shift = _mm256_set1_ps(12582912.0f);
+    __m256 shifted = _mm256_fmadd_ps(x, _mm256_set1_ps(1.44269504f), shift);
+    __m256 n = _mm256_sub_ps(shifted, shift);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.69314575f), x);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(1.4286068e-6f), r);
+    __m256 p = _mm256_set1_ps(1.0f / 720);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    // The shifted value's bits are 0x4B400000 + n: add 127 and move it to the exponent.
+    __m256i e = _mm256_slli_epi32(
+        _mm256_add_epi32(_mm256_castps_si256(shifted), _mm256_set1_epi32(127 - 0x4B400000)), 23);
+    return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+}
+
+LOUPE_AVX2 static inline float loupe_hmax256(__m256 v) {
+    __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    m = _mm_max_ss(m, _mm_shuffle_ps(m, m, 1));
+    return _mm_cvtss_f32(m);
+}
+
+LOUPE_AVX2 static inline float loupe_hsum256(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_shuffle_ps(s, s, 1));
+    return _mm_cvtss_f32(s);
+}
+
+#endif

@@ -1,0 +1,228 @@
+// Matrix multiplication two ways: the textbook triple loop, and a cache-blocked version in the
+// GotoBLAS/BLIS structure (pack a KC × NC slab of B for L3, an MC × KC block of A for L2, and
+// run a 6 × 16 register tile over them). Both are single-threaded; callers split rows.
+#include "ckernels.h"
+#include "internal.h"
+#include <stdlib.h>
+#include <string.h>
+
+enum { KC = 256, MC = 72, NC = 2048 };
+
+int loupe_has_avx2_fma(void) {
+    static int known = -1;
+    if (known < 0) known = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    return known;
+}
+
+LOUPE_AVX2 void loupe_microkernel_6x16(
+    size_t kc, const float *a, const float *b, float *c, size_t ldc, size_t mr, size_t nr) {
+    __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
+    __m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
+    __m256 c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps();
+    __m256 c30 = _mm256_setzero_ps(), c31 = _mm256_setzero_ps();
+    __m256 c40 = _mm256_setzero_ps(), c41 = _mm256_setzero_ps();
+    __m256 c50 = _mm256_setzero_ps(), c51 = _mm256_setzero_ps();
+    for (size_t p = 0; p < kc; p++) {
+        __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+        __m256 x;
+        x = _mm256_broadcast_ss(a + 0); c00 = _mm256_fmadd_ps(x, b0, c00); c01 = _mm256_fmadd_ps(x, b1, c01);
+        x = _mm256_broadcast_ss(a + 1); c10 = _mm256_fmadd_ps(x, b0, c10); c11 = _mm256_fmadd_ps(x, b1, c11);
+        x = _mm256_broadcast_ss(a + 2); c20 = _mm256_fmadd_ps(x, b0, c20); c21 = _mm256_fmadd_ps(x, b1, c21);
+        x = _mm256_broadcast_ss(a + 3); c30 = _mm256_fmadd_ps(x, b0, c30); c31 = _mm256_fmadd_ps(x, b1, c31);
+        x = _mm256_broadcast_ss(a + 4); c40 = _mm256_fmadd_ps(x, b0, c40); c41 = _mm256_fmadd_ps(x, b1, c41);
+        x = _mm256_broadcast_ss(a + 5); c50 = _mm256_fmadd_ps(x, b0, c50); c51 = _mm256_fmadd_ps(x, b1, c51);
+        a += LOUPE_MR;
+        b += LOUPE_NR;
+    }
+    if (mr == LOUPE_MR && nr == LOUPE_NR) {
+#define ACCUMULATE(row, lo, hi)                                                          \
+    _mm256_storeu_ps(c + (row) * ldc, _mm256_add_ps(_mm256_loadu_ps(c + (row) * ldc), lo)); \
+    _mm256_storeu_ps(c + (row) * ldc + 8, _mm256_add_ps(_mm256_loadu_ps(c + (row) * ldc + 8), hi));
+        ACCUMULATE(0, c00, c01) ACCUMULATE(1, c10, c11) ACCUMULATE(2, c20, c21)
+        ACCUMULATE(3, c30, c31) ACCUMULATE(4, c40, c41) ACCUMULATE(5, c50, c51)
+#undef ACCUMULATE
+        return;
+    }
+    float tile[LOUPE_MR * LOUPE_NR];
+    _mm256_storeu_ps(tile + 0, c00); _mm256_storeu_ps(tile + 8, c01);
+    _mm256_storeu_ps(tile + 16, c10); _mm256_storeu_ps(tile + 24, c11);
+    _mm256_storeu_ps(tile + 32, c20); _mm256_storeu_ps(tile + 40, c21);
+    _mm256_storeu_ps(tile + 48, c30); _mm256_storeu_ps(tile + 56, c31);
+    _mm256_storeu_ps(tile + 64, c40); _mm256_storeu_ps(tile + 72, c41);
+    _mm256_storeu_ps(tile + 80, c50); _mm256_storeu_ps(tile + 88, c51);
+    for (size_t i = 0; i < mr; i++)
+        for (size_t j = 0; j < nr; j++) c[i * ldc + j] += tile[i * LOUPE_NR + j];
+}
+
+// Without AVX2: the same tile in plain C.
+static void microkernel_baseline(size_t kc, const float *a, const float *b, float *c, size_t ldc, size_t mr, size_t nr) {
+    float tile[LOUPE_MR * LOUPE_NR] = {0};
+    for (size_t p = 0; p < kc; p++)
+        for (size_t i = 0; i < LOUPE_MR; i++)
+            for (size_t j = 0; j < LOUPE_NR; j++) tile[i * LOUPE_NR + j] += a[p * LOUPE_MR + i] * b[p * LOUPE_NR + j];
+    for (size_t i = 0; i < mr; i++)
+        for (size_t j = 0; j < nr; j++) c[i * ldc + j] += tile[i * LOUPE_NR + j];
+}
+
+void loupe_pack_a(size_t m, size_t k, const float *a, size_t lda, float *packed) {
+    for (size_t i0 = 0; i0 < m; i0 += LOUPE_MR) {
+        size_t rows = m - i0 < LOUPE_MR ? m - i0 : LOUPE_MR;
+        for (size_t p = 0; p < k; p++) {
+            for (size_t i = 0; i < rows; i++) packed[i] = a[(i0 + i) * lda + p];
+            for (size_t i = rows; i < LOUPE_MR; i++) packed[i] = 0;
+            packed += LOUPE_MR;
+        }
+    }
+}
+
+void loupe_pack_b(size_t k, size_t n, const float *b, size_t ldb, float *packed) {
+    for (size_t j0 = 0; j0 < n; j0 += LOUPE_NR) {
+        size_t columns = n - j0 < LOUPE_NR ? n - j0 : LOUPE_NR;
+        for (size_t p = 0; p < k; p++) {
+            const float *row = b + p * ldb + j0;
+            if (columns == LOUPE_NR) {
+                memcpy(packed, row, LOUPE_NR * sizeof(float));
+            } else {
+                for (size_t j = 0; j < columns; j++) packed[j] = row[j];
+                for (size_t j = columns; j < LOUPE_NR; j++) packed[j] = 0;
+            }
+            packed += LOUPE_NR;
+        }
+    }
+}
+
+void loupe_pack_b_transposed(size_t k, size_t n, const float *b, size_t ldb, float *packed) {
+    for (size_t j0 = 0; j0 < n; j0 += LOUPE_NR) {
+        size_t columns = n - j0 < LOUPE_NR ? n - j0 : LOUPE_NR;
+        for (size_t p = 0; p < k; p++) {
+            for (size_t j = 0; j < columns; j++) packed[j] = b[(j0 + j) * ldb + p];
+            for (size_t j = columns; j < LOUPE_NR; j++) packed[j] = 0;
+            packed += LOUPE_NR;
+        }
+    }
+}
+
+static size_t round_up(size_t value, size_t step) { return (value + step - 1) / step * step; }
+
+// Packs one KC × NC slab of B: fp32 row-major, or int8 n × k rows with a scale per row
+// (dequantised while packing, so the micro-kernel is the same).
+typedef struct {
+    const float *f32;
+    const int8_t *i8;
+    const float *scales;
+    size_t ld;
+} b_source;
+
+static void pack_b_slab(const b_source *source, size_t p0, size_t kc, size_t j0, size_t nc, float *packed) {
+    if (source->f32) {
+        loupe_pack_b(kc, nc, source->f32 + p0 * source->ld + j0, source->ld, packed);
+        return;
+    }
+    for (size_t jp = 0; jp < nc; jp += LOUPE_NR) {
+        size_t columns = nc - jp < LOUPE_NR ? nc - jp : LOUPE_NR;
+        for (size_t p = 0; p < kc; p++) {
+            for (size_t j = 0; j < columns; j++) {
+                size_t row = j0 + jp + j;
+                packed[j] = (float)source->i8[row * source->ld + p0 + p] * source->scales[row];
+            }
+            for (size_t j = columns; j < LOUPE_NR; j++) packed[j] = 0;
+            packed += LOUPE_NR;
+        }
+    }
+}
+
+static int gemm_blocked(size_t m, size_t n, size_t k, const float *a, size_t lda, const b_source *b, float *c, size_t ldc) {
+    for (size_t i = 0; i < m; i++) memset(c + i * ldc, 0, n * sizeof(float));
+    float *packed_a = aligned_alloc(64, round_up(MC * KC * sizeof(float), 64));
+    float *packed_b = aligned_alloc(64, round_up(KC * NC * sizeof(float), 64));
+    if (!packed_a || !packed_b) {
+        free(packed_a);
+        free(packed_b);
+        return -1;
+    }
+    int avx2 = loupe_has_avx2_fma();
+    for (size_t j0 = 0; j0 < n; j0 += NC) {
+        size_t nc = n - j0 < NC ? n - j0 : NC;
+        for (size_t p0 = 0; p0 < k; p0 += KC) {
+            size_t kc = k - p0 < KC ? k - p0 : KC;
+            pack_b_slab(b, p0, kc, j0, nc, packed_b);
+            for (size_t i0 = 0; i0 < m; i0 += MC) {
+                size_t mc = m - i0 < MC ? m - i0 : MC;
+                loupe_pack_a(mc, kc, a + i0 * lda + p0, lda, packed_a);
+                for (size_t jr = 0; jr < nc; jr += LOUPE_NR) {
+                    size_t nr = nc - jr < LOUPE_NR ? nc - jr : LOUPE_NR;
+                    const float *panel_b = packed_b + jr * kc;
+                    for (size_t ir = 0; ir < mc; ir += LOUPE_MR) {
+                        size_t mr = mc - ir < LOUPE_MR ? mc - ir : LOUPE_MR;
+                        float *tile = c + (i0 + ir) * ldc + j0 + jr;
+                        const float *panel_a = packed_a + ir * kc;
+                        if (avx2) {
+                            loupe_microkernel_6x16(kc, panel_a, panel_b, tile, ldc, mr, nr);
+                        } else {
+                            microkernel_baseline(kc, panel_a, panel_b, tile, ldc, mr, nr);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    free(packed_a);
+    free(packed_b);
+    return 0;
+}
+
+int loupe_sgemm_blocked(size_t m, size_t n, size_t k, const float *a, size_t lda, const float *b, size_t ldb, float *c,
+                        size_t ldc) {
+    b_source source = {.f32 = b, .ld = ldb};
+    return gemm_blocked(m, n, k, a, lda, &source, c, ldc);
+}
+
+int loupe_matmul_int8(size_t m, size_t n, size_t k, const float *a, size_t lda, const int8_t *weight,
+                      const float *scales, float *c, size_t ldc) {
+    b_source source = {.i8 = weight, .scales = scales, .ld = k};
+    return gemm_blocked(m, n, k, a, lda, &source, c, ldc);
+}
+
+LOUPE_AVX2 static void naive_avx2(size_t m, size_t n, size_t k, const float *a, const float *b, float *c) {
+    for (size_t i = 0; i < m; i++)
+        for (size_t j = 0; j < n; j++) {
+            float sum = 0;
+            for (size_t p = 0; p < k; p++) sum += a[i * k + p] * b[p * n + j];
+            c[i * n + j] = sum;
+        }
+}
+
+static void naive_baseline(size_t m, size_t n, size_t k, const float *a, const float *b, float *c) {
+    for (size_t i = 0; i < m; i++)
+        for (size_t j = 0; j < n; j++) {
+            float sum = 0;
+            for (size_t p = 0; p < k; p++) sum += a[i * k + p] * b[p * n + j];
+            c[i * n + j] = sum;
+        }
+}
+
+void loupe_sgemm_naive(size_t m, size_t n, size_t k, const float *a, const float *b, float *c) {
+    if (loupe_has_avx2_fma()) {
+        naive_avx2(m, n, k, a, b, c);
+    } else {
+        naive_baseline(m, n, k, a, b, c);
+    }
+}
+
+void loupe_quantize_rows_int8(size_t rows, size_t columns, const float *weight, int8_t *quantized, float *scales) {
+    for (size_t r = 0; r < rows; r++) {
+        const float *row = weight + r * columns;
+        float largest = 0;
+        for (size_t j = 0; j < columns; j++) {
+            float magnitude = row[j] < 0 ? -row[j] : row[j];
+            if (magnitude > largest) largest = magnitude;
+        }
+        float scale = largest > 0 ? largest / 127.0f : 1.0f;
+        float inverse = 1.0f / scale;
+        for (size_t j = 0; j < columns; j++) {
+            float q = __builtin_roundf(row[j] * inverse);
+            quantized[r * columns + j] = (int8_t)(q > 127 ? 127 : (q < -127 ? -127 : q));
+        }
+        scales[r] = scale;
+    }
+}

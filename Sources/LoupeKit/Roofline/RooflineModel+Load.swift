@@ -1,0 +1,63 @@
+import Foundation
+import LoupeProfiling
+import LoupeStore
+
+extension RooflineModel {
+    /// The workspace's roofline: this CPU's latest profile with every CPU kernel run (the latest
+    /// per kernel and shape), then each GPU profile with the kernels imported against it, then
+    /// imported kernels that have no roofs.
+    package static func load(from workspace: Workspace) throws(WorkspaceError) -> RooflineModel {
+        let runs = try workspace.latestKernelRunPerShape()
+        let stored = try workspace.machineProfiles()
+        let gpuIDs = Set(stored.filter { $0.kind == "gpu" }.compactMap(\.id))
+        let isGPU = { (run: KernelRun) in
+            run.profileID.map(gpuIDs.contains) ?? run.suite.hasPrefix("ncu:")
+        }
+        var profiles: [Profile] = []
+        if let cpu = stored.first(where: { $0.kind == "cpu" }), let id = cpu.id {
+            let decoder = JSONDecoder()
+            decoder.keyDecodingStrategy = .convertFromSnakeCase
+            let sweep = (try? decoder.decode([BandwidthSample].self, from: Data(cpu.sweepJSON.utf8))) ?? []
+            let plateaus = PlateauDetector.plateaus(sweep)
+            let ceilings = try workspace.ceilings(profileID: id).filter { !$0.name.contains("1 core") }.map {
+                record in
+                let plateau = plateaus.first { $0.level == record.name && record.kind == "memory" }
+                return Ceiling(
+                    kind: record.kind, name: record.name, value: record.value,
+                    precision: record.precision ?? (record.kind == "compute" ? "FP32" : nil),
+                    provenance: record.provenance, smallestBytes: plateau?.smallestBytes,
+                    largestBytes: plateau?.largestBytes)
+            }
+            profiles.append(
+                Profile(
+                    name: cpu.machine, kind: "cpu", ceilings: ceilings, points: runs.filter { !isGPU($0) }.map(point)))
+        }
+        for gpu in stored where gpu.kind == "gpu" {
+            guard let id = gpu.id else { continue }
+            let points = runs.filter { $0.profileID == id }.map(point)
+            guard !points.isEmpty else { continue }
+            let ceilings = try workspace.ceilings(profileID: id).map {
+                Ceiling(
+                    kind: $0.kind, name: $0.name, value: $0.value, precision: $0.precision, provenance: $0.provenance)
+            }
+            profiles.append(Profile(name: gpu.machine, kind: "gpu", ceilings: ceilings, points: points))
+        }
+        let orphans = runs.filter { isGPU($0) && $0.profileID == nil }
+        if !orphans.isEmpty {
+            profiles.append(
+                Profile(name: "GPU kernels without roofs", kind: "gpu", ceilings: [], points: orphans.map(point)))
+        }
+        return RooflineModel(profiles: profiles)
+    }
+
+    /// A stored run as a point: time per run (MiniLM's is summed over its threads), FLOPs by
+    /// precision (our kernels are FP32).
+    private static func point(_ run: KernelRun) -> Point {
+        Point(
+            // `kernels bench` writes "SHAPE, N threads"; the shape is what the table shows.
+            name: run.kernel, suite: run.suite,
+            shape: run.workload.components(separatedBy: ", ").first ?? run.workload,
+            seconds: Double(run.nanoseconds) / 1e9 / Double(max(1, run.threads)),
+            flops: run.flopsByPrecision ?? ["FP32": run.flops], bytes: run.bytes, footprintBytes: run.footprintBytes)
+    }
+}

@@ -1,0 +1,179 @@
+import Foundation
+
+/// What a roofline shows: machine profiles (this CPU, imported GPUs), each with its roofs and the
+/// kernels measured against it, and how each kernel sits under them. Pure values, so the panel,
+/// `roofline show` and `roofline export` agree.
+package struct RooflineModel: Hashable, Sendable {
+    /// A roof: `compute` in GFLOP/s for a precision, or `memory` in GB/s for a level (with the
+    /// working-set sizes its plateau spans, when measured).
+    package struct Ceiling: Hashable, Sendable {
+        package var kind: String
+        package var name: String
+        package var value: Double
+        package var precision: String?
+        package var provenance: String
+        package var smallestBytes: Int?
+        package var largestBytes: Int?
+
+        package init(
+            kind: String, name: String, value: Double, precision: String? = nil, provenance: String = "",
+            smallestBytes: Int? = nil, largestBytes: Int? = nil
+        ) {
+            self.kind = kind
+            self.name = name
+            self.value = value
+            self.precision = precision
+            self.provenance = provenance
+            self.smallestBytes = smallestBytes
+            self.largestBytes = largestBytes
+        }
+    }
+
+    /// A measured kernel: whole-machine time, FLOPs per precision, bytes moved.
+    package struct Point: Hashable, Sendable {
+        package var name: String
+        package var suite: String
+        package var shape: String
+        package var seconds: Double
+        package var flops: [String: Double]
+        package var bytes: Double
+        /// The data its passes re-read (picks the memory level), when known.
+        package var footprintBytes: Int?
+
+        package init(
+            name: String, suite: String = "", shape: String = "", seconds: Double, flops: [String: Double],
+            bytes: Double, footprintBytes: Int? = nil
+        ) {
+            self.name = name
+            self.suite = suite
+            self.shape = shape
+            self.seconds = seconds
+            self.flops = flops
+            self.bytes = bytes
+            self.footprintBytes = footprintBytes
+        }
+    }
+
+    /// One machine's roofs and kernels.
+    package struct Profile: Hashable, Sendable {
+        package var name: String
+        /// `cpu` or `gpu`.
+        package var kind: String
+        package var ceilings: [Ceiling]
+        package var points: [Point]
+
+        package init(name: String, kind: String, ceilings: [Ceiling], points: [Point]) {
+            self.name = name
+            self.kind = kind
+            self.ceilings = ceilings
+            self.points = points
+        }
+    }
+
+    /// A kernel placed under a profile's roofs at one precision.
+    package struct Placement: Hashable, Sendable {
+        package var point: Point
+        /// nil when the kernel has no FLOPs of the precision (listed, not plotted).
+        package var gflopsPerSecond: Double?
+        package var flopsPerByte: Double?
+        package var level: String?
+        package var attainable: Double?
+        package var fraction: Double?
+        package var bound: String?
+    }
+
+    package var profiles: [Profile]
+
+    package init(profiles: [Profile]) { self.profiles = profiles }
+}
+
+extension RooflineModel.Profile {
+    package var memoryCeilings: [RooflineModel.Ceiling] { ceilings.filter { $0.kind == "memory" } }
+    package var computeCeilings: [RooflineModel.Ceiling] { ceilings.filter { $0.kind == "compute" } }
+
+    /// The precisions to plot: those the kernels have FLOPs in (FP32 first), then the roofs' others.
+    package var precisions: [String] {
+        let fromPoints = Set(points.flatMap { $0.flops.filter { $0.value > 0 }.keys }).sorted {
+            ($0 == "FP32" ? 0 : 1, $0) < ($1 == "FP32" ? 0 : 1, $1)
+        }
+        var seen = fromPoints
+        for precision in computeCeilings.compactMap(\.precision) where !seen.contains(precision) {
+            seen.append(precision)
+        }
+        return seen.isEmpty ? ["FP32"] : seen
+    }
+
+    /// The compute roof for `precision`: its non-tensor ceiling, else its tensor one; nil when
+    /// the profile has none for it.
+    package func peak(_ precision: String) -> RooflineModel.Ceiling? {
+        let matching = computeCeilings.filter {
+            $0.precision == precision || ($0.precision == nil && precision == "FP32")
+        }
+        return matching.first { !$0.name.contains("tensor") } ?? matching.first
+    }
+
+    /// The memory level a kernel's data lives in: the first plateau that reaches its footprint,
+    /// or the slowest level when the footprint or the plateau sizes are unknown.
+    package func level(for point: RooflineModel.Point) -> RooflineModel.Ceiling? {
+        let memory = memoryCeilings
+        let slowest = memory.min { $0.value < $1.value }
+        guard let footprint = point.footprintBytes else { return slowest }
+        let sized = memory.filter { $0.largestBytes != nil }.sorted {
+            ($0.smallestBytes ?? 0) < ($1.smallestBytes ?? 0)
+        }
+        return sized.first { $0.largestBytes! >= footprint } ?? slowest
+    }
+
+    /// Every kernel placed at `precision`.
+    package func placements(_ precision: String) -> [RooflineModel.Placement] {
+        let peak = self.peak(precision)?.value
+        return points.map { point in
+            var placement = RooflineModel.Placement(point: point)
+            guard let flops = point.flops[precision], flops > 0, point.seconds > 0 else { return placement }
+            let rate = flops / point.seconds / 1e9
+            placement.gflopsPerSecond = rate
+            guard point.bytes > 0 else { return placement }
+            let intensity = flops / point.bytes
+            placement.flopsPerByte = intensity
+            guard let peak, let level = level(for: point) else { return placement }
+            let attainable = min(peak, level.value * intensity)
+            placement.level = level.name
+            placement.attainable = attainable
+            placement.fraction = rate / attainable
+            placement.bound = intensity < peak / level.value ? "memory" : "compute"
+            return placement
+        }
+    }
+
+    /// The points and ceilings as CSV (one row each), for a spreadsheet or a plotting script.
+    package func csv(_ precision: String) -> String {
+        var lines = [
+            "type,name,shape,suite,precision,level,seconds,gflops_per_second,flop_per_byte,attainable_gflops_per_second,fraction_of_attainable,bound,value,unit,provenance"
+        ]
+        func field(_ text: String) -> String {
+            text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" })
+                ? "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : text
+        }
+        func number(_ value: Double?) -> String { value.map { String(format: "%.6g", $0) } ?? "" }
+        for ceiling in ceilings {
+            lines.append(
+                [
+                    "ceiling", field(ceiling.name), "", "", ceiling.precision ?? "",
+                    ceiling.kind == "memory" ? ceiling.name : "",
+                    "", "", "", "", "", "", number(ceiling.value), ceiling.kind == "memory" ? "GB/s" : "GFLOP/s",
+                    field(ceiling.provenance),
+                ].joined(separator: ","))
+        }
+        for placement in placements(precision) {
+            let point = placement.point
+            lines.append(
+                [
+                    "kernel", field(point.name), field(point.shape), field(point.suite), precision,
+                    placement.level ?? "",
+                    number(point.seconds), number(placement.gflopsPerSecond), number(placement.flopsPerByte),
+                    number(placement.attainable), number(placement.fraction), placement.bound ?? "", "", "", "",
+                ].joined(separator: ","))
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}

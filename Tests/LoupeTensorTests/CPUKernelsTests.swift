@@ -1,0 +1,171 @@
+import Foundation
+import LoupeTensor
+import Testing
+
+/// The C kernels against straightforward Double references, on odd shapes (not multiples of
+/// the 8-lane SIMD width or the 6 × 16 tile, K past one 256-deep block).
+@Suite struct CPUKernelsTests {
+    private func random(_ count: Int, seed: UInt64, scale: Float = 1) -> [Float] {
+        var state = seed
+        return (0..<count).map { _ in
+            state ^= state << 13
+            state ^= state >> 7
+            state ^= state << 17
+            return (Float(state % 20001) / 10000 - 1) * scale
+        }
+    }
+
+    private func reference(_ a: [Float], _ b: [Float], m: Int, n: Int, k: Int) -> [Double] {
+        var c = [Double](repeating: 0, count: m * n)
+        for i in 0..<m {
+            for p in 0..<k {
+                let x = Double(a[i * k + p])
+                for j in 0..<n { c[i * n + j] += x * Double(b[p * n + j]) }
+            }
+        }
+        return c
+    }
+
+    private func worst(_ x: [Float], _ y: [Double]) -> Double {
+        // NaN counts as the worst (Swift's max would drop it).
+        zip(x, y).reduce(0) { $1.0.isNaN ? .infinity : max($0, abs(Double($1.0) - $1.1)) }
+    }
+
+    @Test(arguments: [(1, 1, 1), (7, 13, 5), (6, 16, 8), (37, 70, 300), (100, 33, 17), (13, 17, 513)])
+    func matmulsMatchTheReference(m: Int, n: Int, k: Int) {
+        let a = random(m * k, seed: 1)
+        let b = random(k * n, seed: 2)
+        let expected = reference(a, b, m: m, n: n, k: k)
+        for threads in [1, 2] {
+            var naive = [Float](repeating: .nan, count: m * n)
+            var blocked = [Float](repeating: .nan, count: m * n)
+            naive.withUnsafeMutableBufferPointer {
+                CPUKernels.matmulNaive(a, b, $0.baseAddress!, m: m, n: n, k: k, threads: threads)
+            }
+            blocked.withUnsafeMutableBufferPointer {
+                CPUKernels.matmulBlocked(a, b, $0.baseAddress!, m: m, n: n, k: k, threads: threads)
+            }
+            #expect(worst(naive, expected) < 1e-3 * Double(k).squareRoot())
+            #expect(worst(blocked, expected) < 1e-3 * Double(k).squareRoot())
+        }
+    }
+
+    @Test(arguments: [(5, 7, 9), (37, 70, 300)])
+    func int8MatmulIsTheDequantisedProduct(m: Int, n: Int, k: Int) {
+        let a = random(m * k, seed: 3)
+        let w = random(n * k, seed: 4)
+        let (values, scales) = CPUKernels.quantizeRows(w, rows: n, columns: k)
+        #expect(values.allSatisfy { $0 >= -127 && $0 <= 127 })
+        // Every row's largest magnitude maps to ±127.
+        for row in 0..<n {
+            #expect(values[(row * k)..<((row + 1) * k)].map { abs(Int($0)) }.max() == 127)
+        }
+        // The product with the dequantised weights, transposed into k × n.
+        var dequantisedT = [Float](repeating: 0, count: k * n)
+        for row in 0..<n {
+            for p in 0..<k { dequantisedT[p * n + row] = Float(values[row * k + p]) * scales[row] }
+        }
+        let expected = reference(a, dequantisedT, m: m, n: n, k: k)
+        var c = [Float](repeating: .nan, count: m * n)
+        c.withUnsafeMutableBufferPointer {
+            CPUKernels.matmulInt8(a, weight: values, scales: scales, $0.baseAddress!, m: m, n: n, k: k, threads: 2)
+        }
+        #expect(worst(c, expected) < 1e-3 * Double(k).squareRoot())
+        // And close to the unquantised product.
+        var wT = [Float](repeating: 0, count: k * n)
+        for row in 0..<n { for p in 0..<k { wT[p * n + row] = w[row * k + p] } }
+        let exact = reference(a, wT, m: m, n: n, k: k)
+        let error = zip(c, exact).reduce(0) { $0 + (Double($1.0) - $1.1) * (Double($1.0) - $1.1) }
+        let norm = exact.reduce(0) { $0 + $1 * $1 }
+        #expect((error / norm).squareRoot() < 0.01)
+    }
+
+    @Test(arguments: [1, 7, 8, 31, 32, 33, 100, 1000])
+    func softmaxesMatchTheReference(columns: Int) {
+        let rows = 3
+        // Large magnitudes: a naive exp without the max shift would overflow.
+        let x = random(rows * columns, seed: 5, scale: 60)
+        for online in [false, true] {
+            var y = [Float](repeating: .nan, count: rows * columns)
+            y.withUnsafeMutableBufferPointer {
+                CPUKernels.softmax(x, $0.baseAddress!, rows: rows, columns: columns, online: online, threads: 2)
+            }
+            for row in 0..<rows {
+                let line = x[(row * columns)..<((row + 1) * columns)].map(Double.init)
+                let maximum = line.max()!
+                let sum = line.reduce(0) { $0 + exp($1 - maximum) }
+                for (offset, value) in line.enumerated() {
+                    let expected = exp(value - maximum) / sum
+                    #expect(abs(Double(y[row * columns + offset]) - expected) < 1e-6 + 1e-5 * expected)
+                }
+            }
+        }
+    }
+
+    @Test(arguments: [1, 15, 16, 17, 384, 1001])
+    func layerNormMatchesTheReference(columns: Int) {
+        let rows = 4
+        let x = random(rows * columns, seed: 6, scale: 3).map { $0 + 5 }
+        let gamma = random(columns, seed: 7)
+        let beta = random(columns, seed: 8)
+        var y = [Float](repeating: .nan, count: rows * columns)
+        y.withUnsafeMutableBufferPointer {
+            CPUKernels.layerNorm(
+                x, $0.baseAddress!, gamma: gamma, beta: beta, rows: rows, columns: columns, epsilon: 1e-5, threads: 2)
+        }
+        for row in 0..<rows {
+            let line = x[(row * columns)..<((row + 1) * columns)].map(Double.init)
+            let mean = line.reduce(0, +) / Double(columns)
+            let variance = line.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(columns)
+            for (offset, value) in line.enumerated() {
+                let expected =
+                    (value - mean) / (variance + 1e-5).squareRoot() * Double(gamma[offset]) + Double(beta[offset])
+                #expect(abs(Double(y[row * columns + offset]) - expected) < 2e-4)
+            }
+        }
+    }
+
+    @Test func geluMatchesTheErfForm() {
+        var x = random(1003, seed: 9, scale: 6)
+        let original = x
+        x.withUnsafeMutableBufferPointer { CPUKernels.gelu($0.baseAddress!, count: $0.count, threads: 2) }
+        for (value, result) in zip(original, x) {
+            let expected = 0.5 * Double(value) * (1 + erf(Double(value) / 2.0.squareRoot()))
+            #expect(abs(Double(result) - expected) < 1e-5)
+        }
+    }
+
+    @Test(arguments: [(1, 8), (5, 17), (47, 64), (48, 64), (49, 64), (130, 32), (200, 64)])
+    func attentionMethodsMatchTheReference(length t: Int, headSize d: Int) {
+        let q = random(t * d, seed: 10, scale: 2)
+        let k = random(t * d, seed: 11, scale: 2)
+        let v = random(t * d, seed: 12)
+        var expected = [Double](repeating: 0, count: t * d)
+        let scale = 1 / Double(d).squareRoot()
+        for i in 0..<t {
+            var scores = (0..<t).map { j in
+                (0..<d).reduce(0.0) { $0 + Double(q[i * d + $1]) * Double(k[j * d + $1]) } * scale
+            }
+            let maximum = scores.max()!
+            scores = scores.map { exp($0 - maximum) }
+            let sum = scores.reduce(0, +)
+            for j in 0..<t {
+                for c in 0..<d { expected[i * d + c] += scores[j] / sum * Double(v[j * d + c]) }
+            }
+        }
+        for method in CPUKernels.AttentionMethod.allCases {
+            var o = [Float](repeating: .nan, count: t * d)
+            o.withUnsafeMutableBufferPointer {
+                CPUKernels.attention(method, q: q, k: k, v: v, o: $0.baseAddress!, length: t, headSize: d)
+            }
+            #expect(worst(o, expected) < 1e-5, "\(method)")
+        }
+    }
+
+    @Test func flashAttentionNeedsNoMemoryThatGrowsWithT() {
+        let small = CPUKernels.attentionScratchBytes(.flash, length: 128, headSize: 64)
+        #expect(small == CPUKernels.attentionScratchBytes(.flash, length: 8192, headSize: 64))
+        #expect(CPUKernels.attentionScratchBytes(.naive, length: 2048, headSize: 64) == 2048 * 2048 * 4)
+        #expect(small * 10 < 2048 * 2048 * 4)
+    }
+}
