@@ -82,31 +82,4 @@ extension Workspace {
         }
     }
 
-    /// Every suite with its latest run time, newest first.
-    package func kernelSuites() throws(WorkspaceError) -> [(suite: String, measuredAt: Date, profileID: Int64?)] {
-        try read { db in
-            try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT suite, MAX(measured_at) AS latest,
-                           (SELECT profile_id FROM kernel_runs k WHERE k.suite = kernel_runs.suite
-                            ORDER BY measured_at DESC, id DESC LIMIT 1) AS profile_id
-                    FROM kernel_runs GROUP BY suite ORDER BY latest DESC, suite
-                    """
-            ).map { ($0["suite"], $0["latest"], $0["profile_id"]) }
-        }
-    }
-
-    /// The kernels of `suite`'s most recent run.
-    package func latestKernelRuns(suite: String) throws(WorkspaceError) -> [KernelRun] {
-        try read { db in
-            guard
-                let latest = try Date.fetchOne(
-                    db, sql: "SELECT MAX(measured_at) FROM kernel_runs WHERE suite = ?", arguments: [suite])
-            else { return [] }
-            return try KernelRun.filter(Column("suite") == suite && Column("measured_at") == latest).order(
-                Column("nanoseconds").desc
-            ).fetchAll(db)
-        }
-    }
 }

@@ -171,7 +171,7 @@ import Testing
 }
 
 @Suite struct WorkspaceKernelRunTests {
-    @Test func aRunIsStoredWholeAndTheLatestRunIsFound() throws {
+    @Test func theLatestRunOfEachKernelAndShapeIsFound() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "loupe-kernels-\(UUID().uuidString)"
         ).path
@@ -182,13 +182,24 @@ import Testing
                 suite: "s", kernel: kernel, workload: "w", calls: 1, nanoseconds: nanoseconds, flops: 10, bytes: 5,
                 threads: 2, machine: "m", measuredAt: date)
         }
-        try workspace.record([run("old", 1, at: Date(timeIntervalSince1970: 1_000))])
+        try workspace.record([run("gemm", 1, at: Date(timeIntervalSince1970: 1_000))])
         try workspace.record([
             run("gemm", 5, at: Date(timeIntervalSince1970: 2_000)),
             run("gelu", 9, at: Date(timeIntervalSince1970: 2_000)),
         ])
-        #expect(try workspace.latestKernelRuns(suite: "s").map(\.kernel) == ["gelu", "gemm"])
-        #expect(try workspace.latestKernelRuns(suite: "other").isEmpty)
+        // The latest run of each kernel and shape, with the v5 columns read back.
+        let latest = try workspace.latestKernelRunPerShape()
+        #expect(latest.map(\.kernel) == ["gemm", "gelu"])
+        #expect(latest.map(\.nanoseconds) == [5, 9])
+        var gpu = run("sgemm", 7, at: Date(timeIntervalSince1970: 3_000))
+        gpu.suite = "ncu:x"
+        gpu.flopsByPrecision = ["FP32": 8, "FP16": 2]
+        gpu.scratchBytes = 64
+        gpu.footprintBytes = 4096
+        try workspace.record([gpu])
+        let read = try workspace.latestKernelRunPerShape().first { $0.suite == "ncu:x" }
+        #expect(read?.flopsByPrecision == ["FP32": 8, "FP16": 2])
+        #expect(read?.scratchBytes == 64 && read?.footprintBytes == 4096 && read?.profileID == nil)
     }
 }
 

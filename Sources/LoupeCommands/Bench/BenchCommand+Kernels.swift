@@ -45,7 +45,9 @@ extension BenchCommand {
             let threads = ProcessInfo.processInfo.activeProcessorCount
             var stored = try KernelsCommand.cpuRoofs(workspace)
             if stored == nil {
-                context.print("no machine profile in the workspace: measuring one first (loupe roofline measure)")
+                if !json {
+                    context.print("no machine profile in the workspace: measuring one first (loupe roofline measure)")
+                }
                 _ = try RooflineCommand.Measure.characterise(maxMebibytes: 1024, context: context)
                 stored = try KernelsCommand.cpuRoofs(workspace)
             }

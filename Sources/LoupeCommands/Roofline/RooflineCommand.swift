@@ -222,6 +222,12 @@ struct RooflineCommand: ParsableCommand {
                 if let dram = peaks["DRAM"] {
                     ceilings.append(CeilingRecord(kind: "memory", name: "DRAM", value: dram, provenance: source))
                 }
+                // Importing the same export again reuses its profile.
+                if let existing = try workspace.machineProfile(named: name, kind: "gpu"), let id = existing.id,
+                    try workspace.ceilings(profileID: id).map(\.value) == ceilings.map(\.value)
+                {
+                    return (id, name, source)
+                }
                 let id = try workspace.record(
                     MachineProfileRecord(machine: name, cores: 0, sweepJSON: "[]", kind: "gpu"), ceilings: ceilings)
                 return (id, name, source)

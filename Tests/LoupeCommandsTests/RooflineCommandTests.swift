@@ -1,0 +1,94 @@
+import Foundation
+import LoupeKit
+import LoupeStore
+import Testing
+
+/// `roofline import-ncu`, `show` and `export` through the real binary.
+@Suite struct RooflineCommandTests {
+    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("LoupeProfilingTests/Fixtures/ncu").path
+
+    @Test func peakSustainedMetricsMakeAGPUProfile() throws {
+        let file = TestEnvironment.temporaryDirectory() + "/gpu.sqlite"
+        var result = try TestEnvironment.run([
+            "--workspace", file, "roofline", "import-ncu", Self.fixtures + "/raw-peaks.csv",
+        ])
+        #expect(result.status == 0)
+        // A second import of the same export keeps one profile and one run per kernel.
+        result = try TestEnvironment.run([
+            "--workspace", file, "roofline", "import-ncu", Self.fixtures + "/raw-peaks.csv",
+        ])
+        #expect(result.status == 0)
+        #expect(result.output.contains("roofs: NVIDIA H100 80GB HBM3 (ncu raw-peaks.csv), peak_sustained"))
+        let model = try RooflineModel.load(from: Workspace(path: file))
+        #expect(model.profiles.map(\.name) == ["NVIDIA H100 80GB HBM3 (ncu raw-peaks.csv)"])
+        let profile = model.profiles[0]
+        #expect(profile.kind == "gpu")
+        #expect(profile.peak("FP32")?.value == 16_896 * 2 * 1.755)
+        let sgemm = profile.placements("FP32")[0]
+        #expect(sgemm.point.name == "ampere_sgemm_128x64_tn")
+        #expect(sgemm.bound == "compute")
+        #expect(abs(sgemm.fraction! - 0.934) < 0.001)
+        // FP64: no kernel has FLOPs of it; both are listed, neither placed.
+        #expect(profile.placements("FP64").allSatisfy { $0.gflopsPerSecond == nil })
+    }
+
+    @Test func theDatasheetGivesRoofsAndIsSharedBetweenImports() throws {
+        let file = TestEnvironment.temporaryDirectory() + "/sheet.sqlite"
+        for _ in 0..<2 {
+            let result = try TestEnvironment.run([
+                "--workspace", file, "roofline", "import-ncu", Self.fixtures + "/details-current.csv", "--gpu",
+                "h100-pcie",
+            ])
+            #expect(result.status == 0)
+            #expect(result.output.contains("roofs: H100 PCIe 80GB, NVIDIA H100 Tensor Core GPU datasheet"))
+        }
+        let workspace = try Workspace(path: file)
+        #expect(try workspace.machineProfiles().count == 1)
+        let show = try TestEnvironment.run(["--workspace", file, "roofline", "show", "--profile", "pcie"])
+        #expect(show.output.contains("BF16 tensor"))
+        #expect(show.output.contains("756000.0 GFLOP/s"))
+        #expect(show.output.contains("HBM2e"))
+        let csv = try TestEnvironment.run(["--workspace", file, "roofline", "export", "-o", "-"])
+        #expect(csv.output.hasPrefix("type,name,shape,suite,precision,level"))
+        #expect(csv.output.contains("ceiling,HBM2e,,,,HBM2e,,,,,,,2000,GB/s,"))
+    }
+
+    @Test func withoutPeaksOrAGPUNameTheKernelsAreKeptWithoutRoofs() throws {
+        let file = TestEnvironment.temporaryDirectory() + "/bare.sqlite"
+        let result = try TestEnvironment.run([
+            "--workspace", file, "roofline", "import-ncu", Self.fixtures + "/raw.csv",
+        ])
+        #expect(result.status == 0)
+        #expect(result.output.contains("no roofs"))
+        let model = try RooflineModel.load(from: Workspace(path: file))
+        #expect(model.profiles.map(\.name) == ["GPU kernels without roofs"])
+        #expect(model.profiles[0].precisions == ["FP32", "FP16"])
+        let unknown = try TestEnvironment.run([
+            "--workspace", file, "roofline", "import-ncu", Self.fixtures + "/raw.csv", "--gpu", "rtx-4090",
+        ])
+        #expect(unknown.status != 0)
+        #expect(unknown.error.contains("--gpu rtx-4090: not in the datasheet table"))
+    }
+
+    @Test func kernelsBenchRejectsABadShapeAndStoresItsRuns() throws {
+        let file = TestEnvironment.temporaryDirectory() + "/kernels.sqlite"
+        let bad = try TestEnvironment.run([
+            "--workspace", file, "kernels", "bench", "--kernel", "gelu", "--shape", "4x4",
+        ])
+        #expect(bad.status != 0)
+        #expect(bad.error.contains("gelu takes COUNT"))
+        let unknown = try TestEnvironment.run(["--workspace", file, "kernels", "bench", "--kernel", "matmul-fast"])
+        #expect(unknown.error.contains("no kernel named 'matmul-fast'"))
+        let run = try TestEnvironment.run([
+            "--workspace", file, "kernels", "bench", "--kernel", "matmul-blocked", "--kernel", "matmul-naive",
+            "--shape",
+            "64x48x32", "--seconds", "0.01",
+        ])
+        #expect(run.status == 0)
+        #expect(run.output.contains("no machine profile in this workspace"))
+        let runs = try Workspace(path: file).latestKernelRunPerShape()
+        #expect(runs.map(\.kernel) == ["matmul-blocked", "matmul-naive"])
+        #expect(runs.allSatisfy { $0.flops == 2 * 64 * 48 * 32 && $0.workload.hasPrefix("64x48x32, ") })
+    }
+}
