@@ -227,16 +227,6 @@ package struct RooflinePanel: Panel {
             let style = theme.isMonochrome ? Style(attributes: .bold) : Style(foreground: theme.color(.rooflinePoint))
             frame.draw("●", at: at, style: style)
         }
-        if let selected = plotted.first(where: { $0.point == selectedName }) {
-            let dot = point(selected.flopsPerByte!, selected.gflopsPerSecond!)
-            let at = Point(x: plot.x + dot.x / 2, y: plot.y + dot.y / 4)
-            if plot.contains(at) {
-                frame.draw("◆", at: at, style: theme.selection)
-                let label = " " + TextWidth.truncate(selected.point.name, toColumns: 32) + " "
-                let x = at.x + 1 + TextWidth.of(label) <= plot.maxX ? at.x + 1 : max(plot.x, at.x - TextWidth.of(label))
-                frame.draw(label, at: Point(x: x, y: at.y), style: theme.selection, clip: plot)
-            }
-        }
         // Labels: roofs at their right ends, decades on both axes.
         let peakName = profile.peak(precision)?.name ?? precision
         let computeLabel = String(format: "%@ %@", peakName, Self.rate(peak, unit: "FLOP/s"))
@@ -271,6 +261,17 @@ package struct RooflinePanel: Panel {
         frame.draw(
             "FLOP/byte →   ↑ G\(precision == "FP32" ? "" : precision + " ")FLOP/s   ◇ ridge",
             at: Point(x: plot.x, y: plot.maxY + 1), style: theme.dim, clip: area)
+        // The selected kernel and its name last, over every label.
+        if let selected = plotted.first(where: { $0.point == selectedName }) {
+            let dot = point(selected.flopsPerByte!, selected.gflopsPerSecond!)
+            let at = Point(x: plot.x + dot.x / 2, y: plot.y + dot.y / 4)
+            if plot.contains(at) {
+                frame.draw("◆", at: at, style: theme.selection)
+                let label = " " + TextWidth.truncate(selected.point.name, toColumns: 32) + " "
+                let x = at.x + 1 + TextWidth.of(label) <= plot.maxX ? at.x + 1 : max(plot.x, at.x - TextWidth.of(label))
+                frame.draw(label, at: Point(x: x, y: at.y), style: theme.selection, clip: plot)
+            }
+        }
     }
 
     /// `67 TFLOP/s`, `204 GFLOP/s`, `37 GB/s`, `3.4 TB/s` from a giga-rate.
