@@ -35,6 +35,7 @@ let package = Package(
         .target(name: "CKernels", cSettings: [.unsafeFlags(["-O3"])]),
         .target(name: "LoupeTensor", dependencies: ["COpenBLAS", "CKernels"], swiftSettings: strictSwift6),
         .target(name: "LoupeModels", dependencies: ["LoupeTensor"], swiftSettings: strictSwift6),
+        .target(name: "LoupeRetrieval", dependencies: ["LoupeTensor"], swiftSettings: strictSwift6),
         .target(name: "LoupeProfiling", dependencies: ["CKernels", "LoupeTensor"], swiftSettings: strictSwift6),
 
         // Pure terminal-UI model: cells, frames, layout, widgets, themes. No C, no I/O.
@@ -50,7 +51,7 @@ let package = Package(
         // Services: jobs with progress and cancellation, theme loading, notebooks.
         .target(
             name: "LoupeKit",
-            dependencies: ["LoupeStore", "LoupeTUI", "LoupeModels", "LoupeProfiling", "TOMLKit"],
+            dependencies: ["LoupeStore", "LoupeTUI", "LoupeModels", "LoupeProfiling", "LoupeRetrieval", "TOMLKit"],
             swiftSettings: strictSwift6
         ),
         // The TUI program: state, messages, update, render, panels, keymaps, the loop.
@@ -64,7 +65,7 @@ let package = Package(
             name: "LoupeCommands",
             dependencies: [
                 "LoupeApp", "LoupeKit", "LoupeStore", "LoupeTUI", "LoupeTerminal", "LoupeModels", "LoupeTensor",
-                "LoupeProfiling", "CReadline",
+                "LoupeProfiling", "LoupeRetrieval", "CReadline",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSwift6
@@ -77,6 +78,9 @@ let package = Package(
             path: "Tests/LoupeTestSupport",
             swiftSettings: strictSwift6
         ),
+        .testTarget(
+            name: "LoupeRetrievalTests", dependencies: ["LoupeRetrieval"], exclude: ["Fixtures"],
+            swiftSettings: strictSwift6),
         .testTarget(name: "LoupeTensorTests", dependencies: ["LoupeTensor"], swiftSettings: strictSwift6),
         .testTarget(
             name: "LoupeProfilingTests", dependencies: ["LoupeProfiling", "LoupeTensor"], exclude: ["Fixtures"],

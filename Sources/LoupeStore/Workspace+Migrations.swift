@@ -80,6 +80,68 @@ extension Workspace {
                 table.add(column: "footprint_bytes", .integer)
             }
         }
+        migrator.registerMigration("v6: corpus, retrieval indexes, qrels and retrieval records") { db in
+            // One row per ingested file: its hash decides whether a re-ingest has anything to do.
+            try db.create(table: "sources") { table in
+                table.autoIncrementedPrimaryKey("id")
+                table.column("path", .text).notNull().unique()
+                table.column("content_hash", .text).notNull()
+                table.column("format", .text).notNull()
+                table.column("chunker_json", .text).notNull()
+                table.column("ingested_at", .datetime).notNull()
+            }
+            try db.create(table: "documents") { table in
+                table.autoIncrementedPrimaryKey("id")
+                table.column("source_id", .integer).notNull().indexed().references("sources", onDelete: .cascade)
+                table.column("external_id", .text).notNull().indexed()
+                table.column("title", .text).notNull()
+                table.column("body", .text).notNull()
+            }
+            // A chunk is a byte range of its document's body, with its embedding once computed.
+            try db.create(table: "chunks") { table in
+                table.autoIncrementedPrimaryKey("id")
+                table.column("document_id", .integer).notNull().indexed().references("documents", onDelete: .cascade)
+                table.column("ordinal", .integer).notNull()
+                table.column("start_byte", .integer).notNull()
+                table.column("end_byte", .integer).notNull()
+                table.column("text", .text).notNull()
+                table.column("embedding", .blob)
+                table.column("embedding_model", .text)
+            }
+            // Built indexes as BLOBs, keyed by kind and the corpus state they were built from.
+            try db.create(table: "retrieval_indexes") { table in
+                table.column("kind", .text).notNull().primaryKey()
+                table.column("params_json", .text).notNull()
+                table.column("corpus_stamp", .text).notNull()
+                table.column("built_at", .datetime).notNull()
+                table.column("data", .blob).notNull()
+            }
+            try db.create(table: "qrels") { table in
+                table.column("source", .text).notNull()
+                table.column("query_id", .text).notNull()
+                table.column("document_id", .text).notNull()
+                table.column("relevance", .integer).notNull()
+                table.primaryKey(["source", "query_id", "document_id"])
+            }
+            try db.create(table: "retrieval_records") { table in
+                table.autoIncrementedPrimaryKey("id")
+                table.column("query", .text).notNull()
+                table.column("retriever", .text).notNull()
+                table.column("params_json", .text).notNull()
+                table.column("hits_json", .text).notNull()
+                table.column("created_at", .datetime).notNull()
+            }
+            try db.create(table: "retrieval_evals") { table in
+                table.autoIncrementedPrimaryKey("id")
+                table.column("retriever", .text).notNull()
+                table.column("params_json", .text).notNull()
+                table.column("queries", .text).notNull()
+                table.column("qrels_source", .text).notNull()
+                table.column("mean_json", .text).notNull()
+                table.column("per_query_json", .text).notNull()
+                table.column("created_at", .datetime).notNull()
+            }
+        }
         return migrator
     }()
 

@@ -23,7 +23,8 @@ import Testing
         #expect(info.schemaVersion == Workspace.migrationIdentifiers.count)
         #expect(
             info.tables.map(\.name) == [
-                "ceilings", "command_history", "kernel_runs", "machine_profiles", "models", "settings",
+                "ceilings", "chunks", "command_history", "documents", "kernel_runs", "machine_profiles", "models",
+                "qrels", "retrieval_evals", "retrieval_indexes", "retrieval_records", "settings", "sources",
             ])
         let header = try DatabaseQueue(path: path()).read { db in try Int32.fetchOne(db, sql: "PRAGMA application_id") }
         #expect(header == Workspace.applicationID)
@@ -119,9 +120,10 @@ import Testing
             }
             try workspace.vacuum()
         }
-        // Overwrite a page in the middle of the table's b-tree.
+        // Overwrite a page in the middle of the history's b-tree (the table fills most of the file).
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: path())[.size] as? Int)
         let handle = try #require(FileHandle(forUpdatingAtPath: path()))
-        try handle.seek(toOffset: 4096 * 20 + 100)
+        try handle.seek(toOffset: UInt64(size / 2 / 4096 * 4096 + 100))
         handle.write(Data(repeating: 0xAB, count: 2000))
         try handle.close()
         let result = try? Workspace(path: path()).check()

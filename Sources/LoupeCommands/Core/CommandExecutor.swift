@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import LoupeKit
 import LoupeModels
+import LoupeRetrieval
 import LoupeStore
 import LoupeTerminal
 
@@ -99,6 +100,7 @@ package struct CommandExecutor: CommandService {
         case let error as JobCancelled: return error.description
         case let error as TerminalError: return error.description
         case let error as ModelError: return error.description
+        case let error as RetrievalError: return error.description
         case is CocoaError: return Loupe.message(for: error)
         default: return nil
         }

@@ -17,7 +17,8 @@ package struct Loupe: ParsableCommand {
         version: version,
         subcommands: [
             WorkspaceCommand.self, EmbedCommand.self, SimilarityCommand.self, AttentionCommand.self,
-            ModelsCommand.self, KernelsCommand.self, RooflineCommand.self, ThemeCommand.self, NotebookCommand.self,
+            ModelsCommand.self, IngestCommand.self, SearchCommand.self, QrelsCommand.self, RetrievalCommand.self,
+            KernelsCommand.self, RooflineCommand.self, ThemeCommand.self, NotebookCommand.self,
             ReplCommand.self,
             BenchCommand.self,
             DocsCommand.self,

@@ -1,0 +1,249 @@
+import ArgumentParser
+import Foundation
+import LoupeKit
+import LoupeRetrieval
+import LoupeStore
+import LoupeTUI
+
+extension RetrievalService {
+    /// The service on the command's workspace.
+    static func on(_ context: CommandContext) throws -> RetrievalService {
+        RetrievalService(workspace: try context.workspace(), models: sharedModels)
+    }
+}
+
+/// `loupe ingest PATH…`: documents and chunks into the workspace.
+struct IngestCommand: LoupeCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ingest",
+        abstract: "Ingest JSONL, Markdown and text files (or folders) as documents and chunks, and embed the chunks.",
+        discussion: """
+            JSONL lines are {"id", "title", "text", ...}: each record is a document and, by default, \
+            one chunk. Markdown is cut at headings and paragraphs (200 words at most), text into \
+            200-word windows overlapping by 40. Every chunk keeps its document and byte offsets. A file \
+            whose bytes and chunker are unchanged is skipped; a changed one replaces its chunks in one \
+            transaction. Binary and invalid UTF-8 files are skipped with a warning; malformed JSONL \
+            lines are reported by line and skipped (or abort the file with --strict).
+            """
+    )
+    static var runsInsideTUI: Bool { false }
+
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: ArgumentHelp("Files or folders.", valueName: "path")) var paths: [String]
+    @Option(help: "Cut every document into windows of this many words (0: whole documents).") var chunkWords: Int?
+    @Option(help: "Words shared by consecutive windows.") var overlap = 40
+    @Flag(help: "Stop at the first malformed JSONL line.") var strict = false
+    @Flag(help: "Do not compute embeddings now (search computes missing ones).") var noEmbed = false
+    @Flag(help: "Print JSON.") var json = false
+
+    func validate() throws {
+        if paths.isEmpty { throw ValidationError("give at least one file or folder, e.g. loupe ingest corpus.jsonl") }
+        if let chunkWords, chunkWords < 0 { throw ValidationError("--chunk-words must be 0 or more") }
+    }
+
+    func run(in context: CommandContext) throws {
+        let chunker: Chunker? = chunkWords.map { $0 == 0 ? .document : .words(size: $0, overlap: overlap) }
+        let started = Date()
+        let report = try RetrievalService.on(context).ingest(
+            paths, chunker: chunker, strict: strict, embed: !noEmbed, reporter: context.reporter)
+        if json {
+            context.print(try Formatting.json(report))
+            return
+        }
+        for warning in report.warnings { context.print("warning: " + warning) }
+        context.print(
+            "\(Formatting.count(report.files, "file")): \(report.unchanged) unchanged, "
+                + "\(Formatting.count(report.documents, "document")) and \(Formatting.count(report.chunks, "chunk")) stored, "
+                + "\(Formatting.count(report.embedded, "chunk")) embedded"
+                + String(format: " in %.1f s", Date().timeIntervalSince(started)))
+        let counts = try context.workspace().corpusCounts(model: RetrievalService.embeddingModel)
+        context.print(
+            "workspace corpus: \(Formatting.count(counts.documents, "document")), \(Formatting.count(counts.chunks, "chunk")), \(counts.embedded) embedded"
+        )
+    }
+}
+
+/// Options shared by `search` and `retrieval eval`.
+struct RetrieverOptions: ParsableArguments {
+    @Option(help: "bm25, dense (MiniLM, exact cosine) or hybrid (reciprocal rank fusion of both).")
+    var retriever: String = "hybrid"
+    @Flag(help: "Stem terms (Porter) for BM25.") var stem = false
+    @Option(help: "BM25 k1.") var k1 = 1.2
+    @Option(help: "BM25 b.") var b = 0.75
+    @Option(help: "RRF's k.") var rrfK = 60.0
+    @Option(help: "RRF weights of BM25 and dense, e.g. 1,1.") var weights = "1,1"
+
+    func options() throws -> RetrievalService.Options {
+        var options = RetrievalService.Options()
+        guard let retriever = RetrievalService.Retriever(rawValue: retriever.lowercased()) else {
+            throw CommandFailure("--retriever \(retriever): use bm25, dense or hybrid")
+        }
+        options.retriever = retriever
+        options.stem = stem
+        options.k1 = k1
+        options.b = b
+        options.rrfK = rrfK
+        let parts = weights.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+        guard parts.count == 2 else {
+            throw CommandFailure("--weights \(weights): two numbers, BM25's and dense's, e.g. 1,0.5")
+        }
+        options.weights = parts
+        return options
+    }
+}
+
+/// `loupe search "query"`.
+struct SearchCommand: LoupeCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "search",
+        abstract:
+            "Search the workspace's chunks: each hit with every retriever's score and rank, and the matched terms.",
+        discussion: "Every query is saved in retrieval_records, so it can be reopened and compared."
+    )
+
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The query.") var query: String
+    @OptionGroup var retrieverOptions: RetrieverOptions
+    @Option(name: .customLong("k"), help: "How many hits.") var k = 10
+    @Option(help: "Re-rank for diversity: mmr or none.") var rerank = "none"
+    @Flag(help: "Print JSON.") var json = false
+
+    func run(in context: CommandContext) throws {
+        var options = try retrieverOptions.options()
+        options.k = max(1, k)
+        switch rerank.lowercased() {
+        case "mmr": options.mmr = true
+        case "none": options.mmr = false
+        default: throw CommandFailure("--rerank \(rerank): use mmr or none")
+        }
+        let service = try RetrievalService.on(context)
+        guard try context.workspace().corpusCounts().chunks > 0 else {
+            throw CommandFailure("the workspace has no chunks yet: loupe ingest FILE first")
+        }
+        let hits = try service.search(query, options: options)
+        let hitsJSON = try Formatting.json(hits)
+        let paramsJSON = try Formatting.json(options)
+        let id = try context.workspace().recordRetrieval(
+            query: query, retriever: options.retriever.rawValue, paramsJSON: paramsJSON, hitsJSON: hitsJSON)
+        if json {
+            context.print(hitsJSON)
+            return
+        }
+        context.print(
+            "rank  bm25 (rank)     dense (rank)    \(options.retriever == .hybrid ? "rrf   " : "      ")  document  "
+                + "title".padding(toLength: 52, withPad: " ", startingAt: 0) + "  [matched terms]")
+        for hit in hits {
+            func placement(_ p: RetrievalService.Placement?, _ format: String) -> String {
+                guard let p else { return "—".padding(toLength: 15, withPad: " ", startingAt: 0) }
+                return (String(format: format, p.score) + " (\(p.rank))").padding(
+                    toLength: 15, withPad: " ", startingAt: 0)
+            }
+            let fused = options.retriever == .hybrid ? String(format: "%.4f", hit.fused.score) : "      "
+            let title = UntrustedText.sanitized(hit.title.isEmpty ? hit.text : hit.title)
+            context.print(
+                String(format: "%4d  ", hit.rank) + placement(hit.bm25, "%6.2f") + " " + placement(hit.dense, "%.3f")
+                    + " "
+                    + fused + "  "
+                    + "\(hit.documentID)#\(hit.ordinal)".padding(toLength: 9, withPad: " ", startingAt: 0) + " "
+                    + TextWidth.fit(title.replacingOccurrences(of: "\n", with: " "), toColumns: 52) + "  ["
+                    + hit.matchedTerms.joined(separator: " ") + "]")
+        }
+        context.print("saved as retrieval record \(id)")
+    }
+}
+
+/// `loupe qrels load FILE`.
+struct QrelsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "qrels", abstract: "Relevance judgments for retrieval evaluation.", subcommands: [Load.self])
+
+    struct Load: LoupeCommand {
+        static let configuration = CommandConfiguration(
+            abstract:
+                "Load TREC qrels (qid iteration docid relevance) into the workspace, replacing a file of that name.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: ArgumentHelp("The qrels file.", valueName: "file")) var file: String
+
+        func run(in context: CommandContext) throws {
+            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
+                throw CommandFailure("\(file): cannot be read as UTF-8 text")
+            }
+            let name = (file as NSString).lastPathComponent
+            let qrels = try Qrels.parse(text, file: name)
+            try context.workspace().replaceQrels(source: name, judgments: qrels.judgments)
+            let count = qrels.judgments.values.reduce(0) { $0 + $1.count }
+            context.print(
+                "loaded \(Formatting.count(count, "judgment")) for \(Formatting.count(qrels.judgments.count, "query", "queries")) as \(name)"
+            )
+        }
+    }
+}
+
+/// `loupe retrieval eval`.
+struct RetrievalCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "retrieval", abstract: "Evaluate retrieval against relevance judgments.", subcommands: [Eval.self])
+
+    struct Eval: LoupeCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "nDCG@10, MAP, MRR, recall@100 and P@10 per query and mean (trec_eval conventions), stored.",
+            discussion: """
+                Queries are JSONL ({"id", "text"}). Each runs at depth 100; chunks roll up to their \
+                documents (a document scores its best chunk). Ties are broken as trec_eval does (document \
+                id descending); gains are the qrels' relevance as-is; means are over every judged query \
+                in the file (a query with nothing retrieved scores 0).
+                """
+        )
+        static var runsInsideTUI: Bool { false }
+
+        @OptionGroup var global: GlobalOptions
+        @Option(help: ArgumentHelp("The queries, JSONL.", valueName: "file")) var queries: String
+        @Option(
+            help: ArgumentHelp(
+                "A qrels file, or the name of one loaded with `qrels load` (default: the last loaded).",
+                valueName: "qrels"))
+        var qrels: String?
+        @OptionGroup var retrieverOptions: RetrieverOptions
+        @Flag(help: "Print JSON (mean and per query).") var json = false
+
+        func run(in context: CommandContext) throws {
+            let workspace = try context.workspace()
+            let judgments: (source: String, judgments: [String: [String: Int]])
+            if let qrels, FileManager.default.fileExists(atPath: qrels) {
+                let text = try String(contentsOfFile: qrels, encoding: .utf8)
+                let name = (qrels as NSString).lastPathComponent
+                judgments = (name, try Qrels.parse(text, file: name).judgments)
+            } else if let stored = try workspace.qrels(source: qrels) {
+                judgments = stored
+            } else {
+                throw CommandFailure(
+                    qrels.map { "\($0): neither a file nor loaded qrels" }
+                        ?? "no qrels loaded: pass --qrels FILE or run loupe qrels load FILE")
+            }
+            guard let text = try? String(contentsOfFile: queries, encoding: .utf8) else {
+                throw CommandFailure("\(queries): cannot be read as UTF-8 text")
+            }
+            let parsed = try CorpusReader.jsonl(text, file: queries, strict: true).documents.map { ($0.id, $0.body) }
+            let options = try retrieverOptions.options()
+            let evaluation = try RetrievalService.on(context).evaluate(
+                queries: parsed, qrels: judgments.judgments, options: options, reporter: context.reporter)
+            let id = try workspace.recordRetrievalEval(
+                retriever: options.retriever.rawValue, paramsJSON: try Formatting.json(options), queries: queries,
+                qrelsSource: judgments.source, meanJSON: try Formatting.json(evaluation.mean),
+                perQueryJSON: try Formatting.json(evaluation.perQuery))
+            if json {
+                context.print(try Formatting.json(evaluation))
+                return
+            }
+            let m = evaluation.mean
+            context.print(
+                "\(options.retriever.rawValue)\(options.stem ? " (stemmed)" : "") on \(Formatting.count(evaluation.queries, "judged query", "judged queries")) (\(judgments.source)):"
+            )
+            context.print(
+                String(
+                    format: "  nDCG@10 %.4f   MAP@100 %.4f   MRR %.4f   R@100 %.4f   P@10 %.4f", m.ndcg[10] ?? 0,
+                    m.averagePrecision, m.reciprocalRank, m.recall[100] ?? 0, m.precision[10] ?? 0))
+            context.print("stored as retrieval eval \(id)")
+        }
+    }
+}

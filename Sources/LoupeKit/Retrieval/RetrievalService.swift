@@ -1,0 +1,351 @@
+import Foundation
+import LoupeModels
+import LoupeRetrieval
+import LoupeStore
+
+/// The retrieval engine on a workspace: ingest files into documents and chunks, keep the
+/// indexes fresh, answer queries with every retriever's score and rank, evaluate against qrels.
+package struct RetrievalService: Sendable {
+    package enum Retriever: String, CaseIterable, Sendable, Codable {
+        case bm25, dense, hybrid
+    }
+
+    /// The knobs of a query; stored with every retrieval record.
+    package struct Options: Hashable, Sendable, Codable {
+        package var retriever: Retriever = .hybrid
+        package var k = 10
+        package var k1 = 1.2
+        package var b = 0.75
+        package var stem = false
+        /// RRF's k and each retriever's weight (BM25, dense).
+        package var rrfK = 60.0
+        package var weights = [1.0, 1.0]
+        /// How many hits each retriever contributes to the fusion.
+        package var depth = 100
+        package var mmr = false
+        package var mmrLambda: Float = 0.7
+
+        package init() {}
+    }
+
+    /// A retriever's view of a hit.
+    package struct Placement: Hashable, Sendable, Codable {
+        package var score: Double
+        package var rank: Int
+    }
+
+    package struct Hit: Hashable, Sendable, Codable {
+        package var rank: Int
+        package var chunkID: Int64
+        package var documentID: String
+        package var title: String
+        package var ordinal: Int
+        package var startByte: Int
+        package var endByte: Int
+        package var text: String
+        package var bm25: Placement?
+        package var dense: Placement?
+        /// The fused score and rank for hybrid; the retriever's own otherwise.
+        package var fused: Placement
+        package var matchedTerms: [String]
+        package var contributions: [BM25Index.Contribution]
+    }
+
+    package struct IngestReport: Hashable, Sendable, Codable {
+        package var files = 0
+        package var unchanged = 0
+        package var documents = 0
+        package var chunks = 0
+        package var embedded = 0
+        package var warnings: [String] = []
+    }
+
+    package let workspace: Workspace
+    private let models: ModelLibrary
+    package static let embeddingModel = ModelLibrary.miniLMName
+    package static let dimensions = 384
+
+    package init(workspace: Workspace, models: ModelLibrary) {
+        self.workspace = workspace
+        self.models = models
+    }
+
+    // MARK: - Ingest
+
+    /// Files under `paths` (directories are walked for .jsonl, .md and .txt), sorted.
+    package static func files(_ paths: [String]) throws(RetrievalError) -> [String] {
+        var result: [String] = []
+        for path in paths {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+                throw RetrievalError("\(path): no such file or directory")
+            }
+            if isDirectory.boolValue {
+                let found = (FileManager.default.subpaths(atPath: path) ?? []).filter {
+                    let lower = $0.lowercased()
+                    return [".jsonl", ".ndjson", ".md", ".markdown", ".txt"].contains { lower.hasSuffix($0) }
+                }.sorted().map { (path as NSString).appendingPathComponent($0) }
+                result += found
+            } else {
+                result.append(path)
+            }
+        }
+        return result
+    }
+
+    /// The default chunker for a format: JSONL records are passages already.
+    package static func defaultChunker(_ format: CorpusReader.Format) -> Chunker {
+        switch format {
+        case .jsonl: return .document
+        case .markdown: return .markdown(maxWords: 200)
+        case .text: return .words(size: 200, overlap: 40)
+        }
+    }
+
+    /// Reads, chunks and stores each file (one transaction per file, skipped when its bytes
+    /// and chunker are unchanged), then embeds chunks that have no embedding yet.
+    package func ingest(
+        _ paths: [String], chunker override: Chunker? = nil, strict: Bool = false, embed: Bool = true,
+        reporter: JobReporter = .detached()
+    ) throws -> IngestReport {
+        var report = IngestReport()
+        let files = try Self.files(paths)
+        for (index, file) in files.enumerated() {
+            try reporter.checkCancellation()
+            reporter.report(
+                JobProgress(
+                    completed: Double(index), total: Double(files.count), detail: (file as NSString).lastPathComponent))
+            report.files += 1
+            guard let data = FileManager.default.contents(atPath: file) else {
+                report.warnings.append("\(file): cannot be read, skipped")
+                continue
+            }
+            let text: String
+            do {
+                text = try CorpusReader.text(data, file: file)
+            } catch {
+                report.warnings.append(error.description)
+                continue
+            }
+            let format = CorpusReader.Format.of(path: file)
+            let chunker = override ?? Self.defaultChunker(format)
+            let chunkerJSON = String(decoding: try JSONEncoder().encode(chunker), as: UTF8.self)
+            let hash = SHA256.hex(data) + ":" + chunkerJSON
+            let key = URL(fileURLWithPath: file).standardizedFileURL.path
+            if try workspace.sourceHash(path: key) == hash {
+                report.unchanged += 1
+                continue
+            }
+            var documents: [CorpusDocument]
+            switch format {
+            case .jsonl:
+                let parsed = try CorpusReader.jsonl(text, file: file, strict: strict)
+                documents = parsed.documents
+                report.warnings += parsed.warnings
+            case .markdown, .text:
+                let title =
+                    text.split(separator: "\n").first { !$0.trimmingCharacters(in: .whitespaces).isEmpty }.map {
+                        String($0.drop { $0 == "#" || $0 == " " })
+                    } ?? ""
+                documents = [CorpusDocument(id: (file as NSString).lastPathComponent, title: "", text: text)]
+                documents[0].title = title
+            }
+            let stored = documents.map { document in
+                let bytes = Array(document.body.utf8)
+                return IngestDocument(
+                    externalID: document.id, title: document.title, body: document.body,
+                    chunks: chunker.ranges(document.body).map {
+                        IngestDocument.Chunk(
+                            startByte: $0.lowerBound, endByte: $0.upperBound,
+                            text: String(decoding: bytes[$0], as: UTF8.self))
+                    })
+            }
+            try workspace.replaceSource(
+                path: key, hash: hash, format: format.rawValue, chunkerJSON: chunkerJSON, documents: stored)
+            report.documents += stored.count
+            report.chunks += stored.reduce(0) { $0 + $1.chunks.count }
+        }
+        if embed { report.embedded = try embedMissing(reporter: reporter) }
+        return report
+    }
+
+    /// Embeds every chunk without a MiniLM embedding, storing each batch as it is done.
+    @discardableResult
+    package func embedMissing(reporter: JobReporter = .detached()) throws -> Int {
+        let missing = try workspace.chunksWithoutEmbedding(model: Self.embeddingModel)
+        guard !missing.isEmpty else { return 0 }
+        let embedder = try models.miniLM()
+        let batch = 128
+        var done = 0
+        for start in stride(from: 0, to: missing.count, by: batch) {
+            try reporter.checkCancellation()
+            reporter.report(
+                JobProgress(completed: Double(done), total: Double(missing.count), detail: "embedding chunks"))
+            let slice = Array(missing[start..<min(missing.count, start + batch)])
+            let vectors = embedder.embed(slice.map(\.text)).map(\.vector)
+            try workspace.storeEmbeddings(zip(slice, vectors).map { ($0.id, $1) }, model: Self.embeddingModel)
+            done += slice.count
+        }
+        return done
+    }
+
+    // MARK: - Indexes
+
+    /// The chunks and a BM25 index over them: the stored BLOB when it was built from the same
+    /// chunks with the same tokenisation and reads back whole, else rebuilt and stored.
+    package func bm25(stem: Bool) throws -> (chunks: [StoredChunk], index: BM25Index, rebuilt: Bool) {
+        let chunks = try workspace.chunks()
+        let stamp = try workspace.corpusStamp()
+        let kind = stem ? "bm25-porter" : "bm25"
+        if let stored = try workspace.storedIndex(kind: kind), stored.corpusStamp == stamp,
+            let index = BM25Index(serialized: stored.data), index.documentCount == chunks.count
+        {
+            return (chunks, index, false)
+        }
+        let tokenizer = RetrievalTokenizer(stem: stem)
+        let index = BM25Index(documents: chunks.map { tokenizer.terms($0.text) })
+        try workspace.storeIndex(
+            StoredIndex(
+                kind: kind, paramsJSON: "{\"stem\":\(stem),\"stopwords\":\"lucene-english-33\"}", corpusStamp: stamp,
+                data: index.serialized()))
+        return (chunks, index, true)
+    }
+
+    /// Exact cosine search over every chunk's MiniLM embedding (embedding missing ones first).
+    package func flatIndex(chunks: [StoredChunk]) throws -> FlatIndex {
+        try embedMissing()
+        let stored = try workspace.embeddings(model: Self.embeddingModel, dimensions: Self.dimensions)
+        let byID = Dictionary(stored.map { ($0.id, $0.vector) }, uniquingKeysWith: { a, _ in a })
+        var index = FlatIndex(dimensions: Self.dimensions)
+        for chunk in chunks {
+            guard let vector = byID[chunk.id] else {
+                throw RetrievalError("chunk \(chunk.id) has no usable embedding; run loupe ingest again")
+            }
+            index.add(vector)
+        }
+        return index
+    }
+
+    // MARK: - Search
+
+    /// Ranked chunks for `query`, each with every retriever's score and rank.
+    package func search(_ query: String, options: Options) throws -> [Hit] {
+        let ranked = try rank(query, options: options, context: try context(for: options))
+        return ranked
+    }
+
+    /// What a batch of queries shares: the chunks, the indexes, the embedder.
+    package struct Context {
+        var chunks: [StoredChunk]
+        var bm25: BM25Index
+        var flat: FlatIndex?
+        var embedder: SentenceEmbedder?
+    }
+
+    package func context(for options: Options) throws -> Context {
+        let (chunks, bm25, _) = try bm25(stem: options.stem)
+        guard options.retriever != .bm25 || options.mmr else {
+            return Context(chunks: chunks, bm25: bm25, flat: nil, embedder: nil)
+        }
+        return Context(chunks: chunks, bm25: bm25, flat: try flatIndex(chunks: chunks), embedder: try models.miniLM())
+    }
+
+    /// Ranked hits; `details` adds the matched terms and BM25 contributions (an evaluation,
+    /// which only needs the order, leaves them out).
+    package func rank(_ query: String, options: Options, context: Context, details: Bool = true) throws -> [Hit] {
+        let tokenizer = RetrievalTokenizer(stem: options.stem)
+        let terms = tokenizer.terms(query)
+        let parameters = BM25Index.Parameters(k1: options.k1, b: options.b)
+        let depth = max(options.k, options.depth)
+        let lexical = context.bm25.search(terms, k: depth, parameters: parameters)
+        var queryVector: [Float]?
+        var semantic: [(index: Int, score: Float)] = []
+        if let flat = context.flat, let embedder = context.embedder {
+            let vector = embedder.embed([query])[0].vector
+            queryVector = vector
+            semantic = flat.search(vector, k: depth)
+        }
+        var bm25Places: [Int: Placement] = [:]
+        for (rank, hit) in lexical.enumerated() {
+            bm25Places[hit.document] = Placement(score: hit.score, rank: rank + 1)
+        }
+        var densePlaces: [Int: Placement] = [:]
+        for (rank, hit) in semantic.enumerated() {
+            densePlaces[hit.index] = Placement(score: Double(hit.score), rank: rank + 1)
+        }
+        var order: [(index: Int, score: Double)]
+        switch options.retriever {
+        case .bm25: order = lexical.map { ($0.document, $0.score) }
+        case .dense: order = semantic.map { ($0.index, Double($0.score)) }
+        case .hybrid:
+            let fused = RankFusion.reciprocalRank(
+                [lexical.map { String($0.document) }, semantic.map { String($0.index) }], weights: options.weights,
+                k: options.rrfK)
+            order = fused.map { (Int($0.document)!, $0.score) }
+        }
+        if options.mmr, let queryVector, let flat = context.flat {
+            let candidates = order.prefix(max(options.k * 3, 30)).map { item in
+                (
+                    id: item.index,
+                    vector: Array(flat.vectors[(item.index * flat.dimensions)..<((item.index + 1) * flat.dimensions)])
+                )
+            }
+            let scores = Dictionary(order.map { ($0.index, $0.score) }, uniquingKeysWith: { a, _ in a })
+            order = MMR.rerank(query: queryVector, candidates: candidates, k: options.k, lambda: options.mmrLambda).map
+            {
+                ($0, scores[$0] ?? 0)
+            }
+        }
+        let querySet = Set(terms)
+        return order.prefix(options.k).enumerated().map { rank, item in
+            let chunk = context.chunks[item.index]
+            let chunkTerms = details ? Set(tokenizer.terms(chunk.text)) : []
+            return Hit(
+                rank: rank + 1, chunkID: chunk.id, documentID: chunk.documentID, title: chunk.title,
+                ordinal: chunk.ordinal, startByte: chunk.startByte, endByte: chunk.endByte, text: chunk.text,
+                bm25: bm25Places[item.index], dense: densePlaces[item.index],
+                fused: Placement(score: item.score, rank: rank + 1),
+                matchedTerms: terms.reduce(into: [String]()) {
+                    if querySet.contains($1) && chunkTerms.contains($1) && !$0.contains($1) { $0.append($1) }
+                },
+                contributions: details ? context.bm25.explain(terms, document: item.index, parameters: parameters) : [])
+        }
+    }
+
+    // MARK: - Evaluation
+
+    package struct Evaluation: Sendable, Codable {
+        package var retriever: Retriever
+        package var queries: Int
+        package var mean: RetrievalMetrics.Scores
+        package var perQuery: [String: RetrievalMetrics.Scores]
+    }
+
+    /// Runs every query at depth `depth`, chunks rolled up to documents (a document scores its
+    /// best chunk), and scores the run against `qrels` with trec_eval's conventions.
+    package func evaluate(
+        queries: [(id: String, text: String)], qrels: [String: [String: Int]], options: Options,
+        reporter: JobReporter = .detached()
+    ) throws -> Evaluation {
+        var options = options
+        options.k = max(options.depth, 100)
+        let context = try context(for: options)
+        var perQuery: [String: RetrievalMetrics.Scores] = [:]
+        for (index, query) in queries.enumerated() {
+            try reporter.checkCancellation()
+            if index % 16 == 0 {
+                reporter.report(JobProgress(completed: Double(index), total: Double(queries.count), detail: query.id))
+            }
+            var best: [String: Double] = [:]
+            for hit in try rank(query.text, options: options, context: context, details: false) {
+                best[hit.documentID] = max(best[hit.documentID] ?? -.infinity, hit.fused.score)
+            }
+            guard let judged = qrels[query.id] else { continue }
+            perQuery[query.id] = RetrievalMetrics.evaluate(run: best.map { ($0.key, $0.value) }, qrels: judged)
+        }
+        let judgedQueries = queries.map(\.id).filter { qrels[$0] != nil }
+        return Evaluation(
+            retriever: options.retriever, queries: judgedQueries.count,
+            mean: RetrievalMetrics.mean(perQuery, queries: judgedQueries), perQuery: perQuery)
+    }
+}

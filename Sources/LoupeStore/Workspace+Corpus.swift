@@ -1,0 +1,263 @@
+import Foundation
+import GRDB
+
+/// A document to store: its id in the source, title, body, and the chunks cut from the body.
+package struct IngestDocument: Hashable, Sendable {
+    package struct Chunk: Hashable, Sendable {
+        package var startByte: Int
+        package var endByte: Int
+        package var text: String
+
+        package init(startByte: Int, endByte: Int, text: String) {
+            self.startByte = startByte
+            self.endByte = endByte
+            self.text = text
+        }
+    }
+
+    package var externalID: String
+    package var title: String
+    package var body: String
+    package var chunks: [Chunk]
+
+    package init(externalID: String, title: String, body: String, chunks: [Chunk]) {
+        self.externalID = externalID
+        self.title = title
+        self.body = body
+        self.chunks = chunks
+    }
+}
+
+/// A stored chunk with its document's id and title.
+package struct StoredChunk: Hashable, Sendable {
+    package var id: Int64
+    package var documentID: String
+    package var title: String
+    package var ordinal: Int
+    package var startByte: Int
+    package var endByte: Int
+    package var text: String
+}
+
+/// A stored index: what it was built with and from.
+package struct StoredIndex: Hashable, Sendable {
+    package var kind: String
+    package var paramsJSON: String
+    package var corpusStamp: String
+    package var data: Data
+
+    package init(kind: String, paramsJSON: String, corpusStamp: String, data: Data) {
+        self.kind = kind
+        self.paramsJSON = paramsJSON
+        self.corpusStamp = corpusStamp
+        self.data = data
+    }
+}
+
+extension Workspace {
+    /// The content hash recorded for `path`'s last ingest, if any.
+    package func sourceHash(path: String) throws(WorkspaceError) -> String? {
+        try read { db in
+            try String.fetchOne(db, sql: "SELECT content_hash FROM sources WHERE path = ?", arguments: [path])
+        }
+    }
+
+    /// Replaces everything ingested from `path` by `documents`, in one transaction: a kill half way
+    /// leaves the previous state.
+    package func replaceSource(
+        path: String, hash: String, format: String, chunkerJSON: String, documents: [IngestDocument]
+    ) throws(WorkspaceError) {
+        try write { db in
+            try db.execute(sql: "DELETE FROM sources WHERE path = ?", arguments: [path])
+            try db.execute(
+                sql:
+                    "INSERT INTO sources (path, content_hash, format, chunker_json, ingested_at) VALUES (?, ?, ?, ?, ?)",
+                arguments: [path, hash, format, chunkerJSON, Date()])
+            let source = db.lastInsertedRowID
+            let insertDocument = try db.makeStatement(
+                sql: "INSERT INTO documents (source_id, external_id, title, body) VALUES (?, ?, ?, ?)")
+            let insertChunk = try db.makeStatement(
+                sql: "INSERT INTO chunks (document_id, ordinal, start_byte, end_byte, text) VALUES (?, ?, ?, ?, ?)")
+            for document in documents {
+                try insertDocument.execute(arguments: [source, document.externalID, document.title, document.body])
+                let id = db.lastInsertedRowID
+                for (ordinal, chunk) in document.chunks.enumerated() {
+                    try insertChunk.execute(arguments: [id, ordinal, chunk.startByte, chunk.endByte, chunk.text])
+                }
+            }
+        }
+    }
+
+    /// Counts of sources, documents and chunks, and chunks with an embedding of `model`.
+    package func corpusCounts(model: String? = nil) throws(WorkspaceError) -> (
+        sources: Int, documents: Int, chunks: Int, embedded: Int
+    ) {
+        try read { db in
+            (
+                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sources") ?? 0,
+                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM documents") ?? 0,
+                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM chunks") ?? 0,
+                try Int.fetchOne(
+                    db, sql: "SELECT COUNT(*) FROM chunks WHERE embedding IS NOT NULL AND embedding_model = ?",
+                    arguments: [model ?? ""]) ?? 0
+            )
+        }
+    }
+
+    /// Identifies the chunk set: an index built from another stamp is stale.
+    package func corpusStamp() throws(WorkspaceError) -> String {
+        try read { db in
+            let row = try Row.fetchOne(
+                db, sql: "SELECT COUNT(*) AS n, COALESCE(MAX(id), 0) AS last, COALESCE(SUM(id), 0) AS total FROM chunks"
+            )!
+            return "\(row["n"] as Int64):\(row["last"] as Int64):\(row["total"] as Int64)"
+        }
+    }
+
+    /// Every chunk, by id.
+    package func chunks() throws(WorkspaceError) -> [StoredChunk] {
+        try read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT c.id, d.external_id, d.title, c.ordinal, c.start_byte, c.end_byte, c.text
+                    FROM chunks c JOIN documents d ON d.id = c.document_id ORDER BY c.id
+                    """
+            ).map {
+                StoredChunk(
+                    id: $0[0], documentID: $0[1], title: $0[2], ordinal: $0[3], startByte: $0[4], endByte: $0[5],
+                    text: $0[6])
+            }
+        }
+    }
+
+    /// A document's title and body by its external id (the first, if several sources share it).
+    package func document(externalID: String) throws(WorkspaceError) -> (title: String, body: String)? {
+        try read { db in
+            try Row.fetchOne(
+                db, sql: "SELECT title, body FROM documents WHERE external_id = ? ORDER BY id LIMIT 1",
+                arguments: [externalID]
+            ).map { ($0[0], $0[1]) }
+        }
+    }
+
+    /// Chunks that have no embedding from `model` yet: id and text.
+    package func chunksWithoutEmbedding(model: String) throws(WorkspaceError) -> [(id: Int64, text: String)] {
+        try read { db in
+            try Row.fetchAll(
+                db,
+                sql: "SELECT id, text FROM chunks WHERE embedding IS NULL OR embedding_model IS NOT ? ORDER BY id",
+                arguments: [model]
+            ).map { ($0[0], $0[1]) }
+        }
+    }
+
+    /// Stores a batch of embeddings (Float32 little-endian) in one transaction.
+    package func storeEmbeddings(_ embeddings: [(id: Int64, vector: [Float])], model: String) throws(WorkspaceError) {
+        try write { db in
+            let statement = try db.makeStatement(
+                sql: "UPDATE chunks SET embedding = ?, embedding_model = ? WHERE id = ?")
+            for (id, vector) in embeddings {
+                let data = vector.withUnsafeBufferPointer { Data(buffer: $0) }
+                try statement.execute(arguments: [data, model, id])
+            }
+        }
+    }
+
+    /// Every chunk's embedding from `model`, by chunk id; a BLOB of the wrong size is an error.
+    package func embeddings(model: String, dimensions: Int) throws(WorkspaceError) -> [(id: Int64, vector: [Float])] {
+        try read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT id, embedding FROM chunks WHERE embedding_model = ? ORDER BY id", arguments: [model]
+            ).compactMap { row -> (Int64, [Float])? in
+                let data: Data = row[1]
+                guard data.count == dimensions * 4 else { return nil }
+                let vector = data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+                return (row[0], vector)
+            }
+        }
+    }
+
+    package func storedIndex(kind: String) throws(WorkspaceError) -> StoredIndex? {
+        try read { db in
+            try Row.fetchOne(
+                db, sql: "SELECT kind, params_json, corpus_stamp, data FROM retrieval_indexes WHERE kind = ?",
+                arguments: [kind]
+            ).map { StoredIndex(kind: $0[0], paramsJSON: $0[1], corpusStamp: $0[2], data: $0[3]) }
+        }
+    }
+
+    package func storeIndex(_ index: StoredIndex) throws(WorkspaceError) {
+        try write { db in
+            try db.execute(
+                sql: """
+                    INSERT OR REPLACE INTO retrieval_indexes (kind, params_json, corpus_stamp, built_at, data)
+                    VALUES (?, ?, ?, ?, ?)
+                    """, arguments: [index.kind, index.paramsJSON, index.corpusStamp, Date(), index.data])
+        }
+    }
+
+    /// Replaces the judgments of `source` (a file name) in one transaction.
+    package func replaceQrels(source: String, judgments: [String: [String: Int]]) throws(WorkspaceError) {
+        try write { db in
+            try db.execute(sql: "DELETE FROM qrels WHERE source = ?", arguments: [source])
+            let statement = try db.makeStatement(
+                sql: "INSERT INTO qrels (source, query_id, document_id, relevance) VALUES (?, ?, ?, ?)")
+            for (query, documents) in judgments {
+                for (document, relevance) in documents {
+                    try statement.execute(arguments: [source, query, document, relevance])
+                }
+            }
+        }
+    }
+
+    /// The judgments of `source`, or of the most recently loaded source when nil.
+    package func qrels(source: String? = nil) throws(WorkspaceError) -> (
+        source: String, judgments: [String: [String: Int]]
+    )? {
+        try read { db in
+            let name =
+                try source
+                ?? String.fetchOne(db, sql: "SELECT source FROM qrels ORDER BY rowid DESC LIMIT 1")
+            guard let name else { return nil }
+            var judgments: [String: [String: Int]] = [:]
+            for row in try Row.fetchAll(
+                db, sql: "SELECT query_id, document_id, relevance FROM qrels WHERE source = ?", arguments: [name])
+            {
+                judgments[row[0], default: [:]][row[1]] = row[2]
+            }
+            return judgments.isEmpty ? nil : (name, judgments)
+        }
+    }
+
+    /// Saves a query run so it can be reopened and compared; returns its id.
+    @discardableResult
+    package func recordRetrieval(query: String, retriever: String, paramsJSON: String, hitsJSON: String)
+        throws(WorkspaceError) -> Int64
+    {
+        try write { db in
+            try db.execute(
+                sql:
+                    "INSERT INTO retrieval_records (query, retriever, params_json, hits_json, created_at) VALUES (?, ?, ?, ?, ?)",
+                arguments: [query, retriever, paramsJSON, hitsJSON, Date()])
+            return db.lastInsertedRowID
+        }
+    }
+
+    /// Saves an evaluation's mean and per-query figures; returns its id.
+    @discardableResult
+    package func recordRetrievalEval(
+        retriever: String, paramsJSON: String, queries: String, qrelsSource: String, meanJSON: String,
+        perQueryJSON: String
+    ) throws(WorkspaceError) -> Int64 {
+        try write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO retrieval_evals (retriever, params_json, queries, qrels_source, mean_json, per_query_json, created_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [retriever, paramsJSON, queries, qrelsSource, meanJSON, perQueryJSON, Date()])
+            return db.lastInsertedRowID
+        }
+    }
+}

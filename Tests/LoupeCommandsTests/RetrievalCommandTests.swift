@@ -1,0 +1,149 @@
+import Foundation
+import GRDB
+import LoupeStore
+import Testing
+
+/// `ingest`, `search`, `qrels load` and `retrieval eval` through the real binary, MiniLM included.
+@Suite(.serialized) struct RetrievalCommandTests {
+    static let corpus = """
+        {"id": "d1", "title": "Flutter of swept wings", "text": "Wind tunnel tests of flutter on swept wings at transonic speeds."}
+        {"id": "d2", "title": "Heat transfer", "text": "Heat transfer in the laminar boundary layer of a flat plate."}
+        {"id": "d3", "title": "Shock waves", "text": "Interaction of a shock wave with a turbulent boundary layer."}
+        {"id": "d4", "title": "Buckling", "text": "Buckling of thin cylindrical shells under axial compression."}
+
+        """
+
+    private func write(_ text: String, _ name: String, in directory: String) -> String {
+        let path = directory + "/" + name
+        _ = FileManager.default.createFile(atPath: path, contents: Data(text.utf8))
+        return path
+    }
+
+    @Test func ingestSkipsUnchangedFilesReplacesChangedOnesAndNamesBadInput() throws {
+        let directory = TestEnvironment.temporaryDirectory()
+        let file = directory + "/w.sqlite"
+        let corpus = write(Self.corpus + "{broken\n", "c.jsonl", in: directory)
+        _ = FileManager.default.createFile(atPath: directory + "/blob.txt", contents: Data([0x41, 0, 0x42]))
+        _ = FileManager.default.createFile(atPath: directory + "/latin1.txt", contents: Data([0x63, 0x61, 0x66, 0xE9]))
+        var result = try TestEnvironment.run(["--workspace", file, "ingest", directory, "--no-embed"])
+        #expect(result.status == 0)
+        #expect(result.output.contains("warning: \(corpus):5: not a JSON object, line skipped"))
+        #expect(result.output.contains("blob.txt: binary file (NUL bytes), skipped"))
+        #expect(result.output.contains("latin1.txt: not valid UTF-8, skipped"))
+        #expect(result.output.contains("4 documents and 4 chunks stored"))
+        result = try TestEnvironment.run(["--workspace", file, "ingest", corpus, "--no-embed"])
+        #expect(result.output.contains("1 file: 1 unchanged, 0 documents"))
+        // A changed file replaces its chunks; --strict refuses the bad line and keeps the old state.
+        _ = write(Self.corpus.replacingOccurrences(of: "d4", with: "d5") + "{broken\n", "c.jsonl", in: directory)
+        result = try TestEnvironment.run(["--workspace", file, "ingest", corpus, "--no-embed", "--strict"])
+        #expect(result.status != 0)
+        #expect(result.error.contains("c.jsonl:5: not a JSON object"))
+        let workspace = try Workspace(path: file)
+        #expect(try workspace.chunks().map(\.documentID) == ["d1", "d2", "d3", "d4"])
+        result = try TestEnvironment.run(["--workspace", file, "ingest", corpus, "--no-embed"])
+        #expect(try workspace.chunks().map(\.documentID) == ["d1", "d2", "d3", "d5"])
+        #expect(try workspace.corpusCounts().documents == 4)
+    }
+
+    @Test func searchGivesEveryRetrieversRankAndIsSaved() throws {
+        let directory = TestEnvironment.temporaryDirectory()
+        let file = directory + "/w.sqlite"
+        let corpus = write(Self.corpus, "c.jsonl", in: directory)
+        #expect(try TestEnvironment.run(["--workspace", file, "ingest", corpus]).output.contains("4 chunks embedded"))
+        let result = try TestEnvironment.run([
+            "--workspace", file, "search", "shock boundary layer", "--k", "3", "--json",
+        ])
+        #expect(result.status == 0)
+        struct Hit: Decodable {
+            struct Placement: Decodable {
+                var score: Double
+                var rank: Int
+            }
+            var documentId: String
+            var bm25: Placement?
+            var dense: Placement?
+            var fused: Placement
+            var matchedTerms: [String]
+            var startByte: Int
+            var endByte: Int
+        }
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        let hits = try decoder.decode([Hit].self, from: Data(result.output.utf8))
+        #expect(hits.count == 3)
+        #expect(hits[0].documentId == "d3")
+        #expect(hits[0].bm25?.rank == 1 && hits[0].dense?.rank == 1)
+        #expect(hits[0].matchedTerms == ["shock", "boundary", "layer"])
+        #expect(hits.map(\.fused.rank) == [1, 2, 3])
+        #expect(hits[0].startByte == 0 && hits[0].endByte > 40)
+        let workspace = try Workspace(path: file)
+        let saved = try workspace.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM retrieval_records") }
+        #expect(saved == 1)
+        // A BLOB that does not read back is rebuilt, not trusted.
+        try workspace.write { db in try db.execute(sql: "UPDATE retrieval_indexes SET data = x'00010203'") }
+        let again = try TestEnvironment.run(["--workspace", file, "search", "shock", "--retriever", "bm25", "--k", "1"])
+        #expect(again.status == 0)
+        #expect(again.output.contains("d3#0"))
+        let size = try workspace.read { db in
+            try Int.fetchOne(db, sql: "SELECT length(data) FROM retrieval_indexes WHERE kind = 'bm25'")
+        }
+        #expect((size ?? 0) > 4)
+    }
+
+    @Test func evalScoresTheRunAgainstLoadedQrels() throws {
+        let directory = TestEnvironment.temporaryDirectory()
+        let file = directory + "/w.sqlite"
+        let corpus = write(Self.corpus, "c.jsonl", in: directory)
+        _ = try TestEnvironment.run(["--workspace", file, "ingest", corpus, "--no-embed"])
+        let queries = write(
+            "{\"id\": \"q1\", \"text\": \"shock wave\"}\n{\"id\": \"q2\", \"text\": \"heat plate\"}\n", "q.jsonl",
+            in: directory)
+        let qrels = write("q1 0 d3 2\nq2 0 d4 1\nq3 0 d1 1\n", "q.trec", in: directory)
+        #expect(
+            try TestEnvironment.run(["--workspace", file, "qrels", "load", qrels]).output.contains(
+                "3 judgments for 3 queries"))
+        let result = try TestEnvironment.run([
+            "--workspace", file, "retrieval", "eval", "--queries", queries, "--retriever", "bm25", "--json",
+        ])
+        #expect(result.status == 0)
+        let object = try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as! [String: Any]
+        let mean = object["mean"] as! [String: Any]
+        // q1 finds d3 first (RR 1), q2 does not find d4 (RR 0): judged queries in the file are q1, q2.
+        #expect(object["queries"] as? Int == 2)
+        #expect(abs((mean["reciprocal_rank"] as! Double) - 0.5) < 1e-12)
+        let bad = write("q1 0 d3\n", "bad.trec", in: directory)
+        let failure = try TestEnvironment.run(["--workspace", file, "qrels", "load", bad])
+        #expect(failure.error.contains("bad.trec:1: expected 'query iteration document relevance'"))
+    }
+
+    @Test func aKillDuringIngestLeavesThePreviousState() throws {
+        let directory = TestEnvironment.temporaryDirectory()
+        let file = directory + "/w.sqlite"
+        let small = write(Self.corpus, "c.jsonl", in: directory)
+        _ = try TestEnvironment.run(["--workspace", file, "ingest", small, "--no-embed"])
+        // A large replacement of the same file, killed while it is being written.
+        var big = ""
+        for index in 0..<200_000 {
+            big += "{\"id\": \"b\(index)\", \"text\": \"word \(index) of a long generated corpus\"}\n"
+        }
+        _ = write(big, "c.jsonl", in: directory)
+        // Killed early (reading) and late (likely inside the write transaction).
+        for delay in [1.0, 6.0] {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: TestEnvironment.binary)
+            process.arguments = ["--workspace", file, "ingest", small, "--no-embed"]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            Thread.sleep(forTimeInterval: delay)
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            let count = try Workspace(path: file).corpusCounts().documents
+            #expect(count == 4 || count == 200_000, "a partial ingest is visible: \(count) documents")
+            #expect(
+                try TestEnvironment.run(["--workspace", file, "workspace", "check"]).output.contains("integrity     ok")
+            )
+            if count == 200_000 { break }
+        }
+    }
+}
