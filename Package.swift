@@ -57,7 +57,7 @@ let package = Package(
         // The TUI program: state, messages, update, render, panels, keymaps, the loop.
         .target(
             name: "LoupeApp",
-            dependencies: ["LoupeTUI", "LoupeTerminal", "LoupeKit", "LoupeStore"],
+            dependencies: ["LoupeTUI", "LoupeTerminal", "LoupeKit", "LoupeStore", "LoupeRetrieval"],
             swiftSettings: strictSwift6
         ),
         // The command language shared by the CLI, the `:` line, the palette, the REPL and notebooks.
@@ -111,7 +111,9 @@ let package = Package(
         ),
         .testTarget(
             name: "LoupeAppTests",
-            dependencies: ["LoupeApp", "LoupeKit", "LoupeTUI", "LoupeTerminal", "LoupeStore", "LoupeTestSupport"],
+            dependencies: [
+                "LoupeApp", "LoupeKit", "LoupeTUI", "LoupeTerminal", "LoupeStore", "LoupeTestSupport", "LoupeRetrieval",
+            ],
             exclude: ["__snapshots__"],
             swiftSettings: strictSwift6
         ),

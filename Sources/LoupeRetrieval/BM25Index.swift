@@ -21,6 +21,13 @@ package struct BM25Index: Sendable {
         package var idf: Double
         package var tfPart: Double
         package var score: Double { idf * tfPart }
+
+        package init(term: String, termFrequency: Int, idf: Double, tfPart: Double) {
+            self.term = term
+            self.termFrequency = termFrequency
+            self.idf = idf
+            self.tfPart = tfPart
+        }
     }
 
     package private(set) var parameters: Parameters

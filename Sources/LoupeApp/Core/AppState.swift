@@ -69,7 +69,8 @@ package struct AppState: Sendable {
 
     /// The standard panels in tab order: the five engines' panels and Notebooks.
     package static func standardPanels() -> [any Panel] {
-        var panels: [any Panel] = EmptyStatePanel.placeholders.filter { $0.id != .attention }
+        var panels: [any Panel] = EmptyStatePanel.placeholders
+        panels.insert(RetrievalPanel(), at: 1)
         panels.insert(AttentionPanel(), at: 2)
         panels.insert(RooflinePanel(), at: 3)
         panels.append(NotebooksPanel())

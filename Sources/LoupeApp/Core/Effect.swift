@@ -19,6 +19,10 @@ package enum Effect: Hashable, Sendable {
     case analyzeAttention(AttentionRequest)
     /// Read the latest machine profile and measured kernels for the Roofline panel.
     case loadRoofline
+    /// Run a query for the Retrieval panel.
+    case searchRetrieval(RetrievalRequest)
+    /// Read a whole document for the Retrieval panel.
+    case loadDocument(String)
     /// Write an export (CSV, JSON) to a file.
     case writeFile(path: String, contents: String)
 }

@@ -15,6 +15,48 @@ package enum Msg: Hashable, Sendable {
     case attentionAnalyzed(AttentionRequest, AttentionLoad)
     case fileWritten(path: String, error: String?)
     case rooflineLoaded(RooflineModel)
+    case retrievalSearched(RetrievalRequest, RetrievalLoad)
+    case retrievalDocument(String, RetrievalDocument?)
+}
+
+/// A query for the Retrieval panel, with the retriever and its knobs.
+package struct RetrievalRequest: Hashable, Sendable {
+    package var query: String
+    package var options: RetrievalService.Options
+
+    package init(_ query: String, options: RetrievalService.Options) {
+        self.query = query
+        self.options = options
+    }
+}
+
+/// The hits of a query, with each retriever's own top k for the side-by-side view.
+package struct RetrievalResult: Hashable, Sendable {
+    package var hits: [RetrievalService.Hit]
+    package var bm25Top: [RetrievalService.Hit]
+    package var denseTop: [RetrievalService.Hit]
+
+    package init(hits: [RetrievalService.Hit], bm25Top: [RetrievalService.Hit], denseTop: [RetrievalService.Hit]) {
+        self.hits = hits
+        self.bm25Top = bm25Top
+        self.denseTop = denseTop
+    }
+}
+
+package enum RetrievalLoad: Hashable, Sendable {
+    case found(RetrievalResult)
+    case failed(String)
+}
+
+/// A whole document, for the Retrieval panel's document view.
+package struct RetrievalDocument: Hashable, Sendable {
+    package var title: String
+    package var body: String
+
+    package init(title: String, body: String) {
+        self.title = title
+        self.body = body
+    }
 }
 
 /// What the Attention panel asks MiniLM to read: a sentence, or a pair.

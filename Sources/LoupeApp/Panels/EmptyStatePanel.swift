@@ -46,12 +46,6 @@ package struct EmptyStatePanel: Panel {
             commands: ["loupe trace import FILE…", "loupe agent run \"question\""]
         ),
         EmptyStatePanel(
-            id: .retrieval, title: "Retrieval",
-            purpose: "Inspect RAG: every hit from BM25, dense and hybrid retrieval with its scores, ranks, "
-                + "provenance and highlighted terms, measured against relevance judgments.",
-            commands: ["loupe ingest PATH…", "loupe search \"query\""]
-        ),
-        EmptyStatePanel(
             id: .evals, title: "Evals",
             purpose: "Eval runs with live progress, per-sample drill-down, confidence intervals and paired "
                 + "run-to-run comparison.",

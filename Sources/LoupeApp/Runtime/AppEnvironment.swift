@@ -10,6 +10,8 @@ package struct AppEnvironment: Sendable {
     package var notebookDirectories: [String]
     /// Runs MiniLM for the Attention panel; nil where no model is available.
     package var analyzeAttention: (@Sendable (AttentionRequest) throws -> AttentionAnalysis)?
+    /// Answers the Retrieval panel's queries; nil where there is no workspace.
+    package var search: (@Sendable (RetrievalRequest) throws -> RetrievalResult)?
     /// Monotonic seconds.
     package var now: @Sendable () -> Double
 

@@ -129,6 +129,28 @@ package final class AppRuntime {
             DispatchQueue.global(qos: .userInitiated).async {
                 mailbox.post(.rooflineLoaded((try? RooflineModel.load(from: workspace)) ?? RooflineModel(profiles: [])))
             }
+        case .searchRetrieval(let request):
+            let mailbox = self.mailbox
+            guard let search = environment.search else {
+                mailbox.post(.retrievalSearched(request, .failed("no workspace to search")))
+                return
+            }
+            DispatchQueue.global(qos: .userInitiated).async {
+                do {
+                    mailbox.post(.retrievalSearched(request, .found(try search(request))))
+                } catch {
+                    mailbox.post(.retrievalSearched(request, .failed("\(error)")))
+                }
+            }
+        case .loadDocument(let id):
+            guard let workspace = environment.workspace else { return }
+            let mailbox = self.mailbox
+            DispatchQueue.global(qos: .userInitiated).async {
+                let document = (try? workspace.document(externalID: id)).flatMap { $0 }.map {
+                    RetrievalDocument(title: $0.title, body: $0.body)
+                }
+                mailbox.post(.retrievalDocument(id, document))
+            }
         case .writeFile(let path, let contents):
             let mailbox = self.mailbox
             DispatchQueue.global(qos: .utility).async {

@@ -37,13 +37,18 @@ enum TUILauncher {
             history: (try? workspace.history(source: .tui)) ?? []
         )
         if let warning { state.message = StatusMessage(text: warning, level: .error) }
-        let appEnvironment = AppEnvironment(
+        var appEnvironment = AppEnvironment(
             commands: executor, workspace: workspace,
             notebookDirectories: notebookDirectories(environment: environment),
             analyzeAttention: { request in
                 AttentionAnalysis(text: request.first, second: request.second, embedder: try sharedModels.miniLM())
             }
         )
+        appEnvironment.search = { request in
+            let found = try RetrievalService(workspace: workspace, models: sharedModels).panelSearch(
+                request.query, options: request.options)
+            return RetrievalResult(hits: found.hits, bm25Top: found.bm25Top, denseTop: found.denseTop)
+        }
         let runtime = AppRuntime(state: state, backend: backend, environment: appEnvironment)
         if benchSize != nil {
             runtime.onFirstFrame = {

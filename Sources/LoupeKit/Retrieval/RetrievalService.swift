@@ -32,6 +32,11 @@ package struct RetrievalService: Sendable {
     package struct Placement: Hashable, Sendable, Codable {
         package var score: Double
         package var rank: Int
+
+        package init(score: Double, rank: Int) {
+            self.score = score
+            self.rank = rank
+        }
     }
 
     package struct Hit: Hashable, Sendable, Codable {
@@ -49,6 +54,26 @@ package struct RetrievalService: Sendable {
         package var fused: Placement
         package var matchedTerms: [String]
         package var contributions: [BM25Index.Contribution]
+
+        package init(
+            rank: Int, chunkID: Int64, documentID: String, title: String, ordinal: Int, startByte: Int, endByte: Int,
+            text: String, bm25: Placement?, dense: Placement?, fused: Placement, matchedTerms: [String],
+            contributions: [BM25Index.Contribution]
+        ) {
+            self.rank = rank
+            self.chunkID = chunkID
+            self.documentID = documentID
+            self.title = title
+            self.ordinal = ordinal
+            self.startByte = startByte
+            self.endByte = endByte
+            self.text = text
+            self.bm25 = bm25
+            self.dense = dense
+            self.fused = fused
+            self.matchedTerms = matchedTerms
+            self.contributions = contributions
+        }
     }
 
     package struct IngestReport: Hashable, Sendable, Codable {
@@ -347,5 +372,33 @@ package struct RetrievalService: Sendable {
         return Evaluation(
             retriever: options.retriever, queries: judgedQueries.count,
             mean: RetrievalMetrics.mean(perQuery, queries: judgedQueries), perQuery: perQuery)
+    }
+}
+
+extension RetrievalService {
+    /// What the Retrieval panel shows for a query: the hits, and BM25's and dense's own top k
+    /// (dense only when the chunks are embedded, so a BM25-only workspace still answers).
+    package func panelSearch(_ query: String, options: Options) throws -> (
+        hits: [Hit], bm25Top: [Hit], denseTop: [Hit]
+    ) {
+        let counts = try workspace.corpusCounts(model: Self.embeddingModel)
+        guard counts.chunks > 0 else { throw RetrievalError("the workspace has no chunks yet: run loupe ingest FILE") }
+        var options = options
+        if counts.embedded < counts.chunks && options.retriever != .bm25 {
+            throw RetrievalError(
+                "\(counts.chunks - counts.embedded) chunks have no embedding: run loupe ingest again (or press m for BM25)"
+            )
+        }
+        let context = try context(for: options)
+        let hits = try rank(query, options: options, context: context)
+        options.mmr = false
+        options.retriever = .bm25
+        let bm25Top = try rank(query, options: options, context: context, details: false)
+        var denseTop: [Hit] = []
+        if context.flat != nil {
+            options.retriever = .dense
+            denseTop = try rank(query, options: options, context: context, details: false)
+        }
+        return (hits, bm25Top, denseTop)
     }
 }

@@ -1,0 +1,122 @@
+import LoupeApp
+import LoupeKit
+import LoupeRetrieval
+import LoupeTUI
+import LoupeTestSupport
+import Testing
+
+@Suite struct RetrievalPanelTests {
+    static func hit(
+        _ rank: Int, _ id: String, bm25: Int?, dense: Int?, title: String, text: String, terms: [String]
+    ) -> RetrievalService.Hit {
+        RetrievalService.Hit(
+            rank: rank, chunkID: Int64(rank), documentID: id, title: title, ordinal: 0, startByte: 0,
+            endByte: text.utf8.count, text: text, bm25: bm25.map { .init(score: 10 - Double($0), rank: $0) },
+            dense: dense.map { .init(score: 0.9 - Double($0) / 100, rank: $0) },
+            fused: .init(score: 0.033 - Double(rank) / 1000, rank: rank), matchedTerms: terms,
+            contributions: terms.map { .init(term: $0, termFrequency: 1, idf: 2.5, tfPart: 0.6) })
+    }
+
+    static let result = RetrievalResult(
+        hits: [
+            hit(
+                1, "879", bm25: 1, dense: 2, title: "flutter model testing",
+                text: "Flutter model testing at transonic speeds.", terms: ["flutter", "transonic"]),
+            hit(
+                2, "1337", bm25: 6, dense: 1, title: "sweep and flutter",
+                text: "Effects of sweep on the flutter of wings.", terms: ["flutter"]),
+            hit(
+                3, "52", bm25: nil, dense: 3, title: "supersonic flutter", text: "Flutter at high supersonic speed.",
+                terms: ["flutter"]),
+            hit(
+                4, "415", bm25: 2, dense: nil, title: "section shapes",
+                text: "Section shapes for swept wings.\nSecond line \u{1B}[31mred", terms: ["swept"]),
+        ],
+        bm25Top: [
+            hit(1, "879", bm25: 1, dense: nil, title: "flutter model testing", text: "", terms: []),
+            hit(2, "415", bm25: 2, dense: nil, title: "section shapes", text: "", terms: []),
+        ],
+        denseTop: [
+            hit(1, "1337", bm25: nil, dense: 1, title: "sweep and flutter", text: "", terms: []),
+            hit(2, "879", bm25: nil, dense: 2, title: "flutter model testing", text: "", terms: []),
+        ])
+
+    private func panel(_ state: AppState) -> RetrievalPanel { state.panels[state.focusedPanel] as! RetrievalPanel }
+
+    /// The panel after typing a query and getting `result` back.
+    private func searched(width: Int = 160, height: Int = 48) -> AppState {
+        var state = AppFixtures.state(width: width, height: height)
+        AppFixtures.press([.character("2")], on: &state)
+        AppFixtures.press([.character("i")], on: &state)
+        for character in "flutter transonic" { AppFixtures.press([.character(character)], on: &state) }
+        let effects = AppFixtures.press([.enter], on: &state)
+        guard case .searchRetrieval(let request)? = effects.first else {
+            Issue.record("expected a search, got \(effects)")
+            return state
+        }
+        #expect(request.query == "flutter transonic")
+        #expect(request.options.retriever == .hybrid)
+        _ = state.update(.retrievalSearched(request, .found(Self.result)))
+        return state
+    }
+
+    @Test func fusionMovementIsShownAgainstBM25() {
+        #expect(RetrievalPanel.movement(Self.result.hits[0]) == "=")
+        #expect(RetrievalPanel.movement(Self.result.hits[1]) == "↑4")
+        #expect(RetrievalPanel.movement(Self.result.hits[2]) == "new")
+        #expect(RetrievalPanel.movement(Self.result.hits[3]) == "↓2")
+    }
+
+    @Test func switchingTheRetrieverReRanksTheSameQuery() {
+        var state = searched()
+        let effects = AppFixtures.press([.character("m")], on: &state)
+        guard case .searchRetrieval(let request)? = effects.first else {
+            Issue.record("expected a search, got \(effects)")
+            return
+        }
+        #expect(request.query == "flutter transonic" && request.options.retriever == .bm25)
+        let stem = AppFixtures.press([.character("t")], on: &state)
+        guard case .searchRetrieval(let stemmed)? = stem.first else { return }
+        #expect(stemmed.options.stem)
+    }
+
+    @Test func enterOpensTheWholeDocumentAndEscGoesBack() {
+        var state = searched()
+        AppFixtures.press([.character("j")], on: &state)
+        #expect(AppFixtures.press([.enter], on: &state) == [.loadDocument("1337")])
+        _ = state.update(
+            .retrievalDocument("1337", RetrievalDocument(title: "sweep", body: "Sweep body about flutter.")))
+        #expect(state.render().text().contains("Sweep body about flutter."))
+        AppFixtures.press([.escape], on: &state)
+        #expect(panel(state).view == .hits)
+    }
+
+    @Test func failuresAreShownAndUntrustedTextIsNeutralised() {
+        var state = searched()
+        AppFixtures.press([.character("j"), .character("j"), .character("j")], on: &state)
+        let text = state.render().text()
+        #expect(!text.contains("\u{1B}"))
+        #expect(text.contains("Second line"))
+        let effects = AppFixtures.press([.character("x")], on: &state)
+        guard case .searchRetrieval(let request)? = effects.first else { return }
+        _ = state.update(.retrievalSearched(request, .failed("1398 chunks have no embedding")))
+        #expect(state.render().text().contains("1398 chunks have no embedding"))
+    }
+
+    @Test func screensAt160x48() {
+        let hits = searched()
+        if let difference = Golden.compare(hits.render().text(), named: "retrieval-hits-160x48") {
+            Issue.record(Comment(rawValue: difference))
+        }
+        var side = searched()
+        AppFixtures.press([.character("v")], on: &side)
+        if let difference = Golden.compare(side.render().text(), named: "retrieval-side-160x48") {
+            Issue.record(Comment(rawValue: difference))
+        }
+        var empty = AppFixtures.state(width: 80, height: 24)
+        AppFixtures.press([.character("2")], on: &empty)
+        if let difference = Golden.compare(empty.render().text(), named: "retrieval-empty-80x24") {
+            Issue.record(Comment(rawValue: difference))
+        }
+    }
+}
