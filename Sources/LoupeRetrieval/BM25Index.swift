@@ -34,6 +34,8 @@ package struct BM25Index: Sendable {
     /// Term → its postings: (document, term frequency), by document.
     package private(set) var postings: [String: [(document: Int32, frequency: Int32)]]
     package private(set) var lengths: [Int32]
+    /// The length normalisation of every document under `parameters`, computed once.
+    private var defaultNorms: [Double] = []
 
     package var documentCount: Int { lengths.count }
     package var averageLength: Double {
@@ -54,6 +56,7 @@ package struct BM25Index: Sendable {
         }
         self.postings = postings
         self.lengths = lengths
+        self.defaultNorms = norms(parameters)
     }
 
     package func idf(_ term: String) -> Double {
@@ -65,20 +68,35 @@ package struct BM25Index: Sendable {
         self.postings = postings
         self.lengths = lengths
         self.parameters = parameters
+        self.defaultNorms = norms(parameters)
+    }
+
+    /// k1 · (1 − b + b · |d| / avgdl) for every document.
+    private func norms(_ p: Parameters) -> [Double] {
+        let average = averageLength
+        return lengths.map { p.k1 * (1 - p.b + p.b * Double($0) / average) }
     }
 
     /// Every document's score for `query` (0 where no term matches), one pass per query term.
     package func scores(_ query: [String], parameters: Parameters? = nil) -> [Double] {
         let p = parameters ?? self.parameters
         var scores = [Double](repeating: 0, count: documentCount)
-        let average = averageLength
-        for term in query {
-            guard let list = postings[term] else { continue }
-            let weight = idf(term)
-            for (document, frequency) in list {
-                let tf = Double(frequency)
-                let norm = p.k1 * (1 - p.b + p.b * Double(lengths[Int(document)]) / average)
-                scores[Int(document)] += weight * tf / (tf + norm)
+        let n = Double(documentCount)
+        let norms = p == self.parameters ? defaultNorms : self.norms(p)
+        scores.withUnsafeMutableBufferPointer { scores in
+            norms.withUnsafeBufferPointer { norms in
+                for term in query {
+                    guard let list = postings[term] else { continue }
+                    let df = Double(list.count)
+                    let weight = log(1 + (n - df + 0.5) / (df + 0.5))
+                    list.withUnsafeBufferPointer { list in
+                        for posting in list {
+                            let tf = Double(posting.frequency)
+                            let document = Int(posting.document)
+                            scores[document] += weight * tf / (tf + norms[document])
+                        }
+                    }
+                }
             }
         }
         return scores
@@ -119,25 +137,67 @@ package struct BM25Index: Sendable {
 /// Top-k selection over a dense score array.
 package enum TopK {
     /// Indices of the `k` largest positive scores, best first; equal scores keep index order.
+    /// The k-th largest score is found by quickselect on a copy of the positive scores (O(n)),
+    /// then only the documents at or above it are sorted.
     package static func select(_ scores: [Double], k: Int) -> [(document: Int, score: Double)] {
-        var heap: [(document: Int, score: Double)] = []
-        heap.reserveCapacity(k + 1)
-        func worse(_ a: (document: Int, score: Double), _ b: (document: Int, score: Double)) -> Bool {
-            a.score < b.score || (a.score == b.score && a.document > b.document)
+        guard k > 0 else { return [] }
+        var positive: [Double] = []
+        positive.reserveCapacity(scores.count)
+        for score in scores where score > 0 { positive.append(score) }
+        var threshold = 0.0
+        var equalAllowed = Int.max
+        if positive.count > k {
+            threshold = kthLargest(&positive, k)
+            // How many documents scoring exactly the threshold fit after the ones above it.
+            let above = positive.reduce(0) { $0 + ($1 > threshold ? 1 : 0) }
+            equalAllowed = k - above
         }
-        for (document, score) in scores.enumerated() where score > 0 {
-            if heap.count < k {
-                heap.append((document, score))
-                if heap.count == k { heap.sort { worse($1, $0) } }
-            } else if k > 0, worse(heap[k - 1], (document, score)) {
-                // Insert in order (k is small: a linear shift beats a heap's constant factors).
-                var index = k - 1
-                while index > 0 && worse(heap[index - 1], (document, score)) { index -= 1 }
-                heap.insert((document, score), at: index)
-                heap.removeLast()
+        var kept: [(document: Int, score: Double)] = []
+        kept.reserveCapacity(min(k, positive.count))
+        scores.withUnsafeBufferPointer { scores in
+            for document in 0..<scores.count {
+                let score = scores[document]
+                guard score > 0, score >= threshold else { continue }
+                if score == threshold && positive.count > k {
+                    guard equalAllowed > 0 else { continue }
+                    equalAllowed -= 1
+                }
+                kept.append((document, score))
             }
         }
-        if heap.count < k { heap.sort { worse($1, $0) } }
-        return heap
+        return kept.sorted { $0.score != $1.score ? $0.score > $1.score : $0.document < $1.document }
+    }
+
+    /// The k-th largest value (1-based) of `values`, which it reorders (Hoare quickselect,
+    /// median-of-three pivots).
+    private static func kthLargest(_ values: inout [Double], _ k: Int) -> Double {
+        values.withUnsafeMutableBufferPointer { v in
+            var low = 0
+            var high = v.count - 1
+            let target = k - 1  // index in descending order
+            while low < high {
+                let middle = low + (high - low) / 2
+                let pivot = max(min(v[low], v[middle]), min(max(v[low], v[middle]), v[high]))
+                var i = low
+                var j = high
+                while i <= j {
+                    while v[i] > pivot { i += 1 }
+                    while v[j] < pivot { j -= 1 }
+                    if i <= j {
+                        v.swapAt(i, j)
+                        i += 1
+                        j -= 1
+                    }
+                }
+                if target <= j {
+                    high = j
+                } else if target >= i {
+                    low = i
+                } else {
+                    return v[target]
+                }
+            }
+            return v[target]
+        }
     }
 }

@@ -56,6 +56,19 @@ import Testing
         #expect(picked.map(\.document) == [5, 1, 3])
         #expect(TopK.select([1, 0, 2], k: 10).map(\.document) == [2, 0])
     }
+
+    @Test(arguments: [1, 7, 100, 999])
+    func topKAgreesWithAFullSortOnTiedScores(k: Int) {
+        var state: UInt64 = 0x9E37_79B9
+        let scores = (0..<1000).map { _ -> Double in
+            state = state &* 6_364_136_223_846_793_005 &+ 1
+            return Double((state >> 33) % 40) / 4  // many ties, some zeros
+        }
+        let expected = scores.enumerated().filter { $0.element > 0 }.sorted {
+            $0.element != $1.element ? $0.element > $1.element : $0.offset < $1.offset
+        }.prefix(k).map(\.offset)
+        #expect(TopK.select(scores, k: k).map(\.document) == Array(expected))
+    }
 }
 
 @Suite struct RetrievalMetricsTests {
