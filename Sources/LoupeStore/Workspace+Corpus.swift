@@ -211,6 +211,25 @@ extension Workspace {
         }
     }
 
+    /// Stores the texts of `source`'s queries (replacing earlier ones).
+    package func replaceQrelsQueries(source: String, queries: [(id: String, text: String)]) throws(WorkspaceError) {
+        try write { db in
+            try db.execute(sql: "DELETE FROM qrels_queries WHERE source = ?", arguments: [source])
+            let statement = try db.makeStatement(
+                sql: "INSERT OR REPLACE INTO qrels_queries (source, query_id, text) VALUES (?, ?, ?)")
+            for query in queries { try statement.execute(arguments: [source, query.id, query.text]) }
+        }
+    }
+
+    /// Every judged query's text, with its source and id, most recently loaded source first.
+    package func judgedQueries() throws(WorkspaceError) -> [(source: String, id: String, text: String)] {
+        try read { db in
+            try Row.fetchAll(db, sql: "SELECT source, query_id, text FROM qrels_queries ORDER BY rowid DESC").map {
+                ($0[0], $0[1], $0[2])
+            }
+        }
+    }
+
     /// The judgments of `source`, or of the most recently loaded source when nil.
     package func qrels(source: String? = nil) throws(WorkspaceError) -> (
         source: String, judgments: [String: [String: Int]]

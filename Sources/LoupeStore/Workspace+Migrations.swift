@@ -142,6 +142,15 @@ extension Workspace {
                 table.column("created_at", .datetime).notNull()
             }
         }
+        migrator.registerMigration("v7: the texts of judged queries") { db in
+            // So a query typed in the Retrieval panel can be matched to its judgments.
+            try db.create(table: "qrels_queries") { table in
+                table.column("source", .text).notNull()
+                table.column("query_id", .text).notNull()
+                table.column("text", .text).notNull()
+                table.primaryKey(["source", "query_id"])
+            }
+        }
         return migrator
     }()
 

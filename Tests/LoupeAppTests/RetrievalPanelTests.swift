@@ -60,6 +60,28 @@ import Testing
         return state
     }
 
+    @Test func judgedQueriesMarkRelevantHitsAndShowTheirMetrics() {
+        var state = searched()
+        var judgedResult = Self.result
+        var scores = RetrievalMetrics.Scores(averagePrecision: 0.5, reciprocalRank: 1)
+        scores.ndcg[10] = 0.75
+        scores.recall[100] = 0.5
+        judgedResult.judged = JudgedQuery(
+            source: "qrels.trec", id: "7", judgments: ["879": 2, "52": 0, "9": 1], scores: scores)
+        let effects = AppFixtures.press([.character("m")], on: &state)
+        guard case .searchRetrieval(let request)? = effects.first else { return }
+        _ = state.update(.retrievalSearched(request, .found(judgedResult)))
+        let text = state.render().text()
+        #expect(text.contains("query 7 of qrels.trec: nDCG@10 0.750  R@100 0.500  RR 1.000  (2 judged relevant"))
+        #expect(RetrievalPanel.relevance("879", judgedResult.judged) == "✓2")
+        #expect(RetrievalPanel.relevance("52", judgedResult.judged) == "·")
+        #expect(RetrievalPanel.relevance("415", judgedResult.judged) == "")
+        #expect(RetrievalPanel.relevance("879", nil) == "")
+        if let difference = Golden.compare(text, named: "retrieval-judged-160x48") {
+            Issue.record(Comment(rawValue: difference))
+        }
+    }
+
     @Test func fusionMovementIsShownAgainstBM25() {
         #expect(RetrievalPanel.movement(Self.result.hits[0]) == "=")
         #expect(RetrievalPanel.movement(Self.result.hits[1]) == "↑4")

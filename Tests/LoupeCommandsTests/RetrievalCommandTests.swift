@@ -99,9 +99,11 @@ import Testing
             "{\"id\": \"q1\", \"text\": \"shock wave\"}\n{\"id\": \"q2\", \"text\": \"heat plate\"}\n", "q.jsonl",
             in: directory)
         let qrels = write("q1 0 d3 2\nq2 0 d4 1\nq3 0 d1 1\n", "q.trec", in: directory)
-        #expect(
-            try TestEnvironment.run(["--workspace", file, "qrels", "load", qrels]).output.contains(
-                "3 judgments for 3 queries"))
+        let loaded = try TestEnvironment.run(["--workspace", file, "qrels", "load", qrels, "--queries", queries])
+        #expect(loaded.output.contains("3 judgments for 3 queries"))
+        #expect(loaded.output.contains("stored the texts of 2 queries"))
+        let judged = try Workspace(path: file).judgedQueries()
+        #expect(Set(judged.map(\.id)) == ["q1", "q2"] && judged.allSatisfy { $0.source == "q.trec" })
         let result = try TestEnvironment.run([
             "--workspace", file, "retrieval", "eval", "--queries", queries, "--retriever", "bm25", "--json",
         ])

@@ -24,7 +24,8 @@ import Testing
         #expect(
             info.tables.map(\.name) == [
                 "ceilings", "chunks", "command_history", "documents", "kernel_runs", "machine_profiles", "models",
-                "qrels", "retrieval_evals", "retrieval_indexes", "retrieval_records", "settings", "sources",
+                "qrels", "qrels_queries", "retrieval_evals", "retrieval_indexes", "retrieval_records", "settings",
+                "sources",
             ])
         let header = try DatabaseQueue(path: path()).read { db in try Int32.fetchOne(db, sql: "PRAGMA application_id") }
         #expect(header == Workspace.applicationID)

@@ -47,7 +47,8 @@ enum TUILauncher {
         appEnvironment.search = { request in
             let found = try RetrievalService(workspace: workspace, models: sharedModels).panelSearch(
                 request.query, options: request.options)
-            return RetrievalResult(hits: found.hits, bm25Top: found.bm25Top, denseTop: found.denseTop)
+            return RetrievalResult(
+                hits: found.hits, bm25Top: found.bm25Top, denseTop: found.denseTop, judged: found.judged)
         }
         let runtime = AppRuntime(state: state, backend: backend, environment: appEnvironment)
         if benchSize != nil {

@@ -163,6 +163,11 @@ struct QrelsCommand: ParsableCommand {
                 "Load TREC qrels (qid iteration docid relevance) into the workspace, replacing a file of that name.")
         @OptionGroup var global: GlobalOptions
         @Argument(help: ArgumentHelp("The qrels file.", valueName: "file")) var file: String
+        @Option(
+            help: ArgumentHelp(
+                "The queries (JSONL), so a query typed in the Retrieval panel is matched to its judgments.",
+                valueName: "file"))
+        var queries: String?
 
         func run(in context: CommandContext) throws {
             guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
@@ -171,6 +176,14 @@ struct QrelsCommand: ParsableCommand {
             let name = (file as NSString).lastPathComponent
             let qrels = try Qrels.parse(text, file: name)
             try context.workspace().replaceQrels(source: name, judgments: qrels.judgments)
+            if let queries {
+                guard let text = try? String(contentsOfFile: queries, encoding: .utf8) else {
+                    throw CommandFailure("\(queries): cannot be read as UTF-8 text")
+                }
+                let parsed = try CorpusReader.jsonl(text, file: queries, strict: true).documents
+                try context.workspace().replaceQrelsQueries(source: name, queries: parsed.map { ($0.id, $0.body) })
+                context.print("stored the texts of \(Formatting.count(parsed.count, "query", "queries"))")
+            }
             let count = qrels.judgments.values.reduce(0) { $0 + $1.count }
             context.print(
                 "loaded \(Formatting.count(count, "judgment")) for \(Formatting.count(qrels.judgments.count, "query", "queries")) as \(name)"

@@ -379,7 +379,7 @@ extension RetrievalService {
     /// What the Retrieval panel shows for a query: the hits, and BM25's and dense's own top k
     /// (dense only when the chunks are embedded, so a BM25-only workspace still answers).
     package func panelSearch(_ query: String, options: Options) throws -> (
-        hits: [Hit], bm25Top: [Hit], denseTop: [Hit]
+        hits: [Hit], bm25Top: [Hit], denseTop: [Hit], judged: JudgedQuery?
     ) {
         let counts = try workspace.corpusCounts(model: Self.embeddingModel)
         guard counts.chunks > 0 else { throw RetrievalError("the workspace has no chunks yet: run loupe ingest FILE") }
@@ -391,6 +391,7 @@ extension RetrievalService {
         }
         let context = try context(for: options)
         let hits = try rank(query, options: options, context: context)
+        let judged = try judge(query, options: options, context: context)
         options.mmr = false
         options.retriever = .bm25
         let bm25Top = try rank(query, options: options, context: context, details: false)
@@ -399,6 +400,42 @@ extension RetrievalService {
             options.retriever = .dense
             denseTop = try rank(query, options: options, context: context, details: false)
         }
-        return (hits, bm25Top, denseTop)
+        return (hits, bm25Top, denseTop, judged)
     }
+
+    /// The judgments of a typed query that is one of the loaded judged queries (same terms),
+    /// with this ranking's metrics for it (depth 100, chunks rolled up to documents).
+    package func judge(_ query: String, options: Options, context: Context) throws -> JudgedQuery? {
+        let tokenizer = RetrievalTokenizer()
+        let terms = tokenizer.terms(query)
+        guard !terms.isEmpty,
+            let match = try workspace.judgedQueries().first(where: { tokenizer.terms($0.text) == terms }),
+            let judgments = try workspace.qrels(source: match.source)?.judgments[match.id]
+        else { return nil }
+        var deep = options
+        deep.k = 100
+        var best: [String: Double] = [:]
+        for hit in try rank(query, options: deep, context: context, details: false) {
+            best[hit.documentID] = max(best[hit.documentID] ?? -.infinity, hit.fused.score)
+        }
+        return JudgedQuery(
+            source: match.source, id: match.id, judgments: judgments,
+            scores: RetrievalMetrics.evaluate(run: best.map { ($0.key, $0.value) }, qrels: judgments))
+    }
+}
+
+/// A query with relevance judgments, and how a ranking did on it.
+package struct JudgedQuery: Hashable, Sendable {
+    package var source: String
+    package var id: String
+    package var judgments: [String: Int]
+    package var scores: RetrievalMetrics.Scores
+
+    package init(source: String, id: String, judgments: [String: Int], scores: RetrievalMetrics.Scores) {
+        self.source = source
+        self.id = id
+        self.judgments = judgments
+        self.scores = scores
+    }
+
 }

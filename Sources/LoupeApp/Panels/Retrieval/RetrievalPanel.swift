@@ -27,10 +27,13 @@ package struct RetrievalPanel: Panel {
     package var list = ListState()
     package private(set) var document: (id: String, document: RetrievalDocument?)?
     package var documentOffset = 0
+    /// Examples to pick with ↑/↓: free text, then two of Cranfield's judged queries (1 and 2), so
+    /// the demo shows relevance marks and the query's metrics.
     package private(set) var queries = LineHistory(entries: [
-        "what is the effect of heat transfer on boundary layer transition",
         "shock wave boundary layer interaction",
         "flutter of swept wings at transonic speeds",
+        "what are the structural and aeroelastic problems associated with flight of high speed aircraft .",
+        "what similarity laws must be obeyed when constructing aeroelastic models of heated high speed aircraft .",
     ])
 
     package init() {}
@@ -181,6 +184,18 @@ package struct RetrievalPanel: Panel {
         }
         switch view {
         case .hits:
+            var body = body
+            if let judged = result.judged {
+                let s = judged.scores
+                frame.draw(
+                    String(
+                        format:
+                            " query %@ of %@: nDCG@10 %.3f  R@100 %.3f  RR %.3f  (%d judged relevant; ✓ relevant, · judged not)",
+                        judged.id, judged.source, s.ndcg[10] ?? 0, s.recall[100] ?? 0, s.reciprocalRank,
+                        judged.judgments.values.filter { $0 > 0 }.count),
+                    at: Point(x: body.x, y: body.y), style: theme.accent, clip: body)
+                body = Rect(x: body.x, y: body.y + 1, width: body.width, height: body.height - 1)
+            }
             let parts = body.split(.horizontal, [.percentage(55), .fill(1)])
             renderHits(result.hits, into: &frame, area: parts[0], theme: theme, focused: context.focused)
             if list.selected < result.hits.count {
@@ -208,6 +223,13 @@ package struct RetrievalPanel: Panel {
             ], at: Point(x: area.x, y: area.y), clip: area)
     }
 
+    /// `✓2` for a document judged relevant (with its grade), `·` judged not relevant, blank
+    /// when unjudged or when the query has no judgments.
+    package static func relevance(_ document: String, _ judged: JudgedQuery?) -> String {
+        guard let grade = judged?.judgments[document] else { return "" }
+        return grade > 0 ? "✓\(grade)" : "·"
+    }
+
     /// `↑3` when fusion lifted a hit above its BM25 rank, `↓2` when it dropped, `new` when
     /// BM25 did not have it at all.
     package static func movement(_ hit: RetrievalService.Hit) -> String {
@@ -222,9 +244,11 @@ package struct RetrievalPanel: Panel {
         func place(_ p: RetrievalService.Placement?, _ format: String) -> String {
             p.map { String(format: format, $0.score) + " (\($0.rank))" } ?? "—"
         }
+        let judged = result?.judged
         let rows = hits.map { hit -> [String] in
             [
-                "\(hit.rank)", Self.movement(hit), place(hit.bm25, "%.2f"), place(hit.dense, "%.3f"),
+                "\(hit.rank)", Self.relevance(hit.documentID, judged), Self.movement(hit), place(hit.bm25, "%.2f"),
+                place(hit.dense, "%.3f"),
                 options.retriever == .hybrid ? String(format: "%.4f", hit.fused.score) : "",
                 "\(hit.documentID)#\(hit.ordinal)",
                 UntrustedText.sanitized(hit.title.isEmpty ? hit.text : hit.title).replacingOccurrences(
@@ -232,7 +256,8 @@ package struct RetrievalPanel: Panel {
             ]
         }
         let columns = [
-            TableColumn("#", width: .length(3), alignment: .trailing), TableColumn("Δbm25", width: .length(5)),
+            TableColumn("#", width: .length(3), alignment: .trailing), TableColumn("rel", width: .length(3)),
+            TableColumn("Δbm25", width: .length(5)),
             TableColumn("bm25 (rank)", width: .length(11)), TableColumn("dense (rank)", width: .length(12)),
             TableColumn("rrf", width: .length(options.retriever == .hybrid ? 6 : 3)),
             TableColumn("doc", width: .length(7)),
