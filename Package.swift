@@ -35,7 +35,7 @@ let package = Package(
         .target(name: "CKernels", cSettings: [.unsafeFlags(["-O3"])]),
         .target(name: "LoupeTensor", dependencies: ["COpenBLAS", "CKernels"], swiftSettings: strictSwift6),
         .target(name: "LoupeModels", dependencies: ["LoupeTensor"], swiftSettings: strictSwift6),
-        .target(name: "LoupeRetrieval", dependencies: ["LoupeTensor"], swiftSettings: strictSwift6),
+        .target(name: "LoupeRetrieval", dependencies: ["LoupeTensor", "CKernels"], swiftSettings: strictSwift6),
         .target(name: "LoupeProfiling", dependencies: ["CKernels", "LoupeTensor"], swiftSettings: strictSwift6),
 
         // Pure terminal-UI model: cells, frames, layout, widgets, themes. No C, no I/O.

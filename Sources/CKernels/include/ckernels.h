@@ -69,3 +69,10 @@ uint64_t loupe_fma_flops_per_iteration(void);
 /// two reads, one write).
 void loupe_triad_f32(float *a, const float *b, const float *c, float scalar, size_t count);
 #endif
+
+#ifndef LOUPE_CKERNELS_VECTOR_H
+#define LOUPE_CKERNELS_VECTOR_H
+#include <stddef.h>
+/// Σ a[i]·b[i] over `count` floats (AVX2 + FMA when the CPU has them).
+float loupe_dot_f32(const float *a, const float *b, size_t count);
+#endif

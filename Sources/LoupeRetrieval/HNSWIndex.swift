@@ -1,0 +1,280 @@
+import CKernels
+import Foundation
+
+/// Hierarchical Navigable Small World graph (Malkov & Yashunin 2018) over unit vectors, distance
+/// 1 − cosine: incremental inserts, deletes by tombstone (a deleted node still routes searches
+/// but is never returned).
+package struct HNSWIndex: Sendable {
+    package struct Parameters: Hashable, Sendable, Codable {
+        /// Links per node on the upper levels (2M on level 0).
+        package var m: Int
+        package var efConstruction: Int
+        package var efSearch: Int
+        package var seed: UInt64
+
+        package init(m: Int = 16, efConstruction: Int = 200, efSearch: Int = 64, seed: UInt64 = 42) {
+            self.m = m
+            self.efConstruction = efConstruction
+            self.efSearch = efSearch
+            self.seed = seed
+        }
+    }
+
+    package let dimensions: Int
+    package private(set) var parameters: Parameters
+    package private(set) var vectors: [Float] = []
+    /// `links[node][level]`: neighbours of `node` on `level`.
+    package private(set) var links: [[[Int32]]] = []
+    package private(set) var deleted: [Bool] = []
+    package private(set) var entryPoint: Int32 = -1
+    private var random: UInt64
+
+    package var count: Int { links.count }
+    /// Bytes of the graph: every link as an Int32, plus each node's per-level list headers
+    /// counted as the links' capacity would be in a flat layout (not Swift's array overhead).
+    package var graphBytes: Int { links.reduce(0) { $0 + $1.reduce(0) { $0 + $1.count * 4 } } }
+    package var maxLevel: Int { entryPoint < 0 ? -1 : links[Int(entryPoint)].count - 1 }
+
+    package init(dimensions: Int, parameters: Parameters = Parameters()) {
+        self.dimensions = dimensions
+        self.parameters = parameters
+        self.random = parameters.seed | 1
+    }
+
+    private func distance(_ query: UnsafePointer<Float>, _ node: Int32) -> Float {
+        vectors.withUnsafeBufferPointer { v in
+            1 - loupe_dot_f32(query, v.baseAddress! + Int(node) * dimensions, dimensions)
+        }
+    }
+
+    private mutating func randomLevel() -> Int {
+        random ^= random << 13
+        random ^= random >> 7
+        random ^= random << 17
+        let uniform = Double(random >> 11) / Double(1 << 53)
+        return Int(-log(max(uniform, 1e-300)) / log(Double(parameters.m)))
+    }
+
+    /// Adds a vector (unit length); returns its id (its position).
+    @discardableResult
+    package mutating func add(_ vector: [Float]) -> Int {
+        precondition(vector.count == dimensions, "vector of \(vector.count), index of \(dimensions)")
+        let node = Int32(count)
+        let level = randomLevel()
+        vectors.append(contentsOf: vector)
+        links.append(Array(repeating: [], count: level + 1))
+        deleted.append(false)
+        guard entryPoint >= 0 else {
+            entryPoint = node
+            return Int(node)
+        }
+        vector.withUnsafeBufferPointer { q in
+            let query = q.baseAddress!
+            var current = entryPoint
+            var currentDistance = distance(query, current)
+            let top = maxLevel
+            if top > level {
+                for layer in stride(from: top, to: level, by: -1) {
+                    (current, currentDistance) = greedy(query, from: current, distance: currentDistance, level: layer)
+                }
+            }
+            var entries = [(distance: currentDistance, node: current)]
+            for layer in stride(from: min(level, top), through: 0, by: -1) {
+                let candidates = searchLayer(query, entries: entries, ef: parameters.efConstruction, level: layer)
+                let limit = layer == 0 ? 2 * parameters.m : parameters.m
+                let chosen = selectNeighbours(candidates, count: parameters.m)
+                links[Int(node)][layer] = chosen.map(\.node)
+                for neighbour in chosen.map(\.node) {
+                    var list = links[Int(neighbour)][layer]
+                    list.append(node)
+                    if list.count > limit {
+                        let base = vectors.withUnsafeBufferPointer {
+                            Array($0[(Int(neighbour) * dimensions)..<((Int(neighbour) + 1) * dimensions)])
+                        }
+                        let scored = base.withUnsafeBufferPointer { b in
+                            list.map { (distance: distance(b.baseAddress!, $0), node: $0) }.sorted {
+                                $0.distance < $1.distance
+                            }
+                        }
+                        list = selectNeighbours(scored, count: limit).map(\.node)
+                    }
+                    links[Int(neighbour)][layer] = list
+                }
+                entries = candidates
+            }
+        }
+        if level > maxLevel { entryPoint = node }
+        return Int(node)
+    }
+
+    /// Marks `node` deleted: it still routes searches, but is never returned.
+    package mutating func delete(_ node: Int) { deleted[node] = true }
+
+    /// Walks to the closest node on `level`, one neighbour at a time.
+    private func greedy(_ query: UnsafePointer<Float>, from start: Int32, distance startDistance: Float, level: Int)
+        -> (Int32, Float)
+    {
+        var current = start
+        var best = startDistance
+        var changed = true
+        while changed {
+            changed = false
+            for neighbour in links[Int(current)][level] {
+                let d = distance(query, neighbour)
+                if d < best {
+                    best = d
+                    current = neighbour
+                    changed = true
+                }
+            }
+        }
+        return (current, best)
+    }
+
+    /// The beam search of one level: the `ef` closest nodes found, closest first.
+    private func searchLayer(
+        _ query: UnsafePointer<Float>, entries: [(distance: Float, node: Int32)], ef: Int, level: Int
+    )
+        -> [(distance: Float, node: Int32)]
+    {
+        // A bitset over the nodes: cheaper than hashing every visit.
+        var visited = [UInt64](repeating: 0, count: (count + 63) / 64)
+        @inline(__always) func firstVisit(_ node: Int32) -> Bool {
+            let word = Int(node) >> 6
+            let bit = UInt64(1) << UInt64(Int(node) & 63)
+            if visited[word] & bit != 0 { return false }
+            visited[word] |= bit
+            return true
+        }
+        var candidates = MinHeap()  // to expand, closest first
+        var results = MaxHeap()  // kept, farthest on top
+        for entry in entries {
+            _ = firstVisit(entry.node)
+            candidates.push(entry)
+            results.push(entry)
+            if results.count > ef { results.pop() }
+        }
+        while let closest = candidates.pop() {
+            if results.count >= ef, closest.distance > results.top!.distance { break }
+            for neighbour in links[Int(closest.node)][level] where firstVisit(neighbour) {
+                let d = distance(query, neighbour)
+                if results.count < ef || d < results.top!.distance {
+                    candidates.push((d, neighbour))
+                    results.push((d, neighbour))
+                    if results.count > ef { results.pop() }
+                }
+            }
+        }
+        return results.items.sorted { $0.distance < $1.distance }
+    }
+
+    /// Malkov's heuristic: take candidates closest first, keeping one only when it is closer to
+    /// the new node than to every neighbour kept so far (spreads links across directions).
+    private func selectNeighbours(_ candidates: [(distance: Float, node: Int32)], count: Int)
+        -> [(distance: Float, node: Int32)]
+    {
+        var kept: [(distance: Float, node: Int32)] = []
+        vectors.withUnsafeBufferPointer { v in
+            for candidate in candidates where kept.count < count {
+                let point = v.baseAddress! + Int(candidate.node) * dimensions
+                let diverse = kept.allSatisfy {
+                    1 - loupe_dot_f32(point, v.baseAddress! + Int($0.node) * dimensions, dimensions)
+                        > candidate.distance
+                }
+                if diverse { kept.append(candidate) }
+            }
+        }
+        return kept
+    }
+
+    /// The `k` nearest live nodes to `query` (unit length), closest first, with cosine similarity.
+    package func search(_ query: [Float], k: Int, ef: Int? = nil) -> [(index: Int, score: Float)] {
+        guard entryPoint >= 0 else { return [] }
+        return query.withUnsafeBufferPointer { q in
+            let pointer = q.baseAddress!
+            var current = entryPoint
+            var currentDistance = distance(pointer, current)
+            for level in stride(from: maxLevel, to: 0, by: -1) {
+                (current, currentDistance) = greedy(pointer, from: current, distance: currentDistance, level: level)
+            }
+            let found = searchLayer(
+                pointer, entries: [(currentDistance, current)], ef: max(ef ?? parameters.efSearch, k), level: 0)
+            return found.filter { !deleted[Int($0.node)] }.prefix(k).map { (Int($0.node), 1 - $0.distance) }
+        }
+    }
+}
+
+/// Binary heaps of (distance, node) for the beam search.
+private struct MinHeap {
+    var items: [(distance: Float, node: Int32)] = []
+    var count: Int { items.count }
+
+    mutating func push(_ item: (distance: Float, node: Int32)) {
+        items.append(item)
+        var i = items.count - 1
+        while i > 0 {
+            let parent = (i - 1) / 2
+            guard items[i].distance < items[parent].distance else { break }
+            items.swapAt(i, parent)
+            i = parent
+        }
+    }
+
+    mutating func pop() -> (distance: Float, node: Int32)? {
+        guard !items.isEmpty else { return nil }
+        let top = items[0]
+        let last = items.removeLast()
+        if !items.isEmpty {
+            items[0] = last
+            var i = 0
+            while true {
+                let left = 2 * i + 1
+                guard left < items.count else { break }
+                var child = left
+                if left + 1 < items.count, items[left + 1].distance < items[left].distance { child = left + 1 }
+                guard items[child].distance < items[i].distance else { break }
+                items.swapAt(i, child)
+                i = child
+            }
+        }
+        return top
+    }
+}
+
+private struct MaxHeap {
+    var items: [(distance: Float, node: Int32)] = []
+    var count: Int { items.count }
+    var top: (distance: Float, node: Int32)? { items.first }
+
+    mutating func push(_ item: (distance: Float, node: Int32)) {
+        items.append(item)
+        var i = items.count - 1
+        while i > 0 {
+            let parent = (i - 1) / 2
+            guard items[i].distance > items[parent].distance else { break }
+            items.swapAt(i, parent)
+            i = parent
+        }
+    }
+
+    @discardableResult
+    mutating func pop() -> (distance: Float, node: Int32)? {
+        guard !items.isEmpty else { return nil }
+        let top = items[0]
+        let last = items.removeLast()
+        if !items.isEmpty {
+            items[0] = last
+            var i = 0
+            while true {
+                let left = 2 * i + 1
+                guard left < items.count else { break }
+                var child = left
+                if left + 1 < items.count, items[left + 1].distance > items[left].distance { child = left + 1 }
+                guard items[child].distance > items[i].distance else { break }
+                items.swapAt(i, child)
+                i = child
+            }
+        }
+        return top
+    }
+}

@@ -1,0 +1,33 @@
+"""hnswlib on the same Float32 files as `loupe bench hnsw`: single thread, same M and
+efConstruction, same efSearch sweep; exact ground truth by numpy. Prints JSON.
+Usage: hnsw_peers.py VECTORS QUERIES DIMS M EF_CONSTRUCTION EF_LIST"""
+import json
+import sys
+import time
+
+import hnswlib
+import numpy as np
+
+vectors_path, queries_path, d, m, efc, efs = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), [int(x) for x in sys.argv[6].split(",")]
+x = np.fromfile(vectors_path, dtype=np.float32).reshape(-1, d)
+q = np.fromfile(queries_path, dtype=np.float32).reshape(-1, d)
+x /= np.linalg.norm(x, axis=1, keepdims=True)
+q /= np.linalg.norm(q, axis=1, keepdims=True)
+truth = np.argsort(-(q @ x.T), axis=1)[:, :10]
+index = hnswlib.Index(space="ip", dim=d)
+index.init_index(max_elements=len(x), M=m, ef_construction=efc, random_seed=42)
+index.set_num_threads(1)
+start = time.perf_counter()
+index.add_items(x, np.arange(len(x)), num_threads=1)
+build = time.perf_counter() - start
+sweep = []
+for ef in efs:
+    index.set_ef(max(ef, 10))
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        labels = index.knn_query(q, k=10, num_threads=1)[0]  # one call: no per-query Python overhead
+        best = min(best, time.perf_counter() - start)
+    recall = np.mean([len(set(l) & set(t)) / 10 for l, t in zip(labels, truth)])
+    sweep.append({"ef": ef, "recall_at10": float(recall), "queries_per_second": len(q) / best})
+print(json.dumps({"hnswlib_build_seconds": build, "sweep": sweep}))
