@@ -41,6 +41,19 @@ package struct HNSWIndex: Sendable {
         self.random = parameters.seed | 1
     }
 
+    init(
+        dimensions: Int, parameters: Parameters, vectors: [Float], links: [[[Int32]]], deleted: [Bool],
+        entryPoint: Int32
+    ) {
+        self.dimensions = dimensions
+        self.parameters = parameters
+        self.vectors = vectors
+        self.links = links
+        self.deleted = deleted
+        self.entryPoint = entryPoint
+        self.random = parameters.seed | 1
+    }
+
     private func distance(_ query: UnsafePointer<Float>, _ node: Int32) -> Float {
         vectors.withUnsafeBufferPointer { v in
             1 - loupe_dot_f32(query, v.baseAddress! + Int(node) * dimensions, dimensions)

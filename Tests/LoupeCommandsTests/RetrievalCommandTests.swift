@@ -84,6 +84,19 @@ import Testing
         let again = try TestEnvironment.run(["--workspace", file, "search", "shock", "--retriever", "bm25", "--k", "1"])
         #expect(again.status == 0)
         #expect(again.output.contains("d3#0"))
+        // Dense through the HNSW graph (stored) and exactly agree on this tiny corpus.
+        let approximate = try TestEnvironment.run([
+            "--workspace", file, "search", "heat plate", "--retriever", "dense", "--k", "2",
+        ])
+        let exact = try TestEnvironment.run([
+            "--workspace", file, "search", "heat plate", "--retriever", "dense", "--k", "2", "--exact",
+        ])
+        #expect(approximate.status == 0 && exact.status == 0)
+        #expect(approximate.output.split(separator: "\n").dropLast() == exact.output.split(separator: "\n").dropLast())
+        let graph = try workspace.read { db in
+            try Int.fetchOne(db, sql: "SELECT length(data) FROM retrieval_indexes WHERE kind = 'hnsw'")
+        }
+        #expect((graph ?? 0) > 30)
         let size = try workspace.read { db in
             try Int.fetchOne(db, sql: "SELECT length(data) FROM retrieval_indexes WHERE kind = 'bm25'")
         }

@@ -55,4 +55,21 @@ import Testing
         let id = index.add(query)
         #expect(index.search(query, k: 1).first?.index == id)
     }
+
+    @Test func theGraphBlobRoundTripsAndABrokenOneIsRefused() {
+        let vectors = Self.clustered(300, dimensions: 16, clusters: 6, seed: 5)
+        var index = HNSWIndex(dimensions: 16, parameters: .init(m: 8, efConstruction: 40, efSearch: 32))
+        for vector in vectors { index.add(vector) }
+        index.delete(3)
+        let data = index.serializedGraph()
+        let flat = vectors.flatMap { $0 }
+        let back = HNSWIndex(serializedGraph: data, vectors: flat, dimensions: 16)
+        #expect(back?.count == 300 && back?.deleted[3] == true && back?.entryPoint == index.entryPoint)
+        for query in vectors.prefix(20) {
+            #expect(back?.search(query, k: 5).map(\.index) == index.search(query, k: 5).map(\.index))
+        }
+        #expect(HNSWIndex(serializedGraph: data.dropLast(2), vectors: flat, dimensions: 16) == nil)
+        #expect(HNSWIndex(serializedGraph: data, vectors: Array(flat.dropLast(16)), dimensions: 16) == nil)
+        #expect(HNSWIndex(serializedGraph: data, vectors: flat, dimensions: 8) == nil)
+    }
 }

@@ -72,6 +72,8 @@ struct RetrieverOptions: ParsableArguments {
     @Option(help: "BM25 b.") var b = 0.75
     @Option(help: "RRF's k.") var rrfK = 60.0
     @Option(help: "RRF weights of BM25 and dense, e.g. 1,1.") var weights = "1,1"
+    @Flag(help: "Dense by exact search over every vector instead of the HNSW graph.") var exact = false
+    @Option(help: "HNSW efSearch (at least the depth asked for).") var efSearch = 64
 
     func options() throws -> RetrievalService.Options {
         var options = RetrievalService.Options()
@@ -83,6 +85,8 @@ struct RetrieverOptions: ParsableArguments {
         options.k1 = k1
         options.b = b
         options.rrfK = rrfK
+        options.approximate = !exact
+        options.efSearch = max(1, efSearch)
         let parts = weights.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
         guard parts.count == 2 else {
             throw CommandFailure("--weights \(weights): two numbers, BM25's and dense's, e.g. 1,0.5")

@@ -24,6 +24,9 @@ package struct RetrievalService: Sendable {
         package var depth = 100
         package var mmr = false
         package var mmrLambda: Float = 0.7
+        /// Dense neighbours from the HNSW graph (`false`: exact search over every vector).
+        package var approximate = true
+        package var efSearch = 64
 
         package init() {}
     }
@@ -264,15 +267,40 @@ package struct RetrievalService: Sendable {
         var chunks: [StoredChunk]
         var bm25: BM25Index
         var flat: FlatIndex?
+        var hnsw: HNSWIndex?
         var embedder: SentenceEmbedder?
     }
 
     package func context(for options: Options) throws -> Context {
         let (chunks, bm25, _) = try bm25(stem: options.stem)
         guard options.retriever != .bm25 || options.mmr else {
-            return Context(chunks: chunks, bm25: bm25, flat: nil, embedder: nil)
+            return Context(chunks: chunks, bm25: bm25, flat: nil, hnsw: nil, embedder: nil)
         }
-        return Context(chunks: chunks, bm25: bm25, flat: try flatIndex(chunks: chunks), embedder: try models.miniLM())
+        let flat = try flatIndex(chunks: chunks)
+        return Context(
+            chunks: chunks, bm25: bm25, flat: flat, hnsw: options.approximate ? try hnsw(flat) : nil,
+            embedder: try models.miniLM())
+    }
+
+    /// The HNSW graph over every chunk's embedding: the stored BLOB when it was built from the
+    /// same chunks and reads back whole against these vectors, else rebuilt (M 16,
+    /// efConstruction 200) and stored.
+    package func hnsw(_ flat: FlatIndex) throws -> HNSWIndex {
+        let stamp = try workspace.corpusStamp() + ":" + Self.embeddingModel
+        if let stored = try workspace.storedIndex(kind: "hnsw"), stored.corpusStamp == stamp,
+            let index = HNSWIndex(serializedGraph: stored.data, vectors: flat.vectors, dimensions: flat.dimensions)
+        {
+            return index
+        }
+        var index = HNSWIndex(dimensions: flat.dimensions, parameters: .init(m: 16, efConstruction: 200))
+        for row in 0..<flat.count {
+            index.add(Array(flat.vectors[(row * flat.dimensions)..<((row + 1) * flat.dimensions)]))
+        }
+        try workspace.storeIndex(
+            StoredIndex(
+                kind: "hnsw", paramsJSON: "{\"m\":16,\"ef_construction\":200,\"metric\":\"cosine\"}",
+                corpusStamp: stamp, data: index.serializedGraph()))
+        return index
     }
 
     /// Ranked hits; `details` adds the matched terms and BM25 contributions (an evaluation,
@@ -288,7 +316,11 @@ package struct RetrievalService: Sendable {
         if let flat = context.flat, let embedder = context.embedder {
             let vector = embedder.embed([query])[0].vector
             queryVector = vector
-            semantic = flat.search(vector, k: depth)
+            if let hnsw = context.hnsw {
+                semantic = hnsw.search(vector, k: depth, ef: max(options.efSearch, depth))
+            } else {
+                semantic = flat.search(vector, k: depth)
+            }
         }
         var bm25Places: [Int: Placement] = [:]
         for (rank, hit) in lexical.enumerated() {
