@@ -306,8 +306,22 @@ package struct RetrievalService: Sendable {
     /// Ranked hits; `details` adds the matched terms and BM25 contributions (an evaluation,
     /// which only needs the order, leaves them out).
     package func rank(_ query: String, options: Options, context: Context, details: Bool = true) throws -> [Hit] {
-        let tokenizer = RetrievalTokenizer(stem: options.stem)
-        let terms = tokenizer.terms(query)
+        assemble(
+            candidates(query, options: options, context: context), options: options, context: context, details: details)
+    }
+
+    /// What each retriever found for a query, before fusion: computed once (one BM25 pass, one
+    /// MiniLM forward for the query), then assembled into as many views as needed.
+    package struct Candidates {
+        var terms: [String]
+        var lexical: [(document: Int, score: Double)]
+        var semantic: [(index: Int, score: Float)]
+        var queryVector: [Float]?
+    }
+
+    /// BM25's and (when the context has vectors) dense's top `max(k, depth)` for `query`.
+    package func candidates(_ query: String, options: Options, context: Context) -> Candidates {
+        let terms = RetrievalTokenizer(stem: options.stem).terms(query)
         let parameters = BM25Index.Parameters(k1: options.k1, b: options.b)
         let depth = max(options.k, options.depth)
         let lexical = context.bm25.search(terms, k: depth, parameters: parameters)
@@ -322,6 +336,17 @@ package struct RetrievalService: Sendable {
                 semantic = flat.search(vector, k: depth)
             }
         }
+        return Candidates(terms: terms, lexical: lexical, semantic: semantic, queryVector: queryVector)
+    }
+
+    /// The first `options.k` hits of `options.retriever` (fused for hybrid, MMR when asked) from
+    /// `candidates`; `details` adds the matched terms and BM25 contributions.
+    package func assemble(_ candidates: Candidates, options: Options, context: Context, details: Bool = true) -> [Hit] {
+        let (terms, lexical, semantic, queryVector) = (
+            candidates.terms, candidates.lexical, candidates.semantic, candidates.queryVector
+        )
+        let tokenizer = RetrievalTokenizer(stem: options.stem)
+        let parameters = BM25Index.Parameters(k1: options.k1, b: options.b)
         var bm25Places: [Int: Placement] = [:]
         for (rank, hit) in lexical.enumerated() {
             bm25Places[hit.document] = Placement(score: hit.score, rank: rank + 1)
@@ -422,22 +447,25 @@ extension RetrievalService {
             )
         }
         let context = try context(for: options)
-        let hits = try rank(query, options: options, context: context)
-        let judged = try judge(query, options: options, context: context)
+        let found = candidates(query, options: options, context: context)
+        let hits = assemble(found, options: options, context: context)
+        let judged = try judge(query, candidates: found, options: options, context: context)
         options.mmr = false
         options.retriever = .bm25
-        let bm25Top = try rank(query, options: options, context: context, details: false)
+        let bm25Top = assemble(found, options: options, context: context, details: false)
         var denseTop: [Hit] = []
         if context.flat != nil {
             options.retriever = .dense
-            denseTop = try rank(query, options: options, context: context, details: false)
+            denseTop = assemble(found, options: options, context: context, details: false)
         }
         return (hits, bm25Top, denseTop, judged)
     }
 
     /// The judgments of a typed query that is one of the loaded judged queries (same terms),
     /// with this ranking's metrics for it (depth 100, chunks rolled up to documents).
-    package func judge(_ query: String, options: Options, context: Context) throws -> JudgedQuery? {
+    package func judge(_ query: String, candidates: Candidates, options: Options, context: Context) throws
+        -> JudgedQuery?
+    {
         let tokenizer = RetrievalTokenizer()
         let terms = tokenizer.terms(query)
         guard !terms.isEmpty,
@@ -447,7 +475,7 @@ extension RetrievalService {
         var deep = options
         deep.k = 100
         var best: [String: Double] = [:]
-        for hit in try rank(query, options: deep, context: context, details: false) {
+        for hit in assemble(candidates, options: deep, context: context, details: false) {
             best[hit.documentID] = max(best[hit.documentID] ?? -.infinity, hit.fused.score)
         }
         return JudgedQuery(
