@@ -7,7 +7,8 @@
 
 // ---- naive: materialise the T × T scores, softmax each row, multiply by V. ----
 
-LOUPE_AVX2 static void naive_attention_avx2(
+// The loops once, compiled twice: inlined into an AVX2+FMA function and into a plain one.
+static inline __attribute__((always_inline)) void naive_attention_body(
     size_t t, size_t d, const float *q, const float *k, const float *v, float *o, float *scores) {
     float scale = 1.0f / sqrtf((float)d);
     for (size_t i = 0; i < t; i++)
@@ -25,22 +26,14 @@ LOUPE_AVX2 static void naive_attention_avx2(
         }
 }
 
+LOUPE_AVX2 static void naive_attention_avx2(
+    size_t t, size_t d, const float *q, const float *k, const float *v, float *o, float *scores) {
+    naive_attention_body(t, d, q, k, v, o, scores);
+}
+
 static void naive_attention_baseline(
     size_t t, size_t d, const float *q, const float *k, const float *v, float *o, float *scores) {
-    float scale = 1.0f / sqrtf((float)d);
-    for (size_t i = 0; i < t; i++)
-        for (size_t j = 0; j < t; j++) {
-            float dot = 0;
-            for (size_t p = 0; p < d; p++) dot += q[i * d + p] * k[j * d + p];
-            scores[i * t + j] = dot * scale;
-        }
-    loupe_softmax_three_pass(scores, scores, t, t);
-    memset(o, 0, t * d * sizeof(float));
-    for (size_t i = 0; i < t; i++)
-        for (size_t j = 0; j < t; j++) {
-            float p = scores[i * t + j];
-            for (size_t c = 0; c < d; c++) o[i * d + c] += p * v[j * d + c];
-        }
+    naive_attention_body(t, d, q, k, v, o, scores);
 }
 
 size_t loupe_attention_naive_scratch(size_t t) { return t * t * sizeof(float); }
