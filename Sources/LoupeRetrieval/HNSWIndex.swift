@@ -101,11 +101,9 @@ package struct HNSWIndex: Sendable {
                     var list = links[Int(neighbour)][layer]
                     list.append(node)
                     if list.count > limit {
-                        let base = vectors.withUnsafeBufferPointer {
-                            Array($0[(Int(neighbour) * dimensions)..<((Int(neighbour) + 1) * dimensions)])
-                        }
-                        let scored = base.withUnsafeBufferPointer { b in
-                            list.map { (distance: distance(b.baseAddress!, $0), node: $0) }.sorted {
+                        let scored = vectors.withUnsafeBufferPointer { v in
+                            let base = v.baseAddress! + Int(neighbour) * dimensions
+                            return list.map { (distance: distance(base, $0), node: $0) }.sorted {
                                 $0.distance < $1.distance
                             }
                         }
@@ -159,8 +157,8 @@ package struct HNSWIndex: Sendable {
             visited[word] |= bit
             return true
         }
-        var candidates = MinHeap()  // to expand, closest first
-        var results = MaxHeap()  // kept, farthest on top
+        var candidates = DistanceHeap(farthestOnTop: false)  // to expand, closest first
+        var results = DistanceHeap(farthestOnTop: true)  // kept, farthest on top
         for entry in entries {
             _ = firstVisit(entry.node)
             candidates.push(entry)
@@ -217,54 +215,25 @@ package struct HNSWIndex: Sendable {
     }
 }
 
-/// Binary heaps of (distance, node) for the beam search.
-private struct MinHeap {
-    var items: [(distance: Float, node: Int32)] = []
-    var count: Int { items.count }
-
-    mutating func push(_ item: (distance: Float, node: Int32)) {
-        items.append(item)
-        var i = items.count - 1
-        while i > 0 {
-            let parent = (i - 1) / 2
-            guard items[i].distance < items[parent].distance else { break }
-            items.swapAt(i, parent)
-            i = parent
-        }
-    }
-
-    mutating func pop() -> (distance: Float, node: Int32)? {
-        guard !items.isEmpty else { return nil }
-        let top = items[0]
-        let last = items.removeLast()
-        if !items.isEmpty {
-            items[0] = last
-            var i = 0
-            while true {
-                let left = 2 * i + 1
-                guard left < items.count else { break }
-                var child = left
-                if left + 1 < items.count, items[left + 1].distance < items[left].distance { child = left + 1 }
-                guard items[child].distance < items[i].distance else { break }
-                items.swapAt(i, child)
-                i = child
-            }
-        }
-        return top
-    }
-}
-
-private struct MaxHeap {
+/// A binary heap of (distance, node) for the beam search: closest on top for the candidates to
+/// expand, farthest on top for the results kept.
+private struct DistanceHeap {
+    let farthestOnTop: Bool
     var items: [(distance: Float, node: Int32)] = []
     var count: Int { items.count }
     var top: (distance: Float, node: Int32)? { items.first }
 
+    init(farthestOnTop: Bool) { self.farthestOnTop = farthestOnTop }
+
+    /// Whether `a` belongs above `b`.
+    @inline(__always) private func above(_ a: Float, _ b: Float) -> Bool { farthestOnTop ? a > b : a < b }
+
     mutating func push(_ item: (distance: Float, node: Int32)) {
         items.append(item)
         var i = items.count - 1
         while i > 0 {
             let parent = (i - 1) / 2
-            guard items[i].distance > items[parent].distance else { break }
+            guard above(items[i].distance, items[parent].distance) else { break }
             items.swapAt(i, parent)
             i = parent
         }
@@ -282,8 +251,8 @@ private struct MaxHeap {
                 let left = 2 * i + 1
                 guard left < items.count else { break }
                 var child = left
-                if left + 1 < items.count, items[left + 1].distance > items[left].distance { child = left + 1 }
-                guard items[child].distance > items[i].distance else { break }
+                if left + 1 < items.count, above(items[left + 1].distance, items[left].distance) { child = left + 1 }
+                guard above(items[child].distance, items[i].distance) else { break }
                 items.swapAt(i, child)
                 i = child
             }
