@@ -267,13 +267,13 @@ package enum KernelBench {
         let instance = spec.make(shape, threads)
         let saved = BLAS.threads
         defer { BLAS.threads = saved }
-        let warmUp = time { instance.body(instance.buffers) }
+        let warmUp = Stopwatch.seconds { instance.body(instance.buffers) }
         var best = warmUp
         var repeats = 0
         var spent = 0.0
         if warmUp < seconds {
             while repeats < 2 || (spent < seconds && repeats < 50) {
-                let elapsed = time { instance.body(instance.buffers) }
+                let elapsed = Stopwatch.seconds { instance.body(instance.buffers) }
                 best = min(best, elapsed)
                 spent += elapsed
                 repeats += 1
@@ -334,12 +334,6 @@ package enum KernelBench {
             norm += Double(x) * Double(x)
         }
         return (error / max(norm, .leastNormalMagnitude)).squareRoot()
-    }
-
-    private static func time(_ body: () -> Void) -> Double {
-        let start = DispatchTime.now().uptimeNanoseconds
-        body()
-        return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
     }
 }
 

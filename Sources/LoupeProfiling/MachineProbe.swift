@@ -10,7 +10,7 @@ package enum MachineProbe {
         // Calibrate the iteration count on one thread, then run every thread together.
         var iterations: UInt64 = 1_000_000
         while true {
-            let elapsed = time { _ = loupe_fma_peak_f32(iterations) }
+            let elapsed = Stopwatch.seconds { _ = loupe_fma_peak_f32(iterations) }
             if elapsed >= seconds / 4 {
                 iterations = UInt64(Double(iterations) * seconds / elapsed)
                 break
@@ -18,7 +18,7 @@ package enum MachineProbe {
             iterations *= 4
         }
         let count = iterations
-        let elapsed = time {
+        let elapsed = Stopwatch.seconds {
             DispatchQueue.concurrentPerform(iterations: threads) { _ in _ = loupe_fma_peak_f32(count) }
         }
         return Double(threads) * Double(count) * Double(loupe_fma_flops_per_iteration()) / elapsed / 1e9
@@ -47,7 +47,7 @@ package enum MachineProbe {
                         c: UnsafeSendable(cp.baseAddress!)
                     )
                     while spent < minimumSeconds || repeats < 3 {
-                        let elapsed = time {
+                        let elapsed = Stopwatch.seconds {
                             DispatchQueue.concurrentPerform(iterations: threads) { thread in
                                 let start = thread * chunk
                                 let length = max(0, min(chunk, count - start))
@@ -88,12 +88,6 @@ package enum MachineProbe {
             sizes.append((level, value * multiplier))
         }
         return sizes.sorted { $0.level < $1.level }.map(\.bytes)
-    }
-
-    private static func time(_ body: () -> Void) -> Double {
-        let start = DispatchTime.now().uptimeNanoseconds
-        body()
-        return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
     }
 }
 
