@@ -103,9 +103,7 @@ struct KernelsCommand: ParsableCommand {
         guard let (profile, ceilings) = try workspace.latestMachineProfile(), let id = profile.id,
             let peak = ceilings.first(where: { $0.kind == "compute" && !$0.name.contains("1 core") })
         else { return nil }
-        let decoder = JSONDecoder()
-        decoder.keyDecodingStrategy = .convertFromSnakeCase  // as Formatting.json wrote it
-        let sweep = try decoder.decode([BandwidthSample].self, from: Data(profile.sweepJSON.utf8))
+        let sweep = try BandwidthSample.sweep(fromJSON: profile.sweepJSON)
         return (id, Roofs(peak: peak.value, levels: PlateauDetector.plateaus(sweep)))
     }
 

@@ -15,9 +15,7 @@ extension RooflineModel {
         }
         var profiles: [Profile] = []
         if let cpu = stored.first(where: { $0.kind == "cpu" }), let id = cpu.id {
-            let decoder = JSONDecoder()
-            decoder.keyDecodingStrategy = .convertFromSnakeCase
-            let sweep = (try? decoder.decode([BandwidthSample].self, from: Data(cpu.sweepJSON.utf8))) ?? []
+            let sweep = (try? BandwidthSample.sweep(fromJSON: cpu.sweepJSON)) ?? []
             let plateaus = PlateauDetector.plateaus(sweep)
             let ceilings = try workspace.ceilings(profileID: id).filter { !$0.name.contains("1 core") }.map {
                 record in
