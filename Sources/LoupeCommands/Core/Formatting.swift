@@ -27,3 +27,13 @@ enum Formatting {
         return String(decoding: try encoder.encode(value), as: UTF8.self)
     }
 }
+
+extension CommandFailure {
+    /// The text of `path`, or a failure saying it cannot be read as UTF-8 text.
+    static func readText(_ path: String) throws -> String {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+            throw CommandFailure("\(path): cannot be read as UTF-8 text")
+        }
+        return text
+    }
+}

@@ -35,12 +35,7 @@ struct NotebookCommand: ParsableCommand {
             for (index, file) in files.enumerated() {
                 context.reporter.report(JobProgress(completed: Double(index), total: Double(files.count), detail: file))
                 try context.reporter.checkCancellation()
-                let text: String
-                do {
-                    text = try String(contentsOfFile: file, encoding: .utf8)
-                } catch {
-                    throw CommandFailure("\(file): cannot be read as UTF-8 text")
-                }
+                let text = try CommandFailure.readText(file)
                 let stored = Notebook.parse(text)
                 let result = try NotebookCommand.run(
                     stored, workspace: global.workspace, themes: context.session.themes)

@@ -174,17 +174,13 @@ struct QrelsCommand: ParsableCommand {
         var queries: String?
 
         func run(in context: CommandContext) throws {
-            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
-                throw CommandFailure("\(file): cannot be read as UTF-8 text")
-            }
+            let text = try CommandFailure.readText(file)
             let name = (file as NSString).lastPathComponent
             let qrels = try Qrels.parse(text, file: name)
             try context.workspace().replaceQrels(source: name, judgments: qrels.judgments)
             if let queries {
-                guard let text = try? String(contentsOfFile: queries, encoding: .utf8) else {
-                    throw CommandFailure("\(queries): cannot be read as UTF-8 text")
-                }
-                let parsed = try CorpusReader.jsonl(text, file: queries, strict: true).documents
+                let parsed = try CorpusReader.jsonl(CommandFailure.readText(queries), file: queries, strict: true)
+                    .documents
                 try context.workspace().replaceQrelsQueries(source: name, queries: parsed.map { ($0.id, $0.body) })
                 context.print("stored the texts of \(Formatting.count(parsed.count, "query", "queries"))")
             }
@@ -237,10 +233,8 @@ struct RetrievalCommand: ParsableCommand {
                     qrels.map { "\($0): neither a file nor loaded qrels" }
                         ?? "no qrels loaded: pass --qrels FILE or run loupe qrels load FILE")
             }
-            guard let text = try? String(contentsOfFile: queries, encoding: .utf8) else {
-                throw CommandFailure("\(queries): cannot be read as UTF-8 text")
-            }
-            let parsed = try CorpusReader.jsonl(text, file: queries, strict: true).documents.map { ($0.id, $0.body) }
+            let parsed = try CorpusReader.jsonl(CommandFailure.readText(queries), file: queries, strict: true).documents
+                .map { ($0.id, $0.body) }
             let options = try retrieverOptions.options()
             let evaluation = try RetrievalService.on(context).evaluate(
                 queries: parsed, qrels: judgments.judgments, options: options, reporter: context.reporter)
