@@ -37,6 +37,8 @@ let package = Package(
         .target(name: "LoupeModels", dependencies: ["LoupeTensor"], swiftSettings: strictSwift6),
         .target(name: "LoupeRetrieval", dependencies: ["LoupeTensor", "CKernels"], swiftSettings: strictSwift6),
         .target(name: "LoupeProfiling", dependencies: ["CKernels", "LoupeTensor"], swiftSettings: strictSwift6),
+        // Agents: the trace model, importers and exporters. Pure: no SQLite, no terminal.
+        .target(name: "LoupeAgents", swiftSettings: strictSwift6),
 
         // Pure terminal-UI model: cells, frames, layout, widgets, themes. No C, no I/O.
         .target(name: "LoupeTUI", swiftSettings: strictSwift6),
@@ -51,13 +53,15 @@ let package = Package(
         // Services: jobs with progress and cancellation, theme loading, notebooks.
         .target(
             name: "LoupeKit",
-            dependencies: ["LoupeStore", "LoupeTUI", "LoupeModels", "LoupeProfiling", "LoupeRetrieval", "TOMLKit"],
+            dependencies: [
+                "LoupeStore", "LoupeTUI", "LoupeModels", "LoupeProfiling", "LoupeRetrieval", "LoupeAgents", "TOMLKit",
+            ],
             swiftSettings: strictSwift6
         ),
         // The TUI program: state, messages, update, render, panels, keymaps, the loop.
         .target(
             name: "LoupeApp",
-            dependencies: ["LoupeTUI", "LoupeTerminal", "LoupeKit", "LoupeStore", "LoupeRetrieval"],
+            dependencies: ["LoupeTUI", "LoupeTerminal", "LoupeKit", "LoupeStore", "LoupeRetrieval", "LoupeAgents"],
             swiftSettings: strictSwift6
         ),
         // The command language shared by the CLI, the `:` line, the palette, the REPL and notebooks.
@@ -65,7 +69,7 @@ let package = Package(
             name: "LoupeCommands",
             dependencies: [
                 "LoupeApp", "LoupeKit", "LoupeStore", "LoupeTUI", "LoupeTerminal", "LoupeModels", "LoupeTensor",
-                "LoupeProfiling", "LoupeRetrieval", "CReadline",
+                "LoupeProfiling", "LoupeRetrieval", "LoupeAgents", "CReadline",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSwift6
@@ -82,6 +86,8 @@ let package = Package(
             name: "LoupeRetrievalTests", dependencies: ["LoupeRetrieval"], exclude: ["Fixtures"],
             swiftSettings: strictSwift6),
         .testTarget(name: "LoupeTensorTests", dependencies: ["LoupeTensor"], swiftSettings: strictSwift6),
+        .testTarget(
+            name: "LoupeAgentsTests", dependencies: ["LoupeAgents"], exclude: ["Fixtures"], swiftSettings: strictSwift6),
         .testTarget(
             name: "LoupeProfilingTests", dependencies: ["LoupeProfiling", "LoupeTensor"], exclude: ["Fixtures"],
             swiftSettings: strictSwift6
@@ -113,6 +119,7 @@ let package = Package(
             name: "LoupeAppTests",
             dependencies: [
                 "LoupeApp", "LoupeKit", "LoupeTUI", "LoupeTerminal", "LoupeStore", "LoupeTestSupport", "LoupeRetrieval",
+                "LoupeAgents",
             ],
             exclude: ["__snapshots__"],
             swiftSettings: strictSwift6
@@ -120,8 +127,8 @@ let package = Package(
         .testTarget(
             name: "LoupeCommandsTests",
             dependencies: [
-                "LoupeCommands", "LoupeApp", "LoupeKit", "LoupeStore", "LoupeTUI", "LoupeTerminal", "loupe",
-                .product(name: "GRDB", package: "GRDB.swift"),
+                "LoupeCommands", "LoupeApp", "LoupeKit", "LoupeStore", "LoupeRetrieval", "LoupeTUI", "LoupeTerminal",
+                "loupe", .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strictSwift6
         ),

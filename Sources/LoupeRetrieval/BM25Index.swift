@@ -36,6 +36,16 @@ package struct BM25Index: Sendable {
     package private(set) var lengths: [Int32]
     /// The length normalisation of every document under `parameters`, computed once.
     private var defaultNorms: [Double] = []
+    /// Every posting's score under `parameters` (idf × tf part), laid out term by term, so a
+    /// query at the index's own parameters only adds (bm25s's "eager" scoring).
+    private var impacts = Impacts()
+
+    private struct Impacts: Sendable {
+        var slots: [String: Int] = [:]
+        var starts: [Int] = [0]
+        var documents: [Int32] = []
+        var scores: [Double] = []
+    }
 
     package var documentCount: Int { lengths.count }
     package var averageLength: Double {
@@ -57,6 +67,7 @@ package struct BM25Index: Sendable {
         self.postings = postings
         self.lengths = lengths
         self.defaultNorms = norms(parameters)
+        self.impacts = makeImpacts()
     }
 
     package func idf(_ term: String) -> Double {
@@ -69,6 +80,27 @@ package struct BM25Index: Sendable {
         self.lengths = lengths
         self.parameters = parameters
         self.defaultNorms = norms(parameters)
+        self.impacts = makeImpacts()
+    }
+
+    private func makeImpacts() -> Impacts {
+        var impacts = Impacts()
+        let total = postings.values.reduce(0) { $0 + $1.count }
+        impacts.documents.reserveCapacity(total)
+        impacts.scores.reserveCapacity(total)
+        let n = Double(documentCount)
+        for (term, list) in postings {
+            impacts.slots[term] = impacts.starts.count - 1
+            let df = Double(list.count)
+            let weight = log(1 + (n - df + 0.5) / (df + 0.5))
+            for posting in list {
+                let tf = Double(posting.frequency)
+                impacts.documents.append(posting.document)
+                impacts.scores.append(weight * tf / (tf + defaultNorms[Int(posting.document)]))
+            }
+            impacts.starts.append(impacts.documents.count)
+        }
+        return impacts
     }
 
     /// k1 · (1 − b + b · |d| / avgdl) for every document.
@@ -81,6 +113,21 @@ package struct BM25Index: Sendable {
     package func scores(_ query: [String], parameters: Parameters? = nil) -> [Double] {
         let p = parameters ?? self.parameters
         var scores = [Double](repeating: 0, count: documentCount)
+        if p == self.parameters {
+            scores.withUnsafeMutableBufferPointer { scores in
+                impacts.documents.withUnsafeBufferPointer { documents in
+                    impacts.scores.withUnsafeBufferPointer { impacts in
+                        for term in query {
+                            guard let slot = self.impacts.slots[term] else { continue }
+                            for i in self.impacts.starts[slot]..<self.impacts.starts[slot + 1] {
+                                scores[Int(documents[i])] += impacts[i]
+                            }
+                        }
+                    }
+                }
+            }
+            return scores
+        }
         let n = Double(documentCount)
         let norms = p == self.parameters ? defaultNorms : self.norms(p)
         scores.withUnsafeMutableBufferPointer { scores in
@@ -137,67 +184,93 @@ package struct BM25Index: Sendable {
 /// Top-k selection over a dense score array.
 package enum TopK {
     /// Indices of the `k` largest positive scores, best first; equal scores keep index order.
-    /// The k-th largest score is found by quickselect on a copy of the positive scores (O(n)),
-    /// then only the documents at or above it are sorted.
+    /// One pass keeps the best `k` so far in a binary min-heap whose root is the worst kept
+    /// (lowest score, then highest index): a later document with the root's score ranks below
+    /// it, so only a strictly higher score displaces it. O(n + m log k) for m displacements.
     package static func select(_ scores: [Double], k: Int) -> [(document: Int, score: Double)] {
         guard k > 0 else { return [] }
-        var positive: [Double] = []
-        positive.reserveCapacity(scores.count)
-        for score in scores where score > 0 { positive.append(score) }
-        var threshold = 0.0
-        var equalAllowed = Int.max
-        if positive.count > k {
-            threshold = kthLargest(&positive, k)
-            // How many documents scoring exactly the threshold fit after the ones above it.
-            let above = positive.reduce(0) { $0 + ($1 > threshold ? 1 : 0) }
-            equalAllowed = k - above
-        }
-        var kept: [(document: Int, score: Double)] = []
-        kept.reserveCapacity(min(k, positive.count))
+        var heap = Heap(capacity: k)
+        defer { heap.deallocate() }
+        // One comparison per document, against 0 until the heap is full and its root after:
+        // once the root has risen, almost every document fails it, so the branch predicts well.
+        var bar = 0.0
         scores.withUnsafeBufferPointer { scores in
-            for document in 0..<scores.count {
-                let score = scores[document]
-                guard score > 0, score >= threshold else { continue }
-                if score == threshold && positive.count > k {
-                    guard equalAllowed > 0 else { continue }
-                    equalAllowed -= 1
+            for document in 0..<scores.count where scores[document] > bar {
+                if heap.count < k {
+                    heap.push(scores[document], document)
+                    if heap.count == k { bar = heap.scores[0] }
+                } else {
+                    heap.replaceRoot(scores[document], document)
+                    bar = heap.scores[0]
                 }
-                kept.append((document, score))
             }
         }
-        return kept.sorted { $0.score != $1.score ? $0.score > $1.score : $0.document < $1.document }
+        // Pop the worst each time into the slot it frees: the array ends best first.
+        let kept = heap.count
+        while heap.count > 1 {
+            let last = heap.count - 1
+            heap.swap(0, last)
+            heap.count = last
+            heap.siftDown(0)
+        }
+        return (0..<kept).map { (heap.documents[$0], heap.scores[$0]) }
     }
 
-    /// The k-th largest value (1-based) of `values`, which it reorders (Hoare quickselect,
-    /// median-of-three pivots).
-    private static func kthLargest(_ values: inout [Double], _ k: Int) -> Double {
-        values.withUnsafeMutableBufferPointer { v in
-            var low = 0
-            var high = v.count - 1
-            let target = k - 1  // index in descending order
-            while low < high {
-                let middle = low + (high - low) / 2
-                let pivot = max(min(v[low], v[middle]), min(max(v[low], v[middle]), v[high]))
-                var i = low
-                var j = high
-                while i <= j {
-                    while v[i] > pivot { i += 1 }
-                    while v[j] < pivot { j -= 1 }
-                    if i <= j {
-                        v.swapAt(i, j)
-                        i += 1
-                        j -= 1
-                    }
-                }
-                if target <= j {
-                    high = j
-                } else if target >= i {
-                    low = i
-                } else {
-                    return v[target]
-                }
+    private struct Heap {
+        let scores: UnsafeMutablePointer<Double>
+        let documents: UnsafeMutablePointer<Int>
+        var count = 0
+
+        init(capacity: Int) {
+            scores = .allocate(capacity: capacity)
+            documents = .allocate(capacity: capacity)
+        }
+
+        func deallocate() {
+            scores.deallocate()
+            documents.deallocate()
+        }
+
+        /// Does slot `a` rank below slot `b`?
+        @inline(__always) func worse(_ a: Int, _ b: Int) -> Bool {
+            scores[a] < scores[b] || (scores[a] == scores[b] && documents[a] > documents[b])
+        }
+
+        @inline(__always) func swap(_ a: Int, _ b: Int) {
+            (scores[a], scores[b]) = (scores[b], scores[a])
+            (documents[a], documents[b]) = (documents[b], documents[a])
+        }
+
+        mutating func push(_ score: Double, _ document: Int) {
+            scores[count] = score
+            documents[count] = document
+            var child = count
+            count += 1
+            while child > 0 {
+                let parent = (child - 1) / 2
+                guard worse(child, parent) else { return }
+                swap(child, parent)
+                child = parent
             }
-            return v[target]
+        }
+
+        func replaceRoot(_ score: Double, _ document: Int) {
+            scores[0] = score
+            documents[0] = document
+            siftDown(0)
+        }
+
+        func siftDown(_ start: Int) {
+            var parent = start
+            while true {
+                let left = 2 * parent + 1
+                guard left < count else { return }
+                var child = left
+                if left + 1 < count && worse(left + 1, left) { child = left + 1 }
+                guard worse(child, parent) else { return }
+                swap(child, parent)
+                parent = child
+            }
         }
     }
 }

@@ -1,47 +1,55 @@
 import Foundation
 
 extension HNSWIndex {
-    private static let magic: UInt32 = 0x4C_48_4E_31  // "LHN1"
+    private static let magic: UInt32 = 0x4C_48_4E_32  // "LHN2"
 
-    /// The graph as a BLOB (the vectors live with their chunks): magic, dimensions, M,
-    /// efConstruction, efSearch, entry point, then per node its deleted flag, level count and
-    /// each level's links.
-    package func serializedGraph() -> Data {
+    /// The whole index as a BLOB, so it can grow and lose nodes later without the data it was
+    /// built from: magic, dimensions, M, efConstruction, efSearch, the level generator's state,
+    /// node count, entry point; per node its deleted flag, label, level count and each level's
+    /// links; then the vectors.
+    package func serialized() -> Data {
         var blob = BlobWriter()
         blob.put(Self.magic)
         blob.put(UInt32(dimensions))
         blob.put(UInt32(parameters.m))
         blob.put(UInt32(parameters.efConstruction))
         blob.put(UInt32(parameters.efSearch))
+        blob.put(random)
         blob.put(UInt32(count))
         blob.put(entryPoint)
         for node in 0..<count {
             blob.put(UInt8(deleted[node] ? 1 : 0))
+            blob.put(labels[node])
             blob.put(UInt8(links[node].count))
             for level in links[node] {
                 blob.put(UInt16(level.count))
                 for neighbour in level { blob.put(neighbour) }
             }
         }
+        blob.put(vectors)
         return blob.data
     }
 
-    /// Rebuilds the index from a BLOB and the vectors it was built on (rows of `dimensions`, in
-    /// node order); nil when the BLOB is not shaped as it claims or does not fit the vectors.
-    package init?(serializedGraph data: Data, vectors: [Float], dimensions: Int) {
+    /// Reads an index back; nil when the BLOB is not shaped as it claims or its vectors are not
+    /// `dimensions` wide.
+    package init?(serialized data: Data, dimensions: Int) {
         var blob = BlobReader(data)
         guard blob.take(UInt32.self) == Self.magic, let dims = blob.take(UInt32.self), Int(dims) == dimensions,
             let m = blob.take(UInt32.self), let efc = blob.take(UInt32.self), let efs = blob.take(UInt32.self),
-            let count = blob.take(UInt32.self), Int(count) * dimensions == vectors.count,
-            let entry = blob.take(Int32.self),
-            entry >= -1, entry < Int32(count)
+            let random = blob.take(UInt64.self), random != 0,
+            let count = blob.take(UInt32.self), let entry = blob.take(Int32.self),
+            entry >= -1, entry < Int32(count), (entry >= 0) == (count > 0)
         else { return nil }
         var links: [[[Int32]]] = []
         var deleted: [Bool] = []
+        var labels: [Int64] = []
         links.reserveCapacity(Int(count))
         for _ in 0..<count {
-            guard let flag = blob.take(UInt8.self), let levels = blob.take(UInt8.self), levels > 0 else { return nil }
+            guard let flag = blob.take(UInt8.self), flag <= 1, let label = blob.take(Int64.self),
+                let levels = blob.take(UInt8.self), levels > 0
+            else { return nil }
             deleted.append(flag == 1)
+            labels.append(label)
             var node: [[Int32]] = []
             for _ in 0..<levels {
                 guard let size = blob.take(UInt16.self) else { return nil }
@@ -56,9 +64,9 @@ extension HNSWIndex {
             }
             links.append(node)
         }
-        guard blob.atEnd else { return nil }
+        guard let vectors = blob.floats(Int(count) * dimensions), blob.atEnd else { return nil }
         self.init(
             dimensions: dimensions, parameters: Parameters(m: Int(m), efConstruction: Int(efc), efSearch: Int(efs)),
-            vectors: vectors, links: links, deleted: deleted, entryPoint: entry)
+            vectors: vectors, links: links, deleted: deleted, labels: labels, entryPoint: entry, random: random)
     }
 }

@@ -26,10 +26,13 @@ package struct HNSWIndex: Sendable {
     /// `links[node][level]`: neighbours of `node` on `level`.
     package private(set) var links: [[[Int32]]] = []
     package private(set) var deleted: [Bool] = []
+    /// Each node's caller-given label (a chunk id; by default the node itself), as hnswlib's.
+    package private(set) var labels: [Int64] = []
     package private(set) var entryPoint: Int32 = -1
-    private var random: UInt64
+    var random: UInt64
 
     package var count: Int { links.count }
+    package var deletedCount: Int { deleted.reduce(0) { $0 + ($1 ? 1 : 0) } }
     /// Bytes of the graph: every link as an Int32, plus each node's per-level list headers
     /// counted as the links' capacity would be in a flat layout (not Swift's array overhead).
     package var graphBytes: Int { links.reduce(0) { $0 + $1.reduce(0) { $0 + $1.count * 4 } } }
@@ -43,15 +46,16 @@ package struct HNSWIndex: Sendable {
 
     init(
         dimensions: Int, parameters: Parameters, vectors: [Float], links: [[[Int32]]], deleted: [Bool],
-        entryPoint: Int32
+        labels: [Int64], entryPoint: Int32, random: UInt64
     ) {
         self.dimensions = dimensions
         self.parameters = parameters
         self.vectors = vectors
         self.links = links
         self.deleted = deleted
+        self.labels = labels
         self.entryPoint = entryPoint
-        self.random = parameters.seed | 1
+        self.random = random
     }
 
     private func distance(_ query: UnsafePointer<Float>, _ node: Int32) -> Float {
@@ -68,15 +72,17 @@ package struct HNSWIndex: Sendable {
         return Int(-log(max(uniform, 1e-300)) / log(Double(parameters.m)))
     }
 
-    /// Adds a vector (unit length); returns its id (its position).
+    /// Adds a vector (unit length) under `label` (default: its node); returns its node (its
+    /// position).
     @discardableResult
-    package mutating func add(_ vector: [Float]) -> Int {
+    package mutating func add(_ vector: [Float], label: Int64? = nil) -> Int {
         precondition(vector.count == dimensions, "vector of \(vector.count), index of \(dimensions)")
         let node = Int32(count)
         let level = randomLevel()
         vectors.append(contentsOf: vector)
         links.append(Array(repeating: [], count: level + 1))
         deleted.append(false)
+        labels.append(label ?? Int64(node))
         guard entryPoint >= 0 else {
             entryPoint = node
             return Int(node)
@@ -128,12 +134,15 @@ package struct HNSWIndex: Sendable {
         var current = start
         var best = startDistance
         var changed = true
-        while changed {
-            changed = false
-            for neighbour in links[Int(current)][level] {
-                let d = distance(query, neighbour)
-                if d < best {
-                    best = d
+        var dots = [Float](repeating: 0, count: 2 * parameters.m + 1)
+        vectors.withUnsafeBufferPointer { rows in
+            while changed {
+                changed = false
+                let neighbours = links[Int(current)][level]
+                if dots.count < neighbours.count { dots = [Float](repeating: 0, count: neighbours.count) }
+                loupe_dot_rows_f32(query, rows.baseAddress!, neighbours, neighbours.count, dimensions, &dots)
+                for (i, neighbour) in neighbours.enumerated() where 1 - dots[i] < best {
+                    best = 1 - dots[i]
                     current = neighbour
                     changed = true
                 }
@@ -165,14 +174,30 @@ package struct HNSWIndex: Sendable {
             results.push(entry)
             if results.count > ef { results.pop() }
         }
-        while let closest = candidates.pop() {
-            if results.count >= ef, closest.distance > results.top!.distance { break }
-            for neighbour in links[Int(closest.node)][level] where firstVisit(neighbour) {
-                let d = distance(query, neighbour)
-                if results.count < ef || d < results.top!.distance {
-                    candidates.push((d, neighbour))
-                    results.push((d, neighbour))
-                    if results.count > ef { results.pop() }
+        // A node's unvisited neighbours, scored together so their vectors' misses overlap.
+        let width = 2 * parameters.m + 1
+        var fresh = [Int32](repeating: 0, count: width)
+        var dots = [Float](repeating: 0, count: width)
+        vectors.withUnsafeBufferPointer { rows in
+            while let closest = candidates.pop() {
+                if results.count >= ef, closest.distance > results.top!.distance { break }
+                var n = 0
+                for neighbour in links[Int(closest.node)][level] where firstVisit(neighbour) {
+                    if n == fresh.count {
+                        fresh.append(0)
+                        dots.append(0)
+                    }
+                    fresh[n] = neighbour
+                    n += 1
+                }
+                loupe_dot_rows_f32(query, rows.baseAddress!, fresh, n, dimensions, &dots)
+                for i in 0..<n {
+                    let d = 1 - dots[i]
+                    if results.count < ef || d < results.top!.distance {
+                        candidates.push((d, fresh[i]))
+                        results.push((d, fresh[i]))
+                        if results.count > ef { results.pop() }
+                    }
                 }
             }
         }

@@ -280,3 +280,32 @@ extension Workspace {
         }
     }
 }
+
+/// A saved query run: what was asked, how, and the hits as they were (JSON).
+package struct StoredRetrieval: Hashable, Sendable {
+    package var id: Int64
+    package var query: String
+    package var retriever: String
+    package var paramsJSON: String
+    package var hitsJSON: String
+    package var createdAt: Date
+}
+
+extension Workspace {
+    /// Saved query runs, newest first (`id`: that one only).
+    package func retrievalRecords(id: Int64? = nil, limit: Int = 50) throws(WorkspaceError) -> [StoredRetrieval] {
+        try read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT id, query, retriever, params_json, hits_json, created_at FROM retrieval_records
+                    WHERE ?1 IS NULL OR id = ?1 ORDER BY id DESC LIMIT ?2
+                    """, arguments: [id, limit]
+            ).map {
+                StoredRetrieval(
+                    id: $0["id"], query: $0["query"], retriever: $0["retriever"], paramsJSON: $0["params_json"],
+                    hitsJSON: $0["hits_json"], createdAt: $0["created_at"])
+            }
+        }
+    }
+}

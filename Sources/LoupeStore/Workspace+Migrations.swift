@@ -151,6 +151,71 @@ extension Workspace {
                 table.primaryKey(["source", "query_id"])
             }
         }
+        migrator.registerMigration("v8: traces, spans, scores and model prices") { db in
+            // One row per trace with its totals, so the list needs no span reads.
+            try db.create(table: "traces") { table in
+                table.autoIncrementedPrimaryKey("id")
+                table.column("external_id", .text).notNull()
+                table.column("format", .text).notNull()
+                table.column("source_file", .text)
+                table.column("name", .text).notNull()
+                table.column("started_ns", .integer).notNull()
+                table.column("ended_ns", .integer).notNull()
+                table.column("timed", .boolean).notNull()
+                table.column("span_count", .integer).notNull()
+                table.column("step_count", .integer).notNull()
+                table.column("error_count", .integer).notNull()
+                table.column("input_tokens", .integer)
+                table.column("output_tokens", .integer)
+                table.column("cost", .double)
+                table.column("parent_trace_id", .integer).references("traces", onDelete: .setNull)
+                table.column("fork_ordinal", .integer)
+                table.column("metadata_json", .text).notNull()
+                table.column("content_hash", .text).notNull()
+                table.column("imported_at", .datetime).notNull()
+                table.uniqueKey(["format", "external_id"])
+            }
+            // Spans carry their numbers in columns (for the tree, timeline and totals) and their
+            // messages, tool call and raw source in JSON read only when a step is shown.
+            try db.create(table: "spans") { table in
+                table.column("trace_id", .integer).notNull().references("traces", onDelete: .cascade)
+                table.column("ordinal", .integer).notNull()
+                table.column("span_id", .text).notNull()
+                table.column("parent_span_id", .text)
+                table.column("kind", .text).notNull()
+                table.column("name", .text).notNull()
+                table.column("start_ns", .integer).notNull()
+                table.column("end_ns", .integer)
+                table.column("status", .text).notNull()
+                table.column("status_message", .text)
+                table.column("model", .text)
+                table.column("input_tokens", .integer)
+                table.column("output_tokens", .integer)
+                table.column("cache_read_tokens", .integer)
+                table.column("cache_write_tokens", .integer)
+                table.column("reasoning_tokens", .integer)
+                table.column("cost", .double)
+                table.column("tool_name", .text)
+                table.column("payload_json", .text).notNull()
+                table.column("raw_json", .text)
+                table.primaryKey(["trace_id", "ordinal"])
+            }
+            try db.create(table: "trace_scores") { table in
+                table.column("trace_id", .integer).notNull().indexed().references("traces", onDelete: .cascade)
+                table.column("scorer", .text).notNull()
+                table.column("value_json", .text).notNull()
+                table.column("answer", .text)
+                table.column("explanation", .text)
+            }
+            // Dollars per million tokens; a model without a row has no price (never $0).
+            try db.create(table: "model_prices") { table in
+                table.primaryKey("model", .text)
+                table.column("input_per_mtok", .double).notNull()
+                table.column("output_per_mtok", .double).notNull()
+                table.column("cached_input_per_mtok", .double)
+                table.column("source", .text).notNull()
+            }
+        }
         return migrator
     }()
 

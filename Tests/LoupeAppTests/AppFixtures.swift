@@ -23,12 +23,15 @@ enum AppFixtures {
             needsArguments: false, isGroup: false),
     ])
 
+    /// The app on an empty workspace: the Traces panel has loaded its (empty) list.
     static func state(width: Int = 80, height: Int = 24, monochrome: Bool = false) -> AppState {
-        AppState(
+        var state = AppState(
             size: Size(width: width, height: height), theme: .builtInDefault, forceMonochrome: monochrome,
             panels: AppState.standardPanels(), workspaceName: "demo.sqlite", catalog: catalog,
             themeNames: ["default", "high-contrast", "light", "mono"], history: ["theme light", "workspace info"]
         )
+        _ = state.update(.tracesLoaded([]))
+        return state
     }
 
     static let notebooks = [

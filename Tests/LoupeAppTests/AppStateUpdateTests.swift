@@ -161,6 +161,8 @@ import Testing
 
     @Test func searchWhereThereIsNoListSaysSo() {
         var state = AppFixtures.state()
+        // The Evals panel has nothing to search yet.
+        state.focusedPanel = state.panels.firstIndex { $0.id == .evals }!
         AppFixtures.press([.character("/")], on: &state)
         #expect(state.mode == .normal)
         #expect(state.message?.level == .warn)

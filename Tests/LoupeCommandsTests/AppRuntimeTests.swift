@@ -74,6 +74,12 @@ import Testing
         }
         backend.enqueue([.key(.enter)])
         drive(runtime, backend)
+        // The cell runs as a job: wait for its output rather than for one step.
+        func ran() -> Bool {
+            let text = backend.lastFrame?.text() ?? ""
+            return text.contains("created workspace w.sqlite") || text.contains("opened existing workspace w.sqlite")
+        }
+        for _ in 0..<400 where !ran() { runtime.step(timeoutMilliseconds: 5) }
         let screen = try #require(backend.lastFrame).text()
         #expect(screen.contains("created workspace w.sqlite") || screen.contains("opened existing workspace w.sqlite"))
     }

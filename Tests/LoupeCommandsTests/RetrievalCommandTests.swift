@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import LoupeRetrieval
 import LoupeStore
 import Testing
 
@@ -79,6 +80,31 @@ import Testing
         let workspace = try Workspace(path: file)
         let saved = try workspace.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM retrieval_records") }
         #expect(saved == 1)
+        // The saved run reopens as it was, and two runs compare chunk by chunk.
+        let shown = try TestEnvironment.run(["--workspace", file, "retrieval", "show", "1", "--json"])
+        #expect(
+            try decoder.decode([Hit].self, from: Data(shown.output.utf8)).map(\.documentId) == hits.map(\.documentId))
+        _ = try TestEnvironment.run([
+            "--workspace", file, "search", "shock boundary layer", "--k", "3", "--retriever", "bm25",
+        ])
+        let listed = try TestEnvironment.run(["--workspace", file, "retrieval", "records"])
+        #expect(
+            listed.output.contains("    2  ") && listed.output.contains("bm25")
+                && listed.output.contains("shock boundary layer"))
+        let compared = try TestEnvironment.run(["--workspace", file, "retrieval", "compare", "1", "2", "--json"])
+        struct Comparison: Decodable {
+            struct Row: Decodable {
+                var documentId: String
+                var rankA: Int?
+                var rankB: Int?
+            }
+            var rows: [Row]
+        }
+        let rows = try decoder.decode(Comparison.self, from: Data(compared.output.utf8)).rows
+        #expect(rows.first?.documentId == "d3" && rows.first?.rankA == 1 && rows.first?.rankB == 1)
+        #expect(rows.filter { $0.rankA != nil }.map(\.rankA) == [1, 2, 3])
+        let missing = try TestEnvironment.run(["--workspace", file, "retrieval", "show", "99"])
+        #expect(missing.status != 0 && missing.error.contains("no retrieval record 99"))
         // A BLOB that does not read back is rebuilt, not trusted.
         try workspace.write { db in try db.execute(sql: "UPDATE retrieval_indexes SET data = x'00010203'") }
         let again = try TestEnvironment.run(["--workspace", file, "search", "shock", "--retriever", "bm25", "--k", "1"])
@@ -101,6 +127,37 @@ import Testing
             try Int.fetchOne(db, sql: "SELECT length(data) FROM retrieval_indexes WHERE kind = 'bm25'")
         }
         #expect((size ?? 0) > 4)
+    }
+
+    @Test func aChangedFileUpdatesTheStoredGraphInPlace() throws {
+        let directory = TestEnvironment.temporaryDirectory()
+        let file = directory + "/w.sqlite"
+        let lines = Self.corpus.split(separator: "\n").map { String($0) + "\n" }
+        _ = write(lines.prefix(3).joined(), "c.jsonl", in: directory)
+        let shells = write(lines[3], "shells.jsonl", in: directory)
+        #expect(try TestEnvironment.run(["--workspace", file, "ingest", directory]).status == 0)
+        let query = ["--workspace", file, "search", "thin shells buckling", "--retriever", "dense", "--k", "4"]
+        #expect(try TestEnvironment.run(query).status == 0)
+        let workspace = try Workspace(path: file)
+        func graph() throws -> HNSWIndex? {
+            let data = try workspace.read { db in
+                try Data.fetchOne(db, sql: "SELECT data FROM retrieval_indexes WHERE kind = 'hnsw'")
+            }
+            return data.flatMap { HNSWIndex(serialized: $0, dimensions: 384) }
+        }
+        let before = try #require(try graph())
+        #expect(before.count == 4 && before.deletedCount == 0)
+        // d4 becomes d5: its chunk is tombstoned and the new one inserted; the other nodes stay.
+        _ = write(lines[3].replacingOccurrences(of: "d4", with: "d5"), "shells.jsonl", in: directory)
+        #expect(try TestEnvironment.run(["--workspace", file, "ingest", shells]).status == 0)
+        let approximate = try TestEnvironment.run(query)
+        let exact = try TestEnvironment.run(query + ["--exact"])
+        #expect(approximate.output.contains("d5#0") && !approximate.output.contains("d4#0"))
+        #expect(approximate.output.split(separator: "\n").dropLast() == exact.output.split(separator: "\n").dropLast())
+        let after = try #require(try graph())
+        #expect(after.count == 5 && after.deleted == [false, false, false, true, false])
+        #expect(after.labels.prefix(3) == before.labels.prefix(3))
+        #expect(Array(after.vectors.prefix(3 * 384)) == Array(before.vectors.prefix(3 * 384)))
     }
 
     @Test func evalScoresTheRunAgainstLoadedQrels() throws {

@@ -1,3 +1,4 @@
+import Foundation
 import LoupeRetrieval
 import Testing
 
@@ -56,20 +57,27 @@ import Testing
         #expect(index.search(query, k: 1).first?.index == id)
     }
 
-    @Test func theGraphBlobRoundTripsAndABrokenOneIsRefused() {
+    @Test func theIndexBlobRoundTripsAndABrokenOneIsRefused() {
         let vectors = Self.clustered(300, dimensions: 16, clusters: 6, seed: 5)
         var index = HNSWIndex(dimensions: 16, parameters: .init(m: 8, efConstruction: 40, efSearch: 32))
-        for vector in vectors { index.add(vector) }
+        for (row, vector) in vectors.enumerated() { index.add(vector, label: Int64(1000 + row)) }
         index.delete(3)
-        let data = index.serializedGraph()
-        let flat = vectors.flatMap { $0 }
-        let back = HNSWIndex(serializedGraph: data, vectors: flat, dimensions: 16)
+        let data = index.serialized()
+        var back = HNSWIndex(serialized: data, dimensions: 16)
         #expect(back?.count == 300 && back?.deleted[3] == true && back?.entryPoint == index.entryPoint)
+        #expect(back?.labels == index.labels && back?.vectors == index.vectors)
         for query in vectors.prefix(20) {
             #expect(back?.search(query, k: 5).map(\.index) == index.search(query, k: 5).map(\.index))
         }
-        #expect(HNSWIndex(serializedGraph: data.dropLast(2), vectors: flat, dimensions: 16) == nil)
-        #expect(HNSWIndex(serializedGraph: data, vectors: Array(flat.dropLast(16)), dimensions: 16) == nil)
-        #expect(HNSWIndex(serializedGraph: data, vectors: flat, dimensions: 8) == nil)
+        // It keeps growing as the original would: same levels, same links.
+        let extra = Self.clustered(20, dimensions: 16, clusters: 2, seed: 9)
+        for vector in extra {
+            index.add(vector, label: 7)
+            back?.add(vector, label: 7)
+        }
+        #expect(back?.links == index.links && back?.entryPoint == index.entryPoint)
+        #expect(HNSWIndex(serialized: data.dropLast(2), dimensions: 16) == nil)
+        #expect(HNSWIndex(serialized: data + Data([0]), dimensions: 16) == nil)
+        #expect(HNSWIndex(serialized: data, dimensions: 8) == nil)
     }
 }

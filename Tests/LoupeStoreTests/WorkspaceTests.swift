@@ -23,9 +23,9 @@ import Testing
         #expect(info.schemaVersion == Workspace.migrationIdentifiers.count)
         #expect(
             info.tables.map(\.name) == [
-                "ceilings", "chunks", "command_history", "documents", "kernel_runs", "machine_profiles", "models",
-                "qrels", "qrels_queries", "retrieval_evals", "retrieval_indexes", "retrieval_records", "settings",
-                "sources",
+                "ceilings", "chunks", "command_history", "documents", "kernel_runs", "machine_profiles", "model_prices",
+                "models", "qrels", "qrels_queries", "retrieval_evals", "retrieval_indexes", "retrieval_records",
+                "settings", "sources", "spans", "trace_scores", "traces",
             ])
         let header = try DatabaseQueue(path: path()).read { db in try Int32.fetchOne(db, sql: "PRAGMA application_id") }
         #expect(header == Workspace.applicationID)

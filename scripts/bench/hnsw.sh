@@ -1,39 +1,72 @@
 #!/usr/bin/env bash
-# HNSW, Loupe against hnswlib in one run, on the issue's synthetic set: N (default 100,000) × 384
-# unit vectors around 1,000 Gaussian centres (fixed seed) and 1,000 queries, M 16,
-# efConstruction 200, single thread, efSearch swept; exact cosine ground truth. Prints build
-# times, memory, and recall@10 / queries-per-second for both. hnswlib installs into .venv-bench.
+# HNSW, Loupe against hnswlib and faiss (IndexHNSWFlat) in one run, M 16, efConstruction 200,
+# single thread, efSearch swept, exact cosine ground truth, on the retrieval issue's two sets
+# (SET=synthetic, cranfield or both, the default):
+#   synthetic  N (default 100,000) × 384 unit vectors around 1,000 Gaussian centres (fixed
+#              seed), Q (default 1,000) queries drawn the same way;
+#   cranfield  MiniLM embeddings of every Cranfield sentence, the 225 Cranfield queries.
+# Prints build times, memory, and the recall@10 / queries-per-second curve of each engine.
+# The peers install into .venv-bench from PyPI on first use.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 n=${N:-100000}
 q=${Q:-1000}
-ef=${EF:-10,16,24,32,48,64,96,128}
-if ! .venv-bench/bin/python -c "import hnswlib, numpy" 2>/dev/null; then
+ef=${EF:-10,12,14,16,20,24,32,48,64,96,128}
+sets=${SET:-both}
+[ "$sets" = both ] && sets="synthetic cranfield"
+model_dir=${LOUPE_MODELS:-$HOME/.cache/loupe/models}/all-MiniLM-L6-v2
+if ! .venv-bench/bin/python -c "import hnswlib, faiss, numpy, sentence_transformers" 2>/dev/null; then
   [ -x .venv-bench/bin/python ] || python3 -m venv .venv-bench
-  .venv-bench/bin/pip install -q hnswlib numpy
+  .venv-bench/bin/pip install -q hnswlib faiss-cpu numpy torch sentence-transformers
 fi
 [ -x .build/release/loupe ] || swift build -c release --product loupe
-data=$(mktemp -d)
-trap 'rm -rf "$data"' EXIT
-.venv-bench/bin/python scripts/bench/hnsw_data.py "$data" "$n" "$q" 384
-loupe_json=$(.build/release/loupe bench hnsw --json --vectors "$data/vectors.f32" --queries "$data/queries.f32" --ef "$ef")
-peers_json=$(.venv-bench/bin/python scripts/bench/hnsw_peers.py "$data/vectors.f32" "$data/queries.f32" 384 16 200 "$ef")
-python3 - "$loupe_json" "$peers_json" <<'PY'
+for set in $sets; do
+  data=$(mktemp -d)
+  trap 'rm -rf "$data"' EXIT
+  if [ "$set" = cranfield ]; then
+    [ -f "$model_dir/model.safetensors" ] || scripts/fetch-minilm
+    .venv-bench/bin/python scripts/bench/hnsw_data.py "$data" cranfield "$model_dir" 2>/dev/null
+  else
+    .venv-bench/bin/python scripts/bench/hnsw_data.py "$data" "$n" "$q" 384
+  fi
+  loupe_json=$(.build/release/loupe bench hnsw --json --vectors "$data/vectors.f32" --queries "$data/queries.f32" --ef "$ef")
+  peers_json=$(.venv-bench/bin/python scripts/bench/hnsw_peers.py "$data/vectors.f32" "$data/queries.f32" 384 16 200 "$ef")
+  python3 - "$set" "$loupe_json" "$peers_json" <<'PY'
 import json, sys
-loupe, peer = json.loads(sys.argv[1]), json.loads(sys.argv[2])
-print(f"{loupe['vectors']} x {loupe['dimensions']}, {loupe['queries']} queries, M 16, efConstruction 200, one thread")
-print(f"build: loupe {loupe['build_seconds']:.1f} s, hnswlib {peer['hnswlib_build_seconds']:.1f} s "
-      f"(ratio {loupe['build_seconds'] / peer['hnswlib_build_seconds']:.2f}); "
-      f"graph {loupe['graph_bytes'] / 1e6:.1f} MB over {loupe['raw_vector_bytes'] / 1e6:.1f} MB of vectors "
+name, loupe, peer = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
+engines = {"loupe": loupe["sweep"], "hnswlib": peer["sweep"], "faiss": peer["faiss_sweep"]}
+builds = {"loupe": loupe["build_seconds"], "hnswlib": peer["hnswlib_build_seconds"], "faiss": peer["faiss_build_seconds"]}
+print(f"== {name}: {loupe['vectors']} x {loupe['dimensions']}, {loupe['queries']} queries, M 16, efConstruction 200, "
+      f"one thread (hnswlib {peer['versions']['hnswlib']}, faiss {peer['versions']['faiss']})")
+print("build: " + ", ".join(f"{e} {s:.1f} s" for e, s in builds.items())
+      + f"; loupe ÷ hnswlib {builds['loupe'] / builds['hnswlib']:.2f}, ÷ faiss {builds['loupe'] / builds['faiss']:.2f}")
+print(f"graph {loupe['graph_bytes'] / 1e6:.1f} MB over {loupe['raw_vector_bytes'] / 1e6:.1f} MB of vectors "
       f"(index / raw = {(loupe['graph_bytes'] + loupe['raw_vector_bytes']) / loupe['raw_vector_bytes']:.2f})")
-print(f"{'ef':>4}  {'loupe recall':>12} {'loupe QPS':>10}  {'hnswlib recall':>14} {'hnswlib QPS':>11}  QPS ratio")
-for a, b in zip(loupe["sweep"], peer["sweep"]):
-    print(f"{a['ef']:4d}  {a['recall_at10']:12.4f} {a['queries_per_second']:10.0f}  {b['recall_at10']:14.4f} {b['queries_per_second']:11.0f}  {a['queries_per_second'] / b['queries_per_second']:6.2f}x")
+print(f"{'ef':>4}" + "".join(f"  {e + ' R@10':>13} {'QPS':>7}" for e in engines))
+for row in zip(*engines.values()):
+    print(f"{row[0]['ef']:4d}" + "".join(f"  {p['recall_at10']:13.4f} {p['queries_per_second']:7.0f}" for p in row))
 def at(sweep, target=0.95):
     ok = [p for p in sweep if p["recall_at10"] >= target]
     return max(ok, key=lambda p: p["queries_per_second"]) if ok else None
-a, b = at(loupe["sweep"]), at(peer["sweep"])
-if a and b:
-    print(f"best QPS at recall@10 >= 0.95: loupe {a['queries_per_second']:.0f} (ef {a['ef']}), hnswlib {b['queries_per_second']:.0f} (ef {b['ef']}): {a['queries_per_second'] / b['queries_per_second']:.2f}x")
-print(json.dumps({"loupe": loupe, "hnswlib": peer}))
+best = {e: at(s) for e, s in engines.items()}
+print("best QPS at recall@10 >= 0.95: " + ", ".join(
+    f"{e} {p['queries_per_second']:.0f} (ef {p['ef']})" if p else f"{e} never" for e, p in best.items()))
+def qps_at(sweep, target=0.95):
+    """QPS where the curve crosses `target` recall: linear in recall between the sweep points
+    around it (the points sorted by recall, QPS falling as it rises); None if never reached."""
+    points = sorted((p["recall_at10"], p["queries_per_second"]) for p in sweep)
+    for (r0, q0), (r1, q1) in zip(points, points[1:]):
+        if r0 <= target <= r1:
+            return q0 if r1 == r0 else q0 + (q1 - q0) * (target - r0) / (r1 - r0)
+    return points[0][1] if points and points[0][0] >= target else None
+at95 = {e: qps_at(s) for e, s in engines.items()}
+print("QPS at recall@10 = 0.95 (interpolated): " + ", ".join(f"{e} {q:.0f}" if q else f"{e} never" for e, q in at95.items()))
+ratios = {}
+for peer_name in ("hnswlib", "faiss"):
+    if at95["loupe"] and at95[peer_name]:
+        ratios[peer_name] = at95["loupe"] / at95[peer_name]
+        print(f"  loupe ÷ {peer_name}: {ratios[peer_name]:.2f}x")
+print(json.dumps({"set": name, "loupe": loupe, "peers": peer, "qps_at_recall_095": at95, "ratios": ratios}))
 PY
+  rm -rf "$data"
+done

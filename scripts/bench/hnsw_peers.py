@@ -1,10 +1,12 @@
-"""hnswlib on the same Float32 files as `loupe bench hnsw`: single thread, same M and
-efConstruction, same efSearch sweep; exact ground truth by numpy. Prints JSON.
+"""hnswlib and faiss (IndexHNSWFlat, inner product) on the same Float32 files as `loupe bench
+hnsw`: single thread, same M and efConstruction, same efSearch sweep; exact ground truth by
+numpy. Prints JSON.
 Usage: hnsw_peers.py VECTORS QUERIES DIMS M EF_CONSTRUCTION EF_LIST"""
 import json
 import sys
 import time
 
+import faiss
 import hnswlib
 import numpy as np
 
@@ -30,4 +32,24 @@ for ef in efs:
         best = min(best, time.perf_counter() - start)
     recall = np.mean([len(set(l) & set(t)) / 10 for l, t in zip(labels, truth)])
     sweep.append({"ef": ef, "recall_at10": float(recall), "queries_per_second": len(q) / best})
-print(json.dumps({"hnswlib_build_seconds": build, "sweep": sweep}))
+
+faiss.omp_set_num_threads(1)
+flat = faiss.IndexHNSWFlat(d, m, faiss.METRIC_INNER_PRODUCT)
+flat.hnsw.efConstruction = efc
+start = time.perf_counter()
+flat.add(x)
+faiss_build = time.perf_counter() - start
+faiss_sweep = []
+for ef in efs:
+    flat.hnsw.efSearch = max(ef, 10)
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        labels = flat.search(q, 10)[1]
+        best = min(best, time.perf_counter() - start)
+    recall = np.mean([len(set(l) & set(t)) / 10 for l, t in zip(labels, truth)])
+    faiss_sweep.append({"ef": ef, "recall_at10": float(recall), "queries_per_second": len(q) / best})
+print(json.dumps({
+    "hnswlib_build_seconds": build, "sweep": sweep, "faiss_build_seconds": faiss_build, "faiss_sweep": faiss_sweep,
+    "versions": {"hnswlib": getattr(hnswlib, "__version__", "?"), "faiss": faiss.__version__},
+}))

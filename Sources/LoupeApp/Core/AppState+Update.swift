@@ -28,7 +28,7 @@ extension AppState {
                 ?? StatusMessage(text: "✓ wrote \(path)", level: .ok)
             return []
         case .notebooksListed, .notebookOpened, .attentionAnalyzed, .rooflineLoaded, .retrievalSearched,
-            .retrievalDocument:
+            .retrievalDocument, .tracesLoaded, .traceOpened, .spanLoaded:
             var effects: [Effect] = []
             for index in panels.indices { effects += apply(panels[index].receive(msg), from: panels[index].id) }
             return effects

@@ -70,6 +70,7 @@ package struct AppState: Sendable {
     /// The standard panels in tab order: the five engines' panels and Notebooks.
     package static func standardPanels() -> [any Panel] {
         var panels: [any Panel] = EmptyStatePanel.placeholders
+        panels.insert(TracesPanel(), at: 0)
         panels.insert(RetrievalPanel(), at: 1)
         panels.insert(AttentionPanel(), at: 2)
         panels.insert(RooflinePanel(), at: 3)

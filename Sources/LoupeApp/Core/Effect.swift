@@ -23,6 +23,12 @@ package enum Effect: Hashable, Sendable {
     case searchRetrieval(RetrievalRequest)
     /// Read a whole document for the Retrieval panel.
     case loadDocument(String)
+    /// Read the trace list for the Traces panel.
+    case loadTraces
+    /// Read one trace's spans (no payloads) for the Traces panel.
+    case openTrace(Int64)
+    /// Read one span's content for the step the Traces panel shows.
+    case loadSpan(trace: Int64, ordinal: Int)
     /// Write an export (CSV, JSON) to a file.
     case writeFile(path: String, contents: String)
 }

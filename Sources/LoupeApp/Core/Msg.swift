@@ -1,4 +1,6 @@
+import LoupeAgents
 import LoupeKit
+import LoupeStore
 import LoupeTUI
 
 /// Everything that can change the app: input, time, job reports and loaded data.
@@ -17,6 +19,25 @@ package enum Msg: Hashable, Sendable {
     case rooflineLoaded(RooflineModel)
     case retrievalSearched(RetrievalRequest, RetrievalLoad)
     case retrievalDocument(String, RetrievalDocument?)
+    case tracesLoaded([TraceSummary])
+    case traceOpened(Int64, TraceOpen)
+    case spanLoaded(trace: Int64, ordinal: Int, SpanDetail?)
+}
+
+package enum TraceOpen: Hashable, Sendable {
+    case loaded(TraceService.Loaded)
+    case failed(String)
+}
+
+/// A span's content and its source as written, for the step pane.
+package struct SpanDetail: Hashable, Sendable {
+    package var payload: SpanPayload
+    package var raw: JSONValue?
+
+    package init(payload: SpanPayload, raw: JSONValue?) {
+        self.payload = payload
+        self.raw = raw
+    }
 }
 
 /// A query for the Retrieval panel, with the retriever and its knobs.
@@ -37,15 +58,18 @@ package struct RetrievalResult: Hashable, Sendable {
     package var denseTop: [RetrievalService.Hit]
     /// The query's judgments and metrics when it is a judged query.
     package var judged: JudgedQuery?
+    /// The retrieval record this run was saved as.
+    package var record: Int64?
 
     package init(
         hits: [RetrievalService.Hit], bm25Top: [RetrievalService.Hit], denseTop: [RetrievalService.Hit],
-        judged: JudgedQuery? = nil
+        judged: JudgedQuery? = nil, record: Int64? = nil
     ) {
         self.hits = hits
         self.bm25Top = bm25Top
         self.denseTop = denseTop
         self.judged = judged
+        self.record = record
     }
 }
 

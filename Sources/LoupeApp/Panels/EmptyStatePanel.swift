@@ -40,16 +40,10 @@ package struct EmptyStatePanel: Panel {
     /// The placeholder panels until their engines land, in tab order.
     package static let placeholders: [EmptyStatePanel] = [
         EmptyStatePanel(
-            id: .traces, title: "Traces",
-            purpose: "Replay agent runs step by step: span tree, timeline, tokens, cost, tool calls and errors; "
-                + "diff two runs and fork one at a step.",
-            commands: ["loupe trace import FILE…", "loupe agent run \"question\""]
-        ),
-        EmptyStatePanel(
             id: .evals, title: "Evals",
             purpose: "Eval runs with live progress, per-sample drill-down, confidence intervals and paired "
                 + "run-to-run comparison.",
             commands: ["loupe eval run SUITE", "loupe eval compare RUN_A RUN_B"]
-        ),
+        )
     ]
 }

@@ -149,7 +149,7 @@ package struct NotebooksPanel: Panel {
         if focusOnDocument, var document, let cells = document.notebook?.cells, !cells.isEmpty {
             let texts = cells.map { ($0.lines + ($0.output ?? [])).joined(separator: "\n") }
             guard
-                let index = NotebooksPanel.nextMatch(
+                let index = nextMatch(
                     in: texts, from: document.cell, query: query, forward: forward, includeCurrent: includeCurrent)
             else { return false }
             document.cell = index
@@ -158,24 +158,11 @@ package struct NotebooksPanel: Panel {
         }
         let texts = notebooks.map { "\($0.title) \($0.path)" }
         guard
-            let index = NotebooksPanel.nextMatch(
+            let index = nextMatch(
                 in: texts, from: list.selected, query: query, forward: forward, includeCurrent: includeCurrent)
         else { return false }
         list.selected = index
         return true
-    }
-
-    /// The index of the next text containing `query` (case-insensitive), wrapping around.
-    static func nextMatch(in texts: [String], from start: Int, query: String, forward: Bool, includeCurrent: Bool)
-        -> Int?
-    {
-        guard !texts.isEmpty, !query.isEmpty else { return nil }
-        let count = texts.count
-        for step in (includeCurrent ? 0 : 1)...count {
-            let index = ((start + (forward ? step : -step)) % count + count) % count
-            if TextSearch.containsIgnoringCase(texts[index], query) { return index }
-        }
-        return nil
     }
 
     package mutating func click(at point: Point, area: Rect) -> [PanelEffect] {

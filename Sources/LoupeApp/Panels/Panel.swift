@@ -70,3 +70,15 @@ extension Panel {
     package mutating func receive(_ msg: Msg) -> [PanelEffect] { [] }
     package mutating func commandFinished(tag: Int, outcome: CommandOutcome) {}
 }
+
+/// The index of the next text containing `query` (case-insensitive) from `start`, wrapping
+/// around: what `/`, `n` and `N` move a panel's selection to.
+func nextMatch(in texts: [String], from start: Int, query: String, forward: Bool, includeCurrent: Bool) -> Int? {
+    guard !texts.isEmpty, !query.isEmpty else { return nil }
+    let count = texts.count
+    for step in (includeCurrent ? 0 : 1)...count {
+        let index = ((start + (forward ? step : -step)) % count + count) % count
+        if TextSearch.containsIgnoringCase(texts[index], query) { return index }
+    }
+    return nil
+}

@@ -151,6 +151,31 @@ package final class AppRuntime {
                 }
                 mailbox.post(.retrievalDocument(id, document))
             }
+        case .loadTraces:
+            guard let workspace = environment.workspace else { return }
+            let mailbox = self.mailbox
+            DispatchQueue.global(qos: .userInitiated).async {
+                mailbox.post(.tracesLoaded((try? TraceService(workspace: workspace).list()) ?? []))
+            }
+        case .openTrace(let id):
+            guard let workspace = environment.workspace else { return }
+            let mailbox = self.mailbox
+            DispatchQueue.global(qos: .userInitiated).async {
+                do {
+                    mailbox.post(.traceOpened(id, .loaded(try TraceService(workspace: workspace).load(id))))
+                } catch {
+                    mailbox.post(.traceOpened(id, .failed("\(error)")))
+                }
+            }
+        case .loadSpan(let trace, let ordinal):
+            guard let workspace = environment.workspace else { return }
+            let mailbox = self.mailbox
+            DispatchQueue.global(qos: .userInitiated).async {
+                let loaded = try? TraceService(workspace: workspace).payload(trace: trace, ordinal: ordinal)
+                mailbox.post(
+                    .spanLoaded(
+                        trace: trace, ordinal: ordinal, loaded.map { SpanDetail(payload: $0.payload, raw: $0.raw) }))
+            }
         case .writeFile(let path, let contents):
             let mailbox = self.mailbox
             DispatchQueue.global(qos: .utility).async {

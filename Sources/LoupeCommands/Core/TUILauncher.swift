@@ -48,7 +48,8 @@ enum TUILauncher {
             let found = try RetrievalService(workspace: workspace, models: sharedModels).panelSearch(
                 request.query, options: request.options)
             return RetrievalResult(
-                hits: found.hits, bm25Top: found.bm25Top, denseTop: found.denseTop, judged: found.judged)
+                hits: found.hits, bm25Top: found.bm25Top, denseTop: found.denseTop, judged: found.judged,
+                record: found.record)
         }
         let runtime = AppRuntime(state: state, backend: backend, environment: appEnvironment)
         if benchSize != nil {

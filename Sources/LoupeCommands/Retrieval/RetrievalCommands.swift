@@ -125,14 +125,18 @@ struct SearchCommand: LoupeCommand {
             throw CommandFailure("the workspace has no chunks yet: loupe ingest FILE first")
         }
         let hits = try service.search(query, options: options)
-        let hitsJSON = try Formatting.json(hits)
-        let paramsJSON = try Formatting.json(options)
-        let id = try context.workspace().recordRetrieval(
-            query: query, retriever: options.retriever.rawValue, paramsJSON: paramsJSON, hitsJSON: hitsJSON)
+        let id = try service.record(query, options: options, hits: hits)
         if json {
-            context.print(hitsJSON)
+            context.print(try Formatting.json(hits))
             return
         }
+        Self.printHits(hits, options: options, in: context)
+        context.print("saved as retrieval record \(id)")
+    }
+
+    /// The hits table `search` and `retrieval show` print.
+    static func printHits(_ hits: [RetrievalService.Hit], options: RetrievalService.Options, in context: CommandContext)
+    {
         context.print(
             "rank  bm25 (rank)     dense (rank)    \(options.retriever == .hybrid ? "rrf   " : "      ")  document  "
                 + "title".padding(toLength: 52, withPad: " ", startingAt: 0) + "  [matched terms]")
@@ -152,7 +156,6 @@ struct SearchCommand: LoupeCommand {
                     + TextWidth.fit(title.replacingOccurrences(of: "\n", with: " "), toColumns: 52) + "  ["
                     + hit.matchedTerms.joined(separator: " ") + "]")
         }
-        context.print("saved as retrieval record \(id)")
     }
 }
 
@@ -195,7 +198,105 @@ struct QrelsCommand: ParsableCommand {
 /// `loupe retrieval eval`.
 struct RetrievalCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "retrieval", abstract: "Evaluate retrieval against relevance judgments.", subcommands: [Eval.self])
+        commandName: "retrieval", abstract: "Evaluate retrieval; reopen and compare saved query runs.",
+        subcommands: [Eval.self, Records.self, Show.self, Compare.self])
+
+    struct Records: LoupeCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Saved query runs (from `search` and the Retrieval panel), newest first.")
+
+        @OptionGroup var global: GlobalOptions
+        @Option(help: "How many.") var limit = 20
+        @Flag(help: "Print JSON.") var json = false
+
+        func run(in context: CommandContext) throws {
+            let records = try RetrievalService.on(context).records(limit: max(1, limit))
+            struct Row: Encodable {
+                var id: Int64
+                var query: String
+                var retriever: String
+                var hits: Int
+                var top: String?
+                var createdAt: Date
+            }
+            let rows = records.map {
+                Row(
+                    id: $0.id, query: $0.query, retriever: $0.options.retriever.rawValue, hits: $0.hits.count,
+                    top: $0.hits.first.map { "\($0.documentID)#\($0.ordinal)" }, createdAt: $0.createdAt)
+            }
+            if json { return context.print(try Formatting.json(rows)) }
+            guard !rows.isEmpty else {
+                return context.print("no retrieval records yet: loupe search \"query\" saves one")
+            }
+            context.print("   id  when              retriever  hits  top       query")
+            let when = DateFormatter()
+            when.dateFormat = "yyyy-MM-dd HH:mm"
+            for row in rows {
+                context.print(
+                    String(format: "%5lld  ", row.id) + when.string(from: row.createdAt) + "  "
+                        + row.retriever.padding(toLength: 9, withPad: " ", startingAt: 0)
+                        + String(format: " %5d  ", row.hits)
+                        + (row.top ?? "—").padding(toLength: 8, withPad: " ", startingAt: 0) + "  "
+                        + TextWidth.fit(UntrustedText.sanitized(row.query), toColumns: 60))
+            }
+        }
+    }
+
+    struct Show: LoupeCommand {
+        static let configuration = CommandConfiguration(abstract: "A saved query run's hits, as they were.")
+
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The record's id.") var id: Int64
+        @Flag(help: "Print JSON.") var json = false
+
+        func run(in context: CommandContext) throws {
+            let record = try RetrievalService.on(context).records(id: id)[0]
+            if json { return context.print(try Formatting.json(record.hits)) }
+            context.print(
+                "record \(record.id): \"\(UntrustedText.sanitized(record.query))\" (\(record.options.summary))")
+            SearchCommand.printHits(record.hits, options: record.options, in: context)
+        }
+    }
+
+    struct Compare: LoupeCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Two saved query runs side by side: each chunk's rank in both, overlap and movement.")
+
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The first record.") var a: Int64
+        @Argument(help: "The second record.") var b: Int64
+        @Flag(help: "Print JSON.") var json = false
+
+        func run(in context: CommandContext) throws {
+            let service = try RetrievalService.on(context)
+            let comparison = try service.compare(a, b)
+            if json { return context.print(try Formatting.json(comparison)) }
+            let (first, second) = (try service.records(id: a)[0], try service.records(id: b)[0])
+            context.print("A = record \(a): \(first.options.summary)  \"\(UntrustedText.sanitized(first.query))\"")
+            context.print("B = record \(b): \(second.options.summary)  \"\(UntrustedText.sanitized(second.query))\"")
+            context.print("   A     B   move  document  title")
+            for row in comparison.rows {
+                let move: String
+                switch (row.rankA, row.rankB, row.movement) {
+                case (_, _, let m?) where m > 0: move = "↑\(m)"
+                case (_, _, let m?) where m < 0: move = "↓\(-m)"
+                case (_, _, .some): move = "="
+                case (nil, _, _): move = "new"
+                default: move = "gone"
+                }
+                context.print(
+                    (row.rankA.map { String(format: "%4d", $0) } ?? "   —") + "  "
+                        + (row.rankB.map { String(format: "%4d", $0) } ?? "   —") + "  "
+                        + move.padding(toLength: 5, withPad: " ", startingAt: 0) + "  "
+                        + "\(row.documentID)#\(row.ordinal)".padding(toLength: 9, withPad: " ", startingAt: 0) + " "
+                        + TextWidth.fit(UntrustedText.sanitized(row.title), toColumns: 52))
+            }
+            context.print(
+                String(
+                    format: "%d of %d chunks in both (Jaccard %.2f)", comparison.overlap, comparison.rows.count,
+                    comparison.jaccard))
+        }
+    }
 
     struct Eval: LoupeCommand {
         static let configuration = CommandConfiguration(

@@ -29,6 +29,12 @@ package struct RetrievalService: Sendable {
         package var efSearch = 64
 
         package init() {}
+
+        /// "hybrid · stem off · mmr off": the knobs a user switches, as the panel shows them.
+        package var summary: String {
+            "\(retriever.rawValue) · stem \(stem ? "on" : "off") · mmr \(mmr ? "on" : "off")"
+                + (retriever == .bm25 ? "" : approximate ? "" : " · exact")
+        }
     }
 
     /// A retriever's view of a hit.
@@ -267,7 +273,7 @@ package struct RetrievalService: Sendable {
         var chunks: [StoredChunk]
         var bm25: BM25Index
         var flat: FlatIndex?
-        var hnsw: HNSWIndex?
+        var hnsw: DenseGraph?
         var embedder: SentenceEmbedder?
     }
 
@@ -278,29 +284,83 @@ package struct RetrievalService: Sendable {
         }
         let flat = try flatIndex(chunks: chunks)
         return Context(
-            chunks: chunks, bm25: bm25, flat: flat, hnsw: options.approximate ? try hnsw(flat) : nil,
+            chunks: chunks, bm25: bm25, flat: flat,
+            hnsw: options.approximate ? try hnsw(chunks: chunks, flat: flat) : nil,
             embedder: try models.miniLM())
     }
 
-    /// The HNSW graph over every chunk's embedding: the stored BLOB when it was built from the
-    /// same chunks and reads back whole against these vectors, else rebuilt (M 16,
-    /// efConstruction 200) and stored.
-    package func hnsw(_ flat: FlatIndex) throws -> HNSWIndex {
+    /// The HNSW graph over the chunks' embeddings, each node labelled with its chunk id.
+    package struct DenseGraph {
+        package var index: HNSWIndex
+        /// Each node's row in the chunks it was loaded against (-1: tombstoned).
+        package var rows: [Int]
+        package var update: Update
+
+        /// What loading did to the stored graph.
+        package enum Update: Equatable, Sendable {
+            case unchanged
+            /// Chunks came or went since it was stored: inserted and tombstoned in place.
+            case updated(added: Int, deleted: Int)
+            case rebuilt
+        }
+
+        /// The `k` nearest chunks (rows) to `vector`.
+        func search(_ vector: [Float], k: Int, ef: Int) -> [(index: Int, score: Float)] {
+            index.search(vector, k: k, ef: ef).map { (rows[$0.index], $0.score) }
+        }
+    }
+
+    /// The stored HNSW graph brought up to date with `chunks`: as stored when nothing changed;
+    /// when chunks came or went since, the new ones inserted and the removed ones tombstoned (a
+    /// re-ingested file costs its own chunks, not the corpus); rebuilt (M 16, efConstruction
+    /// 200) when there is none, its BLOB does not read back, the embedding model changed, or
+    /// tombstones would pass half the nodes. Stored again after any change.
+    package func hnsw(chunks: [StoredChunk], flat: FlatIndex) throws -> DenseGraph {
         let stamp = try workspace.corpusStamp() + ":" + Self.embeddingModel
-        if let stored = try workspace.storedIndex(kind: "hnsw"), stored.corpusStamp == stamp,
-            let index = HNSWIndex(serializedGraph: stored.data, vectors: flat.vectors, dimensions: flat.dimensions)
+        let rowOf = Dictionary(chunks.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { a, _ in a })
+        func vector(_ row: Int) -> [Float] {
+            Array(flat.vectors[(row * flat.dimensions)..<((row + 1) * flat.dimensions)])
+        }
+        func rows(_ index: HNSWIndex) -> [Int] {
+            (0..<index.count).map { index.deleted[$0] ? -1 : rowOf[index.labels[$0]] ?? -1 }
+        }
+        var update = DenseGraph.Update.rebuilt
+        var graph: HNSWIndex?
+        if let stored = try workspace.storedIndex(kind: "hnsw"),
+            stored.corpusStamp.hasSuffix(":" + Self.embeddingModel),
+            var index = HNSWIndex(serialized: stored.data, dimensions: flat.dimensions)
         {
-            return index
+            if stored.corpusStamp == stamp {
+                return DenseGraph(index: index, rows: rows(index), update: .unchanged)
+            }
+            var present = Set<Int64>()
+            var removed = 0
+            for node in 0..<index.count where !index.deleted[node] {
+                if rowOf[index.labels[node]] == nil {
+                    index.delete(node)
+                    removed += 1
+                } else {
+                    present.insert(index.labels[node])
+                }
+            }
+            let added = chunks.filter { !present.contains($0.id) }
+            if 2 * index.deletedCount <= index.count + added.count {
+                for chunk in added { index.add(vector(rowOf[chunk.id]!), label: chunk.id) }
+                graph = index
+                update = .updated(added: added.count, deleted: removed)
+            }
         }
-        var index = HNSWIndex(dimensions: flat.dimensions, parameters: .init(m: 16, efConstruction: 200))
-        for row in 0..<flat.count {
-            index.add(Array(flat.vectors[(row * flat.dimensions)..<((row + 1) * flat.dimensions)]))
+        if graph == nil {
+            var index = HNSWIndex(dimensions: flat.dimensions, parameters: .init(m: 16, efConstruction: 200))
+            for (row, chunk) in chunks.enumerated() { index.add(vector(row), label: chunk.id) }
+            graph = index
         }
+        let index = graph!
         try workspace.storeIndex(
             StoredIndex(
                 kind: "hnsw", paramsJSON: "{\"m\":16,\"ef_construction\":200,\"metric\":\"cosine\"}",
-                corpusStamp: stamp, data: index.serializedGraph()))
-        return index
+                corpusStamp: stamp, data: index.serialized()))
+        return DenseGraph(index: index, rows: rows(index), update: update)
     }
 
     /// Ranked hits; `details` adds the matched terms and BM25 contributions (an evaluation,
@@ -436,7 +496,7 @@ extension RetrievalService {
     /// What the Retrieval panel shows for a query: the hits, and BM25's and dense's own top k
     /// (dense only when the chunks are embedded, so a BM25-only workspace still answers).
     package func panelSearch(_ query: String, options: Options) throws -> (
-        hits: [Hit], bm25Top: [Hit], denseTop: [Hit], judged: JudgedQuery?
+        hits: [Hit], bm25Top: [Hit], denseTop: [Hit], judged: JudgedQuery?, record: Int64
     ) {
         let counts = try workspace.corpusCounts(model: Self.embeddingModel)
         guard counts.chunks > 0 else { throw RetrievalError("the workspace has no chunks yet: run loupe ingest FILE") }
@@ -450,6 +510,7 @@ extension RetrievalService {
         let found = candidates(query, options: options, context: context)
         let hits = assemble(found, options: options, context: context)
         let judged = try judge(query, candidates: found, options: options, context: context)
+        let record = try self.record(query, options: options, hits: hits)
         options.mmr = false
         options.retriever = .bm25
         let bm25Top = assemble(found, options: options, context: context, details: false)
@@ -458,7 +519,7 @@ extension RetrievalService {
             options.retriever = .dense
             denseTop = assemble(found, options: options, context: context, details: false)
         }
-        return (hits, bm25Top, denseTop, judged)
+        return (hits, bm25Top, denseTop, judged, record)
     }
 
     /// The judgments of a typed query that is one of the loaded judged queries (same terms),

@@ -155,8 +155,7 @@ package struct RetrievalPanel: Panel {
 
     package func render(into frame: inout Frame, area: Rect, context: PanelRenderContext) {
         let theme = context.theme
-        let mode =
-            "\(options.retriever.rawValue) · stem \(options.stem ? "on" : "off") · mmr \(options.mmr ? "on" : "off")"
+        let mode = options.summary + (result?.record.map { " · record \($0)" } ?? "")
         let inner = Block(title: "Retrieval · \(view.rawValue)", trailingTitle: mode, focused: context.focused).render(
             into: &frame, area: area, theme: theme)
         guard inner.width > 20, inner.height > 4 else { return }

@@ -1,0 +1,414 @@
+import Foundation
+
+/// A parsed JSON value. Trace files are untrusted and come in many dialects, so importers walk
+/// values rather than decode fixed types, and every parse error says where it is.
+package enum JSONValue: Hashable, Sendable {
+    case null
+    case bool(Bool)
+    case number(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([String: JSONValue])
+
+    package subscript(key: String) -> JSONValue? {
+        if case .object(let members) = self { return members[key] }
+        return nil
+    }
+
+    package var string: String? {
+        if case .string(let s) = self { return s }
+        return nil
+    }
+
+    package var number: Double? {
+        switch self {
+        case .number(let n): return n
+        // OTLP writes 64-bit integers as decimal strings.
+        case .string(let s): return Double(s)
+        default: return nil
+        }
+    }
+
+    /// An integer, from a number or a decimal string (OTLP's 64-bit encoding).
+    package var int: Int64? {
+        switch self {
+        case .number(let n): return n.isFinite && n == n.rounded() ? Int64(exactly: n) : nil
+        case .string(let s): return Int64(s)
+        default: return nil
+        }
+    }
+
+    package var bool: Bool? {
+        if case .bool(let b) = self { return b }
+        return nil
+    }
+
+    package var array: [JSONValue]? {
+        if case .array(let a) = self { return a }
+        return nil
+    }
+
+    package var object: [String: JSONValue]? {
+        if case .object(let o) = self { return o }
+        return nil
+    }
+
+    package var isNull: Bool { self == .null }
+
+    /// Text for display: a string as itself, anything else as compact JSON.
+    package var text: String { string ?? compactJSON }
+
+    /// Compact JSON with keys sorted: the same bytes for the same value.
+    package var compactJSON: String {
+        var out = ""
+        write(to: &out, indent: nil, level: 0)
+        return out
+    }
+
+    /// Two-space indented JSON with keys sorted, as the trace view shows tool arguments.
+    package var prettyJSON: String {
+        var out = ""
+        write(to: &out, indent: "  ", level: 0)
+        return out
+    }
+
+    private func write(to out: inout String, indent: String?, level: Int) {
+        switch self {
+        case .null: out += "null"
+        case .bool(let b): out += b ? "true" : "false"
+        case .number(let n):
+            if n.isFinite, n == n.rounded(), abs(n) < 1e15 {
+                out += String(Int64(n))
+            } else if n.isFinite {
+                out += "\(n)"
+            } else {
+                out += "null"
+            }
+        case .string(let s): Self.quote(s, into: &out)
+        case .array(let items):
+            guard !items.isEmpty else {
+                out += "[]"
+                return
+            }
+            out += "["
+            for (i, item) in items.enumerated() {
+                if i > 0 { out += "," }
+                if let indent { out += "\n" + String(repeating: indent, count: level + 1) }
+                item.write(to: &out, indent: indent, level: level + 1)
+            }
+            if let indent { out += "\n" + String(repeating: indent, count: level) }
+            out += "]"
+        case .object(let members):
+            guard !members.isEmpty else {
+                out += "{}"
+                return
+            }
+            out += "{"
+            for (i, key) in members.keys.sorted().enumerated() {
+                if i > 0 { out += "," }
+                if let indent { out += "\n" + String(repeating: indent, count: level + 1) }
+                Self.quote(key, into: &out)
+                out += indent == nil ? ":" : ": "
+                members[key]!.write(to: &out, indent: indent, level: level + 1)
+            }
+            if let indent { out += "\n" + String(repeating: indent, count: level) }
+            out += "}"
+        }
+    }
+
+    private static func quote(_ s: String, into out: inout String) {
+        out += "\""
+        for scalar in s.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20:
+                out += String(format: "\\u%04x", scalar.value)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        out += "\""
+    }
+}
+
+/// A JSON syntax error: what was expected and where (1-based line and column).
+package struct JSONSyntaxError: Error, Hashable, Sendable, CustomStringConvertible {
+    package var message: String
+    package var line: Int
+    package var column: Int
+    package var description: String { "line \(line), column \(column): \(message)" }
+
+    package init(message: String, line: Int, column: Int) {
+        self.message = message
+        self.line = line
+        self.column = column
+    }
+}
+
+extension JSONValue {
+    /// Parses one JSON document (RFC 8259; surrounding whitespace allowed).
+    package static func parse(_ data: Data) throws(JSONSyntaxError) -> JSONValue {
+        let result = data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> Result<JSONValue, JSONSyntaxError> in
+            var parser = JSONParser(raw.bindMemory(to: UInt8.self))
+            return Result { () throws(JSONSyntaxError) in try parser.document() }
+        }
+        return try result.get()
+    }
+
+    package static func parse(_ text: String) throws(JSONSyntaxError) -> JSONValue {
+        try parse(Data(text.utf8))
+    }
+}
+
+/// A recursive-descent parser over bytes; strings are decoded from UTF-8 slices without
+/// intermediate copies where they hold no escapes.
+private struct JSONParser {
+    let bytes: UnsafeBufferPointer<UInt8>
+    var position = 0
+    var depth = 0
+
+    init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+
+    mutating func document() throws(JSONSyntaxError) -> JSONValue {
+        skipWhitespace()
+        let value = try parseValue()
+        skipWhitespace()
+        guard position == bytes.count else { throw error("unexpected text after the JSON value") }
+        return value
+    }
+
+    func error(_ message: String) -> JSONSyntaxError {
+        var line = 1
+        var lineStart = 0
+        for i in 0..<min(position, bytes.count) where bytes[i] == 0x0A {
+            line += 1
+            lineStart = i + 1
+        }
+        // Columns count characters, not bytes.
+        let column =
+            String(
+                decoding: UnsafeBufferPointer(rebasing: bytes[lineStart..<min(position, bytes.count)]), as: UTF8.self
+            )
+            .count + 1
+        return JSONSyntaxError(message: message, line: line, column: column)
+    }
+
+    mutating func skipWhitespace() {
+        while position < bytes.count {
+            switch bytes[position] {
+            case 0x20, 0x0A, 0x0D, 0x09: position += 1
+            default: return
+            }
+        }
+    }
+
+    mutating func parseValue() throws(JSONSyntaxError) -> JSONValue {
+        guard position < bytes.count else { throw error("unexpected end of input") }
+        switch bytes[position] {
+        case UInt8(ascii: "{"): return try parseObject()
+        case UInt8(ascii: "["): return try parseArray()
+        case UInt8(ascii: "\""): return .string(try parseString())
+        case UInt8(ascii: "t"): return try literal("true", .bool(true))
+        case UInt8(ascii: "f"): return try literal("false", .bool(false))
+        case UInt8(ascii: "n"): return try literal("null", .null)
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
+        default: throw error("expected a value")
+        }
+    }
+
+    mutating func literal(_ word: StaticString, _ value: JSONValue) throws(JSONSyntaxError) -> JSONValue {
+        let count = word.utf8CodeUnitCount
+        guard position + count <= bytes.count else { throw error("expected \(word)") }
+        for i in 0..<count where bytes[position + i] != word.utf8Start[i] { throw error("expected \(word)") }
+        position += count
+        return value
+    }
+
+    mutating func enter() throws(JSONSyntaxError) {
+        depth += 1
+        if depth > 512 { throw error("nested more than 512 levels deep") }
+    }
+
+    mutating func parseObject() throws(JSONSyntaxError) -> JSONValue {
+        try enter()
+        defer { depth -= 1 }
+        position += 1
+        var members: [String: JSONValue] = [:]
+        skipWhitespace()
+        if position < bytes.count, bytes[position] == UInt8(ascii: "}") {
+            position += 1
+            return .object(members)
+        }
+        while true {
+            skipWhitespace()
+            guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else {
+                throw error("expected a member name in quotes")
+            }
+            let key = try parseString()
+            skipWhitespace()
+            guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else {
+                throw error("expected ':' after \"\(key)\"")
+            }
+            position += 1
+            skipWhitespace()
+            members[key] = try parseValue()
+            skipWhitespace()
+            guard position < bytes.count else { throw error("unexpected end of input in an object") }
+            if bytes[position] == UInt8(ascii: ",") {
+                position += 1
+                continue
+            }
+            guard bytes[position] == UInt8(ascii: "}") else { throw error("expected ',' or '}' in an object") }
+            position += 1
+            return .object(members)
+        }
+    }
+
+    mutating func parseArray() throws(JSONSyntaxError) -> JSONValue {
+        try enter()
+        defer { depth -= 1 }
+        position += 1
+        var items: [JSONValue] = []
+        skipWhitespace()
+        if position < bytes.count, bytes[position] == UInt8(ascii: "]") {
+            position += 1
+            return .array(items)
+        }
+        while true {
+            skipWhitespace()
+            items.append(try parseValue())
+            skipWhitespace()
+            guard position < bytes.count else { throw error("unexpected end of input in an array") }
+            if bytes[position] == UInt8(ascii: ",") {
+                position += 1
+                continue
+            }
+            guard bytes[position] == UInt8(ascii: "]") else { throw error("expected ',' or ']' in an array") }
+            position += 1
+            return .array(items)
+        }
+    }
+
+    mutating func parseNumber() throws(JSONSyntaxError) -> JSONValue {
+        let start = position
+        if bytes[position] == UInt8(ascii: "-") { position += 1 }
+        func digits(_ p: inout Int, _ bytes: UnsafeBufferPointer<UInt8>) -> Int {
+            let s = p
+            while p < bytes.count, bytes[p] >= 0x30, bytes[p] <= 0x39 { p += 1 }
+            return p - s
+        }
+        guard digits(&position, bytes) > 0 else { throw error("expected digits") }
+        if position < bytes.count, bytes[position] == UInt8(ascii: ".") {
+            position += 1
+            guard digits(&position, bytes) > 0 else { throw error("expected digits after '.'") }
+        }
+        if position < bytes.count, bytes[position] | 0x20 == UInt8(ascii: "e") {
+            position += 1
+            if position < bytes.count, bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-") {
+                position += 1
+            }
+            guard digits(&position, bytes) > 0 else { throw error("expected digits in the exponent") }
+        }
+        let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
+        guard let value = Double(text) else { throw error("not a number: \(text)") }
+        return .number(value)
+    }
+
+    mutating func parseString() throws(JSONSyntaxError) -> String {
+        position += 1
+        let start = position
+        // Fast path: no escapes.
+        while position < bytes.count {
+            let byte = bytes[position]
+            if byte == UInt8(ascii: "\"") {
+                let slice = UnsafeBufferPointer(rebasing: bytes[start..<position])
+                position += 1
+                return try validated(slice, from: start)
+            }
+            if byte == UInt8(ascii: "\\") { break }
+            if byte < 0x20 { throw error("control character in a string (escape it)") }
+            position += 1
+        }
+        var buffer = Array(UnsafeBufferPointer(rebasing: bytes[start..<position]))
+        while position < bytes.count {
+            let byte = bytes[position]
+            switch byte {
+            case UInt8(ascii: "\""):
+                position += 1
+                return try buffer.withUnsafeBufferPointer { (b) throws(JSONSyntaxError) -> String in
+                    try validated(b, from: start)
+                }
+            case UInt8(ascii: "\\"):
+                position += 1
+                guard position < bytes.count else { throw error("unexpected end of input in a string") }
+                let escape = bytes[position]
+                position += 1
+                switch escape {
+                case UInt8(ascii: "\""): buffer.append(0x22)
+                case UInt8(ascii: "\\"): buffer.append(0x5C)
+                case UInt8(ascii: "/"): buffer.append(0x2F)
+                case UInt8(ascii: "b"): buffer.append(0x08)
+                case UInt8(ascii: "f"): buffer.append(0x0C)
+                case UInt8(ascii: "n"): buffer.append(0x0A)
+                case UInt8(ascii: "r"): buffer.append(0x0D)
+                case UInt8(ascii: "t"): buffer.append(0x09)
+                case UInt8(ascii: "u"):
+                    var scalar = try hex4()
+                    if (0xD800..<0xDC00).contains(scalar) {
+                        // A surrogate pair; a lone one becomes U+FFFD.
+                        if position + 1 < bytes.count, bytes[position] == UInt8(ascii: "\\"),
+                            bytes[position + 1] == UInt8(ascii: "u")
+                        {
+                            position += 2
+                            let low = try hex4()
+                            scalar =
+                                (0xDC00..<0xE000).contains(low)
+                                ? 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00) : 0xFFFD
+                        } else {
+                            scalar = 0xFFFD
+                        }
+                    } else if (0xDC00..<0xE000).contains(scalar) {
+                        scalar = 0xFFFD
+                    }
+                    buffer.append(contentsOf: Array(String(Unicode.Scalar(scalar)!).utf8))
+                default: throw error("unknown escape \\\(Character(Unicode.Scalar(escape)))")
+                }
+            default:
+                if byte < 0x20 { throw error("control character in a string (escape it)") }
+                buffer.append(byte)
+                position += 1
+            }
+        }
+        throw error("unterminated string")
+    }
+
+    mutating func hex4() throws(JSONSyntaxError) -> UInt32 {
+        guard position + 4 <= bytes.count else { throw error("expected four hex digits after \\u") }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            let byte = bytes[position]
+            let digit: UInt32
+            switch byte {
+            case 0x30...0x39: digit = UInt32(byte - 0x30)
+            case 0x41...0x46: digit = UInt32(byte - 0x41 + 10)
+            case 0x61...0x66: digit = UInt32(byte - 0x61 + 10)
+            default: throw error("expected four hex digits after \\u")
+            }
+            value = value << 4 | digit
+            position += 1
+        }
+        return value
+    }
+
+    func validated(_ slice: UnsafeBufferPointer<UInt8>, from start: Int) throws(JSONSyntaxError) -> String {
+        guard let string = String(validating: slice, as: UTF8.self) else {
+            var at = self
+            at.position = start
+            throw at.error("invalid UTF-8 in a string")
+        }
+        return string
+    }
+}

@@ -1,0 +1,242 @@
+import Foundation
+
+/// OTLP/JSON traces: one `ExportTraceServiceRequest` body, or JSON Lines of them as file
+/// exporters write (a trace may span lines; children usually come before parents). Reads the
+/// OpenTelemetry GenAI conventions — both the current attributes (`gen_ai.input.messages`, …)
+/// and the older per-message events — and the OpenInference dialect.
+package enum OTLPImporter {
+    /// Traces in `data`, grouped by trace id, in the order each trace first appears.
+    package static func traces(_ data: Data, file: String) throws(TraceImportError) -> [Trace] {
+        var order: [String] = []
+        var spans: [String: [TraceSpan]] = [:]
+        var services: [String: String] = [:]
+        for (line, body) in try requests(data, file: file) {
+            guard let resourceSpans = body["resourceSpans"]?.array ?? body["resource_spans"]?.array else {
+                throw TraceImportError(
+                    file: file, location: line.map { "\($0)" }, field: "resourceSpans",
+                    "missing: not an OTLP trace export")
+            }
+            for (r, resource) in resourceSpans.enumerated() {
+                let service = attributes(resource["resource"]?["attributes"])["service.name"]?.string
+                let scopes = resource["scopeSpans"]?.array ?? resource["scope_spans"]?.array ?? []
+                for (s, scope) in scopes.enumerated() {
+                    for (i, raw) in (scope["spans"]?.array ?? []).enumerated() {
+                        let path = "resourceSpans[\(r)].scopeSpans[\(s)].spans[\(i)]"
+                        let (traceID, span) = try self.span(raw, file: file, line: line, path: path)
+                        if spans[traceID] == nil {
+                            order.append(traceID)
+                            if let service { services[traceID] = service }
+                        }
+                        spans[traceID, default: []].append(span)
+                    }
+                }
+            }
+        }
+        return order.map { id in
+            let ordered = treeOrder(spans[id]!)
+            let root = ordered.first { $0.parentID == nil }
+            var trace = Trace(
+                externalID: id, format: .otlp, name: root?.name ?? services[id] ?? id, spans: ordered)
+            if let service = services[id] { trace.metadata["service.name"] = .string(service) }
+            trace.scores = ordered.flatMap { evaluationScores($0) }
+            return trace
+        }
+    }
+
+    /// Each request with its line number (nil for a single body).
+    private static func requests(_ data: Data, file: String) throws(TraceImportError) -> [(Int?, JSONValue)] {
+        do {
+            return [(nil, try JSONValue.parse(data))]
+        } catch let whole {
+            // JSON Lines: every non-blank line one request.
+            var out: [(Int?, JSONValue)] = []
+            var lineNumber = 0
+            var sawSecondLine = false
+            for line in data.split(separator: 0x0A, omittingEmptySubsequences: false) {
+                lineNumber += 1
+                if lineNumber > 1 { sawSecondLine = true }
+                guard line.contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0D }) else { continue }
+                do {
+                    out.append((lineNumber, try JSONValue.parse(Data(line))))
+                } catch {
+                    throw TraceImportError(
+                        file: file, location: "\(lineNumber)", "not JSON (\(sawSecondLine ? error : whole))")
+                }
+            }
+            return out
+        }
+    }
+
+    /// An OTLP `KeyValue[]` list as a dictionary of plain JSON values.
+    static func attributes(_ list: JSONValue?) -> [String: JSONValue] {
+        var out: [String: JSONValue] = [:]
+        for item in list?.array ?? [] {
+            guard let key = item["key"]?.string else { continue }
+            out[key] = anyValue(item["value"])
+        }
+        return out
+    }
+
+    /// OTLP's `AnyValue` as plain JSON (int64s arrive as decimal strings; kept as numbers).
+    static func anyValue(_ value: JSONValue?) -> JSONValue {
+        guard let value, let members = value.object else { return .null }
+        if let s = members["stringValue"] ?? members["string_value"] { return s }
+        if let b = members["boolValue"] ?? members["bool_value"] { return b }
+        if let i = members["intValue"] ?? members["int_value"] { return i.int.map { .number(Double($0)) } ?? i }
+        if let d = members["doubleValue"] ?? members["double_value"] { return d.number.map(JSONValue.number) ?? d }
+        if let b = members["bytesValue"] ?? members["bytes_value"] { return b }
+        if let a = members["arrayValue"] ?? members["array_value"] {
+            return .array((a["values"]?.array ?? []).map { anyValue($0) })
+        }
+        if let kv = members["kvlistValue"] ?? members["kvlist_value"] {
+            return .object(attributes(kv["values"]))
+        }
+        return .null
+    }
+
+    private static func isHex(_ s: String, length: Int) -> Bool {
+        s.utf8.count == length
+            && s.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x66) }
+    }
+
+    private static func span(_ raw: JSONValue, file: String, line: Int?, path: String) throws(TraceImportError) -> (
+        String, TraceSpan
+    ) {
+        func fail(_ field: String, _ message: String) -> TraceImportError {
+            TraceImportError(file: file, location: line.map { "\($0)" }, field: "\(path).\(field)", message)
+        }
+        guard let traceID = (raw["traceId"] ?? raw["trace_id"])?.string else { throw fail("traceId", "missing") }
+        guard isHex(traceID, length: 32) else { throw fail("traceId", "\"\(traceID)\" is not 32 hex digits") }
+        guard let spanID = (raw["spanId"] ?? raw["span_id"])?.string else { throw fail("spanId", "missing") }
+        guard isHex(spanID, length: 16) else { throw fail("spanId", "\"\(spanID)\" is not 16 hex digits") }
+        let parent = (raw["parentSpanId"] ?? raw["parent_span_id"])?.string.flatMap { $0.isEmpty ? nil : $0 }
+        guard let start = (raw["startTimeUnixNano"] ?? raw["start_time_unix_nano"])?.int else {
+            throw fail("startTimeUnixNano", "missing or not an integer")
+        }
+        let end = (raw["endTimeUnixNano"] ?? raw["end_time_unix_nano"])?.int
+        let attributes = attributes(raw["attributes"])
+        let events = (raw["events"]?.array ?? []).map {
+            (name: $0["name"]?.string ?? "", attributes: Self.attributes($0["attributes"]))
+        }
+        var span = TraceSpan(
+            spanID: spanID, parentID: parent, kind: kind(attributes), name: raw["name"]?.string ?? "", startNs: start,
+            endNs: end)
+        span.attributes = attributes
+        span.raw = raw
+        span.model =
+            (attributes["gen_ai.response.model"] ?? attributes["gen_ai.request.model"]
+            ?? attributes["llm.model_name"])?.string
+        span.usage = usage(attributes)
+        (span.input, span.output) = GenAIMessages.messages(attributes: attributes, events: events)
+        span.tool = tool(attributes, kind: span.kind)
+        let code = raw["status"]?["code"]
+        let statusCode =
+            code?.int ?? (code?.string == "STATUS_CODE_ERROR" ? 2 : code?.string == "STATUS_CODE_OK" ? 1 : 0)
+        let exception = events.first { $0.name == "exception" }?.attributes
+        if statusCode == 2 || attributes["error.type"] != nil {
+            let message = [
+                raw["status"]?["message"]?.string, attributes["error.type"]?.string,
+                exception?["exception.message"]?.string,
+            ].compactMap { $0 }.first { !$0.isEmpty }
+            span.status = .error(message ?? "error")
+            if span.tool != nil, span.tool?.error == nil { span.tool?.error = message ?? "error" }
+        } else if statusCode == 1 {
+            span.status = .ok
+        }
+        return (traceID.lowercased(), span)
+    }
+
+    private static func kind(_ a: [String: JSONValue]) -> SpanKind {
+        switch a["gen_ai.operation.name"]?.string {
+        case "chat", "generate_content", "text_completion", "completion": return .llm
+        case "embeddings": return .embedding
+        case "retrieval": return .retrieval
+        case "execute_tool": return .tool
+        case "invoke_agent", "create_agent", "invoke_workflow": return .agent
+        default: break
+        }
+        switch a["openinference.span.kind"]?.string?.uppercased() {
+        case "LLM": return .llm
+        case "TOOL": return .tool
+        case "AGENT", "CHAIN": return .agent
+        case "RETRIEVER", "RERANKER": return .retrieval
+        case "EMBEDDING": return .embedding
+        case "EVALUATOR", "GUARDRAIL": return .eval
+        default: break
+        }
+        if a["gen_ai.tool.name"] != nil || a["tool.name"] != nil { return .tool }
+        if a["gen_ai.request.model"] != nil || a["gen_ai.system"] != nil { return .llm }
+        return .other
+    }
+
+    private static func usage(_ a: [String: JSONValue]) -> Usage {
+        func int(_ keys: String...) -> Int? { keys.lazy.compactMap { a[$0]?.int }.first.map { Int($0) } }
+        return Usage(
+            inputTokens: int("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt"),
+            outputTokens: int(
+                "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens", "llm.token_count.completion"),
+            cacheReadTokens: int(
+                "gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_read_input_tokens",
+                "llm.token_count.prompt_details.cache_read"),
+            cacheWriteTokens: int(
+                "gen_ai.usage.cache_creation.input_tokens", "llm.token_count.prompt_details.cache_write"),
+            reasoningTokens: int(
+                "gen_ai.usage.reasoning.output_tokens", "llm.token_count.completion_details.reasoning"),
+            cost: a["llm.cost.total"]?.number ?? a["gen_ai.usage.cost"]?.number)
+    }
+
+    private static func tool(_ a: [String: JSONValue], kind: SpanKind) -> ToolCall? {
+        guard kind == .tool, let name = (a["gen_ai.tool.name"] ?? a["tool.name"])?.string else { return nil }
+        let arguments = a["gen_ai.tool.call.arguments"] ?? a["tool.parameters"] ?? a["input.value"]
+        let result = a["gen_ai.tool.call.result"] ?? a["output.value"]
+        return ToolCall(
+            id: (a["gen_ai.tool.call.id"] ?? a["tool_call.id"])?.string, name: name, arguments: arguments?.text ?? "",
+            result: result?.text)
+    }
+
+    private static func evaluationScores(_ span: TraceSpan) -> [Score] {
+        guard let events = span.raw?["events"]?.array else { return [] }
+        return events.compactMap { event in
+            guard event["name"]?.string == "gen_ai.evaluation.result" else { return nil }
+            let a = attributes(event["attributes"])
+            return Score(
+                scorer: a["gen_ai.evaluation.name"]?.string ?? "evaluation",
+                value: a["gen_ai.evaluation.score.value"] ?? a["gen_ai.evaluation.score.label"] ?? .null,
+                answer: a["gen_ai.evaluation.score.label"]?.string,
+                explanation: a["gen_ai.evaluation.explanation"]?.string)
+        }
+    }
+
+    /// Parents before children, siblings by start time; spans whose parent is missing are roots.
+    static func treeOrder(_ spans: [TraceSpan]) -> [TraceSpan] {
+        let ids = Set(spans.map(\.spanID))
+        var children: [String: [Int]] = [:]
+        var roots: [Int] = []
+        for (i, span) in spans.enumerated() {
+            if let parent = span.parentID, ids.contains(parent), parent != span.spanID {
+                children[parent, default: []].append(i)
+            } else {
+                roots.append(i)
+            }
+        }
+        func byStart(_ a: Int, _ b: Int) -> Bool {
+            spans[a].startNs != spans[b].startNs ? spans[a].startNs < spans[b].startNs : a < b
+        }
+        var out: [TraceSpan] = []
+        out.reserveCapacity(spans.count)
+        var seen = Set<String>()
+        var stack = roots.sorted(by: byStart).reversed().map { $0 }
+        while let i = stack.popLast() {
+            guard seen.insert(spans[i].spanID).inserted else { continue }
+            out.append(spans[i])
+            stack += (children[spans[i].spanID] ?? []).sorted(by: byStart).reversed()
+        }
+        // A cycle leaves spans unreached: keep them, as roots.
+        for span in spans where !seen.contains(span.spanID) {
+            var orphan = span
+            orphan.parentID = nil
+            out.append(orphan)
+        }
+        return out
+    }
+}

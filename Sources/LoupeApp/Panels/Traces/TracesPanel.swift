@@ -1,0 +1,442 @@
+import Foundation
+import LoupeAgents
+import LoupeKit
+import LoupeStore
+import LoupeTUI
+
+/// Agent-trace replay: the imported traces, then one trace as a span tree beside its timeline
+/// with a step cursor, and at each step the conversation as it stood, the call's input and
+/// output, tool arguments and result, tokens (step and cumulative) and latency.
+package struct TracesPanel: Panel {
+    package let id = PanelID.traces
+    package let title = "Traces"
+
+    package private(set) var traces: [TraceSummary]?
+    package var list = ListState()
+    package private(set) var sort = TableSort(column: 0, ascending: true)
+    /// The open trace and its step cursor (an index into `trace.steps`).
+    package private(set) var trace: TraceService.Loaded?
+    package private(set) var step = 0
+    package private(set) var detail: SpanDetail?
+    package private(set) var raw = false
+    package var detailOffset = 0
+    package private(set) var error: String?
+
+    package static let sortColumns = ["start", "duration", "steps", "tokens", "cost", "errors"]
+
+    package init() {}
+
+    package var initialEffects: [PanelEffect] { [.app(.loadTraces)] }
+
+    package var keymap: Keymap {
+        Keymap(
+            "Traces",
+            [
+                KeyBinding([.enter], .panel(.open), help: "Open the selected trace", footer: "open"),
+                KeyBinding([.character("l"), .right], .panel(.right), help: "Next step", footer: "step"),
+                KeyBinding([.character("h"), .left], .panel(.left), help: "Previous step"),
+                KeyBinding(
+                    [.character("e")], .panel(.custom("error")), help: "Next step with an error", footer: "error"),
+                KeyBinding([.character("t")], .panel(.custom("tool")), help: "Next tool call", footer: "tool"),
+                KeyBinding([.character("r")], .panel(.custom("raw")), help: "The step's raw source payload on or off"),
+                KeyBinding(
+                    [.character("s")], .panel(.custom("sort")),
+                    help: "Sort the traces by the next column (start, duration, steps, tokens, cost, errors)"),
+                KeyBinding([.character("S")], .panel(.custom("reverse")), help: "Reverse the sort"),
+                KeyBinding([.character("R")], .panel(.custom("reload")), help: "Reload the trace list"),
+            ])
+    }
+
+    package var isSearchable: Bool { true }
+    package var canGoBack: Bool { trace != nil }
+
+    package mutating func goBack() {
+        trace = nil
+        detail = nil
+        raw = false
+    }
+
+    /// The traces in the chosen order.
+    package var rows: [TraceSummary] {
+        let all = traces ?? []
+        func key(_ t: TraceSummary) -> Double {
+            switch sort.column {
+            // Untimed traces (message lists) start when they were imported.
+            case 0: return t.timed ? Double(t.startedNs) : t.importedAt.timeIntervalSince1970 * 1e9
+            case 1: return t.timed ? Double(t.durationNs) : -1
+            case 2: return Double(t.stepCount)
+            case 3: return Double((t.inputTokens ?? 0) + (t.outputTokens ?? 0))
+            case 4: return t.cost ?? -1
+            default: return Double(t.errorCount)
+            }
+        }
+        return all.enumerated().sorted { a, b in
+            let (x, y) = (key(a.element), key(b.element))
+            if x == y { return a.offset < b.offset }
+            return sort.ascending ? x < y : x > y
+        }.map(\.element)
+    }
+
+    package mutating func receive(_ msg: Msg) -> [PanelEffect] {
+        switch msg {
+        case .tracesLoaded(let loaded):
+            traces = loaded
+            list.selected = min(list.selected, max(0, loaded.count - 1))
+        case .traceOpened(let id, let opened):
+            switch opened {
+            case .loaded(let loaded):
+                guard trace == nil || trace?.summary.id == id else { return [] }
+                trace = loaded
+                error = nil
+                step = 0
+                return loadStep()
+            case .failed(let message): error = message
+            }
+        case .spanLoaded(let traceID, let ordinal, let loaded):
+            guard traceID == trace?.summary.id, ordinal == currentOrdinal else { return [] }
+            detail = loaded
+        default: break
+        }
+        return []
+    }
+
+    /// The ordinal of the span under the step cursor.
+    package var currentOrdinal: Int? {
+        guard let trace, step < trace.steps.count else { return nil }
+        return trace.steps[step]
+    }
+
+    private mutating func loadStep() -> [PanelEffect] {
+        detail = nil
+        detailOffset = 0
+        guard let trace, let ordinal = currentOrdinal else { return [] }
+        return [.app(.loadSpan(trace: trace.summary.id, ordinal: ordinal))]
+    }
+
+    private mutating func moveStep(to index: Int) -> [PanelEffect] {
+        guard let trace, !trace.steps.isEmpty else { return [] }
+        let clamped = max(0, min(trace.steps.count - 1, index))
+        guard clamped != step || detail == nil else { return [] }
+        step = clamped
+        return loadStep()
+    }
+
+    /// The next step after the cursor whose span matches, wrapping around.
+    private mutating func next(where matches: (SpanRow) -> Bool) -> [PanelEffect] {
+        guard let trace, !trace.steps.isEmpty else { return [] }
+        for offset in 1...trace.steps.count {
+            let index = (step + offset) % trace.steps.count
+            if matches(trace.spans[trace.steps[index]]) { return moveStep(to: index) }
+        }
+        return []
+    }
+
+    package mutating func perform(_ action: PanelAction, area: Rect) -> [PanelEffect] {
+        if let trace {
+            switch action {
+            case .right: return moveStep(to: step + 1)
+            case .left: return moveStep(to: step - 1)
+            case .top: return moveStep(to: 0)
+            case .bottom: return moveStep(to: trace.steps.count - 1)
+            case .down: detailOffset += 1
+            case .up: detailOffset = max(0, detailOffset - 1)
+            case .pageDown: detailOffset += max(1, area.height - 6)
+            case .pageUp: detailOffset = max(0, detailOffset - max(1, area.height - 6))
+            case .custom("error"): return next { $0.status == "error" }
+            case .custom("tool"): return next { $0.kind == SpanKind.tool.rawValue }
+            case .custom("raw"):
+                raw.toggle()
+                detailOffset = 0
+            default: break
+            }
+            return []
+        }
+        let count = rows.count
+        switch action {
+        case .down: list.move(by: 1, count: count)
+        case .up: list.move(by: -1, count: count)
+        case .pageDown: list.move(by: max(1, area.height - 4), count: count)
+        case .pageUp: list.move(by: -max(1, area.height - 4), count: count)
+        case .top: list.jump(toEnd: false, count: count)
+        case .bottom: list.jump(toEnd: true, count: count)
+        case .open:
+            guard list.selected < count else { return [] }
+            let id = rows[list.selected].id
+            trace = nil
+            return [.app(.openTrace(id))]
+        case .custom("sort"):
+            // Start ascends (oldest first); the measures descend (largest first).
+            let next = (sort.column + 1) % Self.sortColumns.count
+            sort = TableSort(column: next, ascending: next == 0)
+        case .custom("reverse"): sort.ascending.toggle()
+        case .custom("reload"): return [.app(.loadTraces)]
+        default: break
+        }
+        return []
+    }
+
+    package mutating func search(_ query: String, forward: Bool, includeCurrent: Bool) -> Bool {
+        if let trace {
+            // The steps' names, tools, models and error messages.
+            let texts = trace.steps.map { ordinal -> String in
+                let s = trace.spans[ordinal]
+                return [s.name, s.toolName, s.model, s.statusMessage].compactMap { $0 }.joined(separator: " ")
+            }
+            guard
+                let index = nextMatch(
+                    in: texts, from: step, query: query, forward: forward, includeCurrent: includeCurrent)
+            else { return false }
+            _ = moveStep(to: index)
+            return true
+        }
+        let names = rows.map { "\($0.name) \($0.format) \($0.externalID)" }
+        guard
+            let index = nextMatch(
+                in: names, from: list.selected, query: query, forward: forward, includeCurrent: includeCurrent)
+        else { return false }
+        list.selected = index
+        return true
+    }
+
+    // MARK: - Render
+
+    package func render(into frame: inout Frame, area: Rect, context: PanelRenderContext) {
+        let theme = context.theme
+        if let trace {
+            let inner = Block(
+                title: "Traces · \(UntrustedText.sanitized(trace.summary.name))",
+                trailingTitle: "step \(trace.steps.isEmpty ? 0 : step + 1)/\(trace.steps.count)"
+                    + (raw ? " · raw" : ""),
+                focused: context.focused
+            ).render(into: &frame, area: area, theme: theme)
+            guard inner.width > 20, inner.height > 4 else { return }
+            renderTrace(trace, into: &frame, area: inner, theme: theme)
+            return
+        }
+        let inner = Block(
+            title: "Traces", trailingTitle: "sort: \(Self.sortColumns[sort.column]) \(sort.ascending ? "↑" : "↓")",
+            focused: context.focused
+        ).render(into: &frame, area: area, theme: theme)
+        guard inner.width > 20, inner.height > 2 else { return }
+        if let error {
+            frame.draw(
+                UntrustedText.sanitized(error), at: Point(x: inner.x + 1, y: inner.y + 1), style: theme.status(.error),
+                clip: inner)
+            return
+        }
+        guard let traces else {
+            frame.draw("Loading traces…", at: Point(x: inner.x + 1, y: inner.y + 1), style: theme.dim, clip: inner)
+            return
+        }
+        guard !traces.isEmpty else {
+            let lines: [[Span]] = [
+                [
+                    Span(
+                        "Replay agent runs step by step: span tree, timeline, tokens, tool calls and errors.",
+                        theme.text)
+                ],
+                [],
+                [Span("No traces in this workspace yet. Import some:", theme.dim)],
+                [Span("  $ ", theme.dim), Span("loupe trace import FILE…", theme.accent)],
+                [
+                    Span(
+                        "OTLP/JSON (GenAI, OpenInference) and OpenAI message lists; sample-data/traces has examples.",
+                        theme.dim)
+                ],
+            ]
+            let text = Rect(x: inner.x + 1, y: inner.y + 1, width: inner.width - 2, height: inner.height - 1)
+            TextView(lines: lines).render(into: &frame, area: text, offset: 0, theme: theme)
+            return
+        }
+        let table = rows.map { t -> [String] in
+            [
+                "\(t.id)", t.format, "\(t.stepCount)", "\(t.spanCount)", t.errorCount > 0 ? "✗ \(t.errorCount)" : "",
+                TraceText.duration(t.timed ? t.durationNs : nil), Self.tokens(t.inputTokens, t.outputTokens),
+                t.cost.map { String(format: "$%.4f", $0) } ?? "—", UntrustedText.sanitized(t.name),
+            ]
+        }
+        let columns = [
+            TableColumn("id", width: .length(4), alignment: .trailing), TableColumn("format", width: .length(9)),
+            TableColumn("steps", width: .length(5), alignment: .trailing),
+            TableColumn("spans", width: .length(5), alignment: .trailing), TableColumn("errors", width: .length(6)),
+            TableColumn("duration", width: .length(9), alignment: .trailing),
+            TableColumn("tokens in/out", width: .length(13), alignment: .trailing),
+            TableColumn("cost", width: .length(8), alignment: .trailing), TableColumn("name", width: .fill(1)),
+        ]
+        var state = list
+        TableView(columns: columns, rows: table, focused: context.focused).render(
+            into: &frame, area: inner, state: &state, theme: theme)
+    }
+
+    package static func tokens(_ input: Int?, _ output: Int?) -> String {
+        input == nil && output == nil ? "—" : "\(input.map(String.init) ?? "—")/\(output.map(String.init) ?? "—")"
+    }
+
+    private func renderTrace(_ trace: TraceService.Loaded, into frame: inout Frame, area: Rect, theme: Theme) {
+        let s = trace.summary
+        let usage = (s.inputTokens, s.outputTokens)
+        frame.draw(
+            [
+                Span(" \(s.format)", theme.accent),
+                Span(
+                    " · \(Self.plural(s.stepCount, "step")) · \(Self.plural(s.spanCount, "span")) · "
+                        + (s.timed ? TraceText.duration(s.durationNs) : "untimed") + " · tokens "
+                        + Self.tokens(usage.0, usage.1), theme.dim),
+                s.errorCount > 0
+                    ? Span(" · ✗ \(Self.plural(s.errorCount, "error"))", theme.status(.error)) : Span("", theme.dim),
+            ], at: Point(x: area.x, y: area.y), clip: area)
+        let body = Rect(x: area.x, y: area.y + 1, width: area.width, height: area.height - 1)
+        let parts = body.split(.horizontal, [.percentage(48), .fill(1)])
+        renderTree(trace, into: &frame, area: parts[0], theme: theme)
+        renderDetail(trace, into: &frame, area: parts[1], theme: theme)
+    }
+
+    /// The span tree, each row with its bar on the trace's time axis; the step under the cursor
+    /// selected, errors marked.
+    private func renderTree(_ trace: TraceService.Loaded, into frame: inout Frame, area: Rect, theme: Theme) {
+        let inner = Block(title: "Spans", trailingTitle: trace.summary.timed ? "timeline" : "order", focused: false)
+            .render(into: &frame, area: area, theme: theme)
+        guard inner.width > 8, inner.height > 0 else { return }
+        let current = currentOrdinal ?? -1
+        let barWidth = max(8, inner.width * 2 / 5)
+        let labelWidth = inner.width - barWidth - 1
+        // Keep the current span in view.
+        // The last row is the time axis when the spans leave room for it.
+        let axis = trace.summary.timed && trace.spans.count < inner.height
+        let top = max(0, min(current - inner.height / 2, trace.spans.count - inner.height))
+        let start = trace.summary.startedNs
+        let total = max(1, trace.summary.endedNs - start)
+        let glyph: [String: String] = [
+            "agent": "◆", "llm": "●", "tool": "⚒", "retrieval": "⌕", "embedding": "∿", "eval": "✓",
+        ]
+        for (row, span) in trace.spans.dropFirst(top).prefix(inner.height).enumerated() {
+            let y = inner.y + row
+            let depth = trace.depths[span.ordinal]
+            let failed = span.status == "error"
+            let selected = span.ordinal == current
+            let label =
+                String(repeating: "  ", count: min(depth, 8)) + (glyph[span.kind] ?? "·") + " "
+                + UntrustedText.sanitized(span.name) + (failed ? " ✗" : "")
+            let style: Style =
+                selected
+                ? theme.selection : failed ? theme.status(.error) : span.kind == "agent" ? theme.accent : theme.text
+            frame.draw(
+                TextWidth.fit(label, toColumns: labelWidth), at: Point(x: inner.x, y: y), style: style, clip: inner)
+            // The bar: where the span sits in the trace's time (untimed: its place in order).
+            let begin = span.startNs - start
+            let end = (span.endNs ?? span.startNs) - start
+            let from = Int(Double(begin) / Double(total) * Double(barWidth - 1))
+            let to = max(from, Int(Double(end) / Double(total) * Double(barWidth - 1)))
+            let bar = String(repeating: " ", count: from) + String(repeating: "▬", count: to - from + 1)
+            frame.draw(
+                bar, at: Point(x: inner.x + labelWidth + 1, y: y),
+                style: failed ? theme.status(.error) : selected ? theme.key : theme.dim, clip: inner)
+        }
+        if axis {
+            let end = TraceText.duration(total)
+            let line = "0" + String(repeating: "·", count: max(1, barWidth - 1 - end.count)) + end
+            frame.draw(line, at: Point(x: inner.x + labelWidth + 1, y: inner.maxY - 1), style: theme.dim, clip: inner)
+        }
+    }
+
+    private func renderDetail(_ trace: TraceService.Loaded, into frame: inout Frame, area: Rect, theme: Theme) {
+        guard let ordinal = currentOrdinal else {
+            _ = Block(title: "Step", focused: false).render(into: &frame, area: area, theme: theme)
+            return
+        }
+        let span = trace.spans[ordinal]
+        let inner = Block(title: "\(span.kind) · \(UntrustedText.sanitized(span.name))", focused: false).render(
+            into: &frame, area: area, theme: theme)
+        guard inner.width > 8, inner.height > 0 else { return }
+        let lines = Self.detailLines(trace: trace, step: step, detail: detail, raw: raw, theme: theme)
+        _ = TextView(lines: lines).render(into: &frame, area: inner, offset: detailOffset, theme: theme)
+    }
+
+    /// What the step pane shows: numbers, then the call's content (or its raw source).
+    package static func detailLines(
+        trace: TraceService.Loaded, step: Int, detail: SpanDetail?, raw: Bool, theme: Theme
+    ) -> [[Span]] {
+        let span = trace.spans[trace.steps[step]]
+        var lines: [[Span]] = []
+        // Numbers: latency, tokens for the step and so far, model, status.
+        var facts: [String] = []
+        if trace.summary.timed { facts.append(TraceText.duration(span.endNs.map { $0 - span.startNs })) }
+        if let model = span.model { facts.append(model) }
+        if !facts.isEmpty { lines.append([Span(facts.joined(separator: " · "), theme.dim)]) }
+        let sofar = trace.steps.prefix(step + 1).map { trace.spans[$0] }
+        let cumulative = (
+            sofar.compactMap(\.inputTokens).reduce(0, +), sofar.compactMap(\.outputTokens).reduce(0, +)
+        )
+        if span.inputTokens != nil || span.outputTokens != nil {
+            var tokens = "tokens \(tokensText(span.inputTokens, span.outputTokens))"
+            if let cached = span.cacheReadTokens { tokens += " (\(cached) cached)" }
+            lines.append([Span(tokens + " · so far \(cumulative.0)/\(cumulative.1)", theme.text)])
+        }
+        if let cost = span.cost {
+            lines.append([Span(String(format: "cost $%.6f", cost), theme.text)])
+        } else if span.kind == SpanKind.llm.rawValue {
+            lines.append([Span("cost: no price", theme.dim)])
+        }
+        if span.status == "error" {
+            lines.append([Span("✗ " + UntrustedText.sanitized(span.statusMessage ?? "error"), theme.status(.error))])
+        }
+        guard let detail else {
+            lines.append([Span("loading…", theme.dim)])
+            return lines
+        }
+        if raw {
+            lines.append([Span("── raw source ──", theme.title)])
+            lines += UntrustedText.lines(detail.raw?.prettyJSON ?? "(no raw payload)").map { [Span($0, theme.text)] }
+            return lines
+        }
+        let payload = detail.payload
+        if let tool = payload.tool {
+            lines.append([Span("── arguments ──", theme.title)])
+            if let problem = tool.argumentsError {
+                lines.append([Span("⚠ " + UntrustedText.sanitized(problem), theme.status(.warn))])
+                lines += UntrustedText.lines(tool.arguments).map { [Span($0, theme.text)] }
+            } else {
+                let pretty = (try? JSONValue.parse(tool.arguments))?.prettyJSON ?? tool.arguments
+                lines += UntrustedText.lines(pretty).map { [Span($0, theme.text)] }
+            }
+            if let error = tool.error {
+                lines.append([Span("── error ──", theme.status(.error))])
+                lines += UntrustedText.lines(error).map { [Span($0, theme.status(.error))] }
+            }
+            if let result = tool.result {
+                lines.append([Span("── result ──", theme.title)])
+                lines += UntrustedText.lines(result).map { [Span($0, theme.text)] }
+            }
+        }
+        if !payload.input.isEmpty {
+            lines.append([Span("── conversation as sent (\(payload.input.count) messages) ──", theme.title)])
+            for message in payload.input { lines += messageLines(message, theme: theme) }
+        }
+        if !payload.output.isEmpty {
+            lines.append([Span("── output ──", theme.title)])
+            for message in payload.output { lines += messageLines(message, theme: theme) }
+        }
+        return lines
+    }
+
+    private static func tokensText(_ input: Int?, _ output: Int?) -> String { tokens(input, output) }
+
+    /// `1 step`, `3 steps`.
+    private static func plural(_ n: Int, _ word: String) -> String { "\(n) \(word)\(n == 1 ? "" : "s")" }
+
+    private static func messageLines(_ message: Message, theme: Theme) -> [[Span]] {
+        var lines: [[Span]] = [[Span("[\(UntrustedText.sanitized(message.role))]", theme.key)]]
+        if let reasoning = message.reasoning, !reasoning.isEmpty {
+            lines += UntrustedText.lines(reasoning).map { [Span("  ┊ " + $0, theme.dim)] }
+        }
+        if !message.text.isEmpty { lines += UntrustedText.lines(message.text).map { [Span("  " + $0, theme.text)] } }
+        for call in message.toolCalls {
+            lines.append([
+                Span("  → ", theme.accent), Span(UntrustedText.sanitized(call.name), theme.accent),
+                Span("(" + UntrustedText.sanitized(call.arguments) + ")", theme.dim),
+                call.argumentsError != nil ? Span("  ⚠ invalid JSON", theme.status(.warn)) : Span("", theme.dim),
+            ])
+        }
+        return lines
+    }
+}

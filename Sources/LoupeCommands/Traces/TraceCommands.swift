@@ -1,0 +1,120 @@
+import ArgumentParser
+import Foundation
+import LoupeAgents
+import LoupeKit
+import LoupeStore
+import LoupeTUI
+
+/// `loupe trace import|list|show`: what the Traces panel shows, on the shell.
+struct TraceCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "trace", abstract: "Import agent traces and read them back.",
+        subcommands: [Import.self, List.self, Show.self])
+
+    struct Import: LoupeCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Import trace files: OTLP/JSON (GenAI or OpenInference), OpenAI message lists.",
+            discussion: """
+                The format is found from each file's name and content. Every file is read before anything \
+                is written, and all of them land in one transaction: a malformed file names its line or \
+                member and field, and nothing is imported. Importing the same trace again changes nothing; \
+                a trace whose content changed is replaced.
+                """)
+
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "Trace files.") var files: [String]
+
+        func run(in context: CommandContext) throws {
+            guard !files.isEmpty else { throw CommandFailure("name at least one trace file") }
+            let report: TraceService.ImportReport
+            do {
+                report = try TraceService(workspace: try context.workspace()).importFiles(
+                    files, reporter: context.reporter)
+            } catch let error as TraceImportError {
+                throw CommandFailure("\(UntrustedText.sanitized(error.description)); nothing was imported")
+            }
+            let c = report.counts
+            context.print(
+                "\(Formatting.count(report.files, "file")): \(Formatting.count(report.traces, "trace")), "
+                    + "\(Formatting.count(report.spans, "span")) — \(c.added) added, \(c.replaced) replaced, "
+                    + "\(c.unchanged) unchanged")
+        }
+    }
+
+    struct List: LoupeCommand {
+        static let configuration = CommandConfiguration(abstract: "Every trace with its totals.")
+
+        @OptionGroup var global: GlobalOptions
+        @Flag(help: "Print JSON.") var json = false
+
+        func run(in context: CommandContext) throws {
+            let traces = try TraceService(workspace: try context.workspace()).list()
+            if json { return context.print(try Formatting.json(traces)) }
+            guard !traces.isEmpty else { return context.print("no traces yet: loupe trace import FILE") }
+            context.print("   id  format     steps  spans  errors   duration    tokens in/out  name")
+            for t in traces {
+                let tokens =
+                    t.inputTokens == nil && t.outputTokens == nil
+                    ? "—" : "\(t.inputTokens.map(String.init) ?? "—")/\(t.outputTokens.map(String.init) ?? "—")"
+                context.print(
+                    String(format: "%5lld  ", t.id) + t.format.padding(toLength: 9, withPad: " ", startingAt: 0)
+                        + String(format: " %6d %6d %7d  ", t.stepCount, t.spanCount, t.errorCount)
+                        + TraceText.duration(t.timed ? t.durationNs : nil).leftPadded(to: 9) + "  "
+                        + tokens.leftPadded(to: 15) + "  "
+                        + TextWidth.truncate(UntrustedText.sanitized(t.name), toColumns: 50))
+            }
+        }
+    }
+
+    struct Show: LoupeCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "A trace's spans as a tree: kind, name, start, duration, tokens, cost and status.")
+
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The trace's id (loupe trace list).") var id: Int64
+        @Flag(help: "Print JSON.") var json = false
+
+        func run(in context: CommandContext) throws {
+            let loaded: TraceService.Loaded
+            do {
+                loaded = try TraceService(workspace: try context.workspace()).load(id)
+            } catch let error as TraceImportError {
+                throw CommandFailure(error.description)
+            }
+            if json {
+                struct Shown: Encodable {
+                    var trace: TraceSummary
+                    var spans: [SpanRow]
+                    var steps: [Int]
+                }
+                return context.print(
+                    try Formatting.json(Shown(trace: loaded.summary, spans: loaded.spans, steps: loaded.steps)))
+            }
+            let t = loaded.summary
+            context.print(
+                "trace \(t.id) (\(t.format)): \(UntrustedText.sanitized(t.name)) — \(Formatting.count(t.stepCount, "step")), "
+                    + "\(Formatting.count(t.errorCount, "error")), \(TraceText.duration(t.timed ? t.durationNs : nil))")
+            context.print("  start      duration  kind       tokens in/out  status  span")
+            for (span, depth) in zip(loaded.spans, loaded.depths) {
+                let start = t.timed ? TraceText.duration(span.startNs - t.startedNs) : "#\(span.ordinal)"
+                let duration = t.timed ? TraceText.duration(span.endNs.map { $0 - span.startNs }) : "—"
+                let tokens =
+                    span.inputTokens == nil && span.outputTokens == nil
+                    ? "" : "\(span.inputTokens.map(String.init) ?? "—")/\(span.outputTokens.map(String.init) ?? "—")"
+                context.print(
+                    "  " + start.leftPadded(to: 8) + "  " + duration.leftPadded(to: 8) + "  "
+                        + span.kind.padding(toLength: 9, withPad: " ", startingAt: 0) + "  " + tokens.leftPadded(to: 13)
+                        + "  " + span.status.padding(toLength: 6, withPad: " ", startingAt: 0) + "  "
+                        + String(repeating: "  ", count: min(depth, 12))
+                        + TextWidth.truncate(UntrustedText.sanitized(span.name), toColumns: 60)
+                        + (span.statusMessage.map { "  ✗ " + UntrustedText.sanitized($0) } ?? ""))
+            }
+        }
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: " ", count: width - count) + self
+    }
+}

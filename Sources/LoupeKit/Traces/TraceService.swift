@@ -1,0 +1,121 @@
+import Foundation
+import LoupeAgents
+import LoupeRetrieval
+import LoupeStore
+
+/// Imports trace files into the workspace and reads them back for `trace list|show` and the
+/// Traces panel.
+package struct TraceService: Sendable {
+    package let workspace: Workspace
+
+    package init(workspace: Workspace) { self.workspace = workspace }
+
+    /// What importing a batch of files did.
+    package struct ImportReport: Hashable, Sendable {
+        package var files = 0
+        package var traces = 0
+        package var spans = 0
+        package var counts = TraceImportCounts()
+    }
+
+    /// Reads every file, then stores all their traces in one transaction: a malformed file
+    /// stops the import before anything is written, naming the file, place and field.
+    package func importFiles(_ paths: [String], reporter: JobReporter = .detached()) throws -> ImportReport {
+        var report = ImportReport()
+        var records: [NewTrace] = []
+        for (index, path) in paths.enumerated() {
+            try reporter.checkCancellation()
+            reporter.report(
+                JobProgress(
+                    completed: Double(index), total: Double(paths.count), detail: (path as NSString).lastPathComponent))
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw TraceImportError(file: path, "cannot be read")
+            }
+            let traces = try TraceImport.traces(data, file: path)
+            report.files += 1
+            report.traces += traces.count
+            report.spans += traces.reduce(0) { $0 + $1.spans.count }
+            records += traces.map { Self.record($0, sourceFile: path) }
+        }
+        report.counts = try workspace.importTraces(records)
+        return report
+    }
+
+    /// A trace as the workspace stores it: totals on its row, each span's numbers in columns and
+    /// its content as JSON, a hash of it all to tell a re-import of the same content.
+    static func record(_ trace: Trace, sourceFile: String?) -> NewTrace {
+        var spans: [NewTrace.SpanRecord] = []
+        spans.reserveCapacity(trace.spans.count)
+        var hashed = trace.externalID + "\u{1}" + trace.name
+        for (ordinal, span) in trace.spans.enumerated() {
+            let row = SpanRow(
+                ordinal: ordinal, spanID: span.spanID, parentSpanID: span.parentID, kind: span.kind.rawValue,
+                name: span.name, startNs: span.startNs, endNs: span.endNs, status: span.status.code,
+                statusMessage: span.status.message, model: span.model, inputTokens: span.usage.inputTokens,
+                outputTokens: span.usage.outputTokens, cacheReadTokens: span.usage.cacheReadTokens,
+                cacheWriteTokens: span.usage.cacheWriteTokens, reasoningTokens: span.usage.reasoningTokens,
+                cost: span.usage.cost, toolName: span.tool?.name)
+            let payload = SpanPayload(span).json.compactJSON
+            let raw = span.raw?.compactJSON
+            hashed +=
+                "\u{1}\(ordinal)\u{1}\(span.spanID)\u{1}\(span.startNs)\u{1}\(span.endNs ?? -1)\u{1}\(payload)\u{1}\(raw ?? "")"
+            spans.append(NewTrace.SpanRecord(row: row, payloadJSON: payload, rawJSON: raw))
+        }
+        let steps = TraceImport.steps(trace.spans.enumerated().map { ($0, $1.kind, $1.startNs) })
+        let usage = trace.usage
+        let summary = TraceSummary(
+            id: 0, externalID: trace.externalID, format: trace.format.rawValue, sourceFile: sourceFile,
+            name: trace.name,
+            startedNs: trace.startNs, endedNs: trace.endNs, timed: trace.timed, spanCount: trace.spans.count,
+            stepCount: steps.count, errorCount: trace.errorCount, inputTokens: usage.inputTokens,
+            outputTokens: usage.outputTokens, cost: usage.cost, parentTraceID: nil, forkOrdinal: nil, importedAt: Date()
+        )
+        let scores = trace.scores.map {
+            NewTrace.ScoreRecord(
+                scorer: $0.scorer, valueJSON: $0.value.compactJSON, answer: $0.answer, explanation: $0.explanation)
+        }
+        hashed += scores.map { "\u{1}\($0.scorer)=\($0.valueJSON)" }.joined()
+        return NewTrace(
+            summary: summary, metadataJSON: JSONValue.object(trace.metadata).compactJSON,
+            contentHash: SHA256.hex(Array(hashed.utf8)), spans: spans, scores: scores)
+    }
+
+    package func list() throws -> [TraceSummary] { try workspace.traceSummaries() }
+
+    /// A stored trace: its row, span rows (no payloads) and the order its steps replay in.
+    package struct Loaded: Hashable, Sendable {
+        package var summary: TraceSummary
+        package var spans: [SpanRow]
+        /// Ordinals of the step spans, in replay order.
+        package var steps: [Int]
+        package var scores: [NewTrace.ScoreRecord]
+        /// Each span's depth in the tree (0 for roots), by ordinal.
+        package var depths: [Int]
+    }
+
+    package func load(_ id: Int64) throws -> Loaded {
+        guard let summary = try workspace.traceSummary(id: id) else {
+            throw TraceImportError(file: "trace \(id)", "no such trace (loupe trace list shows them)")
+        }
+        let spans = try workspace.spanRows(trace: id)
+        let steps = TraceImport.steps(
+            spans.map { ($0.ordinal, SpanKind(rawValue: $0.kind) ?? .other, $0.startNs) })
+        var depthOf: [String: Int] = [:]
+        let depths = spans.map { span -> Int in
+            let depth = span.parentSpanID.flatMap { depthOf[$0] }.map { $0 + 1 } ?? 0
+            depthOf[span.spanID] = depth
+            return depth
+        }
+        return Loaded(
+            summary: summary, spans: spans, steps: steps, scores: try workspace.traceScores(trace: id), depths: depths)
+    }
+
+    /// One span's content and its source as written.
+    package func payload(trace: Int64, ordinal: Int) throws -> (payload: SpanPayload, raw: JSONValue?) {
+        guard let stored = try workspace.spanPayload(trace: trace, ordinal: ordinal) else {
+            throw TraceImportError(file: "trace \(trace)", location: "span \(ordinal)", "no such span")
+        }
+        let payload = (try? JSONValue.parse(stored.payload)).map(SpanPayload.init(json:)) ?? SpanPayload()
+        return (payload, stored.raw.flatMap { try? JSONValue.parse($0) })
+    }
+}

@@ -1,0 +1,19 @@
+import Foundation
+
+/// How trace numbers read, the same in the panel and on the shell.
+package enum TraceText {
+    /// "840 µs", "12.3 ms", "4.52 s", "3m 07s"; "—" for none.
+    package static func duration(_ ns: Int64?) -> String {
+        guard let ns else { return "—" }
+        let value = Double(ns)
+        switch abs(value) {
+        case ..<1_000: return "\(ns) ns"
+        case ..<1_000_000: return String(format: "%.0f µs", value / 1e3)
+        case ..<1_000_000_000: return String(format: value < 1e7 ? "%.1f ms" : "%.0f ms", value / 1e6)
+        case ..<60_000_000_000: return String(format: "%.2f s", value / 1e9)
+        default:
+            let seconds = Int(value / 1e9)
+            return "\(seconds / 60)m \(String(format: "%02d", seconds % 60))s"
+        }
+    }
+}

@@ -1,0 +1,289 @@
+import Foundation
+import GRDB
+
+/// A trace's row: identity and the totals the trace list shows.
+package struct TraceSummary: Hashable, Sendable, Codable {
+    package var id: Int64
+    package var externalID: String
+    package var format: String
+    package var sourceFile: String?
+    package var name: String
+    package var startedNs: Int64
+    package var endedNs: Int64
+    package var timed: Bool
+    package var spanCount: Int
+    package var stepCount: Int
+    package var errorCount: Int
+    package var inputTokens: Int?
+    package var outputTokens: Int?
+    package var cost: Double?
+    package var parentTraceID: Int64?
+    package var forkOrdinal: Int?
+    package var importedAt: Date
+
+    package var durationNs: Int64 { max(0, endedNs - startedNs) }
+
+    package init(
+        id: Int64, externalID: String, format: String, sourceFile: String?, name: String, startedNs: Int64,
+        endedNs: Int64, timed: Bool, spanCount: Int, stepCount: Int, errorCount: Int, inputTokens: Int?,
+        outputTokens: Int?, cost: Double?, parentTraceID: Int64?, forkOrdinal: Int?, importedAt: Date
+    ) {
+        self.id = id
+        self.externalID = externalID
+        self.format = format
+        self.sourceFile = sourceFile
+        self.name = name
+        self.startedNs = startedNs
+        self.endedNs = endedNs
+        self.timed = timed
+        self.spanCount = spanCount
+        self.stepCount = stepCount
+        self.errorCount = errorCount
+        self.inputTokens = inputTokens
+        self.outputTokens = outputTokens
+        self.cost = cost
+        self.parentTraceID = parentTraceID
+        self.forkOrdinal = forkOrdinal
+        self.importedAt = importedAt
+    }
+}
+
+/// A span's row without its payload: what the tree and timeline draw.
+package struct SpanRow: Hashable, Sendable, Codable {
+    package var ordinal: Int
+    package var spanID: String
+    package var parentSpanID: String?
+    package var kind: String
+    package var name: String
+    package var startNs: Int64
+    package var endNs: Int64?
+    package var status: String
+    package var statusMessage: String?
+    package var model: String?
+    package var inputTokens: Int?
+    package var outputTokens: Int?
+    package var cacheReadTokens: Int?
+    package var cacheWriteTokens: Int?
+    package var reasoningTokens: Int?
+    package var cost: Double?
+    package var toolName: String?
+
+    package init(
+        ordinal: Int, spanID: String, parentSpanID: String?, kind: String, name: String, startNs: Int64, endNs: Int64?,
+        status: String, statusMessage: String?, model: String?, inputTokens: Int?, outputTokens: Int?,
+        cacheReadTokens: Int?, cacheWriteTokens: Int?, reasoningTokens: Int?, cost: Double?, toolName: String?
+    ) {
+        self.ordinal = ordinal
+        self.spanID = spanID
+        self.parentSpanID = parentSpanID
+        self.kind = kind
+        self.name = name
+        self.startNs = startNs
+        self.endNs = endNs
+        self.status = status
+        self.statusMessage = statusMessage
+        self.model = model
+        self.inputTokens = inputTokens
+        self.outputTokens = outputTokens
+        self.cacheReadTokens = cacheReadTokens
+        self.cacheWriteTokens = cacheWriteTokens
+        self.reasoningTokens = reasoningTokens
+        self.cost = cost
+        self.toolName = toolName
+    }
+}
+
+/// A trace to store: its row (id ignored), spans with their payloads, scores.
+package struct NewTrace: Hashable, Sendable {
+    package struct SpanRecord: Hashable, Sendable {
+        package var row: SpanRow
+        package var payloadJSON: String
+        package var rawJSON: String?
+
+        package init(row: SpanRow, payloadJSON: String, rawJSON: String?) {
+            self.row = row
+            self.payloadJSON = payloadJSON
+            self.rawJSON = rawJSON
+        }
+    }
+
+    package struct ScoreRecord: Hashable, Sendable {
+        package var scorer: String
+        package var valueJSON: String
+        package var answer: String?
+        package var explanation: String?
+
+        package init(scorer: String, valueJSON: String, answer: String?, explanation: String?) {
+            self.scorer = scorer
+            self.valueJSON = valueJSON
+            self.answer = answer
+            self.explanation = explanation
+        }
+    }
+
+    package var summary: TraceSummary
+    package var metadataJSON: String
+    package var contentHash: String
+    package var spans: [SpanRecord]
+    package var scores: [ScoreRecord]
+
+    package init(
+        summary: TraceSummary, metadataJSON: String, contentHash: String, spans: [SpanRecord], scores: [ScoreRecord]
+    ) {
+        self.summary = summary
+        self.metadataJSON = metadataJSON
+        self.contentHash = contentHash
+        self.spans = spans
+        self.scores = scores
+    }
+}
+
+/// What an import did.
+package struct TraceImportCounts: Hashable, Sendable {
+    package var added = 0
+    package var replaced = 0
+    package var unchanged = 0
+    package var ids: [Int64] = []
+
+    package init() {}
+}
+
+extension Workspace {
+    /// Stores traces in one transaction: a trace already stored (same format and external id)
+    /// with the same content is left as is, with other content it is replaced. Either every
+    /// trace lands or none does.
+    package func importTraces(_ traces: [NewTrace]) throws(WorkspaceError) -> TraceImportCounts {
+        try write { db in
+            var counts = TraceImportCounts()
+            let insertSpan = try db.makeStatement(
+                sql: """
+                    INSERT INTO spans (trace_id, ordinal, span_id, parent_span_id, kind, name, start_ns, end_ns, status,
+                      status_message, model, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
+                      reasoning_tokens, cost, tool_name, payload_json, raw_json)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """)
+            for trace in traces {
+                let s = trace.summary
+                if let existing = try Row.fetchOne(
+                    db, sql: "SELECT id, content_hash FROM traces WHERE format = ? AND external_id = ?",
+                    arguments: [s.format, s.externalID])
+                {
+                    if existing["content_hash"] as String == trace.contentHash {
+                        counts.unchanged += 1
+                        counts.ids.append(existing["id"])
+                        continue
+                    }
+                    try db.execute(sql: "DELETE FROM traces WHERE id = ?", arguments: [existing["id"] as Int64])
+                    counts.replaced += 1
+                } else {
+                    counts.added += 1
+                }
+                try db.execute(
+                    sql: """
+                        INSERT INTO traces (external_id, format, source_file, name, started_ns, ended_ns, timed, span_count,
+                          step_count, error_count, input_tokens, output_tokens, cost, parent_trace_id, fork_ordinal,
+                          metadata_json, content_hash, imported_at)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        """,
+                    arguments: [
+                        s.externalID, s.format, s.sourceFile, s.name, s.startedNs, s.endedNs, s.timed, s.spanCount,
+                        s.stepCount, s.errorCount, s.inputTokens, s.outputTokens, s.cost, s.parentTraceID,
+                        s.forkOrdinal, trace.metadataJSON, trace.contentHash, s.importedAt,
+                    ])
+                let id = db.lastInsertedRowID
+                counts.ids.append(id)
+                for span in trace.spans {
+                    let r = span.row
+                    try insertSpan.execute(arguments: [
+                        id, r.ordinal, r.spanID, r.parentSpanID, r.kind, r.name, r.startNs, r.endNs, r.status,
+                        r.statusMessage, r.model, r.inputTokens, r.outputTokens, r.cacheReadTokens, r.cacheWriteTokens,
+                        r.reasoningTokens, r.cost, r.toolName, span.payloadJSON, span.rawJSON,
+                    ])
+                }
+                for score in trace.scores {
+                    try db.execute(
+                        sql:
+                            "INSERT INTO trace_scores (trace_id, scorer, value_json, answer, explanation) VALUES (?, ?, ?, ?, ?)",
+                        arguments: [id, score.scorer, score.valueJSON, score.answer, score.explanation])
+                }
+            }
+            return counts
+        }
+    }
+
+    private static let summaryColumns = """
+        id, external_id, format, source_file, name, started_ns, ended_ns, timed, span_count, step_count, error_count,
+        input_tokens, output_tokens, cost, parent_trace_id, fork_ordinal, imported_at
+        """
+
+    private static func summary(_ row: Row) -> TraceSummary {
+        TraceSummary(
+            id: row["id"], externalID: row["external_id"], format: row["format"], sourceFile: row["source_file"],
+            name: row["name"], startedNs: row["started_ns"], endedNs: row["ended_ns"], timed: row["timed"],
+            spanCount: row["span_count"], stepCount: row["step_count"], errorCount: row["error_count"],
+            inputTokens: row["input_tokens"], outputTokens: row["output_tokens"], cost: row["cost"],
+            parentTraceID: row["parent_trace_id"], forkOrdinal: row["fork_ordinal"], importedAt: row["imported_at"])
+    }
+
+    /// Every trace, oldest import first.
+    package func traceSummaries() throws(WorkspaceError) -> [TraceSummary] {
+        try read { db in
+            try Row.fetchAll(db, sql: "SELECT \(Self.summaryColumns) FROM traces ORDER BY id").map(Self.summary)
+        }
+    }
+
+    package func traceSummary(id: Int64) throws(WorkspaceError) -> TraceSummary? {
+        try read { db in
+            try Row.fetchOne(db, sql: "SELECT \(Self.summaryColumns) FROM traces WHERE id = ?", arguments: [id])
+                .map(Self.summary)
+        }
+    }
+
+    /// A trace's spans in tree order, without payloads.
+    package func spanRows(trace: Int64) throws(WorkspaceError) -> [SpanRow] {
+        try read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT ordinal, span_id, parent_span_id, kind, name, start_ns, end_ns, status, status_message, model,
+                      input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, cost, tool_name
+                    FROM spans WHERE trace_id = ? ORDER BY ordinal
+                    """, arguments: [trace]
+            ).map {
+                SpanRow(
+                    ordinal: $0["ordinal"], spanID: $0["span_id"], parentSpanID: $0["parent_span_id"], kind: $0["kind"],
+                    name: $0["name"], startNs: $0["start_ns"], endNs: $0["end_ns"], status: $0["status"],
+                    statusMessage: $0["status_message"], model: $0["model"], inputTokens: $0["input_tokens"],
+                    outputTokens: $0["output_tokens"], cacheReadTokens: $0["cache_read_tokens"],
+                    cacheWriteTokens: $0["cache_write_tokens"], reasoningTokens: $0["reasoning_tokens"],
+                    cost: $0["cost"], toolName: $0["tool_name"])
+            }
+        }
+    }
+
+    /// One span's payload and raw source (read when its step is shown).
+    package func spanPayload(trace: Int64, ordinal: Int) throws(WorkspaceError) -> (payload: String, raw: String?)? {
+        try read { db in
+            try Row.fetchOne(
+                db, sql: "SELECT payload_json, raw_json FROM spans WHERE trace_id = ? AND ordinal = ?",
+                arguments: [trace, ordinal]
+            ).map { ($0["payload_json"], $0["raw_json"]) }
+        }
+    }
+
+    /// A trace's scores: scorer, value (JSON), answer, explanation.
+    package func traceScores(trace: Int64) throws(WorkspaceError) -> [NewTrace.ScoreRecord] {
+        try read { db in
+            try Row.fetchAll(
+                db,
+                sql:
+                    "SELECT scorer, value_json, answer, explanation FROM trace_scores WHERE trace_id = ? ORDER BY rowid",
+                arguments: [trace]
+            ).map {
+                NewTrace.ScoreRecord(
+                    scorer: $0["scorer"], valueJSON: $0["value_json"], answer: $0["answer"],
+                    explanation: $0["explanation"])
+            }
+        }
+    }
+}

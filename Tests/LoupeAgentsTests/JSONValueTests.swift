@@ -1,0 +1,41 @@
+import Foundation
+import LoupeAgents
+import Testing
+
+@Suite struct JSONValueTests {
+    @Test func parsesEveryKindOfValue() throws {
+        let value = try JSONValue.parse(
+            #" {"a": [1, -2.5e3, true, false, null], "s": "x\"\\\/\n\u00e9\ud83d\ude00", "o": {}} "#)
+        #expect(value["a"] == .array([.number(1), .number(-2500), .bool(true), .bool(false), .null]))
+        #expect(value["s"]?.string == "x\"\\/\né😀")
+        #expect(value["o"] == .object([:]))
+        #expect(value.compactJSON == #"{"a":[1,-2500,true,false,null],"o":{},"s":"x\"\\/\né😀"}"#)
+    }
+
+    @Test func int64sWrittenAsDecimalStringsReadAsIntegers() throws {
+        let value = try JSONValue.parse(#"{"t": "1767225600125000000", "n": 42}"#)
+        #expect(value["t"]?.int == 1_767_225_600_125_000_000)
+        #expect(value["n"]?.int == 42)
+        #expect(JSONValue.string("12x").int == nil)
+    }
+
+    @Test(arguments: [
+        ("{\"a\": 1,}", 1, 9, "expected a member name in quotes"),
+        ("[1, 2\n, oops]", 2, 3, "expected a value"),
+        ("{\"a\": \"é\u{1}\"}", 1, 9, "control character in a string (escape it)"),
+        ("[1] 2", 1, 5, "unexpected text after the JSON value"),
+        ("{\"a\": tru}", 1, 7, "expected true"),
+    ])
+    func errorsSayWhereAndWhat(text: String, line: Int, column: Int, message: String) {
+        #expect(throws: JSONSyntaxError(message: message, line: line, column: column)) { try JSONValue.parse(text) }
+    }
+
+    @Test func invalidUTF8InAStringIsRefused() {
+        #expect(throws: JSONSyntaxError.self) { try JSONValue.parse(Data([0x22, 0xC3, 0x28, 0x22])) }
+    }
+
+    @Test func deepNestingIsRefusedNotACrash() {
+        let text = String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000)
+        #expect(throws: JSONSyntaxError.self) { try JSONValue.parse(text) }
+    }
+}
