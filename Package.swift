@@ -30,6 +30,9 @@ let package = Package(
             name: "COpenBLAS",
             providers: [.apt(["libopenblas-dev"])]
         ),
+        // Zip members of Inspect AI `.eval` logs: deflate (zlib) and, since Inspect 0.3.206, zstd.
+        .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CZstd", providers: [.apt(["libzstd-dev"])]),
 
         // Engine: tensors and kernels (OpenBLAS), models. Pure computation: no SQLite, no terminal.
         .target(name: "CKernels", cSettings: [.unsafeFlags(["-O3"])]),
@@ -38,7 +41,7 @@ let package = Package(
         .target(name: "LoupeRetrieval", dependencies: ["LoupeTensor", "CKernels"], swiftSettings: strictSwift6),
         .target(name: "LoupeProfiling", dependencies: ["CKernels", "LoupeTensor"], swiftSettings: strictSwift6),
         // Agents: the trace model, importers and exporters. Pure: no SQLite, no terminal.
-        .target(name: "LoupeAgents", swiftSettings: strictSwift6),
+        .target(name: "LoupeAgents", dependencies: ["CZlib", "CZstd"], swiftSettings: strictSwift6),
 
         // Pure terminal-UI model: cells, frames, layout, widgets, themes. No C, no I/O.
         .target(name: "LoupeTUI", swiftSettings: strictSwift6),

@@ -6,7 +6,7 @@ package enum TraceImport {
     package static func detect(_ data: Data, file: String) -> TraceFormat? {
         let name = file.lowercased()
         if name.hasSuffix(".traj") || name.hasSuffix(".traj.json") { return .sweAgent }
-        if name.hasSuffix(".eval") { return .inspect }
+        if name.hasSuffix(".eval") || data.starts(with: [0x50, 0x4B, 3, 4]) { return .inspect }
         // The first value's keys decide; for JSON Lines, the first line's.
         let head = data.prefix(1 << 16)
         let firstLine = head.split(separator: 0x0A).first.map { Data($0) } ?? head
@@ -31,7 +31,8 @@ package enum TraceImport {
         switch detect(data, file: file) {
         case .otlp: return try OTLPImporter.traces(data, file: file)
         case .openai: return try ChatMessages.traces(data, file: file)
-        case .inspect, .sweAgent:
+        case .inspect: return try InspectImporter.traces(data, file: file)
+        case .sweAgent:
             throw TraceImportError(file: file, "this format is recognised but its importer has not landed yet")
         case .loupe, nil:
             throw TraceImportError(

@@ -287,3 +287,94 @@ extension Workspace {
         }
     }
 }
+
+/// A model's price in dollars per million tokens.
+package struct ModelPrice: Hashable, Sendable, Codable {
+    package var model: String
+    package var inputPerMTok: Double
+    package var outputPerMTok: Double
+    /// Cached (read) input tokens; nil: billed as input.
+    package var cachedInputPerMTok: Double?
+    package var source: String
+
+    package init(
+        model: String, inputPerMTok: Double, outputPerMTok: Double, cachedInputPerMTok: Double?, source: String
+    ) {
+        self.model = model
+        self.inputPerMTok = inputPerMTok
+        self.outputPerMTok = outputPerMTok
+        self.cachedInputPerMTok = cachedInputPerMTok
+        self.source = source
+    }
+}
+
+extension Workspace {
+    package func modelPrices() throws(WorkspaceError) -> [ModelPrice] {
+        try read { db in
+            try Row.fetchAll(
+                db,
+                sql:
+                    "SELECT model, input_per_mtok, output_per_mtok, cached_input_per_mtok, source FROM model_prices ORDER BY model"
+            ).map {
+                ModelPrice(
+                    model: $0["model"], inputPerMTok: $0["input_per_mtok"], outputPerMTok: $0["output_per_mtok"],
+                    cachedInputPerMTok: $0["cached_input_per_mtok"], source: $0["source"])
+            }
+        }
+    }
+
+    /// Sets prices (replacing a model's earlier one) in one transaction.
+    package func setModelPrices(_ prices: [ModelPrice]) throws(WorkspaceError) {
+        try write { db in
+            for p in prices {
+                try db.execute(
+                    sql: """
+                        INSERT OR REPLACE INTO model_prices (model, input_per_mtok, output_per_mtok, cached_input_per_mtok, source)
+                        VALUES (?, ?, ?, ?, ?)
+                        """, arguments: [p.model, p.inputPerMTok, p.outputPerMTok, p.cachedInputPerMTok, p.source])
+            }
+        }
+    }
+
+    /// Removes a model's price; false when it had none.
+    package func removeModelPrice(_ model: String) throws(WorkspaceError) -> Bool {
+        try write { db in
+            try db.execute(sql: "DELETE FROM model_prices WHERE model = ?", arguments: [model])
+            return db.changesCount > 0
+        }
+    }
+}
+
+/// One trace's model calls of one model, summed: what pricing a trace needs.
+package struct ModelUsage: Hashable, Sendable {
+    package var trace: Int64
+    package var model: String?
+    package var calls: Int
+    package var inputTokens: Int?
+    package var outputTokens: Int?
+    package var cacheReadTokens: Int?
+    /// What the source recorded as cost, summed (nil when no call had one).
+    package var cost: Double?
+    /// Calls whose cost the source recorded.
+    package var costed: Int
+}
+
+extension Workspace {
+    /// The LLM spans' tokens and recorded costs per trace and model.
+    package func modelUsage() throws(WorkspaceError) -> [ModelUsage] {
+        try read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT trace_id, model, COUNT(*) AS calls, SUM(input_tokens) AS input, SUM(output_tokens) AS output,
+                      SUM(cache_read_tokens) AS cached, SUM(cost) AS cost, COUNT(cost) AS costed
+                    FROM spans WHERE kind = 'llm' GROUP BY trace_id, model ORDER BY trace_id, model
+                    """
+            ).map {
+                ModelUsage(
+                    trace: $0["trace_id"], model: $0["model"], calls: $0["calls"], inputTokens: $0["input"],
+                    outputTokens: $0["output"], cacheReadTokens: $0["cached"], cost: $0["cost"], costed: $0["costed"])
+            }
+        }
+    }
+}

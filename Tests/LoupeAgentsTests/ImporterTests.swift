@@ -91,3 +91,75 @@ import Testing
         #expect(throws: TraceImportError.self) { try TraceImport.traces(Data("{\"x\": 1}".utf8), file: "a.json") }
     }
 }
+
+/// Inspect AI logs written by inspect-ai itself (scripts/fixtures/inspect_logs.py).
+@Suite struct InspectImporterTests {
+    @Test func jsonAndEvalZipsInBothCompressionsReadAlike() throws {
+        var runs: [[Trace]] = []
+        for name in ["inspect-arith.json", "inspect-arith.eval", "inspect-arith-deflate.eval"] {
+            let (data, file) = try ImporterTests.sample(name)
+            #expect(TraceImport.detect(data, file: file) == .inspect)
+            runs.append(try TraceImport.traces(data, file: file))
+        }
+        // The .eval log and its deflate copy are the same run; the .json log is another run.
+        #expect(runs[1] == runs[2])
+        for traces in runs {
+            #expect(traces.count == 6)
+            #expect(
+                traces.map { $0.name } == [
+                    "arith · q1 · epoch 1", "arith · q2 · epoch 1", "arith · q3 · epoch 1", "arith · q1 · epoch 2",
+                    "arith · q2 · epoch 2", "arith · q3 · epoch 2",
+                ])
+            let q3 = traces[2]
+            let kinds = q3.spans.map(\.kind).filter { $0 != .other }
+            #expect(kinds == [.agent, .llm, .tool, .llm, .eval])
+            let calls = q3.spans.filter { $0.kind == .llm }
+            // The condensed layout: the second call's input is resolved from events_data.
+            #expect(calls[0].input.map(\.role) == ["system", "user"])
+            #expect(calls[1].input.map(\.role) == ["system", "user", "assistant", "tool"])
+            #expect(calls[1].input[3].text == "error: division by zero")
+            #expect(calls[0].output.first?.toolCalls.first?.arguments == #"{"expression":"7 / 0"}"#)
+            #expect(calls[0].usage.inputTokens == 43)
+            let tool = try #require(q3.spans.first { $0.kind == .tool })
+            #expect(tool.status == .error("division by zero") && tool.tool?.name == "calculator")
+            #expect(q3.scores.map(\.scorer) == ["match"] && q3.scores[0].value == .string("C"))
+            #expect(traces[5].scores[0].value == .string("I"))  // epoch 2 answered "infinity"
+            // Tree order: every span's parent comes before it.
+            var seen = Set<String>()
+            for span in q3.spans {
+                #expect(span.parentID.map { seen.contains($0) } ?? true)
+                seen.insert(span.spanID)
+            }
+        }
+    }
+
+    @Test func aDamagedMemberIsNamed() throws {
+        let (data, _) = try ImporterTests.sample("inspect-arith-deflate.eval")
+        let archive = try ZipArchive(data)
+        let member = try #require(archive.member(named: "samples/q2_epoch_1.json"))
+        // Flip bytes in the middle of that member's compressed data.
+        var broken = [UInt8](data)
+        let name = Array(member.name.utf8)
+        func isHeader(_ i: Int) -> Bool {
+            let signature: [UInt8] = [0x50, 0x4B, 3, 4]
+            guard Array(broken[i..<(i + 4)]) == signature else { return false }
+            return Array(broken[(i + 30)..<(i + 30 + name.count)]) == name
+        }
+        let offset = try #require((0..<(broken.count - 30 - name.count)).first(where: isHeader))
+        for i in 0..<16 { broken[offset + 30 + name.count + 40 + i] ^= 0xA5 }
+        do {
+            _ = try InspectImporter.traces(Data(broken), file: "x.eval")
+            Issue.record("a damaged member was accepted")
+        } catch {
+            #expect(error.description.hasPrefix("x.eval:samples/q2_epoch_1.json: "))
+        }
+        #expect(throws: TraceImportError.self) { try InspectImporter.traces(Data(broken.prefix(100)), file: "x.eval") }
+    }
+
+    @Test func isoTimestampsBecomeNanoseconds() {
+        #expect(InspectImporter.timestamp("1970-01-01T00:00:01.5+00:00") == 1_500_000_000)
+        #expect(InspectImporter.timestamp("2026-01-01T00:00:00Z") == 1_767_225_600_000_000_000)
+        #expect(InspectImporter.timestamp("2026-01-01T01:00:00.000001+01:00") == 1_767_225_600_000_001_000)
+        #expect(InspectImporter.timestamp("yesterday") == nil)
+    }
+}

@@ -41,12 +41,12 @@ import Testing
         let list = try TestEnvironment.run(["--workspace", file, "trace", "list"])
         #expect(
             list.output.contains(
-                "    1  otlp           5      6       1     4.21 s         1485/102  invoke_agent cranfield-qa\n"))
+                "    1  otlp           5      6       1     4.21 s         1485/102   no price  invoke_agent cranfield-qa\n"))
         let show = try TestEnvironment.run(["--workspace", file, "trace", "show", "1"])
-        #expect(show.output.contains("trace 1 (otlp): invoke_agent cranfield-qa — 5 steps, 1 error, 4.21 s"))
+        #expect(show.output.contains("trace 1 (otlp): invoke_agent cranfield-qa — 5 steps, 1 error, 4.21 s, cost no price"))
         #expect(
             show.output.contains(
-                "2.40 s    2.0 ms  tool                      error     execute_tool calculator  ✗ division by zero"))
+                "2.40 s    2.0 ms  tool                                 error     execute_tool calculator  ✗ division by zero"))
         struct Shown: Decodable {
             struct Span: Decodable {
                 var kind: String
@@ -62,6 +62,17 @@ import Testing
         #expect(shown.spans.map(\.kind) == ["agent", "llm", "tool", "llm", "tool", "llm"])
         #expect(shown.steps == [1, 2, 3, 4, 5])
         #expect(shown.spans[1].inputTokens == 412)
+        // Costs come from the price table; a model without a price says so, never $0.
+        #expect(list.output.contains("no price"))
+        _ = try TestEnvironment.run([
+            "--workspace", file, "prices", "load",
+            TestEnvironment.repositoryRoot.appendingPathComponent("sample-data/prices.csv").path,
+        ])
+        let priced = try TestEnvironment.run(["--workspace", file, "trace", "show", "1"])
+        // 412 in (256 cached), 23 out at gpt-4o-mini's 0.15 / 0.075 / 0.60 per 1M tokens.
+        #expect(priced.output.contains("412/23  $0.000056"))
+        let qa = try TestEnvironment.run(["--workspace", file, "trace", "show", "3"])
+        #expect(qa.output.contains("310/19   no price"))
         let missing = try TestEnvironment.run(["--workspace", file, "trace", "show", "9"])
         #expect(missing.status != 0 && missing.error.contains("no such trace"))
     }

@@ -51,7 +51,7 @@ struct TraceCommand: ParsableCommand {
             let traces = try TraceService(workspace: try context.workspace()).list()
             if json { return context.print(try Formatting.json(traces)) }
             guard !traces.isEmpty else { return context.print("no traces yet: loupe trace import FILE") }
-            context.print("   id  format     steps  spans  errors   duration    tokens in/out  name")
+            context.print("   id  format     steps  spans  errors   duration    tokens in/out       cost  name")
             for t in traces {
                 let tokens =
                     t.inputTokens == nil && t.outputTokens == nil
@@ -60,7 +60,7 @@ struct TraceCommand: ParsableCommand {
                     String(format: "%5lld  ", t.id) + t.format.padding(toLength: 9, withPad: " ", startingAt: 0)
                         + String(format: " %6d %6d %7d  ", t.stepCount, t.spanCount, t.errorCount)
                         + TraceText.duration(t.timed ? t.durationNs : nil).leftPadded(to: 9) + "  "
-                        + tokens.leftPadded(to: 15) + "  "
+                        + tokens.leftPadded(to: 15) + "  " + TraceText.cost(t.cost).leftPadded(to: 9) + "  "
                         + TextWidth.truncate(UntrustedText.sanitized(t.name), toColumns: 50))
             }
         }
@@ -93,8 +93,16 @@ struct TraceCommand: ParsableCommand {
             let t = loaded.summary
             context.print(
                 "trace \(t.id) (\(t.format)): \(UntrustedText.sanitized(t.name)) — \(Formatting.count(t.stepCount, "step")), "
-                    + "\(Formatting.count(t.errorCount, "error")), \(TraceText.duration(t.timed ? t.durationNs : nil))")
-            context.print("  start      duration  kind       tokens in/out  status  span")
+                    + "\(Formatting.count(t.errorCount, "error")), \(TraceText.duration(t.timed ? t.durationNs : nil)), "
+                    + "cost \(TraceText.cost(t.cost))")
+            for score in loaded.scores {
+                context.print(
+                    "  score \(UntrustedText.sanitized(score.scorer)) = \(UntrustedText.sanitized(score.valueJSON))"
+                        + (score.answer.map {
+                            "  (answer: \(UntrustedText.sanitized($0.replacingOccurrences(of: "\n", with: " "))))"
+                        } ?? ""))
+            }
+            context.print("  start      duration  kind       tokens in/out       cost  status  span")
             for (span, depth) in zip(loaded.spans, loaded.depths) {
                 let start = t.timed ? TraceText.duration(span.startNs - t.startedNs) : "#\(span.ordinal)"
                 let duration = t.timed ? TraceText.duration(span.endNs.map { $0 - span.startNs }) : "—"
@@ -104,6 +112,7 @@ struct TraceCommand: ParsableCommand {
                 context.print(
                     "  " + start.leftPadded(to: 8) + "  " + duration.leftPadded(to: 8) + "  "
                         + span.kind.padding(toLength: 9, withPad: " ", startingAt: 0) + "  " + tokens.leftPadded(to: 13)
+                        + "  " + (span.kind == "llm" ? TraceText.cost(span.cost) : "").leftPadded(to: 9)
                         + "  " + span.status.padding(toLength: 6, withPad: " ", startingAt: 0) + "  "
                         + String(repeating: "  ", count: min(depth, 12))
                         + TextWidth.truncate(UntrustedText.sanitized(span.name), toColumns: 60)

@@ -80,7 +80,28 @@ package struct TraceService: Sendable {
             contentHash: SHA256.hex(Array(hashed.utf8)), spans: spans, scores: scores)
     }
 
-    package func list() throws -> [TraceSummary] { try workspace.traceSummaries() }
+    /// Every trace, its cost what the source recorded plus its priced model calls; nil ("no
+    /// price") when some call has neither.
+    package func list() throws -> [TraceSummary] {
+        let prices = PriceTable(try workspace.modelPrices())
+        var costs: [Int64: Double?] = [:]
+        for usage in try workspace.modelUsage() {
+            let priced: Double? =
+                usage.costed == usage.calls
+                ? usage.cost
+                : prices.cost(
+                    model: usage.model, input: usage.inputTokens, output: usage.outputTokens,
+                    cachedInput: usage.cacheReadTokens
+                ).map { $0 + (usage.cost ?? 0) }
+            let sofar = costs[usage.trace] ?? 0
+            costs[usage.trace] = sofar.flatMap { a in priced.map { a + $0 } }
+        }
+        return try workspace.traceSummaries().map { summary in
+            var summary = summary
+            if let cost = costs[summary.id] { summary.cost = cost }
+            return summary
+        }
+    }
 
     /// A stored trace: its row, span rows (no payloads) and the order its steps replay in.
     package struct Loaded: Hashable, Sendable {
@@ -94,10 +115,21 @@ package struct TraceService: Sendable {
     }
 
     package func load(_ id: Int64) throws -> Loaded {
-        guard let summary = try workspace.traceSummary(id: id) else {
+        guard var summary = try workspace.traceSummary(id: id) else {
             throw TraceImportError(file: "trace \(id)", "no such trace (loupe trace list shows them)")
         }
-        let spans = try workspace.spanRows(trace: id)
+        let prices = PriceTable(try workspace.modelPrices())
+        var spans = try workspace.spanRows(trace: id)
+        var total: Double? = 0
+        for i in spans.indices where spans[i].kind == SpanKind.llm.rawValue {
+            if spans[i].cost == nil {
+                spans[i].cost = prices.cost(
+                    model: spans[i].model, input: spans[i].inputTokens, output: spans[i].outputTokens,
+                    cachedInput: spans[i].cacheReadTokens)
+            }
+            total = total.flatMap { a in spans[i].cost.map { a + $0 } }
+        }
+        if spans.contains(where: { $0.kind == SpanKind.llm.rawValue }) { summary.cost = total }
         let steps = TraceImport.steps(
             spans.map { ($0.ordinal, SpanKind(rawValue: $0.kind) ?? .other, $0.startNs) })
         var depthOf: [String: Int] = [:]

@@ -16,4 +16,11 @@ package enum TraceText {
             return "\(seconds / 60)m \(String(format: "%02d", seconds % 60))s"
         }
     }
+
+    /// "$0.0123", "$1.52"; "no price" when unknown — never $0 for a missing price.
+    package static func cost(_ dollars: Double?) -> String {
+        guard let dollars else { return "no price" }
+        if dollars == 0 { return "$0" }
+        return String(format: dollars < 0.01 ? "$%.6f" : dollars < 1 ? "$%.4f" : "$%.2f", dollars)
+    }
 }

@@ -252,7 +252,7 @@ package struct TracesPanel: Panel {
             [
                 "\(t.id)", t.format, "\(t.stepCount)", "\(t.spanCount)", t.errorCount > 0 ? "✗ \(t.errorCount)" : "",
                 TraceText.duration(t.timed ? t.durationNs : nil), Self.tokens(t.inputTokens, t.outputTokens),
-                t.cost.map { String(format: "$%.4f", $0) } ?? "—", UntrustedText.sanitized(t.name),
+                TraceText.cost(t.cost), UntrustedText.sanitized(t.name),
             ]
         }
         let columns = [
@@ -261,7 +261,7 @@ package struct TracesPanel: Panel {
             TableColumn("spans", width: .length(5), alignment: .trailing), TableColumn("errors", width: .length(6)),
             TableColumn("duration", width: .length(9), alignment: .trailing),
             TableColumn("tokens in/out", width: .length(13), alignment: .trailing),
-            TableColumn("cost", width: .length(8), alignment: .trailing), TableColumn("name", width: .fill(1)),
+            TableColumn("cost", width: .length(9), alignment: .trailing), TableColumn("name", width: .fill(1)),
         ]
         var state = list
         TableView(columns: columns, rows: table, focused: context.focused).render(
@@ -281,7 +281,7 @@ package struct TracesPanel: Panel {
                 Span(
                     " · \(Self.plural(s.stepCount, "step")) · \(Self.plural(s.spanCount, "span")) · "
                         + (s.timed ? TraceText.duration(s.durationNs) : "untimed") + " · tokens "
-                        + Self.tokens(usage.0, usage.1), theme.dim),
+                        + Self.tokens(usage.0, usage.1) + " · cost " + TraceText.cost(s.cost), theme.dim),
                 s.errorCount > 0
                     ? Span(" · ✗ \(Self.plural(s.errorCount, "error"))", theme.status(.error)) : Span("", theme.dim),
             ], at: Point(x: area.x, y: area.y), clip: area)
@@ -372,10 +372,15 @@ package struct TracesPanel: Panel {
             if let cached = span.cacheReadTokens { tokens += " (\(cached) cached)" }
             lines.append([Span(tokens + " · so far \(cumulative.0)/\(cumulative.1)", theme.text)])
         }
-        if let cost = span.cost {
-            lines.append([Span(String(format: "cost $%.6f", cost), theme.text)])
-        } else if span.kind == SpanKind.llm.rawValue {
-            lines.append([Span("cost: no price", theme.dim)])
+        if span.kind == SpanKind.llm.rawValue {
+            let sofarCost = sofar.filter { $0.kind == SpanKind.llm.rawValue }.reduce(Double?(0)) { total, s in
+                total.flatMap { t in s.cost.map { t + $0 } }
+            }
+            lines.append([
+                Span(
+                    "cost \(TraceText.cost(span.cost)) · so far \(TraceText.cost(sofarCost))",
+                    span.cost == nil ? theme.dim : theme.text)
+            ])
         }
         if span.status == "error" {
             lines.append([Span("✗ " + UntrustedText.sanitized(span.statusMessage ?? "error"), theme.status(.error))])
