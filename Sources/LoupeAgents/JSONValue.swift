@@ -412,3 +412,7 @@ private struct JSONParser {
         return string
     }
 }
+
+extension JSONValue: ExpressibleByStringLiteral {
+    package init(stringLiteral value: String) { self = .string(value) }
+}

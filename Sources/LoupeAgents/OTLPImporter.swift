@@ -147,6 +147,7 @@ package enum OTLPImporter {
     }
 
     private static func kind(_ a: [String: JSONValue]) -> SpanKind {
+        if let own = a["loupe.span.kind"]?.string.flatMap(SpanKind.init(rawValue:)) { return own }
         switch a["gen_ai.operation.name"]?.string {
         case "chat", "generate_content", "text_completion", "completion": return .llm
         case "embeddings": return .embedding

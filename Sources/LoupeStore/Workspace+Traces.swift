@@ -378,3 +378,22 @@ extension Workspace {
         }
     }
 }
+
+extension Workspace {
+    /// Every span's payload and raw source, by ordinal (for export).
+    package func spanPayloads(trace: Int64) throws(WorkspaceError) -> [(payload: String, raw: String?)] {
+        try read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT payload_json, raw_json FROM spans WHERE trace_id = ? ORDER BY ordinal",
+                arguments: [trace]
+            ).map { ($0["payload_json"], $0["raw_json"]) }
+        }
+    }
+
+    /// A trace's metadata (JSON object text).
+    package func traceMetadata(trace: Int64) throws(WorkspaceError) -> String? {
+        try read { db in
+            try String.fetchOne(db, sql: "SELECT metadata_json FROM traces WHERE id = ?", arguments: [trace])
+        }
+    }
+}

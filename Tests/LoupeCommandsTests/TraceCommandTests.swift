@@ -41,12 +41,15 @@ import Testing
         let list = try TestEnvironment.run(["--workspace", file, "trace", "list"])
         #expect(
             list.output.contains(
-                "    1  otlp           5      6       1     4.21 s         1485/102   no price  invoke_agent cranfield-qa\n"))
+                "    1  otlp           5      6       1     4.21 s         1485/102   no price  invoke_agent cranfield-qa\n"
+            ))
         let show = try TestEnvironment.run(["--workspace", file, "trace", "show", "1"])
-        #expect(show.output.contains("trace 1 (otlp): invoke_agent cranfield-qa — 5 steps, 1 error, 4.21 s, cost no price"))
+        #expect(
+            show.output.contains("trace 1 (otlp): invoke_agent cranfield-qa — 5 steps, 1 error, 4.21 s, cost no price"))
         #expect(
             show.output.contains(
-                "2.40 s    2.0 ms  tool                                 error     execute_tool calculator  ✗ division by zero"))
+                "2.40 s    2.0 ms  tool                                 error     execute_tool calculator  ✗ division by zero"
+            ))
         struct Shown: Decodable {
             struct Span: Decodable {
                 var kind: String
@@ -73,6 +76,17 @@ import Testing
         #expect(priced.output.contains("412/23  $0.000056"))
         let qa = try TestEnvironment.run(["--workspace", file, "trace", "show", "3"])
         #expect(qa.output.contains("310/19   no price"))
+        // Export writes files the importer reads back.
+        let exported = directory + "/t1.json"
+        let wrote = try TestEnvironment.run([
+            "--workspace", file, "trace", "export", "1", "--format", "otlp", "-o", exported,
+        ])
+        #expect(wrote.output.contains("wrote trace 1 as otlp to"))
+        let again = directory + "/again.sqlite"
+        let reimport = try TestEnvironment.run(["--workspace", again, "trace", "import", exported])
+        #expect(reimport.output.contains("1 file: 1 trace, 6 spans — 1 added"))
+        let bad = try TestEnvironment.run(["--workspace", file, "trace", "export", "1", "--format", "yaml"])
+        #expect(bad.status != 0 && bad.error.contains("--format yaml: use otlp, openai or atif"))
         let missing = try TestEnvironment.run(["--workspace", file, "trace", "show", "9"])
         #expect(missing.status != 0 && missing.error.contains("no such trace"))
     }

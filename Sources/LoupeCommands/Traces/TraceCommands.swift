@@ -9,7 +9,38 @@ import LoupeTUI
 struct TraceCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "trace", abstract: "Import agent traces and read them back.",
-        subcommands: [Import.self, List.self, Show.self])
+        subcommands: [Import.self, List.self, Show.self, Export.self])
+
+    struct Export: LoupeCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Write a trace as OTLP/JSON (GenAI conventions), an OpenAI message list, or ATIF.",
+            discussion: """
+                otlp: one export request, ids kept when they are hex and hashed to hex otherwise. openai: \
+                the conversation as the last model call saw it, its answer and the tool results after it. \
+                atif: ATIF v1.6, one agent step per model call with its tool results as the observation.
+                """)
+
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The trace's id.") var id: Int64
+        @Option(help: "otlp, openai or atif.") var format = "otlp"
+        @Option(name: .shortAndLong, help: "Write here instead of standard output.") var output: String?
+
+        func run(in context: CommandContext) throws {
+            guard let format = TraceExport.Format(rawValue: format.lowercased()) else {
+                throw CommandFailure("--format \(format): use otlp, openai or atif")
+            }
+            let trace: Trace
+            do {
+                trace = try TraceService(workspace: try context.workspace()).trace(id)
+            } catch let error as TraceImportError {
+                throw CommandFailure(error.description)
+            }
+            let text = TraceExport.export(trace, as: format).prettyJSON + "\n"
+            guard let output else { return context.print(String(text.dropLast())) }
+            try text.write(toFile: output, atomically: true, encoding: .utf8)
+            context.print("wrote trace \(id) as \(format.rawValue) to \(output)")
+        }
+    }
 
     struct Import: LoupeCommand {
         static let configuration = CommandConfiguration(

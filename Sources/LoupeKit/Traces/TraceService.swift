@@ -142,6 +142,41 @@ package struct TraceService: Sendable {
             summary: summary, spans: spans, steps: steps, scores: try workspace.traceScores(trace: id), depths: depths)
     }
 
+    /// A stored trace whole, payloads included, back in the trace model (for export).
+    package func trace(_ id: Int64) throws -> Trace {
+        let loaded = try load(id)
+        let payloads = try workspace.spanPayloads(trace: id)
+        let spans: [TraceSpan] = zip(loaded.spans, payloads).map { row, stored in
+            var span = TraceSpan(
+                spanID: row.spanID, parentID: row.parentSpanID, kind: SpanKind(rawValue: row.kind) ?? .other,
+                name: row.name, startNs: row.startNs, endNs: row.endNs)
+            span.status =
+                row.status == "error" ? .error(row.statusMessage ?? "error") : row.status == "ok" ? .ok : .unset
+            span.model = row.model
+            span.usage = Usage(
+                inputTokens: row.inputTokens, outputTokens: row.outputTokens, cacheReadTokens: row.cacheReadTokens,
+                cacheWriteTokens: row.cacheWriteTokens, reasoningTokens: row.reasoningTokens, cost: row.cost)
+            let payload = (try? JSONValue.parse(stored.payload)).map(SpanPayload.init(json:)) ?? SpanPayload()
+            span.input = payload.input
+            span.output = payload.output
+            span.tool = payload.tool
+            span.attributes = payload.attributes
+            span.raw = stored.raw.flatMap { try? JSONValue.parse($0) }
+            return span
+        }
+        var trace = Trace(
+            externalID: loaded.summary.externalID, format: TraceFormat(rawValue: loaded.summary.format) ?? .loupe,
+            name: loaded.summary.name, spans: spans)
+        trace.timed = loaded.summary.timed
+        trace.metadata = (try workspace.traceMetadata(trace: id)).flatMap { try? JSONValue.parse($0) }?.object ?? [:]
+        trace.scores = loaded.scores.map {
+            Score(
+                scorer: $0.scorer, value: (try? JSONValue.parse($0.valueJSON)) ?? .null, answer: $0.answer,
+                explanation: $0.explanation)
+        }
+        return trace
+    }
+
     /// One span's content and its source as written.
     package func payload(trace: Int64, ordinal: Int) throws -> (payload: SpanPayload, raw: JSONValue?) {
         guard let stored = try workspace.spanPayload(trace: trace, ordinal: ordinal) else {
