@@ -115,7 +115,9 @@ let package = Package(
         ),
         .testTarget(
             name: "LoupeKitTests",
-            dependencies: ["LoupeKit", "LoupeStore", "LoupeTUI"],
+            dependencies: [
+                "LoupeKit", "LoupeStore", "LoupeTUI", "LoupeAgents", .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             swiftSettings: strictSwift6
         ),
         .testTarget(

@@ -7,7 +7,9 @@ import Foundation
 package enum ChatMessages {
     package static func traces(_ data: Data, file: String) throws(TraceImportError) -> [Trace] {
         let stem = ((file as NSString).lastPathComponent as NSString).deletingPathExtension
-        if let whole = try? JSONValue.parse(data) {
+        let values = try JSONLines.values(data, file: file)
+        if values.count == 1, values[0].line == 0 {
+            let whole = values[0].value
             let list = whole.array.map { items in items.allSatisfy { $0["role"] != nil } ? [whole] : items } ?? [whole]
             return try list.enumerated().map { (i, value) throws(TraceImportError) in
                 try trace(
@@ -15,16 +17,9 @@ package enum ChatMessages {
                     location: list.count == 1 ? nil : "item \(i + 1)")
             }
         }
-        var traces: [Trace] = []
-        for (index, line) in data.split(separator: 0x0A, omittingEmptySubsequences: false).enumerated() {
-            guard line.contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0D }) else { continue }
-            let value: JSONValue
-            do { value = try JSONValue.parse(Data(line)) } catch {
-                throw TraceImportError(file: file, location: "\(index + 1)", "not JSON (\(error))")
-            }
-            traces.append(try trace(value, id: "\(stem):\(index + 1)", file: file, location: "\(index + 1)"))
+        return try values.map { (line, value) throws(TraceImportError) in
+            try trace(value, id: "\(stem):\(line)", file: file, location: "\(line)")
         }
-        return traces
     }
 
     /// Chat-completions `tool_calls` (arguments a JSON string, kept raw) or the legacy

@@ -60,77 +60,93 @@ package enum JSONValue: Hashable, Sendable {
 
     /// Compact JSON with keys sorted: the same bytes for the same value.
     package var compactJSON: String {
-        var out = ""
+        var out: [UInt8] = []
+        out.reserveCapacity(256)
         write(to: &out, indent: nil, level: 0)
-        return out
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// Two-space indented JSON with keys sorted, as the trace view shows tool arguments.
     package var prettyJSON: String {
-        var out = ""
-        write(to: &out, indent: "  ", level: 0)
-        return out
+        var out: [UInt8] = []
+        write(to: &out, indent: 2, level: 0)
+        return String(decoding: out, as: UTF8.self)
     }
 
-    private func write(to out: inout String, indent: String?, level: Int) {
+    /// Serialises into bytes: strings are copied in runs between the characters that need
+    /// escaping, not character by character.
+    private func write(to out: inout [UInt8], indent: Int?, level: Int) {
+        func newline(_ level: Int) {
+            guard let indent else { return }
+            out.append(0x0A)
+            out.append(contentsOf: repeatElement(0x20, count: indent * level))
+        }
         switch self {
-        case .null: out += "null"
-        case .bool(let b): out += b ? "true" : "false"
+        case .null: out.append(contentsOf: "null".utf8)
+        case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
         case .number(let n):
             if n.isFinite, n == n.rounded(), abs(n) < 1e15 {
-                out += String(Int64(n))
+                out.append(contentsOf: String(Int64(n)).utf8)
             } else if n.isFinite {
-                out += "\(n)"
+                out.append(contentsOf: "\(n)".utf8)
             } else {
-                out += "null"
+                out.append(contentsOf: "null".utf8)
             }
         case .string(let s): Self.quote(s, into: &out)
         case .array(let items):
-            guard !items.isEmpty else {
-                out += "[]"
-                return
-            }
-            out += "["
+            guard !items.isEmpty else { return out.append(contentsOf: "[]".utf8) }
+            out.append(UInt8(ascii: "["))
             for (i, item) in items.enumerated() {
-                if i > 0 { out += "," }
-                if let indent { out += "\n" + String(repeating: indent, count: level + 1) }
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                newline(level + 1)
                 item.write(to: &out, indent: indent, level: level + 1)
             }
-            if let indent { out += "\n" + String(repeating: indent, count: level) }
-            out += "]"
+            newline(level)
+            out.append(UInt8(ascii: "]"))
         case .object(let members):
-            guard !members.isEmpty else {
-                out += "{}"
-                return
-            }
-            out += "{"
+            guard !members.isEmpty else { return out.append(contentsOf: "{}".utf8) }
+            out.append(UInt8(ascii: "{"))
             for (i, key) in members.keys.sorted().enumerated() {
-                if i > 0 { out += "," }
-                if let indent { out += "\n" + String(repeating: indent, count: level + 1) }
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                newline(level + 1)
                 Self.quote(key, into: &out)
-                out += indent == nil ? ":" : ": "
+                out.append(UInt8(ascii: ":"))
+                if indent != nil { out.append(0x20) }
                 members[key]!.write(to: &out, indent: indent, level: level + 1)
             }
-            if let indent { out += "\n" + String(repeating: indent, count: level) }
-            out += "}"
+            newline(level)
+            out.append(UInt8(ascii: "}"))
         }
     }
 
-    private static func quote(_ s: String, into out: inout String) {
-        out += "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                out += String(format: "\\u%04x", scalar.value)
-            default: out.unicodeScalars.append(scalar)
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    private static func quote(_ s: String, into out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        var s = s
+        s.withUTF8 { bytes in
+            var runStart = 0
+            for i in 0..<bytes.count {
+                let byte = bytes[i]
+                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<i]))
+                runStart = i + 1
+                out.append(UInt8(ascii: "\\"))
+                switch byte {
+                case UInt8(ascii: "\""): out.append(UInt8(ascii: "\""))
+                case UInt8(ascii: "\\"): out.append(UInt8(ascii: "\\"))
+                case 0x0A: out.append(UInt8(ascii: "n"))
+                case 0x0D: out.append(UInt8(ascii: "r"))
+                case 0x09: out.append(UInt8(ascii: "t"))
+                default:
+                    out.append(contentsOf: "u00".utf8)
+                    out.append(hexDigits[Int(byte >> 4)])
+                    out.append(hexDigits[Int(byte & 0xF)])
+                }
             }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count]))
         }
-        out += "\""
+        out.append(UInt8(ascii: "\""))
     }
 }
 
@@ -152,10 +168,19 @@ extension JSONValue {
     /// Parses one JSON document (RFC 8259; surrounding whitespace allowed).
     package static func parse(_ data: Data) throws(JSONSyntaxError) -> JSONValue {
         let result = data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> Result<JSONValue, JSONSyntaxError> in
-            var parser = JSONParser(raw.bindMemory(to: UInt8.self))
-            return Result { () throws(JSONSyntaxError) in try parser.document() }
+            parse(bytes: raw.bindMemory(to: UInt8.self))
         }
         return try result.get()
+    }
+
+    /// Parses one JSON document from bytes in memory (a line of a larger buffer, say).
+    package static func parse(bytes: UnsafeBufferPointer<UInt8>) -> Result<JSONValue, JSONSyntaxError> {
+        var parser = JSONParser(bytes)
+        do {
+            return .success(try parser.document())
+        } catch {
+            return .failure(error)
+        }
     }
 
     package static func parse(_ text: String) throws(JSONSyntaxError) -> JSONValue {

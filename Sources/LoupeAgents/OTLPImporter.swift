@@ -5,17 +5,19 @@ import Foundation
 /// OpenTelemetry GenAI conventions — both the current attributes (`gen_ai.input.messages`, …)
 /// and the older per-message events — and the OpenInference dialect.
 package enum OTLPImporter {
-    /// Traces in `data`, grouped by trace id, in the order each trace first appears.
+    /// Traces in `data`, grouped by trace id, in the order each trace first appears. Lines are
+    /// parsed and turned into spans on every core, then grouped.
     package static func traces(_ data: Data, file: String) throws(TraceImportError) -> [Trace] {
-        var order: [String] = []
-        var spans: [String: [TraceSpan]] = [:]
-        var services: [String: String] = [:]
-        for (line, body) in try requests(data, file: file) {
+        typealias Found = (traceID: String, span: TraceSpan, service: String?)
+        let perLine: [[Found]] = try parallelMap(try requests(data, file: file)) {
+            (request) throws(TraceImportError) -> [Found] in
+            let (line, body) = request
             guard let resourceSpans = body["resourceSpans"]?.array ?? body["resource_spans"]?.array else {
                 throw TraceImportError(
                     file: file, location: line.map { "\($0)" }, field: "resourceSpans",
                     "missing: not an OTLP trace export")
             }
+            var found: [Found] = []
             for (r, resource) in resourceSpans.enumerated() {
                 let service = attributes(resource["resource"]?["attributes"])["service.name"]?.string
                 let scopes = resource["scopeSpans"]?.array ?? resource["scope_spans"]?.array ?? []
@@ -23,14 +25,21 @@ package enum OTLPImporter {
                     for (i, raw) in (scope["spans"]?.array ?? []).enumerated() {
                         let path = "resourceSpans[\(r)].scopeSpans[\(s)].spans[\(i)]"
                         let (traceID, span) = try self.span(raw, file: file, line: line, path: path)
-                        if spans[traceID] == nil {
-                            order.append(traceID)
-                            if let service { services[traceID] = service }
-                        }
-                        spans[traceID, default: []].append(span)
+                        found.append((traceID, span, service))
                     }
                 }
             }
+            return found
+        }
+        var order: [String] = []
+        var spans: [String: [TraceSpan]] = [:]
+        var services: [String: String] = [:]
+        for found in perLine.joined() {
+            if spans[found.traceID] == nil {
+                order.append(found.traceID)
+                if let service = found.service { services[found.traceID] = service }
+            }
+            spans[found.traceID, default: []].append(found.span)
         }
         return order.map { id in
             let ordered = treeOrder(spans[id]!)
@@ -45,26 +54,7 @@ package enum OTLPImporter {
 
     /// Each request with its line number (nil for a single body).
     private static func requests(_ data: Data, file: String) throws(TraceImportError) -> [(Int?, JSONValue)] {
-        do {
-            return [(nil, try JSONValue.parse(data))]
-        } catch let whole {
-            // JSON Lines: every non-blank line one request.
-            var out: [(Int?, JSONValue)] = []
-            var lineNumber = 0
-            var sawSecondLine = false
-            for line in data.split(separator: 0x0A, omittingEmptySubsequences: false) {
-                lineNumber += 1
-                if lineNumber > 1 { sawSecondLine = true }
-                guard line.contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0D }) else { continue }
-                do {
-                    out.append((lineNumber, try JSONValue.parse(Data(line))))
-                } catch {
-                    throw TraceImportError(
-                        file: file, location: "\(lineNumber)", "not JSON (\(sawSecondLine ? error : whole))")
-                }
-            }
-            return out
-        }
+        try JSONLines.values(data, file: file).map { ($0.line == 0 ? nil : $0.line, $0.value) }
     }
 
     /// An OTLP `KeyValue[]` list as a dictionary of plain JSON values.

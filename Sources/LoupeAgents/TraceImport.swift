@@ -7,14 +7,20 @@ package enum TraceImport {
         let name = file.lowercased()
         if name.hasSuffix(".traj") || name.hasSuffix(".traj.json") { return .sweAgent }
         if name.hasSuffix(".eval") || data.starts(with: [0x50, 0x4B, 3, 4]) { return .inspect }
-        // The first value's keys decide; for JSON Lines, the first line's.
+        // The first value's keys decide: the first line's for JSON Lines, the whole document's
+        // when it is small; a large single document by the member names near its start.
         let head = data.prefix(1 << 16)
-        let firstLine = head.split(separator: 0x0A).first.map { Data($0) } ?? head
-        let value = (try? JSONValue.parse(data)) ?? (try? JSONValue.parse(firstLine))
+        let firstLine = head.firstIndex(of: 0x0A).map { data[..<$0] } ?? head
+        let value =
+            (try? JSONValue.parse(Data(firstLine))) ?? (data.count <= 1 << 20 ? try? JSONValue.parse(data) : nil)
         guard let value else {
             let text = String(decoding: head, as: UTF8.self)
             if text.contains("\"resourceSpans\"") || text.contains("\"resource_spans\"") { return .otlp }
-            if text.contains("\"messages\"") { return .openai }
+            if text.contains("\"eval\"") && (text.contains("\"samples\"") || text.contains("\"version\"")) {
+                return .inspect
+            }
+            if text.contains("\"trajectory\"") { return .sweAgent }
+            if text.contains("\"messages\"") || text.contains("\"role\"") { return .openai }
             return nil
         }
         if value["resourceSpans"] != nil || value["resource_spans"] != nil { return .otlp }

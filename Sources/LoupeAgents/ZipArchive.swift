@@ -143,3 +143,32 @@ package struct ZipArchive: Sendable {
         return out.prefix(produced)
     }
 }
+
+/// zstd frames for stored payloads: large JSON the workspace keeps but rarely reads (a span's raw
+/// source) is written compressed, at a fast level.
+package enum Zstd {
+    package static func compress(_ text: String, level: Int32 = 1) -> Data {
+        var text = text
+        return text.withUTF8 { input in
+            var out = Data(count: ZSTD_compressBound(input.count))
+            let written = out.withUnsafeMutableBytes { output in
+                ZSTD_compress(output.baseAddress, output.count, input.baseAddress, input.count, level)
+            }
+            precondition(ZSTD_isError(written) == 0, "zstd compression cannot fail with a full-size buffer")
+            return out.prefix(written)
+        }
+    }
+
+    /// The frame's content, or nil when it is damaged or does not say its size.
+    package static func decompress(_ frame: Data) -> Data? {
+        frame.withUnsafeBytes { input -> Data? in
+            let size = ZSTD_getFrameContentSize(input.baseAddress, input.count)
+            guard size != ZSTD_CONTENTSIZE_ERROR, size != ZSTD_CONTENTSIZE_UNKNOWN, size < 1 << 32 else { return nil }
+            var out = Data(count: Int(size))
+            let read = out.withUnsafeMutableBytes { output in
+                ZSTD_decompress(output.baseAddress, output.count, input.baseAddress, input.count)
+            }
+            return ZSTD_isError(read) == 0 && read == Int(size) ? out : nil
+        }
+    }
+}

@@ -216,6 +216,11 @@ extension Workspace {
                 table.column("source", .text).notNull()
             }
         }
+        migrator.registerMigration("v9: span sources stored compressed") { db in
+            // A span's raw source is as large as the file it came from and read only on demand:
+            // zstd keeps imports from spending their time writing it.
+            try db.alter(table: "spans") { table in table.add(column: "raw_zstd", .blob) }
+        }
         return migrator
     }()
 

@@ -98,12 +98,13 @@ package struct NewTrace: Hashable, Sendable {
     package struct SpanRecord: Hashable, Sendable {
         package var row: SpanRow
         package var payloadJSON: String
-        package var rawJSON: String?
+        /// The source as written, zstd-compressed JSON.
+        package var rawZstd: Data?
 
-        package init(row: SpanRow, payloadJSON: String, rawJSON: String?) {
+        package init(row: SpanRow, payloadJSON: String, rawZstd: Data?) {
             self.row = row
             self.payloadJSON = payloadJSON
-            self.rawJSON = rawJSON
+            self.rawZstd = rawZstd
         }
     }
 
@@ -159,7 +160,7 @@ extension Workspace {
                 sql: """
                     INSERT INTO spans (trace_id, ordinal, span_id, parent_span_id, kind, name, start_ns, end_ns, status,
                       status_message, model, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
-                      reasoning_tokens, cost, tool_name, payload_json, raw_json)
+                      reasoning_tokens, cost, tool_name, payload_json, raw_zstd)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """)
             for trace in traces {
@@ -197,7 +198,7 @@ extension Workspace {
                     try insertSpan.execute(arguments: [
                         id, r.ordinal, r.spanID, r.parentSpanID, r.kind, r.name, r.startNs, r.endNs, r.status,
                         r.statusMessage, r.model, r.inputTokens, r.outputTokens, r.cacheReadTokens, r.cacheWriteTokens,
-                        r.reasoningTokens, r.cost, r.toolName, span.payloadJSON, span.rawJSON,
+                        r.reasoningTokens, r.cost, r.toolName, span.payloadJSON, span.rawZstd,
                     ])
                 }
                 for score in trace.scores {
@@ -242,32 +243,37 @@ extension Workspace {
     /// A trace's spans in tree order, without payloads.
     package func spanRows(trace: Int64) throws(WorkspaceError) -> [SpanRow] {
         try read { db in
-            try Row.fetchAll(
+            // A cursor and columns by position: a long trace has tens of thousands of rows, and
+            // copying each into a Row and looking its columns up by name was most of the time it
+            // took to open.
+            let rows = try Row.fetchCursor(
                 db,
                 sql: """
                     SELECT ordinal, span_id, parent_span_id, kind, name, start_ns, end_ns, status, status_message, model,
                       input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, cost, tool_name
                     FROM spans WHERE trace_id = ? ORDER BY ordinal
-                    """, arguments: [trace]
-            ).map {
-                SpanRow(
-                    ordinal: $0["ordinal"], spanID: $0["span_id"], parentSpanID: $0["parent_span_id"], kind: $0["kind"],
-                    name: $0["name"], startNs: $0["start_ns"], endNs: $0["end_ns"], status: $0["status"],
-                    statusMessage: $0["status_message"], model: $0["model"], inputTokens: $0["input_tokens"],
-                    outputTokens: $0["output_tokens"], cacheReadTokens: $0["cache_read_tokens"],
-                    cacheWriteTokens: $0["cache_write_tokens"], reasoningTokens: $0["reasoning_tokens"],
-                    cost: $0["cost"], toolName: $0["tool_name"])
+                    """, arguments: [trace])
+            var out: [SpanRow] = []
+            while let r = try rows.next() {
+                out.append(
+                    SpanRow(
+                        ordinal: r[0], spanID: r[1], parentSpanID: r[2], kind: r[3], name: r[4], startNs: r[5],
+                        endNs: r[6], status: r[7], statusMessage: r[8], model: r[9], inputTokens: r[10],
+                        outputTokens: r[11], cacheReadTokens: r[12], cacheWriteTokens: r[13], reasoningTokens: r[14],
+                        cost: r[15], toolName: r[16]))
             }
+            return out
         }
     }
 
-    /// One span's payload and raw source (read when its step is shown).
-    package func spanPayload(trace: Int64, ordinal: Int) throws(WorkspaceError) -> (payload: String, raw: String?)? {
+    /// One span's payload and raw source (read when its step is shown): the source as
+    /// uncompressed JSON (workspaces from before v9) or zstd.
+    package func spanPayload(trace: Int64, ordinal: Int) throws(WorkspaceError) -> StoredPayload? {
         try read { db in
             try Row.fetchOne(
-                db, sql: "SELECT payload_json, raw_json FROM spans WHERE trace_id = ? AND ordinal = ?",
+                db, sql: "SELECT payload_json, raw_json, raw_zstd FROM spans WHERE trace_id = ? AND ordinal = ?",
                 arguments: [trace, ordinal]
-            ).map { ($0["payload_json"], $0["raw_json"]) }
+            ).map { StoredPayload(payload: $0["payload_json"], rawJSON: $0["raw_json"], rawZstd: $0["raw_zstd"]) }
         }
     }
 
@@ -381,12 +387,12 @@ extension Workspace {
 
 extension Workspace {
     /// Every span's payload and raw source, by ordinal (for export).
-    package func spanPayloads(trace: Int64) throws(WorkspaceError) -> [(payload: String, raw: String?)] {
+    package func spanPayloads(trace: Int64) throws(WorkspaceError) -> [StoredPayload] {
         try read { db in
             try Row.fetchAll(
-                db, sql: "SELECT payload_json, raw_json FROM spans WHERE trace_id = ? ORDER BY ordinal",
+                db, sql: "SELECT payload_json, raw_json, raw_zstd FROM spans WHERE trace_id = ? ORDER BY ordinal",
                 arguments: [trace]
-            ).map { ($0["payload_json"], $0["raw_json"]) }
+            ).map { StoredPayload(payload: $0["payload_json"], rawJSON: $0["raw_json"], rawZstd: $0["raw_zstd"]) }
         }
     }
 
@@ -396,4 +402,11 @@ extension Workspace {
             try String.fetchOne(db, sql: "SELECT metadata_json FROM traces WHERE id = ?", arguments: [trace])
         }
     }
+}
+
+/// A span's stored content: the payload JSON, and its source either as JSON or zstd-compressed.
+package struct StoredPayload: Hashable, Sendable {
+    package var payload: String
+    package var rawJSON: String?
+    package var rawZstd: Data?
 }

@@ -1,6 +1,5 @@
 import Foundation
 import LoupeAgents
-import LoupeRetrieval
 import LoupeStore
 
 /// Imports trace files into the workspace and reads them back for `trace list|show` and the
@@ -35,7 +34,7 @@ package struct TraceService: Sendable {
             report.files += 1
             report.traces += traces.count
             report.spans += traces.reduce(0) { $0 + $1.spans.count }
-            records += traces.map { Self.record($0, sourceFile: path) }
+            records += parallelMap(traces) { Self.record($0, sourceFile: path) }
         }
         report.counts = try workspace.importTraces(records)
         return report
@@ -43,10 +42,12 @@ package struct TraceService: Sendable {
 
     /// A trace as the workspace stores it: totals on its row, each span's numbers in columns and
     /// its content as JSON, a hash of it all to tell a re-import of the same content.
-    static func record(_ trace: Trace, sourceFile: String?) -> NewTrace {
+    package static func record(_ trace: Trace, sourceFile: String?) -> NewTrace {
         var spans: [NewTrace.SpanRecord] = []
         spans.reserveCapacity(trace.spans.count)
-        var hashed = trace.externalID + "\u{1}" + trace.name
+        var hash = ContentHash()
+        hash.add(trace.externalID)
+        hash.add(trace.name)
         for (ordinal, span) in trace.spans.enumerated() {
             let row = SpanRow(
                 ordinal: ordinal, spanID: span.spanID, parentSpanID: span.parentID, kind: span.kind.rawValue,
@@ -57,9 +58,10 @@ package struct TraceService: Sendable {
                 cost: span.usage.cost, toolName: span.tool?.name)
             let payload = SpanPayload(span).json.compactJSON
             let raw = span.raw?.compactJSON
-            hashed +=
-                "\u{1}\(ordinal)\u{1}\(span.spanID)\u{1}\(span.startNs)\u{1}\(span.endNs ?? -1)\u{1}\(payload)\u{1}\(raw ?? "")"
-            spans.append(NewTrace.SpanRecord(row: row, payloadJSON: payload, rawJSON: raw))
+            hash.add("\(ordinal) \(span.spanID) \(span.startNs) \(span.endNs ?? -1)")
+            hash.add(payload)
+            hash.add(raw ?? "")
+            spans.append(NewTrace.SpanRecord(row: row, payloadJSON: payload, rawZstd: raw.map { Zstd.compress($0) }))
         }
         let steps = TraceImport.steps(trace.spans.enumerated().map { ($0, $1.kind, $1.startNs) })
         let usage = trace.usage
@@ -74,10 +76,13 @@ package struct TraceService: Sendable {
             NewTrace.ScoreRecord(
                 scorer: $0.scorer, valueJSON: $0.value.compactJSON, answer: $0.answer, explanation: $0.explanation)
         }
-        hashed += scores.map { "\u{1}\($0.scorer)=\($0.valueJSON)" }.joined()
+        for score in scores {
+            hash.add(score.scorer)
+            hash.add(score.valueJSON)
+        }
         return NewTrace(
             summary: summary, metadataJSON: JSONValue.object(trace.metadata).compactJSON,
-            contentHash: SHA256.hex(Array(hashed.utf8)), spans: spans, scores: scores)
+            contentHash: hash.hex, spans: spans, scores: scores)
     }
 
     /// Every trace, its cost what the source recorded plus its priced model calls; nil ("no
@@ -161,7 +166,7 @@ package struct TraceService: Sendable {
             span.output = payload.output
             span.tool = payload.tool
             span.attributes = payload.attributes
-            span.raw = stored.raw.flatMap { try? JSONValue.parse($0) }
+            span.raw = Self.raw(stored)
             return span
         }
         var trace = Trace(
@@ -183,6 +188,35 @@ package struct TraceService: Sendable {
             throw TraceImportError(file: "trace \(trace)", location: "span \(ordinal)", "no such span")
         }
         let payload = (try? JSONValue.parse(stored.payload)).map(SpanPayload.init(json:)) ?? SpanPayload()
-        return (payload, stored.raw.flatMap { try? JSONValue.parse($0) })
+        return (payload, Self.raw(stored))
     }
+
+    /// The stored source as JSON, from whichever column holds it.
+    private static func raw(_ stored: StoredPayload) -> JSONValue? {
+        if let packed = stored.rawZstd { return Zstd.decompress(packed).flatMap { try? JSONValue.parse($0) } }
+        return stored.rawJSON.flatMap { try? JSONValue.parse($0) }
+    }
+}
+
+/// A 128-bit content fingerprint (two FNV-1a lanes over the bytes, each field closed by a
+/// separator), to tell a re-imported trace whose content is unchanged. Not cryptographic:
+/// SHA-256 over every payload cost more than parsing them.
+struct ContentHash {
+    private var a: UInt64 = 0xCBF2_9CE4_8422_2325
+    private var b: UInt64 = 0x6C62_272E_07BB_0142
+
+    mutating func add(_ text: String) {
+        var text = text
+        text.withUTF8 { bytes in
+            var (a, b) = (self.a, self.b)
+            for byte in bytes {
+                a = (a ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
+                b = ((b ^ UInt64(byte)) &* 0x0000_0100_0000_01B3) ^ (b >> 29)
+            }
+            self.a = (a ^ 0xFF) &* 0x0000_0100_0000_01B3
+            self.b = (b ^ 0xFF) &* 0x0000_0100_0000_01B3
+        }
+    }
+
+    var hex: String { String(format: "%016llx%016llx", a, b) }
 }

@@ -1,0 +1,39 @@
+import Foundation
+
+/// JSON Lines (one value per line, blank lines skipped) or a single JSON document that may span
+/// lines: each value with its 1-based line (0 for a whole document). Lines are parsed in place.
+package enum JSONLines {
+    package static func values(_ data: Data, file: String) throws(TraceImportError) -> [(line: Int, value: JSONValue)] {
+        // A single document over several lines (pretty-printed) parses whole.
+        if let whole = try? JSONValue.parse(data) { return [(0, whole)] }
+        // Find the lines, then parse them on every core.
+        var lines: [(line: Int, range: Range<Int>)] = []
+        data.withUnsafeBytes { raw in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            var start = 0
+            var line = 0
+            while start < bytes.count {
+                line += 1
+                var end = bytes.count
+                if let base = bytes.baseAddress, let found = memchr(base + start, 0x0A, bytes.count - start) {
+                    end = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+                }
+                let slice = UnsafeBufferPointer(rebasing: bytes[start..<end])
+                if slice.contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0D }) {
+                    lines.append((line, start..<end))
+                }
+                start = end + 1
+            }
+        }
+        return try parallelMap(lines) { (entry) throws(TraceImportError) -> (line: Int, value: JSONValue) in
+            let result = data.withUnsafeBytes { raw in
+                JSONValue.parse(bytes: UnsafeBufferPointer(rebasing: raw.bindMemory(to: UInt8.self)[entry.range]))
+            }
+            switch result {
+            case .success(let value): return (entry.line, value)
+            case .failure(let error):
+                throw TraceImportError(file: file, location: "\(entry.line)", "not JSON (\(error))")
+            }
+        }
+    }
+}

@@ -1,0 +1,285 @@
+import ArgumentParser
+import Foundation
+import Glibc
+import LoupeAgents
+import LoupeApp
+import LoupeKit
+import LoupeProfiling
+import LoupeStore
+import LoupeTUI
+
+extension BenchCommand {
+    struct Traces: LoupeCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "traces",
+            abstract: "Trace import throughput, and opening and stepping a 50,000-span trace.",
+            discussion: """
+                Import: a generated OTLP JSON Lines file (GenAI agent runs: an agent span, model calls \
+                whose input is the conversation so far, tool calls; one export request per line, as file \
+                exporters write) is imported into a fresh workspace; the same file is read by Python's \
+                json.loads, line by line, in the same run. Replay: one 50,000-span trace is imported, then \
+                the Traces panel opens it (spans read, first step's payload read, first frame rendered) and \
+                steps through 500 steps, each reading its payload and rendering. Peak RSS is this process's.
+                """)
+        static var runsInsideTUI: Bool { false }
+
+        @OptionGroup var global: GlobalOptions
+        @Option(help: "Size of the generated import file, in MB.") var megabytes = 100
+        @Option(help: "Spans in the replay trace.") var spans = 50_000
+        @Flag(help: "Print JSON.") var json = false
+
+        struct Result: Encodable {
+            var fileBytes: Int
+            var traces: Int
+            var spansImported: Int
+            var parseSeconds: Double
+            var recordSeconds: Double
+            var storeSeconds: Double
+            var importSeconds: Double
+            var importMegabytesPerSecond: Double
+            var pythonJSONLoadsSeconds: Double?
+            var pythonJSONLoadsMegabytesPerSecond: Double?
+            var replaySpans: Int
+            var replayImportSeconds: Double
+            var openFirstFrameMilliseconds: Double
+            var stepMilliseconds: Stats
+            var peakRSSMegabytes: Double
+        }
+
+        func run(in context: CommandContext) throws {
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "loupe-bench-traces-\(UUID())"
+            )
+            .path
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+
+            // 1. Import throughput.
+            let file = directory + "/runs.jsonl"
+            let (bytes, count) = try Self.writeRuns(to: file, megabytes: megabytes)
+            let data = try Data(contentsOf: URL(fileURLWithPath: file))
+            var clock = Stopwatch()
+            let parsed = try TraceImport.traces(data, file: file)
+            let parseSeconds = clock.lap()
+            // The phases on their own, into a scratch workspace: model → rows, rows → SQLite.
+            let records = parsed.map { TraceService.record($0, sourceFile: file) }
+            let recordSeconds = clock.lap()
+            _ = try Workspace(path: directory + "/phases.sqlite").importTraces(records)
+            let storeSeconds = clock.lap()
+            let service = TraceService(workspace: try Workspace(path: directory + "/import.sqlite"))
+            clock = Stopwatch()
+            let report = try service.importFiles([file])
+            let importSeconds = clock.lap()
+            precondition(report.traces == parsed.count, "import and parse disagree")
+            let python = Self.pythonJSONLoads(file)
+
+            // 2. Replay a long trace.
+            let long = directory + "/long.json"
+            try Data(TraceExport.export(Self.longTrace(spans: spans), as: .otlp).compactJSON.utf8).write(
+                to: URL(fileURLWithPath: long))
+            let replay = TraceService(workspace: try Workspace(path: directory + "/replay.sqlite"))
+            clock = Stopwatch()
+            let id = try replay.importFiles([long]).counts.ids[0]
+            let replayImportSeconds = clock.lap()
+            let (open, steps) = try Self.replay(id, service: replay)
+
+            var usage = rusage()
+            getrusage(RUSAGE_SELF.rawValue, &usage)
+            let megabytesRead = Double(bytes) / 1e6
+            let result = Result(
+                fileBytes: bytes, traces: count, spansImported: report.spans, parseSeconds: parseSeconds,
+                recordSeconds: recordSeconds, storeSeconds: storeSeconds,
+                importSeconds: importSeconds, importMegabytesPerSecond: megabytesRead / importSeconds,
+                pythonJSONLoadsSeconds: python, pythonJSONLoadsMegabytesPerSecond: python.map { megabytesRead / $0 },
+                replaySpans: spans, replayImportSeconds: replayImportSeconds, openFirstFrameMilliseconds: open,
+                stepMilliseconds: Stats(steps), peakRSSMegabytes: Double(usage.ru_maxrss) / 1024)
+            if json { return context.print(try Formatting.json(result)) }
+            context.print(
+                String(
+                    format:
+                        "import %.1f MB (%d traces, %d spans): %.2f s = %.1f MB/s (target ≥ 30); "
+                        + "alone: parse %.2f s, to rows %.2f s, SQLite %.2f s",
+                    megabytesRead, count, report.spans, importSeconds, result.importMegabytesPerSecond, parseSeconds,
+                    recordSeconds, storeSeconds))
+            if let python, let rate = result.pythonJSONLoadsMegabytesPerSecond {
+                context.print(
+                    String(
+                        format: "python json.loads over the same lines: %.2f s = %.1f MB/s; loupe import ÷ it %.2fx",
+                        python, rate, result.importMegabytesPerSecond / rate))
+            }
+            context.print(
+                String(
+                    format: "%d-span trace: import %.2f s; open to first frame %.1f ms (target ≤ 200); "
+                        + "step median %.2f ms, p99 %.2f ms (target ≤ 5)", spans, replayImportSeconds, open,
+                    result.stepMilliseconds.median, result.stepMilliseconds.p99))
+            context.print(String(format: "peak RSS %.0f MB", result.peakRSSMegabytes))
+        }
+
+        /// Agent runs as a GenAI-instrumented agent would export them, until `megabytes` are written.
+        static func writeRuns(to path: String, megabytes: Int) throws -> (bytes: Int, traces: Int) {
+            _ = FileManager.default.createFile(atPath: path, contents: nil)
+            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+            defer { try? handle.close() }
+            var bytes = 0
+            var count = 0
+            var random = SystemRandomNumberGenerator()
+            while bytes < megabytes * 1_000_000 {
+                let trace = agentRun(index: count, turns: 4 + count % 9, random: &random)
+                let line = TraceExport.export(trace, as: .otlp).compactJSON + "\n"
+                let data = Data(line.utf8)
+                handle.write(data)
+                bytes += data.count
+                count += 1
+            }
+            return (bytes, count)
+        }
+
+        private static let words = """
+            the boundary layer transition on a flat plate depends on the pressure gradient surface heat \
+            transfer roughness and the free stream turbulence level measured in the wind tunnel at mach
+            """.split(separator: " ").map(String.init)
+
+        private static func sentence(_ length: Int, _ random: inout some RandomNumberGenerator) -> String {
+            (0..<length).map { _ in words.randomElement(using: &random)! }.joined(separator: " ")
+        }
+
+        /// One agent run: a root agent span, then per turn a model call (its input the whole
+        /// conversation so far) and a tool call; every tenth tool fails.
+        static func agentRun(index: Int, turns: Int, random: inout some RandomNumberGenerator) -> Trace {
+            let t0 = Int64(1_767_225_600_000_000_000) + Int64(index) * 60_000_000_000
+            var clock = t0
+            var conversation = [
+                Message(role: "system", text: sentence(40, &random)),
+                Message(role: "user", text: sentence(25, &random)),
+            ]
+            var spans = [
+                TraceSpan(
+                    spanID: "root", parentID: nil, kind: .agent, name: "invoke_agent bench", startNs: t0, endNs: nil)
+            ]
+            for turn in 0..<turns {
+                var llm = TraceSpan(
+                    spanID: "llm\(turn)", parentID: "root", kind: .llm, name: "chat gpt-4o-mini", startNs: clock,
+                    endNs: clock + 900_000_000)
+                llm.model = "gpt-4o-mini"
+                llm.input = conversation
+                let call = ToolCall(
+                    id: "call_\(index)_\(turn)", name: "search", arguments: "{\"query\":\"\(sentence(6, &random))\"}")
+                var answer = Message(role: "assistant", text: sentence(30, &random))
+                answer.toolCalls = [call]
+                llm.output = [answer]
+                llm.usage = Usage(inputTokens: 300 + 120 * turn, outputTokens: 40)
+                spans.append(llm)
+                clock += 950_000_000
+                var tool = TraceSpan(
+                    spanID: "tool\(turn)", parentID: "root", kind: .tool, name: "execute_tool search", startNs: clock,
+                    endNs: clock + 80_000_000)
+                var executed = call
+                executed.result = sentence(120, &random)
+                if (index + turn) % 10 == 0 {
+                    executed.error = "timeout"
+                    tool.status = .error("timeout")
+                }
+                tool.tool = executed
+                spans.append(tool)
+                clock += 100_000_000
+                conversation += [answer, Message(role: "tool", text: executed.result ?? "", toolCallID: call.id)]
+            }
+            spans[0].endNs = clock
+            return Trace(
+                externalID: String(format: "%032x", index + 1), format: .otlp, name: "bench run \(index)", spans: spans)
+        }
+
+        /// One trace of `spans` spans: model and tool calls in turn, each model call's input the
+        /// last few messages (a long agent run that trims its context).
+        static func longTrace(spans count: Int) -> Trace {
+            var random = SystemRandomNumberGenerator()
+            let t0 = Int64(1_767_225_600_000_000_000)
+            var spans = [
+                TraceSpan(spanID: "root", parentID: nil, kind: .agent, name: "long agent run", startNs: t0, endNs: nil)
+            ]
+            var clock = t0
+            var recent: [Message] = [Message(role: "user", text: sentence(20, &random))]
+            for i in 0..<(count - 1) {
+                if i % 2 == 0 {
+                    var llm = TraceSpan(
+                        spanID: "s\(i)", parentID: "root", kind: .llm, name: "chat", startNs: clock,
+                        endNs: clock + 500_000_000)
+                    llm.input = Array(recent.suffix(6))
+                    let answer = Message(
+                        role: "assistant", text: sentence(15, &random),
+                        toolCalls: [ToolCall(id: "c\(i)", name: "read", arguments: "{\"chunk\":\(i)}")])
+                    llm.output = [answer]
+                    llm.usage = Usage(inputTokens: 900, outputTokens: 30)
+                    recent.append(answer)
+                    spans.append(llm)
+                } else {
+                    var tool = TraceSpan(
+                        spanID: "s\(i)", parentID: "root", kind: .tool, name: "read", startNs: clock,
+                        endNs: clock + 20_000_000)
+                    tool.tool = ToolCall(
+                        id: "c\(i - 1)", name: "read", arguments: "{\"chunk\":\(i - 1)}", result: sentence(40, &random))
+                    recent.append(Message(role: "tool", text: tool.tool?.result ?? "", toolCallID: "c\(i - 1)"))
+                    spans.append(tool)
+                }
+                clock += 520_000_000
+            }
+            spans[0].endNs = clock
+            return Trace(
+                externalID: String(format: "%032x", 0xABCD), format: .otlp, name: "long agent run", spans: spans)
+        }
+
+        /// Opens trace `id` in the Traces panel as the TUI does (the runtime's loads played
+        /// in-process) and steps through it; returns the open-to-first-frame time and each step's.
+        static func replay(_ id: Int64, service: TraceService) throws -> (open: Double, steps: [Double]) {
+            var state = AppState(
+                size: Size(width: 160, height: 48), theme: .builtInDefault, panels: [TracesPanel()],
+                workspaceName: "bench", catalog: CommandCatalog(entries: []), themeNames: [], history: [])
+            func settle(_ effects: [Effect]) throws {
+                var pending = effects
+                while !pending.isEmpty {
+                    switch pending.removeFirst() {
+                    case .openTrace(let id): pending += state.update(.traceOpened(id, .loaded(try service.load(id))))
+                    case .loadSpan(let trace, let ordinal):
+                        let loaded = try service.payload(trace: trace, ordinal: ordinal)
+                        pending += state.update(
+                            .spanLoaded(
+                                trace: trace, ordinal: ordinal, SpanDetail(payload: loaded.payload, raw: loaded.raw)))
+                    default: break
+                    }
+                }
+            }
+            _ = state.update(.tracesLoaded(try service.list()))
+            var clock = Stopwatch()
+            try settle(state.update(.input(.key(.enter))))
+            _ = state.render()
+            let open = clock.lap() * 1000
+            var steps: [Double] = []
+            for _ in 0..<500 {
+                clock = Stopwatch()
+                try settle(state.update(.input(.key(.character("l")))))
+                _ = state.render()
+                steps.append(clock.lap() * 1000)
+            }
+            return (open, steps)
+        }
+
+        /// Seconds for Python's json.loads over every line of `file`, or nil without python3.
+        static func pythonJSONLoads(_ file: String) -> Double? {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = [
+                "python3", "-c",
+                "import json,sys,time\nt=time.perf_counter()\nfor line in open(sys.argv[1],'rb'): json.loads(line)\nprint(time.perf_counter()-t)",
+                file,
+            ]
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            process.standardError = FileHandle.nullDevice
+            guard (try? process.run()) != nil else { return nil }
+            let output = pipe.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            guard process.terminationStatus == 0 else { return nil }
+            return Double(String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+    }
+}
