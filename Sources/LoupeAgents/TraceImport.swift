@@ -38,8 +38,7 @@ package enum TraceImport {
         case .otlp: return try OTLPImporter.traces(data, file: file)
         case .openai: return try ChatMessages.traces(data, file: file)
         case .inspect: return try InspectImporter.traces(data, file: file)
-        case .sweAgent:
-            throw TraceImportError(file: file, "this format is recognised but its importer has not landed yet")
+        case .sweAgent: return try SWEAgentImporter.traces(data, file: file)
         case .loupe, nil:
             throw TraceImportError(
                 file: file,

@@ -163,3 +163,64 @@ import Testing
         #expect(InspectImporter.timestamp("yesterday") == nil)
     }
 }
+
+/// SWE-agent and mini-SWE-agent trajectories (scripts/fixtures/swe_agent_traj.py and
+/// mini_swe_agent.py; the mini ones are real runs of its agent and environment).
+@Suite struct SWEAgentImporterTests {
+    @Test func miniSubmittedRunBecomesTimedModelAndCommandSteps() throws {
+        let (data, file) = try ImporterTests.sample("mini-swe-agent-submitted.traj.json")
+        #expect(TraceImport.detect(data, file: file) == .sweAgent)
+        let trace = try #require(try TraceImport.traces(data, file: file).first)
+        #expect(trace.timed && trace.format == .sweAgent)
+        #expect(trace.spans.map(\.kind) == [.agent] + Array(repeating: [SpanKind.llm, .tool], count: 5).flatMap { $0 })
+        #expect(trace.spans[0].status == .ok)
+        #expect(trace.spans[0].output.first?.text.hasPrefix("diff --git a/stats.py") == true)
+        // The reproduction really failed: exit code 1 with the traceback as its result.
+        let reproduce = trace.spans[4]
+        #expect(reproduce.status == .error("exit code 1"))
+        #expect(reproduce.tool?.result?.contains("ZeroDivisionError") == true)
+        #expect(reproduce.tool?.arguments.contains("print(stats.mean([]))") == true)
+        // Each model turn saw the conversation so far; the cost is the one mini recorded.
+        #expect(trace.spans[3].input.map(\.role) == ["system", "user", "assistant", "user"])
+        #expect(trace.spans[1].usage.cost == 0.0021)
+        #expect(trace.spans.allSatisfy { ($0.endNs ?? $0.startNs) >= $0.startNs })
+        #expect(trace.spans[9].endNs! <= trace.spans[10].startNs)
+        #expect(trace.metadata["exit_status"] == .string("Submitted"))
+    }
+
+    @Test func miniToolCallsRunThatHitItsLimitIsAnError() throws {
+        let (data, file) = try ImporterTests.sample("mini-swe-agent-limits.traj.json")
+        let trace = try #require(try TraceImport.traces(data, file: file).first)
+        #expect(trace.spans[0].status == .error("LimitsExceeded"))
+        #expect(trace.spans.filter { $0.kind == .tool }.map { $0.tool?.id } == ["call_1", "call_2"])
+        #expect(trace.spans[2].tool?.result?.contains("stats.py") == true)
+    }
+
+    @Test func sweAgentOldAndNewLayoutsReadAlike() throws {
+        let (old, oldFile) = try ImporterTests.sample("swe-agent-v0.traj")
+        let (new, newFile) = try ImporterTests.sample("swe-agent-v1.traj")
+        let v0 = try #require(try TraceImport.traces(old, file: oldFile).first)
+        let v1 = try #require(try TraceImport.traces(new, file: newFile).first)
+        for trace in [v0, v1] {
+            #expect(!trace.timed)
+            #expect(trace.spans.count == 11 && trace.spans[0].status == .ok)
+            #expect(trace.spans[0].usage == Usage(inputTokens: 9120, outputTokens: 412, cost: 0.0184))
+            #expect(trace.spans[4].tool?.result?.contains("ZeroDivisionError") == true)
+        }
+        // v1: the exact query, tool calls with ids, the model from replay_config, execution time.
+        #expect(v1.spans[3].input.count == 4 && v1.spans[3].model == "gpt-4o-2024-08-06")
+        #expect(v1.spans[2].tool?.id == "call_1" && v1.spans[2].tool?.name == "bash")
+        #expect(v1.spans[2].attributes["execution_time_s"]?.number != nil)
+        // v0: the command's first word names the tool; the input is the history before the turn.
+        #expect(v0.spans[2].tool?.name == "cat" && v0.spans[3].input.count == 4)
+    }
+
+    @Test func aTrajectoryThatIsNotAListIsRefusedWithItsField() {
+        let data = Data(#"{"trajectory": {"action": "ls"}, "history": []}"#.utf8)
+        #expect {
+            try SWEAgentImporter.traces(data, file: "bad.traj")
+        } throws: { error in
+            (error as? TraceImportError)?.description == "bad.traj: trajectory: not an array"
+        }
+    }
+}

@@ -29,6 +29,13 @@ import Testing
 
     private func keys(_ text: String) -> [InputEvent] { text.map { .key(.character($0)) } }
 
+    /// Steps the loop until `done` or a minute passes: jobs finish on other threads, and a loaded
+    /// 2-core machine (CI building while tests run) can take seconds where an idle one takes ms.
+    static func pump(_ runtime: AppRuntime, until done: () -> Bool) {
+        let deadline = Date().addingTimeInterval(60)
+        while !done(), Date() < deadline { runtime.step(timeoutMilliseconds: 5) }
+    }
+
     private func drive(_ runtime: AppRuntime, _ backend: HeadlessBackend) {
         while !backend.isScriptExhausted, !runtime.isFinished { runtime.step(timeoutMilliseconds: 0) }
         runtime.waitForJobs()
@@ -44,7 +51,8 @@ import Testing
         #expect(screen.contains("schema     v\(Workspace.migrationIdentifiers.count)"))
         // The line went into the workspace's history (written in the background).
         var history: [String] = []
-        for _ in 0..<100 where history.isEmpty {
+        let deadline = Date().addingTimeInterval(60)
+        while history.isEmpty, Date() < deadline {
             history = try session.workspace().history(source: .tui)
             usleep(10_000)
         }
@@ -63,15 +71,12 @@ import Testing
     @Test func notebooksAreListedAndACellRuns() throws {
         let (runtime, backend, _) = try makeRuntime(script: [.key(.character("6"))], size: Size(width: 120, height: 40))
         drive(runtime, backend)
-        for _ in 0..<200 where !(backend.lastFrame?.text().contains("Getting started") ?? false) {
-            runtime.step(timeoutMilliseconds: 5)
-        }
+        Self.pump(runtime) { backend.lastFrame?.text().contains("Getting started") ?? false }
         #expect(backend.lastFrame?.text().contains("Getting started") == true)
         backend.enqueue([.key(.character("/"))] + keys("getting") + [.key(.enter), .key(.enter)])
         drive(runtime, backend)
-        for _ in 0..<200 where !(backend.lastFrame?.text().contains("# Getting started") ?? false) {
-            runtime.step(timeoutMilliseconds: 5)
-        }
+        // Open: the first cell's source is on screen.
+        Self.pump(runtime) { backend.lastFrame?.text().contains("workspace init") ?? false }
         backend.enqueue([.key(.enter)])
         drive(runtime, backend)
         // The cell runs as a job: wait for its output rather than for one step.
@@ -79,7 +84,7 @@ import Testing
             let text = backend.lastFrame?.text() ?? ""
             return text.contains("created workspace w.sqlite") || text.contains("opened existing workspace w.sqlite")
         }
-        for _ in 0..<400 where !ran() { runtime.step(timeoutMilliseconds: 5) }
+        Self.pump(runtime, until: ran)
         let screen = try #require(backend.lastFrame).text()
         #expect(screen.contains("created workspace w.sqlite") || screen.contains("opened existing workspace w.sqlite"))
     }
@@ -114,9 +119,7 @@ struct AttentionRuntimeTests {
             analyzeAttention: { request in AttentionAnalysis(text: request.first, embedder: try models.miniLM()) }
         )
         let runtime = AppRuntime(state: state, backend: backend, environment: environment)
-        for _ in 0..<2000 where !(backend.lastFrame?.text().contains("6 tokens · Model grid") ?? false) {
-            runtime.step(timeoutMilliseconds: 5)
-        }
+        AppRuntimeTests.pump(runtime) { backend.lastFrame?.text().contains("6 tokens · Model grid") ?? false }
         let screen = try #require(backend.lastFrame).text()
         #expect(screen.contains("6 tokens · Model grid"))
         #expect(screen.contains("H11") && screen.contains("L5"))

@@ -143,7 +143,9 @@ struct TraceCommand: ParsableCommand {
                 context.print(
                     "  " + start.leftPadded(to: 8) + "  " + duration.leftPadded(to: 8) + "  "
                         + span.kind.padding(toLength: 9, withPad: " ", startingAt: 0) + "  " + tokens.leftPadded(to: 13)
-                        + "  " + (span.kind == "llm" ? TraceText.cost(span.cost) : "").leftPadded(to: 9)
+                        + "  "
+                        + (span.kind == "llm" && (span.cost != nil || span.inputTokens != nil)
+                        ? TraceText.cost(span.cost) : "").leftPadded(to: 9)
                         + "  " + span.status.padding(toLength: 6, withPad: " ", startingAt: 0) + "  "
                         + String(repeating: "  ", count: min(depth, 12))
                         + TextWidth.truncate(UntrustedText.sanitized(span.name), toColumns: 60)

@@ -90,7 +90,10 @@ package struct TraceService: Sendable {
     package func list() throws -> [TraceSummary] {
         let prices = PriceTable(try workspace.modelPrices())
         var costs: [Int64: Double?] = [:]
-        for usage in try workspace.modelUsage() {
+        // Calls with neither tokens nor a cost say nothing (a SWE-agent trace records only its
+        // total, on the root): the recorded total stands for them.
+        for usage in try workspace.modelUsage()
+        where usage.costed > 0 || usage.inputTokens != nil || usage.outputTokens != nil {
             let priced: Double? =
                 usage.costed == usage.calls
                 ? usage.cost
@@ -126,7 +129,11 @@ package struct TraceService: Sendable {
         let prices = PriceTable(try workspace.modelPrices())
         var spans = try workspace.spanRows(trace: id)
         var total: Double? = 0
-        for i in spans.indices where spans[i].kind == SpanKind.llm.rawValue {
+        let measured = spans.indices.filter {
+            spans[$0].kind == SpanKind.llm.rawValue
+                && (spans[$0].cost != nil || spans[$0].inputTokens != nil || spans[$0].outputTokens != nil)
+        }
+        for i in measured {
             if spans[i].cost == nil {
                 spans[i].cost = prices.cost(
                     model: spans[i].model, input: spans[i].inputTokens, output: spans[i].outputTokens,
@@ -134,7 +141,7 @@ package struct TraceService: Sendable {
             }
             total = total.flatMap { a in spans[i].cost.map { a + $0 } }
         }
-        if spans.contains(where: { $0.kind == SpanKind.llm.rawValue }) { summary.cost = total }
+        if !measured.isEmpty { summary.cost = total }
         let steps = TraceImport.steps(
             spans.map { ($0.ordinal, SpanKind(rawValue: $0.kind) ?? .other, $0.startNs) })
         var depthOf: [String: Int] = [:]

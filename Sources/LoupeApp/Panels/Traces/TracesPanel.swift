@@ -372,7 +372,7 @@ package struct TracesPanel: Panel {
             if let cached = span.cacheReadTokens { tokens += " (\(cached) cached)" }
             lines.append([Span(tokens + " · so far \(cumulative.0)/\(cumulative.1)", theme.text)])
         }
-        if span.kind == SpanKind.llm.rawValue {
+        if span.kind == SpanKind.llm.rawValue, span.cost != nil || span.inputTokens != nil || span.outputTokens != nil {
             let sofarCost = sofar.filter { $0.kind == SpanKind.llm.rawValue }.reduce(Double?(0)) { total, s in
                 total.flatMap { t in s.cost.map { t + $0 } }
             }
