@@ -133,7 +133,7 @@ let package = Package(
             name: "LoupeCommandsTests",
             dependencies: [
                 "LoupeCommands", "LoupeApp", "LoupeKit", "LoupeStore", "LoupeRetrieval", "LoupeTUI", "LoupeTerminal",
-                "loupe", .product(name: "GRDB", package: "GRDB.swift"),
+                "LoupeAgents", "loupe", .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strictSwift6
         ),

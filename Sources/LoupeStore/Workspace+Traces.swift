@@ -163,36 +163,7 @@ extension Workspace {
                       reasoning_tokens, cost, tool_name, payload_json, raw_zstd)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """)
-            for trace in traces {
-                let s = trace.summary
-                if let existing = try Row.fetchOne(
-                    db, sql: "SELECT id, content_hash FROM traces WHERE format = ? AND external_id = ?",
-                    arguments: [s.format, s.externalID])
-                {
-                    if existing["content_hash"] as String == trace.contentHash {
-                        counts.unchanged += 1
-                        counts.ids.append(existing["id"])
-                        continue
-                    }
-                    try db.execute(sql: "DELETE FROM traces WHERE id = ?", arguments: [existing["id"] as Int64])
-                    counts.replaced += 1
-                } else {
-                    counts.added += 1
-                }
-                try db.execute(
-                    sql: """
-                        INSERT INTO traces (external_id, format, source_file, name, started_ns, ended_ns, timed, span_count,
-                          step_count, error_count, input_tokens, output_tokens, cost, parent_trace_id, fork_ordinal,
-                          metadata_json, content_hash, imported_at)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                        """,
-                    arguments: [
-                        s.externalID, s.format, s.sourceFile, s.name, s.startedNs, s.endedNs, s.timed, s.spanCount,
-                        s.stepCount, s.errorCount, s.inputTokens, s.outputTokens, s.cost, s.parentTraceID,
-                        s.forkOrdinal, trace.metadataJSON, trace.contentHash, s.importedAt,
-                    ])
-                let id = db.lastInsertedRowID
-                counts.ids.append(id)
+            func insert(_ trace: NewTrace, id: Int64) throws {
                 for span in trace.spans {
                     let r = span.row
                     try insertSpan.execute(arguments: [
@@ -207,6 +178,58 @@ extension Workspace {
                             "INSERT INTO trace_scores (trace_id, scorer, value_json, answer, explanation) VALUES (?, ?, ?, ?, ?)",
                         arguments: [id, score.scorer, score.valueJSON, score.answer, score.explanation])
                 }
+            }
+            for trace in traces {
+                let s = trace.summary
+                if let existing = try Row.fetchOne(
+                    db, sql: "SELECT id, content_hash FROM traces WHERE format = ? AND external_id = ?",
+                    arguments: [s.format, s.externalID])
+                {
+                    if existing["content_hash"] as String == trace.contentHash {
+                        counts.unchanged += 1
+                        counts.ids.append(existing["id"])
+                        continue
+                    }
+                    // Replaced in place: the id stays, so forks, eval rows and an open view of a
+                    // trace being recorded live keep pointing at it.
+                    let id: Int64 = existing["id"]
+                    try db.execute(sql: "DELETE FROM spans WHERE trace_id = ?", arguments: [id])
+                    try db.execute(sql: "DELETE FROM trace_scores WHERE trace_id = ?", arguments: [id])
+                    try db.execute(
+                        sql: """
+                            UPDATE traces SET source_file = ?, name = ?, started_ns = ?, ended_ns = ?, timed = ?,
+                              span_count = ?, step_count = ?, error_count = ?, input_tokens = ?, output_tokens = ?,
+                              cost = ?, parent_trace_id = COALESCE(?, parent_trace_id),
+                              fork_ordinal = COALESCE(?, fork_ordinal), metadata_json = ?, content_hash = ?,
+                              imported_at = ?
+                            WHERE id = ?
+                            """,
+                        arguments: [
+                            s.sourceFile, s.name, s.startedNs, s.endedNs, s.timed, s.spanCount, s.stepCount,
+                            s.errorCount, s.inputTokens, s.outputTokens, s.cost, s.parentTraceID, s.forkOrdinal,
+                            trace.metadataJSON, trace.contentHash, s.importedAt, id,
+                        ])
+                    counts.replaced += 1
+                    counts.ids.append(id)
+                    try insert(trace, id: id)
+                    continue
+                }
+                counts.added += 1
+                try db.execute(
+                    sql: """
+                        INSERT INTO traces (external_id, format, source_file, name, started_ns, ended_ns, timed, span_count,
+                          step_count, error_count, input_tokens, output_tokens, cost, parent_trace_id, fork_ordinal,
+                          metadata_json, content_hash, imported_at)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        """,
+                    arguments: [
+                        s.externalID, s.format, s.sourceFile, s.name, s.startedNs, s.endedNs, s.timed, s.spanCount,
+                        s.stepCount, s.errorCount, s.inputTokens, s.outputTokens, s.cost, s.parentTraceID,
+                        s.forkOrdinal, trace.metadataJSON, trace.contentHash, s.importedAt,
+                    ])
+                let id = db.lastInsertedRowID
+                counts.ids.append(id)
+                try insert(trace, id: id)
             }
             return counts
         }

@@ -42,7 +42,9 @@ package struct TraceService: Sendable {
 
     /// A trace as the workspace stores it: totals on its row, each span's numbers in columns and
     /// its content as JSON, a hash of it all to tell a re-import of the same content.
-    package static func record(_ trace: Trace, sourceFile: String?) -> NewTrace {
+    package static func record(
+        _ trace: Trace, sourceFile: String?, parentTraceID: Int64? = nil, forkOrdinal: Int? = nil
+    ) -> NewTrace {
         var spans: [NewTrace.SpanRecord] = []
         spans.reserveCapacity(trace.spans.count)
         var hash = ContentHash()
@@ -58,7 +60,7 @@ package struct TraceService: Sendable {
                 cost: span.usage.cost, toolName: span.tool?.name)
             let payload = SpanPayload(span).json.compactJSON
             let raw = span.raw?.compactJSON
-            hash.add("\(ordinal) \(span.spanID) \(span.startNs) \(span.endNs ?? -1)")
+            hash.add("\(ordinal) \(span.spanID) \(span.startNs) \(span.endNs ?? -1) \(span.status)")
             hash.add(payload)
             hash.add(raw ?? "")
             spans.append(NewTrace.SpanRecord(row: row, payloadJSON: payload, rawZstd: raw.map { Zstd.compress($0) }))
@@ -70,12 +72,14 @@ package struct TraceService: Sendable {
             name: trace.name,
             startedNs: trace.startNs, endedNs: trace.endNs, timed: trace.timed, spanCount: trace.spans.count,
             stepCount: steps.count, errorCount: trace.errorCount, inputTokens: usage.inputTokens,
-            outputTokens: usage.outputTokens, cost: usage.cost, parentTraceID: nil, forkOrdinal: nil, importedAt: Date()
+            outputTokens: usage.outputTokens, cost: usage.cost, parentTraceID: parentTraceID, forkOrdinal: forkOrdinal,
+            importedAt: Date()
         )
         let scores = trace.scores.map {
             NewTrace.ScoreRecord(
                 scorer: $0.scorer, valueJSON: $0.value.compactJSON, answer: $0.answer, explanation: $0.explanation)
         }
+        hash.add(JSONValue.object(trace.metadata).compactJSON)
         for score in scores {
             hash.add(score.scorer)
             hash.add(score.valueJSON)

@@ -1,0 +1,216 @@
+import Foundation
+
+/// A tool the agent can call: its spec for the model and the function that runs it. A thrown
+/// error goes back to the model as the tool's result ("error: …"); the run goes on.
+package struct AgentTool: Sendable {
+    package var spec: ToolSpec
+    package var run: @Sendable (JSONValue) throws -> String
+
+    package init(spec: ToolSpec, run: @escaping @Sendable (JSONValue) throws -> String) {
+        self.spec = spec
+        self.run = run
+    }
+
+    /// `final_answer`: ends the run with the answer (and the ids it cites).
+    package static let finalAnswer = AgentTool(
+        spec: ToolSpec(
+            name: "final_answer",
+            description: "Give the final answer to the question, citing the chunk ids it rests on.",
+            parameters: .object([
+                "type": "object",
+                "properties": .object([
+                    "answer": .object(["type": "string"]),
+                    "citations": .object(["type": "array", "items": .object(["type": "integer"])]),
+                ]),
+                "required": .array(["answer"]),
+            ])),
+        run: { arguments in arguments["answer"]?.text ?? "" })
+
+    /// `calculator`: the safe expression parser.
+    package static let calculator = AgentTool(
+        spec: ToolSpec(
+            name: "calculator",
+            description:
+                "Evaluate an arithmetic expression with numbers: + - * / % ^, parentheses, sqrt, log, exp, sin, cos.",
+            parameters: .object([
+                "type": "object", "properties": .object(["expression": .object(["type": "string"])]),
+                "required": .array(["expression"]),
+            ])),
+        run: { arguments in
+            guard let expression = arguments["expression"]?.string else {
+                throw Calculator.Failure(message: "missing argument 'expression'")
+            }
+            return Calculator.format(try Calculator.evaluate(expression))
+        })
+}
+
+/// What bounds a run: model calls, tokens (input + output, summed over calls), wall time, and
+/// how often a failed model call is retried (with exponential backoff).
+package struct AgentLimits: Hashable, Sendable {
+    package var maxSteps = 8
+    package var maxTokens: Int?
+    package var maxSeconds: Double = 300
+    package var retries = 3
+    package var backoffSeconds = 0.5
+
+    package init() {}
+}
+
+/// A ReAct loop: ask the model, run the tools it calls, feed their results back, until it calls
+/// `final_answer` (or answers without a tool), or a limit stops it. Every model call, retry and
+/// tool call becomes a span of one trace, handed to `onUpdate` as it happens, so a viewer can
+/// show the run live.
+package struct ReActRunner: Sendable {
+    package var provider: any ChatProvider
+    package var tools: [AgentTool]
+    package var limits: AgentLimits
+    package var systemPrompt: String
+    /// Sleeps between retries (tests pass a recorder instead of waiting).
+    package var sleep: @Sendable (Double) -> Void = { Thread.sleep(forTimeInterval: $0) }
+    package var now: @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1e9) }
+
+    package static let defaultSystemPrompt = """
+        You answer questions about the documents in a Loupe workspace. Use the tools: search finds \
+        chunks, read shows a chunk or a whole document, calculator does arithmetic, sql runs a read-only \
+        SELECT on the workspace. Call final_answer with the answer and the chunk ids you relied on.
+        """
+
+    package init(
+        provider: any ChatProvider, tools: [AgentTool], limits: AgentLimits = AgentLimits(),
+        systemPrompt: String = ReActRunner.defaultSystemPrompt
+    ) {
+        self.provider = provider
+        self.tools = tools.contains { $0.spec.name == "final_answer" } ? tools : tools + [.finalAnswer]
+        self.limits = limits
+        self.systemPrompt = systemPrompt
+    }
+
+    /// Runs to the end and returns the trace (also passed to `onUpdate` after every span).
+    package func run(
+        _ question: String, id: String, isCancelled: @Sendable () -> Bool = { false },
+        onText: @escaping @Sendable (String) -> Void = { _ in }, onUpdate: (Trace) -> Void = { _ in }
+    ) -> Trace {
+        let started = now()
+        var root = TraceSpan(spanID: "agent", parentID: nil, kind: .agent, name: question, startNs: started, endNs: nil)
+        root.input = [Message(role: "user", text: question)]
+        root.attributes["agent.provider"] = .string(provider.label)
+        root.attributes["agent.model"] = .string(provider.model)
+        root.attributes["agent.tools"] = .array(tools.map { .string($0.spec.name) })
+        var trace = Trace(externalID: id, format: .loupe, name: String(question.prefix(120)), spans: [root])
+        trace.metadata["provider"] = .string(provider.label)
+        trace.metadata["model"] = .string(provider.model)
+        trace.metadata["status"] = "running"
+        onUpdate(trace)
+
+        var messages = [Message(role: "system", text: systemPrompt), Message(role: "user", text: question)]
+        var tokens = 0
+        var calls = 0
+        var outcome: SpanStatus = .error("no answer")
+        var answer: String?
+        let byName = Dictionary(tools.map { ($0.spec.name, $0) }, uniquingKeysWith: { a, _ in a })
+
+        func finish(_ status: SpanStatus) -> Trace {
+            trace.spans[0].status = status
+            trace.spans[0].endNs = now()
+            if let answer { trace.spans[0].output = [Message(role: "assistant", text: answer)] }
+            trace.metadata["status"] = .string(status.isError ? "error" : "ok")
+            onUpdate(trace)
+            return trace
+        }
+
+        run: while true {
+            if isCancelled() { return finish(.error("cancelled")) }
+            if calls >= limits.maxSteps { return finish(.error("step limit \(limits.maxSteps) reached")) }
+            if let max = limits.maxTokens, tokens >= max { return finish(.error("token limit \(max) reached")) }
+            if Double(now() - started) / 1e9 >= limits.maxSeconds {
+                return finish(.error("time limit \(Calculator.format(limits.maxSeconds)) s reached"))
+            }
+            calls += 1
+            let request = ChatRequest(messages: messages, tools: tools.map(\.spec), maxTokens: nil)
+            var response: ChatResponse?
+            for attempt in 0...limits.retries {
+                let callStart = now()
+                var span = TraceSpan(
+                    spanID: "llm\(calls)" + (attempt > 0 ? ".retry\(attempt)" : ""), parentID: "agent", kind: .llm,
+                    name: "chat \(provider.model)", startNs: callStart, endNs: nil)
+                span.model = provider.model
+                span.input = messages
+                span.attributes["gen_ai.provider.name"] = .string(provider.label)
+                do {
+                    let answered = try provider.complete(request, onText: onText)
+                    span.endNs = now()
+                    span.output = [answered.message]
+                    span.usage = answered.usage
+                    span.model = answered.model
+                    span.status = .ok
+                    if let reason = answered.finishReason { span.attributes["finish_reason"] = .string(reason) }
+                    trace.spans.append(span)
+                    onUpdate(trace)
+                    response = answered
+                    break
+                } catch {
+                    span.endNs = now()
+                    let last = attempt == limits.retries || !error.retryable
+                    let wait = limits.backoffSeconds * pow(2, Double(attempt))
+                    span.status = .error(
+                        error.description + (last ? "" : " — retrying in \(Calculator.format(wait)) s"))
+                    trace.spans.append(span)
+                    onUpdate(trace)
+                    if last { return finish(.error("model call failed: \(error.description)")) }
+                    sleep(wait)
+                    if isCancelled() { return finish(.error("cancelled")) }
+                }
+            }
+            guard let response else { return finish(.error("model call failed")) }
+            tokens += (response.usage.inputTokens ?? 0) + (response.usage.outputTokens ?? 0)
+            messages.append(response.message)
+            guard !response.message.toolCalls.isEmpty else {
+                // An answer without a tool call is the final answer.
+                answer = response.message.text
+                outcome = .ok
+                break run
+            }
+            for (index, call) in response.message.toolCalls.enumerated() {
+                let callID = call.id ?? "call_\(calls)_\(index)"
+                var span = TraceSpan(
+                    spanID: "tool\(calls).\(index)", parentID: "agent", kind: .tool, name: call.name, startNs: now(),
+                    endNs: nil)
+                var executed = call
+                executed.id = callID
+                let result: String
+                do {
+                    guard let tool = byName[call.name] else {
+                        throw ToolFailure(
+                            "no tool named '\(call.name)' (tools: \(byName.keys.sorted().joined(separator: ", ")))")
+                    }
+                    if let problem = call.argumentsError { throw ToolFailure(problem) }
+                    let arguments = call.arguments.isEmpty ? JSONValue.object([:]) : try JSONValue.parse(call.arguments)
+                    result = try tool.run(arguments)
+                    executed.result = result
+                    span.status = .ok
+                    if call.name == "final_answer" {
+                        answer = result
+                        if let cited = arguments["citations"] { trace.metadata["citations"] = cited }
+                        outcome = .ok
+                    }
+                } catch {
+                    result = "error: \(error)"
+                    executed.error = "\(error)"
+                    span.status = .error("\(error)")
+                }
+                span.endNs = now()
+                span.tool = executed
+                trace.spans.append(span)
+                onUpdate(trace)
+                messages.append(Message(role: "tool", text: result, toolCallID: callID))
+            }
+            if answer != nil { break run }
+        }
+        return finish(outcome)
+    }
+}
+
+struct ToolFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,108 @@
+import ArgumentParser
+import Foundation
+import LoupeAgents
+import LoupeKit
+import LoupeTUI
+
+/// `loupe agent run "question"`: Loupe's own ReAct agent on the workspace, recorded as a trace.
+struct AgentCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "agent", abstract: "Run Loupe's own agent on the workspace and record its trace.",
+        subcommands: [Run.self], defaultSubcommand: Run.self)
+
+    struct Run: LoupeCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Answer a question with the workspace's tools: search, read, calculator, sql.",
+            discussion: """
+                The run is recorded as a trace as it happens (the Traces panel shows it grow). \
+                --provider offline (the default) needs no network: an in-process policy routes the \
+                question to a tool by MiniLM similarity and answers with the sentences it read, citing \
+                their chunks. --provider openai talks to any OpenAI-compatible chat-completions server \
+                (OpenAI, vLLM, llama.cpp, Ollama) with tool calls and streaming; the base URL and model \
+                come from the flags or $OPENAI_BASE_URL / $OPENAI_MODEL, the key from the environment \
+                variable --api-key-env names, and the key is never stored.
+                """)
+
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The question.") var question: [String]
+        @Option(help: "offline or openai.") var provider = "offline"
+        @Option(help: "The chat-completions base URL (default $OPENAI_BASE_URL or https://api.openai.com/v1).")
+        var baseURL: String?
+        @Option(help: "The model (default $OPENAI_MODEL).") var model: String?
+        @Option(help: "The environment variable holding the API key.") var apiKeyEnv = "OPENAI_API_KEY"
+        @Flag(help: "Ask for one whole response instead of a server-sent event stream.") var noStream = false
+        @Option(help: "Model calls at most.") var maxSteps = 8
+        @Option(help: "Tokens (input + output, over all calls) at most.") var maxTokens: Int?
+        @Option(help: "Seconds at most.") var timeout = 300.0
+        @Option(help: "Retries of a failed model call (exponential backoff from 0.5 s).") var retries = 3
+        @Flag(help: "Print the trace as JSON at the end.") var json = false
+
+        func run(in context: CommandContext) throws {
+            let text = question.joined(separator: " ").trimmingCharacters(in: .whitespaces)
+            guard !text.isEmpty else { throw CommandFailure("ask a question: loupe agent run \"…\"") }
+            let service = AgentService(workspace: try context.workspace(), models: sharedModels)
+            let chosen = try makeProvider(service)
+            var limits = AgentLimits()
+            limits.maxSteps = maxSteps
+            limits.maxTokens = maxTokens
+            limits.maxSeconds = timeout
+            limits.retries = retries
+            var printed = 1
+            let result = try service.run(
+                text, provider: chosen, limits: limits, reporter: context.reporter,
+                onStep: { _, trace in
+                    guard !json else { return }
+                    while printed < trace.spans.count {
+                        context.print(Self.describe(trace.spans[printed]))
+                        printed += 1
+                    }
+                })
+            if json {
+                return context.print(TraceExport.export(result.trace, as: .otlp).prettyJSON)
+            }
+            let root = result.trace.spans[0]
+            if let answer = root.output.first?.text {
+                context.print("answer: " + UntrustedText.sanitized(answer))
+            }
+            if case .error(let why) = root.status { context.print("✗ " + UntrustedText.sanitized(why)) }
+            context.print(
+                "trace \(result.id): \(result.trace.spans.count) spans, provider \(chosen.label) — loupe trace show \(result.id)"
+            )
+            if root.status.isError { throw CommandFailure("the agent did not finish: \(root.status.message ?? "")") }
+        }
+
+        private func makeProvider(_ service: AgentService) throws -> any ChatProvider {
+            let environment = ProcessInfo.processInfo.environment
+            switch provider.lowercased() {
+            case "offline": return service.offlinePolicy()
+            case "openai", "openai-compatible":
+                let base = baseURL ?? environment["OPENAI_BASE_URL"] ?? "https://api.openai.com/v1"
+                guard let url = URL(string: base), url.scheme == "http" || url.scheme == "https" else {
+                    throw CommandFailure("--base-url \(base): not an http(s) URL")
+                }
+                guard let name = model ?? environment["OPENAI_MODEL"] else {
+                    throw CommandFailure("name the model: --model NAME or $OPENAI_MODEL")
+                }
+                return OpenAICompatibleProvider(
+                    baseURL: url, model: name, apiKey: environment[apiKeyEnv], stream: !noStream, timeout: timeout)
+            default: throw CommandFailure("--provider \(provider): use offline or openai")
+            }
+        }
+
+        /// One line per span as it lands: a model call and the tools it asked for, or a tool's result.
+        static func describe(_ span: TraceSpan) -> String {
+            let status = span.status.message.map { "  ✗ " + $0 } ?? ""
+            switch span.kind {
+            case .llm:
+                let calls = span.output.first?.toolCalls.map { "\($0.name)(\($0.arguments))" } ?? []
+                let said = calls.isEmpty ? (span.output.first?.text ?? "") : "→ " + calls.joined(separator: ", ")
+                return UntrustedText.sanitized("  model  \(String(said.prefix(110)))\(status)")
+            case .tool:
+                let result = (span.tool?.error ?? span.tool?.result ?? "").replacingOccurrences(of: "\n", with: " ⏎ ")
+                return UntrustedText.sanitized("  tool   \(span.name): \(String(result.prefix(104)))\(status)")
+            default:
+                return UntrustedText.sanitized("  \(span.kind.rawValue)  \(span.name)\(status)")
+            }
+        }
+    }
+}

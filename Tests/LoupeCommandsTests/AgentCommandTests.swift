@@ -1,0 +1,143 @@
+import Foundation
+import GRDB
+import LoupeAgents
+import LoupeStore
+import Synchronization
+import Testing
+
+/// The OpenAI-compatible client against a local server replaying recorded responses
+/// (scripts/fixtures/openai_sse.py), and `loupe agent run` end to end through the real binary.
+@Suite(.serialized) struct AgentCommandTests {
+    static let corpus = """
+        {"id": "a1", "title": "Heated wings", "text": "Aeroelastic models of heated high speed aircraft must keep the thermal similarity parameters. The structural stiffness must scale with the dynamic pressure."}
+        {"id": "a2", "title": "Boundary layers", "text": "Heat transfer in the laminar boundary layer of a flat plate. Transition moves forward with roughness."}
+        {"id": "a3", "title": "Shells", "text": "Buckling of thin cylindrical shells under axial compression."}
+
+        """
+
+    private func workspace() throws -> (file: String, directory: String) {
+        let directory = TestEnvironment.temporaryDirectory()
+        let corpus = directory + "/corpus.jsonl"
+        try Self.corpus.write(toFile: corpus, atomically: true, encoding: .utf8)
+        let file = directory + "/w.sqlite"
+        let result = try TestEnvironment.run(["--workspace", file, "ingest", corpus, "--no-embed"])
+        #expect(result.status == 0, "\(result.error)")
+        return (file, directory)
+    }
+
+    private let request = ChatRequest(
+        messages: [Message(role: "system", text: "Be brief."), Message(role: "user", text: "heated aircraft models?")],
+        tools: [AgentTool.calculator.spec])
+
+    @Test func aStreamedToolCallIsAssembledFromItsPieces() throws {
+        let server = try LocalChatServer(replies: [.fixture("tool-call.sse")])
+        defer { server.stop() }
+        let provider = OpenAICompatibleProvider(
+            baseURL: URL(string: server.baseURL)!, model: "gpt-4o-mini", apiKey: "sk-test-key")
+        let response = try provider.complete(request) { _ in }
+        let call = try #require(response.message.toolCalls.first)
+        #expect(call.id == "call_search1" && call.name == "search" && call.argumentsError == nil)
+        #expect(try JSONValue.parse(call.arguments)["k"] == .number(3))
+        #expect(response.usage == Usage(inputTokens: 412, outputTokens: 31, cacheReadTokens: 256))
+        #expect(response.model == "gpt-4o-mini-2024-07-18" && response.finishReason == "tool_calls")
+        // What went over the wire: the bearer key, a streaming request with usage, the tools.
+        let sent = try #require(server.requests.first)
+        #expect(sent.line == "POST /v1/chat/completions HTTP/1.1")
+        #expect(sent.headers["authorization"] == "Bearer sk-test-key")
+        let body = try JSONValue.parse(sent.body)
+        #expect(body["stream"] == .bool(true) && body["stream_options"]?["include_usage"] == .bool(true))
+        #expect(body["tools"]?.array?.first?["function"]?["name"] == "calculator")
+        #expect(body["messages"]?.array?.map { $0["role"] } == ["system", "user"])
+    }
+
+    @Test func textArrivesPieceByPieceAndAWholeResponseParsesToo() throws {
+        let server = try LocalChatServer(replies: [.fixture("text.sse"), .fixture("complete.json")])
+        defer { server.stop() }
+        var provider = OpenAICompatibleProvider(baseURL: URL(string: server.baseURL)!, model: "m", apiKey: nil)
+        let pieces = Mutex<[String]>([])
+        let streamed = try provider.complete(request) { piece in pieces.withLock { $0.append(piece) } }
+        #expect(streamed.message.text == "Heated models must also match the thermal similarity parameters.")
+        #expect(pieces.withLock { $0.count } == 9)
+        #expect(server.requests[0].headers["authorization"] == nil)
+        provider.stream = false
+        let whole = try provider.complete(request) { _ in }
+        #expect(whole.message.toolCalls.first?.id == "call_search2" && whole.usage.inputTokens == 412)
+        #expect(try JSONValue.parse(server.requests[1].body)["stream"] == nil)
+    }
+
+    @Test func aRateLimitIsRetriedAndTheRunIsRecordedWithoutTheKey() throws {
+        let (file, _) = try workspace()
+        let server = try LocalChatServer(replies: [
+            try .fixture("error.json", status: 429), try .fixture("tool-call.sse"), try .fixture("answer.sse"),
+        ])
+        defer { server.stop() }
+        let secret = "sk-loupe-test-\(UUID().uuidString)"
+        let result = try TestEnvironment.run(
+            [
+                "--workspace", file, "agent", "run", "--provider", "openai", "--base-url", server.baseURL, "--model",
+                "gpt-4o-mini", "--retries", "2", "How should heated aircraft models be built?",
+            ], environment: ["OPENAI_API_KEY": secret])
+        #expect(result.status == 0, "\(result.output)\(result.error)")
+        #expect(result.output.contains("answer: The model must keep the structural and thermal similarity parameters."))
+        #expect(result.output.contains("Rate limit reached"))
+        #expect(server.requests.count == 3)
+        #expect(server.requests.allSatisfy { $0.headers["authorization"] == "Bearer \(secret)" })
+        // The search tool ran for real on the workspace, and its hits went back to the model.
+        let third = try JSONValue.parse(server.requests[2].body)
+        let toolMessage = try #require(third["messages"]?.array?.last)
+        #expect(toolMessage["role"] == "tool" && toolMessage["tool_call_id"] == "call_search1")
+        #expect(toolMessage["content"]?.string?.contains("\"title\":\"Heated wings\"") == true)
+
+        let workspace = try Workspace(path: file)
+        let trace = try #require(try workspace.traceSummaries().first)
+        #expect(trace.format == "loupe" && trace.errorCount == 1)
+        let spans = try workspace.spanRows(trace: trace.id)
+        #expect(spans.map(\.kind) == ["agent", "llm", "llm", "tool", "llm", "tool"])
+        #expect(spans[1].status == "error" && spans[1].statusMessage?.contains("HTTP 429") == true)
+        #expect(spans[2].inputTokens == 412 && spans[2].cacheReadTokens == 256)
+        #expect(spans[0].status == "ok")
+        // The key is in no byte of the workspace (nor its WAL).
+        for path in [file, file + "-wal"] where FileManager.default.fileExists(atPath: path) {
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+            #expect(bytes.range(of: Data(secret.utf8)) == nil)
+        }
+    }
+
+    @Test func theOfflineProviderSearchesReadsAndCites() throws {
+        let (file, _) = try workspace()
+        var result = try TestEnvironment.run([
+            "--workspace", file, "agent", "what similarity must aeroelastic models of heated aircraft keep?",
+        ])
+        #expect(result.status == 0, "\(result.output)\(result.error)")
+        #expect(result.output.contains("tool   search:"))
+        #expect(result.output.contains("tool   read: chunk"))
+        #expect(
+            result.output.contains(
+                "answer: Aeroelastic models of heated high speed aircraft must keep the thermal similarity parameters. [chunk 1]"
+            ))
+        result = try TestEnvironment.run(["--workspace", file, "agent", "run", "What is (17 + 25) * 3?"])
+        #expect(result.output.contains("answer: (17 + 25) * 3 = 126"))
+        result = try TestEnvironment.run(["--workspace", file, "agent", "run", "How many documents are there?"])
+        #expect(result.output.contains("tool   sql: documents ⏎ 3"))
+        #expect(result.output.contains("answer: documents: 3"))
+        // A limit ends the run as an error, recorded like any other.
+        result = try TestEnvironment.run([
+            "--workspace", file, "agent", "run", "--max-steps", "1", "what about shells?",
+        ])
+        #expect(result.status != 0)
+        #expect(result.output.contains("✗ step limit 1 reached"))
+        let summaries = try Workspace(path: file).traceSummaries()
+        #expect(summaries.count == 4 && summaries.allSatisfy { $0.format == "loupe" })
+    }
+
+    @Test func theSqlToolRefusesWrites() throws {
+        let (file, _) = try workspace()
+        let workspace = try Workspace(path: file)
+        #expect(throws: WorkspaceError.self) { try workspace.readOnlyQuery("DELETE FROM documents", limit: 5) }
+        #expect(throws: WorkspaceError.self) {
+            try workspace.readOnlyQuery("SELECT 1; DROP TABLE documents", limit: 5)
+        }
+        let rows = try workspace.readOnlyQuery("SELECT external_id FROM documents ORDER BY 1", limit: 2)
+        #expect(rows.rows == [["a1"], ["a2"]] && rows.truncated)
+    }
+}
