@@ -150,21 +150,23 @@ package struct AgentService: Sendable {
             + String(UInt32.random(in: 0...UInt32.max), radix: 16)
         var traceID: Int64?
         var failure: Error?
-        let trace = runner.run(question, id: id, isCancelled: { reporter.isCancelled }, onText: onText) { trace in
-            guard failure == nil else { return }
-            do {
-                let counts = try workspace.importTraces([TraceService.record(trace, sourceFile: nil)])
-                traceID = counts.ids.first
-                let steps = trace.spans.count - 1
-                reporter.report(
-                    JobProgress(
-                        completed: Double(steps), total: Double(limits.maxSteps * 2),
-                        detail: "trace \(traceID ?? 0) · \(steps) spans · \(trace.spans.last?.name ?? "")"))
-                if let traceID { onStep(traceID, trace) }
-            } catch {
-                failure = error
-            }
-        }
+        let trace = runner.run(
+            question, id: id, isCancelled: { reporter.isCancelled }, onText: onText,
+            onUpdate: { trace in
+                guard failure == nil else { return }
+                do {
+                    let counts = try workspace.importTraces([TraceService.record(trace, sourceFile: nil)])
+                    traceID = counts.ids.first
+                    let steps = trace.spans.count - 1
+                    reporter.report(
+                        JobProgress(
+                            completed: Double(steps), total: Double(limits.maxSteps * 2),
+                            detail: "trace \(traceID ?? 0) · \(steps) spans · \(trace.spans.last?.name ?? "")"))
+                    if let traceID { onStep(traceID, trace) }
+                } catch {
+                    failure = error
+                }
+            })
         if let failure { throw failure }
         guard let traceID else { throw AgentToolError("the run was not recorded") }
         return (traceID, trace)
