@@ -433,3 +433,24 @@ package struct StoredPayload: Hashable, Sendable {
     package var rawJSON: String?
     package var rawZstd: Data?
 }
+
+extension Workspace {
+    /// The ordinals of a trace's spans whose name, tool, model, error or content (messages, tool
+    /// arguments and results) contain `text`, ignoring ASCII case: the Traces panel's `/`.
+    package func searchSpans(trace: Int64, text: String) throws(WorkspaceError) -> [Int] {
+        let escaped = text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
+            .replacingOccurrences(of: "_", with: "\\_")
+        let pattern = "%" + escaped + "%"
+        return try read { db in
+            try Int.fetchAll(
+                db,
+                sql: """
+                    SELECT ordinal FROM spans WHERE trace_id = ?2 AND (
+                      name LIKE ?1 ESCAPE '\\' OR tool_name LIKE ?1 ESCAPE '\\' OR model LIKE ?1 ESCAPE '\\'
+                      OR status_message LIKE ?1 ESCAPE '\\' OR payload_json LIKE ?1 ESCAPE '\\')
+                    ORDER BY ordinal
+                    """,
+                arguments: [pattern, trace])
+        }
+    }
+}

@@ -35,9 +35,51 @@ import Testing
                 let loaded = try service.payload(trace: trace, ordinal: ordinal)
                 pending += state.update(
                     .spanLoaded(trace: trace, ordinal: ordinal, SpanDetail(payload: loaded.payload, raw: loaded.raw)))
+            case .searchTrace(let trace, let query):
+                pending += state.update(
+                    .traceSearched(
+                        trace: trace, query: query,
+                        ordinals: try service.workspace.searchSpans(trace: trace, text: query)))
             default: break
             }
         }
+    }
+
+    @Test func spacePlaysTheStepsOnTicksAndStopsAtTheEnd() throws {
+        var state = try opened()
+        try settle(AppFixtures.press([.character(" ")], on: &state), &state)
+        #expect(panel(state).playing && state.wantsTicks)
+        #expect(state.render().text().contains("▶ 1 s/step"))
+        try settle(state.update(.tick(100.0)), &state)
+        #expect(panel(state).currentOrdinal == 2)
+        try settle(state.update(.tick(100.5)), &state)  // not a second yet
+        #expect(panel(state).currentOrdinal == 2)
+        AppFixtures.press([.character(">")], on: &state)  // 0.5 s a step
+        for t in [101.0, 101.5, 102.0, 102.5, 103.0] { try settle(state.update(.tick(t)), &state) }
+        #expect(panel(state).currentOrdinal == 5 && !panel(state).playing && !state.wantsTicks)
+    }
+
+    @Test func slashFindsTextInsideTheStepsContent() throws {
+        var state = try opened()
+        // "transition" is only in the search tool's arguments (step 2) and a later model input.
+        try settle(AppFixtures.press([.character("/")] + "transition".map { .character($0) } + [.enter], on: &state), &state)
+        #expect(panel(state).deepMatches?.ordinals.isEmpty == false)
+        let first = try #require(panel(state).currentOrdinal)
+        #expect(panel(state).deepMatches?.ordinals.contains(first) == true)
+        #expect(state.render().text().contains("“transition” in"))
+        try settle(AppFixtures.press([.character("n")], on: &state), &state)
+        #expect(panel(state).deepMatches?.ordinals.contains(panel(state).currentOrdinal ?? -1) == true)
+        #expect(panel(state).detail != nil)
+    }
+
+    @Test func aTraceRecordedLiveGrowsOnScreenAndTheCursorFollows() throws {
+        var state = try opened()
+        try settle(AppFixtures.press([.character("G")], on: &state), &state)
+        let id = try #require(panel(state).trace?.summary.id)
+        let effects = state.update(.jobProgress(JobID(7), JobProgress(completed: 1, total: 4, detail: "trace \(id) · 3 spans")))
+        #expect(effects.contains(.openTrace(id)) && effects.contains(.loadTraces))
+        // Another trace's progress does not reload the open one.
+        #expect(!state.update(.jobProgress(JobID(7), JobProgress(completed: 1, total: 4, detail: "trace 999 · x"))).contains(.openTrace(id)))
     }
 
     private func opened(width: Int = 120, height: Int = 36) throws -> AppState {

@@ -14,12 +14,12 @@ extension AppState {
             return handle(event)
         case .tick(let seconds):
             now = seconds
-            return []
+            return forwardToPanels(msg)
         case .jobProgress(let id, let progress):
             if let index = jobs.firstIndex(where: { $0.id == id }) { jobs[index].progress = progress }
-            return []
+            return forwardToPanels(msg)
         case .jobFinished(let id, let outcome):
-            return finishJob(id, outcome)
+            return finishJob(id, outcome) + forwardToPanels(msg)
         case .terminate:
             return [.cancelJobs, .quit]
         case .fileWritten(let path, let error):
@@ -28,11 +28,20 @@ extension AppState {
                 ?? StatusMessage(text: "✓ wrote \(path)", level: .ok)
             return []
         case .notebooksListed, .notebookOpened, .attentionAnalyzed, .rooflineLoaded, .retrievalSearched,
-            .retrievalDocument, .tracesLoaded, .traceOpened, .spanLoaded:
+            .retrievalDocument, .tracesLoaded, .traceOpened, .spanLoaded, .traceSearched:
             var effects: [Effect] = []
             for index in panels.indices { effects += apply(panels[index].receive(msg), from: panels[index].id) }
             return effects
         }
+    }
+
+    /// True while a panel animates (trace playback): the loop then ticks without input.
+    package var wantsTicks: Bool { panels.contains { $0.wantsTicks } }
+
+    private mutating func forwardToPanels(_ msg: Msg) -> [Effect] {
+        var effects: [Effect] = []
+        for index in panels.indices { effects += apply(panels[index].receive(msg), from: panels[index].id) }
+        return effects
     }
 
     /// Every keymap in force, for the help overlay and `docs/keybindings.md`.
@@ -103,6 +112,7 @@ extension AppState {
         case .searchNext, .searchPrevious:
             let found = panels[focusedPanel].search(searchQuery, forward: action == .searchNext, includeCurrent: false)
             if !found { message = StatusMessage(text: "No match for “\(searchQuery)”", level: .warn) }
+            return apply(panels[focusedPanel].takeEffects(), from: panels[focusedPanel].id)
         case .back:
             if !searchQuery.isEmpty {
                 searchQuery = ""
@@ -242,6 +252,8 @@ extension AppState {
         case .enter:
             mode = .normal
             searchQuery = searchEditor.text
+            guard !searchQuery.isEmpty else { return [] }
+            return apply(panels[focusedPanel].searchSubmitted(searchQuery), from: panels[focusedPanel].id)
         default:
             guard searchEditor.handle(key) else { return [] }
             searchQuery = searchEditor.text
@@ -250,6 +262,7 @@ extension AppState {
             } else {
                 message = nil
             }
+            return apply(panels[focusedPanel].takeEffects(), from: panels[focusedPanel].id)
         }
         return []
     }

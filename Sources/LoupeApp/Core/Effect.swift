@@ -29,6 +29,8 @@ package enum Effect: Hashable, Sendable {
     case openTrace(Int64)
     /// Read one span's content for the step the Traces panel shows.
     case loadSpan(trace: Int64, ordinal: Int)
+    /// Find the spans of a trace whose content contains a text (the Traces panel's `/`).
+    case searchTrace(Int64, String)
     /// Write an export (CSV, JSON) to a file.
     case writeFile(path: String, contents: String)
 }

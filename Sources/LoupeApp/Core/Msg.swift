@@ -22,6 +22,7 @@ package enum Msg: Hashable, Sendable {
     case tracesLoaded([TraceSummary])
     case traceOpened(Int64, TraceOpen)
     case spanLoaded(trace: Int64, ordinal: Int, SpanDetail?)
+    case traceSearched(trace: Int64, query: String, ordinals: [Int])
 }
 
 package enum TraceOpen: Hashable, Sendable {

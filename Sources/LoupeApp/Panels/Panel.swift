@@ -42,11 +42,17 @@ package protocol Panel: Sendable {
     /// True while the panel edits text (an input box): every key but ctrl+c goes to
     /// ``handleText(_:)`` instead of the keymaps.
     var capturesText: Bool { get }
+    /// True while the panel animates and needs `.tick` messages without input.
+    var wantsTicks: Bool { get }
 
     mutating func perform(_ action: PanelAction, area: Rect) -> [PanelEffect]
     mutating func goBack()
     /// Moves the selection to the next match of `query`; false when nothing matches.
     mutating func search(_ query: String, forward: Bool, includeCurrent: Bool) -> Bool
+    /// `/` was confirmed with enter: a panel may look deeper than its list (a trace's content).
+    mutating func searchSubmitted(_ query: String) -> [PanelEffect]
+    /// Effects a call that cannot return them queued (a search that moved to a step to load).
+    mutating func takeEffects() -> [PanelEffect]
     mutating func click(at point: Point, area: Rect) -> [PanelEffect]
     mutating func receive(_ msg: Msg) -> [PanelEffect]
     mutating func commandFinished(tag: Int, outcome: CommandOutcome)
@@ -62,10 +68,13 @@ extension Panel {
     package var canGoBack: Bool { false }
     package var initialEffects: [PanelEffect] { [] }
     package var capturesText: Bool { false }
+    package var wantsTicks: Bool { false }
     package mutating func handleText(_ key: Key) -> [PanelEffect] { [] }
     package mutating func perform(_ action: PanelAction, area: Rect) -> [PanelEffect] { [] }
     package mutating func goBack() {}
     package mutating func search(_ query: String, forward: Bool, includeCurrent: Bool) -> Bool { false }
+    package mutating func searchSubmitted(_ query: String) -> [PanelEffect] { [] }
+    package mutating func takeEffects() -> [PanelEffect] { [] }
     package mutating func click(at point: Point, area: Rect) -> [PanelEffect] { [] }
     package mutating func receive(_ msg: Msg) -> [PanelEffect] { [] }
     package mutating func commandFinished(tag: Int, outcome: CommandOutcome) {}

@@ -39,7 +39,7 @@ package final class AppRuntime {
 
     /// Runs until the user quits or a termination signal arrives.
     package func run() {
-        while !isFinished { step(timeoutMilliseconds: state.jobs.isEmpty ? 250 : 50) }
+        while !isFinished { step(timeoutMilliseconds: state.jobs.isEmpty && !state.wantsTicks ? 250 : 50) }
     }
 
     /// One turn of the loop.
@@ -49,7 +49,7 @@ package final class AppRuntime {
         if let event = backend.nextEvent(timeoutMilliseconds: timeoutMilliseconds) { messages.append(.input(event)) }
         messages += mailbox.drain()
         if let signal = TerminationSignals.take() { messages.append(.terminate(signal)) }
-        if !state.jobs.isEmpty || !messages.isEmpty { messages.append(.tick(environment.now())) }
+        if !state.jobs.isEmpty || !messages.isEmpty || state.wantsTicks { messages.append(.tick(environment.now())) }
         for msg in messages {
             if case .jobFinished(let id, _) = msg { reporters[id] = nil }
             let effects = state.update(msg)
@@ -175,6 +175,13 @@ package final class AppRuntime {
                 mailbox.post(
                     .spanLoaded(
                         trace: trace, ordinal: ordinal, loaded.map { SpanDetail(payload: $0.payload, raw: $0.raw) }))
+            }
+        case .searchTrace(let trace, let query):
+            guard let workspace = environment.workspace else { return }
+            let mailbox = self.mailbox
+            DispatchQueue.global(qos: .userInitiated).async {
+                let found = (try? workspace.searchSpans(trace: trace, text: query)) ?? []
+                mailbox.post(.traceSearched(trace: trace, query: query, ordinals: found))
             }
         case .writeFile(let path, let contents):
             let mailbox = self.mailbox

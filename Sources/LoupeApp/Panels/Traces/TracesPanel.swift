@@ -21,6 +21,20 @@ package struct TracesPanel: Panel {
     package private(set) var raw = false
     package var detailOffset = 0
     package private(set) var error: String?
+    /// Playback: `space` steps forward on its own every `playSpeeds[speed]` seconds.
+    package private(set) var playing = false
+    package private(set) var speed = 1
+    private var lastAdvance = 0.0
+    /// Spans of the open trace whose content matched the last confirmed `/`.
+    package private(set) var deepMatches: (query: String, ordinals: [Int])?
+
+    package static let playSpeeds = [2.0, 1.0, 0.5, 0.25, 0.1]
+    private var queued: [PanelEffect] = []
+
+    package mutating func takeEffects() -> [PanelEffect] {
+        defer { queued = [] }
+        return queued
+    }
 
     package static let sortColumns = ["start", "duration", "steps", "tokens", "cost", "errors"]
 
@@ -40,6 +54,11 @@ package struct TracesPanel: Panel {
                 KeyBinding([.character("t")], .panel(.custom("tool")), help: "Next tool call", footer: "tool"),
                 KeyBinding([.character("r")], .panel(.custom("raw")), help: "The step's raw source payload on or off"),
                 KeyBinding(
+                    [.character(" ")], .panel(.custom("play")), help: "Play or pause: step forward on a timer",
+                    footer: "play"),
+                KeyBinding([.character(">")], .panel(.custom("faster")), help: "Play faster (2, 1, 0.5, 0.25, 0.1 s a step)"),
+                KeyBinding([.character("<")], .panel(.custom("slower")), help: "Play slower"),
+                KeyBinding(
                     [.character("s")], .panel(.custom("sort")),
                     help: "Sort the traces by the next column (start, duration, steps, tokens, cost, errors)"),
                 KeyBinding([.character("S")], .panel(.custom("reverse")), help: "Reverse the sort"),
@@ -50,7 +69,11 @@ package struct TracesPanel: Panel {
     package var isSearchable: Bool { true }
     package var canGoBack: Bool { trace != nil }
 
+    package var wantsTicks: Bool { playing }
+
     package mutating func goBack() {
+        playing = false
+        deepMatches = nil
         trace = nil
         detail = nil
         raw = false
@@ -86,18 +109,68 @@ package struct TracesPanel: Panel {
             switch opened {
             case .loaded(let loaded):
                 guard trace == nil || trace?.summary.id == id else { return [] }
+                // A reload of the open trace (a run recorded live) keeps the cursor, and follows
+                // the newest step when it was on the last one.
+                let reload = trace?.summary.id == id
+                let wasLast = reload && step >= (trace?.steps.count ?? 0) - 1
                 trace = loaded
                 error = nil
-                step = 0
+                step = !reload ? 0 : wasLast ? max(0, loaded.steps.count - 1) : min(step, max(0, loaded.steps.count - 1))
                 return loadStep()
             case .failed(let message): error = message
             }
         case .spanLoaded(let traceID, let ordinal, let loaded):
             guard traceID == trace?.summary.id, ordinal == currentOrdinal else { return [] }
             detail = loaded
+        case .traceSearched(let traceID, let query, let ordinals):
+            guard let trace, traceID == trace.summary.id else { return [] }
+            deepMatches = (query, ordinals)
+            return jumpToMatch(forward: true, includeCurrent: true)
+        case .tick(let now):
+            guard playing, let trace else { return [] }
+            guard now - lastAdvance >= Self.playSpeeds[speed] else { return [] }
+            lastAdvance = now
+            if step >= trace.steps.count - 1 {
+                playing = false
+                return []
+            }
+            return moveStep(to: step + 1)
+        case .jobProgress(_, let progress):
+            // Our agent reports "trace N · …" as it records: show the run as it grows.
+            return liveReload(progress.detail)
+        case .jobFinished(_, let outcome):
+            return outcome.output.contains("trace ") ? liveReload(nil) : []
         default: break
         }
         return []
+    }
+
+    private func liveReload(_ detail: String?) -> [PanelEffect] {
+        var effects: [PanelEffect] = [.app(.loadTraces)]
+        if let detail {
+            guard detail.hasPrefix("trace "),
+                let id = Int64(detail.dropFirst(6).prefix { $0.isNumber })
+            else { return [] }
+            if trace?.summary.id == id { effects.append(.app(.openTrace(id))) }
+        } else if let open = trace {
+            effects.append(.app(.openTrace(open.summary.id)))
+        }
+        return effects
+    }
+
+    /// Moves to the next step whose span matched the confirmed search.
+    private mutating func jumpToMatch(forward: Bool, includeCurrent: Bool) -> [PanelEffect] {
+        guard let trace, let matches = deepMatches else { return [] }
+        let matching = Set(matches.ordinals)
+        let texts = trace.steps.map { matching.contains($0) ? "\u{1}" : "" }
+        guard let index = nextMatch(in: texts, from: step, query: "\u{1}", forward: forward, includeCurrent: includeCurrent)
+        else { return [] }
+        return moveStep(to: index)
+    }
+
+    package mutating func searchSubmitted(_ query: String) -> [PanelEffect] {
+        guard let trace else { return [] }
+        return [.app(.searchTrace(trace.summary.id, query))]
     }
 
     /// The ordinal of the span under the step cursor.
@@ -147,6 +220,12 @@ package struct TracesPanel: Panel {
             case .custom("raw"):
                 raw.toggle()
                 detailOffset = 0
+            case .custom("play"):
+                playing.toggle()
+                lastAdvance = 0
+                if playing, step >= trace.steps.count - 1 { return moveStep(to: 0) }
+            case .custom("faster"): speed = min(Self.playSpeeds.count - 1, speed + 1)
+            case .custom("slower"): speed = max(0, speed - 1)
             default: break
             }
             return []
@@ -177,6 +256,12 @@ package struct TracesPanel: Panel {
 
     package mutating func search(_ query: String, forward: Bool, includeCurrent: Bool) -> Bool {
         if let trace {
+            // After enter, n/N walk the steps whose content matched (messages, arguments, results).
+            if let matches = deepMatches, matches.query == query, !matches.ordinals.isEmpty {
+                let before = step
+                queued += jumpToMatch(forward: forward, includeCurrent: includeCurrent)
+                return step != before || includeCurrent
+            }
             // The steps' names, tools, models and error messages.
             let texts = trace.steps.map { ordinal -> String in
                 let s = trace.spans[ordinal]
@@ -186,7 +271,7 @@ package struct TracesPanel: Panel {
                 let index = nextMatch(
                     in: texts, from: step, query: query, forward: forward, includeCurrent: includeCurrent)
             else { return false }
-            _ = moveStep(to: index)
+            queued += moveStep(to: index)
             return true
         }
         let names = rows.map { "\($0.name) \($0.format) \($0.externalID)" }
@@ -284,6 +369,14 @@ package struct TracesPanel: Panel {
                         + Self.tokens(usage.0, usage.1) + " · cost " + TraceText.cost(s.cost), theme.dim),
                 s.errorCount > 0
                     ? Span(" · ✗ \(Self.plural(s.errorCount, "error"))", theme.status(.error)) : Span("", theme.dim),
+                playing
+                    ? Span(" · ▶ \(Calculator.format(Self.playSpeeds[speed])) s/step", theme.accent)
+                    : Span("", theme.dim),
+                deepMatches.map {
+                    Span(
+                        " · “\(UntrustedText.sanitized($0.query))” in \(Self.plural($0.ordinals.count, "span"))",
+                        theme.accent)
+                } ?? Span("", theme.dim),
             ], at: Point(x: area.x, y: area.y), clip: area)
         let body = Rect(x: area.x, y: area.y + 1, width: area.width, height: area.height - 1)
         let parts = body.split(.horizontal, [.percentage(48), .fill(1)])
