@@ -35,6 +35,8 @@ import Testing
                 let loaded = try service.payload(trace: trace, ordinal: ordinal)
                 pending += state.update(
                     .spanLoaded(trace: trace, ordinal: ordinal, SpanDetail(payload: loaded.payload, raw: loaded.raw)))
+            case .diffTraces(let left, let right):
+                pending += state.update(.tracesDiffed(left: left, right: right, .loaded(try service.diff(left, right))))
             case .searchTrace(let trace, let query):
                 pending += state.update(
                     .traceSearched(
@@ -62,7 +64,8 @@ import Testing
     @Test func slashFindsTextInsideTheStepsContent() throws {
         var state = try opened()
         // "transition" is only in the search tool's arguments (step 2) and a later model input.
-        try settle(AppFixtures.press([.character("/")] + "transition".map { .character($0) } + [.enter], on: &state), &state)
+        try settle(
+            AppFixtures.press([.character("/")] + "transition".map { .character($0) } + [.enter], on: &state), &state)
         #expect(panel(state).deepMatches?.ordinals.isEmpty == false)
         let first = try #require(panel(state).currentOrdinal)
         #expect(panel(state).deepMatches?.ordinals.contains(first) == true)
@@ -76,10 +79,13 @@ import Testing
         var state = try opened()
         try settle(AppFixtures.press([.character("G")], on: &state), &state)
         let id = try #require(panel(state).trace?.summary.id)
-        let effects = state.update(.jobProgress(JobID(7), JobProgress(completed: 1, total: 4, detail: "trace \(id) · 3 spans")))
+        let effects = state.update(
+            .jobProgress(JobID(7), JobProgress(completed: 1, total: 4, detail: "trace \(id) · 3 spans")))
         #expect(effects.contains(.openTrace(id)) && effects.contains(.loadTraces))
         // Another trace's progress does not reload the open one.
-        #expect(!state.update(.jobProgress(JobID(7), JobProgress(completed: 1, total: 4, detail: "trace 999 · x"))).contains(.openTrace(id)))
+        #expect(
+            !state.update(.jobProgress(JobID(7), JobProgress(completed: 1, total: 4, detail: "trace 999 · x")))
+                .contains(.openTrace(id)))
     }
 
     private func opened(width: Int = 120, height: Int = 36) throws -> AppState {
@@ -136,6 +142,13 @@ import Testing
         var list = AppFixtures.state(width: 120, height: 36)
         try settle([.loadTraces], &list)
         if let difference = Golden.compare(list.render().text(), named: "traces-list-120x36") {
+            Issue.record(Comment(rawValue: difference))
+        }
+        // Mark the first run, compare the OpenInference one with it.
+        try settle(AppFixtures.press([.character("m"), .character("G"), .character("d")], on: &list), &list)
+        let diff = try #require((list.panels[list.focusedPanel] as? TracesPanel)?.diff)
+        #expect(diff.left.id == 1 && diff.right.id == 3 && diff.firstDivergence == 0)
+        if let difference = Golden.compare(list.render().text(), named: "traces-diff-120x36") {
             Issue.record(Comment(rawValue: difference))
         }
     }

@@ -141,3 +141,49 @@ import Testing
         #expect(rows.rows == [["a1"], ["a2"]] && rows.truncated)
     }
 }
+
+/// `trace fork` and `trace diff` on a run of our own agent.
+@Suite(.serialized) struct ForkAndDiffCommandTests {
+    @Test func aForkedToolResultChangesTheAnswerAndTheDiffShowsWhere() throws {
+        let directory = TestEnvironment.temporaryDirectory()
+        let corpus = directory + "/corpus.jsonl"
+        try AgentCommandTests.corpus.write(toFile: corpus, atomically: true, encoding: .utf8)
+        let file = directory + "/w.sqlite"
+        _ = try TestEnvironment.run(["--workspace", file, "ingest", corpus, "--no-embed"])
+        var result = try TestEnvironment.run([
+            "--workspace", file, "agent", "what similarity must aeroelastic models of heated aircraft keep?",
+        ])
+        #expect(result.status == 0)
+        // Span 4 is the read; give it another chunk's text and let the agent go on.
+        result = try TestEnvironment.run([
+            "--workspace", file, "trace", "fork", "1", "--at", "4", "--result",
+            "chunk 3 · document a3 · Shells\nBuckling of thin cylindrical shells under axial compression.",
+        ])
+        #expect(result.status == 0, "\(result.output)\(result.error)")
+        #expect(result.output.contains("answer: Buckling of thin cylindrical shells under axial compression."))
+        #expect(result.output.contains("fork: trace 2 (trace 1 at span 4) — loupe trace diff 1 2"))
+        let workspace = try Workspace(path: file)
+        let fork = try #require(try workspace.traceSummary(id: 2))
+        #expect(fork.parentTraceID == 1 && fork.forkOrdinal == 4)
+        result = try TestEnvironment.run(["--workspace", file, "trace", "diff", "1", "2"])
+        #expect(result.output.contains("3 same, 3 changed, 0 only in 1, 0 only in 2 — first divergence at row 4"))
+        #expect(result.output.contains("▶   4 ≠  #4 tool read"))
+        let json = try JSONValue.parse(
+            Data(try TestEnvironment.run(["--workspace", file, "trace", "diff", "1", "2", "--json"]).output.utf8))
+        #expect(json["first_divergence"] == .number(3))
+        #expect(
+            json["rows"]?.array?.map { $0["change"]?.string } == [
+                "same", "same", "same", "changed", "changed", "changed",
+            ])
+        // A change of the wrong kind for the span is refused by name.
+        result = try TestEnvironment.run(["--workspace", file, "trace", "fork", "1", "--at", "4", "--message", "x"])
+        #expect(result.status != 0 && result.error.contains("span 4 is a tool span"))
+        // At a model call, a new user message re-runs the call.
+        result = try TestEnvironment.run([
+            "--workspace", file, "trace", "fork", "1", "--at", "1", "--message", "What is 6 * 7?",
+        ])
+        #expect(result.output.contains("answer: 6 * 7 = 42"))
+        result = try TestEnvironment.run(["--workspace", file, "trace", "diff", "1", "3"])
+        #expect(result.output.contains("first divergence at row 1"))
+    }
+}

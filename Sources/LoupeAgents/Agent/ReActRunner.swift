@@ -102,7 +102,38 @@ package struct ReActRunner: Sendable {
         trace.metadata["status"] = "running"
         onUpdate(trace)
 
-        var messages = [Message(role: "system", text: systemPrompt), Message(role: "user", text: question)]
+        let messages = [Message(role: "system", text: systemPrompt), Message(role: "user", text: question)]
+        return drive(
+            trace, messages: messages, started: started, idPrefix: "", rootID: "agent", isCancelled: isCancelled,
+            onText: onText, onUpdate: onUpdate)
+    }
+
+    /// Continues a run from a fork: `trace` holds the parent's spans up to the fork point (the
+    /// edited one included), `messages` the conversation as it stood there. New spans get ids
+    /// starting with "fork." so they never collide with the copied ones.
+    package func resume(
+        _ trace: Trace, messages: [Message], isCancelled: @Sendable () -> Bool = { false },
+        onText: @escaping @Sendable (String) -> Void = { _ in }, onUpdate: (Trace) -> Void = { _ in }
+    ) -> Trace {
+        var trace = trace
+        trace.metadata["provider"] = .string(provider.label)
+        trace.metadata["model"] = .string(provider.model)
+        trace.metadata["status"] = "running"
+        trace.spans[0].status = .unset
+        trace.spans[0].endNs = nil
+        trace.spans[0].output = []
+        onUpdate(trace)
+        return drive(
+            trace, messages: messages, started: now(), idPrefix: "fork.", rootID: trace.spans[0].spanID,
+            isCancelled: isCancelled, onText: onText, onUpdate: onUpdate)
+    }
+
+    private func drive(
+        _ trace: Trace, messages: [Message], started: Int64, idPrefix: String, rootID: String,
+        isCancelled: @Sendable () -> Bool, onText: @escaping @Sendable (String) -> Void, onUpdate: (Trace) -> Void
+    ) -> Trace {
+        var trace = trace
+        var messages = messages
         var tokens = 0
         var calls = 0
         var outcome: SpanStatus = .error("no answer")
@@ -131,7 +162,8 @@ package struct ReActRunner: Sendable {
             for attempt in 0...limits.retries {
                 let callStart = now()
                 var span = TraceSpan(
-                    spanID: "llm\(calls)" + (attempt > 0 ? ".retry\(attempt)" : ""), parentID: "agent", kind: .llm,
+                    spanID: idPrefix + "llm\(calls)" + (attempt > 0 ? ".retry\(attempt)" : ""), parentID: rootID,
+                    kind: .llm,
                     name: "chat \(provider.model)", startNs: callStart, endNs: nil)
                 span.model = provider.model
                 span.input = messages
@@ -173,7 +205,8 @@ package struct ReActRunner: Sendable {
             for (index, call) in response.message.toolCalls.enumerated() {
                 let callID = call.id ?? "call_\(calls)_\(index)"
                 var span = TraceSpan(
-                    spanID: "tool\(calls).\(index)", parentID: "agent", kind: .tool, name: call.name, startNs: now(),
+                    spanID: idPrefix + "tool\(calls).\(index)", parentID: rootID, kind: .tool, name: call.name,
+                    startNs: now(),
                     endNs: nil)
                 var executed = call
                 executed.id = callID

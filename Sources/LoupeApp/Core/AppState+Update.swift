@@ -28,7 +28,7 @@ extension AppState {
                 ?? StatusMessage(text: "✓ wrote \(path)", level: .ok)
             return []
         case .notebooksListed, .notebookOpened, .attentionAnalyzed, .rooflineLoaded, .retrievalSearched,
-            .retrievalDocument, .tracesLoaded, .traceOpened, .spanLoaded, .traceSearched:
+            .retrievalDocument, .tracesLoaded, .traceOpened, .spanLoaded, .traceSearched, .tracesDiffed:
             var effects: [Effect] = []
             for index in panels.indices { effects += apply(panels[index].receive(msg), from: panels[index].id) }
             return effects
@@ -375,6 +375,7 @@ extension AppState {
         case .panel(let panelID, let tag):
             if let panelIndex = panels.firstIndex(where: { $0.id == panelID }) {
                 panels[panelIndex].commandFinished(tag: tag, outcome: outcome)
+                effects += apply(panels[panelIndex].takeEffects(), from: panelID)
             }
             if let error = outcome.error {
                 message = StatusMessage(text: "✗ \(job.title): \(firstLine(error))", level: .error)

@@ -31,6 +31,8 @@ package enum Effect: Hashable, Sendable {
     case loadSpan(trace: Int64, ordinal: Int)
     /// Find the spans of a trace whose content contains a text (the Traces panel's `/`).
     case searchTrace(Int64, String)
+    /// Compare two traces step by step (the Traces panel's diff view).
+    case diffTraces(Int64, Int64)
     /// Write an export (CSV, JSON) to a file.
     case writeFile(path: String, contents: String)
 }

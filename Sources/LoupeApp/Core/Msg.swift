@@ -23,6 +23,12 @@ package enum Msg: Hashable, Sendable {
     case traceOpened(Int64, TraceOpen)
     case spanLoaded(trace: Int64, ordinal: Int, SpanDetail?)
     case traceSearched(trace: Int64, query: String, ordinals: [Int])
+    case tracesDiffed(left: Int64, right: Int64, TraceDiffLoad)
+}
+
+package enum TraceDiffLoad: Hashable, Sendable {
+    case loaded(TraceDiff)
+    case failed(String)
 }
 
 package enum TraceOpen: Hashable, Sendable {

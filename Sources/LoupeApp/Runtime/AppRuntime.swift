@@ -183,6 +183,17 @@ package final class AppRuntime {
                 let found = (try? workspace.searchSpans(trace: trace, text: query)) ?? []
                 mailbox.post(.traceSearched(trace: trace, query: query, ordinals: found))
             }
+        case .diffTraces(let left, let right):
+            guard let workspace = environment.workspace else { return }
+            let mailbox = self.mailbox
+            DispatchQueue.global(qos: .userInitiated).async {
+                do {
+                    let diff = try TraceService(workspace: workspace).diff(left, right)
+                    mailbox.post(.tracesDiffed(left: left, right: right, .loaded(diff)))
+                } catch {
+                    mailbox.post(.tracesDiffed(left: left, right: right, .failed("\(error)")))
+                }
+            }
         case .writeFile(let path, let contents):
             let mailbox = self.mailbox
             DispatchQueue.global(qos: .utility).async {

@@ -25,28 +25,15 @@ struct AgentCommand: ParsableCommand {
 
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The question.") var question: [String]
-        @Option(help: "offline or openai.") var provider = "offline"
-        @Option(help: "The chat-completions base URL (default $OPENAI_BASE_URL or https://api.openai.com/v1).")
-        var baseURL: String?
-        @Option(help: "The model (default $OPENAI_MODEL).") var model: String?
-        @Option(help: "The environment variable holding the API key.") var apiKeyEnv = "OPENAI_API_KEY"
-        @Flag(help: "Ask for one whole response instead of a server-sent event stream.") var noStream = false
-        @Option(help: "Model calls at most.") var maxSteps = 8
-        @Option(help: "Tokens (input + output, over all calls) at most.") var maxTokens: Int?
-        @Option(help: "Seconds at most.") var timeout = 300.0
-        @Option(help: "Retries of a failed model call (exponential backoff from 0.5 s).") var retries = 3
+        @OptionGroup var options: ProviderOptions
         @Flag(help: "Print the trace as JSON at the end.") var json = false
 
         func run(in context: CommandContext) throws {
             let text = question.joined(separator: " ").trimmingCharacters(in: .whitespaces)
             guard !text.isEmpty else { throw CommandFailure("ask a question: loupe agent run \"…\"") }
             let service = AgentService(workspace: try context.workspace(), models: sharedModels)
-            let chosen = try makeProvider(service)
-            var limits = AgentLimits()
-            limits.maxSteps = maxSteps
-            limits.maxTokens = maxTokens
-            limits.maxSeconds = timeout
-            limits.retries = retries
+            let chosen = try options.provider(service)
+            let limits = options.limits
             var printed = 1
             let result = try service.run(
                 text, provider: chosen, limits: limits, reporter: context.reporter,
@@ -71,24 +58,6 @@ struct AgentCommand: ParsableCommand {
             if root.status.isError { throw CommandFailure("the agent did not finish: \(root.status.message ?? "")") }
         }
 
-        private func makeProvider(_ service: AgentService) throws -> any ChatProvider {
-            let environment = ProcessInfo.processInfo.environment
-            switch provider.lowercased() {
-            case "offline": return service.offlinePolicy()
-            case "openai", "openai-compatible":
-                let base = baseURL ?? environment["OPENAI_BASE_URL"] ?? "https://api.openai.com/v1"
-                guard let url = URL(string: base), url.scheme == "http" || url.scheme == "https" else {
-                    throw CommandFailure("--base-url \(base): not an http(s) URL")
-                }
-                guard let name = model ?? environment["OPENAI_MODEL"] else {
-                    throw CommandFailure("name the model: --model NAME or $OPENAI_MODEL")
-                }
-                return OpenAICompatibleProvider(
-                    baseURL: url, model: name, apiKey: environment[apiKeyEnv], stream: !noStream, timeout: timeout)
-            default: throw CommandFailure("--provider \(provider): use offline or openai")
-            }
-        }
-
         /// One line per span as it lands: a model call and the tools it asked for, or a tool's result.
         static func describe(_ span: TraceSpan) -> String {
             let status = span.status.message.map { "  ✗ " + $0 } ?? ""
@@ -103,6 +72,47 @@ struct AgentCommand: ParsableCommand {
             default:
                 return UntrustedText.sanitized("  \(span.kind.rawValue)  \(span.name)\(status)")
             }
+        }
+    }
+}
+
+/// Which provider answers for the agent (`agent run`, `trace fork`), and the run's limits.
+struct ProviderOptions: ParsableArguments {
+    @Option(help: "offline or openai.") var provider = "offline"
+    @Option(help: "The chat-completions base URL (default $OPENAI_BASE_URL or https://api.openai.com/v1).")
+    var baseURL: String?
+    @Option(help: "The model (default $OPENAI_MODEL).") var model: String?
+    @Option(help: "The environment variable holding the API key.") var apiKeyEnv = "OPENAI_API_KEY"
+    @Flag(help: "Ask for one whole response instead of a server-sent event stream.") var noStream = false
+    @Option(help: "Model calls at most.") var maxSteps = 8
+    @Option(help: "Tokens (input + output, over all calls) at most.") var maxTokens: Int?
+    @Option(help: "Seconds at most.") var timeout = 300.0
+    @Option(help: "Retries of a failed model call (exponential backoff from 0.5 s).") var retries = 3
+
+    var limits: AgentLimits {
+        var limits = AgentLimits()
+        limits.maxSteps = maxSteps
+        limits.maxTokens = maxTokens
+        limits.maxSeconds = timeout
+        limits.retries = retries
+        return limits
+    }
+
+    func provider(_ service: AgentService) throws -> any ChatProvider {
+        let environment = ProcessInfo.processInfo.environment
+        switch provider.lowercased() {
+        case "offline": return service.offlinePolicy()
+        case "openai", "openai-compatible":
+            let base = baseURL ?? environment["OPENAI_BASE_URL"] ?? "https://api.openai.com/v1"
+            guard let url = URL(string: base), url.scheme == "http" || url.scheme == "https" else {
+                throw CommandFailure("--base-url \(base): not an http(s) URL")
+            }
+            guard let name = model ?? environment["OPENAI_MODEL"] else {
+                throw CommandFailure("name the model: --model NAME or $OPENAI_MODEL")
+            }
+            return OpenAICompatibleProvider(
+                baseURL: url, model: name, apiKey: environment[apiKeyEnv], stream: !noStream, timeout: timeout)
+        default: throw CommandFailure("--provider \(provider): use offline or openai")
         }
     }
 }

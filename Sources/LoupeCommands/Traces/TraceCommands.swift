@@ -9,7 +9,7 @@ import LoupeTUI
 struct TraceCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "trace", abstract: "Import agent traces and read them back.",
-        subcommands: [Import.self, List.self, Show.self, Export.self])
+        subcommands: [Import.self, List.self, Show.self, Export.self, Diff.self, Fork.self])
 
     struct Export: LoupeCommand {
         static let configuration = CommandConfiguration(
@@ -156,7 +156,11 @@ struct TraceCommand: ParsableCommand {
 }
 
 extension String {
-    fileprivate func leftPadded(to width: Int) -> String {
+    func leftPadded(to width: Int) -> String {
         count >= width ? self : String(repeating: " ", count: width - count) + self
+    }
+
+    func padded(to width: Int) -> String {
+        count >= width ? String(prefix(width - 1)) + "…" : self + String(repeating: " ", count: width - count)
     }
 }

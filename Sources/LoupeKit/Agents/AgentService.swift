@@ -177,3 +177,127 @@ package struct AgentToolError: Error, CustomStringConvertible {
     package var description: String
     package init(_ description: String) { self.description = description }
 }
+
+extension AgentService {
+    /// What a fork changes at its span: a tool's result, or (at a model call) the last user
+    /// message the model was sent.
+    package enum ForkEdit: Hashable, Sendable {
+        case toolResult(String)
+        case userMessage(String)
+    }
+
+    /// Forks trace `parentID` at span `ordinal`: copies the run up to there with the edit made,
+    /// then lets `provider` continue with the workspace's tools. The fork is a new trace linked to
+    /// its parent (parent id and span ordinal), recorded live like any run.
+    package func fork(
+        _ parentID: Int64, at ordinal: Int, edit: ForkEdit, provider: any ChatProvider, limits: AgentLimits,
+        reporter: JobReporter = .detached(), onStep: (Int64, Trace) -> Void = { _, _ in }
+    ) throws -> (id: Int64, trace: Trace) {
+        let traces = TraceService(workspace: workspace)
+        let parent = try traces.trace(parentID)
+        guard parent.spans.indices.contains(ordinal), ordinal > 0 else {
+            throw AgentToolError(
+                "trace \(parentID) has no span \(ordinal) to fork at (spans 1…\(parent.spans.count - 1))")
+        }
+        let target = parent.spans[ordinal]
+        var kept: [TraceSpan]
+        var messages: [Message]
+        switch (target.kind, edit) {
+        case (.tool, .toolResult(let result)):
+            // The model call that asked for this tool, and every call it made.
+            guard
+                let callerIndex = parent.spans[..<ordinal].lastIndex(where: { span in
+                    span.kind == .llm && span.output.contains { !$0.toolCalls.isEmpty }
+                })
+            else { throw AgentToolError("span \(ordinal) is a tool call no model call before it asked for") }
+            let caller = parent.spans[callerIndex]
+            let calls = caller.output.flatMap(\.toolCalls)
+            let answered = parent.spans[(callerIndex + 1)...].prefix { $0.kind == .tool }
+            kept = Array(parent.spans[...callerIndex]) + answered
+            if let index = kept.lastIndex(where: { $0.spanID == target.spanID }) {
+                kept[index].tool?.result = result
+                kept[index].tool?.error = nil
+                kept[index].status = .ok
+                kept[index].attributes["loupe.fork.edited"] = .bool(true)
+            }
+            messages = caller.input + caller.output
+            for (i, call) in calls.enumerated() {
+                let span =
+                    answered.first { $0.tool?.id != nil && $0.tool?.id == call.id }
+                    ?? (i < answered.count ? answered[answered.startIndex + i] : nil)
+                let text =
+                    span?.spanID == target.spanID
+                    ? result : span?.tool.map { $0.error.map { "error: \($0)" } ?? $0.result ?? "" } ?? ""
+                messages.append(Message(role: "tool", text: text, toolCallID: call.id ?? span?.tool?.id))
+            }
+        case (.llm, .userMessage(let text)):
+            guard let last = target.input.lastIndex(where: { $0.role == "user" }) else {
+                throw AgentToolError("span \(ordinal)'s input has no user message to change")
+            }
+            messages = target.input
+            messages[last].text = text
+            kept = Array(parent.spans[..<ordinal])
+            if last == target.input.indices.first(where: { target.input[$0].role == "user" }) {
+                kept[0].input = [Message(role: "user", text: text)]
+            }
+        case (.tool, .userMessage), (.llm, .toolResult):
+            throw AgentToolError(
+                "span \(ordinal) is a \(target.kind.rawValue) span: change a tool span's result (--result) or a model call's user message (--message)"
+            )
+        default:
+            throw AgentToolError(
+                "span \(ordinal) is a \(target.kind.rawValue) span: fork at a model call or a tool call")
+        }
+        // Keep only spans whose parents were kept, so the tree stays whole.
+        var ids = Set<String>()
+        kept = kept.filter { span in
+            guard span.parentID == nil || ids.contains(span.parentID!) else { return false }
+            ids.insert(span.spanID)
+            return true
+        }
+        var fork = Trace(
+            externalID: "fork-\(parentID)-\(ordinal)-" + String(UInt32.random(in: 0...UInt32.max), radix: 16),
+            format: .loupe, name: "fork of \(parent.name)", spans: kept)
+        fork.timed = parent.timed
+        fork.metadata = ["forked_from": .number(Double(parentID)), "fork_span": .number(Double(ordinal))]
+        var runner = ReActRunner(provider: provider, tools: try tools(), limits: limits)
+        // Continue the clock where the copied spans end: real time for a timed parent, the
+        // next tick for one that only has an order.
+        let end = kept.map { $0.endNs ?? $0.startNs }.max() ?? 0
+        if parent.timed {
+            let offset = Int64(Date().timeIntervalSince1970 * 1e9) - end
+            let clock = runner.now
+            runner.now = { clock() - offset + 1_000 }
+        } else {
+            let ticks = Mutex(end)
+            runner.now = {
+                ticks.withLock {
+                    $0 += 1
+                    return $0
+                }
+            }
+        }
+        var traceID: Int64?
+        var failure: Error?
+        let finished = runner.resume(
+            fork, messages: messages, isCancelled: { reporter.isCancelled },
+            onUpdate: { trace in
+                guard failure == nil else { return }
+                do {
+                    let record = TraceService.record(
+                        trace, sourceFile: nil, parentTraceID: parentID, forkOrdinal: ordinal)
+                    traceID = try workspace.importTraces([record]).ids.first
+                    reporter.report(
+                        JobProgress(
+                            completed: Double(trace.spans.count), total: nil,
+                            detail: "trace \(traceID ?? 0) · fork of \(parentID) · \(trace.spans.last?.name ?? "")"))
+                    if let traceID { onStep(traceID, trace) }
+                } catch {
+                    failure = error
+                }
+            })
+        if let failure { throw failure }
+        guard let traceID else { throw AgentToolError("the fork was not recorded") }
+        return (traceID, finished)
+    }
+}

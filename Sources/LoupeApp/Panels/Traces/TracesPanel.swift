@@ -29,6 +29,15 @@ package struct TracesPanel: Panel {
     package private(set) var deepMatches: (query: String, ordinals: [Int])?
 
     package static let playSpeeds = [2.0, 1.0, 0.5, 0.25, 0.1]
+    /// The trace `m` marked, to compare another with (`d`).
+    package private(set) var marked: Int64?
+    /// The diff view, when open: two traces' steps aligned.
+    package private(set) var diff: TraceDiff?
+    package var diffList = ListState()
+    /// Fork editing: the new tool result or user message for the step under the cursor.
+    package var forkInput = LineEditor("")
+    package private(set) var forking = false
+    private static let forkTag = 1
     private var queued: [PanelEffect] = []
 
     package mutating func takeEffects() -> [PanelEffect] {
@@ -51,13 +60,22 @@ package struct TracesPanel: Panel {
                 KeyBinding([.character("h"), .left], .panel(.left), help: "Previous step"),
                 KeyBinding(
                     [.character("e")], .panel(.custom("error")), help: "Next step with an error", footer: "error"),
-                KeyBinding([.character("t")], .panel(.custom("tool")), help: "Next tool call", footer: "tool"),
+                KeyBinding([.character("t")], .panel(.custom("tool")), help: "Next tool call"),
                 KeyBinding([.character("r")], .panel(.custom("raw")), help: "The step's raw source payload on or off"),
                 KeyBinding(
-                    [.character(" ")], .panel(.custom("play")), help: "Play or pause: step forward on a timer",
-                    footer: "play"),
-                KeyBinding([.character(">")], .panel(.custom("faster")), help: "Play faster (2, 1, 0.5, 0.25, 0.1 s a step)"),
+                    [.character(" ")], .panel(.custom("play")), help: "Play or pause: step forward on a timer"),
+                KeyBinding(
+                    [.character(">")], .panel(.custom("faster")), help: "Play faster (2, 1, 0.5, 0.25, 0.1 s a step)"),
                 KeyBinding([.character("<")], .panel(.custom("slower")), help: "Play slower"),
+                KeyBinding([.character("m")], .panel(.custom("mark")), help: "Mark this trace to compare with another"),
+                KeyBinding(
+                    [.character("d")], .panel(.custom("diff")),
+                    help: "Compare this trace with the marked one (diff view)",
+                    footer: "diff"),
+                KeyBinding(
+                    [.character("f")], .panel(.custom("fork")),
+                    help: "Fork at this step: edit the tool result or the user message, continue offline",
+                    footer: "fork"),
                 KeyBinding(
                     [.character("s")], .panel(.custom("sort")),
                     help: "Sort the traces by the next column (start, duration, steps, tokens, cost, errors)"),
@@ -67,11 +85,42 @@ package struct TracesPanel: Panel {
     }
 
     package var isSearchable: Bool { true }
-    package var canGoBack: Bool { trace != nil }
+    package var canGoBack: Bool { trace != nil || diff != nil }
 
     package var wantsTicks: Bool { playing }
+    package var capturesText: Bool { forking }
+
+    package mutating func handleText(_ key: Key) -> [PanelEffect] {
+        switch key {
+        case .escape: forking = false
+        case .enter:
+            forking = false
+            guard let trace, let ordinal = currentOrdinal else { return [] }
+            let kind = trace.spans[ordinal].kind
+            let flag = kind == SpanKind.tool.rawValue ? "--result" : "--message"
+            let quoted = "'" + forkInput.text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+            return [.run("trace fork \(trace.summary.id) --at \(ordinal) \(flag) \(quoted)", tag: Self.forkTag)]
+        default: forkInput.handle(key)
+        }
+        return []
+    }
+
+    package mutating func commandFinished(tag: Int, outcome: CommandOutcome) {
+        guard tag == Self.forkTag else { return }
+        if let failure = outcome.error { error = failure }
+        // "fork: trace N (trace P at span k)": open the diff of parent and fork.
+        guard let range = outcome.output.range(of: "fork: trace "),
+            let fork = Int64(outcome.output[range.upperBound...].prefix { $0.isNumber }),
+            let parent = trace?.summary.id
+        else { return }
+        queued += [.app(.diffTraces(parent, fork))]
+    }
 
     package mutating func goBack() {
+        if diff != nil {
+            diff = nil
+            return
+        }
         playing = false
         deepMatches = nil
         trace = nil
@@ -115,7 +164,8 @@ package struct TracesPanel: Panel {
                 let wasLast = reload && step >= (trace?.steps.count ?? 0) - 1
                 trace = loaded
                 error = nil
-                step = !reload ? 0 : wasLast ? max(0, loaded.steps.count - 1) : min(step, max(0, loaded.steps.count - 1))
+                step =
+                    !reload ? 0 : wasLast ? max(0, loaded.steps.count - 1) : min(step, max(0, loaded.steps.count - 1))
                 return loadStep()
             case .failed(let message): error = message
             }
@@ -126,6 +176,14 @@ package struct TracesPanel: Panel {
             guard let trace, traceID == trace.summary.id else { return [] }
             deepMatches = (query, ordinals)
             return jumpToMatch(forward: true, includeCurrent: true)
+        case .tracesDiffed(_, _, let loaded):
+            switch loaded {
+            case .loaded(let compared):
+                diff = compared
+                diffList = ListState()
+                diffList.selected = compared.firstDivergence ?? 0
+            case .failed(let message): error = message
+            }
         case .tick(let now):
             guard playing, let trace else { return [] }
             guard now - lastAdvance >= Self.playSpeeds[speed] else { return [] }
@@ -163,7 +221,9 @@ package struct TracesPanel: Panel {
         guard let trace, let matches = deepMatches else { return [] }
         let matching = Set(matches.ordinals)
         let texts = trace.steps.map { matching.contains($0) ? "\u{1}" : "" }
-        guard let index = nextMatch(in: texts, from: step, query: "\u{1}", forward: forward, includeCurrent: includeCurrent)
+        guard
+            let index = nextMatch(
+                in: texts, from: step, query: "\u{1}", forward: forward, includeCurrent: includeCurrent)
         else { return [] }
         return moveStep(to: index)
     }
@@ -205,7 +265,53 @@ package struct TracesPanel: Panel {
     }
 
     package mutating func perform(_ action: PanelAction, area: Rect) -> [PanelEffect] {
+        if let diff {
+            let count = diff.rows.count
+            switch action {
+            case .down: diffList.move(by: 1, count: count)
+            case .up: diffList.move(by: -1, count: count)
+            case .pageDown: diffList.move(by: max(1, area.height - 8), count: count)
+            case .pageUp: diffList.move(by: -max(1, area.height - 8), count: count)
+            case .top: diffList.jump(toEnd: false, count: count)
+            case .bottom: diffList.jump(toEnd: true, count: count)
+            case .custom("error"):
+                // The next row where the runs part.
+                if let next = diff.rows.indices.first(where: { $0 > diffList.selected && diff.rows[$0].change != .same }
+                ) {
+                    diffList.selected = next
+                }
+            default: break
+            }
+            return []
+        }
+        switch action {
+        case .custom("mark"):
+            marked = trace?.summary.id ?? (list.selected < rows.count ? rows[list.selected].id : nil)
+            return []
+        case .custom("diff"):
+            let current = trace?.summary.id ?? (list.selected < rows.count ? rows[list.selected].id : nil)
+            guard let marked, let current else {
+                error = marked == nil ? "mark a trace with m first, then press d on another" : nil
+                return []
+            }
+            error = nil
+            return [.app(.diffTraces(marked, current))]
+        default: break
+        }
         if let trace {
+            if action == .custom("fork") {
+                guard let ordinal = currentOrdinal, let detail else { return [] }
+                let span = trace.spans[ordinal]
+                if span.kind == SpanKind.tool.rawValue {
+                    forkInput = LineEditor(detail.payload.tool?.result ?? "")
+                } else if span.kind == SpanKind.llm.rawValue {
+                    forkInput = LineEditor(detail.payload.input.last { $0.role == "user" }?.text ?? "")
+                } else {
+                    return []
+                }
+                forking = true
+                return []
+            }
             switch action {
             case .right: return moveStep(to: step + 1)
             case .left: return moveStep(to: step - 1)
@@ -287,6 +393,10 @@ package struct TracesPanel: Panel {
 
     package func render(into frame: inout Frame, area: Rect, context: PanelRenderContext) {
         let theme = context.theme
+        if let diff {
+            renderDiff(diff, into: &frame, area: area, context: context)
+            return
+        }
         if let trace {
             let inner = Block(
                 title: "Traces · \(UntrustedText.sanitized(trace.summary.name))",
@@ -296,6 +406,19 @@ package struct TracesPanel: Panel {
             ).render(into: &frame, area: area, theme: theme)
             guard inner.width > 20, inner.height > 4 else { return }
             renderTrace(trace, into: &frame, area: inner, theme: theme)
+            if forking {
+                let kind = currentOrdinal.map { trace.spans[$0].kind } ?? ""
+                let line = Rect(x: inner.x, y: inner.y + inner.height - 1, width: inner.width, height: 1)
+                frame.fill(line, style: theme.text)
+                forkInput.render(
+                    into: &frame, area: line,
+                    prompt: [
+                        Span(
+                            kind == SpanKind.tool.rawValue ? " fork · new result › " : " fork · new message › ",
+                            theme.accent)
+                    ],
+                    style: theme.text)
+            }
             return
         }
         let inner = Block(
@@ -335,7 +458,8 @@ package struct TracesPanel: Panel {
         }
         let table = rows.map { t -> [String] in
             [
-                "\(t.id)", t.format, "\(t.stepCount)", "\(t.spanCount)", t.errorCount > 0 ? "✗ \(t.errorCount)" : "",
+                (t.id == marked ? "◆" : "") + "\(t.id)", t.format, "\(t.stepCount)", "\(t.spanCount)",
+                t.errorCount > 0 ? "✗ \(t.errorCount)" : "",
                 TraceText.duration(t.timed ? t.durationNs : nil), Self.tokens(t.inputTokens, t.outputTokens),
                 TraceText.cost(t.cost), UntrustedText.sanitized(t.name),
             ]
@@ -351,6 +475,67 @@ package struct TracesPanel: Panel {
         var state = list
         TableView(columns: columns, rows: table, focused: context.focused).render(
             into: &frame, area: inner, state: &state, theme: theme)
+    }
+
+    private func renderDiff(_ diff: TraceDiff, into frame: inout Frame, area: Rect, context: PanelRenderContext) {
+        let theme = context.theme
+        let counts = diff.counts
+        let inner = Block(
+            title: "Diff · trace \(diff.left.id) ↔ trace \(diff.right.id)",
+            trailingTitle: "\(counts[.same, default: 0]) same · \(counts[.changed, default: 0]) changed · "
+                + "\(counts[.onlyLeft, default: 0]) −  \(counts[.onlyRight, default: 0]) +",
+            focused: context.focused
+        ).render(into: &frame, area: area, theme: theme)
+        guard inner.width > 30, inner.height > 6 else { return }
+        let timed = diff.left.timed && diff.right.timed
+        frame.draw(
+            [
+                Span(
+                    diff.firstDivergence.map { " ▶ first divergence: row \($0 + 1)" } ?? " the runs did the same steps",
+                    diff.firstDivergence == nil ? theme.status(.ok) : theme.status(.warn)),
+                Span("  − \(UntrustedText.sanitized(diff.left.name))", theme.dim),
+                Span("  + \(UntrustedText.sanitized(diff.right.name))", theme.dim),
+            ], at: Point(x: inner.x, y: inner.y), clip: inner)
+        let detailHeight = min(8, inner.height / 3)
+        let tableArea = Rect(x: inner.x, y: inner.y + 1, width: inner.width, height: inner.height - 1 - detailHeight)
+        let symbols: [TraceDiff.Change: String] = [.same: "=", .changed: "≠", .onlyLeft: "−", .onlyRight: "+"]
+        func cell(_ span: SpanRow?) -> String {
+            guard let span else { return "·" }
+            let name = span.kind == SpanKind.tool.rawValue ? (span.toolName ?? span.name) : span.name
+            return UntrustedText.sanitized(
+                "#\(span.ordinal) \(span.kind) \(name)" + (span.status == "error" ? " ✗" : ""))
+        }
+        let table = diff.rows.enumerated().map { index, row -> [String] in
+            var latency = ""
+            if timed, let delta = row.latencyDeltaNs, delta != 0 {
+                latency = (delta > 0 ? "+" : "−") + TraceText.duration(abs(delta))
+            }
+            return [
+                (index == diff.firstDivergence ? "▶" : "") + "\(index + 1)", symbols[row.change]!, cell(row.left),
+                cell(row.right), row.tokenDelta.map { $0 == 0 ? "" : ($0 > 0 ? "+" : "") + String($0) } ?? "", latency,
+            ]
+        }
+        let columns = [
+            TableColumn("row", width: .length(5), alignment: .trailing), TableColumn("", width: .length(1)),
+            TableColumn("left · trace \(diff.left.id)", width: .fill(1)),
+            TableColumn("right · trace \(diff.right.id)", width: .fill(1)),
+            TableColumn("Δ tokens", width: .length(8), alignment: .trailing),
+            TableColumn("Δ latency", width: .length(9), alignment: .trailing),
+        ]
+        var state = diffList
+        TableView(columns: columns, rows: table, focused: context.focused).render(
+            into: &frame, area: tableArea, state: &state, theme: theme)
+        guard diffList.selected < diff.rows.count else { return }
+        let row = diff.rows[diffList.selected]
+        let detail = Rect(x: inner.x, y: tableArea.y + tableArea.height, width: inner.width, height: detailHeight)
+        let halves = detail.split(.horizontal, [.percentage(50), .fill(1)])
+        let style = row.change == .same ? theme.dim : theme.text
+        for (half, text, title) in [(halves[0], row.leftText, "left"), (halves[1], row.rightText, "right")] {
+            let box = Block(title: title, focused: false).render(into: &frame, area: half, theme: theme)
+            let lines = UntrustedText.sanitized(text).split(separator: " ⏎ ").map { [Span(String($0), style)] }
+            TextView(lines: lines.isEmpty ? [[Span("—", theme.dim)]] : lines).render(
+                into: &frame, area: box, offset: 0, theme: theme)
+        }
     }
 
     package static func tokens(_ input: Int?, _ output: Int?) -> String {

@@ -1,0 +1,111 @@
+import Foundation
+import LoupeAgents
+import LoupeStore
+
+/// Two traces side by side: steps aligned by kind and tool name, each pair compared by what
+/// the step produced (the model's answer, the tool's arguments and result), the first place they
+/// part highlighted, and per-step token and latency deltas.
+package struct TraceDiff: Hashable, Sendable {
+    package enum Change: String, Hashable, Sendable, Codable {
+        /// Same kind and tool, same output.
+        case same
+        /// Same kind and tool, different output (or arguments).
+        case changed
+        /// Only in the left run / only in the right run.
+        case onlyLeft = "only-left"
+        case onlyRight = "only-right"
+    }
+
+    package struct Row: Hashable, Sendable {
+        package var left: SpanRow?
+        package var right: SpanRow?
+        package var change: Change
+        /// What each side produced, in one line (the model's answer or call, the tool's result).
+        package var leftText = ""
+        package var rightText = ""
+
+        /// Right minus left, input + output tokens; nil when either side has none.
+        package var tokenDelta: Int? {
+            guard let l = left.flatMap(Self.tokens), let r = right.flatMap(Self.tokens) else { return nil }
+            return r - l
+        }
+
+        package var latencyDeltaNs: Int64? {
+            guard let l = left.flatMap(Self.duration), let r = right.flatMap(Self.duration) else { return nil }
+            return r - l
+        }
+
+        static func duration(_ span: SpanRow) -> Int64? { span.endNs.map { $0 - span.startNs } }
+
+        static func tokens(_ span: SpanRow) -> Int? {
+            span.inputTokens == nil && span.outputTokens == nil
+                ? nil : (span.inputTokens ?? 0) + (span.outputTokens ?? 0)
+        }
+    }
+
+    package var left: TraceSummary
+    package var right: TraceSummary
+    package var rows: [Row]
+    /// The first row that is not `same`; nil when the runs did the same thing.
+    package var firstDivergence: Int?
+
+    package var counts: [Change: Int] { rows.reduce(into: [:]) { $0[$1.change, default: 0] += 1 } }
+}
+
+extension TraceService {
+    package func diff(_ leftID: Int64, _ rightID: Int64) throws -> TraceDiff {
+        let left = try load(leftID)
+        let right = try load(rightID)
+        let leftSteps = left.steps.map { left.spans[$0] }
+        let rightSteps = right.steps.map { right.spans[$0] }
+        func key(_ span: SpanRow) -> String {
+            span.kind + "\u{1}" + (span.kind == "tool" ? span.toolName ?? span.name : "")
+        }
+        let aligned = TraceAlignment.align(leftSteps.map(key), rightSteps.map(key))
+        let leftContent = try contents(leftID)
+        let rightContent = try contents(rightID)
+        let rows = aligned.map { pair -> TraceDiff.Row in
+            let l = pair.left.map { leftSteps[$0] }
+            let r = pair.right.map { rightSteps[$0] }
+            var row = TraceDiff.Row(left: l, right: r, change: .same)
+            row.leftText = l.flatMap { leftContent[$0.ordinal]?.summary } ?? ""
+            row.rightText = r.flatMap { rightContent[$0.ordinal]?.summary } ?? ""
+            guard let l, let r else {
+                row.change = l == nil ? .onlyRight : .onlyLeft
+                return row
+            }
+            let same = leftContent[l.ordinal]?.key == rightContent[r.ordinal]?.key && l.status == r.status
+            row.change = same ? .same : .changed
+            return row
+        }
+        return TraceDiff(
+            left: left.summary, right: right.summary, rows: rows,
+            firstDivergence: rows.firstIndex { $0.change != .same })
+    }
+
+    /// What each span produced, for comparing steps: the output messages' text and tool calls,
+    /// and a tool's name, arguments, result and error. The input (the conversation so far) is
+    /// left out: after a divergence it always differs.
+    private func contents(_ trace: Int64) throws -> [Int: (key: String, summary: String)] {
+        var result: [Int: (key: String, summary: String)] = [:]
+        for (ordinal, stored) in try workspace.spanPayloads(trace: trace).enumerated() {
+            guard let json = try? JSONValue.parse(stored.payload) else { continue }
+            let payload = SpanPayload(json: json)
+            let output = payload.output.map { message in
+                message.text + message.toolCalls.map { "\u{2}\($0.name)(\($0.arguments))" }.joined()
+            }
+            let tool = payload.tool.map { "\($0.name)(\($0.arguments))=\($0.result ?? "")!\($0.error ?? "")" } ?? ""
+            let said = payload.output.first.map { message in
+                message.toolCalls.isEmpty
+                    ? message.text
+                    : "→ " + message.toolCalls.map { "\($0.name)(\($0.arguments))" }.joined(separator: ", ")
+            }
+            let summary = payload.tool.map { $0.error.map { "✗ " + $0 } ?? $0.result ?? "" } ?? said ?? ""
+            result[ordinal] = (
+                output.joined(separator: "\u{3}") + "\u{4}" + tool,
+                String(summary.split(whereSeparator: \.isNewline).joined(separator: " ⏎ ").prefix(300))
+            )
+        }
+        return result
+    }
+}
