@@ -10,7 +10,7 @@ enum GenAIMessages {
         -> (input: [Message], output: [Message])
     {
         let details = events.first { $0.name == "gen_ai.client.inference.operation.details" }?.attributes ?? [:]
-        let merged = attributes.merging(details) { current, _ in current }
+        let merged = details.isEmpty ? attributes : attributes.merging(details) { current, _ in current }
         var input = structured(merged["gen_ai.input.messages"])
         var output = structured(merged["gen_ai.output.messages"])
         if let system = merged["gen_ai.system_instructions"] {

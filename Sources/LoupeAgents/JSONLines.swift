@@ -4,8 +4,17 @@ import Foundation
 /// lines: each value with its 1-based line (0 for a whole document). Lines are parsed in place.
 package enum JSONLines {
     package static func values(_ data: Data, file: String) throws(TraceImportError) -> [(line: Int, value: JSONValue)] {
+        try map(data, file: file) { (line, value) throws(TraceImportError) in (line, value) }
+    }
+
+    /// `transform` over each value as it is parsed, on every core, in order: a line's tree is
+    /// dropped as soon as its transform is done with it.
+    package static func map<R: Sendable>(
+        _ data: Data, file: String,
+        _ transform: @Sendable (_ line: Int, _ value: JSONValue) throws(TraceImportError) -> R
+    ) throws(TraceImportError) -> [R] {
         // A single document over several lines (pretty-printed) parses whole.
-        if let whole = try? JSONValue.parse(data) { return [(0, whole)] }
+        if let whole = try? JSONValue.parse(data) { return [try transform(0, whole)] }
         // Find the lines, then parse them on every core.
         var lines: [(line: Int, range: Range<Int>)] = []
         data.withUnsafeBytes { raw in
@@ -25,12 +34,12 @@ package enum JSONLines {
                 start = end + 1
             }
         }
-        return try parallelMap(lines) { (entry) throws(TraceImportError) -> (line: Int, value: JSONValue) in
+        return try parallelMap(lines) { (entry) throws(TraceImportError) -> R in
             let result = data.withUnsafeBytes { raw in
                 JSONValue.parse(bytes: UnsafeBufferPointer(rebasing: raw.bindMemory(to: UInt8.self)[entry.range]))
             }
             switch result {
-            case .success(let value): return (entry.line, value)
+            case .success(let value): return try transform(entry.line, value)
             case .failure(let error):
                 throw TraceImportError(file: file, location: "\(entry.line)", "not JSON (\(error))")
             }

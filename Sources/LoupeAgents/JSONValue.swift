@@ -403,11 +403,34 @@ private struct JSONParser {
                 }
             default:
                 if byte < 0x20 { throw error("control character in a string (escape it)") }
-                buffer.append(byte)
+                // The run up to the next quote, escape or control byte, copied at once (JSON
+                // held in a string attribute escapes every quote, so runs are short but many).
+                let run = position
                 position += 1
+                while position < bytes.count {
+                    let next = bytes[position]
+                    if next == UInt8(ascii: "\"") || next == UInt8(ascii: "\\") || next < 0x20 { break }
+                    position += 1
+                }
+                buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run..<position]))
             }
         }
         throw error("unterminated string")
+    }
+
+    static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let raw = UnsafeRawBufferPointer(bytes)
+        var high: UInt64 = 0
+        var offset = 0
+        while offset + 8 <= raw.count {
+            high |= raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            offset += 8
+        }
+        while offset < raw.count {
+            high |= UInt64(raw[offset])
+            offset += 1
+        }
+        return high & 0x8080_8080_8080_8080 == 0
     }
 
     mutating func hex4() throws(JSONSyntaxError) -> UInt32 {
@@ -429,6 +452,9 @@ private struct JSONParser {
     }
 
     func validated(_ slice: UnsafeBufferPointer<UInt8>, from start: Int) throws(JSONSyntaxError) -> String {
+        // ASCII is valid UTF-8 as it stands: decoding it skips the validator's generic setup,
+        // which cost more than the check for the short keys and values most JSON is made of.
+        if Self.isASCII(slice) { return String(decoding: slice, as: UTF8.self) }
         guard let string = String(validating: slice, as: UTF8.self) else {
             var at = self
             at.position = start

@@ -9,9 +9,9 @@ package enum OTLPImporter {
     /// parsed and turned into spans on every core, then grouped.
     package static func traces(_ data: Data, file: String) throws(TraceImportError) -> [Trace] {
         typealias Found = (traceID: String, span: TraceSpan, service: String?)
-        let perLine: [[Found]] = try parallelMap(try requests(data, file: file)) {
-            (request) throws(TraceImportError) -> [Found] in
-            let (line, body) = request
+        let perLine: [[Found]] = try JSONLines.map(data, file: file) {
+            (number, body) throws(TraceImportError) -> [Found] in
+            let line = number == 0 ? nil : number
             guard let resourceSpans = body["resourceSpans"]?.array ?? body["resource_spans"]?.array else {
                 throw TraceImportError(
                     file: file, location: line.map { "\($0)" }, field: "resourceSpans",
@@ -50,11 +50,6 @@ package enum OTLPImporter {
             trace.scores = ordered.flatMap { evaluationScores($0) }
             return trace
         }
-    }
-
-    /// Each request with its line number (nil for a single body).
-    private static func requests(_ data: Data, file: String) throws(TraceImportError) -> [(Int?, JSONValue)] {
-        try JSONLines.values(data, file: file).map { ($0.line == 0 ? nil : $0.line, $0.value) }
     }
 
     /// An OTLP `KeyValue[]` list as a dictionary of plain JSON values.
@@ -119,6 +114,7 @@ package enum OTLPImporter {
         span.usage = usage(attributes)
         (span.input, span.output) = GenAIMessages.messages(attributes: attributes, events: events)
         span.tool = tool(attributes, kind: span.kind)
+        span.attributes = withoutContent(attributes, span: span)
         let code = raw["status"]?["code"]
         let statusCode =
             code?.int ?? (code?.string == "STATUS_CODE_ERROR" ? 2 : code?.string == "STATUS_CODE_OK" ? 1 : 0)
@@ -183,6 +179,26 @@ package enum OTLPImporter {
         return ToolCall(
             id: (a["gen_ai.tool.call.id"] ?? a["tool_call.id"])?.string, name: name, arguments: arguments?.text ?? "",
             result: result?.text)
+    }
+
+    /// The attributes less those whose content became the span's messages or tool call: they are
+    /// most of a span's bytes, the raw source keeps them as written, and storing them twice more
+    /// (in attributes and as messages) was most of what an import wrote.
+    private static func withoutContent(_ a: [String: JSONValue], span: TraceSpan) -> [String: JSONValue] {
+        var keep = a
+        if !span.input.isEmpty || !span.output.isEmpty {
+            for key in ["gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions"] {
+                keep[key] = nil
+            }
+            let prefixes = ["llm.input_messages.", "llm.output_messages.", "gen_ai.prompt.", "gen_ai.completion."]
+            for key in a.keys where prefixes.contains(where: key.hasPrefix) { keep[key] = nil }
+        }
+        if span.tool != nil {
+            for key in ["gen_ai.tool.call.arguments", "gen_ai.tool.call.result", "tool.parameters"] { keep[key] = nil }
+            if a["gen_ai.tool.call.arguments"] == nil, a["tool.parameters"] == nil { keep["input.value"] = nil }
+            if a["gen_ai.tool.call.result"] == nil { keep["output.value"] = nil }
+        }
+        return keep
     }
 
     private static func evaluationScores(_ span: TraceSpan) -> [Score] {

@@ -44,3 +44,63 @@ private final class Slots<Value>: @unchecked Sendable {
 
     func take(_ index: Int) -> Value { values[index]! }
 }
+
+/// `transform` over `items` on every core, read back in order as each result is ready, so a
+/// consumer on the calling thread (one SQLite writer) works while the rest are being made.
+/// Results are handed over once and dropped by the stream. Call ``cancel()`` when stopping
+/// early, or the workers finish the remaining items for nothing; after it, the stream ends
+/// with the items already being made.
+package final class ParallelOrderedStream<R: Sendable>: Sequence, IteratorProtocol, @unchecked Sendable {
+    private let condition = NSCondition()
+    private var results: [R?]
+    private var taken = 0
+    private var claimed = 0
+    private var cancelled = false
+
+    package init<T: Sendable>(_ items: [T], batch: Int = 4, _ transform: @escaping @Sendable (T) -> R) {
+        results = Array(repeating: nil, count: items.count)
+        let workers = Swift.max(1, Swift.min(ProcessInfo.processInfo.activeProcessorCount, items.count))
+        for _ in 0..<workers {
+            DispatchQueue.global(qos: .userInitiated).async { [self] in
+                while let range = claim(batch) {
+                    let made = range.map { transform(items[$0]) }
+                    condition.lock()
+                    for (index, value) in zip(range, made) { results[index] = value }
+                    condition.broadcast()
+                    condition.unlock()
+                }
+            }
+        }
+    }
+
+    private func claim(_ batch: Int) -> Range<Int>? {
+        condition.lock()
+        defer { condition.unlock() }
+        guard !cancelled, claimed < results.count else { return nil }
+        let range = claimed..<Swift.min(results.count, claimed + batch)
+        claimed = range.upperBound
+        return range
+    }
+
+    package func next() -> R? {
+        condition.lock()
+        defer { condition.unlock() }
+        guard taken < results.count else { return nil }
+        while results[taken] == nil {
+            // Cancelled, and nobody holds this item: it will never come.
+            if cancelled && taken >= claimed { return nil }
+            condition.wait()
+        }
+        let value = results[taken]
+        results[taken] = nil
+        taken += 1
+        return value
+    }
+
+    /// Stops the workers after the items they hold.
+    package func cancel() {
+        condition.lock()
+        cancelled = true
+        condition.unlock()
+    }
+}

@@ -152,8 +152,10 @@ package struct TraceImportCounts: Hashable, Sendable {
 extension Workspace {
     /// Stores traces in one transaction: a trace already stored (same format and external id)
     /// with the same content is left as is, with other content it is replaced. Either every
-    /// trace lands or none does.
-    package func importTraces(_ traces: [NewTrace]) throws(WorkspaceError) -> TraceImportCounts {
+    /// trace lands or none does. `traces` is read once, inside the transaction: a sequence whose
+    /// elements are still being made keeps the writer busy meanwhile.
+    package func importTraces(_ traces: some Sequence<NewTrace> & Sendable) throws(WorkspaceError) -> TraceImportCounts
+    {
         try write { db in
             var counts = TraceImportCounts()
             let insertSpan = try db.makeStatement(

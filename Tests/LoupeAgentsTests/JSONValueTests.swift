@@ -39,3 +39,33 @@ import Testing
         #expect(throws: JSONSyntaxError.self) { try JSONValue.parse(text) }
     }
 }
+
+@Suite struct ParallelTests {
+    @Test func theOrderedStreamHandsEveryResultBackInOrder() {
+        // Uneven work, so later items often finish before earlier ones.
+        let items = Array(0..<500)
+        let stream = ParallelOrderedStream(items, batch: 3) { (item: Int) -> Int in
+            var x = item
+            for _ in 0..<((item * 7919) % 50_000) { x = (x &* 31) &+ 7 }
+            return item * 2 + (x == .min ? 1 : 0)
+        }
+        #expect(Array(stream) == items.map { $0 * 2 })
+        #expect(stream.next() == nil)
+    }
+
+    @Test func aCancelledStreamStillEndsForItsReader() {
+        let stream = ParallelOrderedStream(Array(0..<10)) { $0 }
+        #expect(stream.next() == 0)
+        stream.cancel()
+        // Items already being made arrive in order; then the stream ends instead of waiting.
+        let rest = Array(stream)
+        #expect(rest == Array(1..<(1 + rest.count)))
+    }
+
+    @Test func escapedStringsParseToTheSameTextAsTheFastPath() throws {
+        let text = "he said \"a\\b\"\n\tand\u{1F600} left"
+        let json = JSONValue.string(text).compactJSON
+        #expect(try JSONValue.parse(json) == .string(text))
+        #expect(try JSONValue.parse(JSONValue.string(json).compactJSON) == .string(json))
+    }
+}

@@ -16,8 +16,9 @@ extension BenchCommand {
             discussion: """
                 Import: a generated OTLP JSON Lines file (GenAI agent runs: an agent span, model calls \
                 whose input is the conversation so far, tool calls; one export request per line, as file \
-                exporters write) is imported into a fresh workspace; the same file is read by Python's \
-                json.loads, line by line, in the same run. Replay: one 50,000-span trace is imported, then \
+                exporters write) is imported into a fresh workspace as `loupe trace import` does it, then its \
+                phases are timed alone, one after the other; the same file is read by Python's json.loads, \
+                line by line, in the same run. Replay: one 50,000-span trace is imported, then \
                 the Traces panel opens it (spans read, first step's payload read, first frame rendered) and \
                 steps through 500 steps, each reading its payload and rendering. Peak RSS is this process's.
                 """)
@@ -27,6 +28,8 @@ extension BenchCommand {
         @Option(help: "Size of the generated import file, in MB.") var megabytes = 100
         @Option(help: "Spans in the replay trace.") var spans = 50_000
         @Flag(help: "Print JSON.") var json = false
+        @Option(help: "Keep the generated file and workspaces in this directory (for inspecting them).")
+        var keep: String?
 
         struct Result: Encodable {
             var fileBytes: Int
@@ -47,30 +50,34 @@ extension BenchCommand {
         }
 
         func run(in context: CommandContext) throws {
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-                "loupe-bench-traces-\(UUID())"
-            )
-            .path
+            let directory =
+                keep
+                ?? FileManager.default.temporaryDirectory.appendingPathComponent("loupe-bench-traces-\(UUID())").path
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            defer { try? FileManager.default.removeItem(atPath: directory) }
+            defer { if keep == nil { try? FileManager.default.removeItem(atPath: directory) } }
 
             // 1. Import throughput.
             let file = directory + "/runs.jsonl"
             let (bytes, count) = try Self.writeRuns(to: file, megabytes: megabytes)
-            let data = try Data(contentsOf: URL(fileURLWithPath: file))
-            var clock = Stopwatch()
-            let parsed = try TraceImport.traces(data, file: file)
-            let parseSeconds = clock.lap()
-            // The phases on their own, into a scratch workspace: model → rows, rows → SQLite.
-            let records = parsed.map { TraceService.record($0, sourceFile: file) }
-            let recordSeconds = clock.lap()
-            _ = try Workspace(path: directory + "/phases.sqlite").importTraces(records)
-            let storeSeconds = clock.lap()
+            // The import as `loupe trace import` runs it: rows are made on every core while the
+            // writer stores them.
             let service = TraceService(workspace: try Workspace(path: directory + "/import.sqlite"))
-            clock = Stopwatch()
+            var clock = Stopwatch()
             let report = try service.importFiles([file])
             let importSeconds = clock.lap()
-            precondition(report.traces == parsed.count, "import and parse disagree")
+            // Then the phases on their own, one after the other, into a scratch workspace:
+            // parse, model → rows (one core), rows → SQLite.
+            let (parseSeconds, recordSeconds, storeSeconds) = try {
+                let data = try Data(contentsOf: URL(fileURLWithPath: file))
+                var clock = Stopwatch()
+                let parsed = try TraceImport.traces(data, file: file)
+                let parseSeconds = clock.lap()
+                let records = parsed.map { TraceService.record($0, sourceFile: file) }
+                let recordSeconds = clock.lap()
+                _ = try Workspace(path: directory + "/phases.sqlite").importTraces(records)
+                precondition(report.traces == parsed.count, "import and parse disagree")
+                return (parseSeconds, recordSeconds, clock.lap())
+            }()
             let python = Self.pythonJSONLoads(file)
 
             // 2. Replay a long trace.

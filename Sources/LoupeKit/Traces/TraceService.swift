@@ -21,7 +21,7 @@ package struct TraceService: Sendable {
     /// stops the import before anything is written, naming the file, place and field.
     package func importFiles(_ paths: [String], reporter: JobReporter = .detached()) throws -> ImportReport {
         var report = ImportReport()
-        var records: [NewTrace] = []
+        var parsed: [(trace: Trace, file: String)] = []
         for (index, path) in paths.enumerated() {
             try reporter.checkCancellation()
             reporter.report(
@@ -34,8 +34,11 @@ package struct TraceService: Sendable {
             report.files += 1
             report.traces += traces.count
             report.spans += traces.reduce(0) { $0 + $1.spans.count }
-            records += parallelMap(traces) { Self.record($0, sourceFile: path) }
+            parsed += traces.map { ($0, path) }
         }
+        // Rows are made on every core while the writer stores those already made.
+        let records = ParallelOrderedStream(parsed) { Self.record($0.trace, sourceFile: $0.file) }
+        defer { records.cancel() }
         report.counts = try workspace.importTraces(records)
         return report
     }
@@ -209,9 +212,10 @@ package struct TraceService: Sendable {
     }
 }
 
-/// A 128-bit content fingerprint (two FNV-1a lanes over the bytes, each field closed by a
-/// separator), to tell a re-imported trace whose content is unchanged. Not cryptographic:
-/// SHA-256 over every payload cost more than parsing them.
+/// A 128-bit content fingerprint (two multiply-rotate lanes over the bytes eight at a time,
+/// each field closed by its length), to tell a re-imported trace whose content is unchanged.
+/// Not cryptographic: SHA-256 over every payload cost more than parsing them, and a byte-wise
+/// FNV was still a twentieth of an import.
 struct ContentHash {
     private var a: UInt64 = 0xCBF2_9CE4_8422_2325
     private var b: UInt64 = 0x6C62_272E_07BB_0142
@@ -220,14 +224,27 @@ struct ContentHash {
         var text = text
         text.withUTF8 { bytes in
             var (a, b) = (self.a, self.b)
-            for byte in bytes {
-                a = (a ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
-                b = ((b ^ UInt64(byte)) &* 0x0000_0100_0000_01B3) ^ (b >> 29)
+            func mix(_ word: UInt64) {
+                a = ((a ^ word) &* 0x9E37_79B9_7F4A_7C15).rotated(31)
+                b = ((b ^ word) &* 0xC2B2_AE3D_27D4_EB4F).rotated(27) &+ a
             }
-            self.a = (a ^ 0xFF) &* 0x0000_0100_0000_01B3
-            self.b = (b ^ 0xFF) &* 0x0000_0100_0000_01B3
+            let raw = UnsafeRawBufferPointer(bytes)
+            var offset = 0
+            while offset + 8 <= raw.count {
+                mix(raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+                offset += 8
+            }
+            var tail: UInt64 = 0
+            for (shift, byte) in raw[offset...].enumerated() { tail |= UInt64(byte) << (8 * UInt64(shift)) }
+            mix(tail)
+            mix(UInt64(raw.count))
+            (self.a, self.b) = (a, b)
         }
     }
 
     var hex: String { String(format: "%016llx%016llx", a, b) }
+}
+
+extension UInt64 {
+    fileprivate func rotated(_ bits: UInt64) -> UInt64 { (self << bits) | (self >> (64 - bits)) }
 }
