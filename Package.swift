@@ -15,6 +15,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
     ],
     targets: [
         // System-library shims: the only places C headers enter the build.
@@ -42,6 +43,10 @@ let package = Package(
         .target(name: "LoupeProfiling", dependencies: ["CKernels", "LoupeTensor"], swiftSettings: strictSwift6),
         // Agents: the trace model, importers and exporters. Pure: no SQLite, no terminal.
         .target(name: "LoupeAgents", dependencies: ["CZlib", "CZstd"], swiftSettings: strictSwift6),
+        // Evals: suites (YAML), scorers and statistics. Pure: no SQLite, no terminal.
+        .target(
+            name: "LoupeEvals", dependencies: ["LoupeAgents", .product(name: "Yams", package: "Yams")],
+            swiftSettings: strictSwift6),
 
         // Pure terminal-UI model: cells, frames, layout, widgets, themes. No C, no I/O.
         .target(name: "LoupeTUI", swiftSettings: strictSwift6),
@@ -57,7 +62,9 @@ let package = Package(
         .target(
             name: "LoupeKit",
             dependencies: [
-                "LoupeStore", "LoupeTUI", "LoupeModels", "LoupeProfiling", "LoupeRetrieval", "LoupeAgents", "TOMLKit",
+                "LoupeStore", "LoupeTUI", "LoupeModels", "LoupeProfiling", "LoupeRetrieval", "LoupeAgents",
+                "LoupeEvals",
+                "TOMLKit",
             ],
             swiftSettings: strictSwift6
         ),
@@ -72,7 +79,7 @@ let package = Package(
             name: "LoupeCommands",
             dependencies: [
                 "LoupeApp", "LoupeKit", "LoupeStore", "LoupeTUI", "LoupeTerminal", "LoupeModels", "LoupeTensor",
-                "LoupeProfiling", "LoupeRetrieval", "LoupeAgents", "CReadline",
+                "LoupeProfiling", "LoupeRetrieval", "LoupeAgents", "LoupeEvals", "CReadline",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSwift6
@@ -87,6 +94,9 @@ let package = Package(
         ),
         .testTarget(
             name: "LoupeRetrievalTests", dependencies: ["LoupeRetrieval"], exclude: ["Fixtures"],
+            swiftSettings: strictSwift6),
+        .testTarget(
+            name: "LoupeEvalsTests", dependencies: ["LoupeEvals", "LoupeAgents"], exclude: ["Fixtures"],
             swiftSettings: strictSwift6),
         .testTarget(name: "LoupeTensorTests", dependencies: ["LoupeTensor"], swiftSettings: strictSwift6),
         .testTarget(

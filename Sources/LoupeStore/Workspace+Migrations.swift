@@ -221,6 +221,66 @@ extension Workspace {
             // zstd keeps imports from spending their time writing it.
             try db.alter(table: "spans") { table in table.add(column: "raw_zstd", .blob) }
         }
+        migrator.registerMigration("v10: eval runs, results and scores") { db in
+            // A run of a suite (or an imported Inspect log): what ran, on what, by which build.
+            try db.create(table: "eval_runs") { table in
+                table.autoIncrementedPrimaryKey("id")
+                table.column("suite", .text).notNull().indexed()
+                table.column("suite_file", .text)
+                table.column("suite_hash", .text).notNull()
+                table.column("dataset_hash", .text).notNull()
+                table.column("target_kind", .text).notNull()
+                table.column("target_json", .text).notNull()
+                table.column("scorers_json", .text).notNull()
+                table.column("epochs", .integer).notNull()
+                table.column("planned", .integer).notNull()
+                table.column("status", .text).notNull()
+                table.column("source", .text).notNull()
+                table.column("source_key", .text)
+                table.column("parent_run_id", .integer).references("eval_runs", onDelete: .setNull)
+                table.column("loupe_version", .text).notNull()
+                table.column("git_revision", .text)
+                table.column("started_at", .datetime).notNull()
+                table.column("ended_at", .datetime)
+                table.column("summary_json", .text)
+                table.uniqueKey(["source", "source_key"])
+            }
+            // One answer: an item at an epoch, with what it cost and where its evidence is.
+            try db.create(table: "eval_results") { table in
+                table.column("run_id", .integer).notNull().references("eval_runs", onDelete: .cascade)
+                table.column("item_id", .text).notNull()
+                table.column("epoch", .integer).notNull()
+                table.column("input", .text).notNull()
+                table.column("targets_json", .text).notNull()
+                table.column("output", .text)
+                table.column("error", .text)
+                table.column("latency_ms", .double)
+                table.column("input_tokens", .integer)
+                table.column("output_tokens", .integer)
+                table.column("cost", .double)
+                table.column("confidence", .double)
+                table.column("trace_id", .integer).references("traces", onDelete: .setNull)
+                table.column("retrieval_record_id", .integer).references("retrieval_records", onDelete: .setNull)
+                table.column("metadata_json", .text).notNull()
+                table.column("finished_at", .datetime).notNull()
+                table.primaryKey(["run_id", "item_id", "epoch"])
+            }
+            try db.create(table: "eval_scores") { table in
+                table.column("run_id", .integer).notNull()
+                table.column("item_id", .text).notNull()
+                table.column("epoch", .integer).notNull()
+                table.column("scorer", .text).notNull()
+                table.column("value", .double).notNull()
+                table.column("passed", .boolean)
+                table.column("explanation", .text).notNull()
+                table.column("details_json", .text)
+                table.primaryKey(["run_id", "item_id", "epoch", "scorer"])
+                table.foreignKey(
+                    ["run_id", "item_id", "epoch"], references: "eval_results",
+                    columns: ["run_id", "item_id", "epoch"],
+                    onDelete: .cascade)
+            }
+        }
         return migrator
     }()
 

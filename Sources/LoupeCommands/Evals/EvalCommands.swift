@@ -1,0 +1,314 @@
+import ArgumentParser
+import Foundation
+import LoupeAgents
+import LoupeEvals
+import LoupeKit
+import LoupeRetrieval
+import LoupeStore
+import LoupeTUI
+
+/// `loupe eval run|list|show|compare|export`: what the Evals panel shows, on the shell.
+struct EvalCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "eval", abstract: "Run eval suites and read, compare and export their runs.",
+        subcommands: [Run.self, List.self, Show.self, Compare.self, Export.self])
+
+    static func service(_ context: CommandContext) throws -> EvalService {
+        var service = EvalService(workspace: try context.workspace(), models: sharedModels)
+        service.loupeVersion = Loupe.version
+        return service
+    }
+
+    /// Suite, dataset and eval errors are the user's to fix: say them plainly.
+    static func plainly<T>(_ body: () throws -> T) throws -> T {
+        do { return try body() } catch let error as SuiteError {
+            throw CommandFailure(UntrustedText.sanitized(error.description))
+        } catch let error as EvalError {
+            throw CommandFailure(error.description)
+        } catch let error as RetrievalError {
+            throw CommandFailure(error.description)
+        }
+    }
+
+    struct Run: LoupeCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Run a suite: every item (× epochs) through its target, scored by its scorers.",
+            discussion: """
+                Each answer is stored as it finishes. A run that was killed or cancelled resumes where it \
+                stopped when the same suite runs again (same suite file, dataset and epochs); --new starts \
+                afresh. --only-failed RUN re-runs the failed or errored answers of RUN and carries the \
+                others over into the new run, so it can be compared with RUN item by item.
+                """)
+
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The suite file (YAML).") var suite: String
+        @Option(help: "Trials per item (default: the suite's epochs, else 1).") var epochs: Int?
+        @Option(help: "Items answered at once (agent and model targets).") var concurrency: Int?
+        @Option(help: "Only the first N items.") var limit: Int?
+        @Option(help: "Re-run the failed items of this run.") var onlyFailed: Int64?
+        @Flag(name: .customLong("new"), help: "Start a new run instead of resuming an unfinished one.") var fresh =
+            false
+        @Flag(help: "Print JSON.") var json = false
+
+        func run(in context: CommandContext) throws {
+            let service = try EvalCommand.service(context)
+            var options = EvalService.RunOptions()
+            options.epochs = epochs
+            options.concurrency = concurrency
+            options.limit = limit
+            options.onlyFailed = onlyFailed
+            options.fresh = fresh
+            if let epochs, epochs < 1 { throw CommandFailure("--epochs must be at least 1") }
+            if let limit, limit < 1 { throw CommandFailure("--limit must be at least 1") }
+            let outcome = try EvalCommand.plainly {
+                let loaded = try service.load(suite)
+                return try service.run(loaded, options: options, reporter: context.reporter)
+            }
+            if json {
+                let listing = try service.list().first { $0.id == outcome.runID }!
+                return context.print(try EvalCommand.listingJSON(listing).prettyJSON)
+            }
+            var said = "run \(outcome.runID) \(outcome.status)"
+            if outcome.resumed { said += " (resumed: \(outcome.skipped) answers were already there)" }
+            if onlyFailed != nil { said += " (\(outcome.skipped) answers carried over from run \(onlyFailed!))" }
+            said += ": \(Formatting.count(outcome.answered, "answer")) made"
+            context.print(said)
+            if !outcome.unjudged.isEmpty {
+                context.print("left out \(Formatting.count(outcome.unjudged.count, "item")) with no judgments")
+            }
+            EvalCommand.printSummary(outcome.summary, scorers: outcome.summary.scorers.map(\.scorer), context)
+            if outcome.status == "cancelled" { context.print("cancelled: run the same command again to resume") }
+        }
+    }
+
+    static func printSummary(_ summary: RunSummary, scorers: [String], _ context: CommandContext) {
+        context.print(
+            "\(Formatting.count(summary.items, "item")), \(Formatting.count(summary.rows, "answer")), "
+                + "\(Formatting.count(summary.errors, "error"))"
+                + (summary.medianLatency.map { String(format: ", median latency %.1f ms", $0.estimate * 1e3) } ?? ""))
+        context.print("scorer                 mean   95% interval       method       n   bootstrap 95%")
+        for scorer in scorers {
+            guard let s = summary.scorers.first(where: { $0.scorer == scorer }) else { continue }
+            let i = s.interval
+            context.print(
+                TextWidth.truncate(scorer, toColumns: 20).padded(to: 20)
+                    + String(format: " %6.3f   [%.3f, %.3f]  ", i.estimate, i.lower, i.upper)
+                    + (s.binary ? "\(i.method == "t" ? "t" : i.method)" : i.method).padded(to: 11)
+                    + String(format: " %4d   [%.3f, %.3f]", i.n, s.bootstrap.lower, s.bootstrap.upper))
+            if !s.passAtK.isEmpty {
+                context.print(
+                    "    pass@k "
+                        + s.passAtK.map { String(format: "k%d %.3f", $0.k, $0.passAt) }.joined(separator: "  "))
+                context.print(
+                    "    pass^k "
+                        + s.passAtK.map { String(format: "k%d %.3f", $0.k, $0.passHat) }.joined(separator: "  "))
+            }
+            if let c = s.calibration {
+                context.print(
+                    String(
+                        format: "    ECE %.3f  Brier %.3f  (n %d, 10 bins)", c.expectedCalibrationError, c.brierScore,
+                        c.n))
+            }
+        }
+    }
+
+    static func listingJSON(_ listing: EvalService.RunListing) throws -> JSONValue {
+        guard case .object(var run) = EvalService.runJSON(listing.run) else { return .null }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(
+            positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+        run["summary"] = try JSONValue.parse(encoder.encode(listing.summary))
+        run["answered"] = .number(Double(listing.answered))
+        return .object(run)
+    }
+
+    struct List: LoupeCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Every eval run (Inspect logs in the workspace included) with its headline metric.")
+
+        @OptionGroup var global: GlobalOptions
+        @Flag(help: "Print JSON.") var json = false
+
+        func run(in context: CommandContext) throws {
+            let runs = try EvalCommand.plainly { try EvalCommand.service(context).list() }
+            if json { return context.print(JSONValue.array(try runs.map(EvalCommand.listingJSON)).prettyJSON) }
+            guard !runs.isEmpty else { return context.print("no eval runs yet: loupe eval run SUITE.yaml") }
+            context.print(
+                "  id  suite                     target     status     answers  headline                        when")
+            let formatter = DateFormatter()
+            formatter.dateFormat = "yyyy-MM-dd HH:mm"
+            for listing in runs {
+                let run = listing.run
+                context.print(
+                    String(format: "%4lld  ", listing.id)
+                        + TextWidth.truncate(UntrustedText.sanitized(run.suite), toColumns: 24).padded(to: 24) + "  "
+                        + run.targetKind.padded(to: 9) + "  " + run.status.padded(to: 9) + "  "
+                        + "\(listing.answered)/\(run.planned)".leftPadded(to: 7) + "  "
+                        + EvalCommand.headline(listing).padded(to: 30) + "  " + formatter.string(from: run.startedAt))
+            }
+        }
+    }
+
+    static func headline(_ listing: EvalService.RunListing) -> String {
+        guard let h = listing.headline else { return "—" }
+        return String(
+            format: "%@ %.3f ±%.3f", TextWidth.truncate(h.scorer, toColumns: 14), h.interval.estimate,
+            h.interval.halfWidth)
+    }
+
+    struct Show: LoupeCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "A run: provenance, every scorer's statistics, and its answers with their scores.")
+
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The run's id (loupe eval list).") var id: Int64
+        @Option(help: "Answers listed at most (0: none).") var rows = 20
+        @Flag(help: "List only failed or errored answers.") var failed = false
+        @Flag(help: "Print JSON (everything).") var json = false
+
+        func run(in context: CommandContext) throws {
+            let service = try EvalCommand.service(context)
+            if json {
+                return context.print(
+                    String(try EvalCommand.plainly { try service.export(id, format: .json) }.dropLast()))
+            }
+            let detail = try EvalCommand.plainly { try service.detail(id) }
+            let run = detail.listing.run
+            context.print(
+                "run \(id) · \(UntrustedText.sanitized(run.suite)) · \(run.targetKind) · \(run.status) · "
+                    + "epochs \(run.epochs) · loupe \(run.loupeVersion)"
+                    + (run.gitRevision.map { " · git \($0)" } ?? ""))
+            if let file = run.suiteFile {
+                context.print("suite \(UntrustedText.sanitized(file)) (\(run.suiteHash.prefix(12)))")
+            }
+            if let parent = run.parentRunID { context.print("re-run of the failed answers of run \(parent)") }
+            EvalCommand.printSummary(detail.listing.summary, scorers: detail.listing.scorers, context)
+            let failedKeys = failed ? try service.failedKeys(run: id) : []
+            let shown = detail.rows.filter { !failed || failedKeys.contains($0.key) }
+            guard rows > 0, !shown.isEmpty else { return }
+            context.print("")
+            context.print(
+                "item        epoch  "
+                    + detail.listing.scorers.map { TextWidth.truncate($0, toColumns: 9).padded(to: 9) }.joined(
+                        separator: " ") + "  latency  output")
+            for row in shown.prefix(rows) {
+                let values = detail.listing.scorers.map { scorer -> String in
+                    guard let score = row.score(scorer) else { return "—".padded(to: 9) }
+                    let mark = score.passed.map { $0 ? "✓" : "✗" } ?? " "
+                    return (String(format: "%.3f", score.value) + mark).padded(to: 9)
+                }
+                let output = row.result.error.map { "error: " + $0 } ?? row.result.output ?? ""
+                context.print(
+                    TextWidth.truncate(UntrustedText.sanitized(row.result.itemID), toColumns: 10).padded(to: 10)
+                        + String(format: "  %5d  ", row.result.epoch) + values.joined(separator: " ")
+                        + (row.result.latencyMs.map { String(format: " %6.0fms", $0) } ?? "        ") + "  "
+                        + TextWidth.truncate(
+                            UntrustedText.sanitized(output.replacingOccurrences(of: "\n", with: " ")), toColumns: 48))
+            }
+            if shown.count > rows {
+                context.print("… \(shown.count - rows) more (--rows N, or loupe eval export \(id))")
+            }
+        }
+    }
+
+    struct Compare: LoupeCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Run B against baseline A on the items both answered: paired differences with CIs and p-values.",
+            discussion: """
+                Per scorer: the mean of per-item differences with its Student-t interval and a paired \
+                bootstrap interval, McNemar's exact test for pass/fail scorers with one epoch (else a paired \
+                t-test), wins/ties/losses, the minimum detectable effect at this n (80% power, α 0.05), and \
+                Benjamini-Hochberg adjusted p-values across scorers. Items fixed and regressed follow.
+                """)
+
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The baseline run.") var a: Int64
+        @Argument(help: "The run compared with it.") var b: Int64
+        @Option(help: "Fixed and regressed items listed at most.") var items = 10
+        @Flag(help: "Print JSON.") var json = false
+
+        func run(in context: CommandContext) throws {
+            let comparison = try EvalCommand.plainly { try EvalCommand.service(context).compare(a, b) }
+            if json { return context.print(try EvalCommand.comparisonJSON(comparison).prettyJSON) }
+            for warning in comparison.warnings { context.print("warning: \(warning)") }
+            context.print(
+                "run \(b) (\(UntrustedText.sanitized(comparison.b.run.suite))) vs baseline run \(a) (\(UntrustedText.sanitized(comparison.a.run.suite)))"
+            )
+            context.print(
+                "scorer               A      B      B−A    95% interval        p       p(BH)   W/T/L        MDE")
+            for metric in comparison.metrics.metrics {
+                let p = metric.paired
+                context.print(
+                    TextWidth.truncate(metric.scorer, toColumns: 18).padded(to: 18)
+                        + String(
+                            format: " %6.3f %6.3f %+7.3f  [%+.3f, %+.3f]  %7.4f %7.4f%@ ", p.meanA, p.meanB,
+                            p.difference.estimate, p.difference.lower, p.difference.upper, p.pValue,
+                            metric.adjustedPValue, metric.significant ? "*" : " ")
+                        + "\(p.wins)/\(p.ties)/\(p.losses)".padded(to: 11)
+                        + String(format: " %.3f", p.minimumDetectableEffect))
+                if let m = p.mcnemar {
+                    context.print(
+                        String(
+                            format: "    McNemar exact: %d fixed, %d regressed, p %.4f", m.fixed, m.regressed, m.pValue)
+                    )
+                }
+            }
+            let fixed = comparison.itemDeltas.filter { $0.delta > 0 }.reversed()
+            let regressed = comparison.itemDeltas.filter { $0.delta < 0 }
+            let headline = comparison.metrics.metrics.first?.scorer ?? ""
+            context.print("fixed (\(headline) up): \(fixed.count)")
+            for item in fixed.prefix(items) { context.print(EvalCommand.deltaLine(item)) }
+            context.print("regressed (\(headline) down): \(regressed.count)")
+            for item in regressed.prefix(items) { context.print(EvalCommand.deltaLine(item)) }
+        }
+    }
+
+    static func deltaLine(_ item: EvalService.ItemDelta) -> String {
+        "  " + TextWidth.truncate(UntrustedText.sanitized(item.itemID), toColumns: 10).padded(to: 10)
+            + String(format: " %.3f → %.3f  ", item.a, item.b)
+            + TextWidth.truncate(
+                UntrustedText.sanitized(item.input.replacingOccurrences(of: "\n", with: " ")), toColumns: 70)
+    }
+
+    static func comparisonJSON(_ comparison: EvalService.Comparison) throws -> JSONValue {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(
+            positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+        let metrics = try comparison.metrics.metrics.map { metric -> JSONValue in
+            .object([
+                "scorer": .string(metric.scorer), "paired": try JSONValue.parse(encoder.encode(metric.paired)),
+                "p_bh": .number(metric.adjustedPValue), "significant": .bool(metric.significant),
+            ])
+        }
+        return .object([
+            "a": .number(Double(comparison.a.id)), "b": .number(Double(comparison.b.id)),
+            "warnings": .array(comparison.warnings.map { .string($0) }), "metrics": .array(metrics),
+            "items": .array(
+                comparison.itemDeltas.map {
+                    .object(["item_id": .string($0.itemID), "a": .number($0.a), "b": .number($0.b)])
+                }),
+        ])
+    }
+
+    struct Export: LoupeCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Write a run's answers and scores as CSV or JSON (with provenance and statistics).")
+
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The run's id.") var id: Int64
+        @Option(help: "csv or json.") var format = "csv"
+        @Option(name: .shortAndLong, help: "Write here instead of standard output.") var output: String?
+
+        func run(in context: CommandContext) throws {
+            guard let format = EvalService.ExportFormat(rawValue: format.lowercased()) else {
+                throw CommandFailure("--format \(format): use csv or json")
+            }
+            let text = try EvalCommand.plainly { try EvalCommand.service(context).export(id, format: format) }
+            guard let output else { return context.print(String(text.dropLast())) }
+            try text.write(toFile: output, atomically: true, encoding: .utf8)
+            context.print("wrote run \(id) as \(format.rawValue) to \(output)")
+        }
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+
+/// An estimate with its confidence interval and how the interval was made.
+package struct Interval: Hashable, Sendable, Codable {
+    package var estimate: Double
+    package var lower: Double
+    package var upper: Double
+    /// "wilson", "t", "bootstrap" or "clustered-t".
+    package var method: String
+    /// The number of independent units behind it (items, not item × epoch rows).
+    package var n: Int
+
+    package init(estimate: Double, lower: Double, upper: Double, method: String, n: Int) {
+        self.estimate = estimate
+        self.lower = lower
+        self.upper = upper
+        self.method = method
+        self.n = n
+    }
+
+    /// Half the interval's width (what "± x" shows).
+    package var halfWidth: Double { (upper - lower) / 2 }
+
+    /// The Wilson score interval for a pass rate: sound at 0/n and n/n, where the normal
+    /// approximation collapses to a zero-width interval.
+    package static func wilson(successes: Int, n: Int, confidence: Double = 0.95) -> Interval {
+        precondition(successes >= 0 && successes <= n, "successes must lie in 0...n")
+        guard n > 0 else { return Interval(estimate: .nan, lower: .nan, upper: .nan, method: "wilson", n: 0) }
+        let z = Distributions.normalQuantile(1 - (1 - confidence) / 2)
+        let p = Double(successes) / Double(n)
+        let nn = Double(n)
+        let denominator = 1 + z * z / nn
+        let centre = (p + z * z / (2 * nn)) / denominator
+        let half = z * (p * (1 - p) / nn + z * z / (4 * nn * nn)).squareRoot() / denominator
+        // At 0/n and n/n the bound is exactly 0 or 1; the formula leaves rounding dust there.
+        return Interval(
+            estimate: p, lower: successes == 0 ? 0 : Swift.max(0, centre - half),
+            upper: successes == n ? 1 : Swift.min(1, centre + half), method: "wilson", n: n)
+    }
+
+    /// The mean with a Student-t interval on its standard error (n − 1 degrees of freedom).
+    /// One value has no spread to measure: its interval is unbounded.
+    package static func studentT(_ values: [Double], confidence: Double = 0.95, method: String = "t") -> Interval {
+        let n = values.count
+        guard n > 0 else { return Interval(estimate: .nan, lower: .nan, upper: .nan, method: method, n: 0) }
+        let mean = values.reduce(0, +) / Double(n)
+        guard n > 1 else { return Interval(estimate: mean, lower: -.infinity, upper: .infinity, method: method, n: 1) }
+        let variance = values.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(n - 1)
+        let t = Distributions.studentTQuantile(1 - (1 - confidence) / 2, degrees: Double(n - 1))
+        let half = t * (variance / Double(n)).squareRoot()
+        return Interval(estimate: mean, lower: mean - half, upper: mean + half, method: method, n: n)
+    }
+
+    /// The mean of repeated trials: epochs are averaged within each item first, then the
+    /// interval is Student-t across items, so an item's correlated epochs count once
+    /// (clustered by item; Miller 2024, "Adding Error Bars to Evals").
+    package static func clustered(_ epochsByItem: [[Double]], confidence: Double = 0.95) -> Interval {
+        let means = epochsByItem.filter { !$0.isEmpty }.map { $0.reduce(0, +) / Double($0.count) }
+        return studentT(means, confidence: confidence, method: "clustered-t")
+    }
+
+    /// A percentile bootstrap interval for any statistic: `resamples` resamples with
+    /// replacement drawn from a seeded generator, so the same data always gives the same interval.
+    package static func bootstrap(
+        _ values: [Double], resamples: Int = 2000, seed: UInt64 = 0x5EED, confidence: Double = 0.95,
+        statistic: ([Double]) -> Double = { $0.reduce(0, +) / Double($0.count) }
+    ) -> Interval {
+        let n = values.count
+        guard n > 0 else { return Interval(estimate: .nan, lower: .nan, upper: .nan, method: "bootstrap", n: 0) }
+        var generator = SplitMix64(seed: seed)
+        var sample = [Double](repeating: 0, count: n)
+        var estimates: [Double] = []
+        estimates.reserveCapacity(resamples)
+        for _ in 0..<resamples {
+            for i in 0..<n { sample[i] = values[Int(generator.next() % UInt64(n))] }
+            estimates.append(statistic(sample))
+        }
+        estimates.sort()
+        let alpha = (1 - confidence) / 2
+        return Interval(
+            estimate: statistic(values), lower: percentile(estimates, alpha), upper: percentile(estimates, 1 - alpha),
+            method: "bootstrap", n: n)
+    }
+
+    /// The q-quantile of sorted values, linear between order statistics (numpy's default).
+    package static func percentile(_ sorted: [Double], _ q: Double) -> Double {
+        guard !sorted.isEmpty else { return .nan }
+        let position = q * Double(sorted.count - 1)
+        let below = Int(position.rounded(.down))
+        let above = Swift.min(sorted.count - 1, below + 1)
+        let fraction = position - Double(below)
+        return sorted[below] + (sorted[above] - sorted[below]) * fraction
+    }
+}
+
+/// SplitMix64: a small, fast, seedable generator (Steele et al. 2014), for resampling that
+/// repeats exactly.
+package struct SplitMix64: RandomNumberGenerator, Sendable {
+    private var state: UInt64
+
+    package init(seed: UInt64) { state = seed }
+
+    package mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

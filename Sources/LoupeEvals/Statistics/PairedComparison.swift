@@ -1,0 +1,115 @@
+import Foundation
+
+/// Run B against run A on the items both scored: the per-item differences (B − A) with their
+/// interval and test, McNemar's exact test when scores are pass/fail, and the items that
+/// changed. Items are compared by id; epochs are averaged within an item first.
+package struct PairedComparison: Hashable, Sendable, Codable {
+    /// McNemar's exact test on the discordant pairs.
+    package struct McNemar: Hashable, Sendable, Codable {
+        /// Items A passed and B failed.
+        package var regressed: Int
+        /// Items A failed and B passed.
+        package var fixed: Int
+        /// Two-sided exact p-value: 2 · P(X ≤ min(fixed, regressed)), X ~ Bin(fixed + regressed, ½), at most 1.
+        package var pValue: Double
+    }
+
+    /// Items both runs scored.
+    package var n: Int
+    package var meanA: Double
+    package var meanB: Double
+    /// Mean of B − A over the common items, Student-t interval on the paired differences.
+    package var difference: Interval
+    /// The same difference with a percentile bootstrap interval over items.
+    package var bootstrapDifference: Interval
+    /// Paired t-test p-value for "no difference" (or McNemar's when the scores are pass/fail).
+    package var pValue: Double
+    package var mcnemar: McNemar?
+    /// Items where B scored higher, the same, lower.
+    package var wins: Int
+    package var ties: Int
+    package var losses: Int
+    /// Ids of the items B improved (for pass/fail: failed in A, passed in B), best gain first.
+    package var fixed: [String]
+    /// Ids of the items B made worse, worst first.
+    package var regressed: [String]
+    /// The smallest true difference a paired t-test at α = 0.05 detects with 80% power at this
+    /// n and this spread of differences: (t₀.₉₇₅ + t₀.₈) · sd / √n, with n − 1 degrees of freedom.
+    package var minimumDetectableEffect: Double
+    package var onlyInA: [String]
+    package var onlyInB: [String]
+    /// True when the runs scored different item sets (the comparison uses the common ones).
+    package var itemSetsDiffer: Bool { !onlyInA.isEmpty || !onlyInB.isEmpty }
+
+    /// - Parameters:
+    ///   - a, b: each run's scores by item id, one value per epoch.
+    package init(a: [String: [Double]], b: [String: [Double]], seed: UInt64 = 0x5EED) {
+        func mean(_ values: [Double]) -> Double { values.reduce(0, +) / Double(values.count) }
+        let common = a.keys.filter { b[$0] != nil && !(a[$0]!.isEmpty) && !(b[$0]!.isEmpty) }.sorted()
+        onlyInA = a.keys.filter { b[$0] == nil }.sorted()
+        onlyInB = b.keys.filter { a[$0] == nil }.sorted()
+        n = common.count
+        let scoresA = common.map { mean(a[$0]!) }
+        let scoresB = common.map { mean(b[$0]!) }
+        let differences = zip(scoresB, scoresA).map { $0 - $1 }
+        meanA = n > 0 ? mean(scoresA) : .nan
+        meanB = n > 0 ? mean(scoresB) : .nan
+        difference = Interval.studentT(differences)
+        bootstrapDifference = Interval.bootstrap(differences, seed: seed)
+        wins = differences.filter { $0 > 0 }.count
+        losses = differences.filter { $0 < 0 }.count
+        ties = n - wins - losses
+        let changed = common.indices.filter { differences[$0] != 0 }
+        fixed = changed.filter { differences[$0] > 0 }.sorted { differences[$0] > differences[$1] }.map { common[$0] }
+        regressed = changed.filter { differences[$0] < 0 }.sorted { differences[$0] < differences[$1] }.map {
+            common[$0]
+        }
+
+        let binary =
+            [a, b].allSatisfy { $0.values.joined().allSatisfy { $0 == 0 || $0 == 1 } }
+            && common.allSatisfy { a[$0]!.count == 1 && b[$0]!.count == 1 }
+        var sd = 0.0
+        if n > 1 {
+            let d = difference.estimate
+            sd = (differences.reduce(0) { $0 + ($1 - d) * ($1 - d) } / Double(n - 1)).squareRoot()
+        }
+        if binary {
+            let test = Self.mcnemarExact(fixed: fixed.count, regressed: regressed.count)
+            mcnemar = test
+            pValue = test.pValue
+        } else {
+            mcnemar = nil
+            pValue = Self.pairedTTest(mean: difference.estimate, sd: sd, n: n)
+        }
+        minimumDetectableEffect = Self.minimumDetectableEffect(sd: sd, n: n)
+    }
+
+    /// McNemar's exact (binomial) test.
+    package static func mcnemarExact(fixed: Int, regressed: Int) -> McNemar {
+        let discordant = fixed + regressed
+        let p =
+            discordant == 0
+            ? 1 : Swift.min(1, 2 * Distributions.binomialCDF(Swift.min(fixed, regressed), n: discordant, p: 0.5))
+        return McNemar(regressed: regressed, fixed: fixed, pValue: p)
+    }
+
+    /// Two-sided p-value of the paired t-test.
+    package static func pairedTTest(mean: Double, sd: Double, n: Int) -> Double {
+        guard n > 1 else { return .nan }
+        guard sd > 0 else { return mean == 0 ? 1 : 0 }
+        let t = mean / (sd / Double(n).squareRoot())
+        return 2 * (1 - Distributions.studentTCDF(abs(t), degrees: Double(n - 1)))
+    }
+
+    /// (t_{1−α/2} + t_{power}) · sd / √n with n − 1 degrees of freedom.
+    package static func minimumDetectableEffect(sd: Double, n: Int, alpha: Double = 0.05, power: Double = 0.8)
+        -> Double
+    {
+        guard n > 1 else { return .nan }
+        let degrees = Double(n - 1)
+        let t =
+            Distributions.studentTQuantile(1 - alpha / 2, degrees: degrees)
+            + Distributions.studentTQuantile(power, degrees: degrees)
+        return t * sd / Double(n).squareRoot()
+    }
+}

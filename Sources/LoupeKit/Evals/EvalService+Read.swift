@@ -1,0 +1,360 @@
+import Foundation
+import LoupeAgents
+import LoupeEvals
+import LoupeStore
+
+extension EvalService {
+    /// A run as lists show it: its record, scorers and summary.
+    package struct RunListing: Hashable, Sendable {
+        package var run: EvalRunRecord
+        package var scorers: [String]
+        package var summary: RunSummary
+        package var answered: Int
+
+        package var id: Int64 { run.id ?? 0 }
+        /// The first scorer's aggregate.
+        package var headline: ScorerSummary? {
+            scorers.lazy.compactMap { name in self.summary.scorers.first { $0.scorer == name } }.first
+        }
+    }
+
+    /// One answer with its scores, for the per-item table and the drill-down.
+    package struct ResultRow: Hashable, Sendable {
+        package var result: EvalResultRecord
+        package var scores: [EvalScoreRecord]
+
+        package var key: String { "\(result.itemID)\u{1F}\(result.epoch)" }
+        package var targets: [String] {
+            ((try? JSONValue.parse(result.targetsJSON))?.array ?? []).map(\.text)
+        }
+
+        package func score(_ scorer: String) -> EvalScoreRecord? { scores.first { $0.scorer == scorer } }
+    }
+
+    package struct RunDetail: Hashable, Sendable {
+        package var listing: RunListing
+        package var rows: [ResultRow]
+    }
+
+    /// Every run, oldest first, Inspect logs in the workspace included.
+    package func list() throws -> [RunListing] {
+        try syncInspectRuns()
+        return try workspace.evalRuns().map(listing)
+    }
+
+    package func detail(_ id: Int64) throws -> RunDetail {
+        try syncInspectRuns()
+        let run = try workspace.run(id)
+        let scores = Dictionary(grouping: try workspace.evalScores(run: id)) { "\($0.itemID)\u{1F}\($0.epoch)" }
+        let rows = try workspace.evalResults(run: id).map { result in
+            let order = Self.scorers(run)
+            let mine = (scores["\(result.itemID)\u{1F}\(result.epoch)"] ?? []).sorted {
+                (order.firstIndex(of: $0.scorer) ?? .max, $0.scorer) < (
+                    order.firstIndex(of: $1.scorer) ?? .max, $1.scorer
+                )
+            }
+            return ResultRow(result: result, scores: mine)
+        }
+        return RunDetail(listing: try listing(run), rows: rows)
+    }
+
+    func listing(_ run: EvalRunRecord) throws -> RunListing {
+        let scorers = Self.scorers(run)
+        let summary: RunSummary
+        if let json = run.summaryJSON, run.status != "running",
+            let decoded = try? Self.decoder.decode(RunSummary.self, from: Data(json.utf8))
+        {
+            summary = decoded
+        } else {
+            summary = try self.summary(run: run.id!)
+        }
+        return RunListing(run: run, scorers: scorers, summary: summary, answered: summary.rows)
+    }
+
+    static let decoder: JSONDecoder = {
+        let decoder = JSONDecoder()
+        decoder.nonConformingFloatDecodingStrategy = .convertFromString(
+            positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+        return decoder
+    }()
+
+    static func scorers(_ run: EvalRunRecord) -> [String] {
+        ((try? JSONValue.parse(run.scorersJSON))?.array ?? []).compactMap(\.string)
+    }
+
+    /// The statistics of a run from its stored rows.
+    package func summary(run id: Int64) throws -> RunSummary {
+        let run = try workspace.run(id)
+        return RunSummary(rows: try scoredRows(run: id), scorers: Self.scorers(run))
+    }
+
+    package func scoredRows(run id: Int64) throws -> [ScoredRow] {
+        let scores = Dictionary(grouping: try workspace.evalScores(run: id)) { "\($0.itemID)\u{1F}\($0.epoch)" }
+        return try workspace.evalResults(run: id).map { result in
+            let mine = scores["\(result.itemID)\u{1F}\(result.epoch)"] ?? []
+            var values: [String: Double] = [:]
+            var passed: [String: Bool] = [:]
+            for score in mine {
+                values[score.scorer] = score.value
+                if let pass = score.passed { passed[score.scorer] = pass }
+            }
+            return ScoredRow(
+                itemID: result.itemID, epoch: result.epoch, values: values, passed: passed,
+                confidence: result.confidence, latencySeconds: result.latencyMs.map { $0 / 1e3 },
+                errored: result.error != nil)
+        }
+    }
+
+    // MARK: - Comparing
+
+    package struct Comparison: Sendable {
+        package var a: RunListing
+        package var b: RunListing
+        package var metrics: RunComparison
+        /// Items where the headline scorer moved, for the walkable fixed/regressed lists.
+        package var itemDeltas: [ItemDelta]
+        package var warnings: [String]
+    }
+
+    package struct ItemDelta: Hashable, Sendable {
+        package var itemID: String
+        package var input: String
+        package var a: Double
+        package var b: Double
+        package var delta: Double { b - a }
+    }
+
+    /// Run `b` against baseline `a`, paired on the items both answered.
+    package func compare(_ a: Int64, _ b: Int64) throws -> Comparison {
+        try syncInspectRuns()
+        let left = try workspace.run(a)
+        let right = try workspace.run(b)
+        let scorersA = Self.scorers(left)
+        let scorersB = Self.scorers(right)
+        let shared = scorersA.filter(scorersB.contains)
+        guard !shared.isEmpty else {
+            throw EvalError(
+                "runs \(a) and \(b) share no scorer (\(scorersA.joined(separator: ", ")) vs \(scorersB.joined(separator: ", ")))"
+            )
+        }
+        let rowsA = try scoredRows(run: a)
+        let rowsB = try scoredRows(run: b)
+        let metrics = RunComparison(a: rowsA, b: rowsB, scorers: shared)
+        var warnings: [String] = []
+        if left.suite != right.suite {
+            warnings.append("the runs are of different suites (\(left.suite), \(right.suite))")
+        }
+        if left.datasetHash != right.datasetHash { warnings.append("the datasets differ (hash)") }
+        if let first = metrics.metrics.first, first.paired.itemSetsDiffer {
+            warnings.append(
+                "item sets differ: \(first.paired.onlyInA.count) only in run \(a), \(first.paired.onlyInB.count) only in run \(b); compared on the \(first.paired.n) in both"
+            )
+        }
+        let headline = shared[0]
+        func means(_ rows: [ScoredRow]) -> [String: Double] {
+            var sums: [String: (Double, Int)] = [:]
+            for row in rows {
+                guard let value = row.passed[headline].map({ $0 ? 1.0 : 0 }) ?? row.values[headline] else { continue }
+                sums[row.itemID, default: (0, 0)].0 += value
+                sums[row.itemID, default: (0, 0)].1 += 1
+            }
+            return sums.mapValues { $0.0 / Double($0.1) }
+        }
+        let meanA = means(rowsA)
+        let meanB = means(rowsB)
+        let inputs = Dictionary(
+            try workspace.evalResults(run: b).map { ($0.itemID, $0.input) }, uniquingKeysWith: { x, _ in x })
+        let deltas = meanA.keys.filter { meanB[$0] != nil && meanB[$0] != meanA[$0] }.map {
+            ItemDelta(itemID: $0, input: inputs[$0] ?? "", a: meanA[$0]!, b: meanB[$0]!)
+        }.sorted { ($0.delta, $0.itemID) < ($1.delta, $1.itemID) }
+        return Comparison(
+            a: try listing(left), b: try listing(right), metrics: metrics, itemDeltas: deltas, warnings: warnings)
+    }
+
+    // MARK: - Exporting
+
+    package enum ExportFormat: String, CaseIterable, Sendable {
+        case csv, json
+    }
+
+    /// Every answer of a run with its scores: one CSV row per answer (a value and a pass column
+    /// per scorer), or JSON with the run's provenance and summary.
+    package func export(_ id: Int64, format: ExportFormat) throws -> String {
+        let detail = try detail(id)
+        let scorers = detail.listing.scorers
+        switch format {
+        case .csv:
+            var header = [
+                "item_id", "epoch", "input", "targets", "output", "error", "latency_ms", "trace_id",
+                "retrieval_record_id",
+            ]
+            for scorer in scorers { header += [scorer, scorer + "_passed"] }
+            var lines = [header.map(Self.csvField).joined(separator: ",")]
+            for row in detail.rows {
+                let result = row.result
+                var fields = [
+                    result.itemID, String(result.epoch), result.input, row.targets.joined(separator: " | "),
+                    result.output ?? "", result.error ?? "", result.latencyMs.map { String(format: "%.3f", $0) } ?? "",
+                    result.traceID.map(String.init) ?? "", result.retrievalRecordID.map(String.init) ?? "",
+                ]
+                for scorer in scorers {
+                    let score = row.score(scorer)
+                    fields += [score.map { String($0.value) } ?? "", score?.passed.map { $0 ? "1" : "0" } ?? ""]
+                }
+                lines.append(fields.map(Self.csvField).joined(separator: ","))
+            }
+            return lines.joined(separator: "\n") + "\n"
+        case .json:
+            let run = detail.listing.run
+            let summaryJSON = Self.encode(detail.listing.summary).flatMap { try? JSONValue.parse($0) } ?? .null
+            let results: [JSONValue] = detail.rows.map { row in
+                let result = row.result
+                var object: [String: JSONValue] = [
+                    "item_id": .string(result.itemID), "epoch": .number(Double(result.epoch)),
+                    "input": .string(result.input), "targets": .array(row.targets.map { .string($0) }),
+                    "output": result.output.map { .string($0) } ?? .null,
+                    "error": result.error.map { .string($0) } ?? .null,
+                    "latency_ms": result.latencyMs.map { .number($0) } ?? .null,
+                    "trace_id": result.traceID.map { .number(Double($0)) } ?? .null,
+                    "retrieval_record_id": result.retrievalRecordID.map { .number(Double($0)) } ?? .null,
+                ]
+                object["scores"] = .object(
+                    Dictionary(
+                        row.scores.map { score in
+                            (
+                                score.scorer,
+                                JSONValue.object([
+                                    "value": .number(score.value), "passed": score.passed.map { .bool($0) } ?? .null,
+                                    "explanation": .string(score.explanation),
+                                ])
+                            )
+                        }, uniquingKeysWith: { a, _ in a }))
+                return .object(object)
+            }
+            return JSONValue.object([
+                "run": Self.runJSON(run), "summary": summaryJSON, "results": .array(results),
+            ]).prettyJSON + "\n"
+        }
+    }
+
+    package static func runJSON(_ run: EvalRunRecord) -> JSONValue {
+        let formatter = ISO8601DateFormatter()
+        return .object([
+            "id": .number(Double(run.id ?? 0)), "suite": .string(run.suite),
+            "suite_file": run.suiteFile.map { .string($0) } ?? .null, "suite_hash": .string(run.suiteHash),
+            "dataset_hash": .string(run.datasetHash), "target": (try? JSONValue.parse(run.targetJSON)) ?? .null,
+            "scorers": (try? JSONValue.parse(run.scorersJSON)) ?? .null, "epochs": .number(Double(run.epochs)),
+            "planned": .number(Double(run.planned)), "status": .string(run.status), "source": .string(run.source),
+            "parent_run_id": run.parentRunID.map { .number(Double($0)) } ?? .null,
+            "loupe_version": .string(run.loupeVersion), "git_revision": run.gitRevision.map { .string($0) } ?? .null,
+            "started_at": .string(formatter.string(from: run.startedAt)),
+            "ended_at": run.endedAt.map { .string(formatter.string(from: $0)) } ?? .null,
+        ])
+    }
+
+    static func csvField(_ text: String) -> String {
+        guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
+        return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    // MARK: - Inspect logs as runs
+
+    /// Inspect samples imported as traces become eval runs: one per log file and task, one
+    /// answer per sample × epoch with the log's scores (C/P/I as 1/0.5/0), linked to the trace.
+    /// Idempotent: a log already turned into a run is skipped.
+    package func syncInspectRuns() throws {
+        let inspect = try workspace.traceSummaries().filter { $0.format == TraceFormat.inspect.rawValue }
+        guard !inspect.isEmpty else { return }
+        var groups: [String: [(TraceSummary, [String: JSONValue])]] = [:]
+        var order: [String] = []
+        for trace in inspect {
+            let metadata =
+                (try workspace.traceMetadata(trace: trace.id)).flatMap { try? JSONValue.parse($0) }?.object ?? [:]
+            let task = metadata["task"]?.string ?? "task"
+            let key = (trace.sourceFile ?? "?") + "#" + task
+            if groups[key] == nil { order.append(key) }
+            groups[key, default: []].append((trace, metadata))
+        }
+        for key in order where try workspace.evalRun(source: "inspect", key: key) == nil {
+            let members = groups[key]!
+            var scorerNames: [String] = []
+            var rows: [(EvalResultRecord, [EvalScoreRecord])] = []
+            var epochs = 1
+            var seen: Set<String> = []
+            for (trace, metadata) in members {
+                let itemID = metadata["sample_id"].map { $0.string ?? $0.compactJSON } ?? String(trace.id)
+                let epoch = Int(metadata["epoch"]?.int ?? 1)
+                guard seen.insert("\(itemID)\u{1F}\(epoch)").inserted else { continue }
+                epochs = max(epochs, epoch)
+                let scores = try workspace.traceScores(trace: trace.id)
+                var records: [EvalScoreRecord] = []
+                for score in scores {
+                    let value = (try? JSONValue.parse(score.valueJSON)) ?? .null
+                    guard let (number, passed) = Self.inspectValue(value) else { continue }
+                    if !scorerNames.contains(score.scorer) { scorerNames.append(score.scorer) }
+                    records.append(
+                        EvalScoreRecord(
+                            runID: 0, itemID: itemID, epoch: epoch, scorer: score.scorer, value: number, passed: passed,
+                            explanation: [score.answer.map { "answer \($0)" }, score.explanation].compactMap { $0 }
+                                .joined(separator: " — ")))
+                }
+                let targets: [String] =
+                    metadata["target"].map { $0.array?.map(\.text) ?? [$0.text] } ?? []
+                let output = try? TraceService(workspace: workspace).trace(trace.id).spans.first?.output.last?.text
+                rows.append(
+                    (
+                        EvalResultRecord(
+                            runID: 0, itemID: itemID, epoch: epoch, input: metadata["input"]?.text ?? "",
+                            targetsJSON: JSONValue.array(targets.map { .string($0) }).compactJSON,
+                            output: output ?? nil,
+                            error: trace.errorCount > 0 ? "\(trace.errorCount) error spans" : nil,
+                            latencyMs: trace.timed ? Double(trace.durationNs) / 1e6 : nil,
+                            inputTokens: trace.inputTokens, outputTokens: trace.outputTokens, cost: trace.cost,
+                            traceID: trace.id, finishedAt: trace.importedAt),
+                        records
+                    ))
+            }
+            let task = String(key[key.index(after: key.lastIndex(of: "#")!)...])
+            let file = String(key[..<key.lastIndex(of: "#")!])
+            var run = EvalRunRecord(
+                suite: "inspect:" + task, suiteFile: file, suiteHash: "", datasetHash: "", targetKind: "inspect",
+                targetJSON: JSONValue.object(["kind": "inspect", "log": .string(file)]).compactJSON,
+                scorersJSON: JSONValue.array(scorerNames.map { .string($0) }).compactJSON, epochs: epochs,
+                planned: rows.count, status: "complete", source: "inspect", sourceKey: key,
+                loupeVersion: loupeVersion, gitRevision: nil, startedAt: members.map(\.0.importedAt).min() ?? Date())
+            run.endedAt = run.startedAt
+            let id = try workspace.createEvalRun(run)
+            try workspace.recordEvalResults(
+                rows.map { result, scores in
+                    var result = result
+                    result.runID = id
+                    return (
+                        result,
+                        scores.map {
+                            var score = $0
+                            score.runID = id
+                            return score
+                        }
+                    )
+                })
+            try workspace.finishEvalRun(
+                id, status: "complete", summaryJSON: Self.encode(try summary(run: id)), at: run.startedAt)
+        }
+    }
+
+    /// Inspect's value_to_float: C 1, P 0.5, I 0, N 0; yes/no and booleans; numbers as they are.
+    static func inspectValue(_ value: JSONValue) -> (Double, Bool?)? {
+        switch value {
+        case .bool(let flag): return (flag ? 1 : 0, flag)
+        case .number(let number): return (number, nil)
+        case .string(let text):
+            switch text.uppercased() {
+            case "C", "CORRECT", "YES", "TRUE": return (1, true)
+            case "I", "INCORRECT", "NO", "FALSE", "N": return (0, false)
+            case "P", "PARTIAL": return (0.5, nil)
+            default: return Double(text).map { ($0, nil) }
+            }
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,590 @@
+import Foundation
+import LoupeAgents
+import LoupeEvals
+import LoupeModels
+import LoupeRetrieval
+import LoupeStore
+import Synchronization
+
+/// Runs eval suites against the workspace's engine and reads runs back: `eval run|list|show|
+/// compare|export` and the Evals panel. Every answer is stored as it finishes, so a killed run
+/// resumes where it stopped and nothing is scored twice.
+package struct EvalService: Sendable {
+    package let workspace: Workspace
+    private let models: ModelLibrary
+    /// Written into each run's provenance.
+    package var loupeVersion = "0.1.0"
+    /// The environment providers read their base URL, model and key from.
+    package var environment: [String: String] = ProcessInfo.processInfo.environment
+
+    package init(workspace: Workspace, models: ModelLibrary) {
+        self.workspace = workspace
+        self.models = models
+    }
+
+    /// A suite with its items read and its inputs hashed.
+    package struct LoadedSuite: Sendable {
+        package var suite: EvalSuite
+        package var items: [EvalItem]
+        package var suiteHash: String
+        package var datasetHash: String
+        /// Judgments per query, for retrieval targets.
+        package var qrels: [String: [String: Int]] = [:]
+        /// Items left out because they have no judgments (retrieval).
+        package var unjudged: [String] = []
+    }
+
+    package func load(_ path: String) throws -> LoadedSuite {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw SuiteError(file: path, "cannot be read (no such file?)")
+        }
+        guard let text = String(data: data, encoding: .utf8) else { throw SuiteError(file: path, "is not UTF-8 text") }
+        let suite = try SuiteParser.parse(text, file: path)
+        guard let datasetData = FileManager.default.contents(atPath: suite.dataset.path) else {
+            throw SuiteError(file: path, "dataset \(suite.dataset.path) cannot be read")
+        }
+        var items = try Dataset.items(datasetData, spec: suite.dataset)
+        var hashed = datasetData
+        var loaded = LoadedSuite(
+            suite: suite, items: items, suiteHash: SHA256.hex(Array(data)), datasetHash: "")
+        if case .retrieval(let target) = suite.target {
+            guard let qrelsData = FileManager.default.contents(atPath: target.qrelsPath),
+                let qrelsText = String(data: qrelsData, encoding: .utf8)
+            else { throw SuiteError(file: path, "qrels \(target.qrelsPath) cannot be read") }
+            loaded.qrels = try Qrels.parse(qrelsText, file: target.qrelsPath).judgments
+            hashed.append(qrelsData)
+            loaded.unjudged = items.filter { loaded.qrels[$0.id] == nil }.map(\.id)
+            items.removeAll { loaded.qrels[$0.id] == nil }
+            loaded.items = items
+            if items.isEmpty { throw SuiteError(file: target.qrelsPath, "judges none of the dataset's ids") }
+        }
+        loaded.datasetHash = SHA256.hex(Array(hashed))
+        return loaded
+    }
+
+    // MARK: - Running
+
+    package struct RunOptions: Hashable, Sendable {
+        package var epochs: Int?
+        package var concurrency: Int?
+        package var limit: Int?
+        /// Re-run only the failed or errored items of this run; the others are carried over.
+        package var onlyFailed: Int64?
+        /// Start a new run even when an unfinished one of this suite could be resumed.
+        package var fresh = false
+
+        package init() {}
+    }
+
+    /// Where a run stands, for live progress.
+    package struct Progress: Hashable, Sendable {
+        package var runID: Int64
+        package var done: Int
+        package var total: Int
+        package var errors: Int
+        /// The headline scorer's mean over the answers so far.
+        package var runningMean: Double?
+        package var elapsedSeconds: Double
+        package var etaSeconds: Double? {
+            guard done > 0, total > done else { return done >= total ? 0 : nil }
+            return elapsedSeconds / Double(done) * Double(total - done)
+        }
+
+        package var line: String {
+            var parts = ["run \(runID)", "\(done)/\(total)"]
+            if let runningMean { parts.append("mean \(String(format: "%.3f", runningMean))") }
+            if errors > 0 { parts.append("\(errors) errors") }
+            if let etaSeconds, done < total { parts.append("ETA \(Self.duration(etaSeconds))") }
+            return parts.joined(separator: " · ")
+        }
+
+        static func duration(_ seconds: Double) -> String {
+            seconds < 60
+                ? String(format: "%.0fs", seconds)
+                : String(
+                    format: "%.0fm%02.0fs", (seconds / 60).rounded(.down), seconds.truncatingRemainder(dividingBy: 60))
+        }
+    }
+
+    package struct RunOutcome: Sendable {
+        package var runID: Int64
+        package var resumed: Bool
+        /// Answers made in this call.
+        package var answered: Int
+        /// Answers already there (resumed) or carried over (--only-failed).
+        package var skipped: Int
+        package var status: String
+        package var summary: RunSummary
+        package var unjudged: [String]
+    }
+
+    /// One planned answer.
+    struct Task: Sendable {
+        var item: EvalItem
+        var epoch: Int
+    }
+
+    /// Runs `loaded`; resumes the suite's latest unfinished run when its inputs are unchanged
+    /// (unless `fresh`). Cancelling through the reporter stops taking new items; answers already
+    /// made are kept and the run is marked cancelled (run again to resume).
+    package func run(
+        _ loaded: LoadedSuite, options: RunOptions = RunOptions(), reporter: JobReporter = .detached(),
+        onProgress: @escaping @Sendable (Progress) -> Void = { _ in }
+    ) throws -> RunOutcome {
+        let suite = loaded.suite
+        let epochs = options.epochs ?? suite.epochs
+        var items = loaded.items
+        if let limit = options.limit { items = Array(items.prefix(limit)) }
+        let planned = items.count * epochs
+        let targetJSON = Self.targetJSON(suite.target).compactJSON
+        let scorersJSON = JSONValue.array(suite.scorers.map { .string($0.name) }).compactJSON
+
+        var runID: Int64
+        var resumed = false
+        var carried: [(EvalResultRecord, [EvalScoreRecord])] = []
+        var tasks: [Task] = []
+        if let parentID = options.onlyFailed {
+            guard let parent = try workspace.evalRun(parentID) else { throw EvalError("there is no run \(parentID)") }
+            guard parent.suite == suite.name else {
+                throw EvalError("run \(parentID) is of suite \(parent.suite), not \(suite.name)")
+            }
+            let failed = try failedKeys(run: parentID)
+            let results = try workspace.evalResults(run: parentID)
+            let scores = Dictionary(grouping: try workspace.evalScores(run: parentID)) {
+                "\($0.itemID)\u{1F}\($0.epoch)"
+            }
+            let byID = Dictionary(items.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+            runID = try workspace.createEvalRun(
+                EvalRunRecord(
+                    suite: suite.name, suiteFile: suite.file, suiteHash: loaded.suiteHash,
+                    datasetHash: loaded.datasetHash, targetKind: suite.target.kind, targetJSON: targetJSON,
+                    scorersJSON: scorersJSON, epochs: parent.epochs, planned: results.count, parentRunID: parentID,
+                    loupeVersion: loupeVersion, gitRevision: Self.gitRevision(near: suite.file)))
+            for result in results {
+                let key = "\(result.itemID)\u{1F}\(result.epoch)"
+                if failed.contains(key), let item = byID[result.itemID] {
+                    tasks.append(Task(item: item, epoch: result.epoch))
+                } else {
+                    var copy = result
+                    copy.runID = runID
+                    var metadata = (try? JSONValue.parse(result.metadataJSON))?.object ?? [:]
+                    metadata["carried_from_run"] = .number(Double(parentID))
+                    copy.metadataJSON = JSONValue.object(metadata).compactJSON
+                    carried.append(
+                        (
+                            copy,
+                            (scores[key] ?? []).map {
+                                var score = $0
+                                score.runID = runID
+                                return score
+                            }
+                        ))
+                }
+            }
+            try workspace.recordEvalResults(carried)
+        } else if !options.fresh,
+            let unfinished = try workspace.evalRuns().last(where: {
+                $0.suite == suite.name && $0.source == "loupe" && $0.status != "complete" && $0.status != "failed"
+                    && $0.parentRunID == nil && $0.suiteHash == loaded.suiteHash
+                    && $0.datasetHash == loaded.datasetHash && $0.epochs == epochs && $0.planned == planned
+            }), let id = unfinished.id
+        {
+            runID = id
+            resumed = true
+            try workspace.setEvalRunStatus(id, status: "running")
+            let answered = try workspace.answeredEvalKeys(run: id)
+            for item in items {
+                for epoch in 1...epochs where !answered.contains("\(item.id)\u{1F}\(epoch)") {
+                    tasks.append(Task(item: item, epoch: epoch))
+                }
+            }
+        } else {
+            runID = try workspace.createEvalRun(
+                EvalRunRecord(
+                    suite: suite.name, suiteFile: suite.file, suiteHash: loaded.suiteHash,
+                    datasetHash: loaded.datasetHash, targetKind: suite.target.kind, targetJSON: targetJSON,
+                    scorersJSON: scorersJSON, epochs: epochs, planned: planned, loupeVersion: loupeVersion,
+                    gitRevision: Self.gitRevision(near: suite.file)))
+            for item in items { for epoch in 1...epochs { tasks.append(Task(item: item, epoch: epoch)) } }
+        }
+        let total = (try workspace.run(runID).planned)
+        let fixedRunID = runID
+        let skipped = total - tasks.count
+
+        let answerer = try makeAnswerer(loaded)
+        let concurrency = answerer.serial ? 1 : max(1, options.concurrency ?? suite.concurrency)
+        let started = Date()
+        let state = Mutex(
+            (next: 0, done: skipped, errors: 0, sum: 0.0, scored: 0, failure: nil as (any Error)?))
+        let headline = suite.headline
+        let tools = scoringTools()
+        let taskList = tasks
+        let work: @Sendable () -> Void = {
+            while true {
+                let index: Int? = state.withLock { state in
+                    guard state.failure == nil, !reporter.isCancelled, state.next < taskList.count else { return nil }
+                    state.next += 1
+                    return state.next - 1
+                }
+                guard let index else { return }
+                let task = taskList[index]
+                let (result, scores) = Self.answer(
+                    task, runID: fixedRunID, suite: suite, answerer: answerer, tools: tools)
+                do {
+                    try workspace.recordEvalResult(result, scores: scores)
+                } catch {
+                    state.withLock { $0.failure = $0.failure ?? error }
+                    return
+                }
+                let progress = state.withLock { state -> Progress in
+                    state.done += 1
+                    if result.error != nil { state.errors += 1 }
+                    if let score = scores.first(where: { $0.scorer == headline }) {
+                        state.sum += score.passed.map { $0 ? 1 : 0 } ?? score.value
+                        state.scored += 1
+                    }
+                    return Progress(
+                        runID: fixedRunID, done: state.done, total: total, errors: state.errors,
+                        runningMean: state.scored > 0 ? state.sum / Double(state.scored) : nil,
+                        elapsedSeconds: Date().timeIntervalSince(started))
+                }
+                reporter.report(
+                    JobProgress(completed: Double(progress.done), total: Double(total), detail: progress.line))
+                onProgress(progress)
+            }
+        }
+        if concurrency == 1 {
+            work()
+        } else {
+            DispatchQueue.concurrentPerform(iterations: concurrency) { _ in work() }
+        }
+        let final = state.withLock { $0 }
+        let summary = try summary(run: runID)
+        let status: String
+        if final.failure != nil {
+            status = "failed"
+        } else if final.done < total {
+            status = "cancelled"
+        } else {
+            status = "complete"
+        }
+        try workspace.finishEvalRun(runID, status: status, summaryJSON: Self.encode(summary))
+        if let failure = final.failure { throw failure }
+        return RunOutcome(
+            runID: runID, resumed: resumed, answered: final.done - skipped, skipped: skipped, status: status,
+            summary: summary, unjudged: loaded.unjudged)
+    }
+
+    /// What answers an item: a retrieval ranking, an agent run or a model call.
+    struct Answerer: Sendable {
+        var serial: Bool
+        var answer: @Sendable (EvalItem) throws -> Answer
+    }
+
+    struct Answer: Sendable {
+        var output: String
+        /// Scores the target computes itself (retrieval metrics).
+        var scores: [Verdict] = []
+        var inputTokens: Int?
+        var outputTokens: Int?
+        var cost: Double?
+        var traceID: Int64?
+        var retrievalRecordID: Int64?
+    }
+
+    static func answer(
+        _ task: Task, runID: Int64, suite: EvalSuite, answerer: Answerer, tools: ScoringTools
+    ) -> (EvalResultRecord, [EvalScoreRecord]) {
+        let item = task.item
+        let clock = ContinuousClock()
+        let start = clock.now
+        var answer: Answer?
+        var failure: String?
+        do { answer = try answerer.answer(item) } catch { failure = "\(error)" }
+        let elapsed = start.duration(to: clock.now)
+        let latency = Double(elapsed.components.seconds) * 1e3 + Double(elapsed.components.attoseconds) * 1e-15
+        var scores: [Verdict] = []
+        if let answer {
+            scores = answer.scores
+            for spec in suite.scorers where !spec.kind.isRetrievalMetric {
+                do {
+                    scores.append(try AnswerScorer.score(spec, output: answer.output, item: item, tools: tools))
+                } catch {
+                    scores.append(
+                        Verdict(scorer: spec.name, value: 0, passed: false, explanation: "scorer error: \(error)"))
+                }
+            }
+        } else {
+            // An answer that never came is wrong for every scorer (and kept as an error).
+            scores = suite.scorers.map { spec in
+                Verdict(
+                    scorer: spec.name, value: 0, passed: spec.kind.isRetrievalMetric ? nil : false,
+                    explanation: "no answer: \(failure ?? "")")
+            }
+        }
+        var metadata = item.metadata
+        metadata["line"] = .number(Double(item.line))
+        let result = EvalResultRecord(
+            runID: runID, itemID: item.id, epoch: task.epoch, input: item.input,
+            targetsJSON: JSONValue.array(item.targets.map { .string($0) }).compactJSON, output: answer?.output,
+            error: failure, latencyMs: latency, inputTokens: answer?.inputTokens, outputTokens: answer?.outputTokens,
+            cost: answer?.cost, confidence: item.confidence, traceID: answer?.traceID,
+            retrievalRecordID: answer?.retrievalRecordID, metadataJSON: JSONValue.object(metadata).compactJSON)
+        let records = scores.map {
+            EvalScoreRecord(
+                runID: runID, itemID: item.id, epoch: task.epoch, scorer: $0.scorer, value: $0.value, passed: $0.passed,
+                explanation: $0.explanation, detailsJSON: $0.details?.compactJSON)
+        }
+        return (result, records)
+    }
+
+    func makeAnswerer(_ loaded: LoadedSuite) throws -> Answerer {
+        switch loaded.suite.target {
+        case .retrieval(let target): return try retrievalAnswerer(target, loaded: loaded)
+        case .agent(let target):
+            let agents = AgentService(workspace: workspace, models: models)
+            let provider = try provider(target.provider, agents: agents)
+            var limits = AgentLimits()
+            limits.maxSteps = target.maxSteps
+            limits.maxTokens = target.maxTokens
+            limits.maxSeconds = target.timeout
+            let traces = TraceService(workspace: workspace)
+            let fixedLimits = limits
+            return Answerer(serial: provider.label == "offline") { item in
+                let (id, trace) = try agents.run(item.input, provider: provider, limits: fixedLimits)
+                let usage = trace.usage
+                let cost = try traces.list().first { $0.id == id }?.cost
+                return Answer(
+                    output: trace.spans.first?.output.last?.text ?? "", inputTokens: usage.inputTokens,
+                    outputTokens: usage.outputTokens, cost: cost, traceID: id)
+            }
+        case .model(let target):
+            let provider = try provider(target.provider, agents: AgentService(workspace: workspace, models: models))
+            return Answerer(serial: false) { item in
+                try modelAnswer(item, target: target, provider: provider)
+            }
+        }
+    }
+
+    func retrievalAnswerer(_ target: RetrievalTarget, loaded: LoadedSuite) throws -> Answerer {
+        let retrieval = RetrievalService(workspace: workspace, models: models)
+        var options = RetrievalService.Options()
+        guard let retriever = RetrievalService.Retriever(rawValue: target.retriever) else {
+            throw EvalError("retriever \(target.retriever): use bm25, dense or hybrid")
+        }
+        options.retriever = retriever
+        options.stem = target.stem
+        options.k1 = target.k1
+        options.b = target.b
+        options.depth = target.depth
+        options.k = target.depth
+        let counts = try workspace.corpusCounts(model: RetrievalService.embeddingModel)
+        guard counts.chunks > 0 else { throw EvalError("the workspace has no chunks: run loupe ingest FILE first") }
+        if retriever != .bm25 && counts.embedded < counts.chunks {
+            throw EvalError("\(counts.chunks - counts.embedded) chunks have no embedding: run loupe ingest again")
+        }
+        let context = UncheckedBox(try retrieval.context(for: options))
+        let fixedOptions = options
+        let qrels = loaded.qrels
+        let scorers = loaded.suite.scorers
+        let shown = target.k
+        return Answerer(serial: true) { item in
+            let hits = try retrieval.rank(item.input, options: fixedOptions, context: context.value, details: false)
+            var best: [String: Double] = [:]
+            var order: [String] = []
+            for hit in hits {
+                if best[hit.documentID] == nil { order.append(hit.documentID) }
+                best[hit.documentID] = max(best[hit.documentID] ?? -.infinity, hit.fused.score)
+            }
+            let judged = qrels[item.id] ?? [:]
+            let cutoffs = Array(
+                Set(
+                    scorers.compactMap { spec -> Int? in
+                        switch spec.kind {
+                        case .ndcg(let k), .recall(let k), .precision(let k): k
+                        default: nil
+                        }
+                    } + [10]))
+            let metrics = RetrievalMetrics.evaluate(
+                run: best.map { ($0.key, $0.value) }, qrels: judged, cutoffs: cutoffs)
+            let relevantShown = order.prefix(shown).filter { (judged[$0] ?? 0) > 0 }
+            let why =
+                "\(judged.filter { $0.value > 0 }.count) relevant judged; in the top \(shown): "
+                + (relevantShown.isEmpty ? "none" : relevantShown.joined(separator: ", "))
+            let scores = scorers.compactMap { spec -> Verdict? in
+                let value: Double
+                switch spec.kind {
+                case .ndcg(let k): value = metrics.ndcg[k] ?? 0
+                case .recall(let k): value = metrics.recall[k] ?? 0
+                case .precision(let k): value = metrics.precision[k] ?? 0
+                case .averagePrecision: value = metrics.averagePrecision
+                case .reciprocalRank: value = metrics.reciprocalRank
+                default: return nil
+                }
+                return Verdict(scorer: spec.name, value: value, passed: nil, explanation: why)
+            }
+            let record = try retrieval.record(item.input, options: fixedOptions, hits: Array(hits.prefix(shown)))
+            return Answer(
+                output: order.prefix(shown).joined(separator: " "), scores: scores, retrievalRecordID: record)
+        }
+    }
+
+    func modelAnswer(_ item: EvalItem, target: ModelTarget, provider: any ChatProvider) throws -> Answer {
+        var messages: [Message] = []
+        if let system = target.system { messages.append(Message(role: "system", text: system)) }
+        messages.append(Message(role: "user", text: item.input))
+        let startNs = Int64(Date().timeIntervalSince1970 * 1e9)
+        let response = try provider.complete(
+            ChatRequest(messages: messages, tools: [], maxTokens: target.maxTokens), onText: { _ in })
+        let endNs = Int64(Date().timeIntervalSince1970 * 1e9)
+        var root = TraceSpan(
+            spanID: "root", parentID: nil, kind: .agent, name: "eval item \(item.id)", startNs: startNs, endNs: endNs)
+        root.status = .ok
+        root.input = messages
+        root.output = [response.message]
+        var call = TraceSpan(
+            spanID: "llm-1", parentID: "root", kind: .llm, name: "chat \(response.model)", startNs: startNs,
+            endNs: endNs)
+        call.status = .ok
+        call.model = response.model
+        call.usage = response.usage
+        call.input = messages
+        call.output = [response.message]
+        let externalID = "eval-\(item.id)-" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
+        let trace = Trace(externalID: externalID, format: .loupe, name: "eval · \(item.id)", spans: [root, call])
+        let counts = try workspace.importTraces([TraceService.record(trace, sourceFile: nil)])
+        let id = counts.ids.first
+        let cost = try id.flatMap { id in try TraceService(workspace: workspace).list().first { $0.id == id }?.cost }
+        return Answer(
+            output: response.message.text, inputTokens: response.usage.inputTokens,
+            outputTokens: response.usage.outputTokens, cost: cost, traceID: id)
+    }
+
+    func provider(_ spec: ProviderSpec, agents: AgentService) throws -> any ChatProvider {
+        switch spec.kind {
+        case "offline": return agents.offlinePolicy()
+        default:
+            let base = spec.baseURL ?? environment["OPENAI_BASE_URL"] ?? "https://api.openai.com/v1"
+            guard let url = URL(string: base) else { throw EvalError("base_url \(base) is not a URL") }
+            guard let model = spec.model ?? environment["OPENAI_MODEL"] else {
+                throw EvalError("name the model: model: NAME in the suite, or $OPENAI_MODEL")
+            }
+            return OpenAICompatibleProvider(
+                baseURL: url, model: model, apiKey: environment[spec.apiKeyEnv], stream: spec.stream)
+        }
+    }
+
+    func scoringTools() -> ScoringTools {
+        let models = self.models
+        let embedder = Mutex<SentenceEmbedderBox?>(nil)
+        let agents = AgentService(workspace: workspace, models: models)
+        let service = self
+        return ScoringTools(
+            embed: { texts in
+                let model = try embedder.withLock { box in
+                    if let box { return box }
+                    let loaded = SentenceEmbedderBox(try models.miniLM())
+                    box = loaded
+                    return loaded
+                }
+                return model.lock.withLock { _ in model.embedder.embed(texts, parallelBatches: 1).map(\.vector) }
+            },
+            provider: { spec in try service.provider(spec, agents: agents) })
+    }
+
+    /// Keys ("item\u{1F}epoch") of a run's answers that failed: errored, or a scorer said fail,
+    /// or (continuous scorers only) every score is 0.
+    package func failedKeys(run: Int64) throws -> Set<String> {
+        let scores = Dictionary(grouping: try workspace.evalScores(run: run)) { "\($0.itemID)\u{1F}\($0.epoch)" }
+        var failed: Set<String> = []
+        for result in try workspace.evalResults(run: run) {
+            let key = "\(result.itemID)\u{1F}\(result.epoch)"
+            let mine = scores[key] ?? []
+            if result.error != nil || mine.contains(where: { $0.passed == false })
+                || (!mine.isEmpty && mine.allSatisfy { $0.passed == nil && $0.value == 0 })
+            {
+                failed.insert(key)
+            }
+        }
+        return failed
+    }
+
+    static func targetJSON(_ target: EvalTarget) -> JSONValue {
+        func provider(_ spec: ProviderSpec) -> JSONValue {
+            var out: [String: JSONValue] = ["provider": .string(spec.kind)]
+            if let url = spec.baseURL { out["base_url"] = .string(url) }
+            if let model = spec.model { out["model"] = .string(model) }
+            return .object(out)
+        }
+        switch target {
+        case .retrieval(let t):
+            return .object([
+                "kind": "retrieval", "retriever": .string(t.retriever), "k": .number(Double(t.k)),
+                "depth": .number(Double(t.depth)), "stem": .bool(t.stem), "k1": .number(t.k1), "b": .number(t.b),
+                "qrels": .string(t.qrelsPath),
+            ])
+        case .agent(let t):
+            var out: [String: JSONValue] = [
+                "kind": "agent", "max_steps": .number(Double(t.maxSteps)), "timeout": .number(t.timeout),
+            ]
+            if let tokens = t.maxTokens { out["max_tokens"] = .number(Double(tokens)) }
+            out.merge(provider(t.provider).object!) { a, _ in a }
+            return .object(out)
+        case .model(let t):
+            var out: [String: JSONValue] = ["kind": "model"]
+            if let system = t.system { out["system"] = .string(system) }
+            out.merge(provider(t.provider).object!) { a, _ in a }
+            return .object(out)
+        }
+    }
+
+    /// The short revision of the git checkout holding `file`, if it is in one.
+    static func gitRevision(near file: String) -> String? {
+        let directory = (file as NSString).deletingLastPathComponent
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["git", "-C", directory.isEmpty ? "." : directory, "rev-parse", "--short", "HEAD"]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        do { try process.run() } catch { return nil }
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { return nil }
+        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        return text.isEmpty ? nil : text
+    }
+
+    static func encode(_ summary: RunSummary) -> String? {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(
+            positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+        return (try? encoder.encode(summary)).map { String(decoding: $0, as: UTF8.self) }
+    }
+}
+
+package struct EvalError: Error, Hashable, Sendable, CustomStringConvertible {
+    package var description: String
+    package init(_ description: String) { self.description = description }
+}
+
+/// A value shared read-only across the run's workers (the retrieval context: indexes, chunks).
+final class UncheckedBox<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}
+
+/// MiniLM is not re-entrant: scorers on several workers take turns.
+final class SentenceEmbedderBox: @unchecked Sendable {
+    let embedder: SentenceEmbedder
+    let lock = Mutex(())
+    init(_ embedder: SentenceEmbedder) { self.embedder = embedder }
+}
+
+extension Workspace {
+    func run(_ id: Int64) throws -> EvalRunRecord {
+        guard let run = try evalRun(id) else { throw EvalError("there is no eval run \(id)") }
+        return run
+    }
+}

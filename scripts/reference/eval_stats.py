@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""Reference values for Loupe's eval statistics, from scipy and statsmodels, on a few fixed
+datasets. Writes Tests/LoupeEvalsTests/Fixtures/reference-stats.json, which the Swift tests
+(StatisticsReferenceTests) compare against.
+
+  python3 -m venv .venv-reference && .venv-reference/bin/pip install numpy scipy statsmodels
+  .venv-reference/bin/python scripts/reference/eval_stats.py
+"""
+import json
+import os
+
+import numpy as np
+import scipy
+import statsmodels
+from scipy import stats
+from scipy.special import comb
+from statsmodels.stats.contingency_tables import mcnemar
+from statsmodels.stats.multitest import multipletests
+from statsmodels.stats.power import TTestPower
+from statsmodels.stats.proportion import proportion_confint
+
+rng = np.random.default_rng(20261122)
+out = {"scipy": scipy.__version__, "statsmodels": statsmodels.__version__}
+
+# Distributions.
+out["t_quantiles"] = [
+    {"p": p, "df": df, "t": float(stats.t.ppf(p, df))}
+    for p in (0.6, 0.8, 0.975, 0.995) for df in (1, 2, 5, 29, 200)
+]
+out["t_cdf"] = [
+    {"t": t, "df": df, "p": float(stats.t.cdf(t, df))} for t in (-3.0, -0.5, 0.0, 1.2, 2.5) for df in (1, 3, 10, 57)
+]
+out["normal_quantiles"] = [{"p": p, "z": float(stats.norm.ppf(p))} for p in (1e-6, 0.01, 0.3, 0.5, 0.975, 0.999999)]
+
+# Wilson intervals for pass rates, including 0/n and n/n.
+out["wilson"] = []
+for k, n in ((0, 10), (10, 10), (7, 20), (1, 3), (412, 500), (50, 100)):
+    lo, hi = proportion_confint(k, n, alpha=0.05, method="wilson")
+    out["wilson"].append({"successes": k, "n": n, "lower": float(lo), "upper": float(hi)})
+
+# Student-t intervals on means.
+datasets = {
+    "small": [0.2, 0.9, 0.4, 0.7],
+    "scores": [float(x) for x in rng.beta(2, 3, size=60)],
+    "skewed": [float(x) for x in rng.exponential(1.0, size=40)],
+}
+out["t_intervals"] = []
+for name, values in datasets.items():
+    x = np.array(values)
+    lo, hi = stats.t.interval(0.95, len(x) - 1, loc=x.mean(), scale=stats.sem(x))
+    out["t_intervals"].append({"name": name, "values": values, "mean": float(x.mean()), "lower": float(lo), "upper": float(hi)})
+
+# Percentile bootstrap of the mean (Monte Carlo: compared within a tolerance, not exactly).
+x = np.array(datasets["skewed"])
+boot = stats.bootstrap((x,), np.mean, n_resamples=20000, method="percentile", random_state=0, confidence_level=0.95)
+out["bootstrap_mean"] = {
+    "values": datasets["skewed"],
+    "lower": float(boot.confidence_interval.low),
+    "upper": float(boot.confidence_interval.high),
+}
+
+# Epochs: average within item, then t across items.
+epochs = [[float(v) for v in rng.integers(0, 2, size=5)] for _ in range(30)]
+means = np.array([np.mean(e) for e in epochs])
+lo, hi = stats.t.interval(0.95, len(means) - 1, loc=means.mean(), scale=stats.sem(means))
+out["clustered"] = {"epochs": epochs, "mean": float(means.mean()), "lower": float(lo), "upper": float(hi)}
+
+# pass@k and pass^k from exact binomial coefficients.
+out["pass_at_k"] = []
+for n, c in ((5, 0), (5, 2), (10, 3), (10, 10), (20, 1)):
+    for k in sorted({1, 2, min(5, n), n}):
+        out["pass_at_k"].append({
+            "n": n, "c": c, "k": k,
+            "pass_at": float(1 - comb(n - c, k, exact=True) / comb(n, k, exact=True)),
+            "pass_hat": float(comb(c, k, exact=True) / comb(n, k, exact=True)),
+        })
+
+# Calibration: ECE over 10 equal-width bins and the Brier score, straight from the definitions.
+confidence = rng.uniform(0, 1, size=200)
+confidence[:3] = [0.0, 1.0, 0.5]
+correct = (rng.uniform(0, 1, size=200) < confidence ** 1.5).astype(float)
+bins = np.minimum((confidence * 10).astype(int), 9)
+ece = sum((bins == b).sum() / len(bins) * abs(correct[bins == b].mean() - confidence[bins == b].mean())
+          for b in range(10) if (bins == b).any())
+out["calibration"] = {
+    "confidences": confidence.tolist(), "outcomes": correct.tolist(),
+    "ece": float(ece), "brier": float(np.mean((confidence - correct) ** 2)),
+}
+
+# Paired comparisons: continuous (t-test on differences) and binary (McNemar exact).
+a = rng.beta(2, 3, size=50)
+b = np.clip(a + rng.normal(0.04, 0.1, size=50), 0, 1)
+d = b - a
+lo, hi = stats.t.interval(0.95, len(d) - 1, loc=d.mean(), scale=stats.sem(d))
+mde_exact = TTestPower().solve_power(nobs=len(d), alpha=0.05, power=0.8, alternative="two-sided") * d.std(ddof=1)
+out["paired_continuous"] = {
+    "a": a.tolist(), "b": b.tolist(), "mean_difference": float(d.mean()), "lower": float(lo), "upper": float(hi),
+    "p_value": float(stats.ttest_rel(b, a).pvalue),
+    "mde_noncentral_t": float(mde_exact),
+}
+pa = (rng.uniform(size=80) < 0.6).astype(float)
+pb = pa.copy()
+flip = rng.uniform(size=80)
+pb[(pa == 1) & (flip < 0.1)] = 0
+pb[(pa == 0) & (flip < 0.45)] = 1
+table = [[int(((pa == 1) & (pb == 1)).sum()), int(((pa == 1) & (pb == 0)).sum())],
+         [int(((pa == 0) & (pb == 1)).sum()), int(((pa == 0) & (pb == 0)).sum())]]
+out["paired_binary"] = {
+    "a": pa.tolist(), "b": pb.tolist(), "table": table,
+    "mcnemar_p": float(mcnemar(table, exact=True).pvalue),
+}
+
+# Benjamini-Hochberg.
+p_values = [0.001, 0.008, 0.039, 0.041, 0.042, 0.06, 0.074, 0.205, 0.212, 0.216, 0.222, 0.251, 0.269, 0.275, 0.34]
+out["benjamini_hochberg"] = {
+    "p": p_values, "adjusted": [float(v) for v in multipletests(p_values, method="fdr_bh")[1]],
+}
+
+path = os.path.join(os.path.dirname(__file__), "..", "..", "Tests", "LoupeEvalsTests", "Fixtures", "reference-stats.json")
+with open(path, "w") as f:
+    json.dump(out, f, indent=1)
+print("wrote", os.path.normpath(path))
