@@ -135,7 +135,7 @@ struct EvalCommand: ParsableCommand {
             if json { return context.print(JSONValue.array(try runs.map(EvalCommand.listingJSON)).prettyJSON) }
             guard !runs.isEmpty else { return context.print("no eval runs yet: loupe eval run SUITE.yaml") }
             context.print(
-                "  id  suite                     target     status     answers  headline                        when")
+                "  id  suite                     target      status     answers  headline                        when")
             let formatter = DateFormatter()
             formatter.dateFormat = "yyyy-MM-dd HH:mm"
             for listing in runs {
@@ -143,7 +143,7 @@ struct EvalCommand: ParsableCommand {
                 context.print(
                     String(format: "%4lld  ", listing.id)
                         + TextWidth.truncate(UntrustedText.sanitized(run.suite), toColumns: 24).padded(to: 24) + "  "
-                        + run.targetKind.padded(to: 9) + "  " + run.status.padded(to: 9) + "  "
+                        + run.targetKind.padded(to: 10) + "  " + run.status.padded(to: 9) + "  "
                         + "\(listing.answered)/\(run.planned)".leftPadded(to: 7) + "  "
                         + EvalCommand.headline(listing).padded(to: 30) + "  " + formatter.string(from: run.startedAt))
             }
@@ -180,7 +180,10 @@ struct EvalCommand: ParsableCommand {
                     + "epochs \(run.epochs) · loupe \(run.loupeVersion)"
                     + (run.gitRevision.map { " · git \($0)" } ?? ""))
             if let file = run.suiteFile {
-                context.print("suite \(UntrustedText.sanitized(file)) (\(run.suiteHash.prefix(12)))")
+                context.print(
+                    (run.source == "inspect" ? "log " : "suite ") + UntrustedText.sanitized(file)
+                        + (run.suiteHash.isEmpty
+                            ? "" : " (sha256 \(run.suiteHash.prefix(12)), dataset \(run.datasetHash.prefix(12)))"))
             }
             if let parent = run.parentRunID { context.print("re-run of the failed answers of run \(parent)") }
             EvalCommand.printSummary(detail.listing.summary, scorers: detail.listing.scorers, context)

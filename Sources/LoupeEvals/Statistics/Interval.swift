@@ -21,6 +21,14 @@ package struct Interval: Hashable, Sendable, Codable {
     /// Half the interval's width (what "± x" shows).
     package var halfWidth: Double { (upper - lower) / 2 }
 
+    /// The interval cut to `range` (for statistics that cannot leave it, like a pass rate).
+    package func clamped(to range: ClosedRange<Double>) -> Interval {
+        var out = self
+        out.lower = Swift.max(range.lowerBound, lower)
+        out.upper = Swift.min(range.upperBound, upper)
+        return out
+    }
+
     /// The Wilson score interval for a pass rate: sound at 0/n and n/n, where the normal
     /// approximation collapses to a zero-width interval.
     package static func wilson(successes: Int, n: Int, confidence: Double = 0.95) -> Interval {

@@ -85,12 +85,14 @@ package struct RunSummary: Hashable, Sendable, Codable {
         let perItem = order.map { byItem[$0]! }
         let repeated = perItem.contains { $0.count > 1 }
         let interval: Interval
+        // Every scorer's value lies in [0, 1]: a t interval over few items can reach past it and is
+        // cut there (Wilson's never does).
         if repeated {
-            interval = .clustered(perItem)
+            interval = .clustered(perItem).clamped(to: 0...1)
         } else if binary {
             interval = .wilson(successes: perItem.filter { $0[0] == 1 }.count, n: perItem.count)
         } else {
-            interval = .studentT(perItem.map { $0[0] })
+            interval = .studentT(perItem.map { $0[0] }).clamped(to: 0...1)
         }
         let means = perItem.map { $0.reduce(0, +) / Double($0.count) }
         var passAtK: [ScorerSummary.PassAt] = []

@@ -300,14 +300,19 @@ extension EvalService {
                 }
                 let targets: [String] =
                     metadata["target"].map { $0.array?.map(\.text) ?? [$0.text] } ?? []
-                let output = try? TraceService(workspace: workspace).trace(trace.id).spans.first?.output.last?.text
+                // The sample's answer: the last message a model produced; its error: the sample's own
+                // (a failed tool call inside it is part of the transcript, not an error of the sample).
+                let spans = (try? TraceService(workspace: workspace).trace(trace.id).spans) ?? []
+                let output = spans.last { $0.kind == .llm && !($0.output.last?.text.isEmpty ?? true) }?.output.last?
+                    .text
+                let sampleError = spans.first?.status.message
                 rows.append(
                     (
                         EvalResultRecord(
                             runID: 0, itemID: itemID, epoch: epoch, input: metadata["input"]?.text ?? "",
                             targetsJSON: JSONValue.array(targets.map { .string($0) }).compactJSON,
-                            output: output ?? nil,
-                            error: trace.errorCount > 0 ? "\(trace.errorCount) error spans" : nil,
+                            output: output,
+                            error: sampleError,
                             latencyMs: trace.timed ? Double(trace.durationNs) / 1e6 : nil,
                             inputTokens: trace.inputTokens, outputTokens: trace.outputTokens, cost: trace.cost,
                             traceID: trace.id, finishedAt: trace.importedAt),
