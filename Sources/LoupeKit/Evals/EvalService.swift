@@ -16,6 +16,9 @@ package struct EvalService: Sendable {
     package var loupeVersion = "0.1.0"
     /// The environment providers read their base URL, model and key from.
     package var environment: [String: String] = ProcessInfo.processInfo.environment
+    /// Answers every item with its first target at once instead of calling the suite's target:
+    /// what `bench evals` times to measure the runner's own cost per item.
+    package var instantTarget = false
 
     package init(workspace: Workspace, models: ModelLibrary) {
         self.workspace = workspace
@@ -339,6 +342,9 @@ package struct EvalService: Sendable {
     }
 
     func makeAnswerer(_ loaded: LoadedSuite) throws -> Answerer {
+        if instantTarget {
+            return Answerer(serial: false) { item in Answer(output: item.targets.first ?? item.input) }
+        }
         switch loaded.suite.target {
         case .retrieval(let target): return try retrievalAnswerer(target, loaded: loaded)
         case .agent(let target):
