@@ -81,7 +81,13 @@ extension BenchCommand {
                 let loadedSuite = try real.load(suite)
                 _ = try retrieval.bm25(stem: false)  // the index is built once, before timing
                 start = clock.now
-                let ran = try real.run(loadedSuite, options: { var o = EvalService.RunOptions(); o.fresh = true; return o }())
+                let ran = try real.run(
+                    loadedSuite,
+                    options: {
+                        var o = EvalService.RunOptions()
+                        o.fresh = true
+                        return o
+                    }())
                 let seconds = Self.seconds(start.duration(to: clock.now))
                 let target = try workspace.evalResults(run: ran.runID).compactMap(\.latencyMs).reduce(0, +) / 1e3
                 suiteResult = (ran.answered, seconds, target)
@@ -126,7 +132,8 @@ extension BenchCommand {
             if let suiteResult, let overhead = result.suiteOverheadMsPerItem {
                 context.print(
                     String(
-                        format: "cranfield-bm25 suite     %d items in %.2f s, target %.2f s: %.3f ms per item beyond it",
+                        format:
+                            "cranfield-bm25 suite     %d items in %.2f s, target %.2f s: %.3f ms per item beyond it",
                         suiteResult.items, suiteResult.seconds, suiteResult.target, overhead))
             }
             context.print(

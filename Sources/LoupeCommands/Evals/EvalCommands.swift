@@ -194,7 +194,7 @@ struct EvalCommand: ParsableCommand {
             context.print(
                 "item        epoch  "
                     + detail.listing.scorers.map { TextWidth.truncate($0, toColumns: 9).padded(to: 9) }.joined(
-                        separator: " ") + "  latency  output")
+                        separator: " ") + "  latency  evidence    output")
             for row in shown.prefix(rows) {
                 let values = detail.listing.scorers.map { scorer -> String in
                     guard let score = row.score(scorer) else { return "—".padded(to: 9) }
@@ -206,6 +206,7 @@ struct EvalCommand: ParsableCommand {
                     TextWidth.truncate(UntrustedText.sanitized(row.result.itemID), toColumns: 10).padded(to: 10)
                         + String(format: "  %5d  ", row.result.epoch) + values.joined(separator: " ")
                         + (row.result.latencyMs.map { String(format: " %6.0fms", $0) } ?? "        ") + "  "
+                        + EvalCommand.evidence(row.result).padded(to: 10) + "  "
                         + TextWidth.truncate(
                             UntrustedText.sanitized(output.replacingOccurrences(of: "\n", with: " ")), toColumns: 48))
             }
@@ -265,6 +266,13 @@ struct EvalCommand: ParsableCommand {
             context.print("regressed (\(headline) down): \(regressed.count)")
             for item in regressed.prefix(items) { context.print(EvalCommand.deltaLine(item)) }
         }
+    }
+
+    /// Where an answer's evidence is: its trace or its retrieval record.
+    static func evidence(_ result: EvalResultRecord) -> String {
+        if let trace = result.traceID { return "trace \(trace)" }
+        if let record = result.retrievalRecordID { return "record \(record)" }
+        return "—"
     }
 
     static func deltaLine(_ item: EvalService.ItemDelta) -> String {

@@ -82,7 +82,8 @@ package struct RunSummary: Hashable, Sendable, Codable {
             if byItem[row.itemID] == nil { order.append(row.itemID) }
             byItem[row.itemID, default: []].append(value(row))
         }
-        let perItem = order.map { byItem[$0]! }
+        // In item order, so the bootstrap's draws do not depend on the order answers were stored in.
+        let perItem = order.sorted().map { byItem[$0]! }
         let repeated = perItem.contains { $0.count > 1 }
         let interval: Interval
         // Every scorer's value lies in [0, 1]: a t interval over few items can reach past it and is

@@ -395,7 +395,13 @@ package struct EvalService: Sendable {
         let scorers = loaded.suite.scorers
         let shown = target.k
         return Answerer(serial: true) { item in
-            let hits = try retrieval.rank(item.input, options: fixedOptions, context: context.value, details: false)
+            // One pass of each retriever; the ranking to depth for the metrics, and the top k with
+            // each hit's matched terms and BM25 contributions for the record.
+            let found = retrieval.candidates(item.input, options: fixedOptions, context: context.value)
+            let hits = retrieval.assemble(found, options: fixedOptions, context: context.value, details: false)
+            var top = fixedOptions
+            top.k = shown
+            let shownHits = retrieval.assemble(found, options: top, context: context.value)
             var best: [String: Double] = [:]
             var order: [String] = []
             for hit in hits {
@@ -429,7 +435,7 @@ package struct EvalService: Sendable {
                 }
                 return Verdict(scorer: spec.name, value: value, passed: nil, explanation: why)
             }
-            let record = try retrieval.record(item.input, options: fixedOptions, hits: Array(hits.prefix(shown)))
+            let record = try retrieval.record(item.input, options: top, hits: shownHits)
             return Answer(
                 output: order.prefix(shown).joined(separator: " "), scores: scores, retrievalRecordID: record)
         }
