@@ -71,7 +71,9 @@ let package = Package(
         // The TUI program: state, messages, update, render, panels, keymaps, the loop.
         .target(
             name: "LoupeApp",
-            dependencies: ["LoupeTUI", "LoupeTerminal", "LoupeKit", "LoupeStore", "LoupeRetrieval", "LoupeAgents"],
+            dependencies: [
+                "LoupeTUI", "LoupeTerminal", "LoupeKit", "LoupeStore", "LoupeRetrieval", "LoupeAgents", "LoupeEvals",
+            ],
             swiftSettings: strictSwift6
         ),
         // The command language shared by the CLI, the `:` line, the palette, the REPL and notebooks.

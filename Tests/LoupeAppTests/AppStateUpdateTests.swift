@@ -161,8 +161,8 @@ import Testing
 
     @Test func searchWhereThereIsNoListSaysSo() {
         var state = AppFixtures.state()
-        // The Evals panel has nothing to search yet.
-        state.focusedPanel = state.panels.firstIndex { $0.id == .evals }!
+        // The Roofline panel has no list to search.
+        state.focusedPanel = state.panels.firstIndex { $0.id == .roofline }!
         AppFixtures.press([.character("/")], on: &state)
         #expect(state.mode == .normal)
         #expect(state.message?.level == .warn)

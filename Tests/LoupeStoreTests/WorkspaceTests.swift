@@ -23,7 +23,8 @@ import Testing
         #expect(info.schemaVersion == Workspace.migrationIdentifiers.count)
         #expect(
             info.tables.map(\.name) == [
-                "ceilings", "chunks", "command_history", "documents", "kernel_runs", "machine_profiles", "model_prices",
+                "ceilings", "chunks", "command_history", "documents", "eval_results", "eval_runs", "eval_scores",
+                "kernel_runs", "machine_profiles", "model_prices",
                 "models", "qrels", "qrels_queries", "retrieval_evals", "retrieval_indexes", "retrieval_records",
                 "settings", "sources", "spans", "trace_scores", "traces",
             ])

@@ -5,6 +5,8 @@ package enum AppAction: Hashable, Sendable {
     case nextPanel
     case previousPanel
     case focusPanel(Int)
+    /// Back to the panel a jump came from (an eval answer opened in Traces or Retrieval).
+    case jumpBack
     case showHelp
     case openCommandLine
     case openPalette

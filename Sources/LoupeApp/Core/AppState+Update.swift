@@ -28,7 +28,8 @@ extension AppState {
                 ?? StatusMessage(text: "✓ wrote \(path)", level: .ok)
             return []
         case .notebooksListed, .notebookOpened, .attentionAnalyzed, .rooflineLoaded, .retrievalSearched,
-            .retrievalDocument, .tracesLoaded, .traceOpened, .spanLoaded, .traceSearched, .tracesDiffed:
+            .retrievalDocument, .tracesLoaded, .traceOpened, .spanLoaded, .traceSearched, .tracesDiffed, .evalsLoaded,
+            .evalRunLoaded, .evalsCompared, .navigate:
             var effects: [Effect] = []
             for index in panels.indices { effects += apply(panels[index].receive(msg), from: panels[index].id) }
             return effects
@@ -90,6 +91,10 @@ extension AppState {
         case .nextPanel: focusPanel((focusedPanel + 1) % panels.count)
         case .previousPanel: focusPanel((focusedPanel + panels.count - 1) % panels.count)
         case .focusPanel(let index): if index < panels.count { focusPanel(index) }
+        case .jumpBack:
+            guard let origin = jumpedFrom, origin < panels.count else { return [] }
+            jumpedFrom = nil
+            focusPanel(origin)
         case .showHelp:
             mode = .help
             helpOffset = 0
@@ -172,12 +177,21 @@ extension AppState {
 
     /// Turns a panel's requests into app effects, starting jobs for its commands.
     private mutating func apply(_ effects: [PanelEffect], from panel: PanelID) -> [Effect] {
-        effects.map { effect in
+        effects.flatMap { effect -> [Effect] in
             switch effect {
-            case .app(let effect): return effect
-            case .run(let line, let tag): return startJob(line, origin: .panel(panel, tag: tag))
+            case .app(let effect): return [effect]
+            case .run(let line, let tag): return [startJob(line, origin: .panel(panel, tag: tag))]
+            case .navigate(let navigation): return navigate(navigation)
             }
         }
+    }
+
+    /// Shows `navigation` in its panel, remembering where it came from for ctrl+o.
+    private mutating func navigate(_ navigation: Navigation) -> [Effect] {
+        guard let index = panels.firstIndex(where: { $0.id == navigation.panel }) else { return [] }
+        jumpedFrom = focusedPanel
+        focusPanel(index)
+        return apply(panels[index].receive(.navigate(navigation)), from: panels[index].id)
     }
 
     private mutating func startJob(_ line: String, origin: JobStatus.Origin) -> Effect {

@@ -29,6 +29,8 @@ package struct AppState: Sendable {
     package var forceMonochrome: Bool
     package var panels: [any Panel]
     package var focusedPanel = 0
+    /// The panel a jump (an eval answer to its trace) left, for ctrl+o to return to.
+    package var jumpedFrom: Int?
     package var focus = Focus.panel
     package var mode = Mode.normal
     package var zoomed = false
@@ -69,13 +71,7 @@ package struct AppState: Sendable {
 
     /// The standard panels in tab order: the five engines' panels and Notebooks.
     package static func standardPanels() -> [any Panel] {
-        var panels: [any Panel] = EmptyStatePanel.placeholders
-        panels.insert(TracesPanel(), at: 0)
-        panels.insert(RetrievalPanel(), at: 1)
-        panels.insert(AttentionPanel(), at: 2)
-        panels.insert(RooflinePanel(), at: 3)
-        panels.append(NotebooksPanel())
-        return panels
+        [TracesPanel(), RetrievalPanel(), AttentionPanel(), RooflinePanel(), EvalsPanel(), NotebooksPanel()]
     }
 
     package var focusedPanelID: PanelID { panels[focusedPanel].id }

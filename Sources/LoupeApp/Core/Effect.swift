@@ -35,4 +35,10 @@ package enum Effect: Hashable, Sendable {
     case diffTraces(Int64, Int64)
     /// Write an export (CSV, JSON) to a file.
     case writeFile(path: String, contents: String)
+    /// Read the eval runs (and the suites that can be run) for the Evals panel.
+    case loadEvals
+    /// Read one eval run's answers and scores.
+    case loadEvalRun(Int64)
+    /// Compare an eval run with a baseline.
+    case compareEvalRuns(baseline: Int64, run: Int64)
 }

@@ -63,6 +63,9 @@ package enum Keymaps {
                 KeyBinding([.character("z")], .toggleZoom, help: "Zoom the focused pane to the whole screen and back"),
                 KeyBinding([.escape], .back, help: "Back: close the open pane, view or search"),
                 KeyBinding([.control("l")], .redraw, help: "Redraw the screen"),
+                KeyBinding(
+                    [.control("o")], .jumpBack,
+                    help: "Back to the panel a jump came from (an eval answer's trace or ranking)"),
                 KeyBinding([.control("z")], .suspend, help: "Suspend to the shell (fg to come back)"),
                 KeyBinding(
                     [.character("q"), .control("c")], .quit, help: "Quit (asks first while a job runs)", footer: "quit"),

@@ -24,6 +24,47 @@ package enum Msg: Hashable, Sendable {
     case spanLoaded(trace: Int64, ordinal: Int, SpanDetail?)
     case traceSearched(trace: Int64, query: String, ordinals: [Int])
     case tracesDiffed(left: Int64, right: Int64, TraceDiffLoad)
+    case evalsLoaded(EvalsOverview)
+    case evalRunLoaded(Int64, EvalRunLoad)
+    case evalsCompared(baseline: Int64, run: Int64, EvalCompareLoad)
+    /// Another panel asked this one to show something (an eval answer's trace or ranking).
+    case navigate(Navigation)
+}
+
+/// Where a jump from one panel to another goes.
+package enum Navigation: Hashable, Sendable {
+    case trace(Int64)
+    case retrieval(RetrievalRequest)
+
+    package var panel: PanelID {
+        switch self {
+        case .trace: .traces
+        case .retrieval: .retrieval
+        }
+    }
+}
+
+/// The eval runs and the suite files found beside the workspace and in sample-data/evals.
+package struct EvalsOverview: Hashable, Sendable {
+    package var runs: [EvalService.RunListing]
+    package var suites: [String]
+    package var error: String?
+
+    package init(runs: [EvalService.RunListing], suites: [String], error: String? = nil) {
+        self.runs = runs
+        self.suites = suites
+        self.error = error
+    }
+}
+
+package enum EvalRunLoad: Hashable, Sendable {
+    case loaded(EvalService.RunDetail)
+    case failed(String)
+}
+
+package enum EvalCompareLoad: Hashable, Sendable {
+    case loaded(EvalService.Comparison)
+    case failed(String)
 }
 
 package enum TraceDiffLoad: Hashable, Sendable {

@@ -16,6 +16,8 @@ package enum PanelID: String, CaseIterable, Hashable, Sendable {
 package enum PanelEffect: Hashable, Sendable {
     case run(String, tag: Int)
     case app(Effect)
+    /// Show something in another panel (and focus it).
+    case navigate(Navigation)
 }
 
 /// What a panel needs to draw itself.

@@ -8,6 +8,8 @@ package struct AppEnvironment: Sendable {
     package var commands: any CommandService
     package var workspace: Workspace?
     package var notebookDirectories: [String]
+    /// Where the Evals panel looks for suite files (`*.yaml`) that `r` can run.
+    package var evalSuiteDirectories: [String] = []
     /// Runs MiniLM for the Attention panel; nil where no model is available.
     package var analyzeAttention: (@Sendable (AttentionRequest) throws -> AttentionAnalysis)?
     /// Answers the Retrieval panel's queries; nil where there is no workspace.

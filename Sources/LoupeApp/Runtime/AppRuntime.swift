@@ -81,6 +81,23 @@ package final class AppRuntime {
         }
     }
 
+    /// Suite files (`*.yaml`) in `directories`, each once, as paths relative to the current
+    /// directory where they are under it.
+    static func findSuites(in directories: [String]) -> [String] {
+        let here = FileManager.default.currentDirectoryPath + "/"
+        var seen = Set<String>()
+        var found: [String] = []
+        for directory in directories {
+            let files = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted()
+            for file in files where file.hasSuffix(".yaml") || file.hasSuffix(".yml") {
+                let path = URL(fileURLWithPath: directory + "/" + file).standardizedFileURL.path
+                guard seen.insert(path).inserted else { continue }
+                found.append(path.hasPrefix(here) ? String(path.dropFirst(here.count)) : path)
+            }
+        }
+        return found
+    }
+
     private func perform(_ effect: Effect) {
         switch effect {
         case .quit:
@@ -192,6 +209,42 @@ package final class AppRuntime {
                     mailbox.post(.tracesDiffed(left: left, right: right, .loaded(diff)))
                 } catch {
                     mailbox.post(.tracesDiffed(left: left, right: right, .failed("\(error)")))
+                }
+            }
+        case .loadEvals:
+            guard let workspace = environment.workspace else { return }
+            let mailbox = self.mailbox
+            let directories = environment.evalSuiteDirectories
+            DispatchQueue.global(qos: .userInitiated).async {
+                let suites = AppRuntime.findSuites(in: directories)
+                do {
+                    let runs = try EvalService(workspace: workspace, models: .standard(environment: [:])).list()
+                    mailbox.post(.evalsLoaded(EvalsOverview(runs: runs, suites: suites)))
+                } catch {
+                    mailbox.post(.evalsLoaded(EvalsOverview(runs: [], suites: suites, error: "\(error)")))
+                }
+            }
+        case .loadEvalRun(let id):
+            guard let workspace = environment.workspace else { return }
+            let mailbox = self.mailbox
+            DispatchQueue.global(qos: .userInitiated).async {
+                do {
+                    let detail = try EvalService(workspace: workspace, models: .standard(environment: [:])).detail(id)
+                    mailbox.post(.evalRunLoaded(id, .loaded(detail)))
+                } catch {
+                    mailbox.post(.evalRunLoaded(id, .failed("\(error)")))
+                }
+            }
+        case .compareEvalRuns(let baseline, let run):
+            guard let workspace = environment.workspace else { return }
+            let mailbox = self.mailbox
+            DispatchQueue.global(qos: .userInitiated).async {
+                do {
+                    let compared = try EvalService(workspace: workspace, models: .standard(environment: [:])).compare(
+                        baseline, run)
+                    mailbox.post(.evalsCompared(baseline: baseline, run: run, .loaded(compared)))
+                } catch {
+                    mailbox.post(.evalsCompared(baseline: baseline, run: run, .failed("\(error)")))
                 }
             }
         case .writeFile(let path, let contents):

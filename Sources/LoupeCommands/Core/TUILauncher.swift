@@ -44,6 +44,7 @@ enum TUILauncher {
                 AttentionAnalysis(text: request.first, second: request.second, embedder: try sharedModels.miniLM())
             }
         )
+        appEnvironment.evalSuiteDirectories = evalSuiteDirectories(workspacePath: session.path)
         appEnvironment.search = { request in
             let found = try RetrievalService(workspace: workspace, models: sharedModels).panelSearch(
                 request.query, options: request.options)
@@ -72,6 +73,19 @@ enum TUILauncher {
 
     static var executablePath: String? {
         (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments.first
+    }
+
+    /// `./evals`, `evals/` beside the workspace, `./sample-data/evals` and the checkout's.
+    static func evalSuiteDirectories(workspacePath: String) -> [String] {
+        let here = FileManager.default.currentDirectoryPath
+        var directories = [
+            here + "/evals", (workspacePath as NSString).deletingLastPathComponent + "/evals",
+            here + "/sample-data/evals",
+        ]
+        if let checkout = CheckoutDirectory.find("sample-data", executablePath: executablePath) {
+            directories.append(checkout + "/evals")
+        }
+        return directories
     }
 
     /// `$LOUPE_NOTEBOOKS`, `./notebooks`, and the checkout's `notebooks/` next to the binary.

@@ -107,7 +107,7 @@ extension EvalService {
 
     // MARK: - Comparing
 
-    package struct Comparison: Sendable {
+    package struct Comparison: Hashable, Sendable {
         package var a: RunListing
         package var b: RunListing
         package var metrics: RunComparison

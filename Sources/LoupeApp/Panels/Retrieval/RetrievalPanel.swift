@@ -95,6 +95,13 @@ package struct RetrievalPanel: Panel {
 
     package mutating func receive(_ msg: Msg) -> [PanelEffect] {
         switch msg {
+        case .navigate(.retrieval(let request)):
+            // An eval answer's ranking: the same query with the run's retriever and knobs.
+            options = request.options
+            view = .hits
+            editing = false
+            input.setText(request.query)
+            return search()
         case .retrievalSearched(let request, let load) where request == loading:
             loading = nil
             switch load {

@@ -151,6 +151,12 @@ package struct TracesPanel: Panel {
 
     package mutating func receive(_ msg: Msg) -> [PanelEffect] {
         switch msg {
+        case .navigate(.trace(let id)):
+            // Another panel (an eval answer) asked for this trace: close what is open, open it.
+            diff = nil
+            goBack()
+            if let index = rows.firstIndex(where: { $0.id == id }) { list.selected = index }
+            return [.app(.openTrace(id)), .app(.loadTraces)]
         case .tracesLoaded(let loaded):
             traces = loaded
             list.selected = min(list.selected, max(0, loaded.count - 1))
