@@ -75,8 +75,13 @@ import Testing
         #expect(backend.lastFrame?.text().contains("Getting started") == true)
         backend.enqueue([.key(.character("/"))] + keys("getting") + [.key(.enter), .key(.enter)])
         drive(runtime, backend)
-        // Open: the first cell's source is on screen.
-        Self.pump(runtime) { backend.lastFrame?.text().contains("workspace init") ?? false }
+        // Open: the notebook is parsed (the list's preview shows the cell too, so wait for the
+        // document itself) and its first cell's source is on screen.
+        func opened() -> Bool {
+            let panel = runtime.state.panels.first { $0.id == .notebooks } as? NotebooksPanel
+            return panel?.document?.notebook != nil && (backend.lastFrame?.text().contains("workspace init") ?? false)
+        }
+        Self.pump(runtime, until: opened)
         backend.enqueue([.key(.enter)])
         drive(runtime, backend)
         // The cell runs as a job: wait for its output rather than for one step.
@@ -86,7 +91,9 @@ import Testing
         }
         Self.pump(runtime, until: ran)
         let screen = try #require(backend.lastFrame).text()
-        #expect(screen.contains("created workspace w.sqlite") || screen.contains("opened existing workspace w.sqlite"))
+        #expect(
+            screen.contains("created workspace w.sqlite") || screen.contains("opened existing workspace w.sqlite"),
+            "\(screen)")
     }
 
     @Test func quitStopsTheLoop() throws {

@@ -98,22 +98,41 @@ package struct NotebooksPanel: Panel {
 
     private mutating func run(cells indices: [Int]) -> [PanelEffect] {
         guard var document, let cells = document.notebook?.cells else { return [] }
-        var effects: [PanelEffect] = []
         for index in indices where index < cells.count {
             document.runOutputs[index] = []
             document.runDone[index] = 0
             document.running.insert(index)
             for command in cells[index].commands {
                 let line = command.hasPrefix("!") ? String(command.dropFirst()).trimmingWhitespace() : command
-                effects.append(.run(line, tag: index))
+                queue.append((index, line))
             }
             if cells[index].commands.isEmpty { document.running.remove(index) }
         }
         self.document = document
-        return effects
+        return startNext()
+    }
+
+    /// Commands waiting for the one in flight: a notebook runs in order, as `notebook run` does
+    /// (`workspace init` must finish before `workspace info` reads the workspace).
+    private var queue: [(cell: Int, line: String)] = []
+    private var inFlight = false
+    private var pendingEffects: [PanelEffect] = []
+
+    private mutating func startNext() -> [PanelEffect] {
+        guard !inFlight, !queue.isEmpty else { return [] }
+        inFlight = true
+        let next = queue.removeFirst()
+        return [.run(next.line, tag: next.cell)]
+    }
+
+    package mutating func takeEffects() -> [PanelEffect] {
+        defer { pendingEffects = [] }
+        return pendingEffects
     }
 
     package mutating func commandFinished(tag: Int, outcome: CommandOutcome) {
+        inFlight = false
+        pendingEffects += startNext()
         guard var document else { return }
         var lines = document.runOutputs[tag] ?? []
         var text = outcome.output

@@ -1,11 +1,13 @@
 import ArgumentParser
 import Foundation
+import Glibc
 import LoupeAgents
 import LoupeEvals
 import LoupeKit
 import LoupeRetrieval
 import LoupeStore
 import LoupeTUI
+import Synchronization
 
 /// `loupe eval run|list|show|compare|export`: what the Evals panel shows, on the shell.
 struct EvalCommand: ParsableCommand {
@@ -62,7 +64,11 @@ struct EvalCommand: ParsableCommand {
             if let limit, limit < 1 { throw CommandFailure("--limit must be at least 1") }
             let outcome = try EvalCommand.plainly {
                 let loaded = try service.load(suite)
-                return try service.run(loaded, options: options, reporter: context.reporter)
+                // Ctrl-C (or SIGTERM) on the shell cancels: the answers made are kept, the run is
+                // marked cancelled, and the same command resumes it.
+                return try (context.isInsideTUI ? { try $0() } : Interrupt.cancelling(context.reporter)) {
+                    try service.run(loaded, options: options, reporter: context.reporter)
+                }
             }
             if json {
                 let listing = try service.list().first { $0.id == outcome.runID }!
@@ -135,7 +141,7 @@ struct EvalCommand: ParsableCommand {
             if json { return context.print(JSONValue.array(try runs.map(EvalCommand.listingJSON)).prettyJSON) }
             guard !runs.isEmpty else { return context.print("no eval runs yet: loupe eval run SUITE.yaml") }
             context.print(
-                "  id  suite                     target      status     answers  headline                        when")
+                "  id  suite                     target      status      answers  headline                        when")
             let formatter = DateFormatter()
             formatter.dateFormat = "yyyy-MM-dd HH:mm"
             for listing in runs {
@@ -143,7 +149,7 @@ struct EvalCommand: ParsableCommand {
                 context.print(
                     String(format: "%4lld  ", listing.id)
                         + TextWidth.truncate(UntrustedText.sanitized(run.suite), toColumns: 24).padded(to: 24) + "  "
-                        + run.targetKind.padded(to: 10) + "  " + run.status.padded(to: 9) + "  "
+                        + run.targetKind.padded(to: 10) + "  " + run.status.padded(to: 10) + "  "
                         + "\(listing.answered)/\(run.planned)".leftPadded(to: 7) + "  "
                         + EvalCommand.headline(listing).padded(to: 30) + "  " + formatter.string(from: run.startedAt))
             }
@@ -320,6 +326,34 @@ struct EvalCommand: ParsableCommand {
             guard let output else { return context.print(String(text.dropLast())) }
             try text.write(toFile: output, atomically: true, encoding: .utf8)
             context.print("wrote run \(id) as \(format.rawValue) to \(output)")
+        }
+    }
+}
+
+/// SIGINT and SIGTERM turned into a cancellation of a running job while it runs; the process's
+/// previous handlers come back after it.
+enum Interrupt {
+    private static let received = Atomic<Bool>(false)
+
+    static func cancelling<T>(_ reporter: JobReporter) -> (() throws -> T) throws -> T {
+        { body in
+            received.store(false, ordering: .relaxed)
+            let previous = [SIGINT, SIGTERM].map { number in
+                (number, signal(number) { _ in Interrupt.received.store(true, ordering: .relaxed) })
+            }
+            let finished = Atomic<Bool>(false)
+            let watcher = Thread {
+                while !finished.load(ordering: .relaxed) {
+                    if received.exchange(false, ordering: .relaxed) { reporter.cancel() }
+                    usleep(20_000)
+                }
+            }
+            watcher.start()
+            defer {
+                finished.store(true, ordering: .relaxed)
+                for (number, handler) in previous { signal(number, handler) }
+            }
+            return try body()
         }
     }
 }

@@ -62,6 +62,9 @@ package struct EvalsPanel: Panel {
                     [.character("R")], .panel(.custom("rerun")),
                     help: "Re-run the failed and errored answers of the selected run", footer: "re-run failed"),
                 KeyBinding(
+                    [.character("x")], .panel(.custom("cancel")),
+                    help: "Cancel the running eval (its answers are kept; r resumes it)"),
+                KeyBinding(
                     [.character("b")], .panel(.custom("baseline")), help: "Mark the selected run as the baseline",
                     footer: "baseline"),
                 KeyBinding(
@@ -188,6 +191,9 @@ package struct EvalsPanel: Panel {
                 view = .compare
             case .failed(let message): error = message
             }
+        case .jobFinished:
+            // A command from the : line (an eval run, a trace import) may have added runs.
+            return [.app(.loadEvals)]
         case .jobProgress:
             // A run started here grows in the list while it runs.
             guard !runningTags.isEmpty else { return [] }
@@ -282,6 +288,9 @@ package struct EvalsPanel: Panel {
                 return [.app(.loadEvalRun(run.id))]
             }
         case (_, .custom("run")): return runSuite()
+        case (_, .custom("cancel")):
+            guard !runningTags.isEmpty else { return [] }
+            return [.app(.cancelJobs)]
         case (_, .custom("rerun")):
             guard let run = selectedRun else { return [] }
             guard let file = run.run.suiteFile, run.run.source == "loupe" else {
@@ -458,7 +467,9 @@ package struct EvalsPanel: Panel {
             }
             return
         }
-        let summaryHeight = min(12, max(0, area.height / 2 - 1))
+        // The selected run's statistics: a rule, provenance, a line per scorer, the keys.
+        let needed = (selectedRun?.scorers.count ?? 0) + 4
+        let summaryHeight = min(needed, max(0, area.height / 2 - 1))
         let parts = area.split(.vertical, [.fill(1), .length(summaryHeight)])
         let formatter = DateFormatter()
         formatter.dateFormat = "MM-dd HH:mm"
@@ -705,11 +716,19 @@ package struct EvalsPanel: Panel {
             TableColumn("W/T/L", width: .length(11)), TableColumn("MDE", width: .length(6), alignment: .trailing),
             TableColumn("n", width: .length(4), alignment: .trailing),
         ]
-        var none = ListState(selected: -1)
+        // A table to read, not to walk: no selection.
         let tableHeight = min(metrics.count + 1, max(2, area.maxY - y - 4))
-        TableView(columns: columns, rows: metrics, focused: false).render(
-            into: &frame, area: Rect(x: area.x, y: y, width: area.width, height: tableHeight), state: &none,
-            theme: theme)
+        let rects = TableView(columns: columns, rows: metrics).columnRects(
+            in: Rect(x: area.x + 1, y: y, width: area.width - 1, height: tableHeight))
+        for (line, cells) in ([columns.map(\.title)] + metrics).prefix(tableHeight).enumerated() {
+            for (index, column) in columns.enumerated() {
+                let significant = line > 0 && index == 6 && cells[index].hasSuffix("*")
+                frame.draw(
+                    TextWidth.fit(cells[index], toColumns: rects[index].width, alignment: column.alignment),
+                    at: Point(x: rects[index].x, y: y + line),
+                    style: line == 0 ? theme.title : significant ? theme.accent : theme.text, clip: area)
+            }
+        }
         y += tableHeight + 1
         let changed = changedItems
         let fixed = changed.filter { $0.delta > 0 }.count
