@@ -214,8 +214,8 @@ import Testing
         ])
         defer { server.stop() }
         try """
-        {"id": "q1", "input": "Capital of France?", "target": "Paris"}
-        {"id": "q2", "input": "Largest city of France?", "target": "Paris"}
+        {"id": "q1", "input": "Capital of France?", "target": "Paris", "confidence": 0.9}
+        {"id": "q2", "input": "Largest city of France?", "target": "Paris", "confidence": 0.75}
         """.write(toFile: directory + "/qa.jsonl", atomically: true, encoding: .utf8)
         try """
         name: capitals
@@ -250,6 +250,11 @@ import Testing
         }
         let stored = try JSONValue.parse(Data(try #require(details).utf8))
         #expect(stored["verdict"] == "Wrong city.\nGRADE: I" && stored["prompt"]?.string?.contains("Lyon") == true)
+        // Items state a confidence: ECE, Brier and the reliability diagram (q1 right at 0.9, q2
+        // wrong at 0.75: ECE = ½·0.1 + ½·0.75 = 0.425, Brier = ½·(0.01 + 0.5625) = 0.28625).
+        let text = try loupe(file, ["eval", "show", "1"])
+        #expect(text.contains("ECE 0.425  Brier 0.286"), "\(text)")
+        #expect(text.contains("0.7–0.8  n    1  acc 0.00  conf 0.75") && text.contains("0.9–1.0  n    1  acc 1.00"))
         // The model call's system prompt went over the wire.
         let asked = try JSONValue.parse(server.requests[0].body)
         #expect(asked["messages"]?.array?.first?["content"] == "Answer in one word.")

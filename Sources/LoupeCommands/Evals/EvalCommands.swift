@@ -112,8 +112,9 @@ struct EvalCommand: ParsableCommand {
             if let c = s.calibration {
                 context.print(
                     String(
-                        format: "    ECE %.3f  Brier %.3f  (n %d, 10 bins)", c.expectedCalibrationError, c.brierScore,
-                        c.n))
+                        format: "    ECE %.3f  Brier %.3f  (n %d, 10 bins) — reliability:", c.expectedCalibrationError,
+                        c.brierScore, c.n))
+                for line in c.diagram() { context.print("      " + line) }
             }
         }
     }

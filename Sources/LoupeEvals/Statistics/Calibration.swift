@@ -1,3 +1,5 @@
+import Foundation
+
 /// How well stated confidences match outcomes: expected calibration error over equal-width
 /// bins, the Brier score, and the bins themselves for a reliability diagram.
 package struct Calibration: Hashable, Sendable, Codable {
@@ -51,5 +53,21 @@ package struct Calibration: Hashable, Sendable, Codable {
         expectedCalibrationError = n > 0 ? ece : .nan
         brierScore = n > 0 ? brier / Double(n) : .nan
         self.n = n
+    }
+
+    /// A reliability diagram as text, one line per non-empty bin: the confidence range, n, the
+    /// accuracy as a bar (a `│` marks where a calibrated bin would end, at its mean confidence).
+    package func diagram(width: Int = 30) -> [String] {
+        bins.compactMap { bin -> String? in
+            guard bin.count > 0, let accuracy = bin.accuracy, let confidence = bin.confidence else { return nil }
+            var bar = Array(repeating: Character(" "), count: width)
+            let filled = Int((accuracy * Double(width)).rounded())
+            for index in 0..<Swift.min(width, filled) { bar[index] = "█" }
+            let mark = Swift.min(width - 1, Int((confidence * Double(width)).rounded()))
+            bar[mark] = filled > mark ? "┃" : "│"
+            let range = String(format: "%.1f–%.1f", bin.lower, bin.upper)
+            return range + String(format: "  n %4d  acc %.2f  conf %.2f  ", bin.count, accuracy, confidence)
+                + String(bar)
+        }
     }
 }

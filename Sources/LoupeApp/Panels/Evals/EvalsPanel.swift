@@ -249,7 +249,11 @@ package struct EvalsPanel: Panel {
             runsList.selected = index
             return true
         case .answers:
-            let texts = answers.map { "\($0.result.itemID) \($0.result.input) \($0.result.output ?? "")" }
+            // Item id, input, output, error and metadata ("kind":"calculator" finds those items).
+            let texts = answers.map {
+                "\($0.result.itemID) \($0.result.input) \($0.result.output ?? "") \($0.result.error ?? "") "
+                    + $0.result.metadataJSON
+            }
             guard
                 let index = nextMatch(
                     in: texts, from: answersList.selected, query: query, forward: forward,
