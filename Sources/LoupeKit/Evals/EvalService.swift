@@ -119,6 +119,11 @@ package struct EvalService: Sendable {
         package var status: String
         package var summary: RunSummary
         package var unjudged: [String]
+        /// Seconds spent before the first answer (loading, building the target's indexes), in
+        /// the answer loop, and computing the statistics after it.
+        package var setupSeconds = 0.0
+        package var loopSeconds = 0.0
+        package var summarySeconds = 0.0
     }
 
     /// One planned answer.
@@ -214,9 +219,12 @@ package struct EvalService: Sendable {
         let fixedRunID = runID
         let skipped = total - tasks.count
 
+        let clock = ContinuousClock()
+        let setupStart = clock.now
         let answerer = try makeAnswerer(loaded)
         let concurrency = answerer.serial ? 1 : max(1, options.concurrency ?? suite.concurrency)
         let started = Date()
+        let loopStart = clock.now
         let state = Mutex(
             (next: 0, done: skipped, errors: 0, sum: 0.0, scored: 0, failure: nil as (any Error)?))
         let headline = suite.headline
@@ -262,7 +270,9 @@ package struct EvalService: Sendable {
             DispatchQueue.concurrentPerform(iterations: concurrency) { _ in work() }
         }
         let final = state.withLock { $0 }
+        let loopEnd = clock.now
         let summary = try summary(run: runID)
+        let summaryEnd = clock.now
         let status: String
         if final.failure != nil {
             status = "failed"
@@ -273,9 +283,14 @@ package struct EvalService: Sendable {
         }
         try workspace.finishEvalRun(runID, status: status, summaryJSON: Self.encode(summary))
         if let failure = final.failure { throw failure }
+        func seconds(_ duration: Duration) -> Double {
+            Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
+        }
         return RunOutcome(
             runID: runID, resumed: resumed, answered: final.done - skipped, skipped: skipped, status: status,
-            summary: summary, unjudged: loaded.unjudged)
+            summary: summary, unjudged: loaded.unjudged, setupSeconds: seconds(setupStart.duration(to: loopStart)),
+            loopSeconds: seconds(loopStart.duration(to: loopEnd)),
+            summarySeconds: seconds(loopEnd.duration(to: summaryEnd)))
     }
 
     /// What answers an item: a retrieval ranking, an agent run or a model call.
