@@ -12,7 +12,12 @@ package enum LoupeCLI {
             let parsed = try Loupe.parseAsRoot(arguments)
             if let command = parsed as? any LoupeCommand {
                 let session = TUILauncher.makeSession(option: command.global.workspace, environment: environment)
-                let context = CommandContext(session: session, output: StandardOutputSink(), columns: terminalColumns())
+                // Long commands (eval run, ingest, trace import) show their progress on a terminal.
+                let progress = TerminalProgress.isWanted ? TerminalProgress(columns: terminalColumns()) : nil
+                let context = CommandContext(
+                    session: session, output: ProgressClearingSink(progress: progress),
+                    reporter: progress?.reporter() ?? .detached(), columns: terminalColumns())
+                defer { progress?.clear() }
                 try command.run(in: context)
             } else if let root = parsed as? Loupe {
                 try TUILauncher.run(root, environment: environment, benchSize: benchFirstFrameSize(environment))
