@@ -136,7 +136,7 @@ let package = Package(
             name: "LoupeAppTests",
             dependencies: [
                 "LoupeApp", "LoupeKit", "LoupeTUI", "LoupeTerminal", "LoupeStore", "LoupeTestSupport", "LoupeRetrieval",
-                "LoupeAgents",
+                "LoupeAgents", "LoupeEvals",
             ],
             exclude: ["__snapshots__"],
             swiftSettings: strictSwift6

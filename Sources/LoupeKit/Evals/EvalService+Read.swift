@@ -11,6 +11,13 @@ extension EvalService {
         package var summary: RunSummary
         package var answered: Int
 
+        package init(run: EvalRunRecord, scorers: [String], summary: RunSummary, answered: Int) {
+            self.run = run
+            self.scorers = scorers
+            self.summary = summary
+            self.answered = answered
+        }
+
         package var id: Int64 { run.id ?? 0 }
         /// The first scorer's aggregate.
         package var headline: ScorerSummary? {
@@ -23,6 +30,11 @@ extension EvalService {
         package var result: EvalResultRecord
         package var scores: [EvalScoreRecord]
 
+        package init(result: EvalResultRecord, scores: [EvalScoreRecord]) {
+            self.result = result
+            self.scores = scores
+        }
+
         package var key: String { "\(result.itemID)\u{1F}\(result.epoch)" }
         package var targets: [String] {
             ((try? JSONValue.parse(result.targetsJSON))?.array ?? []).map(\.text)
@@ -34,6 +46,11 @@ extension EvalService {
     package struct RunDetail: Hashable, Sendable {
         package var listing: RunListing
         package var rows: [ResultRow]
+
+        package init(listing: RunListing, rows: [ResultRow]) {
+            self.listing = listing
+            self.rows = rows
+        }
     }
 
     /// Every run, oldest first, Inspect logs in the workspace included.
@@ -114,6 +131,15 @@ extension EvalService {
         /// Items where the headline scorer moved, for the walkable fixed/regressed lists.
         package var itemDeltas: [ItemDelta]
         package var warnings: [String]
+
+        package init(a: RunListing, b: RunListing, metrics: RunComparison, itemDeltas: [ItemDelta], warnings: [String])
+        {
+            self.a = a
+            self.b = b
+            self.metrics = metrics
+            self.itemDeltas = itemDeltas
+            self.warnings = warnings
+        }
     }
 
     package struct ItemDelta: Hashable, Sendable {
@@ -122,6 +148,13 @@ extension EvalService {
         package var a: Double
         package var b: Double
         package var delta: Double { b - a }
+
+        package init(itemID: String, input: String, a: Double, b: Double) {
+            self.itemID = itemID
+            self.input = input
+            self.a = a
+            self.b = b
+        }
     }
 
     /// Run `b` against baseline `a`, paired on the items both answered.

@@ -1,0 +1,158 @@
+import Foundation
+import LoupeApp
+import LoupeEvals
+import LoupeKit
+import LoupeStore
+import LoupeTUI
+import LoupeTestSupport
+import Testing
+
+/// The Evals panel's views as golden frames, and its keys as effects, on two runs of a small
+/// question-answering suite whose statistics are computed by the real `RunSummary`.
+@Suite struct EvalsPanelTests {
+    static let items: [(id: String, input: String, target: String)] = [
+        ("q1", "What is (17 + 25) * 3?", "126"), ("q2", "How many documents are in the workspace?", "1400"),
+        ("q3", "Capital of France?", "Paris"), ("q4", "What is 2 ** 10?", "1024"),
+        ("q5", "Largest planet?", "Jupiter"), ("q6", "Boiling point of water in °C?", "100"),
+    ]
+
+    /// Run `id`: item i passes when `passes(i)`; answers link to traces 10+i.
+    static func run(_ id: Int64, suite: String, passes: (Int) -> Bool) -> EvalService.RunDetail {
+        var record = EvalRunRecord(
+            suite: suite, suiteFile: "evals/\(suite).yaml", suiteHash: String(repeating: "ab", count: 32),
+            datasetHash: String(repeating: "cd", count: 32), targetKind: "agent",
+            targetJSON: #"{"kind":"agent","provider":"offline","max_steps":8}"#,
+            scorersJSON: #"["contains","token_f1"]"#,
+            epochs: 1, planned: items.count, status: "complete", loupeVersion: "0.1.0", gitRevision: "abc1234",
+            startedAt: Date(timeIntervalSince1970: 1_795_000_000 + Double(id) * 60))
+        record.id = id
+        var rows: [EvalService.ResultRow] = []
+        var scored: [ScoredRow] = []
+        for (index, item) in items.enumerated() {
+            let pass = passes(index)
+            let output = pass ? "The answer is \(item.target)." : "I could not find it."
+            let f1 = TextNormalizer.tokenF1(output, item.target)
+            let result = EvalResultRecord(
+                runID: id, itemID: item.id, epoch: 1, input: item.input, targetsJSON: "[\"\(item.target)\"]",
+                output: output, error: nil, latencyMs: Double(100 + 37 * index), traceID: Int64(10 * Int(id) + index),
+                finishedAt: Date(timeIntervalSince1970: 1_795_000_000))
+            let scores = [
+                EvalScoreRecord(
+                    runID: id, itemID: item.id, epoch: 1, scorer: "contains", value: pass ? 1 : 0, passed: pass,
+                    explanation: pass ? "contains \"\(item.target)\"" : "contains none of \"\(item.target)\""),
+                EvalScoreRecord(
+                    runID: id, itemID: item.id, epoch: 1, scorer: "token_f1", value: f1, passed: nil,
+                    explanation: String(format: "token F1 %.3f against \"%@\"", f1, item.target)),
+            ]
+            rows.append(EvalService.ResultRow(result: result, scores: scores))
+            scored.append(
+                ScoredRow(
+                    itemID: item.id, epoch: 1, values: ["contains": pass ? 1 : 0, "token_f1": f1],
+                    passed: ["contains": pass], latencySeconds: Double(100 + 37 * index) / 1000))
+        }
+        let summary = RunSummary(rows: scored, scorers: ["contains", "token_f1"])
+        let listing = EvalService.RunListing(
+            run: record, scorers: ["contains", "token_f1"], summary: summary, answered: items.count)
+        return EvalService.RunDetail(listing: listing, rows: rows)
+    }
+
+    static let baseline = run(1, suite: "qa-offline") { $0 % 3 != 2 }
+    static let candidate = run(2, suite: "qa-offline") { $0 != 1 }
+
+    static func scored(_ detail: EvalService.RunDetail) -> [ScoredRow] {
+        detail.rows.map { row in
+            ScoredRow(
+                itemID: row.result.itemID, epoch: 1,
+                values: Dictionary(uniqueKeysWithValues: row.scores.map { ($0.scorer, $0.value) }),
+                passed: Dictionary(uniqueKeysWithValues: row.scores.compactMap { s in s.passed.map { (s.scorer, $0) } })
+            )
+        }
+    }
+
+    func loaded(width: Int = 120, height: Int = 36) -> AppState {
+        var state = AppFixtures.state(width: width, height: height)
+        AppFixtures.press([.character("5")], on: &state)
+        _ = state.update(
+            .evalsLoaded(
+                EvalsOverview(
+                    runs: [Self.baseline.listing, Self.candidate.listing],
+                    suites: ["evals/qa-offline.yaml", "evals/new.yaml"])))
+        return state
+    }
+
+    private func check(_ state: AppState, _ name: String) {
+        if let difference = Golden.compare(state.render().text(), named: name) {
+            Issue.record(Comment(rawValue: difference))
+        }
+    }
+
+    @Test func theRunsListShowsHeadlinesTrendsAndTheSelectedRunsStatistics() {
+        let state = loaded()
+        check(state, "evals-runs-120x36")
+        let text = state.render().text()
+        // Newest first; the suite not run yet last; a sparkline over the suite's two runs.
+        #expect(text.contains("new.yaml") && text.contains("not run"))
+        #expect(text.contains("clustered") == false && text.contains("wilson n 6"))
+    }
+
+    @Test func answersFilterAndTheDrillDownShowEveryVerdict() {
+        var state = loaded()
+        let effects = AppFixtures.press([.enter], on: &state)
+        #expect(effects == [.loadEvalRun(2)])
+        _ = state.update(.evalRunLoaded(2, .loaded(Self.candidate)))
+        check(state, "evals-answers-120x36")
+        AppFixtures.press([.character("f")], on: &state)
+        #expect(state.render().text().contains("1 of 6 answers  filter failed"))
+        AppFixtures.press([.enter], on: &state)
+        check(state, "evals-answer-120x36")
+        // t jumps to the answer's trace in the Traces panel; ctrl+o comes back.
+        let jump = AppFixtures.press([.character("t")], on: &state)
+        #expect(state.focusedPanelID == .traces)
+        #expect(jump.contains(.openTrace(21)))
+        AppFixtures.press([.control("o")], on: &state)
+        #expect(state.focusedPanelID == .evals && state.render().text().contains("Verdicts"))
+    }
+
+    @Test func aBaselineAndARunAreCompared() {
+        var state = loaded()
+        // Rows: run 2, run 1, the unrun suite. Mark run 1, compare run 2 with it.
+        AppFixtures.press([.down, .character("b"), .up], on: &state)
+        let effects = AppFixtures.press([.character("c")], on: &state)
+        #expect(effects == [.compareEvalRuns(baseline: 1, run: 2)])
+        let metrics = RunComparison(
+            a: Self.scored(Self.baseline), b: Self.scored(Self.candidate), scorers: ["contains", "token_f1"])
+        let deltas = Self.items.indices.compactMap { index -> EvalService.ItemDelta? in
+            let a: Double = index % 3 != 2 ? 1 : 0
+            let b: Double = index != 1 ? 1 : 0
+            return a == b
+                ? nil : EvalService.ItemDelta(itemID: Self.items[index].id, input: Self.items[index].input, a: a, b: b)
+        }.sorted { ($0.delta, $0.itemID) < ($1.delta, $1.itemID) }
+        _ = state.update(
+            .evalsCompared(
+                baseline: 1, run: 2,
+                .loaded(
+                    EvalService.Comparison(
+                        a: Self.baseline.listing, b: Self.candidate.listing, metrics: metrics, itemDeltas: deltas,
+                        warnings: []))))
+        check(state, "evals-compare-120x36")
+        #expect(state.render().text().contains("2 fixed") && state.render().text().contains("1 regressed"))
+    }
+
+    @Test func runningASuiteIsAJobAndReRunningFailedNamesTheRun() {
+        var state = loaded()
+        let run = AppFixtures.press([.character("r")], on: &state)
+        #expect(
+            run.contains {
+                if case .runCommand(_, let line) = $0 { line == "eval run evals/qa-offline.yaml" } else { false }
+            })
+        let rerun = AppFixtures.press([.character("R")], on: &state)
+        #expect(
+            rerun.contains {
+                if case .runCommand(_, let line) = $0 {
+                    line == "eval run evals/qa-offline.yaml --only-failed 2"
+                } else {
+                    false
+                }
+            })
+    }
+}
