@@ -76,8 +76,12 @@ package struct BertEncoder: Sendable {
     /// rows past a sequence's length are padding) and the requested activations.
     ///
     /// - Parameter types: token-type ids per sequence (sentence pairs); all 0 when nil.
+    /// - Parameter intervention: called with each layer's output `[B, T, hidden]` (and the
+    ///   sequences' lengths) before the next layer reads it, to edit the residual stream (an SAE's
+    ///   reconstruction spliced in, say).
     package func forward(
-        _ batch: [[Int32]], types: [[Int32]]? = nil, capture: CaptureRequest = .none, profile: OperationProfile? = nil
+        _ batch: [[Int32]], types: [[Int32]]? = nil, capture: CaptureRequest = .none, profile: OperationProfile? = nil,
+        intervention: ((_ layer: Int, _ hidden: inout Tensor, _ lengths: [Int]) -> Void)? = nil
     ) -> (
         hidden: Tensor, captured: CapturedActivations
     ) {
@@ -118,6 +122,7 @@ package struct BertEncoder: Sendable {
             ) { probabilities in
                 captured.attention[index] = probabilities
             }
+            intervention?(index, &x, lengths)
             if capture.residualLayers.contains(index) {
                 captured.residual[index] = lengths.enumerated().map { b, length in
                     Tensor(

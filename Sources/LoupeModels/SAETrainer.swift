@@ -61,6 +61,92 @@ package struct SAETrainer: Sendable {
 
     package var dead: [Bool] { idleTokens.map { $0 >= settings.deadAfterTokens } }
 
+    // MARK: - Checkpoints
+
+    static let magic = Array("LSAE".utf8)
+    static let version: UInt32 = 1
+
+    /// The SAE, the optimiser's moments, the step and the latents' idle counts, as bytes
+    /// (little-endian): everything a resumed run needs.
+    package func serialized() -> Data {
+        var out = Data(Self.magic)
+        func u32(_ value: UInt32) { withUnsafeBytes(of: value.littleEndian) { out.append(contentsOf: $0) } }
+        func f32(_ value: Float) { u32(value.bitPattern) }
+        func floats(_ values: [Float]) {
+            u32(UInt32(values.count))
+            for value in values { u32(value.bitPattern) }
+        }
+        u32(Self.version)
+        u32(UInt32(sae.inputs))
+        u32(UInt32(sae.width))
+        switch sae.activation {
+        case .topK(let k, let auxK, let coefficient):
+            u32(0)
+            u32(UInt32(k))
+            u32(UInt32(auxK))
+            f32(coefficient)
+        case .relu(let l1):
+            u32(1)
+            u32(0)
+            u32(0)
+            f32(l1)
+        }
+        f32(sae.inputScale)
+        u32(UInt32(step))
+        for parameter in [sae.encoder, sae.encoderBias, sae.decoder, sae.decoderBias] { floats(parameter) }
+        for slot in moments { floats(slot) }
+        for slot in squares { floats(slot) }
+        floats(idleTokens.map { Float($0) })
+        return out
+    }
+
+    /// Reads ``serialized()``; `settings` come from the caller (they are stored beside it).
+    package init(serialized data: Data, settings: Settings) throws(ModelError) {
+        let bytes = [UInt8](data)
+        var offset = 0
+        func fail(_ message: String) -> ModelError { ModelError(file: "SAE checkpoint", message: message) }
+        func u32() throws(ModelError) -> UInt32 {
+            guard offset + 4 <= bytes.count else { throw fail("is cut short at byte \(offset)") }
+            defer { offset += 4 }
+            return UInt32(bytes[offset]) | UInt32(bytes[offset + 1]) << 8 | UInt32(bytes[offset + 2]) << 16
+                | UInt32(bytes[offset + 3]) << 24
+        }
+        func f32() throws(ModelError) -> Float { Float(bitPattern: try u32()) }
+        func floats(_ expected: Int) throws(ModelError) -> [Float] {
+            let count = Int(try u32())
+            guard count == expected, offset + 4 * count <= bytes.count else {
+                throw fail("holds \(count) values where \(expected) were expected")
+            }
+            var values = [Float](repeating: 0, count: count)
+            for index in 0..<count { values[index] = try f32() }
+            return values
+        }
+        guard bytes.count >= 4, Array(bytes[0..<4]) == Self.magic else { throw fail("is not an SAE checkpoint") }
+        offset = 4
+        guard try u32() == Self.version else { throw fail("has an unknown version") }
+        let inputs = Int(try u32())
+        let width = Int(try u32())
+        let kind = try u32()
+        let k = Int(try u32())
+        let auxK = Int(try u32())
+        let coefficient = try f32()
+        let activation: SparseAutoencoder.Activation =
+            kind == 0 ? .topK(k: k, auxK: auxK, auxCoefficient: coefficient) : .relu(l1: coefficient)
+        var sae = SparseAutoencoder(inputs: inputs, width: width, activation: activation)
+        sae.inputScale = try f32()
+        let step = Int(try u32())
+        let sizes = [inputs * width, width, width * inputs, inputs]
+        sae.encoder = try floats(sizes[0])
+        sae.encoderBias = try floats(sizes[1])
+        sae.decoder = try floats(sizes[2])
+        sae.decoderBias = try floats(sizes[3])
+        self.init(sae: sae, settings: settings)
+        for slot in 0..<4 { moments[slot] = try floats(sizes[slot]) }
+        for slot in 0..<4 { squares[slot] = try floats(sizes[slot]) }
+        idleTokens = try floats(width).map { Int($0) }
+        self.step = step
+    }
+
     /// One Adam step on `batch` (rows × inputs).
     package mutating func train(_ batch: [Float], rows: Int) -> StepMetrics {
         let dead = self.dead

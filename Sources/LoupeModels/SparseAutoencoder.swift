@@ -24,6 +24,9 @@ package struct SparseAutoencoder: Hashable, Sendable {
     package var decoder: [Float]
     /// The pre-encoder bias: subtracted before encoding, added back after decoding.
     package var decoderBias: [Float]
+    /// What inputs are multiplied by before they reach the SAE (so their mean norm is √inputs);
+    /// callers apply it, the SAE stores it.
+    package var inputScale: Float = 1
 
     /// Decoder rows are random unit vectors, the encoder their transpose (a tied start), biases 0.
     package init(inputs: Int, width: Int, activation: Activation, seed: UInt64 = 0x5AE) {

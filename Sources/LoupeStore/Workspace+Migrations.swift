@@ -281,6 +281,65 @@ extension Workspace {
                     onDelete: .cascade)
             }
         }
+        migrator.registerMigration("v11: SAE activations, models and training logs") { db in
+            // Residual-stream rows of one layer over the corpus, stored in float16 shards, with
+            // where each row's token came from (its chunk and position) to show it in context.
+            try db.create(table: "sae_activation_sets") { table in
+                table.autoIncrementedPrimaryKey("id")
+                table.column("model", .text).notNull()
+                table.column("layer", .integer).notNull()
+                table.column("dimensions", .integer).notNull()
+                table.column("rows", .integer).notNull()
+                table.column("created_at", .datetime).notNull()
+            }
+            try db.create(table: "sae_activation_shards") { table in
+                table.column("set_id", .integer).notNull().references("sae_activation_sets", onDelete: .cascade)
+                table.column("shard", .integer).notNull()
+                table.column("first_row", .integer).notNull()
+                table.column("rows", .integer).notNull()
+                table.column("data", .blob).notNull()
+                table.primaryKey(["set_id", "shard"])
+            }
+            try db.create(table: "sae_tokens") { table in
+                table.column("set_id", .integer).notNull().references("sae_activation_sets", onDelete: .cascade)
+                table.column("row", .integer).notNull()
+                table.column("chunk_id", .integer).notNull()
+                table.column("position", .integer).notNull()
+                table.column("token", .text).notNull()
+                table.primaryKey(["set_id", "row"])
+            }
+            // A trained (or training) SAE: its settings, the step it reached, and its parameters with
+            // the optimiser's state, so a killed run resumes from the last checkpoint.
+            try db.create(table: "sae_models") { table in
+                table.autoIncrementedPrimaryKey("id")
+                table.column("set_id", .integer).notNull().references("sae_activation_sets", onDelete: .cascade)
+                table.column("layer", .integer).notNull()
+                table.column("width", .integer).notNull()
+                table.column("settings_json", .text).notNull()
+                table.column("step", .integer).notNull()
+                table.column("state", .blob).notNull()
+                table.column("metrics_json", .text)
+                table.column("created_at", .datetime).notNull()
+                table.column("updated_at", .datetime).notNull()
+            }
+            try db.create(table: "sae_training_log") { table in
+                table.column("model_id", .integer).notNull().references("sae_models", onDelete: .cascade)
+                table.column("step", .integer).notNull()
+                table.column("loss", .double).notNull()
+                table.column("mse", .double).notNull()
+                table.column("l0", .double).notNull()
+                table.column("fvu", .double).notNull()
+                table.column("dead", .double).notNull()
+                table.column("learning_rate", .double).notNull()
+                table.primaryKey(["model_id", "step"])
+            }
+            try db.create(table: "sae_feature_labels") { table in
+                table.column("model_id", .integer).notNull().references("sae_models", onDelete: .cascade)
+                table.column("feature", .integer).notNull()
+                table.column("label", .text).notNull()
+                table.primaryKey(["model_id", "feature"])
+            }
+        }
         return migrator
     }()
 

@@ -83,7 +83,8 @@ import Testing
 
     @Test func theAuxiliaryLossReachesOnlyDeadLatents() {
         let (inputs, width, rows) = (8, 16, 12)
-        let sae = SparseAutoencoder(inputs: inputs, width: width, activation: .topK(k: 2, auxK: 4, auxCoefficient: 1 / 32))
+        let sae = SparseAutoencoder(
+            inputs: inputs, width: width, activation: .topK(k: 2, auxK: 4, auxCoefficient: 1 / 32))
         let x = Self.data(rows: rows, inputs: inputs, seed: 9)
         let dead = (0..<width).map { $0 >= 8 }
         let with = sae.lossAndGradients(x, rows: rows, dead: dead)
@@ -141,7 +142,8 @@ import Testing
         settings.warmupSteps = 20
         settings.deadAfterTokens = 256 * 50
         var trainer = SAETrainer(
-            sae: SparseAutoencoder(inputs: inputs, width: width, activation: .topK(k: k, auxK: 16, auxCoefficient: 1 / 32)),
+            sae: SparseAutoencoder(
+                inputs: inputs, width: width, activation: .topK(k: k, auxK: 16, auxCoefficient: 1 / 32)),
             settings: settings)
         var first: SAETrainer.StepMetrics?
         var last: SAETrainer.StepMetrics?
@@ -156,5 +158,30 @@ import Testing
         #expect(end.fvu < 0.15, "FVU \(end.fvu)")
         #expect(end.l0 <= Float(k) && end.l0 > 2)
         #expect(trainer.sae.decoderNorms().allSatisfy { abs($0 - 1) < 1e-4 })
+    }
+
+    /// A run stopped after a checkpoint and resumed from its bytes ends exactly where an
+    /// uninterrupted run does (same batches, same optimiser state).
+    @Test func aResumedRunMatchesAnUninterruptedOne() throws {
+        var settings = SAETrainer.Settings()
+        settings.steps = 40
+        settings.warmupSteps = 5
+        settings.deadAfterTokens = 64
+        let batches = (0..<40).map { Self.data(rows: 16, inputs: 8, seed: UInt64(100 + $0)) }
+        func fresh() -> SAETrainer {
+            var sae = SparseAutoencoder(inputs: 8, width: 24, activation: .topK(k: 3, auxK: 6, auxCoefficient: 1 / 32))
+            sae.inputScale = 1.5
+            return SAETrainer(sae: sae, settings: settings)
+        }
+        var straight = fresh()
+        for batch in batches { _ = straight.train(batch, rows: 16) }
+        var first = fresh()
+        for batch in batches[..<20] { _ = first.train(batch, rows: 16) }
+        var resumed = try SAETrainer(serialized: first.serialized(), settings: settings)
+        #expect(resumed.step == 20 && resumed.sae.inputScale == 1.5)
+        for batch in batches[20...] { _ = resumed.train(batch, rows: 16) }
+        #expect(resumed.sae == straight.sae)
+        #expect(resumed.idleTokens == straight.idleTokens)
+        #expect(throws: ModelError.self) { try SAETrainer(serialized: Data("LSAE".utf8), settings: settings) }
     }
 }

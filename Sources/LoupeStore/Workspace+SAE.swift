@@ -1,0 +1,190 @@
+import Foundation
+import GRDB
+
+/// Residual-stream rows of one layer, collected over the corpus.
+package struct SAEActivationSet: Codable, FetchableRecord, Hashable, Sendable {
+    package var id: Int64
+    package var model: String
+    package var layer: Int
+    package var dimensions: Int
+    package var rows: Int
+    package var createdAt: Date
+
+    enum CodingKeys: String, CodingKey {
+        case id, model, layer, dimensions, rows
+        case createdAt = "created_at"
+    }
+}
+
+/// Where a collected row's token came from.
+package struct SAETokenRecord: Codable, FetchableRecord, Hashable, Sendable {
+    package var row: Int
+    package var chunkID: Int64
+    package var position: Int
+    package var token: String
+
+    package init(row: Int, chunkID: Int64, position: Int, token: String) {
+        self.row = row
+        self.chunkID = chunkID
+        self.position = position
+        self.token = token
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case row, position, token
+        case chunkID = "chunk_id"
+    }
+}
+
+/// A stored SAE: settings and state are the model layer's to read.
+package struct SAEModelRecord: Codable, FetchableRecord, Hashable, Sendable {
+    package var id: Int64
+    package var setID: Int64
+    package var layer: Int
+    package var width: Int
+    package var settingsJSON: String
+    package var step: Int
+    package var state: Data
+    package var metricsJSON: String?
+    package var createdAt: Date
+    package var updatedAt: Date
+
+    enum CodingKeys: String, CodingKey {
+        case id, layer, width, step, state
+        case setID = "set_id"
+        case settingsJSON = "settings_json"
+        case metricsJSON = "metrics_json"
+        case createdAt = "created_at"
+        case updatedAt = "updated_at"
+    }
+}
+
+/// One logged training step.
+package struct SAELogRow: Codable, FetchableRecord, Hashable, Sendable {
+    package var step: Int
+    package var loss: Double
+    package var mse: Double
+    package var l0: Double
+    package var fvu: Double
+    package var dead: Double
+    package var learningRate: Double
+
+    package init(step: Int, loss: Double, mse: Double, l0: Double, fvu: Double, dead: Double, learningRate: Double) {
+        self.step = step
+        self.loss = loss
+        self.mse = mse
+        self.l0 = l0
+        self.fvu = fvu
+        self.dead = dead
+        self.learningRate = learningRate
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case step, loss, mse, l0, fvu, dead
+        case learningRate = "learning_rate"
+    }
+}
+
+extension Workspace {
+    package func createActivationSet(model: String, layer: Int, dimensions: Int) throws(WorkspaceError) -> Int64 {
+        try write { db in
+            try db.execute(
+                sql:
+                    "INSERT INTO sae_activation_sets (model, layer, dimensions, rows, created_at) VALUES (?, ?, ?, 0, ?)",
+                arguments: [model, layer, dimensions, Date()])
+            return db.lastInsertedRowID
+        }
+    }
+
+    /// Appends one shard (float16 rows) and its tokens, and the set's row count, in one transaction.
+    package func appendActivationShard(set: Int64, shard: Int, firstRow: Int, data: Data, tokens: [SAETokenRecord])
+        throws(WorkspaceError)
+    {
+        try write { db in
+            try db.execute(
+                sql: "INSERT INTO sae_activation_shards (set_id, shard, first_row, rows, data) VALUES (?, ?, ?, ?, ?)",
+                arguments: [set, shard, firstRow, tokens.count, data])
+            let insert = try db.makeStatement(
+                sql: "INSERT INTO sae_tokens (set_id, row, chunk_id, position, token) VALUES (?, ?, ?, ?, ?)")
+            for token in tokens {
+                try insert.execute(arguments: [set, token.row, token.chunkID, token.position, token.token])
+            }
+            try db.execute(
+                sql: "UPDATE sae_activation_sets SET rows = rows + ? WHERE id = ?", arguments: [tokens.count, set])
+        }
+    }
+
+    package func activationSets() throws(WorkspaceError) -> [SAEActivationSet] {
+        try read { db in try SAEActivationSet.fetchAll(db, sql: "SELECT * FROM sae_activation_sets ORDER BY id") }
+    }
+
+    /// Every shard of a set in order: (first row, rows, float16 data).
+    package func activationShards(set: Int64) throws(WorkspaceError) -> [(firstRow: Int, rows: Int, data: Data)] {
+        try read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT first_row, rows, data FROM sae_activation_shards WHERE set_id = ? ORDER BY shard",
+                arguments: [set]
+            ).map { ($0["first_row"], $0["rows"], $0["data"]) }
+        }
+    }
+
+    package func activationTokens(set: Int64, rows: [Int]) throws(WorkspaceError) -> [SAETokenRecord] {
+        try read { db in
+            guard !rows.isEmpty else { return [] }
+            let list = rows.map(String.init).joined(separator: ",")
+            return try SAETokenRecord.fetchAll(
+                db, sql: "SELECT row, chunk_id, position, token FROM sae_tokens WHERE set_id = ? AND row IN (\(list))",
+                arguments: [set])
+        }
+    }
+
+    package func createSAEModel(set: Int64, layer: Int, width: Int, settingsJSON: String, state: Data)
+        throws(WorkspaceError) -> Int64
+    {
+        try write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO sae_models (set_id, layer, width, settings_json, step, state, created_at, updated_at)
+                    VALUES (?, ?, ?, ?, 0, ?, ?, ?)
+                    """, arguments: [set, layer, width, settingsJSON, state, Date(), Date()])
+            return db.lastInsertedRowID
+        }
+    }
+
+    /// Stores a checkpoint: the step reached, the state, the metrics so far and the new log rows,
+    /// all or nothing.
+    package func checkpointSAE(_ id: Int64, step: Int, state: Data, metricsJSON: String?, log: [SAELogRow])
+        throws(WorkspaceError)
+    {
+        try write { db in
+            try db.execute(
+                sql: "UPDATE sae_models SET step = ?, state = ?, metrics_json = ?, updated_at = ? WHERE id = ?",
+                arguments: [step, state, metricsJSON, Date(), id])
+            let insert = try db.makeStatement(
+                sql: """
+                    INSERT OR REPLACE INTO sae_training_log (model_id, step, loss, mse, l0, fvu, dead, learning_rate)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    """)
+            for row in log {
+                try insert.execute(
+                    arguments: [id, row.step, row.loss, row.mse, row.l0, row.fvu, row.dead, row.learningRate])
+            }
+        }
+    }
+
+    package func saeModels() throws(WorkspaceError) -> [SAEModelRecord] {
+        try read { db in try SAEModelRecord.fetchAll(db, sql: "SELECT * FROM sae_models ORDER BY id") }
+    }
+
+    package func saeModel(_ id: Int64) throws(WorkspaceError) -> SAEModelRecord? {
+        try read { db in try SAEModelRecord.fetchOne(db, sql: "SELECT * FROM sae_models WHERE id = ?", arguments: [id])
+        }
+    }
+
+    package func saeTrainingLog(_ id: Int64) throws(WorkspaceError) -> [SAELogRow] {
+        try read { db in
+            try SAELogRow.fetchAll(
+                db, sql: "SELECT * FROM sae_training_log WHERE model_id = ? ORDER BY step", arguments: [id])
+        }
+    }
+}
