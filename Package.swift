@@ -145,7 +145,7 @@ let package = Package(
             name: "LoupeCommandsTests",
             dependencies: [
                 "LoupeCommands", "LoupeApp", "LoupeKit", "LoupeStore", "LoupeRetrieval", "LoupeTUI", "LoupeTerminal",
-                "LoupeAgents", "loupe", .product(name: "GRDB", package: "GRDB.swift"),
+                "LoupeAgents", "LoupeModels", "LoupeTensor", "loupe", .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strictSwift6
         ),

@@ -26,6 +26,8 @@ import Testing
                 "ceilings", "chunks", "command_history", "documents", "eval_results", "eval_runs", "eval_scores",
                 "kernel_runs", "machine_profiles", "model_prices",
                 "models", "qrels", "qrels_queries", "retrieval_evals", "retrieval_indexes", "retrieval_records",
+                "sae_activation_sets",
+                "sae_activation_shards", "sae_feature_labels", "sae_models", "sae_tokens", "sae_training_log",
                 "settings", "sources", "spans", "trace_scores", "traces",
             ])
         let header = try DatabaseQueue(path: path()).read { db in try Int32.fetchOne(db, sql: "PRAGMA application_id") }

@@ -18,7 +18,7 @@ package struct Loupe: ParsableCommand {
         subcommands: [
             WorkspaceCommand.self, EmbedCommand.self, SimilarityCommand.self, AttentionCommand.self,
             ModelsCommand.self, IngestCommand.self, SearchCommand.self, QrelsCommand.self, RetrievalCommand.self,
-            TraceCommand.self, PricesCommand.self, AgentCommand.self, EvalCommand.self,
+            TraceCommand.self, PricesCommand.self, AgentCommand.self, EvalCommand.self, SAECommand.self,
             KernelsCommand.self, RooflineCommand.self, ThemeCommand.self, NotebookCommand.self,
             ReplCommand.self,
             BenchCommand.self,

@@ -1,0 +1,194 @@
+import ArgumentParser
+import Foundation
+import LoupeKit
+import LoupeModels
+import LoupeStore
+import LoupeTUI
+
+/// `loupe sae collect|train|list|show`: sparse autoencoders on MiniLM's residual stream.
+struct SAECommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sae", abstract: "Collect MiniLM activations and train sparse autoencoders on them.",
+        subcommands: [Collect.self, Train.self, List.self, Show.self])
+
+    static func service(_ context: CommandContext) throws -> SAEService {
+        SAEService(workspace: try context.workspace(), models: sharedModels)
+    }
+
+    static func plainly<T>(_ body: () throws -> T) throws -> T {
+        do { return try body() } catch let error as SAEError {
+            throw CommandFailure(error.description)
+        } catch let error as ModelError {
+            throw CommandFailure(error.description)
+        }
+    }
+
+    struct Collect: LoupeCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Run MiniLM over the workspace's chunks and keep the residual stream after a layer.",
+            discussion: """
+                Every real token but [CLS] and [SEP] becomes a row (float16, in shards of 4,096 rows in \
+                the workspace), with the chunk and position it came from, until --tokens rows.
+                """)
+
+        @OptionGroup var global: GlobalOptions
+        @Option(help: "The layer (0…5) whose output to keep.") var layer = 3
+        @Option(help: "Rows to collect.") var tokens = 100_000
+        @Flag(help: "Print JSON.") var json = false
+
+        func run(in context: CommandContext) throws {
+            let collected = try SAECommand.plainly {
+                try SAECommand.service(context).collect(layer: layer, tokens: tokens, reporter: context.reporter)
+            }
+            if json {
+                return context.print(
+                    try Formatting.json([
+                        "set": Double(collected.set), "rows": Double(collected.rows),
+                        "chunks": Double(collected.chunks),
+                        "seconds": collected.seconds,
+                        "tokens_per_second": Double(collected.rows) / max(collected.seconds, 1e-9),
+                    ]))
+            }
+            context.print(
+                String(
+                    format: "activation set %lld: %d tokens after layer %d from %d chunks in %.1f s (%.0f tokens/s)",
+                    collected.set, collected.rows, layer, collected.chunks, collected.seconds,
+                    Double(collected.rows) / max(collected.seconds, 1e-9)))
+        }
+    }
+
+    struct Train: LoupeCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Train a sparse autoencoder on collected activations (TopK by default, or ReLU + L1).",
+            discussion: """
+                TopK keeps the k largest pre-activations (with an auxiliary loss that revives dead \
+                latents); --l1 trains ReLU with an L1 penalty scaled by decoder norms instead. Inputs are \
+                scaled to mean norm √d, the pre-encoder bias starts at their mean; Adam with a warm-up \
+                and a final linear decay. Checkpoints go into the workspace: --resume ID continues a run \
+                that was stopped.
+                """)
+
+        @OptionGroup var global: GlobalOptions
+        @Option(help: "The activation set (default: the newest for --layer).") var set: Int64?
+        @Option(help: "The layer whose newest activation set to use.") var layer: Int?
+        @Option(help: "Latents.") var width = 3072
+        @Option(help: "TopK's k.") var k: Int?
+        @Option(help: "Train ReLU with this L1 coefficient instead of TopK.") var l1: Float?
+        @Option(help: "Steps.") var steps = 2000
+        @Option(help: "Tokens per step.") var batch = 1024
+        @Option(help: "Adam's learning rate.") var lr: Float = 4e-4
+        @Option(help: "Continue this SAE from its last checkpoint.") var resume: Int64?
+        @Flag(help: "Print JSON.") var json = false
+
+        func run(in context: CommandContext) throws {
+            if k != nil && l1 != nil { throw CommandFailure("choose --k (TopK) or --l1 (ReLU), not both") }
+            var options = SAEService.TrainOptions()
+            options.width = width
+            options.k = l1 == nil ? (k ?? 32) : nil
+            options.l1 = l1 ?? 5
+            options.steps = steps
+            options.batch = batch
+            options.learningRate = lr
+            let trained = try SAECommand.plainly {
+                try SAECommand.service(context).train(
+                    set: set, layer: layer, options: options, resume: resume, reporter: context.reporter)
+            }
+            if json {
+                var out: [String: Double] = [
+                    "model": Double(trained.model), "step": Double(trained.step),
+                    "tokens_per_second": trained.tokensPerSecond,
+                ]
+                if let m = trained.metrics {
+                    out["l0"] = m.l0
+                    out["fvu"] = m.fvu
+                    out["dead_fraction"] = m.deadFraction
+                }
+                return context.print(try Formatting.json(out))
+            }
+            context.print(
+                "SAE \(trained.model)\(trained.resumed ? " (resumed)" : ""): step \(trained.step), "
+                    + String(format: "%.0f tokens/s", trained.tokensPerSecond))
+            if let metrics = trained.metrics {
+                SAECommand.printMetrics(metrics, context)
+            } else {
+                context.print("stopped before its last step: loupe sae train --resume \(trained.model) continues it")
+            }
+        }
+    }
+
+    static func printMetrics(_ m: SAEMetrics, _ context: CommandContext) {
+        context.print(
+            String(
+                format:
+                    "on %d tokens: L0 %.1f  MSE %.4f  explained variance %.3f (FVU %.3f)  cosine %.3f  l2 ratio %.3f",
+                m.tokens, m.l0, m.mse, m.explainedVariance, m.fvu, m.cosine, m.l2Ratio))
+        context.print(
+            String(format: "dead %.1f%%  dense (>10%% of tokens) %.1f%%", m.deadFraction * 100, m.denseFraction * 100))
+        let labels = stride(from: -7.0, to: 0.0, by: 0.5).map { String(format: "%.1f", $0) }
+        let most = max(1, m.densityHistogram.max() ?? 1)
+        context.print("log10 firing frequency of live latents:")
+        for (label, count) in zip(labels, m.densityHistogram) where count > 0 {
+            context.print(
+                "  " + label.padded(to: 5) + String(repeating: "█", count: max(1, count * 40 / most)) + " \(count)")
+        }
+    }
+
+    struct List: LoupeCommand {
+        static let configuration = CommandConfiguration(abstract: "Activation sets and SAEs in the workspace.")
+
+        @OptionGroup var global: GlobalOptions
+
+        func run(in context: CommandContext) throws {
+            let workspace = try context.workspace()
+            let sets = try workspace.activationSets()
+            let models = try workspace.saeModels()
+            guard !sets.isEmpty else { return context.print("no activations yet: loupe sae collect --layer 3") }
+            context.print("activation sets")
+            for set in sets {
+                context.print("  \(set.id)  layer \(set.layer)  \(set.rows) tokens × \(set.dimensions)  \(set.model)")
+            }
+            guard !models.isEmpty else { return context.print("no SAEs yet: loupe sae train --layer 3") }
+            context.print("SAEs")
+            for model in models {
+                let settings = try? JSONDecoder().decode(
+                    SAEService.StoredSettings.self, from: Data(model.settingsJSON.utf8))
+                let kind = settings.map { $0.k.map { "TopK k \($0)" } ?? "ReLU L1 \($0.l1)" } ?? "?"
+                let metrics = model.metricsJSON.flatMap {
+                    try? JSONDecoder().decode(SAEMetrics.self, from: Data($0.utf8))
+                }
+                context.print(
+                    "  \(model.id)  layer \(model.layer)  width \(model.width)  \(kind)  step \(model.step)/\(settings?.steps ?? 0)"
+                        + (metrics.map {
+                            String(format: "  L0 %.1f  FVU %.3f  dead %.1f%%", $0.l0, $0.fvu, $0.deadFraction * 100)
+                        }
+                            ?? "  (not finished)"))
+            }
+        }
+    }
+
+    struct Show: LoupeCommand {
+        static let configuration = CommandConfiguration(abstract: "An SAE's settings, training curve and metrics.")
+
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The SAE's id.") var id: Int64
+
+        func run(in context: CommandContext) throws {
+            let workspace = try context.workspace()
+            guard let model = try workspace.saeModel(id) else { throw CommandFailure("there is no SAE \(id)") }
+            context.print("SAE \(id) · layer \(model.layer) · width \(model.width) · step \(model.step)")
+            context.print("settings \(model.settingsJSON)")
+            let log = try workspace.saeTrainingLog(id)
+            if !log.isEmpty {
+                context.print("loss  " + Sparkline(values: log.map(\.loss)).glyphs(width: 60))
+                context.print("L0    " + Sparkline(values: log.map(\.l0)).glyphs(width: 60))
+                context.print("FVU   " + Sparkline(values: log.map(\.fvu)).glyphs(width: 60))
+                context.print("dead  " + Sparkline(values: log.map(\.dead)).glyphs(width: 60))
+            }
+            if let json = model.metricsJSON,
+                let metrics = try? JSONDecoder().decode(SAEMetrics.self, from: Data(json.utf8))
+            {
+                SAECommand.printMetrics(metrics, context)
+            }
+        }
+    }
+}

@@ -1,0 +1,411 @@
+import Foundation
+import LoupeModels
+import LoupeStore
+import LoupeTensor
+
+/// Sparse autoencoders on MiniLM's residual stream: collect a layer's activations over the
+/// workspace's chunks (float16 shards with each token's place), train an SAE on them with
+/// checkpoints in the workspace, and measure it.
+package struct SAEService: Sendable {
+    package let workspace: Workspace
+    private let models: ModelLibrary
+
+    package init(workspace: Workspace, models: ModelLibrary) {
+        self.workspace = workspace
+        self.models = models
+    }
+
+    package static let shardRows = 4096
+
+    // MARK: - Collecting
+
+    package struct Collected: Hashable, Sendable {
+        package var set: Int64
+        package var rows: Int
+        package var chunks: Int
+        package var seconds: Double
+    }
+
+    /// Runs MiniLM over the chunks (in order) and keeps the residual stream after `layer` for
+    /// every real token but [CLS] and [SEP], until `tokens` rows. Shards are written as they fill.
+    package func collect(layer: Int, tokens limit: Int, reporter: JobReporter = .detached()) throws -> Collected {
+        let embedder = try models.miniLM()
+        let layers = embedder.encoder.configuration.layers
+        guard (0..<layers).contains(layer) else {
+            throw SAEError("--layer \(layer): MiniLM has layers 0…\(layers - 1)")
+        }
+        guard limit > 0 else { throw SAEError("--tokens must be at least 1") }
+        let chunks = try workspace.chunks()
+        guard !chunks.isEmpty else { throw SAEError("the workspace has no chunks: run loupe ingest FILE first") }
+        let hidden = embedder.encoder.configuration.hiddenSize
+        let set = try workspace.createActivationSet(model: ModelLibrary.miniLMName, layer: layer, dimensions: hidden)
+        let clock = ContinuousClock()
+        let start = clock.now
+        var buffer: [Float16] = []
+        buffer.reserveCapacity(Self.shardRows * hidden)
+        var places: [SAETokenRecord] = []
+        var rows = 0
+        var shard = 0
+        var used = 0
+        func flush() throws {
+            guard !places.isEmpty else { return }
+            let data = buffer.withUnsafeBufferPointer { Data(buffer: $0) }
+            try workspace.appendActivationShard(
+                set: set, shard: shard, firstRow: rows - places.count, data: data, tokens: places)
+            shard += 1
+            buffer.removeAll(keepingCapacity: true)
+            places.removeAll(keepingCapacity: true)
+        }
+        let batchSize = 16
+        var index = 0
+        collecting: while index < chunks.count {
+            try reporter.checkCancellation()
+            let batch = Array(chunks[index..<min(chunks.count, index + batchSize)])
+            index += batch.count
+            let ids = batch.map { embedder.tokenizer.encode($0.text) }
+            let (_, captured) = embedder.encoder.forward(ids, capture: CaptureRequest(residualLayers: [layer]))
+            for (sequence, states) in (captured.residual[layer] ?? []).enumerated() {
+                used += 1
+                let pieces = embedder.tokenizer.tokens(ids[sequence])
+                for position in 1..<max(1, ids[sequence].count - 1) {
+                    let base = position * hidden
+                    for d in 0..<hidden { buffer.append(Float16(states.storage[base + d])) }
+                    places.append(
+                        SAETokenRecord(
+                            row: rows, chunkID: batch[sequence].id, position: position, token: pieces[position]))
+                    rows += 1
+                    if places.count == Self.shardRows { try flush() }
+                    if rows >= limit { break collecting }
+                }
+            }
+            reporter.report(
+                JobProgress(
+                    completed: Double(rows), total: Double(limit),
+                    detail: "layer \(layer): \(rows)/\(limit) tokens from \(used) chunks"))
+        }
+        try flush()
+        let elapsed = start.duration(to: clock.now)
+        return Collected(
+            set: set, rows: rows, chunks: used,
+            seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18)
+    }
+
+    /// A set's rows as float32, row-major.
+    package func activations(set: Int64) throws -> (rows: Int, dimensions: Int, values: [Float]) {
+        guard let info = try workspace.activationSets().first(where: { $0.id == set }) else {
+            throw SAEError("there is no activation set \(set): loupe sae collect")
+        }
+        var values = [Float](repeating: 0, count: info.rows * info.dimensions)
+        for shard in try workspace.activationShards(set: set) {
+            shard.data.withUnsafeBytes { raw in
+                let halves = raw.bindMemory(to: Float16.self)
+                let base = shard.firstRow * info.dimensions
+                for index in 0..<min(halves.count, values.count - base) { values[base + index] = Float(halves[index]) }
+            }
+        }
+        return (info.rows, info.dimensions, values)
+    }
+
+    // MARK: - Training
+
+    package struct TrainOptions: Hashable, Sendable {
+        package var width = 3072
+        /// TopK's k, or nil for ReLU + L1.
+        package var k: Int? = 32
+        package var l1: Float = 5
+        package var steps = 2000
+        package var batch = 1024
+        package var learningRate: Float = 4e-4
+        package var seed: UInt64 = 0x5AE
+        package var checkpointEvery = 200
+        package var logEvery = 10
+
+        package init() {}
+    }
+
+    package struct Trained: Sendable {
+        package var model: Int64
+        package var step: Int
+        package var metrics: SAEMetrics?
+        package var tokensPerSecond: Double
+        package var resumed: Bool
+    }
+
+    /// Trains a new SAE on `set`, or resumes model `resume` from its last checkpoint.
+    package func train(
+        set: Int64?, layer: Int?, options: TrainOptions, resume: Int64? = nil, reporter: JobReporter = .detached(),
+        onStep: @Sendable (SAETrainer.StepMetrics) -> Void = { _ in }
+    ) throws -> Trained {
+        var trainer: SAETrainer
+        let model: Int64
+        let setID: Int64
+        if let resume {
+            guard let record = try workspace.saeModel(resume) else { throw SAEError("there is no SAE \(resume)") }
+            let settings = try Self.settings(from: record.settingsJSON)
+            trainer = try SAETrainer(serialized: record.state, settings: settings.trainer)
+            model = resume
+            setID = record.setID
+        } else {
+            let sets = try workspace.activationSets()
+            guard
+                let chosen = set.flatMap({ id in sets.first { $0.id == id } })
+                    ?? sets.last(where: { layer == nil || $0.layer == layer })
+            else {
+                throw SAEError(
+                    "no activations for layer \(layer.map(String.init) ?? "any"): run loupe sae collect first")
+            }
+            setID = chosen.id
+            let (rows, dimensions, values) = try activations(set: chosen.id)
+            guard rows >= options.batch else {
+                throw SAEError("set \(chosen.id) has \(rows) rows, fewer than one batch of \(options.batch)")
+            }
+            var settings = SAETrainer.Settings()
+            settings.learningRate = options.learningRate
+            settings.steps = options.steps
+            settings.warmupSteps = min(options.steps / 10, 200)
+            settings.deadAfterTokens = max(options.batch * 50, min(rows, 1_000_000))
+            var sae = SparseAutoencoder(
+                inputs: dimensions, width: options.width,
+                activation: options.k.map { .topK(k: $0, auxK: min(512, options.width / 2), auxCoefficient: 1 / 32) }
+                    ?? .relu(l1: options.l1),
+                seed: options.seed)
+            // Inputs scaled so their mean norm is √d (SAELens's normalize_activations), and the
+            // pre-encoder bias started at the data's mean.
+            var normSum = 0.0
+            var mean = [Double](repeating: 0, count: dimensions)
+            for r in 0..<rows {
+                var norm: Float = 0
+                for d in 0..<dimensions {
+                    let value = values[r * dimensions + d]
+                    norm += value * value
+                    mean[d] += Double(value)
+                }
+                normSum += Double(norm.squareRoot())
+            }
+            sae.inputScale = Float(Double(dimensions).squareRoot() / max(normSum / Double(rows), 1e-12))
+            sae.decoderBias = mean.map { Float($0 / Double(rows)) * sae.inputScale }
+            trainer = SAETrainer(sae: sae, settings: settings)
+            let stored = StoredSettings(trainer: settings, options: options)
+            model = try workspace.createSAEModel(
+                set: chosen.id, layer: chosen.layer, width: options.width, settingsJSON: try stored.json(),
+                state: trainer.serialized())
+        }
+        let (rows, dimensions, values) = try activations(set: setID)
+        let stored = try Self.settings(from: try workspace.saeModel(model)!.settingsJSON)
+        let batchSize = stored.options.batch
+        let resumed = resume != nil
+        var log: [SAELogRow] = []
+        var last: SAETrainer.StepMetrics?
+        let clock = ContinuousClock()
+        let start = clock.now
+        var trained = 0
+        var batch = [Float](repeating: 0, count: batchSize * dimensions)
+        let scale = trainer.sae.inputScale
+        while trainer.step < trainer.settings.steps {
+            if reporter.isCancelled { break }
+            // Batches are a function of the step: a resumed run sees the same ones.
+            var generator = SAEBatchOrder(seed: stored.options.seed &+ UInt64(trainer.step) &* 0x9E37_79B9)
+            for r in 0..<batchSize {
+                let source = Int(generator.next() % UInt64(rows))
+                for d in 0..<dimensions { batch[r * dimensions + d] = values[source * dimensions + d] * scale }
+            }
+            let metrics = trainer.train(batch, rows: batchSize)
+            trained += batchSize
+            last = metrics
+            onStep(metrics)
+            if metrics.step % stored.options.logEvery == 0 || metrics.step == trainer.settings.steps {
+                log.append(
+                    SAELogRow(
+                        step: metrics.step, loss: Double(metrics.loss.total), mse: Double(metrics.loss.reconstruction),
+                        l0: Double(metrics.l0), fvu: Double(metrics.fvu), dead: Double(metrics.deadFraction),
+                        learningRate: Double(metrics.learningRate)))
+                reporter.report(
+                    JobProgress(
+                        completed: Double(metrics.step), total: Double(trainer.settings.steps),
+                        detail: String(
+                            format: "SAE %lld step %d/%d · loss %.4g · L0 %.1f · FVU %.3f · dead %.1f%%", model,
+                            metrics.step, trainer.settings.steps, metrics.loss.total, metrics.l0, metrics.fvu,
+                            metrics.deadFraction * 100)))
+            }
+            if metrics.step % stored.options.checkpointEvery == 0 {
+                try workspace.checkpointSAE(
+                    model, step: trainer.step, state: trainer.serialized(), metricsJSON: nil, log: log)
+                log = []
+            }
+        }
+        let elapsed = start.duration(to: clock.now)
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+        var metrics: SAEMetrics?
+        if trainer.step >= trainer.settings.steps {
+            metrics = SAEMetrics.measure(trainer.sae, values: values, rows: rows, dimensions: dimensions)
+        }
+        try workspace.checkpointSAE(
+            model, step: trainer.step, state: trainer.serialized(), metricsJSON: try metrics.map { try $0.json() },
+            log: log)
+        _ = last
+        return Trained(
+            model: model, step: trainer.step, metrics: metrics,
+            tokensPerSecond: seconds > 0 ? Double(trained) / seconds : 0, resumed: resumed)
+    }
+
+    /// What a model's row stores as settings: the trainer's and the command's.
+    package struct StoredSettings: Codable, Sendable {
+        package var learningRate: Float
+        package var steps: Int
+        package var warmupSteps: Int
+        package var decayFraction: Float
+        package var deadAfterTokens: Int
+        package var width: Int
+        package var k: Int?
+        package var l1: Float
+        package var batch: Int
+        package var seed: UInt64
+        package var checkpointEvery: Int
+        package var logEvery: Int
+
+        init(trainer: SAETrainer.Settings, options: TrainOptions) {
+            learningRate = trainer.learningRate
+            steps = trainer.steps
+            warmupSteps = trainer.warmupSteps
+            decayFraction = trainer.decayFraction
+            deadAfterTokens = trainer.deadAfterTokens
+            width = options.width
+            k = options.k
+            l1 = options.l1
+            batch = options.batch
+            seed = options.seed
+            checkpointEvery = options.checkpointEvery
+            logEvery = options.logEvery
+        }
+
+        package var trainer: SAETrainer.Settings {
+            var settings = SAETrainer.Settings()
+            settings.learningRate = learningRate
+            settings.steps = steps
+            settings.warmupSteps = warmupSteps
+            settings.decayFraction = decayFraction
+            settings.deadAfterTokens = deadAfterTokens
+            return settings
+        }
+
+        package var options: TrainOptions {
+            var options = TrainOptions()
+            options.width = width
+            options.k = k
+            options.l1 = l1
+            options.steps = steps
+            options.batch = batch
+            options.learningRate = learningRate
+            options.seed = seed
+            options.checkpointEvery = checkpointEvery
+            options.logEvery = logEvery
+            return options
+        }
+
+        func json() throws -> String {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            return String(decoding: try encoder.encode(self), as: UTF8.self)
+        }
+    }
+
+    static func settings(from json: String) throws -> StoredSettings {
+        try JSONDecoder().decode(StoredSettings.self, from: Data(json.utf8))
+    }
+}
+
+/// The quality of a trained SAE on its activation set, with SAELens's names.
+package struct SAEMetrics: Codable, Hashable, Sendable {
+    package var tokens: Int
+    package var l0: Double
+    /// Mean over tokens of ‖x − x̂‖² / d (per element, on the scaled inputs).
+    package var mse: Double
+    package var explainedVariance: Double
+    package var fvu: Double
+    /// Mean cosine between x and x̂.
+    package var cosine: Double
+    /// Mean ‖x̂‖ / ‖x‖.
+    package var l2Ratio: Double
+    /// Latents that never fired on these tokens, and those firing on more than 10% of them.
+    package var deadFraction: Double
+    package var denseFraction: Double
+    /// Histogram of log10(firing frequency) of the live latents: bins of 0.5 from −7 to 0.
+    package var densityHistogram: [Int]
+
+    static func measure(_ sae: SparseAutoencoder, values: [Float], rows: Int, dimensions: Int) -> SAEMetrics {
+        let batch = 2048
+        var fired = [Int](repeating: 0, count: sae.width)
+        var active = 0
+        var squared = 0.0
+        var cosineSum = 0.0
+        var ratioSum = 0.0
+        var total = 0.0
+        var mean = [Double](repeating: 0, count: dimensions)
+        for r in 0..<rows { for d in 0..<dimensions { mean[d] += Double(values[r * dimensions + d] * sae.inputScale) } }
+        for d in 0..<dimensions { mean[d] /= Double(rows) }
+        var start = 0
+        while start < rows {
+            let count = min(batch, rows - start)
+            var x = Array(values[(start * dimensions)..<((start + count) * dimensions)])
+            for index in x.indices { x[index] *= sae.inputScale }
+            let f = sae.forward(x, rows: count)
+            for r in 0..<count {
+                var dot = 0.0
+                var nx = 0.0
+                var nr = 0.0
+                for d in 0..<dimensions {
+                    let a = Double(x[r * dimensions + d])
+                    let b = Double(f.reconstruction[r * dimensions + d])
+                    squared += (a - b) * (a - b)
+                    total += (a - mean[d]) * (a - mean[d])
+                    dot += a * b
+                    nx += a * a
+                    nr += b * b
+                }
+                cosineSum += nx > 0 && nr > 0 ? dot / (nx.squareRoot() * nr.squareRoot()) : 0
+                ratioSum += nx > 0 ? (nr / nx).squareRoot() : 0
+                for j in 0..<sae.width where f.codes[r * sae.width + j] > 0 {
+                    fired[j] += 1
+                    active += 1
+                }
+            }
+            start += count
+        }
+        var histogram = [Int](repeating: 0, count: 14)
+        for count in fired where count > 0 {
+            let log = log10(Double(count) / Double(rows))
+            histogram[min(13, max(0, Int(((log + 7) * 2).rounded(.down))))] += 1
+        }
+        let fvu = total > 0 ? squared / total : 0
+        return SAEMetrics(
+            tokens: rows, l0: Double(active) / Double(rows), mse: squared / Double(rows * dimensions),
+            explainedVariance: 1 - fvu, fvu: fvu, cosine: cosineSum / Double(rows), l2Ratio: ratioSum / Double(rows),
+            deadFraction: Double(fired.filter { $0 == 0 }.count) / Double(sae.width),
+            denseFraction: Double(fired.filter { Double($0) > 0.1 * Double(rows) }.count) / Double(sae.width),
+            densityHistogram: histogram)
+    }
+
+    func json() throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return String(decoding: try encoder.encode(self), as: UTF8.self)
+    }
+}
+
+package struct SAEError: Error, Hashable, Sendable, CustomStringConvertible {
+    package var description: String
+    package init(_ description: String) { self.description = description }
+}
+
+/// SplitMix64 for batch order.
+struct SAEBatchOrder {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

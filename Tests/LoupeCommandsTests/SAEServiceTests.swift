@@ -1,0 +1,76 @@
+import Foundation
+import LoupeKit
+import LoupeModels
+import LoupeStore
+import LoupeTensor
+import Testing
+
+/// SAE activations collected from the real MiniLM over a real workspace, and a training run
+/// stopped half-way and resumed from its checkpoint.
+@Suite(.serialized) struct SAEServiceTests {
+    private func workspace() throws -> (Workspace, SAEService, ModelLibrary) {
+        let directory = TestEnvironment.temporaryDirectory()
+        try EvalCommandTests.corpus.write(toFile: directory + "/corpus.jsonl", atomically: true, encoding: .utf8)
+        let result = try TestEnvironment.run([
+            "--workspace", directory + "/w.sqlite", "ingest", directory + "/corpus.jsonl", "--no-embed",
+        ])
+        #expect(result.status == 0, "\(result.error)")
+        let workspace = try Workspace(path: directory + "/w.sqlite")
+        let models = ModelLibrary.standard(environment: ProcessInfo.processInfo.environment)
+        return (workspace, SAEService(workspace: workspace, models: models), models)
+    }
+
+    @Test func collectedRowsAreMiniLMsResidualStreamWithTheirTokens() throws {
+        let (workspace, service, models) = try workspace()
+        let collected = try service.collect(layer: 2, tokens: 10_000)
+        let chunks = try workspace.chunks()
+        let embedder = try models.miniLM()
+        let ids = chunks.map { embedder.tokenizer.encode($0.text) }
+        // Every token but [CLS] and [SEP] of every chunk.
+        #expect(collected.rows == ids.map { $0.count - 2 }.reduce(0, +))
+        #expect(collected.chunks == chunks.count)
+        let (rows, dimensions, values) = try service.activations(set: collected.set)
+        #expect(rows == collected.rows && dimensions == 384)
+        // Row 0 is the first chunk's first word piece after [CLS], as a direct forward pass gives it
+        // (to float16 precision).
+        let (_, captured) = embedder.encoder.forward([ids[0]], capture: CaptureRequest(residualLayers: [2]))
+        let direct = captured.residual[2]![0].storage
+        for d in 0..<dimensions {
+            #expect(abs(values[d] - direct[dimensions + d]) <= 2e-3 * max(1, abs(direct[dimensions + d])))
+        }
+        let places = try workspace.activationTokens(set: collected.set, rows: [0, 1])
+        let pieces = embedder.tokenizer.tokens(ids[0])
+        #expect(places.sorted { $0.row < $1.row }.map(\.token) == [pieces[1], pieces[2]])
+        #expect(places.allSatisfy { $0.chunkID == chunks[0].id })
+    }
+
+    @Test func aStoppedTrainingRunResumesToTheSameSAE() throws {
+        let (workspace, service, _) = try workspace()
+        let collected = try service.collect(layer: 3, tokens: 10_000)
+        var options = SAEService.TrainOptions()
+        options.width = 32
+        options.k = 4
+        options.batch = 16
+        options.steps = 40
+        options.checkpointEvery = 10
+        options.logEvery = 5
+        let straight = try service.train(set: collected.set, layer: nil, options: options)
+        #expect(straight.step == 40 && straight.metrics != nil)
+
+        // Stopped at step 20 (as a cancel or a kill after the checkpoint leaves it), then resumed.
+        let reporter = JobReporter.detached()
+        let stopped = try service.train(set: collected.set, layer: nil, options: options, reporter: reporter) {
+            if $0.step == 20 { reporter.cancel() }
+        }
+        #expect(stopped.step == 20 && stopped.metrics == nil)
+        #expect(try workspace.saeModel(stopped.model)?.step == 20)
+        let resumed = try service.train(set: nil, layer: nil, options: options, resume: stopped.model)
+        #expect(resumed.resumed && resumed.step == 40)
+        #expect(try workspace.saeModel(resumed.model)?.state == workspace.saeModel(straight.model)?.state)
+        #expect(resumed.metrics == straight.metrics)
+        // The log has every 5th step once.
+        #expect(try workspace.saeTrainingLog(resumed.model).map(\.step) == Array(stride(from: 5, through: 40, by: 5)))
+        let metrics = try #require(straight.metrics)
+        #expect(metrics.l0 <= 4 && metrics.fvu < 1 && metrics.tokens == collected.rows)
+    }
+}
