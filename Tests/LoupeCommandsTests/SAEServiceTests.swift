@@ -72,5 +72,21 @@ import Testing
         #expect(try workspace.saeTrainingLog(resumed.model).map(\.step) == Array(stride(from: 5, through: 40, by: 5)))
         let metrics = try #require(straight.metrics)
         #expect(metrics.l0 <= 4 && metrics.fvu < 1 && metrics.tokens == collected.rows)
+        // Splicing a reconstruction in changes the sentence embedding, but not beyond recognition.
+        let fidelity = try #require(metrics.embeddingFidelity)
+        #expect(fidelity > 0.3 && fidelity < 1)
+        // An SAE that reconstructs exactly (latents relu(x) and relu(−x), decoded as their
+        // difference) leaves the embeddings as they were: fidelity 1.
+        let d = 384
+        var identity = SparseAutoencoder(inputs: d, width: 2 * d, activation: .relu(l1: 0))
+        identity.encoder = [Float](repeating: 0, count: d * 2 * d)
+        identity.decoder = [Float](repeating: 0, count: 2 * d * d)
+        for i in 0..<d {
+            identity.encoder[i * 2 * d + i] = 1
+            identity.encoder[i * 2 * d + d + i] = -1
+            identity.decoder[i * d + i] = 1
+            identity.decoder[(d + i) * d + i] = -1
+        }
+        #expect(try service.fidelity(identity, layer: 3) > 0.99999)
     }
 }

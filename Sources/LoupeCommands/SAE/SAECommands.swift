@@ -102,6 +102,7 @@ struct SAECommand: ParsableCommand {
                     out["l0"] = m.l0
                     out["fvu"] = m.fvu
                     out["dead_fraction"] = m.deadFraction
+                    out["embedding_fidelity"] = m.embeddingFidelity
                 }
                 return context.print(try Formatting.json(out))
             }
@@ -123,7 +124,10 @@ struct SAECommand: ParsableCommand {
                     "on %d tokens: L0 %.1f  MSE %.4f  explained variance %.3f (FVU %.3f)  cosine %.3f  l2 ratio %.3f",
                 m.tokens, m.l0, m.mse, m.explainedVariance, m.fvu, m.cosine, m.l2Ratio))
         context.print(
-            String(format: "dead %.1f%%  dense (>10%% of tokens) %.1f%%", m.deadFraction * 100, m.denseFraction * 100))
+            String(format: "dead %.1f%%  dense (>10%% of tokens) %.1f%%", m.deadFraction * 100, m.denseFraction * 100)
+                + (m.embeddingFidelity.map {
+                    String(format: "  embedding fidelity %.4f (cosine, reconstruction spliced in vs clean)", $0)
+                } ?? ""))
         let labels = stride(from: -7.0, to: 0.0, by: 0.5).map { String(format: "%.1f", $0) }
         let most = max(1, m.densityHistogram.max() ?? 1)
         context.print("log10 firing frequency of live latents:")

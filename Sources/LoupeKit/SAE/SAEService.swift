@@ -238,6 +238,8 @@ package struct SAEService: Sendable {
         var metrics: SAEMetrics?
         if trainer.step >= trainer.settings.steps {
             metrics = SAEMetrics.measure(trainer.sae, values: values, rows: rows, dimensions: dimensions)
+            let layerOfSet = try workspace.activationSets().first { $0.id == setID }?.layer ?? 0
+            metrics?.embeddingFidelity = try fidelity(trainer.sae, layer: layerOfSet)
         }
         try workspace.checkpointSAE(
             model, step: trainer.step, state: trainer.serialized(), metricsJSON: try metrics.map { try $0.json() },
@@ -246,6 +248,40 @@ package struct SAEService: Sendable {
         return Trained(
             model: model, step: trainer.step, metrics: metrics,
             tokensPerSecond: seconds > 0 ? Double(trained) / seconds : 0, resumed: resumed)
+    }
+
+    /// Embedding fidelity: the mean cosine between MiniLM's sentence embedding of a chunk with the
+    /// SAE's reconstruction spliced in after `layer` (every token but [CLS] and [SEP], as trained)
+    /// and the clean embedding, over up to `limit` chunks spread over the corpus.
+    package func fidelity(_ sae: SparseAutoencoder, layer: Int, limit: Int = 64) throws -> Double {
+        let embedder = try models.miniLM()
+        let chunks = try workspace.chunks()
+        guard !chunks.isEmpty else { return .nan }
+        let step = max(1, chunks.count / limit)
+        let picked = stride(from: 0, to: chunks.count, by: step).prefix(limit).map { chunks[$0] }
+        let ids = picked.map { embedder.tokenizer.encode($0.text) }
+        let hidden = embedder.encoder.configuration.hiddenSize
+        var total = 0.0
+        for start in stride(from: 0, to: ids.count, by: 16) {
+            let batch = Array(ids[start..<min(ids.count, start + 16)])
+            let clean = SentenceEmbedder.meanPool(embedder.encoder.forward(batch).hidden, lengths: batch.map(\.count))
+            let (edited, _) = embedder.encoder.forward(batch) { index, x, lengths in
+                guard index == layer else { return }
+                let width = x.shape[1]
+                for (b, length) in lengths.enumerated() where length > 2 {
+                    let rows = length - 2
+                    let base = (b * width + 1) * hidden
+                    let inputs = (0..<(rows * hidden)).map { x.storage[base + $0] * sae.inputScale }
+                    let reconstruction = sae.forward(inputs, rows: rows).reconstruction
+                    for index in 0..<(rows * hidden) {
+                        x.storage[base + index] = reconstruction[index] / sae.inputScale
+                    }
+                }
+            }
+            let spliced = SentenceEmbedder.meanPool(edited, lengths: batch.map(\.count))
+            for (a, b) in zip(clean, spliced) { total += Double(SentenceEmbedder.cosine(a, b)) }
+        }
+        return total / Double(ids.count)
     }
 
     /// What a model's row stores as settings: the trainer's and the command's.
@@ -331,6 +367,8 @@ package struct SAEMetrics: Codable, Hashable, Sendable {
     package var denseFraction: Double
     /// Histogram of log10(firing frequency) of the live latents: bins of 0.5 from −7 to 0.
     package var densityHistogram: [Int]
+    /// Mean cosine of MiniLM's sentence embeddings with the reconstruction spliced in vs clean.
+    package var embeddingFidelity: Double?
 
     static func measure(_ sae: SparseAutoencoder, values: [Float], rows: Int, dimensions: Int) -> SAEMetrics {
         let batch = 2048
