@@ -2,6 +2,7 @@ import Foundation
 import LoupeModels
 import LoupeStore
 import LoupeTensor
+import Synchronization
 
 /// Sparse autoencoders on MiniLM's residual stream: collect a layer's activations over the
 /// workspace's chunks (float16 shards with each token's place), train an SAE on them with
@@ -56,26 +57,43 @@ package struct SAEService: Sendable {
             buffer.removeAll(keepingCapacity: true)
             places.removeAll(keepingCapacity: true)
         }
+        // Batches of 16 chunks, one per core at a time with single-threaded BLAS (as embedding
+        // does); their rows are appended in chunk order.
         let batchSize = 16
+        let cores = max(1, ProcessInfo.processInfo.activeProcessorCount)
         var index = 0
+        let threads = BLAS.threads
+        BLAS.threads = 1
+        defer { BLAS.threads = threads }
         collecting: while index < chunks.count {
             try reporter.checkCancellation()
-            let batch = Array(chunks[index..<min(chunks.count, index + batchSize)])
-            index += batch.count
-            let ids = batch.map { embedder.tokenizer.encode($0.text) }
-            let (_, captured) = embedder.encoder.forward(ids, capture: CaptureRequest(residualLayers: [layer]))
-            for (sequence, states) in (captured.residual[layer] ?? []).enumerated() {
-                used += 1
-                let pieces = embedder.tokenizer.tokens(ids[sequence])
-                for position in 1..<max(1, ids[sequence].count - 1) {
-                    let base = position * hidden
-                    for d in 0..<hidden { buffer.append(Float16(states.storage[base + d])) }
-                    places.append(
-                        SAETokenRecord(
-                            row: rows, chunkID: batch[sequence].id, position: position, token: pieces[position]))
-                    rows += 1
-                    if places.count == Self.shardRows { try flush() }
-                    if rows >= limit { break collecting }
+            let group = Array(chunks[index..<min(chunks.count, index + batchSize * cores)])
+            index += group.count
+            let batches = stride(from: 0, to: group.count, by: batchSize).map {
+                Array(group[$0..<min(group.count, $0 + batchSize)])
+            }
+            let results = Mutex([[Tensor]?](repeating: nil, count: batches.count))
+            DispatchQueue.concurrentPerform(iterations: batches.count) { b in
+                let ids = batches[b].map { embedder.tokenizer.encode($0.text) }
+                let (_, captured) = embedder.encoder.forward(ids, capture: CaptureRequest(residualLayers: [layer]))
+                results.withLock { $0[b] = captured.residual[layer] ?? [] }
+            }
+            let states = results.withLock { $0 }
+            for (b, batch) in batches.enumerated() {
+                let ids = batch.map { embedder.tokenizer.encode($0.text) }
+                for (sequence, states) in (states[b] ?? []).enumerated() {
+                    used += 1
+                    let pieces = embedder.tokenizer.tokens(ids[sequence])
+                    for position in 1..<max(1, ids[sequence].count - 1) {
+                        let base = position * hidden
+                        for d in 0..<hidden { buffer.append(Float16(states.storage[base + d])) }
+                        places.append(
+                            SAETokenRecord(
+                                row: rows, chunkID: batch[sequence].id, position: position, token: pieces[position]))
+                        rows += 1
+                        if places.count == Self.shardRows { try flush() }
+                        if rows >= limit { break collecting }
+                    }
                 }
             }
             reporter.report(
