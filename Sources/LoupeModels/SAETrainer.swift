@@ -161,15 +161,27 @@ package struct SAETrainer: Sendable {
         let t = Float(step)
         let correction1 = 1 - pow(settings.beta1, t)
         let correction2 = 1 - pow(settings.beta2, t)
+        let (b1, b2, eps) = (settings.beta1, settings.beta2, settings.epsilon)
+        // One pass over raw buffers (no bounds or exclusivity checks per element): Adam touches
+        // every parameter, millions of them, every step.
         func update(_ parameter: inout [Float], _ gradient: [Float], _ slot: Int) {
-            let (b1, b2, eps) = (settings.beta1, settings.beta2, settings.epsilon)
-            for index in parameter.indices {
-                let g = gradient[index]
-                moments[slot][index] = b1 * moments[slot][index] + (1 - b1) * g
-                squares[slot][index] = b2 * squares[slot][index] + (1 - b2) * g * g
-                let mHat = moments[slot][index] / correction1
-                let vHat = squares[slot][index] / correction2
-                parameter[index] -= rate * mHat / (vHat.squareRoot() + eps)
+            let step1 = rate / correction1
+            let inverse2 = 1 / correction2
+            parameter.withUnsafeMutableBufferPointer { p in
+                gradient.withUnsafeBufferPointer { g in
+                    moments[slot].withUnsafeMutableBufferPointer { m in
+                        squares[slot].withUnsafeMutableBufferPointer { v in
+                            for index in 0..<p.count {
+                                let gradient = g[index]
+                                let moment = b1 * m[index] + (1 - b1) * gradient
+                                let square = b2 * v[index] + (1 - b2) * gradient * gradient
+                                m[index] = moment
+                                v[index] = square
+                                p[index] -= step1 * moment / ((square * inverse2).squareRoot() + eps)
+                            }
+                        }
+                    }
+                }
             }
         }
         update(&sae.encoder, gradients.encoder, 0)
@@ -181,10 +193,22 @@ package struct SAETrainer: Sendable {
         // Sparsity and liveness from the batch's codes.
         var active = 0
         var fired = [Bool](repeating: false, count: sae.width)
-        for r in 0..<rows {
-            for j in 0..<sae.width where forward.codes[r * sae.width + j] > 0 {
-                active += 1
-                fired[j] = true
+        if !forward.chosen.isEmpty {
+            let k = forward.chosen.count / max(1, rows)
+            for r in 0..<rows {
+                for slot in 0..<k {
+                    let j = Int(forward.chosen[r * k + slot])
+                    guard j >= 0, forward.codes[r * sae.width + j] > 0 else { continue }
+                    active += 1
+                    fired[j] = true
+                }
+            }
+        } else {
+            for r in 0..<rows {
+                for j in 0..<sae.width where forward.codes[r * sae.width + j] > 0 {
+                    active += 1
+                    fired[j] = true
+                }
             }
         }
         for j in 0..<sae.width { idleTokens[j] = fired[j] ? 0 : idleTokens[j] + rows }

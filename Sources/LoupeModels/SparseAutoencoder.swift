@@ -65,6 +65,8 @@ package struct SparseAutoencoder: Hashable, Sendable {
         package var codes: [Float]
         /// Reconstructions, rows × inputs.
         package var reconstruction: [Float]
+        /// TopK: each row's k chosen latents (rows × k); empty for ReLU.
+        package var chosen: [Int32] = []
     }
 
     package func forward(_ x: [Float], rows: Int) -> Forward {
@@ -72,56 +74,125 @@ package struct SparseAutoencoder: Hashable, Sendable {
         var centered = x
         for r in 0..<rows { for i in 0..<inputs { centered[r * inputs + i] -= decoderBias[i] } }
         var pre = [Float](repeating: 0, count: rows * width)
-        for r in 0..<rows { for j in 0..<width { pre[r * width + j] = encoderBias[j] } }
+        pre.withUnsafeMutableBufferPointer { p in
+            encoderBias.withUnsafeBufferPointer { b in
+                for r in 0..<rows { (p.baseAddress! + r * width).update(from: b.baseAddress!, count: width) }
+            }
+        }
         BLAS.sgemm(
             m: rows, n: width, k: inputs, a: centered, lda: inputs, b: encoder, ldb: width, c: &pre, ldc: width,
             beta: 1)
-        let codes = activate(pre, rows: rows)
         var reconstruction = [Float](repeating: 0, count: rows * inputs)
         for r in 0..<rows { for i in 0..<inputs { reconstruction[r * inputs + i] = decoderBias[i] } }
+        if case .topK(let k, _, _) = activation {
+            // k of `width` latents per row: decode as a sum of k decoder rows, not a dense product.
+            let chosen = Self.topK(pre, rows: rows, width: width, k: k, among: nil)
+            var codes = [Float](repeating: 0, count: rows * width)
+            let kk = min(k, width)
+            for r in 0..<rows {
+                for slot in 0..<kk {
+                    let j = Int(chosen[r * kk + slot])
+                    codes[r * width + j] = max(0, pre[r * width + j])
+                }
+            }
+            Self.decode(
+                codes, chosen: chosen, k: kk, rows: rows, width: width, decoder: decoder, inputs: inputs,
+                into: &reconstruction)
+            return Forward(
+                rows: rows, centered: centered, pre: pre, codes: codes, reconstruction: reconstruction, chosen: chosen)
+        }
+        let codes = activate(pre, rows: rows)
         BLAS.sgemm(
             m: rows, n: inputs, k: width, a: codes, lda: width, b: decoder, ldb: inputs, c: &reconstruction,
             ldc: inputs, beta: 1)
         return Forward(rows: rows, centered: centered, pre: pre, codes: codes, reconstruction: reconstruction)
     }
 
-    /// σ applied row by row.
-    func activate(_ pre: [Float], rows: Int) -> [Float] {
-        switch activation {
-        case .relu: return pre.map { max(0, $0) }
-        case .topK(let k, _, _):
-            var codes = [Float](repeating: 0, count: pre.count)
-            for r in 0..<rows {
-                for j in Self.largest(pre, row: r, width: width, count: k, among: nil) {
-                    codes[r * width + j] = max(0, pre[r * width + j])
+    /// Each row's `k` largest values (among the `among` latents when given), as latent indices,
+    /// rows × k; a min-heap per row, rows split across cores.
+    static func topK(_ values: [Float], rows: Int, width: Int, k: Int, among: [Bool]?) -> [Int32] {
+        let kk = min(k, width)
+        var chosen = [Int32](repeating: 0, count: rows * kk)
+        guard kk > 0 else { return chosen }
+        let parts = min(rows, max(1, ProcessInfo.processInfo.activeProcessorCount))
+        values.withUnsafeBufferPointer { v in
+            chosen.withUnsafeMutableBufferPointer { out in
+                let output = UncheckedPointer(out.baseAddress!)
+                let input = UncheckedPointer(UnsafeMutablePointer(mutating: v.baseAddress!))
+                DispatchQueue.concurrentPerform(iterations: parts) { part in
+                    var heapValues = [Float](repeating: 0, count: kk)
+                    var heapIndices = [Int32](repeating: 0, count: kk)
+                    for r in stride(from: part, to: rows, by: parts) {
+                        var count = 0
+                        let base = r * width
+                        for j in 0..<width where among?[j] ?? true {
+                            let value = input.pointer[base + j]
+                            if count < kk {
+                                // Sift up.
+                                var child = count
+                                heapValues[child] = value
+                                heapIndices[child] = Int32(j)
+                                count += 1
+                                while child > 0 {
+                                    let parent = (child - 1) / 2
+                                    if heapValues[parent] <= heapValues[child] { break }
+                                    heapValues.swapAt(parent, child)
+                                    heapIndices.swapAt(parent, child)
+                                    child = parent
+                                }
+                            } else if value > heapValues[0] {
+                                // Replace the smallest and sift down.
+                                heapValues[0] = value
+                                heapIndices[0] = Int32(j)
+                                var parent = 0
+                                while true {
+                                    let left = 2 * parent + 1
+                                    guard left < kk else { break }
+                                    let right = left + 1
+                                    let smaller = right < kk && heapValues[right] < heapValues[left] ? right : left
+                                    if heapValues[parent] <= heapValues[smaller] { break }
+                                    heapValues.swapAt(parent, smaller)
+                                    heapIndices.swapAt(parent, smaller)
+                                    parent = smaller
+                                }
+                            }
+                        }
+                        // Fewer candidates than k (a restricted set): the rest point at a chosen one
+                        // with no weight, marked by repeating index 0's slot value as -1.
+                        for slot in 0..<kk { output.pointer[r * kk + slot] = slot < count ? heapIndices[slot] : -1 }
+                    }
                 }
             }
-            return codes
+        }
+        return chosen
+    }
+
+    /// reconstruction[r] += Σ over row r's chosen latents of code · decoder row.
+    static func decode(
+        _ codes: [Float], chosen: [Int32], k: Int, rows: Int, width: Int, decoder: [Float], inputs: Int,
+        into reconstruction: inout [Float]
+    ) {
+        codes.withUnsafeBufferPointer { z in
+            decoder.withUnsafeBufferPointer { w in
+                reconstruction.withUnsafeMutableBufferPointer { out in
+                    for r in 0..<rows {
+                        for slot in 0..<k {
+                            let j = Int(chosen[r * k + slot])
+                            guard j >= 0 else { continue }
+                            let code = z[r * width + j]
+                            guard code != 0 else { continue }
+                            let row = w.baseAddress! + j * inputs
+                            let target = out.baseAddress! + r * inputs
+                            for i in 0..<inputs { target[i] += code * row[i] }
+                        }
+                    }
+                }
+            }
         }
     }
 
-    /// The indices of the `count` largest values of row `row` (restricted to `among` if given).
-    static func largest(_ values: [Float], row: Int, width: Int, count: Int, among: [Bool]?) -> [Int] {
-        var best: [(value: Float, index: Int)] = []
-        best.reserveCapacity(count + 1)
-        let base = row * width
-        for j in 0..<width where among?[j] ?? true {
-            let value = values[base + j]
-            if best.count < count {
-                best.append((value, j))
-                if best.count == count { best.sort { $0.value < $1.value } }
-            } else if count > 0, value > best[0].value {
-                // Replace the smallest, keep ascending order by one insertion.
-                var index = 0
-                while index + 1 < best.count && best[index + 1].value < value {
-                    best[index] = best[index + 1]
-                    index += 1
-                }
-                best[index] = (value, j)
-            }
-        }
-        return best.map(\.index)
-    }
+    /// ReLU's σ (TopK's is in ``forward(_:rows:)``, which keeps the chosen latents).
+    func activate(_ pre: [Float], rows: Int) -> [Float] { pre.map { max(0, $0) } }
 
     /// The gradient of the loss with respect to every parameter.
     package struct Gradients: Sendable {
@@ -159,19 +230,34 @@ package struct SparseAutoencoder: Hashable, Sendable {
         }
         reconstruction /= n
         var gDecoder = [Float](repeating: 0, count: width * inputs)
-        BLAS.sgemm(
-            m: width, n: inputs, k: rows, a: f.codes, lda: width, transposeA: true, b: residual, ldb: inputs,
-            c: &gDecoder, ldc: inputs)
+        let sparse = !f.chosen.isEmpty
+        if sparse {
+            Self.accumulateDecoderGradient(
+                codes: f.codes, chosen: f.chosen, rows: rows, width: width, residual: residual, inputs: inputs,
+                into: &gDecoder)
+        } else {
+            BLAS.sgemm(
+                m: width, n: inputs, k: rows, a: f.codes, lda: width, transposeA: true, b: residual, ldb: inputs,
+                c: &gDecoder, ldc: inputs)
+        }
         var gDecoderBias = [Float](repeating: 0, count: inputs)
         for r in 0..<rows { for i in 0..<inputs { gDecoderBias[i] += residual[r * inputs + i] } }
-        // dL/dz = residual · W_decᵀ.
+        // dL/dz = residual · W_decᵀ (TopK: only where a code is active, the only places it is used).
         var gCodes = [Float](repeating: 0, count: rows * width)
-        BLAS.sgemm(
-            m: rows, n: width, k: inputs, a: residual, lda: inputs, b: decoder, ldb: inputs, transposeB: true,
-            c: &gCodes, ldc: width)
+        if sparse {
+            Self.activeDots(
+                codes: f.codes, chosen: f.chosen, rows: rows, width: width, residual: residual, decoder: decoder,
+                inputs: inputs, into: &gCodes)
+        } else {
+            BLAS.sgemm(
+                m: rows, n: width, k: inputs, a: residual, lda: inputs, b: decoder, ldb: inputs, transposeB: true,
+                c: &gCodes, ldc: width)
+        }
         var sparsity: Float = 0
         var auxiliary: Float = 0
         var gPre = [Float](repeating: 0, count: rows * width)
+        // TopK: the flat indices (row · width + latent) where gPre can be nonzero, each once.
+        var entries: [Int]?
         switch activation {
         case .relu(let l1):
             let norms = decoderNorms()
@@ -188,19 +274,32 @@ package struct SparseAutoencoder: Hashable, Sendable {
             }
             sparsity /= n
         case .topK(_, let auxK, let coefficient):
-            for index in 0..<gPre.count where f.codes[index] > 0 { gPre[index] = gCodes[index] }
+            let k = f.chosen.count / max(1, rows)
+            var active: [Int] = []
+            active.reserveCapacity(f.chosen.count)
+            for r in 0..<rows {
+                for slot in 0..<k {
+                    let j = Int(f.chosen[r * k + slot])
+                    guard j >= 0, f.codes[r * width + j] > 0 else { continue }
+                    active.append(r * width + j)
+                    gPre[r * width + j] = gCodes[r * width + j]
+                }
+            }
             if let dead, auxK > 0, coefficient > 0, dead.contains(true) {
                 // The residual x − x̂ (held constant) reconstructed by the dead latents' top auxK.
+                let auxChosen = Self.topK(f.pre, rows: rows, width: width, k: auxK, among: dead)
+                let kAux = min(auxK, width)
                 var auxCodes = [Float](repeating: 0, count: rows * width)
                 for r in 0..<rows {
-                    for j in Self.largest(f.pre, row: r, width: width, count: auxK, among: dead) {
-                        auxCodes[r * width + j] = max(0, f.pre[r * width + j])
+                    for slot in 0..<kAux {
+                        let j = Int(auxChosen[r * kAux + slot])
+                        if j >= 0 { auxCodes[r * width + j] = max(0, f.pre[r * width + j]) }
                     }
                 }
                 var auxOut = [Float](repeating: 0, count: rows * inputs)
-                BLAS.sgemm(
-                    m: rows, n: inputs, k: width, a: auxCodes, lda: width, b: decoder, ldb: inputs, c: &auxOut,
-                    ldc: inputs)
+                Self.decode(
+                    auxCodes, chosen: auxChosen, k: kAux, rows: rows, width: width, decoder: decoder, inputs: inputs,
+                    into: &auxOut)
                 var auxResidual = [Float](repeating: 0, count: rows * inputs)
                 for index in 0..<auxOut.count {
                     let difference = auxOut[index] - (x[index] - f.reconstruction[index])
@@ -208,32 +307,120 @@ package struct SparseAutoencoder: Hashable, Sendable {
                     auxResidual[index] = 2 * coefficient * difference / n
                 }
                 auxiliary = coefficient * auxiliary / n
-                BLAS.sgemm(
-                    m: width, n: inputs, k: rows, a: auxCodes, lda: width, transposeA: true, b: auxResidual,
-                    ldb: inputs, c: &gDecoder, ldc: inputs, beta: 1)
+                Self.accumulateDecoderGradient(
+                    codes: auxCodes, chosen: auxChosen, rows: rows, width: width, residual: auxResidual,
+                    inputs: inputs, into: &gDecoder)
                 var gAux = [Float](repeating: 0, count: rows * width)
-                BLAS.sgemm(
-                    m: rows, n: width, k: inputs, a: auxResidual, lda: inputs, b: decoder, ldb: inputs,
-                    transposeB: true, c: &gAux, ldc: width)
-                for index in 0..<gPre.count where auxCodes[index] > 0 { gPre[index] += gAux[index] }
+                Self.activeDots(
+                    codes: auxCodes, chosen: auxChosen, rows: rows, width: width, residual: auxResidual,
+                    decoder: decoder, inputs: inputs, into: &gAux)
+                for r in 0..<rows {
+                    for slot in 0..<kAux {
+                        let j = Int(auxChosen[r * kAux + slot])
+                        guard j >= 0 else { continue }
+                        let index = r * width + j
+                        guard auxCodes[index] > 0 else { continue }
+                        if f.codes[index] <= 0 { active.append(index) }
+                        gPre[index] += gAux[index]
+                    }
+                }
             }
+            entries = active
         }
         var gEncoder = [Float](repeating: 0, count: inputs * width)
-        BLAS.sgemm(
-            m: inputs, n: width, k: rows, a: f.centered, lda: inputs, transposeA: true, b: gPre, ldb: width,
-            c: &gEncoder, ldc: width)
         var gEncoderBias = [Float](repeating: 0, count: width)
-        for r in 0..<rows { for j in 0..<width { gEncoderBias[j] += gPre[r * width + j] } }
-        // b_dec also enters through x − b_dec: dL/db_dec −= Σ_rows gPre · W_encᵀ.
-        var gCentered = [Float](repeating: 0, count: rows * inputs)
-        BLAS.sgemm(
-            m: rows, n: inputs, k: width, a: gPre, lda: width, b: encoder, ldb: width, transposeB: true,
-            c: &gCentered, ldc: inputs)
-        for r in 0..<rows { for i in 0..<inputs { gDecoderBias[i] -= gCentered[r * inputs + i] } }
+        if let entries {
+            // gEncoder = centeredᵀ · gPre over the few nonzero entries: accumulated as rows of
+            // its transpose (contiguous), then transposed.
+            var transposed = [Float](repeating: 0, count: width * inputs)
+            f.centered.withUnsafeBufferPointer { c in
+                transposed.withUnsafeMutableBufferPointer { t in
+                    for index in entries {
+                        let (r, j) = index.quotientAndRemainder(dividingBy: width)
+                        let g = gPre[index]
+                        gEncoderBias[j] += g
+                        let source = c.baseAddress! + r * inputs
+                        let target = t.baseAddress! + j * inputs
+                        for i in 0..<inputs { target[i] += g * source[i] }
+                    }
+                }
+            }
+            transposed.withUnsafeBufferPointer { t in
+                gEncoder.withUnsafeMutableBufferPointer { e in
+                    for j in 0..<width { for i in 0..<inputs { e[i * width + j] = t[j * inputs + i] } }
+                }
+            }
+        } else {
+            BLAS.sgemm(
+                m: inputs, n: width, k: rows, a: f.centered, lda: inputs, transposeA: true, b: gPre, ldb: width,
+                c: &gEncoder, ldc: width)
+            for r in 0..<rows { for j in 0..<width { gEncoderBias[j] += gPre[r * width + j] } }
+        }
+        // b_dec also enters through x − b_dec: dL/db_dec −= Σ_rows gPre · W_encᵀ = W_enc · Σ_rows gPre.
+        encoder.withUnsafeBufferPointer { w in
+            for i in 0..<inputs {
+                var sum: Float = 0
+                let row = w.baseAddress! + i * width
+                for j in 0..<width { sum += row[j] * gEncoderBias[j] }
+                gDecoderBias[i] -= sum
+            }
+        }
         return (
             Loss(reconstruction: reconstruction, auxiliary: auxiliary, sparsity: sparsity),
             Gradients(encoder: gEncoder, encoderBias: gEncoderBias, decoder: gDecoder, decoderBias: gDecoderBias), f
         )
+    }
+
+    /// gDecoder[j] += code(r, j) · residual[r] over each row's chosen latents.
+    static func accumulateDecoderGradient(
+        codes: [Float], chosen: [Int32], rows: Int, width: Int, residual: [Float], inputs: Int,
+        into gradient: inout [Float]
+    ) {
+        let k = chosen.count / max(1, rows)
+        codes.withUnsafeBufferPointer { z in
+            residual.withUnsafeBufferPointer { e in
+                gradient.withUnsafeMutableBufferPointer { g in
+                    for r in 0..<rows {
+                        for slot in 0..<k {
+                            let j = Int(chosen[r * k + slot])
+                            guard j >= 0 else { continue }
+                            let code = z[r * width + j]
+                            guard code != 0 else { continue }
+                            let source = e.baseAddress! + r * inputs
+                            let target = g.baseAddress! + j * inputs
+                            for i in 0..<inputs { target[i] += code * source[i] }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// out[r, j] = residual[r] · decoder[j] for each row's chosen latents with a nonzero code.
+    static func activeDots(
+        codes: [Float], chosen: [Int32], rows: Int, width: Int, residual: [Float], decoder: [Float], inputs: Int,
+        into out: inout [Float]
+    ) {
+        let k = chosen.count / max(1, rows)
+        codes.withUnsafeBufferPointer { z in
+            residual.withUnsafeBufferPointer { e in
+                decoder.withUnsafeBufferPointer { w in
+                    out.withUnsafeMutableBufferPointer { o in
+                        for r in 0..<rows {
+                            for slot in 0..<k {
+                                let j = Int(chosen[r * k + slot])
+                                guard j >= 0, z[r * width + j] != 0 else { continue }
+                                let a = e.baseAddress! + r * inputs
+                                let b = w.baseAddress! + j * inputs
+                                var sum: Float = 0
+                                for i in 0..<inputs { sum += a[i] * b[i] }
+                                o[r * width + j] = sum
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 
     package func decoderNorms() -> [Float] {
@@ -283,4 +470,10 @@ struct SAERandom {
         let v = uniform()
         return Float((-2 * log(u)).squareRoot() * cos(2 * .pi * v))
     }
+}
+
+/// A pointer shared by workers that write disjoint parts of one buffer.
+struct UncheckedPointer<T>: @unchecked Sendable {
+    let pointer: UnsafeMutablePointer<T>
+    init(_ pointer: UnsafeMutablePointer<T>) { self.pointer = pointer }
 }

@@ -1,3 +1,4 @@
+import CKernels
 import COpenBLAS
 
 /// Matrix multiplication through OpenBLAS.
@@ -23,4 +24,11 @@ package enum BLAS {
             Int32(m), Int32(n), Int32(k), alpha, a, Int32(lda), b, Int32(ldb), beta, c, Int32(ldc)
         )
     }
+}
+
+/// Process-wide allocator settings for numeric work.
+package enum Memory {
+    /// Large temporaries stay in the heap and are reused instead of being mapped afresh
+    /// (glibc's mmap and trim thresholds raised to 256 and 512 MiB).
+    package static func keepLargeAllocationsInTheHeap() { loupe_keep_large_allocations_in_heap() }
 }

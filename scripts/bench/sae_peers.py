@@ -37,7 +37,7 @@ def step(x):
         g -= (g * W_dec).sum(dim=1, keepdim=True) * W_dec
     opt.step()
     with torch.no_grad():
-        W_dec /= W_dec.norm(dim=1, keepdim=True)
+        W_dec.div_(W_dec.norm(dim=1, keepdim=True))
     return loss
 
 

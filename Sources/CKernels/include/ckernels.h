@@ -81,3 +81,10 @@ float loupe_dot_f32(const float *a, const float *b, size_t count);
 void loupe_dot_rows_f32(const float *query, const float *rows, const int32_t *ids, size_t n, size_t count,
                         float *out);
 #endif
+
+#ifndef LOUPE_CKERNELS_MEMORY_H
+#define LOUPE_CKERNELS_MEMORY_H
+/// Raises glibc's mmap and trim thresholds so large temporaries (tens of MB, allocated and freed
+/// every training step) stay in the heap instead of being mapped and zeroed page by page anew.
+void loupe_keep_large_allocations_in_heap(void);
+#endif

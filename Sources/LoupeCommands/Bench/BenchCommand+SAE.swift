@@ -49,6 +49,7 @@ extension BenchCommand {
             let service = SAEService(workspace: workspace, models: sharedModels)
             let collected = try SAECommand.plainly { try service.collect(layer: layer, tokens: tokens) }
             let (rows, dimensions, values) = try service.activations(set: collected.set)
+            SAEService.keepLargeAllocationsInTheHeap()
             var trainer = SAETrainer(
                 sae: SparseAutoencoder(
                     inputs: dimensions, width: width, activation: .topK(k: k, auxK: 0, auxCoefficient: 0)),

@@ -154,6 +154,7 @@ package struct SAEService: Sendable {
         set: Int64?, layer: Int?, options: TrainOptions, resume: Int64? = nil, reporter: JobReporter = .detached(),
         onStep: @Sendable (SAETrainer.StepMetrics) -> Void = { _ in }
     ) throws -> Trained {
+        Self.keepLargeAllocationsInTheHeap()
         var trainer: SAETrainer
         let model: Int64
         let setID: Int64
@@ -463,5 +464,14 @@ struct SAEBatchOrder {
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
+    }
+}
+
+extension SAEService {
+    /// Training allocates tens of MB of temporaries per step: above glibc's mmap threshold each is
+    /// a fresh mapping, zeroed page by page by the kernel. Raising the threshold (and the trim
+    /// threshold) for the process keeps them in the heap and reused.
+    package static func keepLargeAllocationsInTheHeap() {
+        Memory.keepLargeAllocationsInTheHeap()
     }
 }
