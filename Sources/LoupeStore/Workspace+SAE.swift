@@ -188,3 +188,31 @@ extension Workspace {
         }
     }
 }
+
+extension Workspace {
+    package func saeFeatureLabels(model: Int64) throws(WorkspaceError) -> [Int: String] {
+        try read { db in
+            var labels: [Int: String] = [:]
+            for row in try Row.fetchAll(
+                db, sql: "SELECT feature, label FROM sae_feature_labels WHERE model_id = ?", arguments: [model])
+            {
+                labels[row["feature"]] = row["label"]
+            }
+            return labels
+        }
+    }
+
+    package func setSAEFeatureLabel(model: Int64, feature: Int, label: String?) throws(WorkspaceError) {
+        try write { db in
+            if let label, !label.isEmpty {
+                try db.execute(
+                    sql: "INSERT OR REPLACE INTO sae_feature_labels (model_id, feature, label) VALUES (?, ?, ?)",
+                    arguments: [model, feature, label])
+            } else {
+                try db.execute(
+                    sql: "DELETE FROM sae_feature_labels WHERE model_id = ? AND feature = ?",
+                    arguments: [model, feature])
+            }
+        }
+    }
+}

@@ -89,4 +89,35 @@ import Testing
         }
         #expect(try service.fidelity(identity, layer: 3) > 0.99999)
     }
+
+    @Test func aFeatureCardShowsWhereTheFeatureFiresAndWhatItIsNear() throws {
+        let (workspace, service, models) = try workspace()
+        let collected = try service.collect(layer: 3, tokens: 10_000)
+        var options = SAEService.TrainOptions()
+        options.width = 32
+        options.k = 4
+        options.batch = 16
+        options.steps = 30
+        let trained = try service.train(set: collected.set, layer: nil, options: options)
+        let index = try SAEFeatureIndex(model: trained.model, workspace: workspace)
+        #expect(index.summaries.count == 32)
+        // Densities add up to L0 (each token fires k latents at most).
+        let l0 = index.summaries.map(\.density).reduce(0, +)
+        #expect(abs(l0 - trained.metrics!.l0) < 1e-9)
+        let busiest = try #require(index.summaries.max { $0.density < $1.density })
+        let card = try index.card(busiest.feature, workspace: workspace, embedder: try models.miniLM())
+        let top = try #require(card.groups.first)
+        #expect(top.name == "top" && !top.contexts.isEmpty)
+        // The top context's centre token fires with the card's maximum, and its neighbours come
+        // from the same chunk.
+        let first = top.contexts[0]
+        #expect(first.activation == card.maxActivation && first.activations[first.center] == first.activation)
+        #expect(card.histogram.reduce(0, +) == Int((busiest.density * Double(collected.rows)).rounded()))
+        #expect(card.vocabulary.count == 10 && card.neighbors.count == 5)
+        // Labels are kept in the workspace and shown with the feature.
+        try workspace.setSAEFeatureLabel(model: trained.model, feature: busiest.feature, label: "busiest")
+        let relabelled = try SAEFeatureIndex(model: trained.model, workspace: workspace)
+        #expect(relabelled.summaries[busiest.feature].label == "busiest")
+        #expect(throws: SAEError.self) { try index.card(99, workspace: workspace, embedder: nil) }
+    }
 }

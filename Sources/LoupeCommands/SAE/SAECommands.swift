@@ -9,7 +9,7 @@ import LoupeTUI
 struct SAECommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sae", abstract: "Collect MiniLM activations and train sparse autoencoders on them.",
-        subcommands: [Collect.self, Train.self, List.self, Show.self])
+        subcommands: [Collect.self, Train.self, List.self, Show.self, Features.self, Feature.self, Label.self])
 
     static func service(_ context: CommandContext) throws -> SAEService {
         SAEService(workspace: try context.workspace(), models: sharedModels)
@@ -193,6 +193,117 @@ struct SAECommand: ParsableCommand {
             {
                 SAECommand.printMetrics(metrics, context)
             }
+        }
+    }
+
+    struct Features: LoupeCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "An SAE's features with density (fraction of tokens it fires on), largest activation, label.")
+
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The SAE's id.") var id: Int64
+        @Option(help: "density or max.") var sort = "density"
+        @Option(help: "Features listed.") var top = 20
+        @Flag(help: "Print JSON (every feature).") var json = false
+
+        func run(in context: CommandContext) throws {
+            let index = try SAECommand.plainly { try SAEFeatureIndex(model: id, workspace: try context.workspace()) }
+            var features = index.summaries
+            switch sort {
+            case "density": features.sort { ($0.density, $0.feature) > ($1.density, $1.feature) }
+            case "max": features.sort { ($0.maxActivation, $0.feature) > ($1.maxActivation, $1.feature) }
+            default: throw CommandFailure("--sort \(sort): use density or max")
+            }
+            if json { return context.print(try Formatting.json(features)) }
+            context.print("feature   density   max act  label")
+            for feature in features.prefix(top) {
+                context.print(
+                    String(format: "%7d  %8.5f  %8.3f  ", feature.feature, feature.density, feature.maxActivation)
+                        + UntrustedText.sanitized(feature.label ?? ""))
+            }
+        }
+    }
+
+    struct Feature: LoupeCommand {
+        static let configuration = CommandConfiguration(
+            abstract:
+                "One feature's card: top contexts by activation quantile, histogram, nearest tokens and features.",
+            discussion: """
+                Contexts are the activating token with ±8 tokens of its chunk, the feature's activation \
+                on each ([token:activation] where it fires). Nearest tokens compare the decoder \
+                direction with MiniLM's word-embedding matrix (the input embeddings, used as a \
+                vocabulary projection; an encoder has no unembedding).
+                """)
+
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The SAE's id.") var id: Int64
+        @Argument(help: "The feature.") var feature: Int
+        @Flag(help: "Print JSON.") var json = false
+        @Option(name: .shortAndLong, help: "Write the card as JSON here.") var output: String?
+
+        func run(in context: CommandContext) throws {
+            let workspace = try context.workspace()
+            let card = try SAECommand.plainly {
+                try SAEFeatureIndex(model: id, workspace: workspace).card(
+                    feature, workspace: workspace, embedder: try? sharedModels.miniLM())
+            }
+            if let output {
+                try (try Formatting.json(card) + "\n").write(toFile: output, atomically: true, encoding: .utf8)
+                return context.print("wrote feature \(feature) of SAE \(id) to \(output)")
+            }
+            if json { return context.print(try Formatting.json(card)) }
+            context.print(
+                "SAE \(id) feature \(feature)" + (card.label.map { " · \(UntrustedText.sanitized($0))" } ?? "")
+                    + String(format: " · density %.5f · max %.3f", card.density, card.maxActivation))
+            for group in card.groups {
+                context.print(group.name)
+                for item in group.contexts {
+                    let text = zip(item.tokens, item.activations).enumerated().map { index, pair in
+                        let token = UntrustedText.sanitized(pair.0)
+                        return pair.1 > 0 ? "[\(token):\(String(format: "%.2f", pair.1))]" : token
+                    }.joined(separator: " ")
+                    context.print(String(format: "  %7.3f  ", item.activation) + text)
+                }
+            }
+            let most = max(1, card.histogram.max() ?? 1)
+            context.print("activations (10 bins up to the max):")
+            for (bin, count) in card.histogram.enumerated() {
+                context.print(
+                    String(
+                        format: "  %4.2f–%4.2f ", Float(bin) / 10 * card.maxActivation,
+                        Float(bin + 1) / 10 * card.maxActivation)
+                        + String(repeating: "█", count: count * 30 / most) + " \(count)")
+            }
+            if !card.vocabulary.isEmpty {
+                context.print(
+                    "nearest tokens (MiniLM word embeddings): "
+                        + card.vocabulary.map {
+                            "\(UntrustedText.sanitized($0.name)) \(String(format: "%.2f", $0.cosine))"
+                        }
+                        .joined(separator: ", "))
+            }
+            context.print(
+                "nearest features (decoder cosine): "
+                    + card.neighbors.map { "\($0.name) \(String(format: "%.2f", $0.cosine))" }.joined(separator: ", "))
+        }
+    }
+
+    struct Label: LoupeCommand {
+        static let configuration = CommandConfiguration(abstract: "Name a feature (an empty label removes it).")
+
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The SAE's id.") var id: Int64
+        @Argument(help: "The feature.") var feature: Int
+        @Argument(help: "The label.") var label: String
+
+        func run(in context: CommandContext) throws {
+            let workspace = try context.workspace()
+            guard let model = try workspace.saeModel(id) else { throw CommandFailure("there is no SAE \(id)") }
+            guard (0..<model.width).contains(feature) else {
+                throw CommandFailure("feature \(feature): SAE \(id) has features 0…\(model.width - 1)")
+            }
+            try workspace.setSAEFeatureLabel(model: id, feature: feature, label: label)
+            context.print(label.isEmpty ? "removed the label of feature \(feature)" : "labelled feature \(feature)")
         }
     }
 }

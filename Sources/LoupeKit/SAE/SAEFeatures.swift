@@ -1,0 +1,189 @@
+import Foundation
+import LoupeModels
+import LoupeStore
+import LoupeTensor
+
+/// What the feature browser shows: every latent's density and largest activation over the SAE's
+/// activation set, and for one latent its card — top contexts by activation quantile, the
+/// histogram, the vocabulary tokens its decoder direction is closest to, its nearest features.
+package struct SAEFeatureIndex: Sendable {
+    package struct Summary: Hashable, Sendable, Codable {
+        package var feature: Int
+        /// Fraction of tokens it fires on.
+        package var density: Double
+        package var maxActivation: Float
+        package var label: String?
+    }
+
+    package struct Context: Hashable, Sendable, Codable {
+        package var row: Int
+        package var activation: Float
+        package var chunkID: Int64
+        /// The tokens around the firing one, with this feature's activation on each.
+        package var tokens: [String]
+        package var activations: [Float]
+        /// Index of the firing token in `tokens`.
+        package var center: Int
+    }
+
+    package struct Card: Hashable, Sendable, Codable {
+        package var model: Int64
+        package var feature: Int
+        package var label: String?
+        package var density: Double
+        package var maxActivation: Float
+        /// Contexts grouped by quantile of the feature's nonzero activations (top first).
+        package var groups: [Group]
+        /// Counts of nonzero activations in 10 equal bins from 0 to the maximum.
+        package var histogram: [Int]
+        /// Tokens whose MiniLM word embedding is nearest (cosine) to the decoder direction.
+        package var vocabulary: [Neighbor]
+        /// Features whose decoder directions are nearest (cosine).
+        package var neighbors: [Neighbor]
+    }
+
+    package struct Group: Hashable, Sendable, Codable {
+        package var name: String
+        package var contexts: [Context]
+    }
+
+    package struct Neighbor: Hashable, Sendable, Codable {
+        package var name: String
+        package var cosine: Float
+    }
+
+    package let model: Int64
+    package let sae: SparseAutoencoder
+    package let summaries: [Summary]
+    /// Per feature, the rows it fires on with their activations.
+    let firings: [[(row: Int, activation: Float)]]
+    let values: [Float]
+    let rows: Int
+    let set: Int64
+
+    /// Encodes every row of the SAE's activation set once.
+    package init(model id: Int64, workspace: Workspace) throws {
+        guard let record = try workspace.saeModel(id) else { throw SAEError("there is no SAE \(id)") }
+        let settings = try JSONDecoder().decode(SAEService.StoredSettings.self, from: Data(record.settingsJSON.utf8))
+        let trainer = try SAETrainer(serialized: record.state, settings: settings.trainer)
+        let service = SAEService(workspace: workspace, models: ModelLibrary(root: ""))
+        let (rows, dimensions, values) = try service.activations(set: record.setID)
+        let sae = trainer.sae
+        var firings = [[(row: Int, activation: Float)]](repeating: [], count: sae.width)
+        let batch = 2048
+        var start = 0
+        while start < rows {
+            let count = min(batch, rows - start)
+            var x = Array(values[(start * dimensions)..<((start + count) * dimensions)])
+            for index in x.indices { x[index] *= sae.inputScale }
+            let f = sae.forward(x, rows: count)
+            for r in 0..<count {
+                for j in 0..<sae.width where f.codes[r * sae.width + j] > 0 {
+                    firings[j].append((start + r, f.codes[r * sae.width + j]))
+                }
+            }
+            start += count
+        }
+        let labels = try workspace.saeFeatureLabels(model: id)
+        summaries = firings.enumerated().map { j, fired in
+            Summary(
+                feature: j, density: Double(fired.count) / Double(max(1, rows)),
+                maxActivation: fired.map(\.activation).max() ?? 0, label: labels[j])
+        }
+        self.model = id
+        self.sae = sae
+        self.firings = firings
+        self.values = values
+        self.rows = rows
+        set = record.setID
+    }
+
+    /// The card of `feature`; contexts are ±`window` tokens of the same chunk.
+    package func card(
+        _ feature: Int, workspace: Workspace, embedder: SentenceEmbedder?, perGroup: Int = 5, window: Int = 8
+    ) throws -> Card {
+        guard (0..<sae.width).contains(feature) else {
+            throw SAEError("feature \(feature): SAE \(model) has features 0…\(sae.width - 1)")
+        }
+        let fired = firings[feature].sorted { ($0.activation, -$0.row) > ($1.activation, -$1.row) }
+        let maximum = fired.first?.activation ?? 0
+        var histogram = [Int](repeating: 0, count: 10)
+        for firing in fired where maximum > 0 {
+            histogram[min(9, Int(firing.activation / maximum * 10))] += 1
+        }
+        // Top, then the upper-middle and lower quantile bands of the nonzero activations.
+        var groups: [Group] = []
+        let bands: [(String, Double, Double)] = [
+            ("top", 0, 0), ("quantile 0.75–0.9", 0.1, 0.25), ("quantile 0.5–0.75", 0.25, 0.5),
+            ("quantile 0–0.5", 0.5, 1),
+        ]
+        for (name, from, to) in bands {
+            let lower = Int(Double(fired.count) * from)
+            let upper = name == "top" ? min(fired.count, perGroup) : Int(Double(fired.count) * to)
+            guard lower < upper else { continue }
+            let picked = stride(from: lower, to: upper, by: max(1, (upper - lower) / perGroup)).prefix(perGroup)
+            let contexts = try picked.map {
+                try context(fired[$0], feature: feature, workspace: workspace, window: window)
+            }
+            groups.append(Group(name: name, contexts: contexts))
+        }
+        // The decoder direction against the word-embedding matrix and the other features.
+        let direction = Array(sae.decoder[(feature * sae.inputs)..<((feature + 1) * sae.inputs)])
+        var vocabulary: [Neighbor] = []
+        if let embedder {
+            let table = embedder.encoder.tokenEmbeddings
+            let size = table.shape[0]
+            var scores = [Float](repeating: 0, count: size)
+            BLAS.sgemm(
+                m: size, n: 1, k: sae.inputs, a: table.storage, lda: sae.inputs, b: direction, ldb: 1, c: &scores,
+                ldc: 1)
+            let norm = direction.reduce(0) { $0 + $1 * $1 }.squareRoot()
+            var cosines: [(Int, Float)] = []
+            for token in 0..<size {
+                var length: Float = 0
+                for d in 0..<sae.inputs {
+                    length += table.storage[token * sae.inputs + d] * table.storage[token * sae.inputs + d]
+                }
+                cosines.append((token, scores[token] / max(norm * length.squareRoot(), 1e-12)))
+            }
+            let names = embedder.tokenizer.tokens(cosines.sorted { $0.1 > $1.1 }.prefix(10).map { Int32($0.0) })
+            vocabulary = zip(names, cosines.sorted { $0.1 > $1.1 }.prefix(10)).map { Neighbor(name: $0, cosine: $1.1) }
+        }
+        let norms = sae.decoderNorms()
+        var similar: [(Int, Float)] = []
+        for other in 0..<sae.width where other != feature {
+            var dot: Float = 0
+            for d in 0..<sae.inputs { dot += sae.decoder[other * sae.inputs + d] * direction[d] }
+            similar.append((other, dot / max(norms[other] * norms[feature], 1e-12)))
+        }
+        let neighbors = similar.sorted { $0.1 > $1.1 }.prefix(5).map {
+            Neighbor(name: "feature \($0.0)" + (summaries[$0.0].label.map { " (\($0))" } ?? ""), cosine: $0.1)
+        }
+        return Card(
+            model: model, feature: feature, label: summaries[feature].label, density: summaries[feature].density,
+            maxActivation: maximum, groups: groups, histogram: histogram, vocabulary: vocabulary,
+            neighbors: Array(neighbors))
+    }
+
+    /// A firing row with its neighbours in the same chunk and their activations of `feature`.
+    func context(_ firing: (row: Int, activation: Float), feature: Int, workspace: Workspace, window: Int) throws
+        -> Context
+    {
+        let candidates = Array(max(0, firing.row - window)...min(rows - 1, firing.row + window))
+        let places = try workspace.activationTokens(set: set, rows: candidates).sorted { $0.row < $1.row }
+        guard let center = places.first(where: { $0.row == firing.row }) else {
+            return Context(
+                row: firing.row, activation: firing.activation, chunkID: 0, tokens: [], activations: [], center: 0)
+        }
+        let sameChunk = places.filter { $0.chunkID == center.chunkID }
+        var x = [Float]()
+        for place in sameChunk {
+            x += values[(place.row * sae.inputs)..<((place.row + 1) * sae.inputs)].map { $0 * sae.inputScale }
+        }
+        let codes = sae.forward(x, rows: sameChunk.count).codes
+        return Context(
+            row: firing.row, activation: firing.activation, chunkID: center.chunkID, tokens: sameChunk.map(\.token),
+            activations: sameChunk.indices.map { codes[$0 * sae.width + feature] },
+            center: sameChunk.firstIndex { $0.row == firing.row } ?? 0)
+    }
+}
