@@ -119,5 +119,24 @@ import Testing
         let relabelled = try SAEFeatureIndex(model: trained.model, workspace: workspace)
         #expect(relabelled.summaries[busiest.feature].label == "busiest")
         #expect(throws: SAEError.self) { try index.card(99, workspace: workspace, embedder: nil) }
+        // The SAE live on a text: the chunk's own tokens, at most k features each, strongest first,
+        // and the same firing pattern as its collected (float16) rows for the busiest feature.
+        let chunk = try workspace.chunks()[0]
+        let live = try SAETextActivations(
+            text: chunk.text, model: trained.model, workspace: workspace, embedder: try models.miniLM())
+        let pieces = try models.miniLM().tokenizer.tokens(try models.miniLM().tokenizer.encode(chunk.text))
+        #expect(live.tokens == Array(pieces.dropFirst().dropLast()))
+        #expect(
+            live.features.allSatisfy { $0.count <= 4 && $0.map(\.activation) == $0.map(\.activation).sorted(by: >) })
+        let firing = live.activations(of: busiest.feature).map { $0 > 0 }
+        let record = try #require(try workspace.saeModel(trained.model))
+        let settings = try JSONDecoder().decode(SAEService.StoredSettings.self, from: Data(record.settingsJSON.utf8))
+        let sae = try SAETrainer(serialized: record.state, settings: settings.trainer).sae
+        let (_, dimensions, values) = try service.activations(set: collected.set)
+        let n = live.tokens.count
+        let codes = sae.forward(values[0..<(n * dimensions)].map { $0 * sae.inputScale }, rows: n).codes
+        let collectedFiring = (0..<n).map { codes[$0 * sae.width + busiest.feature] > 0 }
+        let agreeing = zip(firing, collectedFiring).filter { $0 == $1 }.count
+        #expect(Double(agreeing) >= 0.9 * Double(n), "\(agreeing) of \(n)")
     }
 }

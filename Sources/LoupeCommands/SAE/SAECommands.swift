@@ -9,7 +9,9 @@ import LoupeTUI
 struct SAECommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sae", abstract: "Collect MiniLM activations and train sparse autoencoders on them.",
-        subcommands: [Collect.self, Train.self, List.self, Show.self, Features.self, Feature.self, Label.self])
+        subcommands: [
+            Collect.self, Train.self, List.self, Show.self, Features.self, Feature.self, Label.self, Activate.self,
+        ])
 
     static func service(_ context: CommandContext) throws -> SAEService {
         SAEService(workspace: try context.workspace(), models: sharedModels)
@@ -304,6 +306,41 @@ struct SAECommand: ParsableCommand {
             }
             try workspace.setSAEFeatureLabel(model: id, feature: feature, label: label)
             context.print(label.isEmpty ? "removed the label of feature \(feature)" : "labelled feature \(feature)")
+        }
+    }
+
+    struct Activate: LoupeCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Run MiniLM and an SAE on a text: each token's strongest features, or one feature's activations.")
+
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The SAE's id.") var id: Int64
+        @Argument(help: "The text.") var text: String
+        @Option(help: "Show this feature's activation on every token.") var feature: Int?
+        @Option(help: "Features per token.") var top = 3
+        @Flag(help: "Print JSON.") var json = false
+
+        func run(in context: CommandContext) throws {
+            let result = try SAECommand.plainly {
+                try SAETextActivations(
+                    text: text, model: id, workspace: try context.workspace(), embedder: try sharedModels.miniLM())
+            }
+            if json { return context.print(try Formatting.json(result)) }
+            if let feature {
+                let values = result.activations(of: feature)
+                context.print(
+                    zip(result.tokens, values).map { token, value in
+                        let clean = UntrustedText.sanitized(token)
+                        return value > 0 ? "[\(clean):\(String(format: "%.2f", value))]" : clean
+                    }.joined(separator: " "))
+                return
+            }
+            for (token, active) in zip(result.tokens, result.features) {
+                context.print(
+                    UntrustedText.sanitized(token).padded(to: 16)
+                        + active.prefix(top).map { "\($0.feature) \(String(format: "%.2f", $0.activation))" }
+                        .joined(separator: "   "))
+            }
         }
     }
 }

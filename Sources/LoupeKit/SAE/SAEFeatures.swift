@@ -187,3 +187,40 @@ package struct SAEFeatureIndex: Sendable {
             center: sameChunk.firstIndex { $0.row == firing.row } ?? 0)
     }
 }
+
+/// An SAE run live on a text: MiniLM up to the SAE's layer, then the SAE on every token.
+package struct SAETextActivations: Hashable, Sendable, Codable {
+    package var tokens: [String]
+    /// Per token: its active features, largest first.
+    package var features: [[FeatureActivation]]
+
+    package struct FeatureActivation: Hashable, Sendable, Codable {
+        package var feature: Int
+        package var activation: Float
+    }
+
+    /// The activation of `feature` on each token (0 where it does not fire).
+    package func activations(of feature: Int) -> [Float] {
+        features.map { $0.first { $0.feature == feature }?.activation ?? 0 }
+    }
+
+    package init(text: String, model id: Int64, workspace: Workspace, embedder: SentenceEmbedder) throws {
+        guard let record = try workspace.saeModel(id) else { throw SAEError("there is no SAE \(id)") }
+        let settings = try JSONDecoder().decode(SAEService.StoredSettings.self, from: Data(record.settingsJSON.utf8))
+        let sae = try SAETrainer(serialized: record.state, settings: settings.trainer).sae
+        let ids = embedder.tokenizer.encode(text)
+        let (_, captured) = embedder.encoder.forward([ids], capture: CaptureRequest(residualLayers: [record.layer]))
+        guard let states = captured.residual[record.layer]?.first, ids.count > 2 else {
+            throw SAEError("the text has no tokens")
+        }
+        let rows = ids.count - 2
+        let x = (0..<(rows * sae.inputs)).map { states.storage[sae.inputs + $0] * sae.inputScale }
+        let codes = sae.forward(x, rows: rows).codes
+        tokens = Array(embedder.tokenizer.tokens(ids)[1..<(ids.count - 1)])
+        features = (0..<rows).map { r in
+            (0..<sae.width).compactMap { j in
+                codes[r * sae.width + j] > 0 ? FeatureActivation(feature: j, activation: codes[r * sae.width + j]) : nil
+            }.sorted { $0.activation > $1.activation }
+        }
+    }
+}
