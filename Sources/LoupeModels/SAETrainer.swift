@@ -194,11 +194,8 @@ package struct SAETrainer: Sendable {
         var active = 0
         var fired = [Bool](repeating: false, count: sae.width)
         if !forward.chosen.isEmpty {
-            let k = forward.chosen.count / max(1, rows)
-            for r in 0..<rows {
-                for slot in 0..<k {
-                    let j = Int(forward.chosen[r * k + slot])
-                    guard j >= 0, forward.codes[r * sae.width + j] > 0 else { continue }
+            forward.codes.withUnsafeBufferPointer { z in
+                SparseAutoencoder.forEachActive(z, chosen: forward.chosen, rows: rows, width: sae.width) { _, j, _ in
                     active += 1
                     fired[j] = true
                 }

@@ -87,25 +87,32 @@ package struct SparseAutoencoder: Hashable, Sendable {
         if case .topK(let k, _, _) = activation {
             // k of `width` latents per row: decode as a sum of k decoder rows, not a dense product.
             let chosen = Self.topK(pre, rows: rows, width: width, k: k, among: nil)
-            var codes = [Float](repeating: 0, count: rows * width)
-            let kk = min(k, width)
-            for r in 0..<rows {
-                for slot in 0..<kk {
-                    let j = Int(chosen[r * kk + slot])
-                    codes[r * width + j] = max(0, pre[r * width + j])
-                }
-            }
+            let codes = Self.codes(chosen, pre: pre, rows: rows, width: width)
             Self.decode(
-                codes, chosen: chosen, k: kk, rows: rows, width: width, decoder: decoder, inputs: inputs,
+                codes, chosen: chosen, rows: rows, width: width, decoder: decoder, inputs: inputs,
                 into: &reconstruction)
             return Forward(
                 rows: rows, centered: centered, pre: pre, codes: codes, reconstruction: reconstruction, chosen: chosen)
         }
-        let codes = activate(pre, rows: rows)
+        let codes = pre.map { max(0, $0) }  // ReLU
         BLAS.sgemm(
             m: rows, n: inputs, k: width, a: codes, lda: width, b: decoder, ldb: inputs, c: &reconstruction,
             ldc: inputs, beta: 1)
         return Forward(rows: rows, centered: centered, pre: pre, codes: codes, reconstruction: reconstruction)
+    }
+
+    /// Runs unscaled rows (rows × inputs) through the SAE in batches, each input multiplied by
+    /// ``inputScale`` first: `body(first row, scaled inputs, forward)` per batch.
+    package func forEachBatch(
+        of values: [Float], rows: Int, batch: Int = 2048, _ body: (Int, [Float], Forward) -> Void
+    ) {
+        var start = 0
+        while start < rows {
+            let count = min(batch, rows - start)
+            let x = values[(start * inputs)..<((start + count) * inputs)].map { $0 * inputScale }
+            body(start, x, forward(x, rows: count))
+            start += count
+        }
     }
 
     /// Each row's `k` largest values (among the `among` latents when given), as latent indices,
@@ -167,32 +174,52 @@ package struct SparseAutoencoder: Hashable, Sendable {
         return chosen
     }
 
-    /// reconstruction[r] += Σ over row r's chosen latents of code · decoder row.
+    /// ReLU of the chosen pre-activations, the rest 0 (rows × width).
+    static func codes(_ chosen: [Int32], pre: [Float], rows: Int, width: Int) -> [Float] {
+        var codes = [Float](repeating: 0, count: rows * width)
+        let k = chosen.count / max(1, rows)
+        for r in 0..<rows {
+            for slot in 0..<k {
+                let j = Int(chosen[r * k + slot])
+                if j >= 0 { codes[r * width + j] = max(0, pre[r * width + j]) }
+            }
+        }
+        return codes
+    }
+
+    /// Calls `body(row, latent, code)` for each row's chosen latents with a positive code
+    /// (`chosen` is rows × k; −1 marks an empty slot): the sparse loop every TopK product shares.
+    static func forEachActive(
+        _ codes: UnsafeBufferPointer<Float>, chosen: [Int32], rows: Int, width: Int, _ body: (Int, Int, Float) -> Void
+    ) {
+        let k = chosen.count / max(1, rows)
+        for r in 0..<rows {
+            for slot in 0..<k {
+                let j = Int(chosen[r * k + slot])
+                guard j >= 0 else { continue }
+                let code = codes[r * width + j]
+                if code > 0 { body(r, j, code) }
+            }
+        }
+    }
+
+    /// reconstruction[r] += Σ over row r's active latents of code · decoder row.
     static func decode(
-        _ codes: [Float], chosen: [Int32], k: Int, rows: Int, width: Int, decoder: [Float], inputs: Int,
+        _ codes: [Float], chosen: [Int32], rows: Int, width: Int, decoder: [Float], inputs: Int,
         into reconstruction: inout [Float]
     ) {
         codes.withUnsafeBufferPointer { z in
             decoder.withUnsafeBufferPointer { w in
                 reconstruction.withUnsafeMutableBufferPointer { out in
-                    for r in 0..<rows {
-                        for slot in 0..<k {
-                            let j = Int(chosen[r * k + slot])
-                            guard j >= 0 else { continue }
-                            let code = z[r * width + j]
-                            guard code != 0 else { continue }
-                            let row = w.baseAddress! + j * inputs
-                            let target = out.baseAddress! + r * inputs
-                            for i in 0..<inputs { target[i] += code * row[i] }
-                        }
+                    forEachActive(z, chosen: chosen, rows: rows, width: width) { r, j, code in
+                        let row = w.baseAddress! + j * inputs
+                        let target = out.baseAddress! + r * inputs
+                        for i in 0..<inputs { target[i] += code * row[i] }
                     }
                 }
             }
         }
     }
-
-    /// ReLU's σ (TopK's is in ``forward(_:rows:)``, which keeps the chosen latents).
-    func activate(_ pre: [Float], rows: Int) -> [Float] { pre.map { max(0, $0) } }
 
     /// The gradient of the loss with respect to every parameter.
     package struct Gradients: Sendable {
@@ -274,13 +301,10 @@ package struct SparseAutoencoder: Hashable, Sendable {
             }
             sparsity /= n
         case .topK(_, let auxK, let coefficient):
-            let k = f.chosen.count / max(1, rows)
             var active: [Int] = []
             active.reserveCapacity(f.chosen.count)
-            for r in 0..<rows {
-                for slot in 0..<k {
-                    let j = Int(f.chosen[r * k + slot])
-                    guard j >= 0, f.codes[r * width + j] > 0 else { continue }
+            f.codes.withUnsafeBufferPointer { z in
+                Self.forEachActive(z, chosen: f.chosen, rows: rows, width: width) { r, j, _ in
                     active.append(r * width + j)
                     gPre[r * width + j] = gCodes[r * width + j]
                 }
@@ -288,17 +312,10 @@ package struct SparseAutoencoder: Hashable, Sendable {
             if let dead, auxK > 0, coefficient > 0, dead.contains(true) {
                 // The residual x − x̂ (held constant) reconstructed by the dead latents' top auxK.
                 let auxChosen = Self.topK(f.pre, rows: rows, width: width, k: auxK, among: dead)
-                let kAux = min(auxK, width)
-                var auxCodes = [Float](repeating: 0, count: rows * width)
-                for r in 0..<rows {
-                    for slot in 0..<kAux {
-                        let j = Int(auxChosen[r * kAux + slot])
-                        if j >= 0 { auxCodes[r * width + j] = max(0, f.pre[r * width + j]) }
-                    }
-                }
+                let auxCodes = Self.codes(auxChosen, pre: f.pre, rows: rows, width: width)
                 var auxOut = [Float](repeating: 0, count: rows * inputs)
                 Self.decode(
-                    auxCodes, chosen: auxChosen, k: kAux, rows: rows, width: width, decoder: decoder, inputs: inputs,
+                    auxCodes, chosen: auxChosen, rows: rows, width: width, decoder: decoder, inputs: inputs,
                     into: &auxOut)
                 var auxResidual = [Float](repeating: 0, count: rows * inputs)
                 for index in 0..<auxOut.count {
@@ -314,12 +331,9 @@ package struct SparseAutoencoder: Hashable, Sendable {
                 Self.activeDots(
                     codes: auxCodes, chosen: auxChosen, rows: rows, width: width, residual: auxResidual,
                     decoder: decoder, inputs: inputs, into: &gAux)
-                for r in 0..<rows {
-                    for slot in 0..<kAux {
-                        let j = Int(auxChosen[r * kAux + slot])
-                        guard j >= 0 else { continue }
+                auxCodes.withUnsafeBufferPointer { z in
+                    Self.forEachActive(z, chosen: auxChosen, rows: rows, width: width) { r, j, _ in
                         let index = r * width + j
-                        guard auxCodes[index] > 0 else { continue }
                         if f.codes[index] <= 0 { active.append(index) }
                         gPre[index] += gAux[index]
                     }
@@ -371,51 +385,39 @@ package struct SparseAutoencoder: Hashable, Sendable {
         )
     }
 
-    /// gDecoder[j] += code(r, j) · residual[r] over each row's chosen latents.
+    /// gDecoder[j] += code(r, j) · residual[r] over each row's active latents.
     static func accumulateDecoderGradient(
         codes: [Float], chosen: [Int32], rows: Int, width: Int, residual: [Float], inputs: Int,
         into gradient: inout [Float]
     ) {
-        let k = chosen.count / max(1, rows)
         codes.withUnsafeBufferPointer { z in
             residual.withUnsafeBufferPointer { e in
                 gradient.withUnsafeMutableBufferPointer { g in
-                    for r in 0..<rows {
-                        for slot in 0..<k {
-                            let j = Int(chosen[r * k + slot])
-                            guard j >= 0 else { continue }
-                            let code = z[r * width + j]
-                            guard code != 0 else { continue }
-                            let source = e.baseAddress! + r * inputs
-                            let target = g.baseAddress! + j * inputs
-                            for i in 0..<inputs { target[i] += code * source[i] }
-                        }
+                    forEachActive(z, chosen: chosen, rows: rows, width: width) { r, j, code in
+                        let source = e.baseAddress! + r * inputs
+                        let target = g.baseAddress! + j * inputs
+                        for i in 0..<inputs { target[i] += code * source[i] }
                     }
                 }
             }
         }
     }
 
-    /// out[r, j] = residual[r] · decoder[j] for each row's chosen latents with a nonzero code.
+    /// out[r, j] = residual[r] · decoder[j] for each row's active latents.
     static func activeDots(
         codes: [Float], chosen: [Int32], rows: Int, width: Int, residual: [Float], decoder: [Float], inputs: Int,
         into out: inout [Float]
     ) {
-        let k = chosen.count / max(1, rows)
         codes.withUnsafeBufferPointer { z in
             residual.withUnsafeBufferPointer { e in
                 decoder.withUnsafeBufferPointer { w in
                     out.withUnsafeMutableBufferPointer { o in
-                        for r in 0..<rows {
-                            for slot in 0..<k {
-                                let j = Int(chosen[r * k + slot])
-                                guard j >= 0, z[r * width + j] != 0 else { continue }
-                                let a = e.baseAddress! + r * inputs
-                                let b = w.baseAddress! + j * inputs
-                                var sum: Float = 0
-                                for i in 0..<inputs { sum += a[i] * b[i] }
-                                o[r * width + j] = sum
-                            }
+                        forEachActive(z, chosen: chosen, rows: rows, width: width) { r, j, _ in
+                            let a = e.baseAddress! + r * inputs
+                            let b = w.baseAddress! + j * inputs
+                            var sum: Float = 0
+                            for i in 0..<inputs { sum += a[i] * b[i] }
+                            o[r * width + j] = sum
                         }
                     }
                 }
@@ -450,12 +452,12 @@ package struct SparseAutoencoder: Hashable, Sendable {
     }
 }
 
-/// SplitMix64 with Box-Muller normals: the SAE's seeded initialisation.
-struct SAERandom {
+/// SplitMix64 with Box-Muller normals: the SAE's seeded initialisation and its batch order.
+package struct SAERandom: Sendable {
     var state: UInt64
-    init(seed: UInt64) { state = seed }
+    package init(seed: UInt64) { state = seed }
 
-    mutating func next() -> UInt64 {
+    package mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9

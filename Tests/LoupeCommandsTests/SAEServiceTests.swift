@@ -129,9 +129,7 @@ import Testing
         #expect(
             live.features.allSatisfy { $0.count <= 4 && $0.map(\.activation) == $0.map(\.activation).sorted(by: >) })
         let firing = live.activations(of: busiest.feature).map { $0 > 0 }
-        let record = try #require(try workspace.saeModel(trained.model))
-        let settings = try JSONDecoder().decode(SAEService.StoredSettings.self, from: Data(record.settingsJSON.utf8))
-        let sae = try SAETrainer(serialized: record.state, settings: settings.trainer).sae
+        let sae = try service.stored(trained.model).trainer.sae
         let (_, dimensions, values) = try service.activations(set: collected.set)
         let n = live.tokens.count
         let codes = sae.forward(values[0..<(n * dimensions)].map { $0 * sae.inputScale }, rows: n).codes

@@ -2,7 +2,9 @@ import ArgumentParser
 import Foundation
 import LoupeKit
 import LoupeModels
+import LoupeProfiling
 import LoupeStore
+import LoupeTensor
 
 extension BenchCommand {
     struct SAE: LoupeCommand {
@@ -49,12 +51,12 @@ extension BenchCommand {
             let service = SAEService(workspace: workspace, models: sharedModels)
             let collected = try SAECommand.plainly { try service.collect(layer: layer, tokens: tokens) }
             let (rows, dimensions, values) = try service.activations(set: collected.set)
-            SAEService.keepLargeAllocationsInTheHeap()
+            Memory.keepLargeAllocationsInTheHeap()
             var trainer = SAETrainer(
                 sae: SparseAutoencoder(
                     inputs: dimensions, width: width, activation: .topK(k: k, auxK: 0, auxCoefficient: 0)),
                 settings: SAETrainer.Settings())
-            var order = SAEBatchSampler(seed: 7)
+            var order = SAERandom(seed: 7)
             func batchValues() -> [Float] {
                 var out = [Float](repeating: 0, count: batch * dimensions)
                 for r in 0..<batch {
@@ -65,11 +67,7 @@ extension BenchCommand {
             }
             for _ in 0..<3 { _ = trainer.train(batchValues(), rows: batch) }
             let prepared = (0..<steps).map { _ in batchValues() }
-            let clock = ContinuousClock()
-            let start = clock.now
-            for values in prepared { _ = trainer.train(values, rows: batch) }
-            let elapsed = start.duration(to: clock.now)
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+            let seconds = Stopwatch.seconds { for values in prepared { _ = trainer.train(values, rows: batch) } }
             let result = Result(
                 collectTokensPerSecond: Double(collected.rows) / max(collected.seconds, 1e-9),
                 collectedTokens: collected.rows, trainTokensPerSecond: Double(steps * batch) / seconds,
@@ -86,18 +84,5 @@ extension BenchCommand {
                     k,
                     batch, result.trainSecondsPerStep * 1e3, result.trainTokensPerSecond))
         }
-    }
-}
-
-/// SplitMix64 for the benchmark's batch order.
-struct SAEBatchSampler {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

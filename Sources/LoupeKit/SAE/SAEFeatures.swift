@@ -63,26 +63,18 @@ package struct SAEFeatureIndex: Sendable {
 
     /// Encodes every row of the SAE's activation set once.
     package init(model id: Int64, workspace: Workspace) throws {
-        guard let record = try workspace.saeModel(id) else { throw SAEError("there is no SAE \(id)") }
-        let settings = try JSONDecoder().decode(SAEService.StoredSettings.self, from: Data(record.settingsJSON.utf8))
-        let trainer = try SAETrainer(serialized: record.state, settings: settings.trainer)
+        // Reading stored activations and checkpoints needs no model weights.
         let service = SAEService(workspace: workspace, models: ModelLibrary(root: ""))
-        let (rows, dimensions, values) = try service.activations(set: record.setID)
+        let (record, trainer) = try service.stored(id)
+        let (rows, _, values) = try service.activations(set: record.setID)
         let sae = trainer.sae
         var firings = [[(row: Int, activation: Float)]](repeating: [], count: sae.width)
-        let batch = 2048
-        var start = 0
-        while start < rows {
-            let count = min(batch, rows - start)
-            var x = Array(values[(start * dimensions)..<((start + count) * dimensions)])
-            for index in x.indices { x[index] *= sae.inputScale }
-            let f = sae.forward(x, rows: count)
-            for r in 0..<count {
+        sae.forEachBatch(of: values, rows: rows) { start, _, f in
+            for r in 0..<f.rows {
                 for j in 0..<sae.width where f.codes[r * sae.width + j] > 0 {
                     firings[j].append((start + r, f.codes[r * sae.width + j]))
                 }
             }
-            start += count
         }
         let labels = try workspace.saeFeatureLabels(model: id)
         summaries = firings.enumerated().map { j, fired in
@@ -146,8 +138,9 @@ package struct SAEFeatureIndex: Sendable {
                 }
                 cosines.append((token, scores[token] / max(norm * length.squareRoot(), 1e-12)))
             }
-            let names = embedder.tokenizer.tokens(cosines.sorted { $0.1 > $1.1 }.prefix(10).map { Int32($0.0) })
-            vocabulary = zip(names, cosines.sorted { $0.1 > $1.1 }.prefix(10)).map { Neighbor(name: $0, cosine: $1.1) }
+            let nearest = cosines.sorted { $0.1 > $1.1 }.prefix(10)
+            let names = embedder.tokenizer.tokens(nearest.map { Int32($0.0) })
+            vocabulary = zip(names, nearest).map { Neighbor(name: $0, cosine: $1.1) }
         }
         let norms = sae.decoderNorms()
         var similar: [(Int, Float)] = []
@@ -205,9 +198,8 @@ package struct SAETextActivations: Hashable, Sendable, Codable {
     }
 
     package init(text: String, model id: Int64, workspace: Workspace, embedder: SentenceEmbedder) throws {
-        guard let record = try workspace.saeModel(id) else { throw SAEError("there is no SAE \(id)") }
-        let settings = try JSONDecoder().decode(SAEService.StoredSettings.self, from: Data(record.settingsJSON.utf8))
-        let sae = try SAETrainer(serialized: record.state, settings: settings.trainer).sae
+        let (record, trainer) = try SAEService(workspace: workspace, models: ModelLibrary(root: "")).stored(id)
+        let sae = trainer.sae
         let ids = embedder.tokenizer.encode(text)
         let (_, captured) = embedder.encoder.forward([ids], capture: CaptureRequest(residualLayers: [record.layer]))
         guard let states = captured.residual[record.layer]?.first, ids.count > 2 else {

@@ -1,5 +1,6 @@
 import Foundation
 import LoupeModels
+import LoupeProfiling
 import LoupeStore
 import LoupeTensor
 import Synchronization
@@ -40,8 +41,7 @@ package struct SAEService: Sendable {
         guard !chunks.isEmpty else { throw SAEError("the workspace has no chunks: run loupe ingest FILE first") }
         let hidden = embedder.encoder.configuration.hiddenSize
         let set = try workspace.createActivationSet(model: ModelLibrary.miniLMName, layer: layer, dimensions: hidden)
-        let clock = ContinuousClock()
-        let start = clock.now
+        var watch = Stopwatch()
         var buffer: [Float16] = []
         buffer.reserveCapacity(Self.shardRows * hidden)
         var places: [SAETokenRecord] = []
@@ -72,15 +72,16 @@ package struct SAEService: Sendable {
             let batches = stride(from: 0, to: group.count, by: batchSize).map {
                 Array(group[$0..<min(group.count, $0 + batchSize)])
             }
+            let encoded = batches.map { $0.map { embedder.tokenizer.encode($0.text) } }
             let results = Mutex([[Tensor]?](repeating: nil, count: batches.count))
             DispatchQueue.concurrentPerform(iterations: batches.count) { b in
-                let ids = batches[b].map { embedder.tokenizer.encode($0.text) }
-                let (_, captured) = embedder.encoder.forward(ids, capture: CaptureRequest(residualLayers: [layer]))
+                let (_, captured) = embedder.encoder.forward(
+                    encoded[b], capture: CaptureRequest(residualLayers: [layer]))
                 results.withLock { $0[b] = captured.residual[layer] ?? [] }
             }
             let states = results.withLock { $0 }
             for (b, batch) in batches.enumerated() {
-                let ids = batch.map { embedder.tokenizer.encode($0.text) }
+                let ids = encoded[b]
                 for (sequence, states) in (states[b] ?? []).enumerated() {
                     used += 1
                     let pieces = embedder.tokenizer.tokens(ids[sequence])
@@ -102,10 +103,14 @@ package struct SAEService: Sendable {
                     detail: "layer \(layer): \(rows)/\(limit) tokens from \(used) chunks"))
         }
         try flush()
-        let elapsed = start.duration(to: clock.now)
-        return Collected(
-            set: set, rows: rows, chunks: used,
-            seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18)
+        return Collected(set: set, rows: rows, chunks: used, seconds: watch.lap())
+    }
+
+    /// A stored SAE and its trainer (settings and state) as its last checkpoint left them.
+    package func stored(_ id: Int64) throws -> (record: SAEModelRecord, trainer: SAETrainer) {
+        guard let record = try workspace.saeModel(id) else { throw SAEError("there is no SAE \(id)") }
+        let settings = try Self.settings(from: record.settingsJSON)
+        return (record, try SAETrainer(serialized: record.state, settings: settings.trainer))
     }
 
     /// A set's rows as float32, row-major.
@@ -154,14 +159,14 @@ package struct SAEService: Sendable {
         set: Int64?, layer: Int?, options: TrainOptions, resume: Int64? = nil, reporter: JobReporter = .detached(),
         onStep: @Sendable (SAETrainer.StepMetrics) -> Void = { _ in }
     ) throws -> Trained {
-        Self.keepLargeAllocationsInTheHeap()
+        // Training allocates tens of MB of temporaries per step: kept in the heap, not mapped afresh.
+        Memory.keepLargeAllocationsInTheHeap()
         var trainer: SAETrainer
         let model: Int64
         let setID: Int64
         if let resume {
-            guard let record = try workspace.saeModel(resume) else { throw SAEError("there is no SAE \(resume)") }
-            let settings = try Self.settings(from: record.settingsJSON)
-            trainer = try SAETrainer(serialized: record.state, settings: settings.trainer)
+            let (record, loaded) = try stored(resume)
+            trainer = loaded
             model = resume
             setID = record.setID
         } else {
@@ -215,15 +220,14 @@ package struct SAEService: Sendable {
         let resumed = resume != nil
         var log: [SAELogRow] = []
         var last: SAETrainer.StepMetrics?
-        let clock = ContinuousClock()
-        let start = clock.now
+        var watch = Stopwatch()
         var trained = 0
         var batch = [Float](repeating: 0, count: batchSize * dimensions)
         let scale = trainer.sae.inputScale
         while trainer.step < trainer.settings.steps {
             if reporter.isCancelled { break }
             // Batches are a function of the step: a resumed run sees the same ones.
-            var generator = SAEBatchOrder(seed: stored.options.seed &+ UInt64(trainer.step) &* 0x9E37_79B9)
+            var generator = SAERandom(seed: stored.options.seed &+ UInt64(trainer.step) &* 0x9E37_79B9)
             for r in 0..<batchSize {
                 let source = Int(generator.next() % UInt64(rows))
                 for d in 0..<dimensions { batch[r * dimensions + d] = values[source * dimensions + d] * scale }
@@ -252,8 +256,7 @@ package struct SAEService: Sendable {
                 log = []
             }
         }
-        let elapsed = start.duration(to: clock.now)
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+        let seconds = watch.lap()
         var metrics: SAEMetrics?
         if trainer.step >= trainer.settings.steps {
             metrics = SAEMetrics.measure(trainer.sae, values: values, rows: rows, dimensions: dimensions)
@@ -390,7 +393,6 @@ package struct SAEMetrics: Codable, Hashable, Sendable {
     package var embeddingFidelity: Double?
 
     static func measure(_ sae: SparseAutoencoder, values: [Float], rows: Int, dimensions: Int) -> SAEMetrics {
-        let batch = 2048
         var fired = [Int](repeating: 0, count: sae.width)
         var active = 0
         var squared = 0.0
@@ -400,13 +402,8 @@ package struct SAEMetrics: Codable, Hashable, Sendable {
         var mean = [Double](repeating: 0, count: dimensions)
         for r in 0..<rows { for d in 0..<dimensions { mean[d] += Double(values[r * dimensions + d] * sae.inputScale) } }
         for d in 0..<dimensions { mean[d] /= Double(rows) }
-        var start = 0
-        while start < rows {
-            let count = min(batch, rows - start)
-            var x = Array(values[(start * dimensions)..<((start + count) * dimensions)])
-            for index in x.indices { x[index] *= sae.inputScale }
-            let f = sae.forward(x, rows: count)
-            for r in 0..<count {
+        sae.forEachBatch(of: values, rows: rows) { _, x, f in
+            for r in 0..<f.rows {
                 var dot = 0.0
                 var nx = 0.0
                 var nr = 0.0
@@ -426,7 +423,6 @@ package struct SAEMetrics: Codable, Hashable, Sendable {
                     active += 1
                 }
             }
-            start += count
         }
         var histogram = [Int](repeating: 0, count: 14)
         for count in fired where count > 0 {
@@ -452,26 +448,4 @@ package struct SAEMetrics: Codable, Hashable, Sendable {
 package struct SAEError: Error, Hashable, Sendable, CustomStringConvertible {
     package var description: String
     package init(_ description: String) { self.description = description }
-}
-
-/// SplitMix64 for batch order.
-struct SAEBatchOrder {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
-extension SAEService {
-    /// Training allocates tens of MB of temporaries per step: above glibc's mmap threshold each is
-    /// a fresh mapping, zeroed page by page by the kernel. Raising the threshold (and the trim
-    /// threshold) for the process keeps them in the heap and reused.
-    package static func keepLargeAllocationsInTheHeap() {
-        Memory.keepLargeAllocationsInTheHeap()
-    }
 }
