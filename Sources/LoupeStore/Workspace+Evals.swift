@@ -237,6 +237,19 @@ extension Workspace {
         }
     }
 
+    /// The traces the answers of `source`'s runs link to.
+    package func evalTraceIDs(source: String) throws(WorkspaceError) -> Set<Int64> {
+        try read { db in
+            Set(
+                try Int64.fetchAll(
+                    db,
+                    sql: """
+                        SELECT r.trace_id FROM eval_results r JOIN eval_runs e ON e.id = r.run_id
+                        WHERE e.source = ? AND r.trace_id IS NOT NULL
+                        """, arguments: [source]))
+        }
+    }
+
     /// The run imported from `key` (an Inspect log's run id and task), if any.
     package func evalRun(source: String, key: String) throws(WorkspaceError) -> EvalRunRecord? {
         try read { db in

@@ -38,13 +38,7 @@ import Testing
             catalog: executor.catalog, themeNames: session.themes.availableThemes())
         var environment = AppEnvironment(commands: executor, workspace: workspace, notebookDirectories: [])
         environment.evalSuiteDirectories = [directory + "/evals"]
-        environment.search = { request in
-            let found = try RetrievalService(workspace: workspace, models: models).panelSearch(
-                request.query, options: request.options)
-            return RetrievalResult(
-                hits: found.hits, bm25Top: found.bm25Top, denseTop: found.denseTop, judged: found.judged,
-                record: found.record)
-        }
+        environment.search = AppEnvironment.search(RetrievalService(workspace: workspace, models: models))
         let runtime = AppRuntime(state: state, backend: backend, environment: environment)
         func screen() -> String { backend.lastFrame?.text() ?? "" }
         func send(_ events: [InputEvent], until done: () -> Bool) {

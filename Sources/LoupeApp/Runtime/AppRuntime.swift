@@ -81,23 +81,6 @@ package final class AppRuntime {
         }
     }
 
-    /// Suite files (`*.yaml`) in `directories`, each once, as paths relative to the current
-    /// directory where they are under it.
-    static func findSuites(in directories: [String]) -> [String] {
-        let here = FileManager.default.currentDirectoryPath + "/"
-        var seen = Set<String>()
-        var found: [String] = []
-        for directory in directories {
-            let files = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted()
-            for file in files where file.hasSuffix(".yaml") || file.hasSuffix(".yml") {
-                let path = URL(fileURLWithPath: directory + "/" + file).standardizedFileURL.path
-                guard seen.insert(path).inserted else { continue }
-                found.append(path.hasPrefix(here) ? String(path.dropFirst(here.count)) : path)
-            }
-        }
-        return found
-    }
-
     private func perform(_ effect: Effect) {
         switch effect {
         case .quit:
@@ -216,7 +199,7 @@ package final class AppRuntime {
             let mailbox = self.mailbox
             let directories = environment.evalSuiteDirectories
             DispatchQueue.global(qos: .userInitiated).async {
-                let suites = AppRuntime.findSuites(in: directories)
+                let suites = AppEnvironment.findSuites(in: directories)
                 do {
                     let runs = try EvalService(workspace: workspace, models: .standard(environment: [:])).list()
                     mailbox.post(.evalsLoaded(EvalsOverview(runs: runs, suites: suites)))

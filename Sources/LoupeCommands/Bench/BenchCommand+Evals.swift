@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import LoupeEvals
 import LoupeKit
+import LoupeProfiling
 import LoupeStore
 
 extension BenchCommand {
@@ -70,8 +71,6 @@ extension BenchCommand {
             var service = EvalService(workspace: workspace, models: sharedModels)
             service.instantTarget = true
             let loaded = try service.load(directory + "/suite.yaml")
-            let clock = ContinuousClock()
-            var start = clock.now
             let outcome = try service.run(loaded)
             // The answer loop alone: what each answer costs the runner (the instant target takes no
             // time); setup and the statistics after it are reported apart.
@@ -109,12 +108,11 @@ extension BenchCommand {
             }
             let a = rows(0.5)
             let b = rows(0.52)
-            start = clock.now
+            var watch = Stopwatch()
             let summary = RunSummary(rows: a, scorers: ["exact", "f1"])
-            let summarySeconds = Self.seconds(start.duration(to: clock.now))
-            start = clock.now
+            let summarySeconds = watch.lap()
             let comparison = RunComparison(a: a, b: b, scorers: ["exact", "f1"])
-            let comparisonSeconds = Self.seconds(start.duration(to: clock.now))
+            let comparisonSeconds = watch.lap()
             precondition(summary.items == statItems && comparison.metrics.count == 2)
 
             let result = Result(
@@ -151,10 +149,6 @@ extension BenchCommand {
                 String(
                     format: "statistics %d items × %d epochs: summary %.3f s, paired comparison %.3f s", statItems,
                     epochs, summarySeconds, comparisonSeconds))
-        }
-
-        static func seconds(_ duration: Duration) -> Double {
-            Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
         }
     }
 }

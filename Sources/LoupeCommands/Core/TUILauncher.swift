@@ -45,13 +45,7 @@ enum TUILauncher {
             }
         )
         appEnvironment.evalSuiteDirectories = evalSuiteDirectories(workspacePath: session.path)
-        appEnvironment.search = { request in
-            let found = try RetrievalService(workspace: workspace, models: sharedModels).panelSearch(
-                request.query, options: request.options)
-            return RetrievalResult(
-                hits: found.hits, bm25Top: found.bm25Top, denseTop: found.denseTop, judged: found.judged,
-                record: found.record)
-        }
+        appEnvironment.search = AppEnvironment.search(RetrievalService(workspace: workspace, models: sharedModels))
         let runtime = AppRuntime(state: state, backend: backend, environment: appEnvironment)
         if benchSize != nil {
             runtime.onFirstFrame = {

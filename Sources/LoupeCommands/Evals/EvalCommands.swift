@@ -121,10 +121,7 @@ struct EvalCommand: ParsableCommand {
 
     static func listingJSON(_ listing: EvalService.RunListing) throws -> JSONValue {
         guard case .object(var run) = EvalService.runJSON(listing.run) else { return .null }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        encoder.nonConformingFloatEncodingStrategy = .convertToString(
-            positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+        let encoder = EvalService.encoder
         run["summary"] = try JSONValue.parse(encoder.encode(listing.summary))
         run["answered"] = .number(Double(listing.answered))
         return .object(run)
@@ -194,8 +191,7 @@ struct EvalCommand: ParsableCommand {
             }
             if let parent = run.parentRunID { context.print("re-run of the failed answers of run \(parent)") }
             EvalCommand.printSummary(detail.listing.summary, scorers: detail.listing.scorers, context)
-            let failedKeys = failed ? try service.failedKeys(run: id) : []
-            let shown = detail.rows.filter { !failed || failedKeys.contains($0.key) }
+            let shown = detail.rows.filter { !failed || $0.failed }
             guard rows > 0, !shown.isEmpty else { return }
             context.print("")
             context.print(
@@ -213,7 +209,7 @@ struct EvalCommand: ParsableCommand {
                     TextWidth.truncate(UntrustedText.sanitized(row.result.itemID), toColumns: 10).padded(to: 10)
                         + String(format: "  %5d  ", row.result.epoch) + values.joined(separator: " ")
                         + (row.result.latencyMs.map { String(format: " %6.0fms", $0) } ?? "        ") + "  "
-                        + EvalCommand.evidence(row.result).padded(to: 10) + "  "
+                        + row.result.evidence.padded(to: 10) + "  "
                         + TextWidth.truncate(
                             UntrustedText.sanitized(output.replacingOccurrences(of: "\n", with: " ")), toColumns: 48))
             }
@@ -275,13 +271,6 @@ struct EvalCommand: ParsableCommand {
         }
     }
 
-    /// Where an answer's evidence is: its trace or its retrieval record.
-    static func evidence(_ result: EvalResultRecord) -> String {
-        if let trace = result.traceID { return "trace \(trace)" }
-        if let record = result.retrievalRecordID { return "record \(record)" }
-        return "—"
-    }
-
     static func deltaLine(_ item: EvalService.ItemDelta) -> String {
         "  " + TextWidth.truncate(UntrustedText.sanitized(item.itemID), toColumns: 10).padded(to: 10)
             + String(format: " %.3f → %.3f  ", item.a, item.b)
@@ -290,10 +279,7 @@ struct EvalCommand: ParsableCommand {
     }
 
     static func comparisonJSON(_ comparison: EvalService.Comparison) throws -> JSONValue {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        encoder.nonConformingFloatEncodingStrategy = .convertToString(
-            positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+        let encoder = EvalService.encoder
         let metrics = try comparison.metrics.metrics.map { metric -> JSONValue in
             .object([
                 "scorer": .string(metric.scorer), "paired": try JSONValue.parse(encoder.encode(metric.paired)),

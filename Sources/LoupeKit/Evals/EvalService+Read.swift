@@ -41,6 +41,8 @@ extension EvalService {
         }
 
         package func score(_ scorer: String) -> EvalScoreRecord? { scores.first { $0.scorer == scorer } }
+
+        package var failed: Bool { EvalService.failed(error: result.error, scores: scores) }
     }
 
     package struct RunDetail: Hashable, Sendable {
@@ -296,7 +298,12 @@ extension EvalService {
     /// answer per sample × epoch with the log's scores (C/P/I as 1/0.5/0), linked to the trace.
     /// Idempotent: a log already turned into a run is skipped.
     package func syncInspectRuns() throws {
-        let inspect = try workspace.traceSummaries().filter { $0.format == TraceFormat.inspect.rawValue }
+        // Lists call this every time: traces already answering an imported run are skipped before
+        // their metadata is read, so a synced workspace costs one query.
+        let linked = try workspace.evalTraceIDs(source: "inspect")
+        let inspect = try workspace.traceSummaries().filter {
+            $0.format == TraceFormat.inspect.rawValue && !linked.contains($0.id)
+        }
         guard !inspect.isEmpty else { return }
         var groups: [String: [(TraceSummary, [String: JSONValue])]] = [:]
         var order: [String] = []
@@ -394,5 +401,14 @@ extension EvalService {
             }
         default: return nil
         }
+    }
+}
+
+extension EvalResultRecord {
+    /// Where the answer's evidence is, in a few words: its trace or its retrieval record.
+    package var evidence: String {
+        if let trace = traceID { return "trace \(trace)" }
+        if let record = retrievalRecordID { return "record \(record)" }
+        return "—"
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import LoupeAgents
 import LoupeEvals
 import LoupeModels
+import LoupeProfiling
 import LoupeRetrieval
 import LoupeStore
 import Synchronization
@@ -219,12 +220,11 @@ package struct EvalService: Sendable {
         let fixedRunID = runID
         let skipped = total - tasks.count
 
-        let clock = ContinuousClock()
-        let setupStart = clock.now
+        var watch = Stopwatch()
         let answerer = try makeAnswerer(loaded)
         let concurrency = answerer.serial ? 1 : max(1, options.concurrency ?? suite.concurrency)
         let started = Date()
-        let loopStart = clock.now
+        let setupSeconds = watch.lap()
         let state = Mutex(
             (next: 0, done: skipped, errors: 0, sum: 0.0, scored: 0, failure: nil as (any Error)?))
         let headline = suite.headline
@@ -270,9 +270,9 @@ package struct EvalService: Sendable {
             DispatchQueue.concurrentPerform(iterations: concurrency) { _ in work() }
         }
         let final = state.withLock { $0 }
-        let loopEnd = clock.now
+        let loopSeconds = watch.lap()
         let summary = try summary(run: runID)
-        let summaryEnd = clock.now
+        let summarySeconds = watch.lap()
         let status: String
         if final.failure != nil {
             status = "failed"
@@ -283,14 +283,10 @@ package struct EvalService: Sendable {
         }
         try workspace.finishEvalRun(runID, status: status, summaryJSON: Self.encode(summary))
         if let failure = final.failure { throw failure }
-        func seconds(_ duration: Duration) -> Double {
-            Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
-        }
         return RunOutcome(
             runID: runID, resumed: resumed, answered: final.done - skipped, skipped: skipped, status: status,
-            summary: summary, unjudged: loaded.unjudged, setupSeconds: seconds(setupStart.duration(to: loopStart)),
-            loopSeconds: seconds(loopStart.duration(to: loopEnd)),
-            summarySeconds: seconds(loopEnd.duration(to: summaryEnd)))
+            summary: summary, unjudged: loaded.unjudged, setupSeconds: setupSeconds, loopSeconds: loopSeconds,
+            summarySeconds: summarySeconds)
     }
 
     /// What answers an item: a retrieval ranking, an agent run or a model call.
@@ -314,13 +310,12 @@ package struct EvalService: Sendable {
         _ task: Task, runID: Int64, suite: EvalSuite, answerer: Answerer, tools: ScoringTools
     ) -> (EvalResultRecord, [EvalScoreRecord]) {
         let item = task.item
-        let clock = ContinuousClock()
-        let start = clock.now
         var answer: Answer?
         var failure: String?
-        do { answer = try answerer.answer(item) } catch { failure = "\(error)" }
-        let elapsed = start.duration(to: clock.now)
-        let latency = Double(elapsed.components.seconds) * 1e3 + Double(elapsed.components.attoseconds) * 1e-15
+        let latency =
+            Stopwatch.seconds {
+                do { answer = try answerer.answer(item) } catch { failure = "\(error)" }
+            } * 1e3
         var scores: [Verdict] = []
         if let answer {
             scores = answer.scores
@@ -374,7 +369,7 @@ package struct EvalService: Sendable {
             return Answerer(serial: provider.label == "offline") { item in
                 let (id, trace) = try agents.run(item.input, provider: provider, limits: fixedLimits)
                 let usage = trace.usage
-                let cost = try traces.list().first { $0.id == id }?.cost
+                let cost = try traces.load(id).summary.cost
                 return Answer(
                     output: trace.spans.first?.output.last?.text ?? "", inputTokens: usage.inputTokens,
                     outputTokens: usage.outputTokens, cost: cost, traceID: id)
@@ -481,7 +476,7 @@ package struct EvalService: Sendable {
         let trace = Trace(externalID: externalID, format: .loupe, name: "eval · \(item.id)", spans: [root, call])
         let counts = try workspace.importTraces([TraceService.record(trace, sourceFile: nil)])
         let id = counts.ids.first
-        let cost = try id.flatMap { id in try TraceService(workspace: workspace).list().first { $0.id == id }?.cost }
+        let cost = try id.flatMap { try TraceService(workspace: workspace).load($0).summary.cost }
         return Answer(
             output: response.message.text, inputTokens: response.usage.inputTokens,
             outputTokens: response.usage.outputTokens, cost: cost, traceID: id)
@@ -519,19 +514,20 @@ package struct EvalService: Sendable {
             provider: { spec in try service.provider(spec, agents: agents) })
     }
 
-    /// Keys ("item\u{1F}epoch") of a run's answers that failed: errored, or a scorer said fail,
-    /// or (continuous scorers only) every score is 0.
+    /// Whether an answer failed: it errored, a scorer said fail, or (continuous scorers only)
+    /// every score is 0. `--only-failed`, `show --failed` and the panel's filter all use this.
+    package static func failed(error: String?, scores: [EvalScoreRecord]) -> Bool {
+        error != nil || scores.contains { $0.passed == false }
+            || (!scores.isEmpty && scores.allSatisfy { $0.passed == nil && $0.value == 0 })
+    }
+
+    /// Keys ("item\u{1F}epoch") of a run's answers that failed.
     package func failedKeys(run: Int64) throws -> Set<String> {
         let scores = Dictionary(grouping: try workspace.evalScores(run: run)) { "\($0.itemID)\u{1F}\($0.epoch)" }
         var failed: Set<String> = []
         for result in try workspace.evalResults(run: run) {
             let key = "\(result.itemID)\u{1F}\(result.epoch)"
-            let mine = scores[key] ?? []
-            if result.error != nil || mine.contains(where: { $0.passed == false })
-                || (!mine.isEmpty && mine.allSatisfy { $0.passed == nil && $0.value == 0 })
-            {
-                failed.insert(key)
-            }
+            if Self.failed(error: result.error, scores: scores[key] ?? []) { failed.insert(key) }
         }
         return failed
     }
@@ -582,12 +578,18 @@ package struct EvalService: Sendable {
         return text.isEmpty ? nil : text
     }
 
-    static func encode(_ summary: RunSummary) -> String? {
+    /// The JSON of statistics: sorted keys, and NaN and infinities (an interval over one item) as
+    /// strings. Summaries stored on runs and the commands' `--json` share it.
+    package static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         encoder.nonConformingFloatEncodingStrategy = .convertToString(
             positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
-        return (try? encoder.encode(summary)).map { String(decoding: $0, as: UTF8.self) }
+        return encoder
+    }()
+
+    static func encode(_ summary: RunSummary) -> String? {
+        (try? encoder.encode(summary)).map { String(decoding: $0, as: UTF8.self) }
     }
 }
 

@@ -123,8 +123,8 @@ package struct EvalsPanel: Panel {
             switch filter {
             case .all: true
             case .errors: row.result.error != nil
-            case .failed: Self.failed(row)
-            case .passed: !Self.failed(row)
+            case .failed: row.failed
+            case .passed: !row.failed
             }
         }
         switch order {
@@ -136,12 +136,6 @@ package struct EvalsPanel: Panel {
                 (-($0.1.result.latencyMs ?? 0), $0.0) < (-($1.1.result.latencyMs ?? 0), $1.0)
             }.map(\.1)
         }
-    }
-
-    /// The rule `eval run --only-failed` uses: an error, a failing pass/fail scorer, or every score 0.
-    static func failed(_ row: EvalService.ResultRow) -> Bool {
-        row.result.error != nil || row.scores.contains { $0.passed == false }
-            || (!row.scores.isEmpty && row.scores.allSatisfy { $0.passed == nil && $0.value == 0 })
     }
 
     package var openAnswer: EvalService.ResultRow? {
@@ -591,7 +585,7 @@ package struct EvalsPanel: Panel {
                 cells.append(String(format: "%.2f", score.value) + (score.passed.map { $0 ? " ✓" : " ✗" } ?? ""))
             }
             cells.append(row.result.latencyMs.map { String(format: "%.0fms", $0) } ?? "")
-            cells.append(EvalsPanel.evidenceLabel(row.result))
+            cells.append(row.result.evidence)
             let said = row.result.error.map { "error: " + $0 } ?? row.result.output ?? ""
             cells.append(UntrustedText.sanitized(said.replacingOccurrences(of: "\n", with: " ")))
             return cells
@@ -614,12 +608,6 @@ package struct EvalsPanel: Panel {
         TableView(columns: columns, rows: table, focused: focused).render(
             into: &frame, area: Rect(x: area.x, y: area.y + 1, width: area.width, height: area.height - 1),
             state: &state, theme: theme)
-    }
-
-    static func evidenceLabel(_ result: EvalResultRecord) -> String {
-        if let trace = result.traceID { return "trace \(trace)" }
-        if let record = result.retrievalRecordID { return "record \(record)" }
-        return "—"
     }
 
     /// The drill-down's lines: input, targets, output, then each scorer's verdict.
