@@ -498,19 +498,11 @@ package struct EvalService: Sendable {
 
     func scoringTools() -> ScoringTools {
         let models = self.models
-        let embedder = Mutex<SentenceEmbedderBox?>(nil)
         let agents = AgentService(workspace: workspace, models: models)
         let service = self
         return ScoringTools(
-            embed: { texts in
-                let model = try embedder.withLock { box in
-                    if let box { return box }
-                    let loaded = SentenceEmbedderBox(try models.miniLM())
-                    box = loaded
-                    return loaded
-                }
-                return model.lock.withLock { _ in model.embedder.embed(texts, parallelBatches: 1).map(\.vector) }
-            },
+            // The library loads MiniLM once and keeps it; the embedder is safe to share.
+            embed: { texts in try models.miniLM().embed(texts, parallelBatches: 1).map(\.vector) },
             provider: { spec in try service.provider(spec, agents: agents) })
     }
 
@@ -602,13 +594,6 @@ package struct EvalError: Error, Hashable, Sendable, CustomStringConvertible {
 final class UncheckedBox<Value>: @unchecked Sendable {
     let value: Value
     init(_ value: Value) { self.value = value }
-}
-
-/// MiniLM is not re-entrant: scorers on several workers take turns.
-final class SentenceEmbedderBox: @unchecked Sendable {
-    let embedder: SentenceEmbedder
-    let lock = Mutex(())
-    init(_ embedder: SentenceEmbedder) { self.embedder = embedder }
 }
 
 extension Workspace {
