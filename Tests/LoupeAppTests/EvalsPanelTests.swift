@@ -95,6 +95,11 @@ import Testing
         #expect(text.contains("clustered") == false && text.contains("wilson n 6"))
     }
 
+    @Test func aNarrowTerminalKeepsTheSuiteName() {
+        let text = loaded(width: 80, height: 24).render().text()
+        #expect(text.contains("qa-offline") && text.contains("0.833"))
+    }
+
     @Test func answersFilterAndTheDrillDownShowEveryVerdict() {
         var state = loaded()
         let effects = AppFixtures.press([.enter], on: &state)

@@ -504,9 +504,11 @@ package struct EvalsPanel: Panel {
             TableColumn("95% CI", width: .length(7)), TableColumn("trend", width: .length(10)),
             TableColumn("when", width: .length(11)),
         ]
+        // Narrow terminals keep the suite's name: target, trend and date give way first.
+        let kept = parts[0].width >= 110 ? Array(columns.indices) : columns.indices.filter { ![3, 9, 10].contains($0) }
         var state = runsList
-        TableView(columns: columns, rows: table, focused: focused).render(
-            into: &frame, area: parts[0], state: &state, theme: theme)
+        TableView(columns: kept.map { columns[$0] }, rows: table.map { row in kept.map { row[$0] } }, focused: focused)
+            .render(into: &frame, area: parts[0], state: &state, theme: theme)
         guard summaryHeight > 2 else { return }
         let box = parts[1]
         frame.draw(String(repeating: "─", count: box.width), at: Point(x: box.x, y: box.y), style: theme.dim, clip: box)
