@@ -138,7 +138,7 @@ let package = Package(
                 "LoupeApp", "LoupeKit", "LoupeTUI", "LoupeTerminal", "LoupeStore", "LoupeTestSupport", "LoupeRetrieval",
                 "LoupeAgents", "LoupeEvals",
             ],
-            exclude: ["__snapshots__"],
+            exclude: ["__snapshots__", "Fixtures"],
             swiftSettings: strictSwift6
         ),
         .testTarget(

@@ -39,6 +39,8 @@ package struct SAETrainer: Sendable {
         /// Fraction of variance unexplained: Σ‖x − x̂‖² / Σ‖x − x̄‖².
         package var fvu: Float
         package var deadFraction: Float
+        /// Latents firing on more than 10% of this step's tokens.
+        package var denseFraction: Float
         package var learningRate: Float
     }
 
@@ -192,28 +194,30 @@ package struct SAETrainer: Sendable {
 
         // Sparsity and liveness from the batch's codes.
         var active = 0
-        var fired = [Bool](repeating: false, count: sae.width)
+        var fired = [Int](repeating: 0, count: sae.width)
         if !forward.chosen.isEmpty {
             forward.codes.withUnsafeBufferPointer { z in
                 SparseAutoencoder.forEachActive(z, chosen: forward.chosen, rows: rows, width: sae.width) { _, j, _ in
                     active += 1
-                    fired[j] = true
+                    fired[j] += 1
                 }
             }
         } else {
             for r in 0..<rows {
                 for j in 0..<sae.width where forward.codes[r * sae.width + j] > 0 {
                     active += 1
-                    fired[j] = true
+                    fired[j] += 1
                 }
             }
         }
-        for j in 0..<sae.width { idleTokens[j] = fired[j] ? 0 : idleTokens[j] + rows }
+        for j in 0..<sae.width { idleTokens[j] = fired[j] > 0 ? 0 : idleTokens[j] + rows }
+        let dense = fired.filter { $0 * 10 > rows }.count
         forward.codes = []
         let fvu = Self.fractionOfVarianceUnexplained(batch, forward.reconstruction, rows: rows, inputs: sae.inputs)
         return StepMetrics(
             step: step, loss: loss, l0: Float(active) / Float(rows), fvu: fvu,
-            deadFraction: Float(self.dead.filter { $0 }.count) / Float(sae.width), learningRate: rate)
+            deadFraction: Float(self.dead.filter { $0 }.count) / Float(sae.width),
+            denseFraction: Float(dense) / Float(sae.width), learningRate: rate)
     }
 
     /// Σ‖x − x̂‖² / Σ‖x − x̄‖² over a batch (x̄ the batch mean).

@@ -340,6 +340,12 @@ extension Workspace {
                 table.primaryKey(["model_id", "feature"])
             }
         }
+        migrator.registerMigration("v12: dense fraction in the SAE training log") { db in
+            // Latents firing on more than 10% of a step's tokens, logged beside the dead fraction.
+            try db.alter(table: "sae_training_log") { table in
+                table.add(column: "dense", .double).notNull().defaults(to: 0)
+            }
+        }
         return migrator
     }()
 

@@ -67,22 +67,26 @@ package struct SAELogRow: Codable, FetchableRecord, Hashable, Sendable {
     package var l0: Double
     package var fvu: Double
     package var dead: Double
+    /// Latents firing on more than 10% of the step's tokens.
+    package var dense: Double
     package var learningRate: Double
 
-    package init(step: Int, loss: Double, mse: Double, l0: Double, fvu: Double, dead: Double, learningRate: Double) {
+    package init(
+        step: Int, loss: Double, mse: Double, l0: Double, fvu: Double, dead: Double, dense: Double,
+        learningRate: Double
+    ) {
         self.step = step
         self.loss = loss
         self.mse = mse
         self.l0 = l0
         self.fvu = fvu
         self.dead = dead
+        self.dense = dense
         self.learningRate = learningRate
     }
 
-    enum CodingKeys: String, CodingKey {
-        case step, loss, mse, l0, fvu, dead
-        case learningRate = "learning_rate"
-    }
+    /// Columns are snake_case (`learning_rate`); the JSON exports use the same names.
+    package static let databaseColumnDecodingStrategy = DatabaseColumnDecodingStrategy.convertFromSnakeCase
 }
 
 extension Workspace {
@@ -162,12 +166,15 @@ extension Workspace {
                 arguments: [step, state, metricsJSON, Date(), id])
             let insert = try db.makeStatement(
                 sql: """
-                    INSERT OR REPLACE INTO sae_training_log (model_id, step, loss, mse, l0, fvu, dead, learning_rate)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    INSERT OR REPLACE INTO sae_training_log
+                        (model_id, step, loss, mse, l0, fvu, dead, dense, learning_rate)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """)
             for row in log {
                 try insert.execute(
-                    arguments: [id, row.step, row.loss, row.mse, row.l0, row.fvu, row.dead, row.learningRate])
+                    arguments: [
+                        id, row.step, row.loss, row.mse, row.l0, row.fvu, row.dead, row.dense, row.learningRate,
+                    ])
             }
         }
     }

@@ -9,6 +9,8 @@ import Testing
         AppFixtures.press([.tab, .tab], on: &state)
         #expect(state.focusedPanelID == .attention)
         AppFixtures.press([.backTab, .backTab, .backTab], on: &state)
+        #expect(state.focusedPanelID == .sae)
+        AppFixtures.press([.backTab], on: &state)
         #expect(state.focusedPanelID == .notebooks)
         AppFixtures.press([.character("4")], on: &state)
         #expect(state.focusedPanelID == .roofline)

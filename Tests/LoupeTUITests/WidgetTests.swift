@@ -93,8 +93,16 @@ import Testing
         let bar = TabBar(titles: ["Traces", "Evals"], selected: 1)
         let rects = bar.tabRects(in: Rect(x: 0, y: 0, width: 40, height: 1))
         #expect(rects == [Rect(x: 1, y: 0, width: 10, height: 1), Rect(x: 12, y: 0, width: 9, height: 1)])
+        // Too narrow to space them: they touch, then the unselected ones keep only their number.
+        let touching = bar.tabRects(in: Rect(x: 0, y: 0, width: 20, height: 1))
+        #expect(touching == [Rect(x: 1, y: 0, width: 10, height: 1), Rect(x: 11, y: 0, width: 9, height: 1)])
         let narrow = bar.tabRects(in: Rect(x: 0, y: 0, width: 14, height: 1))
-        #expect(narrow[1].isEmpty)
+        #expect(narrow == [Rect(x: 1, y: 0, width: 3, height: 1), Rect(x: 4, y: 0, width: 9, height: 1)])
+        var frame = Frame(size: Size(width: 14, height: 1))
+        bar.render(into: &frame, area: Rect(x: 0, y: 0, width: 14, height: 1), theme: theme)
+        #expect(frame.text() == "  1  2 Evals")
+        // Still too narrow: what does not fit is left out.
+        #expect(bar.tabRects(in: Rect(x: 0, y: 0, width: 8, height: 1))[1].isEmpty)
     }
 }
 

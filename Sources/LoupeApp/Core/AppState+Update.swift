@@ -29,7 +29,7 @@ extension AppState {
             return []
         case .notebooksListed, .notebookOpened, .attentionAnalyzed, .rooflineLoaded, .retrievalSearched,
             .retrievalDocument, .tracesLoaded, .traceOpened, .spanLoaded, .traceSearched, .tracesDiffed, .evalsLoaded,
-            .evalRunLoaded, .evalsCompared, .navigate:
+            .evalRunLoaded, .evalsCompared, .navigate, .saeListed, .saeFeaturesLoaded, .saeFeatureLoaded, .saeActivated:
             var effects: [Effect] = []
             for index in panels.indices { effects += apply(panels[index].receive(msg), from: panels[index].id) }
             return effects
@@ -88,13 +88,13 @@ extension AppState {
         case .quit:
             if jobs.isEmpty { return [.quit] }
             mode = .confirmQuit
-        case .nextPanel: focusPanel((focusedPanel + 1) % panels.count)
-        case .previousPanel: focusPanel((focusedPanel + panels.count - 1) % panels.count)
-        case .focusPanel(let index): if index < panels.count { focusPanel(index) }
+        case .nextPanel: return focusPanel((focusedPanel + 1) % panels.count)
+        case .previousPanel: return focusPanel((focusedPanel + panels.count - 1) % panels.count)
+        case .focusPanel(let index): if index < panels.count { return focusPanel(index) }
         case .jumpBack:
             guard let origin = jumpedFrom, origin < panels.count else { return [] }
             jumpedFrom = nil
-            focusPanel(origin)
+            return focusPanel(origin)
         case .showHelp:
             mode = .help
             helpOffset = 0
@@ -149,10 +149,12 @@ extension AppState {
         return []
     }
 
-    private mutating func focusPanel(_ index: Int) {
+    /// Shows panel `index`; what it loads when shown comes back as effects.
+    private mutating func focusPanel(_ index: Int) -> [Effect] {
         focusedPanel = index
         focus = .panel
         searchQuery = ""
+        return apply(panels[index].shown(), from: panels[index].id)
     }
 
     private mutating func performOnPanel(_ action: PanelAction) -> [Effect] {
@@ -182,6 +184,12 @@ extension AppState {
             case .app(let effect): return [effect]
             case .run(let line, let tag): return [startJob(line, origin: .panel(panel, tag: tag))]
             case .navigate(let navigation): return navigate(navigation)
+            case .editCommand(let line):
+                mode = .commandLine
+                commandLine = LineEditor(line)
+                completions = []
+                history.reset()
+                return []
             }
         }
     }
@@ -190,8 +198,7 @@ extension AppState {
     private mutating func navigate(_ navigation: Navigation) -> [Effect] {
         guard let index = panels.firstIndex(where: { $0.id == navigation.panel }) else { return [] }
         jumpedFrom = focusedPanel
-        focusPanel(index)
-        return apply(panels[index].receive(.navigate(navigation)), from: panels[index].id)
+        return focusPanel(index) + apply(panels[index].receive(.navigate(navigation)), from: panels[index].id)
     }
 
     private mutating func startJob(_ line: String, origin: JobStatus.Origin) -> Effect {
@@ -350,7 +357,7 @@ extension AppState {
             if layout.tabs.contains(event.position) {
                 let bar = TabBar(titles: panels.map(\.title), selected: focusedPanel)
                 if let index = bar.tabRects(in: layout.tabs).firstIndex(where: { $0.contains(event.position) }) {
-                    focusPanel(index)
+                    return focusPanel(index)
                 }
                 return []
             }

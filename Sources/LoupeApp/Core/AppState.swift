@@ -69,9 +69,12 @@ package struct AppState: Sendable {
         self.history = LineHistory(entries: history)
     }
 
-    /// The standard panels in tab order: the five engines' panels and Notebooks.
+    /// The standard panels in tab order: the engines' panels, Notebooks, then the SAE browser.
     package static func standardPanels() -> [any Panel] {
-        [TracesPanel(), RetrievalPanel(), AttentionPanel(), RooflinePanel(), EvalsPanel(), NotebooksPanel()]
+        [
+            TracesPanel(), RetrievalPanel(), AttentionPanel(), RooflinePanel(), EvalsPanel(), NotebooksPanel(),
+            SAEPanel(),
+        ]
     }
 
     package var focusedPanelID: PanelID { panels[focusedPanel].id }

@@ -41,4 +41,14 @@ package enum Effect: Hashable, Sendable {
     case loadEvalRun(Int64)
     /// Compare an eval run with a baseline.
     case compareEvalRuns(baseline: Int64, run: Int64)
+    /// Read the workspace's SAEs (settings, metrics, training curves) for the SAE panel.
+    case loadSAE
+    /// Encode an SAE's activation set (once) and list its features.
+    case loadSAEFeatures(Int64)
+    /// Build one feature's card.
+    case loadSAEFeature(model: Int64, feature: Int)
+    /// Run MiniLM and an SAE on a text (the SAE panel's test text).
+    case activateSAE(model: Int64, text: String)
+    /// Store a feature's label (empty removes it).
+    case labelSAEFeature(model: Int64, feature: Int, label: String)
 }

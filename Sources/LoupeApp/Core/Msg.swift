@@ -29,6 +29,21 @@ package enum Msg: Hashable, Sendable {
     case evalsCompared(baseline: Int64, run: Int64, EvalCompareLoad)
     /// Another panel asked this one to show something (an eval answer's trace or ranking).
     case navigate(Navigation)
+    case saeListed(Load<[SAEListing]>)
+    case saeFeaturesLoaded(Int64, Load<[SAEFeatureIndex.Summary]>)
+    case saeFeatureLoaded(model: Int64, feature: Int, Load<SAEFeatureIndex.Card>)
+    case saeActivated(model: Int64, text: String, Load<SAETextActivations>)
+}
+
+/// Something a panel asked for, or why it could not be had.
+package enum Load<Value: Hashable & Sendable>: Hashable, Sendable {
+    case loaded(Value)
+    case failed(String)
+
+    /// `body`'s value, or its error as text.
+    package static func from(_ body: () throws -> Value) -> Load {
+        do { return .loaded(try body()) } catch { return .failed("\(error)") }
+    }
 }
 
 /// Where a jump from one panel to another goes.

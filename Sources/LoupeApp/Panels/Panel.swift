@@ -9,6 +9,7 @@ package enum PanelID: String, CaseIterable, Hashable, Sendable {
     case roofline
     case evals
     case notebooks
+    case sae
 }
 
 /// What a panel asks for: a command run on its behalf (the result comes back through
@@ -18,6 +19,8 @@ package enum PanelEffect: Hashable, Sendable {
     case app(Effect)
     /// Show something in another panel (and focus it).
     case navigate(Navigation)
+    /// Open the `:` line with a command to edit and run (a training run's settings).
+    case editCommand(String)
 }
 
 /// What a panel needs to draw itself.
@@ -41,6 +44,8 @@ package protocol Panel: Sendable {
     var canGoBack: Bool { get }
     /// Effects to run when the app starts (loading what the panel shows).
     var initialEffects: [PanelEffect] { get }
+    /// Effects to run each time the panel's tab is chosen (loading what is costly only when wanted).
+    mutating func shown() -> [PanelEffect]
     /// True while the panel edits text (an input box): every key but ctrl+c goes to
     /// ``handleText(_:)`` instead of the keymaps.
     var capturesText: Bool { get }
@@ -69,6 +74,7 @@ extension Panel {
     package var isSearchable: Bool { false }
     package var canGoBack: Bool { false }
     package var initialEffects: [PanelEffect] { [] }
+    package mutating func shown() -> [PanelEffect] { [] }
     package var capturesText: Bool { false }
     package var wantsTicks: Bool { false }
     package mutating func handleText(_ key: Key) -> [PanelEffect] { [] }

@@ -14,6 +14,8 @@ package struct AppEnvironment: Sendable {
     package var analyzeAttention: (@Sendable (AttentionRequest) throws -> AttentionAnalysis)?
     /// Answers the Retrieval panel's queries; nil where there is no workspace.
     package var search: (@Sendable (RetrievalRequest) throws -> RetrievalResult)?
+    /// The SAE panel's SAEs, features, cards and test texts; nil where there is no workspace.
+    package var sae: SAEBrowser?
     /// Monotonic seconds.
     package var now: @Sendable () -> Double
 

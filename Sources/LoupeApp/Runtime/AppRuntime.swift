@@ -230,6 +230,8 @@ package final class AppRuntime {
                     mailbox.post(.evalsCompared(baseline: baseline, run: run, .failed("\(error)")))
                 }
             }
+        case .loadSAE, .loadSAEFeatures, .loadSAEFeature, .activateSAE, .labelSAEFeature:
+            performSAE(effect)
         case .writeFile(let path, let contents):
             let mailbox = self.mailbox
             DispatchQueue.global(qos: .utility).async {
@@ -250,6 +252,36 @@ package final class AppRuntime {
                     result = .failed("\(path) cannot be read: \(error.localizedDescription)")
                 }
                 mailbox.post(.notebookOpened(path: path, result: result))
+            }
+        }
+    }
+
+    /// The SAE panel's reads, each on a background queue (indexing an SAE's features takes seconds).
+    private func performSAE(_ effect: Effect) {
+        let mailbox = self.mailbox
+        guard let browser = environment.sae else {
+            if case .loadSAE = effect { mailbox.post(.saeListed(.failed("no workspace"))) }
+            return
+        }
+        DispatchQueue.global(qos: .userInitiated).async {
+            switch effect {
+            case .loadSAE:
+                mailbox.post(.saeListed(.from { try browser.listings() }))
+            case .loadSAEFeatures(let model):
+                mailbox.post(.saeFeaturesLoaded(model, .from { try browser.index(model).summaries }))
+            case .loadSAEFeature(let model, let feature):
+                mailbox.post(
+                    .saeFeatureLoaded(
+                        model: model, feature: feature, .from { try browser.card(model: model, feature: feature) }))
+            case .activateSAE(let model, let text):
+                mailbox.post(
+                    .saeActivated(model: model, text: text, .from { try browser.activate(model: model, text: text) }))
+            case .labelSAEFeature(let model, let feature, let label):
+                mailbox.post(
+                    .saeFeaturesLoaded(model, .from { try browser.label(model: model, feature: feature, label: label) })
+                )
+            default:
+                break
             }
         }
     }

@@ -46,6 +46,7 @@ enum TUILauncher {
         )
         appEnvironment.evalSuiteDirectories = evalSuiteDirectories(workspacePath: session.path)
         appEnvironment.search = AppEnvironment.search(RetrievalService(workspace: workspace, models: sharedModels))
+        appEnvironment.sae = SAEBrowser(workspace: workspace, models: sharedModels)
         let runtime = AppRuntime(state: state, backend: backend, environment: appEnvironment)
         if benchSize != nil {
             runtime.onFirstFrame = {

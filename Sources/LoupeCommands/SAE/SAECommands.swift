@@ -143,31 +143,28 @@ struct SAECommand: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Activation sets and SAEs in the workspace.")
 
         @OptionGroup var global: GlobalOptions
+        @Flag(help: "Print the SAEs as JSON (settings, metrics, training log).") var json = false
 
         func run(in context: CommandContext) throws {
             let workspace = try context.workspace()
+            let listings = try SAECommand.plainly {
+                try SAEBrowser(workspace: workspace, models: sharedModels).listings()
+            }
+            if json { return context.print(try Formatting.json(listings)) }
             let sets = try workspace.activationSets()
-            let models = try workspace.saeModels()
             guard !sets.isEmpty else { return context.print("no activations yet: loupe sae collect --layer 3") }
             context.print("activation sets")
             for set in sets {
                 context.print("  \(set.id)  layer \(set.layer)  \(set.rows) tokens × \(set.dimensions)  \(set.model)")
             }
-            guard !models.isEmpty else { return context.print("no SAEs yet: loupe sae train --layer 3") }
+            guard !listings.isEmpty else { return context.print("no SAEs yet: loupe sae train --layer 3") }
             context.print("SAEs")
-            for model in models {
-                let settings = try? JSONDecoder().decode(
-                    SAEService.StoredSettings.self, from: Data(model.settingsJSON.utf8))
-                let kind = settings.map { $0.k.map { "TopK k \($0)" } ?? "ReLU L1 \($0.l1)" } ?? "?"
-                let metrics = model.metricsJSON.flatMap {
-                    try? JSONDecoder().decode(SAEMetrics.self, from: Data($0.utf8))
-                }
+            for sae in listings {
                 context.print(
-                    "  \(model.id)  layer \(model.layer)  width \(model.width)  \(kind)  step \(model.step)/\(settings?.steps ?? 0)"
-                        + (metrics.map {
+                    "  \(sae.id)  layer \(sae.layer)  width \(sae.width)  \(sae.kind)  step \(sae.step)/\(sae.steps)"
+                        + (sae.metrics.map {
                             String(format: "  L0 %.1f  FVU %.3f  dead %.1f%%", $0.l0, $0.fvu, $0.deadFraction * 100)
-                        }
-                            ?? "  (not finished)"))
+                        } ?? "  (not finished)"))
             }
         }
     }
@@ -250,10 +247,10 @@ struct SAECommand: ParsableCommand {
                     feature, workspace: workspace, embedder: try? sharedModels.miniLM())
             }
             if let output {
-                try (try Formatting.json(card) + "\n").write(toFile: output, atomically: true, encoding: .utf8)
+                try (try card.json() + "\n").write(toFile: output, atomically: true, encoding: .utf8)
                 return context.print("wrote feature \(feature) of SAE \(id) to \(output)")
             }
-            if json { return context.print(try Formatting.json(card)) }
+            if json { return context.print(try card.json()) }
             context.print(
                 "SAE \(id) feature \(feature)" + (card.label.map { " · \(UntrustedText.sanitized($0))" } ?? "")
                     + String(format: " · density %.5f · max %.3f", card.density, card.maxActivation))

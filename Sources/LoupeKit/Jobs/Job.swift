@@ -17,11 +17,14 @@ package struct JobProgress: Hashable, Sendable {
     package var completed: Double
     package var total: Double?
     package var detail: String
+    /// Named figures a panel can plot live (an SAE's loss and L0 as it trains).
+    package var values: [String: Double]
 
-    package init(completed: Double, total: Double?, detail: String = "") {
+    package init(completed: Double, total: Double?, detail: String = "", values: [String: Double] = [:]) {
         self.completed = completed
         self.total = total
         self.detail = detail
+        self.values = values
     }
 
     /// Completed share in 0...1, or nil when the total is unknown.

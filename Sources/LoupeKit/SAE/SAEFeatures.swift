@@ -18,7 +18,8 @@ package struct SAEFeatureIndex: Sendable {
     package struct Context: Hashable, Sendable, Codable {
         package var row: Int
         package var activation: Float
-        package var chunkID: Int64
+        /// The chunk the tokens come from.
+        package var chunk: Int64
         /// The tokens around the firing one, with this feature's activation on each.
         package var tokens: [String]
         package var activations: [Float]
@@ -54,7 +55,11 @@ package struct SAEFeatureIndex: Sendable {
 
     package let model: Int64
     package let sae: SparseAutoencoder
-    package let summaries: [Summary]
+    /// The MiniLM layer the SAE reads.
+    package let layer: Int
+    /// The training step the SAE had reached when the index was built.
+    package let step: Int
+    package var summaries: [Summary]
     /// Per feature, the rows it fires on with their activations.
     let firings: [[(row: Int, activation: Float)]]
     let values: [Float]
@@ -84,6 +89,8 @@ package struct SAEFeatureIndex: Sendable {
         }
         self.model = id
         self.sae = sae
+        layer = record.layer
+        step = record.step
         self.firings = firings
         self.values = values
         self.rows = rows
@@ -166,7 +173,7 @@ package struct SAEFeatureIndex: Sendable {
         let places = try workspace.activationTokens(set: set, rows: candidates).sorted { $0.row < $1.row }
         guard let center = places.first(where: { $0.row == firing.row }) else {
             return Context(
-                row: firing.row, activation: firing.activation, chunkID: 0, tokens: [], activations: [], center: 0)
+                row: firing.row, activation: firing.activation, chunk: 0, tokens: [], activations: [], center: 0)
         }
         let sameChunk = places.filter { $0.chunkID == center.chunkID }
         var x = [Float]()
@@ -175,7 +182,7 @@ package struct SAEFeatureIndex: Sendable {
         }
         let codes = sae.forward(x, rows: sameChunk.count).codes
         return Context(
-            row: firing.row, activation: firing.activation, chunkID: center.chunkID, tokens: sameChunk.map(\.token),
+            row: firing.row, activation: firing.activation, chunk: center.chunkID, tokens: sameChunk.map(\.token),
             activations: sameChunk.indices.map { codes[$0 * sae.width + feature] },
             center: sameChunk.firstIndex { $0.row == firing.row } ?? 0)
     }
@@ -199,10 +206,14 @@ package struct SAETextActivations: Hashable, Sendable, Codable {
 
     package init(text: String, model id: Int64, workspace: Workspace, embedder: SentenceEmbedder) throws {
         let (record, trainer) = try SAEService(workspace: workspace, models: ModelLibrary(root: "")).stored(id)
-        let sae = trainer.sae
+        try self.init(text: text, sae: trainer.sae, layer: record.layer, embedder: embedder)
+    }
+
+    /// `sae` on the residual stream after `layer` of MiniLM's forward pass over `text`.
+    package init(text: String, sae: SparseAutoencoder, layer: Int, embedder: SentenceEmbedder) throws {
         let ids = embedder.tokenizer.encode(text)
-        let (_, captured) = embedder.encoder.forward([ids], capture: CaptureRequest(residualLayers: [record.layer]))
-        guard let states = captured.residual[record.layer]?.first, ids.count > 2 else {
+        let (_, captured) = embedder.encoder.forward([ids], capture: CaptureRequest(residualLayers: [layer]))
+        guard let states = captured.residual[layer]?.first, ids.count > 2 else {
             throw SAEError("the text has no tokens")
         }
         let rows = ids.count - 2

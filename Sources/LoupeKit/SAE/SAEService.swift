@@ -219,7 +219,6 @@ package struct SAEService: Sendable {
         let batchSize = stored.options.batch
         let resumed = resume != nil
         var log: [SAELogRow] = []
-        var last: SAETrainer.StepMetrics?
         var watch = Stopwatch()
         var trained = 0
         var batch = [Float](repeating: 0, count: batchSize * dimensions)
@@ -234,21 +233,21 @@ package struct SAEService: Sendable {
             }
             let metrics = trainer.train(batch, rows: batchSize)
             trained += batchSize
-            last = metrics
             onStep(metrics)
             if metrics.step % stored.options.logEvery == 0 || metrics.step == trainer.settings.steps {
                 log.append(
                     SAELogRow(
                         step: metrics.step, loss: Double(metrics.loss.total), mse: Double(metrics.loss.reconstruction),
                         l0: Double(metrics.l0), fvu: Double(metrics.fvu), dead: Double(metrics.deadFraction),
-                        learningRate: Double(metrics.learningRate)))
+                        dense: Double(metrics.denseFraction), learningRate: Double(metrics.learningRate)))
                 reporter.report(
                     JobProgress(
                         completed: Double(metrics.step), total: Double(trainer.settings.steps),
                         detail: String(
                             format: "SAE %lld step %d/%d · loss %.4g · L0 %.1f · FVU %.3f · dead %.1f%%", model,
                             metrics.step, trainer.settings.steps, metrics.loss.total, metrics.l0, metrics.fvu,
-                            metrics.deadFraction * 100)))
+                            metrics.deadFraction * 100),
+                        values: SAETrainingPoint(model: model, log: log.last!).values))
             }
             if metrics.step % stored.options.checkpointEvery == 0 {
                 try workspace.checkpointSAE(
@@ -266,7 +265,6 @@ package struct SAEService: Sendable {
         try workspace.checkpointSAE(
             model, step: trainer.step, state: trainer.serialized(), metricsJSON: try metrics.map { try $0.json() },
             log: log)
-        _ = last
         return Trained(
             model: model, step: trainer.step, metrics: metrics,
             tokensPerSecond: seconds > 0 ? Double(trained) / seconds : 0, resumed: resumed)

@@ -8,35 +8,47 @@ package struct TabBar: Sendable {
         self.selected = selected
     }
 
-    /// The rectangle each tab occupies in `area`, for drawing and for mouse hit-testing. Tabs
-    /// that do not fit get an empty rectangle.
-    package func tabRects(in area: Rect) -> [Rect] {
+    /// How tight the tabs are set: spaced, touching, or only numbers for the tabs not selected.
+    private enum Fit { case spaced, touching, numbers }
+
+    /// The rectangle each tab occupies in `area`, for drawing and for mouse hit-testing. Tabs are
+    /// set closer (then show only their numbers, the selected one keeping its title) rather than
+    /// lost off the edge; tabs that still do not fit get an empty rectangle.
+    package func tabRects(in area: Rect) -> [Rect] { layout(in: area).rects }
+
+    private func layout(in area: Rect) -> (rects: [Rect], fit: Fit) {
+        let fit =
+            [Fit.spaced, .touching].first { fit in
+                let widths = titles.indices.map { TextWidth.of(label($0, fit)) }
+                return area.x + 1 + widths.reduce(0, +) + (fit == .spaced ? widths.count - 1 : 0) <= area.maxX
+            } ?? .numbers
         var x = area.x + 1
         var rects: [Rect] = []
-        for (index, title) in titles.enumerated() {
-            let width = TextWidth.of(label(index, title))
+        for index in titles.indices {
+            let width = TextWidth.of(label(index, fit))
             if x + width > area.maxX {
                 rects.append(Rect(x: x, y: area.y, width: 0, height: 0))
                 continue
             }
             rects.append(Rect(x: x, y: area.y, width: width, height: 1))
-            x += width + 1
+            x += width + (fit == .spaced ? 1 : 0)
         }
-        return rects
+        return (rects, fit)
     }
 
     package func render(into frame: inout Frame, area: Rect, theme: Theme) {
-        for (index, rect) in tabRects(in: area).enumerated() where !rect.isEmpty {
+        let (rects, fit) = layout(in: area)
+        for (index, rect) in rects.enumerated() where !rect.isEmpty {
             let active = index == selected
-            let text = label(index, titles[index])
-            frame.draw(text, at: Point(x: rect.x, y: rect.y), style: theme.tab(active: active))
+            frame.draw(label(index, fit), at: Point(x: rect.x, y: rect.y), style: theme.tab(active: active))
             if !active, index < 9 {
                 frame.draw(String(index + 1), at: Point(x: rect.x + 1, y: rect.y), style: theme.key)
             }
         }
     }
 
-    private func label(_ index: Int, _ title: String) -> String {
-        index < 9 ? " \(index + 1) \(title) " : " \(title) "
+    private func label(_ index: Int, _ fit: Fit) -> String {
+        guard index < 9 else { return " \(titles[index]) " }
+        return fit == .numbers && index != selected ? " \(index + 1) " : " \(index + 1) \(titles[index]) "
     }
 }

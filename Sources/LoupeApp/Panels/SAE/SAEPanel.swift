@@ -1,0 +1,345 @@
+import Foundation
+import LoupeKit
+import LoupeStore
+import LoupeTUI
+
+/// Sparse autoencoders trained on MiniLM's residual stream: the features of one SAE as a
+/// sortable list (density, largest activation, label), a feature's card (its top contexts by
+/// activation quantile shaded by activation, histogram, nearest vocabulary tokens and features),
+/// a test text run through MiniLM and the SAE live, labels, and the training curves, which grow
+/// while an SAE trains.
+package struct SAEPanel: Panel {
+    package let id = PanelID.sae
+    package let title = "SAE"
+
+    package enum View: String, Hashable, Sendable {
+        case features = "Features"
+        case card = "Feature card"
+        case training = "Training"
+    }
+
+    /// The order of the feature list.
+    package enum Order: String, CaseIterable, Sendable {
+        case density, max, label, feature
+    }
+
+    /// Which line editor has the keyboard.
+    package enum Field: Hashable, Sendable { case test, label }
+
+    package private(set) var listings: [SAEListing]?
+    package private(set) var selectedModel: Int64?
+    package private(set) var features: [SAEFeatureIndex.Summary]?
+    package private(set) var loadingFeatures: Int64?
+    package var featureList = ListState()
+    package private(set) var order = Order.density
+    package private(set) var ascending = false
+    package private(set) var view = View.features
+    package private(set) var card: SAEFeatureIndex.Card?
+    package private(set) var loadingCard: Int?
+    package var testInput = LineEditor("The most important effect of the boundary layer is on drag.")
+    package private(set) var test: SAETextActivations?
+    package private(set) var loadingTest: String?
+    package var labelInput = LineEditor()
+    package private(set) var editing: Field?
+    /// Points of the training curves reported by running `sae train` jobs, per SAE.
+    package private(set) var live: [Int64: [SAELogRow]] = [:]
+    package private(set) var error: String?
+    /// The panel was shown before its SAEs were listed: load features once they are.
+    private var wantsFeatures = false
+    private var awaitedModels: Set<Int64> = []
+    private var exportWhenLoaded = false
+
+    package init() {}
+
+    package var keymap: Keymap {
+        Keymap(
+            "SAE",
+            [
+                KeyBinding([.enter], .panel(.open), help: "Open the selected feature's card", footer: "card"),
+                KeyBinding(
+                    [.character("s")], .panel(.custom("sort")), help: "Sort features by density, max, label, number",
+                    footer: "sort"),
+                KeyBinding([.character("S")], .panel(.custom("reverse")), help: "Reverse the feature order"),
+                KeyBinding(
+                    [.character("i")], .panel(.custom("test")),
+                    help: "Card: type a test text; enter runs MiniLM + the SAE on it and shades it by the feature",
+                    footer: "test text"),
+                KeyBinding(
+                    [.character("L")], .panel(.custom("label")),
+                    help: "Label the feature (stored in the workspace; empty removes it)", footer: "label"),
+                KeyBinding(
+                    [.character("e")], .panel(.custom("export")),
+                    help: "Export the feature's card as JSON (sae-<id>-feature-<n>.json)", footer: "export"),
+                KeyBinding(
+                    [.character("[")], .panel(.custom("previous")), help: "Card: the previous feature in the list"),
+                KeyBinding([.character("]")], .panel(.custom("next")), help: "Card: the next feature in the list"),
+                KeyBinding(
+                    [.character("v")], .panel(.custom("training")),
+                    help: "Training curves of the SAE (live while it trains) or back to its features",
+                    footer: "training"),
+                KeyBinding(
+                    [.character("m")], .panel(.custom("model")), help: "Next SAE in the workspace", footer: "next SAE"),
+                KeyBinding(
+                    [.character("t")], .panel(.custom("train")),
+                    help: "Train: opens the : line with this SAE's settings (or --resume when it stopped early)"),
+                KeyBinding([.character("g")], .panel(.custom("reload")), help: "Reload the SAEs"),
+            ])
+    }
+
+    package var initialEffects: [PanelEffect] { [.app(.loadSAE)] }
+    package var capturesText: Bool { editing != nil }
+    package var canGoBack: Bool { view != .features }
+    package var isSearchable: Bool { view == .features }
+
+    package mutating func goBack() {
+        view = view == .card || view == .training ? .features : view
+    }
+
+    package mutating func shown() -> [PanelEffect] {
+        guard features == nil, loadingFeatures == nil else { return [] }
+        guard listings != nil else {
+            wantsFeatures = true
+            return []
+        }
+        return loadFeatures()
+    }
+
+    // MARK: - Data
+
+    package var listing: SAEListing? { listings?.first { $0.id == selectedModel } }
+
+    /// The features in list order.
+    package var sortedFeatures: [SAEFeatureIndex.Summary] {
+        guard let features else { return [] }
+        let ordered: [SAEFeatureIndex.Summary]
+        switch order {
+        case .density: ordered = features.sorted { ($0.density, $1.feature) < ($1.density, $0.feature) }
+        case .max: ordered = features.sorted { ($0.maxActivation, $1.feature) < ($1.maxActivation, $0.feature) }
+        case .feature: ordered = features
+        case .label:
+            // Labelled features first, alphabetically; the rest by number.
+            ordered = features.sorted { a, b in
+                switch (a.label, b.label) {
+                case (let x?, let y?): return (x.lowercased(), a.feature) < (y.lowercased(), b.feature)
+                case (.some, nil): return true
+                case (nil, .some): return false
+                default: return a.feature < b.feature
+                }
+            }
+        }
+        return ascending ? ordered : ordered.reversed()
+    }
+
+    package var selectedFeature: SAEFeatureIndex.Summary? {
+        let sorted = sortedFeatures
+        return featureList.selected < sorted.count ? sorted[featureList.selected] : nil
+    }
+
+    /// The training curve of the selected SAE: its stored log, then the points reported live.
+    package var curve: [SAELogRow] {
+        guard let model = selectedModel else { return [] }
+        let stored = listing?.log ?? []
+        let last = stored.last?.step ?? 0
+        return stored + (live[model] ?? []).filter { $0.step > last }
+    }
+
+    private mutating func loadFeatures() -> [PanelEffect] {
+        guard let listing, listing.step > 0 else { return [] }
+        wantsFeatures = false
+        loadingFeatures = listing.id
+        return [.app(.loadSAEFeatures(listing.id))]
+    }
+
+    private mutating func select(model: Int64) {
+        guard model != selectedModel else { return }
+        selectedModel = model
+        features = nil
+        card = nil
+        test = nil
+        featureList = ListState()
+        loadingFeatures = nil
+    }
+
+    // MARK: - Messages
+
+    package mutating func receive(_ msg: Msg) -> [PanelEffect] {
+        switch msg {
+        case .saeListed(.loaded(let found)):
+            listings = found
+            error = nil
+            awaitedModels.subtract(found.map(\.id))
+            if selectedModel == nil || listing == nil {
+                // The newest SAE that finished training, else the newest.
+                if let pick = found.last(where: \.finished) ?? found.last { select(model: pick.id) }
+            }
+            if wantsFeatures || (features == nil && loadingFeatures == nil && view == .features) {
+                return wantsFeatures ? loadFeatures() : []
+            }
+        case .saeListed(.failed(let message)):
+            listings = []
+            error = message
+        case .saeFeaturesLoaded(let model, let load) where model == selectedModel:
+            loadingFeatures = nil
+            switch load {
+            case .loaded(let summaries):
+                features = summaries
+                if let open = card?.feature { card?.label = summaries.first { $0.feature == open }?.label }
+            case .failed(let message): error = message
+            }
+        case .saeFeatureLoaded(let model, let feature, let load) where model == selectedModel && feature == loadingCard:
+            loadingCard = nil
+            switch load {
+            case .loaded(let loaded):
+                card = loaded
+                if exportWhenLoaded {
+                    exportWhenLoaded = false
+                    return Self.export(loaded)
+                }
+            case .failed(let message): error = message
+            }
+        case .saeActivated(let model, let text, let load) where model == selectedModel && text == loadingTest:
+            loadingTest = nil
+            switch load {
+            case .loaded(let activations): test = activations
+            case .failed(let message): error = message
+            }
+        case .jobProgress(_, let progress):
+            guard let point = SAETrainingPoint(values: progress.values) else { return [] }
+            let first = live[point.model] == nil
+            live[point.model, default: []].append(point.log)
+            if first {
+                // A new run: follow it on the training view (unless a card is being read).
+                if view != .card {
+                    select(model: point.model)
+                    view = .training
+                }
+                if listings?.contains(where: { $0.id == point.model }) != true,
+                    awaitedModels.insert(point.model).inserted
+                {
+                    return [.app(.loadSAE)]
+                }
+            }
+        case .jobFinished:
+            // A training run (or a collection) may have ended: read the stored SAEs again.
+            return [.app(.loadSAE)]
+        default: break
+        }
+        return []
+    }
+
+    // MARK: - Keys
+
+    package mutating func handleText(_ key: Key) -> [PanelEffect] {
+        switch key {
+        case .escape:
+            editing = nil
+        case .enter:
+            let field = editing
+            editing = nil
+            if field == .test { return runTest() }
+            if field == .label, let model = selectedModel, let feature = card?.feature ?? selectedFeature?.feature {
+                let label = labelInput.text.trimmingWhitespace()
+                return [.app(.labelSAEFeature(model: model, feature: feature, label: label))]
+            }
+        default:
+            if editing == .test { testInput.handle(key) } else { labelInput.handle(key) }
+        }
+        return []
+    }
+
+    private mutating func runTest() -> [PanelEffect] {
+        let text = testInput.text.trimmingWhitespace()
+        guard let model = selectedModel, !text.isEmpty else { return [] }
+        loadingTest = text
+        error = nil
+        return [.app(.activateSAE(model: model, text: text))]
+    }
+
+    private mutating func openCard(_ feature: Int) -> [PanelEffect] {
+        guard let model = selectedModel else { return [] }
+        view = .card
+        loadingCard = feature
+        error = nil
+        var effects: [PanelEffect] = [.app(.loadSAEFeature(model: model, feature: feature))]
+        // The test text is shaded by the open feature: run it once if it never ran.
+        if test == nil, loadingTest == nil { effects += runTest() }
+        return effects
+    }
+
+    package mutating func perform(_ action: PanelAction, area: Rect) -> [PanelEffect] {
+        let count = sortedFeatures.count
+        switch (view, action) {
+        case (_, .custom("reload")):
+            return [.app(.loadSAE)] + (features == nil && loadingFeatures == nil ? loadFeatures() : [])
+        case (_, .custom("model")):
+            guard let listings, !listings.isEmpty else { return [] }
+            let index = listings.firstIndex { $0.id == selectedModel } ?? -1
+            select(model: listings[(index + 1) % listings.count].id)
+            if view == .card { view = .features }
+            return loadFeatures()
+        case (_, .custom("training")):
+            view = view == .training ? .features : .training
+        case (_, .custom("train")):
+            guard let listing else { return [.editCommand("sae train --layer 3 --width 3072 --k 32 --steps 2000")] }
+            if !listing.finished { return [.editCommand("sae train --resume \(listing.id)")] }
+            let kind = listing.k.map { "--k \($0)" } ?? "--l1 \(String(format: "%g", listing.l1))"
+            return [
+                .editCommand(
+                    "sae train --set \(listing.activationSet) --width \(listing.width) \(kind) --steps \(listing.steps)"
+                )
+            ]
+        case (_, .custom("label")):
+            guard let feature = view == .card ? card?.feature : selectedFeature?.feature else { return [] }
+            labelInput = LineEditor(features?.first { $0.feature == feature }?.label ?? "")
+            editing = .label
+        case (_, .custom("sort")) where view == .features:
+            let all = Order.allCases
+            order = all[(all.firstIndex(of: order)! + 1) % all.count]
+            // Densities and activations read best largest first, labels and numbers ascending.
+            ascending = order == .label || order == .feature
+            featureList = ListState()
+        case (_, .custom("reverse")) where view == .features:
+            ascending.toggle()
+        case (.features, .up): featureList.move(by: -1, count: count)
+        case (.features, .down): featureList.move(by: 1, count: count)
+        case (.features, .pageUp): featureList.move(by: -10, count: count)
+        case (.features, .pageDown): featureList.move(by: 10, count: count)
+        case (.features, .top): featureList.jump(toEnd: false, count: count)
+        case (.features, .bottom): featureList.jump(toEnd: true, count: count)
+        case (.features, .open):
+            if let feature = selectedFeature?.feature { return openCard(feature) }
+        case (.card, .custom("next")), (.card, .custom("previous")):
+            featureList.move(by: action == .custom("next") ? 1 : -1, count: count)
+            if let feature = selectedFeature?.feature { return openCard(feature) }
+        case (.card, .custom("test")):
+            editing = .test
+        case (.card, .custom("export")):
+            return card.map(Self.export) ?? []
+        case (.features, .custom("export")):
+            // The card is built first, then written.
+            if let feature = selectedFeature?.feature {
+                exportWhenLoaded = true
+                return openCard(feature)
+            }
+        default: break
+        }
+        return []
+    }
+
+    /// Writes `card` to `sae-<id>-feature-<n>.json` in the working directory.
+    static func export(_ card: SAEFeatureIndex.Card) -> [PanelEffect] {
+        guard let json = try? card.json() else { return [] }
+        let path = FileManager.default.currentDirectoryPath + "/sae-\(card.model)-feature-\(card.feature).json"
+        return [.app(.writeFile(path: path, contents: json + "\n"))]
+    }
+
+    package mutating func search(_ query: String, forward: Bool, includeCurrent: Bool) -> Bool {
+        let texts = sortedFeatures.map { "feature \($0.feature) \($0.label ?? "")" }
+        guard
+            let index = nextMatch(
+                in: texts, from: featureList.selected, query: query, forward: forward, includeCurrent: includeCurrent)
+        else { return false }
+        featureList.selected = index
+        return true
+    }
+}
