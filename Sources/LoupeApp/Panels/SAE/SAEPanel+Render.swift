@@ -50,7 +50,8 @@ extension SAEPanel {
 
     /// Two lines: what the SAE is, and how good it is.
     private func renderHeader(_ listing: SAEListing, into frame: inout Frame, area: Rect, theme: Theme) {
-        let progress = listing.finished ? "" : " · step \(listing.step)/\(listing.steps)"
+        let reached = max(listing.step, live[listing.id]?.last?.step ?? 0)
+        let progress = listing.finished ? "" : " · step \(reached)/\(listing.steps)"
         let what =
             "SAE \(listing.id) · layer \(listing.layer) · \(listing.kind) · \(listing.width) latents · "
             + "\(Self.grouped(listing.tokens)) tokens\(progress)"
@@ -80,10 +81,13 @@ extension SAEPanel {
         _ listing: SAEListing, into frame: inout Frame, area: Rect, theme: Theme, focused: Bool
     ) {
         guard let features else {
+            let training = live[listing.id]?.last.map { $0.step < listing.steps } ?? false
             let text =
-                loadingFeatures != nil
-                ? "Encoding \(Self.grouped(listing.tokens)) tokens with SAE \(listing.id) to index its features…"
-                : listing.step == 0 ? "SAE \(listing.id) has not trained a step yet: v shows its curves." : ""
+                training
+                ? "SAE \(listing.id) is training: v shows its curves as they grow; its features once it has finished."
+                : loadingFeatures != nil
+                    ? "Encoding \(Self.grouped(listing.tokens)) tokens with SAE \(listing.id) to index its features…"
+                    : listing.step == 0 ? "SAE \(listing.id) has not trained a step yet: v shows its curves." : ""
             frame.draw(text, at: Point(x: area.x + 1, y: area.y), style: theme.status(.info), clip: area)
             return
         }

@@ -45,7 +45,10 @@ package struct SAEPanel: Panel {
     package private(set) var live: [Int64: [SAELogRow]] = [:]
     package private(set) var error: String?
     /// The panel was shown before its SAEs were listed: load features once they are.
-    private var wantsFeatures = false
+    /// The tab has been shown: features are worth indexing (seconds of work) from then on.
+    private var wasShown = false
+    /// The step of the SAE the features on show were indexed at.
+    private var featuresStep: Int?
     private var awaitedModels: Set<Int64> = []
     private var exportWhenLoaded = false
 
@@ -96,11 +99,7 @@ package struct SAEPanel: Panel {
     }
 
     package mutating func shown() -> [PanelEffect] {
-        guard features == nil, loadingFeatures == nil else { return [] }
-        guard listings != nil else {
-            wantsFeatures = true
-            return []
-        }
+        wasShown = true
         return loadFeatures()
     }
 
@@ -143,10 +142,14 @@ package struct SAEPanel: Panel {
         return stored + (live[model] ?? []).filter { $0.step > last }
     }
 
+    /// Indexes the selected SAE's features once the tab has been shown, unless they are indexed at
+    /// its current step or it is still training (its index would be stale in a moment).
     private mutating func loadFeatures() -> [PanelEffect] {
-        guard let listing, listing.step > 0 else { return [] }
-        wantsFeatures = false
+        guard wasShown, let listing, listing.step > 0, loadingFeatures == nil else { return [] }
+        guard features == nil || featuresStep != listing.step else { return [] }
+        if let last = live[listing.id]?.last, last.step < listing.steps { return [] }
         loadingFeatures = listing.id
+        featuresStep = listing.step
         return [.app(.loadSAEFeatures(listing.id))]
     }
 
@@ -172,9 +175,7 @@ package struct SAEPanel: Panel {
                 // The newest SAE that finished training, else the newest.
                 if let pick = found.last(where: \.finished) ?? found.last { select(model: pick.id) }
             }
-            if wantsFeatures || (features == nil && loadingFeatures == nil && view == .features) {
-                return wantsFeatures ? loadFeatures() : []
-            }
+            return loadFeatures()
         case .saeListed(.failed(let message)):
             listings = []
             error = message
@@ -270,7 +271,7 @@ package struct SAEPanel: Panel {
         let count = sortedFeatures.count
         switch (view, action) {
         case (_, .custom("reload")):
-            return [.app(.loadSAE)] + (features == nil && loadingFeatures == nil ? loadFeatures() : [])
+            return [.app(.loadSAE)] + loadFeatures()
         case (_, .custom("model")):
             guard let listings, !listings.isEmpty else { return [] }
             let index = listings.firstIndex { $0.id == selectedModel } ?? -1
