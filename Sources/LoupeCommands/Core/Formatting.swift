@@ -1,4 +1,5 @@
 import Foundation
+import LoupeKit
 
 /// Human formatting shared by the commands' tables.
 enum Formatting {
@@ -20,12 +21,7 @@ enum Formatting {
     }
 
     /// Pretty, key-sorted, snake_case JSON: the same bytes for the same value.
-    static func json<T: Encodable>(_ value: T) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        encoder.keyEncodingStrategy = .convertToSnakeCase
-        return String(decoding: try encoder.encode(value), as: UTF8.self)
-    }
+    static func json<T: Encodable>(_ value: T) throws -> String { try JSONText.pretty(value) }
 }
 
 extension CommandFailure {

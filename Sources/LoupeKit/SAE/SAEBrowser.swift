@@ -116,10 +116,5 @@ package final class SAEBrowser: Sendable {
 
 extension SAEFeatureIndex.Card {
     /// The card as `sae feature --json` prints it and the browser's `e` exports it.
-    package func json() throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        encoder.keyEncodingStrategy = .convertToSnakeCase
-        return String(decoding: try encoder.encode(self), as: UTF8.self)
-    }
+    package func json() throws -> String { try JSONText.pretty(self) }
 }
