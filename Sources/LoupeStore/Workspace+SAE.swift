@@ -183,6 +183,27 @@ extension Workspace {
         try read { db in try SAEModelRecord.fetchAll(db, sql: "SELECT * FROM sae_models ORDER BY id") }
     }
 
+    /// The columns of `sae_models` but its parameters (`state` comes back empty).
+    private static let saeHeaderColumns = """
+        id, set_id, layer, width, settings_json, step, X'' AS state, metrics_json, created_at, updated_at
+        """
+
+    /// Every SAE's row without its parameters (`state` is empty): what listings need, without
+    /// reading tens of MB of checkpoint per SAE.
+    package func saeModelHeaders() throws(WorkspaceError) -> [SAEModelRecord] {
+        try read { db in
+            try SAEModelRecord.fetchAll(db, sql: "SELECT \(Self.saeHeaderColumns) FROM sae_models ORDER BY id")
+        }
+    }
+
+    /// One SAE's row without its parameters (`state` is empty).
+    package func saeModelHeader(_ id: Int64) throws(WorkspaceError) -> SAEModelRecord? {
+        try read { db in
+            try SAEModelRecord.fetchOne(
+                db, sql: "SELECT \(Self.saeHeaderColumns) FROM sae_models WHERE id = ?", arguments: [id])
+        }
+    }
+
     package func saeModel(_ id: Int64) throws(WorkspaceError) -> SAEModelRecord? {
         try read { db in try SAEModelRecord.fetchOne(db, sql: "SELECT * FROM sae_models WHERE id = ?", arguments: [id])
         }

@@ -177,7 +177,7 @@ struct SAECommand: ParsableCommand {
 
         func run(in context: CommandContext) throws {
             let workspace = try context.workspace()
-            guard let model = try workspace.saeModel(id) else { throw CommandFailure("there is no SAE \(id)") }
+            guard let model = try workspace.saeModelHeader(id) else { throw CommandFailure("there is no SAE \(id)") }
             context.print("SAE \(id) · layer \(model.layer) · width \(model.width) · step \(model.step)")
             context.print("settings \(model.settingsJSON)")
             let log = try workspace.saeTrainingLog(id)
@@ -297,7 +297,7 @@ struct SAECommand: ParsableCommand {
 
         func run(in context: CommandContext) throws {
             let workspace = try context.workspace()
-            guard let model = try workspace.saeModel(id) else { throw CommandFailure("there is no SAE \(id)") }
+            guard let model = try workspace.saeModelHeader(id) else { throw CommandFailure("there is no SAE \(id)") }
             guard (0..<model.width).contains(feature) else {
                 throw CommandFailure("feature \(feature): SAE \(id) has features 0…\(model.width - 1)")
             }

@@ -71,7 +71,7 @@ package final class SAEBrowser: Sendable {
 
     package func listings() throws -> [SAEListing] {
         let sets = Dictionary(uniqueKeysWithValues: try workspace.activationSets().map { ($0.id, $0.rows) })
-        return try workspace.saeModels().map { record in
+        return try workspace.saeModelHeaders().map { record in
             let settings = try SAEService.settings(from: record.settingsJSON)
             return SAEListing(
                 id: record.id, activationSet: record.setID, layer: record.layer, width: record.width, k: settings.k,
@@ -83,7 +83,7 @@ package final class SAEBrowser: Sendable {
 
     /// The index of `model` at its current step, built on first use.
     package func index(_ model: Int64) throws -> SAEFeatureIndex {
-        guard let record = try workspace.saeModel(model) else { throw SAEError("there is no SAE \(model)") }
+        guard let record = try workspace.saeModelHeader(model) else { throw SAEError("there is no SAE \(model)") }
         return try indexes.withLock { cached in
             if let index = cached[model], index.step == record.step { return index }
             let index = try SAEFeatureIndex(model: model, workspace: workspace)

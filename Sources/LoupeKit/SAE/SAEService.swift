@@ -215,7 +215,7 @@ package struct SAEService: Sendable {
                 state: trainer.serialized())
         }
         let (rows, dimensions, values) = try activations(set: setID)
-        let stored = try Self.settings(from: try workspace.saeModel(model)!.settingsJSON)
+        let stored = try Self.settings(from: try workspace.saeModelHeader(model)!.settingsJSON)
         let batchSize = stored.options.batch
         let resumed = resume != nil
         var log: [SAELogRow] = []
