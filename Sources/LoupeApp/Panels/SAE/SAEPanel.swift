@@ -44,12 +44,10 @@ package struct SAEPanel: Panel {
     /// Points of the training curves reported by running `sae train` jobs, per SAE.
     package private(set) var live: [Int64: [SAELogRow]] = [:]
     package private(set) var error: String?
-    /// The panel was shown before its SAEs were listed: load features once they are.
     /// The tab has been shown: features are worth indexing (seconds of work) from then on.
     private var wasShown = false
     /// The step of the SAE the features on show were indexed at.
     private var featuresStep: Int?
-    private var awaitedModels: Set<Int64> = []
     private var exportWhenLoaded = false
 
     package init() {}
@@ -170,7 +168,6 @@ package struct SAEPanel: Panel {
         case .saeListed(.loaded(let found)):
             listings = found
             error = nil
-            awaitedModels.subtract(found.map(\.id))
             if selectedModel == nil || listing == nil {
                 // The newest SAE that finished training, else the newest.
                 if let pick = found.last(where: \.finished) ?? found.last { select(model: pick.id) }
@@ -214,11 +211,7 @@ package struct SAEPanel: Panel {
                     select(model: point.model)
                     view = .training
                 }
-                if listings?.contains(where: { $0.id == point.model }) != true,
-                    awaitedModels.insert(point.model).inserted
-                {
-                    return [.app(.loadSAE)]
-                }
+                if listings?.contains(where: { $0.id == point.model }) != true { return [.app(.loadSAE)] }
             }
         case .jobFinished:
             // A training run (or a collection) may have ended: read the stored SAEs again.
