@@ -143,6 +143,14 @@ import Testing
         #expect(text.contains("0.800") && text.contains("4.0%"))
     }
 
+    @Test func aListingThatFailsSaysWhy() {
+        var state = AppFixtures.state()
+        AppFixtures.press([.character("7")], on: &state)
+        _ = state.update(.saeListed(.failed("database is locked")))
+        let text = state.render().text()
+        #expect(text.contains("✗ database is locked") && text.contains("No SAE in this workspace yet"))
+    }
+
     @Test func trainOpensTheCommandLineWithTheSAEsSettings() throws {
         var state = try loaded()
         AppFixtures.press([.character("t")], on: &state)

@@ -11,12 +11,16 @@ extension SAEPanel {
         let inner = Block(title: "SAE · MiniLM features", trailingTitle: trailing, focused: context.focused).render(
             into: &frame, area: area, theme: theme)
         guard inner.height >= 6, inner.width >= 30 else { return }
-        guard let listings else {
+        guard listings != nil else {
             frame.draw("Reading the workspace's SAEs…", at: Point(x: inner.x + 1, y: inner.y), style: theme.dim)
             return
         }
         guard let listing else {
-            renderEmpty(into: &frame, area: inner, theme: theme, hasListings: !listings.isEmpty)
+            if let error {
+                frame.draw(
+                    "✗ " + error, at: Point(x: inner.x + 1, y: inner.y), style: theme.status(.error), clip: inner)
+            }
+            renderEmpty(into: &frame, area: inner.inset(dx: 0, dy: error == nil ? 0 : 1), theme: theme)
             return
         }
         renderHeader(listing, into: &frame, area: inner, theme: theme)
@@ -33,7 +37,7 @@ extension SAEPanel {
         }
     }
 
-    private func renderEmpty(into frame: inout Frame, area: Rect, theme: Theme, hasListings: Bool) {
+    private func renderEmpty(into frame: inout Frame, area: Rect, theme: Theme) {
         let lines: [[Span]] = [
             [Span("No SAE in this workspace yet. From the : line or a shell:", theme.dim)],
             [Span("  loupe sae collect --layer 3 --tokens 100000", theme.accent)],
@@ -43,7 +47,7 @@ extension SAEPanel {
             ],
             [Span("Training curves appear here while it trains; then its features.", theme.dim)],
         ]
-        for (index, line) in lines.enumerated() where hasListings == false || index > 0 {
+        for (index, line) in lines.enumerated() {
             frame.draw(line, at: Point(x: area.x + 1, y: area.y + index), clip: area)
         }
     }
