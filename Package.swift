@@ -35,36 +35,41 @@ let package = Package(
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CZstd", providers: [.apt(["libzstd-dev"])]),
 
+        // Small shared utilities every module may use: a JSON value, zip and zstd, a parallel map,
+        // seeded random numbers, the one unchecked-Sendable box, the user-facing error protocol.
+        .target(name: "LoupeBase", dependencies: ["CZlib", "CZstd"], swiftSettings: strictSwift6),
+
         // Engine: tensors and kernels (OpenBLAS), models. Pure computation: no SQLite, no terminal.
         .target(name: "CKernels", cSettings: [.unsafeFlags(["-O3"])]),
         .target(name: "LoupeTensor", dependencies: ["COpenBLAS", "CKernels"], swiftSettings: strictSwift6),
-        .target(name: "LoupeModels", dependencies: ["LoupeTensor"], swiftSettings: strictSwift6),
-        .target(name: "LoupeRetrieval", dependencies: ["LoupeTensor", "CKernels"], swiftSettings: strictSwift6),
+        .target(name: "LoupeModels", dependencies: ["LoupeBase", "LoupeTensor"], swiftSettings: strictSwift6),
+        .target(
+            name: "LoupeRetrieval", dependencies: ["LoupeBase", "LoupeTensor", "CKernels"], swiftSettings: strictSwift6),
         .target(name: "LoupeProfiling", dependencies: ["CKernels", "LoupeTensor"], swiftSettings: strictSwift6),
         // Agents: the trace model, importers and exporters. Pure: no SQLite, no terminal.
-        .target(name: "LoupeAgents", dependencies: ["CZlib", "CZstd"], swiftSettings: strictSwift6),
+        .target(name: "LoupeAgents", dependencies: ["LoupeBase"], swiftSettings: strictSwift6),
         // Evals: suites (YAML), scorers and statistics. Pure: no SQLite, no terminal.
         .target(
-            name: "LoupeEvals", dependencies: ["LoupeAgents", .product(name: "Yams", package: "Yams")],
+            name: "LoupeEvals", dependencies: ["LoupeBase", "LoupeAgents", .product(name: "Yams", package: "Yams")],
             swiftSettings: strictSwift6),
 
         // Pure terminal-UI model: cells, frames, layout, widgets, themes. No C, no I/O.
         .target(name: "LoupeTUI", swiftSettings: strictSwift6),
         // The only TUI code that touches C: ncurses and the headless test backend.
-        .target(name: "LoupeTerminal", dependencies: ["LoupeTUI", "CNCurses"], swiftSettings: strictSwift6),
+        .target(
+            name: "LoupeTerminal", dependencies: ["LoupeBase", "LoupeTUI", "CNCurses"], swiftSettings: strictSwift6),
         // The workspace: one SQLite file through GRDB.
         .target(
             name: "LoupeStore",
-            dependencies: [.product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["LoupeBase", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strictSwift6
         ),
         // Services: jobs with progress and cancellation, theme loading, notebooks.
         .target(
             name: "LoupeKit",
             dependencies: [
-                "LoupeStore", "LoupeTUI", "LoupeModels", "LoupeProfiling", "LoupeRetrieval", "LoupeAgents",
-                "LoupeEvals",
-                "TOMLKit",
+                "LoupeBase", "LoupeStore", "LoupeTUI", "LoupeTensor", "LoupeModels", "LoupeProfiling", "LoupeRetrieval",
+                "LoupeAgents", "LoupeEvals", "TOMLKit",
             ],
             swiftSettings: strictSwift6
         ),
@@ -72,7 +77,8 @@ let package = Package(
         .target(
             name: "LoupeApp",
             dependencies: [
-                "LoupeTUI", "LoupeTerminal", "LoupeKit", "LoupeStore", "LoupeRetrieval", "LoupeAgents", "LoupeEvals",
+                "LoupeBase", "LoupeTUI", "LoupeTerminal", "LoupeKit", "LoupeStore", "LoupeRetrieval", "LoupeAgents",
+                "LoupeEvals",
             ],
             swiftSettings: strictSwift6
         ),
@@ -80,13 +86,23 @@ let package = Package(
         .target(
             name: "LoupeCommands",
             dependencies: [
-                "LoupeApp", "LoupeKit", "LoupeStore", "LoupeTUI", "LoupeTerminal", "LoupeModels", "LoupeTensor",
+                "LoupeBase", "LoupeKit", "LoupeStore", "LoupeTUI", "LoupeModels", "LoupeTensor",
                 "LoupeProfiling", "LoupeRetrieval", "LoupeAgents", "LoupeEvals", "CReadline",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSwift6
         ),
-        .executableTarget(name: "loupe", dependencies: ["LoupeCommands"], swiftSettings: strictSwift6),
+        // The composition root: builds the session, the model library, the panels' ports and the TUI,
+        // and hands the command language a TUIHost. The only module that sees both LoupeApp and
+        // LoupeCommands.
+        .executableTarget(
+            name: "loupe",
+            dependencies: [
+                "LoupeBase", "LoupeCommands", "LoupeApp", "LoupeKit", "LoupeStore", "LoupeTUI", "LoupeTerminal",
+                "LoupeProfiling",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strictSwift6),
 
         .target(
             name: "LoupeTestSupport",
@@ -94,22 +110,24 @@ let package = Package(
             path: "Tests/LoupeTestSupport",
             swiftSettings: strictSwift6
         ),
+        .testTarget(name: "LoupeBaseTests", dependencies: ["LoupeBase"], swiftSettings: strictSwift6),
         .testTarget(
             name: "LoupeRetrievalTests", dependencies: ["LoupeRetrieval"], exclude: ["Fixtures"],
             swiftSettings: strictSwift6),
         .testTarget(
-            name: "LoupeEvalsTests", dependencies: ["LoupeEvals", "LoupeAgents"], exclude: ["Fixtures"],
+            name: "LoupeEvalsTests", dependencies: ["LoupeBase", "LoupeEvals", "LoupeAgents"], exclude: ["Fixtures"],
             swiftSettings: strictSwift6),
         .testTarget(name: "LoupeTensorTests", dependencies: ["LoupeTensor"], swiftSettings: strictSwift6),
         .testTarget(
-            name: "LoupeAgentsTests", dependencies: ["LoupeAgents"], exclude: ["Fixtures"], swiftSettings: strictSwift6),
+            name: "LoupeAgentsTests", dependencies: ["LoupeBase", "LoupeAgents"], exclude: ["Fixtures"],
+            swiftSettings: strictSwift6),
         .testTarget(
             name: "LoupeProfilingTests", dependencies: ["LoupeProfiling", "LoupeTensor"], exclude: ["Fixtures"],
             swiftSettings: strictSwift6
         ),
         .testTarget(
             name: "LoupeModelsTests",
-            dependencies: ["LoupeModels", "LoupeTensor"],
+            dependencies: ["LoupeBase", "LoupeModels", "LoupeTensor"],
             exclude: ["Fixtures"],
             swiftSettings: strictSwift6
         ),
@@ -128,15 +146,16 @@ let package = Package(
         .testTarget(
             name: "LoupeKitTests",
             dependencies: [
-                "LoupeKit", "LoupeStore", "LoupeTUI", "LoupeAgents", .product(name: "GRDB", package: "GRDB.swift"),
+                "LoupeBase", "LoupeKit", "LoupeStore", "LoupeTUI", "LoupeAgents",
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strictSwift6
         ),
         .testTarget(
             name: "LoupeAppTests",
             dependencies: [
-                "LoupeApp", "LoupeKit", "LoupeTUI", "LoupeTerminal", "LoupeStore", "LoupeTestSupport", "LoupeRetrieval",
-                "LoupeAgents", "LoupeEvals",
+                "LoupeBase", "LoupeApp", "LoupeKit", "LoupeTUI", "LoupeTerminal", "LoupeStore", "LoupeTestSupport",
+                "LoupeRetrieval", "LoupeAgents", "LoupeEvals",
             ],
             exclude: ["__snapshots__", "Fixtures"],
             swiftSettings: strictSwift6
@@ -144,8 +163,9 @@ let package = Package(
         .testTarget(
             name: "LoupeCommandsTests",
             dependencies: [
-                "LoupeCommands", "LoupeApp", "LoupeKit", "LoupeStore", "LoupeRetrieval", "LoupeTUI", "LoupeTerminal",
-                "LoupeAgents", "LoupeModels", "LoupeTensor", "loupe", .product(name: "GRDB", package: "GRDB.swift"),
+                "LoupeBase", "LoupeCommands", "LoupeApp", "LoupeKit", "LoupeStore", "LoupeRetrieval", "LoupeTUI",
+                "LoupeTerminal", "LoupeAgents", "LoupeModels", "LoupeTensor", "loupe",
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strictSwift6
         ),

@@ -1,4 +1,5 @@
 import Foundation
+import LoupeBase
 
 /// OpenAI chat-completions message lists: a JSON object `{"messages", "tools"}`, a bare array
 /// of messages, or JSON Lines of objects (fine-tuning style). A conversation has an order but no

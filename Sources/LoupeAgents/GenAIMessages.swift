@@ -1,4 +1,5 @@
 import Foundation
+import LoupeBase
 
 /// The messages of an LLM span, from whichever generation of the conventions wrote them:
 /// `gen_ai.input.messages` / `gen_ai.output.messages` (+ `gen_ai.system_instructions`), on the

@@ -1,4 +1,5 @@
 import Foundation
+import LoupeBase
 
 /// Inspect AI eval logs: the `.json` format (one `EvalLog`) and the `.eval` zip (`header.json`
 /// plus one `samples/<id>_epoch_<n>.json` per sample, deflate or zstd). Each sample × epoch is a

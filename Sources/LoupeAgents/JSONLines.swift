@@ -1,4 +1,5 @@
 import Foundation
+import LoupeBase
 
 /// JSON Lines (one value per line, blank lines skipped) or a single JSON document that may span
 /// lines: each value with its 1-based line (0 for a whole document). Lines are parsed in place.

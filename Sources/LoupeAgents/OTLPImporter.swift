@@ -1,4 +1,5 @@
 import Foundation
+import LoupeBase
 
 /// OTLP/JSON traces: one `ExportTraceServiceRequest` body, or JSON Lines of them as file
 /// exporters write (a trace may span lines; children usually come before parents). Reads the

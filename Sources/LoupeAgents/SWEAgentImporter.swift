@@ -1,4 +1,5 @@
 import Foundation
+import LoupeBase
 
 /// SWE-agent `.traj` files (the v0 layout and v1's `query`, `execution_time` and tool calls) and
 /// mini-SWE-agent `.traj.json` files: one trajectory per file, each a root agent span with one

@@ -1,4 +1,5 @@
 import Foundation
+import LoupeBase
 
 /// A span's content as the workspace stores it (JSON, read lazily): messages in and out, the
 /// tool call, attributes. The numbers (times, tokens, status) live in columns.

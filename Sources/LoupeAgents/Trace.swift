@@ -1,4 +1,5 @@
 import Foundation
+import LoupeBase
 
 /// One trace model for every source (DESIGN.md §4): a trace is a tree of spans carrying
 /// messages, tool calls and usage. Importers map each format onto it; the Traces panel, the

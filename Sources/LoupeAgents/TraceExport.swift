@@ -1,4 +1,5 @@
 import Foundation
+import LoupeBase
 
 /// Writes a trace back out: OTLP/JSON with the GenAI conventions (one export request), an
 /// OpenAI chat-completions message list, or ATIF (the agent trajectory interchange format).

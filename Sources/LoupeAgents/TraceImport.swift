@@ -1,4 +1,5 @@
 import Foundation
+import LoupeBase
 
 /// Reads a trace file of any supported format, found from its name and first bytes.
 package enum TraceImport {

@@ -1,5 +1,7 @@
+import LoupeBase
+
 /// A model file that cannot be used, naming the file and, where it applies, the tensor.
-package struct ModelError: Error, Hashable, Sendable, CustomStringConvertible {
+package struct ModelError: UserFacingError, Hashable, Sendable, CustomStringConvertible {
     package var file: String
     package var tensor: String?
     package var message: String

@@ -1,4 +1,5 @@
 import Foundation
+import LoupeBase
 import LoupeTensor
 
 /// A sparse autoencoder over activation vectors: `z = σ(W_encᵀ(x − b_dec) + b_enc)`,
@@ -34,7 +35,7 @@ package struct SparseAutoencoder: Hashable, Sendable {
         self.inputs = inputs
         self.width = width
         self.activation = activation
-        var generator = SAERandom(seed: seed)
+        var generator = SplitMix64(seed: seed)
         var decoder = [Float](repeating: 0, count: width * inputs)
         for j in 0..<width {
             var norm: Float = 0
@@ -449,28 +450,6 @@ package struct SparseAutoencoder: Hashable, Sendable {
             for i in 0..<inputs { dot += gradient[j * inputs + i] * decoder[j * inputs + i] }
             for i in 0..<inputs { gradient[j * inputs + i] -= dot * decoder[j * inputs + i] }
         }
-    }
-}
-
-/// SplitMix64 with Box-Muller normals: the SAE's seeded initialisation and its batch order.
-package struct SAERandom: Sendable {
-    var state: UInt64
-    package init(seed: UInt64) { state = seed }
-
-    package mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    mutating func uniform() -> Double { Double(next() >> 11) / Double(1 << 53) }
-
-    mutating func normal() -> Float {
-        let u = max(uniform(), 1e-300)
-        let v = uniform()
-        return Float((-2 * log(u)).squareRoot() * cos(2 * .pi * v))
     }
 }
 

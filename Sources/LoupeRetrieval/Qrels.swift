@@ -1,3 +1,5 @@
+import LoupeBase
+
 /// Relevance judgments in TREC format (`qid iteration docid rel`, whitespace separated).
 package struct Qrels: Hashable, Sendable {
     /// Query → document → relevance.
@@ -22,7 +24,7 @@ package struct Qrels: Hashable, Sendable {
 }
 
 /// Bad retrieval input, with where it is.
-package struct RetrievalError: Error, Hashable, Sendable, CustomStringConvertible {
+package struct RetrievalError: UserFacingError, Hashable, Sendable, CustomStringConvertible {
     package var description: String
     package init(_ description: String) { self.description = description }
 }

@@ -1,5 +1,7 @@
+import LoupeBase
+
 /// What can go wrong with a workspace file, said so a user knows what to do.
-package struct WorkspaceError: Error, Hashable, Sendable, CustomStringConvertible {
+package struct WorkspaceError: UserFacingError, Hashable, Sendable, CustomStringConvertible {
     /// The kind of failure.
     package enum Code: Hashable, Sendable {
         /// Another process holds the write lock for longer than the busy timeout.

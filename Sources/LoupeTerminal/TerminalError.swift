@@ -1,5 +1,7 @@
+import LoupeBase
+
 /// Why the terminal could not be set up, in words a user can act on.
-package enum TerminalError: Error, Hashable, Sendable, CustomStringConvertible {
+package enum TerminalError: UserFacingError, Hashable, Sendable, CustomStringConvertible {
     case notATerminal
     case notUTF8(codeset: String)
     case unknownTerminal(term: String)

@@ -1,5 +1,6 @@
 import Foundation
 import LoupeAgents
+import LoupeBase
 import Testing
 
 @Suite struct CalculatorTests {

@@ -1,5 +1,6 @@
 import Foundation
 import LoupeAgents
+import LoupeBase
 import Testing
 
 /// Export then import again: what the model holds survives each format that can carry it.

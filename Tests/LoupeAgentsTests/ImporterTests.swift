@@ -1,5 +1,6 @@
 import Foundation
 import LoupeAgents
+import LoupeBase
 import Testing
 
 /// The importers on files the real tools wrote (scripts/fixtures/): the OpenTelemetry SDK's

@@ -30,7 +30,7 @@ enum AppFixtures {
             panels: AppState.standardPanels(), workspaceName: "demo.sqlite", catalog: catalog,
             themeNames: ["default", "high-contrast", "light", "mono"], history: ["theme light", "workspace info"]
         )
-        _ = state.update(.tracesLoaded([]))
+        _ = state.update(answer(TracesPanel.ListTraces(), []))
         return state
     }
 
@@ -63,6 +63,32 @@ enum AppFixtures {
         foreign keys  ok
         ```
         """
+
+    /// The message a panel's port sends when it answers `request` with `value`.
+    static func answer<Request: PortRequest>(_ request: Request, _ value: Request.Answer) -> Msg {
+        .answered(PortAnswer(request, .loaded(value)))
+    }
+
+    /// The message a panel's port sends when `request` fails with `message`.
+    static func failure<Request: PortRequest>(_ request: Request, _ message: String) -> Msg {
+        .answered(PortAnswer(request, .failed(message)))
+    }
+
+    /// The port requests of type `Request` among `effects`, in order.
+    static func requests<Request: PortRequest>(_ type: Request.Type, in effects: [Effect]) -> [Request] {
+        effects.compactMap { $0.request(as: type) }
+    }
+
+    /// Runs the port requests among `effects` on `ports` as the runtime would (synchronously
+    /// here), feeding each answer back, until no request is left; other effects are dropped.
+    static func settle(_ effects: [Effect], _ state: inout AppState, ports: Ports) {
+        var pending = effects
+        while !pending.isEmpty {
+            if case .port(let call) = pending.removeFirst() {
+                pending += state.update(.answered(call.answer(using: ports)))
+            }
+        }
+    }
 
     /// Presses keys in order and returns every effect.
     @discardableResult

@@ -147,7 +147,7 @@ import Testing
     @Test func searchMovesTheSelectionAndNSteps() {
         var state = AppFixtures.state()
         AppFixtures.press([.character("6")], on: &state)
-        _ = state.update(.notebooksListed(AppFixtures.notebooks))
+        _ = state.update(AppFixtures.answer(NotebooksPanel.ListNotebooks(), AppFixtures.notebooks))
         AppFixtures.press([.character("/")], on: &state)
         #expect(state.mode == .search)
         _ = AppFixtures.type("roof", on: &state)
@@ -173,11 +173,15 @@ import Testing
     @Test func openingANotebookAndRunningACellStartsItsCommands() {
         var state = AppFixtures.state()
         AppFixtures.press([.character("6")], on: &state)
-        _ = state.update(.notebooksListed(AppFixtures.notebooks))
-        #expect(AppFixtures.press([.enter], on: &state) == [.openNotebook(path: "notebooks/getting-started.md")])
+        _ = state.update(AppFixtures.answer(NotebooksPanel.ListNotebooks(), AppFixtures.notebooks))
+        #expect(
+            AppFixtures.press([.enter], on: &state) == [
+                .ask(NotebooksPanel.OpenNotebook(path: "notebooks/getting-started.md"))
+            ])
         _ = state.update(
-            .notebookOpened(
-                path: "notebooks/getting-started.md", result: .loaded(Notebook.parse(AppFixtures.notebookText))))
+            AppFixtures.answer(
+                NotebooksPanel.OpenNotebook(path: "notebooks/getting-started.md"),
+                (Notebook.parse(AppFixtures.notebookText))))
         AppFixtures.press([.character("j")], on: &state)
         let effects = AppFixtures.press([.enter], on: &state)
         #expect(effects == [.runCommand(JobID(1), "workspace check")])
@@ -200,10 +204,10 @@ import Testing
     @Test func clickingANotebookRowOpensIt() throws {
         var state = AppFixtures.state()
         AppFixtures.press([.character("6")], on: &state)
-        _ = state.update(.notebooksListed(AppFixtures.notebooks))
+        _ = state.update(AppFixtures.answer(NotebooksPanel.ListNotebooks(), AppFixtures.notebooks))
         let position = try #require(state.render().find("Roofline: w"))
         let effects = state.update(.input(.mouse(MouseEvent(.press, at: position))))
-        #expect(effects == [.openNotebook(path: "notebooks/roofline.md")])
+        #expect(effects == [.ask(NotebooksPanel.OpenNotebook(path: "notebooks/roofline.md"))])
     }
 
     @Test func themeRequestsApplyAndNoColorKeepsThemMonochrome() {

@@ -28,8 +28,9 @@ import Testing
         AppFixtures.press([.control("u")], on: &state)
         _ = AppFixtures.type("the cat sat", on: &state)
         let effects = AppFixtures.press([.enter], on: &state)
-        #expect(effects == [.analyzeAttention(AttentionRequest("the cat sat"))])
-        _ = state.update(.attentionAnalyzed(AttentionRequest("the cat sat"), .analyzed(Self.analysis)))
+        #expect(effects == [.ask(AttentionPanel.Analyze(request: AttentionRequest("the cat sat")))])
+        _ = state.update(
+            AppFixtures.answer(AttentionPanel.Analyze(request: AttentionRequest("the cat sat")), Self.analysis))
         return state
     }
 
@@ -100,9 +101,9 @@ import Testing
         var state = AppFixtures.state()
         AppFixtures.press([.character("3"), .enter], on: &state)
         _ = state.update(
-            .attentionAnalyzed(
-                AttentionRequest("The cat sat on the mat because it was tired."), .failed("all-MiniLM-L6-v2: not found")
-            ))
+            AppFixtures.failure(
+                AttentionPanel.Analyze(request: AttentionRequest("The cat sat on the mat because it was tired.")),
+                "all-MiniLM-L6-v2: not found"))
         #expect(state.render().text().contains("all-MiniLM-L6-v2: not found"))
     }
 }
@@ -120,10 +121,10 @@ import Testing
         _ = AppFixtures.type("the cat sat", on: &state)
         let effects = AppFixtures.press([.enter], on: &state)
         let request = AttentionRequest("the cat sat", second: "the dog slept")
-        #expect(effects == [.analyzeAttention(request)])
+        #expect(effects == [.ask(AttentionPanel.Analyze(request: request))])
         var analysis = AttentionPanelTests.analysis
         analysis.secondStart = 3
-        _ = state.update(.attentionAnalyzed(request, .analyzed(analysis)))
+        _ = state.update(AppFixtures.answer(AttentionPanel.Analyze(request: request), analysis))
         AppFixtures.press([.enter], on: &state)
         let screen = state.render().text()
         #expect(screen.contains("pair       the dog slept"))
@@ -139,9 +140,9 @@ import Testing
         var state = AppFixtures.state()
         AppFixtures.press([.character("3"), .enter], on: &state)
         _ = state.update(
-            .attentionAnalyzed(
-                AttentionRequest("The cat sat on the mat because it was tired."),
-                .analyzed(AttentionPanelTests.analysis)))
+            AppFixtures.answer(
+                AttentionPanel.Analyze(request: AttentionRequest("The cat sat on the mat because it was tired.")),
+                AttentionPanelTests.analysis))
         let effects = AppFixtures.press([.character("E")], on: &state)
         guard case .writeFile(let path, let contents)? = effects.first else {
             Issue.record("no export effect: \(effects)")

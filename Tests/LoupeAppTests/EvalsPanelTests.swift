@@ -73,7 +73,8 @@ import Testing
         var state = AppFixtures.state(width: width, height: height)
         AppFixtures.press([.character("5")], on: &state)
         _ = state.update(
-            .evalsLoaded(
+            AppFixtures.answer(
+                EvalsPanel.LoadOverview(),
                 EvalsOverview(
                     runs: [Self.baseline.listing, Self.candidate.listing],
                     suites: ["evals/qa-offline.yaml", "evals/new.yaml"])))
@@ -103,8 +104,8 @@ import Testing
     @Test func answersFilterAndTheDrillDownShowEveryVerdict() {
         var state = loaded()
         let effects = AppFixtures.press([.enter], on: &state)
-        #expect(effects == [.loadEvalRun(2)])
-        _ = state.update(.evalRunLoaded(2, .loaded(Self.candidate)))
+        #expect(effects == [.ask(EvalsPanel.LoadRun(id: 2))])
+        _ = state.update(AppFixtures.answer(EvalsPanel.LoadRun(id: 2), Self.candidate))
         check(state, "evals-answers-120x36")
         AppFixtures.press([.character("f")], on: &state)
         #expect(state.render().text().contains("1 of 6 answers  filter failed"))
@@ -113,7 +114,7 @@ import Testing
         // t jumps to the answer's trace in the Traces panel; ctrl+o comes back.
         let jump = AppFixtures.press([.character("t")], on: &state)
         #expect(state.focusedPanelID == .traces)
-        #expect(jump.contains(.openTrace(21)))
+        #expect(jump.contains(.ask(TracesPanel.OpenTrace(id: 21))))
         AppFixtures.press([.control("o")], on: &state)
         #expect(state.focusedPanelID == .evals && state.render().text().contains("Verdicts"))
     }
@@ -123,7 +124,7 @@ import Testing
         // Rows: run 2, run 1, the unrun suite. Mark run 1, compare run 2 with it.
         AppFixtures.press([.down, .character("b"), .up], on: &state)
         let effects = AppFixtures.press([.character("c")], on: &state)
-        #expect(effects == [.compareEvalRuns(baseline: 1, run: 2)])
+        #expect(effects == [.ask(EvalsPanel.CompareRuns(baseline: 1, run: 2))])
         let metrics = RunComparison(
             a: Self.scored(Self.baseline), b: Self.scored(Self.candidate), scorers: ["contains", "token_f1"])
         let deltas = Self.items.indices.compactMap { index -> EvalService.ItemDelta? in
@@ -133,12 +134,11 @@ import Testing
                 ? nil : EvalService.ItemDelta(itemID: Self.items[index].id, input: Self.items[index].input, a: a, b: b)
         }.sorted { ($0.delta, $0.itemID) < ($1.delta, $1.itemID) }
         _ = state.update(
-            .evalsCompared(
-                baseline: 1, run: 2,
-                .loaded(
-                    EvalService.Comparison(
-                        a: Self.baseline.listing, b: Self.candidate.listing, metrics: metrics, itemDeltas: deltas,
-                        warnings: []))))
+            AppFixtures.answer(
+                EvalsPanel.CompareRuns(baseline: 1, run: 2),
+                EvalService.Comparison(
+                    a: Self.baseline.listing, b: Self.candidate.listing, metrics: metrics, itemDeltas: deltas,
+                    warnings: [])))
         check(state, "evals-compare-120x36")
         #expect(state.render().text().contains("2 fixed") && state.render().text().contains("1 regressed"))
     }

@@ -43,34 +43,38 @@ import Testing
 
     private func panel(_ state: AppState) -> RetrievalPanel { state.panels[state.focusedPanel] as! RetrievalPanel }
 
+    /// The search the keys asked for; records an issue (and returns nil) when they asked for none.
+    private func search(in effects: [Effect], sourceLocation: SourceLocation = #_sourceLocation)
+        -> RetrievalPanel.Search?
+    {
+        let searches = AppFixtures.requests(RetrievalPanel.Search.self, in: effects)
+        if searches.count != 1 { Issue.record("expected one search, got \(effects)", sourceLocation: sourceLocation) }
+        return searches.first
+    }
+
     /// The panel after typing a query and getting `result` back.
-    private func searched(width: Int = 160, height: Int = 48) -> AppState {
+    private func searched(width: Int = 160, height: Int = 48) throws -> AppState {
         var state = AppFixtures.state(width: width, height: height)
         AppFixtures.press([.character("2")], on: &state)
         AppFixtures.press([.character("i")], on: &state)
         for character in "flutter transonic" { AppFixtures.press([.character(character)], on: &state) }
-        let effects = AppFixtures.press([.enter], on: &state)
-        guard case .searchRetrieval(let request)? = effects.first else {
-            Issue.record("expected a search, got \(effects)")
-            return state
-        }
-        #expect(request.query == "flutter transonic")
-        #expect(request.options.retriever == .hybrid)
-        _ = state.update(.retrievalSearched(request, .found(Self.result)))
+        let asked = try #require(search(in: AppFixtures.press([.enter], on: &state)))
+        #expect(asked.request.query == "flutter transonic")
+        #expect(asked.request.options.retriever == .hybrid)
+        _ = state.update(AppFixtures.answer(asked, Self.result))
         return state
     }
 
-    @Test func judgedQueriesMarkRelevantHitsAndShowTheirMetrics() {
-        var state = searched()
+    @Test func judgedQueriesMarkRelevantHitsAndShowTheirMetrics() throws {
+        var state = try searched()
         var judgedResult = Self.result
         var scores = RetrievalMetrics.Scores(averagePrecision: 0.5, reciprocalRank: 1)
         scores.ndcg[10] = 0.75
         scores.recall[100] = 0.5
         judgedResult.judged = JudgedQuery(
             source: "qrels.trec", id: "7", judgments: ["879": 2, "52": 0, "9": 1], scores: scores)
-        let effects = AppFixtures.press([.character("m")], on: &state)
-        guard case .searchRetrieval(let request)? = effects.first else { return }
-        _ = state.update(.retrievalSearched(request, .found(judgedResult)))
+        let asked = try #require(search(in: AppFixtures.press([.character("m")], on: &state)))
+        _ = state.update(AppFixtures.answer(asked, judgedResult))
         let text = state.render().text()
         #expect(text.contains("query 7 of qrels.trec: nDCG@10 0.750  R@100 0.500  RR 1.000  (2 judged relevant"))
         #expect(RetrievalPanel.relevance("879", judgedResult.judged) == "✓2")
@@ -89,48 +93,56 @@ import Testing
         #expect(RetrievalPanel.movement(Self.result.hits[3]) == "↓2")
     }
 
-    @Test func switchingTheRetrieverReRanksTheSameQuery() {
-        var state = searched()
-        let effects = AppFixtures.press([.character("m")], on: &state)
-        guard case .searchRetrieval(let request)? = effects.first else {
-            Issue.record("expected a search, got \(effects)")
-            return
-        }
-        #expect(request.query == "flutter transonic" && request.options.retriever == .bm25)
-        let stem = AppFixtures.press([.character("t")], on: &state)
-        guard case .searchRetrieval(let stemmed)? = stem.first else { return }
-        #expect(stemmed.options.stem)
+    @Test func switchingTheRetrieverReRanksTheSameQuery() throws {
+        var state = try searched()
+        let asked = try #require(search(in: AppFixtures.press([.character("m")], on: &state)))
+        #expect(asked.request.query == "flutter transonic" && asked.request.options.retriever == .bm25)
+        let stemmed = try #require(search(in: AppFixtures.press([.character("t")], on: &state)))
+        #expect(stemmed.request.options.stem)
     }
 
-    @Test func enterOpensTheWholeDocumentAndEscGoesBack() {
-        var state = searched()
+    @Test func xTogglesMMRAndReRanksTheSameQuery() throws {
+        var state = try searched()
+        let on = try #require(search(in: AppFixtures.press([.character("x")], on: &state)))
+        #expect(on.request.query == "flutter transonic")
+        #expect(on.request.options.mmr)
+        #expect(on.request.options.retriever == .hybrid)
+        _ = state.update(AppFixtures.answer(on, Self.result))
+        #expect(state.render().text().contains("mmr on"))
+        let off = try #require(search(in: AppFixtures.press([.character("x")], on: &state)))
+        #expect(!off.request.options.mmr)
+    }
+
+    @Test func enterOpensTheWholeDocumentAndEscGoesBack() throws {
+        var state = try searched()
         AppFixtures.press([.character("j")], on: &state)
-        #expect(AppFixtures.press([.enter], on: &state) == [.loadDocument("1337")])
+        #expect(AppFixtures.press([.enter], on: &state) == [.ask(RetrievalPanel.OpenDocument(id: "1337"))])
         _ = state.update(
-            .retrievalDocument("1337", RetrievalDocument(title: "sweep", body: "Sweep body about flutter.")))
+            AppFixtures.answer(
+                RetrievalPanel.OpenDocument(id: "1337"),
+                RetrievalDocument(title: "sweep", body: "Sweep body about flutter.")))
         #expect(state.render().text().contains("Sweep body about flutter."))
         AppFixtures.press([.escape], on: &state)
         #expect(panel(state).view == .hits)
     }
 
-    @Test func failuresAreShownAndUntrustedTextIsNeutralised() {
-        var state = searched()
+    @Test func failuresAreShownAndUntrustedTextIsNeutralised() throws {
+        var state = try searched()
         AppFixtures.press([.character("j"), .character("j"), .character("j")], on: &state)
         let text = state.render().text()
         #expect(!text.contains("\u{1B}"))
         #expect(text.contains("Second line"))
-        let effects = AppFixtures.press([.character("x")], on: &state)
-        guard case .searchRetrieval(let request)? = effects.first else { return }
-        _ = state.update(.retrievalSearched(request, .failed("1398 chunks have no embedding")))
+        let asked = try #require(search(in: AppFixtures.press([.character("x")], on: &state)))
+        _ = state.update(AppFixtures.failure(asked, "1398 chunks have no embedding"))
         #expect(state.render().text().contains("1398 chunks have no embedding"))
     }
 
-    @Test func screensAt160x48() {
-        let hits = searched()
+    @Test func screensAt160x48() throws {
+        let hits = try searched()
         if let difference = Golden.compare(hits.render().text(), named: "retrieval-hits-160x48") {
             Issue.record(Comment(rawValue: difference))
         }
-        var side = searched()
+        var side = try searched()
         AppFixtures.press([.character("v")], on: &side)
         if let difference = Golden.compare(side.render().text(), named: "retrieval-side-160x48") {
             Issue.record(Comment(rawValue: difference))

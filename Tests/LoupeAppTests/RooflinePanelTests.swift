@@ -44,7 +44,7 @@ import Testing
     private func loaded(width: Int = 80, height: Int = 24) -> AppState {
         var state = AppFixtures.state(width: width, height: height)
         AppFixtures.press([.character("4")], on: &state)
-        _ = state.update(.rooflineLoaded(Self.data))
+        _ = state.update(AppFixtures.answer(RooflinePanel.LoadRoofline(), Self.data))
         return state
     }
 
@@ -54,7 +54,7 @@ import Testing
         var state = loaded()
         AppFixtures.press([.character("j")], on: &state)
         #expect(panel(state).list.selected == 1)
-        #expect(AppFixtures.press([.character("r")], on: &state) == [.loadRoofline])
+        #expect(AppFixtures.press([.character("r")], on: &state) == [.ask(RooflinePanel.LoadRoofline())])
     }
 
     @Test func tableJudgesKernelsAgainstTheLevelTheyLiveIn() {
@@ -114,7 +114,7 @@ import Testing
     @Test func withoutAProfileItSaysHowToMeasure() {
         var state = AppFixtures.state()
         AppFixtures.press([.character("4")], on: &state)
-        _ = state.update(.rooflineLoaded(RooflineModel(profiles: [])))
+        _ = state.update(AppFixtures.answer(RooflinePanel.LoadRoofline(), RooflineModel(profiles: [])))
         #expect(state.render().text().contains("loupe roofline measure"))
     }
 

@@ -27,11 +27,12 @@ import Testing
         let shown = AppFixtures.press([.character("7")], on: &state)
         // Nothing listed yet: the features are asked for once the SAEs are.
         #expect(shown.isEmpty)
-        let listed = state.update(.saeListed(.loaded([try Self.listing()])))
-        #expect(listed == [.loadSAEFeatures(1)])
+        let listed = state.update(AppFixtures.answer(SAEPanel.ListSAEs(), [try Self.listing()]))
+        #expect(listed == [.ask(SAEPanel.LoadFeatures(model: 1))])
         #expect(state.render().text().contains("Encoding 100,000 tokens"))
         _ = state.update(
-            .saeFeaturesLoaded(1, .loaded(try Self.fixture("features", as: [SAEFeatureIndex.Summary].self))))
+            AppFixtures.answer(
+                SAEPanel.LoadFeatures(model: 1), try Self.fixture("features", as: [SAEFeatureIndex.Summary].self)))
         return state
     }
 
@@ -66,12 +67,14 @@ import Testing
         AppFixtures.press([.enter], on: &state)
         let opened = AppFixtures.press([.enter], on: &state)
         let text = "The most important effect of the boundary layer is on drag."
-        #expect(opened == [.loadSAEFeature(model: 1, feature: 3027), .activateSAE(model: 1, text: text)])
+        #expect(
+            opened == [.ask(SAEPanel.LoadCard(model: 1, feature: 3027)), .ask(SAEPanel.Activate(model: 1, text: text))])
         _ = state.update(
-            .saeFeatureLoaded(model: 1, feature: 3027, .loaded(try Self.fixture("card", as: SAEFeatureIndex.Card.self)))
-        )
+            AppFixtures.answer(
+                SAEPanel.LoadCard(model: 1, feature: 3027), try Self.fixture("card", as: SAEFeatureIndex.Card.self)))
         _ = state.update(
-            .saeActivated(model: 1, text: text, .loaded(try Self.fixture("activate", as: SAETextActivations.self))))
+            AppFixtures.answer(
+                SAEPanel.Activate(model: 1, text: text), try Self.fixture("activate", as: SAETextActivations.self)))
         check(state, "sae-card-120x36")
         let frame = state.render()
         let screen = frame.text()
@@ -104,7 +107,7 @@ import Testing
         AppFixtures.press(Array(repeating: Key.backspace, count: 40), on: &state)
         AppFixtures.type("density giant", on: &state)
         let stored = AppFixtures.press([.enter], on: &state)
-        #expect(stored == [.labelSAEFeature(model: 1, feature: 509, label: "density giant")])
+        #expect(stored == [.ask(SAEPanel.LabelFeature(model: 1, feature: 509, label: "density giant"))])
     }
 
     @Test func trainingProgressGrowsTheCurvesLive() throws {
@@ -127,8 +130,8 @@ import Testing
                 JobID(1),
                 JobProgress(completed: 10, total: 400, values: SAETrainingPoint(model: 2, log: points[0]).values))
         )
-        #expect(first == [.loadSAE])
-        _ = state.update(.saeListed(.loaded([try Self.listing(), listing])))
+        #expect(first == [.ask(SAEPanel.ListSAEs())])
+        _ = state.update(AppFixtures.answer(SAEPanel.ListSAEs(), [try Self.listing(), listing]))
         for point in points.dropFirst() {
             _ = state.update(
                 .jobProgress(
@@ -146,7 +149,7 @@ import Testing
     @Test func aListingThatFailsSaysWhy() {
         var state = AppFixtures.state()
         AppFixtures.press([.character("7")], on: &state)
-        _ = state.update(.saeListed(.failed("database is locked")))
+        _ = state.update(AppFixtures.failure(SAEPanel.ListSAEs(), "database is locked"))
         let text = state.render().text()
         #expect(text.contains("✗ database is locked") && text.contains("No SAE in this workspace yet"))
     }

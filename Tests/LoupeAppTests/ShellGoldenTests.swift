@@ -18,18 +18,19 @@ import Testing
     @Test func notebooksAt160x48() {
         var state = AppFixtures.state(width: 160, height: 48)
         AppFixtures.press([.character("6")], on: &state)
-        _ = state.update(.notebooksListed(AppFixtures.notebooks))
+        _ = state.update(AppFixtures.answer(NotebooksPanel.ListNotebooks(), AppFixtures.notebooks))
         AppFixtures.press([.enter], on: &state)
         _ = state.update(
-            .notebookOpened(
-                path: "notebooks/getting-started.md", result: .loaded(Notebook.parse(AppFixtures.notebookText))))
+            AppFixtures.answer(
+                NotebooksPanel.OpenNotebook(path: "notebooks/getting-started.md"),
+                (Notebook.parse(AppFixtures.notebookText))))
         check(state, "shell-notebooks-160x48")
     }
 
     @Test func notebooksAt80x24() {
         var state = AppFixtures.state()
         AppFixtures.press([.character("6")], on: &state)
-        _ = state.update(.notebooksListed(AppFixtures.notebooks))
+        _ = state.update(AppFixtures.answer(NotebooksPanel.ListNotebooks(), AppFixtures.notebooks))
         check(state, "shell-notebooks-80x24")
     }
 

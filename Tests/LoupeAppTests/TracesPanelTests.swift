@@ -7,8 +7,8 @@ import LoupeTUI
 import LoupeTestSupport
 import Testing
 
-/// The Traces panel on the sample OTLP export, imported into a real workspace; the runtime's
-/// loads are played by hand (effect in, message back).
+/// The Traces panel on the sample OTLP export, imported into a real workspace; its port's
+/// answers are played in the test's thread (effect in, message back).
 @Suite struct TracesPanelTests {
     let service: TraceService
 
@@ -23,28 +23,11 @@ import Testing
 
     private func panel(_ state: AppState) -> TracesPanel { state.panels[state.focusedPanel] as! TracesPanel }
 
-    /// Runs the effects a key asked for, as the runtime would, feeding the answers back.
+    /// Runs the port requests a key asked for on the real Traces port, as the runtime would.
     private func settle(_ effects: [Effect], _ state: inout AppState) throws {
-        var pending = effects
-        while !pending.isEmpty {
-            let effect = pending.removeFirst()
-            switch effect {
-            case .loadTraces: pending += state.update(.tracesLoaded(try service.list()))
-            case .openTrace(let id): pending += state.update(.traceOpened(id, .loaded(try service.load(id))))
-            case .loadSpan(let trace, let ordinal):
-                let loaded = try service.payload(trace: trace, ordinal: ordinal)
-                pending += state.update(
-                    .spanLoaded(trace: trace, ordinal: ordinal, SpanDetail(payload: loaded.payload, raw: loaded.raw)))
-            case .diffTraces(let left, let right):
-                pending += state.update(.tracesDiffed(left: left, right: right, .loaded(try service.diff(left, right))))
-            case .searchTrace(let trace, let query):
-                pending += state.update(
-                    .traceSearched(
-                        trace: trace, query: query,
-                        ordinals: try service.workspace.searchSpans(trace: trace, text: query)))
-            default: break
-            }
-        }
+        var ports = Ports()
+        ports.register(TracesBrowser(workspace: service.workspace))
+        AppFixtures.settle(effects, &state, ports: ports)
     }
 
     @Test func spacePlaysTheStepsOnTicksAndStopsAtTheEnd() throws {
@@ -81,16 +64,17 @@ import Testing
         let id = try #require(panel(state).trace?.summary.id)
         let effects = state.update(
             .jobProgress(JobID(7), JobProgress(completed: 1, total: 4, detail: "trace \(id) · 3 spans")))
-        #expect(effects.contains(.openTrace(id)) && effects.contains(.loadTraces))
+        #expect(
+            effects.contains(.ask(TracesPanel.OpenTrace(id: id))) && effects.contains(.ask(TracesPanel.ListTraces())))
         // Another trace's progress does not reload the open one.
         #expect(
             !state.update(.jobProgress(JobID(7), JobProgress(completed: 1, total: 4, detail: "trace 999 · x")))
-                .contains(.openTrace(id)))
+                .contains(.ask(TracesPanel.OpenTrace(id: id))))
     }
 
     private func opened(width: Int = 120, height: Int = 36) throws -> AppState {
         var state = AppFixtures.state(width: width, height: height)
-        try settle([.loadTraces], &state)
+        try settle([.ask(TracesPanel.ListTraces())], &state)
         try settle(AppFixtures.press([.enter], on: &state), &state)
         return state
     }
@@ -122,7 +106,7 @@ import Testing
 
     @Test func theListSortsByEachMeasure() throws {
         var state = AppFixtures.state(width: 120, height: 36)
-        try settle([.loadTraces], &state)
+        try settle([.ask(TracesPanel.ListTraces())], &state)
         #expect(panel(state).rows.map(\.name).first == "invoke_agent cranfield-qa")
         AppFixtures.press([.character("s")], on: &state)  // duration, longest first
         #expect(panel(state).rows.map(\.durationNs) == [4_210_000_000, 1_900_000_000, 1_450_000_000])
@@ -140,7 +124,7 @@ import Testing
             Issue.record(Comment(rawValue: difference))
         }
         var list = AppFixtures.state(width: 120, height: 36)
-        try settle([.loadTraces], &list)
+        try settle([.ask(TracesPanel.ListTraces())], &list)
         if let difference = Golden.compare(list.render().text(), named: "traces-list-120x36") {
             Issue.record(Comment(rawValue: difference))
         }

@@ -13,17 +13,15 @@ import Testing
         AppRuntime, HeadlessBackend, WorkspaceSession
     ) {
         let session = TestEnvironment.session()
-        let workspace = try session.workspace()
         let executor = CommandExecutor(session: session, isInsideTUI: true)
         let backend = HeadlessBackend(size: size, script: script)
         let state = AppState(
             size: size, theme: .builtInDefault, panels: AppState.standardPanels(), workspaceName: "w.sqlite",
             catalog: executor.catalog, themeNames: session.themes.availableThemes()
         )
-        let environment = AppEnvironment(
-            commands: executor, workspace: workspace,
-            notebookDirectories: [TestEnvironment.repositoryRoot.appendingPathComponent("notebooks").path]
-        )
+        let environment = try TestEnvironment.appEnvironment(
+            session: session, executor: executor,
+            notebooks: [TestEnvironment.repositoryRoot.appendingPathComponent("notebooks").path])
         return (AppRuntime(state: state, backend: backend, environment: environment), backend, session)
     }
 
@@ -112,7 +110,6 @@ struct AttentionRuntimeTests {
     @Test func typingASentenceShowsEveryHeadAndThePreviousTokenHead() throws {
         let session = TestEnvironment.session()
         let executor = CommandExecutor(session: session, isInsideTUI: true)
-        let models = ModelLibrary.standard(environment: ProcessInfo.processInfo.environment)
         let script: [InputEvent] =
             [.key(.character("3")), .key(.character("i")), .key(.control("u"))]
             + "The cat sat.".map { .key(.character($0)) } + [.key(.enter)]
@@ -121,10 +118,7 @@ struct AttentionRuntimeTests {
             size: backend.size, theme: .builtInDefault, panels: AppState.standardPanels(), workspaceName: "w.sqlite",
             catalog: executor.catalog, themeNames: ["default"]
         )
-        let environment = AppEnvironment(
-            commands: executor, workspace: try session.workspace(), notebookDirectories: [],
-            analyzeAttention: { request in AttentionAnalysis(text: request.first, embedder: try models.miniLM()) }
-        )
+        let environment = try TestEnvironment.appEnvironment(session: session, executor: executor)
         let runtime = AppRuntime(state: state, backend: backend, environment: environment)
         AppRuntimeTests.pump(runtime) { backend.lastFrame?.text().contains("6 tokens · Model grid") ?? false }
         let screen = try #require(backend.lastFrame).text()

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import LoupeAgents
+import LoupeBase
 import Testing
 
 /// `loupe eval …` end to end through the real binary on a real workspace: a BM25 retrieval suite

@@ -29,8 +29,7 @@ import Testing
         let state = AppState(
             size: size, theme: .builtInDefault, panels: AppState.standardPanels(), workspaceName: "w.sqlite",
             catalog: executor.catalog, themeNames: session.themes.availableThemes())
-        var environment = AppEnvironment(commands: executor, workspace: workspace, notebookDirectories: [])
-        environment.sae = SAEBrowser(workspace: workspace, models: models)
+        let environment = try TestEnvironment.appEnvironment(session: session, executor: executor)
         let runtime = AppRuntime(state: state, backend: backend, environment: environment)
         func screen() -> String { backend.lastFrame?.text() ?? "" }
         func send(_ events: [InputEvent], until done: () -> Bool) {

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import LoupeAgents
+import LoupeBase
 import LoupeKit
 import LoupeStore
 import Testing

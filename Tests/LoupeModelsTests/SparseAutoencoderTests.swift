@@ -1,4 +1,5 @@
 import Foundation
+import LoupeBase
 import Testing
 
 @testable import LoupeModels
@@ -7,7 +8,7 @@ import Testing
 /// training recovering a sparse code from data built out of known features.
 @Suite struct SparseAutoencoderTests {
     static func data(rows: Int, inputs: Int, seed: UInt64) -> [Float] {
-        var generator = SAERandom(seed: seed)
+        var generator = SplitMix64(seed: seed)
         return (0..<(rows * inputs)).map { _ in generator.normal() }
     }
 
@@ -29,7 +30,7 @@ import Testing
         let (inputs, width, rows) = (6, 10, 5)
         var sae = SparseAutoencoder(inputs: inputs, width: width, activation: activation, seed: 7)
         // Move off the tied start so every parameter matters, and give the biases values.
-        var generator = SAERandom(seed: 11)
+        var generator = SplitMix64(seed: 11)
         for index in sae.encoder.indices { sae.encoder[index] += 0.3 * generator.normal() }
         for index in sae.decoder.indices { sae.decoder[index] *= 1 + 0.2 * generator.normal() }
         for index in sae.encoderBias.indices { sae.encoderBias[index] = 0.1 * generator.normal() }
@@ -115,7 +116,7 @@ import Testing
     /// them with about 3 active latents and keeps its decoder rows at unit norm.
     @Test func trainingRecoversASparseCode() {
         let (inputs, features, width, k) = (16, 32, 64, 3)
-        var generator = SAERandom(seed: 21)
+        var generator = SplitMix64(seed: 21)
         var truth = [Float](repeating: 0, count: features * inputs)
         for f in 0..<features {
             var norm: Float = 0

@@ -1,4 +1,5 @@
 import Foundation
+import LoupeBase
 
 /// A tool as a model sees it: a name, what it does, and its arguments' JSON schema.
 package struct ToolSpec: Hashable, Sendable {

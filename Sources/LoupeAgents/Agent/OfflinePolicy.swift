@@ -1,4 +1,5 @@
 import Foundation
+import LoupeBase
 
 /// The `offline` provider: an in-process policy that plays the model's part without a network.
 /// It reads the conversation and decides the next turn as a ReAct model would:

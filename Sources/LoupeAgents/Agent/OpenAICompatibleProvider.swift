@@ -1,4 +1,5 @@
 import Foundation
+import LoupeBase
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking

@@ -1,4 +1,5 @@
 import Foundation
+import LoupeBase
 
 /// A tool the agent can call: its spec for the model and the function that runs it. A thrown
 /// error goes back to the model as the tool's result ("error: …"); the run goes on.

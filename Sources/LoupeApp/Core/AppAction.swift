@@ -21,18 +21,3 @@ package enum AppAction: Hashable, Sendable {
     /// Handed to the focused panel (or the output pane when it has focus).
     case panel(PanelAction)
 }
-
-/// What a key does inside a panel: shared navigation plus panel-specific actions.
-package enum PanelAction: Hashable, Sendable {
-    case up
-    case down
-    case left
-    case right
-    case pageUp
-    case pageDown
-    case top
-    case bottom
-    case open
-    /// A panel's own action, named by the panel.
-    case custom(String)
-}

@@ -27,12 +27,8 @@ extension AppState {
                 error.map { StatusMessage(text: "✗ \(path): \($0)", level: .error) }
                 ?? StatusMessage(text: "✓ wrote \(path)", level: .ok)
             return []
-        case .notebooksListed, .notebookOpened, .attentionAnalyzed, .rooflineLoaded, .retrievalSearched,
-            .retrievalDocument, .tracesLoaded, .traceOpened, .spanLoaded, .traceSearched, .tracesDiffed, .evalsLoaded,
-            .evalRunLoaded, .evalsCompared, .navigate, .saeListed, .saeFeaturesLoaded, .saeFeatureLoaded, .saeActivated:
-            var effects: [Effect] = []
-            for index in panels.indices { effects += apply(panels[index].receive(msg), from: panels[index].id) }
-            return effects
+        case .answered, .navigate:
+            return forwardToPanels(msg)
         }
     }
 

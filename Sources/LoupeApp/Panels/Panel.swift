@@ -21,6 +21,9 @@ package enum PanelEffect: Hashable, Sendable {
     case navigate(Navigation)
     /// Open the `:` line with a command to edit and run (a training run's settings).
     case editCommand(String)
+
+    /// Asks `request` of its port; the answer comes back to ``Panel/receive(_:)``.
+    package static func ask<Request: PortRequest>(_ request: Request) -> PanelEffect { .app(.ask(request)) }
 }
 
 /// What a panel needs to draw itself.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LoupeAgents
+import LoupeBase
 import LoupeKit
 import LoupeTUI
 
@@ -31,7 +32,7 @@ struct AgentCommand: ParsableCommand {
         func run(in context: CommandContext) throws {
             let text = question.joined(separator: " ").trimmingCharacters(in: .whitespaces)
             guard !text.isEmpty else { throw CommandFailure("ask a question: loupe agent run \"…\"") }
-            let service = AgentService(workspace: try context.workspace(), models: sharedModels)
+            let service = AgentService(workspace: try context.workspace(), models: context.session.models)
             let chosen = try options.provider(service)
             let limits = options.limits
             var printed = 1

@@ -1,8 +1,8 @@
 import ArgumentParser
 import Foundation
-import LoupeApp
 import LoupeKit
 import LoupeModels
+import LoupeProfiling
 import LoupeStore
 import LoupeTensor
 
@@ -60,18 +60,18 @@ extension BenchCommand {
             }
             let lines = text.split(separator: "\n").map(String.init).filter { !$0.isEmpty }
             guard !lines.isEmpty else { throw CommandFailure("\(sentences): no sentences") }
-            let loadStart = AppEnvironment.monotonicSeconds()
-            let embedder = try sharedModels.miniLM()
-            let loadSeconds = AppEnvironment.monotonicSeconds() - loadStart
+            var watch = Stopwatch()
+            let embedder = try context.session.models.miniLM()
+            let loadSeconds = watch.lap()
             let tokens = lines.map { embedder.tokenizer.encode($0).count }
             _ = embedder.embed(Array(lines.prefix(batchSize)), batchSize: batchSize)
             var passes: [Double] = []
             for index in 0..<max(1, repeats) {
                 context.reporter.report(
                     JobProgress(completed: Double(index), total: Double(repeats), detail: "pass \(index + 1)"))
-                let start = AppEnvironment.monotonicSeconds()
+                watch = Stopwatch()
                 let results = embedder.embed(lines, batchSize: batchSize)
-                passes.append(AppEnvironment.monotonicSeconds() - start)
+                passes.append(watch.lap())
                 precondition(results.count == lines.count)
             }
             let median = passes.sorted()[passes.count / 2]

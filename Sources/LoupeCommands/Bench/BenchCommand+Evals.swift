@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LoupeBase
 import LoupeEvals
 import LoupeKit
 import LoupeProfiling
@@ -68,7 +69,7 @@ extension BenchCommand {
             target: {model: {provider: openai, base_url: "http://127.0.0.1:9/v1", model: none}}
             scorers: [exact, contains, {token_f1: {threshold: 0.5}}]
             """.write(toFile: directory + "/suite.yaml", atomically: true, encoding: .utf8)
-            var service = EvalService(workspace: workspace, models: sharedModels)
+            var service = EvalService(workspace: workspace, models: context.session.models)
             service.instantTarget = true
             let loaded = try service.load(directory + "/suite.yaml")
             let outcome = try service.run(loaded)
@@ -80,9 +81,9 @@ extension BenchCommand {
             // 2. A real suite: Cranfield BM25, the target's own time taken out.
             var suiteResult: (items: Int, seconds: Double, target: Double, setup: Double, summary: Double)?
             if FileManager.default.fileExists(atPath: suite), FileManager.default.fileExists(atPath: corpus) {
-                let retrieval = RetrievalService(workspace: workspace, models: sharedModels)
+                let retrieval = RetrievalService(workspace: workspace, models: context.session.models)
                 _ = try retrieval.ingest([corpus], embed: false)
-                let real = EvalService(workspace: workspace, models: sharedModels)
+                let real = EvalService(workspace: workspace, models: context.session.models)
                 let loadedSuite = try real.load(suite)
                 _ = try retrieval.bm25(stem: false)  // the index is built once, before timing
                 var fresh = EvalService.RunOptions()

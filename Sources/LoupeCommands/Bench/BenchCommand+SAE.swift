@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LoupeBase
 import LoupeKit
 import LoupeModels
 import LoupeProfiling
@@ -47,8 +48,9 @@ extension BenchCommand {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(atPath: directory) }
             let workspace = try Workspace(path: directory + "/bench.sqlite")
-            _ = try RetrievalService(workspace: workspace, models: sharedModels).ingest([corpus], embed: false)
-            let service = SAEService(workspace: workspace, models: sharedModels)
+            _ = try RetrievalService(workspace: workspace, models: context.session.models).ingest(
+                [corpus], embed: false)
+            let service = SAEService(workspace: workspace, models: context.session.models)
             let collected = try SAECommand.plainly { try service.collect(layer: layer, tokens: tokens) }
             let (rows, dimensions, values) = try service.activations(set: collected.set)
             Memory.keepLargeAllocationsInTheHeap()
@@ -56,7 +58,7 @@ extension BenchCommand {
                 sae: SparseAutoencoder(
                     inputs: dimensions, width: width, activation: .topK(k: k, auxK: 0, auxCoefficient: 0)),
                 settings: SAETrainer.Settings())
-            var order = SAERandom(seed: 7)
+            var order = SplitMix64(seed: 7)
             func batchValues() -> [Float] {
                 var out = [Float](repeating: 0, count: batch * dimensions)
                 for r in 0..<batch {

@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import Glibc
 import LoupeAgents
-import LoupeApp
+import LoupeBase
 import LoupeKit
 import LoupeProfiling
 import LoupeStore
@@ -88,7 +88,9 @@ extension BenchCommand {
             clock = Stopwatch()
             let id = try replay.importFiles([long]).counts.ids[0]
             let replayImportSeconds = clock.lap()
-            let (open, steps) = try Self.replay(id, service: replay)
+            guard let host = context.session.host else { throw NoTUIError() }
+            let (open, steps) = try host.replayTimings(
+                trace: id, browser: TracesBrowser(workspace: replay.workspace), steps: 500)
 
             var usage = rusage()
             getrusage(RUSAGE_SELF.rawValue, &usage)
@@ -233,41 +235,6 @@ extension BenchCommand {
             spans[0].endNs = clock
             return Trace(
                 externalID: String(format: "%032x", 0xABCD), format: .otlp, name: "long agent run", spans: spans)
-        }
-
-        /// Opens trace `id` in the Traces panel as the TUI does (the runtime's loads played
-        /// in-process) and steps through it; returns the open-to-first-frame time and each step's.
-        static func replay(_ id: Int64, service: TraceService) throws -> (open: Double, steps: [Double]) {
-            var state = AppState(
-                size: Size(width: 160, height: 48), theme: .builtInDefault, panels: [TracesPanel()],
-                workspaceName: "bench", catalog: CommandCatalog(entries: []), themeNames: [], history: [])
-            func settle(_ effects: [Effect]) throws {
-                var pending = effects
-                while !pending.isEmpty {
-                    switch pending.removeFirst() {
-                    case .openTrace(let id): pending += state.update(.traceOpened(id, .loaded(try service.load(id))))
-                    case .loadSpan(let trace, let ordinal):
-                        let loaded = try service.payload(trace: trace, ordinal: ordinal)
-                        pending += state.update(
-                            .spanLoaded(
-                                trace: trace, ordinal: ordinal, SpanDetail(payload: loaded.payload, raw: loaded.raw)))
-                    default: break
-                    }
-                }
-            }
-            _ = state.update(.tracesLoaded(try service.list()))
-            var clock = Stopwatch()
-            try settle(state.update(.input(.key(.enter))))
-            _ = state.render()
-            let open = clock.lap() * 1000
-            var steps: [Double] = []
-            for _ in 0..<500 {
-                clock = Stopwatch()
-                try settle(state.update(.input(.key(.character("l")))))
-                _ = state.render()
-                steps.append(clock.lap() * 1000)
-            }
-            return (open, steps)
         }
 
         /// Seconds for Python's json.loads over every line of `file`, or nil without python3.

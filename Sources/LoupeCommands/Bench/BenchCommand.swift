@@ -1,8 +1,8 @@
 import ArgumentParser
 import Foundation
 import Glibc
-import LoupeApp
 import LoupeKit
+import LoupeProfiling
 import LoupeTUI
 
 /// `loupe bench …`: measurements of Loupe itself. Benchmarks are commands, never tests.
@@ -32,8 +32,9 @@ struct BenchCommand: ParsableCommand {
         @Option(help: "Frames rendered per scene.") var frames = 300
 
         func run(in context: CommandContext) throws {
+            guard let host = context.session.host else { throw NoTUIError() }
             let firstFrames = try measureFirstFrames(context: context)
-            let render = measureRender()
+            let render = host.renderTimings(size: Size(width: 200, height: 60), frames: max(1, frames))
             let all = render.flatMap(\.milliseconds)
             let result = TUIBenchResult(
                 firstFrameMilliseconds: Stats(firstFrames.times),
@@ -68,7 +69,7 @@ struct BenchCommand: ParsableCommand {
         }
 
         private func measureFirstFrames(context: CommandContext) throws -> (times: [Double], peakRSSMegabytes: Double) {
-            guard let executable = TUILauncher.executablePath else {
+            guard let executable = CheckoutDirectory.executablePath else {
                 throw CommandFailure("cannot find the loupe binary to start")
             }
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
@@ -89,10 +90,10 @@ struct BenchCommand: ParsableCommand {
                 process.environment = environment
                 let pipe = Pipe()
                 process.standardOutput = pipe
-                let start = AppEnvironment.monotonicSeconds()
+                var watch = Stopwatch()
                 try process.run()
                 let line = pipe.fileHandleForReading.readData(ofLength: 12)
-                let elapsed = AppEnvironment.monotonicSeconds() - start
+                let elapsed = watch.lap()
                 process.waitUntilExit()
                 guard String(decoding: line, as: UTF8.self).hasPrefix("first-frame"), process.terminationStatus == 0
                 else {
@@ -106,72 +107,6 @@ struct BenchCommand: ParsableCommand {
                 peakKilobytes = max(peakKilobytes, usage.ru_maxrss)
             }
             return (times, Double(peakKilobytes) / 1024)
-        }
-
-        private func measureRender() -> [(scene: String, milliseconds: [Double])] {
-            let catalog = CommandCatalog.loupe(excludingTUIOnly: true)
-            var state = AppState(
-                size: Size(width: 200, height: 60), theme: .builtInDefault, panels: AppState.standardPanels(),
-                workspaceName: "bench.sqlite", catalog: catalog, themeNames: ["default", "light", "mono"]
-            )
-            _ = state.update(
-                .notebooksListed([
-                    NotebookSummary(path: "notebooks/getting-started.md", title: "Getting started", cellCount: 9)
-                ]))
-            var scenes: [(name: String, state: AppState)] = []
-            for index in 0..<state.panels.count {
-                _ = state.update(.input(.key(.character(Character(String(index + 1))))))
-                scenes.append((state.panels[index].title, state))
-            }
-            var help = state
-            _ = help.update(.input(.key(.character("?"))))
-            scenes.append(("help overlay", help))
-            var palette = state
-            _ = palette.update(.input(.key(.control("p"))))
-            scenes.append(("palette", palette))
-            // The Attention panel at MiniLM's limit, 256 tokens: the grid and one head.
-            var attention = state
-            _ = attention.update(.input(.key(.character("3"))))
-            _ = attention.update(.input(.key(.enter)))
-            let sentence = "The cat sat on the mat because it was tired."
-            _ = attention.update(
-                .attentionAnalyzed(AttentionRequest(sentence), .analyzed(TUI.syntheticAnalysis(tokens: 256))))
-            scenes.append(("attention grid, 256 tokens", attention))
-            _ = attention.update(.input(.key(.enter)))
-            scenes.append(("attention head, 256 tokens", attention))
-            var durations: [(scene: String, milliseconds: [Double])] = []
-            for scene in scenes {
-                var times: [Double] = []
-                for _ in 0..<max(1, frames) {
-                    let start = AppEnvironment.monotonicSeconds()
-                    let frame = scene.state.render()
-                    times.append((AppEnvironment.monotonicSeconds() - start) * 1000)
-                    precondition(frame.width == 200)
-                }
-                durations.append((scene.name, times))
-            }
-            return durations
-        }
-
-        /// A 6 × 12-head analysis of `tokens` tokens with random attention rows (fixed seed).
-        static func syntheticAnalysis(tokens count: Int) -> AttentionAnalysis {
-            var state: UInt64 = 0x9E37_79B9_7F4A_7C15
-            var probabilities: [Float] = []
-            probabilities.reserveCapacity(72 * count * count)
-            for _ in 0..<(72 * count) {
-                var row = (0..<count).map { _ -> Float in
-                    state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-                    return Float(state >> 40) / Float(1 << 24)
-                }
-                let sum = row.reduce(0, +)
-                row = row.map { $0 / sum }
-                probabilities += row
-            }
-            return AttentionAnalysis(
-                text: "synthetic", tokens: (0..<count).map { "tok\($0)" }, layers: 6, heads: 12,
-                probabilities: probabilities,
-                lens: [0.2, 0.3, 0.4, 0.5, 0.6, 1]
-            )
         }
     }
 }

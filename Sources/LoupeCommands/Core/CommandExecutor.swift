@@ -1,10 +1,10 @@
 import ArgumentParser
 import Foundation
+import LoupeBase
 import LoupeKit
 import LoupeModels
 import LoupeRetrieval
 import LoupeStore
-import LoupeTerminal
 
 /// Runs command lines of the Loupe language in-process: the TUI's `:` line and palette, the
 /// REPL and notebooks all come through here, so they parse and behave exactly like the shell.
@@ -67,7 +67,7 @@ package struct CommandExecutor: CommandService {
                         "the TUI is on \(session.displayPath); --workspace cannot change it here (quit and run loupe --workspace \(other))"
                 )
             }
-            lineSession = WorkspaceSession(path: other, busyTimeout: session.busyTimeout, themes: session.themes)
+            lineSession = session.with(path: other)
         }
         let output = CapturedOutput()
         let context = CommandContext(
@@ -91,16 +91,11 @@ package struct CommandExecutor: CommandService {
     }
 
     /// The message of an error a command raised while running, nil for anything else (parse
-    /// errors, help requests): the one list of Loupe's run-time error types.
+    /// errors, help requests): every ``UserFacingError`` says its own, and Foundation's file
+    /// errors say theirs through ArgumentParser's message.
     private static func runErrorMessage(_ error: any Error) -> String? {
         switch error {
-        case let failure as CommandFailure: return failure.message
-        case let error as WorkspaceError: return error.description
-        case let error as ThemeError: return error.description
-        case let error as JobCancelled: return error.description
-        case let error as TerminalError: return error.description
-        case let error as ModelError: return error.description
-        case let error as RetrievalError: return error.description
+        case let error as any UserFacingError: return error.description
         case is CocoaError: return Loupe.message(for: error)
         default: return nil
         }

@@ -4,14 +4,20 @@ import Glibc
 import LoupeKit
 import LoupeTUI
 
-/// The `loupe` executable's entry point: parse, build a context, run, exit with a status.
+/// The command line's dispatcher: parse, build a session and a context, run, exit with a status.
+/// The executable (the composition root) calls it with the model library and the TUI.
 package enum LoupeCLI {
-    package static func main(arguments: [String] = Array(CommandLine.arguments.dropFirst())) -> Never {
+    package static func main(
+        models: ModelLibrary, host: (any TUIHost)?, arguments: [String] = Array(CommandLine.arguments.dropFirst())
+    ) -> Never {
         let environment = ProcessInfo.processInfo.environment
+        func session(_ option: String?) -> WorkspaceSession {
+            makeSession(option: option, environment: environment, models: models, host: host)
+        }
         do {
             let parsed = try Loupe.parseAsRoot(arguments)
             if let command = parsed as? any LoupeCommand {
-                let session = TUILauncher.makeSession(option: command.global.workspace, environment: environment)
+                let session = session(command.global.workspace)
                 // Long commands (eval run, ingest, trace import) show their progress on a terminal.
                 let progress = TerminalProgress.isWanted ? TerminalProgress(columns: terminalColumns()) : nil
                 let context = CommandContext(
@@ -20,7 +26,10 @@ package enum LoupeCLI {
                 defer { progress?.clear() }
                 try command.run(in: context)
             } else if let root = parsed as? Loupe {
-                try TUILauncher.run(root, environment: environment, benchSize: benchFirstFrameSize(environment))
+                guard let host else { throw NoTUIError() }
+                try host.openTUI(
+                    session: session(root.global.workspace), theme: root.theme, environment: environment,
+                    firstFrameSize: benchFirstFrameSize(environment))
             } else {
                 var command = parsed
                 try command.run()
@@ -49,6 +58,19 @@ package enum LoupeCLI {
         guard let value = environment["LOUPE_BENCH_FIRST_FRAME"] else { return nil }
         let parts = value.split(separator: "x").compactMap { Int($0) }
         return parts.count == 2 ? Size(width: parts[0], height: parts[1]) : nil
+    }
+
+    /// The session for a command line: `--workspace`, else `$LOUPE_WORKSPACE`, else
+    /// `./loupe.sqlite`; the busy timeout and themes from the environment.
+    package static func makeSession(
+        option: String?, environment: [String: String], models: ModelLibrary, host: (any TUIHost)?
+    ) -> WorkspaceSession {
+        WorkspaceSession(
+            path: WorkspaceSession.resolvePath(option: option, environment: environment),
+            busyTimeout: WorkspaceSession.busyTimeout(environment: environment),
+            themes: ThemeLoader.standard(environment: environment, executablePath: CheckoutDirectory.executablePath),
+            models: models, host: host
+        )
     }
 
     static func terminalColumns() -> Int {

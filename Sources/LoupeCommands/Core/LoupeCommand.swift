@@ -1,4 +1,5 @@
 import ArgumentParser
+import LoupeBase
 
 /// Options every command accepts.
 package struct GlobalOptions: ParsableArguments {
@@ -32,7 +33,7 @@ extension LoupeCommand {
 
 /// A failure the command has already explained in its output: the exit code is 1 and the
 /// message is the short summary.
-package struct CommandFailure: Error, CustomStringConvertible, Sendable {
+package struct CommandFailure: UserFacingError, Sendable {
     package var message: String
     package init(_ message: String) { self.message = message }
     package var description: String { message }

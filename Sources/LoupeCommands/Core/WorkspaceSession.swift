@@ -3,7 +3,11 @@ import LoupeKit
 import LoupeStore
 import Synchronization
 
-/// The workspace a process (or a notebook run) works on, opened on first use and then shared.
+/// What a process (or a notebook run) works with: the workspace, opened on first use and then
+/// shared, the model library, the themes and, where the executable has one, the TUI.
+///
+/// The executable builds one per process (the composition root); a notebook run or a `:` line
+/// with another `--workspace` derives one with ``with(path:displayPath:)``, sharing the rest.
 ///
 /// Thread-safety: any thread; the first ``workspace()`` call opens the file once.
 package final class WorkspaceSession: Sendable {
@@ -14,13 +18,29 @@ package final class WorkspaceSession: Sendable {
     package let displayPath: String
     package let busyTimeout: Double
     package let themes: ThemeLoader
+    /// MiniLM and the other models, loaded once per process (the embedder is 90 MB).
+    package let models: ModelLibrary
+    /// The TUI, where the executable has one: `loupe` alone, `docs keybindings`, `bench tui`.
+    package let host: (any TUIHost)?
     private let opened = Mutex<Workspace?>(nil)
 
-    package init(path: String, displayPath: String? = nil, busyTimeout: Double = 5, themes: ThemeLoader) {
+    /// A session on `path`; `models` defaults to the library `$LOUPE_MODELS` names.
+    package init(
+        path: String, displayPath: String? = nil, busyTimeout: Double = 5, themes: ThemeLoader,
+        models: ModelLibrary? = nil, host: (any TUIHost)? = nil
+    ) {
         self.path = path
         self.displayPath = displayPath ?? path
         self.busyTimeout = busyTimeout
         self.themes = themes
+        self.models = models ?? .standard(environment: ProcessInfo.processInfo.environment)
+        self.host = host
+    }
+
+    /// A session on another workspace with the same models, themes, TUI and busy timeout.
+    package func with(path: String, displayPath: String? = nil) -> WorkspaceSession {
+        WorkspaceSession(
+            path: path, displayPath: displayPath, busyTimeout: busyTimeout, themes: themes, models: models, host: host)
     }
 
     /// The workspace path for the shell: `--workspace`, else `$LOUPE_WORKSPACE`, else

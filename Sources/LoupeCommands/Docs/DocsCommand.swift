@@ -1,7 +1,5 @@
 import ArgumentParser
-import LoupeApp
 import LoupeKit
-import LoupeTUI
 
 /// `loupe docs keybindings`: the key reference, generated from the keymaps the TUI uses.
 struct DocsCommand: ParsableCommand {
@@ -17,26 +15,8 @@ struct DocsCommand: ParsableCommand {
         @OptionGroup var global: GlobalOptions
 
         func run(in context: CommandContext) throws {
-            context.output.write(DocsCommand.keybindingsMarkdown())
+            guard let host = context.session.host else { throw NoTUIError() }
+            context.output.write(host.keybindingsMarkdown())
         }
-    }
-
-    /// The Markdown of `docs/keybindings.md`.
-    static func keybindingsMarkdown() -> String {
-        let state = AppState(
-            size: Size(width: 80, height: 24), theme: .builtInDefault, panels: AppState.standardPanels(),
-            workspaceName: "", catalog: CommandCatalog(entries: []), themeNames: []
-        )
-        var text = "# Loupe key bindings\n\n"
-        text += "Generated from the keymaps by `loupe docs keybindings`; a test fails when this file is stale.\n"
-        for keymap in state.keymaps {
-            text += "\n## \(keymap.name)\n\n| keys | action |\n| --- | --- |\n"
-            for binding in keymap.bindings {
-                let keys = binding.keys.map { "`\($0.displayName == "|" ? "\\|" : $0.displayName)`" }.joined(
-                    separator: " ")
-                text += "| \(keys) | \(binding.help) |\n"
-            }
-        }
-        return text
     }
 }

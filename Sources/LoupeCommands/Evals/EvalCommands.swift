@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Glibc
 import LoupeAgents
+import LoupeBase
 import LoupeEvals
 import LoupeKit
 import LoupeRetrieval
@@ -16,7 +17,7 @@ struct EvalCommand: ParsableCommand {
         subcommands: [Run.self, List.self, Show.self, Compare.self, Export.self])
 
     static func service(_ context: CommandContext) throws -> EvalService {
-        var service = EvalService(workspace: try context.workspace(), models: sharedModels)
+        var service = EvalService(workspace: try context.workspace(), models: context.session.models)
         service.loupeVersion = Loupe.version
         return service
     }

@@ -5,9 +5,6 @@ import LoupeModels
 import LoupeStore
 import LoupeTensor
 
-/// The process's model library (one per process: the embedder is 90 MB).
-let sharedModels = ModelLibrary.standard(environment: ProcessInfo.processInfo.environment)
-
 /// `loupe embed TEXT…`: token ids and MiniLM sentence embeddings.
 struct EmbedCommand: LoupeCommand {
     static let configuration = CommandConfiguration(
@@ -31,7 +28,7 @@ struct EmbedCommand: LoupeCommand {
     }
 
     func run(in context: CommandContext) throws {
-        let embedder = try sharedModels.miniLM()
+        let embedder = try context.session.models.miniLM()
         let results = embedder.embed(texts)
         let records = zip(texts, results).map { text, result in
             Record(text: text, ids: result.ids, tokens: embedder.tokenizer.tokens(result.ids), embedding: result.vector)
@@ -62,7 +59,7 @@ struct SimilarityCommand: LoupeCommand {
     @Argument(help: "The second text.") var second: String
 
     func run(in context: CommandContext) throws {
-        let embedder = try sharedModels.miniLM()
+        let embedder = try context.session.models.miniLM()
         let vectors = embedder.embed([first, second]).map(\.vector)
         context.print(String(format: "%.4f", SentenceEmbedder.cosine(vectors[0], vectors[1])))
     }
@@ -93,7 +90,7 @@ struct AttentionCommand: LoupeCommand {
     }
 
     func run(in context: CommandContext) throws {
-        let embedder = try sharedModels.miniLM()
+        let embedder = try context.session.models.miniLM()
         let configuration = embedder.encoder.configuration
         guard (0..<configuration.layers).contains(layer) else {
             throw CommandFailure("--layer \(layer) is out of range: MiniLM has layers 0…\(configuration.layers - 1)")
@@ -152,8 +149,8 @@ struct ModelsCommand: ParsableCommand {
         @OptionGroup var global: GlobalOptions
 
         func run(in context: CommandContext) throws {
-            let state = sharedModels.hasMiniLM ? "present" : "missing (run loupe models fetch)"
-            context.print("\(ModelLibrary.miniLMName)  \(state)  \(sharedModels.miniLMDirectory)")
+            let state = context.session.models.hasMiniLM ? "present" : "missing (run loupe models fetch)"
+            context.print("\(ModelLibrary.miniLMName)  \(state)  \(context.session.models.miniLMDirectory)")
             let registered = try context.workspace().models()
             if registered.isEmpty {
                 context.print(
@@ -179,7 +176,7 @@ struct ModelsCommand: ParsableCommand {
         func run(in context: CommandContext) throws {
             guard
                 let scripts = CheckoutDirectory.find(
-                    "scripts", containing: "fetch-minilm", executablePath: TUILauncher.executablePath)
+                    "scripts", containing: "fetch-minilm", executablePath: CheckoutDirectory.executablePath)
             else {
                 throw CommandFailure(
                     "scripts/fetch-minilm was not found next to this loupe binary; run it from the Loupe checkout")
@@ -187,7 +184,7 @@ struct ModelsCommand: ParsableCommand {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: scripts + "/fetch-minilm")
             var environment = ProcessInfo.processInfo.environment
-            environment["LOUPE_MODELS"] = sharedModels.root
+            environment["LOUPE_MODELS"] = context.session.models.root
             process.environment = environment
             try process.run()
             process.waitUntilExit()
@@ -205,7 +202,7 @@ struct ModelsCommand: ParsableCommand {
 
         func run(in context: CommandContext) throws {
             let record = try ModelsCommand.register(context: context)
-            let embedder = try sharedModels.miniLM()
+            let embedder = try context.session.models.miniLM()
             let configuration = embedder.encoder.configuration
             context.print("model       \(ModelLibrary.miniLMName) (sentence-transformers)")
             context.print("directory   \(embedder.directory)")
@@ -225,11 +222,13 @@ struct ModelsCommand: ParsableCommand {
     /// the weights against (scripts/models.sha256 next to the cache's source).
     @discardableResult
     static func register(context: CommandContext) throws -> ModelRecord {
-        let embedder = try sharedModels.miniLM()
+        let embedder = try context.session.models.miniLM()
         let weights = try SafeTensors(path: embedder.directory + "/model.safetensors")
         let parameters = weights.entries.values.filter { $0.dtype != .i64 }.reduce(0) { $0 + $1.shape.reduce(1, *) }
         let checked =
-            CheckoutDirectory.find("scripts", containing: "models.sha256", executablePath: TUILauncher.executablePath)
+            CheckoutDirectory.find(
+                "scripts", containing: "models.sha256", executablePath: CheckoutDirectory.executablePath
+            )
             .flatMap { try? String(contentsOfFile: $0 + "/models.sha256", encoding: .utf8) }?
             .split(separator: "\n").first { $0.hasSuffix("  model.safetensors") }
             .map { String($0.prefix(64)) } ?? "unverified"

@@ -38,7 +38,7 @@ struct NotebookCommand: ParsableCommand {
                 let text = try CommandFailure.readText(file)
                 let stored = Notebook.parse(text)
                 let result = try NotebookCommand.run(
-                    stored, workspace: global.workspace, themes: context.session.themes)
+                    stored, workspace: global.workspace, parent: context.session)
                 // Timings differ from run to run: a check keeps the measured cells' stored output.
                 let rendered = (check ? result.notebook.keepingMeasuredOutputs(of: stored) : result.notebook).rendered()
                 let cells = Formatting.count(result.notebook.cells.count, "cell")
@@ -61,19 +61,20 @@ struct NotebookCommand: ParsableCommand {
     }
 
     /// Runs a notebook's cells on `workspace`, or on a scratch workspace removed afterwards.
-    static func run(_ notebook: Notebook, workspace: String?, themes: ThemeLoader) throws -> NotebookRunner.Result {
+    static func run(_ notebook: Notebook, workspace: String?, parent: WorkspaceSession) throws
+        -> NotebookRunner.Result
+    {
         var scratchDirectory: String?
         let session: WorkspaceSession
         if let workspace {
-            session = WorkspaceSession(path: workspace, themes: themes)
+            session = parent.with(path: workspace)
         } else {
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
                 "loupe-notebook-\(UUID().uuidString)"
             ).path
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             scratchDirectory = directory
-            session = WorkspaceSession(
-                path: directory + "/scratch.sqlite", displayPath: "scratch.sqlite", themes: themes)
+            session = parent.with(path: directory + "/scratch.sqlite", displayPath: "scratch.sqlite")
         }
         defer { if let scratchDirectory { try? FileManager.default.removeItem(atPath: scratchDirectory) } }
         let executor = CommandExecutor(session: session, isInsideTUI: false)

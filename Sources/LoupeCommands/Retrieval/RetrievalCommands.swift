@@ -8,7 +8,7 @@ import LoupeTUI
 extension RetrievalService {
     /// The service on the command's workspace.
     static func on(_ context: CommandContext) throws -> RetrievalService {
-        RetrievalService(workspace: try context.workspace(), models: sharedModels)
+        RetrievalService(workspace: try context.workspace(), models: context.session.models)
     }
 }
 

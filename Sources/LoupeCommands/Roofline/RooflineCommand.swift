@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import LoupeApp
 import LoupeKit
 import LoupeProfiling
 import LoupeStore
@@ -345,7 +344,7 @@ struct RooflineCommand: ParsableCommand {
                 context.print(String(csv.dropLast()))
                 return
             }
-            let path = output ?? RooflinePanel.exportName(profile, precision)
+            let path = output ?? profile.exportName(precision)
             do {
                 try csv.write(toFile: path, atomically: true, encoding: .utf8)
             } catch {

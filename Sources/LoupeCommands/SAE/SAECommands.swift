@@ -14,7 +14,7 @@ struct SAECommand: ParsableCommand {
         ])
 
     static func service(_ context: CommandContext) throws -> SAEService {
-        SAEService(workspace: try context.workspace(), models: sharedModels)
+        SAEService(workspace: try context.workspace(), models: context.session.models)
     }
 
     static func plainly<T>(_ body: () throws -> T) throws -> T {
@@ -148,7 +148,7 @@ struct SAECommand: ParsableCommand {
         func run(in context: CommandContext) throws {
             let workspace = try context.workspace()
             let listings = try SAECommand.plainly {
-                try SAEBrowser(workspace: workspace, models: sharedModels).listings()
+                try SAEBrowser(workspace: workspace, models: context.session.models).listings()
             }
             if json { return context.print(try Formatting.json(listings)) }
             let sets = try workspace.activationSets()
@@ -244,7 +244,7 @@ struct SAECommand: ParsableCommand {
             let workspace = try context.workspace()
             let card = try SAECommand.plainly {
                 try SAEFeatureIndex(model: id, workspace: workspace).card(
-                    feature, workspace: workspace, embedder: try? sharedModels.miniLM())
+                    feature, workspace: workspace, embedder: try? context.session.models.miniLM())
             }
             if let output {
                 try (try card.json() + "\n").write(toFile: output, atomically: true, encoding: .utf8)
@@ -320,7 +320,8 @@ struct SAECommand: ParsableCommand {
         func run(in context: CommandContext) throws {
             let result = try SAECommand.plainly {
                 try SAETextActivations(
-                    text: text, model: id, workspace: try context.workspace(), embedder: try sharedModels.miniLM())
+                    text: text, model: id, workspace: try context.workspace(),
+                    embedder: try context.session.models.miniLM())
             }
             if json { return context.print(try Formatting.json(result)) }
             if let feature {

@@ -12,7 +12,7 @@ struct ThemeCommand: LoupeCommand {
     )
 
     /// The workspace setting that holds the chosen theme.
-    static let settingKey = "theme"
+    static let settingKey = ThemeLoader.settingKey
 
     @OptionGroup var global: GlobalOptions
     @Argument(help: ArgumentHelp("The theme to switch to.", valueName: "name")) var name: String?

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LoupeAgents
+import LoupeBase
 import LoupeKit
 import LoupeStore
 import LoupeTUI

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LoupeAgents
+import LoupeBase
 import LoupeKit
 import LoupeStore
 import LoupeTUI
@@ -105,7 +106,7 @@ extension TraceCommand {
             default:
                 throw CommandFailure("give one change: --result TEXT (a tool span) or --message TEXT (a model call)")
             }
-            let service = AgentService(workspace: try context.workspace(), models: sharedModels)
+            let service = AgentService(workspace: try context.workspace(), models: context.session.models)
             var printed: Int?
             let forked: (id: Int64, trace: Trace)
             do {

@@ -1,5 +1,6 @@
 import Foundation
 import LoupeAgents
+import LoupeBase
 
 /// The part of JSON Schema (draft 2020-12) that structured-output checks use: `type` (one or a
 /// list), `enum`, `const`, `properties`, `required`, `additionalProperties` (a boolean or a

@@ -1,5 +1,6 @@
 import Foundation
 import LoupeAgents
+import LoupeBase
 
 /// One scorer's verdict on one answer.
 package struct Verdict: Hashable, Sendable {

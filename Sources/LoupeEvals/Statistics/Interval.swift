@@ -1,4 +1,5 @@
 import Foundation
+import LoupeBase
 
 /// An estimate with its confidence interval and how the interval was made.
 package struct Interval: Hashable, Sendable, Codable {
@@ -98,21 +99,5 @@ package struct Interval: Hashable, Sendable, Codable {
         let above = Swift.min(sorted.count - 1, below + 1)
         let fraction = position - Double(below)
         return sorted[below] + (sorted[above] - sorted[below]) * fraction
-    }
-}
-
-/// SplitMix64: a small, fast, seedable generator (Steele et al. 2014), for resampling that
-/// repeats exactly.
-package struct SplitMix64: RandomNumberGenerator, Sendable {
-    private var state: UInt64
-
-    package init(seed: UInt64) { state = seed }
-
-    package mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

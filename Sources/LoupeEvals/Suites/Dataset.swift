@@ -1,5 +1,6 @@
 import Foundation
 import LoupeAgents
+import LoupeBase
 
 /// A suite's items, read from JSON Lines: one object per line, blank lines skipped. An item's id
 /// is its id field (text or number; the line number when the field is absent), and ids are unique.

@@ -1,4 +1,5 @@
 import LoupeAgents
+import LoupeBase
 
 /// An eval suite as its YAML file states it: a dataset, a target that answers each item, and the
 /// scorers that judge the answers. Paths are resolved against the suite file's directory.

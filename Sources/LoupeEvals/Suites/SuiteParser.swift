@@ -1,5 +1,6 @@
 import Foundation
 import LoupeAgents
+import LoupeBase
 import Yams
 
 /// Reads a suite's YAML. Every mistake is reported with the file, line and column of the node

@@ -1,5 +1,6 @@
 import Foundation
 import LoupeAgents
+import LoupeBase
 import LoupeEvals
 import LoupeStore
 
@@ -57,12 +58,10 @@ extension EvalService {
 
     /// Every run, oldest first, Inspect logs in the workspace included.
     package func list() throws -> [RunListing] {
-        try syncInspectRuns()
         return try workspace.evalRuns().map(listing)
     }
 
     package func detail(_ id: Int64) throws -> RunDetail {
-        try syncInspectRuns()
         let run = try workspace.run(id)
         let scores = Dictionary(grouping: try workspace.evalScores(run: id)) { "\($0.itemID)\u{1F}\($0.epoch)" }
         let rows = try workspace.evalResults(run: id).map { result in
@@ -161,7 +160,6 @@ extension EvalService {
 
     /// Run `b` against baseline `a`, paired on the items both answered.
     package func compare(_ a: Int64, _ b: Int64) throws -> Comparison {
-        try syncInspectRuns()
         let left = try workspace.run(a)
         let right = try workspace.run(b)
         let scorersA = Self.scorers(left)
@@ -296,10 +294,11 @@ extension EvalService {
 
     /// Inspect samples imported as traces become eval runs: one per log file and task, one
     /// answer per sample × epoch with the log's scores (C/P/I as 1/0.5/0), linked to the trace.
-    /// Idempotent: a log already turned into a run is skipped.
+    /// Idempotent: a log already turned into a run is skipped. Trace import calls it, so that
+    /// reading the runs never writes.
     package func syncInspectRuns() throws {
-        // Lists call this every time: traces already answering an imported run are skipped before
-        // their metadata is read, so a synced workspace costs one query.
+        // Traces already answering an imported run are skipped before their metadata is read, so
+        // a synced workspace costs one query.
         let linked = try workspace.evalTraceIDs(source: "inspect")
         let inspect = try workspace.traceSummaries().filter {
             $0.format == TraceFormat.inspect.rawValue && !linked.contains($0.id)
@@ -410,5 +409,22 @@ extension EvalResultRecord {
         if let trace = traceID { return "trace \(trace)" }
         if let record = retrievalRecordID { return "record \(record)" }
         return "—"
+    }
+}
+
+extension EvalService.RunListing {
+    /// The retrieval settings a retrieval run was made with (retriever, stemming, k, k1, b), so
+    /// an answer's ranking can be re-run as it was; nil for other targets.
+    package var retrievalOptions: RetrievalService.Options? {
+        guard let json = try? JSONValue.parse(run.targetJSON), json["retriever"] != nil else { return nil }
+        var options = RetrievalService.Options()
+        if let retriever = json["retriever"]?.string.flatMap(RetrievalService.Retriever.init(rawValue:)) {
+            options.retriever = retriever
+        }
+        options.stem = json["stem"]?.bool ?? false
+        options.k = Int(json["k"]?.int ?? 10)
+        options.k1 = json["k1"]?.number ?? options.k1
+        options.b = json["b"]?.number ?? options.b
+        return options
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import LoupeAgents
+import LoupeBase
 import LoupeEvals
 import LoupeModels
 import LoupeProfiling
@@ -12,7 +13,8 @@ import Synchronization
 /// resumes where it stopped and nothing is scored twice.
 package struct EvalService: Sendable {
     package let workspace: Workspace
-    private let models: ModelLibrary
+    /// Nil for a service that only reads (the Evals panel): running a suite needs MiniLM.
+    private let library: ModelLibrary?
     /// Written into each run's provenance.
     package var loupeVersion = "0.1.0"
     /// The environment providers read their base URL, model and key from.
@@ -21,9 +23,17 @@ package struct EvalService: Sendable {
     /// what `bench evals` times to measure the runner's own cost per item.
     package var instantTarget = false
 
-    package init(workspace: Workspace, models: ModelLibrary) {
+    package init(workspace: Workspace, models: ModelLibrary? = nil) {
         self.workspace = workspace
-        self.models = models
+        library = models
+    }
+
+    /// The model library a run needs (retrieval targets, agents, the embedding scorer).
+    private var models: ModelLibrary {
+        get throws {
+            guard let library else { throw EvalError("internal: this EvalService only reads (built with no models)") }
+            return library
+        }
     }
 
     /// A suite with its items read and its inputs hashed.
@@ -228,7 +238,7 @@ package struct EvalService: Sendable {
         let state = Mutex(
             (next: 0, done: skipped, errors: 0, sum: 0.0, scored: 0, failure: nil as (any Error)?))
         let headline = suite.headline
-        let tools = scoringTools()
+        let tools = try scoringTools()
         let taskList = tasks
         let work: @Sendable () -> Void = {
             while true {
@@ -358,7 +368,7 @@ package struct EvalService: Sendable {
         switch loaded.suite.target {
         case .retrieval(let target): return try retrievalAnswerer(target, loaded: loaded)
         case .agent(let target):
-            let agents = AgentService(workspace: workspace, models: models)
+            let agents = AgentService(workspace: workspace, models: try models)
             let provider = try provider(target.provider, agents: agents)
             var limits = AgentLimits()
             limits.maxSteps = target.maxSteps
@@ -375,7 +385,7 @@ package struct EvalService: Sendable {
                     outputTokens: usage.outputTokens, cost: cost, traceID: id)
             }
         case .model(let target):
-            let provider = try provider(target.provider, agents: AgentService(workspace: workspace, models: models))
+            let provider = try provider(target.provider, agents: AgentService(workspace: workspace, models: try models))
             return Answerer(serial: false) { item in
                 try modelAnswer(item, target: target, provider: provider)
             }
@@ -383,7 +393,7 @@ package struct EvalService: Sendable {
     }
 
     func retrievalAnswerer(_ target: RetrievalTarget, loaded: LoadedSuite) throws -> Answerer {
-        let retrieval = RetrievalService(workspace: workspace, models: models)
+        let retrieval = RetrievalService(workspace: workspace, models: try models)
         var options = RetrievalService.Options()
         guard let retriever = RetrievalService.Retriever(rawValue: target.retriever) else {
             throw EvalError("retriever \(target.retriever): use bm25, dense or hybrid")
@@ -496,8 +506,8 @@ package struct EvalService: Sendable {
         }
     }
 
-    func scoringTools() -> ScoringTools {
-        let models = self.models
+    func scoringTools() throws -> ScoringTools {
+        let models = try self.models
         let agents = AgentService(workspace: workspace, models: models)
         let service = self
         return ScoringTools(

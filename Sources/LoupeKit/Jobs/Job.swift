@@ -1,4 +1,5 @@
 import Foundation
+import LoupeBase
 import Synchronization
 
 /// Identifies a running job within one process.
@@ -41,7 +42,7 @@ package struct JobProgress: Hashable, Sendable {
 }
 
 /// Thrown by work that noticed its job was cancelled.
-package struct JobCancelled: Error, Hashable, Sendable, CustomStringConvertible {
+package struct JobCancelled: UserFacingError, Hashable, Sendable, CustomStringConvertible {
     package init() {}
     package var description: String { "cancelled" }
 }

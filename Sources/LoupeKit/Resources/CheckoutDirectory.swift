@@ -16,4 +16,9 @@ package enum CheckoutDirectory {
         }
         return nil
     }
+
+    /// The running binary's path (`/proc/self/exe`, else the first argument).
+    package static var executablePath: String? {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments.first
+    }
 }

@@ -493,11 +493,10 @@ package struct RetrievalService: Sendable {
 }
 
 extension RetrievalService {
-    /// What the Retrieval panel shows for a query: the hits, and BM25's and dense's own top k
-    /// (dense only when the chunks are embedded, so a BM25-only workspace still answers).
-    package func panelSearch(_ query: String, options: Options) throws -> (
-        hits: [Hit], bm25Top: [Hit], denseTop: [Hit], judged: JudgedQuery?, record: Int64
-    ) {
+    /// A query's hits with BM25's and dense's own top k (dense only when the chunks are
+    /// embedded, so a BM25-only workspace still answers) and its judgments when it is judged:
+    /// what the Retrieval panel shows. Nothing is written.
+    package func ranking(_ query: String, options: Options) throws -> RetrievalResult {
         let counts = try workspace.corpusCounts(model: Self.embeddingModel)
         guard counts.chunks > 0 else { throw RetrievalError("the workspace has no chunks yet: run loupe ingest FILE") }
         var options = options
@@ -510,7 +509,6 @@ extension RetrievalService {
         let found = candidates(query, options: options, context: context)
         let hits = assemble(found, options: options, context: context)
         let judged = try judge(query, candidates: found, options: options, context: context)
-        let record = try self.record(query, options: options, hits: hits)
         options.mmr = false
         options.retriever = .bm25
         let bm25Top = assemble(found, options: options, context: context, details: false)
@@ -519,7 +517,7 @@ extension RetrievalService {
             options.retriever = .dense
             denseTop = assemble(found, options: options, context: context, details: false)
         }
-        return (hits, bm25Top, denseTop, judged, record)
+        return RetrievalResult(hits: hits, bm25Top: bm25Top, denseTop: denseTop, judged: judged)
     }
 
     /// The judgments of a typed query that is one of the loaded judged queries (same terms),

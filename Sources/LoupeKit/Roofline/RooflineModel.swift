@@ -146,6 +146,16 @@ extension RooflineModel.Profile {
     }
 
     /// The points and ceilings as CSV (one row each), for a spreadsheet or a plotting script.
+    /// The file name an export of this profile at `precision` is written to:
+    /// `roofline-<profile slug>-<precision>.csv` (the panel's `e` and `loupe roofline export`).
+    package func exportName(_ precision: String) -> String {
+        let slug = String(
+            name.lowercased().map { $0.isLetter || $0.isNumber ? $0 : "-" }.split(separator: "-").joined(
+                separator: "-"
+            ).prefix(40))
+        return "roofline-\(slug)-\(precision.lowercased()).csv"
+    }
+
     package func csv(_ precision: String) -> String {
         var lines = [
             "type,name,shape,suite,precision,level,seconds,gflops_per_second,flop_per_byte,attainable_gflops_per_second,fraction_of_attainable,bound,value,unit,provenance"

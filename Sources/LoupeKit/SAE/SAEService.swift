@@ -1,4 +1,5 @@
 import Foundation
+import LoupeBase
 import LoupeModels
 import LoupeProfiling
 import LoupeStore
@@ -226,7 +227,7 @@ package struct SAEService: Sendable {
         while trainer.step < trainer.settings.steps {
             if reporter.isCancelled { break }
             // Batches are a function of the step: a resumed run sees the same ones.
-            var generator = SAERandom(seed: stored.options.seed &+ UInt64(trainer.step) &* 0x9E37_79B9)
+            var generator = SplitMix64(seed: stored.options.seed &+ UInt64(trainer.step) &* 0x9E37_79B9)
             for r in 0..<batchSize {
                 let source = Int(generator.next() % UInt64(rows))
                 for d in 0..<dimensions { batch[r * dimensions + d] = values[source * dimensions + d] * scale }

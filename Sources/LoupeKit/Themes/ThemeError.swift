@@ -1,5 +1,7 @@
+import LoupeBase
+
 /// A theme file that could not be used, with the place to fix it.
-package struct ThemeError: Error, Hashable, Sendable, CustomStringConvertible {
+package struct ThemeError: UserFacingError, Hashable, Sendable, CustomStringConvertible {
     package var file: String
     /// 1-based line, or nil when the problem is the file as a whole.
     package var line: Int?

@@ -19,6 +19,9 @@ import TOMLKit
 /// Errors carry the file and line. A theme that cannot be loaded never leaves the user without
 /// colours: callers fall back to ``LoupeTUI/Theme/builtInDefault`` and show the error.
 package struct ThemeLoader: Sendable {
+    /// The workspace setting that remembers the theme `:theme NAME` chose.
+    package static let settingKey = "theme"
+
     /// Directories searched in order; the first `NAME.toml` found wins.
     package var searchDirectories: [String]
 

@@ -1,5 +1,6 @@
 import Foundation
 import LoupeAgents
+import LoupeBase
 import LoupeStore
 
 /// Two traces side by side: steps aligned by kind and tool name, each pair compared by what

@@ -1,5 +1,6 @@
 import Foundation
 import LoupeAgents
+import LoupeBase
 import LoupeStore
 
 /// Imports trace files into the workspace and reads them back for `trace list|show` and the
@@ -40,6 +41,11 @@ package struct TraceService: Sendable {
         let records = ParallelOrderedStream(parsed) { Self.record($0.trace, sourceFile: $0.file) }
         defer { records.cancel() }
         report.counts = try workspace.importTraces(records)
+        // Inspect logs are eval runs too: they become runs here, at import, so that reading the
+        // runs (the Evals panel, `eval list`) never writes.
+        if parsed.contains(where: { $0.trace.format == .inspect }) {
+            try EvalService(workspace: workspace).syncInspectRuns()
+        }
         return report
     }
 

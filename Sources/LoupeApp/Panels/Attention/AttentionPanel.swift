@@ -47,25 +47,25 @@ package struct AttentionPanel: Panel {
             "Attention",
             [
                 KeyBinding(
-                    [.character("i")], .panel(.custom("edit")),
+                    [.character("i")], .panel(.own(Action.edit)),
                     help: "Type a sentence, or pick one with ↑/↓ (enter analyses it, esc cancels)", footer: "sentence"),
                 KeyBinding(
-                    [.character("p")], .panel(.custom("pair")),
+                    [.character("p")], .panel(.own(Action.pair)),
                     help: "Sentence pair: a second sentence, [CLS] A [SEP] B [SEP] (tab switches, p again for one)",
                     footer: "pair"),
                 KeyBinding(
-                    [.character("v")], .panel(.custom("view")),
+                    [.character("v")], .panel(.own(Action.view)),
                     help: "Next view: grid, head, head table, embedding lens", footer: "view"),
                 KeyBinding([.enter], .panel(.open), help: "Grid or table: open the selected head", footer: "open"),
-                KeyBinding([.character("s")], .panel(.custom("sort")), help: "Head table: sort by the next column"),
-                KeyBinding([.character("S")], .panel(.custom("reverse")), help: "Head table: reverse the sort"),
-                KeyBinding([.character("[")], .panel(.custom("previous-head")), help: "Previous head"),
-                KeyBinding([.character("]")], .panel(.custom("next-head")), help: "Next head"),
+                KeyBinding([.character("s")], .panel(.own(Action.sort)), help: "Head table: sort by the next column"),
+                KeyBinding([.character("S")], .panel(.own(Action.reverse)), help: "Head table: reverse the sort"),
+                KeyBinding([.character("[")], .panel(.own(Action.previousHead)), help: "Previous head"),
+                KeyBinding([.character("]")], .panel(.own(Action.nextHead)), help: "Next head"),
                 KeyBinding(
-                    [.character("e")], .panel(.custom("export")),
+                    [.character("e")], .panel(.own(Action.export)),
                     help: "Export the current head as CSV (attention-L<l>-H<h>.csv)", footer: "export"),
                 KeyBinding(
-                    [.character("E")], .panel(.custom("export-json")),
+                    [.character("E")], .panel(.own(Action.exportJSON)),
                     help: "Export the current head as JSON, with its statistics (attention-L<l>-H<h>.json)"),
             ]
         )
@@ -111,14 +111,16 @@ package struct AttentionPanel: Panel {
         let request = AttentionRequest(text, second: second)
         loading = request
         error = nil
-        return [.app(.analyzeAttention(request))]
+        return [.ask(Analyze(request: request))]
     }
 
     package mutating func receive(_ msg: Msg) -> [PanelEffect] {
-        guard case .attentionAnalyzed(let request, let result) = msg, request == loading else { return [] }
+        guard case .answered(let answer) = msg, let (asked, result) = answer.matching(Analyze.self),
+            asked.request == loading
+        else { return [] }
         loading = nil
         switch result {
-        case .analyzed(let analysis):
+        case .loaded(let analysis):
             self.analysis = analysis
             query = min(query, analysis.count - 1)
             key = min(key, analysis.count - 1)
@@ -130,10 +132,10 @@ package struct AttentionPanel: Panel {
 
     package mutating func perform(_ action: PanelAction, area: Rect) -> [PanelEffect] {
         switch action {
-        case .custom("edit"):
+        case PanelAction.own(Action.edit):
             editingField = 0
             return []
-        case .custom("pair"):
+        case PanelAction.own(Action.pair):
             if secondInput == nil {
                 secondInput = LineEditor("It was tired after the long day.")
                 editingField = 1
@@ -142,7 +144,7 @@ package struct AttentionPanel: Panel {
                 editingField = nil
             }
             return []
-        case .custom("view"):
+        case PanelAction.own(Action.view):
             let all = View.allCases
             view = all[(all.firstIndex(of: view)! + 1) % all.count]
             return []
@@ -154,10 +156,10 @@ package struct AttentionPanel: Panel {
             return []
         }
         switch (view, action) {
-        case (_, .custom("export-json")): return export("json", analysis.json(layer: layer, head: head))
-        case (_, .custom("export")): return export("csv", analysis.csv(layer: layer, head: head))
-        case (_, .custom("next-head")): step(by: 1, analysis)
-        case (_, .custom("previous-head")): step(by: -1, analysis)
+        case (_, PanelAction.own(Action.exportJSON)): return export("json", analysis.json(layer: layer, head: head))
+        case (_, PanelAction.own(Action.export)): return export("csv", analysis.csv(layer: layer, head: head))
+        case (_, PanelAction.own(Action.nextHead)): step(by: 1, analysis)
+        case (_, PanelAction.own(Action.previousHead)): step(by: -1, analysis)
         case (.grid, .left): head = max(0, head - 1)
         case (.grid, .right): head = min(analysis.heads - 1, head + 1)
         case (.grid, .up): layer = max(0, layer - 1)
@@ -175,11 +177,11 @@ package struct AttentionPanel: Panel {
         case (.table, .pageDown): tableState.move(by: 10, count: analysis.statistics.count)
         case (.table, .top): tableState.jump(toEnd: false, count: analysis.statistics.count)
         case (.table, .bottom): tableState.jump(toEnd: true, count: analysis.statistics.count)
-        case (.table, .custom("sort")):
+        case (.table, PanelAction.own(Action.sort)):
             // Head name and entropy read best ascending (focused heads first), masses descending.
             let next = (sort.column + 1) % 7
             sort = TableSort(column: next, ascending: next <= 1)
-        case (.table, .custom("reverse")): sort.ascending.toggle()
+        case (.table, PanelAction.own(Action.reverse)): sort.ascending.toggle()
         case (.table, .open):
             let rows = sortedStatistics(analysis)
             if tableState.selected < rows.count {

@@ -1,5 +1,6 @@
 import Foundation
 import LoupeAgents
+import LoupeBase
 import LoupeEvals
 import LoupeKit
 import LoupeRetrieval
@@ -57,35 +58,35 @@ package struct EvalsPanel: Panel {
         Keymap(
             "Evals",
             [
-                KeyBinding([.character("r")], .panel(.custom("run")), help: "Run the selected suite", footer: "run"),
+                KeyBinding([.character("r")], .panel(.own(Action.run)), help: "Run the selected suite", footer: "run"),
                 KeyBinding(
-                    [.character("R")], .panel(.custom("rerun")),
+                    [.character("R")], .panel(.own(Action.rerun)),
                     help: "Re-run the failed and errored answers of the selected run", footer: "re-run failed"),
                 KeyBinding(
-                    [.character("x")], .panel(.custom("cancel")),
+                    [.character("x")], .panel(.own(Action.cancel)),
                     help: "Cancel the running eval (its answers are kept; r resumes it)"),
                 KeyBinding(
-                    [.character("b")], .panel(.custom("baseline")), help: "Mark the selected run as the baseline",
+                    [.character("b")], .panel(.own(Action.baseline)), help: "Mark the selected run as the baseline",
                     footer: "baseline"),
                 KeyBinding(
-                    [.character("c")], .panel(.custom("compare")), help: "Compare the selected run with the baseline",
+                    [.character("c")], .panel(.own(Action.compare)), help: "Compare the selected run with the baseline",
                     footer: "compare"),
                 KeyBinding(
-                    [.character("e")], .panel(.custom("export")),
+                    [.character("e")], .panel(.own(Action.export)),
                     help: "Export the run as eval-run-N.csv and eval-run-N.json", footer: "export"),
                 KeyBinding(
-                    [.character("f")], .panel(.custom("filter")),
+                    [.character("f")], .panel(.own(Action.filter)),
                     help: "Answers: show all, failed, errors or passed"),
                 KeyBinding(
-                    [.character("s")], .panel(.custom("sort")), help: "Answers: sort by item, worst, best, slowest"),
+                    [.character("s")], .panel(.own(Action.sort)), help: "Answers: sort by item, worst, best, slowest"),
                 KeyBinding(
-                    [.character("t")], .panel(.custom("evidence")),
+                    [.character("t")], .panel(.own(Action.evidence)),
                     help: "Open the answer's trace (Traces) or ranking (Retrieval); ctrl+o comes back"),
-                KeyBinding([.character("g")], .panel(.custom("reload")), help: "Reload the runs"),
+                KeyBinding([.character("g")], .panel(.own(Action.reload)), help: "Reload the runs"),
             ])
     }
 
-    package var initialEffects: [PanelEffect] { [.app(.loadEvals)] }
+    package var initialEffects: [PanelEffect] { [.ask(LoadOverview())] }
     package var canGoBack: Bool { view != .runs }
     package var isSearchable: Bool { view == .runs || view == .answers }
 
@@ -151,22 +152,28 @@ package struct EvalsPanel: Panel {
 
     // MARK: - Messages
 
-    package mutating func receive(_ msg: Msg) -> [PanelEffect] {
-        switch msg {
-        case .evalsLoaded(let loaded):
-            let selectedID = selectedRun?.id
-            overview = loaded
-            error = loaded.error
-            if let selectedID, let index = rows.firstIndex(where: { Self.id($0) == selectedID }) {
-                runsList.selected = index
-            } else {
-                runsList.selected = min(runsList.selected, max(0, rows.count - 1))
+    /// The evals port's answers; a run or comparison the user has moved away from is dropped.
+    private mutating func receive(_ answer: PortAnswer) {
+        if let (_, loaded) = answer.matching(LoadOverview.self) {
+            switch loaded {
+            case .loaded(let loaded):
+                let selectedID = selectedRun?.id
+                overview = loaded
+                error = nil
+                if let selectedID, let index = rows.firstIndex(where: { Self.id($0) == selectedID }) {
+                    runsList.selected = index
+                } else {
+                    runsList.selected = min(runsList.selected, max(0, rows.count - 1))
+                }
+            case .failed(let message):
+                overview = overview ?? EvalsOverview(runs: [], suites: [])
+                error = message
             }
-        case .evalRunLoaded(let id, let load) where id == loadingRun:
+        } else if let (asked, load) = answer.matching(LoadRun.self), asked.id == loadingRun {
             loadingRun = nil
             switch load {
             case .loaded(let loaded):
-                let reload = detail?.listing.id == id
+                let reload = detail?.listing.id == asked.id
                 detail = loaded
                 if !reload { answersList = ListState() }
                 if let pending = pendingAnswer {
@@ -177,7 +184,9 @@ package struct EvalsPanel: Panel {
                 }
             case .failed(let message): error = message
             }
-        case .evalsCompared(let a, let b, let load) where a == baseline && b == selectedRun?.id:
+        } else if let (asked, load) = answer.matching(CompareRuns.self), asked.baseline == baseline,
+            asked.run == selectedRun?.id
+        {
             switch load {
             case .loaded(let compared):
                 comparison = compared
@@ -185,14 +194,21 @@ package struct EvalsPanel: Panel {
                 view = .compare
             case .failed(let message): error = message
             }
+        }
+    }
+
+    package mutating func receive(_ msg: Msg) -> [PanelEffect] {
+        switch msg {
+        case .answered(let answer):
+            receive(answer)
         case .jobFinished:
             // A command from the : line (an eval run, a trace import) may have added runs.
-            return [.app(.loadEvals)]
+            return [.ask(LoadOverview())]
         case .jobProgress:
             // A run started here grows in the list while it runs.
             guard !runningTags.isEmpty else { return [] }
             progressSeen += 1
-            if progressSeen % 10 == 0 { return [.app(.loadEvals)] }
+            if progressSeen % 10 == 0 { return [.ask(LoadOverview())] }
         default: break
         }
         return []
@@ -206,10 +222,10 @@ package struct EvalsPanel: Panel {
     package mutating func commandFinished(tag: Int, outcome: CommandOutcome) {
         runningTags.remove(tag)
         error = outcome.error
-        pendingEffects.append(.app(.loadEvals))
+        pendingEffects.append(.ask(LoadOverview()))
         if let open = detail?.listing.id, view != .runs {
             loadingRun = open
-            pendingEffects.append(.app(.loadEvalRun(open)))
+            pendingEffects.append(.ask(LoadRun(id: open)))
         }
     }
 
@@ -270,7 +286,7 @@ package struct EvalsPanel: Panel {
 
     package mutating func perform(_ action: PanelAction, area: Rect) -> [PanelEffect] {
         switch (view, action) {
-        case (_, .custom("reload")): return [.app(.loadEvals)]
+        case (_, PanelAction.own(Action.reload)): return [.ask(LoadOverview())]
         case (.runs, .down): runsList.move(by: 1, count: rows.count)
         case (.runs, .up): runsList.move(by: -1, count: rows.count)
         case (.runs, .top): runsList.jump(toEnd: false, count: rows.count)
@@ -283,31 +299,31 @@ package struct EvalsPanel: Panel {
             if detail?.listing.id != run.id || loadingRun != nil {
                 detail = nil
                 loadingRun = run.id
-                return [.app(.loadEvalRun(run.id))]
+                return [.ask(LoadRun(id: run.id))]
             }
-        case (_, .custom("run")): return runSuite()
-        case (_, .custom("cancel")):
+        case (_, PanelAction.own(Action.run)): return runSuite()
+        case (_, PanelAction.own(Action.cancel)):
             guard !runningTags.isEmpty else { return [] }
             return [.app(.cancelJobs)]
-        case (_, .custom("rerun")):
+        case (_, PanelAction.own(Action.rerun)):
             guard let run = selectedRun else { return [] }
             guard let file = run.run.suiteFile, run.run.source == "loupe" else {
                 error = "run \(run.id) was imported (\(run.run.source)): it has no suite to re-run"
                 return []
             }
             return start("eval run \(Self.quote(file)) --only-failed \(run.id)")
-        case (_, .custom("baseline")):
+        case (_, PanelAction.own(Action.baseline)):
             guard let run = selectedRun else { return [] }
             baseline = baseline == run.id ? nil : run.id
-        case (_, .custom("compare")):
+        case (_, PanelAction.own(Action.compare)):
             guard let run = selectedRun else { return [] }
             guard let baseline, baseline != run.id else {
                 error = "mark a baseline with b on another run first"
                 return []
             }
             error = nil
-            return [.app(.compareEvalRuns(baseline: baseline, run: run.id))]
-        case (_, .custom("export")):
+            return [.ask(CompareRuns(baseline: baseline, run: run.id))]
+        case (_, PanelAction.own(Action.export)):
             guard let id = view == .runs ? selectedRun?.id : detail?.listing.id else { return [] }
             return [
                 .run("eval export \(id) --format csv -o eval-run-\(id).csv", tag: 0),
@@ -319,21 +335,21 @@ package struct EvalsPanel: Panel {
         case (.answers, .pageUp): answersList.move(by: -max(1, area.height - 8), count: answers.count)
         case (.answers, .top): answersList.jump(toEnd: false, count: answers.count)
         case (.answers, .bottom): answersList.jump(toEnd: true, count: answers.count)
-        case (.answers, .custom("filter")):
+        case (.answers, PanelAction.own(Action.filter)):
             filter = Filter.allCases[(Filter.allCases.firstIndex(of: filter)! + 1) % Filter.allCases.count]
             answersList = ListState()
-        case (.answers, .custom("sort")):
+        case (.answers, PanelAction.own(Action.sort)):
             order = Order.allCases[(Order.allCases.firstIndex(of: order)! + 1) % Order.allCases.count]
             answersList = ListState()
         case (.answers, .open):
             let shown = answers
             guard answersList.selected < shown.count else { return [] }
             openAnswer(shown[answersList.selected].key, from: .answers)
-        case (.answers, .custom("evidence")):
+        case (.answers, PanelAction.own(Action.evidence)):
             let shown = answers
             guard answersList.selected < shown.count else { return [] }
             return evidence(shown[answersList.selected])
-        case (.answer, .custom("evidence")):
+        case (.answer, PanelAction.own(Action.evidence)):
             guard let row = openAnswer else { return [] }
             return evidence(row)
         case (.answer, .down): answerOffset += 1
@@ -355,7 +371,7 @@ package struct EvalsPanel: Panel {
             }
             pendingAnswer = item
             loadingRun = run
-            return [.app(.loadEvalRun(run))]
+            return [.ask(LoadRun(id: run))]
         default: break
         }
         return []
@@ -385,7 +401,7 @@ package struct EvalsPanel: Panel {
         nextTag += 1
         runningTags.insert(tag)
         error = nil
-        return [.run(line, tag: tag), .app(.loadEvals)]
+        return [.run(line, tag: tag), .ask(LoadOverview())]
     }
 
     static func quote(_ path: String) -> String {
@@ -396,17 +412,7 @@ package struct EvalsPanel: Panel {
     /// The jump to an answer's evidence: its trace, or its ranking re-run with the run's settings.
     private mutating func evidence(_ row: EvalService.ResultRow) -> [PanelEffect] {
         if let trace = row.result.traceID { return [.navigate(.trace(trace))] }
-        if row.result.retrievalRecordID != nil, let target = detail?.listing.run.targetJSON,
-            let json = try? JSONValue.parse(target)
-        {
-            var options = RetrievalService.Options()
-            if let retriever = json["retriever"]?.string.flatMap(RetrievalService.Retriever.init(rawValue:)) {
-                options.retriever = retriever
-            }
-            options.stem = json["stem"]?.bool ?? false
-            options.k = Int(json["k"]?.int ?? 10)
-            options.k1 = json["k1"]?.number ?? options.k1
-            options.b = json["b"]?.number ?? options.b
+        if row.result.retrievalRecordID != nil, let options = detail?.listing.retrievalOptions {
             return [.navigate(.retrieval(RetrievalRequest(row.result.input, options: options)))]
         }
         error = "answer \(row.result.itemID) has no trace or ranking to open"

@@ -43,15 +43,15 @@ package struct RetrievalPanel: Panel {
             "Retrieval",
             [
                 KeyBinding(
-                    [.character("i")], .panel(.custom("edit")),
+                    [.character("i")], .panel(.own(Action.edit)),
                     help: "Type a query, or pick one with ↑/↓ (enter searches, esc cancels)", footer: "query"),
                 KeyBinding(
-                    [.character("m")], .panel(.custom("retriever")),
+                    [.character("m")], .panel(.own(Action.retriever)),
                     help: "Next retriever: hybrid, BM25, dense (the list re-ranks)", footer: "retriever"),
-                KeyBinding([.character("t")], .panel(.custom("stem")), help: "BM25 stemming on or off (Porter)"),
-                KeyBinding([.character("x")], .panel(.custom("mmr")), help: "MMR diversity re-ranking on or off"),
+                KeyBinding([.character("t")], .panel(.own(Action.stem)), help: "BM25 stemming on or off (Porter)"),
+                KeyBinding([.character("x")], .panel(.own(Action.mmr)), help: "MMR diversity re-ranking on or off"),
                 KeyBinding(
-                    [.character("v")], .panel(.custom("view")), help: "Next view: hits, BM25 and dense side by side",
+                    [.character("v")], .panel(.own(Action.view)), help: "Next view: hits, BM25 and dense side by side",
                     footer: "view"),
                 KeyBinding([.enter], .panel(.open), help: "Open the selected hit's whole document", footer: "document"),
             ])
@@ -83,7 +83,7 @@ package struct RetrievalPanel: Panel {
         let request = RetrievalRequest(text, options: options)
         loading = request
         error = nil
-        return [.app(.searchRetrieval(request))]
+        return [.ask(Search(request: request))]
     }
 
     /// Re-runs the last query with the new options, so the list re-ranks live.
@@ -102,19 +102,24 @@ package struct RetrievalPanel: Panel {
             editing = false
             input.setText(request.query)
             return search()
-        case .retrievalSearched(let request, let load) where request == loading:
-            loading = nil
-            switch load {
-            case .found(let found):
-                result = found
-                lastQuery = request.query
-                list.selected = min(list.selected, max(0, found.hits.count - 1))
-            case .failed(let message):
-                error = message
+        case .answered(let answer):
+            if let (asked, load) = answer.matching(Search.self), asked.request == loading {
+                loading = nil
+                switch load {
+                case .loaded(let found):
+                    result = found
+                    lastQuery = asked.request.query
+                    list.selected = min(list.selected, max(0, found.hits.count - 1))
+                case .failed(let message):
+                    error = message
+                }
+            } else if let (asked, loaded) = answer.matching(OpenDocument.self) {
+                switch loaded {
+                case .loaded(let found): document = (asked.id, found)
+                case .failed(let message): error = message
+                }
+                documentOffset = 0
             }
-        case .retrievalDocument(let id, let loaded):
-            document = (id, loaded)
-            documentOffset = 0
         default: break
         }
         return []
@@ -123,26 +128,26 @@ package struct RetrievalPanel: Panel {
     package mutating func perform(_ action: PanelAction, area: Rect) -> [PanelEffect] {
         let count = result?.hits.count ?? 0
         switch action {
-        case .custom("edit"):
+        case PanelAction.own(Action.edit):
             editing = true
             queries.reset()
-        case .custom("retriever"):
+        case PanelAction.own(Action.retriever):
             let all: [RetrievalService.Retriever] = [.hybrid, .bm25, .dense]
             options.retriever = all[((all.firstIndex(of: options.retriever) ?? 0) + 1) % all.count]
             return rerun()
-        case .custom("stem"):
+        case PanelAction.own(Action.stem):
             options.stem.toggle()
             return rerun()
-        case .custom("mmr"):
+        case PanelAction.own(Action.mmr):
             options.mmr.toggle()
             return rerun()
-        case .custom("view"):
+        case PanelAction.own(Action.view):
             view = view == .sideBySide ? .hits : .sideBySide
         case .open:
             guard let hits = result?.hits, list.selected < hits.count else { return [] }
             view = .document
             document = nil
-            return [.app(.loadDocument(hits[list.selected].documentID))]
+            return [.ask(OpenDocument(id: hits[list.selected].documentID))]
         case .down:
             if view == .document { documentOffset += 1 } else { list.move(by: 1, count: count) }
         case .up:
@@ -162,7 +167,7 @@ package struct RetrievalPanel: Panel {
 
     package func render(into frame: inout Frame, area: Rect, context: PanelRenderContext) {
         let theme = context.theme
-        let mode = options.summary + (result?.record.map { " · record \($0)" } ?? "")
+        let mode = options.summary
         let inner = Block(title: "Retrieval · \(view.rawValue)", trailingTitle: mode, focused: context.focused).render(
             into: &frame, area: area, theme: theme)
         guard inner.width > 20, inner.height > 4 else { return }

@@ -10,6 +10,8 @@ package struct RooflinePanel: Panel {
     package let title = "Roofline"
 
     package private(set) var data: RooflineModel?
+    /// Why the workspace could not be read (shown instead of the chart).
+    package private(set) var error: String?
     package var list = ListState()
     package private(set) var profileIndex = 0
     package private(set) var precisionIndex = 0
@@ -24,24 +26,25 @@ package struct RooflinePanel: Panel {
             "Roofline",
             [
                 KeyBinding(
-                    [.character("p")], .panel(.custom("profile")),
+                    [.character("p")], .panel(.own(Action.profile)),
                     help: "Next machine profile (this CPU, imported GPUs)", footer: "profile"),
                 KeyBinding(
-                    [.character("f")], .panel(.custom("precision")), help: "Next precision to plot (FP32, FP64, FP16…)",
+                    [.character("f")], .panel(.own(Action.precision)),
+                    help: "Next precision to plot (FP32, FP64, FP16…)",
                     footer: "precision"),
-                KeyBinding([.character("s")], .panel(.custom("sort")), help: "Sort the table by the next column"),
-                KeyBinding([.character("S")], .panel(.custom("reverse")), help: "Reverse the sort"),
+                KeyBinding([.character("s")], .panel(.own(Action.sort)), help: "Sort the table by the next column"),
+                KeyBinding([.character("S")], .panel(.own(Action.reverse)), help: "Reverse the sort"),
                 KeyBinding(
-                    [.character("e")], .panel(.custom("export")),
+                    [.character("e")], .panel(.own(Action.export)),
                     help: "Export the points and ceilings as CSV (roofline-<profile>-<precision>.csv)", footer: "export"
                 ),
                 KeyBinding(
-                    [.character("r")], .panel(.custom("reload")),
+                    [.character("r")], .panel(.own(Action.reload)),
                     help: "Reload the roofs and kernels from the workspace", footer: "reload"),
             ])
     }
 
-    package var initialEffects: [PanelEffect] { [.app(.loadRoofline)] }
+    package var initialEffects: [PanelEffect] { [.ask(LoadRoofline())] }
 
     /// The profile on show.
     package var profile: RooflineModel.Profile? {
@@ -79,10 +82,15 @@ package struct RooflinePanel: Panel {
     }
 
     package mutating func receive(_ msg: Msg) -> [PanelEffect] {
-        if case .rooflineLoaded(let loaded) = msg {
+        guard case .answered(let answer) = msg, let (_, result) = answer.matching(LoadRoofline.self) else { return [] }
+        switch result {
+        case .loaded(let loaded):
             data = loaded
+            error = nil
             profileIndex = min(profileIndex, max(0, loaded.profiles.count - 1))
             list.selected = min(list.selected, max(0, rows.count - 1))
+        case .failed(let message):
+            error = message
         }
         return []
     }
@@ -94,40 +102,31 @@ package struct RooflinePanel: Panel {
         case .up: list.move(by: -1, count: count)
         case .top: list.jump(toEnd: false, count: count)
         case .bottom: list.jump(toEnd: true, count: count)
-        case .custom("reload"): return [.app(.loadRoofline)]
-        case .custom("profile"):
+        case PanelAction.own(Action.reload): return [.ask(LoadRoofline())]
+        case PanelAction.own(Action.profile):
             guard let profiles = data?.profiles, !profiles.isEmpty else { return [] }
             profileIndex = (profileIndex + 1) % profiles.count
             precisionIndex = 0
             list.jump(toEnd: false, count: rows.count)
-        case .custom("precision"):
+        case PanelAction.own(Action.precision):
             let precisions = profile?.precisions ?? []
             guard !precisions.isEmpty else { return [] }
             precisionIndex = (precisionIndex + 1) % precisions.count
-        case .custom("sort"):
+        case PanelAction.own(Action.sort):
             let next = (sort.column + 1) % Self.sortColumns.count
             sort = TableSort(column: next, ascending: next <= 1 || next == 7)
-        case .custom("reverse"): sort.ascending.toggle()
-        case .custom("export"):
+        case PanelAction.own(Action.reverse): sort.ascending.toggle()
+        case PanelAction.own(Action.export):
             guard let profile else { return [] }
             return [
                 .app(
                     .writeFile(
-                        path: FileManager.default.currentDirectoryPath + "/" + Self.exportName(profile, precision),
+                        path: FileManager.default.currentDirectoryPath + "/" + profile.exportName(precision),
                         contents: profile.csv(precision)))
             ]
         default: break
         }
         return []
-    }
-
-    /// `roofline-<profile slug>-<precision>.csv`.
-    package static func exportName(_ profile: RooflineModel.Profile, _ precision: String) -> String {
-        let slug = String(
-            profile.name.lowercased().map { $0.isLetter || $0.isNumber ? $0 : "-" }.split(separator: "-").joined(
-                separator: "-"
-            ).prefix(40))
-        return "roofline-\(slug)-\(precision.lowercased()).csv"
     }
 
     package func render(into frame: inout Frame, area: Rect, context: PanelRenderContext) {
@@ -141,6 +140,16 @@ package struct RooflinePanel: Panel {
         guard inner.width > 30, inner.height > 8 else { return }
         guard let profile, let peak = profile.peak(precision)?.value ?? profile.computeCeilings.map(\.value).max()
         else {
+            if let error {
+                let lines = [
+                    [Span("✗ The roofs could not be read: ", theme.status(.error)), Span(error, theme.text)],
+                    [Span("Press ", theme.dim), Span("r", theme.key), Span(" to try again.", theme.dim)],
+                ]
+                for (row, line) in lines.enumerated() where row < inner.height {
+                    frame.draw(line, at: Point(x: inner.x + 1, y: inner.y + 1 + row), clip: inner)
+                }
+                return
+            }
             let lines = [
                 [
                     Span(

@@ -58,36 +58,37 @@ package struct SAEPanel: Panel {
             [
                 KeyBinding([.enter], .panel(.open), help: "Open the selected feature's card", footer: "card"),
                 KeyBinding(
-                    [.character("s")], .panel(.custom("sort")), help: "Sort features by density, max, label, number",
+                    [.character("s")], .panel(.own(Action.sort)), help: "Sort features by density, max, label, number",
                     footer: "sort"),
-                KeyBinding([.character("S")], .panel(.custom("reverse")), help: "Reverse the feature order"),
+                KeyBinding([.character("S")], .panel(.own(Action.reverse)), help: "Reverse the feature order"),
                 KeyBinding(
-                    [.character("i")], .panel(.custom("test")),
+                    [.character("i")], .panel(.own(Action.test)),
                     help: "Card: type a test text; enter runs MiniLM + the SAE on it and shades it by the feature",
                     footer: "test text"),
                 KeyBinding(
-                    [.character("L")], .panel(.custom("label")),
+                    [.character("L")], .panel(.own(Action.label)),
                     help: "Label the feature (stored in the workspace; empty removes it)", footer: "label"),
                 KeyBinding(
-                    [.character("e")], .panel(.custom("export")),
+                    [.character("e")], .panel(.own(Action.export)),
                     help: "Export the feature's card as JSON (sae-<id>-feature-<n>.json)", footer: "export"),
                 KeyBinding(
-                    [.character("[")], .panel(.custom("previous")), help: "Card: the previous feature in the list"),
-                KeyBinding([.character("]")], .panel(.custom("next")), help: "Card: the next feature in the list"),
+                    [.character("[")], .panel(.own(Action.previous)), help: "Card: the previous feature in the list"),
+                KeyBinding([.character("]")], .panel(.own(Action.next)), help: "Card: the next feature in the list"),
                 KeyBinding(
-                    [.character("v")], .panel(.custom("training")),
+                    [.character("v")], .panel(.own(Action.training)),
                     help: "Training curves of the SAE (live while it trains) or back to its features",
                     footer: "training"),
                 KeyBinding(
-                    [.character("m")], .panel(.custom("model")), help: "Next SAE in the workspace", footer: "next SAE"),
+                    [.character("m")], .panel(.own(Action.model)), help: "Next SAE in the workspace", footer: "next SAE"
+                ),
                 KeyBinding(
-                    [.character("t")], .panel(.custom("train")),
+                    [.character("t")], .panel(.own(Action.train)),
                     help: "Train: opens the : line with this SAE's settings (or --resume when it stopped early)"),
-                KeyBinding([.character("g")], .panel(.custom("reload")), help: "Reload the SAEs"),
+                KeyBinding([.character("g")], .panel(.own(Action.reload)), help: "Reload the SAEs"),
             ])
     }
 
-    package var initialEffects: [PanelEffect] { [.app(.loadSAE)] }
+    package var initialEffects: [PanelEffect] { [.ask(ListSAEs())] }
     package var capturesText: Bool { editing != nil }
     package var canGoBack: Bool { view != .features }
     package var isSearchable: Bool { view == .features }
@@ -148,7 +149,7 @@ package struct SAEPanel: Panel {
         if let last = live[listing.id]?.last, last.step < listing.steps { return [] }
         loadingFeatures = listing.id
         featuresStep = listing.step
-        return [.app(.loadSAEFeatures(listing.id))]
+        return [.ask(LoadFeatures(model: listing.id))]
     }
 
     private mutating func select(model: Int64) {
@@ -163,28 +164,29 @@ package struct SAEPanel: Panel {
 
     // MARK: - Messages
 
-    package mutating func receive(_ msg: Msg) -> [PanelEffect] {
-        switch msg {
-        case .saeListed(.loaded(let found)):
-            listings = found
-            error = nil
-            if selectedModel == nil || listing == nil {
-                // The newest SAE that finished training, else the newest.
-                if let pick = found.last(where: \.finished) ?? found.last { select(model: pick.id) }
+    /// The SAE port's answers; those for another SAE, card or text than the one awaited are dropped.
+    private mutating func receive(_ answer: PortAnswer) -> [PanelEffect] {
+        if let (_, listed) = answer.matching(ListSAEs.self) {
+            switch listed {
+            case .loaded(let found):
+                listings = found
+                error = nil
+                if selectedModel == nil || listing == nil {
+                    // The newest SAE that finished training, else the newest.
+                    if let pick = found.last(where: \.finished) ?? found.last { select(model: pick.id) }
+                }
+                return loadFeatures()
+            case .failed(let message):
+                listings = []
+                error = message
             }
-            return loadFeatures()
-        case .saeListed(.failed(let message)):
-            listings = []
-            error = message
-        case .saeFeaturesLoaded(let model, let load) where model == selectedModel:
-            loadingFeatures = nil
-            switch load {
-            case .loaded(let summaries):
-                features = summaries
-                if let open = card?.feature { card?.label = summaries.first { $0.feature == open }?.label }
-            case .failed(let message): error = message
-            }
-        case .saeFeatureLoaded(let model, let feature, let load) where model == selectedModel && feature == loadingCard:
+        } else if let (asked, load) = answer.matching(LoadFeatures.self), asked.model == selectedModel {
+            featuresLoaded(load)
+        } else if let (asked, load) = answer.matching(LabelFeature.self), asked.model == selectedModel {
+            featuresLoaded(load)
+        } else if let (asked, load) = answer.matching(LoadCard.self),
+            asked.model == selectedModel && asked.feature == loadingCard
+        {
             loadingCard = nil
             switch load {
             case .loaded(let loaded):
@@ -195,12 +197,32 @@ package struct SAEPanel: Panel {
                 }
             case .failed(let message): error = message
             }
-        case .saeActivated(let model, let text, let load) where model == selectedModel && text == loadingTest:
+        } else if let (asked, load) = answer.matching(Activate.self),
+            asked.model == selectedModel && asked.text == loadingTest
+        {
             loadingTest = nil
             switch load {
             case .loaded(let activations): test = activations
             case .failed(let message): error = message
             }
+        }
+        return []
+    }
+
+    private mutating func featuresLoaded(_ load: Load<[SAEFeatureIndex.Summary]>) {
+        loadingFeatures = nil
+        switch load {
+        case .loaded(let summaries):
+            features = summaries
+            if let open = card?.feature { card?.label = summaries.first { $0.feature == open }?.label }
+        case .failed(let message): error = message
+        }
+    }
+
+    package mutating func receive(_ msg: Msg) -> [PanelEffect] {
+        switch msg {
+        case .answered(let answer):
+            return receive(answer)
         case .jobProgress(_, let progress):
             guard let point = SAETrainingPoint(values: progress.values) else { return [] }
             let first = live[point.model] == nil
@@ -211,11 +233,11 @@ package struct SAEPanel: Panel {
                     select(model: point.model)
                     view = .training
                 }
-                if listings?.contains(where: { $0.id == point.model }) != true { return [.app(.loadSAE)] }
+                if listings?.contains(where: { $0.id == point.model }) != true { return [.ask(ListSAEs())] }
             }
         case .jobFinished:
             // A training run (or a collection) may have ended: read the stored SAEs again.
-            return [.app(.loadSAE)]
+            return [.ask(ListSAEs())]
         default: break
         }
         return []
@@ -233,7 +255,7 @@ package struct SAEPanel: Panel {
             if field == .test { return runTest() }
             if field == .label, let model = selectedModel, let feature = card?.feature ?? selectedFeature?.feature {
                 let label = labelInput.text.trimmingWhitespace()
-                return [.app(.labelSAEFeature(model: model, feature: feature, label: label))]
+                return [.ask(LabelFeature(model: model, feature: feature, label: label))]
             }
         default:
             if editing == .test { testInput.handle(key) } else { labelInput.handle(key) }
@@ -246,7 +268,7 @@ package struct SAEPanel: Panel {
         guard let model = selectedModel, !text.isEmpty else { return [] }
         loadingTest = text
         error = nil
-        return [.app(.activateSAE(model: model, text: text))]
+        return [.ask(Activate(model: model, text: text))]
     }
 
     private mutating func openCard(_ feature: Int) -> [PanelEffect] {
@@ -254,7 +276,7 @@ package struct SAEPanel: Panel {
         view = .card
         loadingCard = feature
         error = nil
-        var effects: [PanelEffect] = [.app(.loadSAEFeature(model: model, feature: feature))]
+        var effects: [PanelEffect] = [.ask(LoadCard(model: model, feature: feature))]
         // The test text is shaded by the open feature: run it once if it never ran.
         if test == nil, loadingTest == nil { effects += runTest() }
         return effects
@@ -263,17 +285,17 @@ package struct SAEPanel: Panel {
     package mutating func perform(_ action: PanelAction, area: Rect) -> [PanelEffect] {
         let count = sortedFeatures.count
         switch (view, action) {
-        case (_, .custom("reload")):
-            return [.app(.loadSAE)] + loadFeatures()
-        case (_, .custom("model")):
+        case (_, PanelAction.own(Action.reload)):
+            return [.ask(ListSAEs())] + loadFeatures()
+        case (_, PanelAction.own(Action.model)):
             guard let listings, !listings.isEmpty else { return [] }
             let index = listings.firstIndex { $0.id == selectedModel } ?? -1
             select(model: listings[(index + 1) % listings.count].id)
             if view == .card { view = .features }
             return loadFeatures()
-        case (_, .custom("training")):
+        case (_, PanelAction.own(Action.training)):
             view = view == .training ? .features : .training
-        case (_, .custom("train")):
+        case (_, PanelAction.own(Action.train)):
             guard let listing else { return [.editCommand("sae train --layer 3 --width 3072 --k 32 --steps 2000")] }
             if !listing.finished { return [.editCommand("sae train --resume \(listing.id)")] }
             let kind = listing.k.map { "--k \($0)" } ?? "--l1 \(String(format: "%g", listing.l1))"
@@ -282,17 +304,17 @@ package struct SAEPanel: Panel {
                     "sae train --set \(listing.activationSet) --width \(listing.width) \(kind) --steps \(listing.steps)"
                 )
             ]
-        case (_, .custom("label")):
+        case (_, PanelAction.own(Action.label)):
             guard let feature = view == .card ? card?.feature : selectedFeature?.feature else { return [] }
             labelInput = LineEditor(features?.first { $0.feature == feature }?.label ?? "")
             editing = .label
-        case (_, .custom("sort")) where view == .features:
+        case (_, PanelAction.own(Action.sort)) where view == .features:
             let all = Order.allCases
             order = all[(all.firstIndex(of: order)! + 1) % all.count]
             // Densities and activations read best largest first, labels and numbers ascending.
             ascending = order == .label || order == .feature
             featureList = ListState()
-        case (_, .custom("reverse")) where view == .features:
+        case (_, PanelAction.own(Action.reverse)) where view == .features:
             ascending.toggle()
         case (.features, .up): featureList.move(by: -1, count: count)
         case (.features, .down): featureList.move(by: 1, count: count)
@@ -302,14 +324,14 @@ package struct SAEPanel: Panel {
         case (.features, .bottom): featureList.jump(toEnd: true, count: count)
         case (.features, .open):
             if let feature = selectedFeature?.feature { return openCard(feature) }
-        case (.card, .custom("next")), (.card, .custom("previous")):
-            featureList.move(by: action == .custom("next") ? 1 : -1, count: count)
+        case (.card, PanelAction.own(Action.next)), (.card, PanelAction.own(Action.previous)):
+            featureList.move(by: action == .own(Action.next) ? 1 : -1, count: count)
             if let feature = selectedFeature?.feature { return openCard(feature) }
-        case (.card, .custom("test")):
+        case (.card, PanelAction.own(Action.test)):
             editing = .test
-        case (.card, .custom("export")):
+        case (.card, PanelAction.own(Action.export)):
             return card.map(Self.export) ?? []
-        case (.features, .custom("export")):
+        case (.features, PanelAction.own(Action.export)):
             // The card is built first, then written.
             if let feature = selectedFeature?.feature {
                 exportWhenLoaded = true

@@ -1,5 +1,6 @@
 import Foundation
 import LoupeAgents
+import LoupeBase
 import LoupeKit
 import LoupeStore
 import LoupeTUI
@@ -49,7 +50,7 @@ package struct TracesPanel: Panel {
 
     package init() {}
 
-    package var initialEffects: [PanelEffect] { [.app(.loadTraces)] }
+    package var initialEffects: [PanelEffect] { [.ask(ListTraces())] }
 
     package var keymap: Keymap {
         Keymap(
@@ -59,28 +60,30 @@ package struct TracesPanel: Panel {
                 KeyBinding([.character("l"), .right], .panel(.right), help: "Next step", footer: "step"),
                 KeyBinding([.character("h"), .left], .panel(.left), help: "Previous step"),
                 KeyBinding(
-                    [.character("e")], .panel(.custom("error")), help: "Next step with an error", footer: "error"),
-                KeyBinding([.character("t")], .panel(.custom("tool")), help: "Next tool call"),
-                KeyBinding([.character("r")], .panel(.custom("raw")), help: "The step's raw source payload on or off"),
+                    [.character("e")], .panel(.own(Action.error)), help: "Next step with an error", footer: "error"),
+                KeyBinding([.character("t")], .panel(.own(Action.tool)), help: "Next tool call"),
                 KeyBinding(
-                    [.character(" ")], .panel(.custom("play")), help: "Play or pause: step forward on a timer"),
+                    [.character("r")], .panel(.own(Action.raw)), help: "The step's raw source payload on or off"),
                 KeyBinding(
-                    [.character(">")], .panel(.custom("faster")), help: "Play faster (2, 1, 0.5, 0.25, 0.1 s a step)"),
-                KeyBinding([.character("<")], .panel(.custom("slower")), help: "Play slower"),
-                KeyBinding([.character("m")], .panel(.custom("mark")), help: "Mark this trace to compare with another"),
+                    [.character(" ")], .panel(.own(Action.play)), help: "Play or pause: step forward on a timer"),
                 KeyBinding(
-                    [.character("d")], .panel(.custom("diff")),
+                    [.character(">")], .panel(.own(Action.faster)), help: "Play faster (2, 1, 0.5, 0.25, 0.1 s a step)"),
+                KeyBinding([.character("<")], .panel(.own(Action.slower)), help: "Play slower"),
+                KeyBinding(
+                    [.character("m")], .panel(.own(Action.mark)), help: "Mark this trace to compare with another"),
+                KeyBinding(
+                    [.character("d")], .panel(.own(Action.diff)),
                     help: "Compare this trace with the marked one (diff view)",
                     footer: "diff"),
                 KeyBinding(
-                    [.character("f")], .panel(.custom("fork")),
+                    [.character("f")], .panel(.own(Action.fork)),
                     help: "Fork at this step: edit the tool result or the user message, continue offline",
                     footer: "fork"),
                 KeyBinding(
-                    [.character("s")], .panel(.custom("sort")),
+                    [.character("s")], .panel(.own(Action.sort)),
                     help: "Sort the traces by the next column (start, duration, steps, tokens, cost, errors)"),
-                KeyBinding([.character("S")], .panel(.custom("reverse")), help: "Reverse the sort"),
-                KeyBinding([.character("R")], .panel(.custom("reload")), help: "Reload the trace list"),
+                KeyBinding([.character("S")], .panel(.own(Action.reverse)), help: "Reverse the sort"),
+                KeyBinding([.character("R")], .panel(.own(Action.reload)), help: "Reload the trace list"),
             ])
     }
 
@@ -113,7 +116,7 @@ package struct TracesPanel: Panel {
             let fork = Int64(outcome.output[range.upperBound...].prefix { $0.isNumber }),
             let parent = trace?.summary.id
         else { return }
-        queued += [.app(.diffTraces(parent, fork))]
+        queued += [.ask(DiffTraces(left: parent, right: fork))]
     }
 
     package mutating func goBack() {
@@ -149,24 +152,24 @@ package struct TracesPanel: Panel {
         }.map(\.element)
     }
 
-    package mutating func receive(_ msg: Msg) -> [PanelEffect] {
-        switch msg {
-        case .navigate(.trace(let id)):
-            // Another panel (an eval answer) asked for this trace: close what is open, open it.
-            diff = nil
-            goBack()
-            if let index = rows.firstIndex(where: { $0.id == id }) { list.selected = index }
-            return [.app(.openTrace(id)), .app(.loadTraces)]
-        case .tracesLoaded(let loaded):
-            traces = loaded
-            list.selected = min(list.selected, max(0, loaded.count - 1))
-        case .traceOpened(let id, let opened):
+    /// The traces port's answers; stale ones (another trace opened since) are dropped.
+    private mutating func receive(_ answer: PortAnswer) -> [PanelEffect] {
+        if let (_, loaded) = answer.matching(ListTraces.self) {
+            switch loaded {
+            case .loaded(let loaded):
+                traces = loaded
+                list.selected = min(list.selected, max(0, loaded.count - 1))
+            case .failed(let message):
+                traces = traces ?? []
+                error = message
+            }
+        } else if let (asked, opened) = answer.matching(OpenTrace.self) {
             switch opened {
             case .loaded(let loaded):
-                guard trace == nil || trace?.summary.id == id else { return [] }
+                guard trace == nil || trace?.summary.id == asked.id else { return [] }
                 // A reload of the open trace (a run recorded live) keeps the cursor, and follows
                 // the newest step when it was on the last one.
-                let reload = trace?.summary.id == id
+                let reload = trace?.summary.id == asked.id
                 let wasLast = reload && step >= (trace?.steps.count ?? 0) - 1
                 trace = loaded
                 error = nil
@@ -175,14 +178,23 @@ package struct TracesPanel: Panel {
                 return loadStep()
             case .failed(let message): error = message
             }
-        case .spanLoaded(let traceID, let ordinal, let loaded):
-            guard traceID == trace?.summary.id, ordinal == currentOrdinal else { return [] }
-            detail = loaded
-        case .traceSearched(let traceID, let query, let ordinals):
-            guard let trace, traceID == trace.summary.id else { return [] }
-            deepMatches = (query, ordinals)
-            return jumpToMatch(forward: true, includeCurrent: true)
-        case .tracesDiffed(_, _, let loaded):
+        } else if let (asked, loaded) = answer.matching(LoadSpan.self) {
+            guard asked.trace == trace?.summary.id, asked.ordinal == currentOrdinal else { return [] }
+            switch loaded {
+            case .loaded(let found): detail = found
+            case .failed(let message):
+                detail = nil
+                error = message
+            }
+        } else if let (asked, found) = answer.matching(SearchTrace.self) {
+            guard let trace, asked.trace == trace.summary.id else { return [] }
+            switch found {
+            case .loaded(let ordinals):
+                deepMatches = (asked.text, ordinals)
+                return jumpToMatch(forward: true, includeCurrent: true)
+            case .failed(let message): error = message
+            }
+        } else if let (_, loaded) = answer.matching(DiffTraces.self) {
             switch loaded {
             case .loaded(let compared):
                 diff = compared
@@ -190,6 +202,20 @@ package struct TracesPanel: Panel {
                 diffList.selected = compared.firstDivergence ?? 0
             case .failed(let message): error = message
             }
+        }
+        return []
+    }
+
+    package mutating func receive(_ msg: Msg) -> [PanelEffect] {
+        switch msg {
+        case .navigate(.trace(let id)):
+            // Another panel (an eval answer) asked for this trace: close what is open, open it.
+            diff = nil
+            goBack()
+            if let index = rows.firstIndex(where: { $0.id == id }) { list.selected = index }
+            return [.ask(OpenTrace(id: id)), .ask(ListTraces())]
+        case .answered(let answer):
+            return receive(answer)
         case .tick(let now):
             guard playing, let trace else { return [] }
             guard now - lastAdvance >= Self.playSpeeds[speed] else { return [] }
@@ -210,14 +236,14 @@ package struct TracesPanel: Panel {
     }
 
     private func liveReload(_ detail: String?) -> [PanelEffect] {
-        var effects: [PanelEffect] = [.app(.loadTraces)]
+        var effects: [PanelEffect] = [.ask(ListTraces())]
         if let detail {
             guard detail.hasPrefix("trace "),
                 let id = Int64(detail.dropFirst(6).prefix { $0.isNumber })
             else { return [] }
-            if trace?.summary.id == id { effects.append(.app(.openTrace(id))) }
+            if trace?.summary.id == id { effects.append(.ask(OpenTrace(id: id))) }
         } else if let open = trace {
-            effects.append(.app(.openTrace(open.summary.id)))
+            effects.append(.ask(OpenTrace(id: open.summary.id)))
         }
         return effects
     }
@@ -236,7 +262,7 @@ package struct TracesPanel: Panel {
 
     package mutating func searchSubmitted(_ query: String) -> [PanelEffect] {
         guard let trace else { return [] }
-        return [.app(.searchTrace(trace.summary.id, query))]
+        return [.ask(SearchTrace(trace: trace.summary.id, text: query))]
     }
 
     /// The ordinal of the span under the step cursor.
@@ -249,7 +275,7 @@ package struct TracesPanel: Panel {
         detail = nil
         detailOffset = 0
         guard let trace, let ordinal = currentOrdinal else { return [] }
-        return [.app(.loadSpan(trace: trace.summary.id, ordinal: ordinal))]
+        return [.ask(LoadSpan(trace: trace.summary.id, ordinal: ordinal))]
     }
 
     private mutating func moveStep(to index: Int) -> [PanelEffect] {
@@ -280,7 +306,7 @@ package struct TracesPanel: Panel {
             case .pageUp: diffList.move(by: -max(1, area.height - 8), count: count)
             case .top: diffList.jump(toEnd: false, count: count)
             case .bottom: diffList.jump(toEnd: true, count: count)
-            case .custom("error"):
+            case PanelAction.own(Action.error):
                 // The next row where the runs part.
                 if let next = diff.rows.indices.first(where: { $0 > diffList.selected && diff.rows[$0].change != .same }
                 ) {
@@ -291,21 +317,21 @@ package struct TracesPanel: Panel {
             return []
         }
         switch action {
-        case .custom("mark"):
+        case PanelAction.own(Action.mark):
             marked = trace?.summary.id ?? (list.selected < rows.count ? rows[list.selected].id : nil)
             return []
-        case .custom("diff"):
+        case PanelAction.own(Action.diff):
             let current = trace?.summary.id ?? (list.selected < rows.count ? rows[list.selected].id : nil)
             guard let marked, let current else {
                 error = marked == nil ? "mark a trace with m first, then press d on another" : nil
                 return []
             }
             error = nil
-            return [.app(.diffTraces(marked, current))]
+            return [.ask(DiffTraces(left: marked, right: current))]
         default: break
         }
         if let trace {
-            if action == .custom("fork") {
+            if action == .own(Action.fork) {
                 guard let ordinal = currentOrdinal, let detail else { return [] }
                 let span = trace.spans[ordinal]
                 if span.kind == SpanKind.tool.rawValue {
@@ -327,17 +353,17 @@ package struct TracesPanel: Panel {
             case .up: detailOffset = max(0, detailOffset - 1)
             case .pageDown: detailOffset += max(1, area.height - 6)
             case .pageUp: detailOffset = max(0, detailOffset - max(1, area.height - 6))
-            case .custom("error"): return next { $0.status == "error" }
-            case .custom("tool"): return next { $0.kind == SpanKind.tool.rawValue }
-            case .custom("raw"):
+            case PanelAction.own(Action.error): return next { $0.status == "error" }
+            case PanelAction.own(Action.tool): return next { $0.kind == SpanKind.tool.rawValue }
+            case PanelAction.own(Action.raw):
                 raw.toggle()
                 detailOffset = 0
-            case .custom("play"):
+            case PanelAction.own(Action.play):
                 playing.toggle()
                 lastAdvance = 0
                 if playing, step >= trace.steps.count - 1 { return moveStep(to: 0) }
-            case .custom("faster"): speed = min(Self.playSpeeds.count - 1, speed + 1)
-            case .custom("slower"): speed = max(0, speed - 1)
+            case PanelAction.own(Action.faster): speed = min(Self.playSpeeds.count - 1, speed + 1)
+            case PanelAction.own(Action.slower): speed = max(0, speed - 1)
             default: break
             }
             return []
@@ -354,13 +380,13 @@ package struct TracesPanel: Panel {
             guard list.selected < count else { return [] }
             let id = rows[list.selected].id
             trace = nil
-            return [.app(.openTrace(id))]
-        case .custom("sort"):
+            return [.ask(OpenTrace(id: id))]
+        case PanelAction.own(Action.sort):
             // Start ascends (oldest first); the measures descend (largest first).
             let next = (sort.column + 1) % Self.sortColumns.count
             sort = TableSort(column: next, ascending: next == 0)
-        case .custom("reverse"): sort.ascending.toggle()
-        case .custom("reload"): return [.app(.loadTraces)]
+        case PanelAction.own(Action.reverse): sort.ascending.toggle()
+        case PanelAction.own(Action.reload): return [.ask(ListTraces())]
         default: break
         }
         return []

@@ -35,7 +35,7 @@ package struct NotebooksPanel: Panel {
                 KeyBinding(
                     [.enter], .panel(.open), help: "Open the notebook / run the selected cell", footer: "open/run"),
                 KeyBinding(
-                    [.character("r")], .panel(.custom("run-all")), help: "Run every cell of the open notebook",
+                    [.character("r")], .panel(.own(Action.runAll)), help: "Run every cell of the open notebook",
                     footer: "run all"),
                 KeyBinding([.character("h"), .left], .panel(.left), help: "Focus the notebook list"),
                 KeyBinding([.character("l"), .right], .panel(.right), help: "Focus the open notebook"),
@@ -45,11 +45,23 @@ package struct NotebooksPanel: Panel {
 
     package var isSearchable: Bool { true }
     package var canGoBack: Bool { focusOnDocument }
-    package var initialEffects: [PanelEffect] { [.app(.listNotebooks)] }
+    package var initialEffects: [PanelEffect] { [.ask(ListNotebooks())] }
 
     package mutating func goBack() { focusOnDocument = false }
 
+    /// The Notebooks panel's own actions.
+    package enum Action: PanelActionKind {
+        /// Run every cell of the open notebook, in order.
+        case runAll
+    }
+
     package mutating func perform(_ action: PanelAction, area: Rect) -> [PanelEffect] {
+        switch action.own(Action.self) {
+        case .runAll?:
+            guard let cells = document?.notebook?.cells else { return [] }
+            return run(cells: Array(cells.indices))
+        case nil: break
+        }
         let page = max(1, area.height / 2)
         if focusOnDocument, var document, let cells = document.notebook?.cells {
             switch action {
@@ -63,9 +75,6 @@ package struct NotebooksPanel: Panel {
             case .open:
                 self.document = document
                 return run(cells: [document.cell])
-            case .custom("run-all"):
-                self.document = document
-                return run(cells: Array(cells.indices))
             default: break
             }
             self.document = document
@@ -80,8 +89,6 @@ package struct NotebooksPanel: Panel {
         case .bottom: list.jump(toEnd: true, count: notebooks.count)
         case .right: if document != nil { focusOnDocument = true }
         case .open: return openSelected()
-        case .custom("run-all"):
-            if let cells = document?.notebook?.cells { return run(cells: Array(cells.indices)) }
         default: break
         }
         return []
@@ -93,7 +100,7 @@ package struct NotebooksPanel: Panel {
         focusOnDocument = true
         if document?.path == path { return [] }
         document = Document(path: path)
-        return [.app(.openNotebook(path: path))]
+        return [.ask(OpenNotebook(path: path))]
     }
 
     private mutating func run(cells indices: [Int]) -> [PanelEffect] {
@@ -149,15 +156,17 @@ package struct NotebooksPanel: Panel {
 
     package mutating func receive(_ msg: Msg) -> [PanelEffect] {
         switch msg {
-        case .notebooksListed(let found):
-            notebooks = found
-            isListed = true
-            list.reveal(height: 1, count: found.count)
-        case .notebookOpened(let path, let result):
-            guard document?.path == path else { return [] }
-            switch result {
-            case .loaded(let notebook): document?.notebook = notebook
-            case .failed(let message): document?.error = message
+        case .answered(let answer):
+            if let (_, found) = answer.matching(ListNotebooks.self) {
+                notebooks = found.value ?? []
+                isListed = true
+                list.reveal(height: 1, count: notebooks.count)
+            } else if let (request, opened) = answer.matching(OpenNotebook.self) {
+                guard document?.path == request.path else { return [] }
+                switch opened {
+                case .loaded(let notebook): document?.notebook = notebook
+                case .failed(let message): document?.error = message
+                }
             }
         default: break
         }

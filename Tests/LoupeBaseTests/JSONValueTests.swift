@@ -1,5 +1,5 @@
 import Foundation
-import LoupeAgents
+import LoupeBase
 import Testing
 
 @Suite struct JSONValueTests {

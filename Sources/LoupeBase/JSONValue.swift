@@ -150,20 +150,6 @@ package enum JSONValue: Hashable, Sendable {
     }
 }
 
-/// A JSON syntax error: what was expected and where (1-based line and column).
-package struct JSONSyntaxError: Error, Hashable, Sendable, CustomStringConvertible {
-    package var message: String
-    package var line: Int
-    package var column: Int
-    package var description: String { "line \(line), column \(column): \(message)" }
-
-    package init(message: String, line: Int, column: Int) {
-        self.message = message
-        self.line = line
-        self.column = column
-    }
-}
-
 extension JSONValue {
     /// Parses one JSON document (RFC 8259; surrounding whitespace allowed).
     package static func parse(_ data: Data) throws(JSONSyntaxError) -> JSONValue {

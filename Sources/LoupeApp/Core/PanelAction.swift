@@ -1,0 +1,52 @@
+/// What a key does inside a panel: shared navigation, or one of the panel's own actions.
+package enum PanelAction: Hashable, Sendable {
+    case up
+    case down
+    case left
+    case right
+    case pageUp
+    case pageDown
+    case top
+    case bottom
+    case open
+    /// One of the focused panel's own actions (its `Action` enum); made with ``own(_:)``.
+    case specific(PanelOwnAction)
+
+    /// A panel's own action, bound in its keymap: `.panel(.own(Action.rerank))`.
+    package static func own<Action: PanelActionKind>(_ action: Action) -> PanelAction {
+        .specific(PanelOwnAction(action))
+    }
+
+    /// The panel's own action, when this is one of `Action`'s; nil for shared navigation and
+    /// for another panel's actions.
+    package func own<Action: PanelActionKind>(_ type: Action.Type) -> Action? {
+        if case .specific(let action) = self { return action.matching(type) }
+        return nil
+    }
+}
+
+/// The enum of a panel's own actions. A keymap binds a key to a case and the panel handles it in
+/// an exhaustive switch, so a key bound to nothing, or an action no key reaches, is a compile
+/// error rather than a silent no-op.
+package protocol PanelActionKind: Hashable, Sendable {}
+
+/// A panel's own action with its enum's type erased, so that one ``PanelAction`` case carries
+/// every panel's.
+package struct PanelOwnAction: Hashable, Sendable {
+    private let action: any Sendable
+    private let matches: @Sendable (any Sendable) -> Bool
+    private let hashing: @Sendable (inout Hasher) -> Void
+
+    package init<Action: PanelActionKind>(_ action: Action) {
+        self.action = action
+        matches = { other in (other as? Action) == action }
+        hashing = { hasher in hasher.combine(action) }
+    }
+
+    /// The action, when it is one of `Action`'s.
+    package func matching<Action: PanelActionKind>(_ type: Action.Type) -> Action? { action as? Action }
+
+    package static func == (left: PanelOwnAction, right: PanelOwnAction) -> Bool { left.matches(right.action) }
+
+    package func hash(into hasher: inout Hasher) { hashing(&hasher) }
+}

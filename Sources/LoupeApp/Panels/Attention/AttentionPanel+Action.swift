@@ -1,0 +1,23 @@
+extension AttentionPanel {
+    /// The Attention panel's own actions, bound in ``keymap``.
+    package enum Action: PanelActionKind {
+        /// Type a sentence, or pick one with ↑/↓ (enter analyses it, esc cancels).
+        case edit
+        /// Sentence pair: a second sentence, [CLS] A [SEP] B [SEP] (tab switches, p again for one).
+        case pair
+        /// Next view: grid, head, head table, embedding lens.
+        case view
+        /// Head table: sort by the next column.
+        case sort
+        /// Head table: reverse the sort.
+        case reverse
+        /// Previous head.
+        case previousHead
+        /// Next head.
+        case nextHead
+        /// Export the current head as CSV (attention-L<l>-H<h>.csv).
+        case export
+        /// Export the current head as JSON, with its statistics (attention-L<l>-H<h>.json).
+        case exportJSON
+    }
+}

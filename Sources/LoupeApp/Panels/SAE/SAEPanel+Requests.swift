@@ -1,0 +1,68 @@
+import LoupeKit
+
+extension SAEPanel {
+    /// The workspace's SAEs with their settings, metrics and training curves.
+    package struct ListSAEs: PortRequest {
+        package init() {}
+
+        package func ask(_ port: SAEBrowser) throws -> [SAEListing] { try port.listings() }
+    }
+
+    /// An SAE's features (its activation set encoded once, then kept).
+    package struct LoadFeatures: PortRequest {
+        package var model: Int64
+
+        package init(model: Int64) {
+            self.model = model
+        }
+
+        package func ask(_ port: SAEBrowser) throws -> [SAEFeatureIndex.Summary] { try port.index(model).summaries }
+    }
+
+    /// One feature's card.
+    package struct LoadCard: PortRequest {
+        package var model: Int64
+        package var feature: Int
+
+        package init(model: Int64, feature: Int) {
+            self.model = model
+            self.feature = feature
+        }
+
+        package func ask(_ port: SAEBrowser) throws -> SAEFeatureIndex.Card {
+            try port.card(model: model, feature: feature)
+        }
+    }
+
+    /// A text run through MiniLM and the SAE.
+    package struct Activate: PortRequest {
+        package var model: Int64
+        package var text: String
+
+        package init(model: Int64, text: String) {
+            self.model = model
+            self.text = text
+        }
+
+        package func ask(_ port: SAEBrowser) throws -> SAETextActivations {
+            try port.activate(model: model, text: text)
+        }
+    }
+
+    /// A feature's label stored (empty removes it); the answer is the features with it.
+    package struct LabelFeature: PortRequest {
+        package var model: Int64
+        package var feature: Int
+        package var label: String
+
+        package init(model: Int64, feature: Int, label: String) {
+            self.model = model
+            self.feature = feature
+            self.label = label
+        }
+
+        package func ask(_ port: SAEBrowser) throws -> [SAEFeatureIndex.Summary] {
+            try port.label(model: model, feature: feature, label: label)
+        }
+    }
+}

@@ -1,0 +1,29 @@
+extension TracesPanel {
+    /// The Traces panel's own actions, bound in ``keymap``.
+    package enum Action: PanelActionKind {
+        /// Next step with an error.
+        case error
+        /// Next tool call.
+        case tool
+        /// The step's raw source payload on or off.
+        case raw
+        /// Play or pause: step forward on a timer.
+        case play
+        /// Play faster (2, 1, 0.5, 0.25, 0.1 s a step).
+        case faster
+        /// Play slower.
+        case slower
+        /// Mark this trace to compare with another.
+        case mark
+        /// Compare this trace with the marked one (diff view).
+        case diff
+        /// Fork at this step: edit the tool result or the user message, continue offline.
+        case fork
+        /// Sort the traces by the next column (start, duration, steps, tokens, cost, errors).
+        case sort
+        /// Reverse the sort.
+        case reverse
+        /// Reload the trace list.
+        case reload
+    }
+}

@@ -1,0 +1,61 @@
+import LoupeKit
+import LoupeStore
+
+extension TracesPanel {
+    /// Every trace with its totals.
+    package struct ListTraces: PortRequest {
+        package init() {}
+
+        package func ask(_ port: TracesBrowser) throws -> [TraceSummary] { try port.list() }
+    }
+
+    /// One trace's spans and steps (no payloads).
+    package struct OpenTrace: PortRequest {
+        package var id: Int64
+
+        package init(id: Int64) {
+            self.id = id
+        }
+
+        package func ask(_ port: TracesBrowser) throws -> TraceService.Loaded { try port.open(id) }
+    }
+
+    /// One span's content, for the step under the cursor.
+    package struct LoadSpan: PortRequest {
+        package var trace: Int64
+        package var ordinal: Int
+
+        package init(trace: Int64, ordinal: Int) {
+            self.trace = trace
+            self.ordinal = ordinal
+        }
+
+        package func ask(_ port: TracesBrowser) throws -> SpanDetail { try port.span(trace: trace, ordinal: ordinal) }
+    }
+
+    /// The spans of a trace whose content contains a text (`/` confirmed).
+    package struct SearchTrace: PortRequest {
+        package var trace: Int64
+        package var text: String
+
+        package init(trace: Int64, text: String) {
+            self.trace = trace
+            self.text = text
+        }
+
+        package func ask(_ port: TracesBrowser) throws -> [Int] { try port.search(trace: trace, text: text) }
+    }
+
+    /// Two traces aligned step by step.
+    package struct DiffTraces: PortRequest {
+        package var left: Int64
+        package var right: Int64
+
+        package init(left: Int64, right: Int64) {
+            self.left = left
+            self.right = right
+        }
+
+        package func ask(_ port: TracesBrowser) throws -> TraceDiff { try port.diff(left, right) }
+    }
+}

@@ -1,0 +1,38 @@
+import LoupeBase
+import LoupeKit
+import LoupeTUI
+
+/// What the command language needs from the TUI, supplied by the executable (the composition
+/// root). Commands know that a screen exists, never which: `LoupeCommands` imports no TUI
+/// program module, and the `loupe` executable, which imports both, hands one of these to the
+/// session.
+///
+/// Thread-safety: any thread; ``openTUI(session:theme:environment:firstFrameSize:)`` takes over
+/// the calling thread until the user quits.
+package protocol TUIHost: Sendable {
+    /// Opens the TUI on `session` and runs it until the user quits. With `firstFrameSize` it
+    /// renders one frame headless at that size, prints `first-frame` and returns (`loupe bench
+    /// tui` times start-up this way).
+    func openTUI(session: WorkspaceSession, theme: String?, environment: [String: String], firstFrameSize: Size?)
+        throws
+
+    /// `docs/keybindings.md`: every key of every panel, generated from the keymaps.
+    func keybindingsMarkdown() -> String
+
+    /// Renders the shell at `size` over every panel and overlay, `frames` times each; the
+    /// milliseconds each render took, per scene, in scene order (`loupe bench tui`).
+    func renderTimings(size: Size, frames: Int) -> [(scene: String, milliseconds: [Double])]
+
+    /// Opens trace `id` in the Traces panel as the TUI does (its port reads run in-process) and
+    /// steps `steps` times; the open-to-first-frame time and each step's, in milliseconds
+    /// (`loupe bench traces`).
+    func replayTimings(trace id: Int64, browser: TracesBrowser, steps: Int) throws -> (
+        open: Double, steps: [Double]
+    )
+}
+
+/// Raised by the commands that need the TUI when the session has none (a library embedding the
+/// command language without a screen).
+struct NoTUIError: UserFacingError {
+    var description: String { "this build of loupe has no TUI; run a subcommand (try help)" }
+}

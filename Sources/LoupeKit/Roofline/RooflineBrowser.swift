@@ -1,0 +1,13 @@
+import LoupeStore
+
+/// The Roofline panel's port: the machine profiles with their roofs and measured kernels.
+///
+/// Thread-safety: any thread.
+package struct RooflineBrowser: Sendable {
+    private let workspace: Workspace
+
+    package init(workspace: Workspace) { self.workspace = workspace }
+
+    /// Every profile in the workspace (the measured CPU, imported GPUs) with its kernels placed.
+    package func model() throws -> RooflineModel { try RooflineModel.load(from: workspace) }
+}

@@ -1,0 +1,32 @@
+import LoupeBase
+import LoupeStore
+
+/// The Traces panel's port: what it reads of the workspace. Reads only; imports and forks go
+/// through ``TraceService`` and the commands.
+///
+/// Thread-safety: any thread (the workspace's pool serialises its own access).
+package struct TracesBrowser: Sendable {
+    private let service: TraceService
+
+    package init(workspace: Workspace) { service = TraceService(workspace: workspace) }
+
+    /// Every trace, newest first, with its totals.
+    package func list() throws -> [TraceSummary] { try service.list() }
+
+    /// One trace's spans (no payloads) and its steps.
+    package func open(_ id: Int64) throws -> TraceService.Loaded { try service.load(id) }
+
+    /// One span's content and its source as written, for the step pane.
+    package func span(trace: Int64, ordinal: Int) throws -> SpanDetail {
+        let loaded = try service.payload(trace: trace, ordinal: ordinal)
+        return SpanDetail(payload: loaded.payload, raw: loaded.raw)
+    }
+
+    /// The ordinals of the spans of `trace` whose content contains `text`.
+    package func search(trace: Int64, text: String) throws -> [Int] {
+        try service.workspace.searchSpans(trace: trace, text: text)
+    }
+
+    /// Two traces compared step by step.
+    package func diff(_ left: Int64, _ right: Int64) throws -> TraceDiff { try service.diff(left, right) }
+}

@@ -1,0 +1,69 @@
+import Foundation
+import LoupeApp
+import LoupeCommands
+import LoupeKit
+import LoupeStore
+import LoupeTUI
+import LoupeTerminal
+
+/// The TUI as the command language sees it: opening it, its key reference and its benchmarks.
+/// Everything that needs both the commands and the screen is assembled here.
+struct LoupeTUIHost: TUIHost {
+    /// Opens the TUI: workspace first (its errors print before the terminal is taken), then the
+    /// theme, then the terminal; the terminal is restored on every way out.
+    func openTUI(session: WorkspaceSession, theme: String?, environment: [String: String], firstFrameSize: Size?)
+        throws
+    {
+        let workspace = try session.workspace()
+        var warning: String?
+        let themeName = theme ?? ((try? workspace.setting(ThemeLoader.settingKey)) ?? nil) ?? "default"
+        let loaded: Theme
+        do {
+            loaded = try session.themes.load(themeName)
+        } catch {
+            loaded = .builtInDefault
+            warning = "theme \(error); using the built-in default"
+        }
+        let executor = CommandExecutor(session: session, isInsideTUI: true)
+        let backend: any TerminalBackend
+        if let firstFrameSize {
+            backend = HeadlessBackend(size: firstFrameSize)
+        } else {
+            backend = try NCursesBackend(environment: environment)
+        }
+        TerminationSignals.install()
+        defer { backend.shutdown() }
+        let noColor = !(environment["NO_COLOR"] ?? "").isEmpty
+        var state = AppState(
+            size: backend.size, theme: loaded, forceMonochrome: noColor, panels: AppState.standardPanels(),
+            workspaceName: URL(fileURLWithPath: session.displayPath).lastPathComponent, catalog: executor.catalog,
+            themeNames: session.themes.availableThemes(),
+            history: (try? workspace.history(source: .tui)) ?? []
+        )
+        if let warning { state.message = StatusMessage(text: warning, level: .error) }
+        let appEnvironment = AppEnvironment(
+            commands: executor,
+            ports: PanelPorts.make(workspace: workspace, session: session, environment: environment),
+            recordHistory: { line in try workspace.recordHistory(line, source: .tui) }
+        )
+        let runtime = AppRuntime(state: state, backend: backend, environment: appEnvironment)
+        if firstFrameSize != nil {
+            runtime.onFirstFrame = {
+                FileHandle.standardOutput.write(Data("first-frame\n".utf8))
+            }
+            runtime.step(timeoutMilliseconds: 0)
+            return
+        }
+        runtime.run()
+    }
+
+    func keybindingsMarkdown() -> String { KeybindingsDocument.markdown() }
+
+    func renderTimings(size: Size, frames: Int) -> [(scene: String, milliseconds: [Double])] {
+        RenderBench.timings(size: size, frames: frames)
+    }
+
+    func replayTimings(trace id: Int64, browser: TracesBrowser, steps: Int) throws -> (open: Double, steps: [Double]) {
+        try RenderBench.replay(trace: id, browser: browser, steps: steps)
+    }
+}

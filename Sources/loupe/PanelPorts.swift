@@ -1,0 +1,46 @@
+import Foundation
+import LoupeApp
+import LoupeCommands
+import LoupeKit
+import LoupeStore
+
+/// Where the panels' ports are made: one line per panel's port. A new panel adds its folder in
+/// LoupeApp's `Panels/`, its port in LoupeKit, its entry in ``AppState/standardPanels()`` and a
+/// line here.
+enum PanelPorts {
+    static func make(workspace: Workspace, session: WorkspaceSession, environment: [String: String]) -> Ports {
+        var ports = Ports()
+        ports.register(TracesBrowser(workspace: workspace))
+        ports.register(RetrievalBrowser(workspace: workspace, models: session.models))
+        ports.register(AttentionBrowser(models: session.models))
+        ports.register(RooflineBrowser(workspace: workspace))
+        ports.register(EvalsBrowser(workspace: workspace, suiteDirectories: evalSuiteDirectories(session.path)))
+        ports.register(NotebooksBrowser(directories: notebookDirectories(environment)))
+        ports.register(SAEBrowser(workspace: workspace, models: session.models))
+        return ports
+    }
+
+    /// `./evals`, `evals/` beside the workspace, `./sample-data/evals` and the checkout's.
+    static func evalSuiteDirectories(_ workspacePath: String) -> [String] {
+        let here = FileManager.default.currentDirectoryPath
+        var directories = [
+            here + "/evals", (workspacePath as NSString).deletingLastPathComponent + "/evals",
+            here + "/sample-data/evals",
+        ]
+        if let checkout = CheckoutDirectory.find("sample-data", executablePath: CheckoutDirectory.executablePath) {
+            directories.append(checkout + "/evals")
+        }
+        return directories
+    }
+
+    /// `$LOUPE_NOTEBOOKS`, `./notebooks`, and the checkout's `notebooks/` next to the binary.
+    static func notebookDirectories(_ environment: [String: String]) -> [String] {
+        var directories: [String] = []
+        if let custom = environment["LOUPE_NOTEBOOKS"], !custom.isEmpty { directories.append(custom) }
+        directories.append(FileManager.default.currentDirectoryPath + "/notebooks")
+        if let checkout = CheckoutDirectory.find("notebooks", executablePath: CheckoutDirectory.executablePath) {
+            directories.append(checkout)
+        }
+        return directories
+    }
+}

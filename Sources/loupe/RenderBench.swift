@@ -1,0 +1,108 @@
+import LoupeApp
+import LoupeBase
+import LoupeCommands
+import LoupeKit
+import LoupeProfiling
+import LoupeStore
+import LoupeTUI
+
+/// The TUI's own measurements for `loupe bench tui` and `loupe bench traces`: frames rendered
+/// in-process, no terminal.
+enum RenderBench {
+    /// Renders the shell at `size` over every panel and overlay, `frames` times each.
+    static func timings(size: Size, frames: Int) -> [(scene: String, milliseconds: [Double])] {
+        let catalog = CommandCatalog.loupe(excludingTUIOnly: true)
+        var state = AppState(
+            size: size, theme: .builtInDefault, panels: AppState.standardPanels(),
+            workspaceName: "bench.sqlite", catalog: catalog, themeNames: ["default", "light", "mono"]
+        )
+        let notebooks = [NotebookSummary(path: "notebooks/getting-started.md", title: "Getting started", cellCount: 9)]
+        _ = state.update(.answered(PortAnswer(NotebooksPanel.ListNotebooks(), .loaded(notebooks))))
+        var scenes: [(name: String, state: AppState)] = []
+        for index in 0..<state.panels.count {
+            _ = state.update(.input(.key(.character(Character(String(index + 1))))))
+            scenes.append((state.panels[index].title, state))
+        }
+        var help = state
+        _ = help.update(.input(.key(.character("?"))))
+        scenes.append(("help overlay", help))
+        var palette = state
+        _ = palette.update(.input(.key(.control("p"))))
+        scenes.append(("palette", palette))
+        // The Attention panel at MiniLM's limit, 256 tokens: the grid and one head.
+        var attention = state
+        _ = attention.update(.input(.key(.character("3"))))
+        let effects = attention.update(.input(.key(.enter)))
+        if let asked = effects.lazy.compactMap({ $0.request(as: AttentionPanel.Analyze.self) }).first {
+            _ = attention.update(.answered(PortAnswer(asked, .loaded(syntheticAnalysis(tokens: 256)))))
+        }
+        scenes.append(("attention grid, 256 tokens", attention))
+        _ = attention.update(.input(.key(.enter)))
+        scenes.append(("attention head, 256 tokens", attention))
+        var durations: [(scene: String, milliseconds: [Double])] = []
+        for scene in scenes {
+            var times: [Double] = []
+            for _ in 0..<max(1, frames) {
+                var watch = Stopwatch()
+                let frame = scene.state.render()
+                times.append(watch.lap() * 1000)
+                precondition(frame.width == size.width)
+            }
+            durations.append((scene.name, times))
+        }
+        return durations
+    }
+
+    /// Opens trace `id` in the Traces panel as the TUI does (its port's answers played
+    /// in-process) and steps through it; the open-to-first-frame time and each step's, in ms.
+    static func replay(trace id: Int64, browser: TracesBrowser, steps: Int) throws -> (open: Double, steps: [Double]) {
+        var state = AppState(
+            size: Size(width: 160, height: 48), theme: .builtInDefault, panels: [TracesPanel()],
+            workspaceName: "bench", catalog: CommandCatalog(entries: []), themeNames: [], history: [])
+        var ports = Ports()
+        ports.register(browser)
+        func settle(_ effects: [Effect]) {
+            var pending = effects
+            while !pending.isEmpty {
+                if case .port(let call) = pending.removeFirst() {
+                    pending += state.update(.answered(call.answer(using: ports)))
+                }
+            }
+        }
+        settle(state.update(.input(.key(.character("R")))))
+        var clock = Stopwatch()
+        settle(state.update(.input(.key(.enter))))
+        _ = state.render()
+        let open = clock.lap() * 1000
+        guard let panel = state.panels.first as? TracesPanel, panel.trace?.summary.id == id else {
+            let reason = (state.panels.first as? TracesPanel)?.error ?? "it is not in the list"
+            throw CommandFailure("trace \(id) did not open in the Traces panel: \(reason)")
+        }
+        var times: [Double] = []
+        for _ in 0..<steps {
+            clock = Stopwatch()
+            settle(state.update(.input(.key(.character("l")))))
+            _ = state.render()
+            times.append(clock.lap() * 1000)
+        }
+        return (open, times)
+    }
+
+    /// A 6 × 12-head analysis of `tokens` tokens with random attention rows (fixed seed).
+    static func syntheticAnalysis(tokens count: Int) -> AttentionAnalysis {
+        var random = SplitMix64(seed: 0x9E37_79B9_7F4A_7C15)
+        var probabilities: [Float] = []
+        probabilities.reserveCapacity(72 * count * count)
+        for _ in 0..<(72 * count) {
+            var row = (0..<count).map { _ in Float(random.uniform()) }
+            let sum = row.reduce(0, +)
+            row = row.map { $0 / sum }
+            probabilities += row
+        }
+        return AttentionAnalysis(
+            text: "synthetic", tokens: (0..<count).map { "tok\($0)" }, layers: 6, heads: 12,
+            probabilities: probabilities,
+            lens: [0.2, 0.3, 0.4, 0.5, 0.6, 1]
+        )
+    }
+}
