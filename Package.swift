@@ -132,7 +132,8 @@ let package = Package(
             swiftSettings: strictSwift6
         ),
         .testTarget(
-            name: "LoupeTUITests", dependencies: ["LoupeTUI", "LoupeTestSupport"], swiftSettings: strictSwift6),
+            name: "LoupeTUITests", dependencies: ["LoupeTUI", "LoupeTestSupport"], exclude: ["__snapshots__"],
+            swiftSettings: strictSwift6),
         .testTarget(
             name: "LoupeTerminalTests",
             dependencies: ["LoupeTerminal", "LoupeTUI", "CNCurses"],

@@ -6,7 +6,7 @@ import LoupeTUI
 ///
 /// It owns the terminal from ``init(environment:)`` to ``shutdown()``: raw mode, no echo,
 /// keypad decoding, a 25 ms escape delay, hidden cursor, mouse clicks. Frames are written
-/// cell by cell where they changed since the last one, and ncurses sends the difference to the
+/// cell by cell where they changed since the last one (``Frame/diff(from:)``), and ncurses sends the difference to the
 /// terminal once per frame. Colours are RGB in the frame and reduced here to the terminal's
 /// ``ColorDepth``. A crash signal restores the terminal before the process dies.
 package final class NCursesBackend: TerminalBackend {
@@ -60,19 +60,14 @@ package final class NCursesBackend: TerminalBackend {
     package var size: Size { Size(width: Int(loupe_cols()), height: Int(loupe_lines())) }
 
     package func present(_ frame: Frame) {
-        let full = previous.map { $0.size != frame.size } ?? true
-        if full { werase(loupe_stdscr()) }
+        let diff = frame.diff(from: previous)
+        if diff.isFullRedraw { werase(loupe_stdscr()) }
         var cell = cchar_t()
-        for y in 0..<frame.height {
-            for x in 0..<frame.width {
-                let current = frame[x, y]
-                if current.isContinuation { continue }
-                if !full, let previous, previous[x, y] == current { continue }
-                write(current, into: &cell)
-                // Writing the bottom-right cell may report ERR after scrolling is refused; the
-                // cell is drawn all the same.
-                _ = mvwadd_wch(loupe_stdscr(), Int32(y), Int32(x), &cell)
-            }
+        for change in diff.changes {
+            write(change.cell, into: &cell)
+            // Writing the bottom-right cell may report ERR after scrolling is refused; the
+            // cell is drawn all the same.
+            _ = mvwadd_wch(loupe_stdscr(), Int32(change.y), Int32(change.x), &cell)
         }
         wnoutrefresh(loupe_stdscr())
         doupdate()

@@ -1,7 +1,8 @@
 /// An in-memory grid of cells: what one screen shows.
 ///
-/// Rendering writes into a `Frame`; a backend then paints it on a terminal. Tests compare
-/// `text()` with golden files, so a frame is the seam between the TUI and its tests.
+/// Rendering writes into a `Frame`; a backend then paints what changed (``diff(from:)``) on a
+/// terminal. Tests compare its text and styles with golden files, so a frame is the seam between
+/// the TUI and its tests.
 /// Every text drawn into a frame goes through ``UntrustedText/sanitized(_:)``: no control
 /// character or escape sequence can reach a cell.
 package struct Frame: Hashable, Sendable {
