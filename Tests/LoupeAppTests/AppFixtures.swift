@@ -96,6 +96,7 @@ enum AppFixtures {
         keys.flatMap { state.update(.input(.key($0))) }
     }
 
+    @discardableResult
     static func type(_ text: String, on state: inout AppState) -> [Effect] {
         press(text.map { Key.character($0) }, on: &state)
     }

@@ -88,13 +88,9 @@ import Testing
 
     @Test func screensAt80x24() {
         var state = analysed()
-        if let difference = Golden.compare(state.render().text(), named: "attention-grid-80x24") {
-            Issue.record(Comment(rawValue: difference))
-        }
+        expectFrame(state.render(), matchesGolden: "attention-grid-80x24")
         AppFixtures.press([.enter, .character("j")], on: &state)
-        if let difference = Golden.compare(state.render().text(), named: "attention-head-80x24") {
-            Issue.record(Comment(rawValue: difference))
-        }
+        expectFrame(state.render(), matchesGolden: "attention-head-80x24")
     }
 
     @Test func failuresAreShown() {

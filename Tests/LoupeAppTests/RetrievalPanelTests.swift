@@ -75,15 +75,14 @@ import Testing
             source: "qrels.trec", id: "7", judgments: ["879": 2, "52": 0, "9": 1], scores: scores)
         let asked = try #require(search(in: AppFixtures.press([.character("m")], on: &state)))
         _ = state.update(AppFixtures.answer(asked, judgedResult))
-        let text = state.render().text()
+        let frame = state.render()
+        let text = frame.text()
         #expect(text.contains("query 7 of qrels.trec: nDCG@10 0.750  R@100 0.500  RR 1.000  (2 judged relevant"))
         #expect(RetrievalPanel.relevance("879", judgedResult.judged) == "✓2")
         #expect(RetrievalPanel.relevance("52", judgedResult.judged) == "·")
         #expect(RetrievalPanel.relevance("415", judgedResult.judged) == "")
         #expect(RetrievalPanel.relevance("879", nil) == "")
-        if let difference = Golden.compare(text, named: "retrieval-judged-160x48") {
-            Issue.record(Comment(rawValue: difference))
-        }
+        expectFrame(frame, matchesGolden: "retrieval-judged-160x48")
     }
 
     @Test func fusionMovementIsShownAgainstBM25() {
@@ -139,18 +138,12 @@ import Testing
 
     @Test func screensAt160x48() throws {
         let hits = try searched()
-        if let difference = Golden.compare(hits.render().text(), named: "retrieval-hits-160x48") {
-            Issue.record(Comment(rawValue: difference))
-        }
+        expectFrame(hits.render(), matchesGolden: "retrieval-hits-160x48")
         var side = try searched()
         AppFixtures.press([.character("v")], on: &side)
-        if let difference = Golden.compare(side.render().text(), named: "retrieval-side-160x48") {
-            Issue.record(Comment(rawValue: difference))
-        }
+        expectFrame(side.render(), matchesGolden: "retrieval-side-160x48")
         var empty = AppFixtures.state(width: 80, height: 24)
         AppFixtures.press([.character("2")], on: &empty)
-        if let difference = Golden.compare(empty.render().text(), named: "retrieval-empty-80x24") {
-            Issue.record(Comment(rawValue: difference))
-        }
+        expectFrame(empty.render(), matchesGolden: "retrieval-empty-80x24")
     }
 }

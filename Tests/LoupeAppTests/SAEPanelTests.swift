@@ -36,10 +36,8 @@ import Testing
         return state
     }
 
-    private func check(_ state: AppState, _ name: String) {
-        if let difference = Golden.compare(state.render().text(), named: name) {
-            Issue.record(Comment(rawValue: difference))
-        }
+    private func check(_ state: AppState, _ name: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        expectFrame(state.render(), matchesGolden: name, sourceLocation: sourceLocation)
     }
 
     @Test func theFeatureListSortsByDensityMaxLabelAndNumber() throws {

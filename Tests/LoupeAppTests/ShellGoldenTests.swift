@@ -7,10 +7,8 @@ import Testing
 /// The whole shell rendered to text and compared with `__snapshots__/*.txt`.
 /// `RECORD_SNAPSHOTS=1 swift test` rewrites the files after a deliberate change.
 @Suite struct ShellGoldenTests {
-    private func check(_ state: AppState, _ name: String) {
-        if let difference = Golden.compare(state.render().text(), named: name) {
-            Issue.record(Comment(rawValue: difference))
-        }
+    private func check(_ state: AppState, _ name: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        expectFrame(state.render(), matchesGolden: name, sourceLocation: sourceLocation)
     }
 
     @Test func emptyStatePanelAt80x24() { check(AppFixtures.state(), "shell-traces-80x24") }

@@ -7,8 +7,8 @@ import Testing
 /// Records one issue per file that differs: a line diff for the text, the first differing rows
 /// and their legend entries for the styles. A missing file is written and reported, and under
 /// `RECORD_SNAPSHOTS=1` both files are rewritten and reported, so a recording run is never
-/// green; re-run without it to check. `layout` picks the text of `NAME.txt`: `.trimmed` is what
-/// the goldens written through ``Golden/compare(_:named:file:)`` from `frame.text()` hold.
+/// green; re-run without it to check. `layout` picks the text of `NAME.txt`: `.trimmed` is
+/// `frame.text()`, `.padded` keeps every row's trailing blanks.
 package func expectFrame(
     _ frame: Frame, matchesGolden name: String, text layout: Golden.TextLayout = .trimmed,
     sourceLocation: SourceLocation = #_sourceLocation

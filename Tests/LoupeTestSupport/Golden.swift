@@ -30,22 +30,6 @@ package enum Golden {
         URL(fileURLWithPath: path).deletingLastPathComponent().appendingPathComponent("__snapshots__")
     }
 
-    /// Compares `actual` with `__snapshots__/NAME.txt` beside the calling test file: the legacy,
-    /// text-only path, kept until its callers move to ``expectFrame(_:matchesGolden:text:sourceLocation:)``.
-    ///
-    /// A missing file, or any file under `RECORD_SNAPSHOTS=1`, is written from `actual` and a
-    /// message says so, so that a recording run is never green.
-    ///
-    /// - Returns: nil when they match, else a readable line diff or the recording notice.
-    package static func compare(_ actual: String, named name: String, file: StaticString = #filePath) -> String? {
-        let fileName = name + ".txt"
-        return check(
-            actual, file: fileName, in: directory(besideTestFile: "\(file)"), isRecording: isRecordingRequested
-        ) { expected in
-            lineDiff(expected: expected, actual: actual, file: fileName)
-        }
-    }
-
     /// Checks `frame` against `NAME.txt` (its text laid out as `layout`) and `NAME.styles.txt`
     /// (its ``StyleMap``) in `directory`.
     ///
