@@ -100,7 +100,6 @@ let package = Package(
             dependencies: [
                 "LoupeBase", "LoupeCommands", "LoupeApp", "LoupeKit", "LoupeStore", "LoupeTUI", "LoupeTerminal",
                 "LoupeProfiling",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSwift6),
 

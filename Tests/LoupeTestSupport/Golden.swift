@@ -5,7 +5,7 @@ import LoupeTUI
 /// `RECORD_SNAPSHOTS=1`.
 ///
 /// Tests call ``expectFrame(_:matchesGolden:text:sourceLocation:)``, which checks `NAME.txt` and
-/// `NAME.styles.txt` (a ``StyleMap``). ``compare(_:named:file:)`` is the older, text-only path.
+/// `NAME.styles.txt` (a ``StyleMap``).
 /// Recording a file is always reported as a failure, so a recording run is never green.
 package enum Golden {
     package struct Mismatch: Error, CustomStringConvertible {
