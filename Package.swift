@@ -41,11 +41,13 @@ let package = Package(
 
         // Engine: tensors and kernels (OpenBLAS), models. Pure computation: no SQLite, no terminal.
         .target(name: "CKernels", cSettings: [.unsafeFlags(["-O3"])]),
-        .target(name: "LoupeTensor", dependencies: ["COpenBLAS", "CKernels"], swiftSettings: strictSwift6),
+        .target(
+            name: "LoupeTensor", dependencies: ["LoupeBase", "COpenBLAS", "CKernels"], swiftSettings: strictSwift6),
         .target(name: "LoupeModels", dependencies: ["LoupeBase", "LoupeTensor"], swiftSettings: strictSwift6),
         .target(
             name: "LoupeRetrieval", dependencies: ["LoupeBase", "LoupeTensor", "CKernels"], swiftSettings: strictSwift6),
-        .target(name: "LoupeProfiling", dependencies: ["CKernels", "LoupeTensor"], swiftSettings: strictSwift6),
+        .target(
+            name: "LoupeProfiling", dependencies: ["LoupeBase", "CKernels", "LoupeTensor"], swiftSettings: strictSwift6),
         // Agents: the trace model, importers and exporters. Pure: no SQLite, no terminal.
         .target(name: "LoupeAgents", dependencies: ["LoupeBase"], swiftSettings: strictSwift6),
         // Evals: suites (YAML), scorers and statistics. Pure: no SQLite, no terminal.

@@ -29,7 +29,8 @@ package func parallelMap<T: Sendable, R: Sendable, E: Error>(
     return results
 }
 
-/// One slot per worker, each written by its worker only, read after they all finish.
+/// One slot per worker, each written by its worker only (under `lock`), read after
+/// `concurrentPerform` returns, which orders every write before the reads.
 private final class Slots<Value>: @unchecked Sendable {
     private var values: [Value?]
     private let lock = NSLock()

@@ -6,6 +6,9 @@ import Foundation
 /// Results are handed over once and dropped by the stream. Call ``cancel()`` when stopping
 /// early, or the workers finish the remaining items for nothing; after it, the stream ends
 /// with the items already being made.
+///
+/// Thread-safety: every mutable field is read and written under `condition`'s lock, which is what
+/// makes the unchecked conformance true.
 package final class ParallelOrderedStream<R: Sendable>: Sequence, IteratorProtocol, @unchecked Sendable {
     private let condition = NSCondition()
     private var results: [R?]

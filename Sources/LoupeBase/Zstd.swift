@@ -22,6 +22,8 @@ package enum Zstd {
     /// allocated and zeroed its tables every time, a tenth of an import.
     private static let contexts = ContextPool()
 
+    /// Thread-safety: `idle` is touched only under `lock`; a context taken is used by one thread
+    /// until it is given back.
     private final class ContextPool: @unchecked Sendable {
         private let lock = NSLock()
         private var idle: [OpaquePointer] = []

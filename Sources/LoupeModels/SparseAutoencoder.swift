@@ -125,8 +125,9 @@ package struct SparseAutoencoder: Hashable, Sendable {
         let parts = min(rows, max(1, ProcessInfo.processInfo.activeProcessorCount))
         values.withUnsafeBufferPointer { v in
             chosen.withUnsafeMutableBufferPointer { out in
-                let output = UncheckedPointer(out.baseAddress!)
-                let input = UncheckedPointer(UnsafeMutablePointer(mutating: v.baseAddress!))
+                // Safe: each worker writes its own rows of `out` and reads `v`; both outlive the workers.
+                let output = UncheckedSendable(out.baseAddress!)
+                let input = UncheckedSendable(UnsafeMutablePointer(mutating: v.baseAddress!))
                 DispatchQueue.concurrentPerform(iterations: parts) { part in
                     var heapValues = [Float](repeating: 0, count: kk)
                     var heapIndices = [Int32](repeating: 0, count: kk)
@@ -134,7 +135,7 @@ package struct SparseAutoencoder: Hashable, Sendable {
                         var count = 0
                         let base = r * width
                         for j in 0..<width where among?[j] ?? true {
-                            let value = input.pointer[base + j]
+                            let value = input.value[base + j]
                             if count < kk {
                                 // Sift up.
                                 var child = count
@@ -167,7 +168,7 @@ package struct SparseAutoencoder: Hashable, Sendable {
                         }
                         // Fewer candidates than k (a restricted set): the rest point at a chosen one
                         // with no weight, marked by repeating index 0's slot value as -1.
-                        for slot in 0..<kk { output.pointer[r * kk + slot] = slot < count ? heapIndices[slot] : -1 }
+                        for slot in 0..<kk { output.value[r * kk + slot] = slot < count ? heapIndices[slot] : -1 }
                     }
                 }
             }
@@ -451,10 +452,4 @@ package struct SparseAutoencoder: Hashable, Sendable {
             for i in 0..<inputs { gradient[j * inputs + i] -= dot * decoder[j * inputs + i] }
         }
     }
-}
-
-/// A pointer shared by workers that write disjoint parts of one buffer.
-struct UncheckedPointer<T>: @unchecked Sendable {
-    let pointer: UnsafeMutablePointer<T>
-    init(_ pointer: UnsafeMutablePointer<T>) { self.pointer = pointer }
 }

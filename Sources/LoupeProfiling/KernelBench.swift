@@ -1,4 +1,5 @@
 import Dispatch
+import LoupeBase
 import LoupeTensor
 
 /// The engine's kernels as benchmarks: each registered with its shape format, default shapes
@@ -249,13 +250,14 @@ package enum KernelBench {
                 scratchBytes: CPUKernels.attentionScratchBytes(method, length: t, headSize: d) * threads,
                 buffers: buffers
             ) { b in
-                let heads = UnsafeHeads(buffers: b.floats)
+                // Safe: each head's worker touches only its own Q, K, V and O.
+                let heads = UncheckedSendable(b.floats)
                 if method == .blas { BLAS.threads = 1 }
                 DispatchQueue.concurrentPerform(iterations: threads) { head in
                     let base = 4 * head
                     CPUKernels.attention(
-                        method, q: heads.buffers[base], k: heads.buffers[base + 1], v: heads.buffers[base + 2],
-                        o: heads.buffers[base + 3], length: t, headSize: d)
+                        method, q: heads.value[base], k: heads.value[base + 1], v: heads.value[base + 2],
+                        o: heads.value[base + 3], length: t, headSize: d)
                 }
             }
         }
@@ -335,10 +337,4 @@ package enum KernelBench {
         }
         return (error / max(norm, .leastNormalMagnitude)).squareRoot()
     }
-}
-
-/// The buffers of an attention run, shared with the per-head workers (each head has its own
-/// Q, K, V and O).
-private struct UnsafeHeads: @unchecked Sendable {
-    let buffers: [UnsafeMutablePointer<Float>]
 }

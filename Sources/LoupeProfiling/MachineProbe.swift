@@ -1,6 +1,7 @@
 import CKernels
 import Dispatch
 import Foundation
+import LoupeBase
 
 /// Measures this machine's ceilings: FP32 peak from an FMA loop, memory bandwidth per level
 /// from a triad sweep.
@@ -42,9 +43,12 @@ package enum MachineProbe {
                     // Small working sets repeat the triad inside each worker, so a timed pass moves
                     // at least 32 MiB and thread dispatch does not dominate the measurement.
                     let inner = max(1, (32 << 20) / max(1, 12 * count))
+                    // Safe: each worker reads and writes only its own chunk of the three arrays,
+                    // which outlive concurrentPerform.
                     let pointers = (
-                        a: UnsafeSendable(ap.baseAddress!), b: UnsafeSendable(bp.baseAddress!),
-                        c: UnsafeSendable(cp.baseAddress!)
+                        a: UncheckedSendable(ap.baseAddress!),
+                        b: UncheckedSendable(UnsafeMutablePointer(mutating: bp.baseAddress!)),
+                        c: UncheckedSendable(UnsafeMutablePointer(mutating: cp.baseAddress!))
                     )
                     while spent < minimumSeconds || repeats < 3 {
                         let elapsed = Stopwatch.seconds {
@@ -89,13 +93,4 @@ package enum MachineProbe {
         }
         return sizes.sorted { $0.level < $1.level }.map(\.bytes)
     }
-}
-
-/// A raw pointer handed to concurrent workers that write disjoint ranges.
-private struct UnsafeSendable<T>: @unchecked Sendable {
-    // Safe because every worker touches only its own chunk of the arrays, and the caller keeps
-    // the buffers alive until concurrentPerform returns.
-    let value: UnsafeMutablePointer<T>
-    init(_ value: UnsafeMutablePointer<T>) { self.value = value }
-    init(_ value: UnsafePointer<T>) { self.value = UnsafeMutablePointer(mutating: value) }
 }

@@ -1,5 +1,6 @@
 import CKernels
 import Dispatch
+import LoupeBase
 
 /// The engine's own CPU kernels (C with AVX2, see Sources/CKernels), on flat row-major Float32
 /// buffers, with the multi-threaded ones split by rows across `threads` workers. They exist to
@@ -133,19 +134,14 @@ package enum CPUKernels {
         }
         let chunk = ((total + workers - 1) / workers + granularity - 1) / granularity * granularity
         withoutActuallyEscaping(body) { body in
-            let shared = UnsafeSendableClosure(body)
+            // Safe: the workers write disjoint row ranges of buffers the caller keeps alive until
+            // concurrentPerform returns.
+            let shared = UncheckedSendable(body)
             DispatchQueue.concurrentPerform(iterations: workers) { worker in
                 let start = worker * chunk
                 let count = min(chunk, total - start)
-                if count > 0 { shared.body(start, count) }
+                if count > 0 { shared.value(start, count) }
             }
         }
     }
-}
-
-/// Lets a closure that only reads shared, disjointly written buffers cross into
-/// `concurrentPerform`'s workers.
-private struct UnsafeSendableClosure: @unchecked Sendable {
-    let body: (Int, Int) -> Void
-    init(_ body: @escaping (Int, Int) -> Void) { self.body = body }
 }

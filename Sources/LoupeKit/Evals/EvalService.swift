@@ -409,7 +409,8 @@ package struct EvalService: Sendable {
         if retriever != .bm25 && counts.embedded < counts.chunks {
             throw EvalError("\(counts.chunks - counts.embedded) chunks have no embedding: run loupe ingest again")
         }
-        let context = UncheckedBox(try retrieval.context(for: options))
+        // Safe: the run's workers only read the retrieval context (indexes, chunks), built before them.
+        let context = UncheckedSendable(try retrieval.context(for: options))
         let fixedOptions = options
         let qrels = loaded.qrels
         let scorers = loaded.suite.scorers
@@ -598,12 +599,6 @@ package struct EvalService: Sendable {
 package struct EvalError: Error, Hashable, Sendable, CustomStringConvertible {
     package var description: String
     package init(_ description: String) { self.description = description }
-}
-
-/// A value shared read-only across the run's workers (the retrieval context: indexes, chunks).
-final class UncheckedBox<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
 }
 
 extension Workspace {

@@ -208,7 +208,7 @@ package struct NotebooksPanel: Panel {
         return []
     }
 
-    private func layout(_ area: Rect, zoomed: Bool) -> (list: Rect, document: Rect) {
+    func layout(_ area: Rect, zoomed: Bool) -> (list: Rect, document: Rect) {
         if zoomed {
             return focusOnDocument
                 ? (Rect(x: area.x, y: area.y, width: 0, height: 0), area)
@@ -217,117 +217,6 @@ package struct NotebooksPanel: Panel {
         let listWidth = min(40, max(24, area.width * 3 / 10))
         let parts = area.split(.horizontal, [.length(listWidth), .fill(1)])
         return (parts[0], parts[1])
-    }
-
-    package func render(into frame: inout Frame, area: Rect, context: PanelRenderContext) {
-        let theme = context.theme
-        let (listArea, documentArea) = layout(area, zoomed: context.zoomed)
-        if !listArea.isEmpty {
-            let block = Block(
-                title: "Notebooks", trailingTitle: isListed ? "\(notebooks.count)" : "",
-                focused: context.focused && !focusOnDocument)
-            let inner = block.render(into: &frame, area: listArea, theme: theme)
-            if notebooks.isEmpty {
-                let message = isListed ? "No notebooks found in ./notebooks." : "Looking for notebooks…"
-                frame.draw(message, at: Point(x: inner.x + 1, y: inner.y), style: theme.dim, clip: inner)
-            } else {
-                // Titles give way to the cell count, which stays right-aligned.
-                let room = inner.width - 2 - (notebooks.count > inner.height ? 1 : 0)
-                let items = notebooks.map { summary -> [Span] in
-                    let count = "\(summary.cellCount) cells"
-                    let title = TextWidth.fit(summary.title, toColumns: max(1, room - TextWidth.of(count) - 1))
-                    return [Span(title + " ", theme.text), Span(count, theme.dim)]
-                }
-                var state = list
-                ListView(
-                    items: items, focused: context.focused && !focusOnDocument,
-                    highlight: focusOnDocument ? "" : context.searchQuery
-                )
-                .render(into: &frame, area: inner, state: &state, theme: theme)
-            }
-        }
-        guard !documentArea.isEmpty else { return }
-        renderDocument(into: &frame, area: documentArea, context: context)
-    }
-
-    private func renderDocument(into frame: inout Frame, area: Rect, context: PanelRenderContext) {
-        let theme = context.theme
-        let name = document.map { String($0.path.split(separator: "/").last ?? "") } ?? ""
-        let block = Block(
-            title: document == nil ? "Notebook" : name,
-            trailingTitle: document.map { _ in "enter run cell · r run all" } ?? "",
-            focused: context.focused && focusOnDocument)
-        let inner = block.render(into: &frame, area: area, theme: theme)
-        guard let document else {
-            let hint =
-                notebooks.isEmpty
-                ? "Notebooks are Markdown files with ```loupe blocks; `loupe notebook run FILE.md` writes their output."
-                : "Select a notebook and press enter to open it."
-            TextView(text: hint, style: theme.dim).render(
-                into: &frame, area: inner.inset(dx: 1, dy: 0), offset: 0, theme: theme)
-            return
-        }
-        if let error = document.error {
-            TextView(text: error, style: theme.status(.error)).render(
-                into: &frame, area: inner.inset(dx: 1, dy: 0), offset: 0, theme: theme)
-            return
-        }
-        guard let notebook = document.notebook else {
-            frame.draw("Reading…", at: Point(x: inner.x + 1, y: inner.y), style: theme.dim, clip: inner)
-            return
-        }
-        var rows: [[Span]] = []
-        var cellRows: [Int: Range<Int>] = [:]
-        var cellIndex = 0
-        let width = max(1, inner.width - 3)
-        for block in notebook.blocks {
-            switch block {
-            case .prose(let lines):
-                for line in lines {
-                    let style = line.hasPrefix("#") ? theme.title : theme.text
-                    rows += TextView(lines: [[Span(line, style)]]).displayRows(width: width)
-                }
-            case .cell(let cell):
-                let start = rows.count
-                let selected = cellIndex == document.cell
-                for command in cell.commands {
-                    rows.append([
-                        Span(selected && context.focused && focusOnDocument ? "▶ " : "$ ", theme.key),
-                        Span(command, theme.accent),
-                    ])
-                }
-                let output = document.runOutputs[cellIndex] ?? cell.output ?? []
-                if document.running.contains(cellIndex) {
-                    rows.append([Span("  running…", theme.status(.info))])
-                }
-                for line in output {
-                    let style = line.hasPrefix("error:") ? theme.status(.error) : theme.dim
-                    // Output is indented under its command, wrapped rows included.
-                    rows += TextView(lines: [[Span(line, style)]]).displayRows(width: max(1, width - 2)).map {
-                        [Span("  ", style)] + $0
-                    }
-                }
-                cellRows[cellIndex] = start..<rows.count
-                cellIndex += 1
-            }
-        }
-        // Scroll so the selected cell starts a third of the way down, when it can.
-        let selectedRange = cellRows[document.cell] ?? 0..<0
-        let offset = max(0, min(selectedRange.lowerBound - inner.height / 3, rows.count - inner.height))
-        let body = Rect(x: inner.x + 1, y: inner.y, width: inner.width - 1, height: inner.height)
-        for row in 0..<inner.height where offset + row < rows.count {
-            let index = offset + row
-            if selectedRange.contains(index) {
-                let marker = Rect(x: inner.x, y: inner.y + row, width: 1, height: 1)
-                frame.draw(
-                    "▌", at: Point(x: marker.x, y: marker.y),
-                    style: theme.border(focused: context.focused && focusOnDocument))
-            }
-            frame.draw(
-                rows[index], at: Point(x: body.x, y: body.y + row),
-                clip: Rect(x: body.x, y: body.y, width: body.width - 1, height: body.height))
-        }
-        Scrollbar.render(into: &frame, x: inner.maxX - 1, rows: inner, offset: offset, count: rows.count, theme: theme)
     }
 }
 

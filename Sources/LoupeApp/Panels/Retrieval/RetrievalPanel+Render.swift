@@ -1,0 +1,214 @@
+import Foundation
+import LoupeKit
+import LoupeRetrieval
+import LoupeTUI
+
+extension RetrievalPanel {
+    package func render(into frame: inout Frame, area: Rect, context: PanelRenderContext) {
+        let theme = context.theme
+        let mode = options.summary
+        let inner = Block(title: "Retrieval · \(view.rawValue)", trailingTitle: mode, focused: context.focused).render(
+            into: &frame, area: area, theme: theme)
+        guard inner.width > 20, inner.height > 4 else { return }
+        let rows = inner.split(.vertical, [.length(1), .fill(1)])
+        renderQuery(into: &frame, area: rows[0], theme: theme)
+        let body = rows[1]
+        if let error {
+            frame.draw(
+                UntrustedText.sanitized(error), at: Point(x: body.x + 1, y: body.y + 1), style: theme.status(.error),
+                clip: body)
+            return
+        }
+        guard let result else {
+            let hint: [[Span]] = [
+                [Span(loading == nil ? "Press " : "Searching…", theme.dim)]
+                    + (loading == nil
+                        ? [Span("i", theme.key), Span(" to type a query (↑/↓ for examples), then enter.", theme.dim)]
+                        : []),
+                [Span("Fill the workspace with ", theme.dim), Span("loupe ingest FILE…", theme.accent)],
+            ]
+            for (index, line) in hint.enumerated() {
+                frame.draw(line, at: Point(x: body.x + 1, y: body.y + 1 + index), clip: body)
+            }
+            return
+        }
+        switch view {
+        case .hits:
+            var body = body
+            if let judged = result.judged {
+                let s = judged.scores
+                frame.draw(
+                    String(
+                        format:
+                            " query %@ of %@: nDCG@10 %.3f  R@100 %.3f  RR %.3f  (%d judged relevant; ✓ relevant, · judged not)",
+                        judged.id, judged.source, s.ndcg[10] ?? 0, s.recall[100] ?? 0, s.reciprocalRank,
+                        judged.judgments.values.filter { $0 > 0 }.count),
+                    at: Point(x: body.x, y: body.y), style: theme.accent, clip: body)
+                body = Rect(x: body.x, y: body.y + 1, width: body.width, height: body.height - 1)
+            }
+            let parts = body.split(.horizontal, [.percentage(55), .fill(1)])
+            renderHits(result.hits, into: &frame, area: parts[0], theme: theme, focused: context.focused)
+            if list.selected < result.hits.count {
+                renderDetail(result.hits[list.selected], into: &frame, area: parts[1], theme: theme)
+            }
+        case .sideBySide:
+            renderSideBySide(result, into: &frame, area: body, theme: theme)
+        case .document:
+            renderDocument(into: &frame, area: body, theme: theme)
+        }
+    }
+
+    private func renderQuery(into frame: inout Frame, area: Rect, theme: Theme) {
+        if editing {
+            input.render(into: &frame, area: area, prompt: [Span(" query › ", theme.key)], style: theme.input)
+            return
+        }
+        let shown = lastQuery ?? "press i to type a query"
+        frame.draw(
+            [
+                Span(" query › ", theme.dim),
+                Span(
+                    TextWidth.truncate(UntrustedText.sanitized(shown), toColumns: max(0, area.width - 10)),
+                    lastQuery == nil ? theme.dim : theme.text),
+            ], at: Point(x: area.x, y: area.y), clip: area)
+    }
+
+    /// `✓2` for a document judged relevant (with its grade), `·` judged not relevant, blank
+    /// when unjudged or when the query has no judgments.
+    package static func relevance(_ document: String, _ judged: JudgedQuery?) -> String {
+        guard let grade = judged?.judgments[document] else { return "" }
+        return grade > 0 ? "✓\(grade)" : "·"
+    }
+
+    /// `↑3` when fusion lifted a hit above its BM25 rank, `↓2` when it dropped, `new` when
+    /// BM25 did not have it at all.
+    package static func movement(_ hit: RetrievalService.Hit) -> String {
+        guard let bm25 = hit.bm25 else { return "new" }
+        let change = bm25.rank - hit.fused.rank
+        return change > 0 ? "↑\(change)" : change < 0 ? "↓\(-change)" : "="
+    }
+
+    private func renderHits(
+        _ hits: [RetrievalService.Hit], into frame: inout Frame, area: Rect, theme: Theme, focused: Bool
+    ) {
+        func place(_ p: RetrievalService.Placement?, _ format: String) -> String {
+            p.map { String(format: format, $0.score) + " (\($0.rank))" } ?? "—"
+        }
+        let judged = result?.judged
+        let rows = hits.map { hit -> [String] in
+            [
+                "\(hit.rank)", Self.relevance(hit.documentID, judged), Self.movement(hit), place(hit.bm25, "%.2f"),
+                place(hit.dense, "%.3f"),
+                options.retriever == .hybrid ? String(format: "%.4f", hit.fused.score) : "",
+                "\(hit.documentID)#\(hit.ordinal)",
+                UntrustedText.sanitized(hit.title.isEmpty ? hit.text : hit.title).replacingOccurrences(
+                    of: "\n", with: " "),
+            ]
+        }
+        let columns = [
+            TableColumn("#", width: .length(3), alignment: .trailing), TableColumn("rel", width: .length(3)),
+            TableColumn("Δbm25", width: .length(5)),
+            TableColumn("bm25 (rank)", width: .length(11)), TableColumn("dense (rank)", width: .length(12)),
+            TableColumn("rrf", width: .length(options.retriever == .hybrid ? 6 : 3)),
+            TableColumn("doc", width: .length(7)),
+            TableColumn("title", width: .fill(1)),
+        ]
+        var state = list
+        TableView(columns: columns, rows: rows, focused: focused).render(
+            into: &frame, area: area, state: &state, theme: theme)
+    }
+
+    /// Spans for `text` with the words whose terms are in `terms` highlighted, split into lines.
+    static func highlighted(_ text: String, terms: Set<String>, stem: Bool, theme: Theme) -> [[Span]] {
+        let tokenizer = RetrievalTokenizer(stem: stem)
+        let bytes = Array(text.utf8)
+        var spans: [Span] = []
+        var cursor = 0
+        for token in tokenizer.tokens(text) where terms.contains(token.term) {
+            if token.range.lowerBound > cursor {
+                spans.append(Span(String(decoding: bytes[cursor..<token.range.lowerBound], as: UTF8.self), theme.text))
+            }
+            spans.append(Span(String(decoding: bytes[token.range], as: UTF8.self), theme.match))
+            cursor = token.range.upperBound
+        }
+        if cursor < bytes.count { spans.append(Span(String(decoding: bytes[cursor...], as: UTF8.self), theme.text)) }
+        var lines: [[Span]] = [[]]
+        for span in spans {
+            let pieces = span.text.split(separator: "\n", omittingEmptySubsequences: false)
+            for (index, piece) in pieces.enumerated() {
+                if index > 0 { lines.append([]) }
+                if !piece.isEmpty { lines[lines.count - 1].append(Span(UntrustedText.sanitized(piece), span.style)) }
+            }
+        }
+        return lines
+    }
+
+    private func renderDetail(_ hit: RetrievalService.Hit, into frame: inout Frame, area: Rect, theme: Theme) {
+        let inner = Block(title: "doc \(hit.documentID) · chunk \(hit.ordinal)", focused: false).render(
+            into: &frame, area: area, theme: theme)
+        var lines: [[Span]] = [
+            [Span(UntrustedText.sanitized(hit.title), theme.accent)],
+            [Span("bytes \(hit.startByte)–\(hit.endByte) of the document · enter opens it", theme.dim)],
+            [Span("BM25 parts (idf × tf part):", theme.dim)],
+        ]
+        for part in hit.contributions {
+            lines.append([
+                Span(String(format: "  %@", part.term), theme.match),
+                Span(
+                    String(
+                        format: "  %.2f × %.2f = %.2f  (tf %d)", part.idf, part.tfPart, part.score, part.termFrequency),
+                    theme.text),
+            ])
+        }
+        if hit.contributions.isEmpty { lines.append([Span("  no query term in this chunk", theme.dim)]) }
+        lines.append([])
+        lines += Self.highlighted(hit.text, terms: Set(hit.matchedTerms), stem: options.stem, theme: theme)
+        _ = TextView(lines: lines).render(into: &frame, area: inner, offset: 0, theme: theme)
+    }
+
+    private func renderSideBySide(_ result: RetrievalResult, into frame: inout Frame, area: Rect, theme: Theme) {
+        let k = options.k
+        let left = Array(result.bm25Top.prefix(k))
+        let right = Array(result.denseTop.prefix(k))
+        let shared = Set(left.map(\.documentID)).intersection(right.map(\.documentID))
+        frame.draw(
+            "\(shared.count) of \(k) documents in both top \(k)s (● in both)", at: Point(x: area.x + 1, y: area.y),
+            style: theme.dim, clip: area)
+        let columns = Rect(x: area.x, y: area.y + 1, width: area.width, height: area.height - 1).split(
+            .horizontal, [.percentage(50), .fill(1)])
+        for (index, (name, hits)) in [("BM25", left), ("dense", right)].enumerated() {
+            let box = Block(title: name, focused: false).render(into: &frame, area: columns[index], theme: theme)
+            if hits.isEmpty {
+                frame.draw("no embeddings", at: Point(x: box.x + 1, y: box.y), style: theme.dim, clip: box)
+            }
+            for (row, hit) in hits.enumerated() where row < box.height {
+                let mark = shared.contains(hit.documentID) ? "●" : " "
+                let text =
+                    "\(mark) \(row + 1). \(hit.documentID)  "
+                    + UntrustedText.sanitized(hit.title.isEmpty ? hit.text : hit.title).replacingOccurrences(
+                        of: "\n", with: " ")
+                frame.draw(
+                    TextWidth.truncate(text, toColumns: box.width), at: Point(x: box.x, y: box.y + row),
+                    style: shared.contains(hit.documentID) ? theme.accent : theme.text, clip: box)
+            }
+        }
+    }
+
+    private func renderDocument(into frame: inout Frame, area: Rect, theme: Theme) {
+        guard let document else {
+            frame.draw("Reading the document…", at: Point(x: area.x + 1, y: area.y), style: theme.dim, clip: area)
+            return
+        }
+        guard let body = document.document else {
+            frame.draw(
+                "Document \(document.id) is not in the workspace.", at: Point(x: area.x + 1, y: area.y),
+                style: theme.status(.error), clip: area)
+            return
+        }
+        let hit = result?.hits.first { $0.documentID == document.id }
+        let inner = Block(title: "document \(document.id) · esc back", focused: true).render(
+            into: &frame, area: area, theme: theme)
+        let lines = Self.highlighted(body.body, terms: Set(hit?.matchedTerms ?? []), stem: options.stem, theme: theme)
+        _ = TextView(lines: lines).render(into: &frame, area: inner, offset: documentOffset, theme: theme)
+    }
+}

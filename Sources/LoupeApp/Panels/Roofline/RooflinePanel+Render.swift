@@ -1,0 +1,211 @@
+import Foundation
+import LoupeKit
+import LoupeTUI
+
+extension RooflinePanel {
+    package func render(into frame: inout Frame, area: Rect, context: PanelRenderContext) {
+        let theme = context.theme
+        let count = data?.profiles.count ?? 0
+        let trailing = profile.map {
+            "\($0.name) · \(precision)" + (count > 1 ? " · \(profileIndex + 1)/\(count)" : "")
+        }
+        let inner = Block(title: "Roofline", trailingTitle: trailing ?? "", focused: context.focused).render(
+            into: &frame, area: area, theme: theme)
+        guard inner.width > 30, inner.height > 8 else { return }
+        guard let profile, let peak = profile.peak(precision)?.value ?? profile.computeCeilings.map(\.value).max()
+        else {
+            if let error {
+                let lines = [
+                    [Span("✗ The roofs could not be read: ", theme.status(.error)), Span(error, theme.text)],
+                    [Span("Press ", theme.dim), Span("r", theme.key), Span(" to try again.", theme.dim)],
+                ]
+                for (row, line) in lines.enumerated() where row < inner.height {
+                    frame.draw(line, at: Point(x: inner.x + 1, y: inner.y + 1 + row), clip: inner)
+                }
+                return
+            }
+            let lines = [
+                [
+                    Span(
+                        data == nil ? "Reading the workspace…" : "No machine profile in this workspace yet.", theme.text
+                    )
+                ],
+                [
+                    Span("Measure this machine with ", theme.dim), Span("loupe roofline measure", theme.accent),
+                    Span(", its kernels with ", theme.dim), Span("loupe kernels bench", theme.accent),
+                    Span(" or ", theme.dim), Span("loupe bench embed --ops", theme.accent),
+                ],
+                [
+                    Span("import GPU kernels with ", theme.dim),
+                    Span("loupe roofline import-ncu FILE.csv", theme.accent), Span(", then press ", theme.dim),
+                    Span("r", theme.key), Span(".", theme.dim),
+                ],
+            ]
+            for (index, line) in lines.enumerated() {
+                frame.draw(line, at: Point(x: inner.x + 1, y: inner.y + 1 + index), clip: inner)
+            }
+            if let profile {
+                frame.draw(
+                    "\(profile.name): \(profile.points.count) kernels, no roofs (import with --gpu NAME)",
+                    at: Point(x: inner.x + 1, y: inner.y + 5), style: theme.dim, clip: inner)
+            }
+            return
+        }
+        let rows = self.rows
+        let tableWidth = min(78, inner.width * 11 / 20)
+        let parts = inner.split(.horizontal, [.fill(1), .length(tableWidth)])
+        renderChart(profile, rows: rows, peak: peak, into: &frame, area: parts[0], theme: theme)
+        renderTable(rows, into: &frame, area: parts[1], theme: theme, focused: context.focused)
+    }
+
+    private func renderChart(
+        _ profile: RooflineModel.Profile, rows: [RooflineModel.Placement], peak: Double, into frame: inout Frame,
+        area: Rect, theme: Theme
+    ) {
+        let plot = Rect(x: area.x + 7, y: area.y, width: area.width - 8, height: area.height - 2)
+        guard plot.width > 10, plot.height > 4 else { return }
+        var canvas = BrailleCanvas(columns: plot.width, rows: plot.height)
+        let memory = profile.memoryCeilings.sorted { $0.value > $1.value }
+        let compute = profile.computeCeilings
+        let plotted = rows.filter { ($0.flopsPerByte ?? 0) > 0 && ($0.gflopsPerSecond ?? 0) > 0 }
+        // Axes cover every point, every ridge and every roof.
+        let intensities = plotted.compactMap(\.flopsPerByte) + memory.map { peak / $0.value }
+        let xLow = floor(log10(min(0.1, (intensities.min() ?? 1) / 2)))
+        let xHigh = ceil(log10(max(100, (intensities.max() ?? 1) * 2)))
+        let rates = plotted.compactMap(\.gflopsPerSecond)
+        let yLow = floor(log10(min(1, (rates.min() ?? 1) / 2)))
+        let yHigh = ceil(log10(max(peak, compute.map(\.value).max() ?? peak, rates.max() ?? 0) * 1.5))
+        func point(_ x: Double, _ y: Double) -> Point {
+            let px = (log10(x) - xLow) / (xHigh - xLow) * Double(canvas.dotWidth - 1)
+            let py = Double(canvas.dotHeight - 1) - (log10(y) - yLow) / (yHigh - yLow) * Double(canvas.dotHeight - 1)
+            return Point(x: Int(px.rounded()), y: Int(py.rounded()))
+        }
+        let computeStyle =
+            theme.isMonochrome ? Style(attributes: .bold) : Style(foreground: theme.color(.rooflineCompute))
+        let memoryStyle = theme.isMonochrome ? Style() : Style(foreground: theme.color(.rooflineMemory))
+        let ridgeLow = memory.map { peak / $0.value }.min() ?? pow(10, xLow)
+        // Other precisions' roofs, dim, from the fastest memory's diagonal to the right edge.
+        let others = compute.filter { $0.value != peak }
+        for roof in others {
+            let start = memory.map { roof.value / $0.value }.min() ?? pow(10, xLow)
+            canvas.line(from: point(start, roof.value), to: point(pow(10, xHigh), roof.value), style: theme.dim)
+        }
+        canvas.line(from: point(ridgeLow, peak), to: point(pow(10, xHigh), peak), style: computeStyle)
+        for roof in memory {
+            let start = max(pow(10, xLow), pow(10, yLow) / roof.value)
+            canvas.line(from: point(start, roof.value * start), to: point(peak / roof.value, peak), style: memoryStyle)
+        }
+        canvas.render(into: &frame, origin: Point(x: plot.x, y: plot.y))
+        // Ridge points, then kernels over the lines (the selected one marked).
+        for roof in memory {
+            let dot = point(peak / roof.value, peak)
+            let at = Point(x: plot.x + dot.x / 2, y: plot.y + dot.y / 4)
+            if plot.contains(at) { frame.draw("◇", at: at, style: computeStyle) }
+        }
+        let selectedName = list.selected < rows.count ? rows[list.selected].point : nil
+        for placement in plotted {
+            let dot = point(placement.flopsPerByte!, placement.gflopsPerSecond!)
+            let at = Point(x: plot.x + dot.x / 2, y: plot.y + dot.y / 4)
+            guard plot.contains(at), placement.point != selectedName else { continue }
+            let style = theme.isMonochrome ? Style(attributes: .bold) : Style(foreground: theme.color(.rooflinePoint))
+            frame.draw("●", at: at, style: style)
+        }
+        // Labels: roofs at their right ends, decades on both axes.
+        let peakName = profile.peak(precision)?.name ?? precision
+        let computeLabel = String(format: "%@ %@", peakName, Self.rate(peak, unit: "FLOP/s"))
+        frame.draw(
+            computeLabel,
+            at: Point(x: plot.maxX - TextWidth.of(computeLabel) - 1, y: plot.y + point(1, peak).y / 4 - 1),
+            style: computeStyle, clip: plot)
+        for roof in others {
+            let label = "\(roof.name) \(Self.rate(roof.value, unit: "FLOP/s"))"
+            frame.draw(
+                label, at: Point(x: plot.maxX - TextWidth.of(label) - 1, y: plot.y + point(1, roof.value).y / 4 - 1),
+                style: theme.dim, clip: plot)
+        }
+        for (index, roof) in memory.enumerated() {
+            let at = point(peak / roof.value, peak)
+            frame.draw(
+                "\(roof.name) \(Self.rate(roof.value, unit: "B/s"))",
+                at: Point(x: max(plot.x, plot.x + at.x / 2 - 14), y: plot.y + at.y / 4 + 1 + index),
+                style: memoryStyle, clip: plot)
+        }
+        for decade in Int(yLow)...Int(yHigh) {
+            let y = plot.y + point(1, pow(10, Double(decade))).y / 4
+            frame.draw(
+                TextWidth.fit(Self.decade(decade), toColumns: 6, alignment: .trailing), at: Point(x: area.x, y: y),
+                style: theme.dim, clip: area)
+        }
+        for decade in Int(xLow)...Int(xHigh) {
+            let x = plot.x + point(pow(10, Double(decade)), 1).x / 2
+            frame.draw(
+                Self.decade(decade), at: Point(x: min(x, plot.maxX - 4), y: plot.maxY), style: theme.dim, clip: area)
+        }
+        frame.draw(
+            "FLOP/byte →   ↑ G\(precision == "FP32" ? "" : precision + " ")FLOP/s   ◇ ridge",
+            at: Point(x: plot.x, y: plot.maxY + 1), style: theme.dim, clip: area)
+        // The selected kernel and its name last, over every label.
+        if let selected = plotted.first(where: { $0.point == selectedName }) {
+            let dot = point(selected.flopsPerByte!, selected.gflopsPerSecond!)
+            let at = Point(x: plot.x + dot.x / 2, y: plot.y + dot.y / 4)
+            if plot.contains(at) {
+                frame.draw("◆", at: at, style: theme.selection)
+                let label = " " + TextWidth.truncate(selected.point.name, toColumns: 32) + " "
+                let x = at.x + 1 + TextWidth.of(label) <= plot.maxX ? at.x + 1 : max(plot.x, at.x - TextWidth.of(label))
+                frame.draw(label, at: Point(x: x, y: at.y), style: theme.selection, clip: plot)
+            }
+        }
+    }
+
+    /// `67 TFLOP/s`, `204 GFLOP/s`, `37 GB/s`, `3.4 TB/s` from a giga-rate.
+    static func rate(_ giga: Double, unit: String) -> String {
+        giga >= 1000 ? String(format: "%.3g T%@", giga / 1000, unit) : String(format: "%.0f G%@", giga, unit)
+    }
+
+    private static func decade(_ exponent: Int) -> String {
+        switch exponent {
+        case ..<(-2): return "1e\(exponent)"
+        case -2: return "0.01"
+        case -1: return "0.1"
+        default: return exponent <= 4 ? String(Int(pow(10, Double(exponent)))) : "1e\(exponent)"
+        }
+    }
+
+    private func renderTable(
+        _ placements: [RooflineModel.Placement], into frame: inout Frame, area: Rect, theme: Theme, focused: Bool
+    ) {
+        func number(_ value: Double?, _ format: String) -> String { value.map { String(format: format, $0) } ?? "—" }
+        let rows = placements.map { p -> [String] in
+            [
+                p.point.name, p.point.shape, String(format: "%.2f", p.point.seconds * 1000),
+                number(p.gflopsPerSecond, "%.1f"), number(p.flopsPerByte, "%.2f"), number(p.attainable, "%.0f"),
+                number(p.fraction.map { $0 * 100 }, "%.0f%%"),
+                p.bound ?? (p.gflopsPerSecond == nil ? "no \(precision)" : "—"),
+            ]
+        }
+        let columns = [
+            TableColumn("kernel", width: .fill(1)), TableColumn("shape", width: .length(14)),
+            TableColumn("ms", width: .length(7), alignment: .trailing),
+            TableColumn("GFLOP/s", width: .length(8), alignment: .trailing),
+            TableColumn("F/B", width: .length(6), alignment: .trailing),
+            TableColumn("attain.", width: .length(7), alignment: .trailing),
+            TableColumn("%", width: .length(4), alignment: .trailing), TableColumn("bound", width: .length(7)),
+        ]
+        var state = list
+        TableView(columns: columns, rows: rows, sort: sort, focused: focused).render(
+            into: &frame,
+            area: Rect(x: area.x, y: area.y, width: area.width, height: min(area.height - 3, rows.count + 1)),
+            state: &state, theme: theme)
+        let selected = list.selected < placements.count ? placements[list.selected] : nil
+        if let selected, let level = selected.level {
+            frame.draw(
+                "\(selected.point.name): judged at \(level) (\(selected.point.suite))",
+                at: Point(x: area.x + 1, y: area.maxY - 2),
+                style: theme.dim, clip: area)
+        }
+        frame.draw(
+            "% of attainable = min(peak, level GB/s × F/B)", at: Point(x: area.x + 1, y: area.maxY - 1),
+            style: theme.dim,
+            clip: area)
+    }
+}

@@ -1,0 +1,340 @@
+import Foundation
+import LoupeAgents
+import LoupeBase
+import LoupeKit
+import LoupeStore
+import LoupeTUI
+
+extension TracesPanel {
+    package func render(into frame: inout Frame, area: Rect, context: PanelRenderContext) {
+        let theme = context.theme
+        if let diff {
+            renderDiff(diff, into: &frame, area: area, context: context)
+            return
+        }
+        if let trace {
+            let inner = Block(
+                title: "Traces · \(UntrustedText.sanitized(trace.summary.name))",
+                trailingTitle: "step \(trace.steps.isEmpty ? 0 : step + 1)/\(trace.steps.count)"
+                    + (raw ? " · raw" : ""),
+                focused: context.focused
+            ).render(into: &frame, area: area, theme: theme)
+            guard inner.width > 20, inner.height > 4 else { return }
+            renderTrace(trace, into: &frame, area: inner, theme: theme)
+            if forking {
+                let kind = currentOrdinal.map { trace.spans[$0].kind } ?? ""
+                let line = Rect(x: inner.x, y: inner.y + inner.height - 1, width: inner.width, height: 1)
+                frame.fill(line, style: theme.text)
+                forkInput.render(
+                    into: &frame, area: line,
+                    prompt: [
+                        Span(
+                            kind == SpanKind.tool.rawValue ? " fork · new result › " : " fork · new message › ",
+                            theme.accent)
+                    ],
+                    style: theme.text)
+            }
+            return
+        }
+        let inner = Block(
+            title: "Traces", trailingTitle: "sort: \(Self.sortColumns[sort.column]) \(sort.ascending ? "↑" : "↓")",
+            focused: context.focused
+        ).render(into: &frame, area: area, theme: theme)
+        guard inner.width > 20, inner.height > 2 else { return }
+        if let error {
+            frame.draw(
+                UntrustedText.sanitized(error), at: Point(x: inner.x + 1, y: inner.y + 1), style: theme.status(.error),
+                clip: inner)
+            return
+        }
+        guard let traces else {
+            frame.draw("Loading traces…", at: Point(x: inner.x + 1, y: inner.y + 1), style: theme.dim, clip: inner)
+            return
+        }
+        guard !traces.isEmpty else {
+            let lines: [[Span]] = [
+                [
+                    Span(
+                        "Replay agent runs step by step: span tree, timeline, tokens, tool calls and errors.",
+                        theme.text)
+                ],
+                [],
+                [Span("No traces in this workspace yet. Import some:", theme.dim)],
+                [Span("  $ ", theme.dim), Span("loupe trace import FILE…", theme.accent)],
+                [
+                    Span(
+                        "OTLP/JSON (GenAI, OpenInference) and OpenAI message lists; sample-data/traces has examples.",
+                        theme.dim)
+                ],
+            ]
+            let text = Rect(x: inner.x + 1, y: inner.y + 1, width: inner.width - 2, height: inner.height - 1)
+            TextView(lines: lines).render(into: &frame, area: text, offset: 0, theme: theme)
+            return
+        }
+        let table = rows.map { t -> [String] in
+            [
+                (t.id == marked ? "◆" : "") + "\(t.id)", t.format, "\(t.stepCount)", "\(t.spanCount)",
+                t.errorCount > 0 ? "✗ \(t.errorCount)" : "",
+                TraceText.duration(t.timed ? t.durationNs : nil), Self.tokens(t.inputTokens, t.outputTokens),
+                TraceText.cost(t.cost), UntrustedText.sanitized(t.name),
+            ]
+        }
+        let columns = [
+            TableColumn("id", width: .length(4), alignment: .trailing), TableColumn("format", width: .length(9)),
+            TableColumn("steps", width: .length(5), alignment: .trailing),
+            TableColumn("spans", width: .length(5), alignment: .trailing), TableColumn("errors", width: .length(6)),
+            TableColumn("duration", width: .length(9), alignment: .trailing),
+            TableColumn("tokens in/out", width: .length(13), alignment: .trailing),
+            TableColumn("cost", width: .length(9), alignment: .trailing), TableColumn("name", width: .fill(1)),
+        ]
+        var state = list
+        TableView(columns: columns, rows: table, focused: context.focused).render(
+            into: &frame, area: inner, state: &state, theme: theme)
+    }
+
+    private func renderDiff(_ diff: TraceDiff, into frame: inout Frame, area: Rect, context: PanelRenderContext) {
+        let theme = context.theme
+        let counts = diff.counts
+        let inner = Block(
+            title: "Diff · trace \(diff.left.id) ↔ trace \(diff.right.id)",
+            trailingTitle: "\(counts[.same, default: 0]) same · \(counts[.changed, default: 0]) changed · "
+                + "\(counts[.onlyLeft, default: 0]) −  \(counts[.onlyRight, default: 0]) +",
+            focused: context.focused
+        ).render(into: &frame, area: area, theme: theme)
+        guard inner.width > 30, inner.height > 6 else { return }
+        let timed = diff.left.timed && diff.right.timed
+        frame.draw(
+            [
+                Span(
+                    diff.firstDivergence.map { " ▶ first divergence: row \($0 + 1)" } ?? " the runs did the same steps",
+                    diff.firstDivergence == nil ? theme.status(.ok) : theme.status(.warn)),
+                Span("  − \(UntrustedText.sanitized(diff.left.name))", theme.dim),
+                Span("  + \(UntrustedText.sanitized(diff.right.name))", theme.dim),
+            ], at: Point(x: inner.x, y: inner.y), clip: inner)
+        let detailHeight = min(8, inner.height / 3)
+        let tableArea = Rect(x: inner.x, y: inner.y + 1, width: inner.width, height: inner.height - 1 - detailHeight)
+        let symbols: [TraceDiff.Change: String] = [.same: "=", .changed: "≠", .onlyLeft: "−", .onlyRight: "+"]
+        func cell(_ span: SpanRow?) -> String {
+            guard let span else { return "·" }
+            let name = span.kind == SpanKind.tool.rawValue ? (span.toolName ?? span.name) : span.name
+            return UntrustedText.sanitized(
+                "#\(span.ordinal) \(span.kind) \(name)" + (span.status == "error" ? " ✗" : ""))
+        }
+        let table = diff.rows.enumerated().map { index, row -> [String] in
+            var latency = ""
+            if timed, let delta = row.latencyDeltaNs, delta != 0 {
+                latency = (delta > 0 ? "+" : "−") + TraceText.duration(abs(delta))
+            }
+            return [
+                (index == diff.firstDivergence ? "▶" : "") + "\(index + 1)", symbols[row.change]!, cell(row.left),
+                cell(row.right), row.tokenDelta.map { $0 == 0 ? "" : ($0 > 0 ? "+" : "") + String($0) } ?? "", latency,
+            ]
+        }
+        let columns = [
+            TableColumn("row", width: .length(5), alignment: .trailing), TableColumn("", width: .length(1)),
+            TableColumn("left · trace \(diff.left.id)", width: .fill(1)),
+            TableColumn("right · trace \(diff.right.id)", width: .fill(1)),
+            TableColumn("Δ tokens", width: .length(8), alignment: .trailing),
+            TableColumn("Δ latency", width: .length(9), alignment: .trailing),
+        ]
+        var state = diffList
+        TableView(columns: columns, rows: table, focused: context.focused).render(
+            into: &frame, area: tableArea, state: &state, theme: theme)
+        guard diffList.selected < diff.rows.count else { return }
+        let row = diff.rows[diffList.selected]
+        let detail = Rect(x: inner.x, y: tableArea.y + tableArea.height, width: inner.width, height: detailHeight)
+        let halves = detail.split(.horizontal, [.percentage(50), .fill(1)])
+        let style = row.change == .same ? theme.dim : theme.text
+        for (half, text, title) in [(halves[0], row.leftText, "left"), (halves[1], row.rightText, "right")] {
+            let box = Block(title: title, focused: false).render(into: &frame, area: half, theme: theme)
+            let lines = UntrustedText.sanitized(text).split(separator: " ⏎ ").map { [Span(String($0), style)] }
+            TextView(lines: lines.isEmpty ? [[Span("—", theme.dim)]] : lines).render(
+                into: &frame, area: box, offset: 0, theme: theme)
+        }
+    }
+
+    package static func tokens(_ input: Int?, _ output: Int?) -> String {
+        input == nil && output == nil ? "—" : "\(input.map(String.init) ?? "—")/\(output.map(String.init) ?? "—")"
+    }
+
+    private func renderTrace(_ trace: TraceService.Loaded, into frame: inout Frame, area: Rect, theme: Theme) {
+        let s = trace.summary
+        let usage = (s.inputTokens, s.outputTokens)
+        frame.draw(
+            [
+                Span(" \(s.format)", theme.accent),
+                Span(
+                    " · \(Self.plural(s.stepCount, "step")) · \(Self.plural(s.spanCount, "span")) · "
+                        + (s.timed ? TraceText.duration(s.durationNs) : "untimed") + " · tokens "
+                        + Self.tokens(usage.0, usage.1) + " · cost " + TraceText.cost(s.cost), theme.dim),
+                s.errorCount > 0
+                    ? Span(" · ✗ \(Self.plural(s.errorCount, "error"))", theme.status(.error)) : Span("", theme.dim),
+                playing
+                    ? Span(" · ▶ \(Calculator.format(Self.playSpeeds[speed])) s/step", theme.accent)
+                    : Span("", theme.dim),
+                deepMatches.map {
+                    Span(
+                        " · “\(UntrustedText.sanitized($0.query))” in \(Self.plural($0.ordinals.count, "span"))",
+                        theme.accent)
+                } ?? Span("", theme.dim),
+            ], at: Point(x: area.x, y: area.y), clip: area)
+        let body = Rect(x: area.x, y: area.y + 1, width: area.width, height: area.height - 1)
+        let parts = body.split(.horizontal, [.percentage(48), .fill(1)])
+        renderTree(trace, into: &frame, area: parts[0], theme: theme)
+        renderDetail(trace, into: &frame, area: parts[1], theme: theme)
+    }
+
+    /// The span tree, each row with its bar on the trace's time axis; the step under the cursor
+    /// selected, errors marked.
+    private func renderTree(_ trace: TraceService.Loaded, into frame: inout Frame, area: Rect, theme: Theme) {
+        let inner = Block(title: "Spans", trailingTitle: trace.summary.timed ? "timeline" : "order", focused: false)
+            .render(into: &frame, area: area, theme: theme)
+        guard inner.width > 8, inner.height > 0 else { return }
+        let current = currentOrdinal ?? -1
+        let barWidth = max(8, inner.width * 2 / 5)
+        let labelWidth = inner.width - barWidth - 1
+        // Keep the current span in view.
+        // The last row is the time axis when the spans leave room for it.
+        let axis = trace.summary.timed && trace.spans.count < inner.height
+        let top = max(0, min(current - inner.height / 2, trace.spans.count - inner.height))
+        let start = trace.summary.startedNs
+        let total = max(1, trace.summary.endedNs - start)
+        let glyph: [String: String] = [
+            "agent": "◆", "llm": "●", "tool": "⚒", "retrieval": "⌕", "embedding": "∿", "eval": "✓",
+        ]
+        for (row, span) in trace.spans.dropFirst(top).prefix(inner.height).enumerated() {
+            let y = inner.y + row
+            let depth = trace.depths[span.ordinal]
+            let failed = span.status == "error"
+            let selected = span.ordinal == current
+            let label =
+                String(repeating: "  ", count: min(depth, 8)) + (glyph[span.kind] ?? "·") + " "
+                + UntrustedText.sanitized(span.name) + (failed ? " ✗" : "")
+            let style: Style =
+                selected
+                ? theme.selection : failed ? theme.status(.error) : span.kind == "agent" ? theme.accent : theme.text
+            frame.draw(
+                TextWidth.fit(label, toColumns: labelWidth), at: Point(x: inner.x, y: y), style: style, clip: inner)
+            // The bar: where the span sits in the trace's time (untimed: its place in order).
+            let begin = span.startNs - start
+            let end = (span.endNs ?? span.startNs) - start
+            let from = Int(Double(begin) / Double(total) * Double(barWidth - 1))
+            let to = max(from, Int(Double(end) / Double(total) * Double(barWidth - 1)))
+            let bar = String(repeating: " ", count: from) + String(repeating: "▬", count: to - from + 1)
+            frame.draw(
+                bar, at: Point(x: inner.x + labelWidth + 1, y: y),
+                style: failed ? theme.status(.error) : selected ? theme.key : theme.dim, clip: inner)
+        }
+        if axis {
+            let end = TraceText.duration(total)
+            let line = "0" + String(repeating: "·", count: max(1, barWidth - 1 - end.count)) + end
+            frame.draw(line, at: Point(x: inner.x + labelWidth + 1, y: inner.maxY - 1), style: theme.dim, clip: inner)
+        }
+    }
+
+    private func renderDetail(_ trace: TraceService.Loaded, into frame: inout Frame, area: Rect, theme: Theme) {
+        guard let ordinal = currentOrdinal else {
+            _ = Block(title: "Step", focused: false).render(into: &frame, area: area, theme: theme)
+            return
+        }
+        let span = trace.spans[ordinal]
+        let inner = Block(title: "\(span.kind) · \(UntrustedText.sanitized(span.name))", focused: false).render(
+            into: &frame, area: area, theme: theme)
+        guard inner.width > 8, inner.height > 0 else { return }
+        let lines = Self.detailLines(trace: trace, step: step, detail: detail, raw: raw, theme: theme)
+        _ = TextView(lines: lines).render(into: &frame, area: inner, offset: detailOffset, theme: theme)
+    }
+
+    /// What the step pane shows: numbers, then the call's content (or its raw source).
+    package static func detailLines(
+        trace: TraceService.Loaded, step: Int, detail: SpanDetail?, raw: Bool, theme: Theme
+    ) -> [[Span]] {
+        let span = trace.spans[trace.steps[step]]
+        var lines: [[Span]] = []
+        // Numbers: latency, tokens for the step and so far, model, status.
+        var facts: [String] = []
+        if trace.summary.timed { facts.append(TraceText.duration(span.endNs.map { $0 - span.startNs })) }
+        if let model = span.model { facts.append(model) }
+        if !facts.isEmpty { lines.append([Span(facts.joined(separator: " · "), theme.dim)]) }
+        let sofar = trace.steps.prefix(step + 1).map { trace.spans[$0] }
+        let cumulative = (
+            sofar.compactMap(\.inputTokens).reduce(0, +), sofar.compactMap(\.outputTokens).reduce(0, +)
+        )
+        if span.inputTokens != nil || span.outputTokens != nil {
+            var tokens = "tokens \(tokensText(span.inputTokens, span.outputTokens))"
+            if let cached = span.cacheReadTokens { tokens += " (\(cached) cached)" }
+            lines.append([Span(tokens + " · so far \(cumulative.0)/\(cumulative.1)", theme.text)])
+        }
+        if span.kind == SpanKind.llm.rawValue, span.cost != nil || span.inputTokens != nil || span.outputTokens != nil {
+            let sofarCost = sofar.filter { $0.kind == SpanKind.llm.rawValue }.reduce(Double?(0)) { total, s in
+                total.flatMap { t in s.cost.map { t + $0 } }
+            }
+            lines.append([
+                Span(
+                    "cost \(TraceText.cost(span.cost)) · so far \(TraceText.cost(sofarCost))",
+                    span.cost == nil ? theme.dim : theme.text)
+            ])
+        }
+        if span.status == "error" {
+            lines.append([Span("✗ " + UntrustedText.sanitized(span.statusMessage ?? "error"), theme.status(.error))])
+        }
+        guard let detail else {
+            lines.append([Span("loading…", theme.dim)])
+            return lines
+        }
+        if raw {
+            lines.append([Span("── raw source ──", theme.title)])
+            lines += UntrustedText.lines(detail.raw?.prettyJSON ?? "(no raw payload)").map { [Span($0, theme.text)] }
+            return lines
+        }
+        let payload = detail.payload
+        if let tool = payload.tool {
+            lines.append([Span("── arguments ──", theme.title)])
+            if let problem = tool.argumentsError {
+                lines.append([Span("⚠ " + UntrustedText.sanitized(problem), theme.status(.warn))])
+                lines += UntrustedText.lines(tool.arguments).map { [Span($0, theme.text)] }
+            } else {
+                let pretty = (try? JSONValue.parse(tool.arguments))?.prettyJSON ?? tool.arguments
+                lines += UntrustedText.lines(pretty).map { [Span($0, theme.text)] }
+            }
+            if let error = tool.error {
+                lines.append([Span("── error ──", theme.status(.error))])
+                lines += UntrustedText.lines(error).map { [Span($0, theme.status(.error))] }
+            }
+            if let result = tool.result {
+                lines.append([Span("── result ──", theme.title)])
+                lines += UntrustedText.lines(result).map { [Span($0, theme.text)] }
+            }
+        }
+        if !payload.input.isEmpty {
+            lines.append([Span("── conversation as sent (\(payload.input.count) messages) ──", theme.title)])
+            for message in payload.input { lines += messageLines(message, theme: theme) }
+        }
+        if !payload.output.isEmpty {
+            lines.append([Span("── output ──", theme.title)])
+            for message in payload.output { lines += messageLines(message, theme: theme) }
+        }
+        return lines
+    }
+
+    private static func tokensText(_ input: Int?, _ output: Int?) -> String { tokens(input, output) }
+
+    /// `1 step`, `3 steps`.
+    private static func plural(_ n: Int, _ word: String) -> String { "\(n) \(word)\(n == 1 ? "" : "s")" }
+
+    private static func messageLines(_ message: Message, theme: Theme) -> [[Span]] {
+        var lines: [[Span]] = [[Span("[\(UntrustedText.sanitized(message.role))]", theme.key)]]
+        if let reasoning = message.reasoning, !reasoning.isEmpty {
+            lines += UntrustedText.lines(reasoning).map { [Span("  ┊ " + $0, theme.dim)] }
+        }
+        if !message.text.isEmpty { lines += UntrustedText.lines(message.text).map { [Span("  " + $0, theme.text)] } }
+        for call in message.toolCalls {
+            lines.append([
+                Span("  → ", theme.accent), Span(UntrustedText.sanitized(call.name), theme.accent),
+                Span("(" + UntrustedText.sanitized(call.arguments) + ")", theme.dim),
+                call.argumentsError != nil ? Span("  ⚠ invalid JSON", theme.status(.warn)) : Span("", theme.dim),
+            ])
+        }
+        return lines
+    }
+}
