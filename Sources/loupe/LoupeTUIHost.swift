@@ -11,9 +11,10 @@ import LoupeTerminal
 struct LoupeTUIHost: TUIHost {
     /// Opens the TUI: workspace first (its errors print before the terminal is taken), then the
     /// theme, then the terminal; the terminal is restored on every way out.
-    func openTUI(session: WorkspaceSession, theme: String?, environment: [String: String], firstFrameSize: Size?)
-        throws
-    {
+    func openTUI(
+        session: WorkspaceSession, theme: String?, jobs: [String], environment: [String: String],
+        firstFrameSize: Size?
+    ) throws {
         let workspace = try session.workspace()
         var warning: String?
         let themeName = theme ?? ((try? workspace.setting(ThemeLoader.settingKey)) ?? nil) ?? "default"
@@ -47,6 +48,7 @@ struct LoupeTUIHost: TUIHost {
             recordHistory: { line in try workspace.recordHistory(line, source: .tui) }
         )
         let runtime = AppRuntime(state: state, backend: backend, environment: appEnvironment)
+        for line in jobs { runtime.start(line) }
         if firstFrameSize != nil {
             runtime.onFirstFrame = {
                 FileHandle.standardOutput.write(Data("first-frame\n".utf8))

@@ -197,6 +197,9 @@ extension AppState {
         return focusPanel(index) + apply(panels[index].receive(.navigate(navigation)), from: panels[index].id)
     }
 
+    /// Starts `line` as a job, as if it was typed on the `:` line (without the history).
+    package mutating func start(_ line: String) -> [Effect] { submit(line) }
+
     private mutating func startJob(_ line: String, origin: JobStatus.Origin) -> Effect {
         let id = JobID(nextJobID)
         nextJobID += 1

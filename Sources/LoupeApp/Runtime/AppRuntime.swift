@@ -36,6 +36,12 @@ package final class AppRuntime {
         for effect in effects { perform(effect) }
     }
 
+    /// Starts a command line as a job, as the `:` line does (`loupe --run LINE`).
+    package func start(_ line: String) {
+        for effect in state.start(line) { perform(effect) }
+        needsRender = true
+    }
+
     /// Runs until the user quits or a termination signal arrives.
     package func run() {
         while !isFinished { step(timeoutMilliseconds: state.jobs.isEmpty && !state.wantsTicks ? 250 : 50) }

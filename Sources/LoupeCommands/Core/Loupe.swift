@@ -20,7 +20,7 @@ package struct Loupe: ParsableCommand {
             ModelsCommand.self, IngestCommand.self, SearchCommand.self, QrelsCommand.self, RetrievalCommand.self,
             TraceCommand.self, PricesCommand.self, AgentCommand.self, EvalCommand.self, SAECommand.self,
             KernelsCommand.self, RooflineCommand.self, ThemeCommand.self, NotebookCommand.self,
-            ReplCommand.self,
+            ReplCommand.self, DemoCommand.self,
             BenchCommand.self,
             DocsCommand.self,
         ]
@@ -34,6 +34,13 @@ package struct Loupe: ParsableCommand {
             "Colour theme for this session: default, light, high-contrast, mono or a file's name in themes/.",
             valueName: "name"))
     package var theme: String?
+
+    @Option(
+        name: .customLong("run"),
+        help: ArgumentHelp(
+            "A command to run as a job as soon as the TUI is open (repeat for more).",
+            valueName: "command"))
+    package var jobs: [String] = []
 
     package init() {}
 

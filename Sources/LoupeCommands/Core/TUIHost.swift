@@ -7,14 +7,16 @@ import LoupeTUI
 /// program module, and the `loupe` executable, which imports both, hands one of these to the
 /// session.
 ///
-/// Thread-safety: any thread; ``openTUI(session:theme:environment:firstFrameSize:)`` takes over
+/// Thread-safety: any thread; ``openTUI(session:theme:jobs:environment:firstFrameSize:)`` takes over
 /// the calling thread until the user quits.
 package protocol TUIHost: Sendable {
-    /// Opens the TUI on `session` and runs it until the user quits. With `firstFrameSize` it
-    /// renders one frame headless at that size, prints `first-frame` and returns (`loupe bench
-    /// tui` times start-up this way).
-    func openTUI(session: WorkspaceSession, theme: String?, environment: [String: String], firstFrameSize: Size?)
-        throws
+    /// Opens the TUI on `session`, starts `jobs` (command lines) as jobs, and runs it until the
+    /// user quits. With `firstFrameSize` it renders one frame headless at that size, prints
+    /// `first-frame` and returns (`loupe bench tui` times start-up this way).
+    func openTUI(
+        session: WorkspaceSession, theme: String?, jobs: [String], environment: [String: String],
+        firstFrameSize: Size?
+    ) throws
 
     /// `docs/keybindings.md`: every key of every panel, generated from the keymaps.
     func keybindingsMarkdown() -> String

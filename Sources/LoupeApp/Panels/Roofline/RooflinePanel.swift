@@ -82,6 +82,8 @@ package struct RooflinePanel: Panel {
     }
 
     package mutating func receive(_ msg: Msg) -> [PanelEffect] {
+        // A command (roofline measure, kernels bench, an import, the demo build) may have added roofs.
+        if case .jobFinished = msg { return [.ask(LoadRoofline())] }
         guard case .answered(let answer) = msg, let (_, result) = answer.matching(LoadRoofline.self) else { return [] }
         switch result {
         case .loaded(let loaded):

@@ -1,0 +1,23 @@
+import LoupeKit
+
+/// The command lines of a demo script, and how a stopped one continues.
+enum DemoScript {
+    /// The script's commands with their 1-based line numbers; blank lines and `#` comments are
+    /// skipped.
+    static func commands(in text: String) -> [(number: Int, line: String)] {
+        text.split(separator: "\n", omittingEmptySubsequences: false).enumerated().compactMap { index, raw in
+            let line = raw.trimmingWhitespace()
+            return line.isEmpty || line.hasPrefix("#") ? nil : (index + 1, line)
+        }
+    }
+
+    /// `line` as it should run again after it was stopped part way: a `sae train` continues the
+    /// newest unfinished SAE from its checkpoint (started over, it would make a second SAE and
+    /// every later command naming the first would name the wrong one); any other command runs as
+    /// it is (`eval run` resumes its unfinished run by itself, `ingest` skips what it stored).
+    static func continuation(of line: String, saes: SAEBrowser) throws -> String {
+        guard line.hasPrefix("sae train "), !line.contains("--resume") else { return line }
+        guard let unfinished = try saes.listings().last(where: { !$0.finished }) else { return line }
+        return line + " --resume \(unfinished.id)"
+    }
+}
