@@ -148,8 +148,8 @@ let package = Package(
         .testTarget(
             name: "LoupeKitTests",
             dependencies: [
-                "LoupeBase", "LoupeKit", "LoupeStore", "LoupeTUI", "LoupeAgents",
-                .product(name: "GRDB", package: "GRDB.swift"),
+                "LoupeBase", "LoupeKit", "LoupeStore", "LoupeTUI", "LoupeAgents", "LoupeEvals", "LoupeProfiling",
+                "LoupeRetrieval", .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strictSwift6
         ),

@@ -500,10 +500,14 @@ extension RetrievalService {
         let counts = try workspace.corpusCounts(model: Self.embeddingModel)
         guard counts.chunks > 0 else { throw RetrievalError("the workspace has no chunks yet: run loupe ingest FILE") }
         var options = options
-        if counts.embedded < counts.chunks && options.retriever != .bm25 {
+        // MMR compares the chunks' embeddings even over BM25's hits: without them it would embed
+        // the corpus here, a write from a read.
+        if counts.embedded < counts.chunks && (options.retriever != .bm25 || options.mmr) {
+            let missing = counts.chunks - counts.embedded
             throw RetrievalError(
-                "\(counts.chunks - counts.embedded) chunks have no embedding: run loupe ingest again (or press m for BM25)"
-            )
+                options.retriever == .bm25
+                    ? "\(missing) chunks have no embedding, which MMR needs: run loupe ingest again (or press x for no MMR)"
+                    : "\(missing) chunks have no embedding: run loupe ingest again (or press m for BM25)")
         }
         let context = try context(for: options)
         let found = candidates(query, options: options, context: context)

@@ -10,7 +10,7 @@ package struct TracesBrowser: Sendable {
 
     package init(workspace: Workspace) { service = TraceService(workspace: workspace) }
 
-    /// Every trace, newest first, with its totals.
+    /// Every trace, oldest import first, with its totals.
     package func list() throws -> [TraceSummary] { try service.list() }
 
     /// One trace's spans (no payloads) and its steps.

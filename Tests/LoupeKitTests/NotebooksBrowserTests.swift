@@ -1,0 +1,40 @@
+import Foundation
+import LoupeKit
+import Testing
+
+/// The Notebooks panel's port on the repository's notebooks/ folder.
+@Suite struct NotebooksBrowserTests {
+    static let notebooks = KitFixtures.path("notebooks")
+
+    @Test func theRepositorysNotebooksAreListedWithTheirTitles() throws {
+        let listed = NotebooksBrowser(directories: [Self.notebooks]).list()
+        let started = try #require(listed.first { $0.path.hasSuffix("/getting-started.md") })
+        #expect(started.title == "Getting started")
+        #expect(started.cellCount > 0)
+        let names = listed.map { ($0.path as NSString).lastPathComponent }
+        #expect(names == names.sorted() && names.contains("retrieval.md"))
+    }
+
+    @Test func markdownWithoutLoupeCellsIsNotANotebook() throws {
+        let directory = try KitFixtures.temporaryDirectory("notebooks")
+        try "# Notes\n\n```sh\nls\n```\n".write(toFile: directory + "/notes.md", atomically: true, encoding: .utf8)
+        try "```loupe\nworkspace info\n```\n".write(
+            toFile: directory + "/untitled.md", atomically: true, encoding: .utf8)
+        let listed = NotebooksBrowser(directories: [directory, directory + "/missing"]).list()
+        #expect(listed.map(\.title) == ["untitled.md"])
+        #expect(listed.first?.cellCount == 1)
+    }
+
+    @Test func aNotebookOpensWithItsCells() throws {
+        let browser = NotebooksBrowser(directories: [Self.notebooks])
+        let notebook = try browser.open(Self.notebooks + "/getting-started.md")
+        #expect(notebook.cells.first?.commands.isEmpty == false)
+    }
+
+    @Test func openingAMissingNotebookNamesItsPath() throws {
+        let path = Self.notebooks + "/no-such-notebook.md"
+        let error = #expect(throws: NotebookReadError.self) { try NotebooksBrowser(directories: []).open(path) }
+        #expect(error?.path == path)
+        #expect(error?.description.hasPrefix(path) == true)
+    }
+}

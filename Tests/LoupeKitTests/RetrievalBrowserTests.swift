@@ -1,0 +1,153 @@
+import Foundation
+import LoupeKit
+import LoupeRetrieval
+import LoupeStore
+import Testing
+
+/// The Retrieval panel's port on the Cranfield collection in sample-data, ingested without
+/// embeddings (BM25 needs none); the tests that need dense vectors embed a slice of it with
+/// MiniLM when it is installed.
+@Suite struct RetrievalBrowserTests {
+    static let corpus = KitFixtures.path("sample-data/cranfield/corpus.jsonl")
+
+    static var bm25: RetrievalService.Options {
+        var options = RetrievalService.Options()
+        options.retriever = .bm25
+        return options
+    }
+
+    /// A workspace holding `corpus` (the whole collection unless given), without embeddings.
+    static func ingested(_ corpus: String = corpus) throws -> (Workspace, RetrievalBrowser) {
+        let workspace = try KitFixtures.workspace("retrieval")
+        _ = try RetrievalService(workspace: workspace, models: KitFixtures.models).ingest([corpus], embed: false)
+        return (workspace, RetrievalBrowser(workspace: workspace, models: KitFixtures.models))
+    }
+
+    /// The first `count` documents of the collection, in a file of their own.
+    static func slice(_ count: Int) throws -> String {
+        let lines = try String(contentsOfFile: corpus, encoding: .utf8).split(separator: "\n").prefix(count)
+        let path = try KitFixtures.temporaryDirectory("cranfield") + "/slice.jsonl"
+        try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    /// Loads the judgments and their queries' texts as `loupe qrels load --queries` does.
+    static func loadQrels(into workspace: Workspace) throws -> Qrels {
+        let qrels = try Qrels.parse(
+            String(contentsOfFile: KitFixtures.path("sample-data/cranfield/qrels.trec"), encoding: .utf8),
+            file: "qrels.trec")
+        try workspace.replaceQrels(source: "qrels.trec", judgments: qrels.judgments)
+        let queries = try CorpusReader.jsonl(
+            String(contentsOfFile: KitFixtures.path("sample-data/cranfield/queries.jsonl"), encoding: .utf8),
+            file: "queries.jsonl", strict: true
+        ).documents
+        try workspace.replaceQrelsQueries(source: "qrels.trec", queries: queries.map { ($0.id, $0.body) })
+        return qrels
+    }
+
+    @Test func bm25RanksADocumentWithTheQueryTermsFirst() throws {
+        let (_, browser) = try Self.ingested()
+        let result = try browser.search(RetrievalRequest("slipstream wing", options: Self.bm25))
+        #expect(result.hits.count == 10)
+        let first = try #require(result.hits.first)
+        #expect(first.text.contains("slipstream") && first.text.contains("wing"))
+        #expect(first.matchedTerms.contains("slipstream") && first.matchedTerms.contains("wing"))
+        #expect(first.bm25?.rank == 1 && first.dense == nil)
+        #expect(result.hits.map(\.rank) == Array(1...10))
+        // BM25's own top k is the ranking itself; dense has nothing to say without embeddings.
+        #expect(result.bm25Top.map(\.chunkID) == result.hits.map(\.chunkID))
+        #expect(result.denseTop.isEmpty)
+    }
+
+    @Test func searchingWritesNoRetrievalRecord() throws {
+        let (workspace, browser) = try Self.ingested()
+        let service = RetrievalService(workspace: workspace, models: KitFixtures.models)
+        let before = try service.records().count
+        _ = try browser.search(RetrievalRequest("boundary layer transition", options: Self.bm25))
+        _ = try browser.search(RetrievalRequest("heat transfer", options: Self.bm25))
+        #expect(try service.records().count == before)
+        #expect(try workspace.retrievalRecords().isEmpty)
+    }
+
+    @Test func aJudgedQueryComesWithItsJudgmentsAndMetrics() throws {
+        let (workspace, browser) = try Self.ingested()
+        let plain = try browser.search(
+            RetrievalRequest(
+                "what similarity laws must be obeyed when constructing aeroelastic models of heated high speed aircraft .",
+                options: Self.bm25))
+        #expect(plain.judged == nil)
+
+        let qrels = try Self.loadQrels(into: workspace)
+        let result = try browser.search(
+            RetrievalRequest(
+                "What similarity laws must be obeyed when constructing aeroelastic models of heated high speed aircraft?",
+                options: Self.bm25))
+        let judged = try #require(result.judged)
+        #expect(judged.source == "qrels.trec" && judged.id == "1")
+        #expect(judged.judgments == qrels.judgments["1"])
+        #expect(judged.scores.averagePrecision > 0)
+        #expect(try browser.search(RetrievalRequest("slipstream wing", options: Self.bm25)).judged == nil)
+    }
+
+    @Test func aDocumentIsFoundByItsIDAndAnUnknownIDIsNil() throws {
+        let (_, browser) = try Self.ingested()
+        let document = try #require(try browser.document("1"))
+        #expect(document.title == "experimental investigation of the aerodynamics of a wing in a slipstream .")
+        #expect(document.body.contains("propeller slipstream"))
+        #expect(try browser.document("no-such-document") == nil)
+    }
+
+    @Test func anEmptyWorkspaceSaysToIngestFirst() throws {
+        let browser = RetrievalBrowser(workspace: try KitFixtures.workspace("retrieval"), models: KitFixtures.models)
+        let error = #expect(throws: RetrievalError.self) {
+            try browser.search(RetrievalRequest("wing", options: Self.bm25))
+        }
+        #expect(error?.description.contains("run loupe ingest") == true)
+    }
+
+    @Test(arguments: [RetrievalService.Retriever.hybrid, .dense])
+    func denseRetrieversOnAWorkspaceWithoutEmbeddingsSayToIngestAgain(_ retriever: RetrievalService.Retriever) throws {
+        let (_, browser) = try Self.ingested(try Self.slice(20))
+        var options = Self.bm25
+        options.retriever = retriever
+        let error = #expect(throws: RetrievalError.self) {
+            try browser.search(RetrievalRequest("wing", options: options))
+        }
+        #expect(error?.description.contains("20 chunks have no embedding") == true)
+    }
+
+    /// MMR re-ranks by the chunks' embeddings: on a workspace without them a panel query says
+    /// so, rather than embedding the corpus from a read.
+    @Test func mmrOnAWorkspaceWithoutEmbeddingsSaysToIngestAgainAndWritesNothing() throws {
+        let (workspace, browser) = try Self.ingested(try Self.slice(20))
+        var options = Self.bm25
+        options.mmr = true
+        let error = #expect(throws: RetrievalError.self) {
+            try browser.search(RetrievalRequest("wing", options: options))
+        }
+        #expect(error?.description.contains("no embedding") == true)
+        #expect(try workspace.corpusCounts(model: RetrievalService.embeddingModel).embedded == 0)
+    }
+
+    @Test(.enabled(if: KitFixtures.models.hasMiniLM, "needs MiniLM (scripts/fetch-minilm)"))
+    func mmrReranksBM25sCandidatesForDiversity() throws {
+        let slice = try Self.slice(80)
+        let workspace = try KitFixtures.workspace("retrieval")
+        let service = RetrievalService(workspace: workspace, models: KitFixtures.models)
+        #expect(try service.ingest([slice], embed: true).embedded == 80)
+        let browser = RetrievalBrowser(workspace: workspace, models: KitFixtures.models)
+
+        var options = Self.bm25
+        let plain = try browser.search(RetrievalRequest("lift of a wing in a slipstream", options: options))
+        options.mmr = true
+        let diverse = try browser.search(RetrievalRequest("lift of a wing in a slipstream", options: options))
+        #expect(diverse.hits.count == 10)
+        #expect(Set(diverse.hits.map(\.chunkID)).count == 10)
+        // MMR picks among BM25's first max(3k, 30) candidates, in another order.
+        #expect(diverse.hits.allSatisfy { ($0.bm25?.rank ?? .max) <= 30 })
+        #expect(diverse.hits.map(\.chunkID) != plain.hits.map(\.chunkID))
+        // BM25's own top k is the same with or without MMR; with MMR's vectors loaded, dense's is there too.
+        #expect(diverse.bm25Top.map(\.chunkID) == plain.bm25Top.map(\.chunkID) && diverse.denseTop.count == 10)
+        #expect(try service.records().isEmpty)
+    }
+}

@@ -1,0 +1,56 @@
+import Foundation
+import LoupeStore
+import Testing
+
+/// What the agent's `read` and `sql` tools may do with the workspace.
+@Suite struct WorkspaceAgentTests {
+    static func workspace() throws -> Workspace {
+        let workspace = try TemporaryWorkspace.make("agent")
+        try WorkspaceCorpusTests.ingest(workspace)
+        return workspace
+    }
+
+    @Test func tableNamesListOurTablesOnly() throws {
+        let names = try Self.workspace().tableNames()
+        #expect(names.contains("chunks") && names.contains("traces") && names.contains("eval_runs"))
+        #expect(!names.contains { $0.hasPrefix("grdb_") || $0.hasPrefix("sqlite_") })
+        #expect(names == names.sorted())
+    }
+
+    @Test func aSelectReturnsItsColumnsAndRowsAsText() throws {
+        let result = try Self.workspace().readOnlyQuery(
+            "SELECT external_id, length(body), NULL AS absent, X'0102' AS blob, 0.5 AS half FROM documents ORDER BY id;",
+            limit: 10)
+        #expect(result.columns == ["external_id", "length(body)", "absent", "blob", "half"])
+        #expect(result.rows == [["d1", "30", "NULL", "<2 bytes>", "0.5"], ["d2", "22", "NULL", "<2 bytes>", "0.5"]])
+        #expect(!result.truncated)
+    }
+
+    @Test func moreRowsThanTheLimitAreCutAndSaidToBe() throws {
+        let workspace = try Self.workspace()
+        let result = try workspace.readOnlyQuery("with c as (select text from chunks) select * from c", limit: 2)
+        #expect(result.rows.count == 2 && result.truncated)
+        #expect(try !workspace.readOnlyQuery("SELECT text FROM chunks", limit: 6).truncated)
+    }
+
+    @Test(arguments: [
+        "DELETE FROM chunks", "UPDATE documents SET title = 'x'", "DROP TABLE chunks", "PRAGMA writable_schema = 1",
+        "SELECT 1; DELETE FROM chunks", "  insert into settings values ('a', 'b', 'c')",
+    ])
+    func anythingButOneSelectIsRefusedAndWritesNothing(_ sql: String) throws {
+        let workspace = try Self.workspace()
+        let error = #expect(throws: WorkspaceError.self) { try workspace.readOnlyQuery(sql, limit: 10) }
+        #expect(error?.message.isEmpty == false)
+        #expect(try workspace.corpusCounts().chunks == 6)
+        #expect(try workspace.document(externalID: "d1")?.title == "Title of d1")
+        #expect(try workspace.setting("a") == nil)
+    }
+
+    @Test func aChunkIsReadByItsIDWithItsDocument() throws {
+        let workspace = try Self.workspace()
+        let first = try #require(try workspace.chunks().first)
+        let chunk = try #require(try workspace.chunk(id: first.id))
+        #expect(chunk.documentID == "d1" && chunk.title == "Title of d1" && chunk.text == "lift of")
+        #expect(try workspace.chunk(id: -1) == nil)
+    }
+}

@@ -1,0 +1,162 @@
+import Foundation
+import GRDB
+import LoupeStore
+import Testing
+
+/// Traces written with the Store's own record types and read back: what the Traces panel and
+/// `trace import` rely on.
+@Suite struct WorkspaceTracesTests {
+    static let importedAt = Date(timeIntervalSince1970: 1_767_225_600)
+
+    static func span(
+        _ ordinal: Int, _ name: String, kind: String = "llm", parent: String? = nil, status: String = "ok",
+        message: String? = nil, model: String? = nil, tool: String? = nil, tokens: (Int, Int)? = nil,
+        cost: Double? = nil, payload: String = "{}"
+    ) -> NewTrace.SpanRecord {
+        NewTrace.SpanRecord(
+            row: SpanRow(
+                ordinal: ordinal, spanID: "s\(ordinal)", parentSpanID: parent, kind: kind, name: name,
+                startNs: Int64(ordinal) * 1_000, endNs: Int64(ordinal) * 1_000 + 500, status: status,
+                statusMessage: message, model: model, inputTokens: tokens?.0, outputTokens: tokens?.1,
+                cacheReadTokens: nil, cacheWriteTokens: nil, reasoningTokens: nil, cost: cost, toolName: tool),
+            payloadJSON: payload, rawZstd: nil)
+    }
+
+    /// A three-span agent run: a model call, a failing calculator call, a second model call.
+    static func trace(_ externalID: String = "run-1", hash: String = "h1", answer: String = "42") -> NewTrace {
+        let spans = [
+            span(0, "agent", kind: "agent"),
+            span(
+                1, "chat gpt-4o-mini", parent: "s0", model: "gpt-4o-mini", tokens: (100, 10),
+                payload: #"{"output":[{"role":"assistant","text":"grow 50% faster, see fig_2"}]}"#),
+            span(
+                2, "calculator", kind: "tool", parent: "s0", status: "error", message: "division by zero",
+                tool: "calculator", payload: #"{"tool":{"name":"calculator","arguments":"{\"expression\":\"7 / 0\"}"}}"#
+            ),
+            span(
+                3, "chat gpt-4o-mini", parent: "s0", model: "gpt-4o-mini", tokens: (120, 5), cost: 0.001,
+                payload: #"{"output":[{"role":"assistant","text":"\#(answer)"}]}"#),
+        ]
+        return NewTrace(
+            summary: TraceSummary(
+                id: 0, externalID: externalID, format: "loupe", sourceFile: "run.jsonl", name: "arith",
+                startedNs: 0, endedNs: 3_500, timed: true, spanCount: spans.count, stepCount: 3, errorCount: 1,
+                inputTokens: 220, outputTokens: 15, cost: nil, parentTraceID: nil, forkOrdinal: nil,
+                importedAt: importedAt),
+            metadataJSON: #"{"task":"arith"}"#, contentHash: hash, spans: spans,
+            scores: [NewTrace.ScoreRecord(scorer: "match", valueJSON: #""C""#, answer: answer, explanation: nil)])
+    }
+
+    @Test func anImportedTraceReadsBackWithItsSpansScoresAndMetadata() throws {
+        let workspace = try TemporaryWorkspace.make("traces")
+        let counts = try workspace.importTraces([Self.trace()])
+        #expect(counts.added == 1 && counts.replaced == 0 && counts.unchanged == 0)
+        let id = try #require(counts.ids.first)
+
+        let summaries = try workspace.traceSummaries()
+        #expect(summaries.count == 1)
+        let summary = try #require(try workspace.traceSummary(id: id))
+        #expect(summary == summaries[0])
+        #expect(summary.name == "arith" && summary.spanCount == 4 && summary.errorCount == 1)
+        #expect(summary.durationNs == 3_500 && summary.importedAt == Self.importedAt)
+        #expect(try workspace.traceSummary(id: id + 1) == nil)
+
+        let rows = try workspace.spanRows(trace: id)
+        #expect(rows == Self.trace().spans.map(\.row))
+        #expect(try workspace.traceScores(trace: id) == Self.trace().scores)
+        #expect(try workspace.traceMetadata(trace: id) == #"{"task":"arith"}"#)
+
+        let payload = try #require(try workspace.spanPayload(trace: id, ordinal: 3))
+        #expect(payload.payload.contains("42") && payload.rawJSON == nil && payload.rawZstd == nil)
+        #expect(try workspace.spanPayload(trace: id, ordinal: 9) == nil)
+        #expect(try workspace.spanPayloads(trace: id).map(\.payload) == Self.trace().spans.map(\.payloadJSON))
+    }
+
+    @Test func reimportingTheSameContentChangesNothingAndNewContentReplacesInPlace() throws {
+        let workspace = try TemporaryWorkspace.make("traces")
+        let first = try workspace.importTraces([Self.trace()])
+        let again = try workspace.importTraces([Self.trace()])
+        #expect(again.unchanged == 1 && again.added == 0 && again.ids == first.ids)
+        #expect(try workspace.traceSummaries().count == 1)
+
+        let changed = try workspace.importTraces([Self.trace(hash: "h2", answer: "43")])
+        #expect(changed.replaced == 1 && changed.ids == first.ids)
+        let id = try #require(first.ids.first)
+        // The spans and scores are the new ones, not the old ones beside them.
+        #expect(try workspace.spanRows(trace: id).count == 4)
+        #expect(try workspace.traceScores(trace: id).map(\.answer) == ["43"])
+        #expect(try workspace.spanPayload(trace: id, ordinal: 3)?.payload.contains("43") == true)
+
+        // Another external id is another trace.
+        let other = try workspace.importTraces([Self.trace("run-2")])
+        #expect(other.added == 1 && other.ids != first.ids)
+        #expect(try workspace.traceSummaries().map(\.externalID) == ["run-1", "run-2"])
+    }
+
+    @Test func aFailingImportLeavesNoTraceBehind() throws {
+        let workspace = try TemporaryWorkspace.make("traces")
+        var broken = Self.trace("run-2")
+        // Two spans with one ordinal break the spans' primary key half way through the batch.
+        broken.spans.append(broken.spans[0])
+        #expect(throws: WorkspaceError.self) { try workspace.importTraces([Self.trace(), broken]) }
+        #expect(try workspace.traceSummaries().isEmpty)
+        #expect(try workspace.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM spans") } == 0)
+    }
+
+    @Test func searchFindsSpansByNameToolModelErrorAndContentIgnoringCase() throws {
+        let workspace = try TemporaryWorkspace.make("traces")
+        let id = try #require(try workspace.importTraces([Self.trace()]).ids.first)
+        #expect(try workspace.searchSpans(trace: id, text: "CALCULATOR") == [2])
+        #expect(try workspace.searchSpans(trace: id, text: "gpt-4o") == [1, 3])
+        #expect(try workspace.searchSpans(trace: id, text: "division by zero") == [2])
+        #expect(try workspace.searchSpans(trace: id, text: "faster") == [1])
+        #expect(try workspace.searchSpans(trace: id, text: "photosynthesis").isEmpty)
+        #expect(try workspace.searchSpans(trace: id + 1, text: "calculator").isEmpty)
+    }
+
+    @Test func searchTakesPercentUnderscoreAndBackslashLiterally() throws {
+        let workspace = try TemporaryWorkspace.make("traces")
+        let id = try #require(try workspace.importTraces([Self.trace()]).ids.first)
+        // Unescaped, "%" and "_" would be LIKE wildcards and match every span.
+        #expect(try workspace.searchSpans(trace: id, text: "50%") == [1])
+        #expect(try workspace.searchSpans(trace: id, text: "%") == [1])
+        #expect(try workspace.searchSpans(trace: id, text: "_") == [1])
+        #expect(try workspace.searchSpans(trace: id, text: "fig_2") == [1])
+        #expect(try workspace.searchSpans(trace: id, text: "gpt_4o").isEmpty)
+        // The payload's JSON escapes its inner quotes with a backslash.
+        #expect(try workspace.searchSpans(trace: id, text: #"\"7 / 0\""#) == [2])
+        #expect(try workspace.searchSpans(trace: id, text: #"\x"#).isEmpty)
+    }
+
+    @Test func pricesAreSetReplacedAndRemoved() throws {
+        let workspace = try TemporaryWorkspace.make("prices")
+        #expect(try workspace.modelPrices().isEmpty)
+        try workspace.setModelPrices([
+            ModelPrice(
+                model: "gpt-4o-mini", inputPerMTok: 0.15, outputPerMTok: 0.6, cachedInputPerMTok: nil, source: "a"),
+            ModelPrice(model: "claude", inputPerMTok: 3, outputPerMTok: 15, cachedInputPerMTok: 0.3, source: "a"),
+        ])
+        try workspace.setModelPrices([
+            ModelPrice(
+                model: "gpt-4o-mini", inputPerMTok: 0.2, outputPerMTok: 0.8, cachedInputPerMTok: 0.1, source: "b")
+        ])
+        let prices = try workspace.modelPrices()
+        #expect(prices.map(\.model) == ["claude", "gpt-4o-mini"])
+        #expect(prices[1].inputPerMTok == 0.2 && prices[1].cachedInputPerMTok == 0.1 && prices[1].source == "b")
+        #expect(try workspace.removeModelPrice("claude"))
+        #expect(try !workspace.removeModelPrice("claude"))
+        #expect(try workspace.modelPrices().map(\.model) == ["gpt-4o-mini"])
+    }
+
+    @Test func modelUsageSumsEachTracesModelCalls() throws {
+        let workspace = try TemporaryWorkspace.make("usage")
+        let id = try #require(try workspace.importTraces([Self.trace()]).ids.first)
+        let usage = try workspace.modelUsage()
+        // The agent and tool spans are not model calls.
+        #expect(usage.count == 1)
+        let calls = try #require(usage.first)
+        #expect(calls.trace == id && calls.model == "gpt-4o-mini" && calls.calls == 2)
+        #expect(calls.inputTokens == 220 && calls.outputTokens == 15 && calls.cacheReadTokens == nil)
+        #expect(calls.cost == 0.001 && calls.costed == 1)
+    }
+}
