@@ -118,6 +118,25 @@ import Testing
         #expect(state.render().text().contains("loupe roofline measure"))
     }
 
+    @Test func aWorkspaceThatCannotBeReadIsSaidSoInsteadOfAnEmptyChart() {
+        var state = AppFixtures.state()
+        AppFixtures.press([.character("4")], on: &state)
+        _ = state.update(AppFixtures.failure(RooflinePanel.LoadRoofline(), "w.sqlite: no such table: kernel_runs"))
+        let text = state.render().text()
+        #expect(text.contains("✗ The roofs could not be read: w.sqlite: no such table: kernel_runs"))
+        #expect(!text.contains("No machine profile"))
+        // r tries again, and a good answer replaces the error.
+        #expect(AppFixtures.press([.character("r")], on: &state) == [.ask(RooflinePanel.LoadRoofline())])
+        _ = state.update(AppFixtures.answer(RooflinePanel.LoadRoofline(), Self.data))
+        #expect(!state.render().text().contains("could not be read"))
+    }
+
+    @Test func aFinishedCommandReloadsTheRoofs() {
+        var state = loaded()
+        let effects = state.update(.jobFinished(JobID(3), CommandOutcome(output: "measured\n")))
+        #expect(effects.contains(.ask(RooflinePanel.LoadRoofline())))
+    }
+
     @Test func screensAt160x48() {
         expectFrame(loaded(width: 160, height: 48).render(), matchesGolden: "roofline-160x48")
         var gpu = loaded(width: 160, height: 48)

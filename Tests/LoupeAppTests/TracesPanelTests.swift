@@ -30,6 +30,14 @@ import Testing
         AppFixtures.settle(effects, &state, ports: ports)
     }
 
+    @Test func aListThatCannotBeReadIsSaidSoInsteadOfNoTraces() {
+        var state = AppFixtures.state(width: 120, height: 36)
+        _ = state.update(AppFixtures.failure(TracesPanel.ListTraces(), "w.sqlite: no such table: spans"))
+        let text = state.render().text()
+        #expect(text.contains("w.sqlite: no such table: spans"))
+        #expect(!text.contains("Replay agent runs step by step"))
+    }
+
     @Test func spacePlaysTheStepsOnTicksAndStopsAtTheEnd() throws {
         var state = try opened()
         try settle(AppFixtures.press([.character(" ")], on: &state), &state)

@@ -40,6 +40,17 @@ import Testing
         runtime.step(timeoutMilliseconds: 0)
     }
 
+    @Test func aCommandGivenAtStartRunsAsAJob() throws {
+        let (runtime, backend, _) = try makeRuntime(script: [])
+        runtime.start("workspace info")
+        #expect(runtime.state.jobs.count == 1)
+        AppRuntimeTests.pump(runtime) { runtime.state.jobs.isEmpty }
+        runtime.step(timeoutMilliseconds: 0)
+        let screen = try #require(backend.lastFrame).text()
+        #expect(screen.contains("workspace info"))
+        #expect(runtime.state.jobs.isEmpty)
+    }
+
     @Test func aColonCommandRunsAndItsOutputIsShown() throws {
         let (runtime, backend, session) = try makeRuntime(
             script: [.key(.character(":"))] + keys("workspace info") + [.key(.enter)])

@@ -60,7 +60,9 @@ struct DemoCommand: ParsableCommand {
                         completed: Double(index), total: Double(commands.count),
                         detail: "\(name) \(index + 1)/\(commands.count): \(line)"))
                 try workspace.setSetting(startedKey, to: String(index))
+                context.print("› " + line)
                 let outcome = executor.execute(line, reporter: context.reporter, columns: context.columns)
+                context.output.write(outcome.output)
                 // A stopped command may print a partial result and return: it is not done.
                 try context.reporter.checkCancellation()
                 if let error = outcome.error {

@@ -1,0 +1,77 @@
+import Foundation
+import LoupeCommands
+import LoupeKit
+import LoupeStore
+import Testing
+
+/// `loupe demo build`: a script of command lines run on the workspace, resumable where it stopped.
+@Suite struct DemoCommandTests {
+    let session = TestEnvironment.session()
+    let directory = TestEnvironment.temporaryDirectory()
+
+    private func run(_ line: String) -> CommandOutcome {
+        CommandExecutor(session: session, isInsideTUI: false).execute(line, reporter: .detached(), columns: 100)
+    }
+
+    private func script(_ lines: [String]) throws -> String {
+        let path = directory + "/demo.loupe"
+        try lines.joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    private var otlp: String {
+        TestEnvironment.repositoryRoot.appendingPathComponent("sample-data/traces/otlp-genai.jsonl").path
+    }
+
+    private var prices: String { TestEnvironment.repositoryRoot.appendingPathComponent("sample-data/prices.csv").path }
+
+    @Test func aScriptRunsOnceAndASecondRunHasNothingLeftToDo() throws {
+        let path = try script(["# the demo", "workspace init", "", "prices load \(prices)", "trace import \(otlp)"])
+        let first = run("demo build \(path)")
+        #expect(first.succeeded, "\(first.error ?? "")")
+        #expect(first.output.contains("› trace import"))
+        #expect(first.output.contains("demo.loupe: 3 of 3 commands ran"))
+        let traces = try TraceService(workspace: session.workspace()).list().count
+        #expect(traces > 0)
+        let second = run("demo build \(path)")
+        #expect(second.output.contains("all 3 commands already ran"))
+        #expect(try TraceService(workspace: session.workspace()).list().count == traces)
+        #expect(try session.workspace().setting("demo.done:demo.loupe") == "3")
+    }
+
+    @Test func aStoppedScriptContinuesAtTheCommandItWasOn() throws {
+        let path = try script(["workspace init", "prices load \(prices)", "trace import \(otlp)"])
+        // As a build stopped during its second command leaves it: one done, the second started.
+        _ = run("workspace init")
+        try session.workspace().setSetting("demo.done:demo.loupe", to: "1")
+        try session.workspace().setSetting("demo.started:demo.loupe", to: "1")
+        let outcome = run("demo build \(path)")
+        #expect(outcome.succeeded, "\(outcome.error ?? "")")
+        #expect(!outcome.output.contains("› workspace init"))
+        #expect(outcome.output.contains("› prices load") && outcome.output.contains("› trace import"))
+        #expect(outcome.output.contains("2 of 3 commands ran"))
+        #expect(try !TraceService(workspace: session.workspace()).list().isEmpty)
+    }
+
+    @Test func aFailingCommandNamesTheScriptLineAndIsNotMarkedDone() throws {
+        let path = try script(["workspace init", "", "trace import \(directory)/missing.jsonl", "workspace check"])
+        let outcome = run("demo build \(path)")
+        #expect(outcome.error?.contains("demo.loupe:3: trace import") == true, "\(outcome.error ?? "")")
+        #expect(try session.workspace().setting("demo.done:demo.loupe") == "1")
+        #expect(!outcome.output.contains("› workspace check"))
+    }
+
+    @Test func theShippedScriptsParseIntoCommands() throws {
+        for name in ["demo-workspace.loupe", "demo-workspace-more.loupe"] {
+            let text = try String(
+                contentsOf: TestEnvironment.repositoryRoot.appendingPathComponent("sample-data/" + name), encoding: .utf8)
+            let outcome = CommandExecutor(session: session, isInsideTUI: false)
+            for line in text.split(separator: "\n") where !line.hasPrefix("#") && !line.isEmpty {
+                // Every line is a command of the language (parsed, not run): `help` for it succeeds.
+                let words = line.split(separator: " ").prefix(2).joined(separator: " ")
+                let help = outcome.execute("help " + words, reporter: .detached(), columns: 100)
+                #expect(help.succeeded, "\(name): \(line): \(help.error ?? "")")
+            }
+        }
+    }
+}
