@@ -45,7 +45,8 @@ let package = Package(
         .target(name: "LoupeModels", dependencies: ["LoupeBase", "LoupeTensor"], swiftSettings: strictSwift6),
         .target(
             name: "LoupeRetrieval", dependencies: ["LoupeBase", "LoupeTensor", "CKernels"], swiftSettings: strictSwift6),
-        .target(name: "LoupeProfiling", dependencies: ["CKernels", "LoupeTensor"], swiftSettings: strictSwift6),
+        .target(
+            name: "LoupeProfiling", dependencies: ["CKernels", "LoupeBase", "LoupeTensor"], swiftSettings: strictSwift6),
         // Agents: the trace model, importers and exporters. Pure: no SQLite, no terminal.
         .target(name: "LoupeAgents", dependencies: ["LoupeBase"], swiftSettings: strictSwift6),
         // Evals: suites (YAML), scorers and statistics. Pure: no SQLite, no terminal.
