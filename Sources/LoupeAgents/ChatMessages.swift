@@ -14,12 +14,12 @@ package enum ChatMessages {
             let list = whole.array.map { items in items.allSatisfy { $0["role"] != nil } ? [whole] : items } ?? [whole]
             return try list.enumerated().map { (i, value) throws(TraceImportError) in
                 try trace(
-                    value, id: list.count == 1 ? stem : "\(stem)#\(i + 1)", file: file,
-                    location: list.count == 1 ? nil : "item \(i + 1)")
+                    value, id: list.count == 1 ? stem : "\(stem)#\(i + 1)", at: SourceLocation(file: file),
+                    part: list.count == 1 ? nil : "item \(i + 1)")
             }
         }
         return try values.map { (line, value) throws(TraceImportError) in
-            try trace(value, id: "\(stem):\(line)", file: file, location: "\(line)")
+            try trace(value, id: "\(stem):\(line)", at: SourceLocation(file: file, line: line), part: nil)
         }
     }
 
@@ -37,17 +37,17 @@ package enum ChatMessages {
         }
     }
 
-    private static func trace(_ value: JSONValue, id: String, file: String, location: String?) throws(TraceImportError)
-        -> Trace
+    private static func trace(_ value: JSONValue, id: String, at location: SourceLocation, part: String?)
+        throws(TraceImportError) -> Trace
     {
         let list = value.array ?? value["messages"]?.array
         guard let list else {
-            throw TraceImportError(file: file, location: location, field: "messages", "missing: not a message list")
+            throw TraceImportError(at: location, part: part, field: "messages", "missing: not a message list")
         }
         var messages: [Message] = []
         for (i, item) in list.enumerated() {
             guard item["role"]?.string != nil else {
-                throw TraceImportError(file: file, location: location, field: "messages[\(i)].role", "missing")
+                throw TraceImportError(at: location, part: part, field: "messages[\(i)].role", "missing")
             }
             var message = GenAIMessages.message(item)!
             if message.toolCalls.isEmpty, let call = item["function_call"] { message.toolCalls = toolCalls(call) }

@@ -19,7 +19,7 @@ package enum InspectImporter {
         }
         let samples = log["samples"]?.array ?? []
         return try samples.enumerated().map { (i, sample) throws(TraceImportError) in
-            try trace(sample, spec: spec, file: file, location: "samples[\(i)]")
+            try trace(sample, spec: spec, file: file, part: "samples[\(i)]")
         }
     }
 
@@ -28,11 +28,11 @@ package enum InspectImporter {
             do {
                 return try parse(archive.contents(of: member), file: file, member: member.name)
             } catch let failure as ZipArchive.Failure {
-                throw TraceImportError(file: file, location: failure.member, failure.message)
+                throw TraceImportError(file: file, part: failure.member, failure.message)
             } catch let error as TraceImportError {
                 throw error
             } catch {
-                throw TraceImportError(file: file, location: member.name, "\(error)")
+                throw TraceImportError(file: file, part: member.name, "\(error)")
             }
         }
         let archive: ZipArchive
@@ -40,18 +40,18 @@ package enum InspectImporter {
         guard let headerMember = archive.member(named: "header.json") ?? archive.member(named: "_journal/start.json")
         else { throw TraceImportError(file: file, "no header.json: not an Inspect .eval log") }
         guard let spec = try read(archive, headerMember)["eval"]?.object else {
-            throw TraceImportError(file: file, location: headerMember.name, field: "eval", "missing")
+            throw TraceImportError(file: file, part: headerMember.name, field: "eval", "missing")
         }
         var traces: [Trace] = []
         for member in archive.members where member.name.hasPrefix("samples/") && member.name.hasSuffix(".json") {
-            traces.append(try trace(read(archive, member), spec: spec, file: file, location: member.name))
+            traces.append(try trace(read(archive, member), spec: spec, file: file, part: member.name))
         }
         return traces
     }
 
     private static func parse(_ data: Data, file: String, member: String) throws(TraceImportError) -> JSONValue {
         do { return try JSONValue.parse(data) } catch {
-            throw TraceImportError(file: file, location: member, "not JSON (\(error))")
+            throw TraceImportError(file: file, part: member, "not JSON (\(error))")
         }
     }
 
@@ -100,11 +100,11 @@ package enum InspectImporter {
         return ns
     }
 
-    private static func trace(_ sample: JSONValue, spec: [String: JSONValue], file: String, location: String)
+    private static func trace(_ sample: JSONValue, spec: [String: JSONValue], file: String, part: String)
         throws(TraceImportError) -> Trace
     {
         guard let id = sample["id"].map({ $0.string ?? $0.compactJSON }) else {
-            throw TraceImportError(file: file, location: location, field: "id", "missing")
+            throw TraceImportError(file: file, part: part, field: "id", "missing")
         }
         let epoch = sample["epoch"]?.int ?? 1
         let attachments = sample["attachments"]?.object ?? [:]
@@ -145,7 +145,7 @@ package enum InspectImporter {
             switch kind {
             case "span_begin":
                 guard let spanID = event["id"]?.string else {
-                    throw TraceImportError(file: file, location: location, field: "events[\(index)].id", "missing")
+                    throw TraceImportError(file: file, part: part, field: "events[\(index)].id", "missing")
                 }
                 let parentID = owner(event["parent_id"]?.string)
                 let type = event["type"]?.string ?? ""
@@ -174,7 +174,7 @@ package enum InspectImporter {
                             lo >= 0, lo <= hi, hi <= pool.count
                         else {
                             throw TraceImportError(
-                                file: file, location: location, field: "events[\(index)].input_refs",
+                                file: file, part: part, field: "events[\(index)].input_refs",
                                 "\(ref.compactJSON) is outside events_data.messages (\(pool.count))")
                         }
                         input += pool[Int(lo)..<Int(hi)]

@@ -42,7 +42,7 @@ package enum JSONLines {
             switch result {
             case .success(let value): return try transform(entry.line, value)
             case .failure(let error):
-                throw TraceImportError(file: file, location: "\(entry.line)", "not JSON (\(error))")
+                throw TraceImportError(file: file, line: entry.line, "not JSON (\(error))")
             }
         }
     }

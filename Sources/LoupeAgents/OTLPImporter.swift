@@ -15,7 +15,7 @@ package enum OTLPImporter {
             let line = number == 0 ? nil : number
             guard let resourceSpans = body["resourceSpans"]?.array ?? body["resource_spans"]?.array else {
                 throw TraceImportError(
-                    file: file, location: line.map { "\($0)" }, field: "resourceSpans",
+                    file: file, line: line, field: "resourceSpans",
                     "missing: not an OTLP trace export")
             }
             var found: [Found] = []
@@ -89,7 +89,7 @@ package enum OTLPImporter {
         String, TraceSpan
     ) {
         func fail(_ field: String, _ message: String) -> TraceImportError {
-            TraceImportError(file: file, location: line.map { "\($0)" }, field: "\(path).\(field)", message)
+            TraceImportError(file: file, line: line, field: "\(path).\(field)", message)
         }
         guard let traceID = (raw["traceId"] ?? raw["trace_id"])?.string else { throw fail("traceId", "missing") }
         guard isHex(traceID, length: 32) else { throw fail("traceId", "\"\(traceID)\" is not 32 hex digits") }

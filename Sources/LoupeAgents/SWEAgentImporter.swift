@@ -52,7 +52,7 @@ package enum SWEAgentImporter {
         var openTools: [Int] = []  // tool spans of the latest assistant turn, waiting for observations
         for (i, item) in list.enumerated() {
             guard let role = item["role"]?.string else {
-                throw TraceImportError(file: file, location: "messages[\(i)]", field: "role", "missing")
+                throw TraceImportError(file: file, part: "messages[\(i)]", field: "role", "missing")
             }
             let extra = item["extra"]
             switch role {
@@ -185,7 +185,7 @@ package enum SWEAgentImporter {
         var clock: Int64 = 0
         for (i, step) in steps.enumerated() {
             guard step.object != nil else {
-                throw TraceImportError(file: file, location: "trajectory[\(i)]", "not an object")
+                throw TraceImportError(file: file, part: "trajectory[\(i)]", "not an object")
             }
             let action = step["action"]?.string ?? ""
             let turn = i < assistantTurns.count ? assistantTurns[i] : nil

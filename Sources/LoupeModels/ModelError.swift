@@ -1,18 +1,22 @@
 import LoupeBase
 
 /// A model file that cannot be used, naming the file and, where it applies, the tensor.
-package struct ModelError: UserFacingError, Hashable, Sendable, CustomStringConvertible {
-    package var file: String
+package struct ModelError: UserFacingError, Hashable, Sendable {
+    /// The model file (or what stands for it, like "SAE checkpoint"); model files have no lines.
+    package var location: SourceLocation
     package var tensor: String?
     package var message: String
 
-    package init(file: String, tensor: String? = nil, message: String) {
-        self.file = file
+    package init(at location: SourceLocation, tensor: String? = nil, message: String) {
+        self.location = location
         self.tensor = tensor
         self.message = message
     }
 
-    package var description: String {
-        tensor.map { "\(file): tensor '\($0)': \(message)" } ?? "\(file): \(message)"
+    package init(file: String, tensor: String? = nil, message: String) {
+        self.init(at: SourceLocation(file: file), tensor: tensor, message: message)
     }
+
+    /// `file: tensor 'name': message`, or `file: message` when no one tensor is at fault.
+    package var description: String { "\(location): " + (tensor.map { "tensor '\($0)': " } ?? "") + message }
 }

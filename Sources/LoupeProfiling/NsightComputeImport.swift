@@ -1,4 +1,5 @@
 import Foundation
+import LoupeBase
 
 /// A GPU kernel from an Nsight Compute CSV export, its launches aggregated.
 package struct NsightKernel: Hashable, Sendable {
@@ -18,12 +19,22 @@ package struct NsightKernel: Hashable, Sendable {
 }
 
 /// A file that cannot be imported, and why.
-package struct NsightImportError: Error, Hashable, Sendable, CustomStringConvertible {
-    package var file: String
-    package var line: Int?
+package struct NsightImportError: UserFacingError, Hashable, Sendable {
+    /// The export, and the 1-based line when one row is at fault.
+    package var location: SourceLocation
     package var message: String
 
-    package var description: String { line.map { "\(file):\($0): \(message)" } ?? "\(file): \(message)" }
+    package init(at location: SourceLocation, message: String) {
+        self.location = location
+        self.message = message
+    }
+
+    package init(file: String, line: Int?, message: String) {
+        self.init(at: SourceLocation(file: file, line: line), message: message)
+    }
+
+    /// `file:line: message`, or `file: message` for the file as a whole.
+    package var description: String { "\(location): \(message)" }
 }
 
 /// Reads `ncu --csv` exports: the details page (one row per launch × metric, current layout

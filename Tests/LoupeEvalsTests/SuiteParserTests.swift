@@ -77,9 +77,8 @@ import Testing
             _ = try SuiteParser.parse(yaml, file: "bad.yaml")
             Issue.record("accepted: \(yaml)")
         } catch {
-            #expect(error.file == "bad.yaml")
-            #expect(error.line == line, "\(error)")
-            #expect(error.column == column, "\(error)")
+            #expect(
+                error.location == LoupeBase.SourceLocation(file: "bad.yaml", line: line, column: column), "\(error)")
             #expect(error.message.contains(message), "\(error)")
             #expect(error.description.hasPrefix("bad.yaml:\(line):\(column): "))
         }
@@ -114,7 +113,7 @@ import Testing
             _ = try Dataset.items(Data(text.utf8), spec: DatasetSpec(path: "d.jsonl"))
             Issue.record("accepted \(text)")
         } catch {
-            #expect(error.line == line && error.message.contains(message), "\(error)")
+            #expect(error.location.line == line && error.message.contains(message), "\(error)")
             #expect(error.description.hasPrefix("d.jsonl:\(line)"))
         }
     }

@@ -1,3 +1,4 @@
+import LoupeBase
 import LoupeKit
 import LoupeStore
 import Testing
@@ -32,14 +33,14 @@ import Testing
             file: "p.csv")
         #expect(
             prices.map(\.model) == ["a", "b"] && prices[0].cachedInputPerMTok == nil && prices[1].source == "there")
+        let noHeader = #expect(throws: PriceFileError.self) { try PriceTable.parse("a,1,2\n", file: "p.csv") }
         #expect(
-            throws: PriceFileError(
-                "p.csv:1: expected the header model,input_per_mtok,output_per_mtok,cached_input_per_mtok,source")
-        ) {
-            try PriceTable.parse("a,1,2\n", file: "p.csv")
-        }
-        #expect(throws: PriceFileError("p.csv:2: expected model,input,output[,cached,source] with prices ≥ 0")) {
+            noHeader?.description
+                == "p.csv:1: expected the header model,input_per_mtok,output_per_mtok,cached_input_per_mtok,source")
+        let negative = #expect(throws: PriceFileError.self) {
             try PriceTable.parse("model,i,o\na,-1,2\n", file: "p.csv")
         }
+        #expect(negative?.description == "p.csv:2: expected model,input,output[,cached,source] with prices ≥ 0")
+        #expect(negative?.location == LoupeBase.SourceLocation(file: "p.csv", line: 2))
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import LoupeBase
 import LoupeKit
 import LoupeTUI
 import Testing
@@ -46,8 +47,7 @@ import Testing
         let error = #expect(throws: ThemeError.self) {
             try ThemeLoader.parse(text, file: "themes/broken.toml", name: "broken")
         }
-        #expect(error?.file == "themes/broken.toml")
-        #expect(error?.line == line)
+        #expect(error?.location == LoupeBase.SourceLocation(file: "themes/broken.toml", line: line))
         #expect(error?.message.contains(message) == true, "\(error?.message ?? "")")
         #expect(error?.description.hasPrefix("themes/broken.toml:\(line): ") == true)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import LoupeBase
 import LoupeModels
 import LoupeTensor
 import Testing
@@ -56,7 +57,7 @@ import Testing
     func malformedHeadersNameTheFileAndTensor(header: String, bytes: Int, message: String) {
         let path = write(header, data: Array(repeating: 0, count: bytes))
         let error = #expect(throws: ModelError.self) { try SafeTensors(path: path) }
-        #expect(error?.file == "t.safetensors")
+        #expect(error?.location == LoupeBase.SourceLocation(file: "t.safetensors"))
         #expect(error?.description.contains(message) == true, "\(error?.description ?? "")")
     }
 

@@ -54,7 +54,7 @@ package struct ChatResponse: Hashable, Sendable {
 
 /// Why a model call failed, and whether trying again may help (rate limits, server errors,
 /// dropped connections) or not (a bad key, a bad request).
-package struct ProviderError: Error, Hashable, Sendable, CustomStringConvertible {
+package struct ProviderError: UserFacingError, Hashable, Sendable {
     package var message: String
     package var retryable: Bool
     package var status: Int?

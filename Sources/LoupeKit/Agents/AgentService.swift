@@ -174,7 +174,9 @@ package struct AgentService: Sendable {
     }
 }
 
-package struct AgentToolError: Error, CustomStringConvertible {
+/// A tool call or a fork that cannot be done: the model reads it as the tool's result in a run,
+/// the user as the command's error in a fork.
+package struct AgentToolError: UserFacingError {
     package var description: String
     package init(_ description: String) { self.description = description }
 }

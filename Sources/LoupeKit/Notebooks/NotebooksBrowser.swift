@@ -1,4 +1,5 @@
 import Foundation
+import LoupeBase
 
 /// The Notebooks panel's port: the notebooks in a list of folders, and one notebook read.
 ///
@@ -34,7 +35,7 @@ package struct NotebooksBrowser: Sendable {
 }
 
 /// A notebook that could not be read.
-package struct NotebookReadError: Error, CustomStringConvertible {
+package struct NotebookReadError: UserFacingError {
     package var path: String
     package var reason: String
 

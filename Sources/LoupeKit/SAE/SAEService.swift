@@ -444,7 +444,9 @@ package struct SAEMetrics: Codable, Hashable, Sendable {
     }
 }
 
-package struct SAEError: Error, Hashable, Sendable, CustomStringConvertible {
+/// An SAE request that cannot be done (nothing collected, no such model or feature), said so the
+/// user knows what to do.
+package struct SAEError: UserFacingError, Hashable, Sendable {
     package var description: String
     package init(_ description: String) { self.description = description }
 }

@@ -1,19 +1,20 @@
 import LoupeBase
 
 /// A theme file that could not be used, with the place to fix it.
-package struct ThemeError: UserFacingError, Hashable, Sendable, CustomStringConvertible {
-    package var file: String
-    /// 1-based line, or nil when the problem is the file as a whole.
-    package var line: Int?
+package struct ThemeError: UserFacingError, Hashable, Sendable {
+    /// The theme file, and the 1-based line when the problem is on one (none: the file as a whole).
+    package var location: SourceLocation
     package var message: String
 
-    package init(file: String, line: Int?, message: String) {
-        self.file = file
-        self.line = line
+    package init(at location: SourceLocation, message: String) {
+        self.location = location
         self.message = message
     }
 
-    package var description: String {
-        line.map { "\(file):\($0): \(message)" } ?? "\(file): \(message)"
+    package init(file: String, line: Int?, message: String) {
+        self.init(at: SourceLocation(file: file, line: line), message: message)
     }
+
+    /// `file:line: message`, or `file: message` for the file as a whole.
+    package var description: String { "\(location): \(message)" }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import LoupeBase
 import LoupeStore
 
 /// What a model call cost, from the workspace's price table. A model matches its own row, or
@@ -49,8 +50,8 @@ package struct PriceTable: Hashable, Sendable {
             if !sawHeader {
                 guard fields.first == "model" else {
                     throw PriceFileError(
-                        "\(file):\(index + 1): expected the header model,input_per_mtok,output_per_mtok,cached_input_per_mtok,source"
-                    )
+                        file: file, line: index + 1,
+                        "expected the header model,input_per_mtok,output_per_mtok,cached_input_per_mtok,source")
                 }
                 sawHeader = true
                 continue
@@ -59,11 +60,12 @@ package struct PriceTable: Hashable, Sendable {
                 input >= 0, output >= 0
             else {
                 throw PriceFileError(
-                    "\(file):\(index + 1): expected model,input,output[,cached,source] with prices ≥ 0")
+                    file: file, line: index + 1, "expected model,input,output[,cached,source] with prices ≥ 0")
             }
             let cached = fields.count > 3 && !fields[3].isEmpty ? Double(fields[3]) : nil
             if fields.count > 3 && !fields[3].isEmpty && cached == nil {
-                throw PriceFileError("\(file):\(index + 1): cached_input_per_mtok \"\(fields[3])\" is not a number")
+                throw PriceFileError(
+                    file: file, line: index + 1, "cached_input_per_mtok \"\(fields[3])\" is not a number")
             }
             prices.append(
                 ModelPrice(
@@ -74,7 +76,21 @@ package struct PriceTable: Hashable, Sendable {
     }
 }
 
-package struct PriceFileError: Error, Hashable, Sendable, CustomStringConvertible {
-    package var description: String
-    package init(_ description: String) { self.description = description }
+/// A price file that cannot be loaded, with the line to fix.
+package struct PriceFileError: UserFacingError, Hashable, Sendable {
+    /// The price file and the 1-based line at fault.
+    package var location: SourceLocation
+    package var message: String
+
+    package init(at location: SourceLocation, _ message: String) {
+        self.location = location
+        self.message = message
+    }
+
+    package init(file: String, line: Int, _ message: String) {
+        self.init(at: SourceLocation(file: file, line: line), message)
+    }
+
+    /// `file:line: message`.
+    package var description: String { "\(location): \(message)" }
 }

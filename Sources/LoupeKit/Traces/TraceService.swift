@@ -205,7 +205,7 @@ package struct TraceService: Sendable {
     /// One span's content and its source as written.
     package func payload(trace: Int64, ordinal: Int) throws -> (payload: SpanPayload, raw: JSONValue?) {
         guard let stored = try workspace.spanPayload(trace: trace, ordinal: ordinal) else {
-            throw TraceImportError(file: "trace \(trace)", location: "span \(ordinal)", "no such span")
+            throw TraceImportError(file: "trace \(trace)", part: "span \(ordinal)", "no such span")
         }
         let payload = (try? JSONValue.parse(stored.payload)).map(SpanPayload.init(json:)) ?? SpanPayload()
         return (payload, Self.raw(stored))
