@@ -22,9 +22,3 @@ package struct Qrels: Hashable, Sendable {
         return Qrels(judgments: judgments)
     }
 }
-
-/// Bad retrieval input, with where it is.
-package struct RetrievalError: UserFacingError, Hashable, Sendable, CustomStringConvertible {
-    package var description: String
-    package init(_ description: String) { self.description = description }
-}

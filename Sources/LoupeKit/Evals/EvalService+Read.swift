@@ -62,7 +62,7 @@ extension EvalService {
     }
 
     package func detail(_ id: Int64) throws -> RunDetail {
-        let run = try workspace.run(id)
+        let run = try workspace.existingEvalRun(id)
         let scores = Dictionary(grouping: try workspace.evalScores(run: id)) { "\($0.itemID)\u{1F}\($0.epoch)" }
         let rows = try workspace.evalResults(run: id).map { result in
             let order = Self.scorers(run)
@@ -102,7 +102,7 @@ extension EvalService {
 
     /// The statistics of a run from its stored rows.
     package func summary(run id: Int64) throws -> RunSummary {
-        let run = try workspace.run(id)
+        let run = try workspace.existingEvalRun(id)
         return RunSummary(rows: try scoredRows(run: id), scorers: Self.scorers(run))
     }
 
@@ -160,8 +160,8 @@ extension EvalService {
 
     /// Run `b` against baseline `a`, paired on the items both answered.
     package func compare(_ a: Int64, _ b: Int64) throws -> Comparison {
-        let left = try workspace.run(a)
-        let right = try workspace.run(b)
+        let left = try workspace.existingEvalRun(a)
+        let right = try workspace.existingEvalRun(b)
         let scorersA = Self.scorers(left)
         let scorersB = Self.scorers(right)
         let shared = scorersA.filter(scorersB.contains)

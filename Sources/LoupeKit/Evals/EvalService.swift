@@ -226,7 +226,7 @@ package struct EvalService: Sendable {
                     gitRevision: Self.gitRevision(near: suite.file)))
             for item in items { for epoch in 1...epochs { tasks.append(Task(item: item, epoch: epoch)) } }
         }
-        let total = (try workspace.run(runID).planned)
+        let total = (try workspace.existingEvalRun(runID).planned)
         let fixedRunID = runID
         let skipped = total - tasks.count
 
@@ -596,15 +596,9 @@ package struct EvalService: Sendable {
     }
 }
 
-/// An eval request that cannot be done (no such run, runs that cannot be compared), said so the
-/// user knows what to do.
-package struct EvalError: UserFacingError, Hashable, Sendable {
-    package var description: String
-    package init(_ description: String) { self.description = description }
-}
-
 extension Workspace {
-    func run(_ id: Int64) throws -> EvalRunRecord {
+    /// Eval run `id`; throws "there is no eval run N" when the workspace has none.
+    func existingEvalRun(_ id: Int64) throws -> EvalRunRecord {
         guard let run = try evalRun(id) else { throw EvalError("there is no eval run \(id)") }
         return run
     }

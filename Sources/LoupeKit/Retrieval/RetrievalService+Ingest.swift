@@ -1,0 +1,123 @@
+import Foundation
+import LoupeModels
+import LoupeRetrieval
+import LoupeStore
+
+extension RetrievalService {
+    /// Files under `paths` (directories are walked for .jsonl, .md and .txt), sorted.
+    package static func files(_ paths: [String]) throws(RetrievalError) -> [String] {
+        var result: [String] = []
+        for path in paths {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+                throw RetrievalError("\(path): no such file or directory")
+            }
+            if isDirectory.boolValue {
+                let found = (FileManager.default.subpaths(atPath: path) ?? []).filter {
+                    let lower = $0.lowercased()
+                    return [".jsonl", ".ndjson", ".md", ".markdown", ".txt"].contains { lower.hasSuffix($0) }
+                }.sorted().map { (path as NSString).appendingPathComponent($0) }
+                result += found
+            } else {
+                result.append(path)
+            }
+        }
+        return result
+    }
+
+    /// The default chunker for a format: JSONL records are passages already.
+    package static func defaultChunker(_ format: CorpusReader.Format) -> Chunker {
+        switch format {
+        case .jsonl: return .document
+        case .markdown: return .markdown(maxWords: 200)
+        case .text: return .words(size: 200, overlap: 40)
+        }
+    }
+
+    /// Reads, chunks and stores each file (one transaction per file, skipped when its bytes
+    /// and chunker are unchanged), then embeds chunks that have no embedding yet.
+    package func ingest(
+        _ paths: [String], chunker override: Chunker? = nil, strict: Bool = false, embed: Bool = true,
+        reporter: JobReporter = .detached()
+    ) throws -> IngestReport {
+        var report = IngestReport()
+        let files = try Self.files(paths)
+        for (index, file) in files.enumerated() {
+            try reporter.checkCancellation()
+            reporter.report(
+                JobProgress(
+                    completed: Double(index), total: Double(files.count), detail: (file as NSString).lastPathComponent))
+            report.files += 1
+            guard let data = FileManager.default.contents(atPath: file) else {
+                report.warnings.append("\(file): cannot be read, skipped")
+                continue
+            }
+            let text: String
+            do {
+                text = try CorpusReader.text(data, file: file)
+            } catch {
+                report.warnings.append(error.description)
+                continue
+            }
+            let format = CorpusReader.Format.of(path: file)
+            let chunker = override ?? Self.defaultChunker(format)
+            let chunkerJSON = String(decoding: try JSONEncoder().encode(chunker), as: UTF8.self)
+            let hash = SHA256.hex(data) + ":" + chunkerJSON
+            let key = URL(fileURLWithPath: file).standardizedFileURL.path
+            if try workspace.sourceHash(path: key) == hash {
+                report.unchanged += 1
+                continue
+            }
+            var documents: [CorpusDocument]
+            switch format {
+            case .jsonl:
+                let parsed = try CorpusReader.jsonl(text, file: file, strict: strict)
+                documents = parsed.documents
+                report.warnings += parsed.warnings
+            case .markdown, .text:
+                let title =
+                    text.split(separator: "\n").first { !$0.trimmingCharacters(in: .whitespaces).isEmpty }.map {
+                        String($0.drop { $0 == "#" || $0 == " " })
+                    } ?? ""
+                documents = [CorpusDocument(id: (file as NSString).lastPathComponent, title: "", text: text)]
+                documents[0].title = title
+            }
+            let stored = documents.map { document in
+                let bytes = Array(document.body.utf8)
+                return IngestDocument(
+                    externalID: document.id, title: document.title, body: document.body,
+                    chunks: chunker.ranges(document.body).map {
+                        IngestDocument.Chunk(
+                            startByte: $0.lowerBound, endByte: $0.upperBound,
+                            text: String(decoding: bytes[$0], as: UTF8.self))
+                    })
+            }
+            try workspace.replaceSource(
+                path: key, hash: hash, format: format.rawValue, chunkerJSON: chunkerJSON, documents: stored)
+            report.documents += stored.count
+            report.chunks += stored.reduce(0) { $0 + $1.chunks.count }
+        }
+        if embed { report.embedded = try embedMissing(reporter: reporter) }
+        return report
+    }
+
+    /// Embeds every chunk without a MiniLM embedding, storing each batch as it is done.
+    @discardableResult
+    package func embedMissing(reporter: JobReporter = .detached()) throws -> Int {
+        let missing = try workspace.chunksWithoutEmbedding(model: Self.embeddingModel)
+        guard !missing.isEmpty else { return 0 }
+        let embedder = try models.miniLM()
+        let batch = 128
+        var done = 0
+        for start in stride(from: 0, to: missing.count, by: batch) {
+            try reporter.checkCancellation()
+            reporter.report(
+                JobProgress(completed: Double(done), total: Double(missing.count), detail: "embedding chunks"))
+            let slice = Array(missing[start..<min(missing.count, start + batch)])
+            let vectors = embedder.embed(slice.map(\.text)).map(\.vector)
+            try workspace.storeEmbeddings(zip(slice, vectors).map { ($0.id, $1) }, model: Self.embeddingModel)
+            done += slice.count
+        }
+        return done
+    }
+}

@@ -1,0 +1,53 @@
+import Foundation
+
+/// Reads corpus files: JSONL (`{"id", "title", "text", ...}`), Markdown and plain text.
+package enum CorpusReader {
+    package enum Format: String, Sendable, Codable {
+        case jsonl, markdown, text
+
+        package static func of(path: String) -> Format {
+            let lower = path.lowercased()
+            if lower.hasSuffix(".jsonl") || lower.hasSuffix(".ndjson") { return .jsonl }
+            if lower.hasSuffix(".md") || lower.hasSuffix(".markdown") { return .markdown }
+            return .text
+        }
+    }
+
+    /// The text of a file's bytes, or why it is not indexable text (binary, not UTF-8).
+    package static func text(_ data: Data, file: String) throws(RetrievalError) -> String {
+        if data.prefix(8192).contains(0) { throw RetrievalError("\(file): binary file (NUL bytes), skipped") }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw RetrievalError("\(file): not valid UTF-8, skipped")
+        }
+        return text
+    }
+
+    /// JSONL records; a malformed line is a warning naming it (and skipped), or with `strict`
+    /// an error.
+    package static func jsonl(_ text: String, file: String, strict: Bool) throws(RetrievalError) -> (
+        documents: [CorpusDocument], warnings: [String]
+    ) {
+        var documents: [CorpusDocument] = []
+        var warnings: [String] = []
+        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let trimmed = line.trimmingCharacters(in: .whitespacesAndNewlines)
+            if trimmed.isEmpty { continue }
+            let problem: String
+            if let object = try? JSONSerialization.jsonObject(with: Data(trimmed.utf8)) as? [String: Any] {
+                let id =
+                    (object["id"] as? String) ?? (object["_id"] as? String) ?? (object["id"] as? NSNumber)?.stringValue
+                if let id, let body = object["text"] as? String {
+                    documents.append(CorpusDocument(id: id, title: (object["title"] as? String) ?? "", text: body))
+                    continue
+                }
+                problem = id == nil ? "no \"id\" (string or number)" : "no \"text\" string"
+            } else {
+                problem = "not a JSON object"
+            }
+            let message = "\(file):\(index + 1): \(problem)"
+            if strict { throw RetrievalError(message) }
+            warnings.append(message + ", line skipped")
+        }
+        return (documents, warnings)
+    }
+}
