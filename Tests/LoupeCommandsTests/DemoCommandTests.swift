@@ -64,7 +64,8 @@ import Testing
     @Test func theShippedScriptsParseIntoCommands() throws {
         for name in ["demo-workspace.loupe", "demo-workspace-more.loupe"] {
             let text = try String(
-                contentsOf: TestEnvironment.repositoryRoot.appendingPathComponent("sample-data/" + name), encoding: .utf8)
+                contentsOf: TestEnvironment.repositoryRoot.appendingPathComponent("sample-data/" + name),
+                encoding: .utf8)
             let outcome = CommandExecutor(session: session, isInsideTUI: false)
             for line in text.split(separator: "\n") where !line.hasPrefix("#") && !line.isEmpty {
                 // Every line is a command of the language (parsed, not run): `help` for it succeeds.

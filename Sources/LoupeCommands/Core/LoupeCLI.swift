@@ -28,7 +28,8 @@ package enum LoupeCLI {
             } else if let root = parsed as? Loupe {
                 guard let host else { throw NoTUIError() }
                 try host.openTUI(
-                    session: session(root.global.workspace), theme: root.theme, jobs: root.jobs, environment: environment,
+                    session: session(root.global.workspace), theme: root.theme, jobs: root.jobs,
+                    environment: environment,
                     firstFrameSize: benchFirstFrameSize(environment))
             } else {
                 var command = parsed
