@@ -33,20 +33,10 @@ package protocol PanelActionKind: Hashable, Sendable {}
 /// A panel's own action with its enum's type erased, so that one ``PanelAction`` case carries
 /// every panel's.
 package struct PanelOwnAction: Hashable, Sendable {
-    private let action: any Sendable
-    private let matches: @Sendable (any Sendable) -> Bool
-    private let hashing: @Sendable (inout Hasher) -> Void
+    private let action: AnySendableHashable
 
-    package init<Action: PanelActionKind>(_ action: Action) {
-        self.action = action
-        matches = { other in (other as? Action) == action }
-        hashing = { hasher in hasher.combine(action) }
-    }
+    package init<Action: PanelActionKind>(_ action: Action) { self.action = AnySendableHashable(action) }
 
     /// The action, when it is one of `Action`'s.
-    package func matching<Action: PanelActionKind>(_ type: Action.Type) -> Action? { action as? Action }
-
-    package static func == (left: PanelOwnAction, right: PanelOwnAction) -> Bool { left.matches(right.action) }
-
-    package func hash(into hasher: inout Hasher) { hashing(&hasher) }
+    package func matching<Action: PanelActionKind>(_ type: Action.Type) -> Action? { action.base as? Action }
 }

@@ -1,15 +1,11 @@
 /// A ``PortRequest`` with its types erased, so that one ``Effect`` case carries every panel's
 /// reads and the runtime has no per-feature code.
 package struct PortCall: Hashable, Sendable {
-    private let request: any Sendable
-    private let matches: @Sendable (any Sendable) -> Bool
-    private let hashing: @Sendable (inout Hasher) -> Void
+    private let request: AnySendableHashable
     private let answering: @Sendable (Ports) -> PortAnswer
 
     package init<Request: PortRequest>(_ request: Request) {
-        self.request = request
-        matches = { other in (other as? Request) == request }
-        hashing = { hasher in hasher.combine(request) }
+        self.request = AnySendableHashable(request)
         answering = { ports in
             guard let port = ports[Request.Port.self] else {
                 return PortAnswer(request, .failed("nothing to ask: \(Request.Port.self) is not available here"))
@@ -22,9 +18,9 @@ package struct PortCall: Hashable, Sendable {
     package func answer(using ports: Ports) -> PortAnswer { answering(ports) }
 
     /// The request, when it is a `Request` (tests and the benches look inside effects).
-    package func request<Request: PortRequest>(as type: Request.Type) -> Request? { request as? Request }
+    package func request<Request: PortRequest>(as type: Request.Type) -> Request? { request.base as? Request }
 
-    package static func == (left: PortCall, right: PortCall) -> Bool { left.matches(right.request) }
+    package static func == (left: PortCall, right: PortCall) -> Bool { left.request == right.request }
 
-    package func hash(into hasher: inout Hasher) { hashing(&hasher) }
+    package func hash(into hasher: inout Hasher) { hasher.combine(request) }
 }
