@@ -171,12 +171,8 @@ package struct AttentionPanel: Panel {
         case (.head, .down): query = min(analysis.count - 1, query + 1)
         case (.head, .top): query = 0
         case (.head, .bottom): query = analysis.count - 1
-        case (.table, .up): tableState.move(by: -1, count: analysis.statistics.count)
-        case (.table, .down): tableState.move(by: 1, count: analysis.statistics.count)
-        case (.table, .pageUp): tableState.move(by: -10, count: analysis.statistics.count)
-        case (.table, .pageDown): tableState.move(by: 10, count: analysis.statistics.count)
-        case (.table, .top): tableState.jump(toEnd: false, count: analysis.statistics.count)
-        case (.table, .bottom): tableState.jump(toEnd: true, count: analysis.statistics.count)
+        case (.table, .down), (.table, .up), (.table, .pageDown), (.table, .pageUp), (.table, .top), (.table, .bottom):
+            tableState.navigate(action, count: analysis.statistics.count)
         case (.table, PanelAction.own(Action.sort)):
             // Head name and entropy read best ascending (focused heads first), masses descending.
             let next = (sort.column + 1) % 7

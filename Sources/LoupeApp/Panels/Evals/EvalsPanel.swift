@@ -287,10 +287,8 @@ package struct EvalsPanel: Panel {
     package mutating func perform(_ action: PanelAction, area: Rect) -> [PanelEffect] {
         switch (view, action) {
         case (_, PanelAction.own(Action.reload)): return [.ask(LoadOverview())]
-        case (.runs, .down): runsList.move(by: 1, count: rows.count)
-        case (.runs, .up): runsList.move(by: -1, count: rows.count)
-        case (.runs, .top): runsList.jump(toEnd: false, count: rows.count)
-        case (.runs, .bottom): runsList.jump(toEnd: true, count: rows.count)
+        case (.runs, .down), (.runs, .up), (.runs, .pageDown), (.runs, .pageUp), (.runs, .top), (.runs, .bottom):
+            runsList.navigate(action, count: rows.count)
         case (.runs, .open):
             guard let run = selectedRun else { return runSuite() }
             view = .answers
@@ -329,12 +327,9 @@ package struct EvalsPanel: Panel {
                 .run("eval export \(id) --format csv -o eval-run-\(id).csv", tag: 0),
                 .run("eval export \(id) --format json -o eval-run-\(id).json", tag: 0),
             ]
-        case (.answers, .down): answersList.move(by: 1, count: answers.count)
-        case (.answers, .up): answersList.move(by: -1, count: answers.count)
-        case (.answers, .pageDown): answersList.move(by: max(1, area.height - 8), count: answers.count)
-        case (.answers, .pageUp): answersList.move(by: -max(1, area.height - 8), count: answers.count)
-        case (.answers, .top): answersList.jump(toEnd: false, count: answers.count)
-        case (.answers, .bottom): answersList.jump(toEnd: true, count: answers.count)
+        case (.answers, .down), (.answers, .up), (.answers, .pageDown), (.answers, .pageUp), (.answers, .top),
+            (.answers, .bottom):
+            answersList.navigate(action, count: answers.count, page: max(1, area.height - 8))
         case (.answers, PanelAction.own(Action.filter)):
             filter = Filter.allCases[(Filter.allCases.firstIndex(of: filter)! + 1) % Filter.allCases.count]
             answersList = ListState()
@@ -357,10 +352,9 @@ package struct EvalsPanel: Panel {
         case (.answer, .pageDown): answerOffset += max(1, area.height - 4)
         case (.answer, .pageUp): answerOffset = max(0, answerOffset - max(1, area.height - 4))
         case (.answer, .top): answerOffset = 0
-        case (.compare, .down): compareList.move(by: 1, count: changedItems.count)
-        case (.compare, .up): compareList.move(by: -1, count: changedItems.count)
-        case (.compare, .top): compareList.jump(toEnd: false, count: changedItems.count)
-        case (.compare, .bottom): compareList.jump(toEnd: true, count: changedItems.count)
+        case (.compare, .down), (.compare, .up), (.compare, .pageDown), (.compare, .pageUp), (.compare, .top),
+            (.compare, .bottom):
+            compareList.navigate(action, count: changedItems.count)
         case (.compare, .open):
             let items = changedItems
             guard compareList.selected < items.count, let run = comparison?.b.id else { return [] }

@@ -81,12 +81,8 @@ package struct NotebooksPanel: Panel {
             return []
         }
         switch action {
-        case .down: list.move(by: 1, count: notebooks.count)
-        case .up: list.move(by: -1, count: notebooks.count)
-        case .pageDown: list.move(by: page, count: notebooks.count)
-        case .pageUp: list.move(by: -page, count: notebooks.count)
-        case .top: list.jump(toEnd: false, count: notebooks.count)
-        case .bottom: list.jump(toEnd: true, count: notebooks.count)
+        case .down, .up, .pageDown, .pageUp, .top, .bottom:
+            list.navigate(action, count: notebooks.count, page: page)
         case .right: if document != nil { focusOnDocument = true }
         case .open: return openSelected()
         default: break

@@ -100,10 +100,8 @@ package struct RooflinePanel: Panel {
     package mutating func perform(_ action: PanelAction, area: Rect) -> [PanelEffect] {
         let count = rows.count
         switch action {
-        case .down: list.move(by: 1, count: count)
-        case .up: list.move(by: -1, count: count)
-        case .top: list.jump(toEnd: false, count: count)
-        case .bottom: list.jump(toEnd: true, count: count)
+        case .down, .up, .pageDown, .pageUp, .top, .bottom:
+            list.navigate(action, count: count)
         case PanelAction.own(Action.reload): return [.ask(LoadRoofline())]
         case PanelAction.own(Action.profile):
             guard let profiles = data?.profiles, !profiles.isEmpty else { return [] }

@@ -316,12 +316,9 @@ package struct SAEPanel: Panel {
             featureList = ListState()
         case (_, PanelAction.own(Action.reverse)) where view == .features:
             ascending.toggle()
-        case (.features, .up): featureList.move(by: -1, count: count)
-        case (.features, .down): featureList.move(by: 1, count: count)
-        case (.features, .pageUp): featureList.move(by: -10, count: count)
-        case (.features, .pageDown): featureList.move(by: 10, count: count)
-        case (.features, .top): featureList.jump(toEnd: false, count: count)
-        case (.features, .bottom): featureList.jump(toEnd: true, count: count)
+        case (.features, .down), (.features, .up), (.features, .pageDown), (.features, .pageUp), (.features, .top),
+            (.features, .bottom):
+            featureList.navigate(action, count: count)
         case (.features, .open):
             if let feature = selectedFeature?.feature { return openCard(feature) }
         case (.card, PanelAction.own(Action.next)), (.card, PanelAction.own(Action.previous)):

@@ -300,12 +300,8 @@ package struct TracesPanel: Panel {
         if let diff {
             let count = diff.rows.count
             switch action {
-            case .down: diffList.move(by: 1, count: count)
-            case .up: diffList.move(by: -1, count: count)
-            case .pageDown: diffList.move(by: max(1, area.height - 8), count: count)
-            case .pageUp: diffList.move(by: -max(1, area.height - 8), count: count)
-            case .top: diffList.jump(toEnd: false, count: count)
-            case .bottom: diffList.jump(toEnd: true, count: count)
+            case .down, .up, .pageDown, .pageUp, .top, .bottom:
+                diffList.navigate(action, count: count, page: max(1, area.height - 8))
             case PanelAction.own(Action.error):
                 // The next row where the runs part.
                 if let next = diff.rows.indices.first(where: { $0 > diffList.selected && diff.rows[$0].change != .same }
@@ -370,12 +366,8 @@ package struct TracesPanel: Panel {
         }
         let count = rows.count
         switch action {
-        case .down: list.move(by: 1, count: count)
-        case .up: list.move(by: -1, count: count)
-        case .pageDown: list.move(by: max(1, area.height - 4), count: count)
-        case .pageUp: list.move(by: -max(1, area.height - 4), count: count)
-        case .top: list.jump(toEnd: false, count: count)
-        case .bottom: list.jump(toEnd: true, count: count)
+        case .down, .up, .pageDown, .pageUp, .top, .bottom:
+            list.navigate(action, count: count, page: max(1, area.height - 4))
         case .open:
             guard list.selected < count else { return [] }
             let id = rows[list.selected].id
