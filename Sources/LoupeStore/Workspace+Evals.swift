@@ -212,11 +212,11 @@ extension Workspace {
     }
 
     /// The (item, epoch) pairs a run has answered: what a resumed run skips.
-    package func answeredEvalKeys(run: Int64) throws(WorkspaceError) -> Set<String> {
+    package func answeredEvalKeys(run: Int64) throws(WorkspaceError) -> Set<EvalItemKey> {
         try read { db in
             Set(
                 try Row.fetchAll(db, sql: "SELECT item_id, epoch FROM eval_results WHERE run_id = ?", arguments: [run])
-                    .map { "\($0["item_id"] as String)\u{1F}\($0["epoch"] as Int)" })
+                    .map { EvalItemKey(itemID: $0["item_id"], epoch: $0["epoch"]) })
         }
     }
 

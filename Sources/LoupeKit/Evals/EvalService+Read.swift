@@ -36,7 +36,7 @@ extension EvalService {
             self.scores = scores
         }
 
-        package var key: String { "\(result.itemID)\u{1F}\(result.epoch)" }
+        package var key: EvalItemKey { result.itemKey }
         package var targets: [String] {
             ((try? JSONValue.parse(result.targetsJSON))?.array ?? []).map(\.text)
         }
@@ -63,10 +63,10 @@ extension EvalService {
 
     package func detail(_ id: Int64) throws -> RunDetail {
         let run = try workspace.existingEvalRun(id)
-        let scores = Dictionary(grouping: try workspace.evalScores(run: id)) { "\($0.itemID)\u{1F}\($0.epoch)" }
+        let scores = Dictionary(grouping: try workspace.evalScores(run: id)) { $0.itemKey }
         let rows = try workspace.evalResults(run: id).map { result in
             let order = Self.scorers(run)
-            let mine = (scores["\(result.itemID)\u{1F}\(result.epoch)"] ?? []).sorted {
+            let mine = (scores[result.itemKey] ?? []).sorted {
                 (order.firstIndex(of: $0.scorer) ?? .max, $0.scorer) < (
                     order.firstIndex(of: $1.scorer) ?? .max, $1.scorer
                 )
@@ -107,9 +107,9 @@ extension EvalService {
     }
 
     package func scoredRows(run id: Int64) throws -> [ScoredRow] {
-        let scores = Dictionary(grouping: try workspace.evalScores(run: id)) { "\($0.itemID)\u{1F}\($0.epoch)" }
+        let scores = Dictionary(grouping: try workspace.evalScores(run: id)) { $0.itemKey }
         return try workspace.evalResults(run: id).map { result in
-            let mine = scores["\(result.itemID)\u{1F}\(result.epoch)"] ?? []
+            let mine = scores[result.itemKey] ?? []
             var values: [String: Double] = [:]
             var passed: [String: Bool] = [:]
             for score in mine {
@@ -319,11 +319,11 @@ extension EvalService {
             var scorerNames: [String] = []
             var rows: [(EvalResultRecord, [EvalScoreRecord])] = []
             var epochs = 1
-            var seen: Set<String> = []
+            var seen: Set<EvalItemKey> = []
             for (trace, metadata) in members {
                 let itemID = metadata["sample_id"].map { $0.string ?? $0.compactJSON } ?? String(trace.id)
                 let epoch = Int(metadata["epoch"]?.int ?? 1)
-                guard seen.insert("\(itemID)\u{1F}\(epoch)").inserted else { continue }
+                guard seen.insert(EvalItemKey(itemID: itemID, epoch: epoch)).inserted else { continue }
                 epochs = max(epochs, epoch)
                 let scores = try workspace.traceScores(trace: trace.id)
                 var records: [EvalScoreRecord] = []

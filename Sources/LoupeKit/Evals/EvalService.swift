@@ -169,9 +169,7 @@ package struct EvalService: Sendable {
             }
             let failed = try failedKeys(run: parentID)
             let results = try workspace.evalResults(run: parentID)
-            let scores = Dictionary(grouping: try workspace.evalScores(run: parentID)) {
-                "\($0.itemID)\u{1F}\($0.epoch)"
-            }
+            let scores = Dictionary(grouping: try workspace.evalScores(run: parentID)) { $0.itemKey }
             let byID = Dictionary(items.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
             runID = try workspace.createEvalRun(
                 EvalRunRecord(
@@ -180,7 +178,7 @@ package struct EvalService: Sendable {
                     scorersJSON: scorersJSON, epochs: parent.epochs, planned: results.count, parentRunID: parentID,
                     loupeVersion: loupeVersion, gitRevision: Self.gitRevision(near: suite.file)))
             for result in results {
-                let key = "\(result.itemID)\u{1F}\(result.epoch)"
+                let key = result.itemKey
                 if failed.contains(key), let item = byID[result.itemID] {
                     tasks.append(Task(item: item, epoch: result.epoch))
                 } else {
@@ -213,7 +211,7 @@ package struct EvalService: Sendable {
             try workspace.setEvalRunStatus(id, status: "running")
             let answered = try workspace.answeredEvalKeys(run: id)
             for item in items {
-                for epoch in 1...epochs where !answered.contains("\(item.id)\u{1F}\(epoch)") {
+                for epoch in 1...epochs where !answered.contains(EvalItemKey(itemID: item.id, epoch: epoch)) {
                     tasks.append(Task(item: item, epoch: epoch))
                 }
             }
@@ -524,12 +522,12 @@ package struct EvalService: Sendable {
             || (!scores.isEmpty && scores.allSatisfy { $0.passed == nil && $0.value == 0 })
     }
 
-    /// Keys ("item\u{1F}epoch") of a run's answers that failed.
-    package func failedKeys(run: Int64) throws -> Set<String> {
-        let scores = Dictionary(grouping: try workspace.evalScores(run: run)) { "\($0.itemID)\u{1F}\($0.epoch)" }
-        var failed: Set<String> = []
+    /// The items and epochs of a run's answers that failed.
+    package func failedKeys(run: Int64) throws -> Set<EvalItemKey> {
+        let scores = Dictionary(grouping: try workspace.evalScores(run: run)) { $0.itemKey }
+        var failed: Set<EvalItemKey> = []
         for result in try workspace.evalResults(run: run) {
-            let key = "\(result.itemID)\u{1F}\(result.epoch)"
+            let key = result.itemKey
             if Self.failed(error: result.error, scores: scores[key] ?? []) { failed.insert(key) }
         }
         return failed

@@ -38,7 +38,7 @@ package struct EvalsPanel: Panel {
     package var answersList = ListState()
     package private(set) var filter = Filter.all
     package private(set) var order = Order.item
-    package private(set) var answerKey: String?
+    package private(set) var answerKey: EvalItemKey?
     package var answerOffset = 0
     package private(set) var baseline: Int64?
     package private(set) var comparison: EvalService.Comparison?
@@ -275,7 +275,7 @@ package struct EvalsPanel: Panel {
         }
     }
 
-    private mutating func openAnswer(_ key: String, from origin: View) {
+    private mutating func openAnswer(_ key: EvalItemKey, from origin: View) {
         answerKey = key
         answerOffset = 0
         answerFrom = origin
