@@ -154,78 +154,11 @@ package struct EvalService: Sendable {
         let epochs = options.epochs ?? suite.epochs
         var items = loaded.items
         if let limit = options.limit { items = Array(items.prefix(limit)) }
-        let planned = items.count * epochs
-        let targetJSON = Self.targetJSON(suite.target).compactJSON
-        let scorersJSON = JSONValue.array(suite.scorers.map { .string($0.name) }).compactJSON
-
-        var runID: Int64
-        var resumed = false
-        var carried: [(EvalResultRecord, [EvalScoreRecord])] = []
-        var tasks: [Task] = []
-        if let parentID = options.onlyFailed {
-            guard let parent = try workspace.evalRun(parentID) else { throw EvalError("there is no run \(parentID)") }
-            guard parent.suite == suite.name else {
-                throw EvalError("run \(parentID) is of suite \(parent.suite), not \(suite.name)")
-            }
-            let failed = try failedKeys(run: parentID)
-            let results = try workspace.evalResults(run: parentID)
-            let scores = Dictionary(grouping: try workspace.evalScores(run: parentID)) { $0.itemKey }
-            let byID = Dictionary(items.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
-            runID = try workspace.createEvalRun(
-                EvalRunRecord(
-                    suite: suite.name, suiteFile: suite.file, suiteHash: loaded.suiteHash,
-                    datasetHash: loaded.datasetHash, targetKind: suite.target.kind, targetJSON: targetJSON,
-                    scorersJSON: scorersJSON, epochs: parent.epochs, planned: results.count, parentRunID: parentID,
-                    loupeVersion: loupeVersion, gitRevision: Self.gitRevision(near: suite.file)))
-            for result in results {
-                let key = result.itemKey
-                if failed.contains(key), let item = byID[result.itemID] {
-                    tasks.append(Task(item: item, epoch: result.epoch))
-                } else {
-                    var copy = result
-                    copy.runID = runID
-                    var metadata = (try? JSONValue.parse(result.metadataJSON))?.object ?? [:]
-                    metadata["carried_from_run"] = .number(Double(parentID))
-                    copy.metadataJSON = JSONValue.object(metadata).compactJSON
-                    carried.append(
-                        (
-                            copy,
-                            (scores[key] ?? []).map {
-                                var score = $0
-                                score.runID = runID
-                                return score
-                            }
-                        ))
-                }
-            }
-            try workspace.recordEvalResults(carried)
-        } else if !options.fresh,
-            let unfinished = try workspace.evalRuns().last(where: {
-                $0.suite == suite.name && $0.source == "loupe" && $0.status != "complete" && $0.status != "failed"
-                    && $0.parentRunID == nil && $0.suiteHash == loaded.suiteHash
-                    && $0.datasetHash == loaded.datasetHash && $0.epochs == epochs && $0.planned == planned
-            }), let id = unfinished.id
-        {
-            runID = id
-            resumed = true
-            try workspace.setEvalRunStatus(id, status: "running")
-            let answered = try workspace.answeredEvalKeys(run: id)
-            for item in items {
-                for epoch in 1...epochs where !answered.contains(EvalItemKey(itemID: item.id, epoch: epoch)) {
-                    tasks.append(Task(item: item, epoch: epoch))
-                }
-            }
-        } else {
-            runID = try workspace.createEvalRun(
-                EvalRunRecord(
-                    suite: suite.name, suiteFile: suite.file, suiteHash: loaded.suiteHash,
-                    datasetHash: loaded.datasetHash, targetKind: suite.target.kind, targetJSON: targetJSON,
-                    scorersJSON: scorersJSON, epochs: epochs, planned: planned, loupeVersion: loupeVersion,
-                    gitRevision: Self.gitRevision(near: suite.file)))
-            for item in items { for epoch in 1...epochs { tasks.append(Task(item: item, epoch: epoch)) } }
-        }
+        let plan = try plan(loaded, items: items, epochs: epochs, options: options)
+        let runID = plan.runID
+        let resumed = plan.resumed
+        let tasks = plan.tasks
         let total = (try workspace.existingEvalRun(runID).planned)
-        let fixedRunID = runID
         let skipped = total - tasks.count
 
         var watch = Stopwatch()
@@ -248,7 +181,7 @@ package struct EvalService: Sendable {
                 guard let index else { return }
                 let task = taskList[index]
                 let (result, scores) = Self.answer(
-                    task, runID: fixedRunID, suite: suite, answerer: answerer, tools: tools)
+                    task, runID: runID, suite: suite, answerer: answerer, tools: tools)
                 do {
                     try workspace.recordEvalResult(result, scores: scores)
                 } catch {
@@ -263,7 +196,7 @@ package struct EvalService: Sendable {
                         state.scored += 1
                     }
                     return Progress(
-                        runID: fixedRunID, done: state.done, total: total, errors: state.errors,
+                        runID: runID, done: state.done, total: total, errors: state.errors,
                         runningMean: state.scored > 0 ? state.sum / Double(state.scored) : nil,
                         elapsedSeconds: Date().timeIntervalSince(started))
                 }

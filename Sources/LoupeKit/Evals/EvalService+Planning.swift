@@ -1,0 +1,101 @@
+import Foundation
+import LoupeBase
+import LoupeEvals
+import LoupeStore
+
+extension EvalService {
+    /// What a call to ``run(_:options:reporter:onProgress:)`` will do: the run it writes into,
+    /// the answers still to make, and whether it resumed an unfinished run.
+    struct Plan {
+        var runID: Int64
+        var tasks: [Task]
+        var resumed: Bool
+    }
+
+    /// Plans a run of `items` × `epochs`: with `--only-failed` a new run that carries the
+    /// parent's passing answers over and makes the rest again; else the suite's unfinished run
+    /// when its inputs are unchanged (unless `fresh`); else a new run of everything.
+    func plan(_ loaded: LoadedSuite, items: [EvalItem], epochs: Int, options: RunOptions) throws -> Plan {
+        if let parentID = options.onlyFailed { return try planOnlyFailed(loaded, items: items, parentID: parentID) }
+        if !options.fresh, let resumed = try planResume(loaded, items: items, epochs: epochs) { return resumed }
+        let runID = try workspace.createEvalRun(newRun(loaded, epochs: epochs, planned: items.count * epochs))
+        var tasks: [Task] = []
+        for item in items { for epoch in 1...epochs { tasks.append(Task(item: item, epoch: epoch)) } }
+        return Plan(runID: runID, tasks: tasks, resumed: false)
+    }
+
+    /// A new run of `loaded` with its provenance (suite and dataset hashes, target, scorers,
+    /// Loupe's version, the git revision beside the suite).
+    private func newRun(_ loaded: LoadedSuite, epochs: Int, planned: Int, parentRunID: Int64? = nil) -> EvalRunRecord {
+        let suite = loaded.suite
+        return EvalRunRecord(
+            suite: suite.name, suiteFile: suite.file, suiteHash: loaded.suiteHash, datasetHash: loaded.datasetHash,
+            targetKind: suite.target.kind, targetJSON: Self.targetJSON(suite.target).compactJSON,
+            scorersJSON: JSONValue.array(suite.scorers.map { .string($0.name) }).compactJSON, epochs: epochs,
+            planned: planned, parentRunID: parentRunID, loupeVersion: loupeVersion,
+            gitRevision: Self.gitRevision(near: suite.file))
+    }
+
+    /// `--only-failed PARENT`: a new run with the parent's answers that passed copied over (and
+    /// marked `carried_from_run`), and the failed ones to make again.
+    private func planOnlyFailed(_ loaded: LoadedSuite, items: [EvalItem], parentID: Int64) throws -> Plan {
+        let suite = loaded.suite
+        guard let parent = try workspace.evalRun(parentID) else { throw EvalError("there is no run \(parentID)") }
+        guard parent.suite == suite.name else {
+            throw EvalError("run \(parentID) is of suite \(parent.suite), not \(suite.name)")
+        }
+        let failed = try failedKeys(run: parentID)
+        let results = try workspace.evalResults(run: parentID)
+        let scores = Dictionary(grouping: try workspace.evalScores(run: parentID)) { $0.itemKey }
+        let byID = Dictionary(items.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        let runID = try workspace.createEvalRun(
+            newRun(loaded, epochs: parent.epochs, planned: results.count, parentRunID: parentID))
+        var tasks: [Task] = []
+        var carried: [(EvalResultRecord, [EvalScoreRecord])] = []
+        for result in results {
+            let key = result.itemKey
+            if failed.contains(key), let item = byID[result.itemID] {
+                tasks.append(Task(item: item, epoch: result.epoch))
+            } else {
+                var copy = result
+                copy.runID = runID
+                var metadata = (try? JSONValue.parse(result.metadataJSON))?.object ?? [:]
+                metadata["carried_from_run"] = .number(Double(parentID))
+                copy.metadataJSON = JSONValue.object(metadata).compactJSON
+                carried.append(
+                    (
+                        copy,
+                        (scores[key] ?? []).map {
+                            var score = $0
+                            score.runID = runID
+                            return score
+                        }
+                    ))
+            }
+        }
+        try workspace.recordEvalResults(carried)
+        return Plan(runID: runID, tasks: tasks, resumed: false)
+    }
+
+    /// The suite's latest unfinished run made from the same inputs, with the answers it still
+    /// lacks; nil when there is none.
+    private func planResume(_ loaded: LoadedSuite, items: [EvalItem], epochs: Int) throws -> Plan? {
+        let planned = items.count * epochs
+        guard
+            let unfinished = try workspace.evalRuns().last(where: {
+                $0.suite == loaded.suite.name && $0.source == "loupe" && $0.status != "complete"
+                    && $0.status != "failed" && $0.parentRunID == nil && $0.suiteHash == loaded.suiteHash
+                    && $0.datasetHash == loaded.datasetHash && $0.epochs == epochs && $0.planned == planned
+            }), let id = unfinished.id
+        else { return nil }
+        try workspace.setEvalRunStatus(id, status: "running")
+        let answered = try workspace.answeredEvalKeys(run: id)
+        var tasks: [Task] = []
+        for item in items {
+            for epoch in 1...epochs where !answered.contains(EvalItemKey(itemID: item.id, epoch: epoch)) {
+                tasks.append(Task(item: item, epoch: epoch))
+            }
+        }
+        return Plan(runID: id, tasks: tasks, resumed: true)
+    }
+}
