@@ -24,19 +24,3 @@ package enum PanelAction: Hashable, Sendable {
         return nil
     }
 }
-
-/// The enum of a panel's own actions. A keymap binds a key to a case and the panel handles it in
-/// an exhaustive switch, so a key bound to nothing, or an action no key reaches, is a compile
-/// error rather than a silent no-op.
-package protocol PanelActionKind: Hashable, Sendable {}
-
-/// A panel's own action with its enum's type erased, so that one ``PanelAction`` case carries
-/// every panel's.
-package struct PanelOwnAction: Hashable, Sendable {
-    private let action: AnySendableHashable
-
-    package init<Action: PanelActionKind>(_ action: Action) { self.action = AnySendableHashable(action) }
-
-    /// The action, when it is one of `Action`'s.
-    package func matching<Action: PanelActionKind>(_ type: Action.Type) -> Action? { action.base as? Action }
-}

@@ -1,39 +1,6 @@
 import LoupeKit
 import LoupeTUI
 
-/// The panels of the tab bar, in order.
-package enum PanelID: String, CaseIterable, Hashable, Sendable {
-    case traces
-    case retrieval
-    case attention
-    case roofline
-    case evals
-    case notebooks
-    case sae
-}
-
-/// What a panel asks for: a command run on its behalf (the result comes back through
-/// ``Panel/commandFinished(tag:outcome:)``) or any app effect.
-package enum PanelEffect: Hashable, Sendable {
-    case run(String, tag: Int)
-    case app(Effect)
-    /// Show something in another panel (and focus it).
-    case navigate(Navigation)
-    /// Open the `:` line with a command to edit and run (a training run's settings).
-    case editCommand(String)
-
-    /// Asks `request` of its port; the answer comes back to ``Panel/receive(_:)``.
-    package static func ask<Request: PortRequest>(_ request: Request) -> PanelEffect { .app(.ask(request)) }
-}
-
-/// What a panel needs to draw itself.
-package struct PanelRenderContext: Sendable {
-    package var theme: Theme
-    package var focused: Bool
-    package var zoomed: Bool
-    package var searchQuery: String
-}
-
 /// A tab of the TUI. Panels render their state and emit effects; they never compute or do
 /// I/O themselves (LoupeKit does the work, through commands and effects).
 package protocol Panel: Sendable {

@@ -6,20 +6,3 @@ import Synchronization
 package protocol OutputSink: Sendable {
     func write(_ text: String)
 }
-
-/// The process's standard output.
-package struct StandardOutputSink: OutputSink {
-    package init() {}
-    package func write(_ text: String) {
-        FileHandle.standardOutput.write(Data(text.utf8))
-    }
-}
-
-/// Collects everything written, for the TUI and notebooks.
-package final class CapturedOutput: OutputSink {
-    private let buffer = Mutex<String>("")
-
-    package init() {}
-    package func write(_ text: String) { buffer.withLock { $0 += text } }
-    package var text: String { buffer.withLock { $0 } }
-}

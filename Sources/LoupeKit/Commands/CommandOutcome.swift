@@ -1,13 +1,5 @@
 import LoupeTUI
 
-/// Something a command asks of the TUI when it runs inside it (ignored on the shell).
-package enum UIRequest: Hashable, Sendable {
-    /// Switch to this theme now (the command already stored the choice in the workspace).
-    case applyTheme(Theme)
-    /// Leave the TUI.
-    case quit
-}
-
 /// What running one command line produced.
 package struct CommandOutcome: Hashable, Sendable {
     /// What the command printed.
@@ -24,16 +16,4 @@ package struct CommandOutcome: Hashable, Sendable {
     }
 
     package var succeeded: Bool { error == nil }
-}
-
-/// Runs command lines of the Loupe command language. The TUI, the REPL and notebooks hold one;
-/// LoupeCommands provides it, so these callers need not know ArgumentParser.
-package protocol CommandService: Sendable {
-    /// Every command, for completion and the palette.
-    var catalog: CommandCatalog { get }
-
-    /// Parses and runs `line` (shell-like quoting), reporting progress to `reporter`.
-    ///
-    /// - Parameter columns: the width help text should be wrapped to.
-    func execute(_ line: String, reporter: JobReporter, columns: Int) -> CommandOutcome
 }

@@ -33,11 +33,3 @@ package struct NotebooksBrowser: Sendable {
         }
     }
 }
-
-/// A notebook that could not be read.
-package struct NotebookReadError: UserFacingError {
-    package var path: String
-    package var reason: String
-
-    package var description: String { "\(path) cannot be read: \(reason)" }
-}

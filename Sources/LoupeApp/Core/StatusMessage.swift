@@ -1,0 +1,13 @@
+import LoupeKit
+import LoupeTUI
+
+/// The line at the right of the status bar: the last thing that happened.
+package struct StatusMessage: Hashable, Sendable {
+    package var text: String
+    package var level: StatusLevel
+
+    package init(text: String, level: StatusLevel) {
+        self.text = text
+        self.level = level
+    }
+}
