@@ -1,42 +1,6 @@
 import Foundation
 import LoupeBase
 
-/// A GPU kernel from an Nsight Compute CSV export, its launches aggregated.
-package struct NsightKernel: Hashable, Sendable {
-    package var name: String
-    package var device: String
-    /// The `ID` of every launch of this kernel in the file.
-    package var launchIDs: [String]
-    package var nanoseconds: Double
-    /// FP32, FP64 and FP16 FLOPs from the SASS instruction counters (add + mul + 2 × fma).
-    package var flops: [String: Double]
-    /// Bytes moved per memory level, from `dram__bytes.sum` (and `lts__t_bytes.sum`,
-    /// `l1tex__t_bytes.sum` when present).
-    package var bytes: [String: Double]
-    /// The device's ceilings from the export's `peak_sustained` metrics at the profiled clock:
-    /// GFLOP/s per precision (FP32, FP64, FP16), GB/s for DRAM.
-    package var peaks: [String: Double] = [:]
-}
-
-/// A file that cannot be imported, and why.
-package struct NsightImportError: UserFacingError, Hashable, Sendable {
-    /// The export, and the 1-based line when one row is at fault.
-    package var location: SourceLocation
-    package var message: String
-
-    package init(at location: SourceLocation, message: String) {
-        self.location = location
-        self.message = message
-    }
-
-    package init(file: String, line: Int?, message: String) {
-        self.init(at: SourceLocation(file: file, line: line), message: message)
-    }
-
-    /// `file:line: message`, or `file: message` for the file as a whole.
-    package var description: String { "\(location): \(message)" }
-}
-
 /// Reads `ncu --csv` exports: the details page (one row per launch × metric, current layout
 /// with or without rule columns, and the older one with `Kernel Time` and trailing commas) and
 /// the raw page (`--page raw`: one column per metric, a units row). Tolerates `==PROF==` lines

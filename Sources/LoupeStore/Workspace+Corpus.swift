@@ -1,59 +1,6 @@
 import Foundation
 import GRDB
 
-/// A document to store: its id in the source, title, body, and the chunks cut from the body.
-package struct IngestDocument: Hashable, Sendable {
-    package struct Chunk: Hashable, Sendable {
-        package var startByte: Int
-        package var endByte: Int
-        package var text: String
-
-        package init(startByte: Int, endByte: Int, text: String) {
-            self.startByte = startByte
-            self.endByte = endByte
-            self.text = text
-        }
-    }
-
-    package var externalID: String
-    package var title: String
-    package var body: String
-    package var chunks: [Chunk]
-
-    package init(externalID: String, title: String, body: String, chunks: [Chunk]) {
-        self.externalID = externalID
-        self.title = title
-        self.body = body
-        self.chunks = chunks
-    }
-}
-
-/// A stored chunk with its document's id and title.
-package struct StoredChunk: Hashable, Sendable {
-    package var id: Int64
-    package var documentID: String
-    package var title: String
-    package var ordinal: Int
-    package var startByte: Int
-    package var endByte: Int
-    package var text: String
-}
-
-/// A stored index: what it was built with and from.
-package struct StoredIndex: Hashable, Sendable {
-    package var kind: String
-    package var paramsJSON: String
-    package var corpusStamp: String
-    package var data: Data
-
-    package init(kind: String, paramsJSON: String, corpusStamp: String, data: Data) {
-        self.kind = kind
-        self.paramsJSON = paramsJSON
-        self.corpusStamp = corpusStamp
-        self.data = data
-    }
-}
-
 extension Workspace {
     /// The content hash recorded for `path`'s last ingest, if any.
     package func sourceHash(path: String) throws(WorkspaceError) -> String? {
@@ -279,16 +226,6 @@ extension Workspace {
             return db.lastInsertedRowID
         }
     }
-}
-
-/// A saved query run: what was asked, how, and the hits as they were (JSON).
-package struct StoredRetrieval: Hashable, Sendable {
-    package var id: Int64
-    package var query: String
-    package var retriever: String
-    package var paramsJSON: String
-    package var hitsJSON: String
-    package var createdAt: Date
 }
 
 extension Workspace {

@@ -1,28 +1,6 @@
 import Foundation
 import GRDB
 
-/// Where a command line was typed.
-package enum HistorySource: String, Codable, Sendable {
-    case tui
-    case repl
-}
-
-/// One row of `command_history`.
-struct HistoryEntry: Codable, FetchableRecord, PersistableRecord, Sendable {
-    static let databaseTableName = "command_history"
-    var id: Int64?
-    var line: String
-    var source: HistorySource
-    var ranAt: Date
-
-    enum CodingKeys: String, CodingKey {
-        case id
-        case line
-        case source
-        case ranAt = "ran_at"
-    }
-}
-
 extension Workspace {
     /// The most recent `limit` command lines from `source`, oldest first.
     package func history(source: HistorySource, limit: Int = 1000) throws(WorkspaceError) -> [String] {

@@ -1,36 +1,6 @@
 import Foundation
 import GRDB
 
-/// What `loupe workspace info` reports.
-package struct WorkspaceInfo: Codable, Hashable, Sendable {
-    /// A table and how many rows it holds.
-    package struct TableCount: Codable, Hashable, Sendable {
-        package var name: String
-        package var rows: Int
-    }
-
-    package var path: String
-    package var schemaVersion: Int
-    package var knownSchemaVersion: Int
-    package var fileBytes: Int64
-    package var walBytes: Int64
-    package var pageSize: Int
-    package var pageCount: Int
-    package var freePages: Int
-    package var journalMode: String
-    package var tables: [TableCount]
-}
-
-/// What `loupe workspace check` found.
-package struct WorkspaceCheck: Codable, Hashable, Sendable {
-    /// `PRAGMA integrity_check` lines; `["ok"]` when the file is sound.
-    package var integrity: [String]
-    /// Rows whose foreign key points at nothing, as `table rowid → parent`.
-    package var foreignKeyViolations: [String]
-
-    package var isHealthy: Bool { integrity == ["ok"] && foreignKeyViolations.isEmpty }
-}
-
 extension Workspace {
     /// Sizes, schema version and row counts per table.
     package func info() throws(WorkspaceError) -> WorkspaceInfo {

@@ -1,154 +1,6 @@
 import Foundation
 import GRDB
 
-/// A trace's row: identity and the totals the trace list shows.
-package struct TraceSummary: Hashable, Sendable, Codable {
-    package var id: Int64
-    package var externalID: String
-    package var format: String
-    package var sourceFile: String?
-    package var name: String
-    package var startedNs: Int64
-    package var endedNs: Int64
-    package var timed: Bool
-    package var spanCount: Int
-    package var stepCount: Int
-    package var errorCount: Int
-    package var inputTokens: Int?
-    package var outputTokens: Int?
-    package var cost: Double?
-    package var parentTraceID: Int64?
-    package var forkOrdinal: Int?
-    package var importedAt: Date
-
-    package var durationNs: Int64 { max(0, endedNs - startedNs) }
-
-    package init(
-        id: Int64, externalID: String, format: String, sourceFile: String?, name: String, startedNs: Int64,
-        endedNs: Int64, timed: Bool, spanCount: Int, stepCount: Int, errorCount: Int, inputTokens: Int?,
-        outputTokens: Int?, cost: Double?, parentTraceID: Int64?, forkOrdinal: Int?, importedAt: Date
-    ) {
-        self.id = id
-        self.externalID = externalID
-        self.format = format
-        self.sourceFile = sourceFile
-        self.name = name
-        self.startedNs = startedNs
-        self.endedNs = endedNs
-        self.timed = timed
-        self.spanCount = spanCount
-        self.stepCount = stepCount
-        self.errorCount = errorCount
-        self.inputTokens = inputTokens
-        self.outputTokens = outputTokens
-        self.cost = cost
-        self.parentTraceID = parentTraceID
-        self.forkOrdinal = forkOrdinal
-        self.importedAt = importedAt
-    }
-}
-
-/// A span's row without its payload: what the tree and timeline draw.
-package struct SpanRow: Hashable, Sendable, Codable {
-    package var ordinal: Int
-    package var spanID: String
-    package var parentSpanID: String?
-    package var kind: String
-    package var name: String
-    package var startNs: Int64
-    package var endNs: Int64?
-    package var status: String
-    package var statusMessage: String?
-    package var model: String?
-    package var inputTokens: Int?
-    package var outputTokens: Int?
-    package var cacheReadTokens: Int?
-    package var cacheWriteTokens: Int?
-    package var reasoningTokens: Int?
-    package var cost: Double?
-    package var toolName: String?
-
-    package init(
-        ordinal: Int, spanID: String, parentSpanID: String?, kind: String, name: String, startNs: Int64, endNs: Int64?,
-        status: String, statusMessage: String?, model: String?, inputTokens: Int?, outputTokens: Int?,
-        cacheReadTokens: Int?, cacheWriteTokens: Int?, reasoningTokens: Int?, cost: Double?, toolName: String?
-    ) {
-        self.ordinal = ordinal
-        self.spanID = spanID
-        self.parentSpanID = parentSpanID
-        self.kind = kind
-        self.name = name
-        self.startNs = startNs
-        self.endNs = endNs
-        self.status = status
-        self.statusMessage = statusMessage
-        self.model = model
-        self.inputTokens = inputTokens
-        self.outputTokens = outputTokens
-        self.cacheReadTokens = cacheReadTokens
-        self.cacheWriteTokens = cacheWriteTokens
-        self.reasoningTokens = reasoningTokens
-        self.cost = cost
-        self.toolName = toolName
-    }
-}
-
-/// A trace to store: its row (id ignored), spans with their payloads, scores.
-package struct NewTrace: Hashable, Sendable {
-    package struct SpanRecord: Hashable, Sendable {
-        package var row: SpanRow
-        package var payloadJSON: String
-        /// The source as written, zstd-compressed JSON.
-        package var rawZstd: Data?
-
-        package init(row: SpanRow, payloadJSON: String, rawZstd: Data?) {
-            self.row = row
-            self.payloadJSON = payloadJSON
-            self.rawZstd = rawZstd
-        }
-    }
-
-    package struct ScoreRecord: Hashable, Sendable {
-        package var scorer: String
-        package var valueJSON: String
-        package var answer: String?
-        package var explanation: String?
-
-        package init(scorer: String, valueJSON: String, answer: String?, explanation: String?) {
-            self.scorer = scorer
-            self.valueJSON = valueJSON
-            self.answer = answer
-            self.explanation = explanation
-        }
-    }
-
-    package var summary: TraceSummary
-    package var metadataJSON: String
-    package var contentHash: String
-    package var spans: [SpanRecord]
-    package var scores: [ScoreRecord]
-
-    package init(
-        summary: TraceSummary, metadataJSON: String, contentHash: String, spans: [SpanRecord], scores: [ScoreRecord]
-    ) {
-        self.summary = summary
-        self.metadataJSON = metadataJSON
-        self.contentHash = contentHash
-        self.spans = spans
-        self.scores = scores
-    }
-}
-
-/// What an import did.
-package struct TraceImportCounts: Hashable, Sendable {
-    package var added = 0
-    package var replaced = 0
-    package var unchanged = 0
-    package var ids: [Int64] = []
-
-    package init() {}
-}
-
 extension Workspace {
     /// Stores traces in one transaction: a trace already stored (same format and external id)
     /// with the same content is left as is, with other content it is replaced. Either every
@@ -319,26 +171,6 @@ extension Workspace {
     }
 }
 
-/// A model's price in dollars per million tokens.
-package struct ModelPrice: Hashable, Sendable, Codable {
-    package var model: String
-    package var inputPerMTok: Double
-    package var outputPerMTok: Double
-    /// Cached (read) input tokens; nil: billed as input.
-    package var cachedInputPerMTok: Double?
-    package var source: String
-
-    package init(
-        model: String, inputPerMTok: Double, outputPerMTok: Double, cachedInputPerMTok: Double?, source: String
-    ) {
-        self.model = model
-        self.inputPerMTok = inputPerMTok
-        self.outputPerMTok = outputPerMTok
-        self.cachedInputPerMTok = cachedInputPerMTok
-        self.source = source
-    }
-}
-
 extension Workspace {
     package func modelPrices() throws(WorkspaceError) -> [ModelPrice] {
         try read { db in
@@ -374,20 +206,6 @@ extension Workspace {
             return db.changesCount > 0
         }
     }
-}
-
-/// One trace's model calls of one model, summed: what pricing a trace needs.
-package struct ModelUsage: Hashable, Sendable {
-    package var trace: Int64
-    package var model: String?
-    package var calls: Int
-    package var inputTokens: Int?
-    package var outputTokens: Int?
-    package var cacheReadTokens: Int?
-    /// What the source recorded as cost, summed (nil when no call had one).
-    package var cost: Double?
-    /// Calls whose cost the source recorded.
-    package var costed: Int
 }
 
 extension Workspace {
@@ -427,13 +245,6 @@ extension Workspace {
             try String.fetchOne(db, sql: "SELECT metadata_json FROM traces WHERE id = ?", arguments: [trace])
         }
     }
-}
-
-/// A span's stored content: the payload JSON, and its source either as JSON or zstd-compressed.
-package struct StoredPayload: Hashable, Sendable {
-    package var payload: String
-    package var rawJSON: String?
-    package var rawZstd: Data?
 }
 
 extension Workspace {

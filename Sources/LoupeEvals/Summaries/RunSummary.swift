@@ -1,51 +1,3 @@
-/// One scored answer, as the statistics need it: the item, the epoch, and each scorer's value
-/// (and pass/fail where the scorer has one).
-package struct ScoredRow: Hashable, Sendable {
-    package var itemID: String
-    package var epoch: Int
-    package var values: [String: Double]
-    package var passed: [String: Bool]
-    package var confidence: Double?
-    package var latencySeconds: Double?
-    package var errored: Bool
-
-    package init(
-        itemID: String, epoch: Int, values: [String: Double], passed: [String: Bool] = [:], confidence: Double? = nil,
-        latencySeconds: Double? = nil, errored: Bool = false
-    ) {
-        self.itemID = itemID
-        self.epoch = epoch
-        self.values = values
-        self.passed = passed
-        self.confidence = confidence
-        self.latencySeconds = latencySeconds
-        self.errored = errored
-    }
-}
-
-/// A scorer's aggregate over a run, with the interval that fits its data: Wilson for a pass rate
-/// over single trials, clustered Student-t (epochs averaged within each item first) when items
-/// have several trials, Student-t for a continuous mean; a percentile bootstrap beside each.
-package struct ScorerSummary: Hashable, Sendable, Codable {
-    package struct PassAt: Hashable, Sendable, Codable {
-        package var k: Int
-        package var passAt: Double
-        package var passHat: Double
-    }
-
-    package var scorer: String
-    /// Every scored row has pass/fail: the headline is a pass rate.
-    package var binary: Bool
-    package var interval: Interval
-    package var bootstrap: Interval
-    package var items: Int
-    package var rows: Int
-    /// pass@k and pass^k for k = 1…epochs (binary scorers with more than one epoch).
-    package var passAtK: [PassAt]
-    /// When items state a confidence (binary scorers).
-    package var calibration: Calibration?
-}
-
 package struct RunSummary: Hashable, Sendable, Codable {
     package var scorers: [ScorerSummary]
     package var items: Int
@@ -110,42 +62,5 @@ package struct RunSummary: Hashable, Sendable, Codable {
         return ScorerSummary(
             scorer: scorer, binary: binary, interval: interval, bootstrap: .bootstrap(means), items: perItem.count,
             rows: scored.count, passAtK: passAtK, calibration: calibration)
-    }
-}
-
-/// Two runs compared scorer by scorer on the items both answered (epochs averaged within an item),
-/// with Benjamini-Hochberg adjusted p-values across the scorers.
-package struct RunComparison: Hashable, Sendable, Codable {
-    package struct Metric: Hashable, Sendable, Codable {
-        package var scorer: String
-        package var paired: PairedComparison
-        /// The p-value adjusted for the number of scorers compared (BH).
-        package var adjustedPValue: Double
-        package var significant: Bool { adjustedPValue < 0.05 }
-    }
-
-    package var metrics: [Metric]
-
-    package init(a: [ScoredRow], b: [ScoredRow], scorers: [String]) {
-        var compared: [(String, PairedComparison)] = []
-        for scorer in scorers {
-            func values(_ rows: [ScoredRow]) -> [String: [Double]] {
-                var out: [String: [Double]] = [:]
-                for row in rows {
-                    if let passed = row.passed[scorer] {
-                        out[row.itemID, default: []].append(passed ? 1 : 0)
-                    } else if let value = row.values[scorer] {
-                        out[row.itemID, default: []].append(value)
-                    }
-                }
-                return out
-            }
-            let left = values(a)
-            let right = values(b)
-            guard !left.isEmpty, !right.isEmpty, Set(left.keys).intersection(right.keys).count > 0 else { continue }
-            compared.append((scorer, PairedComparison(a: left, b: right)))
-        }
-        let adjusted = MultipleComparisons.benjaminiHochberg(compared.map(\.1.pValue))
-        metrics = zip(compared, adjusted).map { Metric(scorer: $0.0.0, paired: $0.0.1, adjustedPValue: $0.1) }
     }
 }

@@ -1,25 +1,3 @@
-/// A terminal size in cells.
-package struct Size: Hashable, Sendable {
-    package var width: Int
-    package var height: Int
-
-    package init(width: Int, height: Int) {
-        self.width = width
-        self.height = height
-    }
-}
-
-/// A cell position, `x` to the right and `y` down from the top-left corner.
-package struct Point: Hashable, Sendable {
-    package var x: Int
-    package var y: Int
-
-    package init(x: Int, y: Int) {
-        self.x = x
-        self.y = y
-    }
-}
-
 /// A rectangle of cells. Empty when either side is zero or negative.
 package struct Rect: Hashable, Sendable {
     package var x: Int

@@ -1,34 +1,3 @@
-/// A column of a ``TableView``.
-package struct TableColumn: Hashable, Sendable {
-    package var title: String
-    package var width: Constraint
-    package var alignment: Alignment
-
-    package init(_ title: String, width: Constraint, alignment: Alignment = .leading) {
-        self.title = title
-        self.width = width
-        self.alignment = alignment
-    }
-}
-
-/// Which column a table is sorted by, and in which direction.
-package struct TableSort: Hashable, Sendable {
-    package var column: Int
-    package var ascending: Bool
-
-    package init(column: Int, ascending: Bool) {
-        self.column = column
-        self.ascending = ascending
-    }
-
-    /// The sort after the user picks `column`: the same column flips direction, a new one
-    /// starts descending (the largest values are usually what one looks for).
-    package func toggled(to column: Int) -> TableSort {
-        column == self.column
-            ? TableSort(column: column, ascending: !ascending) : TableSort(column: column, ascending: false)
-    }
-}
-
 /// A table with a header row, a selected row and a sort indicator (`▲`/`▼`) on the sorted column.
 package struct TableView: Sendable {
     package var columns: [TableColumn]

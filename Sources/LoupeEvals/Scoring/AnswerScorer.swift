@@ -2,55 +2,6 @@ import Foundation
 import LoupeAgents
 import LoupeBase
 
-/// One scorer's verdict on one answer.
-package struct Verdict: Hashable, Sendable {
-    package var scorer: String
-    /// In [0, 1] for every scorer here (1 = right).
-    package var value: Double
-    /// Pass/fail for binary scorers and thresholded ones; nil for plain continuous ones.
-    package var passed: Bool?
-    /// Why, in a line a person reads in the drill-down.
-    package var explanation: String
-    /// What the scorer saw: the judge's prompt and raw verdict, the matched span, similarities.
-    package var details: JSONValue?
-
-    package init(scorer: String, value: Double, passed: Bool?, explanation: String, details: JSONValue? = nil) {
-        self.scorer = scorer
-        self.value = value
-        self.passed = passed
-        self.explanation = explanation
-        self.details = details
-    }
-
-    package static func binary(_ scorer: String, _ passed: Bool, _ explanation: String, details: JSONValue? = nil)
-        -> Verdict
-    {
-        Verdict(scorer: scorer, value: passed ? 1 : 0, passed: passed, explanation: explanation, details: details)
-    }
-}
-
-/// What answer scorers may need from outside this module: MiniLM embeddings and a judge model.
-package struct ScoringTools: Sendable {
-    /// Sentence embeddings (L2-normalised) for texts.
-    package var embed: (@Sendable ([String]) throws -> [[Float]])?
-    /// The chat provider a judge spec names.
-    package var provider: (@Sendable (ProviderSpec) throws -> any ChatProvider)?
-
-    package init(
-        embed: (@Sendable ([String]) throws -> [[Float]])? = nil,
-        provider: (@Sendable (ProviderSpec) throws -> any ChatProvider)? = nil
-    ) {
-        self.embed = embed
-        self.provider = provider
-    }
-}
-
-/// A scorer failed to run (not: the answer was wrong). The result keeps the error.
-package struct ScorerError: UserFacingError, Hashable, Sendable {
-    package var description: String
-    package init(_ description: String) { self.description = description }
-}
-
 /// Scores an answer against an item's targets, per the scorer's kind.
 package enum AnswerScorer {
     package static func score(
@@ -191,36 +142,5 @@ package enum AnswerScorer {
 
     package static func format(_ value: Double) -> String {
         value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(format: "%.3g", value)
-    }
-}
-
-/// Reads a judge's grade: Inspect's `GRADE: C|P|I` convention (last one wins), else a leading
-/// yes/no, correct/incorrect, pass/fail, else a number in [0, 1].
-package enum JudgeVerdict {
-    package static func value(_ verdict: String) -> Double? {
-        let upper = verdict.uppercased()
-        if let range = upper.range(of: "GRADE:", options: .backwards) {
-            let rest = upper[range.upperBound...].drop { $0 == " " || $0 == "*" }
-            switch rest.first {
-            case "C": return 1
-            case "P": return 0.5
-            case "I": return 0
-            default: break
-            }
-        }
-        let words = upper.split { !$0.isLetter && !$0.isNumber && $0 != "." }
-        guard let first = words.first else { return nil }
-        switch first {
-        case "YES", "CORRECT", "PASS", "TRUE": return 1
-        case "NO", "INCORRECT", "FAIL", "FALSE", "WRONG": return 0
-        default: break
-        }
-        if let number = Double(first), (0...1).contains(number) { return number }
-        return nil
-    }
-
-    static func summary(_ verdict: String) -> String {
-        let line = verdict.split(whereSeparator: \.isNewline).last.map(String.init) ?? verdict
-        return line.count > 80 ? line.prefix(77) + "…" : line
     }
 }

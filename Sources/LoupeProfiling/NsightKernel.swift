@@ -1,0 +1,19 @@
+import Foundation
+import LoupeBase
+
+/// A GPU kernel from an Nsight Compute CSV export, its launches aggregated.
+package struct NsightKernel: Hashable, Sendable {
+    package var name: String
+    package var device: String
+    /// The `ID` of every launch of this kernel in the file.
+    package var launchIDs: [String]
+    package var nanoseconds: Double
+    /// FP32, FP64 and FP16 FLOPs from the SASS instruction counters (add + mul + 2 × fma).
+    package var flops: [String: Double]
+    /// Bytes moved per memory level, from `dram__bytes.sum` (and `lts__t_bytes.sum`,
+    /// `l1tex__t_bytes.sum` when present).
+    package var bytes: [String: Double]
+    /// The device's ceilings from the export's `peak_sustained` metrics at the profiled clock:
+    /// GFLOP/s per precision (FP32, FP64, FP16), GB/s for DRAM.
+    package var peaks: [String: Double] = [:]
+}

@@ -1,0 +1,49 @@
+import Foundation
+import GRDB
+
+/// A trace's row: identity and the totals the trace list shows.
+package struct TraceSummary: Hashable, Sendable, Codable {
+    package var id: Int64
+    package var externalID: String
+    package var format: String
+    package var sourceFile: String?
+    package var name: String
+    package var startedNs: Int64
+    package var endedNs: Int64
+    package var timed: Bool
+    package var spanCount: Int
+    package var stepCount: Int
+    package var errorCount: Int
+    package var inputTokens: Int?
+    package var outputTokens: Int?
+    package var cost: Double?
+    package var parentTraceID: Int64?
+    package var forkOrdinal: Int?
+    package var importedAt: Date
+
+    package var durationNs: Int64 { max(0, endedNs - startedNs) }
+
+    package init(
+        id: Int64, externalID: String, format: String, sourceFile: String?, name: String, startedNs: Int64,
+        endedNs: Int64, timed: Bool, spanCount: Int, stepCount: Int, errorCount: Int, inputTokens: Int?,
+        outputTokens: Int?, cost: Double?, parentTraceID: Int64?, forkOrdinal: Int?, importedAt: Date
+    ) {
+        self.id = id
+        self.externalID = externalID
+        self.format = format
+        self.sourceFile = sourceFile
+        self.name = name
+        self.startedNs = startedNs
+        self.endedNs = endedNs
+        self.timed = timed
+        self.spanCount = spanCount
+        self.stepCount = stepCount
+        self.errorCount = errorCount
+        self.inputTokens = inputTokens
+        self.outputTokens = outputTokens
+        self.cost = cost
+        self.parentTraceID = parentTraceID
+        self.forkOrdinal = forkOrdinal
+        self.importedAt = importedAt
+    }
+}
