@@ -61,14 +61,7 @@ enum RenderBench {
             workspaceName: "bench", catalog: CommandCatalog(entries: []), themeNames: [], history: [])
         var ports = Ports()
         ports.register(browser)
-        func settle(_ effects: [Effect]) {
-            var pending = effects
-            while !pending.isEmpty {
-                if case .port(let call) = pending.removeFirst() {
-                    pending += state.update(.answered(call.answer(using: ports)))
-                }
-            }
-        }
+        func settle(_ effects: [Effect]) { state.settle(effects, ports: ports) }
         settle(state.update(.input(.key(.character("R")))))
         var clock = Stopwatch()
         settle(state.update(.input(.key(.enter))))

@@ -82,12 +82,7 @@ enum AppFixtures {
     /// Runs the port requests among `effects` on `ports` as the runtime would (synchronously
     /// here), feeding each answer back, until no request is left; other effects are dropped.
     static func settle(_ effects: [Effect], _ state: inout AppState, ports: Ports) {
-        var pending = effects
-        while !pending.isEmpty {
-            if case .port(let call) = pending.removeFirst() {
-                pending += state.update(.answered(call.answer(using: ports)))
-            }
-        }
+        state.settle(effects, ports: ports)
     }
 
     /// Presses keys in order and returns every effect.
