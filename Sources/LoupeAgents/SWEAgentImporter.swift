@@ -43,8 +43,13 @@ package enum SWEAgentImporter {
         var spans = [root]
         let timed = list.contains { $0["extra"]?["timestamp"]?.number != nil }
         var clock: Int64 = 0
-        func time(_ item: JSONValue) -> Int64 {
-            if timed, let seconds = item["extra"]?["timestamp"]?.number { return Int64(seconds * 1e9) }
+        func nanoseconds(_ seconds: Double, _ index: Int) throws(TraceImportError) -> Int64 {
+            do { return try CheckedNumber.nanoseconds(seconds: seconds, field: "extra.timestamp") } catch {
+                throw TraceImportError(file: file, part: "messages[\(index)]", error.message)
+            }
+        }
+        func time(_ item: JSONValue, _ index: Int) throws(TraceImportError) -> Int64 {
+            if timed, let seconds = item["extra"]?["timestamp"]?.number { return try nanoseconds(seconds, index) }
             clock += 1
             return clock
         }
@@ -57,7 +62,7 @@ package enum SWEAgentImporter {
             let extra = item["extra"]
             switch role {
             case "assistant":
-                let end = time(item)
+                let end = try time(item, i)
                 guard var message = GenAIMessages.message(item) else { continue }
                 message.role = "assistant"
                 var llm = TraceSpan(
@@ -98,13 +103,16 @@ package enum SWEAgentImporter {
                 if let submission = extra?["submission"]?.string, !submission.isEmpty {
                     spans[0].output = [Message(role: "assistant", text: submission)]
                 }
-                if timed, let t = extra?["timestamp"]?.number { lastTime = Int64(t * 1e9) }
+                if timed, let t = extra?["timestamp"]?.number { lastTime = try nanoseconds(t, i) }
             default:
                 guard let message = GenAIMessages.message(item) else { continue }
                 let isObservation = extra?["returncode"] != nil || role == "tool"
                 if isObservation, !openTools.isEmpty {
                     let index = openTools.removeFirst()
-                    let end = extra?["timestamp"]?.number.map { timed ? Int64($0 * 1e9) : 0 } ?? spans[index].startNs
+                    let seconds = extra?["timestamp"]?.number
+                    let end =
+                        try seconds.map { (t) throws(TraceImportError) in timed ? try nanoseconds(t, i) : 0 }
+                        ?? spans[index].startNs
                     spans[index].endNs = max(end, spans[index].startNs)
                     spans[index].tool?.result = message.text
                     let code = extra?["returncode"]?.int
