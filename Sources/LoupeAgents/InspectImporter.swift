@@ -230,12 +230,16 @@ package enum InspectImporter {
                     message($0, resolve: resolve)
                 }
                 let usage = event["output"]?["usage"]
+                func tokens(_ key: String) throws(TraceImportError) -> Int? {
+                    try checked { () throws(CheckedNumber.Failure) in
+                        try Usage.tokenCount(usage?[key], field: "events[\(index)].output.usage.\(key)")
+                    }
+                }
                 span.usage = Usage(
-                    inputTokens: usage?["input_tokens"]?.int.map(Int.init),
-                    outputTokens: usage?["output_tokens"]?.int.map(Int.init),
-                    cacheReadTokens: usage?["input_tokens_cache_read"]?.int.map(Int.init),
-                    cacheWriteTokens: usage?["input_tokens_cache_write"]?.int.map(Int.init),
-                    reasoningTokens: usage?["reasoning_tokens"]?.int.map(Int.init),
+                    inputTokens: try tokens("input_tokens"), outputTokens: try tokens("output_tokens"),
+                    cacheReadTokens: try tokens("input_tokens_cache_read"),
+                    cacheWriteTokens: try tokens("input_tokens_cache_write"),
+                    reasoningTokens: try tokens("reasoning_tokens"),
                     cost: usage?["total_cost"]?.number)
                 if let error = event["error"], !error.isNull { span.status = .error(error.text) }
                 span.raw = event

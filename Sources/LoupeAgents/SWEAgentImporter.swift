@@ -70,7 +70,9 @@ package enum SWEAgentImporter {
                     endNs: end)
                 llm.model = model
                 llm.input = messages
-                llm.usage = usage(extra)
+                do { llm.usage = try usage(extra) } catch {
+                    throw TraceImportError(file: file, part: "messages[\(i)]", error.message)
+                }
                 llm.raw = item
                 llm.status = .ok
                 spans.append(llm)
@@ -147,12 +149,13 @@ package enum SWEAgentImporter {
         return trace
     }
 
-    private static func usage(_ extra: JSONValue?) -> Usage {
+    private static func usage(_ extra: JSONValue?) throws(CheckedNumber.Failure) -> Usage {
         var usage = Usage(cost: extra?["cost"]?.number)
         // Model classes that keep the provider's response carry its usage block.
         if let u = extra?["response"]?["usage"] {
-            usage.inputTokens = u["prompt_tokens"]?.int.map(Int.init)
-            usage.outputTokens = u["completion_tokens"]?.int.map(Int.init)
+            usage.inputTokens = try Usage.tokenCount(u["prompt_tokens"], field: "extra.response.usage.prompt_tokens")
+            usage.outputTokens = try Usage.tokenCount(
+                u["completion_tokens"], field: "extra.response.usage.completion_tokens")
         }
         return usage
     }
@@ -177,10 +180,13 @@ package enum SWEAgentImporter {
         let stats = info?["model_stats"]
         let model = value["replay_config"].flatMap(config)?["agent"]?["model"]?["name"]?.string
         var root = TraceSpan(spanID: "root", parentID: nil, kind: .agent, name: "swe-agent", startNs: 0, endNs: nil)
-        root.usage = Usage(
-            inputTokens: stats?["tokens_sent"]?.int.map(Int.init),
-            outputTokens: stats?["tokens_received"]?.int.map(Int.init),
-            cost: stats?["instance_cost"]?.number)
+        do {
+            root.usage = Usage(
+                inputTokens: try Usage.tokenCount(stats?["tokens_sent"], field: "info.model_stats.tokens_sent"),
+                outputTokens: try Usage.tokenCount(
+                    stats?["tokens_received"], field: "info.model_stats.tokens_received"),
+                cost: stats?["instance_cost"]?.number)
+        } catch { throw TraceImportError(file: file, error.message) }
         if let task = history.first(where: { $0.role == "user" && $0.name != "demo" }) {
             root.name = firstLine(task.text)
         }

@@ -76,6 +76,25 @@ import Testing
         #expect(error?.description.hasPrefix("run.traj.json:messages[1]: extra.timestamp: ") == true)
     }
 
+    /// Token counts are summed per trace and per run: two of 2^62 overflowed.
+    @Test(arguments: ["-5", "4611686018427387904"])
+    func inspectTokenCountsOutOfRangeAreErrors(_ count: String) {
+        let event =
+            #"{"event":"model","timestamp":"2026-01-01T00:00:00Z","output":{"usage":{"input_tokens":\#(count)}}}"#
+        let error = importError(inspect(sample: #"{"id":1,"events":[\#(event)]}"#), file: "log.json")
+        #expect(
+            error?.description.hasPrefix("log.json:samples[0]: events[0].output.usage.input_tokens: \(count)") == true)
+    }
+
+    @Test func otlpTokenCountsOutOfRangeAreErrors() {
+        let span =
+            #"{"traceId":"0123456789abcdef0123456789abcdef","spanId":"0123456789abcdef","name":"chat","startTimeUnixNano":"1","endTimeUnixNano":"2","attributes":[{"key":"gen_ai.usage.input_tokens","value":{"intValue":"4611686018427387904"}}]}"#
+        let file = #"{"resourceSpans":[{"scopeSpans":[{"spans":[\#(span)]}]}]}"#
+        let error = importError(Data(file.utf8), file: "t.json")
+        #expect(error?.description.contains("attributes.gen_ai.usage.input_tokens") == true)
+        #expect(error?.description.contains("is not a token count") == true)
+    }
+
     /// A zip of stored (uncompressed) members: local headers, central directory, end record.
     private func storedZip(_ members: [(name: String, text: String)]) -> Data {
         var body: [UInt8] = []
