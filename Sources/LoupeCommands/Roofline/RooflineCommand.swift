@@ -310,7 +310,8 @@ struct RooflineCommand: ParsableCommand {
             for ceiling in profile.ceilings {
                 context.print(
                     "  " + ceiling.name.padding(toLength: 16, withPad: " ", startingAt: 0)
-                        + String(format: "%10.1f %@  ", ceiling.value, ceiling.kind == "memory" ? "GB/s   " : "GFLOP/s")
+                        + String(format: "%10.1f ", ceiling.value) + (ceiling.kind == "memory" ? "GB/s   " : "GFLOP/s")
+                        + "  "
                         + ceiling.provenance)
             }
             context.print("")
@@ -328,7 +329,8 @@ struct RooflineCommand: ParsableCommand {
                 line += String(format: " %9.1f GFLOP/s", rate)
                 if let ai = p.flopsPerByte { line += String(format: " %8.2f FLOP/B", ai) }
                 if let level = p.level, let attainable = p.attainable, let fraction = p.fraction, let bound = p.bound {
-                    line += String(format: "  %@ attainable %.0f, %.0f%%, %@", level, attainable, fraction * 100, bound)
+                    line +=
+                        "  \(level) " + String(format: "attainable %.0f, %.0f%%, ", attainable, fraction * 100) + bound
                 }
                 context.print(line)
             }
