@@ -10,6 +10,14 @@ import LoupeBase
 package enum InspectImporter {
     package static func traces(_ data: Data, file: String) throws(TraceImportError) -> [Trace] {
         if data.starts(with: [0x50, 0x4B]) { return try evalZip(data, file: file) }
+        // A `.eval` log is always a zip; reading another one as JSON would report a JSON error
+        // about bytes that were never meant to be JSON.
+        if file.lowercased().hasSuffix(".eval") {
+            throw TraceImportError(
+                file: file,
+                "not a zip archive (an Inspect .eval log is one; the file is \(data.isEmpty ? "empty" : "something else"))"
+            )
+        }
         let log: JSONValue
         do { log = try JSONValue.parse(data) } catch {
             throw TraceImportError(file: file, "not JSON (\(error))")
@@ -55,8 +63,12 @@ package enum InspectImporter {
         }
     }
 
-    /// "2026-11-22T11:44:46.562450+00:00" → ns since 1970 (the offset applied); nil if it is not one.
-    package static func timestamp(_ text: String?) -> Int64? {
+    /// "2026-11-22T11:44:46.562450+00:00" → ns since 1970 (the offset applied); nil if it is not
+    /// one; a failure naming `field` if it is a date outside what Int64 nanoseconds hold (years
+    /// 1678 to 2261).
+    package static func timestamp(_ text: String?, field: String = "timestamp") throws(CheckedNumber.Failure)
+        -> Int64?
+    {
         guard let text else { return nil }
         let u = Array(text.utf8)
         func digits(_ from: Int, _ count: Int) -> Int64? {
@@ -71,7 +83,8 @@ package enum InspectImporter {
         guard u.count >= 19, let year = digits(0, 4), let month = digits(5, 2), let day = digits(8, 2),
             let hour = digits(11, 2), let minute = digits(14, 2), let second = digits(17, 2)
         else { return nil }
-        // Days from the civil date (Howard Hinnant's algorithm).
+        // Days from the civil date (Howard Hinnant's algorithm); four-digit fields keep every
+        // step here far inside Int64, only the step to nanoseconds can overflow.
         let y = month <= 2 ? year - 1 : year
         let era = (y >= 0 ? y : y - 399) / 400
         let yoe = y - era * 400
@@ -79,25 +92,30 @@ package enum InspectImporter {
         let doy = (153 * mp + 2) / 5 + day - 1
         let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
         let days = era * 146_097 + doe - 719_468
-        var ns = ((days * 24 + hour) * 60 + minute) * 60 + second
-        ns *= 1_000_000_000
+        let seconds = ((days * 24 + hour) * 60 + minute) * 60 + second
+        var fraction: Int64 = 0
         var at = 19
         if at < u.count, u[at] == UInt8(ascii: ".") {
             at += 1
             var scale: Int64 = 100_000_000
             while at < u.count, u[at] >= 48, u[at] <= 57 {
-                ns += Int64(u[at] - 48) * scale
+                fraction += Int64(u[at] - 48) * scale
                 scale /= 10
                 at += 1
             }
         }
+        var offset: Int64 = 0
         if at < u.count, u[at] == UInt8(ascii: "+") || u[at] == UInt8(ascii: "-"),
             let oh = digits(at + 1, 2), let om = digits(at + 4, 2)
         {
-            let offset = (oh * 60 + om) * 60 * 1_000_000_000
-            ns += u[at] == UInt8(ascii: "+") ? -offset : offset
+            offset = (oh * 60 + om) * 60 * (u[at] == UInt8(ascii: "+") ? -1 : 1)
         }
-        return ns
+        do {
+            let utc = try CheckedNumber.product(seconds + offset, 1_000_000_000, field: field)
+            return try CheckedNumber.sum(utc, fraction, field: field)
+        } catch {
+            throw CheckedNumber.Failure(field: field, value: text, problem: "is outside the years 1678 to 2261")
+        }
     }
 
     private static func trace(_ sample: JSONValue, spec: [String: JSONValue], file: String, part: String)
@@ -105,6 +123,24 @@ package enum InspectImporter {
     {
         guard let id = sample["id"].map({ $0.string ?? $0.compactJSON }) else {
             throw TraceImportError(file: file, part: part, field: "id", "missing")
+        }
+        func checked<T>(_ body: () throws(CheckedNumber.Failure) -> T) throws(TraceImportError) -> T {
+            do { return try body() } catch { throw TraceImportError(file: file, part: part, error.message) }
+        }
+        func time(_ value: JSONValue?, field: String) throws(TraceImportError) -> Int64? {
+            try checked { () throws(CheckedNumber.Failure) in try timestamp(value?.string, field: field) }
+        }
+        func duration(_ value: JSONValue?, field: String) throws(TraceImportError) -> Int64? {
+            guard let seconds = value?.number else { return nil }
+            return try checked { () throws(CheckedNumber.Failure) in
+                try CheckedNumber.nanoseconds(seconds: seconds, field: field)
+            }
+        }
+        func after(_ start: Int64, _ duration: Int64?, field: String) throws(TraceImportError) -> Int64? {
+            guard let duration else { return nil }
+            return try checked { () throws(CheckedNumber.Failure) in
+                try CheckedNumber.sum(start, duration, field: field)
+            }
         }
         let epoch = sample["epoch"]?.int ?? 1
         let attachments = sample["attachments"]?.object ?? [:]
@@ -114,15 +150,22 @@ package enum InspectImporter {
         }
         let pool = (sample["events_data"]?["messages"]?.array ?? []).map { message($0, resolve: resolve) }
         let events = sample["events"]?.array ?? []
-        let firstEvent = events.lazy.compactMap { timestamp($0["timestamp"]?.string) }.first
-        let started = [timestamp(sample["started_at"]?.string), firstEvent].compactMap { $0 }.min() ?? 0
-        let ended =
-            timestamp(sample["completed_at"]?.string) ?? started + Int64((sample["total_time"]?.number ?? 0) * 1e9)
+        var firstEvent: Int64?
+        for (index, event) in events.enumerated() {
+            firstEvent = try time(event["timestamp"], field: "events[\(index)].timestamp")
+            if firstEvent != nil { break }
+        }
+        let started = [try time(sample["started_at"], field: "started_at"), firstEvent].compactMap { $0 }.min() ?? 0
+        // `??` with a throwing right side would rethrow untyped: the fallbacks are spelled out.
+        var ended = try time(sample["completed_at"], field: "completed_at")
+        if ended == nil {
+            ended = try after(started, duration(sample["total_time"], field: "total_time"), field: "total_time")
+        }
         let rootID = "sample"
         var root = TraceSpan(
             spanID: rootID, parentID: nil, kind: .agent,
             name: "\(spec["task"]?.string ?? "task") · \(id) · epoch \(epoch)",
-            startNs: started, endNs: ended)
+            startNs: started, endNs: ended ?? started)
         root.model = spec["model"]?.string
         var spans = [root]
         var open: [String: Int] = [:]
@@ -137,11 +180,13 @@ package enum InspectImporter {
         var scores: [Score] = []
         for (index, event) in events.enumerated() {
             let kind = event["event"]?.string ?? ""
-            let at = timestamp(event["timestamp"]?.string) ?? started
+            let at = try time(event["timestamp"], field: "events[\(index)].timestamp") ?? started
             let parent = owner(event["span_id"]?.string)
-            let completed =
-                timestamp(event["completed"]?.string)
-                ?? (event["working_time"]?.number).map { at + Int64($0 * 1e9) }
+            var completed = try time(event["completed"], field: "events[\(index)].completed")
+            if completed == nil {
+                let field = "events[\(index)].working_time"
+                completed = try after(at, duration(event["working_time"], field: field), field: field)
+            }
             switch kind {
             case "span_begin":
                 guard let spanID = event["id"]?.string else {
@@ -185,12 +230,16 @@ package enum InspectImporter {
                     message($0, resolve: resolve)
                 }
                 let usage = event["output"]?["usage"]
+                func tokens(_ key: String) throws(TraceImportError) -> Int? {
+                    try checked { () throws(CheckedNumber.Failure) in
+                        try Usage.tokenCount(usage?[key], field: "events[\(index)].output.usage.\(key)")
+                    }
+                }
                 span.usage = Usage(
-                    inputTokens: usage?["input_tokens"]?.int.map(Int.init),
-                    outputTokens: usage?["output_tokens"]?.int.map(Int.init),
-                    cacheReadTokens: usage?["input_tokens_cache_read"]?.int.map(Int.init),
-                    cacheWriteTokens: usage?["input_tokens_cache_write"]?.int.map(Int.init),
-                    reasoningTokens: usage?["reasoning_tokens"]?.int.map(Int.init),
+                    inputTokens: try tokens("input_tokens"), outputTokens: try tokens("output_tokens"),
+                    cacheReadTokens: try tokens("input_tokens_cache_read"),
+                    cacheWriteTokens: try tokens("input_tokens_cache_write"),
+                    reasoningTokens: try tokens("reasoning_tokens"),
                     cost: usage?["total_cost"]?.number)
                 if let error = event["error"], !error.isNull { span.status = .error(error.text) }
                 span.raw = event

@@ -112,7 +112,7 @@ package enum OTLPImporter {
         span.model =
             (attributes["gen_ai.response.model"] ?? attributes["gen_ai.request.model"]
             ?? attributes["llm.model_name"])?.string
-        span.usage = usage(attributes)
+        do { span.usage = try usage(attributes) } catch { throw fail(error.field, "\(error.value) \(error.problem)") }
         (span.input, span.output) = GenAIMessages.messages(attributes: attributes, events: events)
         span.tool = tool(attributes, kind: span.kind)
         span.attributes = withoutContent(attributes, span: span)
@@ -157,18 +157,21 @@ package enum OTLPImporter {
         return .other
     }
 
-    private static func usage(_ a: [String: JSONValue]) -> Usage {
-        func int(_ keys: String...) -> Int? { keys.lazy.compactMap { a[$0]?.int }.first.map { Int($0) } }
+    private static func usage(_ a: [String: JSONValue]) throws(CheckedNumber.Failure) -> Usage {
+        func int(_ keys: String...) throws(CheckedNumber.Failure) -> Int? {
+            guard let key = keys.first(where: { a[$0]?.int != nil }) else { return nil }
+            return try Usage.tokenCount(a[key], field: "attributes.\(key)")
+        }
         return Usage(
-            inputTokens: int("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt"),
-            outputTokens: int(
+            inputTokens: try int("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt"),
+            outputTokens: try int(
                 "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens", "llm.token_count.completion"),
-            cacheReadTokens: int(
+            cacheReadTokens: try int(
                 "gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_read_input_tokens",
                 "llm.token_count.prompt_details.cache_read"),
-            cacheWriteTokens: int(
+            cacheWriteTokens: try int(
                 "gen_ai.usage.cache_creation.input_tokens", "llm.token_count.prompt_details.cache_write"),
-            reasoningTokens: int(
+            reasoningTokens: try int(
                 "gen_ai.usage.reasoning.output_tokens", "llm.token_count.completion_details.reasoning"),
             cost: a["llm.cost.total"]?.number ?? a["gen_ai.usage.cost"]?.number)
     }

@@ -43,8 +43,13 @@ package enum SWEAgentImporter {
         var spans = [root]
         let timed = list.contains { $0["extra"]?["timestamp"]?.number != nil }
         var clock: Int64 = 0
-        func time(_ item: JSONValue) -> Int64 {
-            if timed, let seconds = item["extra"]?["timestamp"]?.number { return Int64(seconds * 1e9) }
+        func nanoseconds(_ seconds: Double, _ index: Int) throws(TraceImportError) -> Int64 {
+            do { return try CheckedNumber.nanoseconds(seconds: seconds, field: "extra.timestamp") } catch {
+                throw TraceImportError(file: file, part: "messages[\(index)]", error.message)
+            }
+        }
+        func time(_ item: JSONValue, _ index: Int) throws(TraceImportError) -> Int64 {
+            if timed, let seconds = item["extra"]?["timestamp"]?.number { return try nanoseconds(seconds, index) }
             clock += 1
             return clock
         }
@@ -57,7 +62,7 @@ package enum SWEAgentImporter {
             let extra = item["extra"]
             switch role {
             case "assistant":
-                let end = time(item)
+                let end = try time(item, i)
                 guard var message = GenAIMessages.message(item) else { continue }
                 message.role = "assistant"
                 var llm = TraceSpan(
@@ -65,7 +70,9 @@ package enum SWEAgentImporter {
                     endNs: end)
                 llm.model = model
                 llm.input = messages
-                llm.usage = usage(extra)
+                do { llm.usage = try usage(extra) } catch {
+                    throw TraceImportError(file: file, part: "messages[\(i)]", error.message)
+                }
                 llm.raw = item
                 llm.status = .ok
                 spans.append(llm)
@@ -98,13 +105,16 @@ package enum SWEAgentImporter {
                 if let submission = extra?["submission"]?.string, !submission.isEmpty {
                     spans[0].output = [Message(role: "assistant", text: submission)]
                 }
-                if timed, let t = extra?["timestamp"]?.number { lastTime = Int64(t * 1e9) }
+                if timed, let t = extra?["timestamp"]?.number { lastTime = try nanoseconds(t, i) }
             default:
                 guard let message = GenAIMessages.message(item) else { continue }
                 let isObservation = extra?["returncode"] != nil || role == "tool"
                 if isObservation, !openTools.isEmpty {
                     let index = openTools.removeFirst()
-                    let end = extra?["timestamp"]?.number.map { timed ? Int64($0 * 1e9) : 0 } ?? spans[index].startNs
+                    let seconds = extra?["timestamp"]?.number
+                    let end =
+                        try seconds.map { (t) throws(TraceImportError) in timed ? try nanoseconds(t, i) : 0 }
+                        ?? spans[index].startNs
                     spans[index].endNs = max(end, spans[index].startNs)
                     spans[index].tool?.result = message.text
                     let code = extra?["returncode"]?.int
@@ -139,12 +149,13 @@ package enum SWEAgentImporter {
         return trace
     }
 
-    private static func usage(_ extra: JSONValue?) -> Usage {
+    private static func usage(_ extra: JSONValue?) throws(CheckedNumber.Failure) -> Usage {
         var usage = Usage(cost: extra?["cost"]?.number)
         // Model classes that keep the provider's response carry its usage block.
         if let u = extra?["response"]?["usage"] {
-            usage.inputTokens = u["prompt_tokens"]?.int.map(Int.init)
-            usage.outputTokens = u["completion_tokens"]?.int.map(Int.init)
+            usage.inputTokens = try Usage.tokenCount(u["prompt_tokens"], field: "extra.response.usage.prompt_tokens")
+            usage.outputTokens = try Usage.tokenCount(
+                u["completion_tokens"], field: "extra.response.usage.completion_tokens")
         }
         return usage
     }
@@ -169,10 +180,13 @@ package enum SWEAgentImporter {
         let stats = info?["model_stats"]
         let model = value["replay_config"].flatMap(config)?["agent"]?["model"]?["name"]?.string
         var root = TraceSpan(spanID: "root", parentID: nil, kind: .agent, name: "swe-agent", startNs: 0, endNs: nil)
-        root.usage = Usage(
-            inputTokens: stats?["tokens_sent"]?.int.map(Int.init),
-            outputTokens: stats?["tokens_received"]?.int.map(Int.init),
-            cost: stats?["instance_cost"]?.number)
+        do {
+            root.usage = Usage(
+                inputTokens: try Usage.tokenCount(stats?["tokens_sent"], field: "info.model_stats.tokens_sent"),
+                outputTokens: try Usage.tokenCount(
+                    stats?["tokens_received"], field: "info.model_stats.tokens_received"),
+                cost: stats?["instance_cost"]?.number)
+        } catch { throw TraceImportError(file: file, error.message) }
         if let task = history.first(where: { $0.role == "user" && $0.name != "demo" }) {
             root.name = firstLine(task.text)
         }

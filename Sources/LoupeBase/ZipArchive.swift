@@ -5,7 +5,27 @@ import Foundation
 /// A zip archive read from memory: its central directory, and members inflated on demand —
 /// stored, deflate (zlib) or zstd (method 93, possibly several frames), the methods Inspect AI
 /// `.eval` logs use. Enough of PKZIP for logs; no ZIP64, encryption or spanning.
+///
+/// Members are inflated into a buffer of the size the directory declares, and that size is
+/// checked against `Limits` before anything is allocated, so a small archive cannot make Loupe
+/// allocate gigabytes (a zip bomb): inflating stops at the declared size.
 package struct ZipArchive: Sendable {
+    /// The most a member may inflate to. The defaults: 512 MiB per member (a large Inspect log's
+    /// `samples/…json` is tens of MiB), and, for members over 1 MiB, at most 1,000 bytes out per
+    /// byte in (deflate's own maximum is 1,032; JSON logs compress 5-20×).
+    package struct Limits: Hashable, Sendable {
+        package var memberBytes: Int
+        package var compressionRatio: Int
+        /// Members up to this size skip the ratio check: a short run of spaces is fine.
+        package var ratioExemptBytes: Int
+
+        package init(memberBytes: Int = 512 << 20, compressionRatio: Int = 1_000, ratioExemptBytes: Int = 1 << 20) {
+            self.memberBytes = memberBytes
+            self.compressionRatio = compressionRatio
+            self.ratioExemptBytes = ratioExemptBytes
+        }
+    }
+
     package struct Member: Hashable, Sendable {
         package var name: String
         package var method: UInt16
@@ -22,9 +42,11 @@ package struct ZipArchive: Sendable {
 
     private let data: Data
     package let members: [Member]
+    package let limits: Limits
 
-    package init(_ data: Data) throws(Failure) {
+    package init(_ data: Data, limits: Limits = Limits()) throws(Failure) {
         self.data = data
+        self.limits = limits
         let bytes = [UInt8](data)
         func u16(_ at: Int) -> Int { Int(bytes[at]) | Int(bytes[at + 1]) << 8 }
         func u32(_ at: Int) -> Int { u16(at) | u16(at + 2) << 16 }
@@ -71,6 +93,21 @@ package struct ZipArchive: Sendable {
         guard h[0] == 0x50, h[1] == 0x4B, h[2] == 3, h[3] == 4 else { throw fail("local header is damaged") }
         let start = at + 30 + (Int(h[26]) | Int(h[27]) << 8) + (Int(h[28]) | Int(h[29]) << 8)
         guard start + member.compressedSize <= data.count else { throw fail("data past the end of the archive") }
+        if member.method != 0 {
+            guard member.size <= limits.memberBytes else {
+                throw fail(
+                    "inflates to \(member.size) bytes, more than the \(limits.memberBytes >> 20) MiB Loupe reads from one member (a zip bomb, or a log to split)"
+                )
+            }
+            guard
+                member.size <= limits.ratioExemptBytes
+                    || member.size / max(1, member.compressedSize) <= limits.compressionRatio
+            else {
+                throw fail(
+                    "inflates \(member.compressedSize) bytes to \(member.size), more than \(limits.compressionRatio)× (a zip bomb?)"
+                )
+            }
+        }
         let packed = data.subdata(in: (data.startIndex + start)..<(data.startIndex + start + member.compressedSize))
         let out: Data
         switch member.method {
@@ -105,6 +142,10 @@ package struct ZipArchive: Sendable {
                 status = CZlib.inflate(&stream, Z_FINISH)
                 inflateEnd(&stream)
             }
+        }
+        // Z_FINISH into a buffer of the declared size stops there: more data is Z_BUF_ERROR.
+        if status == Z_BUF_ERROR && stream.avail_out == 0 {
+            throw fail("deflate data inflates to more than the directory's \(size) bytes")
         }
         guard status == Z_STREAM_END else { throw fail("deflate data is damaged (zlib status \(status))") }
         return out.prefix(Int(stream.total_out))

@@ -42,11 +42,19 @@ package enum Zstd {
         }
     }
 
-    /// The frame's content, or nil when it is damaged or does not say its size.
+    /// The most a stored frame may hold: its declared size is allocated before decoding, and a
+    /// damaged frame could declare anything (Loupe writes no payload near this).
+    package static let frameContentLimit = 512 << 20
+
+    /// The frame's content, or nil when it is damaged, does not say its size, or says more than
+    /// `frameContentLimit`.
     package static func decompress(_ frame: Data) -> Data? {
         frame.withUnsafeBytes { input -> Data? in
             let size = ZSTD_getFrameContentSize(input.baseAddress, input.count)
-            guard size != ZSTD_CONTENTSIZE_ERROR, size != ZSTD_CONTENTSIZE_UNKNOWN, size < 1 << 32 else { return nil }
+            guard size != ZSTD_CONTENTSIZE_ERROR, size != ZSTD_CONTENTSIZE_UNKNOWN, size <= UInt64(frameContentLimit)
+            else {
+                return nil
+            }
             var out = Data(count: Int(size))
             let read = out.withUnsafeMutableBytes { output in
                 ZSTD_decompress(output.baseAddress, output.count, input.baseAddress, input.count)

@@ -26,8 +26,12 @@ package struct BertConfiguration: Hashable, Sendable {
             let json = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
         else { throw ModelError(file: name, message: "is missing or not a JSON object") }
         func integer(_ key: String) throws(ModelError) -> Int {
-            guard let value = (json[key] as? NSNumber)?.intValue, value > 0 else {
-                throw ModelError(file: name, message: "needs a positive integer \(key)")
+            // `as? Int` bridges only an exact integer (`intValue` truncates 2.5 and traps on
+            // 1e300); the bound keeps products of sizes far from overflow.
+            guard let value = json[key] as? Int, value > 0, value <= 1 << 24 else {
+                throw ModelError(
+                    file: name,
+                    message: "needs \(key) to be an integer from 1 to \(1 << 24), found \(json[key] ?? "nothing")")
             }
             return value
         }

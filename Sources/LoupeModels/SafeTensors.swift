@@ -1,4 +1,5 @@
 import Foundation
+import LoupeBase
 import LoupeTensor
 
 /// A `.safetensors` file: an 8-byte little-endian header length, a JSON header naming each
@@ -75,19 +76,26 @@ package struct SafeTensors: Sendable {
             guard let fields = value as? [String: Any] else {
                 throw ModelError(file: name, tensor: key, message: "header entry is not an object")
             }
-            guard let dtypeName = fields["dtype"] as? String else {
+            guard let dtypeField = fields["dtype"] else {
                 throw ModelError(file: name, tensor: key, message: "has no dtype")
+            }
+            guard let dtypeName = dtypeField as? String else {
+                throw ModelError(
+                    file: name, tensor: key,
+                    message: "dtype \(dtypeField) is not a string (F32, F16, BF16, I32, I64 are read)")
             }
             guard let dtype = DType(rawValue: dtypeName) else {
                 throw ModelError(
                     file: name, tensor: key,
                     message: "dtype \(dtypeName) is not supported (F32, F16, BF16, I32, I64 are)")
             }
-            guard let shape = (fields["shape"] as? [Any])?.compactMap({ ($0 as? NSNumber)?.intValue }),
+            // `as? Int` bridges only numbers that are exactly an Int: 2.5 and 1e300 fail instead
+            // of truncating or trapping the way `intValue` does.
+            guard let shape = (fields["shape"] as? [Any])?.compactMap({ SafeTensors.wholeNumber($0) }),
                 shape.allSatisfy({ $0 >= 0 }),
                 (fields["shape"] as? [Any])?.count == shape.count
             else { throw ModelError(file: name, tensor: key, message: "shape is not a list of non-negative integers") }
-            guard let offsets = (fields["data_offsets"] as? [Any])?.compactMap({ ($0 as? NSNumber)?.intValue }),
+            guard let offsets = (fields["data_offsets"] as? [Any])?.compactMap({ SafeTensors.wholeNumber($0) }),
                 offsets.count == 2,
                 offsets[0] >= 0, offsets[0] <= offsets[1]
             else { throw ModelError(file: name, tensor: key, message: "data_offsets is not [begin, end]") }
@@ -96,7 +104,13 @@ package struct SafeTensors: Sendable {
                     file: name, tensor: key,
                     message: "data ends at byte \(offsets[1]) but the file holds \(dataLength) data bytes (truncated?)")
             }
-            let expected = shape.reduce(1, *) * dtype.size
+            let expected: Int
+            do {
+                expected = try CheckedNumber.product(
+                    CheckedNumber.product(of: shape, field: "shape"), dtype.size, field: "shape × \(dtypeName) size")
+            } catch {
+                throw ModelError(file: name, tensor: key, message: error.message)
+            }
             guard offsets[1] - offsets[0] == expected else {
                 throw ModelError(
                     file: name, tensor: key,
@@ -158,6 +172,9 @@ package struct SafeTensors: Sendable {
         }
         return Tensor(shape: entry.shape, storage: values)
     }
+
+    /// A JSON number that is exactly an integer (not 2.5, not 1e300), else nil.
+    private static func wholeNumber(_ value: Any) -> Int? { value as? Int }
 
     /// IEEE 754 half precision to single precision, subnormals, infinities and NaN included.
     static func halfToFloat(_ half: UInt16) -> Float {

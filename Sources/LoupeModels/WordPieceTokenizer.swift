@@ -22,6 +22,9 @@ package struct WordPieceTokenizer: Sendable {
 
     /// A tokenizer over `vocabulary` (index = token id), which must hold the special tokens.
     package init(vocabulary: [String], maxTokens: Int = 256) throws(ModelError) {
+        guard vocabulary.count <= Int32.max else {
+            throw ModelError(file: "vocab.txt", message: "has \(vocabulary.count) tokens, more than token ids hold")
+        }
         var ids: [String: Int32] = [:]
         for (index, token) in vocabulary.enumerated() where ids[token] == nil { ids[token] = Int32(index) }
         func special(_ token: String) throws(ModelError) -> Int32 {

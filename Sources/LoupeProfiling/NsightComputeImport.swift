@@ -57,7 +57,8 @@ package enum NsightComputeImport {
         var launches: [String: (kernel: String, device: String, metrics: [String: Double])] = [:]
         var order: [String] = []
         for (line, fields) in rows {
-            guard fields.count > value, !fields[metric].isEmpty else { continue }  // rule rows carry advice, no metric
+            // Rule rows carry advice, no metric; short rows have nothing to read.
+            guard fields.count > max(id, kernel, metric, unit, value), !fields[metric].isEmpty else { continue }
             let launch = fields[id]
             if launches[launch] == nil {
                 order.append(launch)
@@ -67,11 +68,16 @@ package enum NsightComputeImport {
                 launches[launch]?.device = fields[value]
                 continue
             }
-            guard let number = try number(fields[value], unit: fields[unit], file: file, line: line) else { continue }
+            guard isRead(fields[metric]),
+                let number = try number(
+                    fields[value], unit: fields[unit], file: file, line: line,
+                    column: "\"Metric Value\" (\(fields[metric]))")
+            else { continue }
             launches[launch]?.metrics[fields[metric]] = number
         }
-        return aggregate(
-            order.compactMap { launch in launches[launch].map { (launch, $0.kernel, $0.device, $0.metrics) } })
+        return try aggregate(
+            order.compactMap { launch in launches[launch].map { (launch, $0.kernel, $0.device, $0.metrics) } },
+            file: file)
     }
 
     private static func raw(header: [String], rows: [(line: Int, fields: [String])], file: String)
@@ -85,6 +91,11 @@ package enum NsightComputeImport {
         let device = header.firstIndex(of: "Device")
         var launches: [(String, String, String, [String: Double])] = []
         for (line, fields) in rows.dropFirst() {
+            guard fields.count > max(id, kernel) else {
+                throw NsightImportError(
+                    file: file, line: line,
+                    message: "the row has \(fields.count) fields, fewer than the header's \(header.count)")
+            }
             var metrics: [String: Double] = [:]
             var deviceName = device.map { fields.count > $0 ? fields[$0] : "" } ?? ""
             for (index, name) in header.enumerated() where name.contains("__") && index < fields.count {
@@ -92,18 +103,21 @@ package enum NsightComputeImport {
                     deviceName = fields[index]
                     continue
                 }
+                guard isRead(name) else { continue }
                 let unit = index < unitsRow.fields.count ? unitsRow.fields[index] : ""
-                if let number = try number(fields[index], unit: unit, file: file, line: line) { metrics[name] = number }
+                if let number = try number(fields[index], unit: unit, file: file, line: line, column: "\"\(name)\"") {
+                    metrics[name] = number
+                }
             }
             launches.append((fields[id], fields[kernel], deviceName, metrics))
         }
-        return aggregate(launches)
+        return try aggregate(launches, file: file)
     }
 
     /// Sums launches of the same kernel (by name), keeping their IDs.
-    private static func aggregate(_ launches: [(id: String, kernel: String, device: String, metrics: [String: Double])])
-        -> [NsightKernel]
-    {
+    private static func aggregate(
+        _ launches: [(id: String, kernel: String, device: String, metrics: [String: Double])], file: String
+    ) throws(NsightImportError) -> [NsightKernel] {
         var kernels: [String: NsightKernel] = [:]
         var order: [String] = []
         for launch in launches {
@@ -116,7 +130,18 @@ package enum NsightComputeImport {
                 kernels[launch.kernel]!.peaks[name] = max(kernels[launch.kernel]!.peaks[name] ?? 0, value)
             }
             kernels[launch.kernel]!.launchIDs.append(launch.id)
-            kernels[launch.kernel]!.nanoseconds += launch.metrics["gpu__time_duration.sum"] ?? 0
+            if let nanoseconds = launch.metrics["gpu__time_duration.sum"] {
+                kernels[launch.kernel]!.nanoseconds += nanoseconds
+                kernels[launch.kernel]!.timedLaunches += 1
+            }
+            // Stored as Int64 nanoseconds: a total past that is a corrupt export, not a kernel.
+            guard kernels[launch.kernel]!.nanoseconds < 0x1p63 else {
+                throw NsightImportError(
+                    file: file, line: nil,
+                    message:
+                        "kernel \(launch.kernel): gpu__time_duration.sum totals \(kernels[launch.kernel]!.nanoseconds) ns, more than 292 years; the export is damaged"
+                )
+            }
             for (name, prefix) in precisions {
                 let counter = { (op: String) in
                     launch.metrics["sm__sass_thread_inst_executed_op_\(prefix)\(op)_pred_on.sum"]
@@ -154,13 +179,28 @@ package enum NsightComputeImport {
 
     // MARK: - Values
 
-    /// A metric value in base units (bytes, nanoseconds, counts); nil for an empty or
-    /// non-numeric field (n/a).
-    package static func number(_ text: String, unit: String, file: String, line: Int) throws(NsightImportError)
-        -> Double?
+    /// Whether Loupe reads `metric` (time, FLOP counters, bytes, peaks and clocks): only those
+    /// must be numbers; an export's other metrics include text (cache configs, names).
+    static func isRead(_ metric: String) -> Bool {
+        metric == "gpu__time_duration.sum" || metric.hasPrefix("sm__sass_thread_inst_executed_op_")
+            || metric.hasPrefix("sm__cycles_elapsed.") || metric.hasPrefix("dram__")
+            || memoryMetrics.contains { $0.metric == metric }
+    }
+
+    /// A metric value in base units (bytes, nanoseconds, counts); nil for an empty or `n/a`
+    /// field, which is how ncu writes a metric it did not collect.
+    ///
+    /// - Throws: for any other text that is not a finite, non-negative number: every metric
+    ///   read here is a count, a size, a duration or a rate, and reading "abc" or "-5" as 0 would
+    ///   put a wrong kernel on the roofline without a word.
+    package static func number(_ text: String, unit: String, file: String, line: Int, column: String = "value")
+        throws(NsightImportError) -> Double?
     {
         var digits = text.trimmingCharacters(in: .whitespaces)
-        if digits.isEmpty || digits == "n/a" { return nil }
+        if digits.isEmpty || digits.lowercased() == "n/a" { return nil }
+        func fail(_ problem: String) -> NsightImportError {
+            NsightImportError(file: file, line: line, message: "\(column): metric value '\(text)' \(problem)")
+        }
         // Thousands separators: "52,428,800" (or "52.428.800" in some locales, when there is no
         // decimal part); a lone comma before 1-2 digits is a European decimal point.
         let commas = digits.filter { $0 == "," }.count
@@ -179,13 +219,11 @@ package enum NsightComputeImport {
         } else if dots > 1 {
             digits = digits.replacingOccurrences(of: ".", with: "")
         }
-        guard let value = Double(digits) else {
-            if digits.contains(where: \.isNumber) {
-                throw NsightImportError(file: file, line: line, message: "metric value '\(text)' is not a number")
-            }
-            return nil
-        }
-        return value * scale(unit)
+        guard let value = Double(digits), value.isFinite else { throw fail("is not a number") }
+        guard value >= 0 else { throw fail("is negative (counts, bytes and times cannot be)") }
+        let scaled = value * scale(unit)
+        guard scaled.isFinite else { throw fail("is too large") }
+        return scaled
     }
 
     static func scale(_ unit: String) -> Double {

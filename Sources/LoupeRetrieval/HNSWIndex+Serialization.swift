@@ -38,7 +38,13 @@ extension HNSWIndex {
             let m = blob.take(UInt32.self), let efc = blob.take(UInt32.self), let efs = blob.take(UInt32.self),
             let random = blob.take(UInt64.self), random != 0,
             let count = blob.take(UInt32.self), let entry = blob.take(Int32.self),
-            entry >= -1, entry < Int32(count), (entry >= 0) == (count > 0)
+            // Node numbers are Int32: a count past that is damage, and `Int32(count)` would trap.
+            count <= Int32.max, entry >= -1, Int(entry) < Int(count), (entry >= 0) == (count > 0),
+            // Each node takes at least 10 bytes, so a count the BLOB cannot hold is refused
+            // before reserving memory for it.
+            Int(count) * 10 <= blob.remaining,
+            // A level is drawn as -log(u) / log(m): m < 2 divides by zero (or less).
+            m >= 2, efc >= 1, efs >= 1, m <= 1 << 16, efc <= 1 << 24, efs <= 1 << 24
         else { return nil }
         var links: [[[Int32]]] = []
         var deleted: [Bool] = []
@@ -55,7 +61,7 @@ extension HNSWIndex {
                 guard let size = blob.take(UInt16.self) else { return nil }
                 var level: [Int32] = []
                 for _ in 0..<size {
-                    guard let neighbour = blob.take(Int32.self), neighbour >= 0, neighbour < Int32(count) else {
+                    guard let neighbour = blob.take(Int32.self), neighbour >= 0, Int(neighbour) < Int(count) else {
                         return nil
                     }
                     level.append(neighbour)
@@ -63,6 +69,13 @@ extension HNSWIndex {
                 node.append(level)
             }
             links.append(node)
+        }
+        // A search walks a neighbour's links at the same level: each must have that level.
+        for node in links {
+            for (level, neighbours) in node.enumerated()
+            where neighbours.contains(where: { links[Int($0)].count <= level }) {
+                return nil
+            }
         }
         guard let vectors = blob.floats(Int(count) * dimensions), blob.atEnd else { return nil }
         self.init(

@@ -162,11 +162,11 @@ import Testing
         #expect(throws: TraceImportError.self) { try InspectImporter.traces(Data(broken.prefix(100)), file: "x.eval") }
     }
 
-    @Test func isoTimestampsBecomeNanoseconds() {
-        #expect(InspectImporter.timestamp("1970-01-01T00:00:01.5+00:00") == 1_500_000_000)
-        #expect(InspectImporter.timestamp("2026-01-01T00:00:00Z") == 1_767_225_600_000_000_000)
-        #expect(InspectImporter.timestamp("2026-01-01T01:00:00.000001+01:00") == 1_767_225_600_000_001_000)
-        #expect(InspectImporter.timestamp("yesterday") == nil)
+    @Test func isoTimestampsBecomeNanoseconds() throws {
+        #expect(try InspectImporter.timestamp("1970-01-01T00:00:01.5+00:00") == 1_500_000_000)
+        #expect(try InspectImporter.timestamp("2026-01-01T00:00:00Z") == 1_767_225_600_000_000_000)
+        #expect(try InspectImporter.timestamp("2026-01-01T01:00:00.000001+01:00") == 1_767_225_600_000_001_000)
+        #expect(try InspectImporter.timestamp("yesterday") == nil)
     }
 }
 

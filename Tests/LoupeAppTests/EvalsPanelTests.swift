@@ -42,7 +42,7 @@ import Testing
                     explanation: pass ? "contains \"\(item.target)\"" : "contains none of \"\(item.target)\""),
                 EvalScoreRecord(
                     runID: id, itemID: item.id, epoch: 1, scorer: "token_f1", value: f1, passed: nil,
-                    explanation: String(format: "token F1 %.3f against \"%@\"", f1, item.target)),
+                    explanation: String(format: "token F1 %.3f against ", f1) + "\"\(item.target)\""),
             ]
             rows.append(EvalService.ResultRow(result: result, scores: scores))
             scored.append(

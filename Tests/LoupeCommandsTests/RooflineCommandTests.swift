@@ -54,6 +54,36 @@ import Testing
         #expect(csv.output.contains("ceiling,HBM2e,,,,HBM2e,,,,,,,2000,GB/s,"))
     }
 
+    /// Exports with the NERSC metric set have no gpu__time_duration: the kernel is kept, and
+    /// the user is told its time is unknown instead of reading 0.000 ms as a measurement.
+    @Test func kernelsWithoutADurationAreWarnedAbout() throws {
+        let file = TestEnvironment.temporaryDirectory() + "/untimed.sqlite"
+        let result = try TestEnvironment.run([
+            "--workspace", file, "roofline", "import-ncu", Self.fixtures + "/untimed.csv",
+        ])
+        #expect(result.status == 0)
+        #expect(
+            result.output.contains(
+                "warning: untimed.csv: kernel copy_kernel: no gpu__time_duration.sum, so its time and GFLOP/s are unknown"
+            ))
+        #expect(result.output.contains("(no FLOP counters)"))
+        #expect(!result.output.contains("(null)"))
+    }
+
+    @Test func negativeMetricValuesAreRefusedWithTheirLine() throws {
+        let file = TestEnvironment.temporaryDirectory() + "/negative.sqlite"
+        let export = TestEnvironment.temporaryDirectory() + "/negative.csv"
+        try """
+        "ID","Kernel Name","Metric Name","Metric Unit","Metric Value"
+        "0","k","dram__bytes.sum","byte","-5"
+
+        """.write(toFile: export, atomically: true, encoding: .utf8)
+        let result = try TestEnvironment.run(["--workspace", file, "roofline", "import-ncu", export])
+        #expect(result.status != 0)
+        #expect(
+            result.error.contains("negative.csv:2: \"Metric Value\" (dram__bytes.sum): metric value '-5' is negative"))
+    }
+
     @Test func withoutPeaksOrAGPUNameTheKernelsAreKeptWithoutRoofs() throws {
         let file = TestEnvironment.temporaryDirectory() + "/bare.sqlite"
         let result = try TestEnvironment.run([

@@ -71,6 +71,12 @@ import Testing
             "not a valid"
         ),
         ("name: x\ndataset: d.jsonl\ntarget: {agent: {}}\nscorers: [exact, exact]\n", 4, 18, "two scorers"),
+        // items × epochs overflowed Int when planning the run.
+        (
+            "name: x\ndataset: d.jsonl\ntarget: {agent: {}}\nscorers: [exact]\nepochs: 4611686018427387904\n", 5, 9,
+            "epochs must be at most 1000"
+        ),
+        ("name: x\ndataset: d.jsonl\ntarget: {agent: {timeout: .inf}}\nscorers: [exact]\n", 3, 27, "finite number"),
     ])
     func mistakesNameTheLineAndColumn(yaml: String, line: Int, column: Int, message: String) {
         do {

@@ -53,6 +53,18 @@ import Testing
             8, "overlap"
         ),
         (#"{"w": [1, 2"#, 8, "header is not a JSON object"),
+        // The element count overflowed Int and trapped (issue 19).
+        (
+            #"{"w":{"dtype":"F32","shape":[2147483648,2147483648],"data_offsets":[0,8]}}"#, 8,
+            "shape × F32 size: 4611686018427387904 × 4 overflows a 64-bit size"
+        ),
+        (
+            #"{"w":{"dtype":"I64","shape":[1073741824,1073741824,8],"data_offsets":[0,8]}}"#, 8,
+            "overflows a 64-bit size"
+        ),
+        (#"{"w":{"dtype":"F32","shape":[2, 1e300],"data_offsets":[0,8]}}"#, 8, "not a list of non-negative integers"),
+        (#"{"w":{"dtype":"F32","shape":[-1, -4],"data_offsets":[0,16]}}"#, 16, "not a list of non-negative integers"),
+        (#"{"w":{"dtype":5,"shape":[2],"data_offsets":[0,8]}}"#, 8, "dtype 5 is not a string"),
     ])
     func malformedHeadersNameTheFileAndTensor(header: String, bytes: Int, message: String) {
         let path = write(header, data: Array(repeating: 0, count: bytes))

@@ -75,4 +75,54 @@ import Testing
         let fields = NsightComputeImport.splitCSV("\"0\",\"\(name)\",\"a \"\"quoted\"\" word\"")
         #expect(fields == ["0", name, "a \"quoted\" word"])
     }
+    private static let detailsHeader =
+        "\"ID\",\"Kernel Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n"
+
+    /// Non-numeric and negative values were read as 0 (or stored negative) without a word.
+    @Test(arguments: [
+        ("dram__bytes.sum", "byte", "abc", "is not a number"),
+        ("dram__bytes.sum", "byte", "-5", "is negative (counts, bytes and times cannot be)"),
+        ("gpu__time_duration.sum", "nsecond", "inf", "is not a number"),
+        ("gpu__time_duration.sum", "nsecond", "nan", "is not a number"),
+        ("gpu__time_duration.sum", "second", "1e300", "is too large"),
+    ])
+    func badMetricValuesNameTheLineColumnAndValue(metric: String, unit: String, value: String, problem: String) {
+        let text = Self.detailsHeader + "\"0\",\"k\",\"\(metric)\",\"\(unit)\",\"\(value)\"\n"
+        let error = #expect(throws: NsightImportError.self) { try NsightComputeImport.parse(text, file: "bad.csv") }
+        #expect(
+            error?.description == "bad.csv:2: \"Metric Value\" (\(metric)): metric value '\(value)' \(problem)")
+    }
+
+    @Test func metricsLoupeDoesNotReadMayBeText() throws {
+        let text =
+            Self.detailsHeader + "\"0\",\"k\",\"launch__func_cache_config\",\"\",\"CachePreferNone\"\n"
+            + "\"0\",\"k\",\"gpu__time_duration.sum\",\"nsecond\",\"n/a\"\n"
+        let kernels = try NsightComputeImport.parse(text, file: "ok.csv")
+        #expect(kernels.map(\.name) == ["k"])
+    }
+
+    @Test func kernelsWithoutADurationAreMarkedUntimed() throws {
+        let text =
+            Self.detailsHeader + "\"0\",\"k\",\"dram__bytes.sum\",\"byte\",\"1024\"\n"
+            + "\"1\",\"k\",\"gpu__time_duration.sum\",\"nsecond\",\"2000\"\n"
+            + "\"2\",\"j\",\"dram__bytes.sum\",\"byte\",\"1024\"\n"
+        let kernels = try NsightComputeImport.parse(text, file: "a100.csv")
+        #expect(kernels.map(\.timedLaunches) == [1, 0])
+        #expect(kernels.map(\.launchIDs.count) == [2, 1])
+    }
+
+    @Test func aDurationPastInt64NanosecondsIsAnError() {
+        let text =
+            Self.detailsHeader + "\"0\",\"k\",\"gpu__time_duration.sum\",\"second\",\"9e9\"\n"
+            + "\"1\",\"k\",\"gpu__time_duration.sum\",\"second\",\"9e9\"\n"
+        let error = #expect(throws: NsightImportError.self) { try NsightComputeImport.parse(text, file: "x.csv") }
+        #expect(error?.description.contains("more than 292 years") == true)
+    }
+
+    @Test func aShortRawRowIsAnErrorNotATrap() {
+        let text =
+            "\"ID\",\"Process ID\",\"Kernel Name\",\"gpu__time_duration.sum\"\n\"\",\"\",\"\",\"nsecond\"\n\"0\"\n"
+        let error = #expect(throws: NsightImportError.self) { try NsightComputeImport.parse(text, file: "raw.csv") }
+        #expect(error?.description.hasPrefix("raw.csv:3: ") == true)
+    }
 }

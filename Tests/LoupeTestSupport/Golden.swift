@@ -84,8 +84,8 @@ package enum Golden {
             let l = index < left.count ? String(left[index]) : "<none>"
             let r = index < right.count ? String(right[index]) : "<none>"
             if l != r {
-                lines.append(String(format: "%3d - %@", index + 1, l))
-                lines.append(String(format: "%3d + %@", index + 1, r))
+                lines.append(String(format: "%3d - ", index + 1) + l)
+                lines.append(String(format: "%3d + ", index + 1) + r)
             }
         }
         return lines.joined(separator: "\n")

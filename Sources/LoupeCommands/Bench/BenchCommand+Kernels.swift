@@ -133,7 +133,7 @@ extension BenchCommand {
             context.print(String(format: "FP32 peak %.1f GFLOP/s on %d threads (measured now)", peak, threads))
             context.print(
                 "memory levels: "
-                    + roofs.levels.map { String(format: "%@ %.1f GB/s", $0.level, $0.gigabytesPerSecond) }.joined(
+                    + roofs.levels.map { $0.level + String(format: " %.1f GB/s", $0.gigabytesPerSecond) }.joined(
                         separator: ", "))
             KernelsCommand.printTable(measurements, roofs: roofs, context: context)
             context.print("")

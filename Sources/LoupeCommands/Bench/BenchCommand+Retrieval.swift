@@ -89,10 +89,11 @@ extension BenchCommand {
                 return
             }
             context.print(
-                String(
-                    format:
-                        "BM25%@ on %d documents: tokenise %.3f s, index %.3f s, %.0f queries/s (single thread, top 100)",
-                    stem ? " (Porter)" : "", documents.count, tokenizeSeconds, indexSeconds, result.queriesPerSecond))
+                "BM25\(stem ? " (Porter)" : "")"
+                    + String(
+                        format:
+                            " on %d documents: tokenise %.3f s, index %.3f s, %.0f queries/s (single thread, top 100)",
+                        documents.count, tokenizeSeconds, indexSeconds, result.queriesPerSecond))
             context.print(
                 String(
                     format: "nDCG@10 %.4f  MAP@100 %.4f  R@100 %.4f  MRR %.4f  P@10 %.4f", result.ndcgAt10,

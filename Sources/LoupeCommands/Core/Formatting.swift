@@ -12,7 +12,7 @@ enum Formatting {
             value /= 1024
             unit += 1
         }
-        return unit == 0 ? "\(count) B" : String(format: "%.1f %@", value, units[unit])
+        return unit == 0 ? "\(count) B" : String(format: "%.1f ", value) + units[unit]
     }
 
     /// `1 row`, `3 rows`.

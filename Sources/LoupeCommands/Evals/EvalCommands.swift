@@ -157,9 +157,8 @@ struct EvalCommand: ParsableCommand {
 
     static func headline(_ listing: EvalService.RunListing) -> String {
         guard let h = listing.headline else { return "—" }
-        return String(
-            format: "%@ %.3f ±%.3f", TextWidth.truncate(h.scorer, toColumns: 14), h.interval.estimate,
-            h.interval.halfWidth)
+        return TextWidth.truncate(h.scorer, toColumns: 14)
+            + String(format: " %.3f ±%.3f", h.interval.estimate, h.interval.halfWidth)
     }
 
     struct Show: LoupeCommand {
@@ -250,9 +249,10 @@ struct EvalCommand: ParsableCommand {
                 context.print(
                     TextWidth.truncate(metric.scorer, toColumns: 18).padded(to: 18)
                         + String(
-                            format: " %6.3f %6.3f %+7.3f  [%+.3f, %+.3f]  %7.4f %7.4f%@ ", p.meanA, p.meanB,
+                            format: " %6.3f %6.3f %+7.3f  [%+.3f, %+.3f]  %7.4f %7.4f", p.meanA, p.meanB,
                             p.difference.estimate, p.difference.lower, p.difference.upper, p.pValue,
-                            metric.adjustedPValue, metric.significant ? "*" : " ")
+                            metric.adjustedPValue)
+                        + (metric.significant ? "* " : "  ")
                         + "\(p.wins)/\(p.ties)/\(p.losses)".padded(to: 11)
                         + String(format: " %.3f", p.minimumDetectableEffect))
                 if let m = p.mcnemar {

@@ -173,7 +173,7 @@ struct KernelsCommand: ParsableCommand {
                 let fraction = row.fractionOfAttainable, let bound = row.bound
             {
                 line += "  " + level.padding(toLength: 5, withPad: " ", startingAt: 0)
-                line += String(format: "%11.1f %6.0f%%  %@", attainable, fraction * 100, bound)
+                line += String(format: "%11.1f %6.0f%%  ", attainable, fraction * 100) + bound
             }
             context.print(line)
         }

@@ -194,10 +194,19 @@ struct RooflineCommand: ParsableCommand {
                         + TextWidth.truncate(kernel.name, toColumns: 48).padding(
                             toLength: 49, withPad: " ", startingAt: 0)
                         + String(
-                            format: "%3d launches %9.3f ms %9.1f GFLOP/s %7.2f FLOP/byte %@", kernel.launchIDs.count,
+                            format: "%3d launches %9.3f ms %9.1f GFLOP/s %7.2f FLOP/byte ", kernel.launchIDs.count,
                             kernel.nanoseconds / 1e6, seconds > 0 ? flops / seconds / 1e9 : 0,
-                            bytes > 0 ? flops / bytes : 0,
-                            precisions.isEmpty ? "(no FLOP counters)" : precisions))
+                            bytes > 0 ? flops / bytes : 0)
+                        // `%@` with a Swift String prints "(null)" on Linux: strings are appended.
+                        + (precisions.isEmpty ? "(no FLOP counters)" : precisions))
+            }
+            for kernel in kernels where kernel.timedLaunches < kernel.launchIDs.count {
+                context.print(
+                    "warning: \(name): kernel \(kernel.name): "
+                        + (kernel.timedLaunches == 0
+                            ? "no gpu__time_duration.sum, so its time and GFLOP/s are unknown (shown as 0)"
+                            : "\(kernel.launchIDs.count - kernel.timedLaunches) of \(kernel.launchIDs.count) launches have no gpu__time_duration.sum, so its time is too low")
+                        + "; export with --metrics gpu__time_duration.sum or --section SpeedOfLight")
             }
         }
 
@@ -301,7 +310,8 @@ struct RooflineCommand: ParsableCommand {
             for ceiling in profile.ceilings {
                 context.print(
                     "  " + ceiling.name.padding(toLength: 16, withPad: " ", startingAt: 0)
-                        + String(format: "%10.1f %@  ", ceiling.value, ceiling.kind == "memory" ? "GB/s   " : "GFLOP/s")
+                        + String(format: "%10.1f ", ceiling.value) + (ceiling.kind == "memory" ? "GB/s   " : "GFLOP/s")
+                        + "  "
                         + ceiling.provenance)
             }
             context.print("")
@@ -319,7 +329,8 @@ struct RooflineCommand: ParsableCommand {
                 line += String(format: " %9.1f GFLOP/s", rate)
                 if let ai = p.flopsPerByte { line += String(format: " %8.2f FLOP/B", ai) }
                 if let level = p.level, let attainable = p.attainable, let fraction = p.fraction, let bound = p.bound {
-                    line += String(format: "  %@ attainable %.0f, %.0f%%, %@", level, attainable, fraction * 100, bound)
+                    line +=
+                        "  \(level) " + String(format: "attainable %.0f, %.0f%%, ", attainable, fraction * 100) + bound
                 }
                 context.print(line)
             }

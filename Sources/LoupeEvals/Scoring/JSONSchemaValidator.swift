@@ -50,10 +50,10 @@ package enum JSONSchemaValidator {
             }
         case .array(let elements):
             if let least = rules["minItems"]?.number, Double(elements.count) < least {
-                return at + "\(elements.count) items, fewer than \(Int(least))"
+                return at + "\(elements.count) items, fewer than \(JSONValue.number(least).compactJSON)"
             }
             if let most = rules["maxItems"]?.number, Double(elements.count) > most {
-                return at + "\(elements.count) items, more than \(Int(most))"
+                return at + "\(elements.count) items, more than \(JSONValue.number(most).compactJSON)"
             }
             if let schema = rules["items"] {
                 for (index, element) in elements.enumerated() {
@@ -64,10 +64,10 @@ package enum JSONSchemaValidator {
             }
         case .string(let text):
             if let least = rules["minLength"]?.number, Double(text.count) < least {
-                return at + "\(text.count) characters, fewer than \(Int(least))"
+                return at + "\(text.count) characters, fewer than \(JSONValue.number(least).compactJSON)"
             }
             if let most = rules["maxLength"]?.number, Double(text.count) > most {
-                return at + "\(text.count) characters, more than \(Int(most))"
+                return at + "\(text.count) characters, more than \(JSONValue.number(most).compactJSON)"
             }
             if let pattern = rules["pattern"]?.string, let regex = try? NSRegularExpression(pattern: pattern),
                 regex.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) == nil

@@ -60,8 +60,10 @@ package struct Calibration: Hashable, Sendable, Codable {
     package func diagram(width: Int = 30) -> [String] {
         bins.compactMap { bin -> String? in
             guard bin.count > 0, let accuracy = bin.accuracy, let confidence = bin.confidence else { return nil }
+            // Outcomes are scores from a file: a NaN or out-of-range one must not reach `Int(_:)`.
+            let shown = Swift.min(1, Swift.max(0, accuracy.isNaN ? 0 : accuracy))
             var bar = Array(repeating: Character(" "), count: width)
-            let filled = Int((accuracy * Double(width)).rounded())
+            let filled = Int((shown * Double(width)).rounded())
             for index in 0..<Swift.min(width, filled) { bar[index] = "█" }
             let mark = Swift.min(width - 1, Int((confidence * Double(width)).rounded()))
             bar[mark] = filled > mark ? "┃" : "│"

@@ -42,8 +42,10 @@ package enum SuiteParser {
         var suite = EvalSuite(
             name: name, description: try top["description"].map { try reader.string($0, "description") },
             file: file, dataset: dataset, target: target, scorers: scorers)
-        if let node = top["epochs"] { suite.epochs = try reader.int(node, "epochs", atLeast: 1) }
-        if let node = top["concurrency"] { suite.concurrency = try reader.int(node, "concurrency", atLeast: 1) }
+        if let node = top["epochs"] { suite.epochs = try reader.int(node, "epochs", atLeast: 1, atMost: 1_000) }
+        if let node = top["concurrency"] {
+            suite.concurrency = try reader.int(node, "concurrency", atLeast: 1, atMost: 1_024)
+        }
         return suite
     }
 
@@ -90,16 +92,22 @@ private struct Reader {
         return scalar.string
     }
 
-    func int(_ node: Node, _ what: String, atLeast least: Int = 0) throws -> Int {
+    /// A whole number in `least...most`: the default ceiling keeps counts multiplied later
+    /// (items × epochs) far from overflowing `Int`.
+    func int(_ node: Node, _ what: String, atLeast least: Int = 0, atMost most: Int = 1_000_000) throws -> Int {
         guard let value = node.int else { throw error(node, "\(what) must be a whole number") }
         guard value >= least else { throw error(node, "\(what) must be at least \(least)") }
+        guard value <= most else { throw error(node, "\(what) must be at most \(most)") }
         return value
     }
 
+    /// A finite number: `.inf` and `.nan` are YAML numbers, but no threshold, timeout or
+    /// parameter here means anything with them (a timeout of `.inf` would trap in `Duration`).
     func double(_ node: Node, _ what: String) throws -> Double {
         guard let value = node.float ?? node.int.map(Double.init) else {
             throw error(node, "\(what) must be a number")
         }
+        guard value.isFinite else { throw error(node, "\(what) must be a finite number") }
         return value
     }
 

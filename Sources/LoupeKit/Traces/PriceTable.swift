@@ -27,11 +27,14 @@ package struct PriceTable: Hashable, Sendable {
     /// Dollars for one call; nil when the model has no price or the call no token counts.
     package func cost(model: String?, input: Int?, output: Int?, cachedInput: Int?) -> Double? {
         guard let price = price(for: model), input != nil || output != nil else { return nil }
-        let cached = min(cachedInput ?? 0, input ?? 0)
-        let fresh = (input ?? 0) - cached
+        // Token counts come from imported files: a negative one counts as none, so the
+        // subtraction below cannot overflow.
+        let input = max(0, input ?? 0)
+        let cached = min(max(0, cachedInput ?? 0), input)
+        let fresh = input - cached
         let cachedRate = price.cachedInputPerMTok ?? price.inputPerMTok
         return
-            (Double(fresh) * price.inputPerMTok + Double(cached) * cachedRate + Double(output ?? 0)
+            (Double(fresh) * price.inputPerMTok + Double(cached) * cachedRate + Double(max(0, output ?? 0))
             * price.outputPerMTok)
             / 1e6
     }
@@ -57,15 +60,15 @@ package struct PriceTable: Hashable, Sendable {
                 continue
             }
             guard fields.count >= 3, !fields[0].isEmpty, let input = Double(fields[1]), let output = Double(fields[2]),
-                input >= 0, output >= 0
+                input >= 0, output >= 0, input.isFinite, output.isFinite
             else {
                 throw PriceFileError(
                     file: file, line: index + 1, "expected model,input,output[,cached,source] with prices ≥ 0")
             }
             let cached = fields.count > 3 && !fields[3].isEmpty ? Double(fields[3]) : nil
-            if fields.count > 3 && !fields[3].isEmpty && cached == nil {
+            if fields.count > 3 && !fields[3].isEmpty && !(cached.map { $0 >= 0 && $0.isFinite } ?? false) {
                 throw PriceFileError(
-                    file: file, line: index + 1, "cached_input_per_mtok \"\(fields[3])\" is not a number")
+                    file: file, line: index + 1, "cached_input_per_mtok \"\(fields[3])\" is not a price ≥ 0")
             }
             prices.append(
                 ModelPrice(

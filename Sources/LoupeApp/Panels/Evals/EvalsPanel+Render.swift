@@ -128,7 +128,7 @@ extension EvalsPanel {
             var line = [
                 Span(TextWidth.fit(UntrustedText.sanitized(name), toColumns: 14, alignment: .leading), theme.text),
                 Span(String(format: " %.3f ", i.estimate), theme.accent),
-                Span(String(format: "[%.3f, %.3f] %@ n %d", i.lower, i.upper, i.method, i.n), theme.text),
+                Span(String(format: "[%.3f, %.3f] ", i.lower, i.upper) + "\(i.method) n \(i.n)", theme.text),
                 Span(String(format: "   bootstrap [%.3f, %.3f]", s.bootstrap.lower, s.bootstrap.upper), theme.dim),
             ]
             if !s.passAtK.isEmpty {

@@ -38,11 +38,11 @@ extension RetrievalPanel {
             if let judged = result.judged {
                 let s = judged.scores
                 frame.draw(
-                    String(
-                        format:
-                            " query %@ of %@: nDCG@10 %.3f  R@100 %.3f  RR %.3f  (%d judged relevant; ✓ relevant, · judged not)",
-                        judged.id, judged.source, s.ndcg[10] ?? 0, s.recall[100] ?? 0, s.reciprocalRank,
-                        judged.judgments.values.filter { $0 > 0 }.count),
+                    " query \(judged.id) of \(judged.source): "
+                        + String(
+                            format: "nDCG@10 %.3f  R@100 %.3f  RR %.3f  (%d judged relevant; ✓ relevant, · judged not)",
+                            s.ndcg[10] ?? 0, s.recall[100] ?? 0, s.reciprocalRank,
+                            judged.judgments.values.filter { $0 > 0 }.count),
                     at: Point(x: body.x, y: body.y), style: theme.accent, clip: body)
                 body = Rect(x: body.x, y: body.y + 1, width: body.width, height: body.height - 1)
             }
@@ -153,7 +153,7 @@ extension RetrievalPanel {
         ]
         for part in hit.contributions {
             lines.append([
-                Span(String(format: "  %@", part.term), theme.match),
+                Span("  " + part.term, theme.match),
                 Span(
                     String(
                         format: "  %.2f × %.2f = %.2f  (tf %d)", part.idf, part.tfPart, part.score, part.termFrequency),

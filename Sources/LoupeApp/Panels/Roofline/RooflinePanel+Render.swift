@@ -112,7 +112,7 @@ extension RooflinePanel {
         }
         // Labels: roofs at their right ends, decades on both axes.
         let peakName = profile.peak(precision)?.name ?? precision
-        let computeLabel = String(format: "%@ %@", peakName, Self.rate(peak, unit: "FLOP/s"))
+        let computeLabel = peakName + " " + Self.rate(peak, unit: "FLOP/s")
         frame.draw(
             computeLabel,
             at: Point(x: plot.maxX - TextWidth.of(computeLabel) - 1, y: plot.y + point(1, peak).y / 4 - 1),
@@ -159,7 +159,7 @@ extension RooflinePanel {
 
     /// `67 TFLOP/s`, `204 GFLOP/s`, `37 GB/s`, `3.4 TB/s` from a giga-rate.
     static func rate(_ giga: Double, unit: String) -> String {
-        giga >= 1000 ? String(format: "%.3g T%@", giga / 1000, unit) : String(format: "%.0f G%@", giga, unit)
+        giga >= 1000 ? String(format: "%.3g T", giga / 1000) + unit : String(format: "%.0f G", giga) + unit
     }
 
     private static func decade(_ exponent: Int) -> String {

@@ -159,9 +159,8 @@ extension SAEPanel {
         let fired = Int((card.density * Double(listing?.tokens ?? 0)).rounded())
         title += [
             Span(
-                String(
-                    format: " · density %.5f (%@ tokens) · max %.3f", card.density, Self.grouped(fired),
-                    card.maxActivation),
+                String(format: " · density %.5f (", card.density) + Self.grouped(fired)
+                    + String(format: " tokens) · max %.3f", card.maxActivation),
                 theme.dim)
         ]
         frame.draw(title, at: Point(x: top.x + 1, y: top.y), clip: top)
