@@ -82,3 +82,15 @@ extension Workspace {
         }
     }
 }
+
+extension Workspace {
+    /// Creates a workspace at `path` with only its first `schemaVersion` migrations, as an older
+    /// Loupe left it: where tests of bringing files forward start.
+    package static func createOlder(path: String, schemaVersion: Int) throws {
+        let pool = try DatabasePool(path: path)
+        try pool.write { db in try db.execute(sql: "PRAGMA application_id = \(Workspace.applicationID)") }
+        try migrator.migrate(pool, upTo: migrationIdentifiers[schemaVersion - 1])
+        try pool.write { db in try db.execute(sql: "PRAGMA user_version = \(schemaVersion)") }
+        try pool.close()
+    }
+}
