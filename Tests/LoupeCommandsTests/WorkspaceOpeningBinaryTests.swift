@@ -36,14 +36,14 @@ import Testing
 
     @Test func processesOpeningAnOlderWorkspaceAtOnceAllSucceed() throws {
         let directory = TestEnvironment.temporaryDirectory()
-        for round in 0..<3 {
+        for round in 0..<5 {
             let file = directory + "/old\(round).sqlite"
             try Workspace.createOlder(path: file, schemaVersion: 9)
             let release = DispatchSemaphore(value: 0)
             try Self.holdWriteLock(on: file, until: release)
             let results = Mutex<[(status: Int32, output: String, error: String)]>([])
             let done = DispatchGroup()
-            for _ in 0..<4 {
+            for _ in 0..<6 {
                 done.enter()
                 Thread {
                     let result =
@@ -52,7 +52,7 @@ import Testing
                     done.leave()
                 }.start()
             }
-            Thread.sleep(forTimeInterval: 0.5)
+            Thread.sleep(forTimeInterval: 0.3)
             release.signal()
             done.wait()
             for result in results.withLock({ $0 }) {
