@@ -5,6 +5,8 @@ extension Workspace {
     struct Inspection {
         /// Every migration this binary knows is applied and the file is marked as a workspace.
         var isCurrent: Bool
+        /// How many migrations the file has applied.
+        var schemaVersion: Int
     }
 
     /// Looks at a file through read-only connections and refuses what must not be written to:
@@ -33,7 +35,9 @@ extension Workspace {
                         message: "was written by a newer Loupe (schema v\(max(applied.count, userVersion)); this loupe "
                             + "knows up to v\(known.count)). Upgrade loupe to open it; nothing was changed.")
                 }
-                return Inspection(isCurrent: applicationID == Workspace.applicationID && known.isSubset(of: applied))
+                return Inspection(
+                    isCurrent: applicationID == Workspace.applicationID && known.isSubset(of: applied),
+                    schemaVersion: applied.count)
             }
         } catch let error as WorkspaceError {
             throw error

@@ -49,6 +49,19 @@ package final class Workspace: Sendable {
                 writerPool = Mutex(nil)
                 return
             }
+            // This binary's queries need its schema, so even a reader brings an old file forward.
+            do {
+                let writer = try Workspace.openWriter(path: path, busyTimeout: busyTimeout)
+                readers = writer
+                writerPool = Mutex(writer)
+                return
+            } catch  where error.code != .busy {
+                throw WorkspaceError(
+                    error.code, path: path,
+                    message: "has the schema of an older Loupe (v\(inspection.schemaVersion); this loupe needs "
+                        + "v\(Workspace.migrationIdentifiers.count)) and could not be brought forward: "
+                        + error.message + " Run any loupe command as a user who may write it (or on a copy) first.")
+            }
         }
         let writer = try Workspace.openWriter(path: path, busyTimeout: busyTimeout)
         readers = writer

@@ -95,11 +95,14 @@ import Testing
         let directory = TestEnvironment.temporaryDirectory()
         let file = directory + "/w.sqlite"
         _ = try Workspace(path: file)
+        let old = directory + "/old.sqlite"
+        try Workspace.createOlder(path: old, schemaVersion: 9)
         // The binary where `nobody` may run it, the workspace in a directory it may not write.
         let binary = directory + "/loupe"
         try FileManager.default.copyItem(atPath: TestEnvironment.binary, toPath: binary)
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory)
         try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: file)
+        try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: old)
         try FileManager.default.setAttributes([.posixPermissions: 0o555], ofItemAtPath: directory)
         defer { try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory) }
         func runAsNobody(_ arguments: [String]) throws -> (status: Int32, error: String) {
@@ -120,5 +123,9 @@ import Testing
         let write = try runAsNobody(["theme", "light", "--workspace", file])
         #expect(write.status == 1)
         #expect(write.error.contains("cannot be written"))
+        // An older schema cannot be read without bringing it forward, and it says so.
+        let older = try runAsNobody(["trace", "list", "--workspace", old])
+        #expect(older.status == 1)
+        #expect(older.error.contains("schema of an older Loupe (v9"))
     }
 }
