@@ -60,7 +60,8 @@ package final class Workspace: Sendable {
                     error.code, path: path,
                     message: "has the schema of an older Loupe (v\(inspection.schemaVersion); this loupe needs "
                         + "v\(Workspace.migrationIdentifiers.count)) and could not be brought forward: "
-                        + error.message + " Run any loupe command as a user who may write it (or on a copy) first.")
+                        + error.message.replacingOccurrences(of: Workspace.readersStillWork, with: "")
+                        + " Run any loupe command as a user who may write it (or on a copy) first.")
             }
         }
         let writer = try Workspace.openWriter(path: path, busyTimeout: busyTimeout)
@@ -203,6 +204,9 @@ package final class Workspace: Sendable {
         }
     }
 
+    /// Said of a file that cannot be written, except where reading it needs a write too.
+    private static let readersStillWork = " Commands that only read it (trace list, workspace check, …) still work."
+
     /// Maps SQLite's errors onto the few a user can act on.
     static func translate(_ error: any Error, path: String, writing: Bool = false) -> WorkspaceError {
         guard let error = error as? DatabaseError else {
@@ -222,16 +226,16 @@ package final class Workspace: Sendable {
             if writing {
                 return WorkspaceError(
                     .inaccessible, path: path,
-                    message: "cannot be written (\(reason)): this user may not write the file or its directory. "
-                        + "Commands that only read it (trace list, workspace check, …) still work.")
+                    message: "cannot be written (\(reason)): this user may not write the file or its directory."
+                        + readersStillWork)
             }
             return WorkspaceError(
                 .inaccessible, path: path, message: "cannot be opened (\(reason)); check the file's permissions")
         case .SQLITE_FULL:
             return WorkspaceError(
                 .database, path: path,
-                message: "cannot be written: the disk is full. Free some space and run the command again; "
-                    + "commands that only read the workspace still work.")
+                message: "cannot be written: the disk is full. Free some space and run the command again."
+                    + readersStillWork)
         case .SQLITE_CORRUPT:
             return WorkspaceError(
                 .database, path: path,
