@@ -124,4 +124,38 @@ import Testing
             }
         }
     }
+
+    @Test func checkReadsAFileTooDamagedToOpenAndTellsIndexDamageApart() throws {
+        let workspace = try Workspace(path: path())
+        try workspace.record([
+            KernelRun(
+                suite: "s", kernel: "gemm", workload: "w", calls: 1, nanoseconds: 1, flops: 1, bytes: 1, threads: 1,
+                machine: "m", measuredAt: Date(timeIntervalSince1970: 1))
+        ])
+        try workspace.vacuum()
+        // The index now claims another column than its entries hold: the table rows are intact.
+        let queue = try DatabaseQueue(path: path())
+        try queue.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA writable_schema = ON")
+            try db.execute(
+                sql: "UPDATE sqlite_master SET sql = 'CREATE INDEX kernel_runs_by_suite ON kernel_runs(kernel, "
+                    + "measured_at)' WHERE name = 'kernel_runs_by_suite'")
+        }
+        try queue.close()
+        let indexes = try Workspace.check(path: path())
+        #expect(!indexes.isHealthy && indexes.isReadable)
+        #expect(indexes.onlyIndexesDamaged)
+
+        let whole = try bytes("w.sqlite")
+        try Data(whole.prefix(whole.count / 2)).write(to: URL(fileURLWithPath: path("half.sqlite")))
+        try Data(repeating: 0xAB, count: 4096).write(to: URL(fileURLWithPath: path("page.bin")))
+        var damaged = whole
+        damaged.replaceSubrange(4096..<8192, with: try bytes("page.bin"))
+        try damaged.write(to: URL(fileURLWithPath: path("damaged.sqlite")))
+        for name in ["half.sqlite", "damaged.sqlite"] {
+            let result = try Workspace.check(path: path(name))
+            #expect(!result.isHealthy)
+            #expect(!result.onlyIndexesDamaged)
+        }
+    }
 }
