@@ -94,8 +94,9 @@ package final class Workspace: Sendable {
 
     /// ``openReader(path:busyTimeout:)`` with SQLite's own errors, for `workspace check`.
     ///
-    /// In a directory this user cannot write, SQLite cannot create the WAL's shared-memory file;
-    /// with no WAL left to replay, the file is then read as immutable (nobody can write it there).
+    /// In a directory this user cannot write, or on a full disk, SQLite cannot create or size the
+    /// WAL's shared-memory file; with no WAL left to replay, the file is then read as immutable
+    /// (nobody can write it there, or anywhere on that disk, either).
     static func rawReader(path: String, busyTimeout: Double) throws -> DatabasePool {
         let configuration = configuration(busyTimeout: busyTimeout, readonly: true)
         do {
@@ -104,7 +105,8 @@ package final class Workspace: Sendable {
             _ = try pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sqlite_master") }
             return pool
         } catch let error as DatabaseError
-            where [.SQLITE_CANTOPEN, .SQLITE_READONLY].contains(error.resultCode) && fileSize(path + "-wal") == 0
+            where [.SQLITE_CANTOPEN, .SQLITE_READONLY, .SQLITE_IOERR, .SQLITE_FULL].contains(error.resultCode)
+            && fileSize(path + "-wal") == 0
         {
             let immutable = "file:" + (path.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? path)
             if let pool = try? DatabasePool(path: immutable + "?immutable=1", configuration: configuration) {
@@ -207,6 +209,14 @@ package final class Workspace: Sendable {
     /// Said of a file that cannot be written, except where reading it needs a write too.
     private static let readersStillWork = " Commands that only read it (trace list, workspace check, …) still work."
 
+    /// True when the disk holding `path` has (almost) no space left: SQLite reports a full disk
+    /// as an I/O error when it is its shared-memory file that cannot grow.
+    private static func isDiskFull(besides path: String) -> Bool {
+        let directory = (path as NSString).deletingLastPathComponent
+        let attributes = try? FileManager.default.attributesOfFileSystem(forPath: directory.isEmpty ? "." : directory)
+        return ((attributes?[.systemFreeSize] as? NSNumber)?.int64Value ?? .max) < 64 * 1024
+    }
+
     /// Maps SQLite's errors onto the few a user can act on.
     static func translate(_ error: any Error, path: String, writing: Bool = false) -> WorkspaceError {
         guard let error = error as? DatabaseError else {
@@ -231,7 +241,8 @@ package final class Workspace: Sendable {
             }
             return WorkspaceError(
                 .inaccessible, path: path, message: "cannot be opened (\(reason)); check the file's permissions")
-        case .SQLITE_FULL:
+        case .SQLITE_FULL,
+            .SQLITE_IOERR where isDiskFull(besides: path):
             return WorkspaceError(
                 .database, path: path,
                 message: "cannot be written: the disk is full. Free some space and run the command again."
