@@ -53,14 +53,45 @@ extension Workspace {
         }
     }
 
+    /// Checks the file at `path` through one read-only connection, without refusing, migrating
+    /// or writing anything, so that a file too damaged to open as a workspace can be diagnosed.
+    ///
+    /// A missing file is created as a workspace and checked, as any command would.
+    package static func check(path: String, busyTimeout: Double = 5) throws(WorkspaceError) -> WorkspaceCheck {
+        try checkFileLooksLikeSQLite(path)
+        guard fileSize(path) > 0 else { return try Workspace(path: path, busyTimeout: busyTimeout).check() }
+        do {
+            let reader = try rawReader(path: path, busyTimeout: busyTimeout)
+            return try reader.read { db in
+                let integrity = try String.fetchAll(db, sql: "PRAGMA integrity_check")
+                // On a damaged file the foreign-key check can fail too; integrity already says so.
+                let violations =
+                    (try? Row.fetchAll(db, sql: "PRAGMA foreign_key_check").map { row -> String in
+                        let table: String = row[0]
+                        let rowid: Int64? = row[1]
+                        let parent: String = row[2]
+                        return "\(table) row \(rowid.map(String.init) ?? "?") → \(parent)"
+                    }) ?? []
+                return WorkspaceCheck(integrity: integrity, foreignKeyViolations: violations)
+            }
+        } catch let error as DatabaseError where [.SQLITE_CORRUPT, .SQLITE_NOTADB].contains(error.resultCode) {
+            return WorkspaceCheck(
+                integrity: ["the file cannot be read as a database: \(error.message ?? "\(error.resultCode)")"],
+                foreignKeyViolations: [], isReadable: false)
+        } catch {
+            throw translate(error, path: path)
+        }
+    }
+
     /// Rebuilds the file without free pages and folds the WAL back into it; returns the bytes
     /// saved.
     @discardableResult
     package func vacuum() throws(WorkspaceError) -> Int64 {
         let before = Workspace.fileSize(path) + Workspace.fileSize(path + "-wal")
-        try translatingErrors {
-            try pool.vacuum()
-            try pool.writeWithoutTransaction { db in
+        let writer = try writer()
+        try translatingErrors(writing: true) {
+            try writer.vacuum()
+            try writer.writeWithoutTransaction { db in
                 _ = try Row.fetchAll(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)")
             }
         }

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 
 /// A Loupe workspace: one SQLite file holding everything a user does, readable with `sqlite3`.
 ///
@@ -8,6 +9,11 @@ import GRDB
 /// the busy timeout for the write lock and then gets ``WorkspaceError/Code/busy`` instead of
 /// corrupting anything. Every multi-row write is one transaction.
 ///
+/// Opened for ``WorkspaceAccess/read``, it holds read-only connections and takes no lock until
+/// its first write, which opens the writer. A file is inspected read-only before anything is
+/// written to it: a database that is not a workspace, or one written by a newer Loupe, is
+/// refused byte for byte untouched.
+///
 /// Thread-safety: all methods may be called from any thread.
 package final class Workspace: Sendable {
     /// Marks the file as a Loupe workspace (`PRAGMA application_id`, "LOUP").
@@ -15,35 +21,127 @@ package final class Workspace: Sendable {
 
     /// The path the workspace was opened with, as given.
     package let path: String
-    let pool: DatabasePool
+    private let busyTimeout: Double
+    /// Serves reads: the writer's pool once there is one, read-only connections before.
+    private let readers: DatabasePool
+    private let writerPool: Mutex<DatabasePool?>
 
-    /// Opens (and creates, when missing) the workspace at `path`, applying pending migrations.
+    /// Opens (and creates, when missing) the workspace at `path`.
+    ///
+    /// Pending migrations are applied at once, even for a reader, since this binary's queries
+    /// need its schema; a reader that cannot write says so.
     ///
     /// - Parameters:
+    ///   - access: ``WorkspaceAccess/read`` opens read-only connections and defers the writer to
+    ///     the first write.
     ///   - busyTimeout: how long to wait for another process's write lock, in seconds.
     /// - Throws: ``WorkspaceError`` when the file is not a workspace, its schema is newer than
     ///   this binary, it is locked past the timeout, or it cannot be created.
-    package init(path: String, busyTimeout: Double = 5) throws(WorkspaceError) {
+    package init(path: String, access: WorkspaceAccess = .write, busyTimeout: Double = 5) throws(WorkspaceError) {
         self.path = path
+        self.busyTimeout = busyTimeout
         try Workspace.checkFileLooksLikeSQLite(path)
+        if access == .read, Workspace.fileSize(path) > 0 {
+            let reader = try Workspace.openReader(path: path, busyTimeout: busyTimeout)
+            let inspection = try Workspace.inspect(reader, path: path)
+            if inspection.isCurrent {
+                readers = reader
+                writerPool = Mutex(nil)
+                return
+            }
+            // This binary's queries need its schema, so even a reader brings an old file forward.
+            do {
+                let writer = try Workspace.openWriter(path: path, busyTimeout: busyTimeout)
+                readers = writer
+                writerPool = Mutex(writer)
+                return
+            } catch  where error.code != .busy {
+                throw WorkspaceError(
+                    error.code, path: path,
+                    message: "has the schema of an older Loupe (v\(inspection.schemaVersion); this loupe needs "
+                        + "v\(Workspace.migrationIdentifiers.count)) and could not be brought forward: "
+                        + error.message.replacingOccurrences(of: Workspace.readersStillWork, with: "")
+                        + " Run any loupe command as a user who may write it (or on a copy) first.")
+            }
+        }
+        let writer = try Workspace.openWriter(path: path, busyTimeout: busyTimeout)
+        readers = writer
+        writerPool = Mutex(writer)
+    }
+
+    private static func configuration(busyTimeout: Double, readonly: Bool) -> Configuration {
         var configuration = Configuration()
+        configuration.readonly = readonly
         configuration.busyMode = .timeout(busyTimeout)
         configuration.foreignKeysEnabled = true
         configuration.label = "loupe-workspace"
         configuration.prepareDatabase { db in
             // WAL with synchronous=NORMAL is safe against application crashes and kills;
             // only a power loss can drop the last transactions, never corrupt the file.
-            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            if !db.configuration.readonly { try db.execute(sql: "PRAGMA synchronous = NORMAL") }
         }
+        return configuration
+    }
+
+    /// Read-only connections: no lock is taken, nothing is written (not even the journal mode).
+    private static func openReader(path: String, busyTimeout: Double) throws(WorkspaceError) -> DatabasePool {
         do {
-            pool = try DatabasePool(path: path, configuration: configuration)
+            return try rawReader(path: path, busyTimeout: busyTimeout)
         } catch {
             throw Workspace.translate(error, path: path)
         }
-        try prepareSchema()
     }
 
-    private static func checkFileLooksLikeSQLite(_ path: String) throws(WorkspaceError) {
+    /// ``openReader(path:busyTimeout:)`` with SQLite's own errors, for `workspace check`.
+    ///
+    /// In a directory this user cannot write, or on a full disk, SQLite cannot create or size the
+    /// WAL's shared-memory file; with no WAL left to replay, the file is then read as immutable
+    /// (nobody can write it there, or anywhere on that disk, either).
+    static func rawReader(path: String, busyTimeout: Double) throws -> DatabasePool {
+        let configuration = configuration(busyTimeout: busyTimeout, readonly: true)
+        do {
+            let pool = try DatabasePool(path: path, configuration: configuration)
+            // SQLite opens lazily: the shared-memory file is only needed by the first read.
+            _ = try pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sqlite_master") }
+            return pool
+        } catch let error as DatabaseError
+            where [.SQLITE_CANTOPEN, .SQLITE_READONLY, .SQLITE_IOERR, .SQLITE_FULL].contains(error.resultCode)
+            && fileSize(path + "-wal") == 0
+        {
+            let immutable = "file:" + (path.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? path)
+            if let pool = try? DatabasePool(path: immutable + "?immutable=1", configuration: configuration) {
+                return pool
+            }
+            throw error
+        }
+    }
+
+    /// The writer: inspects the file read-only first, then switches it to WAL, marks it as a
+    /// workspace and applies pending migrations.
+    private static func openWriter(path: String, busyTimeout: Double) throws(WorkspaceError) -> DatabasePool {
+        if fileSize(path) > 0 {
+            // Refuse before touching: opening a writable pool already switches the file to WAL.
+            let reader = try openReader(path: path, busyTimeout: busyTimeout)
+            _ = try inspect(reader, path: path)
+            try? reader.close()
+        }
+        let pool: DatabasePool
+        do {
+            pool = try DatabasePool(path: path, configuration: configuration(busyTimeout: busyTimeout, readonly: false))
+        } catch {
+            throw Workspace.translate(error, path: path, writing: true)
+        }
+        do {
+            try migrate(pool, path: path)
+        } catch let error as WorkspaceError {
+            throw error
+        } catch {
+            throw Workspace.translate(error, path: path, writing: true)
+        }
+        return pool
+    }
+
+    static func checkFileLooksLikeSQLite(_ path: String) throws(WorkspaceError) {
         let manager = FileManager.default
         var isDirectory: ObjCBool = false
         if manager.fileExists(atPath: path, isDirectory: &isDirectory) {
@@ -68,65 +166,59 @@ package final class Workspace: Sendable {
         }
     }
 
-    private func prepareSchema() throws(WorkspaceError) {
-        let migrator = Workspace.migrator
+    /// Opens the writer now (bringing the schema forward if needed), so that a file this user
+    /// cannot write is reported before a long command does its work.
+    package func prepareToWrite() throws(WorkspaceError) {
+        _ = try writer()
+    }
+
+    /// The pool that writes, opened (and the schema brought forward) on first use.
+    func writer() throws(WorkspaceError) -> DatabasePool {
         let path = self.path
-        try translatingErrors {
-            try pool.write { db in
-                let applicationID = try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0
-                let userTables = try String.fetchAll(
-                    db,
-                    sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
-                )
-                if applicationID != Workspace.applicationID, applicationID != 0 || !userTables.isEmpty {
-                    throw WorkspaceError(
-                        .notAWorkspace, path: path,
-                        message: "is a SQLite database but not a Loupe workspace (application_id \(applicationID)); "
-                            + "give a new path to create a workspace"
-                    )
-                }
-            }
-            let tooNew = try pool.read { db in try migrator.hasBeenSuperseded(db) }
-            if tooNew {
-                let applied = try pool.read { db in try migrator.appliedIdentifiers(db) }
-                let known = Workspace.migrationIdentifiers
-                throw WorkspaceError(
-                    .schemaTooNew, path: path,
-                    message: "was written by a newer Loupe (schema v\(applied.count); this loupe knows up to "
-                        + "v\(known.count)). Upgrade loupe to open it; nothing was changed."
-                )
-            }
-            try migrator.migrate(pool)
-            try pool.write { db in
-                try db.execute(sql: "PRAGMA application_id = \(Workspace.applicationID)")
-                try db.execute(sql: "PRAGMA user_version = \(Workspace.migrationIdentifiers.count)")
-            }
+        let busyTimeout = self.busyTimeout
+        return try writerPool.withLock { (slot: inout DatabasePool?) throws(WorkspaceError) -> DatabasePool in
+            if let slot { return slot }
+            let pool = try Workspace.openWriter(path: path, busyTimeout: busyTimeout)
+            slot = pool
+            return pool
         }
     }
 
     /// Runs `body` in one write transaction; a throw rolls everything back.
     package func write<T: Sendable>(_ body: @Sendable (Database) throws -> T) throws(WorkspaceError) -> T {
-        try translatingErrors { try pool.write(body) }
+        let writer = try writer()
+        return try translatingErrors(writing: true) { try writer.write(body) }
     }
 
     /// Runs `body` on a read-only snapshot of the workspace.
     package func read<T: Sendable>(_ body: @Sendable (Database) throws -> T) throws(WorkspaceError) -> T {
-        try translatingErrors { try pool.read(body) }
+        try translatingErrors { try readers.read(body) }
     }
 
     /// Runs `body`, turning SQLite's errors into ``WorkspaceError``s (which pass through).
-    func translatingErrors<T>(_ body: () throws -> T) throws(WorkspaceError) -> T {
+    func translatingErrors<T>(writing: Bool = false, _ body: () throws -> T) throws(WorkspaceError) -> T {
         do {
             return try body()
         } catch let error as WorkspaceError {
             throw error
         } catch {
-            throw Workspace.translate(error, path: path)
+            throw Workspace.translate(error, path: path, writing: writing)
         }
     }
 
+    /// Said of a file that cannot be written, except where reading it needs a write too.
+    private static let readersStillWork = " Commands that only read it (trace list, workspace check, …) still work."
+
+    /// True when the disk holding `path` has (almost) no space left: SQLite reports a full disk
+    /// as an I/O error when it is its shared-memory file that cannot grow.
+    private static func isDiskFull(besides path: String) -> Bool {
+        let directory = (path as NSString).deletingLastPathComponent
+        let attributes = try? FileManager.default.attributesOfFileSystem(forPath: directory.isEmpty ? "." : directory)
+        return ((attributes?[.systemFreeSize] as? NSNumber)?.int64Value ?? .max) < 64 * 1024
+    }
+
     /// Maps SQLite's errors onto the few a user can act on.
-    static func translate(_ error: any Error, path: String) -> WorkspaceError {
+    static func translate(_ error: any Error, path: String, writing: Bool = false) -> WorkspaceError {
         guard let error = error as? DatabaseError else {
             return WorkspaceError(.database, path: path, message: "\(error)")
         }
@@ -140,12 +232,26 @@ package final class Workspace: Sendable {
             return WorkspaceError(
                 .notAWorkspace, path: path, message: "is not a SQLite database, so not a Loupe workspace")
         case .SQLITE_CANTOPEN, .SQLITE_PERM, .SQLITE_READONLY:
+            let reason = error.message ?? "\(error.resultCode)"
+            if writing {
+                return WorkspaceError(
+                    .inaccessible, path: path,
+                    message: "cannot be written (\(reason)): this user may not write the file or its directory."
+                        + readersStillWork)
+            }
             return WorkspaceError(
-                .inaccessible, path: path,
-                message: "cannot be opened for writing (\(error.message ?? "\(error.resultCode)"))")
+                .inaccessible, path: path, message: "cannot be opened (\(reason)); check the file's permissions")
+        case .SQLITE_FULL,
+            .SQLITE_IOERR where isDiskFull(besides: path):
+            return WorkspaceError(
+                .database, path: path,
+                message: "cannot be written: the disk is full. Free some space and run the command again."
+                    + readersStillWork)
         case .SQLITE_CORRUPT:
             return WorkspaceError(
-                .database, path: path, message: "is corrupt (\(error.message ?? "")); run `loupe workspace check`")
+                .database, path: path,
+                message: "is corrupt (\(error.message ?? "")); `loupe workspace check` says what is damaged and how to "
+                    + "recover it")
         default:
             return WorkspaceError(.database, path: path, message: error.message ?? "\(error)")
         }

@@ -28,8 +28,12 @@ package final class CommandContext: Sendable {
     /// Prints a line (a newline is added).
     package func print(_ text: String = "") { output.write(text + "\n") }
 
-    /// The workspace, opened on first use.
-    package func workspace() throws(WorkspaceError) -> Workspace { try session.workspace() }
+    /// The workspace, opened on first use; commands that only read it ask for
+    /// ``WorkspaceAccess/read`` so they work while another process writes, on a read-only file
+    /// and on a full disk.
+    package func workspace(access: WorkspaceAccess = .write) throws(WorkspaceError) -> Workspace {
+        try session.workspace(access: access)
+    }
 
     /// Asks the TUI for something once the command has finished (ignored on the shell).
     package func request(_ request: UIRequest) { pendingRequests.withLock { $0.append(request) } }

@@ -57,13 +57,18 @@ package final class WorkspaceSession: Sendable {
     }
 
     /// Opens the workspace (creating it when missing) or returns the one already open.
-    package func workspace() throws(WorkspaceError) -> Workspace {
-        try opened.withLock { (slot: inout Workspace?) throws(WorkspaceError) -> Workspace in
+    ///
+    /// A session opened for ``WorkspaceAccess/read`` opens its writer when a later command asks
+    /// for ``WorkspaceAccess/write`` (or on its first write).
+    package func workspace(access: WorkspaceAccess = .write) throws(WorkspaceError) -> Workspace {
+        let workspace = try opened.withLock { (slot: inout Workspace?) throws(WorkspaceError) -> Workspace in
             if let workspace = slot { return workspace }
-            let workspace = try Workspace(path: path, busyTimeout: busyTimeout)
+            let workspace = try Workspace(path: path, access: access, busyTimeout: busyTimeout)
             slot = workspace
             return workspace
         }
+        if access == .write { try workspace.prepareToWrite() }
+        return workspace
     }
 
     /// True once the workspace was opened in this session.

@@ -151,7 +151,7 @@ struct ModelsCommand: ParsableCommand {
         func run(in context: CommandContext) throws {
             let state = context.session.models.hasMiniLM ? "present" : "missing (run loupe models fetch)"
             context.print("\(ModelLibrary.miniLMName)  \(state)  \(context.session.models.miniLMDirectory)")
-            let registered = try context.workspace().models()
+            let registered = try context.workspace(access: .read).models()
             if registered.isEmpty {
                 context.print(
                     "registered in \(context.session.displayPath): none (loupe models fetch or models info registers)")

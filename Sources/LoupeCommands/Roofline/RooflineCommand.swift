@@ -298,7 +298,7 @@ struct RooflineCommand: ParsableCommand {
         @OptionGroup var options: ProfileOptions
 
         func run(in context: CommandContext) throws {
-            let model = try RooflineModel.load(from: context.workspace())
+            let model = try RooflineModel.load(from: context.workspace(access: .read))
             let (profile, precision) = try options.resolve(model)
             for (index, other) in model.profiles.enumerated() {
                 context.print(
@@ -348,7 +348,7 @@ struct RooflineCommand: ParsableCommand {
         var output: String?
 
         func run(in context: CommandContext) throws {
-            let model = try RooflineModel.load(from: context.workspace())
+            let model = try RooflineModel.load(from: context.workspace(access: .read))
             let (profile, precision) = try options.resolve(model)
             let csv = profile.csv(precision)
             if output == "-" {

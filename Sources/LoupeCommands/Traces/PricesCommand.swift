@@ -20,7 +20,7 @@ struct PricesCommand: ParsableCommand {
         @Flag(help: "Print JSON.") var json = false
 
         func run(in context: CommandContext) throws {
-            let prices = try context.workspace().modelPrices()
+            let prices = try context.workspace(access: .read).modelPrices()
             if json { return context.print(try Formatting.json(prices)) }
             guard !prices.isEmpty else {
                 return context.print("no prices: loupe prices load FILE or prices set MODEL …")

@@ -32,7 +32,7 @@ struct TraceCommand: ParsableCommand {
             }
             let trace: Trace
             do {
-                trace = try TraceService(workspace: try context.workspace()).trace(id)
+                trace = try TraceService(workspace: try context.workspace(access: .read)).trace(id)
             } catch let error as TraceImportError {
                 throw CommandFailure(error.description)
             }
@@ -80,7 +80,7 @@ struct TraceCommand: ParsableCommand {
         @Flag(help: "Print JSON.") var json = false
 
         func run(in context: CommandContext) throws {
-            let traces = try TraceService(workspace: try context.workspace()).list()
+            let traces = try TraceService(workspace: try context.workspace(access: .read)).list()
             if json { return context.print(try Formatting.json(traces)) }
             guard !traces.isEmpty else { return context.print("no traces yet: loupe trace import FILE") }
             context.print("   id  format     steps  spans  errors   duration    tokens in/out       cost  name")
@@ -109,7 +109,7 @@ struct TraceCommand: ParsableCommand {
         func run(in context: CommandContext) throws {
             let loaded: TraceService.Loaded
             do {
-                loaded = try TraceService(workspace: try context.workspace()).load(id)
+                loaded = try TraceService(workspace: try context.workspace(access: .read)).load(id)
             } catch let error as TraceImportError {
                 throw CommandFailure(error.description)
             }

@@ -24,7 +24,8 @@ extension TraceCommand {
 
         func run(in context: CommandContext) throws {
             let diff: TraceDiff
-            do { diff = try TraceService(workspace: try context.workspace()).diff(left, right) } catch let error
+            do { diff = try TraceService(workspace: try context.workspace(access: .read)).diff(left, right) } catch let
+                error
                 as TraceImportError
             { throw CommandFailure(error.description) }
             if json { return context.print(JSONValue.object(Self.json(diff)).prettyJSON) }

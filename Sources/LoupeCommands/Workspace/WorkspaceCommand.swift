@@ -32,7 +32,7 @@ struct WorkspaceCommand: ParsableCommand {
         @Flag(help: "Print JSON instead of a table.") var json = false
 
         func run(in context: CommandContext) throws {
-            var info = try context.workspace().info()
+            var info = try context.workspace(access: .read).info()
             info.path = context.session.displayPath
             if json {
                 context.print(try Formatting.json(info))
@@ -64,7 +64,8 @@ struct WorkspaceCommand: ParsableCommand {
 
         func run(in context: CommandContext) throws {
             context.reporter.report(JobProgress(completed: 0, total: nil, detail: "integrity check"))
-            let result = try context.workspace().check()
+            // Checked raw, not opened as a workspace: a file too damaged to open is what check is for.
+            let result = try Workspace.check(path: context.session.path, busyTimeout: context.session.busyTimeout)
             if json {
                 context.print(try Formatting.json(result))
             } else {
@@ -79,9 +80,30 @@ struct WorkspaceCommand: ParsableCommand {
                 for violation in result.foreignKeyViolations { context.print("  " + violation) }
             }
             if !result.isHealthy {
-                throw CommandFailure(
-                    "\(context.session.displayPath) failed its check; copy the file before repairing it")
+                let file = context.session.displayPath
+                if !json { context.print(Check.repairHint(for: result, file: file)) }
+                throw CommandFailure("\(file) failed its check; copy the file before repairing it")
             }
+        }
+
+        /// How to repair what the check found: REINDEX when only indexes are damaged, else
+        /// SQLite's `.recover` into a new file.
+        static func repairHint(for result: WorkspaceCheck, file: String) -> String {
+            let quoted = "'" + file.replacingOccurrences(of: "'", with: "'\\''") + "'"
+            let command: String
+            if result.onlyIndexesDamaged {
+                command =
+                    "only indexes are damaged and the tables are intact; rebuild them: sqlite3 \(quoted) 'REINDEX'"
+            } else {
+                command =
+                    "recover what can be read into a new file: sqlite3 \(quoted) .recover | sqlite3 recovered.sqlite, "
+                    + "then run 'loupe --workspace recovered.sqlite workspace check'"
+            }
+            let installed = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").contains {
+                FileManager.default.isExecutableFile(atPath: "\($0)/sqlite3")
+            }
+            return "repair        " + command
+                + (installed ? "" : " (needs the sqlite3 command-line tool, 3.29 or later, which is not on PATH)")
         }
     }
 

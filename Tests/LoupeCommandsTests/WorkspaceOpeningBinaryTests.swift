@@ -1,0 +1,131 @@
+import Foundation
+import GRDB
+import LoupeStore
+import Synchronization
+import Testing
+
+/// How the real binary opens a workspace when other processes, permissions or damage get in
+/// the way.
+@Suite struct WorkspaceOpeningBinaryTests {
+    /// Holds the write lock of `file` (with a write, so the WAL is not empty) until `release`.
+    private static func holdWriteLock(on file: String, until release: DispatchSemaphore) throws {
+        let holder = try DatabaseQueue(path: file)
+        let holding = DispatchSemaphore(value: 0)
+        Thread {
+            try? holder.inTransaction(.immediate) { db in
+                try db.execute(sql: "INSERT INTO settings (key, value, updated_at) VALUES ('held', 'x', '2026-01-01')")
+                holding.signal()
+                release.wait()
+                return .rollback
+            }
+        }.start()
+        holding.wait()
+    }
+
+    @Test func traceListIsNotRefusedWhileAnotherProcessWrites() throws {
+        let file = TestEnvironment.temporaryDirectory() + "/w.sqlite"
+        _ = try Workspace(path: file)
+        let release = DispatchSemaphore(value: 0)
+        try Self.holdWriteLock(on: file, until: release)
+        defer { release.signal() }
+        let result = try TestEnvironment.run(
+            ["trace", "list", "--workspace", file], environment: ["LOUPE_BUSY_TIMEOUT_MS": "200"])
+        #expect(result.status == 0)
+        #expect(result.error.isEmpty)
+    }
+
+    @Test func processesOpeningAnOlderWorkspaceAtOnceAllSucceed() throws {
+        let directory = TestEnvironment.temporaryDirectory()
+        for round in 0..<5 {
+            let file = directory + "/old\(round).sqlite"
+            try Workspace.createOlder(path: file, schemaVersion: 9)
+            let release = DispatchSemaphore(value: 0)
+            try Self.holdWriteLock(on: file, until: release)
+            let results = Mutex<[(status: Int32, output: String, error: String)]>([])
+            let done = DispatchGroup()
+            for _ in 0..<6 {
+                done.enter()
+                Thread {
+                    let result =
+                        (try? TestEnvironment.run(["trace", "list", "--workspace", file])) ?? (-1, "", "did not run")
+                    results.withLock { $0.append(result) }
+                    done.leave()
+                }.start()
+            }
+            Thread.sleep(forTimeInterval: 0.3)
+            release.signal()
+            done.wait()
+            for result in results.withLock({ $0 }) {
+                #expect(result.status == 0, "\(result.error)")
+            }
+            #expect(try Workspace(path: file, access: .read).schemaVersion() == Workspace.migrationIdentifiers.count)
+        }
+    }
+
+    @Test func checkDiagnosesAWorkspaceTooDamagedToOpen() throws {
+        let directory = TestEnvironment.temporaryDirectory()
+        let file = directory + "/w.sqlite"
+        do {
+            let workspace = try Workspace(path: file)
+            try workspace.write { db in
+                for index in 0..<3000 {
+                    try db.execute(
+                        sql: "INSERT INTO command_history (line, source, ran_at) VALUES (?, 'tui', '2026-01-01')",
+                        arguments: [String(repeating: "x", count: 300) + "\(index)"])
+                }
+            }
+            try workspace.vacuum()
+        }
+        let whole = try Data(contentsOf: URL(fileURLWithPath: file))
+        let truncated = directory + "/truncated.sqlite"
+        try whole.prefix(whole.count / 2).write(to: URL(fileURLWithPath: truncated))
+        let list = try TestEnvironment.run(["trace", "list", "--workspace", truncated])
+        #expect(list.status == 1)
+        #expect(list.error.contains("loupe workspace check"))
+        let check = try TestEnvironment.run(["workspace", "check", "--workspace", truncated])
+        #expect(check.status == 1)
+        #expect(check.output.contains("cannot be read as a database"))
+        #expect(check.output.contains(".recover"))
+        #expect(!check.error.contains("is corrupt"))
+    }
+
+    /// Root ignores permissions, so this runs the binary as `nobody` where the test runs as root.
+    @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")))
+    func aReadOnlyWorkspaceCanBeListedAndWritesSayWhyNot() throws {
+        let directory = TestEnvironment.temporaryDirectory()
+        let file = directory + "/w.sqlite"
+        _ = try Workspace(path: file)
+        let old = directory + "/old.sqlite"
+        try Workspace.createOlder(path: old, schemaVersion: 9)
+        // The binary where `nobody` may run it, the workspace in a directory it may not write.
+        let binary = directory + "/loupe"
+        try FileManager.default.copyItem(atPath: TestEnvironment.binary, toPath: binary)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory)
+        try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: file)
+        try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: old)
+        try FileManager.default.setAttributes([.posixPermissions: 0o555], ofItemAtPath: directory)
+        defer { try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory) }
+        func runAsNobody(_ arguments: [String]) throws -> (status: Int32, error: String) {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            process.arguments = ["--reuid=nobody", "--regid=nogroup", "--clear-groups", binary] + arguments
+            process.environment = ["LANG": "C.UTF-8", "HOME": "/tmp"]
+            let error = Pipe()
+            process.standardError = error
+            process.standardOutput = FileHandle.nullDevice
+            try process.run()
+            let text = error.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return (process.terminationStatus, String(decoding: text, as: UTF8.self))
+        }
+        #expect(try runAsNobody(["trace", "list", "--workspace", file]).status == 0)
+        #expect(try runAsNobody(["workspace", "check", "--workspace", file]).status == 0)
+        let write = try runAsNobody(["theme", "light", "--workspace", file])
+        #expect(write.status == 1)
+        #expect(write.error.contains("cannot be written"))
+        // An older schema cannot be read without bringing it forward, and it says so.
+        let older = try runAsNobody(["trace", "list", "--workspace", old])
+        #expect(older.status == 1)
+        #expect(older.error.contains("schema of an older Loupe (v9"))
+    }
+}

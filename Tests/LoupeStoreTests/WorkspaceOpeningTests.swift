@@ -1,0 +1,161 @@
+import Foundation
+import GRDB
+import LoupeStore
+import Synchronization
+import Testing
+
+/// How a file is opened: readers take no lock, refused files stay byte for byte as they were,
+/// and concurrent openers of an old file all end on the current schema.
+@Suite struct WorkspaceOpeningTests {
+    let directory: String
+
+    init() throws {
+        directory =
+            FileManager.default.temporaryDirectory.appendingPathComponent("loupe-open-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    }
+
+    private func path(_ name: String = "w.sqlite") -> String { directory + "/" + name }
+
+    private func bytes(_ name: String) throws -> Data { try Data(contentsOf: URL(fileURLWithPath: path(name))) }
+
+    @Test func aReaderIsNotRefusedWhileAnotherConnectionHoldsTheWriteLock() throws {
+        try Workspace(path: path()).setSetting("theme", to: "mono")
+        let holder = try DatabaseQueue(path: path())
+        let holding = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            try? holder.inTransaction(.immediate) { _ in
+                holding.signal()
+                release.wait()
+                return .rollback
+            }
+        }
+        thread.start()
+        holding.wait()
+        defer { release.signal() }
+        let reader = try Workspace(path: path(), access: .read, busyTimeout: 0.2)
+        #expect(try reader.setting("theme") == "mono")
+        #expect(try reader.check().isHealthy)
+        // Its first write waits for the lock like any writer, and says why it gave up.
+        let error = #expect(throws: WorkspaceError.self) { try reader.setSetting("theme", to: "light") }
+        #expect(error?.code == .busy)
+    }
+
+    @Test func aForeignDatabaseIsRefusedByteForByteUntouched() throws {
+        let other = try DatabaseQueue(path: path("other.sqlite"))
+        try other.write { db in try db.execute(sql: "CREATE TABLE customers (id INTEGER PRIMARY KEY)") }
+        try other.close()
+        let before = try bytes("other.sqlite")
+        for access in [WorkspaceAccess.read, .write] {
+            let error = #expect(throws: WorkspaceError.self) {
+                try Workspace(path: path("other.sqlite"), access: access)
+            }
+            #expect(error?.code == .notAWorkspace)
+            #expect(error?.description.contains("Nothing was changed") == true)
+        }
+        #expect(try bytes("other.sqlite") == before)
+        #expect(!FileManager.default.fileExists(atPath: path("other.sqlite-wal")))
+    }
+
+    @Test func aNewerUserVersionIsRefusedAndNotReset() throws {
+        _ = try Workspace(path: path())
+        let queue = try DatabaseQueue(path: path())
+        try queue.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA user_version = 999")
+            _ = try Row.fetchAll(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+        }
+        try queue.close()
+        let before = try bytes("w.sqlite")
+        for access in [WorkspaceAccess.read, .write] {
+            let error = #expect(throws: WorkspaceError.self) { try Workspace(path: path(), access: access) }
+            #expect(error?.code == .schemaTooNew)
+            #expect(error?.description.contains("schema v999") == true)
+        }
+        #expect(try bytes("w.sqlite") == before)
+    }
+
+    @Test func aReaderOfAnOlderWorkspaceBringsItForward() throws {
+        try Workspace.createOlder(path: path(), schemaVersion: 9)
+        let reader = try Workspace(path: path(), access: .read)
+        #expect(try reader.schemaVersion() == Workspace.migrationIdentifiers.count)
+        #expect(try reader.traceSummaries().isEmpty)
+    }
+
+    /// Four openers queue for the write lock a third connection holds; GRDB reads the applied
+    /// migrations before it takes the lock, so a later opener can find its migration applied.
+    @Test func concurrentOpenersOfAnOlderWorkspaceAllEndOnTheCurrentSchema() throws {
+        for round in 0..<5 {
+            let file = path("old\(round).sqlite")
+            try Workspace.createOlder(path: file, schemaVersion: 9)
+            let holder = try DatabaseQueue(path: file)
+            let holding = DispatchSemaphore(value: 0)
+            let release = DispatchSemaphore(value: 0)
+            let lock = Thread {
+                try? holder.inTransaction(.immediate) { db in
+                    // A write, so the WAL is not empty and the openers need no lock before migrating.
+                    try db.execute(
+                        sql: "INSERT INTO settings (key, value, updated_at) VALUES ('held', 'x', '2026-01-01')")
+                    holding.signal()
+                    release.wait()
+                    return .rollback
+                }
+            }
+            lock.start()
+            holding.wait()
+            let results = Mutex<[Result<Int, WorkspaceError>]>([])
+            let done = DispatchGroup()
+            for _ in 0..<4 {
+                done.enter()
+                Thread {
+                    let result = Result { () throws(WorkspaceError) -> Int in
+                        try Workspace(path: file, busyTimeout: 30).schemaVersion()
+                    }
+                    results.withLock { $0.append(result) }
+                    done.leave()
+                }.start()
+            }
+            Thread.sleep(forTimeInterval: 0.5)
+            release.signal()
+            done.wait()
+            for result in results.withLock({ $0 }) {
+                #expect(throws: Never.self) { try result.get() }
+                #expect((try? result.get()) == Workspace.migrationIdentifiers.count)
+            }
+        }
+    }
+
+    @Test func checkReadsAFileTooDamagedToOpenAndTellsIndexDamageApart() throws {
+        let workspace = try Workspace(path: path())
+        try workspace.record([
+            KernelRun(
+                suite: "s", kernel: "gemm", workload: "w", calls: 1, nanoseconds: 1, flops: 1, bytes: 1, threads: 1,
+                machine: "m", measuredAt: Date(timeIntervalSince1970: 1))
+        ])
+        try workspace.vacuum()
+        // The index now claims another column than its entries hold: the table rows are intact.
+        let queue = try DatabaseQueue(path: path())
+        try queue.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA writable_schema = ON")
+            try db.execute(
+                sql: "UPDATE sqlite_master SET sql = 'CREATE INDEX kernel_runs_by_suite ON kernel_runs(kernel, "
+                    + "measured_at)' WHERE name = 'kernel_runs_by_suite'")
+        }
+        try queue.close()
+        let indexes = try Workspace.check(path: path())
+        #expect(!indexes.isHealthy && indexes.isReadable)
+        #expect(indexes.onlyIndexesDamaged)
+
+        let whole = try bytes("w.sqlite")
+        try Data(whole.prefix(whole.count / 2)).write(to: URL(fileURLWithPath: path("half.sqlite")))
+        try Data(repeating: 0xAB, count: 4096).write(to: URL(fileURLWithPath: path("page.bin")))
+        var damaged = whole
+        damaged.replaceSubrange(4096..<8192, with: try bytes("page.bin"))
+        try damaged.write(to: URL(fileURLWithPath: path("damaged.sqlite")))
+        for name in ["half.sqlite", "damaged.sqlite"] {
+            let result = try Workspace.check(path: path(name))
+            #expect(!result.isHealthy)
+            #expect(!result.onlyIndexesDamaged)
+        }
+    }
+}
