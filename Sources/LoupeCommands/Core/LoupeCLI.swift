@@ -49,7 +49,7 @@ package enum LoupeCLI {
                 exit(code.rawValue)
             }
             FileHandle.standardError.write(Data(("error: " + CommandExecutor.message(for: error) + "\n").utf8))
-            exit(1)
+            exit((error as? CommandExit)?.code ?? 1)
         }
     }
 

@@ -84,7 +84,15 @@ struct EvalCommand: ParsableCommand {
                 context.print("left out \(Formatting.count(outcome.unjudged.count, "item")) with no judgments")
             }
             EvalCommand.printSummary(outcome.summary, scorers: outcome.summary.scorers.map(\.scorer), context)
-            if outcome.status == "cancelled" { context.print("cancelled: run the same command again to resume") }
+            if outcome.status == "cancelled" {
+                // A stopped run is not a success: shells and CI see 128 + the signal, as for any
+                // process ended by one, and the message says how to go on.
+                let number = Interrupt.lastSignal ?? SIGINT
+                throw CommandExit(
+                    code: 128 + number,
+                    "run \(outcome.runID) cancelled by \(number == SIGTERM ? "SIGTERM" : "SIGINT"); "
+                        + "run the same command again to resume")
+            }
         }
     }
 
@@ -321,18 +329,34 @@ struct EvalCommand: ParsableCommand {
 /// SIGINT and SIGTERM turned into a cancellation of a running job while it runs; the process's
 /// previous handlers come back after it.
 enum Interrupt {
-    private static let received = Atomic<Bool>(false)
+    /// The signal that arrived (0: none yet); stays set after the run so the command can exit
+    /// with 128 + its number.
+    private static let received = Atomic<Int32>(0)
+    private static let last = Atomic<Int32>(0)
+
+    /// The signal that cancelled the last run, nil when none did.
+    static var lastSignal: Int32? {
+        let number = last.load(ordering: .relaxed)
+        return number == 0 ? nil : number
+    }
 
     static func cancelling<T>(_ reporter: JobReporter) -> (() throws -> T) throws -> T {
         { body in
-            received.store(false, ordering: .relaxed)
+            received.store(0, ordering: .relaxed)
+            last.store(0, ordering: .relaxed)
             let previous = [SIGINT, SIGTERM].map { number in
-                (number, signal(number) { _ in Interrupt.received.store(true, ordering: .relaxed) })
+                (
+                    number,
+                    signal(number) { number in
+                        Interrupt.received.store(number, ordering: .relaxed)
+                        Interrupt.last.store(number, ordering: .relaxed)
+                    }
+                )
             }
             let finished = Atomic<Bool>(false)
             let watcher = Thread {
                 while !finished.load(ordering: .relaxed) {
-                    if received.exchange(false, ordering: .relaxed) { reporter.cancel() }
+                    if received.exchange(0, ordering: .relaxed) != 0 { reporter.cancel() }
                     usleep(20_000)
                 }
             }
