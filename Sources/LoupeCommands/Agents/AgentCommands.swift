@@ -51,7 +51,8 @@ struct AgentCommand: ParsableCommand {
                 // The JSON holds the trace either way; the exit status says whether the agent
                 // finished, as it does without --json.
                 guard root.status.isError else { return }
-                throw CommandExit(code: 1, "the agent did not finish: \(root.status.message ?? "") (trace \(result.id))")
+                throw CommandExit(
+                    code: 1, "the agent did not finish: \(root.status.message ?? "") (trace \(result.id))")
             }
             if let answer = root.output.first?.text {
                 context.print("answer: " + UntrustedText.sanitized(answer))
