@@ -45,3 +45,34 @@ extension Workspace {
         }
     }
 }
+
+extension Workspace {
+    /// Marks the agent traces whose recording process died mid-run (their lease is left and not
+    /// live): the root span becomes an error "interrupted: …" so the Traces panel and `trace list`
+    /// show what happened, and the lease goes. Returns the traces marked.
+    @discardableResult
+    package func markInterruptedAgentTraces(now: Date = Date()) throws(WorkspaceError) -> [Int64] {
+        try write { db in
+            let dead = try JobLease.fetchAll(
+                db, sql: "SELECT * FROM job_leases WHERE kind = ?", arguments: [JobLease.Kind.agentTrace]
+            ).filter { !$0.isLive(now: now) }.map(\.targetID)
+            var marked: [Int64] = []
+            for id in dead {
+                try db.execute(
+                    sql: """
+                        UPDATE spans SET status = 'error', status_message = ?
+                        WHERE trace_id = ? AND ordinal = 0 AND status = 'unset'
+                        """,
+                    arguments: [JobLease.interruptedMessage, id])
+                if db.changesCount > 0 {
+                    try db.execute(sql: "UPDATE traces SET error_count = error_count + 1 WHERE id = ?", arguments: [id])
+                    marked.append(id)
+                }
+                try db.execute(
+                    sql: "DELETE FROM job_leases WHERE kind = ? AND target_id = ?",
+                    arguments: [JobLease.Kind.agentTrace, id])
+            }
+            return marked
+        }
+    }
+}

@@ -76,8 +76,14 @@ struct EvalCommand: ParsableCommand {
                 return context.print(try EvalCommand.listingJSON(listing).prettyJSON)
             }
             var said = "run \(outcome.runID) \(outcome.status)"
-            if outcome.resumed { said += " (resumed: \(outcome.skipped) answers were already there)" }
-            if onlyFailed != nil { said += " (\(outcome.skipped) answers carried over from run \(onlyFailed!))" }
+            if let parent = onlyFailed {
+                said +=
+                    outcome.resumed
+                    ? " (resumed: \(outcome.skipped) answers were already there or carried over from run \(parent))"
+                    : " (\(outcome.skipped) answers carried over from run \(parent))"
+            } else if outcome.resumed {
+                said += " (resumed: \(outcome.skipped) answers were already there)"
+            }
             said += ": \(Formatting.count(outcome.answered, "answer")) made"
             context.print(said)
             if !outcome.unjudged.isEmpty {
@@ -148,7 +154,8 @@ struct EvalCommand: ParsableCommand {
             if json { return context.print(JSONValue.array(try runs.map(EvalCommand.listingJSON)).prettyJSON) }
             guard !runs.isEmpty else { return context.print("no eval runs yet: loupe eval run SUITE.yaml") }
             context.print(
-                "  id  suite                     target      status      answers  headline                        when")
+                "  id  suite                     target      status       answers  headline                        when"
+            )
             let formatter = DateFormatter()
             formatter.dateFormat = "yyyy-MM-dd HH:mm"
             for listing in runs {
@@ -156,7 +163,7 @@ struct EvalCommand: ParsableCommand {
                 context.print(
                     String(format: "%4lld  ", listing.id)
                         + TextWidth.truncate(UntrustedText.sanitized(run.suite), toColumns: 24).padded(to: 24) + "  "
-                        + run.targetKind.padded(to: 10) + "  " + run.status.padded(to: 10) + "  "
+                        + run.targetKind.padded(to: 10) + "  " + run.status.padded(to: 11) + "  "
                         + "\(listing.answered)/\(run.planned)".leftPadded(to: 7) + "  "
                         + EvalCommand.headline(listing).padded(to: 30) + "  " + formatter.string(from: run.startedAt))
             }

@@ -19,7 +19,12 @@ package struct JobLease: Codable, FetchableRecord, PersistableRecord, Hashable, 
     package enum Kind {
         package static let evalRun = "eval_run"
         package static let activationSet = "activation_set"
+        /// An agent run being recorded into a trace (its root span is unset until it ends).
+        package static let agentTrace = "agent_trace"
     }
+
+    /// The root span's status message of an agent trace whose process was stopped mid-run.
+    package static let interruptedMessage = "interrupted: the process recording this run was stopped before it finished"
 
     /// A heartbeat older than this (seconds) means the holder is gone, whatever its pid says.
     package static let staleAfterSeconds = 60.0
