@@ -163,7 +163,7 @@ struct EvalCommand: ParsableCommand {
                 context.print(
                     String(format: "%4lld  ", listing.id)
                         + TextWidth.truncate(UntrustedText.sanitized(run.suite), toColumns: 24).padded(to: 24) + "  "
-                        + run.targetKind.padded(to: 10) + "  " + run.status.padded(to: 11) + "  "
+                        + run.targetKind.padded(to: 10) + "  " + run.status.padded(to: 12) + " "
                         + "\(listing.answered)/\(run.planned)".leftPadded(to: 7) + "  "
                         + EvalCommand.headline(listing).padded(to: 30) + "  " + formatter.string(from: run.startedAt))
             }
@@ -340,6 +340,8 @@ enum Interrupt {
     /// with 128 + its number.
     private static let received = Atomic<Int32>(0)
     private static let last = Atomic<Int32>(0)
+    /// Seconds the work has to reach its next cancellation check after a signal.
+    static let graceSeconds = 1.0
 
     /// The signal that cancelled the last run, nil when none did.
     static var lastSignal: Int32? {
@@ -362,8 +364,28 @@ enum Interrupt {
             }
             let finished = Atomic<Bool>(false)
             let watcher = Thread {
+                var cancelledAt: Date?
                 while !finished.load(ordering: .relaxed) {
-                    if received.exchange(0, ordering: .relaxed) != 0 { reporter.cancel() }
+                    if received.exchange(0, ordering: .relaxed) != 0 {
+                        reporter.cancel()
+                        cancelledAt = cancelledAt ?? Date()
+                    }
+                    // The work stops at its next check; an answer still being made after the grace
+                    // period (a long model call or tool) is abandoned: the process ends as a kill
+                    // would, which loses nothing stored (each answer is one transaction) and
+                    // leaves the run's lease to a dead pid, so `eval list` shows it interrupted
+                    // and the same command resumes it.
+                    if let cancelledAt, Date().timeIntervalSince(cancelledAt) >= graceSeconds,
+                        !finished.load(ordering: .relaxed)
+                    {
+                        let number = last.load(ordering: .relaxed)
+                        let name = number == SIGTERM ? "SIGTERM" : "SIGINT"
+                        let line =
+                            "error: stopped by \(name) while an answer was being made; "
+                            + "run the same command again to resume\n"
+                        _ = line.withCString { write(2, $0, strlen($0)) }
+                        _exit(128 + number)
+                    }
                     usleep(20_000)
                 }
             }
