@@ -3,7 +3,7 @@ import GRDB
 
 extension Workspace {
     /// A new, empty and not yet complete set that means to hold `plannedRows` rows.
-    package func createActivationSet(model: String, layer: Int, dimensions: Int, plannedRows: Int)
+    package func createActivationSet(model: String, layer: Int, dimensions: Int, plannedRows: Int? = nil)
         throws(WorkspaceError) -> Int64
     {
         try write { db in

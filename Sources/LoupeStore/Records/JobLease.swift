@@ -26,6 +26,15 @@ package struct JobLease: Codable, FetchableRecord, PersistableRecord, Hashable, 
     /// The root span's status message of an agent trace whose process was stopped mid-run.
     package static let interruptedMessage = "interrupted: the process recording this run was stopped before it finished"
 
+    package init(kind: String, targetID: Int64, pid: Int32, host: String, startedAt: Date, heartbeatAt: Date) {
+        self.kind = kind
+        self.targetID = targetID
+        self.pid = pid
+        self.host = host
+        self.startedAt = startedAt
+        self.heartbeatAt = heartbeatAt
+    }
+
     /// A heartbeat older than this (seconds) means the holder is gone, whatever its pid says.
     package static let staleAfterSeconds = 60.0
     /// How often (seconds) a holder refreshes its heartbeat.
