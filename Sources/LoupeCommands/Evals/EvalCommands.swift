@@ -362,6 +362,13 @@ enum Interrupt {
                     }
                 )
             }
+            // A launcher (a test harness, a supervisor) may have left the signals blocked in the
+            // mask this process inherited; then they would never arrive.
+            var unblock = sigset_t()
+            sigemptyset(&unblock)
+            sigaddset(&unblock, SIGINT)
+            sigaddset(&unblock, SIGTERM)
+            pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
             let finished = Atomic<Bool>(false)
             let watcher = Thread {
                 var cancelledAt: Date?
