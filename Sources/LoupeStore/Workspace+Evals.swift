@@ -22,7 +22,11 @@ extension Workspace {
     /// every answer it finished and none half-written.
     package func recordEvalResult(_ result: EvalResultRecord, scores: [EvalScoreRecord]) throws(WorkspaceError) {
         try write { db in
-            try result.insert(db)
+            // Two processes can answer the same (item, epoch) of one run (two `eval run` of a suite
+            // at once both resume it): the first answer stored wins, the other is dropped, so
+            // nothing is scored twice and neither dies on the unique key.
+            try result.insert(db, onConflict: .ignore)
+            guard db.changesCount > 0 else { return }
             for score in scores { try score.insert(db) }
         }
     }

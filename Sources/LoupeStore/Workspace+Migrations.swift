@@ -346,6 +346,27 @@ extension Workspace {
                 table.add(column: "dense", .double).notNull().defaults(to: 0)
             }
         }
+        migrator.registerMigration("v13: leases on running jobs and complete activation sets") { db in
+            // Who is running a long job (an eval run, an activation collection) right now: the
+            // process and host, refreshed while it runs, so a second process can tell a live run
+            // from a killed one (a dead pid on this host, or a heartbeat older than a minute).
+            try db.create(table: "job_leases") { table in
+                table.column("kind", .text).notNull()
+                table.column("target_id", .integer).notNull()
+                table.column("pid", .integer).notNull()
+                table.column("host", .text).notNull()
+                table.column("started_at", .datetime).notNull()
+                table.column("heartbeat_at", .datetime).notNull()
+                table.primaryKey(["kind", "target_id"])
+            }
+            // A collection states how many rows it set out to store and is marked complete in the
+            // transaction that stores its last rows; sets from before this migration were complete
+            // (a killed collection could not be told apart then, so they are trusted).
+            try db.alter(table: "sae_activation_sets") { table in
+                table.add(column: "planned_rows", .integer)
+                table.add(column: "complete", .boolean).notNull().defaults(to: true)
+            }
+        }
         return migrator
     }()
 

@@ -2,21 +2,36 @@ import Foundation
 import GRDB
 
 extension Workspace {
-    package func createActivationSet(model: String, layer: Int, dimensions: Int) throws(WorkspaceError) -> Int64 {
+    /// A new, empty and not yet complete set that means to hold `plannedRows` rows.
+    package func createActivationSet(model: String, layer: Int, dimensions: Int, plannedRows: Int? = nil)
+        throws(WorkspaceError) -> Int64
+    {
         try write { db in
             try db.execute(
                 sql:
-                    "INSERT INTO sae_activation_sets (model, layer, dimensions, rows, created_at) VALUES (?, ?, ?, 0, ?)",
-                arguments: [model, layer, dimensions, Date()])
+                    "INSERT INTO sae_activation_sets (model, layer, dimensions, rows, created_at, planned_rows, complete) "
+                    + "VALUES (?, ?, ?, 0, ?, ?, 0)",
+                arguments: [model, layer, dimensions, Date(), plannedRows])
             return db.lastInsertedRowID
         }
     }
 
-    /// Appends one shard (float16 rows) and its tokens, and the set's row count, in one transaction.
-    package func appendActivationShard(set: Int64, shard: Int, firstRow: Int, data: Data, tokens: [SAETokenRecord])
-        throws(WorkspaceError)
-    {
+    /// Marks a set complete when its last rows are already stored.
+    package func completeActivationSet(_ set: Int64) throws(WorkspaceError) {
         try write { db in
+            try db.execute(sql: "UPDATE sae_activation_sets SET complete = 1 WHERE id = ?", arguments: [set])
+        }
+    }
+
+    /// Appends one shard (float16 rows) and its tokens, and the set's row count, in one
+    /// transaction; `completing` marks the set complete in that same transaction (its last rows).
+    package func appendActivationShard(
+        set: Int64, shard: Int, firstRow: Int, data: Data, tokens: [SAETokenRecord], completing: Bool = false
+    ) throws(WorkspaceError) {
+        try write { db in
+            if completing {
+                try db.execute(sql: "UPDATE sae_activation_sets SET complete = 1 WHERE id = ?", arguments: [set])
+            }
             try db.execute(
                 sql: "INSERT INTO sae_activation_shards (set_id, shard, first_row, rows, data) VALUES (?, ?, ?, ?, ?)",
                 arguments: [set, shard, firstRow, tokens.count, data])

@@ -57,6 +57,11 @@ struct LoupeTUIHost: TUIHost {
             return
         }
         runtime.run()
+        if let signal = TerminationSignals.lastReceived {
+            // Restore the terminal before the caller prints and exits with 128 + the signal.
+            backend.shutdown()
+            throw CommandExit(code: 128 + signal, "")
+        }
     }
 
     func keybindingsMarkdown() -> String { KeybindingsDocument.markdown() }

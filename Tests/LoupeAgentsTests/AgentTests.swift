@@ -40,6 +40,14 @@ import Testing
         #expect(Calculator.expression(in: "how do swept wings flutter?") == nil)
         #expect(Calculator.expression(in: "the 1960s paper") == nil)
     }
+
+    /// A 320k-character question (it took 19 s before the scan became linear) still finds its
+    /// expression, names in any case included, and a name at the very end is still a name.
+    @Test func theExpressionInAVeryLongQuestionIsFound() {
+        let padding = String(repeating: "lorem ipsum dolor sit amet ", count: 12_000)
+        #expect(Calculator.expression(in: padding + "what is SQRT(16) + 1?") == "SQRT(16) + 1")
+        #expect(Calculator.expression(in: padding + "2 * pi") == "2 * pi")
+    }
 }
 
 @Suite struct SSEParserTests {

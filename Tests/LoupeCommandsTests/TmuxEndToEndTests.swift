@@ -41,12 +41,12 @@ struct TmuxEndToEndTests {
         #expect(try tmux.cursorVisible())
     }
 
-    @Test func sigtermRestoresTheTerminal() throws {
+    @Test func sigtermRestoresTheTerminalAndExits143() throws {
         let tmux = try Tmux.loupe(width: 80, height: 24)
         defer { tmux.kill() }
         try tmux.waitFor("1 Traces")
         try tmux.signalChild("TERM")
-        try tmux.waitFor("[exited 0]")
+        try tmux.waitFor("[exited 143]")
         #expect(try !tmux.alternateScreen())
     }
 

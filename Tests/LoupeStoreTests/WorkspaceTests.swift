@@ -24,7 +24,7 @@ import Testing
         #expect(
             info.tables.map(\.name) == [
                 "ceilings", "chunks", "command_history", "documents", "eval_results", "eval_runs", "eval_scores",
-                "kernel_runs", "machine_profiles", "model_prices",
+                "job_leases", "kernel_runs", "machine_profiles", "model_prices",
                 "models", "qrels", "qrels_queries", "retrieval_evals", "retrieval_indexes", "retrieval_records",
                 "sae_activation_sets",
                 "sae_activation_shards", "sae_feature_labels", "sae_models", "sae_tokens", "sae_training_log",

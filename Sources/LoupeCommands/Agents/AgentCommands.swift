@@ -45,10 +45,15 @@ struct AgentCommand: ParsableCommand {
                         printed += 1
                     }
                 })
-            if json {
-                return context.print(TraceExport.export(result.trace, as: .otlp).prettyJSON)
-            }
             let root = result.trace.spans[0]
+            if json {
+                context.print(TraceExport.export(result.trace, as: .otlp).prettyJSON)
+                // The JSON holds the trace either way; the exit status says whether the agent
+                // finished, as it does without --json.
+                guard root.status.isError else { return }
+                throw CommandExit(
+                    code: 1, "the agent did not finish: \(root.status.message ?? "") (trace \(result.id))")
+            }
             if let answer = root.output.first?.text {
                 context.print("answer: " + UntrustedText.sanitized(answer))
             }

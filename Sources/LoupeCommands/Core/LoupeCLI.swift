@@ -48,8 +48,9 @@ package enum LoupeCLI {
                 FileHandle.standardError.write(Data((text + "\n").utf8))
                 exit(code.rawValue)
             }
+            if let exit = error as? CommandExit, exit.message.isEmpty { Glibc.exit(exit.code) }
             FileHandle.standardError.write(Data(("error: " + CommandExecutor.message(for: error) + "\n").utf8))
-            exit(1)
+            exit((error as? CommandExit)?.code ?? 1)
         }
     }
 

@@ -76,15 +76,29 @@ struct EvalCommand: ParsableCommand {
                 return context.print(try EvalCommand.listingJSON(listing).prettyJSON)
             }
             var said = "run \(outcome.runID) \(outcome.status)"
-            if outcome.resumed { said += " (resumed: \(outcome.skipped) answers were already there)" }
-            if onlyFailed != nil { said += " (\(outcome.skipped) answers carried over from run \(onlyFailed!))" }
+            if let parent = onlyFailed {
+                said +=
+                    outcome.resumed
+                    ? " (resumed: \(outcome.skipped) answers were already there or carried over from run \(parent))"
+                    : " (\(outcome.skipped) answers carried over from run \(parent))"
+            } else if outcome.resumed {
+                said += " (resumed: \(outcome.skipped) answers were already there)"
+            }
             said += ": \(Formatting.count(outcome.answered, "answer")) made"
             context.print(said)
             if !outcome.unjudged.isEmpty {
                 context.print("left out \(Formatting.count(outcome.unjudged.count, "item")) with no judgments")
             }
             EvalCommand.printSummary(outcome.summary, scorers: outcome.summary.scorers.map(\.scorer), context)
-            if outcome.status == "cancelled" { context.print("cancelled: run the same command again to resume") }
+            if outcome.status == "cancelled" {
+                // A stopped run is not a success: shells and CI see 128 + the signal, as for any
+                // process ended by one, and the message says how to go on.
+                let number = Interrupt.lastSignal ?? SIGINT
+                throw CommandExit(
+                    code: 128 + number,
+                    "run \(outcome.runID) cancelled by \(number == SIGTERM ? "SIGTERM" : "SIGINT"); "
+                        + "run the same command again to resume")
+            }
         }
     }
 
@@ -140,7 +154,8 @@ struct EvalCommand: ParsableCommand {
             if json { return context.print(JSONValue.array(try runs.map(EvalCommand.listingJSON)).prettyJSON) }
             guard !runs.isEmpty else { return context.print("no eval runs yet: loupe eval run SUITE.yaml") }
             context.print(
-                "  id  suite                     target      status      answers  headline                        when")
+                "  id  suite                     target      status       answers  headline                        when"
+            )
             let formatter = DateFormatter()
             formatter.dateFormat = "yyyy-MM-dd HH:mm"
             for listing in runs {
@@ -148,7 +163,7 @@ struct EvalCommand: ParsableCommand {
                 context.print(
                     String(format: "%4lld  ", listing.id)
                         + TextWidth.truncate(UntrustedText.sanitized(run.suite), toColumns: 24).padded(to: 24) + "  "
-                        + run.targetKind.padded(to: 10) + "  " + run.status.padded(to: 10) + "  "
+                        + run.targetKind.padded(to: 10) + "  " + run.status.padded(to: 12) + " "
                         + "\(listing.answered)/\(run.planned)".leftPadded(to: 7) + "  "
                         + EvalCommand.headline(listing).padded(to: 30) + "  " + formatter.string(from: run.startedAt))
             }
@@ -321,18 +336,63 @@ struct EvalCommand: ParsableCommand {
 /// SIGINT and SIGTERM turned into a cancellation of a running job while it runs; the process's
 /// previous handlers come back after it.
 enum Interrupt {
-    private static let received = Atomic<Bool>(false)
+    /// The signal that arrived (0: none yet); stays set after the run so the command can exit
+    /// with 128 + its number.
+    private static let received = Atomic<Int32>(0)
+    private static let last = Atomic<Int32>(0)
+    /// Seconds the work has to reach its next cancellation check after a signal.
+    static let graceSeconds = 1.0
+
+    /// The signal that cancelled the last run, nil when none did.
+    static var lastSignal: Int32? {
+        let number = last.load(ordering: .relaxed)
+        return number == 0 ? nil : number
+    }
 
     static func cancelling<T>(_ reporter: JobReporter) -> (() throws -> T) throws -> T {
         { body in
-            received.store(false, ordering: .relaxed)
+            received.store(0, ordering: .relaxed)
+            last.store(0, ordering: .relaxed)
             let previous = [SIGINT, SIGTERM].map { number in
-                (number, signal(number) { _ in Interrupt.received.store(true, ordering: .relaxed) })
+                (
+                    number,
+                    signal(number) { number in
+                        Interrupt.received.store(number, ordering: .relaxed)
+                        Interrupt.last.store(number, ordering: .relaxed)
+                    }
+                )
             }
+            // A launcher (a test harness, a supervisor) may have left the signals blocked in the
+            // mask this process inherited; then they would never arrive.
+            var unblock = sigset_t()
+            sigemptyset(&unblock)
+            sigaddset(&unblock, SIGINT)
+            sigaddset(&unblock, SIGTERM)
+            pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
             let finished = Atomic<Bool>(false)
             let watcher = Thread {
+                var cancelledAt: Date?
                 while !finished.load(ordering: .relaxed) {
-                    if received.exchange(false, ordering: .relaxed) { reporter.cancel() }
+                    if received.exchange(0, ordering: .relaxed) != 0 {
+                        reporter.cancel()
+                        cancelledAt = cancelledAt ?? Date()
+                    }
+                    // The work stops at its next check; an answer still being made after the grace
+                    // period (a long model call or tool) is abandoned: the process ends as a kill
+                    // would, which loses nothing stored (each answer is one transaction) and
+                    // leaves the run's lease to a dead pid, so `eval list` shows it interrupted
+                    // and the same command resumes it.
+                    if let cancelledAt, Date().timeIntervalSince(cancelledAt) >= graceSeconds,
+                        !finished.load(ordering: .relaxed)
+                    {
+                        let number = last.load(ordering: .relaxed)
+                        let name = number == SIGTERM ? "SIGTERM" : "SIGINT"
+                        let line =
+                            "error: stopped by \(name) while an answer was being made; "
+                            + "run the same command again to resume\n"
+                        _ = line.withCString { write(2, $0, strlen($0)) }
+                        _exit(128 + number)
+                    }
                     usleep(20_000)
                 }
             }

@@ -23,7 +23,9 @@ struct IngestCommand: LoupeCommand {
             200-word windows overlapping by 40. Every chunk keeps its document and byte offsets. A file \
             whose bytes and chunker are unchanged is skipped; a changed one replaces its chunks in one \
             transaction. Binary and invalid UTF-8 files are skipped with a warning; malformed JSONL \
-            lines are reported by line and skipped (or abort the file with --strict).
+            lines are reported by line and skipped, and the command then exits with status 2 after \
+            saying how many it skipped. With --strict nothing is stored unless every file and line \
+            reads; the error names the first file:line that does not.
             """
     )
     static var runsInsideTUI: Bool { false }
@@ -32,7 +34,7 @@ struct IngestCommand: LoupeCommand {
     @Argument(help: ArgumentHelp("Files or folders.", valueName: "path")) var paths: [String]
     @Option(help: "Cut every document into windows of this many words (0: whole documents).") var chunkWords: Int?
     @Option(help: "Words shared by consecutive windows.") var overlap = 40
-    @Flag(help: "Stop at the first malformed JSONL line.") var strict = false
+    @Flag(help: "All or nothing: store nothing if any file or JSONL line cannot be read.") var strict = false
     @Flag(help: "Do not compute embeddings now (search computes missing ones).") var noEmbed = false
     @Flag(help: "Print JSON.") var json = false
 
@@ -48,6 +50,7 @@ struct IngestCommand: LoupeCommand {
             paths, chunker: chunker, strict: strict, embed: !noEmbed, reporter: context.reporter)
         if json {
             context.print(try Formatting.json(report))
+            try Self.failIfSkipped(report)
             return
         }
         for warning in report.warnings { context.print("warning: " + warning) }
@@ -60,6 +63,20 @@ struct IngestCommand: LoupeCommand {
         context.print(
             "workspace corpus: \(Formatting.count(counts.documents, "document")), \(Formatting.count(counts.chunks, "chunk")), \(counts.embedded) embedded"
         )
+        try Self.failIfSkipped(report)
+    }
+
+    /// What was stored stays, but an ingest that left input out is not a success: it ends with
+    /// the count (the last line a user or a script sees) and status 2, "partial".
+    static func failIfSkipped(_ report: RetrievalService.IngestReport) throws {
+        guard report.skippedLines > 0 || report.skippedFiles > 0 else { return }
+        var parts: [String] = []
+        if report.skippedLines > 0 { parts.append(Formatting.count(report.skippedLines, "malformed line")) }
+        if report.skippedFiles > 0 { parts.append(Formatting.count(report.skippedFiles, "unreadable file")) }
+        throw CommandExit(
+            code: 2,
+            "skipped \(parts.joined(separator: " and ")) (warnings above); the rest was stored. "
+                + "Fix them and ingest again, or use --strict to store nothing unless everything reads")
     }
 }
 

@@ -97,7 +97,7 @@ struct SAECommand: ParsableCommand {
             }
             if json {
                 var out: [String: Double] = [
-                    "model": Double(trained.model), "step": Double(trained.step),
+                    "model": Double(trained.model), "step": Double(trained.step), "set": Double(trained.set),
                     "tokens_per_second": trained.tokensPerSecond,
                 ]
                 if let m = trained.metrics {
@@ -109,7 +109,8 @@ struct SAECommand: ParsableCommand {
                 return context.print(try Formatting.json(out))
             }
             context.print(
-                "SAE \(trained.model)\(trained.resumed ? " (resumed)" : ""): step \(trained.step), "
+                "SAE \(trained.model)\(trained.resumed ? " (resumed)" : "") on activation set \(trained.set): "
+                    + "step \(trained.step), "
                     + String(format: "%.0f tokens/s", trained.tokensPerSecond))
             if let metrics = trained.metrics {
                 SAECommand.printMetrics(metrics, context)
@@ -155,7 +156,12 @@ struct SAECommand: ParsableCommand {
             guard !sets.isEmpty else { return context.print("no activations yet: loupe sae collect --layer 3") }
             context.print("activation sets")
             for set in sets {
-                context.print("  \(set.id)  layer \(set.layer)  \(set.rows) tokens × \(set.dimensions)  \(set.model)")
+                let partial =
+                    set.complete
+                    ? ""
+                    : "  partial: \(set.rows) of \(set.plannedRows ?? set.rows) rows (collection stopped; not used for training)"
+                context.print(
+                    "  \(set.id)  layer \(set.layer)  \(set.rows) tokens × \(set.dimensions)  \(set.model)\(partial)")
             }
             guard !listings.isEmpty else { return context.print("no SAEs yet: loupe sae train --layer 3") }
             context.print("SAEs")

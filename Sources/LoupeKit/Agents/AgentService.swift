@@ -149,8 +149,14 @@ package struct AgentService: Sendable {
         let id =
             "agent-" + ISO8601DateFormatter().string(from: Date()) + "-"
             + String(UInt32.random(in: 0...UInt32.max), radix: 16)
+        // Traces left half-written by a process that was killed are marked interrupted first.
+        try workspace.markInterruptedAgentTraces()
         var traceID: Int64?
         var failure: Error?
+        // While the run records its trace, a lease says which process does: if it is killed, the
+        // next run marks the trace interrupted instead of leaving its root span unset for ever.
+        var heartbeat: LeaseHeartbeat?
+        defer { heartbeat?.stop() }
         let trace = runner.run(
             question, id: id, isCancelled: { reporter.isCancelled }, onText: onText,
             onUpdate: { trace in
@@ -158,6 +164,11 @@ package struct AgentService: Sendable {
                 do {
                     let counts = try workspace.importTraces([TraceService.record(trace, sourceFile: nil)])
                     traceID = counts.ids.first
+                    if heartbeat == nil, let traceID {
+                        _ = try workspace.claimLease(kind: JobLease.Kind.agentTrace, targetID: traceID)
+                        heartbeat = LeaseHeartbeat.start(
+                            workspace: workspace, kind: JobLease.Kind.agentTrace, targetID: traceID)
+                    }
                     let steps = trace.spans.count - 1
                     reporter.report(
                         JobProgress(

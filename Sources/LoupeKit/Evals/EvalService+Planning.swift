@@ -19,6 +19,7 @@ extension EvalService {
         if let parentID = options.onlyFailed { return try planOnlyFailed(loaded, items: items, parentID: parentID) }
         if !options.fresh, let resumed = try planResume(loaded, items: items, epochs: epochs) { return resumed }
         let runID = try workspace.createEvalRun(newRun(loaded, epochs: epochs, planned: items.count * epochs))
+        try claim(runID)
         var tasks: [Task] = []
         for item in items { for epoch in 1...epochs { tasks.append(Task(item: item, epoch: epoch)) } }
         return Plan(runID: runID, tasks: tasks, resumed: false)
@@ -48,11 +49,28 @@ extension EvalService {
         let results = try workspace.evalResults(run: parentID)
         let scores = Dictionary(grouping: try workspace.evalScores(run: parentID)) { $0.itemKey }
         let byID = Dictionary(items.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
-        let runID = try workspace.createEvalRun(
-            newRun(loaded, epochs: parent.epochs, planned: results.count, parentRunID: parentID))
+        // A re-run of the same parent that was killed (no live lease) is resumed: what it stored
+        // stays, the rest is carried over or made again as for a new one.
+        let leases = try workspace.leases(kind: JobLease.Kind.evalRun)
+        let runID: Int64
+        var answered: Set<EvalItemKey> = []
+        if let unfinished = try workspace.evalRuns().last(where: {
+            $0.parentRunID == parentID && $0.source == "loupe" && $0.status != "complete" && $0.status != "failed"
+                && $0.suiteHash == loaded.suiteHash && $0.planned == results.count
+                && !(leases[$0.id!]?.isLive() ?? false)
+        }), let id = unfinished.id {
+            try claim(id)
+            try workspace.setEvalRunStatus(id, status: "running")
+            answered = try workspace.answeredEvalKeys(run: id)
+            runID = id
+        } else {
+            runID = try workspace.createEvalRun(
+                newRun(loaded, epochs: parent.epochs, planned: results.count, parentRunID: parentID))
+            try claim(runID)
+        }
         var tasks: [Task] = []
         var carried: [(EvalResultRecord, [EvalScoreRecord])] = []
-        for result in results {
+        for result in results where !answered.contains(result.itemKey) {
             let key = result.itemKey
             if failed.contains(key), let item = byID[result.itemID] {
                 tasks.append(Task(item: item, epoch: result.epoch))
@@ -74,7 +92,16 @@ extension EvalService {
             }
         }
         try workspace.recordEvalResults(carried)
-        return Plan(runID: runID, tasks: tasks, resumed: false)
+        return Plan(runID: runID, tasks: tasks, resumed: !answered.isEmpty)
+    }
+
+    /// Takes run `id` for this process, or says who is running it.
+    private func claim(_ id: Int64) throws {
+        if let held = try workspace.claimLease(kind: JobLease.Kind.evalRun, targetID: id) {
+            throw EvalError(
+                "run \(id) is in progress in \(held.holderDescription); wait for it to finish, "
+                    + "or start a separate run with --new")
+        }
     }
 
     /// The suite's latest unfinished run made from the same inputs, with the answers it still
@@ -88,6 +115,9 @@ extension EvalService {
                     && $0.datasetHash == loaded.datasetHash && $0.epochs == epochs && $0.planned == planned
             }), let id = unfinished.id
         else { return nil }
+        // Two `eval run` of one suite at once: the second finds the first's run unfinished and
+        // must not join it; a run whose process was killed (its lease is stale) is taken over.
+        try claim(id)
         try workspace.setEvalRunStatus(id, status: "running")
         let answered = try workspace.answeredEvalKeys(run: id)
         var tasks: [Task] = []

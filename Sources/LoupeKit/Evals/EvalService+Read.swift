@@ -58,7 +58,17 @@ extension EvalService {
 
     /// Every run, oldest first, Inspect logs in the workspace included.
     package func list() throws -> [RunListing] {
-        return try workspace.evalRuns().map(listing)
+        let leases = try workspace.leases(kind: JobLease.Kind.evalRun)
+        return try workspace.evalRuns().map { try listing(Self.shown($0, leases: leases)) }
+    }
+
+    /// A run as it should be shown: one stored as running whose process is gone (no live lease)
+    /// is "interrupted", and the same command resumes it. Reading changes nothing stored.
+    static func shown(_ run: EvalRunRecord, leases: [Int64: JobLease]) -> EvalRunRecord {
+        guard run.status == "running", !(leases[run.id ?? -1]?.isLive() ?? false) else { return run }
+        var shown = run
+        shown.status = "interrupted"
+        return shown
     }
 
     package func detail(_ id: Int64) throws -> RunDetail {
@@ -73,13 +83,14 @@ extension EvalService {
             }
             return ResultRow(result: result, scores: mine)
         }
-        return RunDetail(listing: try listing(run), rows: rows)
+        let leases = try workspace.leases(kind: JobLease.Kind.evalRun)
+        return RunDetail(listing: try listing(Self.shown(run, leases: leases)), rows: rows)
     }
 
     func listing(_ run: EvalRunRecord) throws -> RunListing {
         let scorers = Self.scorers(run)
         let summary: RunSummary
-        if let json = run.summaryJSON, run.status != "running",
+        if let json = run.summaryJSON, run.status != "running", run.status != "interrupted",
             let decoded = try? Self.decoder.decode(RunSummary.self, from: Data(json.utf8))
         {
             summary = decoded

@@ -156,6 +156,8 @@ package struct EvalService: Sendable {
         if let limit = options.limit { items = Array(items.prefix(limit)) }
         let plan = try plan(loaded, items: items, epochs: epochs, options: options)
         let runID = plan.runID
+        let heartbeat = LeaseHeartbeat.start(workspace: workspace, kind: JobLease.Kind.evalRun, targetID: runID)
+        defer { heartbeat.stop() }
         let resumed = plan.resumed
         let tasks = plan.tasks
         let total = (try workspace.existingEvalRun(runID).planned)

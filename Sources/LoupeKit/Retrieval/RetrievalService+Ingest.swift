@@ -35,13 +35,16 @@ extension RetrievalService {
     }
 
     /// Reads, chunks and stores each file (one transaction per file, skipped when its bytes
-    /// and chunker are unchanged), then embeds chunks that have no embedding yet.
+    /// and chunker are unchanged), then embeds chunks that have no embedding yet. With `strict`
+    /// every file is read and parsed first, and the first file or line that cannot be read
+    /// throws (naming file:line) before anything is stored: all or nothing.
     package func ingest(
         _ paths: [String], chunker override: Chunker? = nil, strict: Bool = false, embed: Bool = true,
         reporter: JobReporter = .detached()
     ) throws -> IngestReport {
         var report = IngestReport()
         let files = try Self.files(paths)
+        if strict { try Self.check(files, reporter: reporter) }
         for (index, file) in files.enumerated() {
             try reporter.checkCancellation()
             reporter.report(
@@ -50,6 +53,7 @@ extension RetrievalService {
             report.files += 1
             guard let data = FileManager.default.contents(atPath: file) else {
                 report.warnings.append("\(file): cannot be read, skipped")
+                report.skippedFiles += 1
                 continue
             }
             let text: String
@@ -57,6 +61,7 @@ extension RetrievalService {
                 text = try CorpusReader.text(data, file: file)
             } catch {
                 report.warnings.append(error.description)
+                report.skippedFiles += 1
                 continue
             }
             let format = CorpusReader.Format.of(path: file)
@@ -74,6 +79,7 @@ extension RetrievalService {
                 let parsed = try CorpusReader.jsonl(text, file: file, strict: strict)
                 documents = parsed.documents
                 report.warnings += parsed.warnings
+                report.skippedLines += parsed.warnings.count
             case .markdown, .text:
                 let title =
                     text.split(separator: "\n").first { !$0.trimmingCharacters(in: .whitespaces).isEmpty }.map {
@@ -99,6 +105,35 @@ extension RetrievalService {
         }
         if embed { report.embedded = try embedMissing(reporter: reporter) }
         return report
+    }
+
+    /// `ingest --strict`'s first pass: reads and parses every file as the ingest will, and
+    /// throws at the first that cannot be read or the first malformed line, before anything is
+    /// stored. Each file is read again when it is stored, so memory holds one file at a time.
+    private static func check(_ files: [String], reporter: JobReporter) throws {
+        for (index, file) in files.enumerated() {
+            try reporter.checkCancellation()
+            reporter.report(
+                JobProgress(
+                    completed: Double(index), total: Double(files.count),
+                    detail: "checking " + (file as NSString).lastPathComponent))
+            guard let data = FileManager.default.contents(atPath: file) else {
+                throw RetrievalError("\(file): cannot be read; nothing was stored (--strict)")
+            }
+            let text: String
+            do {
+                text = try CorpusReader.text(data, file: file)
+            } catch {
+                throw RetrievalError("\(error.description); nothing was stored (--strict)")
+            }
+            if CorpusReader.Format.of(path: file) == .jsonl {
+                do {
+                    _ = try CorpusReader.jsonl(text, file: file, strict: true)
+                } catch {
+                    throw RetrievalError("\(error.description); nothing was stored (--strict)")
+                }
+            }
+        }
     }
 
     /// Embeds every chunk without a MiniLM embedding, storing each batch as it is done.

@@ -92,6 +92,10 @@ package struct RetrievalService: Sendable {
         package var chunks = 0
         package var embedded = 0
         package var warnings: [String] = []
+        /// Files left out whole (unreadable, binary, not UTF-8).
+        package var skippedFiles = 0
+        /// Malformed JSONL lines left out of files that were stored.
+        package var skippedLines = 0
     }
 
     package let workspace: Workspace

@@ -41,7 +41,8 @@ package struct SAEService: Sendable {
         let chunks = try workspace.chunks()
         guard !chunks.isEmpty else { throw SAEError("the workspace has no chunks: run loupe ingest FILE first") }
         let hidden = embedder.encoder.configuration.hiddenSize
-        let set = try workspace.createActivationSet(model: ModelLibrary.miniLMName, layer: layer, dimensions: hidden)
+        let set = try workspace.createActivationSet(
+            model: ModelLibrary.miniLMName, layer: layer, dimensions: hidden, plannedRows: limit)
         var watch = Stopwatch()
         var buffer: [Float16] = []
         buffer.reserveCapacity(Self.shardRows * hidden)
@@ -49,11 +50,14 @@ package struct SAEService: Sendable {
         var rows = 0
         var shard = 0
         var used = 0
-        func flush() throws {
+        var completed = false
+        func flush(completing: Bool) throws {
             guard !places.isEmpty else { return }
             let data = buffer.withUnsafeBufferPointer { Data(buffer: $0) }
             try workspace.appendActivationShard(
-                set: set, shard: shard, firstRow: rows - places.count, data: data, tokens: places)
+                set: set, shard: shard, firstRow: rows - places.count, data: data, tokens: places,
+                completing: completing)
+            completed = completing
             shard += 1
             buffer.removeAll(keepingCapacity: true)
             places.removeAll(keepingCapacity: true)
@@ -93,7 +97,7 @@ package struct SAEService: Sendable {
                             SAETokenRecord(
                                 row: rows, chunkID: batch[sequence].id, position: position, token: pieces[position]))
                         rows += 1
-                        if places.count == Self.shardRows { try flush() }
+                        if places.count == Self.shardRows { try flush(completing: rows >= limit) }
                         if rows >= limit { break collecting }
                     }
                 }
@@ -103,7 +107,9 @@ package struct SAEService: Sendable {
                     completed: Double(rows), total: Double(limit),
                     detail: "layer \(layer): \(rows)/\(limit) tokens from \(used) chunks"))
         }
-        try flush()
+        // The set is complete in the transaction of its last rows; a kill before leaves it partial.
+        try flush(completing: true)
+        if !completed { try workspace.completeActivationSet(set) }
         return Collected(set: set, rows: rows, chunks: used, seconds: watch.lap())
     }
 
@@ -153,6 +159,8 @@ package struct SAEService: Sendable {
         package var metrics: SAEMetrics?
         package var tokensPerSecond: Double
         package var resumed: Bool
+        /// The activation set it trained on.
+        package var set: Int64
     }
 
     /// Trains a new SAE on `set`, or resumes model `resume` from its last checkpoint.
@@ -172,12 +180,20 @@ package struct SAEService: Sendable {
             setID = record.setID
         } else {
             let sets = try workspace.activationSets()
+            if let set, let partial = sets.first(where: { $0.id == set && !$0.complete }) {
+                throw SAEError(
+                    "activation set \(set) is partial (\(partial.rows) of \(partial.plannedRows ?? partial.rows) rows; "
+                        + "its collection was stopped): run loupe sae collect again, or choose a complete set")
+            }
+            // Only complete sets: a collection that was killed leaves a partial one behind.
             guard
                 let chosen = set.flatMap({ id in sets.first { $0.id == id } })
-                    ?? sets.last(where: { layer == nil || $0.layer == layer })
+                    ?? sets.last(where: { $0.complete && (layer == nil || $0.layer == layer) })
             else {
+                let partial = sets.contains { !$0.complete && (layer == nil || $0.layer == layer) }
                 throw SAEError(
-                    "no activations for layer \(layer.map(String.init) ?? "any"): run loupe sae collect first")
+                    "no \(partial ? "complete " : "")activations for layer \(layer.map(String.init) ?? "any"): "
+                        + "run loupe sae collect first")
             }
             setID = chosen.id
             let (rows, dimensions, values) = try activations(set: chosen.id)
@@ -268,7 +284,7 @@ package struct SAEService: Sendable {
             log: log)
         return Trained(
             model: model, step: trainer.step, metrics: metrics,
-            tokensPerSecond: seconds > 0 ? Double(trained) / seconds : 0, resumed: resumed)
+            tokensPerSecond: seconds > 0 ? Double(trained) / seconds : 0, resumed: resumed, set: setID)
     }
 
     /// Embedding fidelity: the mean cosine between MiniLM's sentence embedding of a chunk with the
