@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
+import Glibc
 
 /// Why a user's file could not be read, with its path: missing, a directory, not permitted,
 /// over the reader's size limit, or not UTF-8 text (with the byte offset of the first bad byte).

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
+import Glibc
 
 /// Reads a user's file whole, and says why not with a `FileReadError` (missing, a directory,
 /// permission denied, too large, not UTF-8 at byte N) instead of one vague message for all.
@@ -64,8 +60,4 @@ package enum TextFile {
     }
 }
 
-#if canImport(Glibc)
-    private let systemRead = Glibc.read
-#elseif canImport(Darwin)
-    private let systemRead = Darwin.read
-#endif
+private let systemRead = Glibc.read
