@@ -1,4 +1,5 @@
 import Foundation
+import LoupeBase
 
 /// Reads corpus files: JSONL (`{"id", "title", "text", ...}`), Markdown and plain text.
 package enum CorpusReader {
@@ -22,6 +23,17 @@ package enum CorpusReader {
         return text
     }
 
+    /// Why a line that Foundation would not read as an object is not one: valid JSON of
+    /// another kind, or the syntax error (too deep nesting included) and its column.
+    private static func whyNotAnObject(_ line: String) -> String {
+        do {
+            _ = try JSONValue.parse(line)
+            return "not a JSON object"
+        } catch {
+            return "not valid JSON (column \(error.column): \(error.message))"
+        }
+    }
+
     /// JSONL records; a malformed line is a warning naming it (and skipped), or with `strict`
     /// an error.
     package static func jsonl(_ text: String, file: String, strict: Bool) throws(RetrievalError) -> (
@@ -42,7 +54,7 @@ package enum CorpusReader {
                 }
                 problem = id == nil ? "no \"id\" (string or number)" : "no \"text\" string"
             } else {
-                problem = "not a JSON object"
+                problem = Self.whyNotAnObject(trimmed)
             }
             let message = "\(file):\(index + 1): \(problem)"
             if strict { throw RetrievalError(message) }

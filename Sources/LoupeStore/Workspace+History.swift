@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import LoupeBase
 
 extension Workspace {
     /// The most recent `limit` command lines from `source`, oldest first.
@@ -15,8 +16,10 @@ extension Workspace {
         }
     }
 
-    /// Appends a command line to the history.
+    /// Appends a command line to the history, with credential-shaped parts (URL passwords,
+    /// `sk-…` keys, `Bearer …` tokens, `--api-key VALUE`) redacted: the workspace is shared.
     package func recordHistory(_ line: String, source: HistorySource, now: Date = Date()) throws(WorkspaceError) {
-        try write { db in try HistoryEntry(id: nil, line: line, source: source, ranAt: now).insert(db) }
+        let redacted = SecretRedactor(secrets: []).redactCredentials(in: line)
+        try write { db in try HistoryEntry(id: nil, line: redacted, source: source, ranAt: now).insert(db) }
     }
 }

@@ -104,6 +104,32 @@ import Testing
         }
     }
 
+    @Test func aKeyEchoedInAProvidersErrorIsStoredAndPrintedNowhere() throws {
+        let (file, _) = try workspace()
+        let secret = "sk-loupe-test-\(UUID().uuidString)"
+        let body = #"{"error":{"message":"Incorrect API key provided: Bearer "# + secret + #""}}"#
+        let server = try LocalChatServer(replies: [
+            LocalChatServer.Reply(status: 401, contentType: "application/json", body: Data(body.utf8))
+        ])
+        defer { server.stop() }
+        let result = try TestEnvironment.run(
+            [
+                "--workspace", file, "agent", "run", "--provider", "openai", "--base-url", server.baseURL, "--model",
+                "m", "--retries", "0", "q",
+            ], environment: ["OPENAI_API_KEY": secret])
+        #expect(result.status != 0)
+        #expect(result.error.contains("HTTP 401: Incorrect API key provided: Bearer [redacted]"), "\(result.error)")
+        #expect(!result.output.contains(secret) && !result.error.contains(secret))
+        let workspace = try Workspace(path: file)
+        let trace = try #require(try workspace.traceSummaries().first)
+        let messages = try workspace.spanRows(trace: trace.id).compactMap(\.statusMessage)
+        #expect(messages.contains { $0.contains("[redacted]") })
+        for path in [file, file + "-wal"] where FileManager.default.fileExists(atPath: path) {
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+            #expect(bytes.range(of: Data(secret.utf8)) == nil)
+        }
+    }
+
     @Test func theOfflineProviderSearchesReadsAndCites() throws {
         let (file, _) = try workspace()
         var result = try TestEnvironment.run([

@@ -162,6 +162,15 @@ import Testing
         #expect(SHA256.hex(long) == "41edece42d63e8d9bf515a9ba6932e1c20cbc9f5a5d134645adb5db1b9737ea3")
     }
 
+    @Test func aLineNestedTooDeepIsSaidToBeSoAndNotToBeANonObject() throws {
+        let deep =
+            #"{"id": "1", "text": "# + String(repeating: "[", count: 600) + String(repeating: "]", count: 600) + "}"
+        let (_, warnings) = try CorpusReader.jsonl(#"[1]"# + "\n" + deep, file: "c.jsonl", strict: false)
+        #expect(warnings.first == "c.jsonl:1: not a JSON object, line skipped")
+        #expect(warnings.last?.hasPrefix("c.jsonl:2: not valid JSON") == true)
+        #expect(warnings.last?.contains("nested more than 512 levels deep") == true)
+    }
+
     @Test func jsonlLinesBecomeDocumentsAndBadLinesAreNamed() throws {
         let text = """
             {"id": "1", "title": "Wings", "text": "flutter of wings"}
@@ -176,9 +185,10 @@ import Testing
         #expect(documents[1].body == "numeric id")
         #expect(
             warnings == [
-                "c.jsonl:2: not a JSON object, line skipped", "c.jsonl:4: no \"id\" (string or number), line skipped",
+                "c.jsonl:2: not valid JSON (column 1: expected null), line skipped",
+                "c.jsonl:4: no \"id\" (string or number), line skipped",
             ])
-        #expect(throws: RetrievalError("c.jsonl:2: not a JSON object")) {
+        #expect(throws: RetrievalError("c.jsonl:2: not valid JSON (column 1: expected null)")) {
             try CorpusReader.jsonl(text, file: "c.jsonl", strict: true)
         }
     }

@@ -50,6 +50,25 @@ import Testing
         #expect(try reopened.history(source: .tui, limit: 1) == ["theme mono"])
     }
 
+    @Test func aCredentialTypedOnTheCommandLineIsNotKeptInHistory() throws {
+        let secret = "sk-history-\(UUID().uuidString)"
+        let line = "agent run \"q\" --provider openai --base-url http://user:\(secret)@127.0.0.1:9/ --retries 0"
+        do {
+            let workspace = try Workspace(path: path())
+            try workspace.recordHistory(line, source: .tui)
+            try workspace.recordHistory("agent run q --api-key \(secret)", source: .tui)
+            #expect(
+                try workspace.history(source: .tui) == [
+                    "agent run \"q\" --provider openai --base-url http://user:[redacted]@127.0.0.1:9/ --retries 0",
+                    "agent run q --api-key [redacted]",
+                ])
+        }
+        for file in [path(), path() + "-wal"] where FileManager.default.fileExists(atPath: file) {
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: file))
+            #expect(bytes.range(of: Data(secret.utf8)) == nil)
+        }
+    }
+
     @Test func aSecondWriterGetsBusyInsteadOfCorruptingTheFile() async throws {
         let first = try Workspace(path: path())
         let second = try Workspace(path: path(), busyTimeout: 0.2)

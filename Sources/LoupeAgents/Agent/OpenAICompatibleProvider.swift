@@ -15,6 +15,9 @@ package struct OpenAICompatibleProvider: ChatProvider {
     package var stream: Bool
     package var timeout: TimeInterval
     private let apiKey: String?
+    /// Error bodies can echo the key (a 401's "Incorrect API key provided: …"); errors end up in
+    /// spans' status messages, which the workspace stores.
+    private var redactor: SecretRedactor { SecretRedactor(secrets: [apiKey, baseURL.password]) }
 
     package var label: String { "openai-compatible" }
 
@@ -76,13 +79,17 @@ package struct OpenAICompatibleProvider: ChatProvider {
             accumulator.status = status
         }
         if let failure = exchange.run() {
-            throw ProviderError("connection to \(baseURL.absoluteString) failed: \(failure)", retryable: true)
+            throw ProviderError(
+                redactor.redactCredentials(in: "connection to \(baseURL.absoluteString) failed: \(failure)"),
+                retryable: true)
         }
         guard accumulator.status == 200 else {
             let body = String(decoding: accumulator.errorBody, as: UTF8.self)
             let message = (try? JSONValue.parse(body))?["error"]?["message"]?.string ?? String(body.prefix(300))
             let status = accumulator.status
-            throw ProviderError(message, retryable: status == 429 || status >= 500 || status == 408, status: status)
+            throw ProviderError(
+                redactor.redactCredentials(in: message), retryable: status == 429 || status >= 500 || status == 408,
+                status: status)
         }
         if !stream {
             guard let value = try? JSONValue.parse(accumulator.errorBody) else {

@@ -1,4 +1,5 @@
 import Foundation
+import LoupeBase
 import LoupeKit
 
 /// Human formatting shared by the commands' tables.
@@ -25,11 +26,7 @@ enum Formatting {
 }
 
 extension CommandFailure {
-    /// The text of `path`, or a failure saying it cannot be read as UTF-8 text.
-    static func readText(_ path: String) throws -> String {
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
-            throw CommandFailure("\(path): cannot be read as UTF-8 text")
-        }
-        return text
-    }
+    /// The text of `path`, or a `FileReadError` saying why not (missing, a directory, permission
+    /// denied, too large, not UTF-8).
+    static func readText(_ path: String) throws -> String { try TextFile.read(path) }
 }

@@ -42,7 +42,7 @@ struct NotebookCommand: ParsableCommand {
                 // Timings differ from run to run: a check keeps the measured cells' stored output.
                 let rendered = (check ? result.notebook.keepingMeasuredOutputs(of: stored) : result.notebook).rendered()
                 let cells = Formatting.count(result.notebook.cells.count, "cell")
-                for failure in result.failures { problems.append("\(file): \(failure)") }
+                for failure in result.failures { problems.append("\(file):\(failure.line): \(failure)") }
                 if check {
                     let fresh = rendered == text
                     context.print(
@@ -56,7 +56,11 @@ struct NotebookCommand: ParsableCommand {
                 }
             }
             for problem in problems { context.print("  ✗ " + problem) }
-            if !problems.isEmpty { throw CommandFailure(Formatting.count(problems.count, "problem") + " in notebooks") }
+            // The error line (stderr) carries the first problem itself, not only a count.
+            if let first = problems.first {
+                let more = problems.count > 1 ? " (and \(Formatting.count(problems.count - 1, "more problem")))" : ""
+                throw CommandFailure(first + more)
+            }
         }
     }
 

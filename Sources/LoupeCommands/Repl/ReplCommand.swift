@@ -2,6 +2,7 @@ import ArgumentParser
 import CReadline
 import Foundation
 import Glibc
+import LoupeBase
 import LoupeKit
 import Synchronization
 
@@ -33,7 +34,7 @@ struct ReplCommand: LoupeCommand {
             if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
             if ["exit", "quit", "q"].contains(trimmed) { break }
             if let historyPath {
-                add_history(trimmed)
+                add_history(SecretRedactor(secrets: []).redactCredentials(in: trimmed))
                 write_history(historyPath)
             }
             let outcome = executor.execute(trimmed, reporter: .detached(), columns: columns)

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LoupeBase
 import LoupeKit
 import LoupeRetrieval
 import LoupeStore
@@ -341,7 +342,7 @@ struct RetrievalCommand: ParsableCommand {
             let workspace = try context.workspace()
             let judgments: (source: String, judgments: [String: [String: Int]])
             if let qrels, FileManager.default.fileExists(atPath: qrels) {
-                let text = try String(contentsOfFile: qrels, encoding: .utf8)
+                let text = try TextFile.read(qrels)
                 let name = (qrels as NSString).lastPathComponent
                 judgments = (name, try Qrels.parse(text, file: name).judgments)
             } else if let stored = try workspace.qrels(source: qrels) {

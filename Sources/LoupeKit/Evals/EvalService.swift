@@ -49,14 +49,10 @@ package struct EvalService: Sendable {
     }
 
     package func load(_ path: String) throws -> LoadedSuite {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw SuiteError(file: path, "cannot be read (no such file?)")
-        }
+        let data = Data(try TextFile.bytes(path))
         guard let text = String(data: data, encoding: .utf8) else { throw SuiteError(file: path, "is not UTF-8 text") }
         let suite = try SuiteParser.parse(text, file: path)
-        guard let datasetData = FileManager.default.contents(atPath: suite.dataset.path) else {
-            throw SuiteError(file: path, "dataset \(suite.dataset.path) cannot be read")
-        }
+        let datasetData = Data(try TextFile.bytes(suite.dataset.path))
         var items = try Dataset.items(datasetData, spec: suite.dataset)
         var hashed = datasetData
         var loaded = LoadedSuite(

@@ -6,5 +6,5 @@ package struct NotebookReadError: UserFacingError {
     package var path: String
     package var reason: String
 
-    package var description: String { "\(path) cannot be read: \(reason)" }
+    package var description: String { "\(path): \(reason)" }
 }

@@ -7,10 +7,21 @@ package struct NotebookRunner: Sendable {
     /// A command that did not do what the notebook expected.
     package struct Failure: Hashable, Sendable, CustomStringConvertible {
         package var cell: Int
+        /// The command's line in the notebook as it was read (1-based).
+        package var line: Int
         package var command: String
         package var message: String
 
-        package var description: String { "cell \(cell + 1), `\(command)`: \(message)" }
+        /// The cell, the command and the error, each cut to a width a terminal shows on one line
+        /// (a failing command can be a 100 KB line).
+        package var description: String {
+            "cell \(cell + 1), `\(Self.shortened(command, to: 80))`: \(Self.shortened(message, to: 200))"
+        }
+
+        private static func shortened(_ text: String, to width: Int) -> String {
+            let oneLine = String(text.map { $0 == "\n" ? " " : $0 })
+            return oneLine.count <= width ? oneLine : oneLine.prefix(width - 1) + "…"
+        }
     }
 
     /// The notebook with fresh outputs, and what went wrong.
@@ -30,11 +41,19 @@ package struct NotebookRunner: Sendable {
         var failures: [Failure] = []
         let total = notebook.cells.count
         var cellIndex = 0
+        var firstLineOfBlock = 1
         for (blockIndex, block) in notebook.blocks.enumerated() {
+            let blockStart = firstLineOfBlock
+            firstLineOfBlock += Self.lineCount(of: block)
             guard case .cell(var cell) = block else { continue }
             var output: [String] = []
             let commands = cell.commands
-            for command in commands {
+            // The notebook line of each command: the fence is the block's first line.
+            let commandLines = cell.lines.indices.filter { index in
+                let trimmed = cell.lines[index].trimmingWhitespace()
+                return !trimmed.isEmpty && !trimmed.hasPrefix("#")
+            }.map { blockStart + 1 + $0 }
+            for (commandIndex, command) in commands.enumerated() {
                 let expectFailure = command.hasPrefix("!")
                 let line = expectFailure ? String(command.dropFirst()).trimmingWhitespace() : command
                 let outcome = execute(line)
@@ -42,11 +61,12 @@ package struct NotebookRunner: Sendable {
                 output += NotebookRunner.lines(of: outcome)
                 switch (expectFailure, outcome.error) {
                 case (false, let message?):
-                    failures.append(Failure(cell: cellIndex, command: line, message: message))
+                    failures.append(
+                        Failure(cell: cellIndex, line: commandLines[commandIndex], command: line, message: message))
                 case (true, nil):
                     failures.append(
                         Failure(
-                            cell: cellIndex, command: line,
+                            cell: cellIndex, line: commandLines[commandIndex], command: line,
                             message: "expected an error (the line starts with !), but it succeeded"))
                 default:
                     break
@@ -65,6 +85,14 @@ package struct NotebookRunner: Sendable {
             progress(cellIndex, total)
         }
         return Result(notebook: result, failures: failures)
+    }
+
+    /// How many lines `block` takes in the rendered notebook.
+    private static func lineCount(of block: Notebook.Block) -> Int {
+        switch block {
+        case .prose(let prose): prose.count
+        case .cell(let cell): 2 + cell.lines.count + (cell.output.map { cell.gap.count + 2 + $0.count } ?? 0)
+        }
     }
 
     private static func lines(of outcome: CommandOutcome) -> [String] {

@@ -27,9 +27,9 @@ package struct NotebooksBrowser: Sendable {
     /// The notebook at `path`, parsed.
     package func open(_ path: String) throws -> Notebook {
         do {
-            return Notebook.parse(try String(contentsOfFile: path, encoding: .utf8))
+            return Notebook.parse(try TextFile.read(path))
         } catch {
-            throw NotebookReadError(path: path, reason: error.localizedDescription)
+            throw NotebookReadError(path: path, reason: error.reasonDescription)
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import LoupeBase
 import LoupeTUI
 import TOMLKit
 
@@ -84,9 +85,9 @@ package struct ThemeLoader: Sendable {
         }
         let text: String
         do {
-            text = try String(contentsOfFile: path, encoding: .utf8)
+            text = try TextFile.read(path, limitBytes: 1 << 20)
         } catch {
-            throw ThemeError(file: path, line: nil, message: "cannot be read as UTF-8 text")
+            throw ThemeError(file: path, line: nil, message: error.reasonDescription)
         }
         return try ThemeLoader.parse(text, file: path, name: name) { parent throws(ThemeError) in
             if chain.contains(parent) || parent == name {

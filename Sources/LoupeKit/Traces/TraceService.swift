@@ -28,9 +28,7 @@ package struct TraceService: Sendable {
             reporter.report(
                 JobProgress(
                     completed: Double(index), total: Double(paths.count), detail: (path as NSString).lastPathComponent))
-            guard let data = FileManager.default.contents(atPath: path) else {
-                throw TraceImportError(file: path, "cannot be read")
-            }
+            let data = Data(try TextFile.bytes(path))
             let traces = try TraceImport.traces(data, file: path)
             report.files += 1
             report.traces += traces.count

@@ -1,0 +1,54 @@
+import Foundation
+
+/// Replaces secrets with `[redacted]` in text Loupe stores or prints: the values it knows
+/// (an API key it read), and credential-shaped parts of a typed command line (URL userinfo,
+/// `sk-…` keys, `Bearer …` tokens, `--api-key VALUE`, `key=…` query parameters).
+///
+/// Workspaces are meant to be copied and shared, so nothing secret may reach them.
+package struct SecretRedactor: Sendable {
+    /// What a secret is replaced with.
+    package static let placeholder = "[redacted]"
+
+    /// Values replaced wherever they occur; values shorter than 4 characters are ignored
+    /// (they would redact ordinary words).
+    package var secrets: [String]
+
+    package init(secrets: [String?]) {
+        self.secrets = secrets.compactMap { $0 }.filter { $0.count >= 4 }
+    }
+
+    /// `text` with every known secret replaced.
+    package func redact(_ text: String) -> String {
+        secrets.reduce(text) { $0.replacingOccurrences(of: $1, with: Self.placeholder) }
+    }
+
+    /// `line` with known secrets and credential-shaped parts replaced: for command history,
+    /// where what was typed is not known to be a secret.
+    package func redactCredentials(in line: String) -> String {
+        Self.credentialPatterns.reduce(redact(line)) { text, pattern in
+            pattern.regex.stringByReplacingMatches(
+                in: text, range: NSRange(text.startIndex..., in: text), withTemplate: pattern.template)
+        }
+    }
+
+    private struct Pattern: @unchecked Sendable {
+        // NSRegularExpression is immutable once made and documented as thread-safe.
+        var regex: NSRegularExpression
+        var template: String
+
+        init(_ pattern: String, _ template: String) {
+            // swift-format-ignore: NeverUseForceTry
+            regex = try! NSRegularExpression(pattern: pattern, options: [.caseInsensitive])
+            self.template = template
+        }
+    }
+
+    private static let credentialPatterns: [Pattern] = [
+        // scheme://user:password@host → scheme://user:[redacted]@host
+        Pattern(#"([a-z][a-z0-9+.-]*://[^/\s:@]*:)[^/\s@]+@"#, "$1[redacted]@"),
+        Pattern(#"(bearer\s+)[^\s"']+"#, "$1[redacted]"),
+        Pattern(#"(--[a-z0-9-]*(?:key|token|secret|password)[a-z0-9-]*(?:=|\s+))[^\s"']+"#, "$1[redacted]"),
+        Pattern(#"([?&](?:api[_-]?)?(?:key|token|secret|password)=)[^&\s"']+"#, "$1[redacted]"),
+        Pattern(#"\b(?:sk|pk|rk)-[a-z0-9_-]{8,}"#, "[redacted]"),
+    ]
+}
