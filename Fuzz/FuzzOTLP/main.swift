@@ -1,0 +1,14 @@
+import CFuzzDriver
+import Foundation
+import LoupeAgents
+
+// libFuzzer calls this once per input. A thrown error is a rejected input; only a trap or an
+// AddressSanitizer report is a crash.
+var argumentCount = CommandLine.argc
+var arguments: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = CommandLine.unsafeArgv
+exit(
+    LLVMFuzzerRunDriver(&argumentCount, &arguments) { start, count in
+        let data = start.map { Data(bytes: $0, count: count) } ?? Data()
+        _ = try? OTLPImporter.traces(data, file: "fuzz.json")
+        return 0
+    })
