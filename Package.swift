@@ -174,31 +174,19 @@ let package = Package(
     ]
 )
 
-// Coverage-guided fuzz targets, one per decoder (`scripts/fuzz` builds and runs them). They are
-// part of this package only when `LOUPE_FUZZ=1`, so that they see `package` symbols while a normal
-// `swift build` neither builds nor resolves them. The sanitizer flags come from `scripts/fuzz`, so
-// that every module is instrumented for coverage.
+// Coverage-guided fuzzing: one executable, `LoupeFuzz TARGET`, with one target per decoder
+// (`scripts/fuzz` builds and runs it). It is part of this package only when `LOUPE_FUZZ=1`, so that
+// it sees `package` symbols while a normal `swift build` neither builds nor resolves it. The
+// sanitizer flags come from `scripts/fuzz`, so that every module is instrumented for coverage.
 if Context.environment["LOUPE_FUZZ"] == "1" {
-    let fuzzTargets: [(name: String, module: Target.Dependency)] = [
-        ("FuzzJSONValue", "LoupeBase"),
-        ("FuzzOTLP", "LoupeAgents"),
-        ("FuzzInspect", "LoupeAgents"),
-        ("FuzzChatMessages", "LoupeAgents"),
-        ("FuzzSWEAgent", "LoupeAgents"),
-        ("FuzzTraceImport", "LoupeAgents"),
-        ("FuzzNsightCompute", "LoupeProfiling"),
-        ("FuzzSafeTensors", "LoupeModels"),
-        ("FuzzSuite", "LoupeEvals"),
-        ("FuzzDataset", "LoupeEvals"),
-        ("FuzzQrels", "LoupeRetrieval"),
-        ("FuzzTheme", "LoupeKit"),
-        ("FuzzNotebook", "LoupeKit"),
+    package.targets += [
+        .target(name: "CFuzzDriver", path: "Fuzz/CFuzzDriver"),
+        .executableTarget(
+            name: "LoupeFuzz",
+            dependencies: [
+                "CFuzzDriver", "LoupeBase", "LoupeAgents", "LoupeProfiling", "LoupeModels", "LoupeEvals",
+                "LoupeRetrieval", "LoupeKit",
+            ],
+            path: "Fuzz/LoupeFuzz", swiftSettings: strictSwift6),
     ]
-    package.targets.append(.target(name: "CFuzzDriver", path: "Fuzz/CFuzzDriver"))
-    for target in fuzzTargets {
-        package.targets.append(
-            .executableTarget(
-                name: target.name, dependencies: ["CFuzzDriver", target.module], path: "Fuzz/\(target.name)",
-                swiftSettings: strictSwift6))
-    }
 }

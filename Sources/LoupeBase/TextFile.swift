@@ -46,7 +46,7 @@ package enum TextFile {
     }
 
     /// The byte offset of the first byte that does not start or continue a valid UTF-8 sequence.
-    static func firstInvalidUTF8Offset(_ bytes: [UInt8]) -> Int? {
+    package static func firstInvalidUTF8Offset(_ bytes: [UInt8]) -> Int? {
         var iterator = bytes.makeIterator()
         var decoder = UTF8()
         var offset = 0

@@ -1,4 +1,5 @@
 import Foundation
+import LoupeBase
 
 /// The hyper-parameters of a BERT encoder, read from its `config.json`.
 package struct BertConfiguration: Hashable, Sendable {
@@ -22,9 +23,15 @@ package struct BertConfiguration: Hashable, Sendable {
     /// Reads `config.json`; every field must be present and the activation must be BERT's gelu.
     package init(file path: String) throws(ModelError) {
         let name = (path as NSString).lastPathComponent
-        guard let data = FileManager.default.contents(atPath: path),
-            let json = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
-        else { throw ModelError(file: name, message: "is missing or not a JSON object") }
+        let data: Data
+        do {
+            data = Data(try TextFile.bytes(path, limitBytes: 1 << 20))
+        } catch {
+            throw ModelError(file: name, message: error.reasonDescription)
+        }
+        guard let json = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+            throw ModelError(file: name, message: "is not a JSON object")
+        }
         func integer(_ key: String) throws(ModelError) -> Int {
             // `as? Int` bridges only an exact integer (`intValue` truncates 2.5 and traps on
             // 1e300); the bound keeps products of sizes far from overflow.

@@ -1,4 +1,5 @@
 import Foundation
+import LoupeBase
 
 /// BERT's tokenizer, as Hugging Face `tokenizers` runs it for uncased models:
 ///
@@ -42,8 +43,11 @@ package struct WordPieceTokenizer: Sendable {
 
     /// Reads `vocab.txt`: one token per line, the line number is the id.
     package init(vocabularyFile path: String, maxTokens: Int = 256) throws(ModelError) {
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
-            throw ModelError(file: (path as NSString).lastPathComponent, message: "cannot be read as UTF-8 text")
+        let text: String
+        do {
+            text = try TextFile.read(path, limitBytes: 64 << 20)
+        } catch {
+            throw ModelError(file: (path as NSString).lastPathComponent, message: error.reasonDescription)
         }
         var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map {
             String($0.hasSuffix("\r") ? $0.dropLast() : $0)

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LoupeBase
 import LoupeKit
 import LoupeModels
 import LoupeProfiling
@@ -54,9 +55,11 @@ extension BenchCommand {
         }
 
         func run(in context: CommandContext) throws {
-            guard let text = try? String(contentsOfFile: sentences, encoding: .utf8) else {
-                throw CommandFailure(
-                    "\(sentences): cannot be read (run from the repository root, or give --sentences FILE)")
+            let text: String
+            do {
+                text = try TextFile.read(sentences)
+            } catch {
+                throw CommandFailure("\(error) (run from the repository root, or give --sentences FILE)")
             }
             let lines = text.split(separator: "\n").map(String.init).filter { !$0.isEmpty }
             guard !lines.isEmpty else { throw CommandFailure("\(sentences): no sentences") }

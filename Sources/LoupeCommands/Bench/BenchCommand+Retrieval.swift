@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LoupeBase
 import LoupeKit
 import LoupeRetrieval
 
@@ -42,10 +43,11 @@ extension BenchCommand {
 
         func run(in context: CommandContext) throws {
             func read(_ path: String) throws -> String {
-                guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
-                    throw CommandFailure("\(path): cannot be read (run from the checkout, or pass the path)")
+                do {
+                    return try TextFile.read(path)
+                } catch {
+                    throw CommandFailure("\(error) (run from the checkout, or pass the path)")
                 }
-                return text
             }
             let documents = try CorpusReader.jsonl(read(corpus), file: corpus, strict: true).documents
             let queryList = try CorpusReader.jsonl(read(queries), file: queries, strict: true).documents

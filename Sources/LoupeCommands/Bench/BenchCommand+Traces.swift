@@ -68,7 +68,7 @@ extension BenchCommand {
             // Then the phases on their own, one after the other, into a scratch workspace:
             // parse, model → rows (one core), rows → SQLite.
             let (parseSeconds, recordSeconds, storeSeconds) = try {
-                let data = try Data(contentsOf: URL(fileURLWithPath: file))
+                let data = Data(try TextFile.bytes(file))
                 var clock = Stopwatch()
                 let parsed = try TraceImport.traces(data, file: file)
                 let parseSeconds = clock.lap()

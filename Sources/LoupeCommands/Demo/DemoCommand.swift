@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LoupeBase
 import LoupeKit
 import LoupeStore
 
@@ -32,8 +33,11 @@ struct DemoCommand: ParsableCommand {
         @Flag(help: "Run every command again, from the first.") var fromStart = false
 
         func run(in context: CommandContext) throws {
-            guard let text = try? String(contentsOfFile: script, encoding: .utf8) else {
-                throw CommandFailure("\(script): cannot be read (run from the repository root, or give its path)")
+            let text: String
+            do {
+                text = try TextFile.read(script)
+            } catch {
+                throw CommandFailure("\(error) (run from the repository root, or give its path)")
             }
             let commands = DemoScript.commands(in: text)
             let name = (script as NSString).lastPathComponent

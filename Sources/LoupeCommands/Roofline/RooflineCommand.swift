@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LoupeBase
 import LoupeKit
 import LoupeProfiling
 import LoupeStore
@@ -144,12 +145,16 @@ struct RooflineCommand: ParsableCommand {
         func run(in context: CommandContext) throws {
             let name = (file as NSString).lastPathComponent
             // ncu writes UTF-8; a Windows export in a legacy code page still reads as Latin-1.
-            guard
-                let text = (try? String(contentsOfFile: file, encoding: .utf8))
-                    ?? (try? String(contentsOfFile: file, encoding: .isoLatin1))
-            else {
-                throw CommandFailure("\(file): cannot be read")
+            let bytes: [UInt8]
+            do {
+                bytes = try TextFile.bytes(file)
+            } catch {
+                throw CommandFailure(error.description)
             }
+            let text =
+                TextFile.firstInvalidUTF8Offset(bytes) == nil
+                ? String(decoding: bytes, as: UTF8.self)
+                : String(bytes.map { Character(Unicode.Scalar($0)) })
             let kernels: [NsightKernel]
             do {
                 kernels = try NsightComputeImport.parse(text, file: name)

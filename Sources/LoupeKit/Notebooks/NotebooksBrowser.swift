@@ -15,7 +15,8 @@ package struct NotebooksBrowser: Sendable {
     /// `# ` heading.
     package func list() -> [NotebookSummary] {
         DirectoryListing.files(in: directories, suffixes: [".md"]).compactMap { path in
-            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
+            // The browser lists what it can read; opening an unreadable notebook says why.
+            guard let text = try? TextFile.read(path) else { return nil }
             let notebook = Notebook.parse(text)
             guard !notebook.cells.isEmpty else { return nil }
             let heading = text.split(separator: "\n").first { $0.hasPrefix("# ") }.map { String($0.dropFirst(2)) }
