@@ -118,7 +118,13 @@ import Testing
             process.waitUntilExit()
             return (process.terminationStatus, String(decoding: text, as: UTF8.self))
         }
-        #expect(try runAsNobody(["trace", "list", "--workspace", file]).status == 0)
+        // Every listing opens the workspace read-only.
+        for listing in [
+            ["trace", "list"], ["eval", "list"], ["sae", "list"], ["models", "list"], ["prices", "list"],
+        ] {
+            let result = try runAsNobody(listing + ["--workspace", file])
+            #expect(result.status == 0, "\(listing.joined(separator: " ")): \(result.error)")
+        }
         #expect(try runAsNobody(["workspace", "check", "--workspace", file]).status == 0)
         let write = try runAsNobody(["theme", "light", "--workspace", file])
         #expect(write.status == 1)

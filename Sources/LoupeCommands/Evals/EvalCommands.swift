@@ -16,8 +16,10 @@ struct EvalCommand: ParsableCommand {
         commandName: "eval", abstract: "Run eval suites and read, compare and export their runs.",
         subcommands: [Run.self, List.self, Show.self, Compare.self, Export.self])
 
-    static func service(_ context: CommandContext) throws -> EvalService {
-        var service = EvalService(workspace: try context.workspace(), models: context.session.models)
+    /// The eval service on the workspace; readers (list, show, compare, export) open it read-only,
+    /// so they work beside a running `eval run` and on a read-only or full workspace.
+    static func service(_ context: CommandContext, access: WorkspaceAccess = .write) throws -> EvalService {
+        var service = EvalService(workspace: try context.workspace(access: access), models: context.session.models)
         service.loupeVersion = Loupe.version
         return service
     }
@@ -150,7 +152,7 @@ struct EvalCommand: ParsableCommand {
         @Flag(help: "Print JSON.") var json = false
 
         func run(in context: CommandContext) throws {
-            let runs = try EvalCommand.plainly { try EvalCommand.service(context).list() }
+            let runs = try EvalCommand.plainly { try EvalCommand.service(context, access: .read).list() }
             if json { return context.print(JSONValue.array(try runs.map(EvalCommand.listingJSON)).prettyJSON) }
             guard !runs.isEmpty else { return context.print("no eval runs yet: loupe eval run SUITE.yaml") }
             context.print(
@@ -187,7 +189,7 @@ struct EvalCommand: ParsableCommand {
         @Flag(help: "Print JSON (everything).") var json = false
 
         func run(in context: CommandContext) throws {
-            let service = try EvalCommand.service(context)
+            let service = try EvalCommand.service(context, access: .read)
             if json {
                 return context.print(
                     String(try EvalCommand.plainly { try service.export(id, format: .json) }.dropLast()))
@@ -251,7 +253,7 @@ struct EvalCommand: ParsableCommand {
         @Flag(help: "Print JSON.") var json = false
 
         func run(in context: CommandContext) throws {
-            let comparison = try EvalCommand.plainly { try EvalCommand.service(context).compare(a, b) }
+            let comparison = try EvalCommand.plainly { try EvalCommand.service(context, access: .read).compare(a, b) }
             if json { return context.print(try EvalCommand.comparisonJSON(comparison).prettyJSON) }
             for warning in comparison.warnings { context.print("warning: \(warning)") }
             context.print(
@@ -325,7 +327,9 @@ struct EvalCommand: ParsableCommand {
             guard let format = EvalService.ExportFormat(rawValue: format.lowercased()) else {
                 throw CommandFailure("--format \(format): use csv or json")
             }
-            let text = try EvalCommand.plainly { try EvalCommand.service(context).export(id, format: format) }
+            let text = try EvalCommand.plainly {
+                try EvalCommand.service(context, access: .read).export(id, format: format)
+            }
             guard let output else { return context.print(String(text.dropLast())) }
             try text.write(toFile: output, atomically: true, encoding: .utf8)
             context.print("wrote run \(id) as \(format.rawValue) to \(output)")

@@ -147,7 +147,7 @@ struct SAECommand: ParsableCommand {
         @Flag(help: "Print the SAEs as JSON (settings, metrics, training log).") var json = false
 
         func run(in context: CommandContext) throws {
-            let workspace = try context.workspace()
+            let workspace = try context.workspace(access: .read)
             let listings = try SAECommand.plainly {
                 try SAEBrowser(workspace: workspace, models: context.session.models).listings()
             }
@@ -182,7 +182,7 @@ struct SAECommand: ParsableCommand {
         @Argument(help: "The SAE's id.") var id: Int64
 
         func run(in context: CommandContext) throws {
-            let workspace = try context.workspace()
+            let workspace = try context.workspace(access: .read)
             guard let model = try workspace.saeModelHeader(id) else { throw CommandFailure("there is no SAE \(id)") }
             context.print("SAE \(id) · layer \(model.layer) · width \(model.width) · step \(model.step)")
             context.print("settings \(model.settingsJSON)")
