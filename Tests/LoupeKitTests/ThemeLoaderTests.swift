@@ -8,6 +8,20 @@ import Testing
     static let repositoryThemes = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("themes").path
 
+    /// `[#` and the like made TOMLKit's parser assert and abort the whole program (scripts/fuzz
+    /// found it; the input it found is kept as a fuzz seed). Now a clear error at the line.
+    @Test(arguments: ["[#\n", "name = \"x\"\n\n[ ]\n", "[[=]]\n", "  [ #rf\"\n", "[.]\n"])
+    func aTableHeaderWithoutANameIsAnErrorNotAnAbort(text: String) {
+        let error = #expect(throws: ThemeError.self) { try ThemeLoader.parse(text, file: "bad.toml", name: "bad") }
+        #expect(error?.description.contains("a table header needs a name") == true)
+        #expect(error?.description.hasPrefix("bad.toml:\(text.hasPrefix("name") ? 3 : 1)") == true)
+    }
+
+    @Test(arguments: ["[colors]\n", "[ \"colors\" ]\n", "[[a-b]]\n", "['x']\n"])
+    func namedTableHeadersAreNotRefused(text: String) {
+        #expect(ThemeLoader.headerWithoutName(in: text) == nil)
+    }
+
     @Test func shippedDefaultThemeEqualsTheBuiltInOne() throws {
         let loader = ThemeLoader(searchDirectories: [Self.repositoryThemes])
         #expect(try loader.load("default") == Theme.builtInDefault)

@@ -99,6 +99,23 @@ package struct ThemeLoader: Sendable {
         }
     }
 
+    /// The line of the first table header whose name does not start with a bare-key character or a
+    /// quote (`[#`, `[ ]`, `[=`). TOMLKit's parser (toml++) asserts on those instead of throwing,
+    /// which aborts the process, so they are refused here first (found by `scripts/fuzz`).
+    package static func headerWithoutName(in text: String) -> Int? {
+        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            var rest = line.drop { $0 == " " || $0 == "\t" }
+            guard rest.first == "[" else { continue }
+            rest = rest.dropFirst()
+            if rest.first == "[" { rest = rest.dropFirst() }
+            rest = rest.drop { $0 == " " || $0 == "\t" }
+            guard let first = rest.first,
+                first.isASCII && (first.isLetter || first.isNumber) || "_-\"'".contains(first)
+            else { return index + 1 }
+        }
+        return nil
+    }
+
     /// Parses one theme file's text.
     ///
     /// - Parameters:
@@ -109,6 +126,9 @@ package struct ThemeLoader: Sendable {
         _ text: String, file: String, name: String,
         parent: (String) throws(ThemeError) -> Theme = { _ throws(ThemeError) in .builtInDefault }
     ) throws(ThemeError) -> Theme {
+        if let line = headerWithoutName(in: text) {
+            throw ThemeError(file: file, line: line, message: "not valid TOML: a table header needs a name after '['")
+        }
         let table: TOMLTable
         do {
             table = try TOMLTable(string: text)
