@@ -10,7 +10,7 @@ import Testing
 
     /// `[#` and the like made TOMLKit's parser assert and abort the whole program (scripts/fuzz
     /// found it; the input it found is kept as a fuzz seed). Now a clear error at the line.
-    @Test(arguments: ["[#\n", "name = \"x\"\n\n[ ]\n", "[[=]]\n", "  [ #rf\"\n", "[.]\n"])
+    @Test(arguments: ["[#\n", "name = \"x\"\n\n[ ]\n", "[[=]]\n", "  [ #rf\"\n", "[.]\n", "[\u{0317}6]\n"])
     func aTableHeaderWithoutANameIsAnErrorNotAnAbort(text: String) {
         let error = #expect(throws: ThemeError.self) { try ThemeLoader.parse(text, file: "bad.toml", name: "bad") }
         #expect(error?.description.contains("a table header needs a name") == true)

@@ -103,14 +103,16 @@ package struct ThemeLoader: Sendable {
     /// quote (`[#`, `[ ]`, `[=`). TOMLKit's parser (toml++) asserts on those instead of throwing,
     /// which aborts the process, so they are refused here first (found by `scripts/fuzz`).
     package static func headerWithoutName(in text: String) -> Int? {
+        // Scalars, not Characters: a combining mark after `[` would join it into one Character.
         for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            var rest = line.drop { $0 == " " || $0 == "\t" }
+            var rest = line.unicodeScalars.drop { $0 == " " || $0 == "\t" }
             guard rest.first == "[" else { continue }
             rest = rest.dropFirst()
             if rest.first == "[" { rest = rest.dropFirst() }
             rest = rest.drop { $0 == " " || $0 == "\t" }
             guard let first = rest.first,
-                first.isASCII && (first.isLetter || first.isNumber) || "_-\"'".contains(first)
+                first.isASCII && (first.properties.isAlphabetic || ("0"..."9").contains(first))
+                    || "_-\"'".unicodeScalars.contains(first)
             else { return index + 1 }
         }
         return nil
