@@ -104,8 +104,9 @@ package struct ThemeLoader: Sendable {
     /// which aborts the process, so they are refused here first (found by `scripts/fuzz`).
     package static func headerWithoutName(in text: String) -> Int? {
         // Scalars, not Characters: a combining mark after `[` would join it into one Character.
-        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            var rest = line.unicodeScalars.drop { $0 == " " || $0 == "\t" }
+        // and "\r\n" is one Character that a split on "\n" would not see.
+        for (index, line) in text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            var rest = line.drop { $0 == " " || $0 == "\t" || $0 == "\r" }
             guard rest.first == "[" else { continue }
             rest = rest.dropFirst()
             if rest.first == "[" { rest = rest.dropFirst() }
