@@ -27,7 +27,7 @@ package struct BertConfiguration: Hashable, Sendable {
         do {
             data = Data(try TextFile.bytes(path, limitBytes: 1 << 20))
         } catch {
-            throw ModelError(file: name, message: error.reasonDescription)
+            throw ModelError(reading: error)
         }
         guard let json = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
             throw ModelError(file: name, message: "is not a JSON object")

@@ -1,3 +1,4 @@
+import Foundation
 import LoupeBase
 
 /// A model file that cannot be used, naming the file and, where it applies, the tensor.
@@ -15,6 +16,11 @@ package struct ModelError: UserFacingError, Hashable, Sendable {
 
     package init(file: String, tensor: String? = nil, message: String) {
         self.init(at: SourceLocation(file: file), tensor: tensor, message: message)
+    }
+
+    /// Why a model file could not be read, named by its last path component as model errors are.
+    package init(reading error: FileReadError) {
+        self.init(file: (error.path as NSString).lastPathComponent, message: error.reasonDescription)
     }
 
     /// `file: tensor 'name': message`, or `file: message` when no one tensor is at fault.

@@ -47,7 +47,7 @@ package struct WordPieceTokenizer: Sendable {
         do {
             text = try TextFile.read(path, limitBytes: 64 << 20)
         } catch {
-            throw ModelError(file: (path as NSString).lastPathComponent, message: error.reasonDescription)
+            throw ModelError(reading: error)
         }
         var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map {
             String($0.hasSuffix("\r") ? $0.dropLast() : $0)
