@@ -14,7 +14,6 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
-        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
     ],
     targets: [
@@ -71,7 +70,7 @@ let package = Package(
             name: "LoupeKit",
             dependencies: [
                 "LoupeBase", "LoupeStore", "LoupeTUI", "LoupeTensor", "LoupeModels", "LoupeProfiling", "LoupeRetrieval",
-                "LoupeAgents", "LoupeEvals", "TOMLKit",
+                "LoupeAgents", "LoupeEvals",
             ],
             swiftSettings: strictSwift6
         ),

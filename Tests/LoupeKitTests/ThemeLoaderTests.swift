@@ -9,7 +9,7 @@ import Testing
         .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("themes").path
 
     /// `[#` and the like made TOMLKit's parser assert and abort the whole program (scripts/fuzz
-    /// found it; the input it found is kept as a fuzz seed). Now a clear error at the line.
+    /// found it; the inputs it found are kept as fuzz seeds). Now a clear error at the line.
     @Test(arguments: [
         "[#\n", "name = \"x\"\n\n[ ]\n", "[[=]]\n", "  [ #rf\"\n", "[.]\n", "[\u{0317}6]\n", "\r\n[\u{10B306}",
     ])
@@ -22,9 +22,68 @@ import Testing
                 == true)
     }
 
-    @Test(arguments: ["[colors]\n", "[ \"colors\" ]\n", "[[a-b]]\n", "['x']\n"])
-    func namedTableHeadersAreNotRefused(text: String) {
-        #expect(ThemeLoader.headerWithoutName(in: text) == nil)
+    @Test func theTOMLReaderReadsWhatThemesUse() throws {
+        let text = """
+            \u{FEFF}# a comment
+            name = 'lit\\eral'   # trailing comment\r
+            "quoted key" = "tab\\t \\u00e9 \\U0001F600 \\"q\\""
+            flag = true
+            [ colors . status ]
+            ok = "#00ff00"
+            list = [
+              "a", # one
+              'b',
+            ]
+            inline = { x = false, y.z = "w" }
+            """
+        let table = try ThemeTOML.parse(text)
+        #expect(table.keys == ["name", "quoted key", "flag", "colors"])
+        #expect(table["name"] == .string("lit\\eral"))
+        #expect(table["quoted key"] == .string("tab\t é 😀 \"q\""))
+        #expect(table["flag"] == .bool(true))
+        #expect(table.line(of: "flag") == 4)
+        let status = try #require(table["colors"]?.table?["status"]?.table)
+        #expect(status["ok"] == .string("#00ff00"))
+        #expect(status.line(of: "list") == 7)
+        #expect(status["list"] == .array([.string("a"), .string("b")]))
+        let inline = try #require(status["inline"]?.table)
+        #expect(inline["x"] == .bool(false))
+        #expect(inline["y"]?.table?["z"] == .string("w"))
+    }
+
+    @Test(arguments: [
+        ("a = 1\n", 1, "numbers and dates are not used in theme files"),
+        ("a = \"\"\"x\"\"\"\n", 1, "multi-line strings"),
+        ("\n[[colors]]\n", 2, "arrays of tables"),
+        ("a = \"x\"\na = \"y\"\n", 2, "the key 'a' is defined twice (first on line 1)"),
+        ("[t]\n[t]\n", 2, "the table [t] is defined twice"),
+        ("a = \"x\"\n[a.b]\n", 2, "'a' already holds a value (line 1), not a table"),
+        ("a = \"x\" b = \"y\"\n", 1, "expected the end of the line, found 'b'"),
+        ("a = \"x\n", 1, "the string is not closed on its line"),
+        ("a = \"\\q\"\n", 1, "unknown escape '\\q'"),
+        ("a = \"\\uD800\"\n", 1, "is not a Unicode scalar value"),
+        ("a = \"\u{1B}[2J\"\n", 1, "a control character (U+001B) inside a string"),
+        ("a = [\"x\"\n\n", 3, "the array is not closed"),
+        ("a = { b = \"c\"\n", 1, "expected ',' or '}' in the inline table"),
+        ("a = \"x\"\rb = \"y\"\n", 1, "a carriage return without a line feed"),
+        ("a\n", 1, "expected '=' after the key 'a', found the end of the line"),
+        ("= \"x\"\n", 1, "expected a key"),
+        ("a = yes\n", 1, "expected a value"),
+    ])
+    func theTOMLReaderSaysWhatIsWrongAndWhere(text: String, line: Int, message: String) {
+        let error = #expect(throws: ThemeTOML.SyntaxError.self) { try ThemeTOML.parse(text) }
+        #expect(error?.line == line, "\(text.debugDescription): \(error?.message ?? "")")
+        #expect(error?.message.contains(message) == true, "\(text.debugDescription): \(error?.message ?? "")")
+    }
+
+    /// Nesting is bounded, so a file of brackets is an error, not a stack overflow.
+    @Test func deepNestingIsAnErrorNotAStackOverflow() {
+        for opening in ["[", "{ a = "] {
+            let error = #expect(throws: ThemeTOML.SyntaxError.self) {
+                try ThemeTOML.parse("a = " + String(repeating: opening, count: 100_000))
+            }
+            #expect(error?.message.contains("nest deeper than 32 levels") == true)
+        }
     }
 
     @Test func shippedDefaultThemeEqualsTheBuiltInOne() throws {

@@ -1,7 +1,6 @@
 import Foundation
 import LoupeBase
 import LoupeTUI
-import TOMLKit
 
 /// Finds and parses `themes/*.toml`.
 ///
@@ -99,26 +98,6 @@ package struct ThemeLoader: Sendable {
         }
     }
 
-    /// The line of the first table header whose name does not start with a bare-key character or a
-    /// quote (`[#`, `[ ]`, `[=`). TOMLKit's parser (toml++) asserts on those instead of throwing,
-    /// which aborts the process, so they are refused here first (found by `scripts/fuzz`).
-    package static func headerWithoutName(in text: String) -> Int? {
-        // Scalars, not Characters: a combining mark after `[` would join it into one Character.
-        // and "\r\n" is one Character that a split on "\n" would not see.
-        for (index, line) in text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            var rest = line.drop { $0 == " " || $0 == "\t" || $0 == "\r" }
-            guard rest.first == "[" else { continue }
-            rest = rest.dropFirst()
-            if rest.first == "[" { rest = rest.dropFirst() }
-            rest = rest.drop { $0 == " " || $0 == "\t" }
-            guard let first = rest.first,
-                first.isASCII && (first.properties.isAlphabetic || ("0"..."9").contains(first))
-                    || "_-\"'".unicodeScalars.contains(first)
-            else { return index + 1 }
-        }
-        return nil
-    }
-
     /// Parses one theme file's text.
     ///
     /// - Parameters:
@@ -129,20 +108,17 @@ package struct ThemeLoader: Sendable {
         _ text: String, file: String, name: String,
         parent: (String) throws(ThemeError) -> Theme = { _ throws(ThemeError) in .builtInDefault }
     ) throws(ThemeError) -> Theme {
-        if let line = headerWithoutName(in: text) {
-            throw ThemeError(file: file, line: line, message: "not valid TOML: a table header needs a name after '['")
-        }
-        let table: TOMLTable
+        let table: ThemeTOML.Table
         do {
-            table = try TOMLTable(string: text)
-        } catch let error as TOMLParseError {
-            throw ThemeError(file: file, line: error.source.begin.line, message: "not valid TOML: \(error.description)")
+            table = try ThemeTOML.parse(text)
         } catch {
-            throw ThemeError(file: file, line: nil, message: "not valid TOML: \(error)")
+            throw ThemeError(file: file, line: error.line, message: "not valid TOML: \(error.message)")
         }
-        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        func fail(_ key: String, line: Int?, _ message: String) -> ThemeError {
+            ThemeError(file: file, line: line, message: message)
+        }
         func fail(_ key: String, _ message: String) -> ThemeError {
-            ThemeError(file: file, line: ThemeLoader.line(of: key, in: lines), message: message)
+            fail(key, line: table.line(of: key), message)
         }
         let knownTop: Set<String> = ["name", "description", "extends", "monochrome", "colors"]
         for key in table.keys where !knownTop.contains(key) {
@@ -157,72 +133,68 @@ package struct ThemeLoader: Sendable {
         } else {
             theme = .builtInDefault
         }
-        theme.name = table["name"]?.string ?? name
+        if let given = table["name"] {
+            guard let text = given.string else { throw fail("name", "'name' must be a name in quotes") }
+            theme.name = text
+        } else {
+            theme.name = name
+        }
+        if let description = table["description"], description.string == nil {
+            throw fail("description", "'description' must be text in quotes")
+        }
         if let monochrome = table["monochrome"] {
             guard let flag = monochrome.bool else { throw fail("monochrome", "'monochrome' must be true or false") }
             theme.isMonochrome = flag
         }
         guard let colorsValue = table["colors"] else { return theme }
         guard let colors = colorsValue.table else { throw fail("colors", "'colors' must be a table: [colors]") }
-        for (key, value) in flatten(colors) {
+        for (key, value, line) in flatten(colors, line: table.line(of: "colors")) {
             if key == "heatmap.ramp" {
                 guard let array = value.array else {
-                    throw fail(key, "'heatmap.ramp' must be an array of \"#rrggbb\" colours")
+                    throw fail(key, line: line, "'heatmap.ramp' must be an array of \"#rrggbb\" colours")
                 }
                 var ramp: [RGB] = []
                 for element in array {
                     guard let hex = element.string, let rgb = RGB(hex: hex) else {
-                        throw fail(
-                            key,
-                            "'heatmap.ramp' holds \(element.string.map { "'\($0)'" } ?? "a non-string"); expected \"#rrggbb\""
-                        )
+                        let shown = element.string.map { "'\(UntrustedText.sanitized($0))'" } ?? "a non-string"
+                        throw fail(key, line: line, "'heatmap.ramp' holds \(shown); expected \"#rrggbb\"")
                     }
                     ramp.append(rgb)
                 }
-                guard ramp.count >= 2 else { throw fail(key, "'heatmap.ramp' needs at least two colours") }
+                guard ramp.count >= 2 else { throw fail(key, line: line, "'heatmap.ramp' needs at least two colours") }
                 theme.heatmapRamp = ramp
                 continue
             }
             guard let role = ThemeRole(rawValue: key) else {
                 let suggestion =
                     ThemeRole.allCases.map(\.rawValue).min { editDistance($0, key) < editDistance($1, key) } ?? ""
-                throw fail(key, "unknown role '\(key)' (did you mean '\(suggestion)'?)")
+                throw fail(
+                    key, line: line, "unknown role '\(UntrustedText.sanitized(key))' (did you mean '\(suggestion)'?)")
             }
             guard let text = value.string, let color = ThemeColor(parsing: text) else {
-                throw fail(key, "'\(key)' must be \"#rrggbb\" or \"default\"")
+                throw fail(key, line: line, "'\(key)' must be \"#rrggbb\" or \"default\"")
             }
             theme.colors[role] = color
         }
         return theme
     }
 
-    /// Nested tables (`[colors.status]` or dotted keys) flattened to dotted keys.
-    private static func flatten(_ table: TOMLTable, prefix: String = "") -> [(String, TOMLValueConvertible)] {
-        var result: [(String, TOMLValueConvertible)] = []
-        for key in table.keys.sorted() {
+    /// Nested tables (`[colors.status]`, dotted keys or inline tables) flattened to dotted keys,
+    /// each with the line it was given on.
+    private static func flatten(
+        _ table: ThemeTOML.Table, prefix: String = "", line: Int?
+    ) -> [(key: String, value: ThemeTOML.Value, line: Int?)] {
+        var result: [(key: String, value: ThemeTOML.Value, line: Int?)] = []
+        for key in table.keys {
             guard let value = table[key] else { continue }
             let path = prefix.isEmpty ? key : prefix + "." + key
             if let nested = value.table {
-                result += flatten(nested, prefix: path)
+                result += flatten(nested, prefix: path, line: table.line(of: key))
             } else {
-                result.append((path, value))
+                result.append((path, value, table.line(of: key) ?? line))
             }
         }
         return result
-    }
-
-    /// The 1-based line where `key` is assigned: its quoted or bare form, or its last dotted part.
-    static func line(of key: String, in lines: [String]) -> Int? {
-        let candidates = ["\"\(key)\"", key, String(key.split(separator: ".").last ?? "")]
-        for candidate in candidates where !candidate.isEmpty {
-            for (index, line) in lines.enumerated() {
-                let trimmed = line.drop { $0 == " " || $0 == "\t" }
-                guard trimmed.hasPrefix(candidate) else { continue }
-                let rest = trimmed.dropFirst(candidate.count).drop { $0 == " " || $0 == "\t" }
-                if rest.hasPrefix("=") { return index + 1 }
-            }
-        }
-        return nil
     }
 }
 
