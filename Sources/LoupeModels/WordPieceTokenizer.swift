@@ -58,7 +58,7 @@ package struct WordPieceTokenizer: Sendable {
 
     /// The token ids of `text`: `[CLS] … [SEP]`, at most `maxTokens` of them.
     package func encode(_ text: String) -> [Int32] {
-        let pieces = wordPieces(text).prefix(maxTokens - 2)
+        let pieces = wordPieces(text, atMost: maxTokens - 2)
         return [classifierID] + pieces + [separatorID]
     }
 
@@ -66,8 +66,9 @@ package struct WordPieceTokenizer: Sendable {
     /// for the second. When too long, the longer side loses its last piece until it fits
     /// ("longest first", as Hugging Face truncates pairs).
     package func encodePair(_ first: String, _ second: String) -> (ids: [Int32], types: [Int32]) {
-        var a = wordPieces(first)
-        var b = wordPieces(second)
+        // Each side keeps at most maxTokens - 3 pieces; longest-first ends the same from there.
+        var a = wordPieces(first, atMost: maxTokens - 3)
+        var b = wordPieces(second, atMost: maxTokens - 3)
         while a.count + b.count > maxTokens - 3 {
             if a.count > b.count { a.removeLast() } else { b.removeLast() }
         }
@@ -86,6 +87,34 @@ package struct WordPieceTokenizer: Sendable {
         var result: [Int32] = []
         for word in words(normalize(text)) { result += wordPiece(word) }
         return result
+    }
+
+    /// The first `limit` WordPiece ids of `text`: the same as `wordPieces(text).prefix(limit)`,
+    /// but it normalises only as much of the text as those pieces need, in doubling windows cut
+    /// at whitespace (which no normalisation step crosses), so a 50 MB question costs what its
+    /// first few hundred words cost.
+    package func wordPieces(_ text: String, atMost limit: Int) -> [Int32] {
+        let scalars = text.unicodeScalars
+        var result: [Int32] = []
+        var start = scalars.startIndex
+        var window = 4096
+        while start < scalars.endIndex && result.count < limit {
+            var end = scalars.index(start, offsetBy: window, limitedBy: scalars.endIndex) ?? scalars.endIndex
+            while end < scalars.endIndex && !Self.isWordBoundary(scalars[end]) { scalars.formIndex(after: &end) }
+            for word in words(normalize(String(scalars[start..<end]))) {
+                result += wordPiece(word)
+                if result.count >= limit { break }
+            }
+            start = end
+            window *= 2
+        }
+        return Array(result.prefix(limit))
+    }
+
+    /// Whitespace that normalisation keeps as a space (not a control character it drops), so
+    /// cutting the text there splits no word.
+    private static func isWordBoundary(_ scalar: Unicode.Scalar) -> Bool {
+        isWhitespace(scalar) && !isControl(scalar)
     }
 
     // MARK: - Normalisation and pre-tokenisation
