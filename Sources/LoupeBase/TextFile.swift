@@ -9,13 +9,8 @@ package enum TextFile {
     /// The bytes of `path`. Throws `FileReadError` when it cannot be opened or read, or when it is
     /// larger than `limitBytes` (checked before reading, so a huge file costs nothing).
     package static func bytes(_ path: String, limitBytes: Int = defaultLimitBytes) throws(FileReadError) -> [UInt8] {
-        let fd = open(path, O_RDONLY)
-        guard fd >= 0 else { throw FileReadError(path: path, errno: errno) }
+        let (fd, size) = try openForReading(path)
         defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw FileReadError(path: path, errno: errno) }
-        if (info.st_mode & S_IFMT) == S_IFDIR { throw FileReadError(path: path, reason: .isDirectory) }
-        let size = Int(info.st_size)
         if size > limitBytes { throw FileReadError(path: path, reason: .tooLarge(bytes: size, limitBytes: limitBytes)) }
         // Pipes and /proc files report size 0: read until end of file either way.
         var out: [UInt8] = []
@@ -34,6 +29,32 @@ package enum TextFile {
             }
         }
         return out
+    }
+
+    /// The size of `path` in bytes, after checking that it is a file this process can open for
+    /// reading: for files that are mapped rather than read (model weights), so that a missing file,
+    /// a directory or a permission problem is said as such.
+    package static func readableSize(_ path: String) throws(FileReadError) -> Int {
+        let (fd, size) = try openForReading(path)
+        close(fd)
+        return size
+    }
+
+    /// An open descriptor of `path` (the caller closes it) and its size; a directory is refused.
+    private static func openForReading(_ path: String) throws(FileReadError) -> (fd: Int32, size: Int) {
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else { throw FileReadError(path: path, errno: errno) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            let code = errno
+            close(fd)
+            throw FileReadError(path: path, errno: code)
+        }
+        if (info.st_mode & S_IFMT) == S_IFDIR {
+            close(fd)
+            throw FileReadError(path: path, reason: .isDirectory)
+        }
+        return (fd, Int(info.st_size))
     }
 
     /// The text of `path`, which must be UTF-8; the error names the offset of the first invalid byte.

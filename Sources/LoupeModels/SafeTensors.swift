@@ -45,14 +45,16 @@ package struct SafeTensors: Sendable {
     package init(path: String) throws(ModelError) {
         let name = (path as NSString).lastPathComponent
         self.path = path
+        let size: Int
+        do { size = try TextFile.readableSize(path) } catch { throw ModelError(reading: error) }
+        // Too short files are refused before mapping (Foundation cannot map an empty file).
+        guard size >= 8 else {
+            throw ModelError(file: name, message: "is \(size) bytes, too short for a safetensors header")
+        }
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)
         } catch {
-            throw ModelError(
-                file: name,
-                message:
-                    "cannot be read (\(FileManager.default.fileExists(atPath: path) ? "permission or I/O error" : "no such file"))"
-            )
+            throw ModelError(file: name, message: "cannot be mapped into memory (\(error.localizedDescription))")
         }
         guard data.count >= 8 else {
             throw ModelError(file: name, message: "is \(data.count) bytes, too short for a safetensors header")

@@ -39,4 +39,21 @@ struct ModelFileErrorTests {
         #expect(error?.description.contains("config.json") == true)
         #expect(error?.description.contains("no such file") == true)
     }
+
+    /// Weights are mapped, not read, but say the same: missing, a directory, or too short (an
+    /// empty file was mapped before, which Foundation cannot do and leaked a buffer for).
+    @Test func weightsThatCannotBeMappedSayWhy() throws {
+        try FileManager.default.createDirectory(atPath: directory + "/dir.safetensors", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        FileManager.default.createFile(atPath: directory + "/empty.safetensors", contents: Data())
+        let cases = [
+            ("missing.safetensors", "missing.safetensors: no such file"),
+            ("dir.safetensors", "dir.safetensors: is a directory"),
+            ("empty.safetensors", "empty.safetensors: is 0 bytes, too short for a safetensors header"),
+        ]
+        for (file, message) in cases {
+            let error = #expect(throws: ModelError.self) { try SafeTensors(path: directory + "/" + file) }
+            #expect(error?.description.hasPrefix(message) == true, "\(error?.description ?? "")")
+        }
+    }
 }
