@@ -43,7 +43,8 @@ struct ModelFileErrorTests {
     /// Weights are mapped, not read, but say the same: missing, a directory, or too short (an
     /// empty file was mapped before, which Foundation cannot do and leaked a buffer for).
     @Test func weightsThatCannotBeMappedSayWhy() throws {
-        try FileManager.default.createDirectory(atPath: directory + "/dir.safetensors", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: directory + "/dir.safetensors", withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         FileManager.default.createFile(atPath: directory + "/empty.safetensors", contents: Data())
         let cases = [
