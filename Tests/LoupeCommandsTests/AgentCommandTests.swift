@@ -130,6 +130,42 @@ import Testing
         }
     }
 
+    /// A model can be made to repeat what it was sent; an answer with the key in it is stored and
+    /// printed with the key taken out, streamed or not.
+    @Test(arguments: [false, true])
+    func aKeyEchoedInASuccessfulAnswerIsStoredAndPrintedNowhere(streamed: Bool) throws {
+        let (file, _) = try workspace()
+        let secret = "sk-loupe-test-\(UUID().uuidString)"
+        let reply: LocalChatServer.Reply
+        if streamed {
+            let chunks = ["Your key is ", secret, "."].map { piece in
+                let chunk: JSONValue = .object([
+                    "id": "chatcmpl-echo", "object": "chat.completion.chunk", "model": "m",
+                    "choices": .array([.object(["index": .number(0), "delta": .object(["content": .string(piece)])])]),
+                ])
+                return "data: \(chunk.compactJSON)\n\n"
+            }
+            reply = LocalChatServer.Reply(
+                status: 200, contentType: "text/event-stream", body: Data((chunks.joined() + "data: [DONE]\n\n").utf8))
+        } else {
+            reply = EvalCommandTests.completion("Your key is \(secret).", id: 1)
+        }
+        let server = try LocalChatServer(replies: [reply])
+        defer { server.stop() }
+        let result = try TestEnvironment.run(
+            [
+                "--workspace", file, "agent", "run", "--provider", "openai", "--base-url", server.baseURL, "--model",
+                "m", "--retries", "0", "q",
+            ] + (streamed ? [] : ["--no-stream"]), environment: ["OPENAI_API_KEY": secret])
+        #expect(result.status == 0, "\(result.output)\(result.error)")
+        #expect(result.output.contains("Your key is [redacted]."), "\(result.output)")
+        #expect(!result.output.contains(secret) && !result.error.contains(secret))
+        for path in [file, file + "-wal"] where FileManager.default.fileExists(atPath: path) {
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+            #expect(bytes.range(of: Data(secret.utf8)) == nil)
+        }
+    }
+
     @Test func theOfflineProviderSearchesReadsAndCites() throws {
         let (file, _) = try workspace()
         var result = try TestEnvironment.run([

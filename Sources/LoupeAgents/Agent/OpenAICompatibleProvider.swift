@@ -15,8 +15,8 @@ package struct OpenAICompatibleProvider: ChatProvider {
     package var stream: Bool
     package var timeout: TimeInterval
     private let apiKey: String?
-    /// Error bodies can echo the key (a 401's "Incorrect API key provided: …"); errors end up in
-    /// spans' status messages, which the workspace stores.
+    /// Error bodies can echo the key (a 401's "Incorrect API key provided: …"), and so can a
+    /// model that was shown it; errors and answers end up in spans, which the workspace stores.
     private var redactor: SecretRedactor { SecretRedactor(secrets: [apiKey, baseURL.password]) }
 
     package var label: String { "openai-compatible" }
@@ -71,6 +71,8 @@ package struct OpenAICompatibleProvider: ChatProvider {
 
         let accumulator = StreamAccumulator(model: model)
         let events = SSEParser()
+        let redactor = self.redactor
+        let onText = { @Sendable (text: String) in onText(redactor.redact(text)) }
         let exchange = HTTPExchange(request: urlRequest) { chunk in
             guard accumulator.status == 200 else { return accumulator.appendBody(chunk) }
             if !self.stream { return accumulator.appendBody(chunk) }
@@ -95,14 +97,16 @@ package struct OpenAICompatibleProvider: ChatProvider {
             guard let value = try? JSONValue.parse(accumulator.errorBody) else {
                 throw ProviderError("the response is not JSON", retryable: false, status: 200)
             }
-            return try Self.response(value, fallbackModel: model)
+            return redactor.redact(try Self.response(value, fallbackModel: model))
         }
         for event in events.finish() { accumulator.apply(event: event, onText: onText) }
-        if let error = accumulator.streamError { throw ProviderError(error, retryable: false, status: 200) }
+        if let error = accumulator.streamError {
+            throw ProviderError(redactor.redactCredentials(in: error), retryable: false, status: 200)
+        }
         guard accumulator.sawData else {
             throw ProviderError("the stream ended without any data event", retryable: true, status: 200)
         }
-        return accumulator.response()
+        return redactor.redact(accumulator.response())
     }
 
     /// A complete (non-streamed) chat-completions response.
@@ -125,5 +129,18 @@ package struct OpenAICompatibleProvider: ChatProvider {
             outputTokens: value["completion_tokens"]?.int.map(Int.init),
             cacheReadTokens: value["prompt_tokens_details"]?["cached_tokens"]?.int.map(Int.init),
             reasoningTokens: value["completion_tokens_details"]?["reasoning_tokens"]?.int.map(Int.init))
+    }
+}
+
+extension SecretRedactor {
+    /// The response with the secrets taken out of all the text a trace stores of it.
+    func redact(_ response: ChatResponse) -> ChatResponse {
+        var response = response
+        response.message.text = redact(response.message.text)
+        response.message.reasoning = response.message.reasoning.map(redact)
+        for index in response.message.toolCalls.indices {
+            response.message.toolCalls[index].arguments = redact(response.message.toolCalls[index].arguments)
+        }
+        return response
     }
 }
