@@ -166,6 +166,27 @@ import Testing
         }
     }
 
+    /// `--timeout` bounds the whole run, inside a model call too: a server that trickles its
+    /// answer (a write every half second, never idle long enough for URLSession's timeout) would
+    /// otherwise hold the agent until it finished.
+    @Test func theTimeLimitStopsAModelCallThatTrickles() throws {
+        let (file, _) = try workspace()
+        var reply = try LocalChatServer.Reply.fixture("text.sse")
+        reply.pauseMicroseconds = 500_000
+        let server = try LocalChatServer(replies: [reply])
+        defer { server.stop() }
+        let result = try TestEnvironment.run([
+            "--workspace", file, "agent", "run", "--provider", "openai", "--base-url", server.baseURL, "--model",
+            "m", "--retries", "0", "--timeout", "2", "q",
+        ])
+        #expect(result.status != 0)
+        #expect((result.output + result.error).contains("time limit 2 s reached"), "\(result.output)\(result.error)")
+        let workspace = try Workspace(path: file)
+        let trace = try #require(try workspace.traceSummaries().first)
+        let call = try #require(try workspace.spanRows(trace: trace.id).first { $0.kind == "llm" })
+        #expect(call.statusMessage?.contains("no complete response within") == true, "\(call.statusMessage ?? "")")
+    }
+
     @Test func theOfflineProviderSearchesReadsAndCites() throws {
         let (file, _) = try workspace()
         var result = try TestEnvironment.run([

@@ -13,6 +13,8 @@ final class LocalChatServer: @unchecked Sendable {
         var status: Int
         var contentType: String
         var body: Data
+        /// The pause after each 97-byte network write: long pauses make a server that trickles.
+        var pauseMicroseconds: UInt32 = 200
 
         static func fixture(_ name: String, status: Int = 200) throws -> Reply {
             let url = TestEnvironment.repositoryRoot.appendingPathComponent(
@@ -123,10 +125,11 @@ final class LocalChatServer: @unchecked Sendable {
             let end = min(reply.body.count, offset + 97)
             let piece = reply.body[offset..<end]
             send(client, String(piece.count, radix: 16) + "\r\n")
-            _ = piece.withUnsafeBytes { Glibc.send(client, $0.baseAddress, piece.count, Int32(MSG_NOSIGNAL)) }
+            let sent = piece.withUnsafeBytes { Glibc.send(client, $0.baseAddress, piece.count, Int32(MSG_NOSIGNAL)) }
+            guard sent >= 0 else { return }  // the client has gone
             send(client, "\r\n")
             offset = end
-            usleep(200)
+            usleep(reply.pauseMicroseconds)
         }
         send(client, "0\r\n\r\n")
     }

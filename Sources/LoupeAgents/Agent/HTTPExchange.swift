@@ -25,13 +25,25 @@ final class HTTPExchange: NSObject, URLSessionDataDelegate, @unchecked Sendable 
     }
 
     /// Runs the exchange; the transport error, or nil when a response (of any status) arrived.
-    func run() -> String? {
+    ///
+    /// - Parameter seconds: the most the whole exchange may take; URLSession's own timeout only
+    ///   bounds the wait between two bytes, which a trickling server never reaches.
+    func run(within seconds: Double? = nil) -> String? {
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1
         let session = URLSession(configuration: .ephemeral, delegate: self, delegateQueue: queue)
-        session.dataTask(with: request).resume()
-        done.wait()
-        session.finishTasksAndInvalidate()
+        let task = session.dataTask(with: request)
+        task.resume()
+        defer { session.finishTasksAndInvalidate() }
+        guard let seconds else {
+            done.wait()
+            return failure
+        }
+        if done.wait(timeout: .now() + max(0, seconds)) == .timedOut {
+            task.cancel()
+            done.wait()
+            return "no complete response within \(Calculator.format(seconds)) s (the rest of the time limit)"
+        }
         return failure
     }
 

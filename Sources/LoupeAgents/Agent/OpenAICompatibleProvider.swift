@@ -80,7 +80,7 @@ package struct OpenAICompatibleProvider: ChatProvider {
         } response: { status in
             accumulator.status = status
         }
-        if let failure = exchange.run() {
+        if let failure = exchange.run(within: request.secondsLeft) {
             throw ProviderError(
                 redactor.redactCredentials(in: "connection to \(baseURL.absoluteString) failed: \(failure)"),
                 retryable: true)

@@ -85,6 +85,8 @@ package struct ReActRunner: Sendable {
         var answer: String?
         let byName = Dictionary(tools.map { ($0.spec.name, $0) }, uniquingKeysWith: { a, _ in a })
 
+        func outOfTime() -> Bool { Double(now() - started) / 1e9 >= limits.maxSeconds }
+
         func finish(_ status: SpanStatus) -> Trace {
             trace.spans[0].status = status
             trace.spans[0].endNs = now()
@@ -98,11 +100,11 @@ package struct ReActRunner: Sendable {
             if isCancelled() { return finish(.error("cancelled")) }
             if calls >= limits.maxSteps { return finish(.error("step limit \(limits.maxSteps) reached")) }
             if let max = limits.maxTokens, tokens >= max { return finish(.error("token limit \(max) reached")) }
-            if Double(now() - started) / 1e9 >= limits.maxSeconds {
-                return finish(.error("time limit \(Calculator.format(limits.maxSeconds)) s reached"))
-            }
+            if outOfTime() { return finish(.error("time limit \(Calculator.format(limits.maxSeconds)) s reached")) }
             calls += 1
-            let request = ChatRequest(messages: messages, tools: tools.map(\.spec), maxTokens: nil)
+            let request = ChatRequest(
+                messages: messages, tools: tools.map(\.spec), maxTokens: nil,
+                secondsLeft: limits.maxSeconds - Double(now() - started) / 1e9)
             var response: ChatResponse?
             for attempt in 0...limits.retries {
                 let callStart = now()
@@ -133,6 +135,9 @@ package struct ReActRunner: Sendable {
                         error.description + (last ? "" : " — retrying in \(Calculator.format(wait)) s"))
                     trace.spans.append(span)
                     onUpdate(trace)
+                    if outOfTime() {
+                        return finish(.error("time limit \(Calculator.format(limits.maxSeconds)) s reached"))
+                    }
                     if last { return finish(.error("model call failed: \(error.description)")) }
                     sleep(wait)
                     if isCancelled() { return finish(.error("cancelled")) }
