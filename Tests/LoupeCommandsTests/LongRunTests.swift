@@ -165,6 +165,44 @@ import Testing
         #expect(chosen.status == 1 && chosen.error.contains("activation set 1 is partial"), "\(chosen.error)")
     }
 
+    /// Two trainers of one SAE would both train it and write over each other's checkpoints (seen
+    /// with two `sae train --resume` at once): the second is refused and names the first.
+    @Test func aSecondTrainerOfOneSAEIsRefusedAndNamesTheFirst() throws {
+        let directory = TestEnvironment.temporaryDirectory()
+        let file = directory + "/w.sqlite"
+        let corpus = TestEnvironment.repositoryRoot.appendingPathComponent("sample-data/cranfield/corpus.jsonl").path
+        let lines = try String(contentsOfFile: corpus, encoding: .utf8).split(separator: "\n").prefix(30)
+        try (lines.joined(separator: "\n") + "\n").write(
+            toFile: directory + "/small.jsonl", atomically: true, encoding: .utf8)
+        #expect(
+            try TestEnvironment.run(["--workspace", file, "ingest", directory + "/small.jsonl", "--no-embed"]).status
+                == 0)
+        let collected = try TestEnvironment.run([
+            "--workspace", file, "sae", "collect", "--layer", "3", "--tokens", "1000",
+        ])
+        #expect(collected.status == 0, "\(collected.error)")
+        let first = try start([
+            "--workspace", file, "sae", "train", "--set", "1", "--width", "64", "--k", "4", "--batch", "64",
+            "--steps", "10000000",
+        ])
+        try wait(for: file) { db in
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM job_leases WHERE kind = 'sae_model' AND target_id = 1")! > 0
+        }
+        let second = try TestEnvironment.run(["--workspace", file, "sae", "train", "--resume", "1"])
+        first.terminate()
+        first.waitUntilExit()
+        // SIGTERM stops the first at its next step, with a checkpoint there.
+        #expect(first.terminationStatus == 143)
+        #expect(second.status == 1)
+        #expect(
+            second.error.contains("SAE 1 is being trained in process \(first.processIdentifier) on "), "\(second.error)"
+        )
+        let leases = try DatabaseQueue(path: file).read { db in
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM job_leases")!
+        }
+        #expect(leases == 0)
+    }
+
     @Test func ingestThatSkipsLinesExitsPartialAndStrictStoresNothing() throws {
         let directory = TestEnvironment.temporaryDirectory()
         try "{\"id\": \"a\", \"text\": \"first\"}\nnot json\n".write(

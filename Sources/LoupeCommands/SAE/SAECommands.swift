@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Glibc
 import LoupeKit
 import LoupeModels
 import LoupeStore
@@ -91,9 +92,18 @@ struct SAECommand: ParsableCommand {
             options.steps = steps
             options.batch = batch
             options.learningRate = lr
+            // Ctrl-C or SIGTERM stops training at the next step and keeps a checkpoint there.
             let trained = try SAECommand.plainly {
-                try SAECommand.service(context).train(
-                    set: set, layer: layer, options: options, resume: resume, reporter: context.reporter)
+                try (context.isInsideTUI ? { try $0() } : Interrupt.cancelling(context.reporter, work: "training")) {
+                    try SAECommand.service(context).train(
+                        set: set, layer: layer, options: options, resume: resume, reporter: context.reporter)
+                }
+            }
+            if !context.isInsideTUI, trained.metrics == nil, let number = Interrupt.lastSignal {
+                throw CommandExit(
+                    code: 128 + number,
+                    "SAE \(trained.model) stopped by \(number == SIGTERM ? "SIGTERM" : "SIGINT") at step \(trained.step), "
+                        + "checkpoint kept; loupe sae train --resume \(trained.model) goes on")
             }
             if json {
                 var out: [String: Double] = [

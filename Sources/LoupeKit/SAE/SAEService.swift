@@ -231,6 +231,14 @@ package struct SAEService: Sendable {
                 set: chosen.id, layer: chosen.layer, width: options.width, settingsJSON: try stored.json(),
                 state: trainer.serialized())
         }
+        // One trainer per SAE: a second `sae train --resume` of it is refused and says who trains it.
+        if let held = try workspace.claimLease(kind: JobLease.Kind.saeModel, targetID: model) {
+            throw SAEError(
+                "SAE \(model) is being trained in \(held.holderDescription); wait for it to finish, "
+                    + "or stop it and run loupe sae train --resume \(model) again")
+        }
+        let heartbeat = LeaseHeartbeat.start(workspace: workspace, kind: JobLease.Kind.saeModel, targetID: model)
+        defer { heartbeat.stop() }
         let (rows, dimensions, values) = try activations(set: setID)
         let stored = try Self.settings(from: try workspace.saeModelHeader(model)!.settingsJSON)
         let batchSize = stored.options.batch

@@ -21,6 +21,9 @@ package struct JobLease: Codable, FetchableRecord, PersistableRecord, Hashable, 
         package static let activationSet = "activation_set"
         /// An agent run being recorded into a trace (its root span is unset until it ends).
         package static let agentTrace = "agent_trace"
+        /// An SAE being trained (`sae_models.id`): two trainers of one SAE would both do the work
+        /// and write over each other's checkpoints.
+        package static let saeModel = "sae_model"
     }
 
     /// The root span's status message of an agent trace whose process was stopped mid-run.
