@@ -106,7 +106,7 @@ let package = Package(
 
         .target(
             name: "LoupeTestSupport",
-            dependencies: ["LoupeTUI"],
+            dependencies: ["LoupeTUI", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Tests/LoupeTestSupport",
             swiftSettings: strictSwift6
         ),
@@ -141,7 +141,7 @@ let package = Package(
         ),
         .testTarget(
             name: "LoupeStoreTests",
-            dependencies: ["LoupeStore", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["LoupeStore", "LoupeTestSupport", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strictSwift6
         ),
         .testTarget(
@@ -165,7 +165,7 @@ let package = Package(
             name: "LoupeCommandsTests",
             dependencies: [
                 "LoupeBase", "LoupeCommands", "LoupeApp", "LoupeKit", "LoupeStore", "LoupeRetrieval", "LoupeTUI",
-                "LoupeTerminal", "LoupeAgents", "LoupeModels", "LoupeTensor", "loupe",
+                "LoupeTerminal", "LoupeAgents", "LoupeModels", "LoupeTensor", "LoupeTestSupport", "loupe",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strictSwift6

@@ -1,33 +1,17 @@
 import Foundation
 import GRDB
 import LoupeStore
-import Synchronization
+import LoupeTestSupport
 import Testing
 
 /// How the real binary opens a workspace when other processes, permissions or damage get in
 /// the way.
 @Suite struct WorkspaceOpeningBinaryTests {
-    /// Holds the write lock of `file` (with a write, so the WAL is not empty) until `release`.
-    private static func holdWriteLock(on file: String, until release: DispatchSemaphore) throws {
-        let holder = try DatabaseQueue(path: file)
-        let holding = DispatchSemaphore(value: 0)
-        Thread {
-            try? holder.inTransaction(.immediate) { db in
-                try db.execute(sql: "INSERT INTO settings (key, value, updated_at) VALUES ('held', 'x', '2026-01-01')")
-                holding.signal()
-                release.wait()
-                return .rollback
-            }
-        }.start()
-        holding.wait()
-    }
-
     @Test func traceListIsNotRefusedWhileAnotherProcessWrites() throws {
         let file = TestEnvironment.temporaryDirectory() + "/w.sqlite"
         _ = try Workspace(path: file)
-        let release = DispatchSemaphore(value: 0)
-        try Self.holdWriteLock(on: file, until: release)
-        defer { release.signal() }
+        let lock = try WriteLockHolder(file: file)
+        defer { lock.release() }
         let result = try TestEnvironment.run(
             ["trace", "list", "--workspace", file], environment: ["LOUPE_BUSY_TIMEOUT_MS": "200"])
         #expect(result.status == 0)
@@ -39,23 +23,19 @@ import Testing
         for round in 0..<5 {
             let file = directory + "/old\(round).sqlite"
             try Workspace.createOlder(path: file, schemaVersion: 9)
-            let release = DispatchSemaphore(value: 0)
-            try Self.holdWriteLock(on: file, until: release)
-            let results = Mutex<[(status: Int32, output: String, error: String)]>([])
-            let done = DispatchGroup()
-            for _ in 0..<6 {
-                done.enter()
-                Thread {
-                    let result =
-                        (try? TestEnvironment.run(["trace", "list", "--workspace", file])) ?? (-1, "", "did not run")
-                    results.withLock { $0.append(result) }
-                    done.leave()
-                }.start()
+            let lock = try WriteLockHolder(file: file)
+            let results = onThreads(
+                6,
+                whileRunning: {
+                    Thread.sleep(forTimeInterval: 0.3)
+                    lock.release()
+                }
+            ) {
+                (try? TestEnvironment.run(["trace", "list", "--workspace", file])) ?? (
+                    status: -1, output: "", error: "did not run"
+                )
             }
-            Thread.sleep(forTimeInterval: 0.3)
-            release.signal()
-            done.wait()
-            for result in results.withLock({ $0 }) {
+            for result in results {
                 #expect(result.status == 0, "\(result.error)")
             }
             #expect(try Workspace(path: file, access: .read).schemaVersion() == Workspace.migrationIdentifiers.count)

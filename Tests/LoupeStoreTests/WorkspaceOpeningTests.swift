@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 import LoupeStore
-import Synchronization
+import LoupeTestSupport
 import Testing
 
 /// How a file is opened: readers take no lock, refused files stay byte for byte as they were,
@@ -21,19 +21,8 @@ import Testing
 
     @Test func aReaderIsNotRefusedWhileAnotherConnectionHoldsTheWriteLock() throws {
         try Workspace(path: path()).setSetting("theme", to: "mono")
-        let holder = try DatabaseQueue(path: path())
-        let holding = DispatchSemaphore(value: 0)
-        let release = DispatchSemaphore(value: 0)
-        let thread = Thread {
-            try? holder.inTransaction(.immediate) { _ in
-                holding.signal()
-                release.wait()
-                return .rollback
-            }
-        }
-        thread.start()
-        holding.wait()
-        defer { release.signal() }
+        let lock = try WriteLockHolder(file: path())
+        defer { lock.release() }
         let reader = try Workspace(path: path(), access: .read, busyTimeout: 0.2)
         #expect(try reader.setting("theme") == "mono")
         #expect(try reader.check().isHealthy)
@@ -88,37 +77,19 @@ import Testing
         for round in 0..<5 {
             let file = path("old\(round).sqlite")
             try Workspace.createOlder(path: file, schemaVersion: 9)
-            let holder = try DatabaseQueue(path: file)
-            let holding = DispatchSemaphore(value: 0)
-            let release = DispatchSemaphore(value: 0)
-            let lock = Thread {
-                try? holder.inTransaction(.immediate) { db in
-                    // A write, so the WAL is not empty and the openers need no lock before migrating.
-                    try db.execute(
-                        sql: "INSERT INTO settings (key, value, updated_at) VALUES ('held', 'x', '2026-01-01')")
-                    holding.signal()
-                    release.wait()
-                    return .rollback
+            // The holder writes, so the WAL is not empty and the openers need no lock before migrating.
+            let lock = try WriteLockHolder(file: file)
+            let results = onThreads(
+                4,
+                whileRunning: {
+                    Thread.sleep(forTimeInterval: 0.5)
+                    lock.release()
+                }
+            ) {
+                Result { () throws(WorkspaceError) -> Int in try Workspace(path: file, busyTimeout: 30).schemaVersion()
                 }
             }
-            lock.start()
-            holding.wait()
-            let results = Mutex<[Result<Int, WorkspaceError>]>([])
-            let done = DispatchGroup()
-            for _ in 0..<4 {
-                done.enter()
-                Thread {
-                    let result = Result { () throws(WorkspaceError) -> Int in
-                        try Workspace(path: file, busyTimeout: 30).schemaVersion()
-                    }
-                    results.withLock { $0.append(result) }
-                    done.leave()
-                }.start()
-            }
-            Thread.sleep(forTimeInterval: 0.5)
-            release.signal()
-            done.wait()
-            for result in results.withLock({ $0 }) {
+            for result in results {
                 #expect(throws: Never.self) { try result.get() }
                 #expect((try? result.get()) == Workspace.migrationIdentifiers.count)
             }
