@@ -24,18 +24,13 @@ import Testing
             let file = directory + "/old\(round).sqlite"
             try Workspace.createOlder(path: file, schemaVersion: 9)
             let lock = try WriteLockHolder(file: file)
-            let results = onThreads(
-                6,
-                whileRunning: {
-                    Thread.sleep(forTimeInterval: 0.3)
-                    lock.release()
-                }
-            ) {
-                (try? TestEnvironment.run(["trace", "list", "--workspace", file])) ?? (
-                    status: -1, output: "", error: "did not run"
-                )
+            let threads = ThreadGroup(6) {
+                (try? TestEnvironment.run(["trace", "list", "--workspace", file]))
+                    ?? (status: -1, output: "", error: "did not run")
             }
-            for result in results {
+            Thread.sleep(forTimeInterval: 0.3)
+            lock.release()
+            for result in threads.join() {
                 #expect(result.status == 0, "\(result.error)")
             }
             #expect(try Workspace(path: file, access: .read).schemaVersion() == Workspace.migrationIdentifiers.count)

@@ -79,17 +79,13 @@ import Testing
             try Workspace.createOlder(path: file, schemaVersion: 9)
             // The holder writes, so the WAL is not empty and the openers need no lock before migrating.
             let lock = try WriteLockHolder(file: file)
-            let results = onThreads(
-                4,
-                whileRunning: {
-                    Thread.sleep(forTimeInterval: 0.5)
-                    lock.release()
-                }
-            ) {
+            let threads = ThreadGroup(4) {
                 Result { () throws(WorkspaceError) -> Int in try Workspace(path: file, busyTimeout: 30).schemaVersion()
                 }
             }
-            for result in results {
+            Thread.sleep(forTimeInterval: 0.5)
+            lock.release()
+            for result in threads.join() {
                 #expect(throws: Never.self) { try result.get() }
                 #expect((try? result.get()) == Workspace.migrationIdentifiers.count)
             }

@@ -32,22 +32,26 @@ package final class WriteLockHolder: Sendable {
     }
 }
 
-/// Runs `body` on `count` threads at once; `whileRunning` runs once they have started (to let a
-/// lock go, say). Returns every thread's result after all have ended.
-package func onThreads<T: Sendable>(
-    _ count: Int, whileRunning: () -> Void = {}, _ body: @escaping @Sendable () -> T
-) -> [T] {
-    let results = Mutex<[T]>([])
-    let done = DispatchGroup()
-    for _ in 0..<count {
-        done.enter()
-        Thread {
-            let result = body()
-            results.withLock { $0.append(result) }
-            done.leave()
-        }.start()
+/// `count` threads running the same body at once, started on creation; ``join()`` waits for
+/// them all and returns their results.
+package final class ThreadGroup<T: Sendable>: Sendable {
+    private let results = Mutex<[T]>([])
+    private let done = DispatchGroup()
+
+    package init(_ count: Int, _ body: @escaping @Sendable () -> T) {
+        for _ in 0..<count {
+            done.enter()
+            Thread {
+                let result = body()
+                self.results.withLock { $0.append(result) }
+                self.done.leave()
+            }.start()
+        }
     }
-    whileRunning()
-    done.wait()
-    return results.withLock { $0 }
+
+    /// Every thread's result, once all have ended.
+    package func join() -> [T] {
+        done.wait()
+        return results.withLock { $0 }
+    }
 }
