@@ -56,8 +56,9 @@ package enum Calculator {
         }
         let names: [String] = (Array(functions.keys) + Array(constants.keys)).sorted { $0.count > $1.count }
         let longestName = names.first?.count ?? 0
+        let initials = Set(names.compactMap(\.first))
+        /// The function or constant that starts at `index`, a word's first letter.
         func name(at index: String.Index) -> String? {
-            if index > text.startIndex, text[text.index(before: index)].isLetter { return nil }
             // Only the next few characters can match a name: lowercasing the whole rest of the text
             // here made the scan quadratic in the question's length (320k characters took 19 s).
             let rest = text[index...].prefix(longestName + 1).lowercased()
@@ -67,15 +68,23 @@ package enum Calculator {
             }
             return nil
         }
+        var previousIsLetter = false
         while index < text.endIndex {
-            if let name = name(at: index) {
+            let character = text[index]
+            let isLetter = character.isLetter
+            // Names are looked up once per word, and only for words whose initial starts one.
+            if isLetter, !previousIsLetter, character.lowercased().first.map(initials.contains) == true,
+                let name = name(at: index)
+            {
                 if start == nil { start = index }
                 index = text.index(index, offsetBy: name.count)
+                previousIsLetter = true
                 continue
             }
-            let scalar = text[index].unicodeScalars.first!
-            if allowed.contains(scalar) && text[index].unicodeScalars.count == 1 {
-                if start == nil, text[index] != " " { start = index }
+            previousIsLetter = isLetter
+            let scalar = character.unicodeScalars.first!
+            if allowed.contains(scalar) && character.unicodeScalars.count == 1 {
+                if start == nil, character != " " { start = index }
             } else {
                 close(at: index)
             }
