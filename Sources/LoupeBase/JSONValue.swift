@@ -121,13 +121,82 @@ package enum JSONValue: Hashable, Sendable {
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
+    /// The length of the UTF-8 sequence at `i` when it encodes a character that can change how a
+    /// terminal shows the text around it while staying invisible itself: DEL, the C1 controls,
+    /// zero-width characters, the bidirectional controls (U+202E reverses a line), the line and
+    /// paragraph separators, invisible operators and the BOM. Written as `\uXXXX`, which JSON
+    /// reads back as the same text; 0 for anything else.
+    private static func invisibleSequenceLength(_ bytes: UnsafeBufferPointer<UInt8>, at i: Int) -> Int {
+        let byte = bytes[i]
+        if byte == 0x7F { return 1 }
+        guard i + 1 < bytes.count else { return 0 }
+        let second = bytes[i + 1]
+        if byte == 0xC2 { return (0x80...0x9F).contains(second) ? 2 : 0 }
+        guard i + 2 < bytes.count else { return 0 }
+        let third = bytes[i + 2]
+        switch (byte, second) {
+        case (0xE2, 0x80): return (0x8B...0x8F).contains(third) || (0xA8...0xAE).contains(third) ? 3 : 0
+        case (0xE2, 0x81): return (0xA0...0xA4).contains(third) || (0xA6...0xA9).contains(third) ? 3 : 0
+        case (0xEF, 0xBB): return third == 0xBF ? 3 : 0
+        default: return 0
+        }
+    }
+
+    /// `json` (written by another encoder, Foundation's) with the same invisible characters
+    /// written as `\uXXXX`. Sound because outside strings JSON holds only ASCII.
+    package static func escapingInvisibleCharacters(in json: String) -> String {
+        var json = json
+        return json.withUTF8 { bytes in
+            var out: [UInt8] = []
+            var runStart = 0
+            var i = 0
+            while i < bytes.count {
+                let length = invisibleSequenceLength(bytes, at: i)
+                guard length > 0 else {
+                    i += 1
+                    continue
+                }
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<i]))
+                appendEscape(of: UnsafeBufferPointer(rebasing: bytes[i..<i + length]), to: &out)
+                i += length
+                runStart = i
+            }
+            if runStart == 0 { return String(decoding: bytes, as: UTF8.self) }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count]))
+            return String(decoding: out, as: UTF8.self)
+        }
+    }
+
+    /// `\uXXXX` for the one scalar (of the BMP) whose UTF-8 is `sequence`.
+    private static func appendEscape(of sequence: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
+        let scalar = String(decoding: sequence, as: UTF8.self).unicodeScalars.first!.value
+        out.append(contentsOf: "\\u".utf8)
+        for shift in stride(from: 12, through: 0, by: -4) {
+            out.append(hexDigits[Int((scalar >> UInt32(shift)) & 0xF)])
+        }
+    }
+
     private static func quote(_ s: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         var s = s
         s.withUTF8 { bytes in
             var runStart = 0
-            for i in 0..<bytes.count {
+            var i = 0
+            while i < bytes.count {
                 let byte = bytes[i]
+                if byte == 0x7F || byte == 0xC2 || byte == 0xE2 || byte == 0xEF {
+                    let length = invisibleSequenceLength(bytes, at: i)
+                    guard length > 0 else {
+                        i += 1
+                        continue
+                    }
+                    out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<i]))
+                    appendEscape(of: UnsafeBufferPointer(rebasing: bytes[i..<i + length]), to: &out)
+                    i += length
+                    runStart = i
+                    continue
+                }
+                defer { i += 1 }
                 guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
                 out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<i]))
                 runStart = i + 1

@@ -68,4 +68,17 @@ import Testing
         #expect(try JSONValue.parse(json) == .string(text))
         #expect(try JSONValue.parse(JSONValue.string(json).compactJSON) == .string(json))
     }
+
+    /// JSON Loupe writes (exports, `--json`) reaches terminals: characters that reorder or hide
+    /// text there (a right-to-left override, zero-width spaces, C1 controls, DEL, line separators,
+    /// the BOM) are written as escapes, which read back as the same text; visible non-ASCII stays.
+    @Test func charactersThatHideOrReorderTextAreEscaped() throws {
+        let text = "a\u{202E}b\u{200B}c\u{85}d\u{7F}e\u{FEFF}f\u{2028}g\u{2066}h é—…中© \u{1F600}"
+        let json = JSONValue.string(text).compactJSON
+        #expect(
+            json == #""a\u202eb\u200bc\u0085d\u007fe\ufefff\u2028g\u2066h é—…中© 😀""#)
+        #expect(try JSONValue.parse(json) == .string(text))
+        let foundation = String(decoding: try JSONEncoder().encode(["k": text]), as: UTF8.self)
+        #expect(JSONValue.escapingInvisibleCharacters(in: foundation) == #"{"k":"# + json + "}")
+    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import LoupeBase
 
 /// JSON as commands print it and panels export it.
 package enum JSONText {
@@ -7,6 +8,7 @@ package enum JSONText {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         encoder.keyEncodingStrategy = .convertToSnakeCase
-        return String(decoding: try encoder.encode(value), as: UTF8.self)
+        // Printed to terminals: no character that hides or reorders text goes out raw.
+        return JSONValue.escapingInvisibleCharacters(in: String(decoding: try encoder.encode(value), as: UTF8.self))
     }
 }
