@@ -273,7 +273,11 @@ extension AppState {
             mode = .normal
             searchQuery = searchEditor.text
             guard !searchQuery.isEmpty else { return [] }
-            return apply(panels[focusedPanel].searchSubmitted(searchQuery), from: panels[focusedPanel].id)
+            let deeper = panels[focusedPanel].searchSubmitted(searchQuery)
+            // A panel that searches deeper on enter (a trace's messages and results) shows what it
+            // finds; the "No match" of the names searched while typing would contradict it.
+            if !deeper.isEmpty { message = nil }
+            return apply(deeper, from: panels[focusedPanel].id)
         default:
             guard searchEditor.handle(key) else { return [] }
             searchQuery = searchEditor.text
