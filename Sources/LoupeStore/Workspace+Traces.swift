@@ -6,8 +6,12 @@ extension Workspace {
     /// with the same content is left as is, with other content it is replaced. Either every
     /// trace lands or none does. `traces` is read once, inside the transaction: a sequence whose
     /// elements are still being made keeps the writer busy meanwhile.
-    package func importTraces(_ traces: some Sequence<NewTrace> & Sendable) throws(WorkspaceError) -> TraceImportCounts
-    {
+    ///
+    /// - Parameter leaseKind: when given, this process takes a lease of that kind on each new
+    ///   trace in the same transaction, so no kill can leave a trace being recorded without one.
+    package func importTraces(
+        _ traces: some Sequence<NewTrace> & Sendable, leaseKind: String? = nil
+    ) throws(WorkspaceError) -> TraceImportCounts {
         try write { db in
             var counts = TraceImportCounts()
             let insertSpan = try db.makeStatement(
@@ -84,6 +88,7 @@ extension Workspace {
                 let id = db.lastInsertedRowID
                 counts.ids.append(id)
                 try insert(trace, id: id)
+                if let leaseKind { try JobLease.mine(kind: leaseKind, targetID: id).save(db) }
             }
             return counts
         }

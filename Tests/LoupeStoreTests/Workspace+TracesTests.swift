@@ -72,6 +72,18 @@ import Testing
         #expect(try workspace.spanPayloads(trace: id).map(\.payload) == Self.trace().spans.map(\.payloadJSON))
     }
 
+    /// A trace being recorded holds its lease from the transaction that creates it, so a kill
+    /// at any moment leaves either no trace or one a later run can see was interrupted.
+    @Test func aNewTraceCanBeLeasedInTheTransactionThatAddsIt() throws {
+        let workspace = try TemporaryWorkspace.make("traces")
+        let id = try #require(
+            try workspace.importTraces([Self.trace()], leaseKind: JobLease.Kind.agentTrace).ids.first)
+        #expect(try workspace.leases(kind: JobLease.Kind.agentTrace)[id]?.isMine == true)
+        // Plain imports take none.
+        let other = try #require(try workspace.importTraces([Self.trace("run-2")]).ids.first)
+        #expect(try workspace.leases(kind: JobLease.Kind.agentTrace)[other] == nil)
+    }
+
     @Test func reimportingTheSameContentChangesNothingAndNewContentReplacesInPlace() throws {
         let workspace = try TemporaryWorkspace.make("traces")
         let first = try workspace.importTraces([Self.trace()])

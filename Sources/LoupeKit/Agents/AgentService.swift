@@ -162,10 +162,13 @@ package struct AgentService: Sendable {
             onUpdate: { trace in
                 guard failure == nil else { return }
                 do {
-                    let counts = try workspace.importTraces([TraceService.record(trace, sourceFile: nil)])
+                    // The first import takes the lease in its own transaction: a kill between the
+                    // two would leave a trace that no later run could tell was interrupted.
+                    let counts = try workspace.importTraces(
+                        [TraceService.record(trace, sourceFile: nil)],
+                        leaseKind: heartbeat == nil ? JobLease.Kind.agentTrace : nil)
                     traceID = counts.ids.first
                     if heartbeat == nil, let traceID {
-                        _ = try workspace.claimLease(kind: JobLease.Kind.agentTrace, targetID: traceID)
                         heartbeat = LeaseHeartbeat.start(
                             workspace: workspace, kind: JobLease.Kind.agentTrace, targetID: traceID)
                     }
