@@ -148,74 +148,59 @@ package enum JSONValue: Hashable, Sendable {
         var json = json
         return json.withUTF8 { bytes in
             var out: [UInt8] = []
-            var runStart = 0
-            var i = 0
-            while i < bytes.count {
-                let length = invisibleSequenceLength(bytes, at: i)
-                guard length > 0 else {
-                    i += 1
-                    continue
-                }
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<i]))
-                appendEscape(of: UnsafeBufferPointer(rebasing: bytes[i..<i + length]), to: &out)
-                i += length
-                runStart = i
-            }
-            if runStart == 0 { return String(decoding: bytes, as: UTF8.self) }
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count]))
+            out.reserveCapacity(bytes.count)
+            escape(bytes, into: &out, quoting: false)
             return String(decoding: out, as: UTF8.self)
-        }
-    }
-
-    /// `\uXXXX` for the one scalar (of the BMP) whose UTF-8 is `sequence`.
-    private static func appendEscape(of sequence: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
-        let scalar = String(decoding: sequence, as: UTF8.self).unicodeScalars.first!.value
-        out.append(contentsOf: "\\u".utf8)
-        for shift in stride(from: 12, through: 0, by: -4) {
-            out.append(hexDigits[Int((scalar >> UInt32(shift)) & 0xF)])
         }
     }
 
     private static func quote(_ s: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         var s = s
-        s.withUTF8 { bytes in
-            var runStart = 0
-            var i = 0
-            while i < bytes.count {
-                let byte = bytes[i]
-                if byte == 0x7F || byte == 0xC2 || byte == 0xE2 || byte == 0xEF {
-                    let length = invisibleSequenceLength(bytes, at: i)
-                    guard length > 0 else {
-                        i += 1
-                        continue
-                    }
-                    out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<i]))
-                    appendEscape(of: UnsafeBufferPointer(rebasing: bytes[i..<i + length]), to: &out)
-                    i += length
-                    runStart = i
-                    continue
-                }
-                defer { i += 1 }
-                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<i]))
-                runStart = i + 1
-                out.append(UInt8(ascii: "\\"))
-                switch byte {
-                case UInt8(ascii: "\""): out.append(UInt8(ascii: "\""))
-                case UInt8(ascii: "\\"): out.append(UInt8(ascii: "\\"))
-                case 0x0A: out.append(UInt8(ascii: "n"))
-                case 0x0D: out.append(UInt8(ascii: "r"))
-                case 0x09: out.append(UInt8(ascii: "t"))
-                default:
-                    out.append(contentsOf: "u00".utf8)
-                    out.append(hexDigits[Int(byte >> 4)])
-                    out.append(hexDigits[Int(byte & 0xF)])
-                }
-            }
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count]))
-        }
+        s.withUTF8 { escape($0, into: &out, quoting: true) }
         out.append(UInt8(ascii: "\""))
+    }
+
+    /// Appends `bytes` with the invisible characters as `\uXXXX` and, when `quoting`, what JSON
+    /// strings must escape (quotes, backslashes, C0 controls) escaped too.
+    private static func escape(_ bytes: UnsafeBufferPointer<UInt8>, into out: inout [UInt8], quoting: Bool) {
+        var runStart = 0
+        var i = 0
+        while i < bytes.count {
+            let byte = bytes[i]
+            if byte == 0x7F || byte == 0xC2 || byte == 0xE2 || byte == 0xEF,
+                case let length = invisibleSequenceLength(bytes, at: i), length > 0
+            {
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<i]))
+                // One BMP scalar: its code point, written as four hex digits.
+                let scalar = String(decoding: UnsafeBufferPointer(rebasing: bytes[i..<i + length]), as: UTF8.self)
+                    .unicodeScalars.first!.value
+                out.append(contentsOf: "\\u".utf8)
+                for shift in stride(from: 12, through: 0, by: -4) {
+                    out.append(hexDigits[Int((scalar >> UInt32(shift)) & 0xF)])
+                }
+                i += length
+                runStart = i
+                continue
+            }
+            defer { i += 1 }
+            guard quoting, byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<i]))
+            runStart = i + 1
+            out.append(UInt8(ascii: "\\"))
+            switch byte {
+            case UInt8(ascii: "\""): out.append(UInt8(ascii: "\""))
+            case UInt8(ascii: "\\"): out.append(UInt8(ascii: "\\"))
+            case 0x0A: out.append(UInt8(ascii: "n"))
+            case 0x0D: out.append(UInt8(ascii: "r"))
+            case 0x09: out.append(UInt8(ascii: "t"))
+            default:
+                out.append(contentsOf: "u00".utf8)
+                out.append(hexDigits[Int(byte >> 4)])
+                out.append(hexDigits[Int(byte & 0xF)])
+            }
+        }
+        out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count]))
     }
 }
 
