@@ -22,6 +22,15 @@ enum Interrupt {
         return number == 0 ? nil : number
     }
 
+    /// Runs `body` under ``cancelling(_:work:)`` when the command runs from the shell; inside the
+    /// TUI, whose job runner cancels jobs itself and owns the signals, it runs as it is.
+    static func cancellable<T>(
+        _ context: CommandContext, work: String = "an answer was being made", _ body: () throws -> T
+    ) throws -> T {
+        if context.isInsideTUI { return try body() }
+        return try cancelling(context.reporter, work: work)(body)
+    }
+
     /// - Parameter work: what is abandoned when the work has not stopped a second after the
     ///   signal ("an answer was being made"), for the message.
     static func cancelling<T>(

@@ -69,7 +69,7 @@ struct EvalCommand: ParsableCommand {
                 let loaded = try service.load(suite)
                 // Ctrl-C (or SIGTERM) on the shell cancels: the answers made are kept, the run is
                 // marked cancelled, and the same command resumes it.
-                return try (context.isInsideTUI ? { try $0() } : Interrupt.cancelling(context.reporter)) {
+                return try Interrupt.cancellable(context) {
                     try service.run(loaded, options: options, reporter: context.reporter)
                 }
             }

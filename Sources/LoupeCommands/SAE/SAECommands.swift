@@ -94,7 +94,7 @@ struct SAECommand: ParsableCommand {
             options.learningRate = lr
             // Ctrl-C or SIGTERM stops training at the next step and keeps a checkpoint there.
             let trained = try SAECommand.plainly {
-                try (context.isInsideTUI ? { try $0() } : Interrupt.cancelling(context.reporter, work: "training")) {
+                try Interrupt.cancellable(context, work: "training") {
                     try SAECommand.service(context).train(
                         set: set, layer: layer, options: options, resume: resume, reporter: context.reporter)
                 }
