@@ -6,16 +6,22 @@ import Foundation
 package enum Zstd {
     package static func compress(_ text: String, level: Int32 = 1) -> Data {
         var text = text
+        return text.withUTF8 { compress(UnsafeRawBufferPointer($0), level: level) }
+    }
+
+    package static func compress(_ data: Data, level: Int32 = 1) -> Data {
+        data.withUnsafeBytes { compress($0, level: level) }
+    }
+
+    private static func compress(_ input: UnsafeRawBufferPointer, level: Int32) -> Data {
         let context = contexts.take()
         defer { contexts.give(context) }
-        return text.withUTF8 { input in
-            let bound = ZSTD_compressBound(input.count)
-            let buffer = UnsafeMutableRawPointer.allocate(byteCount: bound, alignment: 16)
-            defer { buffer.deallocate() }
-            let written = ZSTD_compressCCtx(context, buffer, bound, input.baseAddress, input.count, level)
-            precondition(ZSTD_isError(written) == 0, "zstd compression cannot fail with a full-size buffer")
-            return Data(bytes: buffer, count: written)
-        }
+        let bound = ZSTD_compressBound(input.count)
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: bound, alignment: 16)
+        defer { buffer.deallocate() }
+        let written = ZSTD_compressCCtx(context, buffer, bound, input.baseAddress, input.count, level)
+        precondition(ZSTD_isError(written) == 0, "zstd compression cannot fail with a full-size buffer")
+        return Data(bytes: buffer, count: written)
     }
 
     /// Compression contexts kept for reuse: making one per span (what `ZSTD_compress` does)

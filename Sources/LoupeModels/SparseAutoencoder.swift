@@ -105,13 +105,13 @@ package struct SparseAutoencoder: Hashable, Sendable {
     /// Runs unscaled rows (rows × inputs) through the SAE in batches, each input multiplied by
     /// ``inputScale`` first: `body(first row, scaled inputs, forward)` per batch.
     package func forEachBatch(
-        of values: [Float], rows: Int, batch: Int = 2048, _ body: (Int, [Float], Forward) -> Void
-    ) {
+        of values: [Float], rows: Int, batch: Int = 2048, _ body: (Int, [Float], Forward) throws -> Void
+    ) rethrows {
         var start = 0
         while start < rows {
             let count = min(batch, rows - start)
             let x = values[(start * inputs)..<((start + count) * inputs)].map { $0 * inputScale }
-            body(start, x, forward(x, rows: count))
+            try body(start, x, forward(x, rows: count))
             start += count
         }
     }

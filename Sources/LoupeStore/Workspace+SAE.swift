@@ -171,3 +171,38 @@ extension Workspace {
         }
     }
 }
+
+extension Workspace {
+    /// The stored feature index of SAE `model` (its format is the caller's), with the training
+    /// step it was built at; nil when none was stored.
+    package func saeFeatureIndex(model: Int64) throws(WorkspaceError) -> (step: Int, data: Data)? {
+        try read { db in
+            try Row.fetchOne(
+                db, sql: "SELECT step, data FROM sae_feature_indexes WHERE model_id = ?", arguments: [model]
+            ).map { ($0["step"], $0["data"]) }
+        }
+    }
+
+    /// Keeps `data` as SAE `model`'s feature index at `step`, replacing an older one.
+    package func storeSAEFeatureIndex(model: Int64, step: Int, data: Data) throws(WorkspaceError) {
+        try write { db in
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO sae_feature_indexes (model_id, step, data) VALUES (?, ?, ?)",
+                arguments: [model, step, data])
+        }
+    }
+
+    /// The shards of an activation set that hold any row in `range`, in order (float16 data).
+    package func activationShards(set: Int64, covering range: Range<Int>) throws(WorkspaceError)
+        -> [(firstRow: Int, rows: Int, data: Data)]
+    {
+        try read { db in
+            try Row.fetchAll(
+                db,
+                sql: "SELECT first_row, rows, data FROM sae_activation_shards "
+                    + "WHERE set_id = ? AND first_row < ? AND first_row + rows > ? ORDER BY shard",
+                arguments: [set, range.upperBound, range.lowerBound]
+            ).map { ($0["first_row"], $0["rows"], $0["data"]) }
+        }
+    }
+}

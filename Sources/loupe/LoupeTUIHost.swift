@@ -57,6 +57,13 @@ struct LoupeTUIHost: TUIHost {
             return
         }
         runtime.run()
+        if !runtime.finish() {
+            // Work that would not stop is abandoned: everything it committed is in the workspace
+            // (each write is a transaction) and the rest is rolled back when the file is next opened.
+            backend.shutdown()
+            fflush(nil)
+            _exit(TerminationSignals.lastReceived.map { 128 + $0 } ?? 0)
+        }
         if let signal = TerminationSignals.lastReceived {
             // Restore the terminal before the caller prints and exits with 128 + the signal.
             backend.shutdown()

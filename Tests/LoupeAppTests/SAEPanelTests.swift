@@ -28,11 +28,17 @@ import Testing
         // Nothing listed yet: the features are asked for once the SAEs are.
         #expect(shown.isEmpty)
         let listed = state.update(AppFixtures.answer(SAEPanel.ListSAEs(), [try Self.listing()]))
-        #expect(listed == [.ask(SAEPanel.LoadFeatures(model: 1))])
-        #expect(state.render().text().contains("Encoding 100,000 tokens"))
-        _ = state.update(
-            AppFixtures.answer(
-                SAEPanel.LoadFeatures(model: 1), try Self.fixture("features", as: [SAEFeatureIndex.Summary].self)))
+        // The index is read (or built, seconds) as a job: in the status bar, counted on quit.
+        #expect(listed.map { $0.request(as: SAEPanel.LoadFeatures.self) } == [SAEPanel.LoadFeatures(model: 1)])
+        guard case .portJob(let job, _) = try #require(listed.first) else {
+            Issue.record("the features are not read as a job: \(listed)")
+            return state
+        }
+        #expect(state.jobs.map(\.title) == ["index SAE 1's features"])
+        #expect(state.render().text().contains("Reading SAE 1's feature index (built once from 100,000 tokens"))
+        let features = try Self.fixture("features", as: [SAEFeatureIndex.Summary].self)
+        _ = state.update(.readFinished(job, PortAnswer(SAEPanel.LoadFeatures(model: 1), .loaded(features))))
+        #expect(state.jobs.isEmpty)
         return state
     }
 
@@ -157,5 +163,24 @@ import Testing
         AppFixtures.press([.character("t")], on: &state)
         #expect(state.mode == .commandLine)
         #expect(state.commandLine.text == "sae train --set 1 --width 3072 --k 32 --steps 2000")
+    }
+
+    /// The feature index is a job: `q` while it is read asks first and names it, and a job that
+    /// ends while the dialog is up is not counted as "0 jobs are running".
+    @Test func quittingWhileTheFeatureIndexIsReadAsksAndNamesIt() throws {
+        var state = AppFixtures.state()
+        AppFixtures.press([.character("7")], on: &state)
+        let listed = state.update(AppFixtures.answer(SAEPanel.ListSAEs(), [try Self.listing()]))
+        guard case .portJob(let job, _) = try #require(listed.first) else {
+            Issue.record("the features are not read as a job: \(listed)")
+            return
+        }
+        #expect(AppFixtures.press([.character("q")], on: &state).isEmpty)
+        #expect(state.mode == .confirmQuit)
+        #expect(state.render().text().contains("1 job is running: index SAE 1's features."))
+        _ = state.update(.readFinished(job, PortAnswer(SAEPanel.LoadFeatures(model: 1), .failed("cancelled"))))
+        let text = state.render().text()
+        #expect(text.contains("Nothing is running any more.") && !text.contains("0 jobs"))
+        #expect(AppFixtures.press([.character("y")], on: &state) == [.cancelJobs, .quit])
     }
 }

@@ -137,4 +137,48 @@ import Testing
         let agreeing = zip(firing, collectedFiring).filter { $0 == $1 }.count
         #expect(Double(agreeing) >= 0.9 * Double(n), "\(agreeing) of \(n)")
     }
+
+    /// `sae train` stores the feature index with the SAE, so the panel reads it instead of
+    /// encoding the whole activation set on every launch; a stale or damaged one is rebuilt to the
+    /// same bytes, and a cancelled build stops and stores nothing.
+    @Test func theFeatureIndexIsStoredWithTheSAEAndRebuiltWhenStale() throws {
+        let (workspace, service, models) = try workspace()
+        let collected = try service.collect(layer: 3, tokens: 10_000)
+        var options = SAEService.TrainOptions()
+        options.width = 32
+        options.k = 4
+        options.batch = 16
+        options.steps = 30
+        let trained = try service.train(set: collected.set, layer: nil, options: options)
+        let stored = try #require(try workspace.saeFeatureIndex(model: trained.model))
+        #expect(stored.step == 30)
+        let read = try SAEFeatureIndex(model: trained.model, workspace: workspace)
+
+        // Stale (another step): encoded again, to the same bytes and the same features and cards.
+        try workspace.storeSAEFeatureIndex(model: trained.model, step: 29, data: stored.data)
+        let built = try SAEFeatureIndex(model: trained.model, workspace: workspace)
+        #expect(try workspace.saeFeatureIndex(model: trained.model)?.step == 30)
+        #expect(try workspace.saeFeatureIndex(model: trained.model)?.data == stored.data)
+        #expect(read.summaries == built.summaries)
+        #expect(abs(read.summaries.map(\.density).reduce(0, +) - trained.metrics!.l0) < 1e-9)
+        let busiest = try #require(read.summaries.max { $0.density < $1.density })
+        let embedder = try models.miniLM()
+        #expect(
+            try read.card(busiest.feature, workspace: workspace, embedder: embedder)
+                == built.card(busiest.feature, workspace: workspace, embedder: embedder))
+
+        // Damaged at the right step: not trusted, rebuilt.
+        try workspace.storeSAEFeatureIndex(model: trained.model, step: 30, data: Data("not an index".utf8))
+        #expect(try SAEFeatureIndex(model: trained.model, workspace: workspace).summaries == read.summaries)
+        #expect(try workspace.saeFeatureIndex(model: trained.model)?.data == stored.data)
+
+        // Cancelled while it encodes: stops with JobCancelled, the stale index stays as it was.
+        try workspace.storeSAEFeatureIndex(model: trained.model, step: 29, data: Data())
+        let reporter = JobReporter.detached()
+        reporter.cancel()
+        #expect(throws: JobCancelled.self) {
+            try SAEFeatureIndex(model: trained.model, workspace: workspace, reporter: reporter)
+        }
+        #expect(try workspace.saeFeatureIndex(model: trained.model)?.step == 29)
+    }
 }

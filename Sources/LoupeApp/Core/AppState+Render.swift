@@ -233,14 +233,19 @@ extension AppState {
     }
 
     private func renderConfirmQuit(into frame: inout Frame) {
-        let running = jobs.map(\.title).prefix(3).joined(separator: ", ")
-        let lines = [
-            "\(jobs.count) job\(jobs.count == 1 ? " is" : "s are") running: \(running).",
-            "Quit anyway? Running jobs are cancelled; the workspace",
-            "keeps everything they committed.",
-            "",
-            "y quit    n stay",
-        ]
+        let running = jobs.prefix(3).map { TextWidth.truncate($0.title, toColumns: 40) }.joined(separator: ", ")
+        let more = jobs.count > 3 ? " and \(jobs.count - 3) more" : ""
+        // A job may end while the dialog is up; it then says so instead of counting none.
+        let lines =
+            jobs.isEmpty
+            ? ["Nothing is running any more.", "", "y quit    n stay"]
+            : [
+                "\(jobs.count) job\(jobs.count == 1 ? " is" : "s are") running: \(running)\(more).",
+                "Quit anyway? Running jobs are cancelled; the workspace",
+                "keeps everything they committed.",
+                "",
+                "y quit    n stay",
+            ]
         let width = min(size.width - 4, max(40, lines.map { TextWidth.of($0) }.max() ?? 0) + 4)
         let area = overlayArea(width: width, height: lines.count + 2)
         frame.fill(area, style: theme.overlay)

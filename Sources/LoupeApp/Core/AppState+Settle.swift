@@ -5,8 +5,10 @@ extension AppState {
     package mutating func settle(_ effects: [Effect], ports: Ports) {
         var pending = effects
         while !pending.isEmpty {
-            if case .port(let call) = pending.removeFirst() {
-                pending += update(.answered(call.answer(using: ports)))
+            switch pending.removeFirst() {
+            case .port(let call): pending += update(.answered(call.answer(using: ports)))
+            case .portJob(let id, let call): pending += update(.readFinished(id, call.answer(using: ports)))
+            default: break
             }
         }
     }

@@ -27,6 +27,9 @@ extension AppState {
                 error.map { StatusMessage(text: "✗ \(path): \($0)", level: .error) }
                 ?? StatusMessage(text: "✓ wrote \(path)", level: .ok)
             return []
+        case .readFinished(let id, let answer):
+            jobs.removeAll { $0.id == id }
+            return forwardToPanels(.answered(answer))
         case .answered, .navigate:
             return forwardToPanels(msg)
         }
@@ -177,6 +180,11 @@ extension AppState {
     private mutating func apply(_ effects: [PanelEffect], from panel: PanelID) -> [Effect] {
         effects.flatMap { effect -> [Effect] in
             switch effect {
+            case .app(.port(let call)) where call.jobTitle != nil:
+                let id = JobID(nextJobID)
+                nextJobID += 1
+                jobs.append(JobStatus(id: id, title: call.jobTitle!, startedAt: now, progress: nil, origin: .read))
+                return [.portJob(id, call)]
             case .app(let effect): return [effect]
             case .run(let line, let tag): return [startJob(line, origin: .panel(panel, tag: tag))]
             case .navigate(let navigation): return navigate(navigation)
@@ -404,6 +412,8 @@ extension AppState {
             if let error = outcome.error {
                 message = StatusMessage(text: "✗ \(job.title): \(firstLine(error))", level: .error)
             }
+        case .read:
+            break
         case .commandLine:
             let text = outcome.error ?? outcome.output
             let lineCount = text.split(separator: "\n", omittingEmptySubsequences: false).count

@@ -17,13 +17,18 @@ package enum Effect: Hashable, Sendable {
     /// Ask a panel's port something on a background thread; the answer comes back as
     /// ``Msg/answered(_:)``.
     case port(PortCall)
+    /// ``port(_:)`` for a request with a ``PortRequest/jobTitle``: it runs as job `JobID` and
+    /// comes back as ``Msg/readFinished(_:_:)``.
+    case portJob(JobID, PortCall)
 
     /// Asks `request` of its port.
     package static func ask<Request: PortRequest>(_ request: Request) -> Effect { .port(PortCall(request)) }
 
     /// The port request this effect carries, when it is a `Request`.
     package func request<Request: PortRequest>(as type: Request.Type) -> Request? {
-        if case .port(let call) = self { return call.request(as: type) }
-        return nil
+        switch self {
+        case .port(let call), .portJob(_, let call): return call.request(as: type)
+        default: return nil
+        }
     }
 }

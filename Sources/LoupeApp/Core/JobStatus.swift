@@ -7,6 +7,8 @@ package struct JobStatus: Hashable, Sendable {
     package enum Origin: Hashable, Sendable {
         case commandLine
         case panel(PanelID, tag: Int)
+        /// A panel's long read (an SAE's feature index), not a command.
+        case read
     }
 
     package var id: JobID

@@ -14,6 +14,8 @@ package enum Msg: Hashable, Sendable {
     /// A panel's ``PortRequest`` was answered (or failed); every panel sees it and the one that
     /// asked matches it by type.
     case answered(PortAnswer)
+    /// A request run as a job (``Effect/portJob(_:_:)``) was answered, failed or was cancelled.
+    case readFinished(JobID, PortAnswer)
     /// Another panel asked this one to show something (an eval answer's trace or ranking).
     case navigate(Navigation)
 }

@@ -1,3 +1,5 @@
+import LoupeKit
+
 /// A question a panel asks its port in LoupeKit (``TracesBrowser``, ``EvalsBrowser`` …).
 ///
 /// A panel returns one as an effect (`.ask(request)`); the runtime asks it on a background
@@ -10,4 +12,17 @@ package protocol PortRequest: Hashable, Sendable {
 
     /// Asks `port`. Runs on a background thread; may take seconds (MiniLM, an SAE's index).
     func ask(_ port: Port) throws -> Answer
+
+    /// Set for a request that may take seconds: it then runs as a job under this title, shown
+    /// in the status bar with its progress, counted by the quit dialog and cancelled on quit.
+    var jobTitle: String? { get }
+
+    /// ``ask(_:)`` with progress and cancellation, for requests with a ``jobTitle``.
+    func ask(_ port: Port, reporter: JobReporter) throws -> Answer
+}
+
+extension PortRequest {
+    package var jobTitle: String? { nil }
+
+    package func ask(_ port: Port, reporter: JobReporter) throws -> Answer { try ask(port) }
 }

@@ -3,6 +3,7 @@ import Foundation
 import LoupeKit
 import LoupeTUI
 import LoupeTerminal
+import Synchronization
 
 /// The TUI loop: poll input, drain job reports, fold messages through ``AppState/update(_:)``,
 /// run effects, and present a new frame when the screen changed.
@@ -14,6 +15,8 @@ package final class AppRuntime {
     private let backend: any TerminalBackend
     private let environment: AppEnvironment
     private let mailbox = Mailbox()
+    /// Background work started and not yet finished: reads, commands, history writes.
+    private let inFlight = InFlight()
     private var reporters: [JobID: JobReporter] = [:]
     private var lastFrame: Frame?
     private var needsRender = true
@@ -56,12 +59,36 @@ package final class AppRuntime {
         if let signal = TerminationSignals.take() { messages.append(.terminate(signal)) }
         if !state.jobs.isEmpty || !messages.isEmpty || state.wantsTicks { messages.append(.tick(environment.now())) }
         for msg in messages {
-            if case .jobFinished(let id, _) = msg { reporters[id] = nil }
+            switch msg {
+            case .jobFinished(let id, _), .readFinished(let id, _): reporters[id] = nil
+            default: break
+            }
             let effects = state.update(msg)
             for effect in effects { perform(effect) }
             needsRender = true
         }
         if needsRender, !isFinished { present() }
+    }
+
+    /// After the loop: asks every job to stop and waits up to `graceSeconds` for all background
+    /// work to end, showing what it waits for. True when nothing runs any more; false when work
+    /// is still running (a model call that does not return, a second signal cut the wait short),
+    /// and the process must then leave with `_exit`: a normal exit would run OpenBLAS's shutdown,
+    /// which waits for its worker threads, forever if one is still in a `cblas_sgemm`.
+    package func finish(graceSeconds: Double = 3) -> Bool {
+        for reporter in reporters.values { reporter.cancel() }
+        guard inFlight.count > 0 else { return true }
+        let titles = state.jobs.map(\.title)
+        state.message = StatusMessage(
+            text: "Stopping " + (titles.isEmpty ? "background work" : titles.prefix(2).joined(separator: ", ")) + "…",
+            level: .warn)
+        present()
+        let deadline = environment.now() + graceSeconds
+        while inFlight.count > 0, environment.now() < deadline, TerminationSignals.take() == nil {
+            _ = mailbox.drain()
+            usleep(10_000)
+        }
+        return inFlight.count == 0
     }
 
     /// Waits until every running job has reported back (tests and benchmarks).
@@ -101,7 +128,10 @@ package final class AppRuntime {
             for reporter in reporters.values { reporter.cancel() }
         case .recordHistory(let line):
             if let record = environment.recordHistory {
+                let inFlight = self.inFlight
+                inFlight.enter()
                 DispatchQueue.global(qos: .utility).async {
+                    defer { inFlight.leave() }
                     // History is a convenience: a busy workspace must neither block the UI nor
                     // fail the command, so a write that cannot happen is dropped.
                     try? record(line)
@@ -121,6 +151,10 @@ package final class AppRuntime {
         case .port(let call):
             let ports = environment.ports
             background { .answered(call.answer(using: ports)) }
+        case .portJob(let id, let call):
+            let reporter = makeReporter(id)
+            let ports = environment.ports
+            background { .readFinished(id, call.answer(using: ports, reporter: reporter)) }
         }
     }
 
@@ -128,18 +162,41 @@ package final class AppRuntime {
     /// the panels ask for goes through here, so none blocks the loop.
     private func background(qos: DispatchQoS.QoSClass = .userInitiated, _ work: @escaping @Sendable () -> Msg) {
         let mailbox = self.mailbox
-        DispatchQueue.global(qos: qos).async { mailbox.post(work()) }
+        let inFlight = self.inFlight
+        inFlight.enter()
+        DispatchQueue.global(qos: qos).async {
+            mailbox.post(work())
+            inFlight.leave()
+        }
+    }
+
+    private func makeReporter(_ id: JobID) -> JobReporter {
+        let mailbox = self.mailbox
+        let reporter = JobReporter(id: id) { id, progress in mailbox.post(.jobProgress(id, progress)) }
+        reporters[id] = reporter
+        return reporter
     }
 
     private func run(_ line: String, id: JobID) {
         let mailbox = self.mailbox
-        let reporter = JobReporter(id: id) { id, progress in mailbox.post(.jobProgress(id, progress)) }
-        reporters[id] = reporter
+        let reporter = makeReporter(id)
         let commands = environment.commands
         let columns = max(40, state.size.width - 4)
+        let inFlight = self.inFlight
+        inFlight.enter()
         DispatchQueue.global(qos: .userInitiated).async {
             let outcome = commands.execute(line, reporter: reporter, columns: columns)
             mailbox.post(.jobFinished(id, outcome))
+            inFlight.leave()
         }
+    }
+
+    /// Counts background work, so that quitting can wait for it.
+    private final class InFlight: Sendable {
+        private let value = Atomic<Int>(0)
+
+        var count: Int { value.load(ordering: .acquiring) }
+        func enter() { value.add(1, ordering: .relaxed) }
+        func leave() { value.subtract(1, ordering: .releasing) }
     }
 }

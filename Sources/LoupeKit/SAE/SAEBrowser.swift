@@ -28,12 +28,13 @@ package final class SAEBrowser: Sendable {
         }
     }
 
-    /// The index of `model` at its current step, built on first use.
-    package func index(_ model: Int64) throws -> SAEFeatureIndex {
+    /// The index of `model` at its current step: kept in memory once read, read from the
+    /// workspace when `sae train` stored it, built (with progress on `reporter`) when not.
+    package func index(_ model: Int64, reporter: JobReporter = .detached()) throws -> SAEFeatureIndex {
         guard let record = try workspace.saeModelHeader(model) else { throw SAEError("there is no SAE \(model)") }
         return try indexes.withLock { cached in
             if let index = cached[model], index.step == record.step { return index }
-            let index = try SAEFeatureIndex(model: model, workspace: workspace)
+            let index = try SAEFeatureIndex(model: model, workspace: workspace, reporter: reporter)
             cached[model] = index
             return index
         }

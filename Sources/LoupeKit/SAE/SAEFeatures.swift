@@ -1,4 +1,5 @@
 import Foundation
+import LoupeBase
 import LoupeModels
 import LoupeStore
 import LoupeTensor
@@ -60,26 +61,33 @@ package struct SAEFeatureIndex: Sendable {
     /// The training step the SAE had reached when the index was built.
     package let step: Int
     package var summaries: [Summary]
-    /// Per feature, the rows it fires on with their activations.
-    let firings: [[(row: Int, activation: Float)]]
-    let values: [Float]
+    /// Per feature, the rows it fires on (ascending) with their activations.
+    let firings: [[Firing]]
     let rows: Int
     let set: Int64
 
-    /// Encodes every row of the SAE's activation set once.
-    package init(model id: Int64, workspace: Workspace) throws {
+    typealias Firing = (row: Int, activation: Float)
+
+    /// The index of SAE `id` at its current step: the one stored with it when there is one
+    /// (`sae train` stores it when it ends), otherwise every row of its activation set encoded
+    /// once, with progress on `reporter`, and stored for next time.
+    ///
+    /// - Throws: ``JobCancelled`` when `reporter` is cancelled while it encodes.
+    package init(model id: Int64, workspace: Workspace, reporter: JobReporter = .detached()) throws {
         // Reading stored activations and checkpoints needs no model weights.
         let service = SAEService(workspace: workspace, models: ModelLibrary(root: ""))
         let (record, trainer) = try service.stored(id)
-        let (rows, _, values) = try service.activations(set: record.setID)
         let sae = trainer.sae
-        var firings = [[(row: Int, activation: Float)]](repeating: [], count: sae.width)
-        sae.forEachBatch(of: values, rows: rows) { start, _, f in
-            for r in 0..<f.rows {
-                for j in 0..<sae.width where f.codes[r * sae.width + j] > 0 {
-                    firings[j].append((start + r, f.codes[r * sae.width + j]))
-                }
-            }
+        let rows = try workspace.activationSets().first { $0.id == record.setID }?.rows ?? 0
+        let firings: [[Firing]]
+        if let stored = try workspace.saeFeatureIndex(model: id), stored.step == record.step,
+            let decoded = Self.decode(stored.data, width: sae.width, rows: rows)
+        {
+            firings = decoded
+        } else {
+            firings = try Self.encode(set: record.setID, sae: sae, service: service, reporter: reporter)
+            // The index is a cache: a workspace this process may only read still gets its features.
+            try? workspace.storeSAEFeatureIndex(model: id, step: record.step, data: Self.serialize(firings, rows: rows))
         }
         let labels = try workspace.saeFeatureLabels(model: id)
         summaries = firings.enumerated().map { j, fired in
@@ -92,9 +100,76 @@ package struct SAEFeatureIndex: Sendable {
         layer = record.layer
         step = record.step
         self.firings = firings
-        self.values = values
         self.rows = rows
         set = record.setID
+    }
+
+    /// Encodes every row of activation set `set` with `sae`: per feature, the rows it fires on.
+    static func encode(set: Int64, sae: SparseAutoencoder, service: SAEService, reporter: JobReporter) throws
+        -> [[Firing]]
+    {
+        let (rows, _, values) = try service.activations(set: set)
+        var firings = [[Firing]](repeating: [], count: sae.width)
+        try sae.forEachBatch(of: values, rows: rows) { start, _, f in
+            try reporter.checkCancellation()
+            for r in 0..<f.rows {
+                for j in 0..<sae.width where f.codes[r * sae.width + j] > 0 {
+                    firings[j].append((start + r, f.codes[r * sae.width + j]))
+                }
+            }
+            reporter.report(
+                JobProgress(
+                    completed: Double(start + f.rows), total: Double(rows),
+                    detail: "encoding \(rows) tokens to index the SAE's features"))
+        }
+        return firings
+    }
+
+    /// The stored form: `LFI1`, the width and row count, each feature's firing count, then every
+    /// firing's row as the gap from the feature's previous one and every activation, all
+    /// little-endian 32-bit, in one zstd frame (the gaps are small, so it packs well).
+    static func serialize(_ firings: [[Firing]], rows: Int) -> Data {
+        var words: [UInt32] = [0x3149_464C, UInt32(firings.count), UInt32(rows)]
+        words += firings.map { UInt32($0.count) }
+        for fired in firings {
+            var previous = 0
+            for firing in fired {
+                words.append(UInt32(firing.row - previous))
+                previous = firing.row
+            }
+        }
+        for fired in firings { words += fired.map { $0.activation.bitPattern } }
+        return Zstd.compress(words.withUnsafeBytes { Data($0) })
+    }
+
+    /// The firings `serialize` stored, or nil when the data is damaged or was made for another
+    /// width or row count (the index is then rebuilt).
+    static func decode(_ data: Data, width: Int, rows: Int) -> [[Firing]]? {
+        guard let raw = Zstd.decompress(data), raw.count % 4 == 0 else { return nil }
+        let words = raw.withUnsafeBytes { Array($0.bindMemory(to: UInt32.self)) }
+        guard words.count >= 3 + width, words[0] == 0x3149_464C, words[1] == UInt32(width), words[2] == UInt32(rows)
+        else { return nil }
+        let counts = words[3..<(3 + width)].map(Int.init)
+        let total = counts.reduce(0, +)
+        guard words.count == 3 + width + 2 * total else { return nil }
+        var firings = [[Firing]]()
+        firings.reserveCapacity(width)
+        var gap = 3 + width
+        var activation = gap + total
+        for count in counts {
+            var fired = [Firing]()
+            fired.reserveCapacity(count)
+            var row = 0
+            for _ in 0..<count {
+                row += Int(words[gap])
+                guard row < rows else { return nil }
+                fired.append((row, Float(bitPattern: words[activation])))
+                gap += 1
+                activation += 1
+            }
+            firings.append(fired)
+        }
+        return firings
     }
 
     /// The card of `feature`; contexts are ±`window` tokens of the same chunk.
@@ -176,15 +251,39 @@ package struct SAEFeatureIndex: Sendable {
                 row: firing.row, activation: firing.activation, chunk: 0, tokens: [], activations: [], center: 0)
         }
         let sameChunk = places.filter { $0.chunkID == center.chunkID }
+        let first = sameChunk.first?.row ?? firing.row
+        let values = try activationRows(first..<((sameChunk.last?.row ?? firing.row) + 1), workspace: workspace)
         var x = [Float]()
         for place in sameChunk {
-            x += values[(place.row * sae.inputs)..<((place.row + 1) * sae.inputs)].map { $0 * sae.inputScale }
+            let offset = (place.row - first) * sae.inputs
+            x += values[offset..<(offset + sae.inputs)].map { $0 * sae.inputScale }
         }
         let codes = sae.forward(x, rows: sameChunk.count).codes
         return Context(
             row: firing.row, activation: firing.activation, chunk: center.chunkID, tokens: sameChunk.map(\.token),
             activations: sameChunk.indices.map { codes[$0 * sae.width + feature] },
             center: sameChunk.firstIndex { $0.row == firing.row } ?? 0)
+    }
+}
+
+extension SAEFeatureIndex {
+    /// Rows `range` of the activation set as float32, row-major, read from the shards that
+    /// hold them (a card needs a few hundred rows, not the whole set).
+    func activationRows(_ range: Range<Int>, workspace: Workspace) throws -> [Float] {
+        let width = sae.inputs
+        var values = [Float](repeating: 0, count: range.count * width)
+        for shard in try workspace.activationShards(set: set, covering: range) {
+            shard.data.withUnsafeBytes { raw in
+                let halves = raw.bindMemory(to: Float16.self)
+                for row in max(range.lowerBound, shard.firstRow)..<min(range.upperBound, shard.firstRow + shard.rows) {
+                    let source = (row - shard.firstRow) * width
+                    let target = (row - range.lowerBound) * width
+                    guard source + width <= halves.count else { continue }
+                    for d in 0..<width { values[target + d] = Float(halves[source + d]) }
+                }
+            }
+        }
+        return values
     }
 }
 

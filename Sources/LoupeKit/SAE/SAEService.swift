@@ -290,6 +290,13 @@ package struct SAEService: Sendable {
         try workspace.checkpointSAE(
             model, step: trainer.step, state: trainer.serialized(), metricsJSON: try metrics.map { try $0.json() },
             log: log)
+        if metrics != nil, !reporter.isCancelled {
+            // The feature browser's index, built once here rather than on the panel's first visit
+            // (which builds it instead when this is stopped).
+            do {
+                _ = try SAEFeatureIndex(model: model, workspace: workspace, reporter: reporter)
+            } catch is JobCancelled {}
+        }
         return Trained(
             model: model, step: trainer.step, metrics: metrics,
             tokensPerSecond: seconds > 0 ? Double(trained) / seconds : 0, resumed: resumed, set: setID)

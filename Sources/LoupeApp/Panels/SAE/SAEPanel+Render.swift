@@ -90,7 +90,8 @@ extension SAEPanel {
                 training
                 ? "SAE \(listing.id) is training: v shows its curves as they grow; its features once it has finished."
                 : loadingFeatures != nil
-                    ? "Encoding \(Self.grouped(listing.tokens)) tokens with SAE \(listing.id) to index its features…"
+                    ? "Reading SAE \(listing.id)'s feature index (built once from \(Self.grouped(listing.tokens)) tokens; "
+                        + "progress in the status bar)…"
                     : listing.step == 0 ? "SAE \(listing.id) has not trained a step yet: v shows its curves." : ""
             frame.draw(text, at: Point(x: area.x + 1, y: area.y), style: theme.status(.info), clip: area)
             return

@@ -8,7 +8,8 @@ extension SAEPanel {
         package func ask(_ port: SAEBrowser) throws -> [SAEListing] { try port.listings() }
     }
 
-    /// An SAE's features (its activation set encoded once, then kept).
+    /// An SAE's features: its stored index, or its activation set encoded once (seconds, so it
+    /// runs as a job: progress in the status bar, cancelled on quit).
     package struct LoadFeatures: PortRequest {
         package var model: Int64
 
@@ -16,7 +17,13 @@ extension SAEPanel {
             self.model = model
         }
 
+        package var jobTitle: String? { "index SAE \(model)'s features" }
+
         package func ask(_ port: SAEBrowser) throws -> [SAEFeatureIndex.Summary] { try port.index(model).summaries }
+
+        package func ask(_ port: SAEBrowser, reporter: JobReporter) throws -> [SAEFeatureIndex.Summary] {
+            try port.index(model, reporter: reporter).summaries
+        }
     }
 
     /// One feature's card.
