@@ -166,8 +166,14 @@ import Testing
         // The Roofline panel has no list to search.
         state.focusedPanel = state.panels.firstIndex { $0.id == .roofline }!
         AppFixtures.press([.character("/")], on: &state)
-        #expect(state.mode == .normal)
         #expect(state.message?.level == .warn)
+        // The prompt still opens, so what is typed next is not read as the panel's keys (r reloads
+        // the roofline, q quits).
+        #expect(state.mode == .search)
+        #expect(AppFixtures.type("rq", on: &state).isEmpty)
+        #expect(state.searchEditor.text == "rq")
+        AppFixtures.press([.escape], on: &state)
+        #expect(state.mode == .normal)
     }
 
     @Test func openingANotebookAndRunningACellStartsItsCommands() {
@@ -251,5 +257,30 @@ import Testing
         _ = state.update(.jobProgress(JobID(1), JobProgress(completed: 1, total: 4)))
         _ = state.update(.tick(102))
         #expect(state.render().text().contains("workspace vacuum 25% ETA 6.0s"))
+    }
+
+    /// Status messages expire (errors later than the rest) and do not follow the user to
+    /// another panel, unless they are errors.
+    @Test func statusMessagesExpireAndStayWithTheirPanel() {
+        var state = AppFixtures.state()
+        _ = state.update(.tick(100))
+        state.message = StatusMessage(text: "✓ wrote eval-run-1.csv", level: .ok)
+        #expect(state.wantsTicks)
+        _ = state.update(.tick(107))
+        #expect(state.message != nil)
+        _ = state.update(.tick(108.5))
+        #expect(state.message == nil && !state.wantsTicks)
+
+        state.message = StatusMessage(text: "No match for “shock”", level: .warn)
+        AppFixtures.press([.character("2")], on: &state)
+        #expect(state.message == nil)
+
+        state.message = StatusMessage(text: "✗ ingest failed", level: .error)
+        AppFixtures.press([.character("3")], on: &state)
+        #expect(state.message?.level == .error)
+        _ = state.update(.tick(120))
+        #expect(state.message != nil)
+        _ = state.update(.tick(129))
+        #expect(state.message == nil)
     }
 }

@@ -158,4 +158,53 @@ import Testing
                 }
             })
     }
+
+    /// A run started from another directory recorded its suite relative to it: the suite is
+    /// still known as run, not listed again as "not run".
+    @Test func aSuiteRecordedRelativeToAnotherDirectoryCountsAsRun() {
+        #expect(EvalsPanel.isSameSuite("sample-data/evals/a.yaml", "/repo/sample-data/evals/a.yaml"))
+        #expect(EvalsPanel.isSameSuite("../sample-data/evals/a.yaml", "/repo/sample-data/evals/a.yaml"))
+        #expect(EvalsPanel.isSameSuite("./evals/a.yaml", "evals/a.yaml"))
+        #expect(!EvalsPanel.isSameSuite("evals/a.yaml", "/repo/sample-data/evals/b.yaml"))
+        #expect(!EvalsPanel.isSameSuite("evals/a.yaml", "/repo/other-evals/a.yaml"))
+        #expect(!EvalsPanel.isSameSuite("/elsewhere/evals/a.yaml", "/repo/evals/a.yaml"))
+    }
+
+    /// `enter` on a suite never run does not start a run (only `r` does), `g` goes to the top
+    /// and `ctrl+r` reloads, and the selection stays on its row (or follows its suite to the new
+    /// run) when a run is added above it.
+    @Test func enterDoesNotRunASuiteAndTheSelectionFollowsItsRow() {
+        var state = loaded()
+        AppFixtures.press([.character("G")], on: &state)
+        #expect(state.render().text().contains("new.yaml"))
+        let entered = AppFixtures.press([.enter], on: &state)
+        #expect(!entered.contains { if case .runCommand = $0 { true } else { false } })
+        #expect(state.message?.text == "new.yaml has not been run: r runs it")
+        #expect(AppFixtures.press([.character("g")], on: &state).isEmpty)
+        #expect(AppFixtures.press([.control("r")], on: &state) == [.ask(EvalsPanel.LoadOverview())])
+
+        // On run 1 (second row), a new run 3 is added at the top: the cursor stays on run 1.
+        AppFixtures.press([.character("j")], on: &state)
+        let third = Self.run(3, suite: "qa-offline") { _ in true }
+        _ = state.update(
+            AppFixtures.answer(
+                EvalsPanel.LoadOverview(),
+                EvalsOverview(
+                    runs: [Self.baseline.listing, Self.candidate.listing, third.listing],
+                    suites: ["evals/qa-offline.yaml", "evals/new.yaml"])))
+        let panel = state.panels[state.focusedPanel] as? EvalsPanel
+        #expect(panel?.selectedRun?.id == 1)
+
+        // On the suite row, its first run appears: the cursor follows the suite to it.
+        AppFixtures.press([.character("G")], on: &state)
+        var fresh = Self.run(4, suite: "new") { _ in false }.listing
+        fresh.run.suiteFile = "evals/new.yaml"
+        _ = state.update(
+            AppFixtures.answer(
+                EvalsPanel.LoadOverview(),
+                EvalsOverview(
+                    runs: [Self.baseline.listing, Self.candidate.listing, third.listing, fresh],
+                    suites: ["evals/qa-offline.yaml", "evals/new.yaml"])))
+        #expect((state.panels[state.focusedPanel] as? EvalsPanel)?.selectedRun?.id == 4)
+    }
 }

@@ -80,6 +80,26 @@ import Testing
                 .contains(.ask(TracesPanel.OpenTrace(id: id))))
     }
 
+    /// A key pressed before the list has loaded (as the app starts) is played once it has,
+    /// not dropped on an empty list; global keys are not held.
+    @Test func keysPressedWhileTheListLoadsAreNotDropped() throws {
+        func starting() -> AppState {
+            AppState(
+                size: Size(width: 120, height: 36), theme: .builtInDefault, panels: AppState.standardPanels(),
+                workspaceName: "w.sqlite", catalog: AppFixtures.catalog, themeNames: ["default"])
+        }
+        var state = starting()
+        #expect(AppFixtures.press([.enter], on: &state).isEmpty)
+        #expect(state.deferredKeys == [.enter])
+        try settle([.ask(TracesPanel.ListTraces())], &state)
+        #expect(state.deferredKeys.isEmpty)
+        #expect(panel(state).trace?.summary.name == "invoke_agent cranfield-qa")
+
+        var help = starting()
+        AppFixtures.press([.character("?")], on: &help)
+        #expect(help.mode == .help && help.deferredKeys.isEmpty)
+    }
+
     private func opened(width: Int = 120, height: Int = 36) throws -> AppState {
         var state = AppFixtures.state(width: width, height: height)
         try settle([.ask(TracesPanel.ListTraces())], &state)

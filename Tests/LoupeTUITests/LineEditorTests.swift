@@ -65,4 +65,47 @@ import Testing
         #expect(frame.text().contains("END"))
         #expect(frame[11, 0].style.attributes.contains(.reverse) || frame.find("END") != nil)
     }
+
+    /// A prefilled box entered with everything selected: typing, pasting and yanking replace the
+    /// text, a deleting key clears it, a movement key keeps it; history sees nothing typed.
+    @Test func aSelectedPrefillIsReplacedByTypingAndKeptByMovement() {
+        var editor = LineEditor("the last query")
+        editor.selectAll()
+        #expect(editor.isAllSelected && editor.typedText == "")
+        editor.handle(.character("h"))
+        editor.handle(.character("i"))
+        #expect(editor.text == "hi" && !editor.isAllSelected && editor.typedText == "hi")
+
+        editor = LineEditor("the last query")
+        editor.selectAll()
+        editor.insert("pasted")
+        #expect(editor.text == "pasted")
+
+        editor = LineEditor("the last query")
+        editor.selectAll()
+        editor.handle(.backspace)
+        #expect(editor.text == "" && !editor.isAllSelected)
+
+        editor = LineEditor("the last query")
+        editor.selectAll()
+        editor.handle(.home)
+        editor.handle(.character(">"))
+        #expect(editor.text == ">the last query")
+
+        editor = LineEditor("the last query")
+        editor.selectAll()
+        editor.handle(.end)
+        editor.handle(.character("!"))
+        #expect(editor.text == "the last query!")
+
+        // Selected text is drawn reversed; nothing is selected in an empty box.
+        editor = LineEditor("ab")
+        editor.selectAll()
+        var frame = Frame(size: Size(width: 10, height: 1))
+        editor.render(into: &frame, area: frame.area, prompt: [Span(":")], style: .plain)
+        #expect(frame[1, 0].style.attributes.contains(.reverse) && frame[2, 0].style.attributes.contains(.reverse))
+        var empty = LineEditor()
+        empty.selectAll()
+        #expect(!empty.isAllSelected)
+    }
 }

@@ -14,6 +14,7 @@ extension AppState {
             return handle(event)
         case .tick(let seconds):
             now = seconds
+            if let message, now - messageShownAt >= message.lifetime { self.message = nil }
             return forwardToPanels(msg)
         case .jobProgress(let id, let progress):
             if let index = jobs.firstIndex(where: { $0.id == id }) { jobs[index].progress = progress }
@@ -29,14 +30,25 @@ extension AppState {
             return []
         case .readFinished(let id, let answer):
             jobs.removeAll { $0.id == id }
-            return forwardToPanels(.answered(answer))
-        case .answered, .navigate:
+            return forwardToPanels(.answered(answer)) + replayDeferredKeys()
+        case .answered:
+            return forwardToPanels(msg) + replayDeferredKeys()
+        case .navigate:
             return forwardToPanels(msg)
         }
     }
 
-    /// True while a panel animates (trace playback): the loop then ticks without input.
-    package var wantsTicks: Bool { panels.contains { $0.wantsTicks } }
+    /// True while a panel animates (trace playback) or a message waits to expire: the loop then
+    /// ticks without input.
+    package var wantsTicks: Bool { message != nil || panels.contains { $0.wantsTicks } }
+
+    /// The keys held while the focused panel loaded, once it has.
+    private mutating func replayDeferredKeys() -> [Effect] {
+        guard !deferredKeys.isEmpty, !panels[focusedPanel].isLoadingFirstView else { return [] }
+        let keys = deferredKeys
+        deferredKeys = []
+        return keys.flatMap { handle($0) }
+    }
 
     private mutating func forwardToPanels(_ msg: Msg) -> [Effect] {
         var effects: [Effect] = []
@@ -76,6 +88,11 @@ extension AppState {
             let searchKey = action == .searchNext || action == .searchPrevious
             if !searchKey || !searchQuery.isEmpty { return perform(action) }
         }
+        if focus == .panel, panels[focusedPanel].isLoadingFirstView {
+            // Bounded: a panel whose load never answers must not collect keys for ever.
+            if deferredKeys.count < 32 { deferredKeys.append(key) }
+            return []
+        }
         if focus == .panel, let action = panels[focusedPanel].keymap.action(for: key) { return perform(action) }
         if let action = Keymaps.navigation.action(for: key) { return perform(action) }
         return []
@@ -107,9 +124,10 @@ extension AppState {
             palette.items = PaletteState.items(catalog: catalog, panels: panels.map(\.title), themes: themeNames)
             mode = .palette
         case .startSearch:
-            guard focus == .panel, panels[focusedPanel].isSearchable else {
+            // The prompt opens even with nothing to search, so the keys typed next are read as
+            // the search they were meant as, not as commands.
+            if focus != .panel || !panels[focusedPanel].isSearchable {
                 message = StatusMessage(text: "Nothing to search in \(panels[focusedPanel].title) yet", level: .warn)
-                return []
             }
             searchEditor = LineEditor()
             mode = .search
@@ -150,6 +168,11 @@ extension AppState {
 
     /// Shows panel `index`; what it loads when shown comes back as effects.
     private mutating func focusPanel(_ index: Int) -> [Effect] {
+        if index != focusedPanel {
+            deferredKeys = []
+            // What was said about the panel left behind would be read as about this one.
+            if message?.level != .error { message = nil }
+        }
         focusedPanel = index
         focus = .panel
         searchQuery = ""
@@ -188,6 +211,9 @@ extension AppState {
             case .app(let effect): return [effect]
             case .run(let line, let tag): return [startJob(line, origin: .panel(panel, tag: tag))]
             case .navigate(let navigation): return navigate(navigation)
+            case .status(let text, let level):
+                message = StatusMessage(text: text, level: level)
+                return []
             case .editCommand(let line):
                 mode = .commandLine
                 commandLine = LineEditor(line)
@@ -289,6 +315,7 @@ extension AppState {
         default:
             guard searchEditor.handle(key) else { return [] }
             searchQuery = searchEditor.text
+            guard focus == .panel, panels[focusedPanel].isSearchable else { return [] }
             if !searchQuery.isEmpty, !panels[focusedPanel].search(searchQuery, forward: true, includeCurrent: true) {
                 message = StatusMessage(text: "No match for “\(searchQuery)”", level: .warn)
             } else {
@@ -411,6 +438,10 @@ extension AppState {
             }
             if let error = outcome.error {
                 message = StatusMessage(text: "✗ \(job.title): \(firstLine(error))", level: .error)
+            } else {
+                // A panel's command says it is done (an export written, a run finished).
+                let summary = firstLine(outcome.output)
+                message = StatusMessage(text: "✓ " + (summary.isEmpty ? job.title : summary), level: .ok)
             }
         case .read:
             break

@@ -47,7 +47,15 @@ package struct AppState: Sendable {
     package var output = OutputPane()
     package var jobs: [JobStatus] = []
     package var nextJobID = 1
-    package var message: StatusMessage?
+    /// The status line's message; it goes away after ``StatusMessage/lifetime`` seconds, and
+    /// when another panel is shown unless it is an error.
+    package var message: StatusMessage? {
+        didSet { messageShownAt = now }
+    }
+    package private(set) var messageShownAt: Double = 0
+    /// Panel keys pressed while the focused panel still loads what it first shows (a key pressed
+    /// as the app starts): played once it has loaded, not dropped on an empty list.
+    package var deferredKeys: [Key] = []
 
     package var workspaceName: String
     package var catalog: CommandCatalog

@@ -10,4 +10,7 @@ package struct StatusMessage: Hashable, Sendable {
         self.text = text
         self.level = level
     }
+
+    /// Seconds on screen: errors longer (they are also kept in the log, `o`).
+    package var lifetime: Double { level == .error ? 20 : 8 }
 }

@@ -21,6 +21,8 @@ package protocol Panel: Sendable {
     var capturesText: Bool { get }
     /// True while the panel animates and needs `.tick` messages without input.
     var wantsTicks: Bool { get }
+    /// True until the panel has what it first shows (its list): panel keys wait until then.
+    var isLoadingFirstView: Bool { get }
 
     mutating func perform(_ action: PanelAction, area: Rect) -> [PanelEffect]
     mutating func goBack()
@@ -47,6 +49,7 @@ extension Panel {
     package mutating func shown() -> [PanelEffect] { [] }
     package var capturesText: Bool { false }
     package var wantsTicks: Bool { false }
+    package var isLoadingFirstView: Bool { false }
     package mutating func handleText(_ key: Key) -> [PanelEffect] { [] }
     package mutating func perform(_ action: PanelAction, area: Rect) -> [PanelEffect] { [] }
     package mutating func goBack() {}

@@ -10,6 +10,8 @@ package enum PanelEffect: Hashable, Sendable {
     case navigate(Navigation)
     /// Open the `:` line with a command to edit and run (a training run's settings).
     case editCommand(String)
+    /// Say something on the status line (an export written, a key that has nothing to do here).
+    case status(String, StatusLevel)
 
     /// Asks `request` of its port; the answer comes back to ``Panel/receive(_:)``.
     package static func ask<Request: PortRequest>(_ request: Request) -> PanelEffect { .app(.ask(request)) }

@@ -5,10 +5,16 @@
 /// terminal. Keys: ←/→ ctrl+b/f by grapheme, alt+b/f by word, home/end ctrl+a/e, backspace,
 /// del ctrl+d, ctrl+k kill to end, ctrl+u kill to start, ctrl+w kill the previous word,
 /// ctrl+y yank the last kill.
+///
+/// A prefilled box (the last query, an example sentence) is entered with ``selectAll()``: typing
+/// or pasting then replaces the text and backspace clears it, as in every search box, while a
+/// movement key keeps it and drops the selection.
 package struct LineEditor: Hashable, Sendable {
     package private(set) var graphemes: [Character]
     package private(set) var cursor: Int
     private var killBuffer: String
+    /// True while the whole text is selected.
+    package private(set) var isAllSelected = false
 
     package init(_ text: String = "") {
         graphemes = Array(text)
@@ -19,13 +25,25 @@ package struct LineEditor: Hashable, Sendable {
     package var text: String { String(graphemes) }
     package var isEmpty: Bool { graphemes.isEmpty }
 
+    /// What the user typed: empty while the prefilled text is only selected (history recall
+    /// matches by it, so ↑ walks the whole history then).
+    package var typedText: String { isAllSelected ? "" : text }
+
     /// Replaces the text and puts the cursor at its end.
     package mutating func setText(_ text: String) {
         graphemes = Array(text)
         cursor = graphemes.count
+        isAllSelected = false
+    }
+
+    /// Selects the whole text (nothing when it is empty), with the cursor at its end.
+    package mutating func selectAll() {
+        cursor = graphemes.count
+        isAllSelected = !graphemes.isEmpty
     }
 
     package mutating func insert(_ text: String) {
+        if isAllSelected { clear() }
         let new = Array(text.filter { !$0.isNewline })
         graphemes.insert(contentsOf: new, at: cursor)
         cursor += new.count
@@ -34,6 +52,24 @@ package struct LineEditor: Hashable, Sendable {
     /// Applies an editing key; false when the key is not an editing key.
     @discardableResult
     package mutating func handle(_ key: Key) -> Bool {
+        if isAllSelected {
+            switch key {
+            case .character, .control("y"): break  // replaces the selection (insert)
+            case .backspace, .control("h"), .delete, .control("d"), .control("k"), .control("u"), .control("w"),
+                .alt("d"):
+                kill(0..<graphemes.count)
+                isAllSelected = false
+                return true
+            case .left, .control("b"), .home, .control("a"), .alt("b"), .alt("B"):
+                isAllSelected = false
+                cursor = 0
+                return true
+            case .right, .control("f"), .end, .control("e"), .alt("f"), .alt("F"):
+                isAllSelected = false
+                return true
+            default: return false
+            }
+        }
         switch key {
         case .character(let c): insert(String(c))
         case .left, .control("b"): cursor = max(0, cursor - 1)
@@ -57,6 +93,12 @@ package struct LineEditor: Hashable, Sendable {
         default: return false
         }
         return true
+    }
+
+    private mutating func clear() {
+        graphemes = []
+        cursor = 0
+        isAllSelected = false
     }
 
     private mutating func kill(_ range: Range<Int>) {
@@ -103,7 +145,8 @@ package struct LineEditor: Hashable, Sendable {
             let glyph = index < graphemes.count ? String(graphemes[index]) : " "
             let width = widths[index]
             if x + width > area.maxX { break }
-            let cellStyle = showCursor && index == cursor ? style.adding(.reverse) : style
+            let selected = isAllSelected && index < graphemes.count
+            let cellStyle = (showCursor && index == cursor) || (showCursor && selected) ? style.adding(.reverse) : style
             frame.draw(glyph, at: Point(x: x, y: area.y), style: cellStyle, clip: area)
             x += width
         }

@@ -87,9 +87,10 @@ package struct AttentionPanel: Panel {
             return analyze()
         case .tab where secondInput != nil:
             editingField = editingField == 0 ? 1 : 0
+            if editingField == 1 { secondInput?.selectAll() } else { input.selectAll() }
             sentences.reset()
         case .up:
-            let current = editingField == 1 ? (secondInput?.text ?? "") : input.text
+            let current = editingField == 1 ? (secondInput?.typedText ?? "") : input.typedText
             if let picked = sentences.previous(current: current) { setActiveText(picked) }
         case .down:
             if let picked = sentences.next() { setActiveText(picked) }
@@ -134,10 +135,13 @@ package struct AttentionPanel: Panel {
         switch action {
         case PanelAction.own(Action.edit):
             editingField = 0
+            input.selectAll()
+            sentences.reset()
             return []
         case PanelAction.own(Action.pair):
             if secondInput == nil {
                 secondInput = LineEditor("It was tired after the long day.")
+                secondInput?.selectAll()
                 editingField = 1
             } else {
                 secondInput = nil

@@ -82,11 +82,12 @@ package struct EvalsPanel: Panel {
                 KeyBinding(
                     [.character("t")], .panel(.own(Action.evidence)),
                     help: "Open the answer's trace (Traces) or ranking (Retrieval); ctrl+o comes back"),
-                KeyBinding([.character("g")], .panel(.own(Action.reload)), help: "Reload the runs"),
+                KeyBinding([.control("r")], .panel(.own(Action.reload)), help: "Reload the runs"),
             ])
     }
 
     package var initialEffects: [PanelEffect] { [.ask(LoadOverview())] }
+    package var isLoadingFirstView: Bool { overview == nil }
     package var canGoBack: Bool { view != .runs }
     package var isSearchable: Bool { view == .runs || view == .answers }
 
@@ -95,12 +96,24 @@ package struct EvalsPanel: Panel {
     /// Runs newest first, then suites never run.
     package var rows: [Row] {
         guard let overview else { return [] }
-        let ran = Set(overview.runs.compactMap(\.run.suiteFile).map(Self.canonical))
+        let recorded = overview.runs.compactMap(\.run.suiteFile)
         return overview.runs.reversed().map(Row.run)
-            + overview.suites.filter { !ran.contains(Self.canonical($0)) }.map(Row.suite)
+            + overview.suites.filter { suite in !recorded.contains { Self.isSameSuite($0, suite) } }.map(Row.suite)
     }
 
     static func canonical(_ path: String) -> String { URL(fileURLWithPath: path).standardizedFileURL.path }
+
+    /// True when a run that recorded its suite as `recorded` ran the file listed as `suite`: the
+    /// same path once both are absolute, or, for a run started from another directory (a suite
+    /// file is recorded as it was given, relative to where `eval run` ran), `recorded` without its
+    /// leading `./` and `../` is the tail of `suite`'s absolute path.
+    package static func isSameSuite(_ recorded: String, _ suite: String) -> Bool {
+        let listed = canonical(suite)
+        if canonical(recorded) == listed { return true }
+        guard !recorded.hasPrefix("/") else { return false }
+        let parts = recorded.split(separator: "/").drop { $0 == "." || $0 == ".." }
+        return !parts.isEmpty && listed.hasSuffix("/" + parts.joined(separator: "/"))
+    }
 
     package var selectedRow: Row? {
         let rows = self.rows
@@ -157,14 +170,26 @@ package struct EvalsPanel: Panel {
         if let (_, loaded) = answer.matching(LoadOverview.self) {
             switch loaded {
             case .loaded(let loaded):
-                let selectedID = selectedRun?.id
+                let selected = selectedRow
                 overview = loaded
                 error = nil
-                if let selectedID, let index = rows.firstIndex(where: { Self.id($0) == selectedID }) {
-                    runsList.selected = index
-                } else {
-                    runsList.selected = min(runsList.selected, max(0, rows.count - 1))
-                }
+                // The selection stays on its run or suite as runs are added above it; a suite that
+                // has just started running is followed to its new run.
+                let rows = self.rows
+                let index: Int? =
+                    switch selected {
+                    case .run(let listing): rows.firstIndex { Self.id($0) == listing.id }
+                    case .suite(let path):
+                        rows.firstIndex { $0 == .suite(path) }
+                            ?? rows.firstIndex {
+                                if case .run(let run) = $0, let file = run.run.suiteFile {
+                                    return Self.isSameSuite(file, path)
+                                }
+                                return false
+                            }
+                    case nil: nil
+                    }
+                runsList.selected = index ?? min(runsList.selected, max(0, rows.count - 1))
             case .failed(let message):
                 overview = overview ?? EvalsOverview(runs: [], suites: [])
                 error = message
@@ -290,7 +315,11 @@ package struct EvalsPanel: Panel {
         case (.runs, .down), (.runs, .up), (.runs, .pageDown), (.runs, .pageUp), (.runs, .top), (.runs, .bottom):
             runsList.navigate(action, count: rows.count)
         case (.runs, .open):
-            guard let run = selectedRun else { return runSuite() }
+            guard let run = selectedRun else {
+                // Running costs time and perhaps money: only r starts a run.
+                guard case .suite(let path) = selectedRow else { return [] }
+                return [.status("\(URL(fileURLWithPath: path).lastPathComponent) has not been run: r runs it", .info)]
+            }
             view = .answers
             filter = .all
             order = .item
@@ -313,6 +342,13 @@ package struct EvalsPanel: Panel {
         case (_, PanelAction.own(Action.baseline)):
             guard let run = selectedRun else { return [] }
             baseline = baseline == run.id ? nil : run.id
+            return [
+                .status(
+                    baseline == nil
+                        ? "run \(run.id) is no longer the baseline"
+                        : "run \(run.id) is the baseline: c compares a run with it",
+                    .ok)
+            ]
         case (_, PanelAction.own(Action.compare)):
             guard let run = selectedRun else { return [] }
             guard let baseline, baseline != run.id else {
@@ -330,6 +366,8 @@ package struct EvalsPanel: Panel {
         case (.answers, .down), (.answers, .up), (.answers, .pageDown), (.answers, .pageUp), (.answers, .top),
             (.answers, .bottom):
             answersList.navigate(action, count: answers.count, page: max(1, area.height - 8))
+        case (.runs, PanelAction.own(Action.filter)), (.runs, PanelAction.own(Action.sort)):
+            return [.status("f and s filter and sort a run's answers: enter opens them", .info)]
         case (.answers, PanelAction.own(Action.filter)):
             filter = Filter.allCases[(Filter.allCases.firstIndex(of: filter)! + 1) % Filter.allCases.count]
             answersList = ListState()

@@ -68,7 +68,7 @@ package struct RetrievalPanel: Panel {
             editing = false
             return search()
         case .up:
-            if let picked = queries.previous(current: input.text) { input.setText(picked) }
+            if let picked = queries.previous(current: input.typedText) { input.setText(picked) }
         case .down:
             if let picked = queries.next() { input.setText(picked) }
         default: input.handle(key)
@@ -130,6 +130,7 @@ package struct RetrievalPanel: Panel {
         switch action {
         case PanelAction.own(Action.edit):
             editing = true
+            input.selectAll()
             queries.reset()
         case PanelAction.own(Action.retriever):
             let all: [RetrievalService.Retriever] = [.hybrid, .bm25, .dense]

@@ -307,6 +307,7 @@ package struct SAEPanel: Panel {
         case (_, PanelAction.own(Action.label)):
             guard let feature = view == .card ? card?.feature : selectedFeature?.feature else { return [] }
             labelInput = LineEditor(features?.first { $0.feature == feature }?.label ?? "")
+            labelInput.selectAll()
             editing = .label
         case (_, PanelAction.own(Action.sort)) where view == .features:
             let all = Order.allCases
@@ -326,6 +327,7 @@ package struct SAEPanel: Panel {
             if let feature = selectedFeature?.feature { return openCard(feature) }
         case (.card, PanelAction.own(Action.test)):
             editing = .test
+            testInput.selectAll()
         case (.card, PanelAction.own(Action.export)):
             return card.map(Self.export) ?? []
         case (.features, PanelAction.own(Action.export)):

@@ -51,6 +51,7 @@ package struct TracesPanel: Panel {
     package init() {}
 
     package var initialEffects: [PanelEffect] { [.ask(ListTraces())] }
+    package var isLoadingFirstView: Bool { traces == nil }
 
     package var keymap: Keymap {
         Keymap(
@@ -228,8 +229,9 @@ package struct TracesPanel: Panel {
         case .jobProgress(_, let progress):
             // Our agent reports "trace N · …" as it records: show the run as it grows.
             return liveReload(progress.detail)
-        case .jobFinished(_, let outcome):
-            return outcome.output.contains("trace ") ? liveReload(nil) : []
+        case .jobFinished:
+            // Any command may have added traces (`:trace import`, an eval run, an agent).
+            return liveReload(nil)
         default: break
         }
         return []
