@@ -84,7 +84,7 @@ package struct SAEPanel: Panel {
                 KeyBinding(
                     [.character("t")], .panel(.own(Action.train)),
                     help: "Train: opens the : line with this SAE's settings (or --resume when it stopped early)"),
-                KeyBinding([.character("g")], .panel(.own(Action.reload)), help: "Reload the SAEs"),
+                KeyBinding([.control("r")], .panel(.own(Action.reload)), help: "Reload the SAEs"),
             ])
     }
 

@@ -84,7 +84,8 @@ package struct TracesPanel: Panel {
                     [.character("s")], .panel(.own(Action.sort)),
                     help: "Sort the traces by the next column (start, duration, steps, tokens, cost, errors)"),
                 KeyBinding([.character("S")], .panel(.own(Action.reverse)), help: "Reverse the sort"),
-                KeyBinding([.character("R")], .panel(.own(Action.reload)), help: "Reload the trace list"),
+                KeyBinding(
+                    [.character("R"), .control("r")], .panel(.own(Action.reload)), help: "Reload the trace list"),
             ])
     }
 
