@@ -57,7 +57,10 @@ struct LoupeTUIHost: TUIHost {
             return
         }
         runtime.run()
+        // Notebooks' scratch workspaces last as long as the TUI.
+        defer { try? FileManager.default.removeItem(atPath: CommandExecutor.scratchDirectory) }
         if !runtime.finish() {
+            try? FileManager.default.removeItem(atPath: CommandExecutor.scratchDirectory)
             // Work that would not stop is abandoned: everything it committed is in the workspace
             // (each write is a transaction) and the rest is rolled back when the file is next opened.
             backend.shutdown()

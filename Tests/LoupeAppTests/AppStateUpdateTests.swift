@@ -188,15 +188,45 @@ import Testing
             AppFixtures.answer(
                 NotebooksPanel.OpenNotebook(path: "notebooks/getting-started.md"),
                 (Notebook.parse(AppFixtures.notebookText))))
+        // It opens at the top (title and introduction); enter there goes to the first cell.
+        #expect((state.panels[state.focusedPanel] as? NotebooksPanel)?.document?.cell == -1)
+        #expect(AppFixtures.press([.enter], on: &state).isEmpty)
         AppFixtures.press([.character("j")], on: &state)
+        // On a scratch workspace of its own, with paths read from the notebook's repository.
+        let scratch = CommandPlace(target: .scratch("getting-started.md"), directory: "notebooks")
         let effects = AppFixtures.press([.enter], on: &state)
-        #expect(effects == [.runCommand(JobID(1), "workspace check")])
+        #expect(effects == [.runCommandIn(JobID(1), "workspace check", scratch)])
         _ = state.update(.jobFinished(JobID(1), CommandOutcome(output: "integrity     ok\nforeign keys  ok\n")))
         let panel = state.panels[state.focusedPanel] as? NotebooksPanel
         #expect(panel?.document?.runOutputs[1] == ["integrity     ok", "foreign keys  ok"])
         #expect(panel?.document?.running.isEmpty == true)
+        // w: on the open workspace instead, said on the status line.
+        AppFixtures.press([.character("w")], on: &state)
+        #expect(state.message?.text.contains("run on the open workspace") == true)
+        #expect(
+            AppFixtures.press([.enter], on: &state) == [
+                .runCommandIn(JobID(2), "workspace check", CommandPlace(target: .open, directory: "notebooks"))
+            ])
         AppFixtures.press([.escape], on: &state)
         #expect((state.panels[state.focusedPanel] as? NotebooksPanel)?.focusOnDocument == false)
+    }
+
+    /// A theme chosen by a notebook on its scratch workspace is that workspace's, not the TUI's.
+    @Test func aNotebookOnItsScratchWorkspaceDoesNotChangeTheTheme() {
+        var state = AppFixtures.state()
+        AppFixtures.press([.character("6")], on: &state)
+        _ = state.update(AppFixtures.answer(NotebooksPanel.ListNotebooks(), AppFixtures.notebooks))
+        AppFixtures.press([.enter], on: &state)
+        _ = state.update(
+            AppFixtures.answer(
+                NotebooksPanel.OpenNotebook(path: "notebooks/getting-started.md"),
+                (Notebook.parse(AppFixtures.notebookText))))
+        AppFixtures.press([.character("j"), .enter], on: &state)
+        var light = Theme.builtInDefault
+        light.name = "light"
+        _ = state.update(
+            .jobFinished(JobID(1), CommandOutcome(output: "theme light\n", requests: [.applyTheme(light)])))
+        #expect(state.theme.name == Theme.builtInDefault.name)
     }
 
     @Test func clickingATabFocusesIt() throws {

@@ -91,18 +91,19 @@ import Testing
             return panel?.document?.notebook != nil && (backend.lastFrame?.text().contains("workspace init") ?? false)
         }
         Self.pump(runtime, until: opened)
-        backend.enqueue([.key(.enter)])
+        // The notebook opens at its title; enter goes to the first cell, enter again runs it.
+        #expect(backend.lastFrame?.text().contains("Getting started") == true)
+        backend.enqueue([.key(.enter), .key(.enter)])
         drive(runtime, backend)
-        // The cell runs as a job: wait for its output rather than for one step.
+        // The cell runs as a job, on the notebook's scratch workspace: wait for its output.
         func ran() -> Bool {
-            let text = backend.lastFrame?.text() ?? ""
-            return text.contains("created workspace w.sqlite") || text.contains("opened existing workspace w.sqlite")
+            backend.lastFrame?.text().contains("created workspace scratch getting-started.md") ?? false
         }
         Self.pump(runtime, until: ran)
         let screen = try #require(backend.lastFrame).text()
+        #expect(ran(), "\(screen)")
         #expect(
-            screen.contains("created workspace w.sqlite") || screen.contains("opened existing workspace w.sqlite"),
-            "\(screen)")
+            FileManager.default.fileExists(atPath: CommandExecutor.scratchDirectory + "/getting-started-md.sqlite"))
     }
 
     @Test func quitStopsTheLoop() throws {

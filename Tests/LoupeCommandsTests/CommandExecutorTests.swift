@@ -59,6 +59,49 @@ import Testing
         #expect(run("--workspace x", insideTUI: true).error?.contains("already open") == true)
     }
 
+    /// Every command a shipped notebook uses runs inside the TUI (long ones as jobs); only the
+    /// benchmarks and what opens another terminal program stay in the shell.
+    @Test func theNotebooksCommandsRunInsideTheTUI() throws {
+        let catalog = CommandCatalog.loupe(excludingTUIOnly: true)
+        for name in ["ingest", "retrieval eval", "kernels bench", "roofline measure"] {
+            #expect(catalog.entries.contains { $0.name == name }, "\(name)")
+        }
+        #expect(run("bench tui", insideTUI: true).error?.contains("runs in a shell") == true)
+        let ingested = run("ingest /nonexistent-loupe-dir/x.jsonl", insideTUI: true)
+        #expect(ingested.error?.contains("runs in a shell") != true)
+    }
+
+    /// A notebook's command runs on its scratch workspace, with its relative paths read from
+    /// the notebook's repository (a parent of the notebook's folder), not the current directory.
+    @Test func aPlaceRunsOnAScratchWorkspaceWithPathsFromTheNotebooksRepository() throws {
+        let repository = TestEnvironment.temporaryDirectory()
+        let data = "data-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: repository + "/notebooks", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: repository + "/" + data, withIntermediateDirectories: true)
+        let sample = TestEnvironment.repositoryRoot.appendingPathComponent("sample-data/traces/otlp-genai.jsonl").path
+        try FileManager.default.copyItem(atPath: sample, toPath: repository + "/" + data + "/otlp.jsonl")
+        #expect(!FileManager.default.fileExists(atPath: data))
+
+        let executor = CommandExecutor(session: session, isInsideTUI: true)
+        let place = CommandPlace(target: .scratch("t.md"), directory: repository + "/notebooks")
+        let outcome = executor.execute(
+            "trace import \(data)/otlp.jsonl", reporter: .detached(), columns: 80, place: place)
+        #expect(outcome.succeeded, "\(outcome.error ?? "")")
+        let scratch = try Workspace(path: CommandExecutor.scratchDirectory + "/t-md.sqlite")
+        #expect(try scratch.traceSummaries().count > 0)
+        // The open workspace was left as it was.
+        #expect(try session.workspace().traceSummaries().isEmpty)
+
+        // Paths that are not there anywhere, absolute ones and options stay as written.
+        let notebooks = repository + "/notebooks"
+        #expect(CommandExecutor.resolving("missing/file.jsonl", from: notebooks) == "missing/file.jsonl")
+        #expect(CommandExecutor.resolving("/etc/hostname", from: notebooks) == "/etc/hostname")
+        #expect(CommandExecutor.resolving("--json", from: notebooks) == "--json")
+        #expect(
+            CommandExecutor.resolving("--queries=\(data)/otlp.jsonl", from: notebooks)
+                == "--queries=\(repository)/\(data)/otlp.jsonl")
+    }
+
     @Test func quotingErrorsAreReported() {
         #expect(run("theme \"light").error?.contains("unterminated") == true)
         #expect(run("   ").succeeded)

@@ -47,4 +47,21 @@ import Testing
         #expect(frame.find("needle") == Point(x: 3, y: 1))
         #expect(frame.find("absent") == nil)
     }
+
+    /// A light theme sets its own background: text, fills and canvas dots drawn without one keep
+    /// it, so no cell falls back to the terminal's default (black patches on a dark terminal).
+    @Test func stylesWithoutABackgroundKeepTheFramesBackground() {
+        let white = RGB(255, 255, 255)
+        var frame = Frame(size: Size(width: 6, height: 3), style: Style(background: white))
+        frame.fill(Rect(x: 0, y: 0, width: 6, height: 1), style: Style(foreground: RGB(0, 0, 0)))
+        frame.draw("ab", at: Point(x: 0, y: 1), style: Style(foreground: RGB(0, 0, 0)))
+        frame.put("⠿", x: 3, y: 2, style: Style(foreground: RGB(9, 105, 218)))
+        for y in 0..<3 {
+            for x in 0..<6 { #expect(frame[x, y].style.background == white, "cell \(x),\(y)") }
+        }
+        // A background given is used.
+        frame.fill(Rect(x: 0, y: 0, width: 1, height: 1), style: Style(background: RGB(1, 2, 3)))
+        #expect(frame[0, 0].style.background == RGB(1, 2, 3))
+    }
 }
+

@@ -210,6 +210,8 @@ extension AppState {
                 return [.portJob(id, call)]
             case .app(let effect): return [effect]
             case .run(let line, let tag): return [startJob(line, origin: .panel(panel, tag: tag))]
+            case .runIn(let line, let tag, let place):
+                return [startJob(line, origin: .panel(panel, tag: tag), place: place)]
             case .navigate(let navigation): return navigate(navigation)
             case .status(let text, let level):
                 message = StatusMessage(text: text, level: level)
@@ -234,11 +236,11 @@ extension AppState {
     /// Starts `line` as a job, as if it was typed on the `:` line (without the history).
     package mutating func start(_ line: String) -> [Effect] { submit(line) }
 
-    private mutating func startJob(_ line: String, origin: JobStatus.Origin) -> Effect {
+    private mutating func startJob(_ line: String, origin: JobStatus.Origin, place: CommandPlace = .open) -> Effect {
         let id = JobID(nextJobID)
         nextJobID += 1
-        jobs.append(JobStatus(id: id, title: line, startedAt: now, progress: nil, origin: origin))
-        return .runCommand(id, line)
+        jobs.append(JobStatus(id: id, title: line, startedAt: now, progress: nil, origin: origin, place: place))
+        return place == .open ? .runCommand(id, line) : .runCommandIn(id, line, place)
     }
 
     // MARK: - The command line
@@ -425,6 +427,8 @@ extension AppState {
         for request in outcome.requests {
             switch request {
             case .applyTheme(let newTheme):
+                // A notebook on its scratch workspace chose a theme for that workspace, not this one.
+                guard !job.place.isScratch else { continue }
                 theme = forceMonochrome ? newTheme.monochrome() : newTheme
             case .quit:
                 effects.append(.quit)

@@ -8,6 +8,8 @@ package enum Effect: Hashable, Sendable {
     case redraw
     /// Run a command line as a job; results come back as ``Msg/jobFinished(_:_:)``.
     case runCommand(JobID, String)
+    /// ``runCommand(_:_:)`` in another place: a scratch workspace, paths read from a directory.
+    case runCommandIn(JobID, String, CommandPlace)
     /// Ask running jobs to stop.
     case cancelJobs
     /// Remember a `:` line in the workspace's history.

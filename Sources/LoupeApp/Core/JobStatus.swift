@@ -16,4 +16,6 @@ package struct JobStatus: Hashable, Sendable {
     package var startedAt: Double
     package var progress: JobProgress?
     package var origin: Origin
+    /// Where it runs, when not on the open workspace as typed.
+    package var place: CommandPlace = .open
 }

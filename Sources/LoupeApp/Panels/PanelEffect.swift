@@ -5,6 +5,8 @@ import LoupeTUI
 /// ``Panel/commandFinished(tag:outcome:)``) or any app effect.
 package enum PanelEffect: Hashable, Sendable {
     case run(String, tag: Int)
+    /// ``run(_:tag:)`` in `place` (a notebook's scratch workspace and repository).
+    case runIn(String, tag: Int, CommandPlace)
     case app(Effect)
     /// Show something in another panel (and focus it).
     case navigate(Navigation)

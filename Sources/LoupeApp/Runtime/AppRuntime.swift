@@ -138,7 +138,9 @@ package final class AppRuntime {
                 }
             }
         case .runCommand(let id, let line):
-            run(line, id: id)
+            run(line, id: id, place: .open)
+        case .runCommandIn(let id, let line, let place):
+            run(line, id: id, place: place)
         case .writeFile(let path, let contents):
             background(qos: .utility) {
                 do {
@@ -177,7 +179,7 @@ package final class AppRuntime {
         return reporter
     }
 
-    private func run(_ line: String, id: JobID) {
+    private func run(_ line: String, id: JobID, place: CommandPlace) {
         let mailbox = self.mailbox
         let reporter = makeReporter(id)
         let commands = environment.commands
@@ -185,7 +187,7 @@ package final class AppRuntime {
         let inFlight = self.inFlight
         inFlight.enter()
         DispatchQueue.global(qos: .userInitiated).async {
-            let outcome = commands.execute(line, reporter: reporter, columns: columns)
+            let outcome = commands.execute(line, reporter: reporter, columns: columns, place: place)
             mailbox.post(.jobFinished(id, outcome))
             inFlight.leave()
         }

@@ -20,6 +20,10 @@ package struct CommandExecutor: CommandService {
     }
 
     package func execute(_ line: String, reporter: JobReporter, columns: Int) -> CommandOutcome {
+        execute(line, reporter: reporter, columns: columns, place: .open)
+    }
+
+    package func execute(_ line: String, reporter: JobReporter, columns: Int, place: CommandPlace) -> CommandOutcome {
         var words: [String]
         do {
             words = try CommandLineSplitter.split(line)
@@ -27,6 +31,16 @@ package struct CommandExecutor: CommandService {
             return CommandOutcome(error: error.message)
         }
         if words.first == "loupe" { words.removeFirst() }
+        if let directory = place.directory { words = words.map { Self.resolving($0, from: directory) } }
+        var session = self.session
+        if case .scratch(let name) = place.target {
+            do {
+                session = try scratchSession(name)
+            } catch {
+                return CommandOutcome(
+                    error: "cannot make a scratch workspace for \(name): \(error.localizedDescription)")
+            }
+        }
         guard !words.isEmpty else { return CommandOutcome() }
         let parsed: any ParsableCommand
         do {
@@ -77,6 +91,38 @@ package struct CommandExecutor: CommandService {
             return CommandOutcome(output: output.text, requests: context.requests)
         } catch {
             return CommandOutcome(output: output.text, error: CommandExecutor.message(for: error))
+        }
+    }
+
+    /// The scratch workspaces of this process (a notebook's session in the TUI), in a directory
+    /// the TUI removes as it exits.
+    package static let scratchDirectory =
+        FileManager.default.temporaryDirectory.appendingPathComponent("loupe-scratch-\(getpid())").path
+
+    private func scratchSession(_ name: String) throws -> WorkspaceSession {
+        try FileManager.default.createDirectory(atPath: Self.scratchDirectory, withIntermediateDirectories: true)
+        let file = name.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" ? $0 : "-" }
+        return session.with(
+            path: Self.scratchDirectory + "/" + String(file) + ".sqlite", displayPath: "scratch " + name)
+    }
+
+    /// `word` as an absolute path when it is a relative path (`sample-data/x.jsonl`, or the
+    /// value of `--option=path`) to something that exists under `directory` or one of its
+    /// parents; otherwise as it was.
+    package static func resolving(_ word: String, from directory: String) -> String {
+        if word.hasPrefix("--"), let equals = word.firstIndex(of: "=") {
+            return String(word[...equals]) + resolving(String(word[word.index(after: equals)...]), from: directory)
+        }
+        guard !word.isEmpty, !word.hasPrefix("/"), !word.hasPrefix("-"), !word.hasPrefix("~"),
+            word.contains("/") || word.contains(".")
+        else { return word }
+        var base = URL(fileURLWithPath: directory).standardizedFileURL
+        while true {
+            let candidate = base.appendingPathComponent(word).standardizedFileURL.path
+            if FileManager.default.fileExists(atPath: candidate) { return candidate }
+            let parent = base.deletingLastPathComponent()
+            if parent.path == base.path { return word }
+            base = parent
         }
     }
 

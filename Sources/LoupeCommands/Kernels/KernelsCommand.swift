@@ -40,7 +40,6 @@ struct KernelsCommand: ParsableCommand {
                 = min(peak, bandwidth × FLOP/byte).
                 """
         )
-        static var runsInsideTUI: Bool { false }
 
         @OptionGroup var global: GlobalOptions
         @Option(name: .customLong("kernel"), help: "A kernel to run (repeatable); all when absent.")

@@ -29,7 +29,6 @@ struct IngestCommand: LoupeCommand {
             reads; the error names the first file:line that does not.
             """
     )
-    static var runsInsideTUI: Bool { false }
 
     @OptionGroup var global: GlobalOptions
     @Argument(help: ArgumentHelp("Files or folders.", valueName: "path")) var paths: [String]
@@ -326,7 +325,6 @@ struct RetrievalCommand: ParsableCommand {
                 in the file (a query with nothing retrieved scores 0).
                 """
         )
-        static var runsInsideTUI: Bool { false }
 
         @OptionGroup var global: GlobalOptions
         @Option(help: ArgumentHelp("The queries, JSONL.", valueName: "file")) var queries: String

@@ -24,7 +24,6 @@ struct RooflineCommand: ParsableCommand {
                 DRAM by order. DRAM needs working sets well past the last cache (several GiB here).
                 """
         )
-        static var runsInsideTUI: Bool { false }
 
         @OptionGroup var global: GlobalOptions
         @Flag(help: "Print JSON.") var json = false

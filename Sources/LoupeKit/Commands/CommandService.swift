@@ -10,4 +10,7 @@ package protocol CommandService: Sendable {
     ///
     /// - Parameter columns: the width help text should be wrapped to.
     func execute(_ line: String, reporter: JobReporter, columns: Int) -> CommandOutcome
+
+    /// ``execute(_:reporter:columns:)`` in `place`: a scratch workspace, paths read from a directory.
+    func execute(_ line: String, reporter: JobReporter, columns: Int, place: CommandPlace) -> CommandOutcome
 }

@@ -31,14 +31,19 @@ package struct Frame: Hashable, Sendable {
         }
     }
 
-    /// Blanks every cell of `rect` (clipped to the frame) in `style`.
+    /// Blanks every cell of `rect` (clipped to the frame) in `style`. A style without a
+    /// background keeps each cell's: only a theme's base may leave the terminal's default (a
+    /// light theme on a dark terminal would otherwise show black patches).
     package mutating func fill(_ rect: Rect, style: Style) {
         let clipped = rect.intersection(area)
         guard !clipped.isEmpty else { return }
         let blank = Cell.blank(style)
         for y in clipped.y..<clipped.maxY {
             let start = y * width
-            for x in clipped.x..<clipped.maxX { cells[start + x] = blank }
+            for x in clipped.x..<clipped.maxX {
+                cells[start + x] =
+                    style.background == nil ? .blank(style.keepingBackground(of: cells[start + x].style)) : blank
+            }
             repairWideGlyphs(row: y, around: clipped.x, clipped.maxX)
         }
     }
@@ -71,11 +76,7 @@ package struct Frame: Hashable, Sendable {
         let firstX = x
         for character in safe {
             let style =
-                style.background == nil && x >= bounds.x && x < limit
-                ? Style(
-                    foreground: style.foreground, background: cells[rowStart + x].style.background,
-                    attributes: style.attributes)
-                : style
+                x >= bounds.x && x < limit ? style.keepingBackground(of: cells[rowStart + x].style) : style
             let glyphWidth = TextWidth.of(character)
             if glyphWidth == 0 {
                 // A combining mark that starts the text has no base to join; draw it on a space.
@@ -112,10 +113,11 @@ package struct Frame: Hashable, Sendable {
         return x - point.x
     }
 
-    /// Puts one grapheme (assumed safe and one column wide) in a cell; used by canvases.
+    /// Puts one grapheme (assumed safe and one column wide) in a cell; used by canvases. A
+    /// style without a background keeps the cell's, as ``draw(_:at:style:clip:)`` does.
     package mutating func put(_ grapheme: String, x: Int, y: Int, style: Style) {
         guard x >= 0, x < width, y >= 0, y < height else { return }
-        cells[y * width + x] = Cell(grapheme, style: style, width: 1)
+        cells[y * width + x] = Cell(grapheme, style: style.keepingBackground(of: cells[y * width + x].style), width: 1)
         repairWideGlyphs(row: y, around: x, x + 1)
     }
 

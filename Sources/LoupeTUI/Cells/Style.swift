@@ -23,6 +23,11 @@ package struct Style: Hashable, Sendable {
         )
     }
 
+    /// This style, with `other`'s background when it sets none of its own.
+    package func keepingBackground(of other: Style) -> Style {
+        background == nil ? Style(foreground: foreground, background: other.background, attributes: attributes) : self
+    }
+
     /// This style with extra attributes.
     package func adding(_ extra: TextAttributes) -> Style {
         var copy = self

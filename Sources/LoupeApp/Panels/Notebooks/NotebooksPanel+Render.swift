@@ -36,9 +36,10 @@ extension NotebooksPanel {
     private func renderDocument(into frame: inout Frame, area: Rect, context: PanelRenderContext) {
         let theme = context.theme
         let name = document.map { String($0.path.split(separator: "/").last ?? "") } ?? ""
+        let runsOn = runsOnOpenWorkspace ? "on the open workspace" : "on a scratch workspace"
         let block = Block(
             title: document == nil ? "Notebook" : name,
-            trailingTitle: document.map { _ in "enter run cell · r run all" } ?? "",
+            trailingTitle: document.map { _ in runsOn + " (w) · enter run · r run all" } ?? "",
             focused: context.focused && focusOnDocument)
         let inner = block.render(into: &frame, area: area, theme: theme)
         guard let document else {
@@ -66,9 +67,12 @@ extension NotebooksPanel {
         for block in notebook.blocks {
             switch block {
             case .prose(let lines):
-                for line in lines {
-                    let style = line.hasPrefix("#") ? theme.title : theme.text
-                    rows += TextView(lines: [[Span(line, style)]]).displayRows(width: width)
+                for paragraph in Self.reflowed(lines) {
+                    let spans =
+                        paragraph.hasPrefix("#")
+                        ? [Span(String(paragraph.drop { $0 == "#" || $0 == " " }), theme.title)]
+                        : Self.inlineMarkdown(paragraph, theme: theme)
+                    rows += TextView(lines: [spans]).displayRows(width: width)
                 }
             case .cell(let cell):
                 let start = rows.count
@@ -111,5 +115,68 @@ extension NotebooksPanel {
                 clip: Rect(x: body.x, y: body.y, width: body.width - 1, height: body.height))
         }
         Scrollbar.render(into: &frame, x: inner.maxX - 1, rows: inner, offset: offset, count: rows.count, theme: theme)
+    }
+
+    /// Markdown prose as the lines to wrap: the lines of a paragraph joined (its source line
+    /// breaks are not breaks on screen), headings, list items, quotes, tables and blank lines kept.
+    static func reflowed(_ lines: [String]) -> [String] {
+        var result: [String] = []
+        var paragraph: [String] = []
+        func flush() {
+            if !paragraph.isEmpty { result.append(paragraph.joined(separator: " ")) }
+            paragraph = []
+        }
+        for line in lines {
+            let trimmed = line.trimmingWhitespace()
+            let numbered = trimmed.prefix { $0.isNumber }
+            let listItem =
+                trimmed.hasPrefix("- ") || trimmed.hasPrefix("* ")
+                || (!numbered.isEmpty && trimmed.dropFirst(numbered.count).hasPrefix(". "))
+            if trimmed.isEmpty || trimmed.hasPrefix("#") || trimmed.hasPrefix("|") || trimmed.hasPrefix(">") {
+                flush()
+                result.append(line)
+            } else if listItem {
+                // A list item starts its own paragraph; its continuation lines join it.
+                flush()
+                paragraph.append(line)
+            } else {
+                paragraph.append(paragraph.isEmpty ? line : trimmed)
+            }
+        }
+        flush()
+        return result
+    }
+
+    /// A line of Markdown with `code` in the accent colour and **strong** in bold, the marks
+    /// themselves not shown.
+    static func inlineMarkdown(_ line: String, theme: Theme) -> [Span] {
+        var spans: [Span] = []
+        var plain = ""
+        var bold = false
+        var code = false
+        var index = line.startIndex
+        func flush() {
+            if !plain.isEmpty {
+                spans.append(Span(plain, code ? theme.accent : bold ? theme.text.adding(.bold) : theme.text))
+            }
+            plain = ""
+        }
+        while index < line.endIndex {
+            let rest = line[index...]
+            if rest.hasPrefix("`") {
+                flush()
+                code.toggle()
+                index = line.index(after: index)
+            } else if !code, rest.hasPrefix("**") {
+                flush()
+                bold.toggle()
+                index = line.index(index, offsetBy: 2)
+            } else {
+                plain.append(line[index])
+                index = line.index(after: index)
+            }
+        }
+        flush()
+        return spans
     }
 }

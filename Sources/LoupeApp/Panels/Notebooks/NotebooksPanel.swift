@@ -12,13 +12,17 @@ package struct NotebooksPanel: Panel {
     package var list = ListState()
     package private(set) var document: Document?
     package private(set) var focusOnDocument = false
+    /// False (the default): a notebook runs on a scratch workspace of its own, as `loupe notebook
+    /// run` does, so a tutorial leaves the open workspace as it was; `w` runs it on the open one.
+    package private(set) var runsOnOpenWorkspace = false
 
     /// An open notebook and where the cursor is in it.
     package struct Document: Hashable, Sendable {
         package var path: String
         package var notebook: Notebook?
         package var error: String?
-        package var cell: Int = 0
+        /// The selected cell; -1 is the top (title and introduction), where a notebook opens.
+        package var cell: Int = -1
         /// Output of cells run in this session, by cell index (replaces the stored output).
         package var runOutputs: [Int: [String]] = [:]
         package var running: Set<Int> = []
@@ -37,6 +41,10 @@ package struct NotebooksPanel: Panel {
                 KeyBinding(
                     [.character("r")], .panel(.own(Action.runAll)), help: "Run every cell of the open notebook",
                     footer: "run all"),
+                KeyBinding(
+                    [.character("w")], .panel(.own(Action.workspace)),
+                    help: "Run notebooks on the open workspace, or on a scratch one of their own (the default)",
+                    footer: "workspace"),
                 KeyBinding([.character("h"), .left], .panel(.left), help: "Focus the notebook list"),
                 KeyBinding([.character("l"), .right], .panel(.right), help: "Focus the open notebook"),
             ]
@@ -53,6 +61,8 @@ package struct NotebooksPanel: Panel {
     package enum Action: PanelActionKind {
         /// Run every cell of the open notebook, in order.
         case runAll
+        /// Switch between the open workspace and a scratch one.
+        case workspace
     }
 
     package mutating func perform(_ action: PanelAction, area: Rect) -> [PanelEffect] {
@@ -60,19 +70,33 @@ package struct NotebooksPanel: Panel {
         case .runAll?:
             guard let cells = document?.notebook?.cells else { return [] }
             return run(cells: Array(cells.indices))
+        case .workspace?:
+            runsOnOpenWorkspace.toggle()
+            return [
+                .status(
+                    runsOnOpenWorkspace
+                        ? "notebooks now run on the open workspace: their commands change it"
+                        : "notebooks now run on a scratch workspace of their own", .info)
+            ]
         case nil: break
         }
         let page = max(1, area.height / 2)
         if focusOnDocument, var document, let cells = document.notebook?.cells {
             switch action {
             case .down: document.cell = min(cells.count - 1, document.cell + 1)
-            case .up: document.cell = max(0, document.cell - 1)
+            case .up: document.cell = max(-1, document.cell - 1)
             case .pageDown: document.cell = min(cells.count - 1, document.cell + 3)
-            case .pageUp: document.cell = max(0, document.cell - 3)
-            case .top: document.cell = 0
+            case .pageUp: document.cell = max(-1, document.cell - 3)
+            case .top: document.cell = -1
             case .bottom: document.cell = max(0, cells.count - 1)
             case .left: focusOnDocument = false
             case .open:
+                // At the top, enter goes to the first cell rather than running something unseen.
+                guard document.cell >= 0 else {
+                    document.cell = cells.isEmpty ? -1 : 0
+                    self.document = document
+                    return []
+                }
                 self.document = document
                 return run(cells: [document.cell])
             default: break
@@ -99,15 +123,24 @@ package struct NotebooksPanel: Panel {
         return [.ask(OpenNotebook(path: path))]
     }
 
+    /// Where the open notebook's commands run: its scratch workspace (named after it) or the
+    /// open one, with relative paths read from the notebook's repository.
+    package var place: CommandPlace? {
+        guard let document else { return nil }
+        let directory = document.path.contains("/") ? String(document.path[..<document.path.lastIndex(of: "/")!]) : "."
+        let name = String(document.path.split(separator: "/").last ?? "notebook")
+        return CommandPlace(target: runsOnOpenWorkspace ? .open : .scratch(name), directory: directory)
+    }
+
     private mutating func run(cells indices: [Int]) -> [PanelEffect] {
-        guard var document, let cells = document.notebook?.cells else { return [] }
+        guard var document, let cells = document.notebook?.cells, let place else { return [] }
         for index in indices where index < cells.count {
             document.runOutputs[index] = []
             document.runDone[index] = 0
             document.running.insert(index)
             for command in cells[index].commands {
                 let line = command.hasPrefix("!") ? String(command.dropFirst()).trimmingWhitespace() : command
-                queue.append((index, line))
+                queue.append((index, line, place))
             }
             if cells[index].commands.isEmpty { document.running.remove(index) }
         }
@@ -117,7 +150,7 @@ package struct NotebooksPanel: Panel {
 
     /// Commands waiting for the one in flight: a notebook runs in order, as `notebook run` does
     /// (`workspace init` must finish before `workspace info` reads the workspace).
-    private var queue: [(cell: Int, line: String)] = []
+    private var queue: [(cell: Int, line: String, place: CommandPlace)] = []
     private var inFlight = false
     private var pendingEffects: [PanelEffect] = []
 
@@ -125,7 +158,7 @@ package struct NotebooksPanel: Panel {
         guard !inFlight, !queue.isEmpty else { return [] }
         inFlight = true
         let next = queue.removeFirst()
-        return [.run(next.line, tag: next.cell)]
+        return [.runIn(next.line, tag: next.cell, next.place)]
     }
 
     package mutating func takeEffects() -> [PanelEffect] {
