@@ -64,4 +64,3 @@ import Testing
         #expect(frame[0, 0].style.background == RGB(1, 2, 3))
     }
 }
-
