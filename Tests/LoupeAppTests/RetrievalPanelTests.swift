@@ -72,17 +72,71 @@ import Testing
         scores.ndcg[10] = 0.75
         scores.recall[100] = 0.5
         judgedResult.judged = JudgedQuery(
-            source: "qrels.trec", id: "7", judgments: ["879": 2, "52": 0, "9": 1], scores: scores)
+            source: "qrels.trec", id: "7", judgments: ["879": 2, "52": 0, "9": 1, "12": 2], scores: scores)
+        var dense = scores
+        dense.ndcg[10] = 0.9
+        var hybrid = scores
+        hybrid.ndcg[10] = 0.7
+        judgedResult.judged?.byRetriever = ["bm25": scores, "dense": dense, "hybrid": hybrid]
+        judgedResult.judged?.ranks = ["879": 1, "9": 31]
+        judgedResult.judged?.titles = ["12": "a note on flutter", "9": "transonic flutter of swept wings"]
         let asked = try #require(search(in: AppFixtures.press([.character("m")], on: &state)))
         _ = state.update(AppFixtures.answer(asked, judgedResult))
         let frame = state.render()
         let text = frame.text()
-        #expect(text.contains("query 7 of qrels.trec: nDCG@10 0.750  R@100 0.500  RR 1.000  (2 judged relevant"))
+        // The metrics with what the other retrievers score on this query (this is BM25 now).
+        #expect(text.contains("q7 of qrels.trec · nDCG@10 0.750 (dense 0.900, hybrid 0.700)"))
+        #expect(text.contains("R@100 0.500 · RR 1.000 · 2 of 3 relevant missed (v)"))
         #expect(RetrievalPanel.relevance("879", judgedResult.judged) == "✓2")
         #expect(RetrievalPanel.relevance("52", judgedResult.judged) == "·")
         #expect(RetrievalPanel.relevance("415", judgedResult.judged) == "")
         #expect(RetrievalPanel.relevance("879", nil) == "")
         expectFrame(frame, matchesGolden: "retrieval-judged-160x48")
+        // v, v: the relevant documents the hits leave out, most relevant first, with their rank.
+        AppFixtures.press([.character("v"), .character("v")], on: &state)
+        let missed = state.render().text().split(separator: "\n")
+        let twelve = try #require(missed.firstIndex { $0.contains("12") && $0.contains("> 100") })
+        let nine = try #require(missed.firstIndex { $0.contains("31") && $0.contains("transonic flutter") })
+        #expect(twelve < nine)
+        #expect(missed.contains { $0.contains("a note on flutter") })
+    }
+
+    /// A query word that is in no chunk is named, with the closest indexed word.
+    @Test func queryTermsNotInTheIndexAreNamedWithADidYouMean() throws {
+        var state = try searched()
+        var typo = Self.result
+        typo.unmatched = [UnmatchedTerm(term: "hypersonc", suggestion: "hypersonic")]
+        let asked = try #require(search(in: AppFixtures.press([.character("m")], on: &state)))
+        _ = state.update(AppFixtures.answer(asked, typo))
+        #expect(
+            state.render().text().contains(
+                "a query term matches no chunk (BM25 skips it): “hypersonc” → did you mean “hypersonic”?"))
+    }
+
+    /// `+`/`-` set how many hits come back; `[`/`]` MMR's λ once MMR is on.
+    @Test func depthAndLambdaFromTheKeyboard() throws {
+        var state = try searched()
+        let deeper = try #require(search(in: AppFixtures.press([.character("+")], on: &state)))
+        #expect(deeper.request.options.k == 20)
+        _ = state.update(AppFixtures.answer(deeper, Self.result))
+        #expect(try #require(search(in: AppFixtures.press([.character("+")], on: &state))).request.options.k == 50)
+        #expect(try #require(search(in: AppFixtures.press([.character("-")], on: &state))).request.options.k == 20)
+        #expect(AppFixtures.press([.character("]")], on: &state).isEmpty)
+        #expect(state.message?.text.contains("x turns MMR on first") == true)
+        AppFixtures.press([.character("x")], on: &state)
+        let lower = try #require(search(in: AppFixtures.press([.character("[")], on: &state)))
+        #expect(lower.request.options.mmr && abs(lower.request.options.mmrLambda - 0.6) < 1e-6)
+        _ = state.update(AppFixtures.answer(lower, Self.result))
+        #expect(state.render().text().contains("k 20 · stem off · mmr λ 0.6"))
+    }
+
+    /// `/` searches the hits (title, document, text) instead of saying there is nothing.
+    @Test func slashSearchesTheHits() throws {
+        var state = try searched()
+        AppFixtures.press([.character("/")], on: &state)
+        #expect(state.mode == .search && state.message == nil)
+        _ = AppFixtures.type("1337", on: &state)
+        #expect((state.panels[state.focusedPanel] as? RetrievalPanel)?.list.selected == 1)
     }
 
     @Test func fusionMovementIsShownAgainstBM25() {
@@ -107,7 +161,7 @@ import Testing
         #expect(on.request.options.mmr)
         #expect(on.request.options.retriever == .hybrid)
         _ = state.update(AppFixtures.answer(on, Self.result))
-        #expect(state.render().text().contains("mmr on"))
+        #expect(state.render().text().contains("mmr λ 0.7"))
         let off = try #require(search(in: AppFixtures.press([.character("x")], on: &state)))
         #expect(!off.request.options.mmr)
     }

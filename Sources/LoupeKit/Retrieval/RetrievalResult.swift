@@ -5,14 +5,17 @@ package struct RetrievalResult: Hashable, Sendable {
     package var denseTop: [RetrievalService.Hit]
     /// The query's judgments and metrics when it is a judged query.
     package var judged: JudgedQuery?
+    /// Query terms BM25 cannot match (not in any chunk), each with a "did you mean".
+    package var unmatched: [UnmatchedTerm]
 
     package init(
         hits: [RetrievalService.Hit], bm25Top: [RetrievalService.Hit], denseTop: [RetrievalService.Hit],
-        judged: JudgedQuery? = nil
+        judged: JudgedQuery? = nil, unmatched: [UnmatchedTerm] = []
     ) {
         self.hits = hits
         self.bm25Top = bm25Top
         self.denseTop = denseTop
         self.judged = judged
+        self.unmatched = unmatched
     }
 }

@@ -226,7 +226,12 @@ extension RetrievalService {
             options.retriever = .dense
             denseTop = assemble(found, options: options, context: context, details: false)
         }
-        return RetrievalResult(hits: hits, bm25Top: bm25Top, denseTop: denseTop, judged: judged)
+        var seen = Set<String>()
+        let unmatched = RetrievalTokenizer(stem: options.stem).terms(query)
+            .filter { context.bm25.postings[$0] == nil && seen.insert($0).inserted }
+            .map { UnmatchedTerm(term: $0, suggestion: context.bm25.closestTerm(to: $0)) }
+        return RetrievalResult(
+            hits: hits, bm25Top: bm25Top, denseTop: denseTop, judged: judged, unmatched: unmatched)
     }
 
     /// The judgments of a typed query that is one of the loaded judged queries (same terms),
@@ -240,14 +245,33 @@ extension RetrievalService {
             let match = try workspace.judgedQueries().first(where: { tokenizer.terms($0.text) == terms }),
             let judgments = try workspace.qrels(source: match.source)?.judgments[match.id]
         else { return nil }
-        var deep = options
-        deep.k = 100
-        var best: [String: Double] = [:]
-        for hit in assemble(candidates, options: deep, context: context, details: false) {
-            best[hit.documentID] = max(best[hit.documentID] ?? -.infinity, hit.fused.score)
+        // Documents in the order of their best chunk, at depth 100.
+        func documents(_ options: Options) -> [(String, Double)] {
+            var deep = options
+            deep.k = 100
+            var best: [String: Double] = [:]
+            var order: [String] = []
+            for hit in assemble(candidates, options: deep, context: context, details: false) {
+                if best[hit.documentID] == nil { order.append(hit.documentID) }
+                best[hit.documentID] = max(best[hit.documentID] ?? -.infinity, hit.fused.score)
+            }
+            return order.map { ($0, best[$0]!) }
         }
-        return JudgedQuery(
+        let ranked = documents(options)
+        var judged = JudgedQuery(
             source: match.source, id: match.id, judgments: judgments,
-            scores: RetrievalMetrics.evaluate(run: best.map { ($0.key, $0.value) }, qrels: judgments))
+            scores: RetrievalMetrics.evaluate(run: ranked, qrels: judgments))
+        for (index, (document, _)) in ranked.enumerated() { judged.ranks[document] = index + 1 }
+        for (document, grade) in judgments where grade > 0 {
+            judged.titles[document] = try workspace.document(externalID: document)?.title
+        }
+        var alone = options
+        alone.mmr = false
+        for retriever in context.flat == nil ? [Retriever.bm25] : [.bm25, .dense, .hybrid] {
+            alone.retriever = retriever
+            judged.byRetriever[retriever.rawValue] = RetrievalMetrics.evaluate(
+                run: documents(alone), qrels: judgments)
+        }
+        return judged
     }
 }

@@ -9,7 +9,11 @@ extension RetrievalPanel {
         case stem
         /// MMR diversity re-ranking on or off.
         case mmr
-        /// Next view: hits, BM25 and dense side by side.
+        /// Next view: hits, BM25 and dense side by side, the relevant documents not retrieved.
         case view
+        /// Show more or fewer hits (depth k: 10, 20, 50, 100).
+        case deeper, shallower
+        /// MMR's λ up or down by 0.1 (1 is pure relevance, 0 pure diversity).
+        case lambdaUp, lambdaDown
     }
 }

@@ -6,51 +6,72 @@ import LoupeTUI
 extension RetrievalPanel {
     package func render(into frame: inout Frame, area: Rect, context: PanelRenderContext) {
         let theme = context.theme
-        let mode = options.summary
+        let mode =
+            "\(options.retriever.rawValue) · k \(options.k) · stem \(options.stem ? "on" : "off") · mmr "
+            + (options.mmr ? String(format: "λ %.1f", options.mmrLambda) : "off")
         let inner = Block(title: "Retrieval · \(view.rawValue)", trailingTitle: mode, focused: context.focused).render(
             into: &frame, area: area, theme: theme)
         guard inner.width > 20, inner.height > 4 else { return }
         let rows = inner.split(.vertical, [.length(1), .fill(1)])
         renderQuery(into: &frame, area: rows[0], theme: theme)
-        let body = rows[1]
         if let error {
+            let body = rows[1]
             frame.draw(
                 UntrustedText.sanitized(error), at: Point(x: body.x + 1, y: body.y + 1), style: theme.status(.error),
                 clip: body)
             return
         }
         guard let result else {
+            let body = rows[1]
             let hint: [[Span]] = [
                 [Span(loading == nil ? "Press " : "Searching…", theme.dim)]
                     + (loading == nil
                         ? [Span("i", theme.key), Span(" to type a query (↑/↓ for examples), then enter.", theme.dim)]
                         : []),
-                [Span("Fill the workspace with ", theme.dim), Span("loupe ingest FILE…", theme.accent)],
+                [
+                    Span("It searches the workspace's corpus; add documents with ", theme.dim),
+                    Span(":ingest FILE…", theme.accent),
+                ],
             ]
             for (index, line) in hint.enumerated() {
                 frame.draw(line, at: Point(x: body.x + 1, y: body.y + 1 + index), clip: body)
             }
             return
         }
+        var body = rows[1]
+        if !result.unmatched.isEmpty, view != .document {
+            // BM25 drops words it has never seen without a word: say which, and what is close.
+            let words = result.unmatched.map { unmatched in
+                "“\(unmatched.term)”" + (unmatched.suggestion.map { " → did you mean “\($0)”?" } ?? "")
+            }
+            let count = result.unmatched.count
+            frame.draw(
+                " \(count == 1 ? "a query term matches" : "\(count) query terms match") no chunk (BM25 skips "
+                    + (count == 1 ? "it" : "them") + "): " + UntrustedText.sanitized(words.joined(separator: ", ")),
+                at: Point(x: body.x, y: body.y), style: theme.status(.warn), clip: body)
+            body = Rect(x: body.x, y: body.y + 1, width: body.width, height: body.height - 1)
+        }
+        if let judged = result.judged, view == .hits || view == .missed {
+            renderJudged(judged, hits: result.hits, into: &frame, area: body.row(0), theme: theme)
+            body = Rect(x: body.x, y: body.y + 1, width: body.width, height: body.height - 1)
+        }
         switch view {
         case .hits:
-            var body = body
-            if let judged = result.judged {
-                let s = judged.scores
-                frame.draw(
-                    " query \(judged.id) of \(judged.source): "
-                        + String(
-                            format: "nDCG@10 %.3f  R@100 %.3f  RR %.3f  (%d judged relevant; ✓ relevant, · judged not)",
-                            s.ndcg[10] ?? 0, s.recall[100] ?? 0, s.reciprocalRank,
-                            judged.judgments.values.filter { $0 > 0 }.count),
-                    at: Point(x: body.x, y: body.y), style: theme.accent, clip: body)
-                body = Rect(x: body.x, y: body.y + 1, width: body.width, height: body.height - 1)
+            if context.zoomed {
+                renderHits(result.hits, into: &frame, area: body, theme: theme, focused: context.focused)
+                return
             }
-            let parts = body.split(.horizontal, [.percentage(55), .fill(1)])
+            // Wide: the hits beside the selected one's detail; narrow: the detail under them.
+            let parts: [Rect] =
+                body.width >= 110
+                ? body.split(.horizontal, [.percentage(58), .fill(1)])
+                : body.split(.vertical, [.percentage(55), .fill(1)])
             renderHits(result.hits, into: &frame, area: parts[0], theme: theme, focused: context.focused)
             if list.selected < result.hits.count {
                 renderDetail(result.hits[list.selected], into: &frame, area: parts[1], theme: theme)
             }
+        case .missed:
+            renderMissed(result, into: &frame, area: body, theme: theme)
         case .sideBySide:
             renderSideBySide(result, into: &frame, area: body, theme: theme)
         case .document:
@@ -105,17 +126,28 @@ extension RetrievalPanel {
                     of: "\n", with: " "),
             ]
         }
-        let columns = [
-            TableColumn("#", width: .length(3), alignment: .trailing), TableColumn("rel", width: .length(3)),
-            TableColumn("Δbm25", width: .length(5)),
-            TableColumn("bm25 (rank)", width: .length(11)), TableColumn("dense (rank)", width: .length(12)),
-            TableColumn("rrf", width: .length(options.retriever == .hybrid ? 6 : 3)),
-            TableColumn("doc", width: .length(7)),
-            TableColumn("title", width: .fill(1)),
+        // The title is what people scan: it comes first after the rank and keeps the most room;
+        // the scores give way, the least telling first, as the pane narrows.
+        var columns: [(TableColumn, Int)] = [
+            (TableColumn("#", width: .length(3), alignment: .trailing), 0), (TableColumn("rel", width: .length(3)), 1),
+            (TableColumn("title", width: .fill(1)), 7),
+            (TableColumn("bm25 (rank)", width: .length(11)), 3), (TableColumn("dense (rank)", width: .length(12)), 4),
+            (TableColumn("Δbm25", width: .length(5)), 2),
         ]
+        if options.retriever == .hybrid { columns.append((TableColumn("rrf", width: .length(6)), 5)) }
+        columns.append((TableColumn("doc", width: .length(7)), 6))
+        let titleRoom = max(24, (area.width - 2) * 2 / 5)
+        while columns.count > 3,
+            columns.map({ column -> Int in
+                if case .length(let width) = column.0.width { return width + 1 }
+                return titleRoom + 1
+            }).reduce(0, +) > area.width - 2
+        {
+            columns.removeLast()
+        }
         var state = list
-        TableView(columns: columns, rows: rows, focused: focused).render(
-            into: &frame, area: area, state: &state, theme: theme)
+        TableView(columns: columns.map(\.0), rows: rows.map { row in columns.map { row[$0.1] } }, focused: focused)
+            .render(into: &frame, area: area, state: &state, theme: theme)
     }
 
     /// Spans for `text` with the words whose terms are in `terms` highlighted, split into lines.
@@ -210,5 +242,59 @@ extension RetrievalPanel {
             into: &frame, area: area, theme: theme)
         let lines = Self.highlighted(body.body, terms: Set(hit?.matchedTerms ?? []), stem: options.stem, theme: theme)
         _ = TextView(lines: lines).render(into: &frame, area: inner, offset: documentOffset, theme: theme)
+    }
+
+    /// `query 2 of qrels.trec · nDCG@10 0.519 (bm25 0.523, dense 0.454) · R@100 0.333 · RR 1.000 ·
+    /// 20 of 24 relevant not shown (v)`: the metrics, and what the other retrievers score.
+    private func renderJudged(
+        _ judged: JudgedQuery, hits: [RetrievalService.Hit], into frame: inout Frame, area: Rect, theme: Theme
+    ) {
+        let s = judged.scores
+        var spans = [
+            Span(
+                " q\(judged.id) of \(judged.source) · " + String(format: "nDCG@10 %.3f", s.ndcg[10] ?? 0),
+                theme.accent)
+        ]
+        let others = ["bm25", "dense", "hybrid"].filter { $0 != options.retriever.rawValue || options.mmr }
+            .compactMap { name in judged.byRetriever[name].map { (name, $0.ndcg[10] ?? 0) } }
+        if !others.isEmpty {
+            spans.append(
+                Span(
+                    " (" + others.map { String(format: "%@ %.3f", $0.0, $0.1) }.joined(separator: ", ") + ")",
+                    theme.dim))
+        }
+        let relevant = judged.judgments.values.filter { $0 > 0 }.count
+        let missed = judged.missed(from: Set(hits.map(\.documentID))).count
+        spans.append(
+            Span(
+                String(format: " · R@100 %.3f · RR %.3f · ", s.recall[100] ?? 0, s.reciprocalRank)
+                    + "\(missed) of \(relevant) relevant missed (v)", theme.accent))
+        frame.draw(spans, at: Point(x: area.x, y: area.y), clip: area)
+    }
+
+    /// The documents judged relevant that the hits leave out: where the ranking put them
+    /// (deeper than k, or not in the top 100 at all), most relevant first.
+    private func renderMissed(_ result: RetrievalResult, into frame: inout Frame, area: Rect, theme: Theme) {
+        guard let judged = result.judged else { return }
+        let missed = judged.missed(from: Set(result.hits.map(\.documentID)))
+        guard !missed.isEmpty else {
+            frame.draw(
+                " Every document judged relevant is in these \(result.hits.count) hits.",
+                at: Point(x: area.x, y: area.y + 1), style: theme.status(.ok), clip: area)
+            return
+        }
+        let rows = missed.map { item -> [String] in
+            [
+                "✓\(item.grade)", item.document, item.rank.map { "\($0)" } ?? "> 100",
+                UntrustedText.sanitized(judged.titles[item.document] ?? "").replacingOccurrences(of: "\n", with: " "),
+            ]
+        }
+        let columns = [
+            TableColumn("rel", width: .length(3)), TableColumn("doc", width: .length(8)),
+            TableColumn("rank", width: .length(5), alignment: .trailing), TableColumn("title", width: .fill(1)),
+        ]
+        var state = ListState()
+        TableView(columns: columns, rows: rows, focused: false).render(
+            into: &frame, area: area, state: &state, theme: theme)
     }
 }

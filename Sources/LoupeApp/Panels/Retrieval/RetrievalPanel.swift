@@ -13,6 +13,7 @@ package struct RetrievalPanel: Panel {
     package enum View: String, Hashable, Sendable {
         case hits = "Hits"
         case sideBySide = "BM25 | dense"
+        case missed = "Relevant, not retrieved"
         case document = "Document"
     }
 
@@ -51,13 +52,35 @@ package struct RetrievalPanel: Panel {
                 KeyBinding([.character("t")], .panel(.own(Action.stem)), help: "BM25 stemming on or off (Porter)"),
                 KeyBinding([.character("x")], .panel(.own(Action.mmr)), help: "MMR diversity re-ranking on or off"),
                 KeyBinding(
-                    [.character("v")], .panel(.own(Action.view)), help: "Next view: hits, BM25 and dense side by side",
+                    [.character("v")], .panel(.own(Action.view)),
+                    help: "Next view: hits, BM25 and dense side by side, relevant documents missed (judged queries)",
                     footer: "view"),
+                KeyBinding(
+                    [.character("+")], .panel(.own(Action.deeper)),
+                    help: "More hits: k 10, 20, 50, 100", footer: "k±"),
+                KeyBinding([.character("-")], .panel(.own(Action.shallower)), help: "Fewer hits"),
+                KeyBinding(
+                    [.character("]")], .panel(.own(Action.lambdaUp)), help: "MMR λ up by 0.1 (towards relevance)"),
+                KeyBinding(
+                    [.character("[")], .panel(.own(Action.lambdaDown)), help: "MMR λ down by 0.1 (towards diversity)"),
                 KeyBinding([.enter], .panel(.open), help: "Open the selected hit's whole document", footer: "document"),
             ])
     }
 
     package var capturesText: Bool { editing }
+    package var isSearchable: Bool { view == .hits && !(result?.hits.isEmpty ?? true) }
+
+    /// `/` over the hits: title, document id and text.
+    package mutating func search(_ query: String, forward: Bool, includeCurrent: Bool) -> Bool {
+        guard let hits = result?.hits else { return false }
+        let texts = hits.map { "\($0.title) \($0.documentID) \($0.text)" }
+        guard
+            let index = nextMatch(
+                in: texts, from: list.selected, query: query, forward: forward, includeCurrent: includeCurrent)
+        else { return false }
+        list.selected = index
+        return true
+    }
     package var canGoBack: Bool { view == .document }
     package mutating func goBack() { view = .hits }
 
@@ -143,7 +166,23 @@ package struct RetrievalPanel: Panel {
             options.mmr.toggle()
             return rerun()
         case PanelAction.own(Action.view):
-            view = view == .sideBySide ? .hits : .sideBySide
+            switch view {
+            case .hits: view = .sideBySide
+            case .sideBySide: view = result?.judged == nil ? .hits : .missed
+            case .missed, .document: view = .hits
+            }
+        case PanelAction.own(Action.deeper), PanelAction.own(Action.shallower):
+            let depths = [10, 20, 50, 100]
+            let current = depths.lastIndex { $0 <= options.k } ?? 0
+            let next = action == .own(Action.deeper) ? min(depths.count - 1, current + 1) : max(0, current - 1)
+            guard depths[next] != options.k else { return [] }
+            options.k = depths[next]
+            return rerun()
+        case PanelAction.own(Action.lambdaUp), PanelAction.own(Action.lambdaDown):
+            guard options.mmr else { return [.status("λ weighs MMR's re-ranking: x turns MMR on first", .info)] }
+            let step: Float = action == .own(Action.lambdaUp) ? 0.1 : -0.1
+            options.mmrLambda = min(1, max(0, ((options.mmrLambda + step) * 10).rounded() / 10))
+            return rerun()
         case .open:
             guard let hits = result?.hits, list.selected < hits.count else { return [] }
             view = .document

@@ -20,7 +20,7 @@ extension TracesPanel {
                 focused: context.focused
             ).render(into: &frame, area: area, theme: theme)
             guard inner.width > 20, inner.height > 4 else { return }
-            renderTrace(trace, into: &frame, area: inner, theme: theme)
+            renderTrace(trace, into: &frame, area: inner, theme: theme, zoomed: context.zoomed)
             if forking {
                 let kind = currentOrdinal.map { trace.spans[$0].kind } ?? ""
                 let line = Rect(x: inner.x, y: inner.y + inner.height - 1, width: inner.width, height: 1)
@@ -157,7 +157,10 @@ extension TracesPanel {
         input == nil && output == nil ? "—" : "\(input.map(String.init) ?? "—")/\(output.map(String.init) ?? "—")"
     }
 
-    private func renderTrace(_ trace: TraceService.Loaded, into frame: inout Frame, area: Rect, theme: Theme) {
+    /// The header, then the span tree beside the step's detail; zoomed (`z`), the detail alone.
+    private func renderTrace(
+        _ trace: TraceService.Loaded, into frame: inout Frame, area: Rect, theme: Theme, zoomed: Bool
+    ) {
         let s = trace.summary
         let usage = (s.inputTokens, s.outputTokens)
         frame.draw(
@@ -179,6 +182,10 @@ extension TracesPanel {
                 } ?? Span("", theme.dim),
             ], at: Point(x: area.x, y: area.y), clip: area)
         let body = Rect(x: area.x, y: area.y + 1, width: area.width, height: area.height - 1)
+        if zoomed {
+            renderDetail(trace, into: &frame, area: body, theme: theme)
+            return
+        }
         let parts = body.split(.horizontal, [.percentage(48), .fill(1)])
         renderTree(trace, into: &frame, area: parts[0], theme: theme)
         renderDetail(trace, into: &frame, area: parts[1], theme: theme)
