@@ -143,4 +143,27 @@ import Testing
         AppFixtures.press([.character("p")], on: &gpu)
         expectFrame(gpu.render(), matchesGolden: "roofline-gpu-160x48")
     }
+
+    /// Readable at 120×36 and 80×24: every kernel's name whole in the table, the roofs' labels
+    /// whole (none drawn over another), and the y axis in one notation.
+    @Test(arguments: [(120, 36), (80, 24)])
+    func namesAndLabelsStayWholeWhenNarrow(width: Int, height: Int) {
+        for profile in 0..<2 {
+            var state = loaded(width: width, height: height)
+            for _ in 0..<profile { AppFixtures.press([.character("p")], on: &state) }
+            let text = state.render().text()
+            let kernels = profile == 0 ? ["sgemm", "softmax", "small-softmax"] : ["dgemm", "memcpy_kernel"]
+            for name in kernels {
+                #expect(text.split(separator: "\n").contains { $0.contains("│ \(name) ") || $0.contains("│▌\(name) ") })
+            }
+            let labels =
+                profile == 0
+                ? ["FP32 (2 cores) 200 GFLOP/s", "L1 300 GB/s", "DRAM 30 GB/s"]
+                : ["FP64 34 TFLOP/s", "HBM3 3.35 TB/s"]
+            for label in labels { #expect(text.contains(label), "\(label) at \(width)x\(height)") }
+            #expect(!text.contains("1e4") && !text.contains("10000"))
+        }
+        #expect(RooflinePanel.decade(4) == "10k" && RooflinePanel.decade(6) == "1M" && RooflinePanel.decade(-3) == "1e-3")
+    }
 }
+

@@ -13,6 +13,11 @@ package struct BrailleCanvas: Sendable {
         styles = Array(repeating: nil, count: self.columns * self.rows)
     }
 
+    /// True when the cell at (`column`, `row`) has a dot: what a label placed over it would hide.
+    package func hasDots(column: Int, row: Int) -> Bool {
+        column >= 0 && row >= 0 && column < columns && row < rows && bits[row * columns + column] != 0
+    }
+
     package var dotWidth: Int { columns * 2 }
     package var dotHeight: Int { rows * 4 }
 

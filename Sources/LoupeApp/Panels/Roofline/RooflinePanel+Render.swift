@@ -52,10 +52,18 @@ extension RooflinePanel {
             return
         }
         let rows = self.rows
-        let tableWidth = min(78, inner.width * 11 / 20)
-        let parts = inner.split(.horizontal, [.fill(1), .length(tableWidth)])
+        // Wide: the chart beside the table. Otherwise the chart above a full-width table, so the
+        // kernel names (what one reads first) keep their room.
+        let parts: [Rect] =
+            context.zoomed
+            ? [inner, Rect(x: inner.x, y: inner.maxY, width: inner.width, height: 0)]
+            : inner.width >= 170
+                ? inner.split(.horizontal, [.fill(1), .length(min(100, inner.width * 11 / 20))])
+                : inner.split(.vertical, [.length(max(8, inner.height * 11 / 20)), .fill(1)])
         renderChart(profile, rows: rows, peak: peak, into: &frame, area: parts[0], theme: theme)
-        renderTable(rows, into: &frame, area: parts[1], theme: theme, focused: context.focused)
+        if !parts[1].isEmpty {
+            renderTable(rows, into: &frame, area: parts[1], theme: theme, focused: context.focused)
+        }
     }
 
     private func renderChart(
@@ -97,38 +105,70 @@ extension RooflinePanel {
         }
         canvas.render(into: &frame, origin: Point(x: plot.x, y: plot.y))
         // Ridge points, then kernels over the lines (the selected one marked).
+        let lines = canvas
+        var placer = LabelPlacer(area: plot) { x, y in lines.hasDots(column: x - plot.x, row: y - plot.y) }
+        func cell(_ dot: Point) -> Point { Point(x: plot.x + dot.x / 2, y: plot.y + dot.y / 4) }
         for roof in memory {
-            let dot = point(peak / roof.value, peak)
-            let at = Point(x: plot.x + dot.x / 2, y: plot.y + dot.y / 4)
-            if plot.contains(at) { frame.draw("◇", at: at, style: computeStyle) }
+            let at = cell(point(peak / roof.value, peak))
+            if plot.contains(at) {
+                frame.draw("◇", at: at, style: computeStyle)
+                placer.reserve(Rect(x: at.x, y: at.y, width: 1, height: 1))
+            }
         }
         let selectedName = list.selected < rows.count ? rows[list.selected].point : nil
         for placement in plotted {
-            let dot = point(placement.flopsPerByte!, placement.gflopsPerSecond!)
-            let at = Point(x: plot.x + dot.x / 2, y: plot.y + dot.y / 4)
-            guard plot.contains(at), placement.point != selectedName else { continue }
+            let at = cell(point(placement.flopsPerByte!, placement.gflopsPerSecond!))
+            guard plot.contains(at) else { continue }
+            placer.reserve(Rect(x: at.x, y: at.y, width: 1, height: 1))
+            guard placement.point != selectedName else { continue }
             let style = theme.isMonochrome ? Style(attributes: .bold) : Style(foreground: theme.color(.rooflinePoint))
             frame.draw("●", at: at, style: style)
         }
-        // Labels: roofs at their right ends, decades on both axes.
-        let peakName = profile.peak(precision)?.name ?? precision
-        let computeLabel = peakName + " " + Self.rate(peak, unit: "FLOP/s")
-        frame.draw(
-            computeLabel,
-            at: Point(x: plot.maxX - TextWidth.of(computeLabel) - 1, y: plot.y + point(1, peak).y / 4 - 1),
-            style: computeStyle, clip: plot)
-        for roof in others {
-            let label = "\(roof.name) \(Self.rate(roof.value, unit: "FLOP/s"))"
-            frame.draw(
-                label, at: Point(x: plot.maxX - TextWidth.of(label) - 1, y: plot.y + point(1, roof.value).y / 4 - 1),
-                style: theme.dim, clip: plot)
+        // The selected kernel's name first (it is what one is looking at), beside its point and
+        // off the roofs where it can be; then the roofs' labels wherever no label is, at their
+        // lines; a roof label with no room left goes to the legend instead.
+        if let selected = plotted.first(where: { $0.point == selectedName }) {
+            let at = cell(point(selected.flopsPerByte!, selected.gflopsPerSecond!))
+            if plot.contains(at) {
+                frame.draw("◆", at: at, style: theme.selection)
+                let label = " " + TextWidth.truncate(selected.point.name, toColumns: 32) + " "
+                let width = TextWidth.of(label)
+                let candidates = [0, -1, 1, -2, 2].flatMap { dy in
+                    [Point(x: at.x + 1, y: at.y + dy), Point(x: at.x - width, y: at.y + dy)]
+                }
+                if let spot = placer.place(width: width, candidates: candidates) {
+                    frame.draw(label, at: spot, style: theme.selection, clip: plot)
+                }
+            }
         }
-        for (index, roof) in memory.enumerated() {
-            let at = point(peak / roof.value, peak)
-            frame.draw(
-                "\(roof.name) \(Self.rate(roof.value, unit: "B/s"))",
-                at: Point(x: max(plot.x, plot.x + at.x / 2 - 14), y: plot.y + at.y / 4 + 1 + index),
-                style: memoryStyle, clip: plot)
+        var unplaced: [String] = []
+        func label(_ text: String, style: Style, candidates: [Point]) {
+            if let spot = placer.place(width: TextWidth.of(text), candidates: candidates) {
+                frame.draw(text, at: spot, style: style, clip: plot)
+            } else {
+                unplaced.append(text)
+            }
+        }
+        let peakName = profile.peak(precision)?.name ?? precision
+        for (name, value, style) in [(peakName, peak, computeStyle)] + others.map({ ($0.name, $0.value, theme.dim) }) {
+            let text = name + " " + Self.rate(value, unit: "FLOP/s")
+            let y = cell(point(1, value)).y
+            let right = plot.maxX - TextWidth.of(text) - 1
+            let left = cell(point(memory.map { value / $0.value }.min() ?? pow(10, xLow), value)).x + 2
+            label(
+                text, style: style,
+                candidates: [-1, 1, -2, 2].flatMap { [Point(x: right, y: y + $0), Point(x: left, y: y + $0)] })
+        }
+        for roof in memory {
+            let text = "\(roof.name) \(Self.rate(roof.value, unit: "B/s"))"
+            let width = TextWidth.of(text)
+            // Beside its diagonal, below and left of its ridge, walking down the line.
+            let candidates = (1...max(1, plot.height)).flatMap { step -> [Point] in
+                let rate = peak / pow(2, Double(step))
+                let at = cell(point(rate / roof.value, rate))
+                return [Point(x: at.x - width - 1, y: at.y), Point(x: at.x + 2, y: at.y)]
+            }
+            label(text, style: memoryStyle, candidates: candidates)
         }
         for decade in Int(yLow)...Int(yHigh) {
             let y = plot.y + point(1, pow(10, Double(decade))).y / 4
@@ -141,20 +181,10 @@ extension RooflinePanel {
             frame.draw(
                 Self.decade(decade), at: Point(x: min(x, plot.maxX - 4), y: plot.maxY), style: theme.dim, clip: area)
         }
+        let legend = "FLOP/byte →   ↑ G\(precision == "FP32" ? "" : precision + " ")FLOP/s   ◇ ridge"
         frame.draw(
-            "FLOP/byte →   ↑ G\(precision == "FP32" ? "" : precision + " ")FLOP/s   ◇ ridge",
-            at: Point(x: plot.x, y: plot.maxY + 1), style: theme.dim, clip: area)
-        // The selected kernel and its name last, over every label.
-        if let selected = plotted.first(where: { $0.point == selectedName }) {
-            let dot = point(selected.flopsPerByte!, selected.gflopsPerSecond!)
-            let at = Point(x: plot.x + dot.x / 2, y: plot.y + dot.y / 4)
-            if plot.contains(at) {
-                frame.draw("◆", at: at, style: theme.selection)
-                let label = " " + TextWidth.truncate(selected.point.name, toColumns: 32) + " "
-                let x = at.x + 1 + TextWidth.of(label) <= plot.maxX ? at.x + 1 : max(plot.x, at.x - TextWidth.of(label))
-                frame.draw(label, at: Point(x: x, y: at.y), style: theme.selection, clip: plot)
-            }
-        }
+            [Span(legend, theme.dim)] + (unplaced.isEmpty ? [] : [Span("   " + unplaced.joined(separator: " · "), theme.dim)]),
+            at: Point(x: plot.x, y: plot.maxY + 1), clip: area)
     }
 
     /// `67 TFLOP/s`, `204 GFLOP/s`, `37 GB/s`, `3.4 TB/s` from a giga-rate.
@@ -162,12 +192,18 @@ extension RooflinePanel {
         giga >= 1000 ? String(format: "%.3g T", giga / 1000) + unit : String(format: "%.0f G", giga) + unit
     }
 
-    private static func decade(_ exponent: Int) -> String {
+    /// An axis decade in one notation: `0.01`, `0.1`, `1`, `10`, `100`, `1k` … `100k`, `1M`, and
+    /// `1e-3` below.
+    package static func decade(_ exponent: Int) -> String {
         switch exponent {
         case ..<(-2): return "1e\(exponent)"
         case -2: return "0.01"
         case -1: return "0.1"
-        default: return exponent <= 4 ? String(Int(pow(10, Double(exponent)))) : "1e\(exponent)"
+        case 0...2: return String(Int(pow(10, Double(exponent))))
+        default:
+            let prefixes = ["k", "M", "G", "T", "P"]
+            let group = min(prefixes.count, exponent / 3)
+            return String(Int(pow(10, Double(exponent - 3 * group)))) + prefixes[group - 1]
         }
     }
 
@@ -183,28 +219,47 @@ extension RooflinePanel {
                 p.bound ?? (p.gflopsPerSecond == nil ? "no \(precision)" : "—"),
             ]
         }
-        let columns = [
+        // Widths leave room for the sort mark (` ▼`). The kernel's name keeps at least 20
+        // columns; the other columns give way as the table narrows, least telling first.
+        let all = [
             TableColumn("kernel", width: .fill(1)), TableColumn("shape", width: .length(14)),
-            TableColumn("ms", width: .length(7), alignment: .trailing),
-            TableColumn("GFLOP/s", width: .length(8), alignment: .trailing),
-            TableColumn("F/B", width: .length(6), alignment: .trailing),
-            TableColumn("attain.", width: .length(7), alignment: .trailing),
-            TableColumn("%", width: .length(4), alignment: .trailing), TableColumn("bound", width: .length(7)),
+            TableColumn("ms", width: .length(8), alignment: .trailing),
+            TableColumn("GFLOP/s", width: .length(9), alignment: .trailing),
+            TableColumn("F/B", width: .length(7), alignment: .trailing),
+            TableColumn("roof", width: .length(7), alignment: .trailing),
+            TableColumn("%", width: .length(5), alignment: .trailing), TableColumn("bound", width: .length(8)),
         ]
+        var shown = Array(all.indices)
+        for dropped in [5, 1, 4, 2] {
+            let used = shown.map { index -> Int in
+                if case .length(let width) = all[index].width { return width + 1 }
+                return 21
+            }.reduce(0, +)
+            guard used > area.width - 2 else { break }
+            shown.removeAll { $0 == dropped }
+        }
         var state = list
-        TableView(columns: columns, rows: rows, sort: sort, focused: focused).render(
+        TableView(
+            columns: shown.map { all[$0] }, rows: rows.map { row in shown.map { row[$0] } },
+            sort: shown.firstIndex(of: sort.column).map { TableSort(column: $0, ascending: sort.ascending) },
+            focused: focused
+        ).render(
             into: &frame,
-            area: Rect(x: area.x, y: area.y, width: area.width, height: min(area.height - 3, rows.count + 1)),
+            area: Rect(x: area.x, y: area.y, width: area.width, height: min(area.height - 2, rows.count + 1)),
             state: &state, theme: theme)
         let selected = list.selected < placements.count ? placements[list.selected] : nil
         if let selected, let level = selected.level {
+            // Above 100%: the level it was judged at is not where its data came from.
+            let above =
+                (selected.fraction ?? 0) > 1.005
+                ? " · above that roof: it reuses data from a faster level than \(level)" : ""
             frame.draw(
-                "\(selected.point.name): judged at \(level) (\(selected.point.suite))",
+                "\(selected.point.name): judged at \(level) (\(selected.point.suite))" + above,
                 at: Point(x: area.x + 1, y: area.maxY - 2),
-                style: theme.dim, clip: area)
+                style: above.isEmpty ? theme.dim : theme.status(.warn), clip: area)
         }
         frame.draw(
-            "% of attainable = min(peak, level GB/s × F/B)", at: Point(x: area.x + 1, y: area.maxY - 1),
+            "roof = min(peak, level GB/s × F/B) · % = GFLOP/s ÷ roof", at: Point(x: area.x + 1, y: area.maxY - 1),
             style: theme.dim,
             clip: area)
     }

@@ -19,7 +19,7 @@ package struct RooflinePanel: Panel {
 
     package init() {}
 
-    static let sortColumns = ["kernel", "shape", "ms", "GFLOP/s", "F/B", "attain.", "%", "bound"]
+    static let sortColumns = ["kernel", "shape", "ms", "GFLOP/s", "F/B", "roof", "%", "bound"]
 
     package var keymap: Keymap {
         Keymap(
@@ -110,7 +110,9 @@ package struct RooflinePanel: Panel {
             list.jump(toEnd: false, count: rows.count)
         case PanelAction.own(Action.precision):
             let precisions = profile?.precisions ?? []
-            guard !precisions.isEmpty else { return [] }
+            guard precisions.count > 1 else {
+                return [.status("\(profile?.name ?? "this profile") has only \(precision) roofs and kernels", .info)]
+            }
             precisionIndex = (precisionIndex + 1) % precisions.count
         case PanelAction.own(Action.sort):
             let next = (sort.column + 1) % Self.sortColumns.count
