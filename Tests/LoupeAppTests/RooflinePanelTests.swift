@@ -163,7 +163,7 @@ import Testing
             for label in labels { #expect(text.contains(label), "\(label) at \(width)x\(height)") }
             #expect(!text.contains("1e4") && !text.contains("10000"))
         }
-        #expect(RooflinePanel.decade(4) == "10k" && RooflinePanel.decade(6) == "1M" && RooflinePanel.decade(-3) == "1e-3")
+        #expect(
+            RooflinePanel.decade(4) == "10k" && RooflinePanel.decade(6) == "1M" && RooflinePanel.decade(-3) == "1e-3")
     }
 }
-

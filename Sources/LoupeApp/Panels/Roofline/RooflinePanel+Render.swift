@@ -183,7 +183,8 @@ extension RooflinePanel {
         }
         let legend = "FLOP/byte →   ↑ G\(precision == "FP32" ? "" : precision + " ")FLOP/s   ◇ ridge"
         frame.draw(
-            [Span(legend, theme.dim)] + (unplaced.isEmpty ? [] : [Span("   " + unplaced.joined(separator: " · "), theme.dim)]),
+            [Span(legend, theme.dim)]
+                + (unplaced.isEmpty ? [] : [Span("   " + unplaced.joined(separator: " · "), theme.dim)]),
             at: Point(x: plot.x, y: plot.maxY + 1), clip: area)
     }
 
