@@ -20,6 +20,14 @@ package enum JSONValue: Hashable, Sendable {
         return nil
     }
 
+    /// True for an array or an object (what pretty-printing lays out on several lines).
+    package var isContainer: Bool {
+        switch self {
+        case .array, .object: return true
+        default: return false
+        }
+    }
+
     package var number: Double? {
         switch self {
         case .number(let n): return n

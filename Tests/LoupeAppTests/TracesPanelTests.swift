@@ -80,6 +80,34 @@ import Testing
                 .contains(.ask(TracesPanel.OpenTrace(id: id))))
     }
 
+    /// Every span can be selected, not only the steps: K from the first step is the agent span
+    /// at the root, with what its subtree used and its attributes; J goes back down.
+    @Test func spansThatAreNotStepsAreSelectableWithJAndK() throws {
+        var state = try opened()
+        #expect(panel(state).currentOrdinal == 1)
+        try settle(AppFixtures.press([.character("K")], on: &state), &state)
+        #expect(panel(state).currentOrdinal == 0 && panel(state).spanCursor == 0)
+        let text = state.render().text()
+        #expect(text.contains("agent · invoke_agent cranfield-qa"))
+        #expect(text.contains("under it: 5 steps · tokens 1485/102"))
+        #expect(text.contains("── attributes ──") && text.contains("gen_ai.agent.name"))
+        // l goes on to the first step after it; J from the root is that step too.
+        try settle(AppFixtures.press([.character("l")], on: &state), &state)
+        #expect(panel(state).currentOrdinal == 1 && panel(state).spanCursor == nil)
+        try settle(AppFixtures.press([.character("K"), .character("J")], on: &state), &state)
+        #expect(panel(state).currentOrdinal == 1)
+    }
+
+    /// The steps beside the cursor are read ahead: stepping shows the next one at once.
+    @Test func theNextStepIsReadAheadSoSteppingShowsItAtOnce() throws {
+        var state = try opened()
+        let effects = AppFixtures.press([.character("l")], on: &state)
+        #expect(panel(state).currentOrdinal == 2 && panel(state).detail != nil)
+        #expect(!state.render().text().contains("loading…"))
+        // What it asks for now is the step after it, not the one on screen.
+        #expect(!effects.contains(.ask(TracesPanel.LoadSpan(trace: panel(state).trace!.summary.id, ordinal: 2))))
+    }
+
     /// A key pressed before the list has loaded (as the app starts) is played once it has,
     /// not dropped on an empty list; global keys are not held.
     @Test func keysPressedWhileTheListLoadsAreNotDropped() throws {

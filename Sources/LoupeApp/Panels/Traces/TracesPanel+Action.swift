@@ -25,5 +25,7 @@ extension TracesPanel {
         case reverse
         /// Reload the trace list.
         case reload
+        /// Next or previous span of any kind (agent, chain, workflow, scorer …) in the tree.
+        case nextSpan, previousSpan
     }
 }

@@ -180,6 +180,10 @@ extension TracesPanel {
                         " · “\(UntrustedText.sanitized($0.query))” in \(Self.plural($0.ordinals.count, "span"))",
                         theme.accent)
                 } ?? Span("", theme.dim),
+                // The first error's message, wherever its span is (e goes there), as room allows.
+                trace.spans.first { $0.status == "error" }?.statusMessage.map {
+                    Span(" · first: " + UntrustedText.sanitized($0) + " (e)", theme.status(.error))
+                } ?? Span("", theme.dim),
             ], at: Point(x: area.x, y: area.y), clip: area)
         let body = Rect(x: area.x, y: area.y + 1, width: area.width, height: area.height - 1)
         if zoomed {
@@ -248,21 +252,29 @@ extension TracesPanel {
         let inner = Block(title: "\(span.kind) · \(UntrustedText.sanitized(span.name))", focused: false).render(
             into: &frame, area: area, theme: theme)
         guard inner.width > 8, inner.height > 0 else { return }
-        let lines = Self.detailLines(trace: trace, step: step, detail: detail, raw: raw, theme: theme)
+        let lines = Self.detailLines(trace: trace, ordinal: ordinal, detail: detail, raw: raw, theme: theme)
         _ = TextView(lines: lines).render(into: &frame, area: inner, offset: detailOffset, theme: theme)
     }
 
-    /// What the step pane shows: numbers, then the call's content (or its raw source).
+    /// What the detail pane shows for span `ordinal` (a step or any other span): numbers, then
+    /// its content (or its raw source).
     package static func detailLines(
-        trace: TraceService.Loaded, step: Int, detail: SpanDetail?, raw: Bool, theme: Theme
+        trace: TraceService.Loaded, ordinal: Int, detail: SpanDetail?, raw: Bool, theme: Theme
     ) -> [[Span]] {
-        let span = trace.spans[trace.steps[step]]
+        let span = trace.spans[ordinal]
         var lines: [[Span]] = []
         // Numbers: latency, tokens for the step and so far, model, status.
         var facts: [String] = []
         if trace.summary.timed { facts.append(TraceText.duration(span.endNs.map { $0 - span.startNs })) }
         if let model = span.model { facts.append(model) }
         if !facts.isEmpty { lines.append([Span(facts.joined(separator: " · "), theme.dim)]) }
+        // Model calls and tool calls show their conversation; every other span (an agent, a
+        // chain, a scorer) its subtree, score and attributes.
+        guard let step = trace.steps.firstIndex(of: ordinal),
+            span.kind == SpanKind.llm.rawValue || span.kind == SpanKind.tool.rawValue
+        else {
+            return lines + spanLines(trace: trace, ordinal: ordinal, detail: detail, raw: raw, theme: theme)
+        }
         let sofar = trace.steps.prefix(step + 1).map { trace.spans[$0] }
         let cumulative = (
             sofar.compactMap(\.inputTokens).reduce(0, +), sofar.compactMap(\.outputTokens).reduce(0, +)
@@ -289,6 +301,8 @@ extension TracesPanel {
             lines.append([Span("loading…", theme.dim)])
             return lines
         }
+        let parameters = modelParameters(detail.payload.attributes)
+        if !parameters.isEmpty { lines.append([Span(parameters, theme.dim)]) }
         if raw {
             lines.append([Span("── raw source ──", theme.title)])
             lines += UntrustedText.lines(detail.raw?.prettyJSON ?? "(no raw payload)").map { [Span($0, theme.text)] }
@@ -310,7 +324,9 @@ extension TracesPanel {
             }
             if let result = tool.result {
                 lines.append([Span("── result ──", theme.title)])
-                lines += UntrustedText.lines(result).map { [Span($0, theme.text)] }
+                // A JSON result reads as well as the arguments do.
+                let pretty = (try? JSONValue.parse(result)).flatMap { $0.isContainer ? $0.prettyJSON : nil } ?? result
+                lines += UntrustedText.lines(pretty).map { [Span($0, theme.text)] }
             }
         }
         if !payload.input.isEmpty {
@@ -325,6 +341,127 @@ extension TracesPanel {
     }
 
     private static func tokensText(_ input: Int?, _ output: Int?) -> String { tokens(input, output) }
+
+    /// `temperature 0.2 · max_tokens 512 · finish stop`, from the GenAI attributes a call carries.
+    static func modelParameters(_ attributes: [String: JSONValue]) -> String {
+        let names: [(String, String)] = [
+            ("gen_ai.request.temperature", "temperature"), ("gen_ai.request.top_p", "top_p"),
+            ("gen_ai.request.max_tokens", "max_tokens"), ("gen_ai.request.seed", "seed"),
+            ("gen_ai.response.finish_reasons", "finish"), ("llm.invocation_parameters", "parameters"),
+        ]
+        return names.compactMap { key, label in
+            attributes[key].map { label + " " + UntrustedText.sanitized(compact($0)) }
+        }.joined(separator: " · ")
+    }
+
+    private static func compact(_ value: JSONValue) -> String {
+        if let text = value.string { return text }
+        if let items = value.array, items.allSatisfy({ $0.string != nil }) {
+            return items.compactMap(\.string).joined(separator: ",")
+        }
+        return value.compactJSON
+    }
+
+    /// Attributes that hold a span's input and output in the conventions Loupe reads
+    /// (Traceloop/OpenLLMetry, OpenInference), shown as its input and output.
+    static let inputOutputAttributes: [(String, String)] = [
+        ("traceloop.entity.input", "input"), ("input.value", "input"), ("traceloop.entity.output", "output"),
+        ("output.value", "output"),
+    ]
+
+    /// A span that is not a step (an agent, chain, workflow, task, scorer): what its subtree
+    /// used, its input and output, an Inspect score, the trace's scores at its root, and every
+    /// attribute.
+    static func spanLines(
+        trace: TraceService.Loaded, ordinal: Int, detail: SpanDetail?, raw: Bool, theme: Theme
+    ) -> [[Span]] {
+        let span = trace.spans[ordinal]
+        var lines: [[Span]] = []
+        // The spans under it: the following ones deeper than it, up to the next at its depth.
+        let depth = trace.depths[ordinal]
+        let below = trace.spans[(ordinal + 1)...].prefix { trace.depths[$0.ordinal] > depth }
+        let steps = below.filter { $0.kind == SpanKind.llm.rawValue || $0.kind == SpanKind.tool.rawValue }
+        if !steps.isEmpty {
+            let input = steps.compactMap(\.inputTokens).reduce(0, +)
+            let output = steps.compactMap(\.outputTokens).reduce(0, +)
+            let cost = steps.filter { $0.kind == SpanKind.llm.rawValue }.reduce(Double?(0)) { total, s in
+                total.flatMap { t in s.cost.map { t + $0 } }
+            }
+            lines.append([
+                Span(
+                    "under it: \(plural(steps.count, "step")) · tokens \(input)/\(output) · cost \(TraceText.cost(cost))",
+                    theme.text)
+            ])
+        }
+        if span.status == "error" {
+            lines.append([Span("✗ " + UntrustedText.sanitized(span.statusMessage ?? "error"), theme.status(.error))])
+        }
+        if span.parentSpanID == nil, !trace.scores.isEmpty {
+            lines.append([Span("── scores ──", theme.title)])
+            for score in trace.scores {
+                let value = (try? JSONValue.parse(score.valueJSON)).map(compact) ?? score.valueJSON
+                lines.append([Span(UntrustedText.sanitized(score.scorer) + "  ", theme.key), Span(value, theme.accent)])
+                if let answer = score.answer {
+                    lines.append([Span("  answer: " + UntrustedText.sanitized(answer), theme.text)])
+                }
+                if let explanation = score.explanation {
+                    lines += UntrustedText.lines("explanation: " + explanation).map { [Span("  " + $0, theme.dim)] }
+                }
+            }
+        }
+        guard let detail else {
+            lines.append([Span("loading…", theme.dim)])
+            return lines
+        }
+        if raw {
+            lines.append([Span("── raw source ──", theme.title)])
+            lines += UntrustedText.lines(detail.raw?.prettyJSON ?? "(no raw payload)").map { [Span($0, theme.text)] }
+            return lines
+        }
+        // An Inspect score event: the value, the answer it judged, the target and why.
+        if let score = detail.raw?["score"], score.object != nil {
+            lines.append([Span("── score ──", theme.title)])
+            lines.append([Span("value  ", theme.key), Span(compact(score["value"] ?? .null), theme.accent)])
+            for (key, label) in [("answer", "answer"), ("explanation", "explanation")] {
+                if let text = score[key]?.string {
+                    lines += UntrustedText.lines(label + ": " + text).map { [Span($0, theme.text)] }
+                }
+            }
+            if let target = detail.raw?["target"] {
+                lines += UntrustedText.lines("target: " + compact(target)).map { [Span($0, theme.text)] }
+            }
+        }
+        let attributes = detail.payload.attributes
+        var shown: Set<String> = []
+        for (key, label) in inputOutputAttributes {
+            guard let value = attributes[key] else { continue }
+            shown.insert(key)
+            lines.append([Span("── \(label) ──", theme.title)])
+            let text =
+                value.string.flatMap { try? JSONValue.parse($0) }.flatMap { $0.isContainer ? $0.prettyJSON : nil }
+                ?? value.string ?? value.prettyJSON
+            lines += UntrustedText.lines(text).map { [Span($0, theme.text)] }
+        }
+        if !detail.payload.input.isEmpty {
+            lines.append([Span("── input ──", theme.title)])
+            for message in detail.payload.input { lines += messageLines(message, theme: theme) }
+        }
+        if !detail.payload.output.isEmpty {
+            lines.append([Span("── output ──", theme.title)])
+            for message in detail.payload.output { lines += messageLines(message, theme: theme) }
+        }
+        let rest = attributes.keys.filter { !shown.contains($0) }.sorted()
+        if !rest.isEmpty {
+            lines.append([Span("── attributes ──", theme.title)])
+            for key in rest {
+                lines.append([
+                    Span(UntrustedText.sanitized(key) + "  ", theme.key),
+                    Span(UntrustedText.sanitized(compact(attributes[key]!)), theme.text),
+                ])
+            }
+        }
+        return lines
+    }
 
     /// `1 step`, `3 steps`.
     private static func plural(_ n: Int, _ word: String) -> String { "\(n) \(word)\(n == 1 ? "" : "s")" }

@@ -19,6 +19,11 @@ package struct TracesPanel: Panel {
     package private(set) var trace: TraceService.Loaded?
     package private(set) var step = 0
     package private(set) var detail: SpanDetail?
+    /// A span under the cursor that is not a step (set by `J`, `K` and `e`), or nil.
+    package private(set) var spanCursor: Int?
+    /// Span contents read so far for the open trace, by ordinal, and those asked for.
+    private var detailCache: [Int: SpanDetail] = [:]
+    private var detailsAsked: Set<Int> = []
     package private(set) var raw = false
     package var detailOffset = 0
     package private(set) var error: String?
@@ -61,7 +66,12 @@ package struct TracesPanel: Panel {
                 KeyBinding([.character("l"), .right], .panel(.right), help: "Next step", footer: "step"),
                 KeyBinding([.character("h"), .left], .panel(.left), help: "Previous step"),
                 KeyBinding(
-                    [.character("e")], .panel(.own(Action.error)), help: "Next step with an error", footer: "error"),
+                    [.character("J")], .panel(.own(Action.nextSpan)),
+                    help: "Next span of any kind (agent, chain, workflow, scorer …)", footer: "span"),
+                KeyBinding([.character("K")], .panel(.own(Action.previousSpan)), help: "Previous span of any kind"),
+                KeyBinding(
+                    [.character("e")], .panel(.own(Action.error)), help: "Next span with an error (any kind)",
+                    footer: "error"),
                 KeyBinding([.character("t")], .panel(.own(Action.tool)), help: "Next tool call"),
                 KeyBinding(
                     [.character("r")], .panel(.own(Action.raw)), help: "The step's raw source payload on or off"),
@@ -130,6 +140,9 @@ package struct TracesPanel: Panel {
         deepMatches = nil
         trace = nil
         detail = nil
+        spanCursor = nil
+        detailCache = [:]
+        detailsAsked = []
         raw = false
     }
 
@@ -173,6 +186,10 @@ package struct TracesPanel: Panel {
                 // the newest step when it was on the last one.
                 let reload = trace?.summary.id == asked.id
                 let wasLast = reload && step >= (trace?.steps.count ?? 0) - 1
+                // Contents are read again: a trace recorded live has more in its spans now.
+                detailCache = [:]
+                detailsAsked = []
+                if !reload || !(spanCursor.map { loaded.spans.indices.contains($0) } ?? true) { spanCursor = nil }
                 trace = loaded
                 error = nil
                 step =
@@ -181,10 +198,15 @@ package struct TracesPanel: Panel {
             case .failed(let message): error = message
             }
         } else if let (asked, loaded) = answer.matching(LoadSpan.self) {
-            guard asked.trace == trace?.summary.id, asked.ordinal == currentOrdinal else { return [] }
+            guard asked.trace == trace?.summary.id else { return [] }
+            detailsAsked.remove(asked.ordinal)
             switch loaded {
-            case .loaded(let found): detail = found
+            case .loaded(let found):
+                if detailCache.count > 256 { detailCache = [:] }
+                detailCache[asked.ordinal] = found
+                if asked.ordinal == currentOrdinal { detail = found }
             case .failed(let message):
+                guard asked.ordinal == currentOrdinal else { return [] }
                 detail = nil
                 error = message
             }
@@ -268,25 +290,65 @@ package struct TracesPanel: Panel {
         return [.ask(SearchTrace(trace: trace.summary.id, text: query))]
     }
 
-    /// The ordinal of the span under the step cursor.
+    /// The ordinal of the span under the cursor: a span that is not a step when `J`/`K`/`e`
+    /// chose one, otherwise the step's.
     package var currentOrdinal: Int? {
+        if let spanCursor { return spanCursor }
         guard let trace, step < trace.steps.count else { return nil }
         return trace.steps[step]
     }
 
+    /// Shows the span under the cursor: at once when its content was read before (the steps
+    /// next to it are read ahead, so stepping shows no "loading…"), else once it is read.
     private mutating func loadStep() -> [PanelEffect] {
-        detail = nil
         detailOffset = 0
-        guard let trace, let ordinal = currentOrdinal else { return [] }
-        return [.ask(LoadSpan(trace: trace.summary.id, ordinal: ordinal))]
+        guard let trace, let ordinal = currentOrdinal else {
+            detail = nil
+            return []
+        }
+        detail = detailCache[ordinal]
+        var wanted = [ordinal]
+        if let index = trace.steps.firstIndex(of: ordinal) ?? trace.steps.lastIndex(where: { $0 < ordinal }) {
+            wanted += [index + 1, index - 1].filter { trace.steps.indices.contains($0) }.map { trace.steps[$0] }
+        }
+        return wanted.filter { detailCache[$0] == nil && !detailsAsked.contains($0) }.map { ordinal in
+            detailsAsked.insert(ordinal)
+            return .ask(LoadSpan(trace: trace.summary.id, ordinal: ordinal))
+        }
     }
 
     private mutating func moveStep(to index: Int) -> [PanelEffect] {
         guard let trace, !trace.steps.isEmpty else { return [] }
         let clamped = max(0, min(trace.steps.count - 1, index))
-        guard clamped != step || detail == nil else { return [] }
+        guard clamped != step || spanCursor != nil || detail == nil else { return [] }
         step = clamped
+        spanCursor = nil
         return loadStep()
+    }
+
+    /// Puts the cursor on span `ordinal`, a step or not.
+    private mutating func moveSpan(to ordinal: Int) -> [PanelEffect] {
+        guard let trace, trace.spans.indices.contains(ordinal) else { return [] }
+        if let index = trace.steps.firstIndex(of: ordinal) {
+            step = index
+            spanCursor = nil
+        } else {
+            spanCursor = ordinal
+            // l and h go on from the nearest step before it.
+            step = max(0, trace.steps.lastIndex { $0 < ordinal } ?? 0)
+        }
+        return loadStep()
+    }
+
+    /// The next span after the cursor (in the tree, any kind) that matches, wrapping around.
+    private mutating func nextSpan(where matches: (SpanRow) -> Bool) -> [PanelEffect] {
+        guard let trace, !trace.spans.isEmpty else { return [] }
+        let from = currentOrdinal ?? -1
+        for offset in 1...trace.spans.count {
+            let ordinal = (from + offset) % trace.spans.count
+            if matches(trace.spans[ordinal]) { return moveSpan(to: ordinal) }
+        }
+        return []
     }
 
     /// The next step after the cursor whose span matches, wrapping around.
@@ -344,15 +406,23 @@ package struct TracesPanel: Panel {
                 return []
             }
             switch action {
-            case .right: return moveStep(to: step + 1)
-            case .left: return moveStep(to: step - 1)
+            case .right:
+                // From a span that is not a step, the next step is the first after it.
+                if let spanCursor, let next = trace.steps.firstIndex(where: { $0 > spanCursor }) {
+                    return moveStep(to: next)
+                }
+                return moveStep(to: step + 1)
+            case .left: return moveStep(to: spanCursor == nil ? step - 1 : step)
             case .top: return moveStep(to: 0)
             case .bottom: return moveStep(to: trace.steps.count - 1)
             case .down: detailOffset += 1
             case .up: detailOffset = max(0, detailOffset - 1)
             case .pageDown: detailOffset += max(1, area.height - 6)
             case .pageUp: detailOffset = max(0, detailOffset - max(1, area.height - 6))
-            case PanelAction.own(Action.error): return next { $0.status == "error" }
+            case PanelAction.own(Action.error): return nextSpan { $0.status == "error" }
+            case PanelAction.own(Action.nextSpan):
+                return moveSpan(to: min(trace.spans.count - 1, (currentOrdinal ?? -1) + 1))
+            case PanelAction.own(Action.previousSpan): return moveSpan(to: max(0, (currentOrdinal ?? 1) - 1))
             case PanelAction.own(Action.tool): return next { $0.kind == SpanKind.tool.rawValue }
             case PanelAction.own(Action.raw):
                 raw.toggle()
