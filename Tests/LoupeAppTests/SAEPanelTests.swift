@@ -51,17 +51,22 @@ import Testing
         check(state, "sae-features-120x36")
         let text = state.render().text()
         #expect(text.contains("L0 32.0 · FVU 0.103") && text.contains("fidelity 0.9686"))
-        #expect(text.contains("41 features · 1 labelled"))
+        // It opens on the strongest features that are neither dense (>10% of tokens) nor dead:
+        // the fixture's 40 densest include 33 above 10%.
+        let features = try Self.fixture("features", as: [SAEFeatureIndex.Summary].self)
+        let kept = features.filter { $0.density > 0 && $0.density <= 0.1 || $0.label != nil }
+        #expect(text.contains("\(kept.count) of 41 features (\(41 - kept.count) dense or dead hidden: H) · 1 labelled"))
+        let strongest = try #require(kept.max { $0.maxActivation < $1.maxActivation })
+        func firstRow() -> Substring? { state.render().text().split(separator: "\n").first { $0.contains("│▌") } }
+        #expect(firstRow()?.contains(String(format: "%.3f", strongest.maxActivation)) == true)
+        // H shows them all; s sorts by label (the labelled feature leads), number, density.
+        AppFixtures.press([.character("H")], on: &state)
+        #expect(state.render().text().contains("41 of 41 features · 1 labelled"))
+        AppFixtures.press([.character("s")], on: &state)
+        #expect(firstRow()?.contains("3027") == true && firstRow()?.contains("importance /") == true)
+        AppFixtures.press([.character("s"), .character("s")], on: &state)
         // Densest first: 509 fires on 36.9% of tokens.
-        #expect(text.contains("509   0.36879"))
-        AppFixtures.press([.character("s")], on: &state)
-        #expect(state.render().text().contains("191   0.35145    9.039"))
-        let firstByMax = state.render().text().split(separator: "\n").first { $0.contains("0.35145") }
-        #expect(firstByMax != nil)
-        // Labels: the labelled feature leads.
-        AppFixtures.press([.character("s")], on: &state)
-        let rows = state.render().text().split(separator: "\n").filter { $0.contains("│▌") }
-        #expect(rows.first?.contains("3027") == true && rows.first?.contains("importance / significance") == true)
+        #expect(firstRow()?.contains("509   0.36879") == true)
     }
 
     @Test func theCardShadesContextsAndRunsTheTestText() throws {
@@ -107,11 +112,12 @@ import Testing
 
     @Test func aLabelIsTypedAndStored() throws {
         var state = try loaded()
+        let feature = try #require((state.panels[state.focusedPanel] as? SAEPanel)?.selectedFeature?.feature)
         AppFixtures.press([.character("L")], on: &state)
         AppFixtures.press(Array(repeating: Key.backspace, count: 40), on: &state)
         AppFixtures.type("density giant", on: &state)
         let stored = AppFixtures.press([.enter], on: &state)
-        #expect(stored == [.ask(SAEPanel.LabelFeature(model: 1, feature: 509, label: "density giant"))])
+        #expect(stored == [.ask(SAEPanel.LabelFeature(model: 1, feature: feature, label: "density giant"))])
     }
 
     @Test func trainingProgressGrowsTheCurvesLive() throws {

@@ -163,9 +163,12 @@ import Testing
         #expect(abs(read.summaries.map(\.density).reduce(0, +) - trained.metrics!.l0) < 1e-9)
         let busiest = try #require(read.summaries.max { $0.density < $1.density })
         let embedder = try models.miniLM()
-        #expect(
-            try read.card(busiest.feature, workspace: workspace, embedder: embedder)
-                == built.card(busiest.feature, workspace: workspace, embedder: embedder))
+        let card = try read.card(busiest.feature, workspace: workspace, embedder: embedder)
+        #expect(card == (try built.card(busiest.feature, workspace: workspace, embedder: embedder)))
+        // The list's preview: the token of its strongest firing first, as the card's top context.
+        let top = try #require(card.groups.first?.contexts.first)
+        #expect(busiest.topTokens?.first == top.tokens[top.center])
+        #expect(read.summaries.allSatisfy { $0.density == 0 || !($0.topTokens ?? []).isEmpty })
 
         // Damaged at the right step: not trusted, rebuilt.
         try workspace.storeSAEFeatureIndex(model: trained.model, step: 30, data: Data("not an index".utf8))

@@ -14,6 +14,8 @@ package struct SAEFeatureIndex: Sendable {
         package var density: Double
         package var maxActivation: Float
         package var label: String?
+        /// The tokens of its strongest firings, distinct, strongest first (the list's preview).
+        package var topTokens: [String]?
     }
 
     package struct Context: Hashable, Sendable, Codable {
@@ -90,10 +92,19 @@ package struct SAEFeatureIndex: Sendable {
             try? workspace.storeSAEFeatureIndex(model: id, step: record.step, data: Self.serialize(firings, rows: rows))
         }
         let labels = try workspace.saeFeatureLabels(model: id)
+        // Each feature's strongest firings, their tokens read in one query.
+        let strongest = firings.map { fired in
+            Array(fired.sorted { ($0.activation, -$0.row) > ($1.activation, -$1.row) }.prefix(8))
+        }
+        let tokens = Dictionary(
+            try workspace.activationTokens(set: record.setID, rows: Array(Set(strongest.joined().map(\.row))))
+                .map { ($0.row, $0.token) }, uniquingKeysWith: { first, _ in first })
         summaries = firings.enumerated().map { j, fired in
-            Summary(
+            var seen = Set<String>()
+            let top = strongest[j].compactMap { tokens[$0.row] }.filter { seen.insert($0).inserted }.prefix(3)
+            return Summary(
                 feature: j, density: Double(fired.count) / Double(max(1, rows)),
-                maxActivation: fired.map(\.activation).max() ?? 0, label: labels[j])
+                maxActivation: fired.map(\.activation).max() ?? 0, label: labels[j], topTokens: Array(top))
         }
         self.model = id
         self.sae = sae

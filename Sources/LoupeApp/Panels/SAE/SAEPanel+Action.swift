@@ -23,5 +23,7 @@ extension SAEPanel {
         case train
         /// Reload the SAEs.
         case reload
+        /// Show or hide the dense (on more than 10% of tokens) and dead features.
+        case hide
     }
 }

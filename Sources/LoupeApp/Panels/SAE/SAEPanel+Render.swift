@@ -103,6 +103,7 @@ extension SAEPanel {
         let rows = sorted.map { f in
             [
                 String(f.feature), String(format: "%.5f", f.density), String(format: "%.3f", f.maxActivation),
+                UntrustedText.sanitized((f.topTokens ?? []).joined(separator: " · ")),
                 UntrustedText.sanitized(f.label ?? ""),
             ]
         }
@@ -110,9 +111,10 @@ extension SAEPanel {
             TableColumn("feature", width: .length(8), alignment: .trailing),
             TableColumn("density", width: .length(9), alignment: .trailing),
             TableColumn("max act", width: .length(8), alignment: .trailing),
+            TableColumn("fires most on", width: .fill(1)),
             TableColumn("label", width: .fill(1)),
         ]
-        let sortColumn = [Order.feature: 0, .density: 1, .max: 2, .label: 3][order] ?? 1
+        let sortColumn = [Order.feature: 0, .density: 1, .max: 2, .label: 4][order] ?? 1
         var state = featureList
         TableView(
             columns: columns, rows: rows, sort: TableSort(column: sortColumn, ascending: ascending), focused: focused
@@ -122,7 +124,11 @@ extension SAEPanel {
             let side = Rect(x: area.maxX - sideWidth + 1, y: area.y, width: sideWidth - 2, height: area.height - 1)
             renderDensityHistogram(listing, into: &frame, area: side, theme: theme)
         }
-        let hint = "\(features.count) features · \(labelled) labelled · density: the share of tokens it fires on"
+        let hidden = features.count - sorted.count
+        let hint =
+            "\(sorted.count) of \(features.count) features"
+            + (hidden > 0 ? " (\(hidden) dense or dead hidden: H)" : "")
+            + " · \(labelled) labelled · density: the share of tokens it fires on"
         frame.draw(hint, at: Point(x: area.x + 1, y: area.maxY - 1), style: theme.dim, clip: area)
     }
 

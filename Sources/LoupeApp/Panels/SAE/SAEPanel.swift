@@ -31,8 +31,13 @@ package struct SAEPanel: Panel {
     package private(set) var features: [SAEFeatureIndex.Summary]?
     package private(set) var loadingFeatures: Int64?
     package var featureList = ListState()
-    package private(set) var order = Order.density
+    /// Strongest first, dense and dead features hidden: the list opens on sharp, rare features,
+    /// which read best, rather than on the densest (firing on a third of all tokens).
+    package private(set) var order = Order.max
     package private(set) var ascending = false
+    package private(set) var hidesDenseAndDead = true
+    /// Above this share of tokens a feature counts as dense (SAELens's 10%).
+    package static let denseThreshold = 0.1
     package private(set) var view = View.features
     package private(set) var card: SAEFeatureIndex.Card?
     package private(set) var loadingCard: Int?
@@ -61,6 +66,9 @@ package struct SAEPanel: Panel {
                     [.character("s")], .panel(.own(Action.sort)), help: "Sort features by density, max, label, number",
                     footer: "sort"),
                 KeyBinding([.character("S")], .panel(.own(Action.reverse)), help: "Reverse the feature order"),
+                KeyBinding(
+                    [.character("H")], .panel(.own(Action.hide)),
+                    help: "Hide or show the dense (on more than 10% of tokens) and dead features", footer: "dense/dead"),
                 KeyBinding(
                     [.character("i")], .panel(.own(Action.test)),
                     help: "Card: type a test text; enter runs MiniLM + the SAE on it and shades it by the feature",
@@ -108,7 +116,10 @@ package struct SAEPanel: Panel {
 
     /// The features in list order.
     package var sortedFeatures: [SAEFeatureIndex.Summary] {
-        guard let features else { return [] }
+        guard var features else { return [] }
+        if hidesDenseAndDead {
+            features = features.filter { ($0.density > 0 && $0.density <= Self.denseThreshold) || $0.label != nil }
+        }
         let ordered: [SAEFeatureIndex.Summary]
         switch order {
         case .density: ordered = features.sorted { ($0.density, $1.feature) < ($1.density, $0.feature) }
@@ -314,6 +325,9 @@ package struct SAEPanel: Panel {
             order = all[(all.firstIndex(of: order)! + 1) % all.count]
             // Densities and activations read best largest first, labels and numbers ascending.
             ascending = order == .label || order == .feature
+            featureList = ListState()
+        case (_, PanelAction.own(Action.hide)) where view == .features:
+            hidesDenseAndDead.toggle()
             featureList = ListState()
         case (_, PanelAction.own(Action.reverse)) where view == .features:
             ascending.toggle()
