@@ -397,26 +397,45 @@ extension SAEPanel {
                 "No logged steps yet.", at: Point(x: area.x + 1, y: area.y + 2), style: theme.dim, clip: area)
             return
         }
-        let series: [(String, [Double], String)] = [
-            ("loss", curve.map(\.loss), "%.4g"),
-            ("MSE loss", curve.map(\.mse), "%.4g"),
-            ("L0", curve.map(\.l0), "%.1f"),
-            ("explained var", curve.map { 1 - $0.fvu }, "%.3f"),
-            ("dead", curve.map { $0.dead * 100 }, "%.1f%%"),
-            ("dense >10%", curve.map { $0.dense * 100 }, "%.1f%%"),
-            ("learning rate", curve.map(\.learningRate), "%.2e"),
+        // Losses span decades: they are drawn on a log scale. Each curve has its range beside it
+        // (low end left, high end right), and a constant one is a flat line saying so.
+        let series: [(name: String, values: [Double], format: String, log: Bool)] = [
+            ("loss (log)", curve.map(\.loss), "%.4g", true),
+            ("MSE (log)", curve.map(\.mse), "%.4g", true),
+            ("L0", curve.map(\.l0), "%.1f", false),
+            ("explained var", curve.map { 1 - $0.fvu }, "%.3f", false),
+            ("dead", curve.map { $0.dead * 100 }, "%.1f%%", false),
+            ("dense >10%", curve.map { $0.dense * 100 }, "%.1f%%", false),
+            ("learning rate", curve.map(\.learningRate), "%.2e", false),
         ]
         let labelWidth = 14
-        let valueWidth = 12
-        let chartWidth = max(10, area.width - labelWidth - valueWidth - 4)
+        let rangeWidth = 9
+        let valueWidth = 11
+        let chartWidth = max(10, area.width - labelWidth - 2 * rangeWidth - valueWidth - 6)
         let spacing = max(1, min(3, (area.height - 3) / series.count))
-        for (index, (name, values, format)) in series.enumerated() {
+        for (index, item) in series.enumerated() {
             let y = area.y + 2 + index * spacing
             guard y < area.maxY - 1 else { break }
-            frame.draw(name, at: Point(x: area.x + 1, y: y), style: theme.text, clip: area)
-            let glyphs = Sparkline(values: Self.resample(values, to: chartWidth)).glyphs(width: chartWidth)
-            frame.draw(glyphs, at: Point(x: area.x + 1 + labelWidth, y: y), style: theme.accent, clip: area)
-            let last = String(format: format, values.last ?? 0)
+            frame.draw(item.name, at: Point(x: area.x + 1, y: y), style: theme.text, clip: area)
+            let finite = item.values.filter(\.isFinite)
+            let low = finite.min() ?? 0
+            let high = finite.max() ?? 0
+            let chartX = area.x + 1 + labelWidth + rangeWidth + 1
+            frame.draw(
+                TextWidth.fit(String(format: item.format, low), toColumns: rangeWidth, alignment: .trailing),
+                at: Point(x: area.x + 1 + labelWidth, y: y), style: theme.dim, clip: area)
+            if high - low <= max(abs(high), 1e-12) * 1e-9 {
+                let flat = String(repeating: "─", count: max(0, chartWidth - 10)) + " constant"
+                frame.draw(flat, at: Point(x: chartX, y: y), style: theme.dim, clip: area)
+            } else {
+                let plotted = item.log ? item.values.map { $0 > 0 ? log10($0) : .nan } : item.values
+                let glyphs = Sparkline(values: Self.resample(plotted, to: chartWidth)).glyphs(width: chartWidth)
+                frame.draw(glyphs, at: Point(x: chartX, y: y), style: theme.accent, clip: area)
+                frame.draw(
+                    String(format: item.format, high), at: Point(x: chartX + chartWidth + 1, y: y), style: theme.dim,
+                    clip: area)
+            }
+            let last = String(format: item.format, item.values.last ?? 0)
             frame.draw(
                 TextWidth.fit(last, toColumns: valueWidth, alignment: .trailing),
                 at: Point(x: area.maxX - valueWidth - 1, y: y), style: theme.title, clip: area)
