@@ -117,12 +117,13 @@ import Testing
         #expect(state.focusedPanelID == .evals && state.render().text().contains("Verdicts"))
     }
 
-    @Test func aBaselineAndARunAreCompared() {
+    @Test func aBaselineAndARunAreCompared() throws {
         var state = loaded()
         // Rows: run 2, run 1, the unrun suite. Mark run 1, compare run 2 with it.
         AppFixtures.press([.down, .character("b"), .up], on: &state)
         let effects = AppFixtures.press([.character("c")], on: &state)
-        #expect(effects == [.ask(EvalsPanel.CompareRuns(baseline: 1, run: 2))])
+        #expect(
+            effects == [.ask(EvalsPanel.CompareRuns(baseline: 1, run: 2)), .ask(EvalsPanel.LoadBaselineRun(id: 1))])
         let metrics = RunComparison(
             a: Self.scored(Self.baseline), b: Self.scored(Self.candidate), scorers: ["contains", "token_f1"])
         let deltas = Self.items.indices.compactMap { index -> EvalService.ItemDelta? in
@@ -139,6 +140,28 @@ import Testing
                     warnings: [])))
         check(state, "evals-compare-120x36")
         #expect(state.render().text().contains("2 fixed") && state.render().text().contains("1 regressed"))
+
+        // A changed item opens with A's answer beside B's.
+        _ = state.update(AppFixtures.answer(EvalsPanel.LoadBaselineRun(id: 1), Self.baseline))
+        let opened = AppFixtures.press([.enter], on: &state)
+        #expect(opened == [.ask(EvalsPanel.LoadRun(id: 2))])
+        _ = state.update(AppFixtures.answer(EvalsPanel.LoadRun(id: 2), Self.candidate))
+        let text = state.render().text()
+        #expect(text.contains("A · run 1 (baseline)") && text.contains("B · run 2"))
+        let item = try #require((state.panels[state.focusedPanel] as? EvalsPanel)?.openAnswer?.result.itemID)
+        let index = try #require(Self.items.firstIndex { $0.id == item })
+        let a = Self.baseline.rows[index].result.output ?? ""
+        let b = Self.candidate.rows[index].result.output ?? ""
+        #expect(a != b && text.contains(a) && text.contains(b))
+    }
+
+    /// A mean with an interval that is not even about it is shown as [low, high], not ±.
+    @Test func asymmetricIntervalsAreShownAsTheirEnds() {
+        #expect(
+            EvalsPanel.intervalText(Interval(estimate: 0.5, lower: 0.45, upper: 0.55, method: "t", n: 100)) == "±0.050")
+        #expect(
+            EvalsPanel.intervalText(Interval(estimate: 0.833, lower: 0.436, upper: 0.970, method: "wilson", n: 6))
+                == "[0.436, 0.970]")
     }
 
     @Test func runningASuiteIsAJobAndReRunningFailedNamesTheRun() {

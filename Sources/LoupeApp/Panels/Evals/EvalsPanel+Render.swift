@@ -78,7 +78,7 @@ extension EvalsPanel {
                     UntrustedText.sanitized(run.suite), run.targetKind, run.status,
                     "\(listing.answered)/\(run.planned)", headline.map { UntrustedText.sanitized($0.scorer) } ?? "—",
                     headline.map { String(format: "%.3f", $0.interval.estimate) } ?? "—",
-                    headline.map { String(format: "±%.3f", $0.interval.halfWidth) } ?? "",
+                    headline.map { Self.intervalText($0.interval) } ?? "",
                     trend.count > 1 ? Sparkline(values: trend).glyphs(width: 10) : "",
                     formatter.string(from: run.startedAt),
                 ]
@@ -94,7 +94,7 @@ extension EvalsPanel {
             TableColumn("suite", width: .fill(1)), TableColumn("target", width: .length(9)),
             TableColumn("status", width: .length(9)), TableColumn("n", width: .length(8), alignment: .trailing),
             TableColumn("headline", width: .length(10)), TableColumn("mean", width: .length(6), alignment: .trailing),
-            TableColumn("95% CI", width: .length(7)), TableColumn("trend", width: .length(10)),
+            TableColumn("95% CI", width: .length(14)), TableColumn("trend", width: .length(10)),
             TableColumn("when", width: .length(11)),
         ]
         // Narrow terminals keep the suite's name: target, trend and date give way first.
@@ -208,6 +208,18 @@ extension EvalsPanel {
     /// The drill-down's lines: input, targets, output, then each scorer's verdict.
     package func answerLines(theme: Theme) -> [[Span]] {
         guard let row = openAnswer else { return [] }
+        return Self.answerLines(row, theme: theme)
+    }
+
+    /// The baseline's answer to the open item, when it was opened from a comparison.
+    package var baselineAnswer: EvalService.ResultRow? {
+        guard answerFrom == .compare, let row = openAnswer else { return nil }
+        return baselineDetail?.rows.first {
+            $0.result.itemID == row.result.itemID && $0.result.epoch == row.result.epoch
+        }
+    }
+
+    static func answerLines(_ row: EvalService.ResultRow, theme: Theme) -> [[Span]] {
         let result = row.result
         var lines: [[Span]] = []
         func section(_ title: String) {
@@ -269,9 +281,23 @@ extension EvalsPanel {
         return lines
     }
 
+    /// One answer; opened from a comparison, the baseline's (A) and the run's (B) side by side,
+    /// as promptfoo shows two outputs for the same test.
     private func renderAnswer(into frame: inout Frame, area: Rect, theme: Theme) {
-        let view = TextView(lines: answerLines(theme: theme))
-        _ = view.render(into: &frame, area: area.inset(dx: 1, dy: 0), offset: answerOffset, theme: theme)
+        guard let baseline = baselineAnswer, let row = openAnswer, let comparison, area.width >= 60 else {
+            let view = TextView(lines: answerLines(theme: theme))
+            _ = view.render(into: &frame, area: area.inset(dx: 1, dy: 0), offset: answerOffset, theme: theme)
+            return
+        }
+        let halves = area.split(.horizontal, [.percentage(50), .fill(1)])
+        for (half, side, title) in [
+            (halves[0], baseline, "A · run \(comparison.a.id) (baseline)"),
+            (halves[1], row, "B · run \(comparison.b.id)"),
+        ] {
+            let inner = Block(title: title, focused: false).render(into: &frame, area: half, theme: theme)
+            _ = TextView(lines: Self.answerLines(side, theme: theme)).render(
+                into: &frame, area: inner.inset(dx: 1, dy: 0), offset: answerOffset, theme: theme)
+        }
     }
 
     private func renderComparison(into frame: inout Frame, area: Rect, theme: Theme, focused: Bool) {
@@ -345,5 +371,17 @@ extension EvalsPanel {
         ).render(
             into: &frame, area: Rect(x: area.x, y: y, width: area.width, height: area.maxY - y), state: &state,
             theme: theme)
+    }
+
+    /// `±0.031` for an interval even about its estimate, `[0.116, 1.000]` for one that is not
+    /// (a Wilson interval near 0 or 1, a bootstrap): a ± would misstate it.
+    package static func intervalText(_ interval: Interval) -> String {
+        let below = interval.estimate - interval.lower
+        let above = interval.upper - interval.estimate
+        guard below.isFinite, above.isFinite else { return "" }
+        if abs(below - above) <= max(0.0005, 0.05 * max(below, above)) {
+            return String(format: "±%.3f", interval.halfWidth)
+        }
+        return String(format: "[%.3f, %.3f]", interval.lower, interval.upper)
     }
 }

@@ -19,6 +19,18 @@ extension EvalsPanel {
         package func ask(_ port: EvalsBrowser) throws -> EvalService.RunDetail { try port.run(id) }
     }
 
+    /// The baseline's answers, shown beside the run's when a changed item is opened from a
+    /// comparison.
+    package struct LoadBaselineRun: PortRequest {
+        package var id: Int64
+
+        package init(id: Int64) {
+            self.id = id
+        }
+
+        package func ask(_ port: EvalsBrowser) throws -> EvalService.RunDetail { try port.run(id) }
+    }
+
     /// A run compared with the baseline.
     package struct CompareRuns: PortRequest {
         package var baseline: Int64

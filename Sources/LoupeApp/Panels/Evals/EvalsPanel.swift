@@ -42,10 +42,12 @@ package struct EvalsPanel: Panel {
     package var answerOffset = 0
     package private(set) var baseline: Int64?
     package private(set) var comparison: EvalService.Comparison?
+    /// The compared baseline's answers (A), for an item opened from the comparison.
+    package private(set) var baselineDetail: EvalService.RunDetail?
     package var compareList = ListState()
     package private(set) var error: String?
     /// The view an answer was opened from (answers or compare), for esc.
-    private var answerFrom = View.answers
+    package private(set) var answerFrom = View.answers
     /// An answer to open once its run has loaded (from the comparison's lists).
     private var pendingAnswer: String?
     private var runningTags: Set<Int> = []
@@ -219,6 +221,8 @@ package struct EvalsPanel: Panel {
                 view = .compare
             case .failed(let message): error = message
             }
+        } else if let (asked, load) = answer.matching(LoadBaselineRun.self), asked.id == comparison?.a.id {
+            if case .loaded(let loaded) = load { baselineDetail = loaded }
         }
     }
 
@@ -356,7 +360,8 @@ package struct EvalsPanel: Panel {
                 return []
             }
             error = nil
-            return [.ask(CompareRuns(baseline: baseline, run: run.id))]
+            if baselineDetail?.listing.id != baseline { baselineDetail = nil }
+            return [.ask(CompareRuns(baseline: baseline, run: run.id)), .ask(LoadBaselineRun(id: baseline))]
         case (_, PanelAction.own(Action.export)):
             guard let id = view == .runs ? selectedRun?.id : detail?.listing.id else { return [] }
             return [
