@@ -126,6 +126,16 @@ import Testing
         var help = starting()
         AppFixtures.press([.character("?")], on: &help)
         #expect(help.mode == .help && help.deferredKeys.isEmpty)
+
+        // A held key is for the panel: not typed into a dialog opened since (y would confirm a
+        // quit).
+        var quitting = starting()
+        AppFixtures.press([.character("y")], on: &quitting)
+        _ = quitting.start("workspace vacuum")
+        AppFixtures.press([.character("q")], on: &quitting)
+        #expect(quitting.mode == .confirmQuit && quitting.deferredKeys.isEmpty)
+        try settle([.ask(TracesPanel.ListTraces())], &quitting)
+        #expect(quitting.mode == .confirmQuit)
     }
 
     private func opened(width: Int = 120, height: Int = 36) throws -> AppState {

@@ -106,6 +106,39 @@ import Testing
             FileManager.default.fileExists(atPath: CommandExecutor.scratchDirectory + "/getting-started-md.sqlite"))
     }
 
+    /// A message set by a key after the app sat idle is timed from that key, not from the last
+    /// tick (minutes earlier), so it is on screen; it goes once its lifetime has passed.
+    @Test func aMessageAfterAnIdleSpellIsShownForItsLifetime() throws {
+        let clock = Clock()
+        let session = TestEnvironment.session()
+        let executor = CommandExecutor(session: session, isInsideTUI: true)
+        let backend = HeadlessBackend(size: Size(width: 100, height: 30), script: [])
+        let state = AppState(
+            size: backend.size, theme: .builtInDefault, panels: AppState.standardPanels(), workspaceName: "w.sqlite",
+            catalog: executor.catalog, themeNames: [])
+        var environment = try TestEnvironment.appEnvironment(session: session, executor: executor)
+        environment.now = { clock.now }
+        let runtime = AppRuntime(state: state, backend: backend, environment: environment)
+        Self.pump(runtime) { !runtime.state.jobs.isEmpty || runtime.state.panels[0].isLoadingFirstView == false }
+        clock.now = 600
+        runtime.step(timeoutMilliseconds: 0)
+        // Roofline has nothing to search: "/" says so, and the message stays.
+        backend.enqueue([.key(.character("4")), .key(.character("/"))])
+        runtime.step(timeoutMilliseconds: 0)
+        runtime.step(timeoutMilliseconds: 0)
+        #expect(runtime.state.message?.text.hasPrefix("Nothing to search") == true)
+        clock.now = 605
+        runtime.step(timeoutMilliseconds: 0)
+        #expect(runtime.state.message != nil)
+        clock.now = 609
+        runtime.step(timeoutMilliseconds: 0)
+        #expect(runtime.state.message == nil)
+    }
+
+    private final class Clock: @unchecked Sendable {
+        var now: Double = 100
+    }
+
     @Test func quitStopsTheLoop() throws {
         let (runtime, backend, _) = try makeRuntime(script: [.key(.character("q"))])
         drive(runtime, backend)

@@ -150,18 +150,29 @@ extension AppState {
 
     // MARK: - Overlays
 
-    /// The help overlay's lines, built from the keymaps.
+    /// The help overlay's lines, built from the keymaps: the focused panel's keys first (what
+    /// one opens help for), then navigation and the global keys; with a filter, only the keys
+    /// whose name or description contains it.
     func helpLines() -> [[Span]] {
         var lines: [[Span]] = []
-        for keymap in keymaps {
+        let panelMap = panels[focusedPanel].keymap
+        var ordered = keymaps.filter { $0.name != panelMap.name }
+        if !panelMap.bindings.isEmpty { ordered.insert(panelMap, at: 0) }
+        let filter = helpFilter.text.trimmingWhitespace()
+        for keymap in ordered {
+            let bindings = keymap.bindings.filter { binding in
+                !(keymap.name == "Global" && isDigitBinding(binding))
+                    && (filter.isEmpty || TextSearch.containsIgnoringCase(binding.keyNames + " " + binding.help, filter))
+            }
+            guard !bindings.isEmpty else { continue }
             if !lines.isEmpty { lines.append([]) }
             lines.append([Span(keymap.name, theme.title)])
-            for binding in keymap.bindings where !(keymap.name == "Global" && isDigitBinding(binding)) {
+            for binding in bindings {
                 lines.append([
                     Span("  " + TextWidth.fit(binding.keyNames, toColumns: 16), theme.key),
                     Span(binding.help, theme.text),
                 ])
-                if keymap.name == "Global", binding.action == .previousPanel {
+                if keymap.name == "Global", binding.action == .previousPanel, filter.isEmpty {
                     lines.append([
                         Span("  " + TextWidth.fit("1 … 9", toColumns: 16), theme.key),
                         Span("Go to panel 1 … 9", theme.text),
@@ -169,6 +180,7 @@ extension AppState {
                 }
             }
         }
+        if lines.isEmpty { lines.append([Span("No key matches “\(UntrustedText.sanitized(filter))”.", theme.dim)]) }
         lines.append([])
         lines.append([
             Span("Every key runs a command too: press : and type help, or run loupe --help in a shell.", theme.dim)
@@ -188,13 +200,24 @@ extension AppState {
 
     private func renderHelp(into frame: inout Frame) {
         let lines = helpLines()
-        let area = overlayArea(width: min(84, size.width - 4), height: min(lines.count + 2, size.height - 4))
+        let filtered = isFilteringHelp || !helpFilter.isEmpty
+        let area = overlayArea(
+            width: min(96, size.width - 4), height: min(lines.count + 2 + (filtered ? 1 : 0), size.height - 4))
         frame.fill(area, style: theme.overlay)
-        let inner = Block(title: "Keys", trailingTitle: "j/k scroll · esc close", focused: true).render(
-            into: &frame, area: area, theme: theme)
-        let offset = min(helpOffset, max(0, lines.count - inner.height))
+        let inner = Block(
+            title: "Keys · \(panels[focusedPanel].title) first", trailingTitle: "/ filter · j/k scroll · esc close",
+            focused: true
+        ).render(into: &frame, area: area, theme: theme)
+        var body = inner
+        if filtered {
+            helpFilter.render(
+                into: &frame, area: inner.row(0), prompt: [Span("/", theme.key)], style: theme.input,
+                showCursor: isFilteringHelp)
+            body = Rect(x: inner.x, y: inner.y + 1, width: inner.width, height: inner.height - 1)
+        }
+        let offset = min(helpOffset, max(0, lines.count - body.height))
         TextView(lines: lines, wrap: false).render(
-            into: &frame, area: inner.inset(dx: 1, dy: 0), offset: offset, theme: theme)
+            into: &frame, area: body.inset(dx: 1, dy: 0), offset: offset, theme: theme)
     }
 
     private func renderPalette(into frame: inout Frame) {

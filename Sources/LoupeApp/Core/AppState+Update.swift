@@ -47,7 +47,9 @@ extension AppState {
         guard !deferredKeys.isEmpty, !panels[focusedPanel].isLoadingFirstView else { return [] }
         let keys = deferredKeys
         deferredKeys = []
-        return keys.flatMap { handle($0) }
+        // Held keys were meant for the panel: never for a dialog or line opened since.
+        guard mode == .normal, focus == .panel else { return [] }
+        return keys.flatMap { handleNormal($0) }
     }
 
     private mutating func forwardToPanels(_ msg: Msg) -> [Effect] {
@@ -100,6 +102,8 @@ extension AppState {
 
     /// Carries out an app action (from a key, the palette or a click).
     package mutating func perform(_ action: AppAction) -> [Effect] {
+        // Keys held for a loading panel belong to what was on screen before this action.
+        if case .panel = action {} else { deferredKeys = [] }
         switch action {
         case .quit:
             if jobs.isEmpty { return [.quit] }
@@ -114,6 +118,8 @@ extension AppState {
         case .showHelp:
             mode = .help
             helpOffset = 0
+            helpFilter = LineEditor()
+            isFilteringHelp = false
         case .openCommandLine:
             mode = .commandLine
             commandLine = LineEditor()
@@ -121,7 +127,13 @@ extension AppState {
             history.reset()
         case .openPalette:
             palette = PaletteState()
-            palette.items = PaletteState.items(catalog: catalog, panels: panels.map(\.title), themes: themeNames)
+            // The focused panel's own actions come first (fork, MMR, baseline …), as in k9s's and
+            // lazygit's menus, then the commands, panels and themes.
+            let panel = panels[focusedPanel]
+            palette.items =
+                panel.keymap.bindings.map {
+                    PaletteState.Item(title: "\(panel.title): \($0.help)", detail: $0.keyNames, target: .action($0.action))
+                } + PaletteState.items(catalog: catalog, panels: panels.map(\.title), themes: themeNames)
             mode = .palette
         case .startSearch:
             // The prompt opens even with nothing to search, so the keys typed next are read as
@@ -365,7 +377,22 @@ extension AppState {
     }
 
     private mutating func handleHelp(_ key: Key) -> [Effect] {
+        if isFilteringHelp {
+            switch key {
+            case .enter: isFilteringHelp = false
+            case .escape, .control("c"):
+                isFilteringHelp = false
+                helpFilter = LineEditor()
+            default: if helpFilter.handle(key) { helpOffset = 0 }
+            }
+            return []
+        }
         switch key {
+        case .character("/"):
+            isFilteringHelp = true
+        case .escape where !helpFilter.isEmpty:
+            helpFilter = LineEditor()
+            helpOffset = 0
         case .escape, .character("?"), .character("q"), .control("c"): mode = .normal
         case .character("j"), .down: helpOffset += 1
         case .character("k"), .up: helpOffset = max(0, helpOffset - 1)

@@ -43,6 +43,9 @@ package struct AppState: Sendable {
     package var searchQuery = ""
     package var palette = PaletteState()
     package var helpOffset = 0
+    /// The help overlay's filter (`/` in help), and whether it is being typed.
+    package var helpFilter = LineEditor()
+    package var isFilteringHelp = false
 
     package var output = OutputPane()
     package var jobs: [JobStatus] = []

@@ -31,7 +31,7 @@ package struct PaletteState: Hashable, Sendable {
 
     /// Every command of `catalog`, then panel switches, themes and app actions.
     static func items(catalog: CommandCatalog, panels: [String], themes: [String]) -> [Item] {
-        var items: [Item] = []
+        var items = [Item(title: "Keys: help for this panel", detail: "?", target: .action(.showHelp))]
         for entry in catalog.entries where !entry.isGroup {
             items.append(
                 Item(
@@ -48,7 +48,6 @@ package struct PaletteState: Hashable, Sendable {
                     title: "Theme: \(theme)", detail: "switch the colour theme",
                     target: .command("theme \(theme)", needsArguments: false)))
         }
-        items.append(Item(title: "Show keys", detail: "the help overlay", target: .action(.showHelp)))
         items.append(Item(title: "Toggle zoom", detail: "focused pane full screen", target: .action(.toggleZoom)))
         items.append(
             Item(title: "Toggle output pane", detail: "command output and log", target: .action(.toggleOutput)))

@@ -30,6 +30,8 @@ package final class AppRuntime {
         self.environment = environment
         self.state.size = backend.size
         self.state.now = environment.now()
+        // A message set before the loop (a theme warning) is timed from now, not from zero.
+        if let message = self.state.message { self.state.message = message }
         var effects: [Effect] = []
         for panel in self.state.panels {
             for effect in panel.initialEffects {
@@ -53,6 +55,9 @@ package final class AppRuntime {
     /// One turn of the loop.
     package func step(timeoutMilliseconds: Int) {
         if needsRender { present() }
+        // Messages set while folding this turn's input are timed from now: ticks stop while idle,
+        // so the last tick may be minutes old.
+        state.now = environment.now()
         var messages: [Msg] = []
         if let event = backend.nextEvent(timeoutMilliseconds: timeoutMilliseconds) { messages.append(.input(event)) }
         messages += mailbox.drain()

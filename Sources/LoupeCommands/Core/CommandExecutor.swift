@@ -108,22 +108,40 @@ package struct CommandExecutor: CommandService {
 
     /// `word` as an absolute path when it is a relative path (`sample-data/x.jsonl`, or the
     /// value of `--option=path`) to something that exists under `directory` or one of its
-    /// parents; otherwise as it was.
+    /// parents up to the repository holding it (the nearest with a `.git` or `Package.swift`;
+    /// `directory`'s parent when there is none); otherwise as it was, so an output that does not
+    /// exist yet is written where the command runs.
     package static func resolving(_ word: String, from directory: String) -> String {
         if word.hasPrefix("--"), let equals = word.firstIndex(of: "=") {
             return String(word[...equals]) + resolving(String(word[word.index(after: equals)...]), from: directory)
         }
-        guard !word.isEmpty, !word.hasPrefix("/"), !word.hasPrefix("-"), !word.hasPrefix("~"),
-            word.contains("/") || word.contains(".")
+        guard !word.isEmpty, word != ".", word != "..", !word.hasPrefix("/"), !word.hasPrefix("-"),
+            !word.hasPrefix("~"), word.contains("/") || word.contains(".")
         else { return word }
-        var base = URL(fileURLWithPath: directory).standardizedFileURL
+        let files = FileManager.default
+        let start = URL(fileURLWithPath: directory).standardizedFileURL
+        var bases = [start]
+        var base = start
         while true {
-            let candidate = base.appendingPathComponent(word).standardizedFileURL.path
-            if FileManager.default.fileExists(atPath: candidate) { return candidate }
+            if files.fileExists(atPath: base.appendingPathComponent(".git").path)
+                || files.fileExists(atPath: base.appendingPathComponent("Package.swift").path)
+            {
+                break
+            }
             let parent = base.deletingLastPathComponent()
-            if parent.path == base.path { return word }
+            guard parent.path != base.path else {
+                // No repository above: the notebook's folder and its parent only.
+                bases = [start, start.deletingLastPathComponent()]
+                break
+            }
             base = parent
+            bases.append(base)
         }
+        for base in bases {
+            let candidate = base.appendingPathComponent(word).standardizedFileURL.path
+            if files.fileExists(atPath: candidate) { return candidate }
+        }
+        return word
     }
 
     /// The user-facing message of an error a command threw.

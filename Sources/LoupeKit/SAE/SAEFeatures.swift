@@ -80,14 +80,15 @@ package struct SAEFeatureIndex: Sendable {
         let service = SAEService(workspace: workspace, models: ModelLibrary(root: ""))
         let (record, trainer) = try service.stored(id)
         let sae = trainer.sae
-        let rows = try workspace.activationSets().first { $0.id == record.setID }?.rows ?? 0
+        var rows = try workspace.activationSets().first { $0.id == record.setID }?.rows ?? 0
         let firings: [[Firing]]
         if let stored = try workspace.saeFeatureIndex(model: id), stored.step == record.step,
             let decoded = Self.decode(stored.data, width: sae.width, rows: rows)
         {
             firings = decoded
         } else {
-            firings = try Self.encode(set: record.setID, sae: sae, service: service, reporter: reporter)
+            // The row count is the one of the rows encoded, read with them.
+            (firings, rows) = try Self.encode(set: record.setID, sae: sae, service: service, reporter: reporter)
             // The index is a cache: a workspace this process may only read still gets its features.
             try? workspace.storeSAEFeatureIndex(model: id, step: record.step, data: Self.serialize(firings, rows: rows))
         }
@@ -117,7 +118,7 @@ package struct SAEFeatureIndex: Sendable {
 
     /// Encodes every row of activation set `set` with `sae`: per feature, the rows it fires on.
     static func encode(set: Int64, sae: SparseAutoencoder, service: SAEService, reporter: JobReporter) throws
-        -> [[Firing]]
+        -> (firings: [[Firing]], rows: Int)
     {
         let (rows, _, values) = try service.activations(set: set)
         var firings = [[Firing]](repeating: [], count: sae.width)
@@ -133,7 +134,7 @@ package struct SAEFeatureIndex: Sendable {
                     completed: Double(start + f.rows), total: Double(rows),
                     detail: "encoding \(rows) tokens to index the SAE's features"))
         }
-        return firings
+        return (firings, rows)
     }
 
     /// The stored form: `LFI1`, the width and row count, each feature's firing count, then every

@@ -292,10 +292,9 @@ package struct SAEService: Sendable {
             log: log)
         if metrics != nil, !reporter.isCancelled {
             // The feature browser's index, built once here rather than on the panel's first visit
-            // (which builds it instead when this is stopped).
-            do {
-                _ = try SAEFeatureIndex(model: model, workspace: workspace, reporter: reporter)
-            } catch is JobCancelled {}
+            // (which builds it instead when this is stopped or fails: it is a cache, and the SAE
+            // is already saved).
+            _ = try? SAEFeatureIndex(model: model, workspace: workspace, reporter: reporter)
         }
         return Trained(
             model: model, step: trainer.step, metrics: metrics,

@@ -1,6 +1,7 @@
 /// Subsequence matching with a score, for the command palette (in the spirit of fzf): every
-/// query character must appear in order; consecutive runs, word starts and an early first hit
-/// score higher.
+/// query character must appear in order, the first at the start of a word (so "sae" does not
+/// find "workspace init" through the s inside "workspace"); consecutive runs, word starts and an
+/// early first hit score higher.
 package enum FuzzyMatch {
     /// A match: its score (higher is better) and the grapheme offsets that matched.
     package struct Result: Hashable, Sendable {
@@ -19,7 +20,10 @@ package enum FuzzyMatch {
         guard !needle.isEmpty else { return Result(score: 0, positions: []) }
         let haystack = Array(candidate.lowercased())
         var best: Result?
-        for start in haystack.indices where haystack[start] == needle[0] {
+        for start in haystack.indices
+        where haystack[start] == needle[0]
+            && (start == 0 || !(haystack[start - 1].isLetter || haystack[start - 1].isNumber))
+        {
             guard let result = align(needle, in: haystack, from: start) else { break }
             if result.score > (best?.score ?? Int.min) { best = result }
         }

@@ -113,8 +113,9 @@ package struct EvalsPanel: Panel {
         let listed = canonical(suite)
         if canonical(recorded) == listed { return true }
         guard !recorded.hasPrefix("/") else { return false }
+        // A bare file name says too little: two folders may each hold a `suite.yaml`.
         let parts = recorded.split(separator: "/").drop { $0 == "." || $0 == ".." }
-        return !parts.isEmpty && listed.hasSuffix("/" + parts.joined(separator: "/"))
+        return parts.count >= 2 && listed.hasSuffix("/" + parts.joined(separator: "/"))
     }
 
     package var selectedRow: Row? {
