@@ -162,7 +162,8 @@ extension AppState {
         for keymap in ordered {
             let bindings = keymap.bindings.filter { binding in
                 !(keymap.name == "Global" && isDigitBinding(binding))
-                    && (filter.isEmpty || TextSearch.containsIgnoringCase(binding.keyNames + " " + binding.help, filter))
+                    && (filter.isEmpty
+                        || TextSearch.containsIgnoringCase(binding.keyNames + " " + binding.help, filter))
             }
             guard !bindings.isEmpty else { continue }
             if !lines.isEmpty { lines.append([]) }

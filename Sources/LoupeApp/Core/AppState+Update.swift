@@ -132,7 +132,8 @@ extension AppState {
             let panel = panels[focusedPanel]
             palette.items =
                 panel.keymap.bindings.map {
-                    PaletteState.Item(title: "\(panel.title): \($0.help)", detail: $0.keyNames, target: .action($0.action))
+                    PaletteState.Item(
+                        title: "\(panel.title): \($0.help)", detail: $0.keyNames, target: .action($0.action))
                 } + PaletteState.items(catalog: catalog, panels: panels.map(\.title), themes: themeNames)
             mode = .palette
         case .startSearch:

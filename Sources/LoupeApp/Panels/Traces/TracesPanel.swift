@@ -64,8 +64,10 @@ package struct TracesPanel: Panel {
             [
                 KeyBinding([.enter], .panel(.open), help: "Open the selected trace", footer: "open"),
                 KeyBinding([.character("l"), .right], .panel(.right), help: "Next step", footer: "step"),
-                KeyBinding([.character("j"), .down], .panel(.down), help: "List: next trace · trace: scroll the detail"),
-                KeyBinding([.character("k"), .up], .panel(.up), help: "List: previous trace · trace: scroll the detail"),
+                KeyBinding(
+                    [.character("j"), .down], .panel(.down), help: "List: next trace · trace: scroll the detail"),
+                KeyBinding(
+                    [.character("k"), .up], .panel(.up), help: "List: previous trace · trace: scroll the detail"),
                 KeyBinding([.character("h"), .left], .panel(.left), help: "Previous step"),
                 KeyBinding(
                     [.character("J")], .panel(.own(Action.nextSpan)),
