@@ -21,6 +21,14 @@ static inline int loupe_lines(void) { return LINES; }
 static inline int loupe_cols(void) { return COLS; }
 /// `newterm` on the process's own stdin/stdout (C's `stdin`/`stdout` are globals too).
 static inline SCREEN *loupe_newterm_stdio(void) { return newterm(NULL, stdout, stdin); }
+
+/// Writes an escape sequence ncurses does not know (OSC 52) straight to the terminal, after what
+/// ncurses has buffered.
+static inline void loupe_write_raw(const char *text) {
+    fflush(stdout);
+    fputs(text, stdout);
+    fflush(stdout);
+}
 static inline int loupe_force_full_redraw(void) { return clearok(curscr, TRUE); }
 
 static inline attr_t loupe_attr_normal(void) { return A_NORMAL; }

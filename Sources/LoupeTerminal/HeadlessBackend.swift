@@ -9,12 +9,16 @@ package final class HeadlessBackend: TerminalBackend {
     package private(set) var frames: [Frame] = []
     package private(set) var suspendCount = 0
     package private(set) var isShutDown = false
+    /// What ``copyToClipboard(_:)`` was given, in order.
+    package private(set) var clipboard: [String] = []
     private var script: [InputEvent]
 
     package init(size: Size, script: [InputEvent] = []) {
         self.size = size
         self.script = script
     }
+
+    package func copyToClipboard(_ text: String) { clipboard.append(text) }
 
     /// The last presented frame.
     package var lastFrame: Frame? { frames.last }

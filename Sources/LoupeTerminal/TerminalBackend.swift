@@ -22,4 +22,8 @@ package protocol TerminalBackend: AnyObject {
 
     /// Restores the terminal to the state it was in before the backend took it.
     func shutdown()
+
+    /// Puts `text` on the system clipboard with an OSC 52 sequence, which terminals (and tmux
+    /// with `set-clipboard on`) honour locally and over SSH.
+    func copyToClipboard(_ text: String)
 }

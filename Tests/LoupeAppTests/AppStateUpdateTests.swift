@@ -1,3 +1,4 @@
+import Foundation
 import LoupeApp
 import LoupeKit
 import LoupeTUI
@@ -313,4 +314,33 @@ import Testing
         _ = state.update(.tick(129))
         #expect(state.message == nil)
     }
+
+    /// After a command, tab completes file and folder names, as a shell does (the repository's
+    /// sample-data, read from the file system).
+    @Test func tabCompletesFilePathsAfterACommand() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..")
+            .standardized.path
+        var state = AppFixtures.state()
+        state.completePaths = { partial in
+            PathCompletion.candidates(for: root + "/" + partial).map { String($0.dropFirst(root.count + 1)) }
+        }
+        AppFixtures.press([.character(":")], on: &state)
+        _ = AppFixtures.type("workspace info sample-data/tr", on: &state)
+        AppFixtures.press([.tab], on: &state)
+        #expect(state.commandLine.text == "workspace info sample-data/traces/")
+        _ = AppFixtures.type("otlp-g", on: &state)
+        AppFixtures.press([.tab], on: &state)
+        #expect(state.commandLine.text == "workspace info sample-data/traces/otlp-genai.jsonl ")
+        // Several: the common part, and the names listed.
+        AppFixtures.press([.control("u")], on: &state)
+        _ = AppFixtures.type("workspace info sample-data/cranfield/q", on: &state)
+        AppFixtures.press([.tab], on: &state)
+        #expect(state.completions.contains("qrels.trec") && state.completions.contains("queries.jsonl"))
+        // Commands still complete as commands.
+        AppFixtures.press([.control("u")], on: &state)
+        _ = AppFixtures.type("works", on: &state)
+        AppFixtures.press([.tab], on: &state)
+        #expect(state.commandLine.text == "workspace ")
+    }
 }
+

@@ -98,6 +98,23 @@ import Testing
         #expect(panel(state).currentOrdinal == 1)
     }
 
+    /// y copies the step on screen to the clipboard (OSC 52), as its pane shows it.
+    @Test func yCopiesTheStepOnScreen() throws {
+        var state = try opened()
+        try settle(AppFixtures.press([.character("l")], on: &state), &state)
+        let effects = AppFixtures.press([.character("y")], on: &state)
+        guard case .copy(let text)? = effects.first else {
+            Issue.record("y copied nothing: \(effects)")
+            return
+        }
+        #expect(text.contains("\"query\": \"heat transfer boundary layer transition\""))
+        #expect(state.message?.text == "✓ copied \(text.count) characters to the clipboard")
+        // With nothing selected, it says so.
+        var empty = AppFixtures.state()
+        AppFixtures.press([.character("4"), .character("y")], on: &empty)
+        #expect(empty.message?.text == "Nothing selected to copy here")
+    }
+
     /// The steps beside the cursor are read ahead: stepping shows the next one at once.
     @Test func theNextStepIsReadAheadSoSteppingShowsItAtOnce() throws {
         var state = try opened()

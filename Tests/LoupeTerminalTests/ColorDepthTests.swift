@@ -35,3 +35,15 @@ import Testing
         #expect(blue > green)
     }
 }
+
+/// OSC 52 carries the copied text as RFC 4648 base64 (the RFC's own test vectors).
+@Suite struct ClipboardEncodingTests {
+    @Test func base64MatchesRFC4648() {
+        let vectors = [
+            "": "", "f": "Zg==", "fo": "Zm8=", "foo": "Zm9v", "foob": "Zm9vYg==", "fooba": "Zm9vYmE=",
+            "foobar": "Zm9vYmFy",
+        ]
+        for (plain, encoded) in vectors { #expect(NCursesBackend.base64(Array(plain.utf8)) == encoded, "\(plain)") }
+        #expect(NCursesBackend.base64(Array("é ✓".utf8)) == "w6kg4pyT")
+    }
+}

@@ -18,6 +18,8 @@ package enum AppAction: Hashable, Sendable {
     case redraw
     case toggleZoom
     case toggleOutput
+    /// Copy what is selected (a step's content, a hit, an answer, a row) to the clipboard.
+    case copySelection
     /// Handed to the focused panel (or the output pane when it has focus).
     case panel(PanelAction)
 }

@@ -160,6 +160,23 @@ extension AppState {
             } else if zoomed {
                 zoomed = false
             }
+        case .copySelection:
+            let source = focus == .output ? output.lines(theme: theme) : nil
+            let text =
+                source.map { $0.map { $0.map(\.text).joined() }.joined(separator: "\n") }
+                ?? panels[focusedPanel].selectionText
+            guard var text, !text.isEmpty else {
+                message = StatusMessage(text: "Nothing selected to copy here", level: .warn)
+                return []
+            }
+            // Terminals cap OSC 52 payloads; 100,000 characters is within what they take.
+            let limit = 100_000
+            let cut = text.count > limit
+            if cut { text = String(text.prefix(limit)) }
+            message = StatusMessage(
+                text: "✓ copied \(text.count) characters to the clipboard" + (cut ? " (cut at \(limit))" : ""),
+                level: .ok)
+            return [.copy(text)]
         case .suspend: return [.suspend]
         case .redraw: return [.redraw]
         case .toggleZoom: zoomed.toggle()
@@ -298,17 +315,34 @@ extension AppState {
     }
 
     private mutating func complete() {
-        let (partial, candidates) = catalog.completions(for: commandLine.text)
+        var (partial, candidates) = catalog.completions(for: commandLine.text)
+        // Past the command and its subcommand, a word is a file or folder, as in a shell.
+        let words = commandLine.text.split(separator: " ").count
+        var paths = false
+        if candidates.isEmpty, !partial.hasPrefix("-"), words >= 1, !commandLine.text.isEmpty,
+            commandLine.text.hasSuffix(" ") || words >= 2
+        {
+            candidates = completePaths(partial)
+            paths = true
+        }
         guard !candidates.isEmpty else {
             completions = []
             return
         }
         let common = CommandCatalog.commonPrefix(candidates)
-        let completion = candidates.count == 1 ? candidates[0] + " " : common
+        let unique = candidates.count == 1 ? candidates[0] + (candidates[0].hasSuffix("/") ? "" : " ") : nil
+        let completion = unique ?? common
         if completion.count > partial.count {
             commandLine.insert(String(completion.dropFirst(partial.count)))
         }
-        completions = candidates.count > 1 ? candidates : []
+        // Paths are listed by their last part, as a shell lists them.
+        let shown =
+            paths
+            ? candidates.map {
+                String($0.dropLast($0.hasSuffix("/") ? 1 : 0).split(separator: "/").last ?? "")
+                    + ($0.hasSuffix("/") ? "/" : "")
+            } : candidates
+        completions = candidates.count > 1 ? shown : []
     }
 
     // MARK: - Search, palette, help, confirm

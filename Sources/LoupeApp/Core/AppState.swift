@@ -38,6 +38,9 @@ package struct AppState: Sendable {
     package var commandLine = LineEditor()
     package var history: LineHistory
     package var completions: [String] = []
+    /// The file paths that complete a partial word on the `:` line (the file system's, from
+    /// the current directory; a test may point it elsewhere).
+    package var completePaths: @Sendable (String) -> [String] = { PathCompletion.candidates(for: $0) }
     package var searchEditor = LineEditor()
     /// The last committed search, for `n`/`N` and highlighting.
     package var searchQuery = ""

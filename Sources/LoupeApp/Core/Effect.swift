@@ -12,6 +12,8 @@ package enum Effect: Hashable, Sendable {
     case runCommandIn(JobID, String, CommandPlace)
     /// Ask running jobs to stop.
     case cancelJobs
+    /// Put text on the clipboard (OSC 52).
+    case copy(String)
     /// Remember a `:` line in the workspace's history.
     case recordHistory(String)
     /// Write an export (CSV, JSON) to a file.

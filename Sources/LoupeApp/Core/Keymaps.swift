@@ -24,6 +24,9 @@ package enum Keymaps {
                 KeyBinding([.character("N")], .searchPrevious, help: "Previous search match"),
                 KeyBinding(
                     [.character("o")], .toggleOutput, help: "Show or hide the output pane (command results and log)"),
+                KeyBinding(
+                    [.character("y")], .copySelection,
+                    help: "Copy the selection (a step, a hit, an answer, a row) to the clipboard (OSC 52: SSH, tmux)"),
                 KeyBinding([.character("z")], .toggleZoom, help: "Zoom the focused pane to the whole screen and back"),
                 KeyBinding([.escape], .back, help: "Back: close the open pane, view or search"),
                 KeyBinding([.control("l")], .redraw, help: "Redraw the screen"),

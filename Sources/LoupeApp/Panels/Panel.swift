@@ -23,6 +23,8 @@ package protocol Panel: Sendable {
     var wantsTicks: Bool { get }
     /// True until the panel has what it first shows (its list): panel keys wait until then.
     var isLoadingFirstView: Bool { get }
+    /// What `y` copies: the selection as plain text (nil when nothing is selected).
+    var selectionText: String? { get }
 
     mutating func perform(_ action: PanelAction, area: Rect) -> [PanelEffect]
     mutating func goBack()
@@ -50,6 +52,7 @@ extension Panel {
     package var capturesText: Bool { false }
     package var wantsTicks: Bool { false }
     package var isLoadingFirstView: Bool { false }
+    package var selectionText: String? { nil }
     package mutating func handleText(_ key: Key) -> [PanelEffect] { [] }
     package mutating func perform(_ action: PanelAction, area: Rect) -> [PanelEffect] { [] }
     package mutating func goBack() {}

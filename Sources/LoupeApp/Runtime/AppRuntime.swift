@@ -131,6 +131,8 @@ package final class AppRuntime {
             lastFrame = nil
         case .cancelJobs:
             for reporter in reporters.values { reporter.cancel() }
+        case .copy(let text):
+            backend.copyToClipboard(text)
         case .recordHistory(let line):
             if let record = environment.recordHistory {
                 let inFlight = self.inFlight

@@ -90,6 +90,20 @@ package struct EvalsPanel: Panel {
 
     package var initialEffects: [PanelEffect] { [.ask(LoadOverview())] }
     package var isLoadingFirstView: Bool { overview == nil }
+
+    /// The open answer as its view shows it, or the selected answer's output, or the run's line.
+    package var selectionText: String? {
+        switch view {
+        case .answer: return answerLines(theme: .builtInDefault).map { $0.map(\.text).joined() }.joined(separator: "\n")
+        case .answers:
+            let shown = answers
+            return answersList.selected < shown.count ? shown[answersList.selected].result.output : nil
+        default:
+            guard let run = selectedRun else { return nil }
+            return "run \(run.id) \(run.run.suite): "
+                + (run.headline.map { String(format: "%@ %.3f", $0.scorer, $0.interval.estimate) } ?? "no score")
+        }
+    }
     package var canGoBack: Bool { view != .runs }
     package var isSearchable: Bool { view == .runs || view == .answers }
 

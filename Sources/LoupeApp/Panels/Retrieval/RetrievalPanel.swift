@@ -68,6 +68,13 @@ package struct RetrievalPanel: Panel {
     }
 
     package var capturesText: Bool { editing }
+
+    /// The selected hit: its document, chunk, title and text.
+    package var selectionText: String? {
+        guard let hits = result?.hits, list.selected < hits.count else { return nil }
+        let hit = hits[list.selected]
+        return "\(hit.documentID)#\(hit.ordinal) \(hit.title)\n\(hit.text)"
+    }
     package var isSearchable: Bool { view == .hits && !(result?.hits.isEmpty ?? true) }
 
     /// `/` over the hits: title, document id and text.

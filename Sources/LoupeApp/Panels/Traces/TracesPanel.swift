@@ -58,6 +58,17 @@ package struct TracesPanel: Panel {
     package var initialEffects: [PanelEffect] { [.ask(ListTraces())] }
     package var isLoadingFirstView: Bool { traces == nil }
 
+    /// The span on screen as its pane shows it, or the selected trace's id and name.
+    package var selectionText: String? {
+        if let trace, let ordinal = currentOrdinal {
+            let lines = Self.detailLines(
+                trace: trace, ordinal: ordinal, detail: detail, raw: raw, theme: .builtInDefault)
+            return ([trace.spans[ordinal].name] + lines.map { $0.map(\.text).joined() }).joined(separator: "\n")
+        }
+        guard list.selected < rows.count else { return nil }
+        return "trace \(rows[list.selected].id): \(rows[list.selected].name)"
+    }
+
     package var keymap: Keymap {
         Keymap(
             "Traces",
