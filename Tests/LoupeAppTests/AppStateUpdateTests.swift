@@ -343,4 +343,3 @@ import Testing
         #expect(state.commandLine.text == "workspace ")
     }
 }
-
