@@ -70,7 +70,12 @@ package enum ColorDepth: Hashable, Sendable {
         let greyIndex = min(23, max(0, (average - 8 + 5) / 10))
         let greyLevel = UInt8(8 + greyIndex * 10)
         let grey = RGB(greyLevel, greyLevel, greyLevel)
-        return distance(rgb, grey) < distance(rgb, cube) ? 232 + greyIndex : 16 + 36 * r + 6 * g + b
+        // A colour with a clear hue keeps one: the grey ramp is often nearer by distance for dark
+        // mid-tones (viridis's #3f2a70 would be grey 78), which put a grey band in the middle of
+        // every heatmap ramp.
+        let channels = [Int(rgb.red), Int(rgb.green), Int(rgb.blue)]
+        let chromatic = channels.max()! - channels.min()! >= 40
+        return !chromatic && distance(rgb, grey) < distance(rgb, cube) ? 232 + greyIndex : 16 + 36 * r + 6 * g + b
     }
 
     static func nearest(_ rgb: RGB, in palette: [RGB]) -> Int {

@@ -168,3 +168,12 @@ import Testing
         #expect((state.panels[state.focusedPanel] as? AttentionPanel)?.input.text == "")
     }
 }
+
+/// Repeated tokens are told apart by position on the axes and in "attends to".
+@Suite struct AttentionLabelTests {
+    @Test func repeatedTokensCarryTheirPosition() {
+        #expect(AttentionPanel.positionedLabels(["the", "cat", "the"]) == ["the·0", "cat", "the·2"])
+        #expect(AttentionPanel.positionedLabels(["a-very-long-token"]) == ["a-very-lon"])
+    }
+}
+

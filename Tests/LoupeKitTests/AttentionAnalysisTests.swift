@@ -34,6 +34,11 @@ import Testing
         #expect(lines.count == 5)
         #expect(lines[0] == "query\\key,[CLS],a,.,[SEP]")
         #expect(lines[2] == "a,1.000000,0.000000,0.000000,0.000000")
+        // Repeated tokens are named by position, so no two columns share a name.
+        var repeated = Self.sample()
+        repeated.tokens = ["[CLS]", "a", "a", "[SEP]"]
+        #expect(repeated.csv(layer: 0, head: 0).hasPrefix("query\\key,[CLS],a@1,a@2,[SEP]\n[CLS],"))
+        #expect(repeated.csv(layer: 0, head: 0).contains("\na@2,"))
     }
 }
 

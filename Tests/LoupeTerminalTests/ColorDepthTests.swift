@@ -13,6 +13,17 @@ import Testing
         #expect(ColorDepth.detect(colors: 256, environment: ["NO_COLOR": ""]) == .palette256)
     }
 
+    /// A heatmap ramp keeps its hues in 256 colours: no step of viridis becomes grey.
+    @Test func aRampWithHuesHasNoGreyIn256Colours() {
+        let ramp = Theme.builtInDefault
+        for step in 0...40 {
+            let colour = ramp.heatColor(Double(step) / 40)
+            let number = ColorDepth.palette256.colorNumber(for: colour)!
+            #expect(number < 232, "step \(step): \(colour) became grey \(number)")
+        }
+        #expect(ColorDepth.palette256.colorNumber(for: RGB(0x80, 0x80, 0x80)) == 244)
+    }
+
     @Test func reducesToTheNearestPaletteEntry() {
         #expect(ColorDepth.palette256.colorNumber(for: RGB(0, 0, 0)) == 16)
         #expect(ColorDepth.palette256.colorNumber(for: RGB(255, 255, 255)) == 231)

@@ -179,9 +179,14 @@ package struct AttentionAnalysis: Hashable, Sendable {
             text.contains(where: { $0 == "," || $0 == "\"" })
                 ? "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : text
         }
-        var lines = ["query\\key," + tokens.map(field).joined(separator: ",")]
+        // A token that occurs more than once is named with its position (`the@3`), so every
+        // column has its own name (pandas would rename repeats `the.1`, `the.2`).
+        var counts: [String: Int] = [:]
+        for token in tokens { counts[token, default: 0] += 1 }
+        let names = tokens.enumerated().map { index, token in (counts[token] ?? 0) > 1 ? "\(token)@\(index)" : token }
+        var lines = ["query\\key," + names.map(field).joined(separator: ",")]
         for (q, row) in matrix(layer: layer, head: head).enumerated() {
-            lines.append(field(tokens[q]) + "," + row.map { String(format: "%.6f", $0) }.joined(separator: ","))
+            lines.append(field(names[q]) + "," + row.map { String(format: "%.6f", $0) }.joined(separator: ","))
         }
         return lines.joined(separator: "\n") + "\n"
     }

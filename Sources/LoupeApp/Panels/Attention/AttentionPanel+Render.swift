@@ -131,12 +131,12 @@ extension AttentionPanel {
 
     private func renderHead(_ analysis: AttentionAnalysis, into frame: inout Frame, area: Rect, theme: Theme) {
         let t = analysis.count
-        let labels = analysis.tokens.map { UntrustedText.sanitized(String($0.prefix(10))) }
-        let labelWidth = min(11, (labels.map { TextWidth.of($0) }.max() ?? 1) + 1)
+        let labels = Self.positionedLabels(analysis.tokens)
+        let labelWidth = min(14, (labels.map { TextWidth.of($0) }.max() ?? 1) + 1)
         let sideWidth = area.width >= 90 ? 34 : 0
         let matrixWidth = area.width - labelWidth - sideWidth - 1
-        // Wider cells for short inputs (up to 6 columns a key), at least 2 for long ones.
-        let cellWidth = max(2, min(6, matrixWidth / max(1, t)) / 2 * 2)
+        // Cells grow with the terminal (up to 12 columns a key), at least 2 for long inputs.
+        let cellWidth = max(2, min(12, matrixWidth / max(1, t)) / 2 * 2)
         let columns = max(1, min(t, matrixWidth / cellWidth))
         // Key tokens are written down the columns, up to 6 characters, when there is room.
         let labelRows = area.height >= 20 ? min(6, labels.map(\.count).max() ?? 1) : 0
@@ -144,9 +144,22 @@ extension AttentionPanel {
         // Window the matrix around the cursor so long inputs stay navigable.
         let firstKey = max(0, min(key - columns / 2, t - columns))
         let firstQuery = max(0, min(query - rows / 2, t - rows))
+        let probability = analysis.probability(layer: layer, head: head, query: query, key: key)
+        // What is off screen, when the input is longer than the matrix has room for.
+        var hidden: [String] = []
+        if firstQuery > 0 { hidden.append("▲ \(firstQuery)") }
+        if firstQuery + rows < t { hidden.append("▼ \(t - firstQuery - rows)") }
+        if firstKey > 0 { hidden.append("◀ \(firstKey)") }
+        if firstKey + columns < t { hidden.append("▶ \(t - firstKey - columns)") }
         let heading =
-            "L\(layer) H\(head) · row = query, column = key · cursor \(labels[query]) → \(labels[key]) \(String(format: "%.3f", analysis.probability(layer: layer, head: head, query: query, key: key)))"
-        frame.draw(heading, at: Point(x: area.x + 1, y: area.y), style: theme.title, clip: area)
+            "L\(layer) H\(head) · row = query, column = key · cursor \(labels[query]) → \(labels[key]) "
+            + String(format: "%.3f", probability)
+        let used = frame.draw(heading, at: Point(x: area.x + 1, y: area.y), style: theme.title, clip: area)
+        if !hidden.isEmpty {
+            frame.draw(
+                "   more: " + hidden.joined(separator: " · ") + " (move the cursor)",
+                at: Point(x: area.x + 1 + used, y: area.y), style: theme.status(.info), clip: area)
+        }
         let top = area.y + 2 + labelRows
         let left = area.x + labelWidth
         // Column marks every fifth key.
@@ -234,10 +247,10 @@ extension AttentionPanel {
             y += 1
             for (index, p) in entries.prefix(max(1, (area.height - 3) / 2 - 1)) where y < area.maxY {
                 frame.draw(
-                    TextWidth.fit(labels[index], toColumns: 10), at: Point(x: area.x, y: y), style: theme.text,
+                    TextWidth.fit(labels[index], toColumns: 13), at: Point(x: area.x, y: y), style: theme.text,
                     clip: area)
                 Gauge(fraction: Double(p), label: String(format: "%.2f", p)).render(
-                    into: &frame, area: Rect(x: area.x + 11, y: y, width: area.width - 11, height: 1), theme: theme)
+                    into: &frame, area: Rect(x: area.x + 14, y: y, width: area.width - 14, height: 1), theme: theme)
                 y += 1
             }
             y += 1
@@ -284,4 +297,16 @@ extension AttentionPanel {
             )
         }
     }
+
+    /// Token labels for the axes, up to 10 characters; a token that occurs more than once gets
+    /// its position (`the·3`), so "attends to the" says which one.
+    package static func positionedLabels(_ tokens: [String]) -> [String] {
+        var counts: [String: Int] = [:]
+        for token in tokens { counts[token, default: 0] += 1 }
+        return tokens.enumerated().map { index, token in
+            let label = UntrustedText.sanitized(String(token.prefix(10)))
+            return (counts[token] ?? 0) > 1 ? label + "·\(index)" : label
+        }
+    }
 }
+
