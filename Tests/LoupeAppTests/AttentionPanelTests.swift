@@ -176,4 +176,3 @@ import Testing
         #expect(AttentionPanel.positionedLabels(["a-very-long-token"]) == ["a-very-lon"])
     }
 }
-

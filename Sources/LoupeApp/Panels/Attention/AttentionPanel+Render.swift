@@ -309,4 +309,3 @@ extension AttentionPanel {
         }
     }
 }
-
