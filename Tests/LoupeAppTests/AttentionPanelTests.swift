@@ -57,7 +57,8 @@ import Testing
         #expect(panel(state)?.view == .head)
         AppFixtures.press([.escape], on: &state)
         #expect(panel(state)?.view == .grid)
-        AppFixtures.press([.character("v"), .character("v")], on: &state)
+        // Grid, head, head lines (BertViz's head view), table.
+        AppFixtures.press([.character("v"), .character("v"), .character("v")], on: &state)
         #expect(panel(state)?.view == .table)
         AppFixtures.press([.character("]")], on: &state)
         #expect(panel(state)?.head == 2)
@@ -65,7 +66,7 @@ import Testing
 
     @Test func tableSortsAndOpensTheSelectedHead() throws {
         var state = analysed()
-        AppFixtures.press([.character("v"), .character("v")], on: &state)
+        AppFixtures.press([.character("v"), .character("v"), .character("v")], on: &state)
         AppFixtures.press([.character("s"), .character("s"), .character("s"), .character("s")], on: &state)
         #expect(panel(state)?.sort == TableSort(column: 5, ascending: false))  // prev, highest first
         AppFixtures.press([.character("S"), .character("S")], on: &state)
@@ -174,5 +175,28 @@ import Testing
     @Test func repeatedTokensCarryTheirPosition() {
         #expect(AttentionPanel.positionedLabels(["the", "cat", "the"]) == ["the·0", "cat", "the·2"])
         #expect(AttentionPanel.positionedLabels(["a-very-long-token"]) == ["a-very-lon"])
+    }
+}
+
+/// BertViz's head view: each query's line to the keys it attends to, the cursor's weights.
+@Suite struct AttentionLinesTests {
+    @Test func theLinesViewDrawsTheCursorsAttentionWithItsWeights() throws {
+        var state = AppFixtures.state(width: 100, height: 30)
+        AppFixtures.press([.character("3"), .enter], on: &state)
+        _ = state.update(
+            AppFixtures.answer(
+                AttentionPanel.Analyze(request: AttentionRequest("The cat sat on the mat because it was tired.")),
+                AttentionPanelTests.analysis))
+        // Grid, then head (enter), then lines (v); head 1 of layer 0 looks one token back.
+        AppFixtures.press([.character("l"), .enter, .character("v")], on: &state)
+        let panel = try #require(state.panels[state.focusedPanel] as? AttentionPanel)
+        #expect(panel.view == .lines && panel.head == 1)
+        AppFixtures.press([.character("j"), .character("j")], on: &state)
+        let text = state.render().text()
+        #expect(text.contains("L0 H1 · query → key lines"))
+        // The cursor is on "cat" (token 2), which puts all its weight on "the" (token 1).
+        let rows = text.split(separator: "\n")
+        #expect(rows.contains { $0.contains("the 1.00") })
+        #expect(rows.contains { $0.contains("⠉") || $0.contains("⠒") || $0.contains("⣀") || $0.contains("⠤") })
     }
 }

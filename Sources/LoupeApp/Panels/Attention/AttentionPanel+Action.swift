@@ -5,7 +5,7 @@ extension AttentionPanel {
         case edit
         /// Sentence pair: a second sentence, [CLS] A [SEP] B [SEP] (tab switches, p again for one).
         case pair
-        /// Next view: grid, head, head table, embedding lens.
+        /// Next view: grid, head, head lines (BertViz), head table, embedding lens.
         case view
         /// Head table: sort by the next column.
         case sort

@@ -60,6 +60,7 @@ extension AttentionPanel {
         switch view {
         case .grid: renderGrid(analysis, into: &frame, area: body, theme: theme)
         case .head: renderHead(analysis, into: &frame, area: body, theme: theme)
+        case .lines: renderLines(analysis, into: &frame, area: body, theme: theme)
         case .table: renderTable(analysis, into: &frame, area: body, theme: theme, focused: context.focused)
         case .lens: renderLens(analysis, into: &frame, area: body, theme: theme)
         }
@@ -257,6 +258,73 @@ extension AttentionPanel {
         }
         section("\(labels[query]) attends to", outgoing)
         section("attends to \(labels[key])", incoming)
+    }
+
+    // MARK: - Head lines (BertViz's head view)
+
+    /// BertViz's head view: the tokens twice, queries on the left and keys on the right, a line
+    /// from each query to each key it attends to, coloured by the weight. The cursor's query
+    /// (↑/↓) has its lines of weight ≥ 0.05 and its weights; the others their strong ones (≥ 0.3), dim.
+    private func renderLines(_ analysis: AttentionAnalysis, into frame: inout Frame, area: Rect, theme: Theme) {
+        let t = analysis.count
+        let labels = Self.positionedLabels(analysis.tokens)
+        let labelWidth = min(14, (labels.map { TextWidth.of($0) }.max() ?? 1) + 1)
+        let top = area.y + 2
+        let height = max(1, area.height - 4)
+        // One row a token, spread over the height when they are few; a window around the cursor
+        // when they are many.
+        let shown = min(t, height)
+        let first = max(0, min(query - shown / 2, t - shown))
+        let spacing = max(1, min(3, height / max(1, shown)))
+        let leftX = area.x + 1
+        let rightX = area.maxX - labelWidth - 7
+        let plot = Rect(
+            x: leftX + labelWidth + 1, y: top, width: max(4, rightX - leftX - labelWidth - 2), height: shown * spacing)
+        var heading = "L\(layer) H\(head) · query → key lines, ←/→ head, ↑/↓ token"
+        if first > 0 || first + shown < t { heading += " · showing \(first)…\(first + shown - 1) of \(t)" }
+        frame.draw(heading, at: Point(x: area.x + 1, y: area.y), style: theme.title, clip: area)
+        var canvas = BrailleCanvas(columns: plot.width, rows: plot.height)
+        func dotY(_ token: Int) -> Int { (token - first) * spacing * 4 + 1 }
+        let strong: Float = 0.3
+        for q in first..<(first + shown) where q != query {
+            for k in first..<(first + shown) {
+                let p = analysis.probability(layer: layer, head: head, query: q, key: k)
+                guard p >= strong else { continue }
+                canvas.line(
+                    from: Point(x: 0, y: dotY(q)), to: Point(x: canvas.dotWidth - 1, y: dotY(k)), style: theme.dim)
+            }
+        }
+        // The cursor's lines last, so they are drawn over the others, strongest last.
+        let mine = (first..<(first + shown)).map {
+            ($0, analysis.probability(layer: layer, head: head, query: query, key: $0))
+        }
+        .filter { $0.1 >= 0.05 }.sorted { $0.1 < $1.1 }
+        for (k, p) in mine where query >= first && query < first + shown {
+            let style =
+                theme.isMonochrome
+                ? Style(attributes: p >= 0.5 ? .bold : []) : Style(foreground: theme.heatColor(Double(p)))
+            canvas.line(from: Point(x: 0, y: dotY(query)), to: Point(x: canvas.dotWidth - 1, y: dotY(k)), style: style)
+        }
+        canvas.render(into: &frame, origin: Point(x: plot.x, y: plot.y))
+        for token in first..<(first + shown) {
+            let y = top + (token - first) * spacing
+            let p = analysis.probability(layer: layer, head: head, query: query, key: token)
+            frame.draw(
+                TextWidth.fit(labels[token], toColumns: labelWidth, alignment: .trailing), at: Point(x: leftX, y: y),
+                style: token == query ? theme.selection : theme.text, clip: area)
+            frame.draw(
+                labels[token], at: Point(x: rightX, y: y),
+                style: p >= 0.02
+                    ? (theme.isMonochrome ? Style(attributes: .bold) : Style(foreground: theme.heatColor(Double(p))))
+                    : theme.dim,
+                clip: area)
+            if p >= 0.01 {
+                frame.draw(
+                    String(format: "%.2f", p), at: Point(x: rightX + TextWidth.of(labels[token]) + 1, y: y),
+                    style: theme.dim, clip: area)
+            }
+        }
+        renderLegend(into: &frame, at: Point(x: area.x + 1, y: area.maxY - 1), theme: theme)
     }
 
     // MARK: - Head table and lens

@@ -12,6 +12,7 @@ package struct AttentionPanel: Panel {
     package enum View: String, CaseIterable, Hashable, Sendable {
         case grid = "Model grid"
         case head = "Head"
+        case lines = "Head lines"
         case table = "Head table"
         case lens = "Embedding lens"
     }
@@ -55,7 +56,7 @@ package struct AttentionPanel: Panel {
                     footer: "pair"),
                 KeyBinding(
                     [.character("v")], .panel(.own(Action.view)),
-                    help: "Next view: grid, head, head table, embedding lens", footer: "view"),
+                    help: "Next view: grid, head, head lines (BertViz), head table, embedding lens", footer: "view"),
                 KeyBinding([.enter], .panel(.open), help: "Grid or table: open the selected head", footer: "open"),
                 KeyBinding([.character("s")], .panel(.own(Action.sort)), help: "Head table: sort by the next column"),
                 KeyBinding([.character("S")], .panel(.own(Action.reverse)), help: "Head table: reverse the sort"),
@@ -171,10 +172,12 @@ package struct AttentionPanel: Panel {
         case (.grid, .open): view = .head
         case (.head, .left): key = max(0, key - 1)
         case (.head, .right): key = min(analysis.count - 1, key + 1)
-        case (.head, .up): query = max(0, query - 1)
-        case (.head, .down): query = min(analysis.count - 1, query + 1)
-        case (.head, .top): query = 0
-        case (.head, .bottom): query = analysis.count - 1
+        case (.head, .up), (.lines, .up): query = max(0, query - 1)
+        case (.head, .down), (.lines, .down): query = min(analysis.count - 1, query + 1)
+        case (.head, .top), (.lines, .top): query = 0
+        case (.head, .bottom), (.lines, .bottom): query = analysis.count - 1
+        case (.lines, .left): head = max(0, head - 1)
+        case (.lines, .right): head = min(analysis.heads - 1, head + 1)
         case (.table, .down), (.table, .up), (.table, .pageDown), (.table, .pageUp), (.table, .top), (.table, .bottom):
             tableState.navigate(action, count: analysis.statistics.count)
         case (.table, PanelAction.own(Action.sort)):
