@@ -49,15 +49,19 @@ import Testing
         #expect(screen().contains("explained var") && screen().contains("dense >10%"))
 
         // Its features, indexed over the activation set (esc first closes the command's output).
-        send([.key(.escape)] + type("v")) { screen().contains("32 features · 0 labelled") }
+        // H shows the dense and dead features too (a 32-latent SAE with k 4 has many dense ones);
+        // the list opens on the strongest.
+        send([.key(.escape)] + type("v")) { screen().contains("of 32 features") }
+        send(type("H")) { screen().contains("32 of 32 features · 0 labelled") }
         let summaries = try SAEBrowser(workspace: workspace, models: models).index(1).summaries
-        let densest = try #require(summaries.max { ($0.density, $1.feature) < ($1.density, $0.feature) })
-        #expect(screen().contains(String(format: "%.5f", densest.density)))
+        let strongest = try #require(
+            summaries.max { ($0.maxActivation, $1.feature) < ($1.maxActivation, $0.feature) })
+        #expect(screen().contains(String(format: "%.3f", strongest.maxActivation)))
 
-        // The densest feature's card: contexts from the corpus, the nearest tokens through MiniLM's
+        // The strongest feature's card: contexts from the corpus, the nearest tokens through MiniLM's
         // word embeddings, and the test text run through MiniLM and the SAE.
         send([.key(.enter)]) {
-            screen().contains("Feature \(densest.feature) ·") && screen().contains("nearest tokens")
+            screen().contains("Feature \(strongest.feature) ·") && screen().contains("nearest tokens")
         }
         AppRuntimeTests.pump(runtime) { screen().contains("strongest here") || screen().contains("does not fire") }
         #expect(screen().contains("top"))
@@ -68,8 +72,8 @@ import Testing
         }
 
         // A label typed on the card is stored in the workspace and listed.
-        send(type("L") + type("plates") + [.key(.enter)]) { screen().contains("Feature \(densest.feature) · plates") }
-        #expect(try workspace.saeFeatureLabels(model: 1)[densest.feature] == "plates")
+        send(type("L") + type("plates") + [.key(.enter)]) { screen().contains("Feature \(strongest.feature) · plates") }
+        #expect(try workspace.saeFeatureLabels(model: 1)[strongest.feature] == "plates")
         send([.key(.escape)]) { screen().contains("1 labelled") }
     }
 }
