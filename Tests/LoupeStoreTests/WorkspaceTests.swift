@@ -27,7 +27,8 @@ import Testing
                 "job_leases", "kernel_runs", "machine_profiles", "model_prices",
                 "models", "qrels", "qrels_queries", "retrieval_evals", "retrieval_indexes", "retrieval_records",
                 "sae_activation_sets",
-                "sae_activation_shards", "sae_feature_indexes", "sae_feature_labels", "sae_models", "sae_tokens", "sae_training_log",
+                "sae_activation_shards", "sae_feature_indexes", "sae_feature_labels", "sae_models", "sae_tokens",
+                "sae_training_log",
                 "settings", "sources", "spans", "trace_scores", "traces",
             ])
         let header = try DatabaseQueue(path: path()).read { db in try Int32.fetchOne(db, sql: "PRAGMA application_id") }
