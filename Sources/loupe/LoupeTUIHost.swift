@@ -58,9 +58,9 @@ struct LoupeTUIHost: TUIHost {
         }
         runtime.run()
         // Notebooks' scratch workspaces last as long as the TUI.
-        defer { try? FileManager.default.removeItem(atPath: CommandExecutor.scratchDirectory) }
+        defer { try? FileManager.default.removeItem(atPath: executor.scratchRoot) }
         if !runtime.finish() {
-            try? FileManager.default.removeItem(atPath: CommandExecutor.scratchDirectory)
+            try? FileManager.default.removeItem(atPath: executor.scratchRoot)
             // Work that would not stop is abandoned: everything it committed is in the workspace
             // (each write is a transaction) and the rest is rolled back when the file is next opened.
             backend.shutdown()

@@ -13,7 +13,7 @@ import Testing
         AppRuntime, HeadlessBackend, WorkspaceSession
     ) {
         let session = TestEnvironment.session()
-        let executor = CommandExecutor(session: session, isInsideTUI: true)
+        let executor = CommandExecutor(session: session, isInsideTUI: true, scratchRoot: Self.scratchRoot(session))
         let backend = HeadlessBackend(size: size, script: script)
         let state = AppState(
             size: size, theme: .builtInDefault, panels: AppState.standardPanels(), workspaceName: "w.sqlite",
@@ -26,6 +26,11 @@ import Testing
     }
 
     private func keys(_ text: String) -> [InputEvent] { text.map { .key(.character($0)) } }
+
+    /// Notebooks' scratch workspaces go beside the test's workspace, not in the process's folder.
+    static func scratchRoot(_ session: WorkspaceSession) -> String {
+        URL(fileURLWithPath: session.path).deletingLastPathComponent().appendingPathComponent("scratch").path
+    }
 
     /// Steps the loop until `done` or a minute passes: jobs finish on other threads, and a loaded
     /// 2-core machine (CI building while tests run) can take seconds where an idle one takes ms.
@@ -78,7 +83,8 @@ import Testing
     }
 
     @Test func notebooksAreListedAndACellRuns() throws {
-        let (runtime, backend, _) = try makeRuntime(script: [.key(.character("6"))], size: Size(width: 120, height: 40))
+        let (runtime, backend, session) = try makeRuntime(
+            script: [.key(.character("6"))], size: Size(width: 120, height: 40))
         drive(runtime, backend)
         Self.pump(runtime) { backend.lastFrame?.text().contains("Getting started") ?? false }
         #expect(backend.lastFrame?.text().contains("Getting started") == true)
@@ -103,7 +109,7 @@ import Testing
         let screen = try #require(backend.lastFrame).text()
         #expect(ran(), "\(screen)")
         #expect(
-            FileManager.default.fileExists(atPath: CommandExecutor.scratchDirectory + "/getting-started-md.sqlite"))
+            FileManager.default.fileExists(atPath: Self.scratchRoot(session) + "/getting-started-md.sqlite"))
     }
 
     /// A message set by a key after the app sat idle is timed from that key, not from the last

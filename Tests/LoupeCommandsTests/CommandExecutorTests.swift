@@ -82,12 +82,12 @@ import Testing
         try FileManager.default.copyItem(atPath: sample, toPath: repository + "/" + data + "/otlp.jsonl")
         #expect(!FileManager.default.fileExists(atPath: data))
 
-        let executor = CommandExecutor(session: session, isInsideTUI: true)
+        let executor = CommandExecutor(session: session, isInsideTUI: true, scratchRoot: repository + "/scratch")
         let place = CommandPlace(target: .scratch("t.md"), directory: repository + "/notebooks")
         let outcome = executor.execute(
             "trace import \(data)/otlp.jsonl", reporter: .detached(), columns: 80, place: place)
         #expect(outcome.succeeded, "\(outcome.error ?? "")")
-        let scratch = try Workspace(path: CommandExecutor.scratchDirectory + "/t-md.sqlite")
+        let scratch = try Workspace(path: repository + "/scratch/t-md.sqlite")
         #expect(try scratch.traceSummaries().count > 0)
         // The open workspace was left as it was.
         #expect(try session.workspace().traceSummaries().isEmpty)

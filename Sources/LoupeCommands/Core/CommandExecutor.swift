@@ -12,10 +12,14 @@ package struct CommandExecutor: CommandService {
     package let session: WorkspaceSession
     package let isInsideTUI: Bool
     package let catalog: CommandCatalog
+    /// Where the scratch workspaces of ``CommandPlace/Target/scratch(_:)`` go; whoever runs the
+    /// executor removes it when done (the TUI as it exits).
+    package let scratchRoot: String
 
-    package init(session: WorkspaceSession, isInsideTUI: Bool) {
+    package init(session: WorkspaceSession, isInsideTUI: Bool, scratchRoot: String = CommandExecutor.scratchDirectory) {
         self.session = session
         self.isInsideTUI = isInsideTUI
+        self.scratchRoot = scratchRoot
         catalog = CommandCatalog.loupe(excludingTUIOnly: isInsideTUI)
     }
 
@@ -100,10 +104,10 @@ package struct CommandExecutor: CommandService {
         FileManager.default.temporaryDirectory.appendingPathComponent("loupe-scratch-\(getpid())").path
 
     private func scratchSession(_ name: String) throws -> WorkspaceSession {
-        try FileManager.default.createDirectory(atPath: Self.scratchDirectory, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: scratchRoot, withIntermediateDirectories: true)
         let file = name.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" ? $0 : "-" }
         return session.with(
-            path: Self.scratchDirectory + "/" + String(file) + ".sqlite", displayPath: "scratch " + name)
+            path: scratchRoot + "/" + String(file) + ".sqlite", displayPath: "scratch " + name)
     }
 
     /// `word` as an absolute path when it is a relative path (`sample-data/x.jsonl`, or the

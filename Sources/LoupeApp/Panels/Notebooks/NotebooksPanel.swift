@@ -140,6 +140,7 @@ package struct NotebooksPanel: Panel {
             document.running.insert(index)
             for command in cells[index].commands {
                 let line = command.hasPrefix("!") ? String(command.dropFirst()).trimmingWhitespace() : command
+                if command.hasPrefix("!") { expectedFailures.insert(line) }
                 queue.append((index, line, place))
             }
             if cells[index].commands.isEmpty { document.running.remove(index) }
@@ -151,6 +152,9 @@ package struct NotebooksPanel: Panel {
     /// Commands waiting for the one in flight: a notebook runs in order, as `notebook run` does
     /// (`workspace init` must finish before `workspace info` reads the workspace).
     private var queue: [(cell: Int, line: String, place: CommandPlace)] = []
+    /// Lines written `!line`: their error is what the notebook shows on purpose.
+    private var expectedFailures: Set<String> = []
+    private var lineInFlight: String?
     private var inFlight = false
     private var pendingEffects: [PanelEffect] = []
 
@@ -158,6 +162,7 @@ package struct NotebooksPanel: Panel {
         guard !inFlight, !queue.isEmpty else { return [] }
         inFlight = true
         let next = queue.removeFirst()
+        lineInFlight = next.line
         return [.runIn(next.line, tag: next.cell, next.place)]
     }
 
@@ -167,12 +172,16 @@ package struct NotebooksPanel: Panel {
     }
 
     package mutating func commandFinished(tag: Int, outcome: CommandOutcome) {
+        let finished = lineInFlight
         inFlight = false
         pendingEffects += startNext()
         guard var document else { return }
         var lines = document.runOutputs[tag] ?? []
         var text = outcome.output
-        if let error = outcome.error { text += (text.isEmpty ? "" : "\n") + "error: " + error }
+        let expectedToFail = finished.map { expectedFailures.contains($0) } ?? false
+        if let error = outcome.error {
+            text += (text.isEmpty ? "" : "\n") + (expectedToFail ? "expected error: " : "error: ") + error
+        }
         while text.hasSuffix("\n") { text.removeLast() }
         lines += text.isEmpty ? [] : text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         document.runOutputs[tag] = lines
