@@ -110,7 +110,7 @@ extension SAEPanel {
         let columns = [
             TableColumn("feature", width: .length(8), alignment: .trailing),
             TableColumn("density", width: .length(9), alignment: .trailing),
-            TableColumn("max act", width: .length(8), alignment: .trailing),
+            TableColumn("max act", width: .length(10), alignment: .trailing),
             TableColumn("fires most on", width: .fill(1)),
             TableColumn("label", width: .fill(1)),
         ]
