@@ -98,6 +98,39 @@ import Testing
         #expect(panel(state).currentOrdinal == 1)
     }
 
+    /// `/` then enter keeps a filter over the list: words, `field:text` and comparisons.
+    @Test func theListFiltersWithAFilterLanguage() throws {
+        let summaries = try service.workspace.traceSummaries()
+        #expect(summaries.count >= 3)
+        for query in ["errors", "steps>1", "spans<=3", "tokens>=1000", "cost>0", "duration>2s", "format:otlp", "qa"] {
+            let filter = TraceFilter(query)
+            let expected = summaries.filter { summary in
+                switch query {
+                case "errors": summary.errorCount > 0
+                case "steps>1": summary.stepCount > 1
+                case "spans<=3": summary.spanCount <= 3
+                case "tokens>=1000": (summary.inputTokens ?? 0) + (summary.outputTokens ?? 0) >= 1000
+                case "cost>0": (summary.cost ?? 0) > 0
+                case "duration>2s": summary.timed && Double(summary.durationNs) > 2e9
+                case "format:otlp": summary.format == "otlp"
+                default: summary.name.lowercased().contains("qa") || summary.externalID.lowercased().contains("qa")
+                }
+            }
+            #expect(summaries.filter(filter.matches).map(\.id) == expected.map(\.id), "\(query)")
+        }
+        // In the panel: the filter narrows the list, esc clears it.
+        var state = AppFixtures.state(width: 120, height: 36)
+        try settle([.ask(TracesPanel.ListTraces())], &state)
+        try settle(
+            AppFixtures.press([.character("/")] + "errors".map { .character($0) } + [.enter], on: &state), &state)
+        #expect(panel(state).rows.count == summaries.filter { $0.errorCount > 0 }.count)
+        #expect(
+            state.render().text().contains(
+                "Traces · filter “errors” · \(panel(state).rows.count) of \(summaries.count)"))
+        AppFixtures.press([.escape, .escape], on: &state)
+        #expect(panel(state).filter == nil && panel(state).rows.count == summaries.count)
+    }
+
     /// y copies the step on screen to the clipboard (OSC 52), as its pane shows it.
     @Test func yCopiesTheStepOnScreen() throws {
         var state = try opened()

@@ -36,9 +36,13 @@ extension TracesPanel {
             }
             return
         }
+        let sorted = "sort: \(Self.sortColumns[sort.column]) \(sort.ascending ? "↑" : "↓")"
         let inner = Block(
-            title: "Traces", trailingTitle: "sort: \(Self.sortColumns[sort.column]) \(sort.ascending ? "↑" : "↓")",
-            focused: context.focused
+            title: filter.map {
+                "Traces · filter “\(UntrustedText.sanitized($0.text))” · \(rows.count) of \(traces?.count ?? 0)"
+            }
+                ?? "Traces",
+            trailingTitle: filter == nil ? sorted : "esc clears · " + sorted, focused: context.focused
         ).render(into: &frame, area: area, theme: theme)
         guard inner.width > 20, inner.height > 2 else { return }
         if let error {

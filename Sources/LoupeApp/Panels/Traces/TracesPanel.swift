@@ -19,6 +19,8 @@ package struct TracesPanel: Panel {
     package private(set) var trace: TraceService.Loaded?
     package private(set) var step = 0
     package private(set) var detail: SpanDetail?
+    /// The list's filter, kept with enter after `/` (esc clears it).
+    package private(set) var filter: TraceFilter?
     /// A span under the cursor that is not a step (set by `J`, `K` and `e`), or nil.
     package private(set) var spanCursor: Int?
     /// Span contents read so far for the open trace, by ordinal, and those asked for.
@@ -115,7 +117,7 @@ package struct TracesPanel: Panel {
     }
 
     package var isSearchable: Bool { true }
-    package var canGoBack: Bool { trace != nil || diff != nil }
+    package var canGoBack: Bool { trace != nil || diff != nil || filter != nil }
 
     package var wantsTicks: Bool { playing }
     package var capturesText: Bool { forking }
@@ -151,6 +153,10 @@ package struct TracesPanel: Panel {
             diff = nil
             return
         }
+        if trace == nil, filter != nil {
+            filter = nil
+            return
+        }
         playing = false
         deepMatches = nil
         trace = nil
@@ -163,7 +169,7 @@ package struct TracesPanel: Panel {
 
     /// The traces in the chosen order.
     package var rows: [TraceSummary] {
-        let all = traces ?? []
+        let all = (traces ?? []).filter { filter?.matches($0) ?? true }
         func key(_ t: TraceSummary) -> Double {
             switch sort.column {
             // Untimed traces (message lists) start when they were imported.
@@ -301,7 +307,12 @@ package struct TracesPanel: Panel {
     }
 
     package mutating func searchSubmitted(_ query: String) -> [PanelEffect] {
-        guard let trace else { return [] }
+        guard let trace else {
+            // In the list, enter keeps what was typed as a filter.
+            filter = TraceFilter(query)
+            list = ListState()
+            return []
+        }
         return [.ask(SearchTrace(trace: trace.summary.id, text: query))]
     }
 
@@ -492,10 +503,12 @@ package struct TracesPanel: Panel {
             queued += moveStep(to: index)
             return true
         }
-        let names = rows.map { "\($0.name) \($0.format) \($0.externalID)" }
+        // The list: the filter language (`errors`, `cost>0.01`, `format:inspect`, words).
+        let wanted = TraceFilter(query)
+        let texts = rows.map { wanted.matches($0) ? "\u{1}" : "" }
         guard
             let index = nextMatch(
-                in: names, from: list.selected, query: query, forward: forward, includeCurrent: includeCurrent)
+                in: texts, from: list.selected, query: "\u{1}", forward: forward, includeCurrent: includeCurrent)
         else { return false }
         list.selected = index
         return true
