@@ -90,15 +90,22 @@ import Testing
         #expect(try service.fidelity(identity, layer: 3) > 0.99999)
     }
 
-    @Test func aFeatureCardShowsWhereTheFeatureFiresAndWhatItIsNear() throws {
-        let (workspace, service, models) = try workspace()
+    /// A 32-latent TopK (k 4) SAE trained 30 steps on 10,000 tokens after layer 3.
+    private static func trainSmall(_ service: SAEService) throws -> (
+        collected: SAEService.Collected, trained: SAEService.Trained
+    ) {
         let collected = try service.collect(layer: 3, tokens: 10_000)
         var options = SAEService.TrainOptions()
         options.width = 32
         options.k = 4
         options.batch = 16
         options.steps = 30
-        let trained = try service.train(set: collected.set, layer: nil, options: options)
+        return (collected, try service.train(set: collected.set, layer: nil, options: options))
+    }
+
+    @Test func aFeatureCardShowsWhereTheFeatureFiresAndWhatItIsNear() throws {
+        let (workspace, service, models) = try workspace()
+        let (collected, trained) = try Self.trainSmall(service)
         let index = try SAEFeatureIndex(model: trained.model, workspace: workspace)
         #expect(index.summaries.count == 32)
         // Densities add up to L0 (each token fires k latents at most).
@@ -143,13 +150,7 @@ import Testing
     /// same bytes, and a cancelled build stops and stores nothing.
     @Test func theFeatureIndexIsStoredWithTheSAEAndRebuiltWhenStale() throws {
         let (workspace, service, models) = try workspace()
-        let collected = try service.collect(layer: 3, tokens: 10_000)
-        var options = SAEService.TrainOptions()
-        options.width = 32
-        options.k = 4
-        options.batch = 16
-        options.steps = 30
-        let trained = try service.train(set: collected.set, layer: nil, options: options)
+        let (collected, trained) = try Self.trainSmall(service)
         let stored = try #require(try workspace.saeFeatureIndex(model: trained.model))
         #expect(stored.step == 30)
         let read = try SAEFeatureIndex(model: trained.model, workspace: workspace)

@@ -75,3 +75,16 @@ func nextMatch(in texts: [String], from start: Int, query: String, forward: Bool
     }
     return nil
 }
+
+extension ListState {
+    /// Moves the selection to the next of `texts` that contains `query` (``nextMatch``); false,
+    /// and the selection kept, when none does.
+    mutating func selectNextMatch(in texts: [String], query: String, forward: Bool, includeCurrent: Bool) -> Bool {
+        guard
+            let index = nextMatch(
+                in: texts, from: selected, query: query, forward: forward, includeCurrent: includeCurrent)
+        else { return false }
+        selected = index
+        return true
+    }
+}

@@ -296,25 +296,16 @@ package struct EvalsPanel: Panel {
                 case .suite(let path): path
                 }
             }
-            guard
-                let index = nextMatch(
-                    in: texts, from: runsList.selected, query: query, forward: forward, includeCurrent: includeCurrent)
-            else { return false }
-            runsList.selected = index
-            return true
+            return runsList.selectNextMatch(
+                in: texts, query: query, forward: forward, includeCurrent: includeCurrent)
         case .answers:
             // Item id, input, output, error and metadata ("kind":"calculator" finds those items).
             let texts = answers.map {
                 "\($0.result.itemID) \($0.result.input) \($0.result.output ?? "") \($0.result.error ?? "") "
                     + $0.result.metadataJSON
             }
-            guard
-                let index = nextMatch(
-                    in: texts, from: answersList.selected, query: query, forward: forward,
-                    includeCurrent: includeCurrent)
-            else { return false }
-            answersList.selected = index
-            return true
+            return answersList.selectNextMatch(
+                in: texts, query: query, forward: forward, includeCurrent: includeCurrent)
         default: return false
         }
     }

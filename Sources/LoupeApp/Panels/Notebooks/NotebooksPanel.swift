@@ -223,12 +223,8 @@ package struct NotebooksPanel: Panel {
             return true
         }
         let texts = notebooks.map { "\($0.title) \($0.path)" }
-        guard
-            let index = nextMatch(
-                in: texts, from: list.selected, query: query, forward: forward, includeCurrent: includeCurrent)
-        else { return false }
-        list.selected = index
-        return true
+        return list.selectNextMatch(
+            in: texts, query: query, forward: forward, includeCurrent: includeCurrent)
     }
 
     package mutating func click(at point: Point, area: Rect) -> [PanelEffect] {

@@ -81,12 +81,8 @@ package struct RetrievalPanel: Panel {
     package mutating func search(_ query: String, forward: Bool, includeCurrent: Bool) -> Bool {
         guard let hits = result?.hits else { return false }
         let texts = hits.map { "\($0.title) \($0.documentID) \($0.text)" }
-        guard
-            let index = nextMatch(
-                in: texts, from: list.selected, query: query, forward: forward, includeCurrent: includeCurrent)
-        else { return false }
-        list.selected = index
-        return true
+        return list.selectNextMatch(
+            in: texts, query: query, forward: forward, includeCurrent: includeCurrent)
     }
     package var canGoBack: Bool { view == .document }
     package mutating func goBack() { view = .hits }

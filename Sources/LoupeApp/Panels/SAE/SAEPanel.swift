@@ -364,11 +364,7 @@ package struct SAEPanel: Panel {
 
     package mutating func search(_ query: String, forward: Bool, includeCurrent: Bool) -> Bool {
         let texts = sortedFeatures.map { "feature \($0.feature) \($0.label ?? "")" }
-        guard
-            let index = nextMatch(
-                in: texts, from: featureList.selected, query: query, forward: forward, includeCurrent: includeCurrent)
-        else { return false }
-        featureList.selected = index
-        return true
+        return featureList.selectNextMatch(
+            in: texts, query: query, forward: forward, includeCurrent: includeCurrent)
     }
 }
