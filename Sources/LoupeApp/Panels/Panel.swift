@@ -64,16 +64,26 @@ extension Panel {
     package mutating func commandFinished(tag: Int, outcome: CommandOutcome) {}
 }
 
+/// The index of the next of `count` items from `start` that `matches`, wrapping around, going
+/// `forward` or back: what a search, `e` (next error) and `t` (next tool) move to.
+func nextIndex(
+    count: Int, from start: Int, forward: Bool = true, includeCurrent: Bool = false, where matches: (Int) -> Bool
+) -> Int? {
+    guard count > 0 else { return nil }
+    for step in (includeCurrent ? 0 : 1)...count {
+        let index = ((start + (forward ? step : -step)) % count + count) % count
+        if matches(index) { return index }
+    }
+    return nil
+}
+
 /// The index of the next text containing `query` (case-insensitive) from `start`, wrapping
 /// around: what `/`, `n` and `N` move a panel's selection to.
 func nextMatch(in texts: [String], from start: Int, query: String, forward: Bool, includeCurrent: Bool) -> Int? {
-    guard !texts.isEmpty, !query.isEmpty else { return nil }
-    let count = texts.count
-    for step in (includeCurrent ? 0 : 1)...count {
-        let index = ((start + (forward ? step : -step)) % count + count) % count
-        if TextSearch.containsIgnoringCase(texts[index], query) { return index }
+    guard !query.isEmpty else { return nil }
+    return nextIndex(count: texts.count, from: start, forward: forward, includeCurrent: includeCurrent) {
+        TextSearch.containsIgnoringCase(texts[$0], query)
     }
-    return nil
 }
 
 extension ListState {

@@ -298,10 +298,10 @@ package struct TracesPanel: Panel {
     private mutating func jumpToMatch(forward: Bool, includeCurrent: Bool) -> [PanelEffect] {
         guard let trace, let matches = deepMatches else { return [] }
         let matching = Set(matches.ordinals)
-        let texts = trace.steps.map { matching.contains($0) ? "\u{1}" : "" }
         guard
-            let index = nextMatch(
-                in: texts, from: step, query: "\u{1}", forward: forward, includeCurrent: includeCurrent)
+            let index = nextIndex(
+                count: trace.steps.count, from: step, forward: forward, includeCurrent: includeCurrent,
+                where: { matching.contains(trace.steps[$0]) })
         else { return [] }
         return moveStep(to: index)
     }
@@ -368,23 +368,20 @@ package struct TracesPanel: Panel {
 
     /// The next span after the cursor (in the tree, any kind) that matches, wrapping around.
     private mutating func nextSpan(where matches: (SpanRow) -> Bool) -> [PanelEffect] {
-        guard let trace, !trace.spans.isEmpty else { return [] }
-        let from = currentOrdinal ?? -1
-        for offset in 1...trace.spans.count {
-            let ordinal = (from + offset) % trace.spans.count
-            if matches(trace.spans[ordinal]) { return moveSpan(to: ordinal) }
-        }
-        return []
+        guard let trace,
+            let ordinal = nextIndex(
+                count: trace.spans.count, from: currentOrdinal ?? -1, where: { matches(trace.spans[$0]) })
+        else { return [] }
+        return moveSpan(to: ordinal)
     }
 
     /// The next step after the cursor whose span matches, wrapping around.
     private mutating func next(where matches: (SpanRow) -> Bool) -> [PanelEffect] {
-        guard let trace, !trace.steps.isEmpty else { return [] }
-        for offset in 1...trace.steps.count {
-            let index = (step + offset) % trace.steps.count
-            if matches(trace.spans[trace.steps[index]]) { return moveStep(to: index) }
-        }
-        return []
+        guard let trace,
+            let index = nextIndex(
+                count: trace.steps.count, from: step, where: { matches(trace.spans[trace.steps[$0]]) })
+        else { return [] }
+        return moveStep(to: index)
     }
 
     package mutating func perform(_ action: PanelAction, area: Rect) -> [PanelEffect] {
@@ -505,10 +502,11 @@ package struct TracesPanel: Panel {
         }
         // The list: the filter language (`errors`, `cost>0.01`, `format:inspect`, words).
         let wanted = TraceFilter(query)
-        let texts = rows.map { wanted.matches($0) ? "\u{1}" : "" }
+        let rows = self.rows
         guard
-            let index = nextMatch(
-                in: texts, from: list.selected, query: "\u{1}", forward: forward, includeCurrent: includeCurrent)
+            let index = nextIndex(
+                count: rows.count, from: list.selected, forward: forward, includeCurrent: includeCurrent,
+                where: { wanted.matches(rows[$0]) })
         else { return false }
         list.selected = index
         return true
