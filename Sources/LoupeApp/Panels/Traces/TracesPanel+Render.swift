@@ -299,7 +299,7 @@ extension TracesPanel {
             ])
         }
         if span.status == "error" {
-            lines.append([Span("✗ " + UntrustedText.sanitized(span.statusMessage ?? "error"), theme.status(.error))])
+            lines.append(errorLine(span, theme: theme))
         }
         guard let detail else {
             lines.append([Span("loading…", theme.dim)])
@@ -308,8 +308,7 @@ extension TracesPanel {
         let parameters = modelParameters(detail.payload.attributes)
         if !parameters.isEmpty { lines.append([Span(parameters, theme.dim)]) }
         if raw {
-            lines.append([Span("── raw source ──", theme.title)])
-            lines += UntrustedText.lines(detail.raw?.prettyJSON ?? "(no raw payload)").map { [Span($0, theme.text)] }
+            lines += rawLines(detail, theme: theme)
             return lines
         }
         let payload = detail.payload
@@ -329,8 +328,7 @@ extension TracesPanel {
             if let result = tool.result {
                 lines.append([Span("── result ──", theme.title)])
                 // A JSON result reads as well as the arguments do.
-                let pretty = (try? JSONValue.parse(result)).flatMap { $0.isContainer ? $0.prettyJSON : nil } ?? result
-                lines += UntrustedText.lines(pretty).map { [Span($0, theme.text)] }
+                lines += UntrustedText.lines(prettyIfJSON(result)).map { [Span($0, theme.text)] }
             }
         }
         if !payload.input.isEmpty {
@@ -358,12 +356,28 @@ extension TracesPanel {
         }.joined(separator: " · ")
     }
 
+    /// A value on one line: a list of strings joined by commas, anything else as ``JSONValue/text``.
     private static func compact(_ value: JSONValue) -> String {
-        if let text = value.string { return text }
         if let items = value.array, items.allSatisfy({ $0.string != nil }) {
             return items.compactMap(\.string).joined(separator: ",")
         }
-        return value.compactJSON
+        return value.text
+    }
+
+    /// `text` laid out over several lines when it is a JSON array or object; as it is otherwise.
+    private static func prettyIfJSON(_ text: String) -> String {
+        (try? JSONValue.parse(text)).flatMap { $0.isContainer ? $0.prettyJSON : nil } ?? text
+    }
+
+    /// A span's status message, for a span that failed.
+    private static func errorLine(_ span: SpanRow, theme: Theme) -> [Span] {
+        [Span("✗ " + UntrustedText.sanitized(span.statusMessage ?? "error"), theme.status(.error))]
+    }
+
+    /// The span as its file had it (`r`).
+    private static func rawLines(_ detail: SpanDetail, theme: Theme) -> [[Span]] {
+        [[Span("── raw source ──", theme.title)]]
+            + UntrustedText.lines(detail.raw?.prettyJSON ?? "(no raw payload)").map { [Span($0, theme.text)] }
     }
 
     /// Attributes that hold a span's input and output in the conventions Loupe reads
@@ -398,7 +412,7 @@ extension TracesPanel {
             ])
         }
         if span.status == "error" {
-            lines.append([Span("✗ " + UntrustedText.sanitized(span.statusMessage ?? "error"), theme.status(.error))])
+            lines.append(errorLine(span, theme: theme))
         }
         if span.parentSpanID == nil, !trace.scores.isEmpty {
             lines.append([Span("── scores ──", theme.title)])
@@ -418,8 +432,7 @@ extension TracesPanel {
             return lines
         }
         if raw {
-            lines.append([Span("── raw source ──", theme.title)])
-            lines += UntrustedText.lines(detail.raw?.prettyJSON ?? "(no raw payload)").map { [Span($0, theme.text)] }
+            lines += rawLines(detail, theme: theme)
             return lines
         }
         // An Inspect score event: the value, the answer it judged, the target and why.
@@ -441,10 +454,9 @@ extension TracesPanel {
             guard let value = attributes[key] else { continue }
             shown.insert(key)
             lines.append([Span("── \(label) ──", theme.title)])
-            let text =
-                value.string.flatMap { try? JSONValue.parse($0) }.flatMap { $0.isContainer ? $0.prettyJSON : nil }
-                ?? value.string ?? value.prettyJSON
-            lines += UntrustedText.lines(text).map { [Span($0, theme.text)] }
+            lines += UntrustedText.lines(value.string.map(prettyIfJSON) ?? value.prettyJSON).map {
+                [Span($0, theme.text)]
+            }
         }
         if !detail.payload.input.isEmpty {
             lines.append([Span("── input ──", theme.title)])
