@@ -13,9 +13,38 @@ package struct TraceFilter: Hashable, Sendable {
     package let text: String
     private let terms: [Term]
 
+    /// A number of a trace's summary.
+    enum Measure: String, Hashable, Sendable {
+        case errors, steps, spans, tokens, cost, duration
+    }
+
+    enum Comparison: String, Hashable, Sendable, CaseIterable {
+        // Two-character operators first, so `<=` is not read as `<` then `=5`.
+        case atMost = "<="
+        case atLeast = ">="
+        case below = "<"
+        case above = ">"
+        case equal = "="
+
+        func holds(_ actual: Double, _ value: Double) -> Bool {
+            switch self {
+            case .atMost: actual <= value
+            case .atLeast: actual >= value
+            case .below: actual < value
+            case .above: actual > value
+            case .equal: actual == value
+            }
+        }
+    }
+
+    /// The text a word looks in: one field, or the name, format and trace id together.
+    enum Field: String, Hashable, Sendable {
+        case name, format, id
+    }
+
     enum Term: Hashable, Sendable {
-        case compare(field: String, operator: String, value: Double)
-        case contains(field: String?, text: String)
+        case compare(Measure, Comparison, Double)
+        case contains(Field?, String)
     }
 
     package init(_ text: String) {
@@ -23,27 +52,25 @@ package struct TraceFilter: Hashable, Sendable {
         terms = text.split(separator: " ").map { Self.term(String($0)) }
     }
 
-    static let numericFields: Set<String> = ["errors", "steps", "spans", "tokens", "cost", "duration"]
-
     private static func term(_ word: String) -> Term {
         let lower = word.lowercased()
-        if lower == "errors" || lower == "error" { return .compare(field: "errors", operator: ">", value: 0) }
-        for op in ["<=", ">=", "<", ">", "="] {
-            guard let range = lower.range(of: op) else { continue }
-            let field = String(lower[..<range.lowerBound])
-            guard numericFields.contains(field), let value = number(String(lower[range.upperBound...]), field: field)
+        if lower == "errors" || lower == "error" { return .compare(.errors, .above, 0) }
+        for comparison in Comparison.allCases {
+            guard let range = lower.range(of: comparison.rawValue) else { continue }
+            guard let measure = Measure(rawValue: String(lower[..<range.lowerBound])),
+                let value = number(String(lower[range.upperBound...]), of: measure)
             else { break }
-            return .compare(field: field, operator: op, value: value)
+            return .compare(measure, comparison, value)
         }
-        if let colon = lower.firstIndex(of: ":"), colon != lower.startIndex {
-            return .contains(field: String(lower[..<colon]), text: String(lower[lower.index(after: colon)...]))
+        if let colon = lower.firstIndex(of: ":"), let field = Field(rawValue: String(lower[..<colon])) {
+            return .contains(field, String(lower[lower.index(after: colon)...]))
         }
-        return .contains(field: nil, text: lower)
+        return .contains(nil, lower)
     }
 
     /// `2s`, `150ms`, `1.5m` for durations (as seconds); plain numbers otherwise.
-    private static func number(_ text: String, field: String) -> Double? {
-        guard field == "duration" else { return Double(text) }
+    private static func number(_ text: String, of measure: Measure) -> Double? {
+        guard measure == .duration else { return Double(text) }
         for (suffix, scale) in [("ms", 0.001), ("s", 1.0), ("m", 60.0)] where text.hasSuffix(suffix) {
             return Double(text.dropLast(suffix.count)).map { $0 * scale }
         }
@@ -54,33 +81,26 @@ package struct TraceFilter: Hashable, Sendable {
     package func matches(_ trace: TraceSummary) -> Bool {
         terms.allSatisfy { term in
             switch term {
-            case .compare(let field, let op, let value):
+            case .compare(let measure, let comparison, let value):
                 let actual: Double? =
-                    switch field {
-                    case "errors": Double(trace.errorCount)
-                    case "steps": Double(trace.stepCount)
-                    case "spans": Double(trace.spanCount)
-                    case "tokens":
+                    switch measure {
+                    case .errors: Double(trace.errorCount)
+                    case .steps: Double(trace.stepCount)
+                    case .spans: Double(trace.spanCount)
+                    case .tokens:
                         trace.inputTokens == nil && trace.outputTokens == nil
                             ? nil : Double((trace.inputTokens ?? 0) + (trace.outputTokens ?? 0))
-                    case "cost": trace.cost
-                    default: trace.timed ? Double(trace.durationNs) / 1e9 : nil
+                    case .cost: trace.cost
+                    case .duration: trace.timed ? Double(trace.durationNs) / 1e9 : nil
                     }
-                guard let actual else { return false }
-                switch op {
-                case "<": return actual < value
-                case "<=": return actual <= value
-                case ">": return actual > value
-                case ">=": return actual >= value
-                default: return actual == value
-                }
+                return actual.map { comparison.holds($0, value) } ?? false
             case .contains(let field, let text):
                 let haystack: String =
                     switch field {
-                    case "name": trace.name
-                    case "format": trace.format
-                    case "id": trace.externalID
-                    default: "\(trace.name) \(trace.format) \(trace.externalID)"
+                    case .name: trace.name
+                    case .format: trace.format
+                    case .id: trace.externalID
+                    case nil: "\(trace.name) \(trace.format) \(trace.externalID)"
                     }
                 return TextSearch.containsIgnoringCase(haystack, text)
             }
