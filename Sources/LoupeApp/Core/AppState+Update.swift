@@ -234,10 +234,7 @@ extension AppState {
         effects.flatMap { effect -> [Effect] in
             switch effect {
             case .app(.port(let call)) where call.jobTitle != nil:
-                let id = JobID(nextJobID)
-                nextJobID += 1
-                jobs.append(JobStatus(id: id, title: call.jobTitle!, startedAt: now, progress: nil, origin: .read))
-                return [.portJob(id, call)]
+                return [.portJob(addJob(call.jobTitle!, origin: .read), call)]
             case .app(let effect): return [effect]
             case .run(let line, let tag): return [startJob(line, origin: .panel(panel, tag: tag))]
             case .runIn(let line, let tag, let place):
@@ -267,10 +264,16 @@ extension AppState {
     package mutating func start(_ line: String) -> [Effect] { submit(line) }
 
     private mutating func startJob(_ line: String, origin: JobStatus.Origin, place: CommandPlace = .open) -> Effect {
+        let id = addJob(line, origin: origin, place: place)
+        return place == .open ? .runCommand(id, line) : .runCommandIn(id, line, place)
+    }
+
+    /// A new job in the status bar, with the next id.
+    private mutating func addJob(_ title: String, origin: JobStatus.Origin, place: CommandPlace = .open) -> JobID {
         let id = JobID(nextJobID)
         nextJobID += 1
-        jobs.append(JobStatus(id: id, title: line, startedAt: now, progress: nil, origin: origin, place: place))
-        return place == .open ? .runCommand(id, line) : .runCommandIn(id, line, place)
+        jobs.append(JobStatus(id: id, title: title, startedAt: now, progress: nil, origin: origin, place: place))
+        return id
     }
 
     // MARK: - The command line
@@ -319,9 +322,7 @@ extension AppState {
         // Past the command and its subcommand, a word is a file or folder, as in a shell.
         let words = commandLine.text.split(separator: " ").count
         var paths = false
-        if candidates.isEmpty, !partial.hasPrefix("-"), words >= 1, !commandLine.text.isEmpty,
-            commandLine.text.hasSuffix(" ") || words >= 2
-        {
+        if candidates.isEmpty, !partial.hasPrefix("-"), words >= 2 || (words == 1 && commandLine.text.hasSuffix(" ")) {
             candidates = completePaths(partial)
             paths = true
         }

@@ -20,10 +20,7 @@ package enum FuzzyMatch {
         guard !needle.isEmpty else { return Result(score: 0, positions: []) }
         let haystack = Array(candidate.lowercased())
         var best: Result?
-        for start in haystack.indices
-        where haystack[start] == needle[0]
-            && (start == 0 || !(haystack[start - 1].isLetter || haystack[start - 1].isNumber))
-        {
+        for start in haystack.indices where haystack[start] == needle[0] && isWordStart(start, in: haystack) {
             guard let result = align(needle, in: haystack, from: start) else { break }
             if result.score > (best?.score ?? Int.min) { best = result }
         }
@@ -41,7 +38,7 @@ package enum FuzzyMatch {
                 positions.append(index)
                 score += 1
                 if index == previous + 1 { score += 8 }
-                if index == 0 || !(haystack[index - 1].isLetter || haystack[index - 1].isNumber) { score += 6 }
+                if isWordStart(index, in: haystack) { score += 6 }
                 previous = index
                 queryIndex += 1
             }
@@ -51,5 +48,10 @@ package enum FuzzyMatch {
         score -= positions[0] / 4
         score -= haystack.count / 16
         return Result(score: score, positions: positions)
+    }
+
+    /// True when `index` starts a word: the first character, or one after a non-alphanumeric.
+    private static func isWordStart(_ index: Int, in haystack: [Character]) -> Bool {
+        index == 0 || !(haystack[index - 1].isLetter || haystack[index - 1].isNumber)
     }
 }
