@@ -51,12 +51,7 @@ extension Workspace {
 
     /// Every shard of a set in order: (first row, rows, float16 data).
     package func activationShards(set: Int64) throws(WorkspaceError) -> [(firstRow: Int, rows: Int, data: Data)] {
-        try read { db in
-            try Row.fetchAll(
-                db, sql: "SELECT first_row, rows, data FROM sae_activation_shards WHERE set_id = ? ORDER BY shard",
-                arguments: [set]
-            ).map { ($0["first_row"], $0["rows"], $0["data"]) }
-        }
+        try activationShards(set: set, covering: 0..<Int.max)
     }
 
     package func activationTokens(set: Int64, rows: [Int]) throws(WorkspaceError) -> [SAETokenRecord] {

@@ -1,6 +1,7 @@
 import Foundation
 import LoupeBase
 import LoupeModels
+import LoupeRetrieval
 import LoupeStore
 import LoupeTensor
 
@@ -94,8 +95,9 @@ package struct SAEFeatureIndex: Sendable {
         }
         let labels = try workspace.saeFeatureLabels(model: id)
         // Each feature's strongest firings, their tokens read in one query.
+        // (TopK keeps equal activations in row order, as the card's top contexts are.)
         let strongest = firings.map { fired in
-            Array(fired.sorted { ($0.activation, -$0.row) > ($1.activation, -$1.row) }.prefix(8))
+            TopK.select(fired.map { Double($0.activation) }, k: 8).map { fired[$0.document] }
         }
         let tokens = Dictionary(
             try workspace.activationTokens(set: record.setID, rows: Array(Set(strongest.joined().map(\.row))))
@@ -264,7 +266,8 @@ package struct SAEFeatureIndex: Sendable {
         }
         let sameChunk = places.filter { $0.chunkID == center.chunkID }
         let first = sameChunk.first?.row ?? firing.row
-        let values = try activationRows(first..<((sameChunk.last?.row ?? firing.row) + 1), workspace: workspace)
+        let values = try SAEService.activationRows(
+            first..<((sameChunk.last?.row ?? firing.row) + 1), set: set, dimensions: sae.inputs, workspace: workspace)
         var x = [Float]()
         for place in sameChunk {
             let offset = (place.row - first) * sae.inputs
@@ -275,27 +278,6 @@ package struct SAEFeatureIndex: Sendable {
             row: firing.row, activation: firing.activation, chunk: center.chunkID, tokens: sameChunk.map(\.token),
             activations: sameChunk.indices.map { codes[$0 * sae.width + feature] },
             center: sameChunk.firstIndex { $0.row == firing.row } ?? 0)
-    }
-}
-
-extension SAEFeatureIndex {
-    /// Rows `range` of the activation set as float32, row-major, read from the shards that
-    /// hold them (a card needs a few hundred rows, not the whole set).
-    func activationRows(_ range: Range<Int>, workspace: Workspace) throws -> [Float] {
-        let width = sae.inputs
-        var values = [Float](repeating: 0, count: range.count * width)
-        for shard in try workspace.activationShards(set: set, covering: range) {
-            shard.data.withUnsafeBytes { raw in
-                let halves = raw.bindMemory(to: Float16.self)
-                for row in max(range.lowerBound, shard.firstRow)..<min(range.upperBound, shard.firstRow + shard.rows) {
-                    let source = (row - shard.firstRow) * width
-                    let target = (row - range.lowerBound) * width
-                    guard source + width <= halves.count else { continue }
-                    for d in 0..<width { values[target + d] = Float(halves[source + d]) }
-                }
-            }
-        }
-        return values
     }
 }
 

@@ -125,15 +125,30 @@ package struct SAEService: Sendable {
         guard let info = try workspace.activationSets().first(where: { $0.id == set }) else {
             throw SAEError("there is no activation set \(set): loupe sae collect")
         }
-        var values = [Float](repeating: 0, count: info.rows * info.dimensions)
-        for shard in try workspace.activationShards(set: set) {
+        let values = try Self.activationRows(
+            0..<info.rows, set: set, dimensions: info.dimensions, workspace: workspace)
+        return (info.rows, info.dimensions, values)
+    }
+
+    /// Rows `range` of activation set `set` (rows of `dimensions` values) as float32, row-major,
+    /// read from the float16 shards that hold them: the whole set to train, a few hundred rows for
+    /// a feature card.
+    static func activationRows(_ range: Range<Int>, set: Int64, dimensions: Int, workspace: Workspace) throws
+        -> [Float]
+    {
+        var values = [Float](repeating: 0, count: range.count * dimensions)
+        for shard in try workspace.activationShards(set: set, covering: range) {
             shard.data.withUnsafeBytes { raw in
                 let halves = raw.bindMemory(to: Float16.self)
-                let base = shard.firstRow * info.dimensions
-                for index in 0..<min(halves.count, values.count - base) { values[base + index] = Float(halves[index]) }
+                for row in max(range.lowerBound, shard.firstRow)..<min(range.upperBound, shard.firstRow + shard.rows) {
+                    let source = (row - shard.firstRow) * dimensions
+                    let target = (row - range.lowerBound) * dimensions
+                    guard source + dimensions <= halves.count else { continue }
+                    for d in 0..<dimensions { values[target + d] = Float(halves[source + d]) }
+                }
             }
         }
-        return (info.rows, info.dimensions, values)
+        return values
     }
 
     // MARK: - Training
