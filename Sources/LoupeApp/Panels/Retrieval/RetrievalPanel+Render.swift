@@ -136,17 +136,13 @@ extension RetrievalPanel {
         ]
         if options.retriever == .hybrid { columns.append((TableColumn("rrf", width: .length(6)), 5)) }
         columns.append((TableColumn("doc", width: .length(7)), 6))
-        let titleRoom = max(24, (area.width - 2) * 2 / 5)
-        while columns.count > 3,
-            columns.map({ column -> Int in
-                if case .length(let width) = column.0.width { return width + 1 }
-                return titleRoom + 1
-            }).reduce(0, +) > area.width - 2
-        {
-            columns.removeLast()
-        }
+        // The last columns give way first, down to rank, relevance and title.
+        let shown = TableColumn.fitting(
+            columns.map(\.0), in: area.width, dropping: Array(columns.indices.dropFirst(3).reversed()),
+            fillMinimum: max(24, (area.width - 2) * 2 / 5)
+        ).map { columns[$0] }
         var state = list
-        TableView(columns: columns.map(\.0), rows: rows.map { row in columns.map { row[$0.1] } }, focused: focused)
+        TableView(columns: shown.map(\.0), rows: rows.map { row in shown.map { row[$0.1] } }, focused: focused)
             .render(into: &frame, area: area, state: &state, theme: theme)
     }
 

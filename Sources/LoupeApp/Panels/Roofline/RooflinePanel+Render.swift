@@ -230,15 +230,7 @@ extension RooflinePanel {
             TableColumn("roof", width: .length(7), alignment: .trailing),
             TableColumn("%", width: .length(5), alignment: .trailing), TableColumn("bound", width: .length(8)),
         ]
-        var shown = Array(all.indices)
-        for dropped in [5, 1, 4, 2] {
-            let used = shown.map { index -> Int in
-                if case .length(let width) = all[index].width { return width + 1 }
-                return 21
-            }.reduce(0, +)
-            guard used > area.width - 2 else { break }
-            shown.removeAll { $0 == dropped }
-        }
+        let shown = TableColumn.fitting(all, in: area.width, dropping: [5, 1, 4, 2], fillMinimum: 20)
         var state = list
         TableView(
             columns: shown.map { all[$0] }, rows: rows.map { row in shown.map { row[$0] } },
