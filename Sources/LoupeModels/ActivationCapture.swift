@@ -7,10 +7,13 @@ package struct CaptureRequest: Hashable, Sendable {
     package var attentionLayers: Set<Int>
     /// Layers after which to keep the residual stream (the layer's output hidden states).
     package var residualLayers: Set<Int>
+    /// Layers whose query and key projections to keep (BertViz's neuron view: q, k and q·k).
+    package var queryKeyLayers: Set<Int>
 
-    package init(attentionLayers: Set<Int> = [], residualLayers: Set<Int> = []) {
+    package init(attentionLayers: Set<Int> = [], residualLayers: Set<Int> = [], queryKeyLayers: Set<Int> = []) {
         self.attentionLayers = attentionLayers
         self.residualLayers = residualLayers
+        self.queryKeyLayers = queryKeyLayers
     }
 
     package static let none = CaptureRequest()
@@ -22,4 +25,8 @@ package struct CapturedActivations: Sendable {
     package var attention: [Int: [Tensor]] = [:]
     /// `residual[layer][sequence]`: `[T, hidden]`.
     package var residual: [Int: [Tensor]] = [:]
+    /// `queries[layer][sequence]` and `keys[layer][sequence]`: `[T, hidden]`, before the
+    /// 1/√d scale; head h is columns `h·headSize ..< (h+1)·headSize`.
+    package var queries: [Int: [Tensor]] = [:]
+    package var keys: [Int: [Tensor]] = [:]
 }

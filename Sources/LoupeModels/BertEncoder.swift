@@ -118,24 +118,34 @@ package struct BertEncoder: Sendable {
         for (index, layer) in layers.enumerated() {
             x = run(
                 layer, on: x, lengths: lengths, width: width, keepAttention: capture.attentionLayers.contains(index),
-                profile: profile
-            ) { probabilities in
-                captured.attention[index] = probabilities
-            }
+                keepQueryKey: capture.queryKeyLayers.contains(index), profile: profile,
+                reportQueryKey: { queries, keys in
+                    captured.queries[index] = queries
+                    captured.keys[index] = keys
+                },
+                report: { probabilities in captured.attention[index] = probabilities }
+            )
             intervention?(index, &x, lengths)
             if capture.residualLayers.contains(index) {
-                captured.residual[index] = lengths.enumerated().map { b, length in
-                    Tensor(
-                        shape: [length, hidden],
-                        storage: Array(x.storage[(b * width * hidden)..<((b * width + length) * hidden)]))
-                }
+                captured.residual[index] = Self.sequences(x, lengths: lengths, width: width)
             }
         }
         return (x, captured)
     }
 
+    /// Each sequence's real rows of a padded `[B, width, hidden]` tensor, as `[length, hidden]`.
+    private static func sequences(_ x: Tensor, lengths: [Int], width: Int) -> [Tensor] {
+        let hidden = x.shape.last ?? 0
+        return lengths.enumerated().map { b, length in
+            Tensor(
+                shape: [length, hidden],
+                storage: Array(x.storage[(b * width * hidden)..<((b * width + length) * hidden)]))
+        }
+    }
+
     private func run(
-        _ layer: Layer, on x: Tensor, lengths: [Int], width: Int, keepAttention: Bool, profile: OperationProfile?,
+        _ layer: Layer, on x: Tensor, lengths: [Int], width: Int, keepAttention: Bool, keepQueryKey: Bool,
+        profile: OperationProfile?, reportQueryKey: (_ queries: [Tensor], _ keys: [Tensor]) -> Void,
         report: ([Tensor]) -> Void
     ) -> Tensor {
         let hidden = configuration.hiddenSize
@@ -152,6 +162,10 @@ package struct BertEncoder: Sendable {
         }
         let v = OperationProfile.measure(profile, "linear Q/K/V/out 384→384", projection) {
             Kernels.linear(x, weight: layer.value.weight, bias: layer.value.bias)
+        }
+        if keepQueryKey {
+            reportQueryKey(
+                Self.sequences(q, lengths: lengths, width: width), Self.sequences(k, lengths: lengths, width: width))
         }
         var context = Tensor(zeros: x.shape)
         var kept: [Tensor] = []

@@ -21,7 +21,7 @@ import Testing
             text: "the cat sat", tokens: tokens, layers: 2, heads: 3, probabilities: probabilities, lens: [0.4, 1])
     }()
 
-    private func analysed() -> AppState {
+    static func analysed() -> AppState {
         var state = AppFixtures.state()
         AppFixtures.press([.character("3")], on: &state)
         AppFixtures.press([.character("i")], on: &state)
@@ -49,7 +49,7 @@ import Testing
     }
 
     @Test func gridMovesOpensAHeadAndCyclesViews() {
-        var state = analysed()
+        var state = Self.analysed()
         AppFixtures.press([.character("l"), .character("j")], on: &state)
         #expect(panel(state)?.layer == 1)
         #expect(panel(state)?.head == 1)
@@ -65,7 +65,7 @@ import Testing
     }
 
     @Test func tableSortsAndOpensTheSelectedHead() throws {
-        var state = analysed()
+        var state = Self.analysed()
         AppFixtures.press([.character("v"), .character("v"), .character("v")], on: &state)
         AppFixtures.press([.character("s"), .character("s"), .character("s"), .character("s")], on: &state)
         #expect(panel(state)?.sort == TableSort(column: 5, ascending: false))  // prev, highest first
@@ -78,7 +78,7 @@ import Testing
     }
 
     @Test func exportWritesTheHeadAsCSV() {
-        var state = analysed()
+        var state = Self.analysed()
         let effects = AppFixtures.press([.character("e")], on: &state)
         guard case .writeFile(let path, let contents)? = effects.first else {
             Issue.record("no export effect: \(effects)")
@@ -89,7 +89,7 @@ import Testing
     }
 
     @Test func screensAt80x24() {
-        var state = analysed()
+        var state = Self.analysed()
         expectFrame(state.render(), matchesGolden: "attention-grid-80x24")
         AppFixtures.press([.enter, .character("j")], on: &state)
         expectFrame(state.render(), matchesGolden: "attention-head-80x24")
@@ -180,6 +180,8 @@ import Testing
 
 /// BertViz's head view: each query's line to the keys it attends to, the cursor's weights.
 @Suite struct AttentionLinesTests {
+    private var panel: (AppState) -> AttentionPanel? { { $0.panels[$0.focusedPanel] as? AttentionPanel } }
+
     @Test func theLinesViewDrawsTheCursorsAttentionWithItsWeights() throws {
         var state = AppFixtures.state(width: 100, height: 30)
         AppFixtures.press([.character("3"), .enter], on: &state)
@@ -198,5 +200,69 @@ import Testing
         let rows = text.split(separator: "\n")
         #expect(rows.contains { $0.contains("the 1.00") })
         #expect(rows.contains { $0.contains("⠉") || $0.contains("⠒") || $0.contains("⣀") || $0.contains("⠤") })
+    }
+
+    @Test func aCombinesHeadsInTheHeadView() throws {
+        var state = AttentionPanelTests.analysed()
+        AppFixtures.press([.enter], on: &state)
+        AppFixtures.press([.character("a")], on: &state)
+        #expect(panel(state)?.aggregate == .layerMean)
+        #expect(state.render().text().contains("L0 mean of 3 heads"))
+        AppFixtures.press([.character("a"), .character("a")], on: &state)
+        #expect(state.render().text().contains("rollout L0…L0"))
+        AppFixtures.press([.character("a")], on: &state)
+        #expect(panel(state)?.aggregate == .head)
+    }
+
+    @Test func theLinesViewOverlaysTheLayersHeadsInColours() throws {
+        var state = AppFixtures.state(width: 120, height: 30)
+        AppFixtures.press([.character("3"), .enter], on: &state)
+        _ = state.update(
+            AppFixtures.answer(
+                AttentionPanel.Analyze(request: AttentionRequest("The cat sat on the mat because it was tired.")),
+                AttentionPanelTests.analysis))
+        AppFixtures.press([.enter, .character("v"), .character("a"), .character("j"), .character("j")], on: &state)
+        let frame = state.render()
+        let text = frame.text()
+        #expect(text.contains("L0, 3 heads overlaid"))
+        #expect(text.contains("heads H0 H1 H2"))
+        // "cat" (token 2) looks at itself in head 0, one back in head 1, two back in head 2:
+        // the layer mean puts a third on each.
+        let rows = text.split(separator: "\n")
+        #expect(rows.contains { $0.contains("the 0.33") })
+    }
+
+    @Test func theNeuronViewShowsQueryKeyAndTheirProduct() throws {
+        // One layer, one head of size 2 over three tokens, with q and k chosen by hand.
+        let tokens = ["[CLS]", "cat", "[SEP]"]
+        let queries: [Float] = [1, 0, 2, -1, 0, 1]
+        let keys: [Float] = [1, 1, 3, 1, -1, 0]
+        var probabilities: [Float] = []
+        for i in 0..<3 {
+            let scores = (0..<3).map { j in
+                (queries[i * 2] * keys[j * 2] + queries[i * 2 + 1] * keys[j * 2 + 1]) / Float(2).squareRoot()
+            }
+            let exps = scores.map { Foundation.exp($0) }
+            probabilities += exps.map { $0 / exps.reduce(0, +) }
+        }
+        let analysis = AttentionAnalysis(
+            text: "cat", tokens: tokens, layers: 1, heads: 1, probabilities: probabilities, lens: [1], headSize: 2,
+            queries: queries, keys: keys)
+        #expect(abs(analysis.score(layer: 0, head: 0, query: 1, key: 1) - 5 / Float(2).squareRoot()) < 1e-6)
+        var state = AppFixtures.state(width: 120, height: 30)
+        AppFixtures.press([.character("3"), .enter], on: &state)
+        _ = state.update(
+            AppFixtures.answer(
+                AttentionPanel.Analyze(request: AttentionRequest("The cat sat on the mat because it was tired.")),
+                analysis))
+        AppFixtures.press(Array(repeating: .character("v"), count: 5), on: &state)
+        #expect(panel(state)?.view == .neuron)
+        AppFixtures.press([.character("j"), .character("l")], on: &state)
+        let text = state.render().text()
+        // Query "cat" = (2, −1), key "cat" = (3, 1): q·k = 5, 6 from agreeing dimensions, −1 not.
+        #expect(text.contains("cat → cat · q·k/√2 = 3.536"))
+        #expect(text.contains("q·k = 5.00 = 6.00 from dimensions that agree -1.00"))
+        #expect(text.contains("q  cat"))
+        #expect(text.contains("q×k"))
     }
 }

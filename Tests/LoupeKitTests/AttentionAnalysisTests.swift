@@ -28,6 +28,40 @@ import Testing
         #expect(flat.previousToken == 0.25)
     }
 
+    /// Head 0 looks back one token, head 1 is uniform: the layer mean is their average, the
+    /// model mean equals it (one layer), and rollout through one layer is ½·mean + ½·I.
+    @Test func aggregatesAverageHeadsAndRollOutWithTheResidual() {
+        let analysis = Self.sample()
+        // Row 2 ("."): head 0 puts 1 on key 1, head 1 puts 0.25 everywhere.
+        #expect(analysis.weight(.layerMean, layer: 0, head: 0, query: 2, key: 1) == 0.625)
+        #expect(analysis.weight(.layerMean, layer: 0, head: 1, query: 2, key: 3) == 0.125)
+        #expect(analysis.weight(.modelMean, layer: 0, head: 0, query: 2, key: 1) == 0.625)
+        #expect(analysis.weight(.rollout, layer: 0, head: 0, query: 2, key: 1) == 0.3125)
+        #expect(analysis.weight(.rollout, layer: 0, head: 0, query: 2, key: 2) == 0.5625)
+        #expect(analysis.weight(.head, layer: 0, head: 1, query: 2, key: 1) == 0.25)
+        // Rollout rows stay distributions.
+        for q in 0..<4 {
+            let sum = (0..<4).reduce(Float(0)) { $0 + analysis.weight(.rollout, layer: 0, head: 0, query: q, key: $1) }
+            #expect(abs(sum - 1) < 1e-6)
+        }
+    }
+
+    /// Two layers: rollout through layer 1 is the product (layer 1's mixed matrix) × (layer 0's).
+    @Test func rolloutMultipliesTheLayersInOrder() {
+        // Layer 0: every token looks at [CLS]; layer 1: every token looks at the last token.
+        var probabilities = [Float](repeating: 0, count: 2 * 9)
+        for q in 0..<3 { probabilities[q * 3 + 0] = 1 }
+        for q in 0..<3 { probabilities[9 + q * 3 + 2] = 1 }
+        let analysis = AttentionAnalysis(
+            text: "a", tokens: ["[CLS]", "a", "[SEP]"], layers: 2, heads: 1, probabilities: probabilities, lens: [1, 1])
+        // Ā0 row 1 = [½, ½, 0]; Ā1 row 1 = [0, ½, ½]; rollout row 1 = Ā1[1]·Ā0.
+        // Ā0 rows: [1,0,0], [½,½,0], [½,0,½]. So row 1 = ½·[½,½,0] + ½·[½,0,½] = [½, ¼, ¼].
+        #expect(analysis.weight(.rollout, layer: 1, head: 0, query: 1, key: 0) == 0.5)
+        #expect(analysis.weight(.rollout, layer: 1, head: 0, query: 1, key: 1) == 0.25)
+        #expect(analysis.weight(.rollout, layer: 1, head: 0, query: 1, key: 2) == 0.25)
+        #expect(analysis.weight(.rollout, layer: 0, head: 0, query: 1, key: 1) == 0.5)
+    }
+
     @Test func csvHasAHeaderOfKeysAndARowPerQuery() {
         let csv = Self.sample().csv(layer: 0, head: 0)
         let lines = csv.split(separator: "\n")

@@ -52,6 +52,47 @@ struct MiniLMParityTests {
         #expect(worst <= 1e-4, "max |diff| \(worst)")
     }
 
+    /// The neuron view's q and k are the vectors the attention came from: softmax(q·k/√d) over
+    /// each row gives back the captured probabilities, for every head of every layer, in a
+    /// padded batch of two lengths.
+    @Test func capturedQueriesAndKeysReproduceTheAttention() throws {
+        let embedder = try #require(Self.embedder)
+        let configuration = embedder.encoder.configuration
+        let batch = [MiniLMFixtures.sentences[0].ids, MiniLMFixtures.sentences[1].ids].map { $0.map(Int32.init) }
+        let layers = Set(0..<configuration.layers)
+        let (_, captured) = embedder.encoder.forward(
+            batch, capture: CaptureRequest(attentionLayers: layers, queryKeyLayers: layers))
+        let d = configuration.headSize
+        let hidden = configuration.hiddenSize
+        var worst: Float = 0
+        for (b, ids) in batch.enumerated() {
+            let t = ids.count
+            for layer in layers {
+                let q = try #require(captured.queries[layer]?[b])
+                let k = try #require(captured.keys[layer]?[b])
+                let attention = try #require(captured.attention[layer]?[b])
+                #expect(q.shape == [t, hidden] && k.shape == [t, hidden])
+                for head in 0..<configuration.heads {
+                    for i in 0..<t {
+                        let scores = (0..<t).map { j in
+                            (0..<d).reduce(Float(0)) { sum, c in
+                                sum + q.storage[i * hidden + head * d + c] * k.storage[j * hidden + head * d + c]
+                            } / Float(d).squareRoot()
+                        }
+                        let top = scores.max()!
+                        let exps = scores.map { Foundation.exp($0 - top) }
+                        let total = exps.reduce(0, +)
+                        for j in 0..<t {
+                            let expected = attention.storage[(head * t + i) * t + j]
+                            worst = max(worst, abs(exps[j] / total - expected))
+                        }
+                    }
+                }
+            }
+        }
+        #expect(worst <= 1e-5, "max |softmax(q·k/√d) − attention| \(worst)")
+    }
+
     @Test(arguments: MiniLMFixtures.pairs.indices)
     func sentencePairsMatchIdsTypesEmbeddingsAndAttention(index: Int) throws {
         let embedder = try #require(Self.embedder)

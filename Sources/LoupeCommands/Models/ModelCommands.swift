@@ -80,7 +80,28 @@ struct AttentionCommand: LoupeCommand {
         help: ArgumentHelp("A second sentence: attention over the pair [CLS] TEXT [SEP] PAIR [SEP].", valueName: "text")
     )
     var pair: String?
+    @Option(
+        help: ArgumentHelp(
+            "Combine heads as the TUI's a key does: layer-mean (the layer's heads), mean (every head) or rollout (through --layer).",
+            valueName: "how"))
+    var combine: Combine?
+    @Flag(help: "With --head: print the scores q·k/√d before the softmax (the neuron view's numbers).")
+    var scores = false
     @Argument(help: "The text.") var text: String
+
+    enum Combine: String, ExpressibleByArgument, CaseIterable {
+        case layerMean = "layer-mean"
+        case mean
+        case rollout
+
+        var aggregate: AttentionAnalysis.Aggregate {
+            switch self {
+            case .layerMean: .layerMean
+            case .mean: .modelMean
+            case .rollout: .rollout
+            }
+        }
+    }
 
     struct Record: Encodable {
         var tokens: [String]
@@ -89,9 +110,20 @@ struct AttentionCommand: LoupeCommand {
         var attention: [[[Float]]]
     }
 
+    struct CombinedRecord: Encodable {
+        var tokens: [String]
+        var layer: Int
+        var combine: String
+        var attention: [[Float]]
+    }
+
     func run(in context: CommandContext) throws {
         let embedder = try context.session.models.miniLM()
         let configuration = embedder.encoder.configuration
+        if combine != nil || scores {
+            try printAnalysis(AttentionAnalysis(text: text, second: pair, embedder: embedder), in: context)
+            return
+        }
         guard (0..<configuration.layers).contains(layer) else {
             throw CommandFailure("--layer \(layer) is out of range: MiniLM has layers 0…\(configuration.layers - 1)")
         }
@@ -122,13 +154,61 @@ struct AttentionCommand: LoupeCommand {
         guard heads.count == 1 else {
             throw CommandFailure("give --head H to print a matrix (or --json for every head)")
         }
+        Self.printMatrix(
+            "layer \(layer), head \(heads[0]): row = query token, column = key token", tokens: tokens, matrices[0],
+            in: context)
+    }
+}
+
+extension AttentionCommand {
+    /// `--combine` or `--scores`: a matrix from the whole analysis the TUI uses.
+    private func printAnalysis(_ analysis: AttentionAnalysis, in context: CommandContext) throws {
+        guard (0..<analysis.layers).contains(layer) else {
+            throw CommandFailure("--layer \(layer) is out of range: MiniLM has layers 0…\(analysis.layers - 1)")
+        }
+        let t = analysis.count
+        let title: String
+        let matrix: [[Float]]
+        if let combine {
+            if scores { throw CommandFailure("--scores is for one head; leave out --combine") }
+            let aggregate = combine.aggregate
+            title = aggregate.label(layer: layer, head: 0, heads: analysis.heads, layers: analysis.layers)
+            matrix = (0..<t).map { q in
+                (0..<t).map { k in analysis.weight(aggregate, layer: layer, head: 0, query: q, key: k) }
+            }
+            if json {
+                context.print(
+                    try Formatting.json(
+                        CombinedRecord(
+                            tokens: analysis.tokens, layer: layer, combine: combine.rawValue, attention: matrix)))
+                return
+            }
+        } else {
+            guard let head, (0..<analysis.heads).contains(head) else {
+                throw CommandFailure("--scores needs --head H (0…\(analysis.heads - 1))")
+            }
+            title = "L\(layer) H\(head) scores q·k/√\(analysis.headSize) before the softmax"
+            matrix = (0..<t).map { q in (0..<t).map { k in analysis.score(layer: layer, head: head, query: q, key: k) }
+            }
+            if json {
+                context.print(
+                    try Formatting.json(
+                        Record(tokens: analysis.tokens, layer: layer, heads: [head], attention: [matrix])))
+                return
+            }
+        }
+        Self.printMatrix(
+            title + ": row = query token, column = key token", tokens: analysis.tokens, matrix, in: context)
+    }
+
+    static func printMatrix(_ title: String, tokens: [String], _ matrix: [[Float]], in context: CommandContext) {
         let labels = tokens.map { String($0.prefix(10)) }
         let width = max(6, labels.map(\.count).max() ?? 0)
-        context.print("layer \(layer), head \(heads[0]): row = query token, column = key token")
+        context.print(title)
         context.print(
             String(repeating: " ", count: width + 1)
                 + labels.map { $0.padding(toLength: 6, withPad: " ", startingAt: 0) }.joined(separator: " "))
-        for (q, row) in matrices[0].enumerated() {
+        for (q, row) in matrix.enumerated() {
             let cells = row.map { String(format: "%6.3f", $0) }.joined(separator: " ")
             context.print(labels[q].padding(toLength: width, withPad: " ", startingAt: 0) + " " + cells)
         }

@@ -35,6 +35,20 @@ package struct AttentionAnalysis: Hashable, Sendable {
     /// so the model grid draws 72 heads without reading 72 full matrices each frame.
     package var thumbnails: [[[Float]]]
     package static let thumbnailSize = 16
+    /// Each layer's attention averaged over its heads, `[layer][query·T + key]`.
+    package private(set) var layerMeans: [[Float]]
+    /// Every head of every layer averaged, `[query·T + key]`.
+    package private(set) var modelMean: [Float]
+    /// Attention rollout (Abnar & Zuidema, 2020) through each layer, `[layer][query·T + key]`:
+    /// the product of the layers' head-averaged attention with the residual path added
+    /// (½A + ½I, rows renormalised), from the first layer up to this one.
+    package private(set) var rollouts: [[Float]]
+    /// Width of one head's query and key vectors (32 in MiniLM-L6: 384 wide, 12 heads); 0 when none were kept.
+    package var headSize: Int
+    /// The query and key projections before the 1/√d scale, `[layer][token][hidden]` flattened,
+    /// for the neuron view; empty when the analysis was built without them.
+    package var queries: [Float]
+    package var keys: [Float]
 
     package var count: Int { tokens.count }
 
@@ -52,10 +66,16 @@ package struct AttentionAnalysis: Hashable, Sendable {
     /// (`[layer][head][query][key]`, flattened).
     package init(
         text: String, tokens: [String], layers: Int, heads: Int, probabilities: [Float], lens: [Double],
-        secondStart: Int? = nil
+        secondStart: Int? = nil, headSize: Int = 0, queries: [Float] = [], keys: [Float] = []
     ) {
         precondition(
             probabilities.count == layers * heads * tokens.count * tokens.count, "probabilities do not match the shape")
+        precondition(
+            queries.count == keys.count && queries.count == layers * tokens.count * heads * headSize,
+            "queries and keys do not match the shape")
+        self.headSize = headSize
+        self.queries = queries
+        self.keys = keys
         self.text = text
         self.secondStart = secondStart
         self.tokens = tokens
@@ -65,6 +85,8 @@ package struct AttentionAnalysis: Hashable, Sendable {
         self.lens = lens
         statistics = []
         thumbnails = []
+        (layerMeans, modelMean, rollouts) = Self.aggregates(
+            probabilities, layers: layers, heads: heads, count: tokens.count)
         statistics = (0..<layers).flatMap { layer in (0..<heads).map { head in statistics(layer: layer, head: head) } }
         thumbnails = (0..<layers).flatMap { layer in (0..<heads).map { head in pooled(layer: layer, head: head) } }
     }
@@ -101,7 +123,9 @@ package struct AttentionAnalysis: Hashable, Sendable {
         }
         let everyLayer = Set(0..<configuration.layers)
         let (hidden, captured) = embedder.encoder.forward(
-            [ids], types: [types], capture: CaptureRequest(attentionLayers: everyLayer, residualLayers: everyLayer))
+            [ids], types: [types],
+            capture: CaptureRequest(attentionLayers: everyLayer, residualLayers: everyLayer, queryKeyLayers: everyLayer)
+        )
         let final = SentenceEmbedder.meanPool(hidden, lengths: [ids.count])[0]
         let lens = (0..<configuration.layers).map { layer -> Double in
             guard let states = captured.residual[layer]?.first else { return 0 }
@@ -115,7 +139,10 @@ package struct AttentionAnalysis: Hashable, Sendable {
             heads: configuration.heads,
             probabilities: (0..<configuration.layers).flatMap { captured.attention[$0]?.first?.storage ?? [] },
             lens: lens,
-            secondStart: second == nil ? nil : types.firstIndex(of: 1)
+            secondStart: second == nil ? nil : types.firstIndex(of: 1),
+            headSize: configuration.headSize,
+            queries: (0..<configuration.layers).flatMap { captured.queries[$0]?.first?.storage ?? [] },
+            keys: (0..<configuration.layers).flatMap { captured.keys[$0]?.first?.storage ?? [] }
         )
     }
 

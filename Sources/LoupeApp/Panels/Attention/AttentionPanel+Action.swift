@@ -17,6 +17,9 @@ extension AttentionPanel {
         case nextHead
         /// Export the current head as CSV (attention-L<l>-H<h>.csv).
         case export
+        /// Head, head lines and neuron views: one head, the layer's mean (heads overlaid in the
+        /// lines view), every head's mean, or rollout.
+        case aggregate
         /// Export the current head as JSON, with its statistics (attention-L<l>-H<h>.json).
         case exportJSON
     }

@@ -61,6 +61,7 @@ extension AttentionPanel {
         case .grid: renderGrid(analysis, into: &frame, area: body, theme: theme)
         case .head: renderHead(analysis, into: &frame, area: body, theme: theme)
         case .lines: renderLines(analysis, into: &frame, area: body, theme: theme)
+        case .neuron: renderNeuron(analysis, into: &frame, area: body, theme: theme)
         case .table: renderTable(analysis, into: &frame, area: body, theme: theme, focused: context.focused)
         case .lens: renderLens(analysis, into: &frame, area: body, theme: theme)
         }
@@ -145,7 +146,7 @@ extension AttentionPanel {
         // Window the matrix around the cursor so long inputs stay navigable.
         let firstKey = max(0, min(key - columns / 2, t - columns))
         let firstQuery = max(0, min(query - rows / 2, t - rows))
-        let probability = analysis.probability(layer: layer, head: head, query: query, key: key)
+        let probability = analysis.weight(aggregate, layer: layer, head: head, query: query, key: key)
         // What is off screen, when the input is longer than the matrix has room for.
         var hidden: [String] = []
         if firstQuery > 0 { hidden.append("▲ \(firstQuery)") }
@@ -153,7 +154,7 @@ extension AttentionPanel {
         if firstKey > 0 { hidden.append("◀ \(firstKey)") }
         if firstKey + columns < t { hidden.append("▶ \(t - firstKey - columns)") }
         let heading =
-            "L\(layer) H\(head) · row = query, column = key · cursor \(labels[query]) → \(labels[key]) "
+            "\(aggregateLabel(analysis)) · row = query, column = key · cursor \(labels[query]) → \(labels[key]) "
             + String(format: "%.3f", probability)
         let used = frame.draw(heading, at: Point(x: area.x + 1, y: area.y), style: theme.title, clip: area)
         if !hidden.isEmpty {
@@ -195,7 +196,7 @@ extension AttentionPanel {
                 style: q == query ? theme.selection : (inSecond ? theme.accent : theme.text), clip: area)
             for column in 0..<columns {
                 let k = firstKey + column
-                let p = Double(analysis.probability(layer: layer, head: head, query: q, key: k))
+                let p = Double(analysis.weight(aggregate, layer: layer, head: head, query: q, key: k))
                 let x = left + column * cellWidth
                 guard x + cellWidth <= area.maxX else { break }
                 if q == query && k == key {
@@ -238,10 +239,10 @@ extension AttentionPanel {
         _ analysis: AttentionAnalysis, labels: [String], into frame: inout Frame, area: Rect, theme: Theme
     ) {
         let t = analysis.count
-        let outgoing = (0..<t).map { ($0, analysis.probability(layer: layer, head: head, query: query, key: $0)) }
+        let outgoing = (0..<t).map { ($0, analysis.weight(aggregate, layer: layer, head: head, query: query, key: $0)) }
             .sorted { $0.1 > $1.1 }
-        let incoming = (0..<t).map { ($0, analysis.probability(layer: layer, head: head, query: $0, key: key)) }.sorted
-        { $0.1 > $1.1 }
+        let incoming = (0..<t).map { ($0, analysis.weight(aggregate, layer: layer, head: head, query: $0, key: key)) }
+            .sorted { $0.1 > $1.1 }
         var y = area.y
         func section(_ title: String, _ entries: [(Int, Float)]) {
             frame.draw(title, at: Point(x: area.x, y: y), style: theme.title, clip: area)
@@ -280,7 +281,11 @@ extension AttentionPanel {
         let rightX = area.maxX - labelWidth - 7
         let plot = Rect(
             x: leftX + labelWidth + 1, y: top, width: max(4, rightX - leftX - labelWidth - 2), height: shown * spacing)
-        var heading = "L\(layer) H\(head) · query → key lines, ←/→ head, ↑/↓ token"
+        let overlaid = aggregate == .layerMean && !theme.isMonochrome
+        var heading =
+            overlaid
+            ? "L\(layer), \(analysis.heads) heads overlaid · ↑/↓ token, a combines differently"
+            : "\(aggregateLabel(analysis)) · query → key lines, ←/→ head, ↑/↓ token, a combines heads"
         if first > 0 || first + shown < t { heading += " · showing \(first)…\(first + shown - 1) of \(t)" }
         frame.draw(heading, at: Point(x: area.x + 1, y: area.y), style: theme.title, clip: area)
         var canvas = BrailleCanvas(columns: plot.width, rows: plot.height)
@@ -288,15 +293,27 @@ extension AttentionPanel {
         let strong: Float = 0.3
         for q in first..<(first + shown) where q != query {
             for k in first..<(first + shown) {
-                let p = analysis.probability(layer: layer, head: head, query: q, key: k)
+                let p = analysis.weight(aggregate, layer: layer, head: head, query: q, key: k)
                 guard p >= strong else { continue }
                 canvas.line(
                     from: Point(x: 0, y: dotY(q)), to: Point(x: canvas.dotWidth - 1, y: dotY(k)), style: theme.dim)
             }
         }
+        // BertViz's overlaid heads: the cursor's lines in every head of the layer, a colour each.
+        if overlaid && query >= first && query < first + shown {
+            for h in 0..<analysis.heads {
+                for k in first..<(first + shown) {
+                    let p = analysis.probability(layer: layer, head: h, query: query, key: k)
+                    guard p >= 0.1 else { continue }
+                    canvas.line(
+                        from: Point(x: 0, y: dotY(query)), to: Point(x: canvas.dotWidth - 1, y: dotY(k)),
+                        style: Style(foreground: Self.headColor(h, of: analysis.heads, theme: theme)))
+                }
+            }
+        }
         // The cursor's lines last, so they are drawn over the others, strongest last.
-        let mine = (first..<(first + shown)).map {
-            ($0, analysis.probability(layer: layer, head: head, query: query, key: $0))
+        let mine = (overlaid ? first..<first : first..<(first + shown)).map {
+            ($0, analysis.weight(aggregate, layer: layer, head: head, query: query, key: $0))
         }
         .filter { $0.1 >= 0.05 }.sorted { $0.1 < $1.1 }
         for (k, p) in mine where query >= first && query < first + shown {
@@ -308,7 +325,7 @@ extension AttentionPanel {
         canvas.render(into: &frame, origin: Point(x: plot.x, y: plot.y))
         for token in first..<(first + shown) {
             let y = top + (token - first) * spacing
-            let p = analysis.probability(layer: layer, head: head, query: query, key: token)
+            let p = analysis.weight(aggregate, layer: layer, head: head, query: query, key: token)
             frame.draw(
                 TextWidth.fit(labels[token], toColumns: labelWidth, alignment: .trailing), at: Point(x: leftX, y: y),
                 style: token == query ? theme.selection : theme.text, clip: area)
@@ -324,7 +341,142 @@ extension AttentionPanel {
                     style: theme.dim, clip: area)
             }
         }
-        renderLegend(into: &frame, at: Point(x: area.x + 1, y: area.maxY - 1), theme: theme)
+        if overlaid {
+            var x = frame.draw("heads ", at: Point(x: area.x + 1, y: area.maxY - 1), style: theme.dim, clip: area)
+            for h in 0..<analysis.heads {
+                x += frame.draw(
+                    "H\(h) ", at: Point(x: area.x + 1 + x, y: area.maxY - 1),
+                    style: Style(foreground: Self.headColor(h, of: analysis.heads, theme: theme)), clip: area)
+            }
+            frame.draw(
+                "(lines of weight ≥ 0.10; the numbers are the layer mean)",
+                at: Point(x: area.x + 1 + x, y: area.maxY - 1),
+                style: theme.dim, clip: area)
+        } else {
+            renderLegend(into: &frame, at: Point(x: area.x + 1, y: area.maxY - 1), theme: theme)
+        }
+    }
+
+    /// The heading's name for what is drawn: a head, or how heads are combined.
+    func aggregateLabel(_ analysis: AttentionAnalysis) -> String {
+        aggregate.label(layer: layer, head: head, heads: analysis.heads, layers: analysis.layers)
+    }
+
+    /// Head `h`'s colour among `count` overlaid heads: hues spread around the wheel, at the
+    /// lightness of the theme's text so they read on its background.
+    static func headColor(_ h: Int, of count: Int, theme: Theme) -> RGB {
+        let hue = Double(h) / Double(max(1, count)) * 6
+        let sector = Int(hue) % 6
+        let f = hue - Double(Int(hue))
+        let (r, g, b): (Double, Double, Double) =
+            switch sector {
+            case 0: (1, f, 0)
+            case 1: (1 - f, 1, 0)
+            case 2: (0, 1, f)
+            case 3: (0, 1 - f, 1)
+            case 4: (f, 0, 1)
+            default: (1, 0, 1 - f)
+            }
+        let pure = RGB(UInt8(r * 255), UInt8(g * 255), UInt8(b * 255))
+        // Light backgrounds get darker hues; dark ones keep them bright.
+        let background = theme.color(.background) ?? RGB(0, 0, 0)
+        let light = Int(background.red) + Int(background.green) + Int(background.blue) > 3 * 128
+        return light ? RGB.mix(pure, RGB(0, 0, 0), 0.35) : RGB.mix(pure, RGB(255, 255, 255), 0.15)
+    }
+
+    // MARK: - Neuron view (BertViz's q, k and q·k)
+
+    /// BertViz's neuron view for one head: the cursor query's q vector, the cursor key's k
+    /// vector and their elementwise product, a cell per dimension (red positive, blue negative),
+    /// then every key's score q·k/√d and the softmax of the scores, which is the head's attention.
+    private func renderNeuron(_ analysis: AttentionAnalysis, into frame: inout Frame, area: Rect, theme: Theme) {
+        guard analysis.hasQueryKey else {
+            frame.draw(
+                "This analysis has no query and key vectors; press enter to run MiniLM again.",
+                at: Point(x: area.x + 1, y: area.y), style: theme.dim, clip: area)
+            return
+        }
+        let labels = Self.positionedLabels(analysis.tokens)
+        let d = analysis.headSize
+        let q = Array(analysis.queryVector(layer: layer, head: head, token: query))
+        let k = Array(analysis.keyVector(layer: layer, head: head, token: key))
+        let product = zip(q, k).map { $0 * $1 }
+        let score = analysis.score(layer: layer, head: head, query: query, key: key)
+        frame.draw(
+            "L\(layer) H\(head) · \(labels[query]) → \(labels[key]) · q·k/√\(d) = "
+                + String(format: "%.3f", score) + " · attention "
+                + String(format: "%.3f", analysis.probability(layer: layer, head: head, query: query, key: key))
+                + " · ↑/↓ query, ←/→ key, [/] head",
+            at: Point(x: area.x + 1, y: area.y), style: theme.title, clip: area)
+        let labelWidth = 14
+        let cell = max(1, min(3, (area.width - labelWidth - 2) / max(1, d)))
+        let scale = max(q.map(abs).max() ?? 1, k.map(abs).max() ?? 1, 1e-6)
+        let productScale = max(product.map(abs).max() ?? 1, 1e-6)
+        let rows: [(String, [Float], Float)] = [
+            ("q  " + labels[query], q, scale), ("k  " + labels[key], k, scale), ("q×k", product, productScale),
+        ]
+        for (index, row) in rows.enumerated() {
+            let y = area.y + 2 + index
+            frame.draw(
+                TextWidth.fit(row.0, toColumns: labelWidth - 1), at: Point(x: area.x + 1, y: y),
+                style: index == 2 ? theme.accent : theme.text, clip: area)
+            for (dimension, value) in row.1.enumerated() {
+                let x = area.x + labelWidth + 1 + dimension * cell
+                guard x + cell <= area.maxX else { break }
+                let fraction = Double(value / row.2)
+                let glyph = theme.isMonochrome ? (fraction > 0.25 ? "+" : fraction < -0.25 ? "-" : "·") : "█"
+                let style =
+                    theme.isMonochrome ? Style.plain : Style(foreground: Self.signedColor(fraction, theme: theme))
+                for offset in 0..<cell { frame.put(glyph, x: x + offset, y: y, style: style) }
+            }
+        }
+        let positives = product.filter { $0 > 0 }.reduce(0, +)
+        let negatives = product.filter { $0 < 0 }.reduce(0, +)
+        frame.draw(
+            "q·k = " + String(format: "%.2f", positives + negatives) + " = " + String(format: "%.2f", positives)
+                + " from dimensions that agree " + String(format: "%.2f", negatives) + " from ones that disagree · "
+                + "cells scaled to max |value| " + String(format: "%.2f", scale),
+            at: Point(x: area.x + 1, y: area.y + 5), style: theme.dim, clip: area)
+        // Every key for this query: its score and the softmax, with the cursor's key marked.
+        let top = area.y + 7
+        let shown = max(1, area.maxY - top)
+        let first = max(0, min(key - shown / 2, analysis.count - shown))
+        frame.draw(
+            TextWidth.fit("key", toColumns: labelWidth - 1) + "   q·k/√d  softmax",
+            at: Point(x: area.x + 1, y: top - 1),
+            style: theme.dim, clip: area)
+        for token in first..<min(analysis.count, first + shown) {
+            let y = top + token - first
+            let p = analysis.probability(layer: layer, head: head, query: query, key: token)
+            let s = analysis.score(layer: layer, head: head, query: query, key: token)
+            frame.draw(
+                TextWidth.fit(labels[token], toColumns: labelWidth - 1), at: Point(x: area.x + 1, y: y),
+                style: token == key ? theme.selection : theme.text, clip: area)
+            frame.draw(
+                String(format: "%9.3f", s), at: Point(x: area.x + labelWidth, y: y),
+                style: s >= 0 ? theme.text : theme.dim, clip: area)
+            Gauge(fraction: Double(p), label: String(format: "%.3f", p)).render(
+                into: &frame,
+                area: Rect(
+                    x: area.x + labelWidth + 11, y: y, width: min(40, area.maxX - area.x - labelWidth - 12), height: 1),
+                theme: theme)
+        }
+    }
+
+    /// A signed value in −1…1 as a colour: red for positive, blue for negative, in five steps
+    /// each that fade towards the background near 0. The steps are colours of xterm's 6×6×6
+    /// cube, so a 256-colour terminal shows exactly these and not a neighbour of another hue.
+    static func signedColor(_ fraction: Double, theme: Theme) -> RGB {
+        let background = theme.color(.background) ?? RGB(0, 0, 0)
+        let light = Int(background.red) + Int(background.green) + Int(background.blue) > 3 * 128
+        let clamped = min(1, max(-1, fraction.isFinite ? fraction : 0))
+        let step = min(4, Int(abs(clamped) * 5))
+        let levels: [UInt8] = light ? [215, 175, 135, 95, 0] : [95, 135, 175, 215, 255]
+        let level = levels[step]
+        if light {
+            return clamped >= 0 ? RGB(255, level, level) : RGB(level, level, 255)
+        }
+        return clamped >= 0 ? RGB(level, 0, 0) : RGB(0, step == 4 ? 95 : 0, level)
     }
 
     // MARK: - Head table and lens

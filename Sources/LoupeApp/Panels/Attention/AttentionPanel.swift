@@ -15,6 +15,7 @@ package struct AttentionPanel: Panel {
         case lines = "Head lines"
         case table = "Head table"
         case lens = "Embedding lens"
+        case neuron = "Neuron view"
     }
 
     package var input = LineEditor("The cat sat on the mat because it was tired.")
@@ -27,6 +28,8 @@ package struct AttentionPanel: Panel {
     package private(set) var loading: AttentionRequest?
     package private(set) var error: String?
     package var view = View.grid
+    /// What the head and head-lines views draw: one head or heads combined (`a`).
+    package var aggregate = AttentionAnalysis.Aggregate.head
     package var layer = 0
     package var head = 0
     /// The head view's cursor: a query row and a key column.
@@ -56,12 +59,22 @@ package struct AttentionPanel: Panel {
                     footer: "pair"),
                 KeyBinding(
                     [.character("v")], .panel(.own(Action.view)),
-                    help: "Next view: grid, head, head lines (BertViz), head table, embedding lens", footer: "view"),
+                    help:
+                        "Next view: grid, head, head lines (BertViz), head table, embedding lens, neuron view (q, k, q·k)",
+                    footer: "view"),
+                KeyBinding(
+                    [.character("a")], .panel(.own(Action.aggregate)),
+                    help: "Head and lines views: one head → layer mean (heads overlaid) → mean of all heads → rollout",
+                    footer: "combine"),
                 KeyBinding([.enter], .panel(.open), help: "Grid or table: open the selected head", footer: "open"),
                 KeyBinding([.character("s")], .panel(.own(Action.sort)), help: "Head table: sort by the next column"),
                 KeyBinding([.character("S")], .panel(.own(Action.reverse)), help: "Head table: reverse the sort"),
-                KeyBinding([.character("[")], .panel(.own(Action.previousHead)), help: "Previous head"),
-                KeyBinding([.character("]")], .panel(.own(Action.nextHead)), help: "Next head"),
+                KeyBinding(
+                    [.character("[")], .panel(.own(Action.previousHead)),
+                    help: "Previous head (previous layer when heads are combined)"),
+                KeyBinding(
+                    [.character("]")], .panel(.own(Action.nextHead)),
+                    help: "Next head (next layer when heads are combined)"),
                 KeyBinding(
                     [.character("e")], .panel(.own(Action.export)),
                     help: "Export the current head as CSV (attention-L<l>-H<h>.csv)", footer: "export"),
@@ -73,7 +86,7 @@ package struct AttentionPanel: Panel {
     }
 
     package var capturesText: Bool { editing }
-    package var canGoBack: Bool { view == .head }
+    package var canGoBack: Bool { view == .head || view == .neuron }
     package var isSearchable: Bool { false }
     package var initialEffects: [PanelEffect] { [] }
 
@@ -163,6 +176,9 @@ package struct AttentionPanel: Panel {
         switch (view, action) {
         case (_, PanelAction.own(Action.exportJSON)): return export("json", analysis.json(layer: layer, head: head))
         case (_, PanelAction.own(Action.export)): return export("csv", analysis.csv(layer: layer, head: head))
+        case (_, PanelAction.own(Action.aggregate)):
+            let all = AttentionAnalysis.Aggregate.allCases
+            aggregate = all[(all.firstIndex(of: aggregate)! + 1) % all.count]
         case (_, PanelAction.own(Action.nextHead)): step(by: 1, analysis)
         case (_, PanelAction.own(Action.previousHead)): step(by: -1, analysis)
         case (.grid, .left): head = max(0, head - 1)
@@ -170,12 +186,12 @@ package struct AttentionPanel: Panel {
         case (.grid, .up): layer = max(0, layer - 1)
         case (.grid, .down): layer = min(analysis.layers - 1, layer + 1)
         case (.grid, .open): view = .head
-        case (.head, .left): key = max(0, key - 1)
-        case (.head, .right): key = min(analysis.count - 1, key + 1)
-        case (.head, .up), (.lines, .up): query = max(0, query - 1)
-        case (.head, .down), (.lines, .down): query = min(analysis.count - 1, query + 1)
-        case (.head, .top), (.lines, .top): query = 0
-        case (.head, .bottom), (.lines, .bottom): query = analysis.count - 1
+        case (.head, .left), (.neuron, .left): key = max(0, key - 1)
+        case (.head, .right), (.neuron, .right): key = min(analysis.count - 1, key + 1)
+        case (.head, .up), (.lines, .up), (.neuron, .up): query = max(0, query - 1)
+        case (.head, .down), (.lines, .down), (.neuron, .down): query = min(analysis.count - 1, query + 1)
+        case (.head, .top), (.lines, .top), (.neuron, .top): query = 0
+        case (.head, .bottom), (.lines, .bottom), (.neuron, .bottom): query = analysis.count - 1
         case (.lines, .left): head = max(0, head - 1)
         case (.lines, .right): head = min(analysis.heads - 1, head + 1)
         case (.table, .down), (.table, .up), (.table, .pageDown), (.table, .pageUp), (.table, .top), (.table, .bottom):
@@ -204,6 +220,11 @@ package struct AttentionPanel: Panel {
     }
 
     private mutating func step(by delta: Int, _ analysis: AttentionAnalysis) {
+        // Heads combined within a layer step by layers.
+        if aggregate == .layerMean || aggregate == .rollout {
+            layer = min(max(0, layer + delta), analysis.layers - 1)
+            return
+        }
         let index = min(max(0, layer * analysis.heads + head + delta), analysis.layers * analysis.heads - 1)
         layer = index / analysis.heads
         head = index % analysis.heads
