@@ -231,3 +231,26 @@ import Testing
         #expect((state.panels[state.focusedPanel] as? EvalsPanel)?.selectedRun?.id == 4)
     }
 }
+
+@Suite struct EvalsStopReasonTests {
+    /// An empty answer from an agent that ran out of steps says so in the table and the drill-down.
+    @Test func anEmptyAnswerShowsWhyTheTargetStopped() {
+        let result = EvalResultRecord(
+            runID: 1, itemID: "q0", epoch: 1, input: "what is 2 + 3?", targetsJSON: #"["5"]"#, output: "", error: nil,
+            latencyMs: 300, metadataJSON: #"{"line":1,"stop_reason":"step limit 1 reached"}"#,
+            finishedAt: Date(timeIntervalSince1970: 1_795_000_000))
+        let row = EvalService.ResultRow(result: result, scores: [])
+        #expect(row.stopReason == "step limit 1 reached")
+        #expect(row.shownOutput == "∅ step limit 1 reached")
+        let text = EvalsPanel.answerLines(row, theme: .builtInDefault).map { $0.map(\.text).joined() }
+        #expect(text.contains("  (empty)"))
+        #expect(text.contains("  no final answer: step limit 1 reached"))
+        // Metadata without a stop reason is not parsed and shows nothing.
+        let plain = EvalService.ResultRow(
+            result: EvalResultRecord(
+                runID: 1, itemID: "q1", epoch: 1, input: "x", targetsJSON: "[]", output: "5", error: nil,
+                latencyMs: 1, metadataJSON: #"{"line":2}"#, finishedAt: Date(timeIntervalSince1970: 0)),
+            scores: [])
+        #expect(plain.stopReason == nil && plain.shownOutput == "5")
+    }
+}

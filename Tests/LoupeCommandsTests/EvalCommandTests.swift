@@ -189,13 +189,13 @@ import Testing
         #expect(try JSONValue.parse(Data(try loupe(file, ["eval", "list", "--json"]).utf8)).array?.count == 1)
     }
 
-    static func completion(_ text: String, id: Int) -> LocalChatServer.Reply {
+    static func completion(_ text: String, id: Int, finishReason: String = "stop") -> LocalChatServer.Reply {
         let body: JSONValue = .object([
             "id": .string("chatcmpl-eval\(id)"), "object": "chat.completion", "created": .number(1_763_800_000),
             "model": "gpt-4o-mini-2024-07-18",
             "choices": .array([
                 .object([
-                    "index": .number(0), "finish_reason": "stop",
+                    "index": .number(0), "finish_reason": .string(finishReason),
                     "message": .object(["role": "assistant", "content": .string(text)]),
                 ])
             ]),
@@ -259,5 +259,46 @@ import Testing
         // The model call's system prompt went over the wire.
         let asked = try JSONValue.parse(server.requests[0].body)
         #expect(asked["messages"]?.array?.first?["content"] == "Answer in one word.")
+    }
+
+    /// An answer that stopped short says why: the agent's step limit for an empty answer, and a
+    /// model's finish_reason `length` for a cut-off one, in `eval show` and in the stored result.
+    @Test func anAnswerThatStoppedShortSaysWhy() throws {
+        let (file, directory) = try workspace()
+        let server = try LocalChatServer(replies: [
+            Self.completion("The capital of France is", id: 1, finishReason: "length")
+        ])
+        defer { server.stop() }
+        try #"{"id": "q0", "input": "what is 2 + 3?", "target": "5"}"#.write(
+            toFile: directory + "/math.jsonl", atomically: true, encoding: .utf8)
+        try """
+        name: one-step
+        dataset: math.jsonl
+        target:
+          agent: {provider: offline, max_steps: 1}
+        scorers: [contains]
+        """.write(toFile: directory + "/agent.yaml", atomically: true, encoding: .utf8)
+        _ = try loupe(file, ["eval", "run", directory + "/agent.yaml"])
+        // The offline agent's first step calls the calculator; with one step it never answers.
+        let agent = try loupe(file, ["eval", "show", "1"])
+        #expect(agent.contains("∅ step limit 1 reached"), "\(agent)")
+        try #"{"id": "q1", "input": "Capital of France?", "target": "Paris"}"#.write(
+            toFile: directory + "/qa.jsonl", atomically: true, encoding: .utf8)
+        try """
+        name: cut-off
+        dataset: qa.jsonl
+        target:
+          model: {provider: openai, base_url: "\(server.baseURL)", model: gpt-4o-mini, stream: false, max_tokens: 5}
+        scorers: [contains]
+        """.write(toFile: directory + "/qa.yaml", atomically: true, encoding: .utf8)
+        _ = try loupe(file, ["eval", "run", directory + "/qa.yaml"])
+        let model = try loupe(file, ["eval", "show", "2"])
+        #expect(
+            model.contains("The capital of France is  [finish_reason length: cut off at the token limit]"), "\(model)")
+        let queue = try DatabaseQueue(path: file)
+        let metadata = try queue.read { db in
+            try String.fetchOne(db, sql: "SELECT metadata_json FROM eval_results WHERE run_id = 1")
+        }
+        #expect(try JSONValue.parse(Data(try #require(metadata).utf8))["stop_reason"] == "step limit 1 reached")
     }
 }

@@ -221,7 +221,7 @@ struct EvalCommand: ParsableCommand {
                     let mark = score.passed.map { $0 ? "✓" : "✗" } ?? " "
                     return (String(format: "%.3f", score.value) + mark).padded(to: 9)
                 }
-                let output = row.result.error.map { "error: " + $0 } ?? row.result.output ?? ""
+                let output = row.shownOutput
                 context.print(
                     TextWidth.truncate(UntrustedText.sanitized(row.result.itemID), toColumns: 10).padded(to: 10)
                         + String(format: "  %5d  ", row.result.epoch) + values.joined(separator: " ")

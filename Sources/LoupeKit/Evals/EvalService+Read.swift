@@ -31,9 +31,27 @@ extension EvalService {
         package var result: EvalResultRecord
         package var scores: [EvalScoreRecord]
 
+        /// Why the target stopped without a final answer (an agent's step, token or time
+        /// limit; a model's `finish_reason` other than `stop`), from the answer's metadata.
+        package var stopReason: String?
+
         package init(result: EvalResultRecord, scores: [EvalScoreRecord]) {
             self.result = result
             self.scores = scores
+            // Only answers that carry one pay for parsing their metadata.
+            stopReason =
+                result.metadataJSON.contains("\"stop_reason\"")
+                ? (try? JSONValue.parse(result.metadataJSON))?["stop_reason"]?.string : nil
+        }
+
+        /// The answer as a table shows it: the error, or the output with the stop reason
+        /// (`∅ step limit 8 reached` for an empty answer).
+        package var shownOutput: String {
+            var said = result.error.map { "error: " + $0 } ?? result.output ?? ""
+            if let stopReason {
+                said = said.isEmpty ? "∅ " + stopReason : said + "  [" + stopReason + "]"
+            }
+            return said
         }
 
         package var key: EvalItemKey { result.itemKey }

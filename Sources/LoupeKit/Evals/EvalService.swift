@@ -243,6 +243,8 @@ package struct EvalService: Sendable {
         var cost: Double?
         var traceID: Int64?
         var retrievalRecordID: Int64?
+        /// Why the target stopped short of a final answer, kept as the result's `stop_reason`.
+        var stopReason: String?
     }
 
     static func answer(
@@ -276,6 +278,7 @@ package struct EvalService: Sendable {
         }
         var metadata = item.metadata
         metadata["line"] = .number(Double(item.line))
+        if let reason = answer?.stopReason { metadata["stop_reason"] = .string(reason) }
         let result = EvalResultRecord(
             runID: runID, itemID: item.id, epoch: task.epoch, input: item.input,
             targetsJSON: JSONValue.array(item.targets.map { .string($0) }).compactJSON, output: answer?.output,
@@ -309,9 +312,12 @@ package struct EvalService: Sendable {
                 let (id, trace) = try agents.run(item.input, provider: provider, limits: fixedLimits)
                 let usage = trace.usage
                 let cost = try traces.load(id).summary.cost
+                // The root span's error is why the agent stopped without an answer.
+                var stopReason: String?
+                if case .error(let message)? = trace.spans.first?.status { stopReason = message }
                 return Answer(
                     output: trace.spans.first?.output.last?.text ?? "", inputTokens: usage.inputTokens,
-                    outputTokens: usage.outputTokens, cost: cost, traceID: id)
+                    outputTokens: usage.outputTokens, cost: cost, traceID: id, stopReason: stopReason)
             }
         case .model(let target):
             let provider = try provider(target.provider, agents: AgentService(workspace: workspace, models: try models))
@@ -417,9 +423,16 @@ package struct EvalService: Sendable {
         let counts = try workspace.importTraces([TraceService.record(trace, sourceFile: nil)])
         let id = counts.ids.first
         let cost = try id.flatMap { try TraceService(workspace: workspace).load($0).summary.cost }
+        // `length` (OpenAI) or `max_tokens` (Anthropic-style): the answer was cut off.
+        let stopReason = response.finishReason.flatMap { reason in
+            reason == "stop" || reason == "end_turn"
+                ? nil
+                : "finish_reason \(reason)"
+                    + (reason == "length" || reason == "max_tokens" ? ": cut off at the token limit" : "")
+        }
         return Answer(
             output: response.message.text, inputTokens: response.usage.inputTokens,
-            outputTokens: response.usage.outputTokens, cost: cost, traceID: id)
+            outputTokens: response.usage.outputTokens, cost: cost, traceID: id, stopReason: stopReason)
     }
 
     func provider(_ spec: ProviderSpec, agents: AgentService) throws -> any ChatProvider {

@@ -181,8 +181,7 @@ extension EvalsPanel {
             }
             cells.append(row.result.latencyMs.map { String(format: "%.0fms", $0) } ?? "")
             cells.append(row.result.evidence)
-            let said = row.result.error.map { "error: " + $0 } ?? row.result.output ?? ""
-            cells.append(UntrustedText.sanitized(said.replacingOccurrences(of: "\n", with: " ")))
+            cells.append(UntrustedText.sanitized(row.shownOutput.replacingOccurrences(of: "\n", with: " ")))
             return cells
         }
         var columns = [
@@ -219,7 +218,7 @@ extension EvalsPanel {
         }
     }
 
-    static func answerLines(_ row: EvalService.ResultRow, theme: Theme) -> [[Span]] {
+    package static func answerLines(_ row: EvalService.ResultRow, theme: Theme) -> [[Span]] {
         let result = row.result
         var lines: [[Span]] = []
         func section(_ title: String) {
@@ -248,7 +247,14 @@ extension EvalsPanel {
             text(error, theme.status(.error))
         }
         section("Output")
-        text(result.output ?? "(none)", result.output == nil ? theme.dim : theme.text)
+        let empty = (result.output ?? "").isEmpty
+        text(empty ? "(empty)" : result.output ?? "", empty ? theme.dim : theme.text)
+        if let reason = row.stopReason {
+            lines.append([
+                Span(empty ? "  no final answer: " : "  stopped early: ", theme.status(.warn)),
+                Span(UntrustedText.sanitized(reason), theme.status(.warn)),
+            ])
+        }
         section("Verdicts")
         for score in row.scores {
             let mark = score.passed.map { $0 ? "✓ pass" : "✗ fail" } ?? ""
