@@ -51,6 +51,16 @@ extension Workspace {
         }
     }
 
+    /// What the ingested files were and how they were chunked, one line per source
+    /// (`content_hash chunker_json`), sorted: the same files ingested the same way anywhere give
+    /// the same lines, whatever their paths or row ids.
+    package func corpusSourceLines() throws(WorkspaceError) -> [String] {
+        try read { db in
+            try String.fetchAll(
+                db, sql: "SELECT content_hash || ' ' || chunker_json FROM sources ORDER BY content_hash, chunker_json")
+        }
+    }
+
     /// Identifies the chunk set: an index built from another stamp is stale.
     package func corpusStamp() throws(WorkspaceError) -> String {
         try read { db in

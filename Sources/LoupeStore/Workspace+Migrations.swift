@@ -377,6 +377,11 @@ extension Workspace {
                 table.column("data", .blob).notNull()
             }
         }
+        migrator.registerMigration("v15: the workspace state an eval run read") { db in
+            // The corpus a run's retrieval and agent targets searched (fingerprint and counts),
+            // so a comparison can say when two runs did not see the same data.
+            try db.alter(table: "eval_runs") { table in table.add(column: "workspace_json", .text) }
+        }
         return migrator
     }()
 

@@ -136,10 +136,17 @@ import Testing
             AppFixtures.answer(
                 EvalsPanel.CompareRuns(baseline: 1, run: 2),
                 EvalService.Comparison(
-                    a: Self.baseline.listing, b: Self.candidate.listing, metrics: metrics, itemDeltas: deltas,
-                    warnings: [])))
+                    a: Self.baseline.listing, b: Self.candidate.listing, metrics: metrics,
+                    deltasByScorer: ["contains": deltas, "token_f1": Array(deltas.prefix(1))], warnings: [])))
         check(state, "evals-compare-120x36")
         #expect(state.render().text().contains("2 fixed") && state.render().text().contains("1 regressed"))
+        // s lists another scorer's changed items, and back.
+        AppFixtures.press([.character("s")], on: &state)
+        #expect((state.panels[state.focusedPanel] as? EvalsPanel)?.changedItems == Array(deltas.prefix(1)))
+        #expect(state.render().text().contains("token_f1: 0 fixed, 1 regressed"))
+        #expect(state.render().text().contains("▸ token_f1"))
+        AppFixtures.press([.character("s")], on: &state)
+        #expect(state.render().text().contains("contains: 2 fixed, 1 regressed"))
 
         // A changed item opens with A's answer beside B's.
         _ = state.update(AppFixtures.answer(EvalsPanel.LoadBaselineRun(id: 1), Self.baseline))

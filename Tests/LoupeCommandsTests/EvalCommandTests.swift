@@ -301,4 +301,23 @@ import Testing
         let reasons = try metadata.map { try JSONValue.parse(Data($0.utf8))["stop_reason"] }
         #expect(reasons == ["step limit 1 reached", "finish_reason length: cut off at the token limit"])
     }
+
+    /// A run keeps the corpus it searched; comparing runs over different corpora says so.
+    @Test func aComparisonWarnsWhenTheRunsSearchedDifferentCorpora() throws {
+        let (file, directory) = try workspace()
+        _ = try loupe(file, ["eval", "run", directory + "/bm25.yaml"])
+        let shown = try loupe(file, ["eval", "show", "1"])
+        #expect(
+            shown.contains("searched corpus ") && shown.contains(" · 4 documents · 4 chunks (0 embedded)"), "\(shown)")
+        // The same corpus: no warning about it.
+        _ = try loupe(file, ["eval", "run", directory + "/bm25.yaml"])
+        #expect(!(try loupe(file, ["eval", "compare", "1", "2"])).contains("different corpora"))
+        try #"{"id": "d5", "title": "Rotors", "text": "Rotor noise of helicopters in forward flight."}"#.write(
+            toFile: directory + "/more.jsonl", atomically: true, encoding: .utf8)
+        _ = try loupe(file, ["ingest", directory + "/more.jsonl", "--no-embed"])
+        _ = try loupe(file, ["eval", "run", directory + "/bm25.yaml"])
+        let compared = try loupe(file, ["eval", "compare", "1", "3"])
+        #expect(compared.contains("warning: the runs searched different corpora: run 1 corpus "), "\(compared)")
+        #expect(compared.contains("5 documents · 5 chunks (0 embedded) (a change may come from the data)"))
+    }
 }

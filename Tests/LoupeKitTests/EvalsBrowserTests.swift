@@ -61,7 +61,7 @@ import Testing
         let (_, browser) = try Self.imported()
         let id = try #require(try browser.overview().runs.first?.id)
         let comparison = try browser.compare(baseline: id, run: id)
-        #expect(comparison.itemDeltas.isEmpty)
+        #expect(comparison.itemDeltas().isEmpty)
         #expect(comparison.warnings.isEmpty)
         let match = try #require(comparison.metrics.metrics.first)
         #expect(match.scorer == "match" && match.paired.meanA == match.paired.meanB)

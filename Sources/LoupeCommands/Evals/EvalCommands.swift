@@ -206,6 +206,7 @@ struct EvalCommand: ParsableCommand {
                         + (run.suiteHash.isEmpty
                             ? "" : " (sha256 \(run.suiteHash.prefix(12)), dataset \(run.datasetHash.prefix(12)))"))
             }
+            if let state = EvalService.workspaceLine(run.workspaceJSON) { context.print("searched " + state) }
             if let parent = run.parentRunID { context.print("re-run of the failed answers of run \(parent)") }
             EvalCommand.printSummary(detail.listing.summary, scorers: detail.listing.scorers, context)
             let shown = detail.rows.filter { !failed || $0.failed }
@@ -250,10 +251,17 @@ struct EvalCommand: ParsableCommand {
         @Argument(help: "The baseline run.") var a: Int64
         @Argument(help: "The run compared with it.") var b: Int64
         @Option(help: "Fixed and regressed items listed at most.") var items = 10
+        @Option(help: "List the items this scorer fixed and regressed (default: the suite's first).")
+        var scorer: String?
         @Flag(help: "Print JSON.") var json = false
 
         func run(in context: CommandContext) throws {
             let comparison = try EvalCommand.plainly { try EvalCommand.service(context, access: .read).compare(a, b) }
+            if let scorer, comparison.deltasByScorer[scorer] == nil {
+                throw CommandFailure(
+                    "--scorer \(scorer): runs \(a) and \(b) share "
+                        + comparison.metrics.metrics.map(\.scorer).joined(separator: ", "))
+            }
             if json { return context.print(try EvalCommand.comparisonJSON(comparison).prettyJSON) }
             for warning in comparison.warnings { context.print("warning: \(warning)") }
             context.print(
@@ -279,9 +287,10 @@ struct EvalCommand: ParsableCommand {
                     )
                 }
             }
-            let fixed = comparison.itemDeltas.filter { $0.delta > 0 }.reversed()
-            let regressed = comparison.itemDeltas.filter { $0.delta < 0 }
-            let headline = comparison.metrics.metrics.first?.scorer ?? ""
+            let deltas = comparison.itemDeltas(scorer)
+            let fixed = deltas.filter { $0.delta > 0 }.reversed()
+            let regressed = deltas.filter { $0.delta < 0 }
+            let headline = UntrustedText.sanitized(scorer ?? comparison.headline)
             context.print("fixed (\(headline) up): \(fixed.count)")
             for item in fixed.prefix(items) { context.print(EvalCommand.deltaLine(item)) }
             context.print("regressed (\(headline) down): \(regressed.count)")
@@ -308,8 +317,13 @@ struct EvalCommand: ParsableCommand {
             "a": .number(Double(comparison.a.id)), "b": .number(Double(comparison.b.id)),
             "warnings": .array(comparison.warnings.map { .string($0) }), "metrics": .array(metrics),
             "items": .array(
-                comparison.itemDeltas.map {
+                comparison.itemDeltas().map {
                     .object(["item_id": .string($0.itemID), "a": .number($0.a), "b": .number($0.b)])
+                }),
+            "items_by_scorer": .object(
+                comparison.deltasByScorer.mapValues { deltas in
+                    .array(
+                        deltas.map { .object(["item_id": .string($0.itemID), "a": .number($0.a), "b": .number($0.b)]) })
                 }),
         ])
     }

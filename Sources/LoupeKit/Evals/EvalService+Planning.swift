@@ -1,6 +1,7 @@
 import Foundation
 import LoupeBase
 import LoupeEvals
+import LoupeRetrieval
 import LoupeStore
 
 extension EvalService {
@@ -18,7 +19,7 @@ extension EvalService {
     func plan(_ loaded: LoadedSuite, items: [EvalItem], epochs: Int, options: RunOptions) throws -> Plan {
         if let parentID = options.onlyFailed { return try planOnlyFailed(loaded, items: items, parentID: parentID) }
         if !options.fresh, let resumed = try planResume(loaded, items: items, epochs: epochs) { return resumed }
-        let runID = try workspace.createEvalRun(newRun(loaded, epochs: epochs, planned: items.count * epochs))
+        let runID = try workspace.createEvalRun(try newRun(loaded, epochs: epochs, planned: items.count * epochs))
         try claim(runID)
         var tasks: [Task] = []
         for item in items { for epoch in 1...epochs { tasks.append(Task(item: item, epoch: epoch)) } }
@@ -27,14 +28,40 @@ extension EvalService {
 
     /// A new run of `loaded` with its provenance (suite and dataset hashes, target, scorers,
     /// Loupe's version, the git revision beside the suite).
-    private func newRun(_ loaded: LoadedSuite, epochs: Int, planned: Int, parentRunID: Int64? = nil) -> EvalRunRecord {
+    private func newRun(_ loaded: LoadedSuite, epochs: Int, planned: Int, parentRunID: Int64? = nil) throws
+        -> EvalRunRecord
+    {
         let suite = loaded.suite
-        return EvalRunRecord(
+        var record = EvalRunRecord(
             suite: suite.name, suiteFile: suite.file, suiteHash: loaded.suiteHash, datasetHash: loaded.datasetHash,
             targetKind: suite.target.kind, targetJSON: Self.targetJSON(suite.target).compactJSON,
             scorersJSON: JSONValue.array(suite.scorers.map { .string($0.name) }).compactJSON, epochs: epochs,
             planned: planned, parentRunID: parentRunID, loupeVersion: loupeVersion,
             gitRevision: Self.gitRevision(near: suite.file))
+        record.workspaceJSON = try workspaceState().compactJSON
+        return record
+    }
+
+    /// The corpus as a run finds it: a fingerprint of the ingested files and their chunking,
+    /// and the counts of documents, chunks and embedded chunks.
+    func workspaceState() throws -> JSONValue {
+        let lines = try workspace.corpusSourceLines()
+        let counts = try workspace.corpusCounts(model: RetrievalService.embeddingModel)
+        return .object([
+            "corpus": .string(
+                lines.isEmpty ? "empty" : String(SHA256.hex(Array(lines.joined(separator: "\n").utf8)).prefix(16))),
+            "documents": .number(Double(counts.documents)), "chunks": .number(Double(counts.chunks)),
+            "embedded": .number(Double(counts.embedded)), "embedding_model": .string(RetrievalService.embeddingModel),
+        ])
+    }
+
+    /// A run's workspace state in a line: `corpus 3f2a… · 1,400 documents · 1,400 chunks (all embedded)`.
+    package static func workspaceLine(_ json: String?) -> String? {
+        guard let json, let state = try? JSONValue.parse(json), let corpus = state["corpus"]?.string else { return nil }
+        let chunks = state["chunks"]?.int ?? 0
+        let embedded = state["embedded"]?.int ?? 0
+        return "corpus \(corpus) · \(state["documents"]?.int ?? 0) documents · \(chunks) chunks"
+            + (chunks == 0 ? "" : embedded == chunks ? " (all embedded)" : " (\(embedded) embedded)")
     }
 
     /// `--only-failed PARENT`: a new run with the parent's answers that passed copied over (and
@@ -65,7 +92,7 @@ extension EvalService {
             runID = id
         } else {
             runID = try workspace.createEvalRun(
-                newRun(loaded, epochs: parent.epochs, planned: results.count, parentRunID: parentID))
+                try newRun(loaded, epochs: parent.epochs, planned: results.count, parentRunID: parentID))
             try claim(runID)
         }
         var tasks: [Task] = []

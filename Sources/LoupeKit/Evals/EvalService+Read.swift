@@ -158,18 +158,26 @@ extension EvalService {
         package var a: RunListing
         package var b: RunListing
         package var metrics: RunComparison
-        /// Items where the headline scorer moved, for the walkable fixed/regressed lists.
-        package var itemDeltas: [ItemDelta]
+        /// Items whose score moved, per shared scorer, for the walkable fixed/regressed lists.
+        package var deltasByScorer: [String: [ItemDelta]]
         package var warnings: [String]
 
-        package init(a: RunListing, b: RunListing, metrics: RunComparison, itemDeltas: [ItemDelta], warnings: [String])
-        {
+        package init(
+            a: RunListing, b: RunListing, metrics: RunComparison, deltasByScorer: [String: [ItemDelta]],
+            warnings: [String]
+        ) {
             self.a = a
             self.b = b
             self.metrics = metrics
-            self.itemDeltas = itemDeltas
+            self.deltasByScorer = deltasByScorer
             self.warnings = warnings
         }
+
+        /// The headline scorer: the suite's first that both runs have.
+        package var headline: String { metrics.metrics.first?.scorer ?? "" }
+
+        /// The items `scorer` (the headline when nil) moved on, most regressed first.
+        package func itemDeltas(_ scorer: String? = nil) -> [ItemDelta] { deltasByScorer[scorer ?? headline] ?? [] }
     }
 
     package struct ItemDelta: Hashable, Sendable {
@@ -207,30 +215,45 @@ extension EvalService {
             warnings.append("the runs are of different suites (\(left.suite), \(right.suite))")
         }
         if left.datasetHash != right.datasetHash { warnings.append("the datasets differ (hash)") }
+        if let stateA = left.workspaceJSON.flatMap({ try? JSONValue.parse($0) }),
+            let stateB = right.workspaceJSON.flatMap({ try? JSONValue.parse($0) }),
+            stateA["corpus"] != stateB["corpus"] || stateA["chunks"] != stateB["chunks"]
+                || stateA["embedded"] != stateB["embedded"],
+            let lineA = Self.workspaceLine(left.workspaceJSON), let lineB = Self.workspaceLine(right.workspaceJSON)
+        {
+            warnings.append(
+                "the runs searched different corpora: run \(a) \(lineA); run \(b) \(lineB) (a change may come from the data)"
+            )
+        }
         if let first = metrics.metrics.first, first.paired.itemSetsDiffer {
             warnings.append(
                 "item sets differ: \(first.paired.onlyInA.count) only in run \(a), \(first.paired.onlyInB.count) only in run \(b); compared on the \(first.paired.n) in both"
             )
         }
-        let headline = shared[0]
-        func means(_ rows: [ScoredRow]) -> [String: Double] {
+        // An item's score per scorer: pass/fail as 1/0 where the scorer has a threshold, averaged
+        // over epochs.
+        func means(_ rows: [ScoredRow], _ scorer: String) -> [String: Double] {
             var sums: [String: (Double, Int)] = [:]
             for row in rows {
-                guard let value = row.passed[headline].map({ $0 ? 1.0 : 0 }) ?? row.values[headline] else { continue }
+                guard let value = row.passed[scorer].map({ $0 ? 1.0 : 0 }) ?? row.values[scorer] else { continue }
                 sums[row.itemID, default: (0, 0)].0 += value
                 sums[row.itemID, default: (0, 0)].1 += 1
             }
             return sums.mapValues { $0.0 / Double($0.1) }
         }
-        let meanA = means(rowsA)
-        let meanB = means(rowsB)
         let inputs = Dictionary(
             try workspace.evalResults(run: b).map { ($0.itemID, $0.input) }, uniquingKeysWith: { x, _ in x })
-        let deltas = meanA.keys.filter { meanB[$0] != nil && meanB[$0] != meanA[$0] }.map {
-            ItemDelta(itemID: $0, input: inputs[$0] ?? "", a: meanA[$0]!, b: meanB[$0]!)
-        }.sorted { ($0.delta, $0.itemID) < ($1.delta, $1.itemID) }
+        var deltasByScorer: [String: [ItemDelta]] = [:]
+        for scorer in shared {
+            let meanA = means(rowsA, scorer)
+            let meanB = means(rowsB, scorer)
+            deltasByScorer[scorer] = meanA.keys.filter { meanB[$0] != nil && meanB[$0] != meanA[$0] }.map {
+                ItemDelta(itemID: $0, input: inputs[$0] ?? "", a: meanA[$0]!, b: meanB[$0]!)
+            }.sorted { ($0.delta, $0.itemID) < ($1.delta, $1.itemID) }
+        }
         return Comparison(
-            a: try listing(left), b: try listing(right), metrics: metrics, itemDeltas: deltas, warnings: warnings)
+            a: try listing(left), b: try listing(right), metrics: metrics, deltasByScorer: deltasByScorer,
+            warnings: warnings)
     }
 
     // MARK: - Exporting
@@ -309,6 +332,7 @@ extension EvalService {
             "planned": .number(Double(run.planned)), "status": .string(run.status), "source": .string(run.source),
             "parent_run_id": run.parentRunID.map { .number(Double($0)) } ?? .null,
             "loupe_version": .string(run.loupeVersion), "git_revision": run.gitRevision.map { .string($0) } ?? .null,
+            "workspace": run.workspaceJSON.flatMap { try? JSONValue.parse($0) } ?? .null,
             "started_at": .string(formatter.string(from: run.startedAt)),
             "ended_at": run.endedAt.map { .string(formatter.string(from: $0)) } ?? .null,
         ])

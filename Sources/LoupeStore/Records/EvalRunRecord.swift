@@ -28,6 +28,9 @@ package struct EvalRunRecord: Codable, FetchableRecord, MutablePersistableRecord
     package var startedAt: Date
     package var endedAt: Date?
     package var summaryJSON: String?
+    /// The corpus the run read, as JSON (`corpus` fingerprint, `documents`, `chunks`,
+    /// `embedded`, `embedding_model`); nil for runs made before it was kept and imported logs.
+    package var workspaceJSON: String?
 
     package init(
         suite: String, suiteFile: String?, suiteHash: String, datasetHash: String, targetKind: String,
@@ -70,5 +73,6 @@ package struct EvalRunRecord: Codable, FetchableRecord, MutablePersistableRecord
         case startedAt = "started_at"
         case endedAt = "ended_at"
         case summaryJSON = "summary_json"
+        case workspaceJSON = "workspace_json"
     }
 }

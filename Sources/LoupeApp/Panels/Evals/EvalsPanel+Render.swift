@@ -122,6 +122,9 @@ extension EvalsPanel {
         let summary = listing.summary
         provenance += " · \(summary.items) items, \(summary.rows) answers, \(summary.errors) errors"
         lines.append([Span(UntrustedText.sanitized(provenance), theme.dim)])
+        if let state = EvalService.workspaceLine(run.workspaceJSON) {
+            lines.append([Span("searched " + UntrustedText.sanitized(state), theme.dim)])
+        }
         for name in listing.scorers {
             guard let s = summary.scorers.first(where: { $0.scorer == name }) else { continue }
             let i = s.interval
@@ -335,6 +338,7 @@ extension EvalsPanel {
             TableColumn("W/T/L", width: .length(11)), TableColumn("MDE", width: .length(6), alignment: .trailing),
             TableColumn("n", width: .length(4), alignment: .trailing),
         ]
+        let listedMetric = comparison.metrics.metrics.firstIndex { $0.scorer == (compareScorer ?? comparison.headline) }
         // A table to read, not to walk: no selection.
         let tableHeight = min(metrics.count + 1, max(2, area.maxY - y - 4))
         let rects = TableView(columns: columns, rows: metrics).columnRects(
@@ -342,21 +346,28 @@ extension EvalsPanel {
         for (line, cells) in ([columns.map(\.title)] + metrics).prefix(tableHeight).enumerated() {
             for (index, column) in columns.enumerated() {
                 let significant = line > 0 && index == 6 && cells[index].hasSuffix("*")
+                // The scorer the lists below follow is marked.
+                let listed = line > 0 && index == 0 && line - 1 == listedMetric
                 frame.draw(
-                    TextWidth.fit(cells[index], toColumns: rects[index].width, alignment: column.alignment),
+                    TextWidth.fit(
+                        (listed ? "▸ " : line > 0 && index == 0 ? "  " : "") + cells[index],
+                        toColumns: rects[index].width,
+                        alignment: column.alignment),
                     at: Point(x: rects[index].x, y: y + line),
-                    style: line == 0 ? theme.title : significant ? theme.accent : theme.text, clip: area)
+                    style: line == 0 ? theme.title : significant ? theme.accent : listed ? theme.key : theme.text,
+                    clip: area)
             }
         }
         y += tableHeight + 1
         let changed = changedItems
         let fixed = changed.filter { $0.delta > 0 }.count
-        let headline = comparison.metrics.metrics.first?.scorer ?? ""
+        let listed = compareScorer ?? comparison.headline
         frame.draw(
             [
-                Span("\(headline): ", theme.text), Span("\(fixed) fixed", theme.status(.ok)), Span(", ", theme.dim),
-                Span("\(changed.count - fixed) regressed", theme.status(.error)),
-                Span("  (enter opens the answer in run \(comparison.b.id))", theme.dim),
+                Span(UntrustedText.sanitized(listed) + ": ", theme.text), Span("\(fixed) fixed", theme.status(.ok)),
+                Span(", ", theme.dim), Span("\(changed.count - fixed) regressed", theme.status(.error)),
+                Span("  (enter opens the answer in run \(comparison.b.id)", theme.dim),
+                Span(comparison.metrics.metrics.count > 1 ? "; s lists another scorer)" : ")", theme.dim),
             ], at: Point(x: area.x + 1, y: y), clip: area)
         y += 1
         guard y < area.maxY else { return }

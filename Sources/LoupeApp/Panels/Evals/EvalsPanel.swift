@@ -42,6 +42,9 @@ package struct EvalsPanel: Panel {
     package var answerOffset = 0
     package private(set) var baseline: Int64?
     package private(set) var comparison: EvalService.Comparison?
+    /// The scorer whose fixed and regressed items the comparison lists (`s` cycles; nil is the
+    /// headline scorer).
+    package private(set) var compareScorer: String?
     /// The compared baseline's answers (A), for an item opened from the comparison.
     package private(set) var baselineDetail: EvalService.RunDetail?
     package var compareList = ListState()
@@ -80,7 +83,8 @@ package struct EvalsPanel: Panel {
                     [.character("f")], .panel(.own(Action.filter)),
                     help: "Answers: show all, failed, errors or passed"),
                 KeyBinding(
-                    [.character("s")], .panel(.own(Action.sort)), help: "Answers: sort by item, worst, best, slowest"),
+                    [.character("s")], .panel(.own(Action.sort)),
+                    help: "Answers: sort by item, worst, best, slowest; compare: list the next scorer's changed items"),
                 KeyBinding(
                     [.character("t")], .panel(.own(Action.evidence)),
                     help: "Open the answer's trace (Traces) or ranking (Retrieval); ctrl+o comes back"),
@@ -177,7 +181,8 @@ package struct EvalsPanel: Panel {
     /// The comparison's changed items: fixed (largest gain first), then regressed (largest loss first).
     package var changedItems: [EvalService.ItemDelta] {
         guard let comparison else { return [] }
-        return comparison.itemDeltas.filter { $0.delta > 0 }.reversed() + comparison.itemDeltas.filter { $0.delta < 0 }
+        let deltas = comparison.itemDeltas(compareScorer)
+        return deltas.filter { $0.delta > 0 }.reversed() + deltas.filter { $0.delta < 0 }
     }
 
     // MARK: - Messages
@@ -232,6 +237,7 @@ package struct EvalsPanel: Panel {
             switch load {
             case .loaded(let compared):
                 comparison = compared
+                compareScorer = nil
                 compareList = ListState()
                 view = .compare
             case .failed(let message): error = message
@@ -382,6 +388,12 @@ package struct EvalsPanel: Panel {
         case (.answers, PanelAction.own(Action.filter)):
             filter = Filter.allCases[(Filter.allCases.firstIndex(of: filter)! + 1) % Filter.allCases.count]
             answersList = ListState()
+        case (.compare, PanelAction.own(Action.sort)):
+            // The fixed/regressed lists follow the next scorer both runs have.
+            guard let scorers = comparison?.metrics.metrics.map(\.scorer), !scorers.isEmpty else { return [] }
+            let current = scorers.firstIndex(of: compareScorer ?? scorers[0]) ?? 0
+            compareScorer = scorers[(current + 1) % scorers.count]
+            compareList = ListState()
         case (.answers, PanelAction.own(Action.sort)):
             order = Order.allCases[(Order.allCases.firstIndex(of: order)! + 1) % Order.allCases.count]
             answersList = ListState()
