@@ -39,6 +39,15 @@ package final class HeadlessBackend: TerminalBackend {
     }
 
     package func suspend() { suspendCount += 1 }
+
+    /// What ``runInTerminal(_:)`` ran, in order.
+    package private(set) var externalRuns: [[String]] = []
+
+    /// Runs the program for real (a test's editor script), with no terminal to hand over.
+    package func runInTerminal(_ arguments: [String]) -> Int32 {
+        externalRuns.append(arguments)
+        return ExternalProcess.run(arguments)
+    }
     package func invalidate() {}
     package func shutdown() { isShutDown = true }
 }

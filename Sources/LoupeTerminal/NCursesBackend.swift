@@ -183,6 +183,14 @@ package final class NCursesBackend: TerminalBackend {
         wrefresh(loupe_stdscr())
     }
 
+    package func runInTerminal(_ arguments: [String]) -> Int32 {
+        endwin()
+        let status = ExternalProcess.run(arguments)
+        invalidate()
+        wrefresh(loupe_stdscr())
+        return status
+    }
+
     package func invalidate() {
         previous = nil
         loupe_force_full_redraw()

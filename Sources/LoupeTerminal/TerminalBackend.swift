@@ -17,6 +17,10 @@ package protocol TerminalBackend: AnyObject {
     /// process is continued, with the screen to be redrawn.
     func suspend()
 
+    /// Hands the terminal to `arguments` (an editor) until it exits, then takes it back with the
+    /// screen to be redrawn; returns the program's exit status (−1 when it did not start).
+    func runInTerminal(_ arguments: [String]) -> Int32
+
     /// Repaints every cell on the next ``present(_:)`` (ctrl+l).
     func invalidate()
 

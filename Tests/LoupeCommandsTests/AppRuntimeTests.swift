@@ -183,3 +183,67 @@ struct AttentionRuntimeTests {
         #expect(analysis.lens.last.map { abs($0 - 1) < 1e-5 } == true)
     }
 }
+
+/// `F` in the Traces panel: the step's text goes to `$EDITOR` (here a script that writes
+/// another tool result), and what it saved is the fork's new result.
+@Suite(.serialized) struct ForkInEditorRuntimeTests {
+    @Test func theEditorsSavedTextIsTheForksNewToolResult() throws {
+        let session = TestEnvironment.session()
+        let directory = URL(fileURLWithPath: session.path).deletingLastPathComponent().path
+        try AgentCommandTests.corpus.write(toFile: directory + "/corpus.jsonl", atomically: true, encoding: .utf8)
+        _ = try TestEnvironment.run(["--workspace", session.path, "ingest", directory + "/corpus.jsonl", "--no-embed"])
+        let asked = try TestEnvironment.run([
+            "--workspace", session.path, "agent", "what similarity must aeroelastic models of heated aircraft keep?",
+        ])
+        #expect(asked.status == 0, "\(asked.error)")
+        // The "editor": keeps what it was given in a file the test reads, writes the new result.
+        let editor = directory + "/editor.sh"
+        try """
+        #!/bin/sh
+        cp "$1" "\(directory)/given.txt"
+        printf 'chunk 3 · document a3 · Shells\\nBuckling of thin cylindrical shells under axial compression.\\n' > "$1"
+
+        """.write(toFile: editor, atomically: true, encoding: .utf8)
+        chmod(editor, 0o755)
+
+        let size = Size(width: 120, height: 36)
+        let executor = CommandExecutor(
+            session: session, isInsideTUI: true, scratchRoot: AppRuntimeTests.scratchRoot(session))
+        let backend = HeadlessBackend(size: size, script: [.key(.character("1")), .key(.enter)])
+        var environment = try TestEnvironment.appEnvironment(session: session, executor: executor)
+        environment.editor = editor
+        let state = AppState(
+            size: size, theme: .builtInDefault, panels: AppState.standardPanels(), workspaceName: "w.sqlite",
+            catalog: executor.catalog, themeNames: session.themes.availableThemes())
+        let runtime = AppRuntime(state: state, backend: backend, environment: environment)
+        func traces() -> TracesPanel? { runtime.state.panels.lazy.compactMap { $0 as? TracesPanel }.first }
+        AppRuntimeTests.pump(runtime) { traces()?.rows.isEmpty == false && backend.isScriptExhausted }
+        backend.enqueue([.key(.enter)])
+        AppRuntimeTests.pump(runtime) { traces()?.detail != nil }
+        // Walk to span 4, the read tool.
+        for _ in 0..<8 where traces()?.currentOrdinal != 4 {
+            backend.enqueue([.key(.right)])
+            AppRuntimeTests.pump(runtime) { backend.isScriptExhausted && traces()?.detail != nil }
+        }
+        #expect(traces()?.currentOrdinal == 4)
+        backend.enqueue([.key(.character("F"))])
+        AppRuntimeTests.pump(runtime) {
+            backend.isScriptExhausted && runtime.state.jobs.isEmpty && traces()?.diff != nil
+        }
+        #expect(backend.externalRuns.count == 1)
+        #expect(backend.externalRuns.first?.prefix(3) == ["/bin/sh", "-c", editor + " \"$1\""])
+        // The editor was given the read's result, and the fork went on from the new one.
+        let given = try String(contentsOfFile: directory + "/given.txt", encoding: .utf8)
+        #expect(given.hasPrefix("chunk ") && !given.contains("Buckling"))
+        let workspace = try session.workspace()
+        let fork = try #require(try workspace.traceSummary(id: 2))
+        #expect(fork.parentTraceID == 1 && fork.forkOrdinal == 4)
+        #expect(
+            try TestEnvironment.run(["--workspace", session.path, "trace", "export", "2"]).output.contains("Buckling"))
+        // The temporary file is gone.
+        let left = try FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory()).filter {
+            $0.hasPrefix("loupe-trace-fork-\(getpid())-")
+        }
+        #expect(left.isEmpty)
+    }
+}

@@ -33,7 +33,7 @@ extension AppState {
             return forwardToPanels(.answered(answer)) + replayDeferredKeys()
         case .answered:
             return forwardToPanels(msg) + replayDeferredKeys()
-        case .navigate:
+        case .navigate, .edited:
             return forwardToPanels(msg)
         }
     }

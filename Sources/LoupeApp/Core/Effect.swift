@@ -16,6 +16,9 @@ package enum Effect: Hashable, Sendable {
     case copy(String)
     /// Remember a `:` line in the workspace's history.
     case recordHistory(String)
+    /// Open `text` in the user's editor (`$VISUAL`, `$EDITOR`, else `vi`) on the terminal; what
+    /// was saved comes back as ``Msg/edited(_:text:error:)`` under `name`.
+    case editText(name: String, text: String)
     /// Write an export (CSV, JSON) to a file.
     case writeFile(path: String, contents: String)
     /// Ask a panel's port something on a background thread; the answer comes back as

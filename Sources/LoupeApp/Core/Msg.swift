@@ -11,6 +11,9 @@ package enum Msg: Hashable, Sendable {
     /// SIGTERM, SIGINT or SIGHUP arrived: leave cleanly.
     case terminate(Int32)
     case fileWritten(path: String, error: String?)
+    /// The editor opened by ``Effect/editText(name:text:)`` exited: the saved text, or why there
+    /// is none. Every panel sees it; the one that asked matches `name`.
+    case edited(String, text: String?, error: String?)
     /// A panel's ``PortRequest`` was answered (or failed); every panel sees it and the one that
     /// asked matches it by type.
     case answered(PortAnswer)

@@ -11,15 +11,28 @@ package struct AppEnvironment: Sendable {
     package var recordHistory: (@Sendable (String) throws -> Void)?
     /// Monotonic seconds.
     package var now: @Sendable () -> Double
+    /// The editor for long text, as a shell word list: `$VISUAL`, else `$EDITOR`, else `vi`.
+    package var editor: String
 
     package init(
         commands: any CommandService, ports: Ports, recordHistory: (@Sendable (String) throws -> Void)? = nil,
-        now: @escaping @Sendable () -> Double = AppEnvironment.monotonicSeconds
+        now: @escaping @Sendable () -> Double = AppEnvironment.monotonicSeconds,
+        editor: String = AppEnvironment.userEditor
     ) {
+        self.editor = editor
         self.commands = commands
         self.ports = ports
         self.recordHistory = recordHistory
         self.now = now
+    }
+
+    /// `$VISUAL`, else `$EDITOR`, else `vi`, as git and crontab choose.
+    package static var userEditor: String {
+        let environment = ProcessInfo.processInfo.environment
+        for name in ["VISUAL", "EDITOR"] {
+            if let value = environment[name], !value.trimmingCharacters(in: .whitespaces).isEmpty { return value }
+        }
+        return "vi"
     }
 
     /// Seconds from a monotonic clock.

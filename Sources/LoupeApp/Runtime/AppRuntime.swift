@@ -133,6 +133,10 @@ package final class AppRuntime {
             for reporter in reporters.values { reporter.cancel() }
         case .copy(let text):
             backend.copyToClipboard(text)
+        case .editText(let name, let text):
+            let (edited, error) = edit(text, name: name)
+            lastFrame = nil
+            mailbox.post(.edited(name, text: edited, error: error))
         case .recordHistory(let line):
             if let record = environment.recordHistory {
                 let inFlight = self.inFlight
@@ -165,6 +169,31 @@ package final class AppRuntime {
             let ports = environment.ports
             background { .readFinished(id, call.answer(using: ports, reporter: reporter)) }
         }
+    }
+
+    /// Writes `text` to a private temporary file, hands the terminal to the editor on it, and
+    /// reads back what was saved. The loop waits: the editor owns the terminal meanwhile.
+    private func edit(_ text: String, name: String) -> (text: String?, error: String?) {
+        let directory = FileManager.default.temporaryDirectory.path
+        let path = directory + "/loupe-\(name)-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).txt"
+        guard
+            FileManager.default.createFile(
+                atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600])
+        else { return (nil, "cannot write a temporary file in \(directory)") }
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        // The editor setting may carry arguments (`code --wait`): the shell splits it, and the
+        // file is passed as its own argument so no path is ever re-parsed.
+        let status = backend.runInTerminal(["/bin/sh", "-c", environment.editor + " \"$1\"", "loupe-editor", path])
+        guard status == 0 else {
+            return (
+                nil,
+                status < 0
+                    ? "could not start the editor \(environment.editor)"
+                    : "the editor exited with status \(status); nothing changed"
+            )
+        }
+        guard let data = FileManager.default.contents(atPath: path) else { return (nil, "the edited file is gone") }
+        return (String(decoding: data, as: UTF8.self), nil)
     }
 
     /// Runs `work` on a background queue and posts the message it makes: every read and write

@@ -19,6 +19,8 @@ extension TracesPanel {
         case diff
         /// Fork at this step: edit the tool result or the user message, continue offline.
         case fork
+        /// Fork at this step with the text in `$EDITOR` (long tool results, multi-line messages).
+        case forkInEditor
         /// Sort the traces by the next column (start, duration, steps, tokens, cost, errors).
         case sort
         /// Reverse the sort.

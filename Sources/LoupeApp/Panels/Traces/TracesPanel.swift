@@ -45,7 +45,10 @@ package struct TracesPanel: Panel {
     /// Fork editing: the new tool result or user message for the step under the cursor.
     package var forkInput = LineEditor("")
     package private(set) var forking = false
+    /// The step whose text is open in `$EDITOR` (`F`), and the text it had.
+    private var editingFork: (ordinal: Int, original: String)?
     private static let forkTag = 1
+    private static let forkEditorName = "trace-fork"
     private var queued: [PanelEffect] = []
 
     package mutating func takeEffects() -> [PanelEffect] {
@@ -108,6 +111,9 @@ package struct TracesPanel: Panel {
                     help: "Fork at this step: edit the tool result or the user message, continue offline",
                     footer: "fork"),
                 KeyBinding(
+                    [.character("F")], .panel(.own(Action.forkInEditor)),
+                    help: "Fork at this step with the text in $VISUAL/$EDITOR (save and quit to run it)"),
+                KeyBinding(
                     [.character("s")], .panel(.own(Action.sort)),
                     help: "Sort the traces by the next column (start, duration, steps, tokens, cost, errors)"),
                 KeyBinding([.character("S")], .panel(.own(Action.reverse)), help: "Reverse the sort"),
@@ -127,14 +133,31 @@ package struct TracesPanel: Panel {
         case .escape: forking = false
         case .enter:
             forking = false
-            guard let trace, let ordinal = currentOrdinal else { return [] }
-            let kind = trace.spans[ordinal].kind
-            let flag = kind == SpanKind.tool.rawValue ? "--result" : "--message"
-            let quoted = "'" + forkInput.text.replacingOccurrences(of: "'", with: "'\\''") + "'"
-            return [.run("trace fork \(trace.summary.id) --at \(ordinal) \(flag) \(quoted)", tag: Self.forkTag)]
+            guard let ordinal = currentOrdinal else { return [] }
+            return fork(at: ordinal, with: forkInput.text)
         default: forkInput.handle(key)
         }
         return []
+    }
+
+    /// Runs `trace fork` at `ordinal` with `text` as the step's new tool result or user message.
+    private func fork(at ordinal: Int, with text: String) -> [PanelEffect] {
+        guard let trace, ordinal < trace.spans.count else { return [] }
+        let flag = trace.spans[ordinal].kind == SpanKind.tool.rawValue ? "--result" : "--message"
+        let quoted = "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+        return [.run("trace fork \(trace.summary.id) --at \(ordinal) \(flag) \(quoted)", tag: Self.forkTag)]
+    }
+
+    /// The editor opened by `F` closed: fork with what was saved, unless nothing changed.
+    private mutating func finishEditingFork(text: String?, error: String?) -> [PanelEffect] {
+        guard let (ordinal, original) = editingFork else { return [] }
+        editingFork = nil
+        if let error { return [.status("fork: " + error, .error)] }
+        // Editors end the file with a newline the text did not have.
+        var edited = text ?? ""
+        if edited.hasSuffix("\n") && !original.hasSuffix("\n") { edited.removeLast() }
+        guard edited != original else { return [.status("fork cancelled: the text is unchanged", .info)] }
+        return fork(at: ordinal, with: edited)
     }
 
     package mutating func commandFinished(tag: Int, outcome: CommandOutcome) {
@@ -261,6 +284,8 @@ package struct TracesPanel: Panel {
             return [.ask(OpenTrace(id: id)), .ask(ListTraces())]
         case .answered(let answer):
             return receive(answer)
+        case .edited(Self.forkEditorName, let text, let error):
+            return finishEditingFork(text: text, error: error)
         case .tick(let now):
             guard playing, let trace else { return [] }
             guard now - lastAdvance >= Self.playSpeeds[speed] else { return [] }
@@ -415,16 +440,22 @@ package struct TracesPanel: Panel {
         default: break
         }
         if let trace {
-            if action == .own(Action.fork) {
+            if action == .own(Action.fork) || action == .own(Action.forkInEditor) {
                 guard let ordinal = currentOrdinal, let detail else { return [] }
                 let span = trace.spans[ordinal]
+                let text: String
                 if span.kind == SpanKind.tool.rawValue {
-                    forkInput = LineEditor(detail.payload.tool?.result ?? "")
+                    text = detail.payload.tool?.result ?? ""
                 } else if span.kind == SpanKind.llm.rawValue {
-                    forkInput = LineEditor(detail.payload.input.last { $0.role == "user" }?.text ?? "")
+                    text = detail.payload.input.last { $0.role == "user" }?.text ?? ""
                 } else {
-                    return []
+                    return [.status("fork from a tool step (its result) or a model step (its user message)", .info)]
                 }
+                if action == .own(Action.forkInEditor) {
+                    editingFork = (ordinal, text)
+                    return [.app(.editText(name: Self.forkEditorName, text: text))]
+                }
+                forkInput = LineEditor(text)
                 forking = true
                 return []
             }
