@@ -270,6 +270,20 @@ package enum InspectImporter {
                 span.raw = event
                 span.attributes["score.value"] = score?["value"] ?? .null
                 spans.append(span)
+            case "sample_limit":
+                // Inspect ended the sample at a limit: not an error (the sample is still scored),
+                // but why it stopped, so it is a span of its own with the limit on it.
+                let type = event["type"]?.string ?? "limit"
+                var span = TraceSpan(
+                    spanID: event["uuid"]?.string ?? "limit-\(index)", parentID: parent, kind: .other,
+                    name: "\(type) limit reached", startNs: at, endNs: at)
+                span.attributes["inspect.limit.type"] = .string(type)
+                span.attributes["inspect.limit.value"] = event["limit"] ?? .null
+                if let message = event["message"]?.string {
+                    span.attributes["inspect.limit.message"] = .string(message)
+                }
+                span.raw = event
+                spans.append(span)
             case "error":
                 let message = event["error"]?["message"]?.string ?? event["error"]?.text ?? "error"
                 var span = TraceSpan(
@@ -289,6 +303,16 @@ package enum InspectImporter {
         }
         if let error = sample["error"], !error.isNull {
             spans[0].status = .error(error["message"]?.string ?? error.text)
+        }
+        // The limits the task ran under, and the one that stopped this sample.
+        let config = spec["config"]
+        for name in ["message_limit", "token_limit", "time_limit", "working_limit", "cost_limit"] {
+            if let value = config?[name], value.number != nil { spans[0].attributes["inspect.\(name)"] = value }
+        }
+        if let limit = sample["limit"], let type = limit["type"]?.string {
+            spans[0].attributes["inspect.limit.type"] = .string(type)
+            spans[0].attributes["inspect.limit.value"] = limit["limit"] ?? .null
+            if let reason = limit["reason"]?.string { spans[0].attributes["inspect.limit.message"] = .string(reason) }
         }
         let runID = spec["run_id"]?.string ?? spec["eval_id"]?.string ?? spec["task_id"]?.string ?? "run"
         var trace = Trace(

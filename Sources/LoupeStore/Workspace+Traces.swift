@@ -96,7 +96,10 @@ extension Workspace {
 
     private static let summaryColumns = """
         id, external_id, format, source_file, name, started_ns, ended_ns, timed, span_count, step_count, error_count,
-        input_tokens, output_tokens, cost, parent_trace_id, fork_ordinal, imported_at
+        input_tokens, output_tokens, cost, parent_trace_id, fork_ordinal, imported_at,
+        (SELECT group_concat(model, char(31)) FROM (
+            SELECT DISTINCT model FROM spans WHERE spans.trace_id = traces.id AND model IS NOT NULL ORDER BY model
+        )) AS models
         """
 
     private static func summary(_ row: Row) -> TraceSummary {
@@ -105,7 +108,8 @@ extension Workspace {
             name: row["name"], startedNs: row["started_ns"], endedNs: row["ended_ns"], timed: row["timed"],
             spanCount: row["span_count"], stepCount: row["step_count"], errorCount: row["error_count"],
             inputTokens: row["input_tokens"], outputTokens: row["output_tokens"], cost: row["cost"],
-            parentTraceID: row["parent_trace_id"], forkOrdinal: row["fork_ordinal"], importedAt: row["imported_at"])
+            parentTraceID: row["parent_trace_id"], forkOrdinal: row["fork_ordinal"], importedAt: row["imported_at"],
+            models: (row["models"] as String?)?.split(separator: "\u{1F}").map(String.init) ?? [])
     }
 
     /// Every trace, oldest import first.

@@ -100,6 +100,29 @@ import Testing
 
 /// Inspect AI logs written by inspect-ai itself (scripts/fixtures/inspect_logs.py).
 @Suite struct InspectImporterTests {
+    /// Inspect's own log of a task run with message and token limits: the first sample is
+    /// stopped at the message limit (a span for the `sample_limit` event, the limit on the
+    /// root), the second answers within it.
+    @Test func limitsAreKeptAndTheOneThatStoppedASampleIsASpan() throws {
+        let (data, file) = try ImporterTests.sample("inspect-limits.json")
+        let traces = try TraceImport.traces(data, file: file)
+        #expect(traces.map(\.name) == ["limits · loop · epoch 1", "limits · mach · epoch 1"])
+        for trace in traces {
+            #expect(trace.spans[0].attributes["inspect.message_limit"] == .number(4))
+            #expect(trace.spans[0].attributes["inspect.token_limit"] == .number(2000))
+            #expect(trace.spans[0].attributes["inspect.time_limit"] == nil)
+        }
+        let stopped = traces[0]
+        #expect(stopped.spans[0].attributes["inspect.limit.type"] == "message")
+        #expect(stopped.spans[0].attributes["inspect.limit.value"] == .number(4))
+        #expect(stopped.spans[0].attributes["inspect.limit.message"] == "Message limit exceeded. count: 5; limit: 4")
+        let limit = try #require(stopped.spans.first { $0.name == "message limit reached" })
+        #expect(limit.status != .error("") && !limit.status.isError)
+        #expect(stopped.spans.filter { $0.kind == .llm }.count == 2)
+        #expect(traces[1].spans[0].attributes["inspect.limit.type"] == nil)
+        #expect(!traces[1].spans.contains { $0.name.hasSuffix("limit reached") })
+    }
+
     @Test func jsonAndEvalZipsInBothCompressionsReadAlike() throws {
         var runs: [[Trace]] = []
         for name in ["inspect-arith.json", "inspect-arith.eval", "inspect-arith-deflate.eval"] {

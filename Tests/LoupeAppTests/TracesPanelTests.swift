@@ -30,6 +30,24 @@ import Testing
         AppFixtures.settle(effects, &state, ports: ports)
     }
 
+    /// An Inspect sample stopped by a limit says so at its root, with the limits it ran under.
+    @Test func anInspectSampleShowsItsLimits() throws {
+        let sample = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../sample-data/traces/inspect-limits.json").standardized.path
+        let traces = try TraceImport.traces(Data(contentsOf: URL(fileURLWithPath: sample)), file: sample)
+        let stopped = TracesPanel.limitLines(traces[0].spans[0].attributes, theme: .builtInDefault).map {
+            $0.map(\.text).joined()
+        }
+        #expect(
+            stopped == [
+                "── limits ──", "ran under  messages 4 · tokens 2000", "⚠ stopped by the message limit (4)",
+                "  Message limit exceeded. count: 5; limit: 4",
+            ])
+        let answered = TracesPanel.limitLines(traces[1].spans[0].attributes, theme: .builtInDefault)
+        #expect(answered.last?.map(\.text).joined() == "no limit was reached")
+        #expect(TracesPanel.limitLines([:], theme: .builtInDefault).isEmpty)
+    }
+
     @Test func aListThatCannotBeReadIsSaidSoInsteadOfNoTraces() {
         var state = AppFixtures.state(width: 120, height: 36)
         _ = state.update(AppFixtures.failure(TracesPanel.ListTraces(), "w.sqlite: no such table: spans"))
@@ -118,6 +136,20 @@ import Testing
             }
             #expect(summaries.filter(filter.matches).map(\.id) == expected.map(\.id), "\(query)")
         }
+        // Models come from the spans: the OTLP traces called gpt-4o-mini, the others did not.
+        let mini = summaries.filter { $0.models.contains { $0.contains("gpt-4o-mini") } }
+        #expect(!mini.isEmpty && mini.count < summaries.count)
+        #expect(summaries.filter(TraceFilter("model:gpt-4o-mini").matches).map(\.id) == mini.map(\.id))
+        // Time: since and before a date, and relative to now.
+        let starts = summaries.map { $0.timed ? Double($0.startedNs) / 1e9 : $0.importedAt.timeIntervalSince1970 }
+        let latest = try #require(starts.max())
+        let now = Date(timeIntervalSince1970: latest + 1800)
+        #expect(
+            summaries.filter(TraceFilter("since:1h", now: now).matches).map(\.id)
+                == zip(summaries, starts).filter { $0.1 >= latest - 1800 }.map(\.0.id))
+        #expect(summaries.filter(TraceFilter("since:1m", now: now).matches).isEmpty)
+        #expect(summaries.filter(TraceFilter("before:1970-01-02").matches).isEmpty)
+        #expect(summaries.filter(TraceFilter("since:1970-01-02").matches).count == summaries.count)
         // In the panel: the filter narrows the list, esc clears it.
         var state = AppFixtures.state(width: 120, height: 36)
         try settle([.ask(TracesPanel.ListTraces())], &state)

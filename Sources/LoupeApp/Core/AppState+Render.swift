@@ -114,6 +114,9 @@ extension AppState {
             return
         case .search:
             searchEditor.render(into: &frame, area: area, prompt: [Span("/", theme.key)], style: theme.input)
+            if searchEditor.text.isEmpty, let hint = panels[focusedPanel].searchHint {
+                frame.draw(hint, at: Point(x: area.x + 3, y: area.y), style: theme.dim, clip: area)
+            }
             return
         default:
             break

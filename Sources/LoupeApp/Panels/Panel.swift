@@ -10,6 +10,8 @@ package protocol Panel: Sendable {
     var keymap: Keymap { get }
     /// True when `/` has a list to search.
     var isSearchable: Bool { get }
+    /// What `/` understands, shown beside the empty search line (a filter language's terms).
+    var searchHint: String? { get }
     /// True while a nested view is open that `esc` should close.
     var canGoBack: Bool { get }
     /// Effects to run when the app starts (loading what the panel shows).
@@ -46,6 +48,7 @@ package protocol Panel: Sendable {
 extension Panel {
     package var keymap: Keymap { Keymap(title, []) }
     package var isSearchable: Bool { false }
+    package var searchHint: String? { nil }
     package var canGoBack: Bool { false }
     package var initialEffects: [PanelEffect] { [] }
     package mutating func shown() -> [PanelEffect] { [] }

@@ -20,14 +20,18 @@ package struct TraceSummary: Hashable, Sendable, Codable {
     package var parentTraceID: Int64?
     package var forkOrdinal: Int?
     package var importedAt: Date
+    /// The models its spans called, in name order.
+    package var models: [String] = []
 
     package var durationNs: Int64 { max(0, endedNs - startedNs) }
 
     package init(
         id: Int64, externalID: String, format: String, sourceFile: String?, name: String, startedNs: Int64,
         endedNs: Int64, timed: Bool, spanCount: Int, stepCount: Int, errorCount: Int, inputTokens: Int?,
-        outputTokens: Int?, cost: Double?, parentTraceID: Int64?, forkOrdinal: Int?, importedAt: Date
+        outputTokens: Int?, cost: Double?, parentTraceID: Int64?, forkOrdinal: Int?, importedAt: Date,
+        models: [String] = []
     ) {
+        self.models = models
         self.id = id
         self.externalID = externalID
         self.format = format

@@ -387,6 +387,32 @@ extension TracesPanel {
         ("output.value", "output"),
     ]
 
+    /// An Inspect sample's limits: the ones it ran under and the one that stopped it.
+    package static func limitLines(_ attributes: [String: JSONValue], theme: Theme) -> [[Span]] {
+        let configured = [
+            ("message_limit", "messages"), ("token_limit", "tokens"), ("time_limit", "time (s)"),
+            ("working_limit", "working time (s)"), ("cost_limit", "cost ($)"),
+        ].compactMap { key, label in
+            attributes["inspect.\(key)"]?.number.map { label + " " + Calculator.format($0) }
+        }
+        let type = attributes["inspect.limit.type"]?.string
+        guard !configured.isEmpty || type != nil else { return [] }
+        var lines: [[Span]] = [[Span("── limits ──", theme.title)]]
+        if !configured.isEmpty {
+            lines.append([Span("ran under  ", theme.key), Span(configured.joined(separator: " · "), theme.text)])
+        }
+        if let type {
+            let value = attributes["inspect.limit.value"]?.number.map { " (\(Calculator.format($0)))" } ?? ""
+            lines.append([Span("⚠ stopped by the \(UntrustedText.sanitized(type)) limit\(value)", theme.status(.warn))])
+            if let message = attributes["inspect.limit.message"]?.string {
+                lines += UntrustedText.lines(message).map { [Span("  " + $0, theme.dim)] }
+            }
+        } else {
+            lines.append([Span("no limit was reached", theme.dim)])
+        }
+        return lines
+    }
+
     /// A span that is not a step (an agent, chain, workflow, task, scorer): what its subtree
     /// used, its input and output, an Inspect score, the trace's scores at its root, and every
     /// attribute.
@@ -450,6 +476,8 @@ extension TracesPanel {
         }
         let attributes = detail.payload.attributes
         var shown: Set<String> = []
+        lines += limitLines(attributes, theme: theme)
+        shown.formUnion(attributes.keys.filter { $0.hasPrefix("inspect.") && $0.contains("limit") })
         for (key, label) in inputOutputAttributes {
             guard let value = attributes[key] else { continue }
             shown.insert(key)

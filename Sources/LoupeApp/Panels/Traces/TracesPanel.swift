@@ -123,6 +123,11 @@ package struct TracesPanel: Panel {
     }
 
     package var isSearchable: Bool { true }
+    package var searchHint: String? {
+        trace == nil && diff == nil
+            ? "words, errors, steps>5, cost>0.01, duration>2s, model:gpt-4o, since:2h, format:otlp — enter keeps it"
+            : nil
+    }
     package var canGoBack: Bool { trace != nil || diff != nil || filter != nil }
 
     package var wantsTicks: Bool { playing }
