@@ -160,7 +160,7 @@ package enum NsightComputeImport {
     /// Ceilings from one launch's metrics: `…_ffma_pred_on.sum.peak_sustained` (per cycle) ×
     /// 2 × `sm__cycles_elapsed.avg.per_second`, and `dram__bytes.sum.peak_sustained` ×
     /// `dram__cycles_elapsed.avg.per_second`.
-    static func peaks(_ metrics: [String: Double]) -> [String: Double] {
+    package static func peaks(_ metrics: [String: Double]) -> [String: Double] {
         var peaks: [String: Double] = [:]
         if let clock = metrics["sm__cycles_elapsed.avg.per_second"], clock > 0 {
             for (name, prefix) in precisions {
@@ -169,10 +169,15 @@ package enum NsightComputeImport {
                 }
             }
         }
-        if let perCycle = metrics["dram__bytes.sum.peak_sustained"],
-            let clock = metrics["dram__cycles_elapsed.avg.per_second"], clock > 0
-        {
-            peaks["DRAM"] = perCycle * clock / 1e9
+        // Each level's bytes per cycle at its own clock (L1 runs at the SM clock when its own
+        // is not exported), as the NERSC roofline method computes them.
+        for (level, unit) in [("DRAM", "dram"), ("L2", "lts"), ("L1", "l1tex")] {
+            let perCycle =
+                metrics["\(unit)__bytes.sum.peak_sustained"] ?? metrics["\(unit)__t_bytes.sum.peak_sustained"]
+            let clock =
+                metrics["\(unit)__cycles_elapsed.avg.per_second"]
+                ?? (level == "L1" ? metrics["sm__cycles_elapsed.avg.per_second"] : nil)
+            if let perCycle, let clock, clock > 0 { peaks[level] = perCycle * clock / 1e9 }
         }
         return peaks
     }
@@ -184,6 +189,8 @@ package enum NsightComputeImport {
     static func isRead(_ metric: String) -> Bool {
         metric == "gpu__time_duration.sum" || metric.hasPrefix("sm__sass_thread_inst_executed_op_")
             || metric.hasPrefix("sm__cycles_elapsed.") || metric.hasPrefix("dram__")
+            || metric.hasPrefix("lts__t_bytes.") || metric.hasPrefix("lts__cycles_elapsed.")
+            || metric.hasPrefix("l1tex__t_bytes.") || metric.hasPrefix("l1tex__cycles_elapsed.")
             || memoryMetrics.contains { $0.metric == metric }
     }
 

@@ -27,12 +27,17 @@ package struct KernelRun: Codable, FetchableRecord, MutablePersistableRecord, Ha
     package var scratchBytes: Int?
     /// The data its passes re-read, which decides the memory level it is judged against.
     package var footprintBytes: Int?
+    /// Bytes moved at each memory level (`L1`, `L2`, `DRAM`), when the source counts them
+    /// apart (Nsight Compute): a point per level on a hierarchical roofline.
+    package var bytesByLevel: [String: Double]?
 
     package init(
         suite: String, kernel: String, workload: String, calls: Int, nanoseconds: Int64, flops: Double, bytes: Double,
         threads: Int, machine: String, measuredAt: Date = Date(), profileID: Int64? = nil,
-        flopsByPrecision: [String: Double]? = nil, scratchBytes: Int? = nil, footprintBytes: Int? = nil
+        flopsByPrecision: [String: Double]? = nil, scratchBytes: Int? = nil, footprintBytes: Int? = nil,
+        bytesByLevel: [String: Double]? = nil
     ) {
+        self.bytesByLevel = bytesByLevel
         self.suite = suite
         self.kernel = kernel
         self.workload = workload
@@ -58,6 +63,7 @@ package struct KernelRun: Codable, FetchableRecord, MutablePersistableRecord, Ha
         case flopsByPrecision = "flops_json"
         case scratchBytes = "scratch_bytes"
         case footprintBytes = "footprint_bytes"
+        case bytesByLevel = "bytes_json"
     }
 }
 

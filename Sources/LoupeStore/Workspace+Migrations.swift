@@ -382,6 +382,10 @@ extension Workspace {
             // so a comparison can say when two runs did not see the same data.
             try db.alter(table: "eval_runs") { table in table.add(column: "workspace_json", .text) }
         }
+        migrator.registerMigration("v16: bytes per memory level of a kernel run") { db in
+            // Nsight Compute counts L1, L2 and DRAM traffic apart: a point per level.
+            try db.alter(table: "kernel_runs") { table in table.add(column: "bytes_json", .text) }
+        }
         return migrator
     }()
 

@@ -50,6 +50,43 @@ import Testing
 
     private func panel(_ state: AppState) -> RooflinePanel { state.panels[state.focusedPanel] as! RooflinePanel }
 
+    /// Two imports of the same GPU's kernels: `b` on one makes it the baseline, and the other's
+    /// kernels show their speedup over it, in the table and as ○ on the chart.
+    @Test func aBaselineImportShowsEachKernelsSpeedup() throws {
+        let profile = RooflineModel.Profile(
+            name: "A100 40GB", kind: "gpu",
+            ceilings: [
+                .init(kind: "compute", name: "FP32", value: 19_500, precision: "FP32"),
+                .init(kind: "memory", name: "HBM2", value: 1_555),
+            ],
+            points: [
+                .init(
+                    name: "sgemm", suite: "ncu:before.csv", shape: "launches 0", seconds: 0.002, flops: ["FP32": 2e9],
+                    bytes: 1e8, bytesByLevel: ["L1": 4e9, "L2": 1e9, "DRAM": 1e8]),
+                .init(
+                    name: "sgemm", suite: "ncu:after.csv", shape: "launches 0", seconds: 0.001, flops: ["FP32": 2e9],
+                    bytes: 1e8, bytesByLevel: ["L1": 4e9, "L2": 1e9, "DRAM": 1e8]),
+            ])
+        // Every level with bytes, nearest the cores first; DRAM judged against the HBM2 roof.
+        let levels = profile.levelPlacements(profile.points[1], precision: "FP32")
+        #expect(levels.map(\.level) == ["L1", "L2", "HBM2"])
+        #expect(levels.map(\.flopsPerByte) == [0.5, 2, 20])
+        #expect(levels[0].fraction == nil && levels[2].fraction == 2000 / min(19_500, 1_555 * 20))
+        var state = AppFixtures.state(width: 120, height: 36)
+        AppFixtures.press([.character("4")], on: &state)
+        _ = state.update(AppFixtures.answer(RooflinePanel.LoadRoofline(), RooflineModel(profiles: [profile])))
+        // Sorted by time, slowest first: the "before" run is selected.
+        AppFixtures.press([.character("b")], on: &state)
+        #expect(panel(state).baselineSuite == "ncu:before.csv")
+        let text = state.render().text()
+        #expect(text.contains("baseline: ncu:before.csv (1 kernels); 1 runs of them elsewhere show the change"))
+        #expect(text.contains("vs base") && text.contains("base") && text.contains("2.00×"))
+        #expect(text.contains("before.csv · launches 0") && text.contains("○ baseline ncu:before.csv"))
+        #expect(text.contains("L1 0.50 F/B, L2 2.00 F/B, HBM2 20.00 F/B"))
+        AppFixtures.press([.character("b")], on: &state)
+        #expect(panel(state).baselineSuite == nil && !state.render().text().contains("vs base"))
+    }
+
     @Test func selectionMovesAndReloadAsksForData() {
         var state = loaded()
         AppFixtures.press([.character("j")], on: &state)

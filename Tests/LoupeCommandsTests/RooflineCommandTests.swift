@@ -33,6 +33,44 @@ import Testing
         #expect(profile.placements("FP64").allSatisfy { $0.gflopsPerSecond == nil })
     }
 
+    /// The SASS peaks have no tensor pipe: a GPU the datasheet table knows gets its tensor roofs
+    /// too, marked as the datasheet's.
+    @Test func measuredPeaksGainTheDatasheetsTensorRoofs() throws {
+        let file = TestEnvironment.temporaryDirectory() + "/tensor.sqlite"
+        _ = try TestEnvironment.run(["--workspace", file, "roofline", "import-ncu", Self.fixtures + "/raw-peaks.csv"])
+        let profile = try #require(try RooflineModel.load(from: Workspace(path: file)).profiles.first)
+        let names = profile.computeCeilings.map(\.name)
+        #expect(names.contains("FP32") && names.contains("BF16 tensor") && names.contains("TF32 tensor"))
+        #expect(profile.computeCeilings.first { $0.name == "FP32" }?.provenance.hasPrefix("peak_sustained") == true)
+        #expect(profile.computeCeilings.first { $0.name == "BF16 tensor" }?.provenance.contains("datasheet") == true)
+        #expect(profile.peak("BF16")?.value == 989_400)
+    }
+
+    /// A real export with L1, L2 and DRAM bytes: `show` places the kernel at every level, and
+    /// `compare` matches the kernels of a second import with the first's.
+    @Test func aRealExportShowsEveryLevelAndComparesWithABaseline() throws {
+        let directory = TestEnvironment.temporaryDirectory()
+        let file = directory + "/levels.sqlite"
+        let real = TestEnvironment.repositoryRoot.appendingPathComponent(
+            "sample-data/ncu/a100-sgemm-splitk-details.csv")
+        for name in ["before.csv", "after.csv"] {
+            try FileManager.default.copyItem(atPath: real.path, toPath: directory + "/" + name)
+            let result = try TestEnvironment.run([
+                "--workspace", file, "roofline", "import-ncu", directory + "/" + name, "--gpu", "a100",
+            ])
+            #expect(result.status == 0, "\(result.error)")
+        }
+        let show = try TestEnvironment.run(["--workspace", file, "roofline", "show"])
+        // 145,408 FLOPs over 384 B of L1, 233,856 B of L2 and 512 B of DRAM (judged at HBM2).
+        #expect(
+            show.output.contains("per level: L1 378.67 FLOP/B, L2 0.62 FLOP/B, HBM2 284.00 FLOP/B"), "\(show.output)")
+        let compared = try TestEnvironment.run(["--workspace", file, "roofline", "compare", "ncu:before.csv"])
+        #expect(compared.output.contains("baseline ncu:before.csv: 2 kernels"))
+        #expect(compared.output.contains("ncu:after.csv") && compared.output.contains("1.00×   19.4 → 19.4"))
+        let unknown = try TestEnvironment.run(["--workspace", file, "roofline", "compare", "ncu:nope.csv"])
+        #expect(unknown.status != 0 && unknown.error.contains("ncu:nope.csv: no such kernel suite"))
+    }
+
     @Test func theDatasheetGivesRoofsAndIsSharedBetweenImports() throws {
         let file = TestEnvironment.temporaryDirectory() + "/sheet.sqlite"
         for _ in 0..<2 {

@@ -11,6 +11,32 @@ import Testing
             String(contentsOf: Self.fixtures.appendingPathComponent(name), encoding: .utf8), file: name)
     }
 
+    /// A real export (an A100 running cuBLAS's split-K sgemm, from a public repository: see
+    /// sample-data/ncu/README.md) counts L1, L2 and DRAM bytes apart: each level is kept.
+    @Test func aRealExportKeepsTheBytesOfEveryMemoryLevel() throws {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../sample-data/ncu/a100-sgemm-splitk-details.csv").standardized
+        let kernels = try NsightComputeImport.parse(String(contentsOf: path, encoding: .utf8), file: "a100.csv")
+        #expect(kernels.map(\.name).first == "ampere_sgemm_32x32_sliced1x4_tn")
+        let sgemm = kernels[0]
+        #expect(sgemm.nanoseconds == 7488)
+        #expect(sgemm.flops["FP32"].map { abs($0 - 145_408) < 1e-9 } == true)  // fadd + fmul + 2 × ffma
+        #expect(sgemm.bytes == ["L1": 384, "L2": 233_856, "DRAM": 512])
+        #expect(kernels[1].bytes == ["L1": 96, "L2": 142_208, "DRAM": 256])
+    }
+
+    /// Each level's peak is its bytes per cycle at its own clock; L1 falls back on the SM clock.
+    @Test func peaksOfEveryLevelFromTheirCyclesAndClocks() {
+        let peaks = NsightComputeImport.peaks([
+            "dram__bytes.sum.peak_sustained": 1280, "dram__cycles_elapsed.avg.per_second": 2.62e9,
+            "lts__t_bytes.sum.peak_sustained": 5120, "lts__cycles_elapsed.avg.per_second": 1.755e9,
+            "l1tex__t_bytes.sum.peak_sustained": 16_896, "sm__cycles_elapsed.avg.per_second": 1.755e9,
+        ])
+        #expect(peaks["DRAM"].map { abs($0 - 1280 * 2.62) < 1e-6 } == true)
+        #expect(peaks["L2"].map { abs($0 - 5120 * 1.755) < 1e-6 } == true)
+        #expect(peaks["L1"].map { abs($0 - 16_896 * 1.755) < 1e-6 } == true)
+    }
+
     @Test func detailsPageAggregatesLaunchesPerKernel() throws {
         let kernels = try load("details-current.csv")
         #expect(

@@ -11,7 +11,7 @@ struct RooflineCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "roofline",
         abstract: "Measure this machine's compute and bandwidth ceilings.",
-        subcommands: [Measure.self, ImportNCU.self, Show.self, Export.self]
+        subcommands: [Measure.self, ImportNCU.self, Show.self, Compare.self, Export.self]
     )
 
     struct Measure: LoupeCommand {
@@ -177,7 +177,8 @@ struct RooflineCommand: ParsableCommand {
                         calls: kernel.launchIDs.count, nanoseconds: Int64(kernel.nanoseconds.rounded()),
                         flops: kernel.flops.values.reduce(0, +), bytes: kernel.bytes["DRAM"] ?? 0, threads: 1,
                         machine: profile?.name ?? "GPU device \(kernel.device.isEmpty ? "?" : kernel.device)",
-                        measuredAt: measuredAt, profileID: profile?.id, flopsByPrecision: kernel.flops)
+                        measuredAt: measuredAt, profileID: profile?.id, flopsByPrecision: kernel.flops,
+                        bytesByLevel: kernel.bytes.isEmpty ? nil : kernel.bytes)
                 })
             if let profile {
                 context.print("roofs: \(profile.name), \(profile.source)")
@@ -228,11 +229,26 @@ struct RooflineCommand: ParsableCommand {
                 let name = "\(device ?? datasheet?.name ?? "GPU") (ncu \(file))"
                 let source =
                     "peak_sustained × clock from \(file), at the profiled clock (base, unless --clock-control none)"
-                var ceilings = peaks.filter { $0.key != "DRAM" }.sorted { $0.key < $1.key }.map {
+                let levels = ["L1", "L2", "DRAM"]
+                var ceilings = peaks.filter { !levels.contains($0.key) }.sorted { $0.key < $1.key }.map {
                     CeilingRecord(kind: "compute", name: $0.key, value: $0.value, provenance: source, precision: $0.key)
                 }
-                if let dram = peaks["DRAM"] {
-                    ceilings.append(CeilingRecord(kind: "memory", name: "DRAM", value: dram, provenance: source))
+                for level in levels {
+                    if let value = peaks[level] {
+                        ceilings.append(CeilingRecord(kind: "memory", name: level, value: value, provenance: source))
+                    }
+                }
+                // The SASS counters have no tensor-core peaks: the datasheet's come along, marked.
+                if let datasheet {
+                    let measured = Set(ceilings.compactMap(\.precision))
+                    for roof in datasheet.compute
+                    where roof.name.contains("tensor") || !measured.contains(roof.precision) {
+                        ceilings.append(
+                            CeilingRecord(
+                                kind: "compute", name: roof.name, value: roof.gflops,
+                                provenance: "\(datasheet.name) datasheet at boost clock: \(datasheet.source)",
+                                precision: roof.precision))
+                    }
                 }
                 // Importing the same export again reuses its profile.
                 if let existing = try workspace.machineProfile(named: name, kind: "gpu"), let id = existing.id,
@@ -337,6 +353,62 @@ struct RooflineCommand: ParsableCommand {
                         "  \(level) " + String(format: "attainable %.0f, %.0f%%, ", attainable, fraction * 100) + bound
                 }
                 context.print(line)
+                let levels = profile.levelPlacements(p.point, precision: precision)
+                if levels.count > 1 {
+                    context.print(
+                        "    per level: "
+                            + levels.map {
+                                "\($0.level) " + String(format: "%.2f FLOP/B", $0.flopsPerByte)
+                                    + ($0.fraction.map { String(format: " (%.0f%% of its roof)", $0 * 100) } ?? "")
+                            }.joined(separator: ", "))
+                }
+            }
+        }
+    }
+
+    /// `roofline compare SUITE`: every other run of the baseline's kernels, against it.
+    struct Compare: LoupeCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Compare kernels with a baseline import or run (what b does in the Roofline panel).",
+            discussion: """
+                SUITE is a kernel import or run as `roofline export` names it (ncu:FILE, kernels, \
+                minilm-forward). Every other run of one of its kernels (same name, the same shape where there \
+                is one) is listed with its time against the baseline's, the speedup, and GFLOP/s before and after.
+                """)
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The baseline suite, e.g. ncu:before.csv.") var suite: String
+        @Option(help: "The precision whose FLOPs give GFLOP/s (FP32 when absent).") var precision = "FP32"
+
+        func run(in context: CommandContext) throws {
+            let model = try RooflineModel.load(from: context.workspace(access: .read))
+            let suites = Set(model.profiles.flatMap(\.points).map(\.suite))
+            guard suites.contains(suite) else {
+                throw CommandFailure(
+                    "\(suite): no such kernel suite (these have kernels: \(suites.sorted().joined(separator: ", ")))")
+            }
+            let precision = precision.uppercased()
+            let pairs = model.profiles.flatMap(\.points).compactMap { point in
+                model.baseline(for: point, suite: suite).map { (base: $0, point: point) }
+            }
+            context.print("baseline \(suite): \(Formatting.count(model.kernelCount(suite: suite), "kernel"))")
+            guard !pairs.isEmpty else {
+                return context.print("no other run of these kernels (same name) in this workspace")
+            }
+            context.print(
+                "  kernel                        suite                      base ms        ms   speedup   GFLOP/s base → now"
+            )
+            func rate(_ point: RooflineModel.Point) -> String {
+                guard let flops = point.flops[precision], flops > 0, point.seconds > 0 else { return "—" }
+                return String(format: "%.1f", flops / point.seconds / 1e9)
+            }
+            for (base, point) in pairs {
+                context.print(
+                    "  " + TextWidth.truncate(UntrustedText.sanitized(point.name), toColumns: 28).padded(to: 29)
+                        + " " + TextWidth.truncate(UntrustedText.sanitized(point.suite), toColumns: 24).padded(to: 24)
+                        + String(
+                            format: " %9.3f %9.3f %8.2f×", base.seconds * 1000, point.seconds * 1000,
+                            point.seconds > 0 ? base.seconds / point.seconds : 0)
+                        + "   \(rate(base)) → \(rate(point))")
             }
         }
     }

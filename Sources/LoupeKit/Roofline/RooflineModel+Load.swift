@@ -56,6 +56,7 @@ extension RooflineModel {
             name: run.kernel, suite: run.suite,
             shape: run.workload.components(separatedBy: ", ").first ?? run.workload,
             seconds: Double(run.nanoseconds) / 1e9 / Double(max(1, run.threads)),
-            flops: run.flopsByPrecision ?? ["FP32": run.flops], bytes: run.bytes, footprintBytes: run.footprintBytes)
+            flops: run.flopsByPrecision ?? ["FP32": run.flops], bytes: run.bytes, footprintBytes: run.footprintBytes,
+            bytesByLevel: run.bytesByLevel ?? [:])
     }
 }

@@ -39,11 +39,14 @@ package struct RooflineModel: Hashable, Sendable {
         package var bytes: Double
         /// The data its passes re-read (picks the memory level), when known.
         package var footprintBytes: Int?
+        /// Bytes moved at each memory level, when counted apart (Nsight Compute's L1, L2, DRAM).
+        package var bytesByLevel: [String: Double]
 
         package init(
             name: String, suite: String = "", shape: String = "", seconds: Double, flops: [String: Double],
-            bytes: Double, footprintBytes: Int? = nil
+            bytes: Double, footprintBytes: Int? = nil, bytesByLevel: [String: Double] = [:]
         ) {
+            self.bytesByLevel = bytesByLevel
             self.name = name
             self.suite = suite
             self.shape = shape
@@ -82,9 +85,32 @@ package struct RooflineModel: Hashable, Sendable {
         package var bound: String?
     }
 
+    /// A kernel at one memory level (``Profile/levelPlacements(_:precision:)``).
+    package struct LevelPlacement: Hashable, Sendable {
+        package var level: String
+        package var flopsPerByte: Double
+        package var gflopsPerSecond: Double
+        package var fraction: Double?
+    }
+
     package var profiles: [Profile]
 
     package init(profiles: [Profile]) { self.profiles = profiles }
+}
+
+extension RooflineModel {
+    /// The import or run (`suite`) a kernel is compared against: its run of the same kernel,
+    /// of the same shape when that suite has one, wherever it is plotted.
+    package func baseline(for point: Point, suite: String) -> Point? {
+        guard point.suite != suite else { return nil }
+        let candidates = profiles.flatMap(\.points).filter { $0.suite == suite && $0.name == point.name }
+        return candidates.first { $0.shape == point.shape } ?? candidates.first
+    }
+
+    /// How many kernels `suite` has, over every profile.
+    package func kernelCount(suite: String) -> Int {
+        profiles.reduce(0) { $0 + $1.points.filter { $0.suite == suite }.count }
+    }
 }
 
 extension RooflineModel.Profile {
@@ -142,6 +168,39 @@ extension RooflineModel.Profile {
             placement.fraction = rate / attainable
             placement.bound = intensity < peak / level.value ? "memory" : "compute"
             return placement
+        }
+    }
+
+    /// A kernel at every memory level that counted its bytes (L1, L2, DRAM), as Nsight
+    /// Compute's hierarchical roofline plots it: the same GFLOP/s at each level's FLOP/byte,
+    /// and the fraction of what that level's roof allows where the profile has one.
+    package func levelPlacements(_ point: RooflineModel.Point, precision: String) -> [RooflineModel.LevelPlacement] {
+        guard let flops = point.flops[precision], flops > 0, point.seconds > 0 else { return [] }
+        let rate = flops / point.seconds / 1e9
+        let peak = self.peak(precision)?.value
+        let roofs = Dictionary(memoryCeilings.map { ($0.name, $0.value) }, uniquingKeysWith: { a, _ in a })
+        // A datasheet names the DRAM roof by its memory (HBM2, HBM3): Nsight Compute's DRAM bytes
+        // are judged against it, under its name.
+        let dramRoof =
+            roofs["DRAM"] != nil
+            ? "DRAM" : memoryCeilings.filter { $0.name != "L1" && $0.name != "L2" }.min { $0.value < $1.value }?.name
+        // Levels with a roof, then counted levels without one (no fraction).
+        var order = memoryCeilings.sorted { $0.value > $1.value }.map(\.name)
+        for level in ["L1", "L2", "DRAM"] where roofs[level] == nil && !(level == "DRAM" && dramRoof != nil) {
+            order.append(level)
+        }
+        // Shown nearest the cores first: L1, L2, then DRAM.
+        let rank = ["L1": 0, "L2": 1]
+        order = order.enumerated().sorted { (rank[$0.element] ?? 2, $0.offset) < (rank[$1.element] ?? 2, $1.offset) }
+            .map(\.element)
+        return order.compactMap { level in
+            let counted = level == dramRoof ? "DRAM" : level
+            guard let bytes = point.bytesByLevel[counted], bytes > 0 else { return nil }
+            let intensity = flops / bytes
+            let attainable = roofs[level].map { min(peak ?? .infinity, $0 * intensity) }
+            return RooflineModel.LevelPlacement(
+                level: level, flopsPerByte: intensity, gflopsPerSecond: rate,
+                fraction: attainable.flatMap { $0.isFinite ? rate / $0 : nil })
         }
     }
 

@@ -13,5 +13,7 @@ extension RooflinePanel {
         case export
         /// Reload the roofs and kernels from the workspace.
         case reload
+        /// Mark the selected kernel's import or run as the baseline (again clears it).
+        case baseline
     }
 }

@@ -103,7 +103,24 @@ extension RooflinePanel {
             let start = max(pow(10, xLow), pow(10, yLow) / roof.value)
             canvas.line(from: point(start, roof.value * start), to: point(peak / roof.value, peak), style: memoryStyle)
         }
+        // Against a baseline: a line from each kernel's baseline run to it.
+        var baselinePoints: [Point] = []
+        if let baselineSuite, let data {
+            for placement in plotted {
+                guard let base = data.baseline(for: placement.point, suite: baselineSuite),
+                    let flops = base.flops[precision], flops > 0, base.seconds > 0, base.bytes > 0
+                else { continue }
+                let from = point(flops / base.bytes, flops / base.seconds / 1e9)
+                canvas.line(
+                    from: from, to: point(placement.flopsPerByte!, placement.gflopsPerSecond!), style: theme.dim)
+                baselinePoints.append(from)
+            }
+        }
         canvas.render(into: &frame, origin: Point(x: plot.x, y: plot.y))
+        for dot in baselinePoints {
+            let at = Point(x: plot.x + dot.x / 2, y: plot.y + dot.y / 4)
+            if plot.contains(at) { frame.draw("○", at: at, style: theme.dim) }
+        }
         // Ridge points, then kernels over the lines (the selected one marked).
         let lines = canvas
         var placer = LabelPlacer(area: plot) { x, y in lines.hasDots(column: x - plot.x, row: y - plot.y) }
@@ -128,6 +145,15 @@ extension RooflinePanel {
         // off the roofs where it can be; then the roofs' labels wherever no label is, at their
         // lines; a roof label with no room left goes to the legend instead.
         if let selected = plotted.first(where: { $0.point == selectedName }) {
+            // The hierarchical roofline: the selected kernel again at each other level that
+            // counted its bytes, marked with the level's digit or letter, joined to its point.
+            for other in profile.levelPlacements(selected.point, precision: precision)
+            where other.level != selected.level {
+                let at = cell(point(other.flopsPerByte, other.gflopsPerSecond))
+                guard plot.contains(at) else { continue }
+                frame.draw(Self.levelMark(other.level), at: at, style: theme.accent)
+                placer.reserve(Rect(x: at.x, y: at.y, width: 1, height: 1))
+            }
             let at = cell(point(selected.flopsPerByte!, selected.gflopsPerSecond!))
             if plot.contains(at) {
                 frame.draw("◆", at: at, style: theme.selection)
@@ -181,11 +207,47 @@ extension RooflinePanel {
             frame.draw(
                 Self.decade(decade), at: Point(x: min(x, plot.maxX - 4), y: plot.maxY), style: theme.dim, clip: area)
         }
-        let legend = "FLOP/byte →   ↑ G\(precision == "FP32" ? "" : precision + " ")FLOP/s   ◇ ridge"
+        var legend = "FLOP/byte →   ↑ G\(precision == "FP32" ? "" : precision + " ")FLOP/s   ◇ ridge"
+        if let baselineSuite, !baselinePoints.isEmpty { legend += "   ○ baseline \(baselineSuite)" }
+        if let selectedName, profile.levelPlacements(selectedName, precision: precision).count > 1 {
+            legend +=
+                "   ◆ at " + (rows.first { $0.point == selectedName }?.level ?? "its level") + ", "
+                + profile.levelPlacements(selectedName, precision: precision).map(\.level)
+                .filter { $0 != rows.first { $0.point == selectedName }?.level }
+                .map { Self.levelMark($0) + " " + $0 }.joined(separator: ", ")
+        }
         frame.draw(
             [Span(legend, theme.dim)]
                 + (unplaced.isEmpty ? [] : [Span("   " + unplaced.joined(separator: " · "), theme.dim)]),
             at: Point(x: plot.x, y: plot.maxY + 1), clip: area)
+    }
+
+    /// The shape column's width: wider when it also names the import.
+    static func shapeWidth(_ profile: RooflineModel.Profile?) -> Int {
+        guard let profile, Set(profile.points.map(\.suite)).count > 1 else { return 14 }
+        return 24
+    }
+
+    /// The table's `shape` cell: the shape, after the import or run it came from when the
+    /// profile holds more than one (two Nsight Compute exports of the same GPU).
+    func shapeCell(_ point: RooflineModel.Point) -> String {
+        guard let profile, Set(profile.points.map(\.suite)).count > 1 else { return point.shape }
+        let suite = point.suite.hasPrefix("ncu:") ? String(point.suite.dropFirst(4)) : point.suite
+        return suite + " · " + point.shape
+    }
+
+    /// The table's `vs base` cell: `base` for the baseline's own kernels, the speedup of the
+    /// baseline's time over this one (`1.32×` faster, `0.80×` slower), `—` with no match.
+    func baselineCell(_ point: RooflineModel.Point) -> String {
+        guard let baselineSuite else { return "" }
+        if point.suite == baselineSuite { return "base" }
+        guard let base = data?.baseline(for: point, suite: baselineSuite), point.seconds > 0 else { return "—" }
+        return String(format: "%.2f×", base.seconds / point.seconds)
+    }
+
+    /// A memory level's mark on the chart: `1` for L1, `2` for L2, `D` for DRAM, else its initial.
+    static func levelMark(_ level: String) -> String {
+        level.hasPrefix("L") && level.count == 2 ? String(level.last!) : String(level.prefix(1))
     }
 
     /// `67 TFLOP/s`, `204 GFLOP/s`, `37 GB/s`, `3.4 TB/s` from a giga-rate.
@@ -214,23 +276,27 @@ extension RooflinePanel {
         func number(_ value: Double?, _ format: String) -> String { value.map { String(format: format, $0) } ?? "—" }
         let rows = placements.map { p -> [String] in
             [
-                p.point.name, p.point.shape, String(format: "%.2f", p.point.seconds * 1000),
+                p.point.name, shapeCell(p.point), String(format: "%.2f", p.point.seconds * 1000),
                 number(p.gflopsPerSecond, "%.1f"), number(p.flopsPerByte, "%.2f"), number(p.attainable, "%.0f"),
                 number(p.fraction.map { $0 * 100 }, "%.0f%%"),
                 p.bound ?? (p.gflopsPerSecond == nil ? "no \(precision)" : "—"),
+                baselineCell(p.point),
             ]
         }
         // Widths leave room for the sort mark (` ▼`). The kernel's name keeps at least 20
         // columns; the other columns give way as the table narrows, least telling first.
         let all = [
-            TableColumn("kernel", width: .fill(1)), TableColumn("shape", width: .length(14)),
+            TableColumn("kernel", width: .fill(1)), TableColumn("shape", width: .length(Self.shapeWidth(profile))),
             TableColumn("ms", width: .length(8), alignment: .trailing),
             TableColumn("GFLOP/s", width: .length(9), alignment: .trailing),
             TableColumn("F/B", width: .length(7), alignment: .trailing),
             TableColumn("roof", width: .length(7), alignment: .trailing),
             TableColumn("%", width: .length(5), alignment: .trailing), TableColumn("bound", width: .length(8)),
+            TableColumn("vs base", width: .length(8), alignment: .trailing),
         ]
-        let shown = TableColumn.fitting(all, in: area.width, dropping: [5, 1, 4, 2], fillMinimum: 20)
+        let columns = baselineSuite == nil ? Array(all.indices.dropLast()) : Array(all.indices)
+        let shown = TableColumn.fitting(
+            columns.map { all[$0] }, in: area.width, dropping: [5, 1, 4, 2], fillMinimum: 20)
         var state = list
         TableView(
             columns: shown.map { all[$0] }, rows: rows.map { row in shown.map { row[$0] } },
@@ -246,8 +312,16 @@ extension RooflinePanel {
             let above =
                 (selected.fraction ?? 0) > 1.005
                 ? " · above that roof: it reuses data from a faster level than \(level)" : ""
+            let levels = profile.map { $0.levelPlacements(selected.point, precision: precision) } ?? []
+            let perLevel =
+                levels.count > 1
+                ? " · "
+                    + levels.map {
+                        "\($0.level) \(String(format: "%.2f", $0.flopsPerByte)) F/B"
+                            + ($0.fraction.map { String(format: " %.0f%%", $0 * 100) } ?? "")
+                    }.joined(separator: ", ") : ""
             frame.draw(
-                "\(selected.point.name): judged at \(level) (\(selected.point.suite))" + above,
+                "\(selected.point.name): judged at \(level) (\(selected.point.suite))" + perLevel + above,
                 at: Point(x: area.x + 1, y: area.maxY - 2),
                 style: above.isEmpty ? theme.dim : theme.status(.warn), clip: area)
         }

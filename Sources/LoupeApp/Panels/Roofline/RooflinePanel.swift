@@ -16,6 +16,8 @@ package struct RooflinePanel: Panel {
     package private(set) var profileIndex = 0
     package private(set) var precisionIndex = 0
     package private(set) var sort = TableSort(column: 2, ascending: false)
+    /// The import or run (suite) the other kernels are compared with (`b`).
+    package private(set) var baselineSuite: String?
 
     package init() {}
 
@@ -38,6 +40,11 @@ package struct RooflinePanel: Panel {
                     [.character("e")], .panel(.own(Action.export)),
                     help: "Export the points and ceilings as CSV (roofline-<profile>-<precision>.csv)", footer: "export"
                 ),
+                KeyBinding(
+                    [.character("b")], .panel(.own(Action.baseline)),
+                    help:
+                        "Mark the selected kernel's import as the baseline: other runs of its kernels show the change",
+                    footer: "baseline"),
                 KeyBinding(
                     [.character("r")], .panel(.own(Action.reload)),
                     help: "Reload the roofs and kernels from the workspace", footer: "reload"),
@@ -118,6 +125,21 @@ package struct RooflinePanel: Panel {
             let next = (sort.column + 1) % Self.sortColumns.count
             sort = TableSort(column: next, ascending: next <= 1 || next == 7)
         case PanelAction.own(Action.reverse): sort.ascending.toggle()
+        case PanelAction.own(Action.baseline):
+            let rows = self.rows
+            guard list.selected < rows.count, let data else { return [] }
+            let suite = rows[list.selected].point.suite
+            if baselineSuite == suite {
+                baselineSuite = nil
+                return [.status("baseline cleared", .info)]
+            }
+            baselineSuite = suite
+            let matched = data.profiles.flatMap(\.points).filter { data.baseline(for: $0, suite: suite) != nil }.count
+            return [
+                .status(
+                    "baseline: \(suite) (\(data.kernelCount(suite: suite)) kernels); \(matched) runs of them elsewhere show the change",
+                    .ok)
+            ]
         case PanelAction.own(Action.export):
             guard let profile else { return [] }
             return [
