@@ -82,6 +82,20 @@ import Testing
         try settle(AppFixtures.press([.character("n")], on: &state), &state)
         #expect(panel(state).deepMatches?.ordinals.contains(panel(state).currentOrdinal ?? -1) == true)
         #expect(panel(state).detail != nil)
+        // The found text is highlighted in the step.
+        let frame = state.render()
+        let rows = frame.text().split(separator: "\n", omittingEmptySubsequences: false).map(Array.init)
+        let hits = rows.indices.flatMap { y in
+            TextSearch.caseInsensitiveMatches(of: "transition", in: rows[y]).map { (y, $0.lowerBound) }
+        }
+        #expect(hits.contains { frame[$0.1, $0.0].style == Theme.builtInDefault.match })
+    }
+
+    @Test func highlightingSplitsSpansAtEveryMatch() {
+        let spans = [Span("Boundary layer TRANSITION and transition", .plain)].highlighting(
+            "transition", as: Style(attributes: .bold))
+        #expect(spans.map(\.text) == ["Boundary layer ", "TRANSITION", " and ", "transition"])
+        #expect(spans.map(\.style) == [.plain, Style(attributes: .bold), .plain, Style(attributes: .bold)])
     }
 
     @Test func aTraceRecordedLiveGrowsOnScreenAndTheCursorFollows() throws {

@@ -151,3 +151,24 @@ import Testing
         #expect(try service.records().isEmpty)
     }
 }
+
+@Suite struct HitTitleTests {
+    private func hit(title: String, text: String) -> RetrievalService.Hit {
+        RetrievalService.Hit(
+            rank: 1, chunkID: 1, documentID: "d", title: title, ordinal: 0, startByte: 0, endByte: text.utf8.count,
+            text: text, bm25: nil, dense: nil, fused: RetrievalService.Placement(score: 1, rank: 1), matchedTerms: [],
+            contributions: [])
+    }
+
+    /// A Markdown chunk that starts a section is listed by its document and its heading; others
+    /// by the document's title.
+    @Test func aChunkThatStartsASectionIsTitledByItsHeading() {
+        #expect(hit(title: "Loupe", text: "## Install\nRun scripts/setup.").shownTitle == "Loupe › Install")
+        #expect(hit(title: "Loupe", text: "\n### Keys  \nb marks").shownTitle == "Loupe › Keys")
+        #expect(hit(title: "Loupe", text: "# Loupe\nThe workbench.").shownTitle == "Loupe")
+        #expect(hit(title: "Loupe", text: "#hashtag is not a heading").shownTitle == "Loupe")
+        #expect(hit(title: "Loupe", text: "Plain paragraph.").shownTitle == "Loupe")
+        #expect(hit(title: "", text: "## Only a heading\ntext").shownTitle == "Only a heading")
+        #expect(hit(title: "", text: "no title").shownTitle == "no title")
+    }
+}

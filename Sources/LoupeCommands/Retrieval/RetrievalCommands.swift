@@ -164,7 +164,7 @@ struct SearchCommand: LoupeCommand {
                     toLength: 15, withPad: " ", startingAt: 0)
             }
             let fused = options.retriever == .hybrid ? String(format: "%.4f", hit.fused.score) : "      "
-            let title = UntrustedText.sanitized(hit.title.isEmpty ? hit.text : hit.title)
+            let title = UntrustedText.sanitized(hit.shownTitle)
             context.print(
                 String(format: "%4d  ", hit.rank) + placement(hit.bm25, "%6.2f") + " " + placement(hit.dense, "%.3f")
                     + " "

@@ -49,6 +49,27 @@ package struct RetrievalService: Sendable {
     }
 
     package struct Hit: Hashable, Sendable, Codable {
+        /// What a list shows for the hit: the document's title, then the section the chunk
+        /// starts (a Markdown heading, `Guide › Install`), else the chunk's text.
+        package var shownTitle: String {
+            let heading = Self.heading(text)
+            switch (title.isEmpty, heading) {
+            case (true, nil): return text
+            case (true, let heading?): return heading
+            case (false, nil): return title
+            case (false, let heading?): return heading == title ? title : title + " › " + heading
+            }
+        }
+
+        /// The Markdown heading (`## Install` → `Install`) the text starts with, if any.
+        static func heading(_ text: String) -> String? {
+            let first = text.drop { $0 == " " || $0 == "\n" }.prefix { $0 != "\n" }
+            let hashes = first.prefix { $0 == "#" }.count
+            guard (1...6).contains(hashes), first.dropFirst(hashes).first == " " else { return nil }
+            let heading = first.dropFirst(hashes).trimmingCharacters(in: .whitespaces)
+            return heading.isEmpty ? nil : heading
+        }
+
         package var rank: Int
         package var chunkID: Int64
         package var documentID: String

@@ -40,3 +40,30 @@ extension Array where Element == Span {
         return result
     }
 }
+
+extension Array where Element == Span {
+    /// The spans with every case-insensitive occurrence of `needle` restyled as `style` (a
+    /// search's matches in text already styled), split where the matches begin and end.
+    package func highlighting(_ needle: String, as style: Style) -> [Span] {
+        guard !needle.isEmpty else { return self }
+        var result: [Span] = []
+        for span in self {
+            let characters = [Character](span.text)
+            let matches = TextSearch.caseInsensitiveMatches(of: needle, in: characters)
+            guard !matches.isEmpty else {
+                result.append(span)
+                continue
+            }
+            var start = 0
+            for match in matches {
+                if match.lowerBound > start {
+                    result.append(Span(String(characters[start..<match.lowerBound]), span.style))
+                }
+                result.append(Span(String(characters[match]), style))
+                start = match.upperBound
+            }
+            if start < characters.count { result.append(Span(String(characters[start...]), span.style)) }
+        }
+        return result
+    }
+}

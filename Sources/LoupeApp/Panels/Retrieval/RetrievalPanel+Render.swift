@@ -122,7 +122,7 @@ extension RetrievalPanel {
                 place(hit.dense, "%.3f"),
                 options.retriever == .hybrid ? String(format: "%.4f", hit.fused.score) : "",
                 "\(hit.documentID)#\(hit.ordinal)",
-                UntrustedText.sanitized(hit.title.isEmpty ? hit.text : hit.title).replacingOccurrences(
+                UntrustedText.sanitized(hit.shownTitle).replacingOccurrences(
                     of: "\n", with: " "),
             ]
         }
@@ -175,7 +175,7 @@ extension RetrievalPanel {
         let inner = Block(title: "doc \(hit.documentID) · chunk \(hit.ordinal)", focused: false).render(
             into: &frame, area: area, theme: theme)
         var lines: [[Span]] = [
-            [Span(UntrustedText.sanitized(hit.title), theme.accent)],
+            [Span(UntrustedText.sanitized(hit.shownTitle), theme.accent)],
             [Span("bytes \(hit.startByte)–\(hit.endByte) of the document · enter opens it", theme.dim)],
             [Span("BM25 parts (idf × tf part):", theme.dim)],
         ]
@@ -213,7 +213,7 @@ extension RetrievalPanel {
                 let mark = shared.contains(hit.documentID) ? "●" : " "
                 let text =
                     "\(mark) \(row + 1). \(hit.documentID)  "
-                    + UntrustedText.sanitized(hit.title.isEmpty ? hit.text : hit.title).replacingOccurrences(
+                    + UntrustedText.sanitized(hit.shownTitle).replacingOccurrences(
                         of: "\n", with: " ")
                 frame.draw(
                     TextWidth.truncate(text, toColumns: box.width), at: Point(x: box.x, y: box.y + row),

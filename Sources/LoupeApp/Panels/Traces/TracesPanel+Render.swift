@@ -256,7 +256,11 @@ extension TracesPanel {
         let inner = Block(title: "\(span.kind) · \(UntrustedText.sanitized(span.name))", focused: false).render(
             into: &frame, area: area, theme: theme)
         guard inner.width > 8, inner.height > 0 else { return }
-        let lines = Self.detailLines(trace: trace, ordinal: ordinal, detail: detail, raw: raw, theme: theme)
+        var lines = Self.detailLines(trace: trace, ordinal: ordinal, detail: detail, raw: raw, theme: theme)
+        // A step found by `/` shows where the text is.
+        if let matches = deepMatches, matches.ordinals.contains(ordinal) {
+            lines = lines.map { $0.highlighting(matches.query, as: theme.match) }
+        }
         _ = TextView(lines: lines).render(into: &frame, area: inner, offset: detailOffset, theme: theme)
     }
 
