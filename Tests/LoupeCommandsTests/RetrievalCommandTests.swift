@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import LoupeBase
 import LoupeRetrieval
 import LoupeStore
 import Testing
@@ -18,6 +19,26 @@ import Testing
         let path = directory + "/" + name
         _ = FileManager.default.createFile(atPath: path, contents: Data(text.utf8))
         return path
+    }
+
+    /// A Markdown section longer than a chunk: every chunk of it is titled by its heading.
+    @Test func markdownChunksAreTitledByTheirSection() throws {
+        let directory = TestEnvironment.temporaryDirectory()
+        let filler = (0..<60).map { "Shells buckle under axial load number \($0)." }.joined(separator: " ")
+        let file = write(
+            "# Structures\n\nIntro.\n\n## Thin shells\n\n\(filler)\n\n\(filler) Flutter margin.\n\n## Plates\n\nFlat plates.\n",
+            "structures.md", in: directory)
+        let workspace = directory + "/w.sqlite"
+        let ingested = try TestEnvironment.run(["--workspace", workspace, "ingest", file, "--no-embed"])
+        #expect(ingested.status == 0, "\(ingested.error)")
+        // "flutter" is only in the section's second chunk, which starts with no heading.
+        let found = try TestEnvironment.run([
+            "--workspace", workspace, "search", "flutter margin", "--retriever", "bm25", "--json",
+        ])
+        let hits = try #require(try JSONValue.parse(Data(found.output.utf8)).array)
+        #expect(hits.first?["ordinal"] != .number(0) && hits.first?["section"] == "Thin shells", "\(found.output)")
+        let shown = try TestEnvironment.run(["--workspace", workspace, "search", "flat plates", "--retriever", "bm25"])
+        #expect(shown.output.contains("Plates · Structures"), "\(shown.output)")
     }
 
     @Test func ingestSkipsUnchangedFilesReplacesChangedOnesAndNamesBadInput() throws {

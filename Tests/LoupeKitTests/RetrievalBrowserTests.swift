@@ -160,11 +160,11 @@ import Testing
             contributions: [])
     }
 
-    /// A Markdown chunk that starts a section is listed by its document and its heading; others
+    /// A Markdown chunk that starts a section is listed by its heading and its document; others
     /// by the document's title.
     @Test func aChunkThatStartsASectionIsTitledByItsHeading() {
-        #expect(hit(title: "Loupe", text: "## Install\nRun scripts/setup.").shownTitle == "Loupe › Install")
-        #expect(hit(title: "Loupe", text: "\n### Keys  \nb marks").shownTitle == "Loupe › Keys")
+        #expect(hit(title: "Loupe", text: "## Install\nRun scripts/setup.").shownTitle == "Install · Loupe")
+        #expect(hit(title: "Loupe", text: "\n### Keys  \nb marks").shownTitle == "Keys · Loupe")
         #expect(hit(title: "Loupe", text: "# Loupe\nThe workbench.").shownTitle == "Loupe")
         #expect(hit(title: "Loupe", text: "#hashtag is not a heading").shownTitle == "Loupe")
         #expect(hit(title: "Loupe", text: "Plain paragraph.").shownTitle == "Loupe")

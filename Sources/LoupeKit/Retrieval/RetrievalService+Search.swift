@@ -181,10 +181,21 @@ extension RetrievalService {
             }
         }
         let querySet = Set(terms)
+        // A chunk's section: the heading of the nearest chunk at or before it in its document
+        // that starts one (chunks are stored in document order).
+        func section(_ index: Int) -> String? {
+            var at = index
+            let document = context.chunks[index].documentID
+            while at >= 0, context.chunks[at].documentID == document {
+                if let heading = Hit.heading(context.chunks[at].text) { return heading }
+                at -= 1
+            }
+            return nil
+        }
         return order.prefix(options.k).enumerated().map { rank, item in
             let chunk = context.chunks[item.index]
             let chunkTerms = details ? Set(tokenizer.terms(chunk.text)) : []
-            return Hit(
+            var hit = Hit(
                 rank: rank + 1, chunkID: chunk.id, documentID: chunk.documentID, title: chunk.title,
                 ordinal: chunk.ordinal, startByte: chunk.startByte, endByte: chunk.endByte, text: chunk.text,
                 bm25: bm25Places[item.index], dense: densePlaces[item.index],
@@ -193,6 +204,8 @@ extension RetrievalService {
                     if querySet.contains($1) && chunkTerms.contains($1) && !$0.contains($1) { $0.append($1) }
                 },
                 contributions: details ? context.bm25.explain(terms, document: item.index, parameters: parameters) : [])
+            hit.section = section(item.index)
+            return hit
         }
     }
 }

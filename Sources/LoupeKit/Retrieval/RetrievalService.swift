@@ -49,20 +49,21 @@ package struct RetrievalService: Sendable {
     }
 
     package struct Hit: Hashable, Sendable, Codable {
-        /// What a list shows for the hit: the document's title, then the section the chunk
-        /// starts (a Markdown heading, `Guide › Install`), else the chunk's text.
+        /// What a list shows for the hit: the section the chunk starts (a Markdown heading), then
+        /// the document's title (`Install · Guide`: the section first, since a narrow column
+        /// keeps the start), else the chunk's text.
         package var shownTitle: String {
-            let heading = Self.heading(text)
+            let heading = section ?? Self.heading(text)
             switch (title.isEmpty, heading) {
             case (true, nil): return text
             case (true, let heading?): return heading
             case (false, nil): return title
-            case (false, let heading?): return heading == title ? title : title + " › " + heading
+            case (false, let heading?): return heading == title ? title : heading + " · " + title
             }
         }
 
         /// The Markdown heading (`## Install` → `Install`) the text starts with, if any.
-        static func heading(_ text: String) -> String? {
+        package static func heading(_ text: String) -> String? {
             let first = text.drop { $0 == " " || $0 == "\n" }.prefix { $0 != "\n" }
             let hashes = first.prefix { $0 == "#" }.count
             guard (1...6).contains(hashes), first.dropFirst(hashes).first == " " else { return nil }
@@ -84,6 +85,9 @@ package struct RetrievalService: Sendable {
         package var fused: Placement
         package var matchedTerms: [String]
         package var contributions: [BM25Index.Contribution]
+        /// The Markdown section the chunk is in (the heading of the chunk that began it), when
+        /// its document has headings.
+        package var section: String?
 
         package init(
             rank: Int, chunkID: Int64, documentID: String, title: String, ordinal: Int, startByte: Int, endByte: Int,
