@@ -1,5 +1,6 @@
 import Foundation
 import LoupeAgents
+import LoupeBase
 import LoupeApp
 import LoupeKit
 import LoupeStore
@@ -201,7 +202,25 @@ import Testing
         #expect(panel(state).currentOrdinal == 2 && panel(state).detail != nil)
         #expect(!state.render().text().contains("loading…"))
         // What it asks for now is the step after it, not the one on screen.
-        #expect(!effects.contains(.ask(TracesPanel.LoadSpan(trace: panel(state).trace!.summary.id, ordinal: 2))))
+        #expect(!effects.contains { $0.request(as: TracesPanel.LoadSpan.self)?.ordinal == 2 })
+    }
+
+    /// A read-ahead answer asked before the trace was read again (a live trace that grew) is
+    /// dropped: its content is the old one.
+    @Test func aReadAheadAnswerFromBeforeAReloadIsDropped() throws {
+        var state = try opened()
+        let id = try #require(panel(state).trace?.summary.id)
+        // Step on, keeping the read-ahead request unanswered; then the trace is read again.
+        let effects = AppFixtures.press([.character("l")], on: &state)
+        let pending = try #require(effects.compactMap { $0.request(as: TracesPanel.LoadSpan.self) }.first)
+        try settle([.ask(TracesPanel.OpenTrace(id: id))], &state)
+        let stale = SpanDetail(payload: SpanPayload(attributes: ["stale": .bool(true)]), raw: nil)
+        _ = state.update(AppFixtures.answer(pending, stale))
+        for _ in 0..<6 where panel(state).currentOrdinal != pending.ordinal {
+            AppFixtures.press([.character("l")], on: &state)
+        }
+        #expect(panel(state).currentOrdinal == pending.ordinal)
+        #expect(panel(state).detail?.payload.attributes["stale"] == nil)
     }
 
     /// A key pressed before the list has loaded (as the app starts) is played once it has,

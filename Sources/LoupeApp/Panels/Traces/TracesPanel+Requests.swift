@@ -24,10 +24,14 @@ extension TracesPanel {
     package struct LoadSpan: PortRequest {
         package var trace: Int64
         package var ordinal: Int
+        /// Which load of the trace asked: an answer asked before the trace was read again (a
+        /// live trace that grew) holds the old content and is dropped.
+        package var generation: Int
 
-        package init(trace: Int64, ordinal: Int) {
+        package init(trace: Int64, ordinal: Int, generation: Int = 0) {
             self.trace = trace
             self.ordinal = ordinal
+            self.generation = generation
         }
 
         package func ask(_ port: TracesBrowser) throws -> SpanDetail { try port.span(trace: trace, ordinal: ordinal) }

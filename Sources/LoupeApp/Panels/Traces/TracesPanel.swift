@@ -25,6 +25,8 @@ package struct TracesPanel: Panel {
     package private(set) var spanCursor: Int?
     /// Span contents read so far for the open trace, by ordinal, and those asked for.
     private var detailCache: [Int: SpanDetail] = [:]
+    /// Counts the trace's loads; read-ahead answers from an earlier one are dropped.
+    private var detailGeneration = 0
     private var detailsAsked: Set<Int> = []
     package private(set) var raw = false
     package var detailOffset = 0
@@ -238,6 +240,7 @@ package struct TracesPanel: Panel {
                 // Contents are read again: a trace recorded live has more in its spans now.
                 detailCache = [:]
                 detailsAsked = []
+                detailGeneration += 1
                 if !reload || !(spanCursor.map { loaded.spans.indices.contains($0) } ?? true) { spanCursor = nil }
                 trace = loaded
                 error = nil
@@ -247,7 +250,7 @@ package struct TracesPanel: Panel {
             case .failed(let message): error = message
             }
         } else if let (asked, loaded) = answer.matching(LoadSpan.self) {
-            guard asked.trace == trace?.summary.id else { return [] }
+            guard asked.trace == trace?.summary.id, asked.generation == detailGeneration else { return [] }
             detailsAsked.remove(asked.ordinal)
             switch loaded {
             case .loaded(let found):
@@ -369,7 +372,7 @@ package struct TracesPanel: Panel {
         }
         return wanted.filter { detailCache[$0] == nil && !detailsAsked.contains($0) }.map { ordinal in
             detailsAsked.insert(ordinal)
-            return .ask(LoadSpan(trace: trace.summary.id, ordinal: ordinal))
+            return .ask(LoadSpan(trace: trace.summary.id, ordinal: ordinal, generation: detailGeneration))
         }
     }
 
