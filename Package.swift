@@ -62,7 +62,11 @@ let package = Package(
         // The workspace: one SQLite file through GRDB.
         .target(
             name: "LoupeStore",
-            dependencies: ["LoupeBase", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "LoupeBase", .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite's C API for what GRDB does not wrap: incremental blob reads.
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ],
             swiftSettings: strictSwift6
         ),
         // Services: jobs with progress and cancellation, theme loading, notebooks.

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
 extension Workspace {
     /// A new, empty and not yet complete set that means to hold `plannedRows` rows.
@@ -188,6 +189,43 @@ extension Workspace {
     }
 
     /// The shards of an activation set that hold any row in `range`, in order (float16 data).
+    /// Rows `range` of set `set`, `bytesPerRow` each, as the parts of the shards that hold them
+    /// (in row order, each with the first row it holds). Only those bytes are read, through
+    /// SQLite's incremental blob I/O: a card's contexts are a dozen rows of a 3 MB shard.
+    package func activationRowBytes(set: Int64, rows range: Range<Int>, bytesPerRow: Int) throws(WorkspaceError)
+        -> [(firstRow: Int, data: Data)]
+    {
+        try read { db in
+            let shards = try Row.fetchAll(
+                db,
+                sql: "SELECT rowid, first_row, rows FROM sae_activation_shards "
+                    + "WHERE set_id = ? AND first_row < ? AND first_row + rows > ? ORDER BY shard",
+                arguments: [set, range.upperBound, range.lowerBound]
+            ).map { (rowid: $0[0] as Int64, firstRow: $0[1] as Int, rows: $0[2] as Int) }
+            return try shards.map { shard in
+                let first = max(range.lowerBound, shard.firstRow)
+                let last = min(range.upperBound, shard.firstRow + shard.rows)
+                var blob: OpaquePointer?
+                let opened = sqlite3_blob_open(
+                    db.sqliteConnection, "main", "sae_activation_shards", "data", shard.rowid, 0, &blob)
+                defer { sqlite3_blob_close(blob) }
+                guard opened == SQLITE_OK, let blob else {
+                    throw DatabaseError(resultCode: ResultCode(rawValue: opened), message: "cannot open shard blob")
+                }
+                let offset = (first - shard.firstRow) * bytesPerRow
+                let length = max(0, min((last - first) * bytesPerRow, Int(sqlite3_blob_bytes(blob)) - offset))
+                var data = Data(count: length)
+                let status = data.withUnsafeMutableBytes { buffer in
+                    length == 0 ? SQLITE_OK : sqlite3_blob_read(blob, buffer.baseAddress, Int32(length), Int32(offset))
+                }
+                guard status == SQLITE_OK else {
+                    throw DatabaseError(resultCode: ResultCode(rawValue: status), message: "cannot read shard blob")
+                }
+                return (first, data)
+            }
+        }
+    }
+
     package func activationShards(set: Int64, covering range: Range<Int>) throws(WorkspaceError)
         -> [(firstRow: Int, rows: Int, data: Data)]
     {

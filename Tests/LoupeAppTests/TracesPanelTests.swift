@@ -1,7 +1,7 @@
 import Foundation
 import LoupeAgents
-import LoupeBase
 import LoupeApp
+import LoupeBase
 import LoupeKit
 import LoupeStore
 import LoupeTUI

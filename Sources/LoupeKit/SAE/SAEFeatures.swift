@@ -226,24 +226,26 @@ package struct SAEFeatureIndex: Sendable {
                 m: size, n: 1, k: sae.inputs, a: table.storage, lda: sae.inputs, b: direction, ldb: 1, c: &scores,
                 ldc: 1)
             let norm = direction.reduce(0) { $0 + $1 * $1 }.squareRoot()
-            var cosines: [(Int, Float)] = []
-            for token in 0..<size {
-                var length: Float = 0
-                for d in 0..<sae.inputs {
-                    length += table.storage[token * sae.inputs + d] * table.storage[token * sae.inputs + d]
+            let inputs = sae.inputs
+            let cosines = table.storage.withUnsafeBufferPointer { rows in
+                (0..<size).map { token -> (Int, Float) in
+                    let row = rows.baseAddress! + token * inputs
+                    var length: Float = 0
+                    for d in 0..<inputs { length += row[d] * row[d] }
+                    return (token, scores[token] / max(norm * length.squareRoot(), 1e-12))
                 }
-                cosines.append((token, scores[token] / max(norm * length.squareRoot(), 1e-12)))
             }
             let nearest = cosines.sorted { $0.1 > $1.1 }.prefix(10)
             let names = embedder.tokenizer.tokens(nearest.map { Int32($0.0) })
             vocabulary = zip(names, nearest).map { Neighbor(name: $0, cosine: $1.1) }
         }
+        // Every decoder row against this one in one product.
         let norms = sae.decoderNorms()
-        var similar: [(Int, Float)] = []
-        for other in 0..<sae.width where other != feature {
-            var dot: Float = 0
-            for d in 0..<sae.inputs { dot += sae.decoder[other * sae.inputs + d] * direction[d] }
-            similar.append((other, dot / max(norms[other] * norms[feature], 1e-12)))
+        var dots = [Float](repeating: 0, count: sae.width)
+        BLAS.sgemm(
+            m: sae.width, n: 1, k: sae.inputs, a: sae.decoder, lda: sae.inputs, b: direction, ldb: 1, c: &dots, ldc: 1)
+        let similar = (0..<sae.width).filter { $0 != feature }.map { other in
+            (other, dots[other] / max(norms[other] * norms[feature], 1e-12))
         }
         let neighbors = similar.sorted { $0.1 > $1.1 }.prefix(5).map {
             Neighbor(name: "feature \($0.0)" + (summaries[$0.0].label.map { " (\($0))" } ?? ""), cosine: $0.1)

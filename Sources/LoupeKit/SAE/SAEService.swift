@@ -137,13 +137,13 @@ package struct SAEService: Sendable {
         -> [Float]
     {
         var values = [Float](repeating: 0, count: range.count * dimensions)
-        for shard in try workspace.activationShards(set: set, covering: range) {
-            shard.data.withUnsafeBytes { raw in
+        let bytesPerRow = dimensions * MemoryLayout<Float16>.size
+        for part in try workspace.activationRowBytes(set: set, rows: range, bytesPerRow: bytesPerRow) {
+            part.data.withUnsafeBytes { raw in
                 let halves = raw.bindMemory(to: Float16.self)
-                for row in max(range.lowerBound, shard.firstRow)..<min(range.upperBound, shard.firstRow + shard.rows) {
-                    let source = (row - shard.firstRow) * dimensions
+                for row in part.firstRow..<(part.firstRow + halves.count / dimensions) {
+                    let source = (row - part.firstRow) * dimensions
                     let target = (row - range.lowerBound) * dimensions
-                    guard source + dimensions <= halves.count else { continue }
                     for d in 0..<dimensions { values[target + d] = Float(halves[source + d]) }
                 }
             }
