@@ -71,6 +71,30 @@ import Testing
         #expect(try reader.traceSummaries().isEmpty)
     }
 
+    /// v17 keeps a trace's models with it: a trace stored before then gets them from its spans.
+    @Test func upgradingKeepsEachTracesModels() throws {
+        try Workspace.createOlder(path: path(), schemaVersion: 16)
+        let queue = try DatabaseQueue(path: path())
+        try queue.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO traces (id, external_id, format, name, started_ns, ended_ns, timed, span_count,
+                      step_count, error_count, metadata_json, content_hash, imported_at)
+                    VALUES (1, 'x', 'otlp', 'agent', 0, 1, 1, 3, 2, 0, '{}', 'h', '2026-11-24 00:00:00')
+                    """)
+            for (ordinal, model) in [(0, nil), (1, "gpt-4o-mini"), (2, "claude-sonnet-4"), (3, "gpt-4o-mini")] {
+                try db.execute(
+                    sql: """
+                        INSERT INTO spans (trace_id, ordinal, span_id, kind, name, start_ns, status, model, payload_json)
+                        VALUES (1, ?, ?, 'llm', 'chat', 0, 'ok', ?, '{}')
+                        """, arguments: [ordinal, "s\(ordinal)", model])
+            }
+        }
+        try queue.close()
+        let workspace = try Workspace(path: path())
+        #expect(try workspace.traceSummaries().map(\.models) == [["claude-sonnet-4", "gpt-4o-mini"]])
+    }
+
     /// Four openers queue for the write lock a third connection holds; GRDB reads the applied
     /// migrations before it takes the lock, so a later opener can find its migration applied.
     @Test func concurrentOpenersOfAnOlderWorkspaceAllEndOnTheCurrentSchema() throws {
