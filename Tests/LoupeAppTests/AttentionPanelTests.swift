@@ -182,13 +182,19 @@ import Testing
 @Suite struct AttentionLinesTests {
     private var panel: (AppState) -> AttentionPanel? { { $0.panels[$0.focusedPanel] as? AttentionPanel } }
 
-    @Test func theLinesViewDrawsTheCursorsAttentionWithItsWeights() throws {
-        var state = AppFixtures.state(width: 100, height: 30)
+    /// The Attention panel (`3`, `enter`) given `analysis` as MiniLM's answer.
+    private func analysed(_ analysis: AttentionAnalysis, width: Int) -> AppState {
+        var state = AppFixtures.state(width: width, height: 30)
         AppFixtures.press([.character("3"), .enter], on: &state)
         _ = state.update(
             AppFixtures.answer(
                 AttentionPanel.Analyze(request: AttentionRequest("The cat sat on the mat because it was tired.")),
-                AttentionPanelTests.analysis))
+                analysis))
+        return state
+    }
+
+    @Test func theLinesViewDrawsTheCursorsAttentionWithItsWeights() throws {
+        var state = analysed(AttentionPanelTests.analysis, width: 100)
         // Grid, then head (enter), then lines (v); head 1 of layer 0 looks one token back.
         AppFixtures.press([.character("l"), .enter, .character("v")], on: &state)
         let panel = try #require(state.panels[state.focusedPanel] as? AttentionPanel)
@@ -215,12 +221,7 @@ import Testing
     }
 
     @Test func theLinesViewOverlaysTheLayersHeadsInColours() throws {
-        var state = AppFixtures.state(width: 120, height: 30)
-        AppFixtures.press([.character("3"), .enter], on: &state)
-        _ = state.update(
-            AppFixtures.answer(
-                AttentionPanel.Analyze(request: AttentionRequest("The cat sat on the mat because it was tired.")),
-                AttentionPanelTests.analysis))
+        var state = analysed(AttentionPanelTests.analysis, width: 120)
         AppFixtures.press([.enter, .character("v"), .character("a"), .character("j"), .character("j")], on: &state)
         let frame = state.render()
         let text = frame.text()
@@ -249,12 +250,7 @@ import Testing
             text: "cat", tokens: tokens, layers: 1, heads: 1, probabilities: probabilities, lens: [1], headSize: 2,
             queries: queries, keys: keys)
         #expect(abs(analysis.score(layer: 0, head: 0, query: 1, key: 1) - 5 / Float(2).squareRoot()) < 1e-6)
-        var state = AppFixtures.state(width: 120, height: 30)
-        AppFixtures.press([.character("3"), .enter], on: &state)
-        _ = state.update(
-            AppFixtures.answer(
-                AttentionPanel.Analyze(request: AttentionRequest("The cat sat on the mat because it was tired.")),
-                analysis))
+        var state = analysed(analysis, width: 120)
         AppFixtures.press(Array(repeating: .character("v"), count: 5), on: &state)
         #expect(panel(state)?.view == .neuron)
         AppFixtures.press([.character("j"), .character("l")], on: &state)
