@@ -3,7 +3,8 @@ import Glibc
 /// Runs a program in the foreground on the process's own terminal (an editor) and waits for it.
 package enum ExternalProcess {
     /// Spawns `arguments` (searched on `PATH`) with this process's standard streams and
-    /// environment, and returns its exit status, or −1 when it could not be started.
+    /// environment, and returns its exit status (128 + the signal when a signal ended it, as a
+    /// shell reports it), or −1 when it could not be started.
     package static func run(_ arguments: [String]) -> Int32 {
         guard let program = arguments.first else { return -1 }
         var pid = pid_t()
@@ -14,7 +15,7 @@ package enum ExternalProcess {
         while waitpid(pid, &status, 0) < 0 {
             guard errno == EINTR else { return -1 }
         }
-        // WIFEXITED / WEXITSTATUS, which Swift does not import as functions.
-        return status & 0x7F == 0 ? (status >> 8) & 0xFF : -1
+        // WIFEXITED / WEXITSTATUS / WTERMSIG, which Swift does not import as functions.
+        return status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
     }
 }

@@ -188,8 +188,10 @@ package final class AppRuntime {
             return (
                 nil,
                 status < 0
-                    ? "could not start the editor \(environment.editor)"
-                    : "the editor exited with status \(status); nothing changed"
+                    ? "could not start the editor \(UntrustedText.sanitized(environment.editor))"
+                    : status == 127
+                        ? "no editor \(UntrustedText.sanitized(environment.editor)) (set $VISUAL or $EDITOR); nothing changed"
+                        : "the editor exited with status \(status); nothing changed"
             )
         }
         guard let data = FileManager.default.contents(atPath: path) else { return (nil, "the edited file is gone") }
