@@ -88,6 +88,20 @@ import Testing
         #expect(contents == Self.analysis.csv(layer: 0, head: 0))
     }
 
+    /// With heads combined, `e` writes what is on screen, named after how they are combined.
+    @Test func exportWritesTheCombinedWeightsWhenHeadsAreCombined() {
+        var state = Self.analysed()
+        let effects = AppFixtures.press(
+            [.enter, .character("a"), .character("a"), .character("a"), .character("e")], on: &state)
+        guard case .writeFile(let path, let contents)? = effects.last else {
+            Issue.record("no export effect: \(effects)")
+            return
+        }
+        #expect(path.hasSuffix("/attention-L0-L0-rollout.csv"))
+        #expect(contents == Self.analysis.csv(Self.analysis.matrix(.rollout, layer: 0, head: 0)))
+        #expect(contents != Self.analysis.csv(layer: 0, head: 0))
+    }
+
     @Test func screensAt80x24() {
         var state = Self.analysed()
         expectFrame(state.render(), matchesGolden: "attention-grid-80x24")

@@ -244,7 +244,7 @@ import Testing
     @Test func anEmptyAnswerShowsWhyTheTargetStopped() {
         let result = EvalResultRecord(
             runID: 1, itemID: "q0", epoch: 1, input: "what is 2 + 3?", targetsJSON: #"["5"]"#, output: "", error: nil,
-            latencyMs: 300, metadataJSON: #"{"line":1,"stop_reason":"step limit 1 reached"}"#,
+            latencyMs: 300, metadataJSON: #"{"line":1,"loupe_stop_reason":"step limit 1 reached"}"#,
             finishedAt: Date(timeIntervalSince1970: 1_795_000_000))
         let row = EvalService.ResultRow(result: result, scores: [])
         #expect(row.stopReason == "step limit 1 reached")
@@ -259,5 +259,13 @@ import Testing
                 latencyMs: 1, metadataJSON: #"{"line":2}"#, finishedAt: Date(timeIntervalSince1970: 0)),
             scores: [])
         #expect(plain.stopReason == nil && plain.shownOutput == "5")
+        // A dataset item's own `stop_reason` metadata is not the target's.
+        let own = EvalService.ResultRow(
+            result: EvalResultRecord(
+                runID: 1, itemID: "q2", epoch: 1, input: "x", targetsJSON: "[]", output: "5", error: nil,
+                latencyMs: 1, metadataJSON: #"{"line":3,"stop_reason":"from the dataset"}"#,
+                finishedAt: Date(timeIntervalSince1970: 0)),
+            scores: [])
+        #expect(own.stopReason == nil)
     }
 }

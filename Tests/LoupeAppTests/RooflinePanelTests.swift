@@ -67,6 +67,20 @@ import Testing
                     name: "sgemm", suite: "ncu:after.csv", shape: "launches 0", seconds: 0.001, flops: ["FP32": 2e9],
                     bytes: 1e8, bytesByLevel: ["L1": 4e9, "L2": 1e9, "DRAM": 1e8]),
             ])
+        // A kernel of another shape is not compared (256 against 1024 is not a speedup); Nsight
+        // Compute launches of the same kernel are.
+        let cpu = RooflineModel(profiles: [
+            RooflineModel.Profile(
+                name: "cpu", kind: "cpu", ceilings: [],
+                points: [
+                    .init(name: "sgemm", suite: "a", shape: "256", seconds: 1, flops: [:], bytes: 1),
+                    .init(name: "sgemm", suite: "b", shape: "1024", seconds: 1, flops: [:], bytes: 1),
+                ])
+        ])
+        #expect(cpu.baseline(for: cpu.profiles[0].points[1], suite: "a") == nil)
+        #expect(
+            RooflineModel(profiles: [profile]).baseline(for: profile.points[1], suite: "ncu:before.csv")
+                == profile.points[0])
         // Every level with bytes, nearest the cores first; DRAM judged against the HBM2 roof.
         let levels = profile.levelPlacements(profile.points[1], precision: "FP32")
         #expect(levels.map(\.level) == ["L1", "L2", "HBM2"])

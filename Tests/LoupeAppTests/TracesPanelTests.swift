@@ -165,6 +165,11 @@ import Testing
         #expect(summaries.filter(TraceFilter("since:1m", now: now).matches).isEmpty)
         #expect(summaries.filter(TraceFilter("before:1970-01-02").matches).isEmpty)
         #expect(summaries.filter(TraceFilter("since:1970-01-02").matches).count == summaries.count)
+        // A time it cannot read matches nothing and says what a time is.
+        let unreadable = TraceFilter("errors since:30s")
+        #expect(summaries.filter(unreadable.matches).isEmpty)
+        #expect(unreadable.problems == "since:30s: a time is 30m, 2h, 7d or a date such as 2026-11-20")
+        #expect(TraceFilter("since:2h").problems == nil)
         // In the panel: the filter narrows the list, esc clears it.
         var state = AppFixtures.state(width: 120, height: 36)
         try settle([.ask(TracesPanel.ListTraces())], &state)

@@ -298,7 +298,7 @@ import Testing
         let metadata = try queue.read { db in
             try String.fetchAll(db, sql: "SELECT metadata_json FROM eval_results ORDER BY run_id")
         }
-        let reasons = try metadata.map { try JSONValue.parse(Data($0.utf8))["stop_reason"] }
+        let reasons = try metadata.map { try JSONValue.parse(Data($0.utf8))["loupe_stop_reason"] }
         #expect(reasons == ["step limit 1 reached", "finish_reason length: cut off at the token limit"])
     }
 

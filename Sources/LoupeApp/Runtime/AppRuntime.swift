@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Glibc
 import LoupeKit
 import LoupeTUI
 import LoupeTerminal
@@ -176,10 +177,13 @@ package final class AppRuntime {
     private func edit(_ text: String, name: String) -> (text: String?, error: String?) {
         let directory = FileManager.default.temporaryDirectory.path
         let path = directory + "/loupe-\(name)-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).txt"
-        guard
-            FileManager.default.createFile(
-                atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600])
-        else { return (nil, "cannot write a temporary file in \(directory)") }
+        // Created new (never through a link someone left there) and private from the start.
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { return (nil, "cannot write a temporary file in \(directory)") }
+        let bytes = Array(text.utf8)
+        let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+        close(descriptor)
+        guard written == bytes.count else { return (nil, "cannot write a temporary file in \(directory)") }
         defer { try? FileManager.default.removeItem(atPath: path) }
         // The editor setting may carry arguments (`code --wait`): the shell splits it, and the
         // file is passed as its own argument so no path is ever re-parsed.

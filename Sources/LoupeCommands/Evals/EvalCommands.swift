@@ -259,8 +259,8 @@ struct EvalCommand: ParsableCommand {
             let comparison = try EvalCommand.plainly { try EvalCommand.service(context, access: .read).compare(a, b) }
             if let scorer, comparison.deltasByScorer[scorer] == nil {
                 throw CommandFailure(
-                    "--scorer \(scorer): runs \(a) and \(b) share "
-                        + comparison.metrics.metrics.map(\.scorer).joined(separator: ", "))
+                    "--scorer \(UntrustedText.sanitized(scorer)): runs \(a) and \(b) share "
+                        + UntrustedText.sanitized(comparison.metrics.metrics.map(\.scorer).joined(separator: ", ")))
             }
             if json { return context.print(try EvalCommand.comparisonJSON(comparison).prettyJSON) }
             for warning in comparison.warnings { context.print("warning: \(warning)") }

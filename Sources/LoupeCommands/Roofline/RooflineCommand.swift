@@ -384,7 +384,8 @@ struct RooflineCommand: ParsableCommand {
             let suites = Set(model.profiles.flatMap(\.points).map(\.suite))
             guard suites.contains(suite) else {
                 throw CommandFailure(
-                    "\(suite): no such kernel suite (these have kernels: \(suites.sorted().joined(separator: ", ")))")
+                    "\(UntrustedText.sanitized(suite)): no such kernel suite (these have kernels: "
+                        + UntrustedText.sanitized(suites.sorted().joined(separator: ", ")) + ")")
             }
             let precision = precision.uppercased()
             let pairs = model.profiles.flatMap(\.points).compactMap { point in

@@ -27,6 +27,10 @@ extension EvalService {
     }
 
     /// One answer with its scores, for the per-item table and the drill-down.
+    /// The result metadata key that holds why the target stopped short (Loupe's own, so an
+    /// item's metadata cannot pose as one).
+    package static let stopReasonKey = "loupe_stop_reason"
+
     package struct ResultRow: Hashable, Sendable {
         package var result: EvalResultRecord
         package var scores: [EvalScoreRecord]
@@ -40,8 +44,8 @@ extension EvalService {
             self.scores = scores
             // Only answers that carry one pay for parsing their metadata.
             stopReason =
-                result.metadataJSON.contains("\"stop_reason\"")
-                ? (try? JSONValue.parse(result.metadataJSON))?["stop_reason"]?.string : nil
+                result.metadataJSON.contains("\"\(EvalService.stopReasonKey)\"")
+                ? (try? JSONValue.parse(result.metadataJSON))?[EvalService.stopReasonKey]?.string : nil
         }
 
         /// The answer as a table shows it: the error, or the output with the stop reason
@@ -215,10 +219,14 @@ extension EvalService {
             warnings.append("the runs are of different suites (\(left.suite), \(right.suite))")
         }
         if left.datasetHash != right.datasetHash { warnings.append("the datasets differ (hash)") }
+        // Embeddings matter only to a target that reads them: not to BM25 on both sides.
+        let lexical = [left, right].allSatisfy { run in
+            (try? JSONValue.parse(run.targetJSON))?["retriever"]?.string == "bm25"
+        }
         if let stateA = left.workspaceJSON.flatMap({ try? JSONValue.parse($0) }),
             let stateB = right.workspaceJSON.flatMap({ try? JSONValue.parse($0) }),
             stateA["corpus"] != stateB["corpus"] || stateA["chunks"] != stateB["chunks"]
-                || stateA["embedded"] != stateB["embedded"],
+                || (!lexical && stateA["embedded"] != stateB["embedded"]),
             let lineA = Self.workspaceLine(left.workspaceJSON), let lineB = Self.workspaceLine(right.workspaceJSON)
         {
             warnings.append(

@@ -278,7 +278,8 @@ package struct EvalService: Sendable {
         }
         var metadata = item.metadata
         metadata["line"] = .number(Double(item.line))
-        if let reason = answer?.stopReason { metadata["stop_reason"] = .string(reason) }
+        // Under Loupe's own key, so an item's metadata cannot pose as the target's stop reason.
+        if let reason = answer?.stopReason { metadata[EvalService.stopReasonKey] = .string(reason) }
         let result = EvalResultRecord(
             runID: runID, itemID: item.id, epoch: task.epoch, input: item.input,
             targetsJSON: JSONValue.array(item.targets.map { .string($0) }).compactJSON, output: answer?.output,
@@ -424,11 +425,14 @@ package struct EvalService: Sendable {
         let id = counts.ids.first
         let cost = try id.flatMap { try TraceService(workspace: workspace).load($0).summary.cost }
         // `length` (OpenAI) or `max_tokens` (Anthropic-style): the answer was cut off.
-        let stopReason = response.finishReason.flatMap { reason in
-            reason == "stop" || reason == "end_turn"
-                ? nil
-                : "finish_reason \(reason)"
-                    + (reason == "length" || reason == "max_tokens" ? ": cut off at the token limit" : "")
+        // Only the reasons that mean the answer is not whole: servers name a normal end many ways
+        // (stop, end_turn, eos_token, stop_sequence).
+        let stopReason = response.finishReason.flatMap { reason -> String? in
+            switch reason {
+            case "length", "max_tokens": "finish_reason \(reason): cut off at the token limit"
+            case "content_filter": "finish_reason content_filter: withheld by the provider's filter"
+            default: nil
+            }
         }
         return Answer(
             output: response.message.text, inputTokens: response.usage.inputTokens,

@@ -18,6 +18,17 @@ extension AttentionAnalysis {
             case .rollout: "rollout L0…L\(layer)"
             }
         }
+
+        /// How an export of the weights at `layer`, `head` is named: `L2-H5`, `L2-mean`, `mean`,
+        /// `L0-L2-rollout`.
+        package func fileStem(layer: Int, head: Int) -> String {
+            switch self {
+            case .head: "L\(layer)-H\(head)"
+            case .layerMean: "L\(layer)-mean"
+            case .modelMean: "mean"
+            case .rollout: "L0-L\(layer)-rollout"
+            }
+        }
     }
 
     /// The weight from `query` to `key` under `aggregate` (the head and layer where they apply).
@@ -28,6 +39,11 @@ extension AttentionAnalysis {
         case .modelMean: modelMean[query * count + key]
         case .rollout: rollouts[layer][query * count + key]
         }
+    }
+
+    /// The whole `[query][key]` matrix under `aggregate`.
+    package func matrix(_ aggregate: Aggregate, layer: Int, head: Int) -> [[Float]] {
+        (0..<count).map { q in (0..<count).map { k in weight(aggregate, layer: layer, head: head, query: q, key: k) } }
     }
 
     /// Whether the neuron view has the query and key vectors it needs.

@@ -201,7 +201,11 @@ package struct AttentionAnalysis: Hashable, Sendable {
     }
 
     /// One head's matrix as CSV: a header of key tokens, then a row per query token.
-    package func csv(layer: Int, head: Int) -> String {
+    package func csv(layer: Int, head: Int) -> String { csv(matrix(layer: layer, head: head)) }
+
+    /// A `[query][key]` matrix over this text's tokens as CSV: a header of key tokens, then a row
+    /// per query token.
+    package func csv(_ matrix: [[Float]]) -> String {
         func field(_ text: String) -> String {
             text.contains(where: { $0 == "," || $0 == "\"" })
                 ? "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : text
@@ -212,7 +216,7 @@ package struct AttentionAnalysis: Hashable, Sendable {
         for token in tokens { counts[token, default: 0] += 1 }
         let names = tokens.enumerated().map { index, token in (counts[token] ?? 0) > 1 ? "\(token)@\(index)" : token }
         var lines = ["query\\key," + names.map(field).joined(separator: ",")]
-        for (q, row) in matrix(layer: layer, head: head).enumerated() {
+        for (q, row) in matrix.enumerated() {
             lines.append(field(names[q]) + "," + row.map { String(format: "%.6f", $0) }.joined(separator: ","))
         }
         return lines.joined(separator: "\n") + "\n"

@@ -186,6 +186,9 @@ extension RetrievalService {
         func section(_ index: Int) -> String? {
             var at = index
             let document = context.chunks[index].documentID
+            // Markdown documents only: a `# ` line in plain text or JSONL is not a heading.
+            let lower = document.lowercased()
+            guard lower.hasSuffix(".md") || lower.hasSuffix(".markdown") else { return nil }
             while at >= 0, context.chunks[at].documentID == document {
                 if let heading = Hit.heading(context.chunks[at].text) { return heading }
                 at -= 1

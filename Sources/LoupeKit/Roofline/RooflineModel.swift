@@ -99,12 +99,15 @@ package struct RooflineModel: Hashable, Sendable {
 }
 
 extension RooflineModel {
-    /// The import or run (`suite`) a kernel is compared against: its run of the same kernel,
-    /// of the same shape when that suite has one, wherever it is plotted.
+    /// The import or run (`suite`) a kernel is compared against: its run of the same kernel at
+    /// the same shape (any launch, for an Nsight Compute import), wherever it is plotted.
     package func baseline(for point: Point, suite: String) -> Point? {
         guard point.suite != suite else { return nil }
         let candidates = profiles.flatMap(\.points).filter { $0.suite == suite && $0.name == point.name }
-        return candidates.first { $0.shape == point.shape } ?? candidates.first
+        if let same = candidates.first(where: { $0.shape == point.shape }) { return same }
+        // Nsight Compute imports name a kernel's launches, not its shape: those match by name.
+        let launches = { (shape: String) in shape.isEmpty || shape.hasPrefix("launches ") }
+        return launches(point.shape) ? candidates.first { launches($0.shape) } : nil
     }
 
     /// How many kernels `suite` has, over every profile.

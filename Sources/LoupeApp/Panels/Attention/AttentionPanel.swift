@@ -77,7 +77,9 @@ package struct AttentionPanel: Panel {
                     help: "Next head (next layer when heads are combined)"),
                 KeyBinding(
                     [.character("e")], .panel(.own(Action.export)),
-                    help: "Export the current head as CSV (attention-L<l>-H<h>.csv)", footer: "export"),
+                    help:
+                        "Export what is shown as CSV (attention-L<l>-H<h>.csv, or -mean, -rollout when heads are combined)",
+                    footer: "export"),
                 KeyBinding(
                     [.character("E")], .panel(.own(Action.exportJSON)),
                     help: "Export the current head as JSON, with its statistics (attention-L<l>-H<h>.json)"),
@@ -175,7 +177,9 @@ package struct AttentionPanel: Panel {
         }
         switch (view, action) {
         case (_, PanelAction.own(Action.exportJSON)): return export("json", analysis.json(layer: layer, head: head))
-        case (_, PanelAction.own(Action.export)): return export("csv", analysis.csv(layer: layer, head: head))
+        case (_, PanelAction.own(Action.export)):
+            // What is on screen: one head, or the heads as combined.
+            return export("csv", analysis.csv(analysis.matrix(aggregate, layer: layer, head: head)))
         case (_, PanelAction.own(Action.aggregate)):
             let all = AttentionAnalysis.Aggregate.allCases
             aggregate = all[(all.firstIndex(of: aggregate)! + 1) % all.count]
@@ -215,7 +219,9 @@ package struct AttentionPanel: Panel {
 
     /// Writes the current head's export to `attention-L<l>-H<h>.<extension>` in the working directory.
     private func export(_ fileExtension: String, _ contents: String) -> [PanelEffect] {
-        let name = "attention-L\(layer)-H\(head).\(fileExtension)"
+        let name =
+            "attention-" + (fileExtension == "csv" ? aggregate : .head).fileStem(layer: layer, head: head) + "."
+            + fileExtension
         return [.app(.writeFile(path: FileManager.default.currentDirectoryPath + "/" + name, contents: contents))]
     }
 

@@ -14,6 +14,15 @@ import LoupeTUI
 package struct TraceFilter: Hashable, Sendable {
     package let text: String
     private let terms: [Term]
+    /// What could not be read (a time that is not `30m`, `2h`, `7d` or a date), said on the
+    /// status line; such a term matches nothing, as a filter that cannot hold.
+    package var problems: String? {
+        let unreadable = terms.compactMap { term -> String? in
+            if case .unreadable(let word) = term { word } else { nil }
+        }
+        return unreadable.isEmpty
+            ? nil : unreadable.joined(separator: ", ") + ": a time is 30m, 2h, 7d or a date such as 2026-11-20"
+    }
 
     /// A number of a trace's summary.
     enum Measure: String, Hashable, Sendable {
@@ -51,6 +60,8 @@ package struct TraceFilter: Hashable, Sendable {
         case startedSince(Double)
         /// Started before (`before:`).
         case startedBefore(Double)
+        /// A `since:` or `before:` whose time could not be read.
+        case unreadable(String)
     }
 
     /// `since:2h` is read against `now`, once, when the filter is made.
@@ -62,7 +73,9 @@ package struct TraceFilter: Hashable, Sendable {
     private static func term(_ word: String, now: Date) -> Term {
         let lower = word.lowercased()
         for prefix in ["since:", "before:"] where lower.hasPrefix(prefix) {
-            guard let moment = moment(String(lower.dropFirst(prefix.count)), now: now) else { break }
+            guard let moment = moment(String(lower.dropFirst(prefix.count)), now: now) else {
+                return .unreadable(word)
+            }
             return prefix == "since:" ? .startedSince(moment) : .startedBefore(moment)
         }
         if lower == "errors" || lower == "error" { return .compare(.errors, .above, 0) }
@@ -134,6 +147,7 @@ package struct TraceFilter: Hashable, Sendable {
                 return TextSearch.containsIgnoringCase(haystack, text)
             case .startedSince(let moment): return Self.started(trace) >= moment
             case .startedBefore(let moment): return Self.started(trace) < moment
+            case .unreadable: return false
             }
         }
     }

@@ -342,9 +342,10 @@ package struct TracesPanel: Panel {
     package mutating func searchSubmitted(_ query: String) -> [PanelEffect] {
         guard let trace else {
             // In the list, enter keeps what was typed as a filter.
-            filter = TraceFilter(query)
+            let kept = TraceFilter(query)
+            filter = kept
             list = ListState()
-            return []
+            return kept.problems.map { [.status($0, .error)] } ?? []
         }
         return [.ask(SearchTrace(trace: trace.summary.id, text: query))]
     }
