@@ -51,20 +51,24 @@ package enum Chunker: Hashable, Sendable, Codable {
         return result
     }
 
-    /// Blocks are separated by blank lines; a block starting with `#` opens a new chunk.
+    /// Blocks are separated by blank lines, except inside a fenced code block (``` or ~~~),
+    /// which stays one block; a block starting with an ATX heading (`# ` to `###### `) opens a
+    /// new chunk, so a `# comment` in a shell example does not.
     private static func markdownSections(_ bytes: [UInt8], maxWords: Int) -> [Range<Int>] {
         var blocks: [Range<Int>] = []
         var lineStart = 0
         var blockStart: Int?
         var blockEnd = 0
+        var inFence = false
         var index = 0
         while index <= bytes.count {
             if index == bytes.count || bytes[index] == 10 {
                 let line = bytes[lineStart..<index]
-                if line.allSatisfy(isSpace) {
+                if isFence(line) { inFence.toggle() }
+                if line.allSatisfy(isSpace) && !inFence {
                     if let s = blockStart { blocks.append(s..<blockEnd) }
                     blockStart = nil
-                } else {
+                } else if !line.allSatisfy(isSpace) {
                     if blockStart == nil { blockStart = lineStart }
                     blockEnd = index
                 }
@@ -78,7 +82,7 @@ package enum Chunker: Hashable, Sendable, Codable {
         var currentWords = 0
         for block in blocks {
             let count = words(Array(bytes[block])).count
-            let heading = bytes[block.lowerBound] == 35  // #
+            let heading = isHeading(bytes[block])
             if let open = current, !heading, currentWords + count <= maxWords {
                 current = open.lowerBound..<block.upperBound
                 currentWords += count
@@ -90,5 +94,20 @@ package enum Chunker: Hashable, Sendable, Codable {
         }
         if let open = current { chunks.append(open) }
         return chunks
+    }
+
+    /// A line that opens or closes a fenced code block: up to three spaces, then ``` or ~~~.
+    private static func isFence(_ line: ArraySlice<UInt8>) -> Bool {
+        let text = line.drop { $0 == 32 }
+        guard line.count - text.count <= 3, let first = text.first, first == 96 || first == 126 else { return false }
+        return text.prefix { $0 == first }.count >= 3
+    }
+
+    /// An ATX heading: one to six `#`, then a space or the end of the line.
+    private static func isHeading(_ block: ArraySlice<UInt8>) -> Bool {
+        let hashes = block.prefix { $0 == 35 }.count
+        guard (1...6).contains(hashes) else { return false }
+        let after = block.dropFirst(hashes).first
+        return after == nil || after == 32 || after == 9 || after == 10
     }
 }

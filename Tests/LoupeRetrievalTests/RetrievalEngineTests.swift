@@ -220,6 +220,19 @@ import Testing
         #expect(small == ["# Title\n\nIntro para.", "Second para.", "## Part", "Body text here."])
     }
 
+    /// A `# comment` after a blank line inside a fenced code block is code, not a heading: the
+    /// fence stays in its section's chunk; `#hashtag` is no heading either.
+    @Test func markdownHeadingsInsideCodeFencesDoNotStartChunks() {
+        let body =
+            "## Setup\n\nRun:\n\n```bash\nmake\n\n# then test\nmake test\n```\n\n#hashtag line\n\n## Use\n\nGo.\n"
+        let bytes = Array(body.utf8)
+        let chunks = Chunker.markdown(maxWords: 50).ranges(body).map { String(decoding: bytes[$0], as: UTF8.self) }
+        #expect(
+            chunks == [
+                "## Setup\n\nRun:\n\n```bash\nmake\n\n# then test\nmake test\n```\n\n#hashtag line", "## Use\n\nGo.",
+            ])
+    }
+
     @Test func bm25BlobRoundTripsAndABrokenOneIsRefused() {
         let index = BM25Index(
             documents: [["wing", "flutter"], ["heat"], []], parameters: .init(k1: 0.9, b: 0.4))
