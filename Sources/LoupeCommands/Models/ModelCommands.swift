@@ -173,9 +173,7 @@ extension AttentionCommand {
             if scores { throw CommandFailure("--scores is for one head; leave out --combine") }
             let aggregate = combine.aggregate
             title = aggregate.label(layer: layer, head: 0, heads: analysis.heads, layers: analysis.layers)
-            matrix = (0..<t).map { q in
-                (0..<t).map { k in analysis.weight(aggregate, layer: layer, head: 0, query: q, key: k) }
-            }
+            matrix = analysis.matrix(aggregate, layer: layer, head: 0)
             if json {
                 context.print(
                     try Formatting.json(

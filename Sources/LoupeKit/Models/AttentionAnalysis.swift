@@ -58,9 +58,7 @@ package struct AttentionAnalysis: Hashable, Sendable {
     }
 
     /// One head's matrix as rows (query) of columns (key).
-    package func matrix(layer: Int, head: Int) -> [[Float]] {
-        (0..<count).map { q in (0..<count).map { k in probability(layer: layer, head: head, query: q, key: k) } }
-    }
+    package func matrix(layer: Int, head: Int) -> [[Float]] { matrix(.head, layer: layer, head: head) }
 
     /// An analysis from its data; the head statistics are computed from `probabilities`
     /// (`[layer][head][query][key]`, flattened).

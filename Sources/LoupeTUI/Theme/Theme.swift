@@ -29,6 +29,13 @@ package struct Theme: Hashable, Sendable {
         return copy
     }
 
+    /// True when the theme's background is light (its channels average above half): colours
+    /// drawn on it are darkened rather than brightened. The terminal's default counts as dark.
+    package var hasLightBackground: Bool {
+        guard let background = color(.background) else { return false }
+        return Int(background.red) + Int(background.green) + Int(background.blue) > 3 * 128
+    }
+
     /// The colour at `fraction` (0...1) along the heatmap ramp.
     package func heatColor(_ fraction: Double) -> RGB {
         guard heatmapRamp.count > 1 else { return heatmapRamp.first ?? RGB(255, 255, 255) }

@@ -379,9 +379,7 @@ extension AttentionPanel {
             }
         let pure = RGB(UInt8(r * 255), UInt8(g * 255), UInt8(b * 255))
         // Light backgrounds get darker hues; dark ones keep them bright.
-        let background = theme.color(.background) ?? RGB(0, 0, 0)
-        let light = Int(background.red) + Int(background.green) + Int(background.blue) > 3 * 128
-        return light ? RGB.mix(pure, RGB(0, 0, 0), 0.35) : RGB.mix(pure, RGB(255, 255, 255), 0.15)
+        return theme.hasLightBackground ? RGB.mix(pure, RGB(0, 0, 0), 0.35) : RGB.mix(pure, RGB(255, 255, 255), 0.15)
     }
 
     // MARK: - Neuron view (BertViz's q, k and q·k)
@@ -467,8 +465,7 @@ extension AttentionPanel {
     /// each that fade towards the background near 0. The steps are colours of xterm's 6×6×6
     /// cube, so a 256-colour terminal shows exactly these and not a neighbour of another hue.
     static func signedColor(_ fraction: Double, theme: Theme) -> RGB {
-        let background = theme.color(.background) ?? RGB(0, 0, 0)
-        let light = Int(background.red) + Int(background.green) + Int(background.blue) > 3 * 128
+        let light = theme.hasLightBackground
         let clamped = min(1, max(-1, fraction.isFinite ? fraction : 0))
         let step = min(4, Int(abs(clamped) * 5))
         let levels: [UInt8] = light ? [215, 175, 135, 95, 0] : [95, 135, 175, 215, 255]
