@@ -399,8 +399,7 @@ struct RooflineCommand: ParsableCommand {
                 "  kernel                        suite                      base ms        ms   speedup   GFLOP/s base → now"
             )
             func rate(_ point: RooflineModel.Point) -> String {
-                guard let flops = point.flops[precision], flops > 0, point.seconds > 0 else { return "—" }
-                return String(format: "%.1f", flops / point.seconds / 1e9)
+                point.gflopsPerSecond(precision).map { String(format: "%.1f", $0) } ?? "—"
             }
             for (base, point) in pairs {
                 context.print(

@@ -98,6 +98,22 @@ package struct RooflineModel: Hashable, Sendable {
     package init(profiles: [Profile]) { self.profiles = profiles }
 }
 
+extension RooflineModel.Point {
+    /// GFLOP/s at `precision`; nil without FLOPs of it or a time.
+    package func gflopsPerSecond(_ precision: String) -> Double? {
+        guard let flops = flops[precision], flops > 0, seconds > 0 else { return nil }
+        return flops / seconds / 1e9
+    }
+
+    /// FLOP/byte at `precision` over `bytes` (all its traffic unless a level's is given); nil
+    /// without FLOPs of it or bytes.
+    package func flopsPerByte(_ precision: String, bytes: Double? = nil) -> Double? {
+        let moved = bytes ?? self.bytes
+        guard let flops = flops[precision], flops > 0, moved > 0 else { return nil }
+        return flops / moved
+    }
+}
+
 extension RooflineModel {
     /// The import or run (`suite`) a kernel is compared against: its run of the same kernel at
     /// the same shape (any launch, for an Nsight Compute import), wherever it is plotted.
@@ -158,11 +174,9 @@ extension RooflineModel.Profile {
         let peak = self.peak(precision)?.value
         return points.map { point in
             var placement = RooflineModel.Placement(point: point)
-            guard let flops = point.flops[precision], flops > 0, point.seconds > 0 else { return placement }
-            let rate = flops / point.seconds / 1e9
+            guard let rate = point.gflopsPerSecond(precision) else { return placement }
             placement.gflopsPerSecond = rate
-            guard point.bytes > 0 else { return placement }
-            let intensity = flops / point.bytes
+            guard let intensity = point.flopsPerByte(precision) else { return placement }
             placement.flopsPerByte = intensity
             guard let peak, let level = level(for: point) else { return placement }
             let attainable = min(peak, level.value * intensity)
@@ -178,8 +192,7 @@ extension RooflineModel.Profile {
     /// Compute's hierarchical roofline plots it: the same GFLOP/s at each level's FLOP/byte,
     /// and the fraction of what that level's roof allows where the profile has one.
     package func levelPlacements(_ point: RooflineModel.Point, precision: String) -> [RooflineModel.LevelPlacement] {
-        guard let flops = point.flops[precision], flops > 0, point.seconds > 0 else { return [] }
-        let rate = flops / point.seconds / 1e9
+        guard let rate = point.gflopsPerSecond(precision) else { return [] }
         let peak = self.peak(precision)?.value
         let roofs = Dictionary(memoryCeilings.map { ($0.name, $0.value) }, uniquingKeysWith: { a, _ in a })
         // A datasheet names the DRAM roof by its memory (HBM2, HBM3): Nsight Compute's DRAM bytes
@@ -198,8 +211,8 @@ extension RooflineModel.Profile {
             .map(\.element)
         return order.compactMap { level in
             let counted = level == dramRoof ? "DRAM" : level
-            guard let bytes = point.bytesByLevel[counted], bytes > 0 else { return nil }
-            let intensity = flops / bytes
+            guard let bytes = point.bytesByLevel[counted], let intensity = point.flopsPerByte(precision, bytes: bytes)
+            else { return nil }
             let attainable = roofs[level].map { min(peak ?? .infinity, $0 * intensity) }
             return RooflineModel.LevelPlacement(
                 level: level, flopsPerByte: intensity, gflopsPerSecond: rate,

@@ -108,9 +108,9 @@ extension RooflinePanel {
         if let baselineSuite, let data {
             for placement in plotted {
                 guard let base = data.baseline(for: placement.point, suite: baselineSuite),
-                    let flops = base.flops[precision], flops > 0, base.seconds > 0, base.bytes > 0
+                    let rate = base.gflopsPerSecond(precision), let intensity = base.flopsPerByte(precision)
                 else { continue }
-                let from = point(flops / base.bytes, flops / base.seconds / 1e9)
+                let from = point(intensity, rate)
                 canvas.line(
                     from: from, to: point(placement.flopsPerByte!, placement.gflopsPerSecond!), style: theme.dim)
                 baselinePoints.append(from)
@@ -144,11 +144,14 @@ extension RooflinePanel {
         // The selected kernel's name first (it is what one is looking at), beside its point and
         // off the roofs where it can be; then the roofs' labels wherever no label is, at their
         // lines; a roof label with no room left goes to the legend instead.
+        // The hierarchical roofline: the selected kernel at every level that counted its bytes;
+        // those other than the level it is judged at are marked on the chart and in the legend.
+        let selectedRow = rows.first { $0.point == selectedName }
+        let levels = selectedRow.map { profile.levelPlacements($0.point, precision: precision) } ?? []
+        let otherLevels = levels.filter { $0.level != selectedRow?.level }
         if let selected = plotted.first(where: { $0.point == selectedName }) {
-            // The hierarchical roofline: the selected kernel again at each other level that
-            // counted its bytes, marked with the level's digit or letter, joined to its point.
-            for other in profile.levelPlacements(selected.point, precision: precision)
-            where other.level != selected.level {
+            // Each marked with the level's digit or letter.
+            for other in otherLevels {
                 let at = cell(point(other.flopsPerByte, other.gflopsPerSecond))
                 guard plot.contains(at) else { continue }
                 frame.draw(Self.levelMark(other.level), at: at, style: theme.accent)
@@ -209,12 +212,10 @@ extension RooflinePanel {
         }
         var legend = "FLOP/byte →   ↑ G\(precision == "FP32" ? "" : precision + " ")FLOP/s   ◇ ridge"
         if let baselineSuite, !baselinePoints.isEmpty { legend += "   ○ baseline \(baselineSuite)" }
-        if let selectedName, profile.levelPlacements(selectedName, precision: precision).count > 1 {
+        if levels.count > 1 {
             legend +=
-                "   ◆ at " + (rows.first { $0.point == selectedName }?.level ?? "its level") + ", "
-                + profile.levelPlacements(selectedName, precision: precision).map(\.level)
-                .filter { $0 != rows.first { $0.point == selectedName }?.level }
-                .map { Self.levelMark($0) + " " + $0 }.joined(separator: ", ")
+                "   ◆ at " + (selectedRow?.level ?? "its level") + ", "
+                + otherLevels.map { Self.levelMark($0.level) + " " + $0.level }.joined(separator: ", ")
         }
         frame.draw(
             [Span(legend, theme.dim)]
@@ -222,16 +223,14 @@ extension RooflinePanel {
             at: Point(x: plot.x, y: plot.maxY + 1), clip: area)
     }
 
-    /// The shape column's width: wider when it also names the import.
-    static func shapeWidth(_ profile: RooflineModel.Profile?) -> Int {
-        guard let profile, Set(profile.points.map(\.suite)).count > 1 else { return 14 }
-        return 24
-    }
+    /// True when the profile holds kernels of more than one import or run (two Nsight Compute
+    /// exports of the same GPU): the shape column then names each kernel's, and is wider.
+    var showsSuites: Bool { profile.map { Set($0.points.map(\.suite)).count > 1 } ?? false }
 
-    /// The table's `shape` cell: the shape, after the import or run it came from when the
-    /// profile holds more than one (two Nsight Compute exports of the same GPU).
-    func shapeCell(_ point: RooflineModel.Point) -> String {
-        guard let profile, Set(profile.points.map(\.suite)).count > 1 else { return point.shape }
+    /// The table's `shape` cell: the shape, after the import or run it came from when
+    /// ``showsSuites``.
+    func shapeCell(_ point: RooflineModel.Point, showsSuites: Bool) -> String {
+        guard showsSuites else { return point.shape }
         let suite = point.suite.hasPrefix("ncu:") ? String(point.suite.dropFirst(4)) : point.suite
         return suite + " · " + point.shape
     }
@@ -274,9 +273,11 @@ extension RooflinePanel {
         _ placements: [RooflineModel.Placement], into frame: inout Frame, area: Rect, theme: Theme, focused: Bool
     ) {
         func number(_ value: Double?, _ format: String) -> String { value.map { String(format: format, $0) } ?? "—" }
+        let showsSuites = self.showsSuites
         let rows = placements.map { p -> [String] in
             [
-                p.point.name, shapeCell(p.point), String(format: "%.2f", p.point.seconds * 1000),
+                p.point.name, shapeCell(p.point, showsSuites: showsSuites),
+                String(format: "%.2f", p.point.seconds * 1000),
                 number(p.gflopsPerSecond, "%.1f"), number(p.flopsPerByte, "%.2f"), number(p.attainable, "%.0f"),
                 number(p.fraction.map { $0 * 100 }, "%.0f%%"),
                 p.bound ?? (p.gflopsPerSecond == nil ? "no \(precision)" : "—"),
@@ -286,7 +287,7 @@ extension RooflinePanel {
         // Widths leave room for the sort mark (` ▼`). The kernel's name keeps at least 20
         // columns; the other columns give way as the table narrows, least telling first.
         let all = [
-            TableColumn("kernel", width: .fill(1)), TableColumn("shape", width: .length(Self.shapeWidth(profile))),
+            TableColumn("kernel", width: .fill(1)), TableColumn("shape", width: .length(showsSuites ? 24 : 14)),
             TableColumn("ms", width: .length(8), alignment: .trailing),
             TableColumn("GFLOP/s", width: .length(9), alignment: .trailing),
             TableColumn("F/B", width: .length(7), alignment: .trailing),
