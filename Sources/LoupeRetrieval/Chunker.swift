@@ -82,7 +82,7 @@ package enum Chunker: Hashable, Sendable, Codable {
         var currentWords = 0
         for block in blocks {
             let count = words(Array(bytes[block])).count
-            let heading = isHeading(bytes[block])
+            let heading = markdownHeading(bytes[block]) != nil
             if let open = current, !heading, currentWords + count <= maxWords {
                 current = open.lowerBound..<block.upperBound
                 currentWords += count
@@ -103,11 +103,16 @@ package enum Chunker: Hashable, Sendable, Codable {
         return text.prefix { $0 == first }.count >= 3
     }
 
-    /// An ATX heading: one to six `#`, then a space or the end of the line.
-    private static func isHeading(_ block: ArraySlice<UInt8>) -> Bool {
-        let hashes = block.prefix { $0 == 35 }.count
-        guard (1...6).contains(hashes) else { return false }
-        let after = block.dropFirst(hashes).first
-        return after == nil || after == 32 || after == 9 || after == 10
+    /// The text of the ATX heading `line` starts with (`## Install` → `Install`; `#` alone is an
+    /// empty heading): one to six `#`, then a space, a tab or the end of the line. Nil when the
+    /// line is no heading (`#hashtag`, `####### seven`). The chunker starts a chunk at one; a
+    /// search hit is titled by it.
+    package static func markdownHeading<Line: Collection<UInt8>>(_ line: Line) -> String? {
+        let hashes = line.prefix { $0 == 35 }.count
+        guard (1...6).contains(hashes) else { return nil }
+        let rest = line.dropFirst(hashes)
+        guard let after = rest.first else { return "" }
+        guard after == 32 || after == 9 || after == 10 else { return nil }
+        return String(decoding: rest.prefix { $0 != 10 }, as: UTF8.self).trimmingCharacters(in: .whitespaces)
     }
 }

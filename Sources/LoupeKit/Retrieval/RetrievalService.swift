@@ -64,11 +64,9 @@ package struct RetrievalService: Sendable {
 
         /// The Markdown heading (`## Install` → `Install`) the text starts with, if any.
         package static func heading(_ text: String) -> String? {
-            let first = text.drop { $0 == " " || $0 == "\n" }.prefix { $0 != "\n" }
-            let hashes = first.prefix { $0 == "#" }.count
-            guard (1...6).contains(hashes), first.dropFirst(hashes).first == " " else { return nil }
-            let heading = first.dropFirst(hashes).trimmingCharacters(in: .whitespaces)
-            return heading.isEmpty ? nil : heading
+            guard let heading = Chunker.markdownHeading(text.utf8.drop { $0 == 32 || $0 == 10 }), !heading.isEmpty
+            else { return nil }
+            return heading
         }
 
         package var rank: Int
