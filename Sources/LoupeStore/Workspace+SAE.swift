@@ -50,9 +50,15 @@ extension Workspace {
         try read { db in try SAEActivationSet.fetchAll(db, sql: "SELECT * FROM sae_activation_sets ORDER BY id") }
     }
 
-    /// Every shard of a set in order: (first row, rows, float16 data).
+    /// Every shard of a set in order: (first row, rows, float16 data). Readers of rows use
+    /// ``activationRowBytes(set:rows:bytesPerRow:)``, which reads only the bytes asked for.
     package func activationShards(set: Int64) throws(WorkspaceError) -> [(firstRow: Int, rows: Int, data: Data)] {
-        try activationShards(set: set, covering: 0..<Int.max)
+        try read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT first_row, rows, data FROM sae_activation_shards WHERE set_id = ? ORDER BY shard",
+                arguments: [set]
+            ).map { ($0["first_row"], $0["rows"], $0["data"]) }
+        }
     }
 
     package func activationTokens(set: Int64, rows: [Int]) throws(WorkspaceError) -> [SAETokenRecord] {
@@ -223,19 +229,6 @@ extension Workspace {
                 }
                 return (first, data)
             }
-        }
-    }
-
-    package func activationShards(set: Int64, covering range: Range<Int>) throws(WorkspaceError)
-        -> [(firstRow: Int, rows: Int, data: Data)]
-    {
-        try read { db in
-            try Row.fetchAll(
-                db,
-                sql: "SELECT first_row, rows, data FROM sae_activation_shards "
-                    + "WHERE set_id = ? AND first_row < ? AND first_row + rows > ? ORDER BY shard",
-                arguments: [set, range.upperBound, range.lowerBound]
-            ).map { ($0["first_row"], $0["rows"], $0["data"]) }
         }
     }
 }

@@ -36,7 +36,8 @@ extension EvalService {
         package var scores: [EvalScoreRecord]
 
         /// Why the target stopped without a final answer (an agent's step, token or time
-        /// limit; a model's `finish_reason` other than `stop`), from the answer's metadata.
+        /// limit; a model's `finish_reason` of `length`, `max_tokens` or `content_filter`), from the
+        /// answer's metadata.
         package var stopReason: String?
 
         package init(result: EvalResultRecord, scores: [EvalScoreRecord]) {

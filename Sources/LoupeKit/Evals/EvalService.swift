@@ -243,7 +243,8 @@ package struct EvalService: Sendable {
         var cost: Double?
         var traceID: Int64?
         var retrievalRecordID: Int64?
-        /// Why the target stopped short of a final answer, kept as the result's `stop_reason`.
+        /// Why the target stopped short of a final answer, kept in the result's metadata under
+        /// ``EvalService/stopReasonKey``.
         var stopReason: String?
     }
 
@@ -424,7 +425,6 @@ package struct EvalService: Sendable {
         let counts = try workspace.importTraces([TraceService.record(trace, sourceFile: nil)])
         let id = counts.ids.first
         let cost = try id.flatMap { try TraceService(workspace: workspace).load($0).summary.cost }
-        // `length` (OpenAI) or `max_tokens` (Anthropic-style): the answer was cut off.
         // Only the reasons that mean the answer is not whole: servers name a normal end many ways
         // (stop, end_turn, eos_token, stop_sequence).
         let stopReason = response.finishReason.flatMap { reason -> String? in
