@@ -15,6 +15,15 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        // The OTLP receiver (LoupeReceiver): HTTP, gRPC, the generated protobuf messages.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/grpc/grpc-swift-2", from: "2.4.3"),
+        .package(url: "https://github.com/grpc/grpc-swift-nio-transport", from: "2.9.2"),
+        .package(url: "https://github.com/grpc/grpc-swift-protobuf", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         // System-library shims: the only places C headers enter the build.
@@ -78,6 +87,25 @@ let package = Package(
             ],
             swiftSettings: strictSwift6
         ),
+        // Loupe as an OTLP endpoint: OTLP/HTTP (Hummingbird) and OTLP/gRPC (grpc-swift-2), decoded
+        // by swift-protobuf code generated once from the OTLP protos (Generated/, scripts/generate-otlp),
+        // handing spans to LoupeKit's TraceIngest. Never writes SQL.
+        .target(
+            name: "LoupeReceiver",
+            dependencies: [
+                "LoupeBase", "LoupeAgents", "LoupeKit",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "GRPCCore", package: "grpc-swift-2"),
+                .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
+                .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            exclude: ["Generated/README.md"],
+            swiftSettings: strictSwift6
+        ),
         // The TUI program: state, messages, update, render, panels, keymaps, the loop.
         .target(
             name: "LoupeApp",
@@ -92,7 +120,7 @@ let package = Package(
             name: "LoupeCommands",
             dependencies: [
                 "LoupeBase", "LoupeKit", "LoupeStore", "LoupeTUI", "LoupeModels", "LoupeTensor",
-                "LoupeProfiling", "LoupeRetrieval", "LoupeAgents", "LoupeEvals", "CReadline",
+                "LoupeProfiling", "LoupeRetrieval", "LoupeAgents", "LoupeEvals", "LoupeReceiver", "CReadline",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSwift6

@@ -6,31 +6,30 @@ import LoupeBase
 /// OpenTelemetry GenAI conventions — both the current attributes (`gen_ai.input.messages`, …)
 /// and the older per-message events — and the OpenInference dialect.
 package enum OTLPImporter {
+    /// One span of an OTLP request, read into the trace model, with the trace it belongs to.
+    package struct OTLPSpan: Hashable, Sendable {
+        /// 32 lower-case hex digits.
+        package var traceID: String
+        package var span: TraceSpan
+        /// The resource's `service.name`.
+        package var service: String?
+
+        package init(traceID: String, span: TraceSpan, service: String?) {
+            self.traceID = traceID
+            self.span = span
+            self.service = service
+        }
+    }
+
     /// Traces in `data`, grouped by trace id, in the order each trace first appears. Lines are
-    /// parsed and turned into spans on every core, then grouped.
+    /// parsed and turned into spans on every core, then grouped. A span that cannot be read
+    /// stops the import, naming its line and place.
     package static func traces(_ data: Data, file: String) throws(TraceImportError) -> [Trace] {
-        typealias Found = (traceID: String, span: TraceSpan, service: String?)
-        let perLine: [[Found]] = try JSONLines.map(data, file: file) {
-            (number, body) throws(TraceImportError) -> [Found] in
-            let line = number == 0 ? nil : number
-            guard let resourceSpans = body["resourceSpans"]?.array ?? body["resource_spans"]?.array else {
-                throw TraceImportError(
-                    file: file, line: line, field: "resourceSpans",
-                    "missing: not an OTLP trace export")
-            }
-            var found: [Found] = []
-            for (r, resource) in resourceSpans.enumerated() {
-                let service = attributes(resource["resource"]?["attributes"])["service.name"]?.string
-                let scopes = resource["scopeSpans"]?.array ?? resource["scope_spans"]?.array ?? []
-                for (s, scope) in scopes.enumerated() {
-                    for (i, raw) in (scope["spans"]?.array ?? []).enumerated() {
-                        let path = "resourceSpans[\(r)].scopeSpans[\(s)].spans[\(i)]"
-                        let (traceID, span) = try self.span(raw, file: file, line: line, path: path)
-                        found.append((traceID, span, service))
-                    }
-                }
-            }
-            return found
+        let perLine: [[OTLPSpan]] = try JSONLines.map(data, file: file) {
+            (number, body) throws(TraceImportError) -> [OTLPSpan] in
+            let request = try Self.spans(in: body, file: file, line: number == 0 ? nil : number)
+            if let first = request.rejected.first { throw first }
+            return request.read
         }
         var order: [String] = []
         var spans: [String: [TraceSpan]] = [:]
@@ -42,15 +41,55 @@ package enum OTLPImporter {
             }
             spans[found.traceID, default: []].append(found.span)
         }
-        return order.map { id in
-            let ordered = treeOrder(spans[id]!)
-            let root = ordered.first { $0.parentID == nil }
-            var trace = Trace(
-                externalID: id, format: .otlp, name: root?.name ?? services[id] ?? id, spans: ordered)
-            if let service = services[id] { trace.metadata["service.name"] = .string(service) }
-            trace.scores = ordered.flatMap { evaluationScores($0) }
-            return trace
+        return order.map { trace(id: $0, spans: spans[$0]!, service: services[$0]) }
+    }
+
+    /// The spans of one `ExportTraceServiceRequest` in its JSON form (a file's line, a request
+    /// body, a protobuf request turned into JSON): those read, and for each one that could not
+    /// be, where it is and what is wrong — OTLP's partial success. A body that is not a request
+    /// at all throws.
+    package static func spans(
+        in body: JSONValue, file: String, line: Int?
+    ) throws(TraceImportError) -> (read: [OTLPSpan], rejected: [TraceImportError]) {
+        guard let resourceSpans = body["resourceSpans"]?.array ?? body["resource_spans"]?.array else {
+            throw TraceImportError(
+                file: file, line: line, field: "resourceSpans", "missing: not an OTLP trace export")
         }
+        var read: [OTLPSpan] = []
+        var rejected: [TraceImportError] = []
+        for (r, resource) in resourceSpans.enumerated() {
+            let service = attributes(resource["resource"]?["attributes"])["service.name"]?.string
+            let scopes = resource["scopeSpans"]?.array ?? resource["scope_spans"]?.array ?? []
+            for (s, scope) in scopes.enumerated() {
+                for (i, raw) in (scope["spans"]?.array ?? []).enumerated() {
+                    let path = "resourceSpans[\(r)].scopeSpans[\(s)].spans[\(i)]"
+                    do {
+                        let (traceID, span) = try self.span(raw, file: file, line: line, path: path)
+                        read.append(OTLPSpan(traceID: traceID, span: span, service: service))
+                    } catch {
+                        rejected.append(error)
+                    }
+                }
+            }
+        }
+        return (read, rejected)
+    }
+
+    /// One span read again from the OTLP/JSON it was stored as (`TraceSpan.raw`), as a trace
+    /// that grows over many requests is put together again with its new spans.
+    package static func span(stored raw: JSONValue, file: String) throws(TraceImportError) -> TraceSpan {
+        try span(raw, file: file, line: nil, path: "span").1
+    }
+
+    /// A trace from its spans in any order: tree order, the root's name (else the service's,
+    /// else the id), the service, and the evaluation scores its spans' events carry.
+    package static func trace(id: String, spans: [TraceSpan], service: String?) -> Trace {
+        let ordered = treeOrder(spans)
+        let root = ordered.first { $0.parentID == nil }
+        var trace = Trace(externalID: id, format: .otlp, name: root?.name ?? service ?? id, spans: ordered)
+        if let service { trace.metadata["service.name"] = .string(service) }
+        trace.scores = ordered.flatMap { evaluationScores($0) }
+        return trace
     }
 
     /// An OTLP `KeyValue[]` list as a dictionary of plain JSON values.

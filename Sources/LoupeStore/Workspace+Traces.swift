@@ -280,3 +280,39 @@ extension Workspace {
         }
     }
 }
+
+extension Workspace {
+    /// What a trace that grows over many requests is put together again from: for each of
+    /// `externalIDs` stored in `format`, its metadata and every span's source as written
+    /// (zstd-compressed JSON), in tree order. Ids not stored are absent.
+    package func storedSources(
+        format: String, externalIDs: some Collection<String>
+    ) throws(WorkspaceError) -> [String: StoredSources] {
+        guard !externalIDs.isEmpty else { return [:] }
+        let ids = Array(externalIDs)
+        return try read { db in
+            var out: [String: StoredSources] = [:]
+            // SQLite binds at most 32,766 parameters; a request holds far fewer traces.
+            for start in stride(from: 0, to: ids.count, by: 10_000) {
+                let chunk = Array(ids[start..<min(ids.count, start + 10_000)])
+                let marks = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
+                let rows = try Row.fetchCursor(
+                    db,
+                    sql: """
+                        SELECT t.external_id, t.metadata_json, s.raw_zstd FROM traces t
+                        LEFT JOIN spans s ON s.trace_id = t.id
+                        WHERE t.format = ? AND t.external_id IN (\(marks))
+                        ORDER BY t.id, s.ordinal
+                        """,
+                    arguments: StatementArguments([format] + chunk))
+                while let row = try rows.next() {
+                    let id: String = row[0]
+                    var stored = out[id] ?? StoredSources(metadataJSON: row[1], spans: [])
+                    if let raw: Data = row[2] { stored.spans.append(raw) }
+                    out[id] = stored
+                }
+            }
+            return out
+        }
+    }
+}

@@ -20,7 +20,7 @@ package struct Loupe: ParsableCommand {
             ModelsCommand.self, IngestCommand.self, SearchCommand.self, QrelsCommand.self, RetrievalCommand.self,
             TraceCommand.self, PricesCommand.self, AgentCommand.self, EvalCommand.self, SAECommand.self,
             KernelsCommand.self, RooflineCommand.self, ThemeCommand.self, NotebookCommand.self,
-            ReplCommand.self, DemoCommand.self,
+            ReplCommand.self, DemoCommand.self, ServeCommand.self,
             BenchCommand.self,
             DocsCommand.self,
         ]

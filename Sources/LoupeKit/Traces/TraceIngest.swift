@@ -1,0 +1,233 @@
+import Foundation
+import LoupeAgents
+import LoupeBase
+import LoupeStore
+import Synchronization
+
+/// The port a trace server hands what it received to (DESIGN.md §7). Requests wait in a bounded
+/// queue; one writer thread takes everything queued, commits it in one transaction, and only then
+/// answers each request, so an acknowledgement means the spans are in the workspace. A full queue
+/// refuses at once (the server answers 503 with `Retry-After`, gRPC `UNAVAILABLE`) so exporters
+/// back off instead of piling up memory.
+///
+/// Spans of one trace may come in any order and over many requests: the trace is put together
+/// again from the spans already stored and the new ones, by span id, so a trace grows and a
+/// request sent twice changes nothing.
+package final class TraceIngest: Sendable {
+    /// What one request's spans did once committed.
+    package struct Receipt: Hashable, Sendable {
+        package var spans: Int
+        package var traces: Int
+    }
+
+    package enum Refusal: Error, Hashable, Sendable, CustomStringConvertible {
+        /// The queue holds `queued` spans, and this request's would pass `capacity`.
+        case busy(queued: Int, capacity: Int)
+        /// The ingest is draining before the process stops.
+        case stopping
+        /// The workspace could not commit; the spans were not stored.
+        case notStored(String)
+
+        package var description: String {
+            switch self {
+            case .busy(let queued, let capacity):
+                "busy: \(queued) spans are waiting to be stored (the queue holds \(capacity)); retry later"
+            case .stopping: "the receiver is stopping; retry against it once it is back"
+            case .notStored(let why): "the spans were not stored: \(why)"
+            }
+        }
+    }
+
+    /// Totals since the ingest started, for a status bar and `loupe serve`'s log.
+    package struct Statistics: Hashable, Sendable {
+        package var requests = 0
+        package var spans = 0
+        package var refused = 0
+        package var queued = 0
+        /// Spans committed in the last few seconds, per second.
+        package var spansPerSecond = 0.0
+    }
+
+    private struct Pending {
+        var spans: [OTLPImporter.OTLPSpan]
+        var source: String
+        var answer: CheckedContinuation<Receipt, any Error>
+    }
+
+    private struct State {
+        var pending: [Pending] = []
+        var queued = 0
+        var stopping = false
+        var writing = false
+        var statistics = Statistics()
+        /// (time, spans) of recent commits, for the rate.
+        var recent: [(at: ContinuousClock.Instant, spans: Int)] = []
+    }
+
+    private let workspace: Workspace
+    /// The most spans waiting at once.
+    package let capacity: Int
+    private let state = Mutex(State())
+    private let wake = DispatchSemaphore(value: 0)
+    private let drained = DispatchSemaphore(value: 0)
+    /// Told the ids of the traces each commit stored, on the writer thread.
+    private let onCommit: @Sendable ([Int64]) -> Void
+
+    /// - Parameter capacity: the most spans waiting to be stored at once; a request that would
+    ///   pass it is refused (unless the queue is empty: one request always fits, its size is
+    ///   bounded by the server's body limit).
+    package init(
+        workspace: Workspace, capacity: Int = 65_536, onCommit: @escaping @Sendable ([Int64]) -> Void = { _ in }
+    ) {
+        self.workspace = workspace
+        self.capacity = capacity
+        self.onCommit = onCommit
+        let thread = Thread { [self] in writer() }
+        thread.name = "loupe-ingest"
+        thread.start()
+    }
+
+    /// Queues `spans` and returns once they are committed.
+    ///
+    /// - Parameter source: what the traces' source column says ("OTLP/HTTP", "OTLP/gRPC").
+    package func submit(_ spans: [OTLPImporter.OTLPSpan], source: String) async throws -> Receipt {
+        if spans.isEmpty {
+            if state.withLock({ $0.stopping }) { throw Refusal.stopping }
+            return Receipt(spans: 0, traces: 0)
+        }
+        return try await withCheckedThrowingContinuation { answer in
+            let refusal: Refusal? = state.withLock { state in
+                if state.stopping { return .stopping }
+                if state.queued > 0 && state.queued + spans.count > capacity {
+                    state.statistics.refused += 1
+                    return .busy(queued: state.queued, capacity: capacity)
+                }
+                state.pending.append(Pending(spans: spans, source: source, answer: answer))
+                state.queued += spans.count
+                state.statistics.queued = state.queued
+                return nil
+            }
+            if let refusal { answer.resume(throwing: refusal) } else { wake.signal() }
+        }
+    }
+
+    /// Refuses new requests, then waits until every queued one is committed and answered.
+    package func drain() {
+        let idle = state.withLock { state -> Bool in
+            state.stopping = true
+            return state.pending.isEmpty && !state.writing
+        }
+        wake.signal()
+        if !idle { drained.wait() }
+    }
+
+    package var statistics: Statistics {
+        state.withLock { state in
+            var statistics = state.statistics
+            let now = ContinuousClock.now
+            let window = state.recent.filter { now - $0.at < .seconds(5) }
+            statistics.spansPerSecond = Double(window.reduce(0) { $0 + $1.spans }) / 5
+            return statistics
+        }
+    }
+
+    /// Until ``drain()``: waits for requests, takes every one queued, commits them together.
+    private func writer() {
+        while true {
+            wake.wait()
+            let batch = state.withLock { state -> [Pending] in
+                let batch = state.pending
+                state.pending = []
+                state.writing = !batch.isEmpty
+                return batch
+            }
+            if !batch.isEmpty { commit(batch) }
+            let finished = state.withLock { state -> Bool in
+                state.writing = false
+                return state.stopping && state.pending.isEmpty
+            }
+            if finished {
+                drained.signal()
+                return
+            }
+        }
+    }
+
+    private func commit(_ batch: [Pending]) {
+        let result = Result { try Self.store(batch.map { ($0.spans, $0.source) }, in: workspace) }
+        let count = batch.reduce(0) { $0 + $1.spans.count }
+        state.withLock { state in
+            state.queued -= count
+            state.statistics.queued = state.queued
+            if case .success = result {
+                state.statistics.requests += batch.count
+                state.statistics.spans += count
+                let now = ContinuousClock.now
+                state.recent.append((now, count))
+                state.recent.removeAll { now - $0.at > .seconds(5) }
+            }
+        }
+        switch result {
+        case .success(let ids):
+            onCommit(ids)
+            for pending in batch {
+                let traces = Set(pending.spans.map(\.traceID)).count
+                pending.answer.resume(returning: Receipt(spans: pending.spans.count, traces: traces))
+            }
+        case .failure(let error):
+            let refusal = Refusal.notStored("\(error)")
+            for pending in batch { pending.answer.resume(throwing: refusal) }
+        }
+    }
+
+    /// Stores the spans of several requests in one transaction: each trace they touch is put
+    /// together from its stored spans and the new ones (a span sent again replaces itself).
+    /// Returns the ids of the traces stored.
+    static func store(
+        _ requests: [(spans: [OTLPImporter.OTLPSpan], source: String)], in workspace: Workspace
+    ) throws -> [Int64] {
+        var order: [String] = []
+        var incoming: [String: [OTLPImporter.OTLPSpan]] = [:]
+        var sources: [String: String] = [:]
+        for request in requests {
+            for span in request.spans {
+                if incoming[span.traceID] == nil {
+                    order.append(span.traceID)
+                    sources[span.traceID] = request.source
+                }
+                incoming[span.traceID, default: []].append(span)
+            }
+        }
+        let stored = try workspace.storedSources(format: TraceFormat.otlp.rawValue, externalIDs: order)
+        let records = try order.map { id -> NewTrace in
+            var spans: [TraceSpan] = []
+            var index: [String: Int] = [:]
+            var metadata: [String: JSONValue] = [:]
+            if let before = stored[id] {
+                metadata = before.metadataJSON.flatMap { try? JSONValue.parse($0) }?.object ?? [:]
+                for packed in before.spans {
+                    guard let text = Zstd.decompress(packed), let raw = try? JSONValue.parse(text) else {
+                        throw TraceImportError(file: "trace \(id)", "a stored span's source is unreadable")
+                    }
+                    let span = try OTLPImporter.span(stored: raw, file: "trace \(id)")
+                    index[span.spanID] = spans.count
+                    spans.append(span)
+                }
+            }
+            var service = metadata["service.name"]?.string
+            for new in incoming[id]! {
+                if let at = index[new.span.spanID] {
+                    spans[at] = new.span
+                } else {
+                    index[new.span.spanID] = spans.count
+                    spans.append(new.span)
+                }
+                service = new.service ?? service
+            }
+            var trace = OTLPImporter.trace(id: id, spans: spans, service: service)
+            trace.metadata = metadata.merging(trace.metadata) { _, new in new }
+            return TraceService.record(trace, sourceFile: sources[id])
+        }
+        return try workspace.importTraces(records).ids
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+import LoupeBase
+
+/// Where the OTLP receiver listens and what it accepts.
+package struct ReceiverConfiguration: Hashable, Sendable {
+    /// The address both servers bind; loopback unless a token is set.
+    package var host = "127.0.0.1"
+    /// OTLP/HTTP's port (4318 is OTLP's); nil turns it off, 0 takes a free one.
+    package var httpPort: Int? = 4318
+    /// OTLP/gRPC's port (4317 is OTLP's); nil turns it off, 0 takes a free one.
+    package var grpcPort: Int? = 4317
+    /// The bearer token every request must carry (`Authorization: Bearer …`); required to bind
+    /// anything but loopback. Never printed or stored.
+    package var token: String?
+    /// The largest request body, before and after inflating gzip.
+    package var maxBodyBytes = 32 << 20
+
+    package init() {}
+
+    package struct Invalid: UserFacingError, Hashable, Sendable {
+        package var description: String
+    }
+
+    /// Whether `host` names this machine's loopback only.
+    package static func isLoopback(_ host: String) -> Bool {
+        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        if bare == "localhost" || bare == "::1" { return true }
+        let parts = bare.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil }
+    }
+
+    /// Refuses what would expose the receiver or make no sense: a non-loopback address without a
+    /// token, both protocols off, a port out of range, an empty token.
+    package func validated() throws(Invalid) -> Self {
+        if let token, token.trimmingCharacters(in: .whitespaces).isEmpty {
+            throw Invalid(description: "the OTLP token is empty; give one, or leave it out on loopback")
+        }
+        if !Self.isLoopback(host) && token == nil {
+            throw Invalid(
+                description:
+                    "refusing to listen on \(host) without a token: anyone who reaches it could write to the workspace; set --token or LOUPE_OTLP_TOKEN, or listen on 127.0.0.1"
+            )
+        }
+        if httpPort == nil && grpcPort == nil { throw Invalid(description: "both OTLP/HTTP and OTLP/gRPC are off") }
+        for (name, port) in [("HTTP", httpPort), ("gRPC", grpcPort)] {
+            if let port, !(0...65535).contains(port) {
+                throw Invalid(description: "the \(name) port \(port) is not between 0 and 65535")
+            }
+        }
+        if maxBodyBytes < 1024 { throw Invalid(description: "the body limit \(maxBodyBytes) bytes is too small") }
+        return self
+    }
+
+    /// Whether `header` (an `Authorization` value) carries the token; compares in constant time.
+    package func authorizes(_ header: String?) -> Bool {
+        guard let token else { return true }
+        guard let header, header.lowercased().hasPrefix("bearer ") else { return false }
+        let given = Array(header.utf8.dropFirst(7))
+        let expected = Array(token.utf8)
+        var difference = UInt8(given.count == expected.count ? 0 : 1)
+        for i in 0..<expected.count { difference |= expected[i] ^ (i < given.count ? given[i] : 0) }
+        return difference == 0
+    }
+}

@@ -1,0 +1,113 @@
+import Foundation
+import GRPCCore
+import GRPCNIOTransportHTTP2
+import Hummingbird
+import Logging
+import LoupeKit
+import ServiceLifecycle
+import Synchronization
+
+/// Loupe as an OTLP endpoint: OTLP/HTTP and OTLP/gRPC on one address, both handing what they
+/// receive to one ``TraceIngest``. ``run(onListening:)`` serves until ``stop()``, which stops
+/// taking new requests and lets those in flight finish (their spans committed and answered).
+package final class TraceReceiver: Sendable {
+    /// Where the servers listen once bound ("127.0.0.1:4318").
+    package struct Addresses: Hashable, Sendable {
+        package var http: String?
+        package var grpc: String?
+    }
+
+    package let configuration: ReceiverConfiguration
+    package let ingest: TraceIngest
+
+    private struct Stopping {
+        var requested = false
+        var action: (@Sendable () async -> Void)?
+    }
+
+    private let stopping = Mutex(Stopping())
+
+    package init(configuration: ReceiverConfiguration, ingest: TraceIngest) throws(ReceiverConfiguration.Invalid) {
+        self.configuration = try configuration.validated()
+        self.ingest = ingest
+    }
+
+    /// Serves until ``stop()`` (or until a server fails: a port in use, say, which throws).
+    /// `onListening` is told the bound addresses once both servers listen.
+    package func run(onListening: @escaping @Sendable (Addresses) -> Void = { _ in }) async throws {
+        var logger = Logger(label: "loupe.otlp")
+        logger.logLevel = .critical
+        let host = configuration.host == "localhost" ? "127.0.0.1" : configuration.host
+        let (ports, bound) = AsyncStream.makeStream(of: Int.self)
+        let http = configuration.httpPort.map { port in
+            ServiceGroup(
+                configuration: .init(
+                    services: [
+                        Application(
+                            router: OTLPHTTP.router(configuration: configuration, ingest: ingest),
+                            configuration: .init(address: .hostname(host, port: port)),
+                            onServerRunning: { channel in
+                                bound.yield(channel.localAddress?.port ?? port)
+                                bound.finish()
+                            }, logger: logger)
+                    ], gracefulShutdownSignals: [], logger: logger))
+        }
+        let grpc = configuration.grpcPort.map { port in
+            var config = HTTP2ServerTransport.Posix.Config.defaults
+            config.rpc.maxRequestPayloadSize = configuration.maxBodyBytes
+            config.compression.enabledAlgorithms = .all
+            let bare = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
+            let address: GRPCNIOTransportCore.SocketAddress =
+                bare.contains(":") ? .ipv6(host: bare, port: port) : .ipv4(host: bare, port: port)
+            return GRPCServer(
+                transport: .http2NIOPosix(address: address, transportSecurity: .plaintext, config: config),
+                services: [OTLPGRPC(configuration: configuration, ingest: ingest)])
+        }
+        let stop: @Sendable () async -> Void = {
+            await http?.triggerGracefulShutdown()
+            grpc?.beginGracefulShutdown()
+        }
+        let stopNow = stopping.withLock { state -> Bool in
+            state.action = stop
+            return state.requested
+        }
+        if stopNow { return }
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            if let http { tasks.addTask { try await http.run() } }
+            if let grpc { tasks.addTask { try await grpc.serve() } }
+            tasks.addTask {
+                var addresses = Addresses()
+                if http != nil {
+                    for await port in ports {
+                        addresses.http = Self.address(host, port)
+                        break
+                    }
+                }
+                if let grpc, let bound = try await grpc.listeningAddress {
+                    if let port = bound.ipv4?.port ?? bound.ipv6?.port { addresses.grpc = Self.address(host, port) }
+                }
+                if !Task.isCancelled { onListening(addresses) }
+            }
+            do {
+                while try await tasks.next() != nil {}
+            } catch {
+                // One server failed (a port in use): stop the other, then say why.
+                await stop()
+                throw error
+            }
+        }
+    }
+
+    /// Stops taking requests; those in flight are committed and answered before ``run`` returns.
+    package func stop() async {
+        let action = stopping.withLock { state -> (@Sendable () async -> Void)? in
+            state.requested = true
+            return state.action
+        }
+        await action?()
+    }
+
+    private static func address(_ host: String, _ port: Int) -> String {
+        host.contains(":") && !host.hasPrefix("[") ? "[\(host)]:\(port)" : "\(host):\(port)"
+    }
+}
