@@ -185,6 +185,17 @@ let package = Package(
             swiftSettings: strictSwift6
         ),
         .testTarget(
+            name: "LoupeReceiverTests",
+            dependencies: [
+                "LoupeReceiver", "LoupeKit", "LoupeStore", "LoupeAgents", "LoupeBase",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRPCCore", package: "grpc-swift-2"),
+                .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ],
+            swiftSettings: strictSwift6
+        ),
+        .testTarget(
             name: "LoupeAppTests",
             dependencies: [
                 "LoupeBase", "LoupeApp", "LoupeKit", "LoupeTUI", "LoupeTerminal", "LoupeStore", "LoupeTestSupport",

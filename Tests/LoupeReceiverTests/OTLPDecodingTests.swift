@@ -1,0 +1,218 @@
+import Foundation
+import LoupeAgents
+import LoupeBase
+import SwiftProtobuf
+import Testing
+
+@testable import LoupeReceiver
+
+/// Requests built with the generated OTLP messages, as an SDK's exporter builds them.
+enum Requests {
+    static func id(_ hex: String) -> Data {
+        var bytes = [UInt8]()
+        var digits = hex.makeIterator()
+        while let high = digits.next(), let low = digits.next() { bytes.append(UInt8("\(high)\(low)", radix: 16)!) }
+        return Data(bytes)
+    }
+
+    static func string(_ key: String, _ value: String) -> Opentelemetry_Proto_Common_V1_KeyValue {
+        var pair = Opentelemetry_Proto_Common_V1_KeyValue()
+        pair.key = key
+        pair.value.stringValue = value
+        return pair
+    }
+
+    static func int(_ key: String, _ value: Int64) -> Opentelemetry_Proto_Common_V1_KeyValue {
+        var pair = Opentelemetry_Proto_Common_V1_KeyValue()
+        pair.key = key
+        pair.value.intValue = value
+        return pair
+    }
+
+    static func span(
+        trace: String, id: String, parent: String? = nil, name: String, start: UInt64, end: UInt64,
+        attributes: [Opentelemetry_Proto_Common_V1_KeyValue] = []
+    ) -> Opentelemetry_Proto_Trace_V1_Span {
+        var span = Opentelemetry_Proto_Trace_V1_Span()
+        span.traceID = Self.id(trace)
+        span.spanID = Self.id(id)
+        if let parent { span.parentSpanID = Self.id(parent) }
+        span.name = name
+        span.startTimeUnixNano = start
+        span.endTimeUnixNano = end
+        span.attributes = attributes
+        return span
+    }
+
+    static func request(
+        _ spans: [Opentelemetry_Proto_Trace_V1_Span], service: String = "agent"
+    ) -> Opentelemetry_Proto_Collector_Trace_V1_ExportTraceServiceRequest {
+        var scope = Opentelemetry_Proto_Trace_V1_ScopeSpans()
+        scope.scope.name = "tests"
+        scope.spans = spans
+        var resource = Opentelemetry_Proto_Trace_V1_ResourceSpans()
+        resource.resource.attributes = [string("service.name", service)]
+        resource.scopeSpans = [scope]
+        var request = Opentelemetry_Proto_Collector_Trace_V1_ExportTraceServiceRequest()
+        request.resourceSpans = [resource]
+        return request
+    }
+
+    static let trace = "5b8efff798038103d269b633813fc60c"
+
+    /// An agent span, a chat call under it with GenAI attributes, and a tool call.
+    static func agentRun(trace: String = trace) -> [Opentelemetry_Proto_Trace_V1_Span] {
+        let t0: UInt64 = 1_763_900_000_000_000_000
+        return [
+            span(
+                trace: trace, id: "eee19b7ec3c1b174", parent: "eee19b7ec3c1b173", name: "chat gpt-4o-mini",
+                start: t0 + 1_000, end: t0 + 2_000_000,
+                attributes: [
+                    string("gen_ai.operation.name", "chat"), string("gen_ai.request.model", "gpt-4o-mini"),
+                    int("gen_ai.usage.input_tokens", 42), int("gen_ai.usage.output_tokens", 7),
+                    string(
+                        "gen_ai.input.messages",
+                        #"[{"role":"user","parts":[{"type":"text","content":"Weather in Paris?"}]}]"#),
+                ]),
+            span(
+                trace: trace, id: "eee19b7ec3c1b175", parent: "eee19b7ec3c1b173", name: "execute_tool get_weather",
+                start: t0 + 3_000_000, end: t0 + 4_000_000,
+                attributes: [
+                    string("gen_ai.operation.name", "execute_tool"), string("gen_ai.tool.name", "get_weather"),
+                    string("gen_ai.tool.call.result", "sunny"),
+                ]),
+            span(
+                trace: trace, id: "eee19b7ec3c1b173", name: "invoke_agent weather", start: t0, end: t0 + 5_000_000,
+                attributes: [string("gen_ai.operation.name", "invoke_agent")]),
+        ]
+    }
+}
+
+@Suite struct OTLPDecodingTests {
+    @Test func protobufRequestReadsLikeTheSameRequestInJSON() throws {
+        let request = Requests.request(Requests.agentRun())
+        let fromProtobuf = try OTLPDecoding.protobuf(try request.serializedData())
+        let fromJSON = try OTLPDecoding.json(Data(try request.jsonUTF8Bytes() as [UInt8]))
+        #expect(fromProtobuf.rejected.isEmpty)
+        #expect(fromProtobuf.spans.count == 3)
+        #expect(fromProtobuf.spans.allSatisfy { $0.traceID == Requests.trace && $0.service == "agent" })
+        let chat = try #require(fromProtobuf.spans.first { $0.span.name == "chat gpt-4o-mini" })
+        #expect(chat.span.kind == .llm)
+        #expect(chat.span.model == "gpt-4o-mini")
+        #expect(chat.span.usage.inputTokens == 42)
+        #expect(chat.span.input.first?.text == "Weather in Paris?")
+        #expect(chat.span.parentID == "eee19b7ec3c1b173")
+        #expect(chat.span.startNs == 1_763_900_000_000_001_000)
+        // swift-protobuf's JSON writes ids in base64 (proto3's mapping), which OTLP/JSON forbids:
+        // those spans are rejected with the reason, not stored under garbled ids.
+        #expect(fromJSON.spans.isEmpty)
+        #expect(fromJSON.rejected.first?.message.contains("not 32 hex digits") == true)
+    }
+
+    @Test func spansWithBadIdsAreRejectedAndTheRestRead() throws {
+        var spans = Requests.agentRun()
+        spans[1].spanID = Data([1, 2, 3])
+        spans[2].traceID = Data(repeating: 7, count: 20)
+        let decoded = try OTLPDecoding.protobuf(try Requests.request(spans).serializedData())
+        #expect(decoded.spans.map(\.span.name) == ["chat gpt-4o-mini"])
+        #expect(decoded.rejected.count == 2)
+        let response = OTLPDecoding.partialSuccess(decoded.rejected)
+        #expect(response.partialSuccess.rejectedSpans == 2)
+        #expect(response.partialSuccess.errorMessage.hasPrefix("2 spans rejected: "))
+        #expect(response.partialSuccess.errorMessage.contains("spans[1].spanId: \"010203\" is not 16 hex digits"))
+    }
+
+    @Test func bodiesThatAreNoRequestAreMalformed() throws {
+        var generator = SplitMix64(seed: 7)
+        let random = Data((0..<4096).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        #expect(throws: OTLPDecoding.Malformed.self) { try OTLPDecoding.protobuf(random) }
+        let whole = try Requests.request(Requests.agentRun()).serializedData()
+        #expect(throws: OTLPDecoding.Malformed.self) { try OTLPDecoding.protobuf(whole.prefix(whole.count - 9)) }
+        #expect(throws: OTLPDecoding.Malformed.self) { try OTLPDecoding.json(Data("[1, 2]".utf8)) }
+        #expect(throws: OTLPDecoding.Malformed.self) { try OTLPDecoding.json(Data(#"{"resourceSpans": 3}"#.utf8)) }
+        #expect(throws: OTLPDecoding.Malformed.self) { try OTLPDecoding.json(Data("{\"resourceSpans\": [".utf8)) }
+        #expect(try OTLPDecoding.json(Data("{}".utf8)).spans.isEmpty)
+    }
+
+    /// 100,000 nested array values: refused by the decoder's depth limit, not by a stack overflow.
+    @Test func deepNestingIsRefused() throws {
+        var value = Opentelemetry_Proto_Common_V1_AnyValue()
+        value.stringValue = "leaf"
+        // Built as bytes: 100,000 levels of `AnyValue{array_value: ArrayValue{values: [...]}}`
+        // would overflow the stack of swift-protobuf's own recursive serializer.
+        var bytes = try value.serializedBytes() as [UInt8]
+        for _ in 0..<100_000 {
+            bytes = [0x0A] + varint(bytes.count) + bytes  // ArrayValue.values (1)
+            bytes = [0x2A] + varint(bytes.count) + bytes  // AnyValue.array_value (5)
+            if bytes.count > 8 << 20 { break }
+        }
+        var span = Requests.agentRun()[2]
+        span.attributes = []
+        var request = try Requests.request([span]).serializedBytes() as [UInt8]
+        // KeyValue{key: "deep", value: <bytes>} appended to the span as attributes (9).
+        var pair: [UInt8] = [0x0A, 4] + Array("deep".utf8) + [0x12] + varint(bytes.count) + bytes
+        pair = [0x4A] + varint(pair.count) + pair
+        let spanBytes = try span.serializedBytes() as [UInt8] + pair
+        var scope: [UInt8] = [0x12] + varint(spanBytes.count) + spanBytes
+        scope = [0x12] + varint(scope.count) + scope
+        request = [0x0A] + varint(scope.count) + scope
+        #expect(throws: OTLPDecoding.Malformed.self) { try OTLPDecoding.protobuf(Data(request)) }
+        var nested = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)
+        nested = #"{"resourceSpans": "# + nested + "}"
+        #expect(throws: OTLPDecoding.Malformed.self) { try OTLPDecoding.json(Data(nested.utf8)) }
+    }
+
+    private func varint(_ value: Int) -> [UInt8] {
+        var v = UInt64(value)
+        var out: [UInt8] = []
+        while v >= 0x80 {
+            out.append(UInt8(v & 0x7F) | 0x80)
+            v >>= 7
+        }
+        out.append(UInt8(v))
+        return out
+    }
+
+    @Test func invalidUTF8AndFarFutureTimesAreKeptSafe() throws {
+        var spans = Requests.agentRun()
+        spans[2].startTimeUnixNano = UInt64.max
+        spans[2].endTimeUnixNano = UInt64.max
+        var bytes = try Requests.request(spans).serializedBytes() as [UInt8]
+        // "invoke_agent weather" becomes "invoke_agent \xFF\xFEather": invalid UTF-8 in a string.
+        let name = Array("invoke_agent weather".utf8)
+        let at = try #require(bytes.indices.first { Array(bytes[$0..<min(bytes.count, $0 + name.count)]) == name })
+        bytes[at + 13] = 0xFF
+        bytes[at + 14] = 0xFE
+        // swift-protobuf refuses a string that is not UTF-8, as proto3 requires.
+        #expect(throws: OTLPDecoding.Malformed.self) { try OTLPDecoding.protobuf(Data(bytes)) }
+        // A start past Int64's range is rejected with the reason; the other spans are read.
+        let decoded = try OTLPDecoding.protobuf(try Requests.request(spans).serializedData())
+        #expect(decoded.spans.count == 2)
+        #expect(decoded.rejected.first?.field?.hasSuffix("startTimeUnixNano") == true)
+    }
+}
+
+@Suite struct ReceiverConfigurationTests {
+    @Test func loopbackIsTheDefaultAndAnythingElseNeedsAToken() throws {
+        #expect(ReceiverConfiguration.isLoopback("127.0.0.1"))
+        #expect(ReceiverConfiguration.isLoopback("127.3.4.5"))
+        #expect(ReceiverConfiguration.isLoopback("::1"))
+        #expect(ReceiverConfiguration.isLoopback("[::1]"))
+        #expect(ReceiverConfiguration.isLoopback("localhost"))
+        #expect(!ReceiverConfiguration.isLoopback("0.0.0.0"))
+        #expect(!ReceiverConfiguration.isLoopback("127.0.0.1.example.com"))
+        #expect(!ReceiverConfiguration.isLoopback("10.0.0.2"))
+        var open = ReceiverConfiguration()
+        open.host = "0.0.0.0"
+        #expect(throws: ReceiverConfiguration.Invalid.self) { try open.validated() }
+        open.token = "s3cret"
+        #expect(try open.validated().host == "0.0.0.0")
+        #expect(open.authorizes("Bearer s3cret"))
+        #expect(open.authorizes("bearer s3cret"))
+        #expect(!open.authorizes("Bearer s3cre"))
+        #expect(!open.authorizes("Bearer s3cret2"))
+        #expect(!open.authorizes("s3cret"))
+        #expect(!open.authorizes(nil))
+        #expect(ReceiverConfiguration().authorizes(nil))
+    }
+}
