@@ -87,13 +87,21 @@ let package = Package(
             ],
             swiftSettings: strictSwift6
         ),
-        // Loupe as an OTLP endpoint: OTLP/HTTP (Hummingbird) and OTLP/gRPC (grpc-swift-2), decoded
-        // by swift-protobuf code generated once from the OTLP protos (Generated/, scripts/generate-otlp),
-        // handing spans to LoupeKit's TraceIngest. Never writes SQL.
+        // OTLP's messages, generated once by swift-protobuf's plugin from the official protos
+        // (Generated/, scripts/generate-otlp), and their reading into the trace model. Pure: no
+        // network, so the fuzzer builds it without the servers.
+        .target(
+            name: "LoupeOTLP",
+            dependencies: ["LoupeBase", "LoupeAgents", .product(name: "SwiftProtobuf", package: "swift-protobuf")],
+            exclude: ["Generated/README.md"],
+            swiftSettings: strictSwift6
+        ),
+        // Loupe as an OTLP endpoint: OTLP/HTTP (Hummingbird) and OTLP/gRPC (grpc-swift-2, its service
+        // generated into Generated/), handing spans to LoupeKit's TraceIngest. Never writes SQL.
         .target(
             name: "LoupeReceiver",
             dependencies: [
-                "LoupeBase", "LoupeAgents", "LoupeKit",
+                "LoupeBase", "LoupeKit", "LoupeOTLP",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "GRPCCore", package: "grpc-swift-2"),
                 .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
@@ -120,7 +128,8 @@ let package = Package(
             name: "LoupeCommands",
             dependencies: [
                 "LoupeBase", "LoupeKit", "LoupeStore", "LoupeTUI", "LoupeModels", "LoupeTensor",
-                "LoupeProfiling", "LoupeRetrieval", "LoupeAgents", "LoupeEvals", "LoupeReceiver", "CReadline",
+                "LoupeProfiling", "LoupeRetrieval", "LoupeAgents", "LoupeEvals", "LoupeReceiver", "LoupeOTLP",
+                "CReadline",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSwift6
@@ -132,7 +141,7 @@ let package = Package(
             name: "loupe",
             dependencies: [
                 "LoupeBase", "LoupeCommands", "LoupeApp", "LoupeKit", "LoupeStore", "LoupeTUI", "LoupeTerminal",
-                "LoupeProfiling",
+                "LoupeProfiling", "LoupeReceiver",
             ],
             swiftSettings: strictSwift6),
 
@@ -187,7 +196,7 @@ let package = Package(
         .testTarget(
             name: "LoupeReceiverTests",
             dependencies: [
-                "LoupeReceiver", "LoupeKit", "LoupeStore", "LoupeAgents", "LoupeBase",
+                "LoupeReceiver", "LoupeOTLP", "LoupeKit", "LoupeStore", "LoupeAgents", "LoupeBase",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRPCCore", package: "grpc-swift-2"),
                 .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
@@ -227,7 +236,7 @@ if Context.environment["LOUPE_FUZZ"] == "1" {
             name: "LoupeFuzz",
             dependencies: [
                 "CFuzzDriver", "LoupeBase", "LoupeAgents", "LoupeProfiling", "LoupeModels", "LoupeEvals",
-                "LoupeRetrieval", "LoupeKit",
+                "LoupeRetrieval", "LoupeKit", "LoupeOTLP",
             ],
             path: "Fuzz/LoupeFuzz", swiftSettings: strictSwift6),
     ]

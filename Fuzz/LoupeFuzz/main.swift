@@ -5,6 +5,7 @@ import LoupeBase
 import LoupeEvals
 import LoupeKit
 import LoupeModels
+import LoupeOTLP
 import LoupeProfiling
 import LoupeRetrieval
 
@@ -27,6 +28,10 @@ private let targets: [String: @Sendable (Data) -> Void] = [
     "qrels": { _ = try? Qrels.parse(text($0), file: "fuzz.qrels") },
     "theme": { _ = try? ThemeLoader.parse(text($0), file: "fuzz.toml", name: "fuzz") },
     "notebook": { _ = Notebook.parse(text($0)) },
+    // What the OTLP receiver reads from a request body: protobuf, JSON, and gzip around either.
+    "otlp-protobuf": { _ = try? OTLPDecoding.protobuf($0) },
+    "otlp-request": { _ = try? OTLPDecoding.json($0) },
+    "gzip": { _ = try? Gzip.decompress($0, limit: 1 << 20) },
 ]
 
 /// The text readers take what `TextFile` would hand them: the bytes as UTF-8, repaired.

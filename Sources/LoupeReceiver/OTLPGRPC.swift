@@ -1,6 +1,7 @@
 import Foundation
 import GRPCCore
 import LoupeKit
+import LoupeOTLP
 
 /// OTLP/gRPC's `TraceService/Export` on grpc-swift-2: OK with an `ExportTraceServiceResponse`
 /// (partial success when spans were rejected) only once the spans are committed;

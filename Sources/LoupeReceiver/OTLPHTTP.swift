@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import LoupeBase
 import LoupeKit
+import LoupeOTLP
 import NIOCore
 import SwiftProtobuf
 

@@ -398,6 +398,38 @@ extension Workspace {
                             WHERE spans.trace_id = traces.id AND model IS NOT NULL ORDER BY model))
                     """)
         }
+        migrator.registerMigration("v18: sessions, and traces still being received") { db in
+            // A session groups turns (traces) by the session or conversation id their spans carry;
+            // a received trace whose spans wait for a parent is still arriving (live).
+            try db.alter(table: "traces") { table in
+                table.add(column: "session_id", .text)
+                table.add(column: "awaiting_parents", .integer).notNull().defaults(to: 0)
+            }
+            try db.create(index: "traces_session", on: "traces", columns: ["session_id"])
+            // Inspect: a sample's epochs ("run/sample/epoch" less its epoch).
+            try db.execute(
+                sql: """
+                    UPDATE traces SET session_id = rtrim(rtrim(external_id, replace(external_id, '/', '')), '/')
+                    WHERE format = 'inspect' AND external_id LIKE '%/%/%'
+                    """)
+            // Others: the first session attribute, root spans first (as Trace.sessionID reads it).
+            try db.execute(
+                sql: """
+                    UPDATE traces SET session_id = (
+                        SELECT COALESCE(
+                            json_extract(payload_json, '$.attributes."session.id"'),
+                            json_extract(payload_json, '$.attributes."gen_ai.conversation.id"'),
+                            json_extract(payload_json, '$.attributes."langgraph.thread_id"'),
+                            json_extract(payload_json, '$.attributes."thread_id"'))
+                        FROM spans WHERE spans.trace_id = traces.id AND json_valid(payload_json) AND COALESCE(
+                            json_extract(payload_json, '$.attributes."session.id"'),
+                            json_extract(payload_json, '$.attributes."gen_ai.conversation.id"'),
+                            json_extract(payload_json, '$.attributes."langgraph.thread_id"'),
+                            json_extract(payload_json, '$.attributes."thread_id"')) IS NOT NULL
+                        ORDER BY parent_span_id IS NOT NULL, ordinal LIMIT 1)
+                    WHERE format != 'inspect'
+                    """)
+        }
         return migrator
     }()
 

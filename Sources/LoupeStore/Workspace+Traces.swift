@@ -59,13 +59,14 @@ extension Workspace {
                               span_count = ?, step_count = ?, error_count = ?, input_tokens = ?, output_tokens = ?,
                               cost = ?, parent_trace_id = COALESCE(?, parent_trace_id),
                               fork_ordinal = COALESCE(?, fork_ordinal), metadata_json = ?, content_hash = ?,
-                              imported_at = ?, models = ?
+                              imported_at = ?, models = ?, session_id = ?, awaiting_parents = ?
                             WHERE id = ?
                             """,
                         arguments: [
                             s.sourceFile, s.name, s.startedNs, s.endedNs, s.timed, s.spanCount, s.stepCount,
                             s.errorCount, s.inputTokens, s.outputTokens, s.cost, s.parentTraceID, s.forkOrdinal,
-                            trace.metadataJSON, trace.contentHash, s.importedAt, Self.models(trace), id,
+                            trace.metadataJSON, trace.contentHash, s.importedAt, Self.models(trace), s.sessionID,
+                            s.awaitingParents, id,
                         ])
                     counts.replaced += 1
                     counts.ids.append(id)
@@ -77,13 +78,14 @@ extension Workspace {
                     sql: """
                         INSERT INTO traces (external_id, format, source_file, name, started_ns, ended_ns, timed, span_count,
                           step_count, error_count, input_tokens, output_tokens, cost, parent_trace_id, fork_ordinal,
-                          metadata_json, content_hash, imported_at, models)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                          metadata_json, content_hash, imported_at, models, session_id, awaiting_parents)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                         """,
                     arguments: [
                         s.externalID, s.format, s.sourceFile, s.name, s.startedNs, s.endedNs, s.timed, s.spanCount,
                         s.stepCount, s.errorCount, s.inputTokens, s.outputTokens, s.cost, s.parentTraceID,
                         s.forkOrdinal, trace.metadataJSON, trace.contentHash, s.importedAt, Self.models(trace),
+                        s.sessionID, s.awaitingParents,
                     ])
                 let id = db.lastInsertedRowID
                 counts.ids.append(id)
@@ -96,7 +98,8 @@ extension Workspace {
 
     private static let summaryColumns = """
         id, external_id, format, source_file, name, started_ns, ended_ns, timed, span_count, step_count, error_count,
-        input_tokens, output_tokens, cost, parent_trace_id, fork_ordinal, imported_at, models
+        input_tokens, output_tokens, cost, parent_trace_id, fork_ordinal, imported_at, models, session_id,
+        awaiting_parents
         """
 
     /// The models a trace's spans called, in name order, as the `models` column keeps them
@@ -113,7 +116,8 @@ extension Workspace {
             spanCount: row["span_count"], stepCount: row["step_count"], errorCount: row["error_count"],
             inputTokens: row["input_tokens"], outputTokens: row["output_tokens"], cost: row["cost"],
             parentTraceID: row["parent_trace_id"], forkOrdinal: row["fork_ordinal"], importedAt: row["imported_at"],
-            models: (row["models"] as String?)?.split(separator: "\u{1F}").map(String.init) ?? [])
+            models: (row["models"] as String?)?.split(separator: "\u{1F}").map(String.init) ?? [],
+            sessionID: row["session_id"], awaitingParents: row["awaiting_parents"])
     }
 
     /// Every trace, oldest import first.

@@ -2,6 +2,7 @@ import Foundation
 import LoupeApp
 import LoupeCommands
 import LoupeKit
+import LoupeReceiver
 import LoupeStore
 import LoupeTUI
 import LoupeTerminal
@@ -13,7 +14,7 @@ struct LoupeTUIHost: TUIHost {
     /// theme, then the terminal; the terminal is restored on every way out.
     func openTUI(
         session: WorkspaceSession, theme: String?, jobs: [String], environment: [String: String],
-        firstFrameSize: Size?
+        firstFrameSize: Size?, listen: Bool
     ) throws {
         let workspace = try session.workspace()
         var warning: String?
@@ -42,10 +43,18 @@ struct LoupeTUIHost: TUIHost {
             history: (try? workspace.history(source: .tui)) ?? []
         )
         if let warning { state.message = StatusMessage(text: warning, level: .error) }
+        let listener = listen ? Listener(workspace: workspace, environment: environment) : nil
+        defer { listener?.stop() }
+        let watcher = try? workspace.watcher()
+        var changed: (@Sendable () -> Bool)?
+        if let watcher { changed = { watcher.changed() } }
+        var status: (@Sendable () -> String?)?
+        if let listener { status = { listener.status } }
         let appEnvironment = AppEnvironment(
             commands: executor,
             ports: PanelPorts.make(workspace: workspace, session: session, environment: environment),
-            recordHistory: { line in try workspace.recordHistory(line, source: .tui) }
+            recordHistory: { line in try workspace.recordHistory(line, source: .tui) },
+            workspaceChanged: changed, listener: status
         )
         let runtime = AppRuntime(state: state, backend: backend, environment: appEnvironment)
         for line in jobs { runtime.start(line) }

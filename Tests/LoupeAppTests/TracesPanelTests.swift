@@ -258,6 +258,84 @@ import Testing
         #expect(quitting.mode == .confirmQuit)
     }
 
+    /// Spans received into the workspace as `loupe serve` stores them (the ingest's own path),
+    /// one span at a time, children first.
+    private func receive(_ raw: [String]) async throws {
+        let body =
+            #"{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"live-agent"}}]},"scopeSpans":[{"spans":["#
+            + raw.joined(separator: ",") + "]}]}]}"
+        let request = try OTLPImporter.spans(in: try JSONValue.parse(body), file: "request", line: nil)
+        let ingest = TraceIngest(workspace: service.workspace)
+        _ = try await ingest.submit(request.read, source: "OTLP/HTTP")
+        ingest.drain()
+    }
+
+    private static func span(_ id: String, parent: String?, name: String, start: Int, attributes: String = "") -> String
+    {
+        let trace = "11111111111111111111111111111111"
+        return
+            #"{"traceId":"\#(trace)","spanId":"\#(id)","name":"\#(name)","startTimeUnixNano":"\#(1_767_225_700_000_000_000 + start * 1_000_000)","endTimeUnixNano":"\#(1_767_225_700_000_000_000 + start * 1_000_000 + 500_000)""#
+            + (parent.map { #","parentSpanId":"\#($0)""# } ?? "")
+            + #","attributes":[{"key":"gen_ai.operation.name","value":{"stringValue":"chat"}},{"key":"gen_ai.request.model","value":{"stringValue":"gpt-4o-mini"}},{"key":"session.id","value":{"stringValue":"s-live"}}\#(attributes)]}"#
+    }
+
+    /// A trace received span by span: the list marks it live and shows it without moving the
+    /// selection; the open trace grows on screen and the cursor follows its newest step; once the
+    /// root arrives it is no longer live. The Sessions view groups it with its session.
+    @Test func aReceivedTraceGrowsLiveAndItsSessionIsListed() async throws {
+        var state = AppFixtures.state(width: 120, height: 36)
+        try settle([.ask(TracesPanel.ListTraces())], &state)
+        AppFixtures.press([.character("j")], on: &state)
+        let selected = panel(state).rows[panel(state).list.selected].id
+        try await receive([Self.span("a000000000000001", parent: "a000000000000000", name: "chat first", start: 1)])
+        try settle(state.update(.workspaceChanged), &state)
+        let live = try #require(panel(state).rows.first { $0.externalID == "11111111111111111111111111111111" })
+        #expect(panel(state).live == [live.id])
+        #expect(panel(state).rows[panel(state).list.selected].id == selected)
+        #expect(state.render().text().contains("● live-agent"))
+
+        // Open it, then a second step arrives: it is on screen and the cursor is on it.
+        panel(state).rows.firstIndex { $0.id == live.id }.map { index in
+            var traces = state.panels[state.focusedPanel] as! TracesPanel
+            traces.list.selected = index
+            state.panels[state.focusedPanel] = traces
+        }
+        try settle(AppFixtures.press([.enter], on: &state), &state)
+        #expect(panel(state).trace?.steps.count == 1)
+        #expect(state.render().text().contains("● live · following · step 1/1"))
+        try await receive([Self.span("a000000000000002", parent: "a000000000000000", name: "chat second", start: 5)])
+        try settle(state.update(.workspaceChanged), &state)
+        #expect(panel(state).trace?.steps.count == 2)
+        #expect(panel(state).step == 1)
+        #expect(state.render().text().contains("step 2/2"))
+
+        // The root ends last: the trace is whole, no longer live, named after its root.
+        try await receive([Self.span("a000000000000000", parent: nil, name: "invoke_agent live", start: 0)])
+        try settle(state.update(.workspaceChanged), &state)
+        #expect(panel(state).trace?.summary.name == "invoke_agent live")
+        #expect(panel(state).live.isEmpty)
+        #expect(!state.render().text().contains("● live"))
+
+        AppFixtures.press([.escape], on: &state)
+        AppFixtures.press([.character("v")], on: &state)
+        let sessions = panel(state).sessions.map(\.id)
+        #expect(sessions.contains("s-live") && sessions.contains("conv-0001"))
+        let text = state.render().text()
+        #expect(text.contains("Sessions") && text.contains("s-live"))
+        let index = try #require(panel(state).sessions.firstIndex { $0.id == "s-live" })
+        for _ in 0..<index { AppFixtures.press([.character("j")], on: &state) }
+        AppFixtures.press([.enter], on: &state)
+        #expect(panel(state).openSession == "s-live")
+        #expect(state.render().text().contains("invoke_agent live"))
+        try settle(AppFixtures.press([.enter], on: &state), &state)
+        #expect(panel(state).trace?.summary.id == live.id)
+        AppFixtures.press([.escape], on: &state)
+        #expect(panel(state).trace == nil && panel(state).openSession == "s-live")
+        AppFixtures.press([.escape], on: &state)
+        AppFixtures.press([.escape], on: &state)
+        #expect(!panel(state).showingSessions)
+    }
+
     private func opened(width: Int = 120, height: Int = 36) throws -> AppState {
         var state = AppFixtures.state(width: width, height: height)
         try settle([.ask(TracesPanel.ListTraces())], &state)

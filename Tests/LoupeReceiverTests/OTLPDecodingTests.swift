@@ -1,9 +1,11 @@
 import Foundation
 import LoupeAgents
 import LoupeBase
+import LoupeOTLP
 import SwiftProtobuf
 import Testing
 
+@testable import LoupeOTLP
 @testable import LoupeReceiver
 
 /// Requests built with the generated OTLP messages, as an SDK's exporter builds them.

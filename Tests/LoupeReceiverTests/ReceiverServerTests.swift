@@ -5,10 +5,12 @@ import GRPCNIOTransportHTTP2
 import LoupeAgents
 import LoupeBase
 import LoupeKit
+import LoupeOTLP
 import LoupeStore
 import SwiftProtobuf
 import Testing
 
+@testable import LoupeOTLP
 @testable import LoupeReceiver
 
 #if canImport(FoundationNetworking)

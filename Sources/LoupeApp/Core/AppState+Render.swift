@@ -78,6 +78,11 @@ extension AppState {
             Span(panels[focusedPanel].title, bar),
         ]
         if zoomed { spans.append(Span("  [zoom]", theme.dim.patched(with: Style(background: bar.background)))) }
+        if let listening {
+            spans.append(Span("  │  ", theme.dim.patched(with: Style(background: bar.background))))
+            spans.append(
+                Span("⇣ " + listening, theme.status(.ok).patched(with: Style(background: bar.background))))
+        }
         if let job = jobs.first {
             spans.append(Span("  │  ", theme.dim.patched(with: Style(background: bar.background))))
             spans.append(Span(jobSummary(job), theme.status(.info).patched(with: Style(background: bar.background))))

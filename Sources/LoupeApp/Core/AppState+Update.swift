@@ -33,8 +33,11 @@ extension AppState {
             return forwardToPanels(.answered(answer)) + replayDeferredKeys()
         case .answered:
             return forwardToPanels(msg) + replayDeferredKeys()
-        case .navigate, .edited:
+        case .navigate, .edited, .workspaceChanged:
             return forwardToPanels(msg)
+        case .listening(let status):
+            listening = status
+            return []
         }
     }
 

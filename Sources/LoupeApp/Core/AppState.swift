@@ -64,6 +64,8 @@ package struct AppState: Sendable {
     package var deferredKeys: [Key] = []
 
     package var workspaceName: String
+    /// The TUI's own OTLP listener, as the status bar shows it ("OTLP 127.0.0.1:4318 · 12 spans/s").
+    package var listening: String?
     package var catalog: CommandCatalog
     package var themeNames: [String]
     /// Monotonic seconds, from ``Msg/tick(_:)``.

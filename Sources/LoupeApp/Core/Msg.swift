@@ -21,4 +21,9 @@ package enum Msg: Hashable, Sendable {
     case readFinished(JobID, PortAnswer)
     /// Another panel asked this one to show something (an eval answer's trace or ranking).
     case navigate(Navigation)
+    /// Something else committed to the workspace (spans received by `loupe serve` or the TUI's
+    /// listener): views of what may have grown read again.
+    case workspaceChanged
+    /// The TUI's OTLP listener's state for the status bar (nil: not listening).
+    case listening(String?)
 }

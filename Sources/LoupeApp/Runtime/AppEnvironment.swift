@@ -13,13 +13,22 @@ package struct AppEnvironment: Sendable {
     package var now: @Sendable () -> Double
     /// The editor for long text, as a shell word list: `$VISUAL`, else `$EDITOR`, else `vi`.
     package var editor: String
+    /// True when the workspace changed since the last call (another process committed: `loupe
+    /// serve` received spans); asked a few times a second. Nil where nothing is watched.
+    package var workspaceChanged: (@Sendable () -> Bool)?
+    /// What the TUI's own OTLP listener is doing ("OTLP 127.0.0.1:4318 · 120 spans/s"), for the
+    /// status bar; nil when it does not listen.
+    package var listener: (@Sendable () -> String?)?
 
     package init(
         commands: any CommandService, ports: Ports, recordHistory: (@Sendable (String) throws -> Void)? = nil,
         now: @escaping @Sendable () -> Double = AppEnvironment.monotonicSeconds,
-        editor: String = AppEnvironment.userEditor
+        editor: String = AppEnvironment.userEditor, workspaceChanged: (@Sendable () -> Bool)? = nil,
+        listener: (@Sendable () -> String?)? = nil
     ) {
         self.editor = editor
+        self.workspaceChanged = workspaceChanged
+        self.listener = listener
         self.commands = commands
         self.ports = ports
         self.recordHistory = recordHistory

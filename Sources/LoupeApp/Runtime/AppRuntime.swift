@@ -22,6 +22,11 @@ package final class AppRuntime {
     private var lastFrame: Frame?
     private var needsRender = true
     package private(set) var isFinished = false
+    /// When the workspace watcher and the listener were last asked (monotonic seconds).
+    private var lastWatch = 0.0
+    private var lastListening: String?
+    /// How often the watcher is asked: a received span is on screen within about this (plus a read).
+    static let watchInterval = 0.1
     /// Called once, right after the first frame was presented (benchmarks time it).
     package var onFirstFrame: (() -> Void)?
 
@@ -50,7 +55,8 @@ package final class AppRuntime {
 
     /// Runs until the user quits or a termination signal arrives.
     package func run() {
-        while !isFinished { step(timeoutMilliseconds: state.jobs.isEmpty && !state.wantsTicks ? 250 : 50) }
+        let idle = environment.workspaceChanged == nil ? 250 : Int(Self.watchInterval * 1000)
+        while !isFinished { step(timeoutMilliseconds: state.jobs.isEmpty && !state.wantsTicks ? idle : 50) }
     }
 
     /// One turn of the loop.
@@ -63,6 +69,7 @@ package final class AppRuntime {
         if let event = backend.nextEvent(timeoutMilliseconds: timeoutMilliseconds) { messages.append(.input(event)) }
         messages += mailbox.drain()
         if let signal = TerminationSignals.take() { messages.append(.terminate(signal)) }
+        messages += watch()
         if !state.jobs.isEmpty || !messages.isEmpty || state.wantsTicks { messages.append(.tick(environment.now())) }
         for msg in messages {
             switch msg {
@@ -104,6 +111,24 @@ package final class AppRuntime {
             step(timeoutMilliseconds: 5)
             usleep(2000)
         }
+    }
+
+    /// Asks the watcher whether the workspace changed and the listener what it does, at most
+    /// every ``watchInterval``.
+    private func watch() -> [Msg] {
+        let now = environment.now()
+        guard now - lastWatch >= Self.watchInterval else { return [] }
+        lastWatch = now
+        var messages: [Msg] = []
+        if environment.workspaceChanged?() == true { messages.append(.workspaceChanged) }
+        if let listener = environment.listener {
+            let status = listener()
+            if status != lastListening {
+                lastListening = status
+                messages.append(.listening(status))
+            }
+        }
+        return messages
     }
 
     private func present() {

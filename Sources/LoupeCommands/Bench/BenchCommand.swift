@@ -10,7 +10,10 @@ struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Measure Loupe on this machine (start-up, rendering, engines).",
-        subcommands: [TUI.self, Embed.self, Kernels.self, Retrieval.self, HNSW.self, Traces.self, Evals.self, SAE.self]
+        subcommands: [
+            TUI.self, Embed.self, Kernels.self, Retrieval.self, HNSW.self, Traces.self, Evals.self, SAE.self,
+            Receive.self,
+        ]
     )
 
     struct TUI: LoupeCommand {

@@ -18,7 +18,8 @@ package struct Loupe: ParsableCommand {
         subcommands: [
             WorkspaceCommand.self, EmbedCommand.self, SimilarityCommand.self, AttentionCommand.self,
             ModelsCommand.self, IngestCommand.self, SearchCommand.self, QrelsCommand.self, RetrievalCommand.self,
-            TraceCommand.self, PricesCommand.self, AgentCommand.self, EvalCommand.self, SAECommand.self,
+            TraceCommand.self, SessionCommand.self, PricesCommand.self, AgentCommand.self, EvalCommand.self,
+            SAECommand.self,
             KernelsCommand.self, RooflineCommand.self, ThemeCommand.self, NotebookCommand.self,
             ReplCommand.self, DemoCommand.self, ServeCommand.self,
             BenchCommand.self,
@@ -41,6 +42,12 @@ package struct Loupe: ParsableCommand {
             "A command to run as a job as soon as the TUI is open (repeat for more).",
             valueName: "command"))
     package var jobs: [String] = []
+
+    @Flag(
+        help: ArgumentHelp(
+            "Receive traces over OTLP while the TUI is open (HTTP 127.0.0.1:4318, gRPC 127.0.0.1:4317): they show live in Traces."
+        ))
+    package var listen = false
 
     package init() {}
 

@@ -30,7 +30,7 @@ package enum LoupeCLI {
                 try host.openTUI(
                     session: session(root.global.workspace), theme: root.theme, jobs: root.jobs,
                     environment: environment,
-                    firstFrameSize: benchFirstFrameSize(environment))
+                    firstFrameSize: benchFirstFrameSize(environment), listen: root.listen)
             } else {
                 var command = parsed
                 try command.run()

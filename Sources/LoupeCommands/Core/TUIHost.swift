@@ -15,7 +15,7 @@ package protocol TUIHost: Sendable {
     /// `first-frame` and returns (`loupe bench tui` times start-up this way).
     func openTUI(
         session: WorkspaceSession, theme: String?, jobs: [String], environment: [String: String],
-        firstFrameSize: Size?
+        firstFrameSize: Size?, listen: Bool
     ) throws
 
     /// `docs/keybindings.md`: every key of every panel, generated from the keymaps.

@@ -80,7 +80,7 @@ package struct TraceService: Sendable {
             startedNs: trace.startNs, endedNs: trace.endNs, timed: trace.timed, spanCount: trace.spans.count,
             stepCount: steps.count, errorCount: trace.errorCount, inputTokens: usage.inputTokens,
             outputTokens: usage.outputTokens, cost: usage.cost, parentTraceID: parentTraceID, forkOrdinal: forkOrdinal,
-            importedAt: Date()
+            importedAt: Date(), sessionID: trace.sessionID, awaitingParents: trace.awaitingParents
         )
         let scores = trace.scores.map {
             NewTrace.ScoreRecord(

@@ -24,6 +24,7 @@
 
 import GRPCCore
 import GRPCProtobuf
+import LoupeOTLP
 
 // MARK: - opentelemetry.proto.collector.trace.v1.TraceService
 

@@ -22,16 +22,32 @@ package struct TraceSummary: Hashable, Sendable, Codable {
     package var importedAt: Date
     /// The models its spans called, in name order.
     package var models: [String] = []
+    /// The session it is a turn of (`session.id`, `gen_ai.conversation.id`, a thread, an
+    /// Inspect sample's epochs).
+    package var sessionID: String?
+    /// Spans whose parent has not arrived: more than 0 while a received trace is still coming.
+    package var awaitingParents = 0
 
     package var durationNs: Int64 { max(0, endedNs - startedNs) }
+
+    /// Whether it came over the network (OTLP/HTTP or OTLP/gRPC) rather than from a file.
+    package var isReceived: Bool { sourceFile?.hasPrefix("OTLP/") ?? false }
+
+    /// Still arriving: received, some spans wait for their parent, and the last came within
+    /// `window` of `now`.
+    package func isLive(now: Date = Date(), window: TimeInterval = 600) -> Bool {
+        isReceived && awaitingParents > 0 && now.timeIntervalSince(importedAt) < window
+    }
 
     package init(
         id: Int64, externalID: String, format: String, sourceFile: String?, name: String, startedNs: Int64,
         endedNs: Int64, timed: Bool, spanCount: Int, stepCount: Int, errorCount: Int, inputTokens: Int?,
         outputTokens: Int?, cost: Double?, parentTraceID: Int64?, forkOrdinal: Int?, importedAt: Date,
-        models: [String] = []
+        models: [String] = [], sessionID: String? = nil, awaitingParents: Int = 0
     ) {
         self.models = models
+        self.sessionID = sessionID
+        self.awaitingParents = awaitingParents
         self.id = id
         self.externalID = externalID
         self.format = format

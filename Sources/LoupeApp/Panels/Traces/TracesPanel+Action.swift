@@ -29,5 +29,7 @@ extension TracesPanel {
         case reload
         /// Next or previous span of any kind (agent, chain, workflow, scorer …) in the tree.
         case nextSpan, previousSpan
+        /// The Sessions view on or off: traces grouped by session, conversation or thread.
+        case sessions
     }
 }

@@ -15,7 +15,9 @@ extension TracesPanel {
         if let trace {
             let inner = Block(
                 title: "Traces · \(UntrustedText.sanitized(trace.summary.name))",
-                trailingTitle: "step \(trace.steps.isEmpty ? 0 : step + 1)/\(trace.steps.count)"
+                trailingTitle: (live.contains(trace.summary.id)
+                    ? "● live" + (step >= trace.steps.count - 1 ? " · following" : "") + " · " : "")
+                    + "step \(trace.steps.isEmpty ? 0 : step + 1)/\(trace.steps.count)"
                     + (raw ? " · raw" : ""),
                 focused: context.focused
             ).render(into: &frame, area: area, theme: theme)
@@ -34,6 +36,10 @@ extension TracesPanel {
                     ],
                     style: theme.text)
             }
+            return
+        }
+        if showingSessions {
+            renderSessions(into: &frame, area: area, context: context)
             return
         }
         let sorted = "sort: \(Self.sortColumns[sort.column]) \(sort.ascending ? "↑" : "↓")"
@@ -80,7 +86,7 @@ extension TracesPanel {
                 (t.id == marked ? "◆" : "") + "\(t.id)", t.format, "\(t.stepCount)", "\(t.spanCount)",
                 t.errorCount > 0 ? "✗ \(t.errorCount)" : "",
                 TraceText.duration(t.timed ? t.durationNs : nil), Self.tokens(t.inputTokens, t.outputTokens),
-                TraceText.cost(t.cost), UntrustedText.sanitized(t.name),
+                TraceText.cost(t.cost), (live.contains(t.id) ? "● " : "") + UntrustedText.sanitized(t.name),
             ]
         }
         let columns = [
@@ -92,6 +98,80 @@ extension TracesPanel {
             TableColumn("cost", width: .length(9), alignment: .trailing), TableColumn("name", width: .fill(1)),
         ]
         var state = list
+        TableView(columns: columns, rows: table, focused: context.focused).render(
+            into: &frame, area: inner, state: &state, theme: theme)
+    }
+
+    /// The Sessions view: every session with its totals, or one session's turns in order.
+    private func renderSessions(into frame: inout Frame, area: Rect, context: PanelRenderContext) {
+        let theme = context.theme
+        if let id = openSession, let session = sessions.first(where: { $0.id == id }) {
+            let inner = Block(
+                title: "Sessions · \(UntrustedText.sanitized(id))"
+                    + (session.turns.contains { live.contains($0.id) } ? " · ● live" : ""),
+                trailingTitle: "\(session.turns.count) turns · \(TraceText.duration(session.durationNs)) · "
+                    + "\(Self.tokens(session.inputTokens, session.outputTokens)) tokens · \(TraceText.cost(session.cost))",
+                focused: context.focused
+            ).render(into: &frame, area: area, theme: theme)
+            guard inner.width > 20, inner.height > 2 else { return }
+            let table = session.turns.enumerated().map { n, t -> [String] in
+                [
+                    "\(n + 1)", "\(t.id)", TraceText.duration(t.startedNs - session.startedNs),
+                    TraceText.duration(t.timed ? t.durationNs : nil), "\(t.stepCount)",
+                    t.errorCount > 0 ? "✗ \(t.errorCount)" : "", Self.tokens(t.inputTokens, t.outputTokens),
+                    TraceText.cost(t.cost), (live.contains(t.id) ? "● " : "") + UntrustedText.sanitized(t.name),
+                ]
+            }
+            let columns = [
+                TableColumn("turn", width: .length(4), alignment: .trailing),
+                TableColumn("trace", width: .length(5), alignment: .trailing),
+                TableColumn("at", width: .length(8), alignment: .trailing),
+                TableColumn("duration", width: .length(9), alignment: .trailing),
+                TableColumn("steps", width: .length(5), alignment: .trailing), TableColumn("errors", width: .length(6)),
+                TableColumn("tokens in/out", width: .length(13), alignment: .trailing),
+                TableColumn("cost", width: .length(9), alignment: .trailing),
+                TableColumn("turn's trace", width: .fill(1)),
+            ]
+            var state = turnList
+            TableView(columns: columns, rows: table, focused: context.focused).render(
+                into: &frame, area: inner, state: &state, theme: theme)
+            return
+        }
+        let inner = Block(
+            title: "Sessions", trailingTitle: "\(sessions.count) sessions · v traces", focused: context.focused
+        ).render(into: &frame, area: area, theme: theme)
+        guard inner.width > 20, inner.height > 2 else { return }
+        guard !sessions.isEmpty else {
+            let lines: [[Span]] = [
+                [Span("No sessions: no trace carries a session or conversation id.", theme.text)],
+                [],
+                [
+                    Span(
+                        "Turns group by session.id, gen_ai.conversation.id, a LangGraph thread_id, or an eval sample's epochs.",
+                        theme.dim)
+                ],
+            ]
+            let text = Rect(x: inner.x + 1, y: inner.y + 1, width: inner.width - 2, height: inner.height - 1)
+            TextView(lines: lines).render(into: &frame, area: text, offset: 0, theme: theme)
+            return
+        }
+        let table = sessions.map { s -> [String] in
+            [
+                (s.turns.contains { live.contains($0.id) } ? "● " : "") + UntrustedText.sanitized(s.id),
+                "\(s.turns.count)", "\(s.steps)",
+                s.errorCount > 0 ? "✗ \(s.errorCount)" : "", TraceText.duration(s.durationNs),
+                Self.tokens(s.inputTokens, s.outputTokens), TraceText.cost(s.cost),
+                UntrustedText.sanitized(s.models.joined(separator: ", ")),
+            ]
+        }
+        let columns = [
+            TableColumn("session", width: .fill(2)), TableColumn("turns", width: .length(5), alignment: .trailing),
+            TableColumn("steps", width: .length(5), alignment: .trailing), TableColumn("errors", width: .length(6)),
+            TableColumn("duration", width: .length(9), alignment: .trailing),
+            TableColumn("tokens in/out", width: .length(13), alignment: .trailing),
+            TableColumn("cost", width: .length(9), alignment: .trailing), TableColumn("models", width: .fill(1)),
+        ]
+        var state = sessionList
         TableView(columns: columns, rows: table, focused: context.focused).render(
             into: &frame, area: inner, state: &state, theme: theme)
     }

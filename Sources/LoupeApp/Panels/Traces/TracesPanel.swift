@@ -52,6 +52,21 @@ package struct TracesPanel: Panel {
     private static let forkTag = 1
     private static let forkEditorName = "trace-fork"
     private var queued: [PanelEffect] = []
+    /// Which list shows when no trace is open: the traces, or the sessions they group into (`v`).
+    package private(set) var showingSessions = false
+    package var sessionList = ListState()
+    /// The session whose turns are listed, when one is open.
+    package private(set) var openSession: String?
+    package var turnList = ListState()
+    /// The traces grouped by session, read with the list.
+    package private(set) var sessions: [TraceSession] = []
+    /// Traces still arriving (received, spans waiting for their parent, the last within ten
+    /// minutes), as of the last read of the list.
+    package private(set) var live: Set<Int64> = []
+    /// A read of the list asked for because the workspace changed, and whether it changed again
+    /// since: one read at a time however fast spans arrive.
+    private var listInFlight = false
+    private var listStale = false
 
     package mutating func takeEffects() -> [PanelEffect] {
         defer { queued = [] }
@@ -121,6 +136,10 @@ package struct TracesPanel: Panel {
                 KeyBinding([.character("S")], .panel(.own(Action.reverse)), help: "Reverse the sort"),
                 KeyBinding(
                     [.character("R"), .control("r")], .panel(.own(Action.reload)), help: "Reload the trace list"),
+                KeyBinding(
+                    [.character("v")], .panel(.own(Action.sessions)),
+                    help: "Sessions: the traces grouped by session.id, conversation or thread (v again: traces)",
+                    footer: "sessions"),
             ])
     }
 
@@ -130,7 +149,7 @@ package struct TracesPanel: Panel {
             ? "words, errors, steps>5, cost>0.01, duration>2s, model:gpt-4o, since:2h, format:otlp — enter keeps it"
             : nil
     }
-    package var canGoBack: Bool { trace != nil || diff != nil || filter != nil }
+    package var canGoBack: Bool { trace != nil || diff != nil || filter != nil || showingSessions }
 
     package var wantsTicks: Bool { playing }
     package var capturesText: Bool { forking }
@@ -183,6 +202,14 @@ package struct TracesPanel: Panel {
             diff = nil
             return
         }
+        if trace == nil, openSession != nil {
+            openSession = nil
+            return
+        }
+        if trace == nil, showingSessions {
+            showingSessions = false
+            return
+        }
         if trace == nil, filter != nil {
             filter = nil
             return
@@ -221,14 +248,38 @@ package struct TracesPanel: Panel {
     /// The traces port's answers; stale ones (another trace opened since) are dropped.
     private mutating func receive(_ answer: PortAnswer) -> [PanelEffect] {
         if let (_, loaded) = answer.matching(ListTraces.self) {
+            listInFlight = false
+            var effects: [PanelEffect] = []
             switch loaded {
             case .loaded(let loaded):
+                // New traces arrive without moving the selection: it stays on its trace.
+                let selected = list.selected < rows.count ? rows[list.selected].id : nil
                 traces = loaded
-                list.selected = min(list.selected, max(0, loaded.count - 1))
+                let now = Date()
+                live = Set(loaded.filter { $0.isLive(now: now) }.map(\.id))
+                sessions = TraceService.sessions(of: loaded)
+                if let selected, let index = rows.firstIndex(where: { $0.id == selected }) {
+                    list.selected = index
+                } else {
+                    list.selected = min(list.selected, max(0, rows.count - 1))
+                }
+                sessionList.selected = min(sessionList.selected, max(0, sessions.count - 1))
+                // The open trace grew: read it again (the cursor stays, or follows the newest step).
+                if let open = trace?.summary, let row = loaded.first(where: { $0.id == open.id }),
+                    row.spanCount != open.spanCount || row.importedAt != open.importedAt
+                {
+                    effects.append(.ask(OpenTrace(id: open.id)))
+                }
             case .failed(let message):
                 traces = traces ?? []
                 error = message
             }
+            if listStale {
+                listStale = false
+                listInFlight = true
+                effects.append(.ask(ListTraces()))
+            }
+            return effects
         } else if let (asked, opened) = answer.matching(OpenTrace.self) {
             switch opened {
             case .loaded(let loaded):
@@ -309,6 +360,15 @@ package struct TracesPanel: Panel {
         case .jobFinished:
             // Any command may have added traces (`:trace import`, an eval run, an agent).
             return liveReload(nil)
+        case .workspaceChanged:
+            // Another process committed (`loupe serve` received spans): read the list again, one
+            // read at a time; the open trace is read again when its row shows it grew.
+            if listInFlight {
+                listStale = true
+                return []
+            }
+            listInFlight = true
+            return [.ask(ListTraces())]
         default: break
         }
         return []
@@ -500,6 +560,12 @@ package struct TracesPanel: Panel {
             }
             return []
         }
+        if action == .own(Action.sessions) {
+            showingSessions.toggle()
+            openSession = nil
+            return []
+        }
+        if showingSessions { return performInSessions(action, area: area) }
         let count = rows.count
         switch action {
         case .down, .up, .pageDown, .pageUp, .top, .bottom:
@@ -514,6 +580,36 @@ package struct TracesPanel: Panel {
             let next = (sort.column + 1) % Self.sortColumns.count
             sort = TableSort(column: next, ascending: next == 0)
         case PanelAction.own(Action.reverse): sort.ascending.toggle()
+        case PanelAction.own(Action.reload): return [.ask(ListTraces())]
+        default: break
+        }
+        return []
+    }
+
+    /// Keys in the Sessions view: the sessions, then one session's turns; enter opens a turn's
+    /// trace (esc comes back to the turns).
+    private mutating func performInSessions(_ action: PanelAction, area: Rect) -> [PanelEffect] {
+        let page = max(1, area.height - 4)
+        if let id = openSession {
+            let turns = sessions.first { $0.id == id }?.turns ?? []
+            switch action {
+            case .down, .up, .pageDown, .pageUp, .top, .bottom:
+                turnList.navigate(action, count: turns.count, page: page)
+            case .open:
+                guard turnList.selected < turns.count else { return [] }
+                return [.ask(OpenTrace(id: turns[turnList.selected].id))]
+            case PanelAction.own(Action.reload): return [.ask(ListTraces())]
+            default: break
+            }
+            return []
+        }
+        switch action {
+        case .down, .up, .pageDown, .pageUp, .top, .bottom:
+            sessionList.navigate(action, count: sessions.count, page: page)
+        case .open:
+            guard sessionList.selected < sessions.count else { return [] }
+            openSession = sessions[sessionList.selected].id
+            turnList = ListState()
         case PanelAction.own(Action.reload): return [.ask(ListTraces())]
         default: break
         }

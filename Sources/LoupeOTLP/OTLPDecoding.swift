@@ -173,3 +173,8 @@ extension OTLPDecoding {
         return response
     }
 }
+
+extension Opentelemetry_Proto_Collector_Trace_V1_ExportTraceServiceRequest {
+    /// The request's protobuf bytes, as an exporter sends them.
+    package var protobuf: Data { (try? serializedData()) ?? Data() }
+}
