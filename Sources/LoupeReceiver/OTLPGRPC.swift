@@ -19,7 +19,9 @@ struct OTLPGRPC: Opentelemetry_Proto_Collector_Trace_V1_TraceService.ServiceProt
         guard configuration.authorizes(authorization) else {
             throw RPCError(code: .unauthenticated, message: "a bearer token is required")
         }
+        do { try ingest.admit() } catch { throw RPCError(code: .unavailable, message: error.description) }
         let decoded = OTLPDecoding.message(request.message)
+        ingest.finishedDecoding()
         do {
             _ = try await ingest.submit(decoded.spans, source: "OTLP/gRPC")
         } catch let refusal as TraceIngest.Refusal {

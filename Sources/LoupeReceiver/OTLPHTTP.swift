@@ -47,6 +47,11 @@ enum OTLPHTTP {
             response.headers[.wwwAuthenticate] = "Bearer"
             return response
         }
+        // Refused before the body is read when the queue is full: memory stays bounded however
+        // many exporters send at once.
+        do { try ingest.admit() } catch { return busy(error, encoding: encoding) }
+        var admitted = true
+        defer { if admitted { ingest.finishedDecoding() } }
         let limit = configuration.maxBodyBytes
         var body: Data
         do {
@@ -74,16 +79,21 @@ enum OTLPHTTP {
         } catch {
             return failure(.badRequest, code: 3, error.description, encoding: encoding)
         }
+        ingest.finishedDecoding()
+        admitted = false
         do {
             _ = try await ingest.submit(decoded.spans, source: "OTLP/HTTP")
-        } catch let refusal as TraceIngest.Refusal {
-            var response = failure(.serviceUnavailable, code: 14, refusal.description, encoding: encoding)
-            response.headers[.retryAfter] = "1"
-            return response
         } catch {
-            return failure(.serviceUnavailable, code: 14, "\(error)", encoding: encoding)
+            return busy(error, encoding: encoding)
         }
         return message(.ok, OTLPDecoding.partialSuccess(decoded.rejected), encoding: encoding)
+    }
+
+    /// 503 with `Retry-After`: the exporter backs off and sends again.
+    private static func busy(_ error: any Error, encoding: Encoding) -> Response {
+        var response = failure(.serviceUnavailable, code: 14, "\(error)", encoding: encoding)
+        response.headers[.retryAfter] = "1"
+        return response
     }
 
     private static func failure(

@@ -98,7 +98,8 @@ extension BenchCommand {
             try Self.openLoop(rate: Double(rate), seconds: seconds, batch: batch, generator, endpoint, latency)
             let overload = Tally()
             let offered = 3 * throughput
-            try Self.openLoop(rate: offered, seconds: seconds, batch: batch, generator, endpoint, overload)
+            let overloadElapsed = try Self.openLoop(
+                rate: offered, seconds: seconds, batch: batch, generator, endpoint, overload)
             let latencyCounts = latency.counts.withLock { $0 }
             let overloadCounts = overload.counts.withLock { $0 }
 
@@ -112,7 +113,7 @@ extension BenchCommand {
                 sustainedRequests: sustainedCounts.acknowledged, latencyRate: rate,
                 latencyMilliseconds: Stats(latencyCounts.latencies),
                 overloadOfferedSpansPerSecond: offered,
-                overloadAcceptedSpansPerSecond: Double(overloadCounts.acknowledged * batch) / seconds,
+                overloadAcceptedSpansPerSecond: Double(overloadCounts.acknowledged * batch) / overloadElapsed,
                 overloadRefusedRequests: overloadCounts.refused, acknowledgedSpans: acknowledged, storedSpans: stored,
                 lostSpans: max(0, acknowledged - stored), serverPeakRSSMegabytes: peak)
             if json { return context.print(try Formatting.json(result)) }
@@ -132,9 +133,12 @@ extension BenchCommand {
         }
 
         /// Sends a request every `batch / rate` seconds for `seconds`, without waiting for answers.
+        /// Returns the seconds from the first request to the last answer.
+        @discardableResult
         static func openLoop(
             rate: Double, seconds: Double, batch: Int, _ generator: Generator, _ endpoint: URL, _ tally: Tally
-        ) throws {
+        ) throws -> Double {
+            let begun = Date()
             let interval = Double(batch) / rate
             try wait {
                 await withTaskGroup(of: Void.self) { tasks in
@@ -149,7 +153,17 @@ extension BenchCommand {
                     }
                 }
             }
+            return Date().timeIntervalSince(begun)
         }
+
+        /// Up to 256 connections at once, as many exporters would open: URLSession's default of a
+        /// few per host would queue the overload in this client instead of at the server.
+        static let session: URLSession = {
+            let configuration = URLSessionConfiguration.ephemeral
+            configuration.httpMaximumConnectionsPerHost = 256
+            configuration.timeoutIntervalForRequest = 60
+            return URLSession(configuration: configuration)
+        }()
 
         /// POSTs one request; records its latency when acknowledged. The HTTP status (0: no answer).
         static func post(_ body: Data, to endpoint: URL, tally: Tally) async -> Int {
@@ -159,7 +173,7 @@ extension BenchCommand {
             request.httpBody = body
             request.timeoutInterval = 60
             let start = ContinuousClock.now
-            let status = (try? await URLSession.shared.data(for: request)).flatMap {
+            let status = (try? await session.data(for: request)).flatMap {
                 ($0.1 as? HTTPURLResponse)?.statusCode
             }
             let elapsed = ContinuousClock.now - start

@@ -42,7 +42,7 @@ struct ServeCommand: LoupeCommand {
     @Option(name: .customLong("max-body-mb"), help: "The largest request body, in MiB, before and after gzip.")
     var maxBodyMB = 32
     @Option(help: "The most spans waiting to be stored; past it requests get 503 and are retried.")
-    var queue = 65_536
+    var queue = 16_384
 
     func run(in context: CommandContext) throws {
         var configuration = ReceiverConfiguration()

@@ -59,6 +59,8 @@ package final class TraceIngest: Sendable {
         var queued = 0
         var stopping = false
         var writing = false
+        /// Requests being read and decoded (admitted, not yet queued).
+        var decoding = 0
         var statistics = Statistics()
         /// (time, spans) of recent commits, for the rate.
         var recent: [(at: ContinuousClock.Instant, spans: Int)] = []
@@ -67,6 +69,9 @@ package final class TraceIngest: Sendable {
     private let workspace: Workspace
     /// The most spans waiting at once.
     package let capacity: Int
+    /// The most requests read and decoded at once: with the queue's capacity, what bounds memory
+    /// whatever the number of connections.
+    package let decoders: Int
     private let state = Mutex(State())
     private let wake = DispatchSemaphore(value: 0)
     private let drained = DispatchSemaphore(value: 0)
@@ -77,10 +82,12 @@ package final class TraceIngest: Sendable {
     ///   pass it is refused (unless the queue is empty: one request always fits, its size is
     ///   bounded by the server's body limit).
     package init(
-        workspace: Workspace, capacity: Int = 65_536, onCommit: @escaping @Sendable ([Int64]) -> Void = { _ in }
+        workspace: Workspace, capacity: Int = 16_384, decoders: Int = 4,
+        onCommit: @escaping @Sendable ([Int64]) -> Void = { _ in }
     ) {
         self.workspace = workspace
         self.capacity = capacity
+        self.decoders = decoders
         self.onCommit = onCommit
         let thread = Thread { [self] in writer() }
         thread.name = "loupe-ingest"
@@ -109,6 +116,26 @@ package final class TraceIngest: Sendable {
             }
             if let refusal { answer.resume(throwing: refusal) } else { wake.signal() }
         }
+    }
+
+    /// Admits one request to be read and decoded, or refuses it at once — before its body is
+    /// read — when the queue is full or ``decoders`` requests are being decoded. An admitted
+    /// request calls ``finishedDecoding()`` once it is queued or failed.
+    package func admit() throws(Refusal) {
+        let refusal: Refusal? = state.withLock { state in
+            if state.stopping { return .stopping }
+            guard state.queued < capacity, state.decoding < decoders else {
+                state.statistics.refused += 1
+                return .busy(queued: state.queued, capacity: capacity)
+            }
+            state.decoding += 1
+            return nil
+        }
+        if let refusal { throw refusal }
+    }
+
+    package func finishedDecoding() {
+        state.withLock { $0.decoding -= 1 }
     }
 
     /// Refuses new requests, then waits until every queued one is committed and answered.
@@ -199,7 +226,7 @@ package final class TraceIngest: Sendable {
             }
         }
         let stored = try workspace.storedSources(format: TraceFormat.otlp.rawValue, externalIDs: order)
-        let records = try order.map { id -> NewTrace in
+        let traces = try order.map { id -> (trace: Trace, source: String?) in
             var spans: [TraceSpan] = []
             var index: [String: Int] = [:]
             var metadata: [String: JSONValue] = [:]
@@ -226,8 +253,11 @@ package final class TraceIngest: Sendable {
             }
             var trace = OTLPImporter.trace(id: id, spans: spans, service: service)
             trace.metadata = metadata.merging(trace.metadata) { _, new in new }
-            return TraceService.record(trace, sourceFile: sources[id])
+            return (trace, sources[id])
         }
+        // Made here, on the writer thread: making them on every core (as a file import does) was
+        // slower under load, the request handlers' decoding already using the cores.
+        let records = traces.map { TraceService.record($0.trace, sourceFile: $0.source) }
         return try workspace.importTraces(records).ids
     }
 }
