@@ -6,5 +6,6 @@ package enum TraceFormat: String, Hashable, Sendable, Codable, CaseIterable {
     case openai
     case inspect
     case sweAgent = "swe-agent"
+    case openaiAgents = "openai-agents"
     case loupe
 }

@@ -17,6 +17,7 @@ package enum TraceImport {
         guard let value else {
             let text = String(decoding: head, as: UTF8.self)
             if text.contains("\"resourceSpans\"") || text.contains("\"resource_spans\"") { return .otlp }
+            if text.contains("\"trace.span\"") && text.contains("\"data\"") { return .openaiAgents }
             if text.contains("\"eval\"") && (text.contains("\"samples\"") || text.contains("\"version\"")) {
                 return .inspect
             }
@@ -25,6 +26,7 @@ package enum TraceImport {
             return nil
         }
         if value["resourceSpans"] != nil || value["resource_spans"] != nil { return .otlp }
+        if OpenAIAgentsImporter.matches(value) { return .openaiAgents }
         if value["eval"] != nil && (value["samples"] != nil || value["version"] != nil) { return .inspect }
         if value["trajectory"] != nil || value["trajectory_format"] != nil { return .sweAgent }
         if value["messages"] != nil || value.array?.first?["role"] != nil || value.array?.first?["messages"] != nil {
@@ -40,10 +42,12 @@ package enum TraceImport {
         case .openai: return try ChatMessages.traces(data, file: file)
         case .inspect: return try InspectImporter.traces(data, file: file)
         case .sweAgent: return try SWEAgentImporter.traces(data, file: file)
+        case .openaiAgents: return try OpenAIAgentsImporter.traces(data, file: file)
         case .loupe, nil:
             throw TraceImportError(
                 file: file,
-                "not a trace file Loupe reads (OTLP/JSON, Inspect AI .json/.eval, OpenAI messages, SWE-agent .traj)")
+                "not a trace file Loupe reads (OTLP/JSON, Inspect AI .json/.eval, OpenAI messages, OpenAI Agents SDK export, SWE-agent .traj)"
+            )
         }
     }
 

@@ -13,6 +13,41 @@ import Testing
         return (try Data(contentsOf: URL(fileURLWithPath: path)), path)
     }
 
+    /// What the OpenAI Agents SDK's own exporter sent (scripts/fixtures/openai_agents.py): a
+    /// handoff run with a guardrail, a tool call and three model calls, and a run the guardrail
+    /// stopped; both in the thread the SDK's group_id names.
+    @Test func openAIAgentsSDKExportBecomesTracesWithSessions() throws {
+        let (data, file) = try Self.sample("openai-agents.json")
+        #expect(TraceImport.detect(data, file: file) == .openaiAgents)
+        let traces = try TraceImport.traces(data, file: file)
+        #expect(traces.map(\.name) == ["Support desk", "Support desk"])
+        #expect(traces.map(\.sessionID) == ["thread-42", "thread-42"])
+        let run = traces[0]
+        #expect(run.metadata["metadata"]?["customer"] == .string("c-7"))
+        #expect(
+            run.spans.map(\.name) == [
+                "task", "Triage agent", "turn", "guardrail no_passwords", "generation gpt-4o-mini",
+                "handoff Triage agent → Weather agent", "Weather agent", "turn", "generation gpt-4o-mini",
+                "get_weather", "turn", "generation gpt-4o-mini",
+            ])
+        let calls = run.spans.filter { $0.kind == .llm }
+        #expect(calls.map(\.usage.inputTokens) == [88, 120, 151])
+        #expect(calls[0].input.map(\.role) == ["system", "user"])
+        #expect(calls[0].output.first?.toolCalls.first?.name == "transfer_to_weather_agent")
+        #expect(calls[2].output.first?.text == "It is sunny, 19 °C in Lyon right now.")
+        let tool = try #require(run.spans.first { $0.kind == .tool }?.tool)
+        #expect(tool.name == "get_weather" && tool.arguments == #"{"city": "Lyon"}"# && tool.result == "sunny, 19 °C")
+        #expect(run.errorCount == 0)
+        let stopped = traces[1]
+        #expect(stopped.errorCount == 2)
+        #expect(stopped.spans.first { $0.kind == .eval }?.status == .error("guardrail tripwire triggered"))
+        #expect(stopped.spans.contains { $0.status == .error("Guardrail tripwire triggered") })
+        // A span with a time that is not one is named with its place.
+        let broken = String(decoding: data, as: UTF8.self).replacingOccurrences(
+            of: #""started_at": "2026"#, with: #""started_at": "soon"#)
+        #expect(throws: TraceImportError.self) { try TraceImport.traces(Data(broken.utf8), file: file) }
+    }
+
     @Test func otlpFileExportBecomesThreeTracesWithParentsFirst() throws {
         let (data, file) = try Self.sample("otlp-genai.jsonl")
         #expect(TraceImport.detect(data, file: file) == .otlp)

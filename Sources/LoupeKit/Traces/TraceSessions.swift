@@ -13,9 +13,13 @@ package struct TraceSession: Hashable, Sendable {
     package var durationNs: Int64 { max(0, endedNs - startedNs) }
     package var inputTokens: Int? { Self.sum(turns.map(\.inputTokens)) }
     package var outputTokens: Int? { Self.sum(turns.map(\.outputTokens)) }
-    /// Nil ("no price") when a turn's cost is not known.
+    /// Nil ("no price") when a turn's cost is not known; a turn that used no tokens (a run a
+    /// guardrail stopped before any model call) costs nothing.
     package var cost: Double? {
-        turns.reduce(Double?(0)) { total, turn in total.flatMap { a in turn.cost.map { a + $0 } } }
+        turns.reduce(Double?(0)) { total, turn in
+            if turn.cost == nil && turn.inputTokens == nil && turn.outputTokens == nil { return total }
+            return total.flatMap { a in turn.cost.map { a + $0 } }
+        }
     }
     package var errorCount: Int { turns.reduce(0) { $0 + $1.errorCount } }
     /// The turns that had an error.
