@@ -165,7 +165,7 @@ extension TracesPanel {
             ]
         }
         let columns = [
-            TableColumn("session", width: .fill(2)), TableColumn("turns", width: .length(5), alignment: .trailing),
+            TableColumn("session", width: .fill(3)), TableColumn("turns", width: .length(5), alignment: .trailing),
             TableColumn("steps", width: .length(5), alignment: .trailing), TableColumn("errors", width: .length(6)),
             TableColumn("duration", width: .length(9), alignment: .trailing),
             TableColumn("tokens in/out", width: .length(13), alignment: .trailing),

@@ -295,8 +295,11 @@ package struct TracesPanel: Panel {
                 if !reload || !(spanCursor.map { loaded.spans.indices.contains($0) } ?? true) { spanCursor = nil }
                 trace = loaded
                 error = nil
+                // A live trace opens on its newest step, following it as it grows (`h` stops
+                // following; the last step follows again).
+                let following = wasLast || (!reload && live.contains(asked.id))
                 step =
-                    !reload ? 0 : wasLast ? max(0, loaded.steps.count - 1) : min(step, max(0, loaded.steps.count - 1))
+                    following ? max(0, loaded.steps.count - 1) : !reload ? 0 : min(step, max(0, loaded.steps.count - 1))
                 return loadStep()
             case .failed(let message): error = message
             }
