@@ -35,7 +35,9 @@ package enum OpenAIAgentsImporter {
             switch item["object"]?.string {
             case "trace": headers[id] = item
             case "trace.span": spans[id, default: []].append(try span(item, file: file, part: part))
-            case let other: throw TraceImportError(file: file, part: part, field: "object", "\(other ?? "none") is not trace or trace.span")
+            case let other:
+                throw TraceImportError(
+                    file: file, part: part, field: "object", "\(other ?? "none") is not trace or trace.span")
             }
         }
         return order.map { id in
