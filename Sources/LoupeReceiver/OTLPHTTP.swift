@@ -55,7 +55,19 @@ enum OTLPHTTP {
         let limit = configuration.maxBodyBytes
         var body: Data
         do {
-            let buffer = try await request.body.collect(upTo: limit)
+            // A body that takes longer than this to arrive holds a decode slot no longer.
+            let buffer = try await withThrowingTaskGroup(of: ByteBuffer?.self) { reading in
+                reading.addTask { try await request.body.collect(upTo: limit) }
+                reading.addTask {
+                    try await Task.sleep(for: .seconds(30))
+                    return nil
+                }
+                defer { reading.cancelAll() }
+                return try await reading.next() ?? nil
+            }
+            guard let buffer else {
+                return failure(.requestTimeout, code: 4, "the body did not arrive within 30 s", encoding: encoding)
+            }
             body = Data(buffer.readableBytesView)
         } catch is NIOTooManyBytesError {
             return failure(.contentTooLarge, code: 3, "the body is larger than \(limit) bytes", encoding: encoding)

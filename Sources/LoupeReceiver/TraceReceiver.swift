@@ -37,7 +37,9 @@ package final class TraceReceiver: Sendable {
     package func run(onListening: @escaping @Sendable (Addresses) -> Void = { _ in }) async throws {
         var logger = Logger(label: "loupe.otlp")
         logger.logLevel = .critical
-        let host = configuration.host == "localhost" ? "127.0.0.1" : configuration.host
+        let bracketed = configuration.host.hasPrefix("[") && configuration.host.hasSuffix("]")
+        let bare = bracketed ? String(configuration.host.dropFirst().dropLast()) : configuration.host
+        let host = bare == "localhost" ? "127.0.0.1" : bare
         let (ports, bound) = AsyncStream.makeStream(of: Int.self)
         let http = configuration.httpPort.map { port in
             ServiceGroup(
@@ -45,6 +47,8 @@ package final class TraceReceiver: Sendable {
                     services: [
                         Application(
                             router: OTLPHTTP.router(configuration: configuration, ingest: ingest),
+                            // A connection idle for 30 s (an upload that stalled) is closed.
+                            server: .http1(configuration: .init(idleTimeout: .seconds(30))),
                             configuration: .init(address: .hostname(host, port: port)),
                             onServerRunning: { channel in
                                 bound.yield(channel.localAddress?.port ?? port)
@@ -56,9 +60,8 @@ package final class TraceReceiver: Sendable {
             var config = HTTP2ServerTransport.Posix.Config.defaults
             config.rpc.maxRequestPayloadSize = configuration.maxBodyBytes
             config.compression.enabledAlgorithms = .all
-            let bare = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
             let address: GRPCNIOTransportCore.SocketAddress =
-                bare.contains(":") ? .ipv6(host: bare, port: port) : .ipv4(host: bare, port: port)
+                host.contains(":") ? .ipv6(host: host, port: port) : .ipv4(host: host, port: port)
             return GRPCServer(
                 transport: .http2NIOPosix(address: address, transportSecurity: .plaintext, config: config),
                 services: [OTLPGRPC(configuration: configuration, ingest: ingest)])
@@ -72,29 +75,38 @@ package final class TraceReceiver: Sendable {
             return state.requested
         }
         if stopNow { return }
-        try await withThrowingTaskGroup(of: Void.self) { tasks in
-            if let http { tasks.addTask { try await http.run() } }
-            if let grpc { tasks.addTask { try await grpc.serve() } }
-            tasks.addTask {
-                var addresses = Addresses()
-                if http != nil {
-                    for await port in ports {
-                        addresses.http = Self.address(host, port)
-                        break
-                    }
+        // The addresses are told from a task of their own: a gRPC server stopped before it listened
+        // never completes its address, and the servers' group must not wait for it.
+        let told = Task {
+            var addresses = Addresses()
+            if http != nil {
+                for await port in ports {
+                    addresses.http = Self.address(host, port)
+                    break
                 }
-                if let grpc, let bound = try await grpc.listeningAddress {
-                    if let port = bound.ipv4?.port ?? bound.ipv6?.port { addresses.grpc = Self.address(host, port) }
+            }
+            if let grpc, let bound = try? await grpc.listeningAddress {
+                if let port = bound.ipv4?.port ?? bound.ipv6?.port { addresses.grpc = Self.address(host, port) }
+            }
+            if !Task.isCancelled { onListening(addresses) }
+        }
+        defer { told.cancel() }
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { tasks in
+                if let http { tasks.addTask { try await http.run() } }
+                if let grpc { tasks.addTask { try await grpc.serve() } }
+                do {
+                    while try await tasks.next() != nil {}
+                } catch {
+                    // One server failed (a port in use): stop the other, then say why.
+                    await stop()
+                    throw error
                 }
-                if !Task.isCancelled { onListening(addresses) }
             }
-            do {
-                while try await tasks.next() != nil {}
-            } catch {
-                // One server failed (a port in use): stop the other, then say why.
-                await stop()
-                throw error
-            }
+        } catch {
+            // Stopped while starting: a server told to stop before it served says so by throwing.
+            if stopping.withLock({ $0.requested }) { return }
+            throw error
         }
     }
 

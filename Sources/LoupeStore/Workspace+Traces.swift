@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import LoupeBase
 
 extension Workspace {
     /// Stores traces in one transaction: a trace already stored (same format and external id)
@@ -303,7 +304,7 @@ extension Workspace {
                 let rows = try Row.fetchCursor(
                     db,
                     sql: """
-                        SELECT t.external_id, t.metadata_json, s.raw_zstd FROM traces t
+                        SELECT t.external_id, t.metadata_json, s.raw_zstd, s.raw_json FROM traces t
                         LEFT JOIN spans s ON s.trace_id = t.id
                         WHERE t.format = ? AND t.external_id IN (\(marks))
                         ORDER BY t.id, s.ordinal
@@ -312,7 +313,12 @@ extension Workspace {
                 while let row = try rows.next() {
                     let id: String = row[0]
                     var stored = out[id] ?? StoredSources(metadataJSON: row[1], spans: [])
-                    if let raw: Data = row[2] { stored.spans.append(raw) }
+                    // Sources stored before v9 are JSON text: compressed here like the others.
+                    if let raw: Data = row[2] {
+                        stored.spans.append(raw)
+                    } else if let text: String = row[3] {
+                        stored.spans.append(Zstd.compress(text))
+                    }
                     out[id] = stored
                 }
             }

@@ -336,6 +336,21 @@ import Testing
         #expect(!panel(state).showingSessions)
     }
 
+    /// A trace's answer that arrives after the user went back, or opened another, is dropped: the
+    /// user stays where they went.
+    @Test func anOpenAnswerForATraceTheUserLeftIsDropped() throws {
+        var state = AppFixtures.state(width: 120, height: 36)
+        try settle([.ask(TracesPanel.ListTraces())], &state)
+        let asked = AppFixtures.press([.enter], on: &state)
+        AppFixtures.press([.escape], on: &state)
+        try settle(asked, &state)
+        #expect(panel(state).trace == nil)
+        AppFixtures.press([.character("j")], on: &state)
+        let second = AppFixtures.press([.enter], on: &state)
+        try settle(asked + second, &state)
+        #expect(panel(state).trace?.summary.id == panel(state).rows[1].id)
+    }
+
     private func opened(width: Int = 120, height: Int = 36) throws -> AppState {
         var state = AppFixtures.state(width: width, height: height)
         try settle([.ask(TracesPanel.ListTraces())], &state)

@@ -69,7 +69,17 @@ struct ServeCommand: LoupeCommand {
         let needsToken = configuration.token != nil
         let failure = Mutex<(any Error)?>(nil)
         let finished = DispatchSemaphore(value: 0)
-        let stopping = Signals.onInterrupt { Task { await receiver.stop() } }
+        // The first signal stops taking requests and commits those in flight; a second leaves at
+        // once (everything acknowledged is already committed).
+        let signals = Atomic<Int>(0)
+        let stopping = Signals.onInterrupt {
+            if signals.wrappingAdd(1, ordering: .relaxed).oldValue == 0 {
+                Task { await receiver.stop() }
+            } else {
+                FileHandle.standardError.write(Data("loupe serve: stopping at once\n".utf8))
+                _exit(130)
+            }
+        }
         defer { stopping.restore() }
         Task {
             do {
@@ -87,19 +97,27 @@ struct ServeCommand: LoupeCommand {
             }
             finished.signal()
         }
+        let done = Atomic<Bool>(false)
+        let progressStopped = DispatchSemaphore(value: 0)
         let progress = Thread {
             var last = ingest.statistics
-            while finished.wait(timeout: .now() + 5) == .timedOut {
+            var ticks = 0
+            while !done.load(ordering: .relaxed) {
+                Thread.sleep(forTimeInterval: 0.1)
+                ticks += 1
+                guard ticks % 50 == 0 else { continue }
                 let now = ingest.statistics
                 if now.requests != last.requests || now.refused != last.refused {
                     context.print(Self.line(now))
                 }
                 last = now
             }
-            finished.signal()
+            progressStopped.signal()
         }
         progress.start()
         finished.wait()
+        done.store(true, ordering: .relaxed)
+        progressStopped.wait()
         ingest.drain()
         if let error = failure.withLock({ $0 }) {
             throw CommandFailure("the OTLP receiver stopped: \(UntrustedText.sanitized("\(error)"))")

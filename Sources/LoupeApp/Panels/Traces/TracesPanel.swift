@@ -58,6 +58,9 @@ package struct TracesPanel: Panel {
     /// The session whose turns are listed, when one is open.
     package private(set) var openSession: String?
     package var turnList = ListState()
+    /// The trace the panel last asked to open: an answer for another (one asked before the user
+    /// went back or opened a second) is dropped.
+    private var opening: Int64?
     /// The traces grouped by session, read with the list.
     package private(set) var sessions: [TraceSession] = []
     /// Traces still arriving (received, spans waiting for their parent, the last within ten
@@ -149,7 +152,9 @@ package struct TracesPanel: Panel {
             ? "words, errors, steps>5, cost>0.01, duration>2s, model:gpt-4o, since:2h, format:otlp — enter keeps it"
             : nil
     }
-    package var canGoBack: Bool { trace != nil || diff != nil || filter != nil || showingSessions }
+    package var canGoBack: Bool {
+        trace != nil || diff != nil || filter != nil || showingSessions || opening != nil
+    }
 
     package var wantsTicks: Bool { playing }
     package var capturesText: Bool { forking }
@@ -202,6 +207,11 @@ package struct TracesPanel: Panel {
             diff = nil
             return
         }
+        if trace == nil, opening != nil {
+            // A trace asked for and not read yet: esc cancels its opening.
+            opening = nil
+            return
+        }
         if trace == nil, openSession != nil {
             openSession = nil
             return
@@ -217,6 +227,7 @@ package struct TracesPanel: Panel {
         playing = false
         deepMatches = nil
         trace = nil
+        opening = nil
         detail = nil
         spanCursor = nil
         detailCache = [:]
@@ -283,11 +294,14 @@ package struct TracesPanel: Panel {
         } else if let (asked, opened) = answer.matching(OpenTrace.self) {
             switch opened {
             case .loaded(let loaded):
-                guard trace == nil || trace?.summary.id == asked.id else { return [] }
+                guard trace?.summary.id == asked.id || (trace == nil && opening == asked.id) else { return [] }
                 // A reload of the open trace (a run recorded live) keeps the cursor, and follows
                 // the newest step when it was on the last one.
                 let reload = trace?.summary.id == asked.id
                 let wasLast = reload && step >= (trace?.steps.count ?? 0) - 1
+                // The span under the cursor, by id: spans that arrive (a parent after its
+                // children) move the others' positions.
+                let cursorSpan = reload ? currentOrdinal.flatMap { trace?.spans[$0].spanID } : nil
                 // Contents are read again: a trace recorded live has more in its spans now.
                 detailCache = [:]
                 detailsAsked = []
@@ -300,6 +314,16 @@ package struct TracesPanel: Panel {
                 let following = wasLast || (!reload && live.contains(asked.id))
                 step =
                     following ? max(0, loaded.steps.count - 1) : !reload ? 0 : min(step, max(0, loaded.steps.count - 1))
+                if !following, let cursorSpan, let ordinal = loaded.spans.firstIndex(where: { $0.spanID == cursorSpan })
+                {
+                    if let index = loaded.steps.firstIndex(of: ordinal) {
+                        step = index
+                        spanCursor = nil
+                    } else {
+                        spanCursor = ordinal
+                        step = max(0, loaded.steps.lastIndex { $0 < ordinal } ?? 0)
+                    }
+                }
                 return loadStep()
             case .failed(let message): error = message
             }
@@ -343,6 +367,7 @@ package struct TracesPanel: Panel {
             diff = nil
             goBack()
             if let index = rows.firstIndex(where: { $0.id == id }) { list.selected = index }
+            opening = id
             return [.ask(OpenTrace(id: id)), .ask(ListTraces())]
         case .answered(let answer):
             return receive(answer)
@@ -577,6 +602,7 @@ package struct TracesPanel: Panel {
             guard list.selected < count else { return [] }
             let id = rows[list.selected].id
             trace = nil
+            opening = id
             return [.ask(OpenTrace(id: id))]
         case PanelAction.own(Action.sort):
             // Start ascends (oldest first); the measures descend (largest first).
@@ -600,6 +626,7 @@ package struct TracesPanel: Panel {
                 turnList.navigate(action, count: turns.count, page: page)
             case .open:
                 guard turnList.selected < turns.count else { return [] }
+                opening = turns[turnList.selected].id
                 return [.ask(OpenTrace(id: turns[turnList.selected].id))]
             case PanelAction.own(Action.reload): return [.ask(ListTraces())]
             default: break
