@@ -178,3 +178,21 @@ extension Opentelemetry_Proto_Collector_Trace_V1_ExportTraceServiceRequest {
     /// The request's protobuf bytes, as an exporter sends them.
     package var protobuf: Data { (try? serializedData()) ?? Data() }
 }
+
+extension Opentelemetry_Proto_Common_V1_KeyValue {
+    /// A string attribute, as an SDK writes one.
+    package static func string(_ key: String, _ value: String) -> Self {
+        var pair = Self()
+        pair.key = key
+        pair.value.stringValue = value
+        return pair
+    }
+
+    /// An integer attribute.
+    package static func int(_ key: String, _ value: Int64) -> Self {
+        var pair = Self()
+        pair.key = key
+        pair.value.intValue = value
+        return pair
+    }
+}

@@ -18,18 +18,10 @@ enum Requests {
     }
 
     static func string(_ key: String, _ value: String) -> Opentelemetry_Proto_Common_V1_KeyValue {
-        var pair = Opentelemetry_Proto_Common_V1_KeyValue()
-        pair.key = key
-        pair.value.stringValue = value
-        return pair
+        .string(key, value)
     }
 
-    static func int(_ key: String, _ value: Int64) -> Opentelemetry_Proto_Common_V1_KeyValue {
-        var pair = Opentelemetry_Proto_Common_V1_KeyValue()
-        pair.key = key
-        pair.value.intValue = value
-        return pair
-    }
+    static func int(_ key: String, _ value: Int64) -> Opentelemetry_Proto_Common_V1_KeyValue { .int(key, value) }
 
     static func span(
         trace: String, id: String, parent: String? = nil, name: String, start: UInt64, end: UInt64,

@@ -221,7 +221,7 @@ extension BenchCommand {
         func body() -> Data {
             var request = Opentelemetry_Proto_Collector_Trace_V1_ExportTraceServiceRequest()
             var resource = Opentelemetry_Proto_Trace_V1_ResourceSpans()
-            resource.resource.attributes = [Self.string("service.name", "bench-agent")]
+            resource.resource.attributes = [.string("service.name", "bench-agent")]
             var scope = Opentelemetry_Proto_Trace_V1_ScopeSpans()
             scope.scope.name = "loupe.bench"
             let t0 = UInt64(Date().timeIntervalSince1970 * 1e9)
@@ -236,19 +236,19 @@ extension BenchCommand {
                     span.endTimeUnixNano = t0 + UInt64(s) * 1_000_000 + 900_000
                     if s == 0 {
                         span.name = "invoke_agent bench"
-                        span.attributes = [Self.string("gen_ai.operation.name", "invoke_agent")]
+                        span.attributes = [.string("gen_ai.operation.name", "invoke_agent")]
                     } else {
                         span.parentSpanID = Self.bytes(trace << 4 | 1, 8)
                         span.name = "chat gpt-4o-mini"
                         span.attributes = [
-                            Self.string("gen_ai.operation.name", "chat"),
-                            Self.string("gen_ai.request.model", "gpt-4o-mini"),
-                            Self.int("gen_ai.usage.input_tokens", 400 + Int64(s)),
-                            Self.int("gen_ai.usage.output_tokens", 40),
-                            Self.string(
+                            .string("gen_ai.operation.name", "chat"),
+                            .string("gen_ai.request.model", "gpt-4o-mini"),
+                            .int("gen_ai.usage.input_tokens", 400 + Int64(s)),
+                            .int("gen_ai.usage.output_tokens", 40),
+                            .string(
                                 "gen_ai.input.messages",
                                 #"[{"role":"user","parts":[{"type":"text","content":"\#(text)"}]}]"#),
-                            Self.string(
+                            .string(
                                 "gen_ai.output.messages",
                                 #"[{"role":"assistant","parts":[{"type":"text","content":"\#(text.prefix(300))"}]}]"#
                             ),
@@ -266,20 +266,6 @@ extension BenchCommand {
             var data = Data(repeating: 0xB0, count: count - 8)
             withUnsafeBytes(of: value.bigEndian) { data.append(contentsOf: $0) }
             return data
-        }
-
-        static func string(_ key: String, _ value: String) -> Opentelemetry_Proto_Common_V1_KeyValue {
-            var pair = Opentelemetry_Proto_Common_V1_KeyValue()
-            pair.key = key
-            pair.value.stringValue = value
-            return pair
-        }
-
-        static func int(_ key: String, _ value: Int64) -> Opentelemetry_Proto_Common_V1_KeyValue {
-            var pair = Opentelemetry_Proto_Common_V1_KeyValue()
-            pair.key = key
-            pair.value.intValue = value
-            return pair
         }
     }
 
