@@ -23,7 +23,7 @@ struct OTLPGRPC: Opentelemetry_Proto_Collector_Trace_V1_TraceService.ServiceProt
         let decoded = OTLPDecoding.message(request.message)
         ingest.finishedDecoding()
         do {
-            _ = try await ingest.submit(decoded.spans, source: "OTLP/gRPC")
+            try await ingest.submit(decoded.spans, source: "OTLP/gRPC")
         } catch let refusal as TraceIngest.Refusal {
             throw RPCError(code: .unavailable, message: refusal.description)
         }

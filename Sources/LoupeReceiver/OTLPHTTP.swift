@@ -94,7 +94,7 @@ enum OTLPHTTP {
         ingest.finishedDecoding()
         admitted = false
         do {
-            _ = try await ingest.submit(decoded.spans, source: "OTLP/HTTP")
+            try await ingest.submit(decoded.spans, source: "OTLP/HTTP")
         } catch {
             return busy(error, encoding: encoding)
         }

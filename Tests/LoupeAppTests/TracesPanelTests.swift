@@ -266,7 +266,7 @@ import Testing
             + raw.joined(separator: ",") + "]}]}]}"
         let request = try OTLPImporter.spans(in: try JSONValue.parse(body), file: "request", line: nil)
         let ingest = TraceIngest(workspace: service.workspace)
-        _ = try await ingest.submit(request.read, source: "OTLP/HTTP")
+        try await ingest.submit(request.read, source: "OTLP/HTTP")
         ingest.drain()
     }
 

@@ -14,12 +14,6 @@ import Synchronization
 /// again from the spans already stored and the new ones, by span id, so a trace grows and a
 /// request sent twice changes nothing.
 package final class TraceIngest: Sendable {
-    /// What one request's spans did once committed.
-    package struct Receipt: Hashable, Sendable {
-        package var spans: Int
-        package var traces: Int
-    }
-
     package enum Refusal: Error, Hashable, Sendable, CustomStringConvertible {
         /// The queue holds `queued` spans, and this request's would pass `capacity`.
         case busy(queued: Int, capacity: Int)
@@ -51,7 +45,7 @@ package final class TraceIngest: Sendable {
     private struct Pending {
         var spans: [OTLPImporter.OTLPSpan]
         var source: String
-        var answer: CheckedContinuation<Receipt, any Error>
+        var answer: CheckedContinuation<Void, any Error>
     }
 
     private struct State {
@@ -75,20 +69,14 @@ package final class TraceIngest: Sendable {
     private let state = Mutex(State())
     private let wake = DispatchSemaphore(value: 0)
     private let drained = DispatchSemaphore(value: 0)
-    /// Told the ids of the traces each commit stored, on the writer thread.
-    private let onCommit: @Sendable ([Int64]) -> Void
 
     /// - Parameter capacity: the most spans waiting to be stored at once; a request that would
     ///   pass it is refused (unless the queue is empty: one request always fits, its size is
     ///   bounded by the server's body limit).
-    package init(
-        workspace: Workspace, capacity: Int = 16_384, decoders: Int = 4,
-        onCommit: @escaping @Sendable ([Int64]) -> Void = { _ in }
-    ) {
+    package init(workspace: Workspace, capacity: Int = 16_384, decoders: Int = 4) {
         self.workspace = workspace
         self.capacity = capacity
         self.decoders = decoders
-        self.onCommit = onCommit
         let thread = Thread { [self] in writer() }
         thread.name = "loupe-ingest"
         thread.start()
@@ -97,10 +85,10 @@ package final class TraceIngest: Sendable {
     /// Queues `spans` and returns once they are committed.
     ///
     /// - Parameter source: what the traces' source column says ("OTLP/HTTP", "OTLP/gRPC").
-    package func submit(_ spans: [OTLPImporter.OTLPSpan], source: String) async throws -> Receipt {
+    package func submit(_ spans: [OTLPImporter.OTLPSpan], source: String) async throws {
         if spans.isEmpty {
             if state.withLock({ $0.stopping }) { throw Refusal.stopping }
-            return Receipt(spans: 0, traces: 0)
+            return
         }
         return try await withCheckedThrowingContinuation { answer in
             let refusal: Refusal? = state.withLock { state in
@@ -111,7 +99,6 @@ package final class TraceIngest: Sendable {
                 }
                 state.pending.append(Pending(spans: spans, source: source, answer: answer))
                 state.queued += spans.count
-                state.statistics.queued = state.queued
                 return nil
             }
             if let refusal { answer.resume(throwing: refusal) } else { wake.signal() }
@@ -151,6 +138,7 @@ package final class TraceIngest: Sendable {
     package var statistics: Statistics {
         state.withLock { state in
             var statistics = state.statistics
+            statistics.queued = state.queued
             let now = ContinuousClock.now
             let window = state.recent.filter { now - $0.at < .seconds(5) }
             statistics.spansPerSecond = Double(window.reduce(0) { $0 + $1.spans }) / 5
@@ -185,7 +173,6 @@ package final class TraceIngest: Sendable {
         let count = batch.reduce(0) { $0 + $1.spans.count }
         state.withLock { state in
             state.queued -= count
-            state.statistics.queued = state.queued
             if case .success = result {
                 state.statistics.requests += batch.count
                 state.statistics.spans += count
@@ -195,12 +182,8 @@ package final class TraceIngest: Sendable {
             }
         }
         switch result {
-        case .success(let ids):
-            onCommit(ids)
-            for pending in batch {
-                let traces = Set(pending.spans.map(\.traceID)).count
-                pending.answer.resume(returning: Receipt(spans: pending.spans.count, traces: traces))
-            }
+        case .success:
+            for pending in batch { pending.answer.resume() }
         case .failure(let error):
             let refusal = Refusal.notStored("\(error)")
             for pending in batch { pending.answer.resume(throwing: refusal) }
@@ -209,10 +192,9 @@ package final class TraceIngest: Sendable {
 
     /// Stores the spans of several requests in one transaction: each trace they touch is put
     /// together from its stored spans and the new ones (a span sent again replaces itself).
-    /// Returns the ids of the traces stored.
     static func store(
         _ requests: [(spans: [OTLPImporter.OTLPSpan], source: String)], in workspace: Workspace
-    ) throws -> [Int64] {
+    ) throws {
         var order: [String] = []
         var incoming: [String: [OTLPImporter.OTLPSpan]] = [:]
         var sources: [String: String] = [:]
@@ -258,6 +240,6 @@ package final class TraceIngest: Sendable {
         // Made here, on the writer thread: making them on every core (as a file import does) was
         // slower under load, the request handlers' decoding already using the cores.
         let records = traces.map { TraceService.record($0.trace, sourceFile: $0.source) }
-        return try workspace.importTraces(records).ids
+        _ = try workspace.importTraces(records)
     }
 }

@@ -22,8 +22,6 @@ package struct TraceSession: Hashable, Sendable {
         }
     }
     package var errorCount: Int { turns.reduce(0) { $0 + $1.errorCount } }
-    /// The turns that had an error.
-    package var failedTurns: Int { turns.filter { $0.errorCount > 0 }.count }
     package var steps: Int { turns.reduce(0) { $0 + $1.stepCount } }
     /// The models its turns called, in name order.
     package var models: [String] { Array(Set(turns.flatMap(\.models))).sorted() }
