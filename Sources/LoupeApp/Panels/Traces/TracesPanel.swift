@@ -316,13 +316,7 @@ package struct TracesPanel: Panel {
                     following ? max(0, loaded.steps.count - 1) : !reload ? 0 : min(step, max(0, loaded.steps.count - 1))
                 if !following, let cursorSpan, let ordinal = loaded.spans.firstIndex(where: { $0.spanID == cursorSpan })
                 {
-                    if let index = loaded.steps.firstIndex(of: ordinal) {
-                        step = index
-                        spanCursor = nil
-                    } else {
-                        spanCursor = ordinal
-                        step = max(0, loaded.steps.lastIndex { $0 < ordinal } ?? 0)
-                    }
+                    return moveSpan(to: ordinal)
                 }
                 return loadStep()
             case .failed(let message): error = message
