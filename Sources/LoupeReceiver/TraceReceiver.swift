@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import GRPCCore
 import GRPCNIOTransportHTTP2
@@ -121,5 +122,54 @@ package final class TraceReceiver: Sendable {
 
     private static func address(_ host: String, _ port: Int) -> String {
         host.contains(":") && !host.hasPrefix("[") ? "[\(host)]:\(port)" : "\(host):\(port)"
+    }
+}
+
+extension TraceReceiver {
+    /// The receiver serving on a task of its own, for a caller that is not async (`loupe serve`,
+    /// the TUI's listener).
+    package final class Serving: Sendable {
+        /// What the serving task leaves: why it stopped, when that was a failure.
+        private final class Outcome: Sendable {
+            let failure = Mutex<(any Error)?>(nil)
+            let finished = DispatchSemaphore(value: 0)
+        }
+
+        private let receiver: TraceReceiver
+        private let outcome = Outcome()
+
+        fileprivate init(_ receiver: TraceReceiver, onListening: @escaping @Sendable (Addresses) -> Void) {
+            self.receiver = receiver
+            let outcome = outcome
+            Task {
+                do { try await receiver.run(onListening: onListening) } catch {
+                    outcome.failure.withLock { $0 = error }
+                }
+                outcome.finished.signal()
+            }
+        }
+
+        /// Why it stopped serving, once it has, when that was a failure (a port in use).
+        package var error: (any Error)? { outcome.failure.withLock { $0 } }
+
+        /// Asks it to stop taking requests; those in flight are committed and answered.
+        package func requestStop() {
+            let receiver = receiver
+            Task { await receiver.stop() }
+        }
+
+        /// Waits until it stopped serving, then commits what its queue holds; throws why it stopped
+        /// when that was a failure.
+        package func wait() throws {
+            outcome.finished.wait()
+            outcome.finished.signal()
+            receiver.ingest.drain()
+            if let error { throw error }
+        }
+    }
+
+    /// Starts serving on a task of its own; `onListening` is told the bound addresses.
+    package func start(onListening: @escaping @Sendable (Addresses) -> Void = { _ in }) -> Serving {
+        Serving(self, onListening: onListening)
     }
 }

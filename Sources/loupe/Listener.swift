@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import LoupeKit
 import LoupeReceiver
@@ -9,54 +8,47 @@ import Synchronization
 /// writing into the open workspace while the TUI shows what arrives. Stopped, its queue
 /// committed, when the TUI closes.
 final class Listener: Sendable {
-    private let receiver: TraceReceiver?
     private let ingest: TraceIngest
-    /// Where it listens, or why it does not; set by the serving task.
-    private final class State: Sendable {
-        let value = Mutex<(addresses: TraceReceiver.Addresses?, failure: String?)>((nil, nil))
-        let served = DispatchSemaphore(value: 0)
+    /// Serving, or why it could not start (a token that is empty).
+    private let serving: Result<TraceReceiver.Serving, ReceiverConfiguration.Invalid>
+    /// Where it listens, once bound; set by the serving task.
+    private final class Bound: Sendable {
+        let addresses = Mutex<TraceReceiver.Addresses?>(nil)
     }
 
-    private let state = State()
+    private let bound = Bound()
 
     init(workspace: Workspace, environment: [String: String]) {
         ingest = TraceIngest(workspace: workspace)
         var configuration = ReceiverConfiguration()
         configuration.token = environment["LOUPE_OTLP_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
-        do {
-            receiver = try TraceReceiver(configuration: configuration, ingest: ingest)
-        } catch {
-            receiver = nil
-            state.value.withLock { $0.failure = error.description }
-            state.served.signal()
-            return
-        }
-        let receiver = receiver
-        let state = state
-        Task {
-            do {
-                try await receiver?.run { addresses in state.value.withLock { $0.addresses = addresses } }
-            } catch {
-                state.value.withLock { $0.failure = "\(error)" }
-            }
-            state.served.signal()
-        }
+        let bound = bound
+        let ingest = ingest
+        serving = Result { () throws(ReceiverConfiguration.Invalid) in
+            try TraceReceiver(configuration: configuration, ingest: ingest)
+        }.map { receiver in receiver.start { addresses in bound.addresses.withLock { $0 = addresses } } }
     }
 
     /// "OTLP 127.0.0.1:4318 · 12 spans/s", or why it does not listen.
     var status: String {
-        let (addresses, failure) = state.value.withLock { ($0.addresses, $0.failure) }
+        let failure: String? =
+            switch serving {
+            case .failure(let invalid): invalid.description
+            case .success(let serving): serving.error.map { "\($0)" }
+            }
         if let failure { return "OTLP off: " + failure.prefix(60) }
-        guard let addresses else { return "OTLP starting…" }
+        guard let addresses = bound.addresses.withLock({ $0 }) else { return "OTLP starting…" }
         let rate = ingest.statistics.spansPerSecond
         return "OTLP " + (addresses.http ?? addresses.grpc ?? "") + String(format: " · %.0f spans/s", rate)
     }
 
     /// Stops taking requests, commits those in flight, and returns once both are done.
     func stop() {
-        let receiver = receiver
-        Task { await receiver?.stop() }
-        state.served.wait()
-        ingest.drain()
+        switch serving {
+        case .success(let serving):
+            serving.requestStop()
+            try? serving.wait()
+        case .failure: ingest.drain()
+        }
     }
 }

@@ -22,6 +22,16 @@ enum Interrupt {
         return number == 0 ? nil : number
     }
 
+    /// Unblocks SIGINT and SIGTERM: a launcher (a test harness, a supervisor) may have left them
+    /// blocked in the mask this process inherited, and then they would never arrive.
+    static func unblockTerminationSignals() {
+        var unblock = sigset_t()
+        sigemptyset(&unblock)
+        sigaddset(&unblock, SIGINT)
+        sigaddset(&unblock, SIGTERM)
+        pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
+    }
+
     /// Runs `body` under ``cancelling(_:work:)`` when the command runs from the shell; inside the
     /// TUI, whose job runner cancels jobs itself and owns the signals, it runs as it is.
     static func cancellable<T>(
@@ -48,13 +58,7 @@ enum Interrupt {
                     }
                 )
             }
-            // A launcher (a test harness, a supervisor) may have left the signals blocked in the
-            // mask this process inherited; then they would never arrive.
-            var unblock = sigset_t()
-            sigemptyset(&unblock)
-            sigaddset(&unblock, SIGINT)
-            sigaddset(&unblock, SIGTERM)
-            pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
+            unblockTerminationSignals()
             let finished = Atomic<Bool>(false)
             let watcher = Thread {
                 var cancelledAt: Date?

@@ -67,36 +67,27 @@ struct ServeCommand: LoupeCommand {
             throw CommandFailure(error.description)
         }
         let needsToken = configuration.token != nil
-        let failure = Mutex<(any Error)?>(nil)
-        let finished = DispatchSemaphore(value: 0)
+        let serving = receiver.start { addresses in
+            let listening = [
+                addresses.http.map { "OTLP/HTTP http://\($0)/v1/traces" },
+                addresses.grpc.map { "OTLP/gRPC \($0)" },
+            ].compactMap { $0 }
+            context.print(
+                "listening: \(listening.joined(separator: ", ")) → \(workspace.path)"
+                    + (needsToken ? " (bearer token required)" : ""))
+        }
         // The first signal stops taking requests and commits those in flight; a second leaves at
         // once (everything acknowledged is already committed).
         let signals = Atomic<Int>(0)
         let stopping = Signals.onInterrupt {
             if signals.wrappingAdd(1, ordering: .relaxed).oldValue == 0 {
-                Task { await receiver.stop() }
+                serving.requestStop()
             } else {
                 FileHandle.standardError.write(Data("loupe serve: stopping at once\n".utf8))
                 _exit(130)
             }
         }
         defer { stopping.restore() }
-        Task {
-            do {
-                try await receiver.run { addresses in
-                    let listening = [
-                        addresses.http.map { "OTLP/HTTP http://\($0)/v1/traces" },
-                        addresses.grpc.map { "OTLP/gRPC \($0)" },
-                    ].compactMap { $0 }
-                    context.print(
-                        "listening: \(listening.joined(separator: ", ")) → \(workspace.path)"
-                            + (needsToken ? " (bearer token required)" : ""))
-                }
-            } catch {
-                failure.withLock { $0 = error }
-            }
-            finished.signal()
-        }
         let done = Atomic<Bool>(false)
         let progressStopped = DispatchSemaphore(value: 0)
         let progress = Thread {
@@ -115,11 +106,13 @@ struct ServeCommand: LoupeCommand {
             progressStopped.signal()
         }
         progress.start()
-        finished.wait()
-        done.store(true, ordering: .relaxed)
-        progressStopped.wait()
-        ingest.drain()
-        if let error = failure.withLock({ $0 }) {
+        defer {
+            done.store(true, ordering: .relaxed)
+            progressStopped.wait()
+        }
+        do {
+            try serving.wait()
+        } catch {
             throw CommandFailure("the OTLP receiver stopped: \(UntrustedText.sanitized("\(error)"))")
         }
         context.print("stopped: " + Self.line(ingest.statistics))
@@ -154,12 +147,7 @@ enum Signals {
             source.resume()
             sources.append(source)
         }
-        // A launcher may have left the signals blocked in the mask this process inherited.
-        var unblock = sigset_t()
-        sigemptyset(&unblock)
-        sigaddset(&unblock, SIGINT)
-        sigaddset(&unblock, SIGTERM)
-        pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
+        Interrupt.unblockTerminationSignals()
         return Handle(sources: sources)
     }
 }
