@@ -217,7 +217,9 @@ package enum OTLPImporter {
 
     private static func tool(_ a: [String: JSONValue], kind: SpanKind) -> ToolCall? {
         guard kind == .tool, let name = (a["gen_ai.tool.name"] ?? a["tool.name"])?.string else { return nil }
-        let arguments = a["gen_ai.tool.call.arguments"] ?? a["tool.parameters"] ?? a["input.value"]
+        // OpenInference's `tool.parameters` is the tool's schema, not the call's arguments: those
+        // are its `input.value`.
+        let arguments = a["gen_ai.tool.call.arguments"] ?? a["input.value"]
         let result = a["gen_ai.tool.call.result"] ?? a["output.value"]
         return ToolCall(
             id: (a["gen_ai.tool.call.id"] ?? a["tool_call.id"])?.string, name: name, arguments: arguments?.text ?? "",
@@ -237,8 +239,8 @@ package enum OTLPImporter {
             for key in a.keys where prefixes.contains(where: key.hasPrefix) { keep[key] = nil }
         }
         if span.tool != nil {
-            for key in ["gen_ai.tool.call.arguments", "gen_ai.tool.call.result", "tool.parameters"] { keep[key] = nil }
-            if a["gen_ai.tool.call.arguments"] == nil, a["tool.parameters"] == nil { keep["input.value"] = nil }
+            for key in ["gen_ai.tool.call.arguments", "gen_ai.tool.call.result"] { keep[key] = nil }
+            if a["gen_ai.tool.call.arguments"] == nil { keep["input.value"] = nil }
             if a["gen_ai.tool.call.result"] == nil { keep["output.value"] = nil }
         }
         return keep

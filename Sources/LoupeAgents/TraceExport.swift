@@ -19,8 +19,10 @@ package enum TraceExport {
     // MARK: - OTLP
 
     /// `digits` hex digits: the id itself when it already is that, else a stable hash of it
-    /// (FNV-1a, widened), so re-exporting gives the same ids.
-    static func hexID(_ id: String, digits: Int) -> String {
+    /// (FNV-1a, widened), so re-exporting gives the same ids. A span id that is not hex is hashed
+    /// with its trace's (`scope`): importers number spans within a trace ("root", "1"…), and
+    /// receivers such as Phoenix keep one span per span id across all traces.
+    static func hexID(_ id: String, digits: Int, scope: String = "") -> String {
         if id.utf8.count == digits, id.utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) }) {
             return id
         }
@@ -28,7 +30,7 @@ package enum TraceExport {
         var seed: UInt64 = 0xCBF2_9CE4_8422_2325
         while out.count < digits {
             var hash = seed
-            for byte in id.utf8 {
+            for byte in scope.utf8 + (scope.isEmpty ? [] : [0]) + Array(id.utf8) {
                 hash ^= UInt64(byte)
                 hash = hash &* 0x0100_0000_01B3
             }
@@ -75,6 +77,58 @@ package enum TraceExport {
         (try? JSONValue.parse(call.arguments)) ?? .string(call.arguments)
     }
 
+    /// The same span in OpenInference's attributes, which Phoenix (and Langfuse) read for kinds,
+    /// models, token counts and chat messages: a trace sent on shows there as it does here.
+    /// Loupe reads the GenAI attributes first, so a trace read back is the same.
+    private static func openInference(_ span: TraceSpan) -> [JSONValue] {
+        let kind: String =
+            switch span.kind {
+            case .llm: "LLM"
+            case .tool: "TOOL"
+            case .agent: "AGENT"
+            case .retrieval: "RETRIEVER"
+            case .embedding: "EMBEDDING"
+            case .eval: "EVALUATOR"
+            default: "CHAIN"
+            }
+        var a = [attribute("openinference.span.kind", .string(kind))]
+        if let model = span.model { a.append(attribute("llm.model_name", .string(model))) }
+        let u = span.usage
+        if let v = u.inputTokens { a.append(attribute("llm.token_count.prompt", .number(Double(v)))) }
+        if let v = u.outputTokens { a.append(attribute("llm.token_count.completion", .number(Double(v)))) }
+        if let i = u.inputTokens, let o = u.outputTokens {
+            a.append(attribute("llm.token_count.total", .number(Double(i + o))))
+        }
+        for (prefix, messages) in [("llm.input_messages", span.input), ("llm.output_messages", span.output)] {
+            for (i, m) in messages.enumerated() {
+                let at = "\(prefix).\(i).message."
+                a.append(attribute(at + "role", .string(m.role)))
+                if !m.text.isEmpty { a.append(attribute(at + "content", .string(m.text))) }
+                if let id = m.toolCallID { a.append(attribute(at + "tool_call_id", .string(id))) }
+                for (j, call) in m.toolCalls.enumerated() {
+                    let c = "\(at)tool_calls.\(j).tool_call."
+                    if let id = call.id { a.append(attribute(c + "id", .string(id))) }
+                    a.append(attribute(c + "function.name", .string(call.name)))
+                    a.append(attribute(c + "function.arguments", .string(call.arguments)))
+                }
+            }
+        }
+        if let tool = span.tool {
+            a.append(attribute("tool.name", .string(tool.name)))
+            a.append(attribute("input.value", .string(tool.arguments)))
+            if let result = tool.result { a.append(attribute("output.value", .string(result))) }
+        } else if span.kind == .llm {
+            let said = span.input.filter { !$0.text.isEmpty }
+            if let last = said.last(where: { $0.role == "user" }) ?? said.last {
+                a.append(attribute("input.value", .string(last.text)))
+            }
+            if let answer = span.output.last(where: { !$0.text.isEmpty }) {
+                a.append(attribute("output.value", .string(answer.text)))
+            }
+        }
+        return a
+    }
+
     static func otlp(_ trace: Trace) -> JSONValue {
         let traceID = hexID(trace.externalID, digits: 32)
         let spans: [JSONValue] = trace.spans.map { span in
@@ -114,6 +168,7 @@ package enum TraceExport {
                 a.append(attribute("gen_ai.tool.call.arguments", .string(tool.arguments)))
                 if let result = tool.result { a.append(attribute("gen_ai.tool.call.result", .string(result))) }
             }
+            a += openInference(span)
             var status: [String: JSONValue] = [:]
             switch span.status {
             case .ok: status["code"] = .number(1)
@@ -123,13 +178,15 @@ package enum TraceExport {
             case .unset: break
             }
             var out: [String: JSONValue] = [
-                "traceId": .string(traceID), "spanId": .string(hexID(span.spanID, digits: 16)),
+                "traceId": .string(traceID), "spanId": .string(hexID(span.spanID, digits: 16, scope: trace.externalID)),
                 "name": .string(span.name),
                 "kind": .number(span.kind == .llm ? 3 : 1), "startTimeUnixNano": .string(String(span.startNs)),
                 "endTimeUnixNano": .string(String(span.endNs ?? span.startNs)), "attributes": .array(a),
                 "status": .object(status),
             ]
-            if let parent = span.parentID { out["parentSpanId"] = .string(hexID(parent, digits: 16)) }
+            if let parent = span.parentID {
+                out["parentSpanId"] = .string(hexID(parent, digits: 16, scope: trace.externalID))
+            }
             return .object(out)
         }
         return .object([

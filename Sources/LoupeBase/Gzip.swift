@@ -2,7 +2,8 @@ import CZlib
 import Foundation
 
 /// Gzip bodies (`Content-Encoding: gzip`, as OTLP exporters send them), inflated by zlib with a
-/// ceiling on what comes out, so a small bomb cannot grow into gigabytes.
+/// ceiling on what comes out, so a small bomb cannot grow into gigabytes; and made, for what
+/// Loupe sends on.
 package enum Gzip {
     package enum Failure: Error, Hashable, Sendable, CustomStringConvertible {
         /// The inflated body would pass `limit` bytes.
@@ -74,5 +75,28 @@ package enum Gzip {
         }
         if let failure { throw failure }
         return out
+    }
+
+    /// One gzip member holding `data`, at zlib's default level.
+    package static func compress(_ data: Data) throws(Failure) -> Data {
+        var stream = z_stream()
+        guard
+            deflateInit2_(
+                &stream, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION,
+                Int32(MemoryLayout<z_stream>.size)) == Z_OK
+        else { throw .damaged("zlib could not start") }
+        defer { deflateEnd(&stream) }
+        var out = [UInt8](repeating: 0, count: Int(deflateBound(&stream, uLong(data.count))))
+        let status = data.withUnsafeBytes { (input: UnsafeRawBufferPointer) -> Int32 in
+            stream.next_in = UnsafeMutablePointer(mutating: input.bindMemory(to: Bytef.self).baseAddress)
+            stream.avail_in = uInt(input.count)
+            return out.withUnsafeMutableBufferPointer { output in
+                stream.next_out = output.baseAddress
+                stream.avail_out = uInt(output.count)
+                return deflate(&stream, Z_FINISH)
+            }
+        }
+        guard status == Z_STREAM_END else { throw .damaged("zlib status \(status)") }
+        return Data(out[..<Int(stream.total_out)])
     }
 }

@@ -2,7 +2,8 @@ import Foundation
 
 /// Replaces secrets with `[redacted]` in text Loupe stores or prints: the values it knows
 /// (an API key it read), and credential-shaped parts of a typed command line (URL userinfo,
-/// `sk-…` keys, `Bearer …` tokens, `--api-key VALUE`, `key=…` query parameters).
+/// `sk-…` keys, `Bearer …`/`Basic …` credentials, `--api-key VALUE`, `--header Name=value`,
+/// `key=…` query parameters).
 ///
 /// Workspaces are meant to be copied and shared, so nothing secret may reach them.
 package struct SecretRedactor: Sendable {
@@ -46,7 +47,10 @@ package struct SecretRedactor: Sendable {
     private static let credentialPatterns: [Pattern] = [
         // scheme://user:password@host → scheme://user:[redacted]@host
         Pattern(#"([a-z][a-z0-9+.-]*://[^/\s:@]*:)[^/\s@]+@"#, "$1[redacted]@"),
-        Pattern(#"(bearer\s+)[^\s"']+"#, "$1[redacted]"),
+        Pattern(#"((?:bearer|basic)\s+)[^\s"']+"#, "$1[redacted]"),
+        // --header 'Name=value…' / --header Name=value: a header sent on may carry a key.
+        Pattern(#"(--header(?:=|\s+)(["'])[^"'=:]+[=:])[^"']*(?=\2)"#, "$1[redacted]"),
+        Pattern(#"(--header(?:=|\s+)[^\s"'=:]+[=:])[^\s"']+"#, "$1[redacted]"),
         Pattern(#"(--[a-z0-9-]*(?:key|token|secret|password)[a-z0-9-]*(?:=|\s+))[^\s"']+"#, "$1[redacted]"),
         Pattern(#"([?&](?:api[_-]?)?(?:key|token|secret|password)=)[^&\s"']+"#, "$1[redacted]"),
         Pattern(#"\b(?:sk|pk|rk)-[a-z0-9_-]{8,}"#, "[redacted]"),

@@ -21,6 +21,14 @@ struct SecretRedactorTests {
         ("ask https://h/v1?key=AIzaXYZ&x=1", "ask https://h/v1?key=[redacted]&x=1"),
         ("note sk-proj-abcdefghijkl done", "note [redacted] done"),
         ("search \"password reset\" --k 5", "search \"password reset\" --k 5"),
+        (
+            "trace export 3 --to http://h:4318 --header 'Authorization=Basic cGstbGY6c2s=' --header x-api-key=k123",
+            "trace export 3 --to http://h:4318 --header 'Authorization=[redacted]' --header x-api-key=[redacted]"
+        ),
+        (
+            "trace export 3 --header \"Authorization: Basic cGstbGY6c2s=\"",
+            "trace export 3 --header \"Authorization:[redacted]\""
+        ),
     ])
     func credentialShapedPartsOfACommandLineAreRedacted(line: String, expected: String) {
         #expect(SecretRedactor(secrets: []).redactCredentials(in: line) == expected)

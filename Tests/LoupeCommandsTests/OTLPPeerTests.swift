@@ -1,11 +1,15 @@
 import Foundation
 import LoupeAgents
+import LoupeBase
 import LoupeKit
 import LoupeStore
 import Testing
 
 #if canImport(Glibc)
     import Glibc
+#endif
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
 #endif
 
 /// The real `loupe serve` receiving what the real OpenTelemetry Python SDK and instrumentations
@@ -162,5 +166,199 @@ import Testing
         #expect(openinference.spans[1].input.map(\.text) == ["What is the weather in Paris?"])
         #expect(openinference.spans[1].output.first?.toolCalls.first?.name == "get_weather")
         #expect(openinference.spans[3].output.map(\.text) == ["It is sunny, 21 °C in Paris."])
+    }
+
+    /// The OpenAI Agents SDK traced by OpenInference's processor for it, over OTLP/HTTP.
+    @Test func agentsSDKSpansArriveThroughOpenInferencesProcessor() throws {
+        let server = try Server(["--no-grpc"])
+        let run = try Self.peer("openai_agents.py", ["--otlp", server.http + "/v1/traces"])
+        #expect(run.status == 0, "\(run.output)")
+        #expect(run.output.contains("It is sunny, 19 °C in Lyon right now."))
+        #expect(run.output.contains("guardrail tripped"))
+        #expect(run.output.contains("exported 18 spans, 0 failed"))
+        #expect(server.stop().status == 0)
+        let workspace = try Workspace(path: server.workspacePath)
+        let traces = try workspace.traceSummaries()
+        #expect(traces.map(\.name) == ["Support desk", "Support desk"])
+        #expect(traces.map(\.sessionID) == ["thread-42", "thread-42"])
+        #expect(traces.map(\.spanCount) == [13, 5])
+        #expect((traces[0].inputTokens, traces[0].outputTokens) == (88 + 120 + 151, 12 + 18 + 14))
+        #expect(traces.map(\.errorCount) == [0, 1])
+        let answered = try TraceService(workspace: workspace).trace(traces[0].id)
+        #expect(answered.spans.filter { $0.kind == .llm }.count == 3)
+        let weather = try #require(answered.spans.first { $0.tool?.name == "get_weather" })
+        #expect(weather.tool?.arguments.contains("Lyon") == true)
+        #expect(weather.tool?.result == "sunny, 19 °C")
+        #expect(answered.spans.contains { $0.kind == .eval && $0.name == "no_passwords" })
+        let sessions = try TraceService(workspace: workspace).sessions()
+        #expect(sessions.map(\.id) == ["thread-42"])
+    }
+
+    /// Traces imported from files, sent on by `loupe trace export --to` to another `loupe serve`.
+    @Test func traceExportSendsTracesOnToAnotherEndpoint() throws {
+        let directory = TestEnvironment.temporaryDirectory()
+        let source = directory + "/a.sqlite"
+        let sample = TestEnvironment.repositoryRoot.appendingPathComponent("sample-data/traces").path
+        let imported = try TestEnvironment.run([
+            "trace", "import", "--workspace", source, sample + "/inspect-arith.eval", sample + "/otlp-genai.jsonl",
+        ])
+        #expect(imported.status == 0, "\(imported.error)")
+        let server = try Server(["--no-grpc"])
+        let ids = try Workspace(path: source).traceSummaries().map { String($0.id) }
+        for _ in 0..<2 {
+            let sent = try TestEnvironment.run(
+                ["trace", "export", "--workspace", source, "--to", server.http] + ids,
+                environment: ["OTEL_EXPORTER_OTLP_HEADERS": "x-team=loupe%20ci"])
+            #expect(sent.status == 0, "\(sent.error)")
+            #expect(sent.output.contains("sent \(ids.count) traces"), "\(sent.output)")
+            #expect(sent.output.contains("to http://127.0.0.1:"), "\(sent.output)")
+        }
+        #expect(server.stop().status == 0)
+        // Sent twice, stored once; the same traces, spans, tokens and errors.
+        let original = try Workspace(path: source).traceSummaries()
+        let received = try Workspace(path: server.workspacePath).traceSummaries()
+        #expect(received.count == original.count)
+        #expect(received.map(\.spanCount) == original.map(\.spanCount))
+        #expect(received.map(\.name) == original.map(\.name))
+        #expect(received.map(\.errorCount) == original.map(\.errorCount))
+        #expect(received.map(\.inputTokens) == original.map(\.inputTokens))
+        // OTLP traces keep their ids on the way.
+        let otlp = original.filter { $0.format == "otlp" }.map(\.externalID)
+        #expect(!otlp.isEmpty && otlp.allSatisfy(Set(received.map(\.externalID)).contains))
+
+        // A refusal names the endpoint's answer and keeps the header's value to itself.
+        let refused = try TestEnvironment.run(
+            [
+                "trace", "export", "--workspace", source, "--to", "http://127.0.0.1:9/", "--header",
+                "x-key=s3cr3t-value", ids[0],
+            ])
+        #expect(refused.status != 0)
+        #expect(refused.error.contains("127.0.0.1:9/v1/traces"), "\(refused.error)")
+        #expect(!refused.error.contains("s3cr3t"))
+    }
+
+    /// Arize Phoenix's server (from PyPI) on free loopback ports, with its default SQLite.
+    final class Phoenix {
+        let process = Process()
+        let directory = TestEnvironment.temporaryDirectory()
+        let port = Phoenix.freePort()
+        var base: String { "http://127.0.0.1:\(port)" }
+
+        init() throws {
+            process.executableURL = TestEnvironment.repositoryRoot.appendingPathComponent(".venv-peers/bin/phoenix")
+            process.arguments = ["serve"]
+            var environment = ProcessInfo.processInfo.environment
+            environment["PHOENIX_WORKING_DIR"] = directory
+            environment["PHOENIX_HOST"] = "127.0.0.1"
+            environment["PHOENIX_PORT"] = String(port)
+            environment["PHOENIX_GRPC_PORT"] = String(Phoenix.freePort())
+            environment["PHOENIX_TELEMETRY_ENABLED"] = "false"
+            process.environment = environment
+            FileManager.default.createFile(atPath: directory + "/log", contents: nil)
+            let log = try FileHandle(forWritingTo: URL(fileURLWithPath: directory + "/log"))
+            process.standardOutput = log
+            process.standardError = log
+            try process.run()
+        }
+
+        /// Waits (at most two minutes) until it answers its health check.
+        func ready() async throws {
+            let deadline = Date().addingTimeInterval(120)
+            while Date() < deadline {
+                guard process.isRunning else { break }
+                if let (_, response) = try? await URLSession.shared.data(from: URL(string: base + "/healthz")!),
+                    (response as? HTTPURLResponse)?.statusCode == 200
+                {
+                    return
+                }
+                try await Task.sleep(for: .milliseconds(500))
+            }
+            let log = (try? String(contentsOfFile: directory + "/log", encoding: .utf8)) ?? ""
+            throw CommandTestFailure("phoenix serve did not come up: \(log.suffix(2000))")
+        }
+
+        /// The spans of its default project, as its REST API gives them.
+        func spans() async throws -> [JSONValue] {
+            let url = URL(string: base + "/v1/projects/default/spans?limit=1000")!
+            let (data, _) = try await URLSession.shared.data(from: url)
+            return try JSONValue.parse(data)["data"]?.array ?? []
+        }
+
+        /// SIGTERM (it shuts down in a few seconds), SIGKILL after 20. Polled, not
+        /// `waitUntilExit`, which spins forever when called from an async test.
+        func stop() {
+            process.terminate()
+            for _ in 0..<200 where process.isRunning { usleep(100_000) }
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            for _ in 0..<50 where process.isRunning { usleep(100_000) }
+        }
+
+        static func freePort() -> Int {
+            let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            defer { close(socket) }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            _ = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, length) }
+            }
+            _ = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) }
+            }
+            return Int(UInt16(bigEndian: address.sin_port))
+        }
+    }
+
+    /// `loupe trace export --to` against a receiver nobody here wrote: Phoenix stores every span
+    /// with its ids, parents, kinds (from the OpenInference attributes the export adds) and tokens.
+    @Test func traceExportSendsTracesOnToPhoenix() async throws {
+        let phoenix = try Phoenix()
+        defer { phoenix.stop() }
+        let source = TestEnvironment.temporaryDirectory() + "/a.sqlite"
+        let sample = TestEnvironment.repositoryRoot.appendingPathComponent("sample-data/traces").path
+        let imported = try TestEnvironment.run([
+            "trace", "import", "--workspace", source, sample + "/inspect-arith.eval",
+        ])
+        #expect(imported.status == 0, "\(imported.error)")
+        let summaries = try Workspace(path: source).traceSummaries()
+        let ids = summaries.map { String($0.id) }
+        try await phoenix.ready()
+        let sent = try TestEnvironment.run(["trace", "export", "--workspace", source, "--to", phoenix.base] + ids)
+        #expect(sent.status == 0, "\(sent.error)")
+
+        // What we sent, span by span: the export's own OTLP/JSON.
+        let service = TraceService(workspace: try Workspace(path: source))
+        var expected: [String: (trace: String, parent: String?, name: String)] = [:]
+        for summary in summaries {
+            let request = TraceExport.export(try service.trace(summary.id), as: .otlp)
+            let scopes = request["resourceSpans"]?.array?.first?["scopeSpans"]?.array
+            for span in scopes?.first?["spans"]?.array ?? [] {
+                expected[span["spanId"]?.string ?? ""] = (
+                    span["traceId"]?.string ?? "", span["parentSpanId"]?.string, span["name"]?.string ?? ""
+                )
+            }
+        }
+        #expect(expected.count == summaries.reduce(0) { $0 + $1.spanCount })
+        // Phoenix inserts in the background: wait (boundedly) until all have landed.
+        var spans: [JSONValue] = []
+        for _ in 0..<60 {
+            spans = try await phoenix.spans()
+            if spans.count >= expected.count { break }
+            try await Task.sleep(for: .milliseconds(500))
+        }
+        #expect(spans.count == expected.count)
+        for span in spans {
+            let id = span["context"]?["span_id"]?.string ?? ""
+            let want = try #require(expected[id], "Phoenix has a span we did not send: \(id)")
+            #expect(span["context"]?["trace_id"]?.string == want.trace)
+            #expect(span["parent_id"]?.string == want.parent)
+            #expect(span["name"]?.string == want.name)
+        }
+        let kinds = Set(spans.compactMap { $0["span_kind"]?.string })
+        #expect(kinds.isSuperset(of: ["LLM", "TOOL", "AGENT"]))
+        let llm = spans.filter { $0["span_kind"]?.string == "LLM" }
+        let tokens = llm.compactMap { $0["attributes"]?["llm.token_count.prompt"]?.int }.reduce(0, +)
+        #expect(tokens == summaries.reduce(0) { $0 + ($1.inputTokens ?? 0) })
     }
 }

@@ -103,6 +103,55 @@ enum Requests {
         #expect(fromJSON.rejected.first?.message.contains("not 32 hex digits") == true)
     }
 
+    /// What `loupe trace export --to` sends: OTLP/JSON's shape turned back into the message.
+    @Test func encodingIsTheInverseOfDecodingAndSplitsLargeRequests() throws {
+        var spans = Requests.agentRun()
+        spans[0].attributes.append(
+            {
+                var pair = Opentelemetry_Proto_Common_V1_KeyValue()
+                pair.key = "nested"
+                pair.value.kvlistValue.values = [.int("n", -3), .string("s", "x")]
+                return pair
+            }())
+        spans[1].status.code = .error
+        spans[1].status.message = "tool failed"
+        var event = Opentelemetry_Proto_Trace_V1_Span.Event()
+        event.name = "gen_ai.choice"
+        event.timeUnixNano = 1_763_900_000_000_500_000
+        event.attributes = [.string("index", "0")]
+        spans[2].events = [event]
+        spans[2].kind = .server
+        let request = Requests.request(spans)
+        #expect(try OTLPEncoding.request(OTLPDecoding.json(request)) == request)
+
+        let parts = try OTLPEncoding.requests(OTLPDecoding.json(request), spansEach: 2)
+        #expect(parts.map { $0.resourceSpans.flatMap(\.scopeSpans).flatMap(\.spans).count } == [2, 1])
+        #expect(parts.flatMap { $0.resourceSpans.flatMap(\.scopeSpans).flatMap(\.spans) } == spans)
+        #expect(parts.allSatisfy { $0.resourceSpans.first?.resource == request.resourceSpans[0].resource })
+
+        var broken = OTLPDecoding.json(request)
+        if case .object(var top) = broken, case .array(var resources)? = top["resourceSpans"],
+            case .object(var resource) = resources[0], case .array(var scopes)? = resource["scopeSpans"],
+            case .object(var scope) = scopes[0], case .array(var list)? = scope["spans"],
+            case .object(var span) = list[1]
+        {
+            span["spanId"] = "xyz"
+            list[1] = .object(span)
+            scope["spans"] = .array(list)
+            scopes[0] = .object(scope)
+            resource["scopeSpans"] = .array(scopes)
+            resources[0] = .object(resource)
+            top["resourceSpans"] = .array(resources)
+            broken = .object(top)
+        }
+        #expect(
+            throws: OTLPEncoding.Invalid(
+                path: "resourceSpans[0].scopeSpans[0].spans[1].spanId", problem: "not 16 hex digits")
+        ) {
+            try OTLPEncoding.request(broken)
+        }
+    }
+
     @Test func spansWithBadIdsAreRejectedAndTheRestRead() throws {
         var spans = Requests.agentRun()
         spans[1].spanID = Data([1, 2, 3])

@@ -76,7 +76,7 @@ extension BenchCommand {
             // Sustained: as fast as the server acknowledges.
             let sustained = Tally()
             let started = Date()
-            try Self.wait {
+            try awaitFromSync {
                 try await withThrowingTaskGroup(of: Void.self) { tasks in
                     for _ in 0..<connections {
                         tasks.addTask {
@@ -140,7 +140,7 @@ extension BenchCommand {
         ) throws -> Double {
             let begun = Date()
             let interval = Double(batch) / rate
-            try wait {
+            try awaitFromSync {
                 await withTaskGroup(of: Void.self) { tasks in
                     let start = ContinuousClock.now
                     var sent = 0
@@ -189,18 +189,6 @@ extension BenchCommand {
                 }
             }
             return status ?? 0
-        }
-
-        /// Runs async work from this synchronous command and waits for it.
-        static func wait(_ body: @escaping @Sendable () async throws -> Void) throws {
-            let done = DispatchSemaphore(value: 0)
-            let failure = Mutex<(any Error)?>(nil)
-            Task {
-                do { try await body() } catch { failure.withLock { $0 = error } }
-                done.signal()
-            }
-            done.wait()
-            if let error = failure.withLock({ $0 }) { throw error }
         }
     }
 

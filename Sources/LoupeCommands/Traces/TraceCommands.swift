@@ -3,6 +3,8 @@ import Foundation
 import LoupeAgents
 import LoupeBase
 import LoupeKit
+import LoupeOTLP
+import LoupeReceiver
 import LoupeStore
 import LoupeTUI
 
@@ -14,32 +16,92 @@ struct TraceCommand: ParsableCommand {
 
     struct Export: LoupeCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Write a trace as OTLP/JSON (GenAI conventions), an OpenAI message list, or ATIF.",
+            abstract:
+                "Write a trace as OTLP/JSON (GenAI conventions), an OpenAI message list, or ATIF; or send traces on.",
             discussion: """
                 otlp: one export request, ids kept when they are hex and hashed to hex otherwise. openai: \
                 the conversation as the last model call saw it, its answer and the tool results after it. \
                 atif: ATIF v1.6, one agent step per model call with its tool results as the observation.
+
+                --to sends the traces as OTLP/HTTP protobuf (gzip) to another endpoint — a collector, \
+                Phoenix, Langfuse, another `loupe serve` — as an SDK's exporter would: a URL without a path \
+                gets /v1/traces. Headers come from --header Name=value and OTEL_EXPORTER_OTLP_HEADERS \
+                (Langfuse: Authorization=Basic …); they are never printed or kept in the history. A busy \
+                endpoint (429, 503) is retried after its Retry-After.
                 """)
 
         @OptionGroup var global: GlobalOptions
-        @Argument(help: "The trace's id.") var id: Int64
+        @Argument(help: "The traces' ids (one, unless --to).") var ids: [Int64]
         @Option(help: "otlp, openai or atif.") var format = "otlp"
         @Option(name: .shortAndLong, help: "Write here instead of standard output.") var output: String?
+        @Option(help: "Send as OTLP/HTTP to this endpoint (http://HOST:4318).") var to: String?
+        @Option(name: .customLong("header"), help: "A header to send with --to: Name=value (repeatable).")
+        var headers: [String] = []
+        @Option(help: "Spans a request, with --to.") var batch = 512
 
         func run(in context: CommandContext) throws {
             guard let format = TraceExport.Format(rawValue: format.lowercased()) else {
                 throw CommandFailure("--format \(format): use otlp, openai or atif")
             }
-            let trace: Trace
-            do {
-                trace = try TraceService(workspace: try context.workspace(access: .read)).trace(id)
-            } catch let error as TraceImportError {
-                throw CommandFailure(error.description)
+            guard !ids.isEmpty else { throw CommandFailure("name a trace id") }
+            let service = TraceService(workspace: try context.workspace(access: .read))
+            func trace(_ id: Int64) throws -> Trace {
+                do { return try service.trace(id) } catch let error as TraceImportError {
+                    throw CommandFailure(error.description)
+                }
             }
-            let text = TraceExport.export(trace, as: format).prettyJSON + "\n"
+            if let to { return try send(try ids.map(trace), to: to, format: format, context: context) }
+            guard ids.count == 1 else { throw CommandFailure("name one trace, or send several with --to URL") }
+            let text = TraceExport.export(try trace(ids[0]), as: format).prettyJSON + "\n"
             guard let output else { return context.print(String(text.dropLast())) }
             try text.write(toFile: output, atomically: true, encoding: .utf8)
-            context.print("wrote trace \(id) as \(format.rawValue) to \(output)")
+            context.print("wrote trace \(ids[0]) as \(format.rawValue) to \(output)")
+        }
+
+        private func send(_ traces: [Trace], to url: String, format: TraceExport.Format, context: CommandContext) throws
+        {
+            guard format == .otlp else {
+                throw CommandFailure("--to sends OTLP; leave out --format \(format.rawValue)")
+            }
+            guard output == nil else { throw CommandFailure("--to and --output: choose one") }
+            guard batch > 0 else { throw CommandFailure("--batch \(batch): use at least 1") }
+            let exporter: OTLPExporter
+            do {
+                let environment = ProcessInfo.processInfo.environment["OTEL_EXPORTER_OTLP_HEADERS"] ?? ""
+                exporter = try OTLPExporter(
+                    url: url,
+                    headers: try OTLPExporter.headers(fromEnvironment: environment) + headers.map(OTLPExporter.header))
+            } catch {
+                throw CommandFailure(error.description)
+            }
+            var spans = 0
+            var rejected: Int64 = 0
+            for (id, trace) in zip(ids, traces) {
+                let requests: [Opentelemetry_Proto_Collector_Trace_V1_ExportTraceServiceRequest]
+                do {
+                    requests = try OTLPEncoding.requests(TraceExport.export(trace, as: .otlp), spansEach: batch)
+                } catch {
+                    throw CommandFailure("trace \(id): \(error)")
+                }
+                for request in requests {
+                    let sent: OTLPExporter.Sent
+                    do { sent = try awaitFromSync { try await exporter.send(request) } } catch {
+                        let done = spans > 0 ? " (\(Formatting.count(spans, "span")) sent before it)" : ""
+                        throw CommandFailure(UntrustedText.sanitized("\(error)") + done)
+                    }
+                    rejected += sent.rejectedSpans
+                    if !sent.message.isEmpty {
+                        context.print("the endpoint said: " + UntrustedText.sanitized(sent.message))
+                    }
+                }
+                spans += trace.spans.count
+            }
+            let host = exporter.endpoint.host ?? url
+            let port = exporter.endpoint.port.map { ":\($0)" } ?? ""
+            context.print(
+                "sent \(Formatting.count(traces.count, "trace")), \(Formatting.count(spans, "span")) to "
+                    + "\(exporter.endpoint.scheme ?? "http")://\(host)\(port)\(exporter.endpoint.path)"
+                    + (rejected > 0 ? " — \(rejected) rejected" : ""))
         }
     }
 
