@@ -81,12 +81,14 @@ package enum OTLPImporter {
         try span(raw, file: file, line: nil, path: "span").1
     }
 
-    /// A trace from its spans in any order: tree order, the root's name (else the service's,
-    /// else the id), the service, and the evaluation scores its spans' events carry.
+    /// A trace from its spans in any order: tree order, the name Loupe exported it under or the
+    /// root's (else the service's, else the id), the service, and the evaluation scores its
+    /// spans' events carry.
     package static func trace(id: String, spans: [TraceSpan], service: String?) -> Trace {
         let ordered = treeOrder(spans)
         let root = ordered.first { $0.parentID == nil }
-        var trace = Trace(externalID: id, format: .otlp, name: root?.name ?? service ?? id, spans: ordered)
+        let name = root?.attributes["loupe.trace.name"]?.string ?? root?.name ?? service ?? id
+        var trace = Trace(externalID: id, format: .otlp, name: name, spans: ordered)
         if let service { trace.metadata["service.name"] = .string(service) }
         trace.scores = ordered.flatMap { evaluationScores($0) }
         return trace
@@ -235,13 +237,18 @@ package enum OTLPImporter {
             for key in ["gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions"] {
                 keep[key] = nil
             }
+            // OpenInference's summary of the same messages (what Loupe's own export adds).
+            if span.kind == .llm {
+                for key in ["input.value", "output.value", "input.mime_type", "output.mime_type"] { keep[key] = nil }
+            }
             let prefixes = ["llm.input_messages.", "llm.output_messages.", "gen_ai.prompt.", "gen_ai.completion."]
             for key in a.keys where prefixes.contains(where: key.hasPrefix) { keep[key] = nil }
         }
         if span.tool != nil {
             for key in ["gen_ai.tool.call.arguments", "gen_ai.tool.call.result"] { keep[key] = nil }
-            if a["gen_ai.tool.call.arguments"] == nil { keep["input.value"] = nil }
-            if a["gen_ai.tool.call.result"] == nil { keep["output.value"] = nil }
+            // input.value and output.value are the arguments and result again when the GenAI
+            // attributes carried them.
+            for key in ["input.value", "output.value", "input.mime_type", "output.mime_type"] { keep[key] = nil }
         }
         return keep
     }

@@ -131,8 +131,19 @@ package enum TraceExport {
 
     static func otlp(_ trace: Trace) -> JSONValue {
         let traceID = hexID(trace.externalID, digits: 32)
+        let session = trace.sessionID
         let spans: [JSONValue] = trace.spans.map { span in
             var a: [JSONValue] = []
+            // The session on the roots, as OpenInference and the GenAI conventions carry it, so a
+            // trace sent on stays a turn of its session.
+            if span.parentID == nil, let session {
+                a.append(attribute("session.id", .string(session)))
+                a.append(attribute("gen_ai.conversation.id", .string(session)))
+            }
+            // A name the trace has apart from its root span's (an Agents SDK workflow's).
+            if span.parentID == nil, trace.name != span.name {
+                a.append(attribute("loupe.trace.name", .string(trace.name)))
+            }
             let operation: String? =
                 switch span.kind {
                 case .llm: "chat"

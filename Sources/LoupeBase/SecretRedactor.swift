@@ -47,7 +47,8 @@ package struct SecretRedactor: Sendable {
     private static let credentialPatterns: [Pattern] = [
         // scheme://user:password@host → scheme://user:[redacted]@host
         Pattern(#"([a-z][a-z0-9+.-]*://[^/\s:@]*:)[^/\s@]+@"#, "$1[redacted]@"),
-        Pattern(#"((?:bearer|basic)\s+)[^\s"']+"#, "$1[redacted]"),
+        Pattern(#"(\bbearer\s+)[^\s"']+"#, "$1[redacted]"),
+        Pattern(#"(authorization\s*[=:]\s*basic\s+)[^\s"']+"#, "$1[redacted]"),
         // --header 'Name=value…' / --header Name=value: a header sent on may carry a key.
         Pattern(#"(--header(?:=|\s+)(["'])[^"'=:]+[=:])[^"']*(?=\2)"#, "$1[redacted]"),
         Pattern(#"(--header(?:=|\s+)[^\s"'=:]+[=:])[^\s"']+"#, "$1[redacted]"),

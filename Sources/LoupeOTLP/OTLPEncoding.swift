@@ -40,6 +40,7 @@ package enum OTLPEncoding {
     /// The request split into requests of at most `spansEach` spans, as a batch exporter sends a
     /// large trace: each keeps its resource and scope.
     package static func requests(_ json: JSONValue, spansEach: Int) throws(Invalid) -> [Request] {
+        guard spansEach > 0 else { throw Invalid(path: "", problem: "a request holds at least one span") }
         let whole = try request(json)
         var out: [Request] = []
         var current = Request()

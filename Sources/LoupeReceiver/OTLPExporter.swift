@@ -50,22 +50,26 @@ package struct OTLPExporter: Sendable {
     /// percent-encoded (W3C baggage's octets).
     package static func headers(fromEnvironment text: String) throws(Failure) -> [(name: String, value: String)] {
         var out: [(name: String, value: String)] = []
-        for pair in text.split(separator: ",") {
+        for (n, pair) in text.split(separator: ",").enumerated() {
             let trimmed = pair.trimmingCharacters(in: .whitespaces)
-            if !trimmed.isEmpty { out.append(try header(trimmed)) }
+            if trimmed.isEmpty { continue }
+            do { out.append(try header(trimmed)) } catch {
+                throw Failure(description: "OTEL_EXPORTER_OTLP_HEADERS, pair \(n + 1): \(error.description)")
+            }
         }
         return out
     }
 
-    /// One `name=value` (or `name: value`) header; the value is never echoed in an error.
+    /// One `name=value` (or `name: value`) header. Nothing of it is echoed in an error: a
+    /// mistyped header may be all secret.
     package static func header(_ text: String) throws(Failure) -> (name: String, value: String) {
         guard let split = text.firstIndex(where: { $0 == "=" || $0 == ":" }) else {
-            throw Failure(description: "a header is name=value; \"\(text.prefix(while: { $0 != " " }))…\" has no =")
+            throw Failure(description: "a header is Name=value, and this one has no = (its text is not shown)")
         }
         let name = text[..<split].trimmingCharacters(in: .whitespaces)
         let raw = text[text.index(after: split)...].trimmingCharacters(in: .whitespaces)
         guard !name.isEmpty, name.utf8.allSatisfy({ $0 > 32 && $0 < 127 && $0 != 58 }) else {
-            throw Failure(description: "\"\(name)\" is not a header name")
+            throw Failure(description: "a header's name before = is empty or holds spaces (its text is not shown)")
         }
         let value = raw.removingPercentEncoding ?? raw
         guard !value.contains(where: { $0 == "\r" || $0 == "\n" }) else {
@@ -95,7 +99,7 @@ package struct OTLPExporter: Sendable {
             let data: Data
             let response: HTTPURLResponse
             do {
-                let (d, r) = try await URLSession.shared.data(for: urlRequest)
+                let (d, r) = try await Self.session.data(for: urlRequest)
                 guard let http = r as? HTTPURLResponse else { throw Failure(description: "no HTTP answer") }
                 (data, response) = (d, http)
             } catch let error as Failure {
@@ -105,17 +109,41 @@ package struct OTLPExporter: Sendable {
             }
             let status = response.statusCode
             if status == 200 || status == 202 { return Self.sent(data, response) }
+            if (300..<400).contains(status) {
+                let location = response.value(forHTTPHeaderField: "Location").flatMap { URL(string: $0)?.host } ?? "?"
+                throw Failure(
+                    description: "\(target) answered \(status), a redirect to \(location): give that endpoint to --to "
+                        + "(redirects are not followed, so headers go nowhere else)")
+            }
             let retryable = [429, 502, 503, 504].contains(status)
             guard retryable, attempt < attempts else {
                 let why = Self.reason(data, response)
                 let after = retryable ? " after \(attempt) attempts" : ""
                 throw Failure(description: "\(target) answered \(status)\(after)\(why.isEmpty ? "" : ": \(why)")")
             }
+            // Retry-After in whole seconds (an HTTP date or anything else: the back-off).
             let wait =
-                response.value(forHTTPHeaderField: "Retry-After").flatMap(Double.init).map { min($0, 30) }
-                ?? Double(1 << (attempt - 1))
+                response.value(forHTTPHeaderField: "Retry-After").flatMap {
+                    UInt($0.trimmingCharacters(in: .whitespaces))
+                }
+                .map { Double(min($0, 30)) } ?? Double(1 << (attempt - 1))
             try? await Task.sleep(for: .seconds(wait))
             attempt += 1
+        }
+    }
+
+    /// A session that follows no redirect: a 3xx would carry the headers (keys) to another host
+    /// and turn the POST into a GET.
+    private static let session = URLSession(
+        configuration: .ephemeral, delegate: NoRedirects(), delegateQueue: nil)
+
+    private final class NoRedirects: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
+        // Stateless: nothing to guard.
+        func urlSession(
+            _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+            newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void
+        ) {
+            completionHandler(nil)
         }
     }
 

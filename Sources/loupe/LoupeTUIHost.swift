@@ -26,6 +26,14 @@ struct LoupeTUIHost: TUIHost {
             loaded = .builtInDefault
             warning = "theme \(error); using the built-in default"
         }
+        // `--listen`: the session's receiver on OTLP's ports (`:listen` starts it later, `:listen
+        // --stop` ends it); stopped, its queue committed, when the TUI closes.
+        if listen {
+            var configuration = ReceiverConfiguration()
+            configuration.token = environment["LOUPE_OTLP_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
+            do { _ = try session.listen(configuration) } catch { warning = "\(error)" }
+        }
+        defer { session.stopListening() }
         let executor = CommandExecutor(session: session, isInsideTUI: true)
         let backend: any TerminalBackend
         if let firstFrameSize {
@@ -43,18 +51,14 @@ struct LoupeTUIHost: TUIHost {
             history: (try? workspace.history(source: .tui)) ?? []
         )
         if let warning { state.message = StatusMessage(text: warning, level: .error) }
-        let listener = listen ? Listener(workspace: workspace, environment: environment) : nil
-        defer { listener?.stop() }
         let watcher = try? workspace.watcher()
         var changed: (@Sendable () -> Bool)?
         if let watcher { changed = { watcher.changed() } }
-        var status: (@Sendable () -> String?)?
-        if let listener { status = { listener.status } }
         let appEnvironment = AppEnvironment(
             commands: executor,
             ports: PanelPorts.make(workspace: workspace, session: session, environment: environment),
             recordHistory: { line in try workspace.recordHistory(line, source: .tui) },
-            workspaceChanged: changed, listener: status
+            workspaceChanged: changed, listener: { session.listenerStatus }
         )
         let runtime = AppRuntime(state: state, backend: backend, environment: appEnvironment)
         for line in jobs { runtime.start(line) }

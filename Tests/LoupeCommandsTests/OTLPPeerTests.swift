@@ -227,31 +227,39 @@ import Testing
         #expect(!otlp.isEmpty && otlp.allSatisfy(Set(received.map(\.externalID)).contains))
 
         // A refusal names the endpoint's answer and keeps the header's value to itself.
+        let closed = try LoopbackPort.free()
         let refused = try TestEnvironment.run(
             [
-                "trace", "export", "--workspace", source, "--to", "http://127.0.0.1:9/", "--header",
+                "trace", "export", "--workspace", source, "--to", "http://127.0.0.1:\(closed)/", "--header",
                 "x-key=s3cr3t-value", ids[0],
             ])
         #expect(refused.status != 0)
-        #expect(refused.error.contains("127.0.0.1:9/v1/traces"), "\(refused.error)")
+        #expect(refused.error.contains("127.0.0.1:\(closed)/v1/traces"), "\(refused.error)")
         #expect(!refused.error.contains("s3cr3t"))
+        let malformed = try TestEnvironment.run(
+            ["trace", "export", "--workspace", source, "--to", server.http, "--header", "sk-s3cr3t-token", ids[0]])
+        #expect(malformed.status != 0)
+        #expect(malformed.error.contains("has no ="), "\(malformed.error)")
+        #expect(!malformed.error.contains("s3cr3t"))
     }
 
     /// Arize Phoenix's server (from PyPI) on free loopback ports, with its default SQLite.
     final class Phoenix {
         let process = Process()
         let directory = TestEnvironment.temporaryDirectory()
-        let port = Phoenix.freePort()
+        let port: Int
         var base: String { "http://127.0.0.1:\(port)" }
 
         init() throws {
+            let ports = try LoopbackPort.free(count: 2)
+            port = ports[0]
             process.executableURL = TestEnvironment.repositoryRoot.appendingPathComponent(".venv-peers/bin/phoenix")
             process.arguments = ["serve"]
             var environment = ProcessInfo.processInfo.environment
             environment["PHOENIX_WORKING_DIR"] = directory
             environment["PHOENIX_HOST"] = "127.0.0.1"
             environment["PHOENIX_PORT"] = String(port)
-            environment["PHOENIX_GRPC_PORT"] = String(Phoenix.freePort())
+            environment["PHOENIX_GRPC_PORT"] = String(ports[1])
             environment["PHOENIX_TELEMETRY_ENABLED"] = "false"
             process.environment = environment
             FileManager.default.createFile(atPath: directory + "/log", contents: nil)
@@ -291,22 +299,6 @@ import Testing
             for _ in 0..<200 where process.isRunning { usleep(100_000) }
             if process.isRunning { kill(process.processIdentifier, SIGKILL) }
             for _ in 0..<50 where process.isRunning { usleep(100_000) }
-        }
-
-        static func freePort() -> Int {
-            let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            defer { close(socket) }
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            _ = withUnsafeMutablePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, length) }
-            }
-            _ = withUnsafeMutablePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) }
-            }
-            return Int(UInt16(bigEndian: address.sin_port))
         }
     }
 

@@ -32,7 +32,28 @@ extension BenchCommand {
         @Option(help: "Spans a request.") var batch = 512
         @Option(help: "Concurrent requests in the sustained phase.") var connections = 4
         @Option(help: "Spans per second offered in the latency phase.") var rate = 5000
+        @Option(
+            help: """
+                Arize Phoenix's `phoenix` program, loaded the same way for the ratio (default: \
+                .venv-peers/bin/phoenix when it is there; none: leave it out).
+                """)
+        var phoenix: String?
         @Flag(help: "Print JSON.") var json = false
+
+        /// The same sustained load against a peer. A peer that acknowledges before it commits is
+        /// timed until everything it acknowledged is stored.
+        struct Peer: Encodable {
+            var name: String
+            var acknowledgedSpansPerSecond: Double
+            var committedSpansPerSecond: Double
+            var acknowledgedSpans: Int
+            var storedSpans: Int
+            var refusedRequests: Int
+            var failedRequests: Int
+            var peakRSSMegabytes: Double
+            /// Loupe's committed spans/s over the peer's.
+            var loupeRatio: Double
+        }
 
         struct Result: Encodable {
             var spanBytes: Double
@@ -48,6 +69,7 @@ extension BenchCommand {
             var storedSpans: Int
             var lostSpans: Int
             var serverPeakRSSMegabytes: Double
+            var peers: [Peer]
         }
 
         /// One phase's tally.
@@ -74,23 +96,8 @@ extension BenchCommand {
             let spanBytes = Double(generator.body().count) / Double(batch)
 
             // Sustained: as fast as the server acknowledges.
-            let sustained = Tally()
-            let started = Date()
-            try awaitFromSync {
-                try await withThrowingTaskGroup(of: Void.self) { tasks in
-                    for _ in 0..<connections {
-                        tasks.addTask {
-                            while Date().timeIntervalSince(started) < seconds {
-                                let status = await Self.post(generator.body(), to: endpoint, tally: sustained)
-                                if status == 503 { try await Task.sleep(for: .milliseconds(20)) }
-                            }
-                        }
-                    }
-                    try await tasks.waitForAll()
-                }
-            }
-            let sustainedElapsed = Date().timeIntervalSince(started)
-            let sustainedCounts = sustained.counts.withLock { $0 }
+            let (sustainedCounts, sustainedElapsed) = try Self.sustain(
+                endpoint, generator, connections: connections, seconds: seconds)
             let throughput = Double(sustainedCounts.acknowledged * batch) / sustainedElapsed
 
             // Latency at a fixed offered rate, then overload at three times what it sustained.
@@ -115,7 +122,10 @@ extension BenchCommand {
                 overloadOfferedSpansPerSecond: offered,
                 overloadAcceptedSpansPerSecond: Double(overloadCounts.acknowledged * batch) / overloadElapsed,
                 overloadRefusedRequests: overloadCounts.refused, acknowledgedSpans: acknowledged, storedSpans: stored,
-                lostSpans: max(0, acknowledged - stored), serverPeakRSSMegabytes: peak)
+                lostSpans: max(0, acknowledged - stored), serverPeakRSSMegabytes: peak,
+                peers: try phoenixProgram().map {
+                    [try Self.phoenixPeer($0, generator, connections: connections, seconds: seconds, loupe: throughput)]
+                } ?? [])
             if json { return context.print(try Formatting.json(result)) }
             context.print(
                 String(
@@ -130,6 +140,71 @@ extension BenchCommand {
                     result.latencyMilliseconds.median, result.latencyMilliseconds.p99, result.latencyMilliseconds.max,
                     offered, result.overloadAcceptedSpansPerSecond, overloadCounts.refused, acknowledged, stored,
                     result.lostSpans, peak))
+            for peer in result.peers {
+                context.print(
+                    String(
+                        format: """
+                            %@ (same sustained load): acknowledged %.0f spans/s, stored %.0f spans/s \
+                            (%d of %d acknowledged spans stored), peak RSS %.1f MB; loupe serve %.2f× its stored rate
+                            """, peer.name, peer.acknowledgedSpansPerSecond, peer.committedSpansPerSecond,
+                        peer.storedSpans, peer.acknowledgedSpans, peer.peakRSSMegabytes, peer.loupeRatio))
+            }
+        }
+
+        /// The Phoenix program to load: --phoenix, else the peers' venv's when it is there.
+        private func phoenixProgram() -> String? {
+            if let phoenix { return phoenix == "none" ? nil : phoenix }
+            let beside = FileManager.default.currentDirectoryPath + "/.venv-peers/bin/phoenix"
+            return FileManager.default.isExecutableFile(atPath: beside) ? beside : nil
+        }
+
+        /// Phoenix (its default SQLite, a fresh working directory) under the sustained load, then
+        /// timed until what it acknowledged is stored: it queues spans and inserts them later.
+        static func phoenixPeer(
+            _ program: String, _ generator: Generator, connections: Int, seconds: Double, loupe: Double
+        ) throws -> Peer {
+            let peer = try PhoenixProcess(program: program)
+            defer { peer.stop() }
+            let started = Date()
+            let (counts, acknowledgedElapsed) = try sustain(
+                peer.endpoint, generator, connections: connections, seconds: seconds)
+            let acknowledged = counts.acknowledged * generator.batch
+            var stored = 0
+            while Date().timeIntervalSince(started) < seconds + 300 {
+                stored = try peer.storedSpans()
+                if stored >= acknowledged { break }
+                Thread.sleep(forTimeInterval: 0.25)
+            }
+            let committed = Double(stored) / Date().timeIntervalSince(started)
+            return Peer(
+                name: "Phoenix \(peer.version)",
+                acknowledgedSpansPerSecond: Double(acknowledged) / acknowledgedElapsed,
+                committedSpansPerSecond: committed, acknowledgedSpans: acknowledged, storedSpans: stored,
+                refusedRequests: counts.refused, failedRequests: counts.failed,
+                peakRSSMegabytes: peer.peakRSSMegabytes(), loupeRatio: committed > 0 ? loupe / committed : 0)
+        }
+
+        /// As many requests as `connections` connections get answered in `seconds`; a refused one
+        /// waits 20 ms before the next. The counts and the seconds it took.
+        static func sustain(
+            _ endpoint: URL, _ generator: Generator, connections: Int, seconds: Double
+        ) throws -> (Tally.Counts, Double) {
+            let tally = Tally()
+            let started = Date()
+            try awaitFromSync {
+                try await withThrowingTaskGroup(of: Void.self) { tasks in
+                    for _ in 0..<connections {
+                        tasks.addTask {
+                            while Date().timeIntervalSince(started) < seconds {
+                                let status = await Self.post(generator.body(), to: endpoint, tally: tally)
+                                if status == 503 || status == 429 { try await Task.sleep(for: .milliseconds(20)) }
+                            }
+                        }
+                    }
+                    try await tasks.waitForAll()
+                }
+            }
+            return (tally.counts.withLock { $0 }, Date().timeIntervalSince(started))
         }
 
         /// Sends a request every `batch / rate` seconds for `seconds`, without waiting for answers.
@@ -254,6 +329,91 @@ extension BenchCommand {
             var data = Data(repeating: 0xB0, count: count - 8)
             withUnsafeBytes(of: value.bigEndian) { data.append(contentsOf: $0) }
             return data
+        }
+    }
+
+    /// `phoenix serve` as a child process on free loopback ports, in a fresh working directory.
+    final class PhoenixProcess {
+        let process = Process()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("loupe-bench-phoenix-\(UUID())")
+            .path
+        let base: String
+        private(set) var version = ""
+        var endpoint: URL { URL(string: base + "/v1/traces")! }
+
+        init(program: String) throws {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            let ports = try LoopbackPort.free(count: 2)
+            let port = ports[0]
+            base = "http://127.0.0.1:\(port)"
+            process.executableURL = URL(fileURLWithPath: program)
+            process.arguments = ["serve"]
+            var environment = ProcessInfo.processInfo.environment
+            environment["PHOENIX_WORKING_DIR"] = directory
+            environment["PHOENIX_HOST"] = "127.0.0.1"
+            environment["PHOENIX_PORT"] = String(port)
+            environment["PHOENIX_GRPC_PORT"] = String(ports[1])
+            environment["PHOENIX_TELEMETRY_ENABLED"] = "false"
+            process.environment = environment
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            do { try process.run() } catch { throw CommandFailure("\(program) did not start: \(error)") }
+            let deadline = Date().addingTimeInterval(120)
+            var up = false
+            while !up && Date() < deadline && process.isRunning {
+                up = (try? Self.get(base + "/healthz")) != nil
+                if !up { Thread.sleep(forTimeInterval: 0.5) }
+            }
+            guard up else {
+                stop()
+                throw CommandFailure("\(program) serve did not answer its health check within 120 s")
+            }
+            let said = (try? Self.get(base + "/arize_phoenix_version")).map { String(decoding: $0, as: UTF8.self) }
+            self.version = String((said ?? "").filter { $0.isLetter || $0.isNumber || $0 == "." }.prefix(20))
+        }
+
+        /// Spans stored in all its projects (its GraphQL API's record counts).
+        func storedSpans() throws -> Int {
+            let query = #"{"query":"{ projects { edges { node { recordCount } } } }"}"#
+            let answer = try JSONValue.parse(try Self.post(base + "/graphql", Data(query.utf8)))
+            let edges = answer["data"]?["projects"]?["edges"]?.array ?? []
+            return Int(edges.reduce(Int64(0)) { $0 + ($1["node"]?["recordCount"]?.int ?? 0) })
+        }
+
+        func peakRSSMegabytes() -> Double {
+            guard
+                let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8),
+                let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+                let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "")
+            else { return .nan }
+            return kilobytes / 1024
+        }
+
+        /// SIGTERM (it stops in a few seconds), SIGKILL after 20; its directory is removed.
+        func stop() {
+            if process.isRunning { process.terminate() }
+            for _ in 0..<200 where process.isRunning { Thread.sleep(forTimeInterval: 0.1) }
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            try? FileManager.default.removeItem(atPath: directory)
+        }
+
+        static func get(_ url: String) throws -> Data {
+            try awaitFromSync {
+                let (data, response) = try await URLSession.shared.data(from: URL(string: url)!)
+                guard (response as? HTTPURLResponse)?.statusCode == 200 else { throw CommandFailure("\(url): not 200") }
+                return data
+            }
+        }
+
+        static func post(_ url: String, _ body: Data) throws -> Data {
+            try awaitFromSync {
+                var request = URLRequest(url: URL(string: url)!)
+                request.httpMethod = "POST"
+                request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+                request.httpBody = body
+                let (data, _) = try await URLSession.shared.data(for: request)
+                return data
+            }
         }
     }
 

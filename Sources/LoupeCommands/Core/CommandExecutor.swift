@@ -5,6 +5,7 @@ import LoupeKit
 import LoupeModels
 import LoupeRetrieval
 import LoupeStore
+import Synchronization
 
 /// Runs command lines of the Loupe language in-process: the TUI's `:` line and palette, the
 /// REPL and notebooks all come through here, so they parse and behave exactly like the shell.
@@ -15,6 +16,13 @@ package struct CommandExecutor: CommandService {
     /// Where the scratch workspaces of ``CommandPlace/Target/scratch(_:)`` go; whoever runs the
     /// executor removes it when done (the TUI as it exits).
     package let scratchRoot: String
+    /// The scratch sessions made so far, by name: a notebook's cells share one, so what a cell
+    /// starts (a `listen`) lasts until the notebook's next cells have run.
+    private let scratches = ScratchSessions()
+
+    private final class ScratchSessions: Sendable {
+        let byName = Mutex<[String: WorkspaceSession]>([:])
+    }
 
     package init(session: WorkspaceSession, isInsideTUI: Bool, scratchRoot: String = CommandExecutor.scratchDirectory) {
         self.session = session
@@ -106,8 +114,12 @@ package struct CommandExecutor: CommandService {
     private func scratchSession(_ name: String) throws -> WorkspaceSession {
         try FileManager.default.createDirectory(atPath: scratchRoot, withIntermediateDirectories: true)
         let file = name.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" ? $0 : "-" }
-        return session.with(
-            path: scratchRoot + "/" + String(file) + ".sqlite", displayPath: "scratch " + name)
+        return scratches.byName.withLock { sessions in
+            if let made = sessions[name] { return made }
+            let made = session.with(path: scratchRoot + "/" + String(file) + ".sqlite", displayPath: "scratch " + name)
+            sessions[name] = made
+            return made
+        }
     }
 
     /// `word` as an absolute path when it is a relative path (`sample-data/x.jsonl`, or the

@@ -17,6 +17,11 @@ package enum LoupeCLI {
         do {
             let parsed = try Loupe.parseAsRoot(arguments)
             if let command = parsed as? any LoupeCommand {
+                if command is ListenCommand {
+                    throw CommandFailure(
+                        "`loupe listen` would stop as soon as it started: run `loupe serve` from a shell, "
+                            + "or `loupe --listen` (`:listen`) for the TUI")
+                }
                 let session = session(command.global.workspace)
                 // Long commands (eval run, ingest, trace import) show their progress on a terminal.
                 let progress = TerminalProgress.isWanted ? TerminalProgress(columns: terminalColumns()) : nil

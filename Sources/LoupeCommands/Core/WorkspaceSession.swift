@@ -1,5 +1,6 @@
 import Foundation
 import LoupeKit
+import LoupeReceiver
 import LoupeStore
 import Synchronization
 
@@ -23,6 +24,8 @@ package final class WorkspaceSession: Sendable {
     /// The TUI, where the executable has one: `loupe` alone, `docs keybindings`, `bench tui`.
     package let host: (any TUIHost)?
     private let opened = Mutex<Workspace?>(nil)
+    /// The OTLP receiver writing into this session's workspace (`listen`, `loupe --listen`).
+    private let listening = Mutex<Listener?>(nil)
 
     /// A session on `path`; `models` defaults to the library `$LOUPE_MODELS` names.
     package init(
@@ -73,4 +76,35 @@ package final class WorkspaceSession: Sendable {
 
     /// True once the workspace was opened in this session.
     package var isOpen: Bool { opened.withLock { $0 != nil } }
+
+    /// Starts the session's OTLP receiver on its workspace; the one already running when there
+    /// is one (with false).
+    package func listen(_ configuration: ReceiverConfiguration) throws -> (listener: Listener, started: Bool) {
+        let workspace = try workspace()
+        return try listening.withLock { (slot: inout Listener?) throws -> (listener: Listener, started: Bool) in
+            if let running = slot { return (running, false) }
+            let listener: Listener
+            do { listener = try Listener(workspace: workspace, configuration: configuration) } catch {
+                throw CommandFailure("\(error)")
+            }
+            slot = listener
+            return (listener, true)
+        }
+    }
+
+    /// Stops the receiver (committing what it acknowledged) and returns it; nil when none ran.
+    @discardableResult
+    package func stopListening() -> Listener? {
+        let listener = listening.withLock { slot in
+            defer { slot = nil }
+            return slot
+        }
+        listener?.stop()
+        return listener
+    }
+
+    /// What the receiver does, for the TUI's status bar; nil when it does not listen.
+    package var listenerStatus: String? { listening.withLock { $0 }?.status }
+
+    deinit { stopListening() }
 }

@@ -80,7 +80,11 @@ struct NotebookCommand: ParsableCommand {
             scratchDirectory = directory
             session = parent.with(path: directory + "/scratch.sqlite", displayPath: "scratch.sqlite")
         }
-        defer { if let scratchDirectory { try? FileManager.default.removeItem(atPath: scratchDirectory) } }
+        defer {
+            // A listener the notebook left running commits before its workspace goes.
+            session.stopListening()
+            if let scratchDirectory { try? FileManager.default.removeItem(atPath: scratchDirectory) }
+        }
         let executor = CommandExecutor(session: session, isInsideTUI: false)
         let runner = NotebookRunner { line in executor.execute(line, reporter: .detached(), columns: 100) }
         return runner.run(notebook)

@@ -30,51 +30,25 @@ struct ServeCommand: LoupeCommand {
     static let runsInsideTUI = false
 
     @OptionGroup var global: GlobalOptions
-    @Option(help: "The address to listen on; anything but loopback needs a token.") var host = "127.0.0.1"
-    @Option(name: .customLong("http-port"), help: "OTLP/HTTP's port (0: any free one).") var httpPort = 4318
-    @Option(name: .customLong("grpc-port"), help: "OTLP/gRPC's port (0: any free one).") var grpcPort = 4317
-    @Flag(name: .customLong("no-http"), help: "Do not serve OTLP/HTTP.") var noHTTP = false
-    @Flag(name: .customLong("no-grpc"), help: "Do not serve OTLP/gRPC.") var noGRPC = false
-    @Option(
-        help: ArgumentHelp(
-            "Require this bearer token (default: $LOUPE_OTLP_TOKEN). Prefer the variable: an argument shows in ps.",
-            valueName: "token")) var token: String?
-    @Option(name: .customLong("max-body-mb"), help: "The largest request body, in MiB, before and after gzip.")
-    var maxBodyMB = 32
+    @OptionGroup var receiver: ReceiverOptions
     @Option(help: "The most spans waiting to be stored; past it requests get 503 and are retried.")
     var queue = 16_384
 
     func run(in context: CommandContext) throws {
-        var configuration = ReceiverConfiguration()
-        configuration.host = host
-        configuration.httpPort = noHTTP ? nil : httpPort
-        configuration.grpcPort = noGRPC ? nil : grpcPort
-        configuration.token =
-            token
-            ?? ProcessInfo.processInfo.environment["LOUPE_OTLP_TOKEN"].flatMap {
-                $0.isEmpty ? nil : $0
-            }
-        guard (1...1024).contains(maxBodyMB) else { throw CommandFailure("--max-body-mb \(maxBodyMB): use 1 to 1024") }
-        configuration.maxBodyBytes = maxBodyMB << 20
+        let configuration = try receiver.configuration(environment: ProcessInfo.processInfo.environment)
         guard queue >= 1 else { throw CommandFailure("--queue \(queue): give at least 1") }
         let workspace = try context.workspace()
         let ingest = TraceIngest(workspace: workspace, capacity: queue)
-        let receiver: TraceReceiver
+        let server: TraceReceiver
         do {
-            receiver = try TraceReceiver(configuration: configuration, ingest: ingest)
+            server = try TraceReceiver(configuration: configuration, ingest: ingest)
         } catch {
             ingest.drain()
             throw CommandFailure(error.description)
         }
         let needsToken = configuration.token != nil
-        let serving = receiver.start { addresses in
-            let listening = [
-                addresses.http.map { "OTLP/HTTP http://\($0)/v1/traces" },
-                addresses.grpc.map { "OTLP/gRPC \($0)" },
-            ].compactMap { $0 }
-            context.print(
-                "listening: \(listening.joined(separator: ", ")) → \(workspace.path)"
-                    + (needsToken ? " (bearer token required)" : ""))
+        let serving = server.start { addresses in
+            context.print(Listener.listening(addresses, workspace: workspace.path, token: needsToken))
         }
         // The first signal stops taking requests and commits those in flight; a second leaves at
         // once (everything acknowledged is already committed).
@@ -99,7 +73,7 @@ struct ServeCommand: LoupeCommand {
                 guard ticks % 50 == 0 else { continue }
                 let now = ingest.statistics
                 if now.requests != last.requests || now.refused != last.refused {
-                    context.print(Self.line(now))
+                    context.print(Listener.line(now))
                 }
                 last = now
             }
@@ -115,13 +89,7 @@ struct ServeCommand: LoupeCommand {
         } catch {
             throw CommandFailure("the OTLP receiver stopped: \(UntrustedText.sanitized("\(error)"))")
         }
-        context.print("stopped: " + Self.line(ingest.statistics))
-    }
-
-    private static func line(_ s: TraceIngest.Statistics) -> String {
-        "\(Formatting.count(s.spans, "span")) stored from \(Formatting.count(s.requests, "request"))"
-            + (s.refused > 0 ? ", \(s.refused) refused while busy" : "")
-            + String(format: ", %.0f spans/s", s.spansPerSecond)
+        context.print("stopped: " + Listener.line(ingest.statistics))
     }
 }
 

@@ -84,17 +84,18 @@ struct TraceCommand: ParsableCommand {
                     throw CommandFailure("trace \(id): \(error)")
                 }
                 for request in requests {
+                    try context.reporter.checkCancellation()
                     let sent: OTLPExporter.Sent
                     do { sent = try awaitFromSync { try await exporter.send(request) } } catch {
                         let done = spans > 0 ? " (\(Formatting.count(spans, "span")) sent before it)" : ""
                         throw CommandFailure(UntrustedText.sanitized("\(error)") + done)
                     }
                     rejected += sent.rejectedSpans
+                    spans += request.resourceSpans.reduce(0) { $0 + $1.scopeSpans.reduce(0) { $0 + $1.spans.count } }
                     if !sent.message.isEmpty {
                         context.print("the endpoint said: " + UntrustedText.sanitized(sent.message))
                     }
                 }
-                spans += trace.spans.count
             }
             let host = exporter.endpoint.host ?? url
             let port = exporter.endpoint.port.map { ":\($0)" } ?? ""

@@ -1,0 +1,107 @@
+import ArgumentParser
+import Foundation
+import LoupeKit
+import LoupeReceiver
+import LoupeStore
+import Synchronization
+
+/// An OTLP receiver writing into a session's workspace while the process does something else:
+/// the TUI's (`loupe --listen`, `:listen`), the REPL's and a notebook's (`listen`). `loupe
+/// serve`'s servers and ingest; stopped, its queue committed, by `listen --stop` or when the
+/// session ends.
+package final class Listener: Sendable {
+    private let ingest: TraceIngest
+    private let serving: TraceReceiver.Serving
+    private let configuration: ReceiverConfiguration
+    /// Where it listens, once bound; set by the serving task.
+    private final class Bound: Sendable {
+        let addresses = Mutex<TraceReceiver.Addresses?>(nil)
+    }
+
+    private let bound = Bound()
+
+    package init(workspace: Workspace, configuration: ReceiverConfiguration) throws(ReceiverConfiguration.Invalid) {
+        let ingest = TraceIngest(workspace: workspace)
+        let receiver: TraceReceiver
+        do { receiver = try TraceReceiver(configuration: configuration, ingest: ingest) } catch {
+            ingest.drain()
+            throw error
+        }
+        let bound = bound
+        self.ingest = ingest
+        self.configuration = configuration
+        serving = receiver.start { addresses in bound.addresses.withLock { $0 = addresses } }
+    }
+
+    /// Where it listens, once it does (at most `timeout` seconds); nil with the reason when it
+    /// could not bind.
+    package func addresses(timeout: Double = 10) -> Result<TraceReceiver.Addresses, CommandFailure> {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if let error = serving.error {
+                return .failure(CommandFailure("the OTLP receiver did not start: \(error)"))
+            }
+            if let addresses = bound.addresses.withLock({ $0 }) { return .success(addresses) }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        return .failure(CommandFailure("the OTLP receiver did not start within \(Int(timeout)) s"))
+    }
+
+    /// "listening: OTLP/HTTP http://…/v1/traces, OTLP/gRPC … → w.sqlite", as `loupe serve` says it.
+    package static func listening(_ addresses: TraceReceiver.Addresses, workspace: String, token: Bool) -> String {
+        let parts = [
+            addresses.http.map { "OTLP/HTTP http://\($0)/v1/traces" },
+            addresses.grpc.map { "OTLP/gRPC \($0)" },
+        ].compactMap { $0 }
+        return "listening: \(parts.joined(separator: ", ")) → \(workspace)" + (token ? " (bearer token required)" : "")
+    }
+
+    /// "OTLP 127.0.0.1:4318 · 12 spans/s", or why it stopped, for the status bar.
+    package var status: String {
+        if let error = serving.error { return "OTLP off: " + "\(error)".prefix(60) }
+        guard let addresses = bound.addresses.withLock({ $0 }) else { return "OTLP starting…" }
+        let rate = ingest.statistics.spansPerSecond
+        return "OTLP " + (addresses.http ?? addresses.grpc ?? "") + String(format: " · %.0f spans/s", rate)
+    }
+
+    package var statistics: TraceIngest.Statistics { ingest.statistics }
+
+    /// Stops taking requests, commits those in flight, and returns once both are done.
+    package func stop() {
+        serving.requestStop()
+        try? serving.wait()
+    }
+
+    /// "12 spans stored from 3 requests, 40 spans/s", as `loupe serve` says it.
+    package static func line(_ s: TraceIngest.Statistics) -> String {
+        "\(Formatting.count(s.spans, "span")) stored from \(Formatting.count(s.requests, "request"))"
+            + (s.refused > 0 ? ", \(s.refused) refused while busy" : "")
+            + String(format: ", %.0f spans/s", s.spansPerSecond)
+    }
+}
+
+/// The receiver's options, as `loupe serve` and `listen` take them.
+struct ReceiverOptions: ParsableArguments {
+    @Option(help: "The address to listen on; anything but loopback needs a token.") var host = "127.0.0.1"
+    @Option(name: .customLong("http-port"), help: "OTLP/HTTP's port (0: any free one).") var httpPort = 4318
+    @Option(name: .customLong("grpc-port"), help: "OTLP/gRPC's port (0: any free one).") var grpcPort = 4317
+    @Flag(name: .customLong("no-http"), help: "Do not serve OTLP/HTTP.") var noHTTP = false
+    @Flag(name: .customLong("no-grpc"), help: "Do not serve OTLP/gRPC.") var noGRPC = false
+    @Option(
+        help: ArgumentHelp(
+            "Require this bearer token (default: $LOUPE_OTLP_TOKEN). Prefer the variable: an argument shows in ps.",
+            valueName: "token")) var token: String?
+    @Option(name: .customLong("max-body-mb"), help: "The largest request body, in MiB, before and after gzip.")
+    var maxBodyMB = 32
+
+    func configuration(environment: [String: String]) throws -> ReceiverConfiguration {
+        var configuration = ReceiverConfiguration()
+        configuration.host = host
+        configuration.httpPort = noHTTP ? nil : httpPort
+        configuration.grpcPort = noGRPC ? nil : grpcPort
+        configuration.token = token ?? environment["LOUPE_OTLP_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
+        guard (1...1024).contains(maxBodyMB) else { throw CommandFailure("--max-body-mb \(maxBodyMB): use 1 to 1024") }
+        configuration.maxBodyBytes = maxBodyMB << 20
+        return configuration
+    }
+}
