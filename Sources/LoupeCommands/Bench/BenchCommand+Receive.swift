@@ -332,6 +332,16 @@ extension BenchCommand {
         }
     }
 
+    /// A process's peak resident memory (VmHWM), in MB.
+    static func peakRSSMegabytes(of pid: Int32) -> Double {
+        guard
+            let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+            let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "")
+        else { return .nan }
+        return kilobytes / 1024
+    }
+
     /// `phoenix serve` as a child process on free loopback ports, in a fresh working directory.
     final class PhoenixProcess {
         let process = Process()
@@ -381,12 +391,7 @@ extension BenchCommand {
         }
 
         func peakRSSMegabytes() -> Double {
-            guard
-                let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8),
-                let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-                let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "")
-            else { return .nan }
-            return kilobytes / 1024
+            BenchCommand.peakRSSMegabytes(of: process.processIdentifier)
         }
 
         /// SIGTERM (it stops in a few seconds), SIGKILL after 20; its directory is removed.
@@ -445,12 +450,7 @@ extension BenchCommand {
 
         /// The server's peak resident memory (VmHWM), in MB.
         func peakRSSMegabytes() -> Double {
-            guard
-                let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8),
-                let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-                let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "")
-            else { return .nan }
-            return kilobytes / 1024
+            BenchCommand.peakRSSMegabytes(of: process.processIdentifier)
         }
 
         /// SIGTERM, then waits: it commits what it acknowledged and exits.
