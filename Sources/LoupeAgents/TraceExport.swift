@@ -27,10 +27,11 @@ package enum TraceExport {
             return id
         }
         var out = ""
+        let bytes = scope.isEmpty ? Array(id.utf8) : Array(scope.utf8) + [0] + Array(id.utf8)
         var seed: UInt64 = 0xCBF2_9CE4_8422_2325
         while out.count < digits {
             var hash = seed
-            for byte in scope.utf8 + (scope.isEmpty ? [] : [0]) + Array(id.utf8) {
+            for byte in bytes {
                 hash ^= UInt64(byte)
                 hash = hash &* 0x0100_0000_01B3
             }
@@ -134,15 +135,15 @@ package enum TraceExport {
         let session = trace.sessionID
         let spans: [JSONValue] = trace.spans.map { span in
             var a: [JSONValue] = []
-            // The session on the roots, as OpenInference and the GenAI conventions carry it, so a
-            // trace sent on stays a turn of its session.
-            if span.parentID == nil, let session {
-                a.append(attribute("session.id", .string(session)))
-                a.append(attribute("gen_ai.conversation.id", .string(session)))
-            }
-            // A name the trace has apart from its root span's (an Agents SDK workflow's).
-            if span.parentID == nil, trace.name != span.name {
-                a.append(attribute("loupe.trace.name", .string(trace.name)))
+            if span.parentID == nil {
+                // The session on the roots, as OpenInference and the GenAI conventions carry it,
+                // so a trace sent on stays a turn of its session.
+                if let session {
+                    a.append(attribute("session.id", .string(session)))
+                    a.append(attribute("gen_ai.conversation.id", .string(session)))
+                }
+                // A name the trace has apart from its root span's (an Agents SDK workflow's).
+                if trace.name != span.name { a.append(attribute("loupe.trace.name", .string(trace.name))) }
             }
             let operation: String? =
                 switch span.kind {

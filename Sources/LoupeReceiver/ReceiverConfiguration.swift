@@ -17,6 +17,11 @@ package struct ReceiverConfiguration: Hashable, Sendable {
 
     package init() {}
 
+    /// The defaults, with the token `LOUPE_OTLP_TOKEN` gives (an empty one is none).
+    package init(environment: [String: String]) {
+        token = environment["LOUPE_OTLP_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
     package struct Invalid: UserFacingError, Hashable, Sendable {
         package var description: String
     }

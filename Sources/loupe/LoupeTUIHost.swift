@@ -29,9 +29,9 @@ struct LoupeTUIHost: TUIHost {
         // `--listen`: the session's receiver on OTLP's ports (`:listen` starts it later, `:listen
         // --stop` ends it); stopped, its queue committed, when the TUI closes.
         if listen {
-            var configuration = ReceiverConfiguration()
-            configuration.token = environment["LOUPE_OTLP_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
-            do { _ = try session.listen(configuration) } catch { warning = "\(error)" }
+            do { _ = try session.listen(ReceiverConfiguration(environment: environment)) } catch {
+                warning = "\(error)"
+            }
         }
         defer { session.stopListening() }
         let executor = CommandExecutor(session: session, isInsideTUI: true)

@@ -1,6 +1,7 @@
 import Foundation
 import LoupeAgents
 import LoupeBase
+import LoupeCommands
 import LoupeKit
 import LoupeStore
 import Testing
@@ -255,13 +256,7 @@ import Testing
             port = ports[0]
             process.executableURL = TestEnvironment.repositoryRoot.appendingPathComponent(".venv-peers/bin/phoenix")
             process.arguments = ["serve"]
-            var environment = ProcessInfo.processInfo.environment
-            environment["PHOENIX_WORKING_DIR"] = directory
-            environment["PHOENIX_HOST"] = "127.0.0.1"
-            environment["PHOENIX_PORT"] = String(port)
-            environment["PHOENIX_GRPC_PORT"] = String(ports[1])
-            environment["PHOENIX_TELEMETRY_ENABLED"] = "false"
-            process.environment = environment
+            process.environment = PhoenixServer.environment(directory: directory, port: port, grpcPort: ports[1])
             FileManager.default.createFile(atPath: directory + "/log", contents: nil)
             let log = try FileHandle(forWritingTo: URL(fileURLWithPath: directory + "/log"))
             process.standardOutput = log

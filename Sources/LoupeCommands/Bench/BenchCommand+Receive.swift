@@ -358,13 +358,7 @@ extension BenchCommand {
             base = "http://127.0.0.1:\(port)"
             process.executableURL = URL(fileURLWithPath: program)
             process.arguments = ["serve"]
-            var environment = ProcessInfo.processInfo.environment
-            environment["PHOENIX_WORKING_DIR"] = directory
-            environment["PHOENIX_HOST"] = "127.0.0.1"
-            environment["PHOENIX_PORT"] = String(port)
-            environment["PHOENIX_GRPC_PORT"] = String(ports[1])
-            environment["PHOENIX_TELEMETRY_ENABLED"] = "false"
-            process.environment = environment
+            process.environment = PhoenixServer.environment(directory: directory, port: port, grpcPort: ports[1])
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             do { try process.run() } catch { throw CommandFailure("\(program) did not start: \(error)") }

@@ -12,7 +12,6 @@ import Synchronization
 package final class Listener: Sendable {
     private let ingest: TraceIngest
     private let serving: TraceReceiver.Serving
-    private let configuration: ReceiverConfiguration
     /// Where it listens, once bound; set by the serving task.
     private final class Bound: Sendable {
         let addresses = Mutex<TraceReceiver.Addresses?>(nil)
@@ -29,7 +28,6 @@ package final class Listener: Sendable {
         }
         let bound = bound
         self.ingest = ingest
-        self.configuration = configuration
         serving = receiver.start { addresses in bound.addresses.withLock { $0 = addresses } }
     }
 
@@ -95,11 +93,11 @@ struct ReceiverOptions: ParsableArguments {
     var maxBodyMB = 32
 
     func configuration(environment: [String: String]) throws -> ReceiverConfiguration {
-        var configuration = ReceiverConfiguration()
+        var configuration = ReceiverConfiguration(environment: environment)
         configuration.host = host
         configuration.httpPort = noHTTP ? nil : httpPort
         configuration.grpcPort = noGRPC ? nil : grpcPort
-        configuration.token = token ?? environment["LOUPE_OTLP_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
+        if let token { configuration.token = token }
         guard (1...1024).contains(maxBodyMB) else { throw CommandFailure("--max-body-mb \(maxBodyMB): use 1 to 1024") }
         configuration.maxBodyBytes = maxBodyMB << 20
         return configuration
