@@ -24,6 +24,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        // bench receive's load generator: an event-loop HTTP client light enough to leave the
+        // cores to the server it loads (URLSession on Linux used as much CPU as loupe serve).
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         // System-library shims: the only places C headers enter the build.
@@ -83,7 +86,7 @@ let package = Package(
             name: "LoupeKit",
             dependencies: [
                 "LoupeBase", "LoupeStore", "LoupeTUI", "LoupeTensor", "LoupeModels", "LoupeProfiling", "LoupeRetrieval",
-                "LoupeAgents", "LoupeEvals",
+                "LoupeAgents", "LoupeEvals", "LoupeOTLP",
             ],
             swiftSettings: strictSwift6
         ),
@@ -131,6 +134,9 @@ let package = Package(
                 "LoupeProfiling", "LoupeRetrieval", "LoupeAgents", "LoupeEvals", "LoupeReceiver", "LoupeOTLP",
                 "CReadline",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: strictSwift6
         ),

@@ -13,11 +13,51 @@ package enum OTLPImporter {
         package var span: TraceSpan
         /// The resource's `service.name`.
         package var service: String?
+        /// The evaluation results its events carry (`gen_ai.evaluation.result`).
+        package var scores: [Score]
 
-        package init(traceID: String, span: TraceSpan, service: String?) {
+        package init(traceID: String, span: TraceSpan, service: String?, scores: [Score] = []) {
             self.traceID = traceID
             self.span = span
             self.service = service
+            self.scores = scores
+        }
+    }
+
+    /// What the mapping reads of one OTLP span, whichever encoding it came in: the JSON one
+    /// (``spans(in:file:line:)``) and the protobuf one (`LoupeOTLP`, straight from the generated
+    /// message, with no JSON in between) fill it the same way.
+    package struct SpanParts: Sendable {
+        package typealias Event = (name: String, attributes: [String: JSONValue])
+
+        /// Hex digits, as written (checked and lower-cased by the mapping).
+        package var traceID: String
+        package var spanID: String
+        package var parentID: String?
+        package var name: String
+        package var startNs: Int64
+        package var endNs: Int64?
+        /// Plain JSON values (``anyValue(_:)``'s reading of OTLP's `AnyValue`).
+        package var attributes: [String: JSONValue]
+        package var events: [Event]
+        /// OTLP's status code: 0 unset, 1 ok, 2 error.
+        package var statusCode: Int
+        package var statusMessage: String?
+
+        package init(
+            traceID: String, spanID: String, parentID: String?, name: String, startNs: Int64, endNs: Int64?,
+            attributes: [String: JSONValue], events: [Event], statusCode: Int, statusMessage: String?
+        ) {
+            self.traceID = traceID
+            self.spanID = spanID
+            self.parentID = parentID
+            self.name = name
+            self.startNs = startNs
+            self.endNs = endNs
+            self.attributes = attributes
+            self.events = events
+            self.statusCode = statusCode
+            self.statusMessage = statusMessage
         }
     }
 
@@ -32,14 +72,14 @@ package enum OTLPImporter {
             return request.read
         }
         var order: [String] = []
-        var spans: [String: [TraceSpan]] = [:]
+        var spans: [String: [OTLPSpan]] = [:]
         var services: [String: String] = [:]
         for found in perLine.joined() {
             if spans[found.traceID] == nil {
                 order.append(found.traceID)
                 if let service = found.service { services[found.traceID] = service }
             }
-            spans[found.traceID, default: []].append(found.span)
+            spans[found.traceID, default: []].append(found)
         }
         return order.map { trace(id: $0, spans: spans[$0]!, service: services[$0]) }
     }
@@ -64,8 +104,11 @@ package enum OTLPImporter {
                 for (i, raw) in (scope["spans"]?.array ?? []).enumerated() {
                     let path = "resourceSpans[\(r)].scopeSpans[\(s)].spans[\(i)]"
                     do {
-                        let (traceID, span) = try self.span(raw, file: file, line: line, path: path)
-                        read.append(OTLPSpan(traceID: traceID, span: span, service: service))
+                        var found = try self.span(
+                            parts(raw, file: file, line: line, path: path), file: file, line: line, path: path)
+                        found.span.raw = raw
+                        found.service = service
+                        read.append(found)
                     } catch {
                         rejected.append(error)
                     }
@@ -77,20 +120,24 @@ package enum OTLPImporter {
 
     /// One span read again from the OTLP/JSON it was stored as (`TraceSpan.raw`), as a trace
     /// that grows over many requests is put together again with its new spans.
-    package static func span(stored raw: JSONValue, file: String) throws(TraceImportError) -> TraceSpan {
-        try span(raw, file: file, line: nil, path: "span").1
+    package static func span(stored raw: JSONValue, file: String) throws(TraceImportError) -> OTLPSpan {
+        var found = try span(parts(raw, file: file, line: nil, path: "span"), file: file, line: nil, path: "span")
+        found.span.raw = raw
+        return found
     }
 
     /// A trace from its spans in any order: tree order, the name Loupe exported it under or the
     /// root's (else the service's, else the id), the service, and the evaluation scores its
     /// spans' events carry.
-    package static func trace(id: String, spans: [TraceSpan], service: String?) -> Trace {
-        let ordered = treeOrder(spans)
+    package static func trace(id: String, spans: [OTLPSpan], service: String?) -> Trace {
+        let ordered = treeOrder(spans.map(\.span))
         let root = ordered.first { $0.parentID == nil }
         let name = root?.attributes["loupe.trace.name"]?.string ?? root?.name ?? service ?? id
         var trace = Trace(externalID: id, format: .otlp, name: name, spans: ordered)
         if let service { trace.metadata["service.name"] = .string(service) }
-        trace.scores = ordered.flatMap { evaluationScores($0) }
+        var scores: [String: [Score]] = [:]
+        for span in spans where !span.scores.isEmpty { scores[span.span.spanID, default: []] += span.scores }
+        if !scores.isEmpty { trace.scores = ordered.flatMap { scores[$0.spanID] ?? [] } }
         return trace
     }
 
@@ -105,12 +152,15 @@ package enum OTLPImporter {
     }
 
     /// OTLP's `AnyValue` as plain JSON (int64s arrive as decimal strings; kept as numbers).
-    static func anyValue(_ value: JSONValue?) -> JSONValue {
+    package static func anyValue(_ value: JSONValue?) -> JSONValue {
         guard let value, let members = value.object else { return .null }
         if let s = members["stringValue"] ?? members["string_value"] { return s }
         if let b = members["boolValue"] ?? members["bool_value"] { return b }
         if let i = members["intValue"] ?? members["int_value"] { return i.int.map { .number(Double($0)) } ?? i }
-        if let d = members["doubleValue"] ?? members["double_value"] { return d.number.map(JSONValue.number) ?? d }
+        // A non-finite double (OTLP/JSON writes "NaN", "Infinity") stays the string it was.
+        if let d = members["doubleValue"] ?? members["double_value"] {
+            return d.number.flatMap { $0.isFinite ? JSONValue.number($0) : nil } ?? d
+        }
         if let b = members["bytesValue"] ?? members["bytes_value"] { return b }
         if let a = members["arrayValue"] ?? members["array_value"] {
             return .array((a["values"]?.array ?? []).map { anyValue($0) })
@@ -126,30 +176,53 @@ package enum OTLPImporter {
             && s.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x66) }
     }
 
-    private static func span(_ raw: JSONValue, file: String, line: Int?, path: String) throws(TraceImportError) -> (
-        String, TraceSpan
-    ) {
+    /// What the mapping reads of an OTLP/JSON span; a field it needs that is missing or of the
+    /// wrong type is named by its path.
+    private static func parts(
+        _ raw: JSONValue, file: String, line: Int?, path: String
+    ) throws(TraceImportError) -> SpanParts {
         func fail(_ field: String, _ message: String) -> TraceImportError {
             TraceImportError(file: file, line: line, field: "\(path).\(field)", message)
         }
         guard let traceID = (raw["traceId"] ?? raw["trace_id"])?.string else { throw fail("traceId", "missing") }
-        guard isHex(traceID, length: 32) else { throw fail("traceId", "\"\(traceID)\" is not 32 hex digits") }
         guard let spanID = (raw["spanId"] ?? raw["span_id"])?.string else { throw fail("spanId", "missing") }
-        guard isHex(spanID, length: 16) else { throw fail("spanId", "\"\(spanID)\" is not 16 hex digits") }
-        let parent = (raw["parentSpanId"] ?? raw["parent_span_id"])?.string.flatMap { $0.isEmpty ? nil : $0 }
         guard let start = (raw["startTimeUnixNano"] ?? raw["start_time_unix_nano"])?.int else {
             throw fail("startTimeUnixNano", "missing or not an integer")
         }
-        let end = (raw["endTimeUnixNano"] ?? raw["end_time_unix_nano"])?.int
-        let attributes = attributes(raw["attributes"])
-        let events = (raw["events"]?.array ?? []).map {
-            (name: $0["name"]?.string ?? "", attributes: Self.attributes($0["attributes"]))
+        let code = raw["status"]?["code"]
+        return SpanParts(
+            traceID: traceID, spanID: spanID,
+            parentID: (raw["parentSpanId"] ?? raw["parent_span_id"])?.string.flatMap { $0.isEmpty ? nil : $0 },
+            name: raw["name"]?.string ?? "", startNs: start,
+            endNs: (raw["endTimeUnixNano"] ?? raw["end_time_unix_nano"])?.int,
+            attributes: attributes(raw["attributes"]),
+            events: (raw["events"]?.array ?? []).map {
+                (name: $0["name"]?.string ?? "", attributes: Self.attributes($0["attributes"]))
+            },
+            statusCode: code?.int.map { Int($0) }
+                ?? (code?.string == "STATUS_CODE_ERROR" ? 2 : code?.string == "STATUS_CODE_OK" ? 1 : 0),
+            statusMessage: raw["status"]?["message"]?.string)
+    }
+
+    /// One span read into the trace model, with the trace it belongs to and the evaluation
+    /// results its events carry. Ids of the wrong length, and token counts that are no counts,
+    /// are named by `path`.
+    package static func span(
+        _ parts: SpanParts, file: String, line: Int?, path: @autoclosure () -> String
+    ) throws(TraceImportError) -> OTLPSpan {
+        func fail(_ field: String, _ message: String) -> TraceImportError {
+            TraceImportError(file: file, line: line, field: "\(path()).\(field)", message)
         }
+        let traceID = parts.traceID
+        guard isHex(traceID, length: 32) else { throw fail("traceId", "\"\(traceID)\" is not 32 hex digits") }
+        let spanID = parts.spanID
+        guard isHex(spanID, length: 16) else { throw fail("spanId", "\"\(spanID)\" is not 16 hex digits") }
+        let attributes = parts.attributes
+        let events = parts.events
         var span = TraceSpan(
-            spanID: spanID, parentID: parent, kind: kind(attributes), name: raw["name"]?.string ?? "", startNs: start,
-            endNs: end)
+            spanID: spanID, parentID: parts.parentID, kind: kind(attributes), name: parts.name,
+            startNs: parts.startNs, endNs: parts.endNs)
         span.attributes = attributes
-        span.raw = raw
         span.model =
             (attributes["gen_ai.response.model"] ?? attributes["gen_ai.request.model"]
             ?? attributes["llm.model_name"])?.string
@@ -157,21 +230,17 @@ package enum OTLPImporter {
         (span.input, span.output) = GenAIMessages.messages(attributes: attributes, events: events)
         span.tool = tool(attributes, kind: span.kind)
         span.attributes = withoutContent(attributes, span: span)
-        let code = raw["status"]?["code"]
-        let statusCode =
-            code?.int ?? (code?.string == "STATUS_CODE_ERROR" ? 2 : code?.string == "STATUS_CODE_OK" ? 1 : 0)
         let exception = events.first { $0.name == "exception" }?.attributes
-        if statusCode == 2 || attributes["error.type"] != nil {
+        if parts.statusCode == 2 || attributes["error.type"] != nil {
             let message = [
-                raw["status"]?["message"]?.string, attributes["error.type"]?.string,
-                exception?["exception.message"]?.string,
+                parts.statusMessage, attributes["error.type"]?.string, exception?["exception.message"]?.string,
             ].compactMap { $0 }.first { !$0.isEmpty }
             span.status = .error(message ?? "error")
             if span.tool != nil, span.tool?.error == nil { span.tool?.error = message ?? "error" }
-        } else if statusCode == 1 {
+        } else if parts.statusCode == 1 {
             span.status = .ok
         }
-        return (traceID.lowercased(), span)
+        return OTLPSpan(traceID: traceID.lowercased(), span: span, service: nil, scores: evaluationScores(events))
     }
 
     private static func kind(_ a: [String: JSONValue]) -> SpanKind {
@@ -253,11 +322,10 @@ package enum OTLPImporter {
         return keep
     }
 
-    private static func evaluationScores(_ span: TraceSpan) -> [Score] {
-        guard let events = span.raw?["events"]?.array else { return [] }
-        return events.compactMap { event in
-            guard event["name"]?.string == "gen_ai.evaluation.result" else { return nil }
-            let a = attributes(event["attributes"])
+    private static func evaluationScores(_ events: [SpanParts.Event]) -> [Score] {
+        events.compactMap { event in
+            guard event.name == "gen_ai.evaluation.result" else { return nil }
+            let a = event.attributes
             return Score(
                 scorer: a["gen_ai.evaluation.name"]?.string ?? "evaluation",
                 value: a["gen_ai.evaluation.score.value"] ?? a["gen_ai.evaluation.score.label"] ?? .null,

@@ -19,6 +19,9 @@ package struct TraceSpan: Hashable, Sendable {
     package var attributes: [String: JSONValue] = [:]
     /// The span as its source wrote it (for `r` in the trace view and re-export).
     package var raw: JSONValue?
+    /// The span's OTLP `Span` message, when it arrived as protobuf (then `raw` is nil): kept as
+    /// its bytes, which cost nothing to write, and shown as OTLP/JSON.
+    package var rawProtobuf: Data?
 
     package init(spanID: String, parentID: String?, kind: SpanKind, name: String, startNs: Int64, endNs: Int64?) {
         self.spanID = spanID

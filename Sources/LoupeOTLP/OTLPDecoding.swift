@@ -3,10 +3,12 @@ import LoupeAgents
 import LoupeBase
 import SwiftProtobuf
 
-/// An OTLP trace request in either encoding, read into the trace model. The protobuf one is
-/// decoded by the generated swift-protobuf messages and turned into OTLP/JSON's shape (ids in hex,
-/// 64-bit integers as decimal strings), so both encodings go through the one mapping the file
-/// importer uses (`OTLPImporter`) and a received span keeps the same source as an imported one.
+/// An OTLP trace request in either encoding, read into the trace model. Both go through the one
+/// mapping the file importer uses (`OTLPImporter.span`): the JSON one from its parsed value, the
+/// protobuf one straight from the generated swift-protobuf messages (no JSON in between: that
+/// made and dropped a tree per span, a third of the receiver's time), each span keeping its own
+/// `Span` message bytes as its source. Shown, that source reads as OTLP/JSON (ids in hex, 64-bit
+/// integers as decimal strings), like an imported span's.
 package enum OTLPDecoding {
     /// A request's spans read, and those rejected with where and why (partial success).
     package struct Decoded: Sendable {
@@ -33,7 +35,7 @@ package enum OTLPDecoding {
         } catch {
             throw Malformed(description: "the body is not a protobuf ExportTraceServiceRequest (\(error))")
         }
-        return try decoded(json(request), encoding: "protobuf")
+        return message(request)
     }
 
     /// Reads a JSON `ExportTraceServiceRequest` (OTLP/JSON: hex ids, camelCase or snake_case).
@@ -147,13 +149,110 @@ package enum OTLPDecoding {
 }
 
 extension OTLPDecoding {
-    /// Reads a request gRPC already decoded.
+    /// Reads a decoded request (gRPC decodes it itself): a request always has its list (perhaps
+    /// empty), so only spans can be rejected.
     package static func message(
         _ request: Opentelemetry_Proto_Collector_Trace_V1_ExportTraceServiceRequest
     ) -> Decoded {
-        // A request always has its list (perhaps empty), so only spans can be rejected.
-        let read = try? OTLPImporter.spans(in: json(request), file: "request", line: nil)
-        return Decoded(spans: read?.read ?? [], rejected: read?.rejected ?? [])
+        // Every span with where it is; then read on every core, a big request being many spans.
+        var located: [(span: Opentelemetry_Proto_Trace_V1_Span, service: String?, at: (Int, Int, Int))] = []
+        for (r, resource) in request.resourceSpans.enumerated() {
+            let service = resource.resource.attributes.last { $0.key == "service.name" }.flatMap {
+                plain($0.value).string
+            }
+            for (s, scope) in resource.scopeSpans.enumerated() {
+                located += scope.spans.enumerated().map { ($1, service, (r, s, $0)) }
+            }
+        }
+        let read = {
+            @Sendable (item: (span: Opentelemetry_Proto_Trace_V1_Span, service: String?, at: (Int, Int, Int))) in
+            Result { () throws(TraceImportError) -> OTLPImporter.OTLPSpan in
+                let (r, s, i) = item.at
+                var found = try Self.read(item.span, path: "resourceSpans[\(r)].scopeSpans[\(s)].spans[\(i)]")
+                found.service = item.service
+                return found
+            }
+        }
+        let results = located.count >= 64 ? parallelMap(located, read) : located.map(read)
+        var decoded = Decoded(spans: [], rejected: [])
+        decoded.spans.reserveCapacity(results.count)
+        for result in results {
+            switch result {
+            case .success(let span): decoded.spans.append(span)
+            case .failure(let error): decoded.rejected.append(error)
+            }
+        }
+        return decoded
+    }
+
+    /// One protobuf span through the mapping, its message bytes kept as its source.
+    static func read(
+        _ span: Opentelemetry_Proto_Trace_V1_Span, file: String = "request", path: @autoclosure () -> String
+    ) throws(TraceImportError) -> OTLPImporter.OTLPSpan {
+        guard let start = Int64(exactly: span.startTimeUnixNano) else {
+            throw TraceImportError(
+                file: file, field: "\(path()).startTimeUnixNano",
+                "\(span.startTimeUnixNano) is past the latest time Loupe stores (Int64 nanoseconds)")
+        }
+        let parts = OTLPImporter.SpanParts(
+            traceID: hex(span.traceID), spanID: hex(span.spanID),
+            parentID: span.parentSpanID.isEmpty ? nil : hex(span.parentSpanID), name: span.name, startNs: start,
+            // An unended span has no end (0 is "not set" in proto3).
+            endNs: span.endTimeUnixNano == 0 ? nil : Int64(exactly: span.endTimeUnixNano),
+            attributes: plain(span.attributes),
+            events: span.events.map { (name: $0.name, attributes: plain($0.attributes)) },
+            statusCode: span.hasStatus ? span.status.code.rawValue : 0,
+            statusMessage: span.status.message.isEmpty ? nil : span.status.message)
+        var found = try OTLPImporter.span(parts, file: file, line: nil, path: path())
+        found.span.rawProtobuf = try? span.serializedBytes()
+        return found
+    }
+
+    /// A stored span source: a `Span` message's bytes (received as protobuf) or OTLP/JSON text.
+    package static func storedSpan(_ bytes: Data, file: String) throws(TraceImportError) -> OTLPImporter.OTLPSpan {
+        if bytes.first != UInt8(ascii: "{") {
+            let span: Opentelemetry_Proto_Trace_V1_Span
+            do { span = try .init(serializedBytes: bytes) } catch {
+                throw TraceImportError(file: file, "a stored span's source is unreadable: \(error)")
+            }
+            return try read(span, file: file, path: "span")
+        }
+        let raw: JSONValue
+        do { raw = try JSONValue.parse(bytes) } catch {
+            throw TraceImportError(file: file, "a stored span's source is unreadable: \(error)")
+        }
+        return try OTLPImporter.span(stored: raw, file: file)
+    }
+
+    /// A stored span source as OTLP/JSON, for showing it: JSON text as it is, a `Span` message's
+    /// bytes in OTLP/JSON's shape. Nil when unreadable.
+    package static func storedSourceJSON(_ bytes: Data) -> JSONValue? {
+        if bytes.first == UInt8(ascii: "{") { return try? JSONValue.parse(bytes) }
+        return (try? Opentelemetry_Proto_Trace_V1_Span(serializedBytes: bytes)).map(span)
+    }
+
+    /// OTLP `KeyValue`s as plain JSON values, as `OTLPImporter.attributes` reads their JSON form
+    /// (the last of a repeated key wins).
+    static func plain(_ list: [Opentelemetry_Proto_Common_V1_KeyValue]) -> [String: JSONValue] {
+        var out: [String: JSONValue] = [:]
+        out.reserveCapacity(list.count)
+        for pair in list { out[pair.key] = plain(pair.value) }
+        return out
+    }
+
+    /// An `AnyValue` as plain JSON: int64s as numbers, bytes as base64, a non-finite double as its
+    /// name ("nan"), nothing as null; the same as `OTLPImporter.anyValue` of its JSON form.
+    static func plain(_ value: Opentelemetry_Proto_Common_V1_AnyValue) -> JSONValue {
+        switch value.value {
+        case .stringValue(let s): .string(s)
+        case .boolValue(let b): .bool(b)
+        case .intValue(let i): .number(Double(i))
+        case .doubleValue(let d): d.isFinite ? .number(d) : .string(String(d))
+        case .bytesValue(let data): .string(data.base64EncodedString())
+        case .arrayValue(let array): .array(array.values.map(plain))
+        case .kvlistValue(let list): .object(plain(list.values))
+        case .stringValueStrindex, nil: .null
+        }
     }
 
     /// OTLP's partial success for what was rejected: the count, and a message naming the first

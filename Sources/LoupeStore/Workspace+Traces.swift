@@ -10,10 +10,12 @@ extension Workspace {
     ///
     /// - Parameter leaseKind: when given, this process takes a lease of that kind on each new
     ///   trace in the same transaction, so no kill can leave a trace being recorded without one.
+    /// - Parameter deferringCheckpoint: commit without SQLite's automatic checkpoint (see
+    ///   ``write(deferringCheckpoint:_:)``); the caller checkpoints once it has answered.
     package func importTraces(
-        _ traces: some Sequence<NewTrace> & Sendable, leaseKind: String? = nil
+        _ traces: some Sequence<NewTrace> & Sendable, leaseKind: String? = nil, deferringCheckpoint: Bool = false
     ) throws(WorkspaceError) -> TraceImportCounts {
-        try write { db in
+        try write(deferringCheckpoint: deferringCheckpoint) { db in
             var counts = TraceImportCounts()
             let insertSpan = try db.makeStatement(
                 sql: """

@@ -185,9 +185,38 @@ package final class Workspace: Sendable {
     }
 
     /// Runs `body` in one write transaction; a throw rolls everything back.
-    package func write<T: Sendable>(_ body: @Sendable (Database) throws -> T) throws(WorkspaceError) -> T {
+    ///
+    /// - Parameter deferringCheckpoint: commit without SQLite's automatic checkpoint, which
+    ///   (copying the log into the database once it passes 1,000 pages) runs inside the commit
+    ///   that crosses the mark and delays whoever waits for that commit. A caller that answers
+    ///   someone once its data is committed (the OTLP receiver) writes this way, answers, then
+    ///   calls ``checkpoint()``.
+    package func write<T: Sendable>(
+        deferringCheckpoint: Bool = false, _ body: @Sendable (Database) throws -> T
+    ) throws(WorkspaceError) -> T {
         let writer = try writer()
-        return try translatingErrors(writing: true) { try writer.write(body) }
+        guard deferringCheckpoint else { return try translatingErrors(writing: true) { try writer.write(body) } }
+        return try translatingErrors(writing: true) {
+            try writer.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA wal_autocheckpoint = 0")
+                defer { try? db.execute(sql: "PRAGMA wal_autocheckpoint = 1000") }
+                var result: T?
+                try db.inTransaction {
+                    result = try body(db)
+                    return .commit
+                }
+                return result!
+            }
+        }
+    }
+
+    /// Copies what the log holds into the database, as far as no reader still needs it
+    /// (SQLite's passive checkpoint: it waits for nobody).
+    package func checkpoint() throws(WorkspaceError) {
+        let writer = try writer()
+        try translatingErrors(writing: true) {
+            try writer.writeWithoutTransaction { db in _ = try Row.fetchAll(db, sql: "PRAGMA wal_checkpoint(PASSIVE)") }
+        }
     }
 
     /// Runs `body` on a read-only snapshot of the workspace.

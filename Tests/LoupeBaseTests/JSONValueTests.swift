@@ -81,4 +81,24 @@ import Testing
         let foundation = String(decoding: try JSONEncoder().encode(["k": text]), as: UTF8.self)
         #expect(JSONValue.escapingInvisibleCharacters(in: foundation) == #"{"k":"# + json + "}")
     }
+
+    /// Plain ASCII is skipped eight bytes at a time: a character that needs escaping is found at
+    /// every offset within and across those words, next to plain text of every length.
+    @Test func escapesAreFoundAtEveryOffsetOfARunOfPlainText() throws {
+        let written: [(String, String)] = [
+            ("\"", #"\""#), ("\\", #"\\"#), ("\n", #"\n"#), ("\u{01}", #"\u0001"#), ("\u{1F}", #"\u001f"#),
+            ("\u{7F}", #"\u007f"#), ("\u{85}", #"\u0085"#), ("\u{200B}", #"\u200b"#), ("\u{FEFF}", #"\ufeff"#),
+            ("é", "é"), ("中", "中"),
+        ]
+        for (special, escaped) in written {
+            for before in 0..<18 {
+                for after in [0, 1, 7, 8, 9] {
+                    let (head, tail) = (String(repeating: "a", count: before), String(repeating: "z ", count: after))
+                    let json = JSONValue.string(head + special + tail).compactJSON
+                    #expect(json == "\"" + head + escaped + tail + "\"")
+                    #expect(try JSONValue.parse(json) == .string(head + special + tail))
+                }
+            }
+        }
+    }
 }

@@ -92,10 +92,13 @@ import Testing
     }
 
     /// A trace without what differs by transport: the source as written (the file exporter's
-    /// JSON against the protobuf turned into JSON).
+    /// JSON against the protobuf message).
     static func content(_ trace: Trace) -> Trace {
         var trace = trace
-        for i in trace.spans.indices { trace.spans[i].raw = nil }
+        for i in trace.spans.indices {
+            trace.spans[i].raw = nil
+            trace.spans[i].rawProtobuf = nil
+        }
         return trace
     }
 

@@ -103,6 +103,79 @@ enum Requests {
         #expect(fromJSON.rejected.first?.message.contains("not 32 hex digits") == true)
     }
 
+    /// The protobuf reading fills the mapping's parts straight from the message; it must read
+    /// every kind of value, event and status as the JSON reading of the same request does (its
+    /// OTLP/JSON shape through `OTLPImporter.spans(in:)`), and a span's kept message must show
+    /// and read again as that same span.
+    @Test func protobufReadingEqualsTheJSONReadingOfTheSameRequest() throws {
+        var spans = Requests.agentRun()
+        var values = Opentelemetry_Proto_Common_V1_AnyValue()
+        values.arrayValue.values = [Requests.string("x", "a").value, Requests.int("n", 3).value]
+        var nested = Opentelemetry_Proto_Common_V1_AnyValue()
+        nested.kvlistValue.values = [Requests.string("k", "v"), Requests.int("big", Int64.max)]
+        var odd: [Opentelemetry_Proto_Common_V1_KeyValue] = [
+            Requests.string("dup", "first"), Requests.string("dup", "last"),
+            .init(), Requests.int("gen_ai.usage.input_tokens", 5),
+        ]
+        odd[2].key = "nan"
+        odd[2].value.doubleValue = .nan
+        var bytes = Requests.string("blob", "")
+        bytes.value.bytesValue = Data([0, 1, 254, 255])
+        var list = Requests.string("list", "")
+        list.value = values
+        var map = Requests.string("map", "")
+        map.value = nested
+        var flag = Requests.string("flag", "")
+        flag.value.boolValue = true
+        spans[0].attributes += odd + [bytes, list, map, flag]
+        var evaluation = Opentelemetry_Proto_Trace_V1_Span.Event()
+        evaluation.name = "gen_ai.evaluation.result"
+        evaluation.attributes = [
+            Requests.string("gen_ai.evaluation.name", "relevance"),
+            Requests.string("gen_ai.evaluation.score.label", "good"),
+        ]
+        var exception = Opentelemetry_Proto_Trace_V1_Span.Event()
+        exception.name = "exception"
+        exception.attributes = [Requests.string("exception.message", "tool timed out")]
+        spans[1].events = [evaluation, exception]
+        spans[1].status.code = .error
+        spans[2].status.code = .ok
+        spans[2].status.message = "fine"
+        spans[2].endTimeUnixNano = 0
+        let request = Requests.request(spans)
+
+        let fromProtobuf = OTLPDecoding.message(request)
+        let fromJSON = try OTLPImporter.spans(in: OTLPDecoding.json(request), file: "request", line: nil)
+        #expect(fromProtobuf.rejected.isEmpty && fromJSON.rejected.isEmpty)
+        func content(_ span: OTLPImporter.OTLPSpan) -> OTLPImporter.OTLPSpan {
+            var span = span
+            span.span.raw = nil
+            span.span.rawProtobuf = nil
+            return span
+        }
+        #expect(fromProtobuf.spans.map(content) == fromJSON.read.map(content))
+        #expect(fromProtobuf.spans[1].scores.first?.answer == "good")
+        #expect(fromProtobuf.spans[1].span.status == .error("tool timed out"))
+        #expect(fromProtobuf.spans[0].span.attributes["dup"] == "last")
+        #expect(fromProtobuf.spans[0].span.attributes["nan"] == "nan")
+        #expect(fromProtobuf.spans[2].span.endNs == nil)
+
+        // The kept message is the span's source: shown as OTLP/JSON, read again as itself.
+        for (received, message) in zip(fromProtobuf.spans, spans) {
+            let kept = try #require(received.span.rawProtobuf)
+            #expect(OTLPDecoding.storedSourceJSON(kept) == OTLPDecoding.span(message))
+            var again = try OTLPDecoding.storedSpan(kept, file: "trace")
+            again.service = received.service
+            #expect(again == received)
+        }
+        // A source stored as JSON text reads as before.
+        let text = Data(try #require(fromJSON.read.first?.span.raw).compactJSON.utf8)
+        var stored = try OTLPDecoding.storedSpan(text, file: "trace")
+        stored.service = fromJSON.read[0].service
+        #expect(stored == fromJSON.read[0])
+        #expect(throws: TraceImportError.self) { try OTLPDecoding.storedSpan(Data([0x0A, 0xFF]), file: "trace") }
+    }
+
     /// What `loupe trace export --to` sends: OTLP/JSON's shape turned back into the message.
     @Test func encodingIsTheInverseOfDecodingAndSplitsLargeRequests() throws {
         var spans = Requests.agentRun()

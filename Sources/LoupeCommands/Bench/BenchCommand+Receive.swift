@@ -1,10 +1,13 @@
 import ArgumentParser
+import AsyncHTTPClient
 import Foundation
 import Glibc
 import LoupeBase
 import LoupeKit
 import LoupeOTLP
 import LoupeStore
+import NIOCore
+import NIOHTTP1
 import Synchronization
 
 #if canImport(FoundationNetworking)
@@ -20,8 +23,9 @@ extension BenchCommand {
                 Starts `loupe serve` (a separate process, HTTP only, a fresh workspace) and sends it OTLP/HTTP \
                 protobuf requests of GenAI spans (about 2 KB each: a model call with its messages and usage, \
                 eight spans a trace, 512 spans a request, every trace new), as an SDK's batch exporter sends \
-                them. Sustained: as fast as it acknowledges, over several connections. Latency: an open loop \
-                at --rate spans/s, each request's time to its 200. Overload: an open loop at three times the \
+                them. Sustained: as fast as it acknowledges, --connections requests at once (eight; a \
+                Collector's exporter sends ten by default). Latency: an open loop at --rate spans/s, each \
+                request's time to its 200. Overload: an open loop at three times the \
                 sustained rate; what it refuses (503) is counted, and at the end every acknowledged span must \
                 be in the workspace. Peak RSS is the server's.
                 """)
@@ -30,7 +34,9 @@ extension BenchCommand {
         @OptionGroup var global: GlobalOptions
         @Option(help: "Seconds of each phase.") var seconds = 8.0
         @Option(help: "Spans a request.") var batch = 512
-        @Option(help: "Concurrent requests in the sustained phase.") var connections = 4
+        /// Eight: a Collector's OTLP exporter sends ten requests at once by default
+        /// (`sending_queue.num_consumers`), an SDK's batch processor one.
+        @Option(help: "Concurrent requests in the sustained phase.") var connections = 8
         @Option(help: "Spans per second offered in the latency phase.") var rate = 5000
         @Option(
             help: """
@@ -231,25 +237,32 @@ extension BenchCommand {
             return Date().timeIntervalSince(begun)
         }
 
-        /// Up to 256 connections at once, as many exporters would open: URLSession's default of a
-        /// few per host would queue the overload in this client instead of at the server.
-        static let session: URLSession = {
-            let configuration = URLSessionConfiguration.ephemeral
-            configuration.httpMaximumConnectionsPerHost = 256
-            configuration.timeoutIntervalForRequest = 60
-            return URLSession(configuration: configuration)
+        /// Up to 256 connections at once, as many exporters would open, on NIO's event loops:
+        /// URLSession on Linux spent as much CPU sending as the server spent storing, and this
+        /// client shares the machine with the server it measures.
+        static let client: HTTPClient = {
+            var configuration = HTTPClient.Configuration()
+            configuration.connectionPool = .init(
+                idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 256)
+            configuration.redirectConfiguration = .disallow
+            configuration.timeout = .init(connect: .seconds(10), read: .seconds(60))
+            return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
         }()
 
         /// POSTs one request; records its latency when acknowledged. The HTTP status (0: no answer).
         static func post(_ body: Data, to endpoint: URL, tally: Tally) async -> Int {
-            var request = URLRequest(url: endpoint)
-            request.httpMethod = "POST"
-            request.setValue("application/x-protobuf", forHTTPHeaderField: "Content-Type")
-            request.httpBody = body
-            request.timeoutInterval = 60
+            var request = HTTPClientRequest(url: endpoint.absoluteString)
+            request.method = .POST
+            request.headers.add(name: "Content-Type", value: "application/x-protobuf")
+            request.body = .bytes(ByteBuffer(bytes: body))
             let start = ContinuousClock.now
-            let status = (try? await session.data(for: request)).flatMap {
-                ($0.1 as? HTTPURLResponse)?.statusCode
+            var status: Int?
+            do {
+                let response = try await client.execute(request, timeout: .seconds(60))
+                _ = try await response.body.collect(upTo: 1 << 20)
+                status = Int(response.status.code)
+            } catch {
+                status = nil
             }
             let elapsed = ContinuousClock.now - start
             let milliseconds =

@@ -1,6 +1,7 @@
 import Foundation
 import LoupeAgents
 import LoupeBase
+import LoupeOTLP
 import LoupeStore
 import Synchronization
 
@@ -42,8 +43,19 @@ package final class TraceIngest: Sendable {
         package var spansPerSecond = 0.0
     }
 
+    /// A received span with its stored form, made by the request that brought it.
+    struct Prepared: Sendable {
+        var span: OTLPImporter.OTLPSpan
+        var encoded: TraceService.EncodedSpan
+
+        init(_ span: OTLPImporter.OTLPSpan) {
+            self.span = span
+            encoded = TraceService.EncodedSpan(span.span)
+        }
+    }
+
     private struct Pending {
-        var spans: [OTLPImporter.OTLPSpan]
+        var spans: [Prepared]
         var source: String
         var answer: CheckedContinuation<Void, any Error>
     }
@@ -82,7 +94,9 @@ package final class TraceIngest: Sendable {
         thread.start()
     }
 
-    /// Queues `spans` and returns once they are committed.
+    /// Queues `spans` and returns once they are committed. Their stored forms (payload JSON,
+    /// compressed source) are made here, on the caller's thread: many requests make them at once,
+    /// and the one writer only puts traces together and writes them.
     ///
     /// - Parameter source: what the traces' source column says ("OTLP/HTTP", "OTLP/gRPC").
     package func submit(_ spans: [OTLPImporter.OTLPSpan], source: String) async throws {
@@ -90,6 +104,7 @@ package final class TraceIngest: Sendable {
             if state.withLock({ $0.stopping }) { throw Refusal.stopping }
             return
         }
+        let spans = spans.count >= 64 ? parallelMap(spans, Prepared.init) : spans.map(Prepared.init)
         return try await withCheckedThrowingContinuation { answer in
             let refusal: Refusal? = state.withLock { state in
                 if state.stopping { return .stopping }
@@ -148,6 +163,10 @@ package final class TraceIngest: Sendable {
 
     /// Until ``drain()``: waits for requests, takes every one queued, commits them together.
     private func writer() {
+        // Spans committed since the log was last copied into the database: the commit that
+        // answers requests leaves that to here, after the answers (about 8 MB at a time, twice what
+        // SQLite's own checkpoint would copy).
+        var sinceCheckpoint = 0
         while true {
             wake.wait()
             let batch = state.withLock { state -> [Pending] in
@@ -156,7 +175,14 @@ package final class TraceIngest: Sendable {
                 state.writing = !batch.isEmpty
                 return batch
             }
-            if !batch.isEmpty { commit(batch) }
+            if !batch.isEmpty {
+                commit(batch)
+                sinceCheckpoint += batch.reduce(0) { $0 + $1.spans.count }
+                if sinceCheckpoint >= 4096 {
+                    try? workspace.checkpoint()
+                    sinceCheckpoint = 0
+                }
+            }
             let finished = state.withLock { state -> Bool in
                 state.writing = false
                 return state.stopping && state.pending.isEmpty
@@ -192,54 +218,56 @@ package final class TraceIngest: Sendable {
 
     /// Stores the spans of several requests in one transaction: each trace they touch is put
     /// together from its stored spans and the new ones (a span sent again replaces itself).
-    static func store(
-        _ requests: [(spans: [OTLPImporter.OTLPSpan], source: String)], in workspace: Workspace
-    ) throws {
+    static func store(_ requests: [(spans: [Prepared], source: String)], in workspace: Workspace) throws {
         var order: [String] = []
-        var incoming: [String: [OTLPImporter.OTLPSpan]] = [:]
+        var incoming: [String: [Prepared]] = [:]
         var sources: [String: String] = [:]
         for request in requests {
-            for span in request.spans {
-                if incoming[span.traceID] == nil {
-                    order.append(span.traceID)
-                    sources[span.traceID] = request.source
+            for prepared in request.spans {
+                let traceID = prepared.span.traceID
+                if incoming[traceID] == nil {
+                    order.append(traceID)
+                    sources[traceID] = request.source
                 }
-                incoming[span.traceID, default: []].append(span)
+                incoming[traceID, default: []].append(prepared)
             }
         }
         let stored = try workspace.storedSources(format: TraceFormat.otlp.rawValue, externalIDs: order)
-        let traces = try order.map { id -> (trace: Trace, source: String?) in
-            var spans: [TraceSpan] = []
+        let traces = try order.map {
+            id -> (trace: Trace, source: String?, encoded: [String: TraceService.EncodedSpan]) in
+            var spans: [OTLPImporter.OTLPSpan] = []
+            var encoded: [String: TraceService.EncodedSpan] = [:]
             var index: [String: Int] = [:]
             var metadata: [String: JSONValue] = [:]
             if let before = stored[id] {
                 metadata = before.metadataJSON.flatMap { try? JSONValue.parse($0) }?.object ?? [:]
                 for packed in before.spans {
-                    guard let text = Zstd.decompress(packed), let raw = try? JSONValue.parse(text) else {
+                    guard let source = Zstd.decompress(packed) else {
                         throw TraceImportError(file: "trace \(id)", "a stored span's source is unreadable")
                     }
-                    let span = try OTLPImporter.span(stored: raw, file: "trace \(id)")
-                    index[span.spanID] = spans.count
+                    let span = try OTLPDecoding.storedSpan(source, file: "trace \(id)")
+                    index[span.span.spanID] = spans.count
                     spans.append(span)
                 }
             }
             var service = metadata["service.name"]?.string
-            for new in incoming[id]! {
+            for prepared in incoming[id]! {
+                let new = prepared.span
                 if let at = index[new.span.spanID] {
-                    spans[at] = new.span
+                    spans[at] = new
                 } else {
                     index[new.span.spanID] = spans.count
-                    spans.append(new.span)
+                    spans.append(new)
                 }
+                encoded[new.span.spanID] = prepared.encoded
                 service = new.service ?? service
             }
             var trace = OTLPImporter.trace(id: id, spans: spans, service: service)
             trace.metadata = metadata.merging(trace.metadata) { _, new in new }
-            return (trace, sources[id])
+            return (trace, sources[id], encoded)
         }
-        // Made here, on the writer thread: making them on every core (as a file import does) was
-        // slower under load, the request handlers' decoding already using the cores.
-        let records = traces.map { TraceService.record($0.trace, sourceFile: $0.source) }
-        _ = try workspace.importTraces(records)
+        // The received spans come encoded; a trace's stored spans read again are encoded here.
+        let records = traces.map { TraceService.record($0.trace, sourceFile: $0.source, encoded: $0.encoded) }
+        _ = try workspace.importTraces(records, deferringCheckpoint: true)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import LoupeAgents
 import LoupeBase
+import LoupeOTLP
 import LoupeStore
 
 /// Imports trace files into the workspace and reads them back for `trace list|show` and the
@@ -47,10 +48,39 @@ package struct TraceService: Sendable {
         return report
     }
 
+    /// A span's content as the workspace stores it: its payload as JSON, and its source as
+    /// written, compressed. Made apart from the trace it belongs to, so a receiver can make it
+    /// on the request's own thread while one writer stores traces.
+    package struct EncodedSpan: Sendable {
+        var payloadJSON: String
+        /// What the trace's content hash reads of the source: its JSON text or message bytes.
+        var source: Source?
+        var sourceZstd: Data?
+
+        enum Source: Sendable {
+            case json(String)
+            case message(Data)
+        }
+
+        package init(_ span: TraceSpan) {
+            payloadJSON = SpanPayload(span).json.compactJSON
+            if let raw = span.raw?.compactJSON {
+                source = .json(raw)
+                sourceZstd = Zstd.compress(raw)
+            } else if let message = span.rawProtobuf {
+                source = .message(message)
+                sourceZstd = Zstd.compress(message)
+            }
+        }
+    }
+
     /// A trace as the workspace stores it: totals on its row, each span's numbers in columns and
     /// its content as JSON, a hash of it all to tell a re-import of the same content.
+    ///
+    /// - Parameter encoded: spans already encoded, by span id; the others are encoded here.
     package static func record(
-        _ trace: Trace, sourceFile: String?, parentTraceID: Int64? = nil, forkOrdinal: Int? = nil
+        _ trace: Trace, sourceFile: String?, parentTraceID: Int64? = nil, forkOrdinal: Int? = nil,
+        encoded: [String: EncodedSpan] = [:]
     ) -> NewTrace {
         var spans: [NewTrace.SpanRecord] = []
         spans.reserveCapacity(trace.spans.count)
@@ -65,12 +95,16 @@ package struct TraceService: Sendable {
                 outputTokens: span.usage.outputTokens, cacheReadTokens: span.usage.cacheReadTokens,
                 cacheWriteTokens: span.usage.cacheWriteTokens, reasoningTokens: span.usage.reasoningTokens,
                 cost: span.usage.cost, toolName: span.tool?.name)
-            let payload = SpanPayload(span).json.compactJSON
-            let raw = span.raw?.compactJSON
+            let encoding = encoded[span.spanID] ?? EncodedSpan(span)
             hash.add("\(ordinal) \(span.spanID) \(span.startNs) \(span.endNs ?? -1) \(span.status)")
-            hash.add(payload)
-            hash.add(raw ?? "")
-            spans.append(NewTrace.SpanRecord(row: row, payloadJSON: payload, rawZstd: raw.map { Zstd.compress($0) }))
+            hash.add(encoding.payloadJSON)
+            switch encoding.source {
+            case .json(let text): hash.add(text)
+            case .message(let bytes): hash.add(bytes)
+            case nil: hash.add("")
+            }
+            spans.append(
+                NewTrace.SpanRecord(row: row, payloadJSON: encoding.payloadJSON, rawZstd: encoding.sourceZstd))
         }
         let steps = TraceImport.steps(trace.spans.enumerated().map { ($0, $1.kind, $1.startNs) })
         let usage = trace.usage
@@ -209,9 +243,10 @@ package struct TraceService: Sendable {
         return (payload, Self.raw(stored))
     }
 
-    /// The stored source as JSON, from whichever column holds it.
+    /// The stored source as JSON, from whichever column holds it (a span received as OTLP
+    /// protobuf keeps its message, shown in OTLP/JSON's shape).
     private static func raw(_ stored: StoredPayload) -> JSONValue? {
-        if let packed = stored.rawZstd { return Zstd.decompress(packed).flatMap { try? JSONValue.parse($0) } }
+        if let packed = stored.rawZstd { return Zstd.decompress(packed).flatMap(OTLPDecoding.storedSourceJSON) }
         return stored.rawJSON.flatMap { try? JSONValue.parse($0) }
     }
 }
@@ -226,24 +261,29 @@ struct ContentHash {
 
     mutating func add(_ text: String) {
         var text = text
-        text.withUTF8 { bytes in
-            var (a, b) = (self.a, self.b)
-            func mix(_ word: UInt64) {
-                a = ((a ^ word) &* 0x9E37_79B9_7F4A_7C15).rotated(31)
-                b = ((b ^ word) &* 0xC2B2_AE3D_27D4_EB4F).rotated(27) &+ a
-            }
-            let raw = UnsafeRawBufferPointer(bytes)
-            var offset = 0
-            while offset + 8 <= raw.count {
-                mix(raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
-                offset += 8
-            }
-            var tail: UInt64 = 0
-            for (shift, byte) in raw[offset...].enumerated() { tail |= UInt64(byte) << (8 * UInt64(shift)) }
-            mix(tail)
-            mix(UInt64(raw.count))
-            (self.a, self.b) = (a, b)
+        text.withUTF8 { add(UnsafeRawBufferPointer($0)) }
+    }
+
+    mutating func add(_ data: Data) {
+        data.withUnsafeBytes { add($0) }
+    }
+
+    private mutating func add(_ raw: UnsafeRawBufferPointer) {
+        var (a, b) = (self.a, self.b)
+        func mix(_ word: UInt64) {
+            a = ((a ^ word) &* 0x9E37_79B9_7F4A_7C15).rotated(31)
+            b = ((b ^ word) &* 0xC2B2_AE3D_27D4_EB4F).rotated(27) &+ a
         }
+        var offset = 0
+        while offset + 8 <= raw.count {
+            mix(raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+            offset += 8
+        }
+        var tail: UInt64 = 0
+        for (shift, byte) in raw[offset...].enumerated() { tail |= UInt64(byte) << (8 * UInt64(shift)) }
+        mix(tail)
+        mix(UInt64(raw.count))
+        (self.a, self.b) = (a, b)
     }
 
     var hex: String { String(format: "%016llx%016llx", a, b) }
