@@ -136,7 +136,10 @@ package enum OTLPImporter {
         var trace = Trace(externalID: id, format: .otlp, name: name, spans: ordered)
         if let service { trace.metadata["service.name"] = .string(service) }
         var scores: [String: [Score]] = [:]
-        for span in spans where !span.scores.isEmpty { scores[span.span.spanID, default: []] += span.scores }
+        // One span per id, as the tree keeps: a span sent twice (an exporter's retry) scores once.
+        for span in spans where !span.scores.isEmpty && scores[span.span.spanID] == nil {
+            scores[span.span.spanID] = span.scores
+        }
         if !scores.isEmpty { trace.scores = ordered.flatMap { scores[$0.spanID] ?? [] } }
         return trace
     }

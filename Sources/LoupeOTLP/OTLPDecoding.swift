@@ -126,13 +126,18 @@ package enum OTLPDecoding {
         case .stringValue(let s): .object(["stringValue": .string(s)])
         case .boolValue(let b): .object(["boolValue": .bool(b)])
         case .intValue(let i): .object(["intValue": .string(String(i))])
-        case .doubleValue(let d): .object(["doubleValue": d.isFinite ? .number(d) : .string(String(d))])
+        case .doubleValue(let d): .object(["doubleValue": d.isFinite ? .number(d) : .string(nonFinite(d))])
         case .bytesValue(let data): .object(["bytesValue": .string(data.base64EncodedString())])
         case .arrayValue(let array): .object(["arrayValue": .object(["values": .array(array.values.map(anyValue))])])
         case .kvlistValue(let list): .object(["kvlistValue": .object(["values": attributes(list.values)])])
         // A dictionary index (profiles' string table) means nothing without the dictionary.
         case .stringValueStrindex, nil: .object([:])
         }
+    }
+
+    /// A non-finite double as proto3 JSON writes it: "NaN", "Infinity", "-Infinity".
+    static func nonFinite(_ d: Double) -> String {
+        d.isNaN ? "NaN" : d > 0 ? "Infinity" : "-Infinity"
     }
 
     /// Lower-case hex of an id's bytes, whatever their number (the mapping checks the length).
@@ -209,8 +214,11 @@ extension OTLPDecoding {
     }
 
     /// A stored span source: a `Span` message's bytes (received as protobuf) or OTLP/JSON text.
+    /// Other importers' sources are JSON of any kind (an array, a string): only a first byte of
+    /// 0x0A, which no JSON text starts with, is a message.
     package static func storedSpan(_ bytes: Data, file: String) throws(TraceImportError) -> OTLPImporter.OTLPSpan {
-        if bytes.first != UInt8(ascii: "{") {
+        // A kept message starts with field 1's tag (its trace id, always written, first).
+        if bytes.first == 0x0A {
             let span: Opentelemetry_Proto_Trace_V1_Span
             do { span = try .init(serializedBytes: bytes) } catch {
                 throw TraceImportError(file: file, "a stored span's source is unreadable: \(error)")
@@ -227,8 +235,10 @@ extension OTLPDecoding {
     /// A stored span source as OTLP/JSON, for showing it: JSON text as it is, a `Span` message's
     /// bytes in OTLP/JSON's shape. Nil when unreadable.
     package static func storedSourceJSON(_ bytes: Data) -> JSONValue? {
-        if bytes.first == UInt8(ascii: "{") { return try? JSONValue.parse(bytes) }
-        return (try? Opentelemetry_Proto_Trace_V1_Span(serializedBytes: bytes)).map(span)
+        if bytes.first == 0x0A, let message = try? Opentelemetry_Proto_Trace_V1_Span(serializedBytes: bytes) {
+            return span(message)
+        }
+        return try? JSONValue.parse(bytes)
     }
 
     /// OTLP `KeyValue`s as plain JSON values, as `OTLPImporter.attributes` reads their JSON form
@@ -241,13 +251,14 @@ extension OTLPDecoding {
     }
 
     /// An `AnyValue` as plain JSON: int64s as numbers, bytes as base64, a non-finite double as its
-    /// name ("nan"), nothing as null; the same as `OTLPImporter.anyValue` of its JSON form.
+    /// proto3 JSON name ("NaN"), nothing as null; the same as `OTLPImporter.anyValue` of its JSON
+    /// form.
     static func plain(_ value: Opentelemetry_Proto_Common_V1_AnyValue) -> JSONValue {
         switch value.value {
         case .stringValue(let s): .string(s)
         case .boolValue(let b): .bool(b)
         case .intValue(let i): .number(Double(i))
-        case .doubleValue(let d): d.isFinite ? .number(d) : .string(String(d))
+        case .doubleValue(let d): d.isFinite ? .number(d) : .string(nonFinite(d))
         case .bytesValue(let data): .string(data.base64EncodedString())
         case .arrayValue(let array): .array(array.values.map(plain))
         case .kvlistValue(let list): .object(plain(list.values))

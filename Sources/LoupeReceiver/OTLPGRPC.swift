@@ -21,9 +21,10 @@ struct OTLPGRPC: Opentelemetry_Proto_Collector_Trace_V1_TraceService.ServiceProt
         }
         do { try ingest.admit() } catch { throw RPCError(code: .unavailable, message: error.description) }
         let decoded = OTLPDecoding.message(request.message)
+        let prepared = ingest.prepare(decoded.spans)
         ingest.finishedDecoding()
         do {
-            try await ingest.submit(decoded.spans, source: "OTLP/gRPC")
+            try await ingest.submit(prepared, source: "OTLP/gRPC")
         } catch let refusal as TraceIngest.Refusal {
             throw RPCError(code: .unavailable, message: refusal.description)
         }

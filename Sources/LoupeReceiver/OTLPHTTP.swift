@@ -91,10 +91,11 @@ enum OTLPHTTP {
         } catch {
             return failure(.badRequest, code: 3, error.description, encoding: encoding)
         }
+        let prepared = ingest.prepare(decoded.spans)
         ingest.finishedDecoding()
         admitted = false
         do {
-            try await ingest.submit(decoded.spans, source: "OTLP/HTTP")
+            try await ingest.submit(prepared, source: "OTLP/HTTP")
         } catch {
             return busy(error, encoding: encoding)
         }

@@ -157,7 +157,7 @@ enum Requests {
         #expect(fromProtobuf.spans[1].scores.first?.answer == "good")
         #expect(fromProtobuf.spans[1].span.status == .error("tool timed out"))
         #expect(fromProtobuf.spans[0].span.attributes["dup"] == "last")
-        #expect(fromProtobuf.spans[0].span.attributes["nan"] == "nan")
+        #expect(fromProtobuf.spans[0].span.attributes["nan"] == "NaN")
         #expect(fromProtobuf.spans[2].span.endNs == nil)
 
         // The kept message is the span's source: shown as OTLP/JSON, read again as itself.
@@ -174,6 +174,9 @@ enum Requests {
         stored.service = fromJSON.read[0].service
         #expect(stored == fromJSON.read[0])
         #expect(throws: TraceImportError.self) { try OTLPDecoding.storedSpan(Data([0x0A, 0xFF]), file: "trace") }
+        // Other importers keep JSON of any kind as a source (a chat file's list, a string).
+        #expect(OTLPDecoding.storedSourceJSON(Data(#"[{"role":"user"}]"#.utf8)) == .array([.object(["role": "user"])]))
+        #expect(OTLPDecoding.storedSourceJSON(Data(#""ls -la""#.utf8)) == "ls -la")
     }
 
     /// What `loupe trace export --to` sends: OTLP/JSON's shape turned back into the message.

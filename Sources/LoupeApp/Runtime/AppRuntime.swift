@@ -18,6 +18,10 @@ package final class AppRuntime {
     private let mailbox = Mailbox()
     /// Background work started and not yet finished: reads, commands, history writes.
     private let inFlight = InFlight()
+    /// Panel reads under way: while one is, the loop asks for input every few milliseconds so
+    /// its answer is drawn at once. A received span is a watch, a list read and a trace read:
+    /// waiting the idle interval after each made a new step take 300 ms to show.
+    private let reads = InFlight()
     private var reporters: [JobID: JobReporter] = [:]
     private var lastFrame: Frame?
     private var needsRender = true
@@ -56,7 +60,12 @@ package final class AppRuntime {
     /// Runs until the user quits or a termination signal arrives.
     package func run() {
         let idle = environment.workspaceChanged == nil ? 250 : Int(Self.watchInterval * 1000)
-        while !isFinished { step(timeoutMilliseconds: state.jobs.isEmpty && !state.wantsTicks ? idle : 50) }
+        while !isFinished {
+            // An answer that came while the last turn ran is taken at once, not after the wait.
+            let timeout =
+                !mailbox.isEmpty ? 0 : reads.count > 0 ? 5 : state.jobs.isEmpty && !state.wantsTicks ? idle : 50
+            step(timeoutMilliseconds: timeout)
+        }
     }
 
     /// One turn of the loop.
@@ -189,7 +198,7 @@ package final class AppRuntime {
             }
         case .port(let call):
             let ports = environment.ports
-            background { .answered(call.answer(using: ports)) }
+            background(counting: reads) { .answered(call.answer(using: ports)) }
         case .portJob(let id, let call):
             let reporter = makeReporter(id)
             let ports = environment.ports
@@ -229,12 +238,19 @@ package final class AppRuntime {
 
     /// Runs `work` on a background queue and posts the message it makes: every read and write
     /// the panels ask for goes through here, so none blocks the loop.
-    private func background(qos: DispatchQoS.QoSClass = .userInitiated, _ work: @escaping @Sendable () -> Msg) {
+    ///
+    /// - Parameter counting: also counted there until its message is posted.
+    private func background(
+        qos: DispatchQoS.QoSClass = .userInitiated, counting also: InFlight? = nil,
+        _ work: @escaping @Sendable () -> Msg
+    ) {
         let mailbox = self.mailbox
         let inFlight = self.inFlight
         inFlight.enter()
+        also?.enter()
         DispatchQueue.global(qos: qos).async {
             mailbox.post(work())
+            also?.leave()
             inFlight.leave()
         }
     }

@@ -9,6 +9,9 @@ final class Mailbox: Sendable {
         messages.withLock { $0.append(msg) }
     }
 
+    /// Whether a message waits (the loop then does not wait for input).
+    var isEmpty: Bool { messages.withLock { $0.isEmpty } }
+
     /// Takes every waiting message; progress reports for the same job are coalesced to the
     /// newest, so a chatty job cannot flood the loop.
     func drain() -> [Msg] {

@@ -44,7 +44,7 @@ package final class TraceIngest: Sendable {
     }
 
     /// A received span with its stored form, made by the request that brought it.
-    struct Prepared: Sendable {
+    package struct Prepared: Sendable {
         var span: OTLPImporter.OTLPSpan
         var encoded: TraceService.EncodedSpan
 
@@ -94,17 +94,26 @@ package final class TraceIngest: Sendable {
         thread.start()
     }
 
-    /// Queues `spans` and returns once they are committed. Their stored forms (payload JSON,
-    /// compressed source) are made here, on the caller's thread: many requests make them at once,
-    /// and the one writer only puts traces together and writes them.
+    /// Makes the stored forms of received spans (payload JSON, compressed source) on every core,
+    /// so the one writer only puts traces together and writes them. A server calls it while the
+    /// request still holds its decoding slot (``admit()``), which bounds this work too.
+    package func prepare(_ spans: [OTLPImporter.OTLPSpan]) -> [Prepared] {
+        spans.count >= 64 ? parallelMap(spans, Prepared.init) : spans.map(Prepared.init)
+    }
+
+    /// Queues `spans` and returns once they are committed.
+    package func submit(_ spans: [OTLPImporter.OTLPSpan], source: String) async throws {
+        try await submit(prepare(spans), source: source)
+    }
+
+    /// Queues prepared spans and returns once they are committed.
     ///
     /// - Parameter source: what the traces' source column says ("OTLP/HTTP", "OTLP/gRPC").
-    package func submit(_ spans: [OTLPImporter.OTLPSpan], source: String) async throws {
+    package func submit(_ spans: [Prepared], source: String) async throws {
         if spans.isEmpty {
             if state.withLock({ $0.stopping }) { throw Refusal.stopping }
             return
         }
-        let spans = spans.count >= 64 ? parallelMap(spans, Prepared.init) : spans.map(Prepared.init)
         return try await withCheckedThrowingContinuation { answer in
             let refusal: Refusal? = state.withLock { state in
                 if state.stopping { return .stopping }
@@ -163,7 +172,8 @@ package final class TraceIngest: Sendable {
 
     /// Until ``drain()``: waits for requests, takes every one queued, commits them together.
     private func writer() {
-        // Spans committed since the log was last copied into the database: the commit that
+        // Spans written since the log was last copied into the database (a trace that grows is
+        // written whole each time, so this counts its stored spans too): the commit that
         // answers requests leaves that to here, after the answers (about 8 MB at a time, twice what
         // SQLite's own checkpoint would copy).
         var sinceCheckpoint = 0
@@ -176,8 +186,7 @@ package final class TraceIngest: Sendable {
                 return batch
             }
             if !batch.isEmpty {
-                commit(batch)
-                sinceCheckpoint += batch.reduce(0) { $0 + $1.spans.count }
+                sinceCheckpoint += commit(batch)
                 if sinceCheckpoint >= 4096 {
                     try? workspace.checkpoint()
                     sinceCheckpoint = 0
@@ -194,7 +203,8 @@ package final class TraceIngest: Sendable {
         }
     }
 
-    private func commit(_ batch: [Pending]) {
+    /// Stores and answers a batch; the spans written (none when it failed).
+    private func commit(_ batch: [Pending]) -> Int {
         let result = Result { try Self.store(batch.map { ($0.spans, $0.source) }, in: workspace) }
         let count = batch.reduce(0) { $0 + $1.spans.count }
         state.withLock { state in
@@ -208,17 +218,20 @@ package final class TraceIngest: Sendable {
             }
         }
         switch result {
-        case .success:
+        case .success(let written):
             for pending in batch { pending.answer.resume() }
+            return written
         case .failure(let error):
             let refusal = Refusal.notStored("\(error)")
             for pending in batch { pending.answer.resume(throwing: refusal) }
+            return 0
         }
     }
 
     /// Stores the spans of several requests in one transaction: each trace they touch is put
     /// together from its stored spans and the new ones (a span sent again replaces itself).
-    static func store(_ requests: [(spans: [Prepared], source: String)], in workspace: Workspace) throws {
+    /// Returns the spans written: every span of each trace touched, stored ones included.
+    static func store(_ requests: [(spans: [Prepared], source: String)], in workspace: Workspace) throws -> Int {
         var order: [String] = []
         var incoming: [String: [Prepared]] = [:]
         var sources: [String: String] = [:]
@@ -269,5 +282,6 @@ package final class TraceIngest: Sendable {
         // The received spans come encoded; a trace's stored spans read again are encoded here.
         let records = traces.map { TraceService.record($0.trace, sourceFile: $0.source, encoded: $0.encoded) }
         _ = try workspace.importTraces(records, deferringCheckpoint: true)
+        return records.reduce(0) { $0 + $1.spans.count }
     }
 }
