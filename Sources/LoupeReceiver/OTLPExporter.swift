@@ -105,7 +105,15 @@ package struct OTLPExporter: Sendable {
             } catch let error as Failure {
                 throw error
             } catch {
-                throw Failure(description: "\(target): \(error.localizedDescription)")
+                let (why, transient) = Self.transport(error)
+                // A dropped connection or a silent endpoint is retried like a 503; nothing
+                // listening is said at once (a wrong port should not take fifteen seconds).
+                guard transient, attempt < attempts else {
+                    throw Failure(description: "\(target): \(why)\(transient ? " (\(attempt) attempts)" : "")")
+                }
+                try? await Task.sleep(for: .seconds(Double(1 << (attempt - 1))))
+                attempt += 1
+                continue
             }
             let status = response.statusCode
             if status == 200 || status == 202 { return Self.sent(data, response) }
@@ -129,6 +137,24 @@ package struct OTLPExporter: Sendable {
                 .map { Double(min($0, 30)) } ?? Double(1 << (attempt - 1))
             try? await Task.sleep(for: .seconds(wait))
             attempt += 1
+        }
+    }
+
+    /// A transport failure in plain words (Foundation says "NSURLErrorDomain -1004"), and whether
+    /// trying again may help.
+    static func transport(_ error: any Error) -> (why: String, transient: Bool) {
+        guard let error = error as? URLError else { return (error.localizedDescription, false) }
+        switch error.code {
+        case .cannotConnectToHost:
+            return ("nothing is listening there (connection refused): is the receiver running?", false)
+        case .cannotFindHost, .dnsLookupFailed: return ("the host name does not resolve", false)
+        case .timedOut: return ("no answer in time", true)
+        case .networkConnectionLost: return ("the connection closed before the answer", true)
+        case .notConnectedToInternet: return ("no network", false)
+        case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate,
+            .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot:
+            return ("the TLS connection failed (\(error.code.rawValue))", false)
+        default: return ("the request failed (URLError \(error.code.rawValue))", false)
         }
     }
 

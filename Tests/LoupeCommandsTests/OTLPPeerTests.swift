@@ -239,6 +239,8 @@ import Testing
             ])
         #expect(refused.status != 0)
         #expect(refused.error.contains("127.0.0.1:\(closed)/v1/traces"), "\(refused.error)")
+        #expect(refused.error.contains("nothing is listening there"), "\(refused.error)")
+        #expect(!refused.error.contains("NSURLErrorDomain"))
         #expect(!refused.error.contains("s3cr3t"))
         let malformed = try TestEnvironment.run(
             ["trace", "export", "--workspace", source, "--to", server.http, "--header", "sk-s3cr3t-token", ids[0]])

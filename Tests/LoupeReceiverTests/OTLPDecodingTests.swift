@@ -335,3 +335,16 @@ enum Requests {
         #expect(ReceiverConfiguration().authorizes(nil))
     }
 }
+
+@Suite struct ExporterTransportTests {
+    /// Foundation names transport failures by number ("NSURLErrorDomain -1004"): the exporter says
+    /// them in words, and tries again only where another try may help.
+    @Test func transportFailuresAreSaidInWordsAndOnlyTransientOnesRetried() {
+        let refused = OTLPExporter.transport(URLError(.cannotConnectToHost))
+        #expect(refused.why.contains("nothing is listening") && !refused.transient)
+        #expect(OTLPExporter.transport(URLError(.timedOut)).transient)
+        #expect(OTLPExporter.transport(URLError(.networkConnectionLost)).transient)
+        #expect(!OTLPExporter.transport(URLError(.cannotFindHost)).transient)
+        #expect(OTLPExporter.transport(URLError(.badServerResponse)).why == "the request failed (URLError -1011)")
+    }
+}
