@@ -3,11 +3,14 @@ import Foundation
 
 /// `items.map(transform)` over every core, in order; the first error (by position) is thrown.
 /// For work whose items are independent and not tiny (parsing lines, building rows).
+///
+/// - Parameter serialBelow: fewer items than this are mapped here, on the caller's thread: for
+///   a handful the hand-off to other threads costs more than it saves.
 package func parallelMap<T: Sendable, R: Sendable, E: Error>(
-    _ items: [T], _ transform: @Sendable (T) throws(E) -> R
+    _ items: [T], serialBelow: Int = 2, _ transform: @Sendable (T) throws(E) -> R
 ) throws(E) -> [R] {
     let workers = max(1, min(ProcessInfo.processInfo.activeProcessorCount, items.count))
-    guard workers > 1 else { return try items.map(transform) }
+    guard workers > 1, items.count >= serialBelow else { return try items.map(transform) }
     let slots = Slots<Result<[R], E>>(count: workers)
     let chunk = (items.count + workers - 1) / workers
     DispatchQueue.concurrentPerform(iterations: workers) { worker in

@@ -178,7 +178,7 @@ extension OTLPDecoding {
                 return found
             }
         }
-        let results = located.count >= 64 ? parallelMap(located, read) : located.map(read)
+        let results = parallelMap(located, serialBelow: 64, read)
         var decoded = Decoded(spans: [], rejected: [])
         decoded.spans.reserveCapacity(results.count)
         for result in results {

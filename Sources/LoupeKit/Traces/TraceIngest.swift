@@ -98,7 +98,7 @@ package final class TraceIngest: Sendable {
     /// so the one writer only puts traces together and writes them. A server calls it while the
     /// request still holds its decoding slot (``admit()``), which bounds this work too.
     package func prepare(_ spans: [OTLPImporter.OTLPSpan]) -> [Prepared] {
-        spans.count >= 64 ? parallelMap(spans, Prepared.init) : spans.map(Prepared.init)
+        parallelMap(spans, serialBelow: 64, Prepared.init)
     }
 
     /// Queues `spans` and returns once they are committed.
