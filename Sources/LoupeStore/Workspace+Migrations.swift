@@ -430,6 +430,69 @@ extension Workspace {
                     WHERE format != 'inspect'
                     """)
         }
+        migrator.registerMigration("v19: review queues, their items and labels") { db in
+            // A queue: a rubric (kept as it was when the queue was made) over items drawn from the
+            // workspace by a filter, in an order shuffled with a seed.
+            try db.create(table: "review_queues") { table in
+                table.autoIncrementedPrimaryKey("id")
+                table.column("name", .text).notNull().unique()
+                table.column("rubric_name", .text).notNull()
+                table.column("rubric_version", .integer).notNull()
+                table.column("rubric_hash", .text).notNull()
+                table.column("rubric_json", .text).notNull()
+                table.column("rubric_file", .text)
+                table.column("target", .text).notNull()
+                table.column("mode", .text).notNull()
+                table.column("source", .text).notNull()
+                table.column("seed", .integer).notNull()
+                table.column("created_by", .text).notNull()
+                table.column("created_at", .datetime).notNull()
+            }
+            // An item: what it points at (an answer, a trace, a step, a pair of answers), in
+            // queue order. `item_key` names it in labels, exports and imports.
+            try db.create(table: "review_items") { table in
+                table.column("queue_id", .integer).notNull().references("review_queues", onDelete: .cascade)
+                table.column("position", .integer).notNull()
+                table.column("item_key", .text).notNull()
+                table.column("run_id", .integer)
+                table.column("eval_item_id", .text)
+                table.column("epoch", .integer)
+                table.column("trace_id", .integer)
+                table.column("ref_json", .text).notNull()
+                table.primaryKey(["queue_id", "position"])
+                table.uniqueKey(["queue_id", "item_key"])
+            }
+            try db.create(table: "review_assignments") { table in
+                table.column("queue_id", .integer).notNull().references("review_queues", onDelete: .cascade)
+                table.column("item_key", .text).notNull()
+                table.column("annotator", .text).notNull()
+                table.primaryKey(["queue_id", "item_key", "annotator"])
+            }
+            // One row per (item, criterion, annotator): two people's labels on one item are both
+            // kept; one person labelling again replaces their own.
+            try db.create(table: "review_labels") { table in
+                table.autoIncrementedPrimaryKey("id")
+                table.column("queue_id", .integer).notNull().references("review_queues", onDelete: .cascade)
+                table.column("item_key", .text).notNull()
+                table.column("criterion", .text).notNull()
+                table.column("value", .text).notNull()
+                table.column("number", .double)
+                table.column("annotator", .text).notNull()
+                table.column("rubric_version", .integer).notNull()
+                table.column("rubric_hash", .text).notNull()
+                table.column("origin", .text).notNull()
+                table.column("created_at", .datetime).notNull()
+                table.uniqueKey(["queue_id", "item_key", "criterion", "annotator"], onConflict: .replace)
+            }
+            try db.create(index: "review_labels_annotator", on: "review_labels", columns: ["queue_id", "annotator"])
+            try db.create(table: "review_skips") { table in
+                table.column("queue_id", .integer).notNull().references("review_queues", onDelete: .cascade)
+                table.column("item_key", .text).notNull()
+                table.column("annotator", .text).notNull()
+                table.column("skipped_at", .datetime).notNull()
+                table.primaryKey(["queue_id", "item_key", "annotator"])
+            }
+        }
         return migrator
     }()
 

@@ -14,7 +14,7 @@ import Synchronization
 struct EvalCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "eval", abstract: "Run eval suites and read, compare and export their runs.",
-        subcommands: [Run.self, List.self, Show.self, Compare.self, Export.self])
+        subcommands: [Run.self, List.self, Show.self, Compare.self, Export.self, Calibrate.self, Plan.self])
 
     /// The eval service on the workspace; readers (list, show, compare, export) open it read-only,
     /// so they work beside a running `eval run` and on a read-only or full workspace.

@@ -1,0 +1,337 @@
+import ArgumentParser
+import Foundation
+import LoupeBase
+import LoupeEvals
+import LoupeKit
+import LoupeStore
+import LoupeTUI
+
+/// `loupe review …`: annotation queues on the shell — everything the Review view does, as commands
+/// a notebook or a script can run.
+struct ReviewCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "review", abstract: "Label answers and traces against a rubric, in queues.",
+        subcommands: [
+            QueueGroup.self, Next.self, Label.self, Skip.self, Undo.self, Progress.self, Export.self, Import.self,
+        ])
+
+    static func service(_ context: CommandContext, access: WorkspaceAccess = .write) throws -> ReviewService {
+        ReviewService(workspace: try context.workspace(access: access))
+    }
+
+    /// Rubric, label-file and review errors are the user's to fix: say them plainly.
+    static func plainly<T>(_ body: () throws -> T) throws -> T {
+        do { return try body() } catch let error as SuiteError {
+            throw CommandFailure(UntrustedText.sanitized(error.description))
+        } catch let error as ReviewError {
+            throw CommandFailure(UntrustedText.sanitized(error.description))
+        } catch let error as EvalError {
+            throw CommandFailure(error.description)
+        }
+    }
+
+    struct QueueGroup: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "queue", abstract: "Create and list review queues.", subcommands: [Create.self, List.self])
+    }
+
+    struct Create: LoupeCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "A queue: a rubric over the items a filter selects, shuffled with a seed.",
+            discussion: """
+                --from says what to review: "answers run:N [failed|passed|errors] [item:ID] [SCORER<X] [WORD…]" \
+                (a run's answers, as the Evals panel filters them) or "traces [FILTER]" (the Traces panel's \
+                / filter: errors, model:NAME, since:2h, name:TEXT…). --annotators assigns each item to \
+                --overlap of them in turn; without it the queue is open to anyone.
+                """)
+
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The queue's name (one word).") var name: String
+        @Option(help: "The rubric file (YAML).") var rubric: String
+        @Option(help: "What to review (see below).") var from: String
+        @Option(help: "Annotators, comma-separated.") var annotators: String?
+        @Option(help: "Annotators per item (for agreement between people).") var overlap = 1
+        @Option(help: "Shuffle seed.") var seed: UInt64 = 0x5EED
+        @Option(help: "Keep the first N items after shuffling.") var limit: Int?
+        @Option(name: .customLong("as"), help: "Who creates it (default LOUPE_USER).") var user: String?
+
+        func run(in context: CommandContext) throws {
+            let service = try ReviewCommand.service(context)
+            var request = ReviewService.QueueRequest(
+                name: name, rubricPath: rubric, source: from,
+                createdBy: try ReviewCommand.plainly { try ReviewService.annotator(user) })
+            for name in (annotators ?? "").split(separator: ",") {
+                request.annotators.append(
+                    try ReviewCommand.plainly { try ReviewService.annotator(String(name), environment: [:]) })
+            }
+            request.overlap = overlap
+            request.seed = seed
+            if let limit, limit < 1 { throw CommandFailure("--limit must be at least 1") }
+            request.limit = limit
+            let queue = try ReviewCommand.plainly { try service.createQueue(request) }
+            let progress = try service.progress(queue)
+            context.print(
+                "queue \(queue.id) \(queue.name): \(Formatting.count(progress.items, "item")) "
+                    + "(\(queue.record.target)s) against rubric \(UntrustedText.sanitized(queue.rubric.name)) "
+                    + "v\(queue.rubric.version) [\(queue.record.rubricHash)], seed \(seed)"
+                    + (request.annotators.isEmpty
+                        ? ", open to anyone"
+                        : ", assigned to \(request.annotators.joined(separator: ", ")) ×\(overlap)"))
+            context.print("criteria: " + ReviewCommand.criteriaLine(queue.rubric))
+        }
+    }
+
+    static func criteriaLine(_ rubric: Rubric) -> String {
+        rubric.criteria.map { criterion in
+            let name = UntrustedText.sanitized(criterion.name)
+            switch criterion.kind {
+            case .categorical(let options):
+                let shown: [String] = options.map { option in
+                    UntrustedText.sanitized("\(option.name)[\(option.key)]") + (option.passes ? "✓" : "")
+                }
+                return name + " {" + shown.joined(separator: " ") + "}"
+            case .numeric(let lower, let upper, let step, let passAt):
+                var said = name + " \(Rubric.Criterion.shown(lower))…\(Rubric.Criterion.shown(upper))"
+                if step != 1 { said += " step \(Rubric.Criterion.shown(step))" }
+                if let passAt { said += " (pass ≥ \(Rubric.Criterion.shown(passAt)))" }
+                return said
+            case .boolean(let trueKey, let falseKey):
+                return name + " {true[\(UntrustedText.sanitized(trueKey))] false[\(UntrustedText.sanitized(falseKey))]}"
+            case .text: return name + " (note)"
+            }
+        }.joined(separator: " · ")
+    }
+
+    struct List: LoupeCommand {
+        static let configuration = CommandConfiguration(abstract: "Every review queue with its progress.")
+
+        @OptionGroup var global: GlobalOptions
+
+        func run(in context: CommandContext) throws {
+            let service = try ReviewCommand.service(context, access: .read)
+            let queues = try ReviewCommand.plainly { try service.queues() }
+            guard !queues.isEmpty else {
+                return context.print("no review queues yet: loupe review queue create NAME --rubric R --from …")
+            }
+            context.print("  id  queue                 rubric                 target    items  labelled  shared  from")
+            for queue in queues {
+                let progress = try service.progress(queue)
+                context.print(
+                    String(format: "%4lld  ", queue.id)
+                        + TextWidth.truncate(UntrustedText.sanitized(queue.name), toColumns: 20).padded(to: 20) + "  "
+                        + TextWidth.truncate(
+                            UntrustedText.sanitized("\(queue.rubric.name) v\(queue.rubric.version)"), toColumns: 21
+                        ).padded(to: 21) + "  " + queue.record.target.padded(to: 8)
+                        + String(progress.items).leftPadded(to: 6) + String(progress.labelled).leftPadded(to: 10)
+                        + String(progress.shared).leftPadded(to: 8) + "  "
+                        + TextWidth.truncate(UntrustedText.sanitized(queue.record.source), toColumns: 30))
+            }
+        }
+    }
+
+    /// An item as text: what it is, the input, the answer, the targets and scores.
+    static func describe(_ item: ReviewService.Item, queue: ReviewService.Queue, width: Int) -> [String] {
+        var lines = ["item \(item.position) · \(UntrustedText.sanitized(item.key))"]
+        func wrapped(_ label: String, _ text: String) {
+            let clean = UntrustedText.sanitized(text).replacingOccurrences(of: "\n", with: " ")
+            lines.append(label.padded(to: 9) + TextWidth.truncate(clean, toColumns: max(20, width - 9)))
+        }
+        if let row = item.answer {
+            wrapped("input", row.result.input)
+            wrapped("answer", row.shownOutput)
+            if !row.targets.isEmpty { wrapped("target", row.targets.joined(separator: " | ")) }
+            wrapped(
+                "scores",
+                row.scores.map { score in
+                    "\(score.scorer) " + String(format: "%.3f", score.value)
+                        + (score.passed.map { $0 ? " ✓" : " ✗" } ?? "")
+                }.joined(separator: "  "))
+            if let trace = row.result.traceID { lines.append("trace    \(trace) (loupe trace show \(trace))") }
+        } else if let trace = item.trace {
+            wrapped("trace", "\(trace.id) \(trace.name) · \(trace.format) · \(trace.spanCount) spans")
+        }
+        for label in item.labels {
+            wrapped("label", "\(label.annotator): \(label.criterion)=\(label.value)")
+        }
+        return lines
+    }
+
+    struct Next: LoupeCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "The next item for an annotator, with its context (what the Review view shows).")
+
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The queue (name or id).") var queue: String
+        @Option(name: .customLong("as"), help: "The annotator (default LOUPE_USER).") var user: String?
+
+        func run(in context: CommandContext) throws {
+            let service = try ReviewCommand.service(context, access: .read)
+            let annotator = try ReviewCommand.plainly { try ReviewService.annotator(user) }
+            let queue = try ReviewCommand.plainly { try service.queue(self.queue) }
+            guard let item = try service.next(queue, annotator: annotator) else {
+                return context.print("\(annotator) has labelled every item of \(queue.name) assigned to them")
+            }
+            for line in ReviewCommand.describe(item, queue: queue, width: context.columns) { context.print(line) }
+            context.print("criteria: " + ReviewCommand.criteriaLine(queue.rubric))
+        }
+    }
+
+    struct Label: LoupeCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Label an item: criterion=value pairs (an option's name or key, a number, true/false, a note).",
+            discussion: """
+                Without --item, the annotator's next item is labelled. All pairs are stored together, or \
+                none when one is wrong.
+                """)
+
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The queue (name or id).") var queue: String
+        @Argument(help: "criterion=value pairs.") var values: [String]
+        @Option(help: "The item's key (default: the annotator's next item).") var item: String?
+        @Option(name: .customLong("as"), help: "The annotator (default LOUPE_USER).") var user: String?
+
+        func run(in context: CommandContext) throws {
+            let service = try ReviewCommand.service(context)
+            let annotator = try ReviewCommand.plainly { try ReviewService.annotator(user) }
+            let queue = try ReviewCommand.plainly { try service.queue(self.queue) }
+            let pairs = try values.map { pair -> (criterion: String, text: String) in
+                guard let equals = pair.firstIndex(of: "=") else {
+                    throw CommandFailure("'\(UntrustedText.sanitized(pair))': write criterion=value")
+                }
+                return (String(pair[..<equals]), String(pair[pair.index(after: equals)...]))
+            }
+            let key: String
+            if let item {
+                key = item
+            } else {
+                guard let next = try service.next(queue, annotator: annotator) else {
+                    throw CommandFailure("\(annotator) has no item left in \(queue.name)")
+                }
+                key = next.key
+            }
+            let labels = try ReviewCommand.plainly {
+                try service.label(queue, key: key, annotator: annotator, values: pairs)
+            }
+            let progress = try service.progress(queue)
+            let mine = progress.annotators.first { $0.name == annotator }
+            context.print(
+                "\(annotator) · \(UntrustedText.sanitized(key)): "
+                    + labels.map { UntrustedText.sanitized("\($0.criterion)=\($0.value)") }.joined(separator: " ")
+                    + (mine.map { " · \($0.finished)/\($0.assigned) done" } ?? ""))
+        }
+    }
+
+    struct Skip: LoupeCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Skip the annotator's next item (it comes back when the others are done).")
+
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The queue (name or id).") var queue: String
+        @Option(help: "The item's key (default: the annotator's next item).") var item: String?
+        @Option(name: .customLong("as"), help: "The annotator (default LOUPE_USER).") var user: String?
+
+        func run(in context: CommandContext) throws {
+            let service = try ReviewCommand.service(context)
+            let annotator = try ReviewCommand.plainly { try ReviewService.annotator(user) }
+            let queue = try ReviewCommand.plainly { try service.queue(self.queue) }
+            let key: String
+            if let item {
+                key = try ReviewCommand.plainly { try service.item(queue, key: item) }.key
+            } else {
+                guard let next = try service.next(queue, annotator: annotator) else {
+                    throw CommandFailure("\(annotator) has no item left in \(queue.name)")
+                }
+                key = next.key
+            }
+            try service.skip(queue, key: key, annotator: annotator)
+            context.print("\(annotator) skipped \(UntrustedText.sanitized(key))")
+        }
+    }
+
+    struct Undo: LoupeCommand {
+        static let configuration = CommandConfiguration(abstract: "Remove the annotator's last label in a queue.")
+
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The queue (name or id).") var queue: String
+        @Option(name: .customLong("as"), help: "The annotator (default LOUPE_USER).") var user: String?
+
+        func run(in context: CommandContext) throws {
+            let service = try ReviewCommand.service(context)
+            let annotator = try ReviewCommand.plainly { try ReviewService.annotator(user) }
+            let queue = try ReviewCommand.plainly { try service.queue(self.queue) }
+            guard let undone = try service.undo(queue, annotator: annotator) else {
+                return context.print("\(annotator) has no label in \(queue.name) to undo")
+            }
+            context.print(
+                "removed \(annotator)'s "
+                    + UntrustedText.sanitized("\(undone.criterion)=\(undone.value) on \(undone.itemKey)"))
+        }
+    }
+
+    struct Progress: LoupeCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "A queue's progress per annotator and the agreement between people so far.")
+
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The queue (name or id).") var queue: String
+
+        func run(in context: CommandContext) throws {
+            let service = try ReviewCommand.service(context, access: .read)
+            let queue = try ReviewCommand.plainly { try service.queue(self.queue) }
+            let progress = try service.progress(queue)
+            context.print(
+                "\(queue.name): \(progress.labelled)/\(progress.items) items labelled, \(progress.shared) by two or more"
+                    + (progress.agreement.map {
+                        String(format: ", people agree on %.0f%%", $0 * 100)
+                            + " (\(UntrustedText.sanitized(progress.agreementCriterion ?? "")))"
+                    } ?? ""))
+            for annotator in progress.annotators {
+                context.print(
+                    "  " + UntrustedText.sanitized(annotator.name).padded(to: 16)
+                        + "\(annotator.finished)/\(annotator.assigned)".leftPadded(to: 8)
+                        + (annotator.skipped > 0 ? "  (\(annotator.skipped) skipped)" : ""))
+            }
+        }
+    }
+
+    struct Export: LoupeCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Write a queue's labels as JSON Lines or CSV (one row per item, criterion and annotator).")
+
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The queue (name or id).") var queue: String
+        @Option(help: "jsonl or csv.") var format = "jsonl"
+        @Option(name: .shortAndLong, help: "Write here instead of standard output.") var output: String?
+
+        func run(in context: CommandContext) throws {
+            guard let format = ReviewService.ExportFormat(rawValue: format.lowercased()) else {
+                throw CommandFailure("--format \(format): use jsonl or csv")
+            }
+            let service = try ReviewCommand.service(context, access: .read)
+            let queue = try ReviewCommand.plainly { try service.queue(self.queue) }
+            let text = try service.export(queue, format: format)
+            guard let output else {
+                for line in text.split(separator: "\n") { context.print(UntrustedText.sanitized(String(line))) }
+                return
+            }
+            try text.write(toFile: output, atomically: true, encoding: .utf8)
+            context.print("wrote \(queue.name)'s labels as \(format.rawValue) to \(output)")
+        }
+    }
+
+    struct Import: LoupeCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Read labels made elsewhere: JSON Lines of item, criterion, value and annotator.")
+
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The queue (name or id).") var queue: String
+        @Argument(help: "The JSON Lines file.") var file: String
+
+        func run(in context: CommandContext) throws {
+            let service = try ReviewCommand.service(context)
+            let queue = try ReviewCommand.plainly { try service.queue(self.queue) }
+            let count = try ReviewCommand.plainly { try service.importLabels(queue, file: file) }
+            context.print("imported \(Formatting.count(count, "label")) into \(queue.name)")
+        }
+    }
+}

@@ -1,0 +1,101 @@
+import Foundation
+import LoupeBase
+import LoupeEvals
+import LoupeStore
+
+extension ReviewService {
+    package enum ExportFormat: String, CaseIterable, Sendable {
+        case jsonl, csv
+    }
+
+    /// Every label of a queue, one row per (item, criterion, annotator), with what the item points
+    /// at (run, item and epoch, or trace) so the file stands alone.
+    package func export(_ queue: Queue, format: ExportFormat) throws -> String {
+        let items = Dictionary(
+            try workspace.reviewItems(queue: queue.id).map { ($0.itemKey, $0) }, uniquingKeysWith: { a, _ in a })
+        let labels = try workspace.reviewLabels(queue: queue.id)
+        let time = ISO8601DateFormatter()
+        let columns = [
+            "queue", "item", "run", "item_id", "epoch", "trace", "criterion", "value", "annotator", "rubric",
+            "rubric_version", "rubric_hash", "origin", "created_at",
+        ]
+        let rows: [[JSONValue]] = labels.map { label in
+            let item = items[label.itemKey]
+            return [
+                .string(queue.name), .string(label.itemKey), item?.runID.map { .number(Double($0)) } ?? .null,
+                item?.evalItemID.map(JSONValue.string) ?? .null, item?.epoch.map { .number(Double($0)) } ?? .null,
+                item?.traceID.map { .number(Double($0)) } ?? .null, .string(label.criterion), .string(label.value),
+                .string(label.annotator), .string(queue.rubric.name), .number(Double(label.rubricVersion)),
+                .string(label.rubricHash), .string(label.origin), .string(time.string(from: label.createdAt)),
+            ]
+        }
+        switch format {
+        case .jsonl:
+            return rows.map { row in
+                JSONValue.object(Dictionary(uniqueKeysWithValues: zip(columns, row))).compactJSON + "\n"
+            }.joined()
+        case .csv:
+            let lines =
+                [columns.joined(separator: ",")]
+                + rows.map { row in
+                    row.map { value in value == .null ? "" : EvalService.csvField(value.text) }.joined(separator: ",")
+                }
+            return lines.joined(separator: "\n") + "\n"
+        }
+    }
+
+    /// Reads labels made elsewhere: JSON Lines of `item` (the queue's item key), `criterion`,
+    /// `value` and `annotator` (an export's other fields are ignored). Every line is checked
+    /// against the queue and its rubric before anything is stored; a mistake is reported at
+    /// file:line:column and stores nothing. Returns how many labels were stored.
+    @discardableResult
+    package func importLabels(_ queue: Queue, file: String, at date: Date = Date()) throws -> Int {
+        let data: [UInt8]
+        do { data = try TextFile.bytes(file) } catch { throw ReviewError("\(error)") }
+        let keys = Set(try workspace.reviewItems(queue: queue.id).map(\.itemKey))
+        var labels: [ReviewLabelRecord] = []
+        var line = 0
+        for raw in data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
+            line += 1
+            let bytes = raw.last == UInt8(ascii: "\r") ? raw.dropLast() : raw
+            guard bytes.contains(where: { $0 != 0x20 && $0 != 0x09 }) else { continue }
+            func failure(_ message: String, column: Int? = nil) -> SuiteError {
+                SuiteError(file: file, line: line, column: column, message)
+            }
+            let value: JSONValue
+            do { value = try JSONValue.parse(Data(bytes)) } catch {
+                throw failure("not valid JSON: \(error.message)", column: error.column)
+            }
+            guard let fields = value.object else { throw failure("each line is a JSON object") }
+            func text(_ name: String) throws -> String {
+                guard let field = fields[name] else { throw failure("no '\(name)' field") }
+                switch field {
+                case .string(let text): return text
+                case .number, .bool: return field.compactJSON
+                default: throw failure("'\(name)' must be text, a number or true/false")
+                }
+            }
+            let key = try text("item")
+            guard keys.contains(key) else { throw failure("queue \(queue.name) has no item \(key)") }
+            let given = try text("annotator")
+            let annotator: String
+            do { annotator = try Self.annotator(given, environment: [:]) } catch { throw failure(error.description) }
+            let name = try text("criterion")
+            guard let criterion = queue.rubric.criterion(name) else {
+                throw failure("rubric \(queue.rubric.name) has no criterion \(name)")
+            }
+            let read: Rubric.Value
+            switch criterion.value(try text("value")) {
+            case .success(let value): read = value
+            case .failure(let error): throw failure(error.description)
+            }
+            labels.append(
+                ReviewLabelRecord(
+                    queueID: queue.id, itemKey: key, criterion: name, value: read.description, number: read.number,
+                    annotator: annotator, rubricVersion: queue.rubric.version, rubricHash: queue.record.rubricHash,
+                    origin: "import", createdAt: date))
+        }
+        try workspace.addReviewLabels(labels)
+        return labels.count
+    }
+}
