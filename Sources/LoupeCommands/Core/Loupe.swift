@@ -19,7 +19,7 @@ package struct Loupe: ParsableCommand {
             WorkspaceCommand.self, EmbedCommand.self, SimilarityCommand.self, AttentionCommand.self,
             ModelsCommand.self, IngestCommand.self, SearchCommand.self, QrelsCommand.self, RetrievalCommand.self,
             TraceCommand.self, SessionCommand.self, PricesCommand.self, AgentCommand.self, EvalCommand.self,
-            ReviewCommand.self,
+            ReviewCommand.self, DatasetCommand.self,
             SAECommand.self,
             KernelsCommand.self, RooflineCommand.self, ThemeCommand.self, NotebookCommand.self,
             ReplCommand.self, DemoCommand.self, ServeCommand.self, ListenCommand.self,

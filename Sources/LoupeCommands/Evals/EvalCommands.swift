@@ -234,6 +234,18 @@ struct EvalCommand: ParsableCommand {
             if shown.count > rows {
                 context.print("… \(shown.count - rows) more (--rows N, or loupe eval export \(id))")
             }
+            let kept = shown.prefix(rows).compactMap { row in row.source.map { (row, $0) } }
+            if !kept.isEmpty {
+                context.print("answers to items kept from what was seen (loupe dataset add):")
+                for (row, source) in kept {
+                    context.print(
+                        "  "
+                            + TextWidth.truncate(UntrustedText.sanitized(row.result.itemID), toColumns: 10).padded(
+                                to: 10)
+                            + (row.result.traceID.map { " trace \($0)" } ?? "") + "  ← "
+                            + UntrustedText.sanitized(source))
+                }
+            }
         }
     }
 

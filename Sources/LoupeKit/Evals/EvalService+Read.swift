@@ -66,6 +66,26 @@ extension EvalService {
 
         package func score(_ scorer: String) -> EvalScoreRecord? { scores.first { $0.scorer == scorer } }
 
+        /// Where the item came from, for items `dataset add` made: "run 1 cran-5/1 (trace 2) in
+        /// FILE", "trace 7 step 3a in FILE"; nil for other items.
+        package var source: String? {
+            guard result.metadataJSON.contains("\"source\""),
+                let source = (try? JSONValue.parse(result.metadataJSON))?["source"], source.object != nil
+            else { return nil }
+            var said: [String] = []
+            if let run = source["run"]?.number, let item = source["item"]?.string {
+                said.append("run \(Int(run)) \(item)/\(Int(source["epoch"]?.number ?? 1))")
+                if let trace = source["trace"]?.number { said.append("(trace \(Int(trace)))") }
+            } else if let trace = source["trace"]?.number {
+                said.append("trace \(Int(trace))")
+                if let span = source["span"]?.string { said.append("step \(span)") }
+            }
+            if let workspace = source["workspace"]?.string {
+                said.append("in " + (workspace as NSString).lastPathComponent)
+            }
+            return said.isEmpty ? nil : said.joined(separator: " ")
+        }
+
         package var failed: Bool { EvalService.failed(error: result.error, scores: scores) }
     }
 
