@@ -123,7 +123,6 @@ package enum RubricParser {
                 throw reader.error(node, "categorical criterion '\(name)' needs options: a list")
             }
             let list = try reader.list(optionsNode, "options")
-            guard list.count >= 2 else { throw reader.error(optionsNode, "'\(name)' needs at least two options") }
             var options: [Rubric.Option] = []
             for optionNode in list {
                 let option = try reader.mapping(optionNode, "an option", allowed: ["name", "key", "pass"])
@@ -140,6 +139,7 @@ package enum RubricParser {
                 let passes = try option["pass"].map { try reader.bool($0, "pass") } ?? false
                 options.append(Rubric.Option(name: word, key: chosen, passes: passes))
             }
+            guard options.count >= 2 else { throw reader.error(optionsNode, "'\(name)' needs at least two options") }
             kind = .categorical(options)
         case "numeric":
             allowed = ["name", "description", "kind", "range", "step", "pass_at"]

@@ -1,0 +1,307 @@
+import Foundation
+import LoupeBase
+import LoupeEvals
+import LoupeKit
+import LoupeStore
+import Synchronization
+import Testing
+
+/// Review queues, labels and calibration on real workspaces: the sample Inspect AI log (three
+/// questions × two epochs scored by `match()`, one wrong answer) and runs written through the store.
+@Suite struct ReviewServiceTests {
+    static let rubric = KitFixtures.path("rubrics/answer-quality.yaml")
+
+    static func inspectRun() throws -> (Workspace, ReviewService, Int64) {
+        let workspace = try KitFixtures.workspace("review")
+        _ = try TraceService(workspace: workspace).importFiles([
+            KitFixtures.path("sample-data/traces/inspect-arith.eval")
+        ])
+        let run = try #require(try workspace.evalRuns().first?.id)
+        return (workspace, ReviewService(workspace: workspace), run)
+    }
+
+    static func request(_ name: String, from: String, annotators: [String] = [], overlap: Int = 1, seed: UInt64 = 7)
+        -> ReviewService.QueueRequest
+    {
+        var request = ReviewService.QueueRequest(name: name, rubricPath: rubric, source: from, createdBy: "test")
+        request.annotators = annotators
+        request.overlap = overlap
+        request.seed = seed
+        return request
+    }
+
+    @Test func aQueueHoldsTheFilteredAnswersShuffledBySeed() throws {
+        let (_, service, run) = try Self.inspectRun()
+        let all = try service.createQueue(Self.request("all", from: "answers run:\(run)"))
+        let again = try service.createQueue(Self.request("again", from: "answers run:\(run)"))
+        let other = try service.createQueue(Self.request("other", from: "answers run:\(run)", seed: 8))
+        let keys = { (queue: ReviewService.Queue) in try service.workspace.reviewItems(queue: queue.id).map(\.itemKey) }
+        #expect(try keys(all).count == 6)
+        #expect(try keys(all) == keys(again))
+        #expect(try Set(keys(all)) == Set(keys(other)))
+        #expect(try keys(all) != keys(other))
+        let failed = try service.createQueue(Self.request("failed", from: "answers run:\(run) failed"))
+        #expect(try keys(failed).count == 1)
+        let q2 = try service.createQueue(Self.request("q2", from: "answers run:\(run) item:q2"))
+        #expect(try Set(keys(q2)) == ["run:\(run)/q2/1", "run:\(run)/q2/2"])
+        let traces = try service.createQueue(Self.request("traces", from: "traces format:inspect"))
+        #expect(try keys(traces).count == 6 && keys(traces).allSatisfy { $0.hasPrefix("trace:") })
+        #expect(throws: ReviewError.self) { try service.createQueue(Self.request("all", from: "answers run:\(run)")) }
+        #expect(throws: ReviewError.self) {
+            try service.createQueue(Self.request("none", from: "answers run:\(run) zebra"))
+        }
+        #expect(throws: ReviewError.self) { try service.createQueue(Self.request("norun", from: "answers failed")) }
+        #expect(throws: ReviewError.self) { try service.createQueue(Self.request("gone", from: "answers run:99")) }
+        #expect(throws: ReviewError.self) { try service.createQueue(Self.request("what", from: "documents")) }
+        #expect(try service.queues().map(\.name) == ["all", "again", "other", "failed", "q2", "traces"])
+    }
+
+    @Test func labellingWalksTheQueueWithSkipAndUndo() throws {
+        let (workspace, service, run) = try Self.inspectRun()
+        let queue = try service.createQueue(Self.request("walk", from: "answers run:\(run)"))
+        let order = try workspace.reviewItems(queue: queue.id).map(\.itemKey)
+        var next = try #require(try service.next(queue, annotator: "ana"))
+        #expect(next.key == order[0] && next.answer?.score("match") != nil)
+
+        // A wrong value stores nothing, not even the right ones beside it.
+        #expect(throws: ReviewError.self) {
+            try service.label(queue, key: next.key, annotator: "ana", values: [("correct", "r"), ("clarity", "9")])
+        }
+        #expect(try workspace.reviewLabels(queue: queue.id).isEmpty)
+
+        // Part of the rubric labels the item but does not finish it.
+        try service.label(queue, key: next.key, annotator: "ana", values: [("correct", "r")])
+        #expect(try service.next(queue, annotator: "ana")?.key == order[0])
+        try service.label(
+            queue, key: next.key, annotator: "ana", values: [("grounded", "g"), ("clarity", "4"), ("note", "fine")])
+        next = try #require(try service.next(queue, annotator: "ana"))
+        #expect(next.key == order[1])
+        // Someone else still starts at the beginning.
+        #expect(try service.next(queue, annotator: "ben")?.key == order[0])
+
+        // Skipped items come back after the rest.
+        try service.skip(queue, key: order[1], annotator: "ana")
+        #expect(try service.next(queue, annotator: "ana")?.key == order[2])
+        for key in order[2...] {
+            try service.label(
+                queue, key: key, annotator: "ana", values: [("correct", "w"), ("grounded", "x"), ("clarity", "2")])
+        }
+        #expect(try service.next(queue, annotator: "ana")?.key == order[1])
+
+        // Undo takes the last label away: that item is open again.
+        let undone = try #require(try service.undo(queue, annotator: "ana"))
+        #expect(undone.itemKey == order[5] && undone.criterion == "clarity")
+        #expect(try service.next(queue, annotator: "ana")?.key == order[5])
+        #expect(try service.undo(queue, annotator: "nobody") == nil)
+
+        let progress = try service.progress(queue)
+        #expect(progress.items == 6 && progress.labelled == 4 && progress.shared == 0)
+        #expect(progress.annotators.map(\.name) == ["ana"])
+        #expect(progress.annotators[0].finished == 4 && progress.annotators[0].skipped == 1)
+
+        // Labelling again replaces one's own label; another person's stays beside it.
+        try service.label(queue, key: order[0], annotator: "ana", values: [("correct", "partly")])
+        try service.label(queue, key: order[0], annotator: "ben", values: [("correct", "right")])
+        let first = try workspace.reviewLabels(queue: queue.id).filter {
+            $0.itemKey == order[0] && $0.criterion == "correct"
+        }
+        #expect(Set(first.map { "\($0.annotator)=\($0.value)" }) == ["ana=partly", "ben=right"])
+        #expect(
+            first.allSatisfy {
+                $0.rubricVersion == 1 && $0.rubricHash == queue.record.rubricHash && $0.origin == "command"
+            })
+    }
+
+    @Test func assignedItemsGoToTheirAnnotatorsWithOverlap() throws {
+        let (workspace, service, run) = try Self.inspectRun()
+        let single = try service.createQueue(
+            Self.request("single", from: "answers run:\(run)", annotators: ["ana", "ben", "cy"]))
+        let assignments = try workspace.reviewAssignments(queue: single.id)
+        #expect(assignments.count == 6 && assignments.values.allSatisfy { $0.count == 1 })
+        #expect(assignments.values.filter { $0 == ["ana"] }.count == 2)
+        let mine = try workspace.reviewItems(queue: single.id).filter { assignments[$0.itemKey] == ["ben"] }.map(
+            \.itemKey)
+        #expect(try service.next(single, annotator: "ben")?.key == mine.first)
+        #expect(try service.next(single, annotator: "dora") == nil)
+        let double = try service.createQueue(
+            Self.request("double", from: "answers run:\(run)", annotators: ["ana", "ben", "cy"], overlap: 2))
+        #expect(try workspace.reviewAssignments(queue: double.id).values.allSatisfy { $0.count == 2 })
+        #expect(try service.progress(double).annotators.map(\.assigned) == [4, 4, 4])
+        #expect(throws: ReviewError.self) {
+            try service.createQueue(Self.request("too", from: "answers run:\(run)", annotators: ["ana"], overlap: 2))
+        }
+    }
+
+    /// Two annotators in two processes' worth of connections label at once: every label is kept.
+    @Test func twoAnnotatorsAtOnceBothKeepTheirLabels() throws {
+        let (workspace, service, run) = try Self.inspectRun()
+        let queue = try service.createQueue(Self.request("both", from: "answers run:\(run)"))
+        let keys = try workspace.reviewItems(queue: queue.id).map(\.itemKey)
+        let other = try Workspace(path: workspace.path)
+        let services = [service, ReviewService(workspace: other)]
+        let failures = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 2) { index in
+            let annotator = index == 0 ? "ana" : "ben"
+            do {
+                let queue = try services[index].queue("both")
+                for key in keys {
+                    try services[index].label(
+                        queue, key: key, annotator: annotator, values: [("correct", index == 0 ? "r" : "w")])
+                }
+            } catch { failures.withLock { $0.append("\(error)") } }
+        }
+        #expect(failures.withLock { $0 }.isEmpty)
+        let labels = try workspace.reviewLabels(queue: queue.id)
+        #expect(labels.count == 12)
+        #expect(labels.filter { $0.annotator == "ana" }.allSatisfy { $0.value == "right" })
+        #expect(labels.filter { $0.annotator == "ben" }.allSatisfy { $0.value == "wrong" })
+    }
+
+    @Test func labelsExportAndImportAndABadLineStoresNothing() throws {
+        let (workspace, service, run) = try Self.inspectRun()
+        let source = try service.createQueue(Self.request("source", from: "answers run:\(run)"))
+        let copy = try service.createQueue(Self.request("copy", from: "answers run:\(run)"))
+        let keys = try workspace.reviewItems(queue: source.id).map(\.itemKey)
+        try service.label(
+            source, key: keys[0], annotator: "ana", values: [("correct", "r"), ("note", "says \"4\", right")])
+        try service.label(source, key: keys[1], annotator: "ben", values: [("clarity", "3")])
+        let jsonl = try service.export(source, format: .jsonl)
+        #expect(jsonl.split(separator: "\n").count == 3)
+        let csv = try service.export(source, format: .csv)
+        #expect(csv.hasPrefix("queue,item,run,item_id,epoch,trace,criterion,value,annotator,"))
+        #expect(csv.contains("\"says \"\"4\"\", right\""))
+
+        let directory = try KitFixtures.temporaryDirectory("review-import")
+        let file = directory + "/labels.jsonl"
+        try jsonl.write(toFile: file, atomically: true, encoding: .utf8)
+        #expect(try service.importLabels(copy, file: file) == 3)
+        let imported = try workspace.reviewLabels(queue: copy.id)
+        #expect(
+            Set(imported.map { "\($0.itemKey) \($0.criterion)=\($0.value) \($0.annotator)" })
+                == Set(
+                    try workspace.reviewLabels(queue: source.id).map {
+                        "\($0.itemKey) \($0.criterion)=\($0.value) \($0.annotator)"
+                    }))
+        #expect(imported.allSatisfy { $0.origin == "import" })
+
+        let bad = directory + "/bad.jsonl"
+        try
+            ("{\"item\": \"\(keys[2])\", \"criterion\": \"correct\", \"value\": \"right\", \"annotator\": \"cy\"}\n"
+            + "{\"item\": \"\(keys[3])\", \"criterion\": \"correct\", \"value\": \"excellent\", \"annotator\": \"cy\"}\n")
+            .write(toFile: bad, atomically: true, encoding: .utf8)
+        do {
+            try service.importLabels(copy, file: bad)
+            Issue.record("a value the rubric does not have was imported")
+        } catch let error as SuiteError {
+            #expect(error.location.line == 2 && error.message.contains("not an option of correct"))
+        }
+        try "{\"item\": \"x\"\n".write(toFile: bad, atomically: true, encoding: .utf8)
+        #expect(throws: SuiteError.self) { try service.importLabels(copy, file: bad) }
+        #expect(try workspace.reviewLabels(queue: copy.id).count == 3)
+    }
+
+    @Test func annotatorNamesComeFromTheUserAndAreNeverSecrets() throws {
+        #expect(try ReviewService.annotator("ana", environment: [:]) == "ana")
+        #expect(try ReviewService.annotator(nil, environment: ["LOUPE_USER": "ben", "USER": "root"]) == "ben")
+        #expect(try ReviewService.annotator(nil, environment: ["USER": "root"]) == "root")
+        #expect(throws: ReviewError.self) { try ReviewService.annotator(nil, environment: [:]) }
+        #expect(throws: ReviewError.self) {
+            try ReviewService.annotator(nil, environment: ["LOUPE_USER": "sk-live-1234567890abcdef"])
+        }
+        #expect(throws: ReviewError.self) {
+            try ReviewService.annotator(nil, environment: ["LOUPE_USER": "hunter22", "DB_PASSWORD": "hunter22"])
+        }
+        #expect(throws: ReviewError.self) { try ReviewService.annotator("a,b", environment: [:]) }
+    }
+
+    /// Ten answers, a judge that passes the first five, two people who label the first six
+    /// (disagreeing on the sixth) and a third who labels only the first.
+    static func judgedRun() throws -> (Workspace, ReviewService, Int64, ReviewService.Queue) {
+        let workspace = try KitFixtures.workspace("calibrate")
+        let run = try workspace.createEvalRun(
+            EvalRunRecord(
+                suite: "judged", suiteFile: nil, suiteHash: "s", datasetHash: "d", targetKind: "model",
+                targetJSON: "{}", scorersJSON: #"["judge", "length"]"#, epochs: 1, planned: 10, loupeVersion: "test",
+                gitRevision: nil))
+        for index in 0..<10 {
+            let item = "i\(index)"
+            try workspace.recordEvalResult(
+                EvalResultRecord(
+                    runID: run, itemID: item, epoch: 1, input: "question \(index)", targetsJSON: "[]",
+                    output: "answer \(index)", error: nil, latencyMs: 1),
+                scores: [
+                    EvalScoreRecord(
+                        runID: run, itemID: item, epoch: 1, scorer: "judge", value: index < 5 ? 0.9 : 0.1,
+                        passed: index < 5, explanation: ""),
+                    EvalScoreRecord(
+                        runID: run, itemID: item, epoch: 1, scorer: "length", value: index % 2 == 0 ? 0.7 : 0.2,
+                        passed: nil, explanation: ""),
+                ])
+        }
+        let service = ReviewService(workspace: workspace)
+        let queue = try service.createQueue(Self.request("people", from: "answers run:\(run)"))
+        let ana = ["r", "r", "r", "w", "w", "r"]
+        let ben = ["r", "r", "r", "w", "p", "w"]
+        for index in 0..<6 {
+            let key = ReviewService.answerKey(run: run, item: "i\(index)", epoch: 1)
+            try service.label(queue, key: key, annotator: "ana", values: [("correct", ana[index]), ("grounded", "g")])
+            try service.label(queue, key: key, annotator: "ben", values: [("correct", ben[index]), ("grounded", "g")])
+        }
+        try service.label(
+            queue, key: ReviewService.answerKey(run: run, item: "i0", epoch: 1), annotator: "cy",
+            values: [("correct", "r")])
+        return (workspace, service, run, queue)
+    }
+
+    @Test func aJudgeIsCalibratedAgainstThePeoplesMajority() throws {
+        let (_, service, run, _) = try Self.judgedRun()
+        let report = try service.calibrate(run: run, queue: "people", scorer: nil, criterion: nil)
+        #expect(report.scorer == "judge" && report.criterion == "correct")
+        #expect(report.answers == 10 && report.labelled == 6 && report.ties == 1)
+        #expect(report.annotators == ["ana", "ben", "cy"])
+        // People pass i0–i2 and fail i3–i4 (i5 is a tie); the judge passes i0–i4.
+        let versus = try #require(report.judgeVersusPeople).agreement
+        #expect(
+            versus
+                == RaterAgreement(
+                    reference: ["pass", "pass", "pass", "fail", "fail"], rated: Array(repeating: "pass", count: 5)))
+        #expect(versus.categories == ["fail", "pass"] && versus.confusion == [[0, 2], [0, 3]])
+        #expect(report.disagreements.map(\.itemID) == ["i3", "i4"])
+        #expect(report.disagreements.allSatisfy { !$0.humanPasses && $0.judgePasses && $0.judgeValue == 0.9 })
+        #expect(report.disagreements[1].labels == ["ana": "wrong", "ben": "partly"])
+        // The tie counts with the unlabelled answers.
+        let ppi = try #require(report.passRate)
+        #expect(
+            ppi
+                == PredictionPoweredMean(
+                    labels: [1, 1, 1, 0, 0], predictionsOnLabeled: [1, 1, 1, 1, 1],
+                    predictionsOnUnlabeled: [0, 0, 0, 0, 0]))
+        // ana and ben agree on five of six items.
+        let people = try #require(report.peopleVersusPeople)
+        #expect(people.reference == "ana vs ben" && people.agreement.n == 6 && people.agreement.accuracy == 5.0 / 6)
+        let alpha = Krippendorff.alpha(
+            [
+                [1, 1, 1, 0, 0, 1].map { Optional($0) }, [1, 1, 1, 0, 0, 0].map { Optional($0) },
+                [1, nil, nil, nil, nil, nil],
+            ], level: .nominal)
+        #expect(report.alpha == alpha)
+        #expect(report.judgeVersusAnnotators.map(\.reference) == ["ana", "ben", "cy"])
+        #expect(report.judgeVersusAnnotators[0].agreement.n == 6 && report.judgeVersusAnnotators[2].agreement.n == 1)
+        // grounded is a boolean: it says pass or fail too, and everyone said true.
+        #expect(report.perCriterion.map(\.reference) == ["correct", "grounded"])
+        #expect(report.perCriterion[1].agreement.n == 6 && report.perCriterion[1].agreement.accuracy == 5.0 / 6)
+
+        // A scorer without a threshold passes at 0.5.
+        let length = try service.calibrate(run: run, queue: "people", scorer: "length", criterion: "correct")
+        #expect(length.judgeVersusPeople?.agreement.confusion == [[1, 1], [1, 2]])
+        #expect(throws: ReviewError.self) {
+            try service.calibrate(run: run, queue: "people", scorer: "bleu", criterion: nil)
+        }
+        #expect(throws: ReviewError.self) {
+            try service.calibrate(run: run, queue: "people", scorer: nil, criterion: "note")
+        }
+        #expect(throws: ReviewError.self) {
+            try service.calibrate(run: run + 1, queue: "people", scorer: nil, criterion: nil)
+        }
+    }
+}
