@@ -54,6 +54,28 @@ package struct CommandExecutor: CommandService {
             }
         }
         guard !words.isEmpty else { return CommandOutcome() }
+        // `$SCRATCH` is the workspace's own directory, for files a notebook writes beside its
+        // scratch workspace. A scratch workspace (one shown by another name) is a directory made
+        // for this run: what a command says shows it as `$SCRATCH` again, so a notebook's output is
+        // the same on every run.
+        let directory = URL(fileURLWithPath: session.path).standardizedFileURL.deletingLastPathComponent().path
+        let scratch = session.displayPath != session.path
+        guard scratch || words.contains(where: { $0.contains("$SCRATCH") }) else {
+            return execute(words: words, session: session, reporter: reporter, columns: columns)
+        }
+        var outcome = execute(
+            words: words.map { $0.replacingOccurrences(of: "$SCRATCH", with: directory) }, session: session,
+            reporter: reporter, columns: columns)
+        if scratch {
+            outcome.output = outcome.output.replacingOccurrences(of: directory, with: "$SCRATCH")
+            outcome.error = outcome.error?.replacingOccurrences(of: directory, with: "$SCRATCH")
+        }
+        return outcome
+    }
+
+    private func execute(words: [String], session: WorkspaceSession, reporter: JobReporter, columns: Int)
+        -> CommandOutcome
+    {
         let parsed: any ParsableCommand
         do {
             parsed = try Loupe.parseAsRoot(words)

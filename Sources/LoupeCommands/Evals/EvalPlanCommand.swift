@@ -70,7 +70,7 @@ extension EvalCommand {
                 context.print(
                     "baseline run \(baseline) · \(UntrustedText.sanitized(name)): "
                         + String(format: "mean %.3f", summary.interval.estimate)
-                        + " over \(Formatting.count(itemMeans.count, "item")) × \(baselineEpochs) epochs"
+                        + " over \(Formatting.count(itemMeans.count, "item")) × \(Formatting.count(baselineEpochs, "epoch"))"
                         + (measuredICC.map { String(format: ", epochs of an item correlate %.2f", $0) } ?? ""))
             }
             guard let rate, (0...1).contains(rate) else {
@@ -80,10 +80,9 @@ extension EvalCommand {
             let rho = icc ?? measuredICC ?? 0.5
             let n = items ?? baselineItems
             context.print(
-                "paired design · \(k) epoch\(k == 1 ? "" : "s") per item · "
-                    + String(
-                        format: "epoch correlation %.2f · systems correlate %.2f · power %.2f · α %.3f", rho,
-                        correlation, power, alpha))
+                "paired design · \(Formatting.count(k, "epoch")) per item · "
+                    + (k > 1 ? String(format: "epoch correlation %.2f · ", rho) : "")
+                    + String(format: "systems correlate %.2f · power %.2f · α %.3f", correlation, power, alpha))
             context.print("difference   sd of differences   items needed   answers (items × epochs)")
             for d in differences {
                 let sd = Self.sdOfDifferences(
@@ -106,8 +105,8 @@ extension EvalCommand {
                         n: n, sdOfDifferences: adjusted, alpha: alpha, power: power)
                     context.print(
                         String(
-                            format: "with %d items × %d epochs the smallest difference seen with power %.2f is %.3f",
-                            n, k, power, mde))
+                            format: "with %d items × %@ the smallest difference seen with power %.2f is %.3f",
+                            n, Formatting.count(k, "epoch"), power, mde))
                 }
             }
         }

@@ -16,7 +16,8 @@ struct NotebookCommand: ParsableCommand {
             discussion: """
                 Without --workspace each notebook runs on a fresh scratch workspace, so its output \
                 is the same on every machine and a re-run of an unchanged notebook changes nothing. \
-                A command line starting with ! is expected to fail.
+                A command line starting with ! is expected to fail. $SCRATCH in a command is a directory of \
+                the run's own (the scratch workspace's) for files the notebook writes.
                 """
         )
 
