@@ -304,4 +304,95 @@ import Testing
             try service.calibrate(run: run + 1, queue: "people", scorer: nil, criterion: nil)
         }
     }
+
+    /// Runs of one suite over the same six items, written through the store.
+    static func runs(_ workspace: Workspace, count: Int) throws -> [Int64] {
+        try (0..<count).map { index in
+            let run = try workspace.createEvalRun(
+                EvalRunRecord(
+                    suite: "system-\(index)", suiteFile: nil, suiteHash: "s", datasetHash: "d", targetKind: "model",
+                    targetJSON: "{}", scorersJSON: "[]", epochs: 1, planned: 6, loupeVersion: "test", gitRevision: nil))
+            for item in 0..<6 {
+                try workspace.recordEvalResult(
+                    EvalResultRecord(
+                        runID: run, itemID: "i\(item)", epoch: 1, input: "question \(item)", targetsJSON: "[]",
+                        output: "system \(index) answers \(item)", error: nil, latencyMs: 1),
+                    scores: [])
+            }
+            return run
+        }
+    }
+
+    @Test func aPairwiseQueueRecordsTheSidesAndItsVerdictsRankTheRuns() throws {
+        let workspace = try KitFixtures.workspace("pairwise")
+        let service = ReviewService(workspace: workspace)
+        let runs = try Self.runs(workspace, count: 3)
+        func pairQueue(_ name: String, _ a: Int64, _ b: Int64) throws -> ReviewService.Queue {
+            var request = ReviewService.QueueRequest(
+                name: name, rubricPath: nil, source: "answers run:\(a)", createdBy: "test")
+            request.versus = b
+            return try service.createQueue(request)
+        }
+        let ab = try pairQueue("ab", runs[0], runs[1])
+        #expect(ab.record.mode == "pairwise" && ab.rubric == ReviewService.pairwiseRubric)
+        let items = try workspace.reviewItems(queue: ab.id)
+        #expect(items.count == 6)
+        let shown = try items.map { try #require(try service.item(ab, record: $0).pair) }
+        // Sides are drawn per item: both orders occur, and each side shows its own run's answer.
+        #expect(Set(shown.map(\.swapped)) == [false, true])
+        for pair in shown {
+            #expect(pair.left.result.runID == pair.leftRun && pair.right.result.runID == pair.rightRun)
+            #expect(pair.swapped == (pair.leftRun == runs[1]))
+            #expect(pair.left.result.itemID == pair.right.result.itemID)
+        }
+
+        // Run 0 is preferred on every item, whichever side it was shown on; one tie.
+        for (record, pair) in zip(items, shown) {
+            let verdict = record.evalItemID == "i5" ? "=" : (pair.leftRun == runs[0] ? "a" : "b")
+            try service.label(ab, key: record.itemKey, annotator: "ana", values: [("preference", verdict)])
+        }
+        let two = try service.pairwise(queues: ["ab"])
+        #expect(Set(two.systems) == ["run \(runs[0]) (system-0)", "run \(runs[1]) (system-1)"])
+        #expect(two.games == 6 && two.bradleyTerry == nil)
+        let first = try #require(two.winRates.first { $0.system.hasPrefix("run \(runs[0]) ") })
+        #expect(first.wins == 5 && first.ties == 1 && first.losses == 0 && first.rate.estimate == 5.5 / 6)
+
+        // Three runs: 0 beats 1 (above), 1 beats 2 on four of six, 2 beats 0 on one.
+        let bc = try pairQueue("bc", runs[1], runs[2])
+        for (index, record) in try workspace.reviewItems(queue: bc.id).enumerated() {
+            let pair = try #require(try service.item(bc, record: record).pair)
+            let winner = index < 4 ? runs[1] : runs[2]
+            try service.label(
+                bc, key: record.itemKey, annotator: "ben", values: [("preference", pair.leftRun == winner ? "A" : "B")])
+        }
+        let ca = try pairQueue("ca", runs[2], runs[0])
+        for (index, record) in try workspace.reviewItems(queue: ca.id).enumerated() {
+            let pair = try #require(try service.item(ca, record: record).pair)
+            let winner = index < 1 ? runs[2] : runs[0]
+            try service.label(
+                ca, key: record.itemKey, annotator: "cy", values: [("preference", pair.leftRun == winner ? "A" : "B")])
+        }
+        let three = try service.pairwise(queues: ["ab", "bc", "ca"])
+        #expect(three.games == 18 && three.systems.count == 3)
+        let names = three.systems
+        let system = { (run: Int64) in names.first { $0.hasPrefix("run \(run) ") }! }
+        var outcomes: [(a: String, b: String, score: Double)] = []
+        outcomes +=
+            (0..<5).map { _ in (system(runs[0]), system(runs[1]), 1.0) } + [(system(runs[0]), system(runs[1]), 0.5)]
+        outcomes +=
+            (0..<4).map { _ in (system(runs[1]), system(runs[2]), 1.0) }
+            + (0..<2).map { _ in (system(runs[1]), system(runs[2]), 0.0) }
+        outcomes +=
+            [(system(runs[2]), system(runs[0]), 1.0)] + (0..<5).map { _ in (system(runs[2]), system(runs[0]), 0.0) }
+        let expected = BradleyTerry(systems: names, outcomes: outcomes)
+        let bt = try #require(three.bradleyTerry)
+        #expect(bt.converged && zip(bt.strengths, expected.strengths).allSatisfy { abs($0 - $1) < 1e-12 })
+        #expect(
+            bt.strengths[names.firstIndex(of: system(runs[0]))!] > bt.strengths[names.firstIndex(of: system(runs[2]))!])
+
+        #expect(throws: ReviewError.self) { try pairQueue("self", runs[0], runs[0]) }
+        #expect(throws: ReviewError.self) { try pairQueue("gone", runs[0], 99) }
+        let single = try service.createQueue(Self.request("single", from: "answers run:\(runs[0])"))
+        #expect(throws: ReviewError.self) { try service.pairwise(queues: [single.name]) }
+    }
 }

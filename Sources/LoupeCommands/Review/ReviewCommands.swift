@@ -12,7 +12,8 @@ struct ReviewCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "review", abstract: "Label answers and traces against a rubric, in queues.",
         subcommands: [
-            QueueGroup.self, Next.self, Label.self, Skip.self, Undo.self, Progress.self, Export.self, Import.self,
+            QueueGroup.self, Next.self, Label.self, Skip.self, Undo.self, Progress.self, Compare.self, Export.self,
+            Import.self,
         ])
 
     static func service(_ context: CommandContext, access: WorkspaceAccess = .write) throws -> ReviewService {
@@ -42,13 +43,16 @@ struct ReviewCommand: ParsableCommand {
                 --from says what to review: "answers run:N [failed|passed|errors] [item:ID] [SCORER<X] [WORD…]" \
                 (a run's answers, as the Evals panel filters them) or "traces [FILTER]" (the Traces panel's \
                 / filter: errors, model:NAME, since:2h, name:TEXT…). --annotators assigns each item to \
-                --overlap of them in turn; without it the queue is open to anyone.
+                --overlap of them in turn; without it the queue is open to anyone. --versus RUN makes a \
+                pairwise queue: each answer beside the same item's answer in RUN, sides drawn per item, judged \
+                A (left), B (right) or tie with a reason (no --rubric).
                 """)
 
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The queue's name (one word).") var name: String
-        @Option(help: "The rubric file (YAML).") var rubric: String
+        @Option(help: "The rubric file (YAML).") var rubric: String?
         @Option(help: "What to review (see below).") var from: String
+        @Option(help: "Pairwise: the run whose answers are set beside these.") var versus: Int64?
         @Option(help: "Annotators, comma-separated.") var annotators: String?
         @Option(help: "Annotators per item (for agreement between people).") var overlap = 1
         @Option(help: "Shuffle seed.") var seed: UInt64 = 0x5EED
@@ -66,6 +70,7 @@ struct ReviewCommand: ParsableCommand {
             }
             request.overlap = overlap
             request.seed = seed
+            request.versus = versus
             if let limit, limit < 1 { throw CommandFailure("--limit must be at least 1") }
             request.limit = limit
             let queue = try ReviewCommand.plainly { try service.createQueue(request) }
@@ -136,7 +141,12 @@ struct ReviewCommand: ParsableCommand {
             let clean = UntrustedText.sanitized(text).replacingOccurrences(of: "\n", with: " ")
             lines.append(label.padded(to: 9) + TextWidth.truncate(clean, toColumns: max(20, width - 9)))
         }
-        if let row = item.answer {
+        if let pair = item.pair {
+            wrapped("input", pair.left.result.input)
+            if !pair.left.targets.isEmpty { wrapped("target", pair.left.targets.joined(separator: " | ")) }
+            wrapped("A", pair.left.shownOutput)
+            wrapped("B", pair.right.shownOutput)
+        } else if let row = item.answer {
             wrapped("input", row.result.input)
             wrapped("answer", row.shownOutput)
             if !row.targets.isEmpty { wrapped("target", row.targets.joined(separator: " | ")) }
@@ -290,6 +300,51 @@ struct ReviewCommand: ParsableCommand {
                     "  " + UntrustedText.sanitized(annotator.name).padded(to: 16)
                         + "\(annotator.finished)/\(annotator.assigned)".leftPadded(to: 8)
                         + (annotator.skipped > 0 ? "  (\(annotator.skipped) skipped)" : ""))
+            }
+        }
+    }
+
+    struct Compare: LoupeCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Head to head from pairwise queues: win rates with intervals, Bradley–Terry strengths.",
+            discussion: """
+                Each annotator's verdict is a game between the two runs (a tie is half a win each). Win \
+                rates carry Wilson 95% intervals; with three or more runs (several queues) the Bradley–Terry \
+                strengths say how the runs rank, and P(row beats column) follows from them.
+                """)
+
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "Pairwise queues (names or ids).") var queues: [String]
+
+        func run(in context: CommandContext) throws {
+            let service = try ReviewCommand.service(context, access: .read)
+            let report = try ReviewCommand.plainly { try service.pairwise(queues: queues) }
+            context.print(
+                "\(Formatting.count(report.games, "verdict")) between \(Formatting.count(report.systems.count, "run"))"
+                    + (report.unreadable > 0 ? " (\(report.unreadable) left out: their answers are gone)" : ""))
+            guard !report.winRates.isEmpty else { return }
+            context.print(
+                "system                          over                            W/T/L        win rate   95% interval")
+            for rate in report.winRates {
+                context.print(
+                    TextWidth.truncate(UntrustedText.sanitized(rate.system), toColumns: 30).padded(to: 30) + "  "
+                        + TextWidth.truncate(UntrustedText.sanitized(rate.opponent), toColumns: 30).padded(to: 30)
+                        + "  "
+                        + "\(rate.wins)/\(rate.ties)/\(rate.losses)".padded(to: 11)
+                        + String(format: "  %7.3f   [%.3f, %.3f]", rate.rate.estimate, rate.rate.lower, rate.rate.upper)
+                )
+            }
+            if let bt = report.bradleyTerry {
+                guard bt.converged else {
+                    return context.print(
+                        "Bradley–Terry: no finite strengths (a run never won or tied against the others)")
+                }
+                context.print("Bradley–Terry strengths (log scale, mean 0):")
+                for (system, strength) in zip(bt.systems, bt.strengths).sorted(by: { $0.1 > $1.1 }) {
+                    context.print(
+                        "  " + TextWidth.truncate(UntrustedText.sanitized(system), toColumns: 30).padded(to: 30)
+                            + String(format: " %+.3f", strength))
+                }
             }
         }
     }

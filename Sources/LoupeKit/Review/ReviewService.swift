@@ -42,8 +42,11 @@ package struct ReviewService: Sendable {
 
     package struct QueueRequest: Sendable {
         package var name: String
-        package var rubricPath: String
+        /// The rubric file; nil for a pairwise queue, which judges with ``ReviewService/pairwiseRubric``.
+        package var rubricPath: String?
         package var source: String
+        /// Pairwise: the run whose answers are set beside the source's, item by item.
+        package var versus: Int64?
         package var annotators: [String] = []
         /// How many annotators each item is assigned to (for human-human agreement).
         package var overlap = 1
@@ -51,7 +54,7 @@ package struct ReviewService: Sendable {
         package var limit: Int?
         package var createdBy: String
 
-        package init(name: String, rubricPath: String, source: String, createdBy: String) {
+        package init(name: String, rubricPath: String?, source: String, createdBy: String) {
             self.name = name
             self.rubricPath = rubricPath
             self.source = source
@@ -84,8 +87,12 @@ package struct ReviewService: Sendable {
         if try workspace.reviewQueue(request.name) != nil {
             throw ReviewError("there is already a queue named \(request.name) (loupe review queue list)")
         }
-        let (rubric, hash) = try Self.loadRubric(request.rubricPath)
         let source = try ReviewSource(request.source)
+        if let versus = request.versus { return try createPairQueue(request, source: source, versus: versus) }
+        guard let rubricPath = request.rubricPath else {
+            throw ReviewError("a queue needs a rubric (--rubric FILE), or --versus RUN for a pairwise one")
+        }
+        let (rubric, hash) = try Self.loadRubric(rubricPath)
         let target: Rubric.Target = source.kind == .answers ? .answer : .trace
         guard rubric.targets.contains(target) else {
             throw ReviewError(
@@ -98,27 +105,40 @@ package struct ReviewService: Sendable {
         var items = try draw(source)
         guard !items.isEmpty else { throw ReviewError("--from \"\(request.source)\" selects nothing") }
         var generator = SplitMix64(seed: request.seed)
-        items.shuffle(using: &generator)
-        if let limit = request.limit { items = Array(items.prefix(limit)) }
-        for index in items.indices { items[index].position = index + 1 }
-        var assignments: [(itemKey: String, annotator: String)] = []
-        if !request.annotators.isEmpty {
-            for (index, item) in items.enumerated() {
-                for turn in 0..<request.overlap {
-                    let annotator = request.annotators[(index + turn) % request.annotators.count]
-                    assignments.append((item.itemKey, annotator))
-                }
-            }
-        }
+        items = Self.ordered(items, request, using: &generator)
+        let assignments = Self.assignments(items, request)
         let record = ReviewQueueRecord(
             name: request.name, rubricName: rubric.name, rubricVersion: rubric.version, rubricHash: hash,
             rubricJSON: String(decoding: try JSONEncoder.sorted.encode(rubric), as: UTF8.self),
-            rubricFile: request.rubricPath, target: target.rawValue, mode: "single", source: request.source,
+            rubricFile: rubricPath, target: target.rawValue, mode: "single", source: request.source,
             seed: Int64(bitPattern: request.seed), createdBy: request.createdBy)
         let id = try workspace.createReviewQueue(record, items: items, assignments: assignments)
         var stored = record
         stored.id = id
         return Queue(record: stored, rubric: rubric)
+    }
+
+    /// The items shuffled with the request's generator, cut to its limit, numbered from 1.
+    static func ordered(
+        _ items: [ReviewItemRecord], _ request: QueueRequest, using generator: inout SplitMix64
+    ) -> [ReviewItemRecord] {
+        var items = items
+        items.shuffle(using: &generator)
+        if let limit = request.limit { items = Array(items.prefix(limit)) }
+        for index in items.indices { items[index].position = index + 1 }
+        return items
+    }
+
+    /// Each item assigned to `overlap` of the annotators in turn (none when no one is named).
+    static func assignments(_ items: [ReviewItemRecord], _ request: QueueRequest) -> [(
+        itemKey: String, annotator: String
+    )] {
+        guard !request.annotators.isEmpty else { return [] }
+        return items.enumerated().flatMap { index, item in
+            (0..<request.overlap).map { turn in
+                (item.itemKey, request.annotators[(index + turn) % request.annotators.count])
+            }
+        }
     }
 
     /// The items a source selects, in the order the workspace holds them (positions come later).
@@ -196,6 +216,8 @@ package struct ReviewService: Sendable {
         package var answer: EvalService.ResultRow?
         /// traces: the trace's summary.
         package var trace: TraceSummary?
+        /// pairwise: the two answers as shown, A on the left.
+        package var pair: Pair?
         /// The labels every annotator has made on it.
         package var labels: [ReviewLabelRecord]
     }
@@ -209,7 +231,9 @@ package struct ReviewService: Sendable {
 
     package func item(_ queue: Queue, record: ReviewItemRecord) throws -> Item {
         var answer: EvalService.ResultRow?
-        if let run = record.runID, let itemID = record.evalItemID, let epoch = record.epoch {
+        if let run = record.runID, let itemID = record.evalItemID, let epoch = record.epoch,
+            !record.itemKey.hasPrefix("pair:")
+        {
             let results = try workspace.evalResults(run: run)
             if let result = results.first(where: { $0.itemID == itemID && $0.epoch == epoch }) {
                 let scores = try workspace.evalScores(run: run).filter { $0.itemID == itemID && $0.epoch == epoch }
@@ -218,7 +242,7 @@ package struct ReviewService: Sendable {
         }
         let trace = try record.traceID.flatMap { try workspace.traceSummary(id: $0) }
         let labels = try workspace.reviewLabels(queue: queue.id).filter { $0.itemKey == record.itemKey }
-        return Item(record: record, answer: answer, trace: trace, labels: labels)
+        return Item(record: record, answer: answer, trace: trace, pair: try pair(record), labels: labels)
     }
 
     /// The keys `annotator` has finished (every required criterion labelled).
@@ -266,7 +290,18 @@ package struct ReviewService: Sendable {
             throw ReviewError("queue \(queue.name) has no item \(key)")
         }
         guard !values.isEmpty else { throw ReviewError("no labels given: write criterion=value") }
-        let labels = try values.map { pair in
+        let shown = queue.record.mode == "pairwise" ? try item(queue, key: key).pair : nil
+        let labels = try values.map { given in
+            var pair = (criterion: given.criterion, text: given.text)
+            // A pairwise verdict may name the run it prefers (`preference=run:2`) instead of the side
+            // that run was shown on: what a script knows.
+            if let shown, pair.text.hasPrefix("run:"), let run = Int64(pair.text.dropFirst(4)) {
+                guard run == shown.leftRun || run == shown.rightRun else {
+                    throw ReviewError(
+                        "\(key) sets runs \(shown.leftRun) and \(shown.rightRun) side by side, not \(run)")
+                }
+                pair.text = run == shown.leftRun ? "A" : "B"
+            }
             guard let criterion = queue.rubric.criterion(pair.criterion) else {
                 throw ReviewError(
                     "rubric \(queue.rubric.name) has no criterion \(pair.criterion) (it has "
@@ -311,8 +346,8 @@ package struct ReviewService: Sendable {
         package var labelled: Int
         /// Items two or more annotators finished.
         package var shared: Int
-        /// On the pass/fail criterion, the share of shared items where the first two annotators
-        /// agree (nil when no item is shared).
+        /// On the pass/fail criterion (a pairwise queue's preference), the share of shared items
+        /// where the first two annotators agree (nil when no item is shared).
         package var agreement: Double?
         package var agreementCriterion: String?
     }
@@ -334,13 +369,18 @@ package struct ReviewService: Sendable {
         var finishers: [String: Int] = [:]
         for done in finishedBy.values { for key in done { finishers[key, default: 0] += 1 } }
         var agreement: Double?
-        let criterion = queue.rubric.passFailCriterion
+        // People agree on pass or fail where the rubric says what passes, else on the verdict
+        // itself (a pairwise queue's A, B or tie).
+        let criterion =
+            queue.rubric.passFailCriterion
+            ?? queue.rubric.criteria.first { if case .categorical = $0.kind { true } else { false } }
         if let criterion {
-            var verdicts: [String: [(String, Bool)]] = [:]
+            var verdicts: [String: [(String, String)]] = [:]
             for label in labels where label.criterion == criterion.name {
-                guard case .success(let value) = criterion.value(label.value), let pass = criterion.passes(value)
-                else { continue }
-                verdicts[label.itemKey, default: []].append((label.annotator, pass))
+                guard case .success(let value) = criterion.value(label.value) else { continue }
+                let verdict =
+                    criterion.passFails ? (criterion.passes(value) == true ? "pass" : "fail") : value.description
+                verdicts[label.itemKey, default: []].append((label.annotator, verdict))
             }
             let pairs = verdicts.values.compactMap { list -> Bool? in
                 let sorted = list.sorted { $0.0 < $1.0 }

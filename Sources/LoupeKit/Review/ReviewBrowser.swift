@@ -1,0 +1,184 @@
+import Foundation
+import LoupeBase
+import LoupeStore
+
+/// The Review panel's port: the queues with their progress, an annotator's items with their
+/// context, labels made, skipped and undone (each its own transaction, origin `review`), and a
+/// run's scorer calibrated against a queue's labels.
+///
+/// The annotator is `LOUPE_USER`, else the login name (``ReviewService/annotator(_:environment:)``),
+/// read from the environment the browser was made with.
+///
+/// Thread-safety: any thread; two annotators (or two processes) labelling at once both keep theirs.
+package struct ReviewBrowser: Sendable {
+    private let service: ReviewService
+    private let environment: [String: String]
+
+    /// What labels made from the TUI record as their origin.
+    package static let origin = "review"
+    /// Trace steps shown beside an item, at most.
+    package static let stepLimit = 60
+
+    package init(workspace: Workspace, environment: [String: String] = ProcessInfo.processInfo.environment) {
+        service = ReviewService(workspace: workspace)
+        self.environment = environment
+    }
+
+    /// A queue as the queue list shows it.
+    package struct Listing: Hashable, Sendable {
+        package var queue: ReviewService.Queue
+        package var progress: ReviewService.Progress
+    }
+
+    /// The queues, oldest first, and who labels.
+    package struct Overview: Hashable, Sendable {
+        package var queues: [Listing]
+        /// The annotator; nil when none is known, and then ``annotatorProblem`` says what to set.
+        package var annotator: String?
+        package var annotatorProblem: String?
+    }
+
+    /// What an item view shows: the item, the annotator's place in the queue, the queue's progress.
+    package struct Opened: Hashable, Sendable {
+        package var queue: ReviewService.Queue
+        package var annotator: String
+        package var progress: ReviewService.Progress
+        /// The annotator's items (assigned to them or to nobody) in queue order.
+        package var keys: [String]
+        /// Those the annotator has finished (every required criterion labelled).
+        package var finished: Set<String>
+        /// Nil when the annotator has nothing left to label.
+        package var item: ReviewService.Item?
+        /// The steps of the item's trace, in replay order (at most ``ReviewBrowser/stepLimit``).
+        package var steps: [SpanRow]
+        /// What the request that answered with this changed.
+        package var change: Change?
+
+        /// The item's place among ``keys`` (0-based), nil when it is not one of them.
+        package var index: Int? { item.flatMap { item in keys.firstIndex(of: item.key) } }
+    }
+
+    /// What a write did.
+    package enum Change: Hashable, Sendable {
+        case labelled([ReviewLabelRecord])
+        case skipped(String)
+        /// The label taken back, nil when there was none.
+        case undone(ReviewLabelRecord?)
+    }
+
+    /// A calibration as the panel shows it: the report's lines and the disagreements to open.
+    package struct Calibration: Hashable, Sendable {
+        package var queue: String
+        package var run: Int64
+        package var scorer: String
+        /// The run's scorers, in the suite's order (`s` cycles them).
+        package var scorers: [String]
+        package var criterion: String
+        /// ``ReviewService/JudgeCalibration/summaryLines()``.
+        package var summary: [String]
+        package var disagreements: [ReviewService.JudgeCalibration.Disagreement]
+    }
+
+    /// Who labels, or why nobody can.
+    package func annotator() throws -> String { try ReviewService.annotator(nil, environment: environment) }
+
+    package func overview() throws -> Overview {
+        let listings = try service.queues().map { Listing(queue: $0, progress: try service.progress($0)) }
+        do {
+            return Overview(queues: listings, annotator: try annotator(), annotatorProblem: nil)
+        } catch {
+            return Overview(queues: listings, annotator: nil, annotatorProblem: "\(error)")
+        }
+    }
+
+    /// The annotator's next item after `key` (their first open one without it); nil item when done.
+    package func next(queue name: String, after key: String? = nil) throws -> Opened {
+        let queue = try service.queue(name)
+        let annotator = try annotator()
+        return try opened(queue, annotator: annotator, item: try service.next(queue, annotator: annotator, after: key))
+    }
+
+    /// One item of the queue.
+    package func open(queue name: String, key: String) throws -> Opened {
+        let queue = try service.queue(name)
+        return try opened(queue, annotator: try annotator(), item: try service.item(queue, key: key))
+    }
+
+    /// Labels `key` with `text` on `criterion` (an option's name or key, a number, true/false, a
+    /// note) in one transaction, and reads the item again.
+    package func label(queue name: String, key: String, criterion: String, text: String) throws -> Opened {
+        let queue = try service.queue(name)
+        let annotator = try annotator()
+        let stored = try service.label(
+            queue, key: key, annotator: annotator, values: [(criterion, text)], origin: Self.origin)
+        var opened = try opened(queue, annotator: annotator, item: try service.item(queue, key: key))
+        opened.change = .labelled(stored)
+        return opened
+    }
+
+    /// Puts `key` at the end of the annotator's queue and opens their next item.
+    package func skip(queue name: String, key: String) throws -> Opened {
+        let queue = try service.queue(name)
+        let annotator = try annotator()
+        try service.skip(queue, key: key, annotator: annotator)
+        var opened = try opened(queue, annotator: annotator, item: try service.next(queue, annotator: annotator))
+        opened.change = .skipped(key)
+        return opened
+    }
+
+    /// Takes back the annotator's last label in the queue and opens the item it was on (`key`
+    /// when there was none).
+    package func undo(queue name: String, at key: String?) throws -> Opened {
+        let queue = try service.queue(name)
+        let annotator = try annotator()
+        let undone = try service.undo(queue, annotator: annotator)
+        let shown = try (undone?.itemKey ?? key).map { try service.item(queue, key: $0) }
+        var opened = try opened(queue, annotator: annotator, item: shown)
+        opened.change = .undone(undone)
+        return opened
+    }
+
+    /// `scorer` (default: the run's first) of the run whose answers the queue holds, against the
+    /// queue's labels on the rubric's first pass/fail criterion.
+    package func calibration(queue name: String, scorer: String?) throws -> Calibration {
+        let queue = try service.queue(name)
+        guard queue.record.mode != "pairwise" else {
+            throw ReviewError(
+                "queue \(queue.name) is pairwise: its verdicts compare two runs (loupe review compare), "
+                    + "a judge is calibrated against a queue with a pass/fail rubric")
+        }
+        let runs = try service.workspace.reviewItems(queue: queue.id).compactMap(\.runID)
+        let counts = Dictionary(runs.map { ($0, 1) }, uniquingKeysWith: +)
+        guard let run = counts.max(by: { ($0.value, -$0.key) < ($1.value, -$1.key) })?.key else {
+            throw ReviewError(
+                "queue \(queue.name) holds \(queue.record.target)s, not a run's answers: calibration compares a "
+                    + "run's scorer with people's labels on its answers")
+        }
+        let record = try service.workspace.evalRun(run)
+        let scorers = record.flatMap { try? JSONValue.parse($0.scorersJSON) }?.array?.compactMap(\.string) ?? []
+        let report = try service.calibrate(run: run, queue: queue.name, scorer: scorer, criterion: nil)
+        return Calibration(
+            queue: queue.name, run: run, scorer: report.scorer, scorers: scorers, criterion: report.criterion,
+            summary: report.summaryLines(), disagreements: report.disagreements)
+    }
+
+    private func opened(_ queue: ReviewService.Queue, annotator: String, item: ReviewService.Item?) throws -> Opened {
+        let workspace = service.workspace
+        let assignments = try workspace.reviewAssignments(queue: queue.id)
+        let keys = try workspace.reviewItems(queue: queue.id).map(\.itemKey).filter { key in
+            assignments[key].map { $0.contains(annotator) } ?? true
+        }
+        let finished = service.finished(
+            queue, labels: try workspace.reviewLabels(queue: queue.id), annotator: annotator)
+        var steps: [SpanRow] = []
+        if let trace = item?.record.traceID ?? item?.answer?.result.traceID,
+            let loaded = try? TraceService(workspace: workspace).load(trace)
+        {
+            let byOrdinal = Dictionary(loaded.spans.map { ($0.ordinal, $0) }, uniquingKeysWith: { a, _ in a })
+            steps = loaded.steps.prefix(Self.stepLimit).compactMap { byOrdinal[$0] }
+        }
+        return Opened(
+            queue: queue, annotator: annotator, progress: try service.progress(queue), keys: keys,
+            finished: finished.intersection(keys), item: item, steps: steps, change: nil)
+    }
+}

@@ -1,0 +1,167 @@
+import Foundation
+import LoupeBase
+import LoupeEvals
+import LoupeRetrieval
+import LoupeStore
+
+extension ReviewService {
+    /// What a pairwise queue judges: which of two answers to the same input is better (A on the
+    /// left, B on the right, in an order drawn per item and recorded), and why.
+    package static let pairwiseRubric = Rubric(
+        name: "pairwise", version: 1, description: "Which answer is better?", targets: [.answer],
+        criteria: [
+            Rubric.Criterion(
+                name: "preference", description: "A (left) is better, B (right) is better, or a tie",
+                kind: .categorical([
+                    Rubric.Option(name: "A", key: "a", passes: false),
+                    Rubric.Option(name: "B", key: "b", passes: false),
+                    Rubric.Option(name: "tie", key: "=", passes: false),
+                ])),
+            Rubric.Criterion(name: "reason", description: "Why", kind: .text),
+        ])
+
+    /// Two answers to one item, as an annotator sees them.
+    package struct Pair: Hashable, Sendable {
+        /// Shown on the left (A) and on the right (B).
+        package var left: EvalService.ResultRow
+        package var right: EvalService.ResultRow
+        package var leftRun: Int64
+        package var rightRun: Int64
+        /// Whether the left answer is the `--versus` run's (the order drawn for this item).
+        package var swapped: Bool
+    }
+
+    package static func pairKey(runs: (Int64, Int64), item: String, epoch: Int) -> String {
+        "pair:\(runs.0)/\(runs.1)/\(item)/\(epoch)"
+    }
+
+    /// A pairwise queue: the source's answers, each beside the same item and epoch in `versus`,
+    /// sides drawn with the seed.
+    func createPairQueue(_ request: QueueRequest, source: ReviewSource, versus: Int64) throws -> Queue {
+        guard source.kind == .answers, let run = source.run else {
+            throw ReviewError("a pairwise queue sets answers beside answers: --from \"answers run:N …\" --versus RUN")
+        }
+        guard request.rubricPath == nil else {
+            throw ReviewError("a pairwise queue judges A, B or tie with a reason: leave out --rubric")
+        }
+        guard run != versus else { throw ReviewError("--versus \(versus) is the run the answers come from") }
+        guard try workspace.evalRun(versus) != nil else { throw ReviewError("no eval run \(versus) (loupe eval list)") }
+        let others = Dictionary(
+            try workspace.evalResults(run: versus).map { ($0.itemKey, $0) }, uniquingKeysWith: { a, _ in a })
+        var generator = SplitMix64(seed: request.seed)
+        let selected = try draw(source)
+        guard !selected.isEmpty else { throw ReviewError("--from \"\(request.source)\" selects nothing") }
+        let drawn = selected.compactMap { item -> ReviewItemRecord? in
+            guard let id = item.evalItemID, let epoch = item.epoch,
+                others[EvalItemKey(itemID: id, epoch: epoch)] != nil
+            else { return nil }
+            return ReviewItemRecord(
+                queueID: 0, position: 0, itemKey: Self.pairKey(runs: (run, versus), item: id, epoch: epoch),
+                runID: run, evalItemID: id, epoch: epoch, refJSON: "")
+        }
+        guard !drawn.isEmpty else {
+            throw ReviewError("run \(versus) answered none of the items --from \"\(request.source)\" selects")
+        }
+        var items = Self.ordered(drawn, request, using: &generator)
+        for index in items.indices {
+            let swapped = generator.next() >> 63 == 1
+            items[index].refJSON =
+                JSONValue.object([
+                    "kind": "pair", "item": .string(items[index].evalItemID!),
+                    "epoch": .number(Double(items[index].epoch!)),
+                    "runs": .array([.number(Double(run)), .number(Double(versus))]), "swapped": .bool(swapped),
+                ]).compactJSON
+        }
+        let rubric = Self.pairwiseRubric
+        let json = String(decoding: try JSONEncoder.sorted.encode(rubric), as: UTF8.self)
+        let record = ReviewQueueRecord(
+            name: request.name, rubricName: rubric.name, rubricVersion: rubric.version,
+            rubricHash: String(SHA256.hex(Array(json.utf8)).prefix(12)), rubricJSON: json, rubricFile: nil,
+            target: Rubric.Target.answer.rawValue, mode: "pairwise", source: request.source + " versus run:\(versus)",
+            seed: Int64(bitPattern: request.seed), createdBy: request.createdBy)
+        let id = try workspace.createReviewQueue(record, items: items, assignments: Self.assignments(items, request))
+        var stored = record
+        stored.id = id
+        return Queue(record: stored, rubric: rubric)
+    }
+
+    /// The two answers of a pairwise item, in the order shown; nil for other items.
+    func pair(_ record: ReviewItemRecord) throws -> Pair? {
+        guard record.itemKey.hasPrefix("pair:"), let ref = try? JSONValue.parse(record.refJSON),
+            let runs = ref["runs"]?.array?.compactMap(\.number).map({ Int64($0) }), runs.count == 2,
+            let item = ref["item"]?.string, let epoch = ref["epoch"]?.number
+        else { return nil }
+        let swapped = ref["swapped"]?.bool ?? false
+        func row(_ run: Int64) throws -> EvalService.ResultRow? {
+            guard
+                let result = try workspace.evalResults(run: run).first(where: {
+                    $0.itemID == item && $0.epoch == Int(epoch)
+                })
+            else { return nil }
+            let scores = try workspace.evalScores(run: run).filter { $0.itemID == item && $0.epoch == Int(epoch) }
+            return EvalService.ResultRow(result: result, scores: scores)
+        }
+        let (leftRun, rightRun) = swapped ? (runs[1], runs[0]) : (runs[0], runs[1])
+        guard let left = try row(leftRun), let right = try row(rightRun) else { return nil }
+        return Pair(left: left, right: right, leftRun: leftRun, rightRun: rightRun, swapped: swapped)
+    }
+
+    /// Head-to-head results of the systems (runs) in pairwise queues: each annotator's verdict is
+    /// a game, read back through the side it was shown on.
+    package struct PairwiseReport: Sendable {
+        /// "run N (suite)" for each run met, in order of first appearance.
+        package var systems: [String]
+        package var games: Int
+        package var winRates: [WinRate]
+        /// With three or more systems.
+        package var bradleyTerry: BradleyTerry?
+        /// Verdicts left out: items whose answers are gone.
+        package var unreadable: Int
+    }
+
+    package func pairwise(queues names: [String]) throws -> PairwiseReport {
+        var systems: [String] = []
+        var names_: [Int64: String] = [:]
+        func system(_ run: Int64) throws -> String {
+            if let name = names_[run] { return name }
+            let suite = try workspace.evalRun(run)?.suite ?? "?"
+            let name = "run \(run) (\(suite))"
+            names_[run] = name
+            systems.append(name)
+            return name
+        }
+        var outcomes: [(a: String, b: String, score: Double)] = []
+        var unreadable = 0
+        for name in names {
+            let queue = try self.queue(name)
+            guard queue.record.mode == "pairwise" else { throw ReviewError("queue \(queue.name) is not pairwise") }
+            let items = Dictionary(
+                try workspace.reviewItems(queue: queue.id).map { ($0.itemKey, $0) }, uniquingKeysWith: { a, _ in a })
+            for label in try workspace.reviewLabels(queue: queue.id) where label.criterion == "preference" {
+                guard let record = items[label.itemKey], let ref = try? JSONValue.parse(record.refJSON),
+                    let runs = ref["runs"]?.array?.compactMap(\.number).map({ Int64($0) }), runs.count == 2
+                else {
+                    unreadable += 1
+                    continue
+                }
+                let swapped = ref["swapped"]?.bool ?? false
+                let (left, right) = swapped ? (runs[1], runs[0]) : (runs[0], runs[1])
+                let score: Double =
+                    switch label.value {
+                    case "A": 1
+                    case "B": 0
+                    default: 0.5
+                    }
+                outcomes.append((try system(left), try system(right), score))
+            }
+        }
+        guard systems.count >= 2 else {
+            return PairwiseReport(
+                systems: systems, games: outcomes.count, winRates: [], bradleyTerry: nil, unreadable: unreadable)
+        }
+        return PairwiseReport(
+            systems: systems, games: outcomes.count, winRates: WinRate.table(systems: systems, outcomes: outcomes),
+            bradleyTerry: systems.count >= 3 ? BradleyTerry(systems: systems, outcomes: outcomes) : nil,
+            unreadable: unreadable)
+    }
+}
