@@ -242,7 +242,7 @@ if Context.environment["LOUPE_FUZZ"] == "1" {
             name: "LoupeFuzz",
             dependencies: [
                 "CFuzzDriver", "LoupeBase", "LoupeAgents", "LoupeProfiling", "LoupeModels", "LoupeEvals",
-                "LoupeRetrieval", "LoupeKit", "LoupeOTLP",
+                "LoupeRetrieval", "LoupeKit", "LoupeOTLP", "LoupeStore",
             ],
             path: "Fuzz/LoupeFuzz", swiftSettings: strictSwift6),
     ]

@@ -8,6 +8,7 @@ import LoupeModels
 import LoupeOTLP
 import LoupeProfiling
 import LoupeRetrieval
+import LoupeStore
 
 /// The decoders under fuzzing, by the name `scripts/fuzz` passes first on the command line. Each
 /// body decodes one input the way Loupe reads such a file; a thrown error is a rejected input,
@@ -24,6 +25,9 @@ private let targets: [String: @Sendable (Data) -> Void] = [
     "nsight-compute": { _ = try? NsightComputeImport.parse(text($0), file: "fuzz.csv") },
     "safetensors": safeTensors,
     "suite": { _ = try? SuiteParser.parse(text($0), file: "fuzz.yaml") },
+    "rubric": { _ = try? RubricParser.parse(text($0), file: "fuzz.yaml") },
+    // Labels made elsewhere, imported into a queue of a scratch workspace.
+    "review-labels": reviewLabels,
     "dataset": { _ = try? Dataset.items($0, spec: DatasetSpec(path: "fuzz.jsonl")) },
     "qrels": { _ = try? Qrels.parse(text($0), file: "fuzz.qrels") },
     "theme": { _ = try? ThemeLoader.parse(text($0), file: "fuzz.toml", name: "fuzz") },
@@ -42,6 +46,46 @@ private let scratchPath = NSTemporaryDirectory() + "loupe-fuzz-\(getpid()).safet
 private func safeTensors(_ data: Data) {
     guard FileManager.default.createFile(atPath: scratchPath, contents: data) else { return }
     _ = try? SafeTensors(path: scratchPath)
+}
+
+/// One workspace per process with a queue over a run's two answers: labels are checked against
+/// its items and rubric, and a file whose every line passes is stored.
+private let reviewQueue: (ReviewService, ReviewService.Queue)? = {
+    let directory = NSTemporaryDirectory() + "loupe-fuzz-review-\(getpid())"
+    try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    let rubric = directory + "/rubric.yaml"
+    let options = "[{name: right, key: r, pass: true}, {name: wrong, key: w}]"
+    let text = [
+        "name: fuzz", "targets: [answer]", "criteria:",
+        "  - {name: correct, kind: categorical, options: \(options)}",
+        "  - {name: score, kind: numeric, range: [1, 5]}", "  - {name: ok, kind: boolean}",
+        "  - {name: note, kind: text}",
+    ].joined(separator: "\n")
+    try? text.write(toFile: rubric, atomically: true, encoding: .utf8)
+    guard let workspace = try? Workspace(path: directory + "/w.sqlite"),
+        let run = try? workspace.createEvalRun(
+            EvalRunRecord(
+                suite: "fuzz", suiteFile: nil, suiteHash: "", datasetHash: "", targetKind: "model", targetJSON: "{}",
+                scorersJSON: "[]", epochs: 1, planned: 2, loupeVersion: "fuzz", gitRevision: nil))
+    else { return nil }
+    for item in ["a", "b"] {
+        try? workspace.recordEvalResult(
+            EvalResultRecord(
+                runID: run, itemID: item, epoch: 1, input: "q", targetsJSON: "[]", output: "x", error: nil,
+                latencyMs: nil),
+            scores: [])
+    }
+    let service = ReviewService(workspace: workspace)
+    let request = ReviewService.QueueRequest(
+        name: "fuzz", rubricPath: rubric, source: "answers run:\(run)", createdBy: "fuzz")
+    guard let queue = try? service.createQueue(request) else { return nil }
+    return (service, queue)
+}()
+private let labelsPath = NSTemporaryDirectory() + "loupe-fuzz-labels-\(getpid()).jsonl"
+private func reviewLabels(_ data: Data) {
+    guard let (service, queue) = reviewQueue, FileManager.default.createFile(atPath: labelsPath, contents: data)
+    else { return }
+    _ = try? service.importLabels(queue, file: labelsPath)
 }
 
 /// libFuzzer's callback is a C function pointer, which captures nothing: the chosen body waits

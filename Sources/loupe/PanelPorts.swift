@@ -17,6 +17,7 @@ enum PanelPorts {
         ports.register(EvalsBrowser(workspace: workspace, suiteDirectories: evalSuiteDirectories(session.path)))
         ports.register(NotebooksBrowser(directories: notebookDirectories(environment)))
         ports.register(SAEBrowser(workspace: workspace, models: session.models))
+        ports.register(ReviewBrowser(workspace: workspace, environment: environment))
         return ports
     }
 

@@ -104,6 +104,19 @@ import Testing
         // Still too narrow: what does not fit is left out.
         #expect(bar.tabRects(in: Rect(x: 0, y: 0, width: 8, height: 1))[1].isEmpty)
     }
+
+    @Test func tabBarKeepsTheTitlesOneSpaceApartBeforeDroppingThem() {
+        let bar = TabBar(titles: ["Traces", "Evals"], selected: 1)
+        let area = Rect(x: 0, y: 0, width: 18, height: 1)
+        #expect(
+            bar.tabRects(in: area) == [Rect(x: 1, y: 0, width: 8, height: 1), Rect(x: 10, y: 0, width: 7, height: 1)])
+        var frame = Frame(size: Size(width: 18, height: 1))
+        bar.render(into: &frame, area: area, theme: theme)
+        #expect(frame.text() == " 1 Traces 2 Evals")
+        // The selected tab is padded over the spaces beside it.
+        #expect(frame[9, 0].style == theme.tab(active: true) && frame[17, 0].style == theme.tab(active: true))
+        #expect(frame[1, 0].style == theme.key)
+    }
 }
 
 @Suite struct TextViewWrapTests {

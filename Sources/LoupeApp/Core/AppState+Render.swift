@@ -135,8 +135,15 @@ extension AppState {
             }
             if panels[focusedPanel].canGoBack { hints.append(("esc", "back")) }
         }
+        // A panel that takes keys first (the Review item view's `q` goes back) keeps them out of
+        // the global hints.
+        let panel = panels[focusedPanel]
+        let taken = focus == .panel && panel.takesKeysFirst ? Set(panel.keymap.bindings.flatMap(\.keys)) : []
         for binding in Keymaps.global.bindings {
-            if let label = binding.footer { hints.append((binding.keyNames.replacingCtrl(), label)) }
+            let keys = binding.keys.filter { !taken.contains($0) }
+            if let label = binding.footer, !keys.isEmpty {
+                hints.append((keys.map(\.displayName).joined(separator: " ").replacingCtrl(), label))
+            }
         }
         var x = area.x + 1
         for (keys, label) in hints {

@@ -89,6 +89,11 @@ extension AppState {
         if focus == .panel, panels[focusedPanel].capturesText, key != .control("c") {
             return apply(panels[focusedPanel].handleText(key), from: panels[focusedPanel].id)
         }
+        if focus == .panel, panels[focusedPanel].takesKeysFirst,
+            let action = panels[focusedPanel].keymap.action(for: key)
+        {
+            return perform(action)
+        }
         if let action = Keymaps.global.action(for: key) {
             let searchKey = action == .searchNext || action == .searchPrevious
             if !searchKey || !searchQuery.isEmpty { return perform(action) }

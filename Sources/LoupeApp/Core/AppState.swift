@@ -85,11 +85,12 @@ package struct AppState: Sendable {
         self.history = LineHistory(entries: history)
     }
 
-    /// The standard panels in tab order: the engines' panels, Notebooks, then the SAE browser.
+    /// The standard panels in tab order: the engines' panels, Notebooks, the SAE browser, then
+    /// Review (added last, so the earlier tabs keep their numbers).
     package static func standardPanels() -> [any Panel] {
         [
             TracesPanel(), RetrievalPanel(), AttentionPanel(), RooflinePanel(), EvalsPanel(), NotebooksPanel(),
-            SAEPanel(),
+            SAEPanel(), ReviewPanel(),
         ]
     }
 

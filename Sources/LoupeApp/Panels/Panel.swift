@@ -21,6 +21,9 @@ package protocol Panel: Sendable {
     /// True while the panel edits text (an input box): every key but ctrl+c goes to
     /// ``handleText(_:)`` instead of the keymaps.
     var capturesText: Bool { get }
+    /// True while the panel's keymap comes before the global one: a key it binds is its own even
+    /// where a global key would take it (the Review item view labels with digits and `q` goes back).
+    var takesKeysFirst: Bool { get }
     /// True while the panel animates and needs `.tick` messages without input.
     var wantsTicks: Bool { get }
     /// True until the panel has what it first shows (its list): panel keys wait until then.
@@ -53,6 +56,7 @@ extension Panel {
     package var initialEffects: [PanelEffect] { [] }
     package mutating func shown() -> [PanelEffect] { [] }
     package var capturesText: Bool { false }
+    package var takesKeysFirst: Bool { false }
     package var wantsTicks: Bool { false }
     package var isLoadingFirstView: Bool { false }
     package var selectionText: String? { nil }

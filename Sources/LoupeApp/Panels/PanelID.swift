@@ -10,4 +10,5 @@ package enum PanelID: String, CaseIterable, Hashable, Sendable {
     case evals
     case notebooks
     case sae
+    case review
 }

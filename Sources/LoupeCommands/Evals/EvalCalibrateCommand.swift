@@ -4,7 +4,6 @@ import LoupeBase
 import LoupeEvals
 import LoupeKit
 import LoupeStore
-import LoupeTUI
 
 extension EvalCommand {
     struct Calibrate: LoupeCommand {
@@ -33,110 +32,7 @@ extension EvalCommand {
                 try service.calibrate(run: run, queue: labels, scorer: scorer, criterion: criterion)
             }
             if json { return context.print(Self.json(report).prettyJSON) }
-            for line in Self.lines(report, rows: rows) { context.print(line) }
-        }
-
-        static func lines(_ report: ReviewService.JudgeCalibration, rows: Int) -> [String] {
-            var lines = [
-                "run \(report.run) · scorer \(UntrustedText.sanitized(report.scorer)) against queue "
-                    + "\(UntrustedText.sanitized(report.queue)) · criterion \(UntrustedText.sanitized(report.criterion))",
-                "\(Formatting.count(report.answers, "answer")), \(report.labelled) labelled by "
-                    + Formatting.count(report.annotators.count, "person", "people")
-                    + (report.annotators.isEmpty
-                        ? "" : " (" + report.annotators.map(UntrustedText.sanitized).joined(separator: ", ") + ")")
-                    + (report.ties > 0 ? ", \(Formatting.count(report.ties, "tie")) between people left out" : ""),
-            ]
-            guard let versus = report.judgeVersusPeople else {
-                lines.append("no answer of the run has a label on \(report.criterion) yet")
-                return lines
-            }
-            lines.append("agreement                 n  accuracy   kappa   95% interval")
-            func row(_ name: String, _ agreement: RaterAgreement) -> String {
-                let kappa = agreement.kappa
-                return TextWidth.truncate(UntrustedText.sanitized(name), toColumns: 22).padded(to: 22)
-                    + String(agreement.n).leftPadded(to: 5)
-                    + String(format: "  %7.3f", agreement.accuracy)
-                    + (kappa.isNaN
-                        ? "       —   (one verdict only)"
-                        : String(
-                            format: "  %6.3f   [%+.3f, %+.3f]", kappa, max(-1, agreement.kappaInterval.lower),
-                            min(1, agreement.kappaInterval.upper)))
-            }
-            lines.append(row("judge vs people", versus.agreement))
-            for other in report.judgeVersusAnnotators where report.annotators.count > 1 {
-                lines.append(row("judge vs " + other.reference, other.agreement))
-            }
-            if let people = report.peopleVersusPeople { lines.append(row(people.reference, people.agreement)) }
-            if let alpha = report.alpha {
-                lines.append(
-                    String(
-                        format: "Krippendorff's alpha (nominal, %d annotators): %.3f", report.annotators.count, alpha))
-            }
-            let confusion = versus.agreement
-            lines.append("confusion (rows people, columns judge):")
-            lines.append(
-                "              "
-                    + confusion.categories.map { ("judge " + $0).leftPadded(to: 11) }.joined(separator: " "))
-            for (i, category) in confusion.categories.enumerated() {
-                lines.append(
-                    ("people " + category).padded(to: 14)
-                        + confusion.confusion[i].map { String($0).leftPadded(to: 11) }.joined(separator: " "))
-            }
-            if report.perCriterion.count > 1 {
-                lines.append(
-                    "per criterion: "
-                        + report.perCriterion.map { entry in
-                            UntrustedText.sanitized(entry.reference) + " "
-                                + (entry.agreement.kappa.isNaN
-                                    ? "κ —" : String(format: "κ %.3f", entry.agreement.kappa))
-                                + String(format: " (acc %.3f, n %d)", entry.agreement.accuracy, entry.agreement.n)
-                        }.joined(separator: " · "))
-            }
-            if let ppi = report.passRate {
-                lines.append("pass rate                          estimate   95% interval      width")
-                func rate(_ name: String, _ interval: Interval) -> String {
-                    name.padded(to: 34)
-                        + (interval.estimate.isNaN
-                            ? "   —"
-                            : String(
-                                format: "%7.3f   [%.3f, %.3f]   %.3f", interval.estimate, interval.lower,
-                                interval.upper, interval.upper - interval.lower))
-                }
-                lines.append(rate("judge alone (\(ppi.labeledCount + ppi.unlabeledCount) answers)", ppi.naive))
-                lines.append(rate("people alone (\(ppi.labeledCount) labelled)", ppi.classical))
-                lines.append(rate(String(format: "prediction-powered (PPI++ λ %.2f)", ppi.lambda), ppi.estimate))
-                let ppiWidth = ppi.estimate.upper - ppi.estimate.lower
-                let peopleWidth = ppi.classical.upper - ppi.classical.lower
-                if ppiWidth.isFinite, peopleWidth.isFinite, peopleWidth > 0 {
-                    let change = 1 - ppiWidth / peopleWidth
-                    lines.append(
-                        change >= 0
-                            ? String(
-                                format: "the prediction-powered interval is %.0f%% narrower than the people's alone",
-                                change * 100)
-                            : String(
-                                format: "the prediction-powered interval is %.0f%% wider than the people's alone",
-                                -change * 100))
-                }
-                if ppi.unlabeledCount == 0 {
-                    lines.append("every answer is labelled: the people's mean is the pass rate, PPI has nothing to add")
-                }
-            }
-            lines.append("disagreements: \(report.disagreements.count)")
-            for entry in report.disagreements.prefix(rows) {
-                let said = entry.labels.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(
-                    separator: " ")
-                lines.append(
-                    "  " + TextWidth.truncate(UntrustedText.sanitized(entry.itemID), toColumns: 10).padded(to: 10)
-                        + " people \(entry.humanPasses ? "pass" : "fail") · judge \(entry.judgePasses ? "pass" : "fail")"
-                        + String(format: " (%.3f)", entry.judgeValue) + "  "
-                        + TextWidth.truncate(UntrustedText.sanitized(said), toColumns: 24).padded(to: 24) + "  "
-                        + TextWidth.truncate(UntrustedText.sanitized(entry.input), toColumns: 40))
-            }
-            if report.disagreements.count > rows {
-                lines.append("  … \(report.disagreements.count - rows) more (--rows N)")
-            }
-            return lines
+            for line in report.reportLines(rows: rows) { context.print(line) }
         }
 
         static func json(_ report: ReviewService.JudgeCalibration) -> JSONValue {

@@ -28,6 +28,20 @@ package struct ReviewBrowser: Sendable {
     package struct Listing: Hashable, Sendable {
         package var queue: ReviewService.Queue
         package var progress: ReviewService.Progress
+        /// The items the annotator may label (assigned to them or to nobody); nil when no
+        /// annotator is known.
+        package var yourItems: Int?
+        /// How many of ``yourItems`` the annotator finished.
+        package var yourFinished: Int
+
+        package init(
+            queue: ReviewService.Queue, progress: ReviewService.Progress, yourItems: Int? = nil, yourFinished: Int = 0
+        ) {
+            self.queue = queue
+            self.progress = progress
+            self.yourItems = yourItems
+            self.yourFinished = yourFinished
+        }
     }
 
     /// The queues, oldest first, and who labels.
@@ -36,6 +50,12 @@ package struct ReviewBrowser: Sendable {
         /// The annotator; nil when none is known, and then ``annotatorProblem`` says what to set.
         package var annotator: String?
         package var annotatorProblem: String?
+
+        package init(queues: [Listing], annotator: String?, annotatorProblem: String? = nil) {
+            self.queues = queues
+            self.annotator = annotator
+            self.annotatorProblem = annotatorProblem
+        }
     }
 
     /// What an item view shows: the item, the annotator's place in the queue, the queue's progress.
@@ -43,8 +63,10 @@ package struct ReviewBrowser: Sendable {
         package var queue: ReviewService.Queue
         package var annotator: String
         package var progress: ReviewService.Progress
-        /// The annotator's items (assigned to them or to nobody) in queue order.
+        /// The annotator's items (assigned to them or to nobody) in queue order; every item when
+        /// none is theirs (``isAssigned`` false), so someone not assigned can still read and label.
         package var keys: [String]
+        package var isAssigned: Bool
         /// Those the annotator has finished (every required criterion labelled).
         package var finished: Set<String>
         /// Nil when the annotator has nothing left to label.
@@ -83,19 +105,32 @@ package struct ReviewBrowser: Sendable {
     package func annotator() throws -> String { try ReviewService.annotator(nil, environment: environment) }
 
     package func overview() throws -> Overview {
-        let listings = try service.queues().map { Listing(queue: $0, progress: try service.progress($0)) }
-        do {
-            return Overview(queues: listings, annotator: try annotator(), annotatorProblem: nil)
-        } catch {
+        let annotator: String
+        do { annotator = try self.annotator() } catch {
+            let listings = try service.queues().map { Listing(queue: $0, progress: try service.progress($0)) }
             return Overview(queues: listings, annotator: nil, annotatorProblem: "\(error)")
         }
+        let listings = try service.queues().map { queue in
+            let (keys, finished) = try itemsOf(queue, annotator: annotator)
+            return Listing(
+                queue: queue, progress: try service.progress(queue), yourItems: keys.count, yourFinished: finished.count
+            )
+        }
+        return Overview(queues: listings, annotator: annotator)
     }
 
     /// The annotator's next item after `key` (their first open one without it); nil item when done.
+    /// Someone none of whose items is theirs walks the whole queue in order.
     package func next(queue name: String, after key: String? = nil) throws -> Opened {
         let queue = try service.queue(name)
         let annotator = try annotator()
-        return try opened(queue, annotator: annotator, item: try service.next(queue, annotator: annotator, after: key))
+        var item = try service.next(queue, annotator: annotator, after: key)
+        if item == nil, try itemsOf(queue, annotator: annotator).keys.isEmpty {
+            let all = try service.workspace.reviewItems(queue: queue.id)
+            let start = key.flatMap { key in all.firstIndex { $0.itemKey == key } }.map { $0 + 1 } ?? 0
+            if start < all.count { item = try service.item(queue, record: all[start]) }
+        }
+        return try opened(queue, annotator: annotator, item: item)
     }
 
     /// One item of the queue.
@@ -162,14 +197,28 @@ package struct ReviewBrowser: Sendable {
             summary: report.summaryLines(), disagreements: report.disagreements)
     }
 
-    private func opened(_ queue: ReviewService.Queue, annotator: String, item: ReviewService.Item?) throws -> Opened {
+    /// The annotator's items in queue order (assigned to them or to nobody) and those they finished.
+    private func itemsOf(_ queue: ReviewService.Queue, annotator: String) throws -> (
+        keys: [String], finished: Set<String>
+    ) {
         let workspace = service.workspace
         let assignments = try workspace.reviewAssignments(queue: queue.id)
         let keys = try workspace.reviewItems(queue: queue.id).map(\.itemKey).filter { key in
             assignments[key].map { $0.contains(annotator) } ?? true
         }
-        let finished = service.finished(
-            queue, labels: try workspace.reviewLabels(queue: queue.id), annotator: annotator)
+        let labels = try workspace.reviewLabels(queue: queue.id)
+        return (keys, service.finished(queue, labels: labels, annotator: annotator).intersection(keys))
+    }
+
+    private func opened(_ queue: ReviewService.Queue, annotator: String, item: ReviewService.Item?) throws -> Opened {
+        let workspace = service.workspace
+        var (keys, finished) = try itemsOf(queue, annotator: annotator)
+        let isAssigned = !keys.isEmpty
+        if !isAssigned {
+            keys = try workspace.reviewItems(queue: queue.id).map(\.itemKey)
+            let labels = try workspace.reviewLabels(queue: queue.id)
+            finished = service.finished(queue, labels: labels, annotator: annotator)
+        }
         var steps: [SpanRow] = []
         if let trace = item?.record.traceID ?? item?.answer?.result.traceID,
             let loaded = try? TraceService(workspace: workspace).load(trace)
@@ -179,6 +228,6 @@ package struct ReviewBrowser: Sendable {
         }
         return Opened(
             queue: queue, annotator: annotator, progress: try service.progress(queue), keys: keys,
-            finished: finished.intersection(keys), item: item, steps: steps, change: nil)
+            isAssigned: isAssigned, finished: finished, item: item, steps: steps, change: nil)
     }
 }

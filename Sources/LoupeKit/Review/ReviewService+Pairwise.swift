@@ -121,12 +121,12 @@ extension ReviewService {
 
     package func pairwise(queues names: [String]) throws -> PairwiseReport {
         var systems: [String] = []
-        var names_: [Int64: String] = [:]
+        var runNames: [Int64: String] = [:]
         func system(_ run: Int64) throws -> String {
-            if let name = names_[run] { return name }
+            if let name = runNames[run] { return name }
             let suite = try workspace.evalRun(run)?.suite ?? "?"
             let name = "run \(run) (\(suite))"
-            names_[run] = name
+            runNames[run] = name
             systems.append(name)
             return name
         }

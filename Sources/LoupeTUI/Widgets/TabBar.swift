@@ -8,8 +8,9 @@ package struct TabBar: Sendable {
         self.selected = selected
     }
 
-    /// How tight the tabs are set: spaced, touching, or only numbers for the tabs not selected.
-    private enum Fit { case spaced, touching, numbers }
+    /// How tight the tabs are set: spaced, touching, tight (unpadded titles one space apart, the
+    /// selected one padded over its neighbouring spaces), or only numbers for the tabs not selected.
+    private enum Fit { case spaced, touching, tight, numbers }
 
     /// The rectangle each tab occupies in `area`, for drawing and for mouse hit-testing. Tabs are
     /// set closer (then show only their numbers, the selected one keeping its title) rather than
@@ -18,9 +19,12 @@ package struct TabBar: Sendable {
 
     private func layout(in area: Rect) -> (rects: [Rect], fit: Fit) {
         let fit =
-            [Fit.spaced, .touching].first { fit in
+            [Fit.spaced, .touching, .tight].first { fit in
                 let widths = titles.indices.map { TextWidth.of(label($0, fit)) }
-                return area.x + 1 + widths.reduce(0, +) + (fit == .spaced ? widths.count - 1 : 0) <= area.maxX
+                // Spaced and tight tabs have a space between them; a tight selected tab, the last
+                // one, needs one more after it for its padding.
+                let gaps = fit == .touching ? 0 : widths.count - 1
+                return area.x + 1 + widths.reduce(0, +) + gaps + (fit == .tight ? 1 : 0) <= area.maxX
             } ?? .numbers
         var x = area.x + 1
         var rects: [Rect] = []
@@ -31,7 +35,7 @@ package struct TabBar: Sendable {
                 continue
             }
             rects.append(Rect(x: x, y: area.y, width: width, height: 1))
-            x += width + (fit == .spaced ? 1 : 0)
+            x += width + (fit == .spaced || fit == .tight ? 1 : 0)
         }
         return (rects, fit)
     }
@@ -40,15 +44,27 @@ package struct TabBar: Sendable {
         let (rects, fit) = layout(in: area)
         for (index, rect) in rects.enumerated() where !rect.isEmpty {
             let active = index == selected
+            if fit == .tight, active {
+                // Padded over the spaces beside it, as the selected tab is in the other fits.
+                frame.draw(
+                    " " + label(index, fit) + " ", at: Point(x: rect.x - 1, y: rect.y), style: theme.tab(active: true),
+                    clip: area)
+                continue
+            }
             frame.draw(label(index, fit), at: Point(x: rect.x, y: rect.y), style: theme.tab(active: active))
             if !active, index < 9 {
-                frame.draw(String(index + 1), at: Point(x: rect.x + 1, y: rect.y), style: theme.key)
+                frame.draw(
+                    String(index + 1), at: Point(x: rect.x + (fit == .tight ? 0 : 1), y: rect.y), style: theme.key)
             }
         }
     }
 
     private func label(_ index: Int, _ fit: Fit) -> String {
-        guard index < 9 else { return " \(titles[index]) " }
-        return fit == .numbers && index != selected ? " \(index + 1) " : " \(index + 1) \(titles[index]) "
+        guard index < 9 else { return fit == .tight ? titles[index] : " \(titles[index]) " }
+        switch fit {
+        case .tight: return "\(index + 1) \(titles[index])"
+        case .numbers where index != selected: return " \(index + 1) "
+        default: return " \(index + 1) \(titles[index]) "
+        }
     }
 }

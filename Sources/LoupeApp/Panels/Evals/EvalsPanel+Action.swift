@@ -13,6 +13,8 @@ extension EvalsPanel {
         case compare
         /// Export the run as eval-run-N.csv and eval-run-N.json.
         case export
+        /// Keep the answer as a dataset item: the `dataset add` line to edit and run.
+        case keep
         /// Answers: show all, failed, errors or passed.
         case filter
         /// Answers: sort by item, worst, best, slowest.

@@ -80,6 +80,10 @@ package struct EvalsPanel: Panel {
                     [.character("e")], .panel(.own(Action.export)),
                     help: "Export the run as eval-run-N.csv and eval-run-N.json", footer: "export"),
                 KeyBinding(
+                    [.character("d")], .panel(.own(Action.keep)),
+                    help: "Keep the answer as a dataset item: edit its expected output on the : line, enter adds it",
+                    footer: "dataset"),
+                KeyBinding(
                     [.character("f")], .panel(.own(Action.filter)),
                     help: "Answers: show all, failed, errors or passed"),
                 KeyBinding(
@@ -408,6 +412,15 @@ package struct EvalsPanel: Panel {
         case (.answer, PanelAction.own(Action.evidence)):
             guard let row = openAnswer else { return [] }
             return evidence(row)
+        case (.answers, PanelAction.own(Action.keep)):
+            let shown = answers
+            guard answersList.selected < shown.count else { return [] }
+            return keep(shown[answersList.selected])
+        case (.answer, PanelAction.own(Action.keep)):
+            guard let row = openAnswer else { return [] }
+            return keep(row)
+        case (_, PanelAction.own(Action.keep)):
+            return [.status("d keeps an answer as a dataset item: enter opens a run's answers", .info)]
         case (.answer, .down): answerOffset += 1
         case (.answer, .up): answerOffset = max(0, answerOffset - 1)
         case (.answer, .pageDown): answerOffset += max(1, area.height - 4)
@@ -460,8 +473,27 @@ package struct EvalsPanel: Panel {
     }
 
     static func quote(_ path: String) -> String {
-        path.contains(where: { $0 == " " || $0 == "'" || $0 == "\"" })
-            ? "\"" + path.replacingOccurrences(of: "\"", with: "\\\"") + "\"" : path
+        path.isEmpty || path.contains(where: { $0 == " " || $0 == "'" || $0 == "\"" || $0 == "\\" })
+            ? "\""
+                + path.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+                + "\"" : path
+    }
+
+    /// The `dataset add` line that keeps `row` as an item of `kept-SUITE.jsonl` (beside where the
+    /// TUI runs, as exports are), its expected output the answer's first target to edit in place,
+    /// and, for a suite run here, `kept-SUITE.yaml` made from that suite to re-run it.
+    private func keep(_ row: EvalService.ResultRow) -> [PanelEffect] {
+        guard let listing = detail?.listing else { return [] }
+        let stem = String(
+            listing.run.suite.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" ? $0 : "-" }.prefix(40))
+        let from = "answer:\(listing.id)/\(row.result.itemID)/\(row.result.epoch)"
+        var line = "dataset add kept-\(stem).jsonl --from " + Self.quote(from)
+        let expected = row.targets.first.map { $0.replacingOccurrences(of: "\n", with: " ") } ?? ""
+        line += " --expected " + Self.quote(expected)
+        if listing.run.source == "loupe", let suite = listing.run.suiteFile {
+            line += " --suite kept-\(stem).yaml --like " + Self.quote(suite)
+        }
+        return [.editCommand(line)]
     }
 
     /// The jump to an answer's evidence: its trace, or its ranking re-run with the run's settings.
