@@ -117,6 +117,24 @@ import Testing
         #expect(state.focusedPanelID == .evals && state.render().text().contains("Verdicts"))
     }
 
+    /// d puts the answer's `dataset add` on the : line, its expected output there to edit.
+    @Test func dKeepsTheAnswerAsADatasetItemToEditAndRun() {
+        var state = loaded()
+        AppFixtures.press([.enter], on: &state)
+        _ = state.update(AppFixtures.answer(EvalsPanel.LoadRun(id: 2), Self.candidate))
+        AppFixtures.press([.down], on: &state)
+        AppFixtures.press([.character("d")], on: &state)
+        #expect(state.mode == .commandLine)
+        #expect(
+            state.commandLine.text
+                == "dataset add kept-qa-offline.jsonl --from answer:2/q2/1 --expected 1400 "
+                + "--suite kept-qa-offline.yaml --like evals/qa-offline.yaml")
+        // From the open answer too; a target with quotes and a backslash is quoted for the line.
+        AppFixtures.press([.escape], on: &state)
+        #expect(EvalsPanel.quote(#"say "hi" \ bye"#) == #""say \"hi\" \\ bye""#)
+        #expect(EvalsPanel.quote("") == #""""#)
+    }
+
     @Test func aBaselineAndARunAreCompared() throws {
         var state = loaded()
         // Rows: run 2, run 1, the unrun suite. Mark run 1, compare run 2 with it.

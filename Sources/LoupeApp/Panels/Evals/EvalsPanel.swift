@@ -472,7 +472,8 @@ package struct EvalsPanel: Panel {
         return [.run(line, tag: tag), .ask(LoadOverview())]
     }
 
-    static func quote(_ path: String) -> String {
+    /// `path` as one word of a command line: double-quoted, with `"` and `\` escaped, when it needs it.
+    package static func quote(_ path: String) -> String {
         path.isEmpty || path.contains(where: { $0 == " " || $0 == "'" || $0 == "\"" || $0 == "\\" })
             ? "\""
                 + path.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
