@@ -1,4 +1,5 @@
 import Foundation
+import LoupeAgents
 import LoupeBase
 import LoupeEvals
 import LoupeKit
@@ -394,5 +395,56 @@ import Testing
         #expect(throws: ReviewError.self) { try pairQueue("gone", runs[0], 99) }
         let single = try service.createQueue(Self.request("single", from: "answers run:\(runs[0])"))
         #expect(throws: ReviewError.self) { try service.pairwise(queues: [single.name]) }
+    }
+
+    /// Steps, sessions and retrieval hits: drawn by their filters, each with what an annotator judges.
+    @Test func stepsSessionsAndHitsAreQueuedWithTheirContext() throws {
+        let (workspace, service, run) = try Self.inspectRun()
+        let traces = TraceService(workspace: workspace)
+        let trace = try #require(try workspace.evalResults(run: run).first?.traceID)
+        let spans = try traces.trace(trace).spans
+        // The shipped rubric is for answers and traces: a step is refused until the rubric says so.
+        #expect(throws: ReviewError.self) { try service.createQueue(Self.request("steps", from: "steps")) }
+        let rubric = try KitFixtures.temporaryDirectory("rubric") + "/every.yaml"
+        try """
+        name: every
+        targets: [trace, step, session, answer, hit]
+        criteria:
+          - {name: relevant, kind: boolean, true_key: y, false_key: o}
+        """.write(toFile: rubric, atomically: true, encoding: .utf8)
+        func request(_ name: String, from: String) -> ReviewService.QueueRequest {
+            var request = Self.request(name, from: from)
+            request.rubricPath = rubric
+            return request
+        }
+        let steps = try service.createQueue(request("steps", from: "steps trace:\(trace) kind:llm"))
+        let items = try workspace.reviewItems(queue: steps.id)
+        #expect(items.count == spans.filter { $0.kind == .llm }.count && !items.isEmpty)
+        let step = try #require(try service.item(steps, record: items[0]).step)
+        #expect(step.traceID == trace && step.span.kind == .llm && step.count == spans.count)
+        #expect(throws: ReviewError.self) { try service.createQueue(request("bad", from: "steps colour:red")) }
+        #expect(throws: ReviewError.self) { try service.createQueue(request("none", from: "steps trace:999")) }
+
+        // Inspect samples' epochs are one session each.
+        let sessions = try service.createQueue(request("sessions", from: "sessions"))
+        let sessionItems = try workspace.reviewItems(queue: sessions.id)
+        #expect(sessionItems.count == (try traces.sessions().count) && !sessionItems.isEmpty)
+        #expect(try service.item(sessions, record: sessionItems[0]).session?.turns.isEmpty == false)
+
+        // A saved query's top hits, each a (query, chunk) pair.
+        let retrieval = RetrievalService(workspace: workspace, models: KitFixtures.models)
+        _ = try retrieval.ingest([KitFixtures.path("sample-data/cranfield/corpus.jsonl")], embed: false)
+        var options = RetrievalService.Options()
+        options.retriever = .bm25
+        let result = try retrieval.search("transonic aileron buzz", options: options)
+        let record = try retrieval.record("transonic aileron buzz", options: options, hits: result)
+        let hits = try service.createQueue(request("hits", from: "hits record:\(record) k:5"))
+        let hitItems = try workspace.reviewItems(queue: hits.id)
+        #expect(hitItems.count == 5)
+        let hit = try #require(try service.item(hits, record: hitItems[0]).hit)
+        #expect(hit.query == "transonic aileron buzz" && hit.record == record)
+        #expect(result.prefix(5).contains { $0.chunkID == hit.hit.chunkID && $0.text == hit.hit.text })
+        #expect(throws: ReviewError.self) { try service.createQueue(request("nohits", from: "hits k:3")) }
+        #expect(throws: ReviewError.self) { try service.createQueue(request("answershits", from: "hits run:\(run)")) }
     }
 }

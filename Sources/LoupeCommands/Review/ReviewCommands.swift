@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LoupeAgents
 import LoupeBase
 import LoupeEvals
 import LoupeKit
@@ -41,8 +42,10 @@ struct ReviewCommand: ParsableCommand {
             abstract: "A queue: a rubric over the items a filter selects, shuffled with a seed.",
             discussion: """
                 --from says what to review: "answers run:N [failed|passed|errors] [item:ID] [SCORER<X] [WORD…]" \
-                (a run's answers, as the Evals panel filters them) or "traces [FILTER]" (the Traces panel's \
-                / filter: errors, model:NAME, since:2h, name:TEXT…). --annotators assigns each item to \
+                (a run's answers, as the Evals panel filters them), "traces [FILTER]" (the Traces panel's \
+                / filter: errors, model:NAME, since:2h, name:TEXT…), "steps [trace:ID] [kind:llm|tool] [errors] \
+                [name:TEXT] [model:TEXT]", "sessions [WORD…]" or "hits record:N|run:N [k:K]" (a saved query's \
+                or a retrieval run's top K hits, each a query and a chunk). --annotators assigns each item to \
                 --overlap of them in turn; without it the queue is open to anyone. --versus RUN makes a \
                 pairwise queue: each answer beside the same item's answer in RUN, sides drawn per item, judged \
                 A (left), B (right) or tie with a reason (no --rubric).
@@ -138,7 +141,7 @@ struct ReviewCommand: ParsableCommand {
     static func describe(_ item: ReviewService.Item, queue: ReviewService.Queue, width: Int) -> [String] {
         var lines = ["item \(item.position) · \(UntrustedText.sanitized(item.key))"]
         func wrapped(_ label: String, _ text: String) {
-            let clean = UntrustedText.sanitized(text).replacingOccurrences(of: "\n", with: " ")
+            let clean = UntrustedText.sanitized(text.replacingOccurrences(of: "\n", with: " "))
             lines.append(label.padded(to: 9) + TextWidth.truncate(clean, toColumns: max(20, width - 9)))
         }
         if let pair = item.pair {
@@ -157,6 +160,27 @@ struct ReviewCommand: ParsableCommand {
                         + (score.passed.map { $0 ? " ✓" : " ✗" } ?? "")
                 }.joined(separator: "  "))
             if let trace = row.result.traceID { lines.append("trace    \(trace) (loupe trace show \(trace))") }
+        } else if let step = item.step {
+            let span = step.span
+            wrapped(
+                "step",
+                "\(step.index) of \(step.count) in trace \(step.traceID) \(step.traceName) · \(span.kind.rawValue) \(span.name)"
+                    + (span.model.map { " · " + $0 } ?? "") + (span.status.isError ? " · error" : ""))
+            if let last = span.input.last { wrapped("in", "\(last.role): \(last.text)") }
+            if let tool = span.tool { wrapped("call", "\(tool.name)(\(tool.arguments))") }
+            if let output = span.output.last { wrapped("out", "\(output.role): \(output.text)") }
+        } else if let session = item.session {
+            wrapped(
+                "session", "\(session.id) · \(Formatting.count(session.turns.count, "turn")) · \(session.steps) steps")
+            for turn in session.turns.prefix(5) { wrapped("turn", "trace \(turn.id) \(turn.name)") }
+        } else if let hit = item.hit {
+            wrapped("query", hit.query)
+            wrapped(
+                "hit",
+                "rank \(hit.hit.rank) · \(hit.retriever) · document \(hit.hit.documentID)#\(hit.hit.ordinal) "
+                    + hit.hit.shownTitle)
+            wrapped("chunk", hit.hit.text)
+            if !hit.hit.matchedTerms.isEmpty { wrapped("terms", hit.hit.matchedTerms.joined(separator: " ")) }
         } else if let trace = item.trace {
             wrapped("trace", "\(trace.id) \(trace.name) · \(trace.format) · \(trace.spanCount) spans")
         }

@@ -51,10 +51,10 @@ extension RetrievalService {
             hitsJSON: String(decoding: try Self.recordEncoder.encode(hits), as: UTF8.self))
     }
 
-    /// Saved runs, newest first (`id`: that one, or a failure naming it).
-    package func records(id: Int64? = nil, limit: Int = 50) throws -> [Record] {
+    /// Reads what `record` wrote: snake_case back to Swift's names, where an acronym stays
+    /// upper-case (chunk_id → chunkID).
+    package static func recordDecoder() -> JSONDecoder {
         let decoder = JSONDecoder()
-        // snake_case back to Swift's names, where an acronym stays upper-case (chunk_id → chunkID).
         decoder.keyDecodingStrategy = .custom { path in
             let parts = path.last!.stringValue.split(separator: "_")
             let name = parts.enumerated().map { index, part in
@@ -62,6 +62,12 @@ extension RetrievalService {
             }.joined()
             return AnyKey(name)
         }
+        return decoder
+    }
+
+    /// Saved runs, newest first (`id`: that one, or a failure naming it).
+    package func records(id: Int64? = nil, limit: Int = 50) throws -> [Record] {
+        let decoder = Self.recordDecoder()
         let stored = try workspace.retrievalRecords(id: id, limit: limit)
         if let id, stored.isEmpty {
             throw RetrievalError("no retrieval record \(id) (loupe retrieval records lists them)")

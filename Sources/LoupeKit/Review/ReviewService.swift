@@ -93,7 +93,7 @@ package struct ReviewService: Sendable {
             throw ReviewError("a queue needs a rubric (--rubric FILE), or --versus RUN for a pairwise one")
         }
         let (rubric, hash) = try Self.loadRubric(rubricPath)
-        let target: Rubric.Target = source.kind == .answers ? .answer : .trace
+        let target = source.kind.target
         guard rubric.targets.contains(target) else {
             throw ReviewError(
                 "rubric \(rubric.name) applies to \(rubric.targets.map(\.rawValue).joined(separator: ", ")), "
@@ -144,6 +144,9 @@ package struct ReviewService: Sendable {
     /// The items a source selects, in the order the workspace holds them (positions come later).
     func draw(_ source: ReviewSource) throws -> [ReviewItemRecord] {
         switch source.kind {
+        case .steps: return try drawSteps(source)
+        case .sessions: return try drawSessions(source)
+        case .hits: return try drawHits(source)
         case .traces:
             let filter = source.traceFilter
             return try workspace.traceSummaries().filter { filter?.matches($0) ?? true }.map { trace in
@@ -218,6 +221,12 @@ package struct ReviewService: Sendable {
         package var trace: TraceSummary?
         /// pairwise: the two answers as shown, A on the left.
         package var pair: Pair?
+        /// steps: the span, in its trace.
+        package var step: Step?
+        /// sessions: the session's turns.
+        package var session: TraceSession?
+        /// hits: the query and the hit as it was ranked.
+        package var hit: Hit?
         /// The labels every annotator has made on it.
         package var labels: [ReviewLabelRecord]
     }
@@ -242,7 +251,9 @@ package struct ReviewService: Sendable {
         }
         let trace = try record.traceID.flatMap { try workspace.traceSummary(id: $0) }
         let labels = try workspace.reviewLabels(queue: queue.id).filter { $0.itemKey == record.itemKey }
-        return Item(record: record, answer: answer, trace: trace, pair: try pair(record), labels: labels)
+        return Item(
+            record: record, answer: answer, trace: trace, pair: try pair(record), step: try step(record),
+            session: try session(record), hit: try hit(record), labels: labels)
     }
 
     /// The keys `annotator` has finished (every required criterion labelled).

@@ -1,0 +1,131 @@
+import Foundation
+import LoupeAgents
+import LoupeBase
+import LoupeStore
+
+/// Queues over steps (spans), sessions and retrieval hits: how they are drawn and what an
+/// annotator sees of each.
+extension ReviewService {
+    /// A step with the trace it belongs to.
+    package struct Step: Hashable, Sendable {
+        package var traceID: Int64
+        package var traceName: String
+        package var span: TraceSpan
+        /// The step's place among the trace's spans in time order (1-based) and their count.
+        package var index: Int
+        package var count: Int
+    }
+
+    /// A retrieval hit with the query it answered.
+    package struct Hit: Hashable, Sendable {
+        package var record: Int64
+        package var query: String
+        package var retriever: String
+        package var hit: RetrievalService.Hit
+    }
+
+    func drawSteps(_ source: ReviewSource) throws -> [ReviewItemRecord] {
+        let traces = TraceService(workspace: workspace)
+        let ids = try source.trace.map { [$0] } ?? workspace.traceSummaries().map(\.id)
+        if let id = source.trace, try workspace.traceSummary(id: id) == nil {
+            throw ReviewError("no trace \(id) (loupe trace list)")
+        }
+        var items: [ReviewItemRecord] = []
+        for id in ids {
+            let trace = try traces.trace(id)
+            for span in trace.spans.sorted(by: { ($0.startNs, $0.spanID) < ($1.startNs, $1.spanID) }) {
+                if let kind = source.spanKind, span.kind.rawValue != kind { continue }
+                if source.errorsOnly, !span.status.isError { continue }
+                if let name = source.name, !span.name.lowercased().contains(name) { continue }
+                if let model = source.model, !(span.model ?? "").lowercased().contains(model) { continue }
+                items.append(
+                    ReviewItemRecord(
+                        queueID: 0, position: 0, itemKey: "step:\(id)/\(span.spanID)", traceID: id,
+                        refJSON: JSONValue.object([
+                            "kind": "step", "trace": .number(Double(id)), "span": .string(span.spanID),
+                        ]).compactJSON))
+            }
+        }
+        return items
+    }
+
+    func drawSessions(_ source: ReviewSource) throws -> [ReviewItemRecord] {
+        try TraceService(workspace: workspace).sessions().filter { session in
+            let text = (session.id + " " + session.turns.map(\.name).joined(separator: " ")).lowercased()
+            return source.words.allSatisfy(text.contains)
+        }.map { session in
+            ReviewItemRecord(
+                queueID: 0, position: 0, itemKey: "session:\(session.id)", traceID: session.turns.first?.id,
+                refJSON: JSONValue.object(["kind": "session", "session": .string(session.id)]).compactJSON)
+        }
+    }
+
+    func drawHits(_ source: ReviewSource) throws -> [ReviewItemRecord] {
+        var records: [Int64] = []
+        if let record = source.record {
+            records = [record]
+        } else if let run = source.run {
+            guard try workspace.evalRun(run) != nil else { throw ReviewError("no eval run \(run) (loupe eval list)") }
+            records = try workspace.evalResults(run: run).compactMap(\.retrievalRecordID)
+            guard !records.isEmpty else { throw ReviewError("run \(run)'s answers are not rankings: it has no hits") }
+        }
+        var items: [ReviewItemRecord] = []
+        for id in records {
+            let stored = try storedHits(id)
+            for hit in stored.hits.prefix(source.depth) {
+                items.append(
+                    ReviewItemRecord(
+                        queueID: 0, position: 0, itemKey: "hit:\(id)/\(hit.chunkID)", runID: source.run,
+                        refJSON: JSONValue.object([
+                            "kind": "hit", "record": .number(Double(id)), "chunk": .number(Double(hit.chunkID)),
+                            "rank": .number(Double(hit.rank)),
+                        ]).compactJSON))
+            }
+        }
+        return items
+    }
+
+    /// A saved query's hits, as `retrieval show` reads them.
+    func storedHits(_ id: Int64) throws -> (query: String, retriever: String, hits: [RetrievalService.Hit]) {
+        guard let stored = try workspace.retrievalRecords(id: id, limit: 1).first else {
+            throw ReviewError("no saved query \(id) (loupe retrieval list)")
+        }
+        do {
+            let hits = try RetrievalService.recordDecoder().decode(
+                [RetrievalService.Hit].self, from: Data(stored.hitsJSON.utf8))
+            return (stored.query, stored.retriever, hits)
+        } catch {
+            throw ReviewError("saved query \(id)'s hits cannot be read (\(error))")
+        }
+    }
+
+    static func reference(_ record: ReviewItemRecord, kind: String) -> JSONValue? {
+        guard let ref = try? JSONValue.parse(record.refJSON), ref["kind"]?.string == kind else { return nil }
+        return ref
+    }
+
+    func step(_ record: ReviewItemRecord) throws -> Step? {
+        guard let ref = Self.reference(record, kind: "step"), let traceID = record.traceID,
+            let spanID = ref["span"]?.string
+        else { return nil }
+        let trace = try TraceService(workspace: workspace).trace(traceID)
+        let ordered = trace.spans.sorted { ($0.startNs, $0.spanID) < ($1.startNs, $1.spanID) }
+        guard let index = ordered.firstIndex(where: { $0.spanID == spanID }) else { return nil }
+        return Step(
+            traceID: traceID, traceName: trace.name, span: ordered[index], index: index + 1, count: ordered.count)
+    }
+
+    func session(_ record: ReviewItemRecord) throws -> TraceSession? {
+        guard let ref = Self.reference(record, kind: "session"), let id = ref["session"]?.string else { return nil }
+        return try TraceService(workspace: workspace).session(id)
+    }
+
+    func hit(_ record: ReviewItemRecord) throws -> Hit? {
+        guard let ref = Self.reference(record, kind: "hit"), let id = ref["record"]?.number,
+            let chunk = ref["chunk"]?.number
+        else { return nil }
+        let stored = try storedHits(Int64(id))
+        guard let hit = stored.hits.first(where: { $0.chunkID == Int64(chunk) }) else { return nil }
+        return Hit(record: Int64(id), query: stored.query, retriever: stored.retriever, hit: hit)
+    }
+}
