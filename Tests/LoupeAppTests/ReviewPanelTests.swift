@@ -1,5 +1,6 @@
 import Foundation
 import LoupeApp
+import LoupeEvals
 import LoupeKit
 import LoupeStore
 import LoupeTUI
@@ -280,5 +281,152 @@ import Testing
         #expect(help["u"] == "Item: take back your last label")
         // The queue list keeps the digits for the tabs.
         #expect(!reviewTab().panels[7].keymap.bindings.contains { $0.keys.contains(.character("1")) })
+    }
+
+    // MARK: - Pairwise
+
+    /// Two runs over the same four items written through the store (a terse system and a wordy
+    /// one, scored by `contains` and `token_f1`) and a pairwise queue `duel` of the first versus
+    /// the second; the queue list then holds arith and duel.
+    private func duel() throws -> (queue: ReviewService.Queue, runs: [Int64]) {
+        let questions = [
+            ("boil", "At what temperature does water boil at sea level?", "100 °C"),
+            ("moon", "How far is the Moon from the Earth?", "384,400 km"),
+            ("light", "How long does sunlight take to reach the Earth?", "8 minutes 20 seconds"),
+            ("pi", "What is pi to three decimal places?", "3.142"),
+        ]
+        let runs = try ["terse", "wordy"].enumerated().map { index, suite in
+            let run = try workspace.createEvalRun(
+                EvalRunRecord(
+                    suite: suite, suiteFile: nil, suiteHash: "s", datasetHash: "d", targetKind: "model",
+                    targetJSON: "{}", scorersJSON: #"["contains","token_f1"]"#, epochs: 1, planned: 4,
+                    loupeVersion: "test", gitRevision: nil))
+            for (item, question, target) in questions {
+                let output =
+                    index == 0
+                    ? target
+                    : "Taking the question at face value and at standard conditions, the answer is about "
+                        + "\(target), give or take what the instruments of the day could tell apart."
+                let f1 = index == 0 ? 1.0 : 0.25
+                try workspace.recordEvalResult(
+                    EvalResultRecord(
+                        runID: run, itemID: item, epoch: 1, input: question, targetsJSON: "[\"\(target)\"]",
+                        output: output, error: nil, latencyMs: index == 0 ? 12 : 840),
+                    scores: [
+                        EvalScoreRecord(
+                            runID: run, itemID: item, epoch: 1, scorer: "contains", value: 1, passed: true,
+                            explanation: ""),
+                        EvalScoreRecord(
+                            runID: run, itemID: item, epoch: 1, scorer: "token_f1", value: f1, passed: f1 >= 0.5,
+                            explanation: ""),
+                    ])
+            }
+            return run
+        }
+        var request = ReviewService.QueueRequest(
+            name: "duel", rubricPath: nil, source: "answers run:\(runs[0])", createdBy: "test")
+        request.versus = runs[1]
+        request.seed = 11
+        return (try service.createQueue(request), runs)
+    }
+
+    /// The app in the duel queue's item view, at ana's first pair.
+    private func pairView(width: Int = 120, height: Int = 36) -> AppState {
+        var state = reviewTab(width: width, height: height)
+        press([.character("j"), .enter], &state)
+        return state
+    }
+
+    @Test func aPairSetsItsTwoAnswersSideBySideWithoutNamingTheirRuns() throws {
+        let (queue, runs) = try duel()
+        let firstKey = try #require(try workspace.reviewItems(queue: queue.id).first?.itemKey)
+        try service.label(queue, key: firstKey, annotator: "ben", values: [("preference", "b")])
+        var state = pairView()
+        let pair = try #require(panel(state).item?.pair)
+        #expect(panel(state).openQueue == queue.name)
+        let text = state.render().text()
+        let lines = text.split(separator: "\n").map(String.init)
+        #expect(text.contains("duel · ana · item 1/4 · you 0/4 done"))
+        #expect(text.contains("Question  " + pair.left.result.input) && text.contains("Expected  "))
+        // A and B head two columns on one line, and their answers begin on the same row.
+        #expect(lines.contains { $0.contains("─ A ─") && $0.contains("┬─ B ─") })
+        let terse = pair.left.result.runID == runs[0] ? pair.left : pair.right
+        let first = try #require(lines.firstIndex { $0.contains("Taking the question") })
+        #expect(lines[first].contains(terse.result.output ?? "?") && lines[first].contains("│"))
+        // Each side's scores under it; which run wrote which stays hidden.
+        #expect(lines.contains { $0.contains("✓ token_f1 1.000") && $0.contains("✗ token_f1 0.250") })
+        #expect(!text.contains("terse") && !text.contains("wordy") && !text.contains("run \(runs[0])"))
+        #expect(text.contains("preference    a A   b B   = tie") && text.contains("reason   n says why"))
+        #expect(text.contains("ben: B"))
+        check(state, "review-pairwise-120x36")
+        // j scrolls both answers together; the header and the strip stay.
+        press([.character("j")], &state)
+        #expect(panel(state).contextOffset == 1)
+    }
+
+    @Test func aKeyStoresThePreferenceWithOriginReviewAndRevealsTheRuns() throws {
+        let (queue, runs) = try duel()
+        var state = pairView(width: 80, height: 24)
+        let pair = try #require(panel(state).item?.pair)
+        #expect(!state.render().text().contains("= run "))
+        press([.character("a")], &state)
+        let stored = try workspace.reviewLabels(queue: queue.id)
+        #expect(
+            stored.map { "\($0.annotator) \($0.criterion)=\($0.value) \($0.origin)" } == ["ana preference=A review"])
+        #expect(stored.first?.itemKey == panel(state).item?.key)
+        let suite = { (run: Int64) in run == runs[0] ? "terse" : "wordy" }
+        let text = state.render().text()
+        #expect(text.contains("A = run \(pair.leftRun) (\(suite(pair.leftRun)))"))
+        #expect(text.contains("B = run \(pair.rightRun) (\(suite(pair.rightRun)))"))
+        #expect(state.message?.text.hasPrefix("✓ preference=A") == true)
+        // The verdict shows chosen in the strip; n writes the reason on its line.
+        let strip = panel(state).verdictLines(
+            item: try #require(panel(state).item), opened: try #require(panel(state).opened), theme: .builtInDefault)
+        let selected = Theme.builtInDefault.selection.background
+        #expect(strip.flatMap { $0 }.filter { $0.style.background == selected }.map(\.text) == [" a", " A "])
+        press([.character("n")], &state)
+        type("says the number, nothing else", &state)
+        press([.enter], &state)
+        #expect(
+            try workspace.reviewLabels(queue: queue.id).map { "\($0.criterion)=\($0.value)" }
+                == ["preference=A", "reason=says the number, nothing else"])
+        check(state, "review-pairwise-80x24")
+        // b changes the verdict: the newest label is the one that counts.
+        press([.character("b")], &state)
+        #expect(try service.pairwise(queues: ["duel"]).games == 1)
+        #expect(state.message?.text.hasPrefix("✓ preference=B") == true)
+    }
+
+    @Test func thePairwiseQueuesDetailShowsTheRunsHeadToHead() throws {
+        let (queue, runs) = try duel()
+        var state = reviewTab()
+        press([.character("j")], &state)
+        #expect(state.render().text().contains("head to head  no verdict yet"))
+        // ana prefers the terse run on three pairs and calls the fourth a tie.
+        for (index, record) in try workspace.reviewItems(queue: queue.id).enumerated() {
+            let pair = try #require(try service.item(queue, record: record).pair)
+            let verdict = index == 3 ? "=" : pair.leftRun == runs[0] ? "a" : "b"
+            try service.label(queue, key: record.itemKey, annotator: "ana", values: [("preference", verdict)])
+        }
+        press([.control("r")], &state)
+        let report = try service.pairwise(queues: ["duel"])
+        let terse = try #require(report.winRates.first { $0.system == "run \(runs[0]) (terse)" })
+        #expect(terse.wins == 3 && terse.ties == 1 && terse.losses == 0)
+        let text = state.render().text()
+        let lines = text.split(separator: "\n").map(String.init)
+        #expect(text.contains("head to head · 4 verdicts"))
+        let interval = String(format: "[%.0f–%.0f%%]", terse.rate.lower * 100, terse.rate.upper * 100)
+        #expect(
+            lines.contains {
+                $0.contains("run \(runs[0]) (terse)") && $0.contains(" 88%") && $0.contains(interval)
+                    && $0.contains("3W 1T 0L")
+            })
+        #expect(
+            lines.contains { $0.contains("run \(runs[1]) (wordy)") && $0.contains(" 12%") && $0.contains("0W 1T 3L") })
+        #expect(text.contains("enter judge from your next pair") && !text.contains("judge vs people"))
+        #expect(reviewTab(width: 80, height: 24).render().text().contains("arith"))
+        var small = reviewTab(width: 80, height: 24)
+        press([.character("j")], &small)
+        #expect(small.render().text().contains("3W 1T 0L"))
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import LoupeBase
+import LoupeEvals
 import LoupeStore
 
 /// The Review panel's port: the queues with their progress, an annotator's items with their
@@ -33,14 +34,35 @@ package struct ReviewBrowser: Sendable {
         package var yourItems: Int?
         /// How many of ``yourItems`` the annotator finished.
         package var yourFinished: Int
+        /// A pairwise queue's verdicts as games between its two runs; nil for other queues.
+        package var headToHead: HeadToHead?
 
         package init(
-            queue: ReviewService.Queue, progress: ReviewService.Progress, yourItems: Int? = nil, yourFinished: Int = 0
+            queue: ReviewService.Queue, progress: ReviewService.Progress, yourItems: Int? = nil, yourFinished: Int = 0,
+            headToHead: HeadToHead? = nil
         ) {
             self.queue = queue
             self.progress = progress
             self.yourItems = yourItems
             self.yourFinished = yourFinished
+            self.headToHead = headToHead
+        }
+    }
+
+    /// A pairwise queue's runs head to head (``ReviewService/pairwise(queues:)`` on the one queue).
+    package struct HeadToHead: Hashable, Sendable {
+        /// Verdicts read back through their sides.
+        package var games: Int
+        /// Each run's rate over the other, (wins + ties / 2) / games with a 95% Wilson interval;
+        /// empty before the first verdict.
+        package var winRates: [WinRate]
+        /// Verdicts left out because their answers are gone.
+        package var unreadable: Int
+
+        package init(games: Int, winRates: [WinRate], unreadable: Int = 0) {
+            self.games = games
+            self.winRates = winRates
+            self.unreadable = unreadable
         }
     }
 
@@ -75,6 +97,10 @@ package struct ReviewBrowser: Sendable {
         package var steps: [SpanRow]
         /// What the request that answered with this changed.
         package var change: Change?
+        /// A pair's two runs as `run N (suite)`, for the reveal once the annotator has judged it.
+        package var runNames: [Int64: String] = [:]
+        /// The queue's runs head to head, for a pairwise queue.
+        package var headToHead: HeadToHead?
 
         /// The item's place among ``keys`` (0-based), nil when it is not one of them.
         package var index: Int? { item.flatMap { item in keys.firstIndex(of: item.key) } }
@@ -107,14 +133,17 @@ package struct ReviewBrowser: Sendable {
     package func overview() throws -> Overview {
         let annotator: String
         do { annotator = try self.annotator() } catch {
-            let listings = try service.queues().map { Listing(queue: $0, progress: try service.progress($0)) }
+            let listings = try service.queues().map {
+                Listing(queue: $0, progress: try service.progress($0), headToHead: try headToHead($0))
+            }
             return Overview(queues: listings, annotator: nil, annotatorProblem: "\(error)")
         }
         let listings = try service.queues().map { queue in
             let (keys, finished) = try itemsOf(queue, annotator: annotator)
             return Listing(
-                queue: queue, progress: try service.progress(queue), yourItems: keys.count, yourFinished: finished.count
-            )
+                queue: queue, progress: try service.progress(queue), yourItems: keys.count,
+                yourFinished: finished.count,
+                headToHead: try headToHead(queue))
         }
         return Overview(queues: listings, annotator: annotator)
     }
@@ -226,8 +255,20 @@ package struct ReviewBrowser: Sendable {
             let byOrdinal = Dictionary(loaded.spans.map { ($0.ordinal, $0) }, uniquingKeysWith: { a, _ in a })
             steps = loaded.steps.prefix(Self.stepLimit).compactMap { byOrdinal[$0] }
         }
+        var runNames: [Int64: String] = [:]
+        for run in [item?.pair?.leftRun, item?.pair?.rightRun].compactMap({ $0 }) {
+            runNames[run] = "run \(run)" + ((try workspace.evalRun(run)?.suite).map { " (\($0))" } ?? "")
+        }
         return Opened(
             queue: queue, annotator: annotator, progress: try service.progress(queue), keys: keys,
-            isAssigned: isAssigned, finished: finished, item: item, steps: steps, change: nil)
+            isAssigned: isAssigned, finished: finished, item: item, steps: steps, change: nil, runNames: runNames,
+            headToHead: try headToHead(queue))
+    }
+
+    /// A pairwise queue's head to head; nil for other queues.
+    private func headToHead(_ queue: ReviewService.Queue) throws -> HeadToHead? {
+        guard queue.record.mode == "pairwise" else { return nil }
+        let report = try service.pairwise(queues: [queue.name])
+        return HeadToHead(games: report.games, winRates: report.winRates, unreadable: report.unreadable)
     }
 }

@@ -21,6 +21,8 @@ extension ReviewService {
         package var record: Int64
         package var query: String
         package var retriever: String
+        /// Whether the ranking stemmed its terms (how the hit's matched terms are read).
+        package var stem: Bool
         package var hit: RetrievalService.Hit
     }
 
@@ -86,14 +88,17 @@ extension ReviewService {
     }
 
     /// A saved query's hits, as `retrieval show` reads them.
-    func storedHits(_ id: Int64) throws -> (query: String, retriever: String, hits: [RetrievalService.Hit]) {
+    func storedHits(_ id: Int64) throws -> (
+        query: String, retriever: String, stem: Bool, hits: [RetrievalService.Hit]
+    ) {
         guard let stored = try workspace.retrievalRecords(id: id, limit: 1).first else {
             throw ReviewError("no saved query \(id) (loupe retrieval list)")
         }
         do {
-            let hits = try RetrievalService.recordDecoder().decode(
-                [RetrievalService.Hit].self, from: Data(stored.hitsJSON.utf8))
-            return (stored.query, stored.retriever, hits)
+            let decoder = RetrievalService.recordDecoder()
+            let hits = try decoder.decode([RetrievalService.Hit].self, from: Data(stored.hitsJSON.utf8))
+            let options = try? decoder.decode(RetrievalService.Options.self, from: Data(stored.paramsJSON.utf8))
+            return (stored.query, stored.retriever, options?.stem ?? false, hits)
         } catch {
             throw ReviewError("saved query \(id)'s hits cannot be read (\(error))")
         }
@@ -126,6 +131,6 @@ extension ReviewService {
         else { return nil }
         let stored = try storedHits(Int64(id))
         guard let hit = stored.hits.first(where: { $0.chunkID == Int64(chunk) }) else { return nil }
-        return Hit(record: Int64(id), query: stored.query, retriever: stored.retriever, hit: hit)
+        return Hit(record: Int64(id), query: stored.query, retriever: stored.retriever, stem: stored.stem, hit: hit)
     }
 }

@@ -150,10 +150,16 @@ extension ReviewPanel {
             if let criterion = progress.agreementCriterion { agreement += " (" + criterion + ")" }
         }
         lines.append([Span(UntrustedText.sanitized(agreement), theme.dim)])
-        var keys: [Span] = [
-            Span("enter", theme.key), Span(" label from your next item  ", theme.dim), Span("c", theme.key),
-            Span(" judge vs people  ", theme.dim),
-        ]
+        var keys: [Span]
+        if let headToHead = listing.headToHead {
+            lines += Self.headToHeadLines(headToHead, theme: theme, width: width)
+            keys = [Span("enter", theme.key), Span(" judge from your next pair  ", theme.dim)]
+        } else {
+            keys = [
+                Span("enter", theme.key), Span(" label from your next item  ", theme.dim), Span("c", theme.key),
+                Span(" judge vs people  ", theme.dim),
+            ]
+        }
         if annotator == nil, let problem = overview?.annotatorProblem {
             keys.append(Span("⚠ " + UntrustedText.sanitized(problem), theme.status(.warn)))
         }
@@ -210,6 +216,10 @@ extension ReviewPanel {
                 lines += [[]] + detailLines(listing, annotator: opened.annotator, theme: theme, width: body.width - 2)
             }
             _ = TextView(lines: lines).render(into: &frame, area: body.inset(dx: 1, dy: 0), offset: 0, theme: theme)
+            return
+        }
+        if let item = opened.item, let pair = item.pair {
+            renderPair(pair, item: item, opened: opened, into: &frame, area: body, theme: theme)
             return
         }
         let rubricWidth = min(46, max(30, body.width * 36 / 100))
@@ -283,12 +293,13 @@ extension ReviewPanel {
                         theme.text)
                 ],
                 [],
-                [
-                    Span("[", theme.key), Span(" and ", theme.dim), Span("]", theme.key),
-                    Span(" walk the items again, ", theme.dim), Span("c", theme.key),
-                    Span(" compares the judge with the labels, ", theme.dim), Span("esc", theme.key),
-                    Span(" goes back to the queues.", theme.dim),
-                ],
+                [Span("[", theme.key), Span(" and ", theme.dim), Span("]", theme.key)]
+                    + (opened.queue.record.mode == "pairwise"
+                        ? [Span(" walk the pairs again, ", theme.dim)]
+                        : [
+                            Span(" walk the items again, ", theme.dim), Span("c", theme.key),
+                            Span(" compares the judge with the labels, ", theme.dim),
+                        ]) + [Span("esc", theme.key), Span(" goes back to the queues.", theme.dim)],
             ]
         }
         var lines: [[Span]] = []

@@ -48,7 +48,13 @@ package struct ReviewPanel: Panel {
         let taken = Set(rubric.flatMap(\.keys))
         let footers: [Key: String]
         switch view {
-        case .queues: footers = [.enter: "label", .character("c"): "calibrate"]
+        case .queues:
+            // A pairwise queue compares two runs: there is no judge of one run to calibrate.
+            footers =
+                selectedListing?.queue.record.mode == "pairwise"
+                ? [.enter: "judge"] : [.enter: "label", .character("c"): "calibrate"]
+        case .item where opened?.item?.pair != nil:
+            footers = [.enter: "next", .character("n"): "reason", .character("s"): "skip", .character("u"): "undo"]
         case .item:
             footers = [
                 .enter: "next", .character("n"): "note", .character("s"): "skip", .character("u"): "undo",
@@ -254,6 +260,7 @@ package struct ReviewPanel: Panel {
             // The queue list's figures follow every answer, without reading it again.
             if let index = overview?.queues.firstIndex(where: { $0.queue.name == answer.queue.name }) {
                 overview?.queues[index].progress = answer.progress
+                overview?.queues[index].headToHead = answer.headToHead
                 if answer.isAssigned { overview?.queues[index].yourFinished = answer.finished.count }
             }
             let said = status(answer)
