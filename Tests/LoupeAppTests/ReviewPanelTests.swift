@@ -270,6 +270,27 @@ import Testing
         #expect(text.contains("r right  p partly  w wrong") && text.contains("ben: wrong  ≠"))
     }
 
+    /// A step queue shows the step (its conversation, call and result) and marks it among the
+    /// trace's steps; a session queue lists the session's turns.
+    @Test func aStepShowsItsConversationAndItsPlaceInTheTrace() throws {
+        var request = ReviewService.QueueRequest(
+            name: "steps", rubricPath: Self.repository("rubrics/step-quality.yaml"), source: "steps kind:llm",
+            createdBy: "test")
+        request.limit = 1
+        let steps = try service.createQueue(request)
+        let key = try #require(try workspace.reviewItems(queue: steps.id).first?.itemKey)
+        var state = reviewTab()
+        // The new queue is the second row.
+        press([.down, .enter], &state)
+        #expect(panel(state).item?.key == key)
+        let text = state.render().text()
+        #expect(text.contains("Step") && text.contains("Input") && text.contains("the conversation as it stood"))
+        #expect(text.contains("▶"))
+        #expect(text.contains("g good") && text.contains("x wrong"))
+        press([.character("g")], &state)
+        #expect(try workspace.reviewLabels(queue: steps.id).map(\.value) == ["good"])
+    }
+
     @Test func theHelpListsTheRubricsKeysInTheItemView() {
         let state = itemView()
         let bindings = state.panels[state.focusedPanel].keymap.bindings

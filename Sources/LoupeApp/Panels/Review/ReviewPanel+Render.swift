@@ -1,4 +1,5 @@
 import Foundation
+import LoupeAgents
 import LoupeEvals
 import LoupeKit
 import LoupeStore
@@ -381,7 +382,72 @@ extension ReviewPanel {
                 }
             }
         }
-        if let trace = item.trace {
+        if let step = item.step {
+            let span = step.span
+            section("Step", "  span \(step.index) of \(step.count) in trace #\(step.traceID) · t opens it in Traces")
+            let failed = span.status.isError
+            lines.append([
+                Span(span.kind.rawValue + " ", failed ? theme.status(.error) : theme.accent),
+                Span(UntrustedText.sanitized(span.name), failed ? theme.status(.error) : theme.text),
+                Span(
+                    (span.model.map { " · " + UntrustedText.sanitized($0) } ?? "") + "  "
+                        + TraceText.duration(span.durationNs), theme.dim),
+            ])
+            if !span.input.isEmpty {
+                section("Input", "  the conversation as it stood")
+                for message in span.input.suffix(8) {
+                    lines.append([Span(UntrustedText.sanitized(message.role), theme.key)])
+                    text(message.text, theme.text)
+                }
+            }
+            if let tool = span.tool {
+                section("Tool call")
+                text(tool.name + " " + tool.arguments, theme.text)
+                if let result = tool.result {
+                    section("Result")
+                    text(result, theme.text)
+                }
+                if let error = tool.error {
+                    section("Error")
+                    text(error, theme.status(.error))
+                }
+            }
+            if span.output.contains(where: { !$0.text.isEmpty || !$0.toolCalls.isEmpty }) {
+                section("Output")
+                for message in span.output {
+                    if !message.text.isEmpty { text(message.text, theme.text) }
+                    for call in message.toolCalls { text("→ " + call.name + " " + call.arguments, theme.accent) }
+                }
+            }
+        } else if let session = item.session {
+            section("Session", "  \(session.turns.count) turns · \(session.steps) steps")
+            lines.append([Span(UntrustedText.sanitized(session.id), theme.dim)])
+            for (index, turn) in session.turns.enumerated() {
+                lines.append([
+                    Span(TextWidth.fit(String(index + 1), toColumns: 3), theme.dim),
+                    Span(UntrustedText.sanitized(turn.name), turn.errorCount > 0 ? theme.status(.warn) : theme.text),
+                    Span("  #\(turn.id) · " + TraceText.duration(turn.durationNs), theme.dim),
+                ])
+            }
+        } else if let hit = item.hit {
+            section("Query")
+            text(hit.query, theme.text)
+            section(
+                "Hit",
+                "  rank \(hit.hit.rank) · \(UntrustedText.sanitized(hit.retriever)) · document "
+                    + UntrustedText.sanitized("\(hit.hit.documentID) chunk \(hit.hit.ordinal)"))
+            lines.append([Span(UntrustedText.sanitized(hit.hit.shownTitle), theme.accent)])
+            lines.append([])
+            lines += RetrievalPanel.highlighted(
+                hit.hit.text, terms: Set(hit.hit.matchedTerms), stem: hit.stem, theme: theme)
+            if !hit.hit.matchedTerms.isEmpty {
+                lines.append([
+                    Span("matched: ", theme.dim),
+                    Span(UntrustedText.sanitized(hit.hit.matchedTerms.joined(separator: " ")), theme.match),
+                ])
+            }
+        }
+        if let trace = item.trace, item.session == nil {
             section("Trace", "  t opens it in Traces")
             var said = "#\(trace.id)"
             // An agent's trace is usually named after the question, already shown above.
@@ -396,8 +462,12 @@ extension ReviewPanel {
                 if step.kind == "llm", let model = step.model, !step.name.contains(model) {
                     name = step.name + " · " + model
                 }
+                // The step under review, when the item is one.
+                let current = item.step?.span.spanID == step.spanID
                 lines.append([
-                    Span(TextWidth.fit(String(index + 1), toColumns: 3), theme.dim),
+                    Span(
+                        TextWidth.fit(current ? "▶" : String(index + 1), toColumns: 3),
+                        current ? theme.key : theme.dim),
                     Span(
                         TextWidth.fit(UntrustedText.sanitized(step.kind), toColumns: 6),
                         failed ? theme.status(.error) : theme.accent),
