@@ -447,4 +447,46 @@ import Testing
         #expect(throws: ReviewError.self) { try service.createQueue(request("nohits", from: "hits k:3")) }
         #expect(throws: ReviewError.self) { try service.createQueue(request("answershits", from: "hits run:\(run)")) }
     }
+
+    /// A fork beside the trace it came from, judged blind; a verdict may name the trace it prefers.
+    @Test func aForkIsSetBesideItsOriginal() throws {
+        let workspace = try KitFixtures.workspace("forks")
+        func trace(_ id: String, answer: String) -> Trace {
+            var root = TraceSpan(spanID: "r", parentID: nil, kind: .agent, name: "agent", startNs: 0, endNs: 2_000_000)
+            root.input = [Message(role: "user", text: "what is 6 * 7?")]
+            root.output = [Message(role: "assistant", text: answer)]
+            return Trace(externalID: id, format: .loupe, name: "6 * 7", spans: [root])
+        }
+        let parent = try #require(
+            try workspace.importTraces([TraceService.record(trace("p", answer: "41"), sourceFile: nil)]).ids.first)
+        let fork = try #require(
+            try workspace.importTraces([
+                TraceService.record(trace("f", answer: "42"), sourceFile: nil, parentTraceID: parent, forkOrdinal: 1)
+            ]).ids.first)
+        let service = ReviewService(workspace: workspace)
+        var request = ReviewService.QueueRequest(name: "forks", rubricPath: nil, source: "traces", createdBy: "test")
+        request.forks = true
+        let queue = try service.createQueue(request)
+        #expect(queue.record.mode == "pairwise" && queue.record.target == "trace")
+        let items = try workspace.reviewItems(queue: queue.id)
+        #expect(items.map(\.itemKey) == ["fork:\(parent)/\(fork)"])
+        let pair = try #require(try service.item(queue, record: items[0]).pair)
+        let forkSide = pair.leftRun == fork ? pair.left : pair.right
+        #expect(forkSide.result.output == "42" && forkSide.result.input == "what is 6 * 7?")
+        #expect(
+            Set([pair.leftName, pair.rightName]) == ["trace \(fork) (fork at span 1)", "trace \(parent) (original)"])
+        try service.label(queue, key: items[0].itemKey, annotator: "ana", values: [("preference", "trace:\(fork)")])
+        let stored = try workspace.reviewLabels(queue: queue.id).map(\.value)
+        #expect(stored == [pair.leftRun == fork ? "A" : "B"])
+        let report = try service.pairwise(queues: ["forks"])
+        let forks = try #require(report.winRates.first { $0.system == "forks" })
+        #expect(forks.wins == 1 && forks.losses == 0 && forks.ties == 0)
+        #expect(throws: ReviewError.self) {
+            try service.label(queue, key: items[0].itemKey, annotator: "ana", values: [("preference", "trace:999")])
+        }
+        var none = ReviewService.QueueRequest(
+            name: "none", rubricPath: nil, source: "traces name:nothing", createdBy: "test")
+        none.forks = true
+        #expect(throws: ReviewError.self) { try service.createQueue(none) }
+    }
 }

@@ -48,7 +48,8 @@ struct ReviewCommand: ParsableCommand {
                 or a retrieval run's top K hits, each a query and a chunk). --annotators assigns each item to \
                 --overlap of them in turn; without it the queue is open to anyone. --versus RUN makes a \
                 pairwise queue: each answer beside the same item's answer in RUN, sides drawn per item, judged \
-                A (left), B (right) or tie with a reason (no --rubric).
+                A (left), B (right) or tie with a reason (no --rubric); --forks does the same for each fork \
+                among --from "traces …" beside the trace it was forked from.
                 """)
 
         @OptionGroup var global: GlobalOptions
@@ -56,6 +57,7 @@ struct ReviewCommand: ParsableCommand {
         @Option(help: "The rubric file (YAML).") var rubric: String?
         @Option(help: "What to review (see below).") var from: String
         @Option(help: "Pairwise: the run whose answers are set beside these.") var versus: Int64?
+        @Flag(help: "Pairwise: each fork among the traces beside the trace it was forked from.") var forks = false
         @Option(help: "Annotators, comma-separated.") var annotators: String?
         @Option(help: "Annotators per item (for agreement between people).") var overlap = 1
         @Option(help: "Shuffle seed.") var seed: UInt64 = 0x5EED
@@ -74,6 +76,7 @@ struct ReviewCommand: ParsableCommand {
             request.overlap = overlap
             request.seed = seed
             request.versus = versus
+            request.forks = forks
             if let limit, limit < 1 { throw CommandFailure("--limit must be at least 1") }
             request.limit = limit
             let queue = try ReviewCommand.plainly { try service.createQueue(request) }

@@ -256,8 +256,9 @@ package struct ReviewBrowser: Sendable {
             steps = loaded.steps.prefix(Self.stepLimit).compactMap { byOrdinal[$0] }
         }
         var runNames: [Int64: String] = [:]
-        for run in [item?.pair?.leftRun, item?.pair?.rightRun].compactMap({ $0 }) {
-            runNames[run] = "run \(run)" + ((try workspace.evalRun(run)?.suite).map { " (\($0))" } ?? "")
+        if let pair = item?.pair {
+            runNames[pair.leftRun] = pair.leftName
+            runNames[pair.rightRun] = pair.rightName
         }
         return Opened(
             queue: queue, annotator: annotator, progress: try service.progress(queue), keys: keys,

@@ -1,4 +1,5 @@
 import Foundation
+import LoupeAgents
 import LoupeBase
 import LoupeEvals
 import LoupeRetrieval
@@ -25,10 +26,15 @@ extension ReviewService {
         /// Shown on the left (A) and on the right (B).
         package var left: EvalService.ResultRow
         package var right: EvalService.ResultRow
+        /// The runs the answers belong to; for a trace and its fork, the traces.
         package var leftRun: Int64
         package var rightRun: Int64
-        /// Whether the left answer is the `--versus` run's (the order drawn for this item).
+        /// Whether the left answer is the `--versus` run's (the order drawn for this item), or the fork's.
         package var swapped: Bool
+        /// What each side is, revealed once the annotator has judged: "run 1 (agent-offline)",
+        /// "trace 17 (original)", "trace 20 (fork at span 4)".
+        package var leftName: String
+        package var rightName: String
     }
 
     package static func pairKey(runs: (Int64, Int64), item: String, epoch: Int) -> String {
@@ -87,6 +93,7 @@ extension ReviewService {
 
     /// The two answers of a pairwise item, in the order shown; nil for other items.
     func pair(_ record: ReviewItemRecord) throws -> Pair? {
+        if record.itemKey.hasPrefix("fork:") { return try forkPair(record) }
         guard record.itemKey.hasPrefix("pair:"), let ref = try? JSONValue.parse(record.refJSON),
             let runs = ref["runs"]?.array?.compactMap(\.number).map({ Int64($0) }), runs.count == 2,
             let item = ref["item"]?.string, let epoch = ref["epoch"]?.number
@@ -103,7 +110,12 @@ extension ReviewService {
         }
         let (leftRun, rightRun) = swapped ? (runs[1], runs[0]) : (runs[0], runs[1])
         guard let left = try row(leftRun), let right = try row(rightRun) else { return nil }
-        return Pair(left: left, right: right, leftRun: leftRun, rightRun: rightRun, swapped: swapped)
+        func name(_ run: Int64) throws -> String {
+            "run \(run)" + ((try workspace.evalRun(run)?.suite).map { " (\($0))" } ?? "")
+        }
+        return Pair(
+            left: left, right: right, leftRun: leftRun, rightRun: rightRun, swapped: swapped,
+            leftName: try name(leftRun), rightName: try name(rightRun))
     }
 
     /// Head-to-head results of the systems (runs) in pairwise queues: each annotator's verdict is
@@ -139,19 +151,26 @@ extension ReviewService {
                 try workspace.reviewItems(queue: queue.id).map { ($0.itemKey, $0) }, uniquingKeysWith: { a, _ in a })
             for label in try workspace.reviewLabels(queue: queue.id) where label.criterion == "preference" {
                 guard let record = items[label.itemKey], let ref = try? JSONValue.parse(record.refJSON),
-                    let runs = ref["runs"]?.array?.compactMap(\.number).map({ Int64($0) }), runs.count == 2
+                    let runs = (ref["runs"] ?? ref["traces"])?.array?.compactMap(\.number).map({ Int64($0) }),
+                    runs.count == 2
                 else {
                     unreadable += 1
                     continue
                 }
                 let swapped = ref["swapped"]?.bool ?? false
-                let (left, right) = swapped ? (runs[1], runs[0]) : (runs[0], runs[1])
                 let score: Double =
                     switch label.value {
                     case "A": 1
                     case "B": 0
                     default: 0.5
                     }
+                if ref["kind"]?.string == "forkpair" {
+                    // Every fork against the trace it came from: two systems, whatever the traces.
+                    for name in ["originals", "forks"] where !systems.contains(name) { systems.append(name) }
+                    outcomes.append(swapped ? ("forks", "originals", score) : ("originals", "forks", score))
+                    continue
+                }
+                let (left, right) = swapped ? (runs[1], runs[0]) : (runs[0], runs[1])
                 outcomes.append((try system(left), try system(right), score))
             }
         }
@@ -163,5 +182,82 @@ extension ReviewService {
             systems: systems, games: outcomes.count, winRates: WinRate.table(systems: systems, outcomes: outcomes),
             bradleyTerry: systems.count >= 3 ? BradleyTerry(systems: systems, outcomes: outcomes) : nil,
             unreadable: unreadable)
+    }
+
+    /// A pairwise queue of forks: each fork (a trace made by `trace fork`) that the source's traces
+    /// hold, beside the trace it was forked from, sides drawn with the seed.
+    func createForkQueue(_ request: QueueRequest, source: ReviewSource) throws -> Queue {
+        guard source.kind == .traces else {
+            throw ReviewError("--forks sets traces beside their forks: --from \"traces [FILTER]\" --forks")
+        }
+        guard request.rubricPath == nil else {
+            throw ReviewError("a pairwise queue judges A, B or tie with a reason: leave out --rubric")
+        }
+        let summaries = Dictionary(
+            try workspace.traceSummaries().map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        let drawn = try draw(source).compactMap { item -> ReviewItemRecord? in
+            guard let fork = item.traceID, let parent = summaries[fork]?.parentTraceID, summaries[parent] != nil
+            else { return nil }
+            return ReviewItemRecord(
+                queueID: 0, position: 0, itemKey: "fork:\(parent)/\(fork)", traceID: fork, refJSON: "")
+        }
+        guard !drawn.isEmpty else {
+            throw ReviewError("--from \"\(request.source)\" holds no fork (trace fork makes one)")
+        }
+        var generator = SplitMix64(seed: request.seed)
+        var items = Self.ordered(drawn, request, using: &generator)
+        for index in items.indices {
+            let fork = items[index].traceID!
+            let parent = summaries[fork]!.parentTraceID!
+            items[index].refJSON =
+                JSONValue.object([
+                    "kind": "forkpair", "traces": .array([.number(Double(parent)), .number(Double(fork))]),
+                    "swapped": .bool(generator.next() >> 63 == 1),
+                ]).compactJSON
+        }
+        let rubric = Self.pairwiseRubric
+        let json = String(decoding: try JSONEncoder.sorted.encode(rubric), as: UTF8.self)
+        let record = ReviewQueueRecord(
+            name: request.name, rubricName: rubric.name, rubricVersion: rubric.version,
+            rubricHash: String(SHA256.hex(Array(json.utf8)).prefix(12)), rubricJSON: json, rubricFile: nil,
+            target: Rubric.Target.trace.rawValue, mode: "pairwise", source: request.source + " forks",
+            seed: Int64(bitPattern: request.seed), createdBy: request.createdBy)
+        let id = try workspace.createReviewQueue(record, items: items, assignments: Self.assignments(items, request))
+        var stored = record
+        stored.id = id
+        return Queue(record: stored, rubric: rubric)
+    }
+
+    /// A trace and its fork as two answers: the first user message, the final answer, the time.
+    func forkPair(_ record: ReviewItemRecord) throws -> Pair? {
+        guard let ref = Self.reference(record, kind: "forkpair"),
+            let ids = ref["traces"]?.array?.compactMap(\.number).map({ Int64($0) }), ids.count == 2
+        else { return nil }
+        let swapped = ref["swapped"]?.bool ?? false
+        let traces = TraceService(workspace: workspace)
+        func row(_ id: Int64) throws -> EvalService.ResultRow? {
+            guard let summary = try workspace.traceSummary(id: id) else { return nil }
+            let trace = try traces.trace(id)
+            let spans = trace.spans.sorted { $0.startNs < $1.startNs }
+            let input = spans.flatMap(\.input).first { $0.role == "user" }?.text ?? trace.name
+            let errors = spans.filter(\.status.isError).count
+            return EvalService.ResultRow(
+                result: EvalResultRecord(
+                    runID: id, itemID: "trace \(id)", epoch: 1, input: input, targetsJSON: "[]",
+                    output: EvalService.finalAnswer(spans) ?? "",
+                    error: errors > 0 ? "\(errors) step\(errors == 1 ? "" : "s") failed" : nil,
+                    latencyMs: Double(summary.durationNs) / 1e6, traceID: id),
+                scores: [])
+        }
+        let (leftID, rightID) = swapped ? (ids[1], ids[0]) : (ids[0], ids[1])
+        guard let left = try row(leftID), let right = try row(rightID) else { return nil }
+        func name(_ id: Int64) throws -> String {
+            guard id == ids[1] else { return "trace \(id) (original)" }
+            let ordinal = try workspace.traceSummary(id: id)?.forkOrdinal
+            return "trace \(id) (fork" + (ordinal.map { " at span \($0)" } ?? "") + ")"
+        }
+        return Pair(
+            left: left, right: right, leftRun: leftID, rightRun: rightID, swapped: swapped, leftName: try name(leftID),
+            rightName: try name(rightID))
     }
 }

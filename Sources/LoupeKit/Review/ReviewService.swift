@@ -47,6 +47,8 @@ package struct ReviewService: Sendable {
         package var source: String
         /// Pairwise: the run whose answers are set beside the source's, item by item.
         package var versus: Int64?
+        /// Pairwise: each fork among the source's traces beside the trace it was forked from.
+        package var forks = false
         package var annotators: [String] = []
         /// How many annotators each item is assigned to (for human-human agreement).
         package var overlap = 1
@@ -89,6 +91,7 @@ package struct ReviewService: Sendable {
         }
         let source = try ReviewSource(request.source)
         if let versus = request.versus { return try createPairQueue(request, source: source, versus: versus) }
+        if request.forks { return try createForkQueue(request, source: source) }
         guard let rubricPath = request.rubricPath else {
             throw ReviewError("a queue needs a rubric (--rubric FILE), or --versus RUN for a pairwise one")
         }
@@ -306,10 +309,11 @@ package struct ReviewService: Sendable {
             var pair = (criterion: given.criterion, text: given.text)
             // A pairwise verdict may name the run it prefers (`preference=run:2`) instead of the side
             // that run was shown on: what a script knows.
-            if let shown, pair.text.hasPrefix("run:"), let run = Int64(pair.text.dropFirst(4)) {
+            let prefix = key.hasPrefix("fork:") ? "trace:" : "run:"
+            if let shown, pair.text.hasPrefix(prefix), let run = Int64(pair.text.dropFirst(prefix.count)) {
                 guard run == shown.leftRun || run == shown.rightRun else {
                     throw ReviewError(
-                        "\(key) sets runs \(shown.leftRun) and \(shown.rightRun) side by side, not \(run)")
+                        "\(key) sets \(shown.leftName) and \(shown.rightName) side by side, not \(pair.text)")
                 }
                 pair.text = run == shown.leftRun ? "A" : "B"
             }
