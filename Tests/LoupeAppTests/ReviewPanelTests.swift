@@ -291,6 +291,23 @@ import Testing
         #expect(try workspace.reviewLabels(queue: steps.id).map(\.value) == ["good"])
     }
 
+    /// d puts the item's dataset add line on the : line: the target to edit, or one's note.
+    @Test func dKeepsTheItemAsADatasetItemWithItsExpectedOutputToEdit() throws {
+        var state = itemView()
+        let row = try #require(panel(state).item?.answer)
+        press([.character("d")], &state)
+        #expect(state.mode == .commandLine)
+        let from = "answer:\(row.result.runID)/\(row.result.itemID)/\(row.result.epoch)"
+        #expect(
+            state.commandLine.text
+                == "dataset add kept-arith.jsonl --from \(from) --expected " + EvalsPanel.quote(row.targets[0]))
+        press([.escape], &state)
+        try service.label(queue, key: keys[0], annotator: "ana", values: [("note", "the answer is 126")])
+        press([.control("r")], &state)
+        press([.character("d")], &state)
+        #expect(state.commandLine.text == "dataset add kept-arith.jsonl --from \(from) --expected-note arith --as ana")
+    }
+
     @Test func theHelpListsTheRubricsKeysInTheItemView() {
         let state = itemView()
         let bindings = state.panels[state.focusedPanel].keymap.bindings

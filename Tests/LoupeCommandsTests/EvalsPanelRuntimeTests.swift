@@ -47,7 +47,11 @@ import Testing
         // A suite not run yet is listed; r runs it as a job and the run appears with its headline.
         AppRuntimeTests.pump(runtime) { screen().contains("bm25.yaml") }
         #expect(screen().contains("not run"))
-        send(keys("r")) { screen().contains("tiny-bm25") && screen().contains("complete") }
+        // The job's "complete" can reach the screen before the list's re-read: wait for the row.
+        send(keys("r")) {
+            screen().contains("tiny-bm25") && screen().contains("complete") && screen().contains("4/4")
+                && screen().contains("t n 4")
+        }
         #expect(screen().contains("4/4") && screen().contains("ndcg@10"))
         // The selected run's statistics under the list.
         #expect(screen().contains("[") && screen().contains("t n 4"))

@@ -1,4 +1,5 @@
 import Foundation
+import LoupeAgents
 import LoupeBase
 import LoupeEvals
 import LoupeKit
@@ -9,9 +10,8 @@ import Testing
 @Suite struct DatasetAddTests {
     @Test func anAnswerAndATraceBecomeItemsThatLinkBack() throws {
         let workspace = try KitFixtures.workspace("dataset")
-        _ = try TraceService(workspace: workspace).importFiles([
-            KitFixtures.path("sample-data/traces/inspect-arith.eval")
-        ])
+        let traces = TraceService(workspace: workspace)
+        _ = try traces.importFiles([KitFixtures.path("sample-data/traces/inspect-arith.eval")])
         let run = try #require(try workspace.evalRuns().first?.id)
         let answer = try #require(try workspace.evalResults(run: run).first { $0.itemID == "q2" && $0.epoch == 2 })
         let service = EvalService(workspace: workspace)
@@ -49,6 +49,24 @@ import Testing
         #expect(source["trace"]?.number == Double(trace))
         #expect(source["workspace"]?.string == URL(fileURLWithPath: workspace.path).standardizedFileURL.path)
         #expect(items[2].metadata["source"]?["trace"]?.number == Double(trace))
+
+        // A session (an Inspect sample's two epochs): the first turn as messages, the last answer the target.
+        let session = try #require(try traces.sessions().first { $0.turns.count == 2 })
+        let fourth = try service.addToDataset(
+            dataset, from: try EvalService.DatasetSource("session:\(session.id)"), expected: nil, id: nil, suite: nil,
+            like: nil)
+        let kept = try Dataset.items(Data(contentsOf: URL(fileURLWithPath: dataset)), spec: DatasetSpec(path: dataset))
+        let last = try #require(kept.last)
+        #expect(last.id == fourth.id && fourth.id.hasPrefix("session-"))
+        #expect(last.metadata["source"]?["session"]?.string == session.id)
+        let lastTurn = try traces.trace(try #require(session.turns.last?.id))
+        #expect(
+            last.targets == [try #require(EvalService.finalAnswer(lastTurn.spans.sorted { $0.startNs < $1.startNs }))])
+        // Three messages (user, assistant, user), their contents joined as the input.
+        #expect(last.input.split(separator: "\n").count >= 3)
+        #expect(throws: EvalError.self) {
+            try service.addToDataset(dataset, from: .session("nope"), expected: nil, id: nil, suite: nil, like: nil)
+        }
 
         #expect(throws: EvalError.self) { try EvalService.DatasetSource("answer:x/q1") }
         #expect(throws: EvalError.self) { try EvalService.DatasetSource("span:1/2") }

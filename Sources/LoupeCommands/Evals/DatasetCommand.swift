@@ -17,7 +17,8 @@ struct DatasetCommand: ParsableCommand {
             abstract: "Append an item (input, expected output, a link back to its source) to a JSON Lines dataset.",
             discussion: """
                 --from answer:RUN/ITEM[/EPOCH] takes an eval answer's input and targets; trace:ID a trace's first \
-                user message and last output; step:TRACE/SPAN one step's. --expected replaces the expected \
+                user message and last output; step:TRACE/SPAN one step's; session:ID a conversation (every turn but \
+                the last as chat messages, the last answer as the expected output). --expected replaces the expected \
                 output (say what the right answer is); --expected-note QUEUE takes it from the note an \
                 annotator wrote on that answer in a review queue. The item's source (workspace, run, item, \
                 epoch, trace, span) is kept with it, so an answer to it links back. --suite FILE creates a \
@@ -26,7 +27,8 @@ struct DatasetCommand: ParsableCommand {
 
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The dataset (JSON Lines; created when missing).") var dataset: String
-        @Option(help: "What to keep: answer:RUN/ITEM[/EPOCH], trace:ID or step:TRACE/SPAN.") var from: String
+        @Option(help: "What to keep: answer:RUN/ITEM[/EPOCH], trace:ID, step:TRACE/SPAN or session:ID.") var from:
+            String
         @Option(help: "The expected output.") var expected: String?
         @Option(help: "Take the expected output from the note on this answer in a review queue.") var expectedNote:
             String?

@@ -10,12 +10,14 @@ extension EvalService {
         case answer(run: Int64, item: String, epoch: Int)
         case trace(Int64)
         case step(trace: Int64, span: String)
+        /// A conversation: every turn but the last as messages, the last answer as the target.
+        case session(String)
 
-        /// `answer:RUN/ITEM[/EPOCH]`, `trace:ID` or `step:TRACE/SPAN`.
+        /// `answer:RUN/ITEM[/EPOCH]`, `trace:ID`, `step:TRACE/SPAN` or `session:ID`.
         package init(_ text: String) throws(EvalError) {
             let parts = text.split(separator: ":", maxSplits: 1).map(String.init)
             guard parts.count == 2 else {
-                throw EvalError("--from \(text): use answer:RUN/ITEM[/EPOCH], trace:ID or step:TRACE/SPAN")
+                throw EvalError("--from \(text): use answer:RUN/ITEM[/EPOCH], trace:ID, step:TRACE/SPAN or session:ID")
             }
             let fields = parts[1].split(separator: "/", omittingEmptySubsequences: false).map(String.init)
             switch parts[0] {
@@ -33,13 +35,16 @@ extension EvalService {
             case "trace":
                 guard let id = Int64(parts[1]) else { throw EvalError("--from \(text): a trace is trace:ID") }
                 self = .trace(id)
+            case "session":
+                guard !parts[1].isEmpty else { throw EvalError("--from \(text): a session is session:ID") }
+                self = .session(parts[1])
             case "step":
                 guard fields.count == 2, let trace = Int64(fields[0]), !fields[1].isEmpty else {
                     throw EvalError("--from \(text): a step is step:TRACE/SPAN")
                 }
                 self = .step(trace: trace, span: fields[1])
             default:
-                throw EvalError("--from \(text): use answer:RUN/ITEM[/EPOCH], trace:ID or step:TRACE/SPAN")
+                throw EvalError("--from \(text): use answer:RUN/ITEM[/EPOCH], trace:ID, step:TRACE/SPAN or session:ID")
             }
         }
     }
@@ -64,6 +69,8 @@ extension EvalService {
         _ path: String, from source: DatasetSource, expected: String?, id: String?, suite: String?, like: String?
     ) throws -> DatasetAddition {
         var input: String
+        /// The input as written: the text, or a session's turns as chat messages.
+        var inputValue: JSONValue?
         var targets: [String]
         var origin: [String: JSONValue] = [
             "workspace": .string(URL(fileURLWithPath: workspace.path).standardizedFileURL.path)
@@ -84,6 +91,29 @@ extension EvalService {
             origin["epoch"] = .number(Double(epoch))
             if let trace = result.traceID { origin["trace"] = .number(Double(trace)) }
             defaultID = item
+        case .session(let id):
+            let traces = TraceService(workspace: workspace)
+            guard let session = try traces.session(id) else {
+                throw EvalError("no session \(id) (loupe session list)")
+            }
+            var messages: [JSONValue] = []
+            targets = []
+            for (index, turn) in session.turns.enumerated() {
+                let spans = try traces.trace(turn.id).spans.sorted { $0.startNs < $1.startNs }
+                let user = spans.flatMap(\.input).first { $0.role == "user" }?.text ?? turn.name
+                messages.append(.object(["role": "user", "content": .string(user)]))
+                let answer = Self.finalAnswer(spans)
+                if index < session.turns.count - 1 {
+                    if let answer { messages.append(.object(["role": "assistant", "content": .string(answer)])) }
+                } else {
+                    targets = answer.map { [$0] } ?? []
+                }
+            }
+            inputValue = .array(messages)
+            input = messages.compactMap { $0["content"]?.string }.joined(separator: "\n")
+            origin["session"] = .string(id)
+            origin["trace"] = session.turns.last.map { .number(Double($0.id)) } ?? .null
+            defaultID = "session-" + String(id.map { $0.isLetter || $0.isNumber || $0 == "-" ? $0 : "-" }.prefix(40))
         case .trace(let id), .step(let id, _):
             let trace = try TraceService(workspace: workspace).trace(id)
             let spans: [TraceSpan]
@@ -123,7 +153,7 @@ extension EvalService {
             suffix += 1
         }
         let item: JSONValue = .object([
-            "id": .string(chosen), "input": .string(input),
+            "id": .string(chosen), "input": inputValue ?? .string(input),
             "target": targets.count == 1 ? .string(targets[0]) : .array(targets.map(JSONValue.string)),
             "source": .object(origin),
         ])
@@ -140,7 +170,7 @@ extension EvalService {
 
     /// What the spans answered: a root span's output, else the answer a `final_answer` tool was
     /// called with (Loupe's agent, smolagents), else the last model call's text.
-    static func finalAnswer(_ spans: [TraceSpan]) -> String? {
+    package static func finalAnswer(_ spans: [TraceSpan]) -> String? {
         let ids = Set(spans.map(\.spanID))
         if let root = spans.first(where: { $0.parentID.map { !ids.contains($0) } ?? true }),
             let text = root.output.last?.text, !text.isEmpty

@@ -17,6 +17,8 @@ extension ReviewPanel {
         case page
         /// Item: open the item's trace in Traces.
         case trace
+        /// Item: keep it as a dataset item (the `dataset add` line on the : line to edit).
+        case keep
         /// The queue's run: its scorer against the people's labels.
         case calibrate
         /// Back to the queue list.

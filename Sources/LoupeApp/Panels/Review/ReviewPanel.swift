@@ -1,4 +1,5 @@
 import Foundation
+import LoupeAgents
 import LoupeEvals
 import LoupeKit
 import LoupeStore
@@ -78,6 +79,9 @@ package struct ReviewPanel: Panel {
             KeyBinding(
                 [.character("t")], .panel(.own(Action.trace)),
                 help: "Item: open its trace in Traces (ctrl+o comes back)"),
+            KeyBinding(
+                [.character("d")], .panel(.own(Action.keep)),
+                help: "Item: keep it as a dataset item: the dataset add line on the : line, expected output to edit"),
             KeyBinding(
                 [.character("c")], .panel(.own(Action.calibrate)),
                 help: "Calibrate: the queue's run's scorer against the people's labels"),
@@ -382,6 +386,8 @@ package struct ReviewPanel: Panel {
             return step(by: -1)
         case (.item, PanelAction.own(Action.next)), (.item, .right):
             return step(by: 1)
+        case (.item, PanelAction.own(Action.keep)):
+            return keep()
         case (.item, PanelAction.own(Action.trace)):
             guard let trace = item?.record.traceID ?? item?.answer?.result.traceID else {
                 return [.status("this item links to no trace", .info)]
@@ -461,5 +467,39 @@ package struct ReviewPanel: Panel {
             target = delta < 0 ? opened.keys.count - 1 : 0
         }
         return [.ask(OpenItem(queue: queue, key: opened.keys[target], serial: nextSerial()))]
+    }
+
+    /// The `dataset add` line that keeps the item under review as an item of `kept-QUEUE.jsonl`
+    /// (beside where the TUI runs): an answer with your note as its expected output when you wrote
+    /// one (`--expected-note`), else its first target to edit; a step, a trace or a session with
+    /// its own.
+    private func keep() -> [PanelEffect] {
+        guard let opened, let item = opened.item else { return [] }
+        let queue = opened.queue.name
+        let stem = String(queue.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" ? $0 : "-" }.prefix(40))
+        let from: String
+        var expected: String?
+        if let step = item.step {
+            from = "step:\(step.traceID)/\(step.span.spanID)"
+        } else if let session = item.session {
+            from = "session:" + session.id
+        } else if let row = item.answer {
+            from = "answer:\(row.result.runID)/\(row.result.itemID)/\(row.result.epoch)"
+            expected = row.targets.first.map { $0.replacingOccurrences(of: "\n", with: " ") } ?? ""
+        } else if item.pair == nil, item.session == nil, item.hit == nil, let trace = item.trace {
+            from = "trace:\(trace.id)"
+        } else {
+            return [.status("d keeps an answer, a step, a trace or a session as a dataset item", .info)]
+        }
+        var line = "dataset add kept-\(stem).jsonl --from " + EvalsPanel.quote(from)
+        let notes = Set(opened.queue.rubric.criteria.filter { $0.kind == .text }.map(\.name))
+        if item.answer != nil,
+            item.labels.contains(where: { $0.annotator == opened.annotator && notes.contains($0.criterion) })
+        {
+            line += " --expected-note " + EvalsPanel.quote(queue) + " --as " + EvalsPanel.quote(opened.annotator)
+        } else if let expected {
+            line += " --expected " + EvalsPanel.quote(expected)
+        }
+        return [.editCommand(line)]
     }
 }
