@@ -78,13 +78,21 @@ extension ReviewService {
                     "runs": .array([.number(Double(run)), .number(Double(versus))]), "swapped": .bool(swapped),
                 ]).compactJSON
         }
+        return try storePairQueue(
+            request, items: items, target: .answer, source: request.source + " versus run:\(versus)")
+    }
+
+    /// Stores a pairwise queue (the built-in A/B/tie rubric) with its items and assignments.
+    private func storePairQueue(
+        _ request: QueueRequest, items: [ReviewItemRecord], target: Rubric.Target, source: String
+    ) throws -> Queue {
         let rubric = Self.pairwiseRubric
         let json = String(decoding: try JSONEncoder.sorted.encode(rubric), as: UTF8.self)
         let record = ReviewQueueRecord(
             name: request.name, rubricName: rubric.name, rubricVersion: rubric.version,
             rubricHash: String(SHA256.hex(Array(json.utf8)).prefix(12)), rubricJSON: json, rubricFile: nil,
-            target: Rubric.Target.answer.rawValue, mode: "pairwise", source: request.source + " versus run:\(versus)",
-            seed: Int64(bitPattern: request.seed), createdBy: request.createdBy)
+            target: target.rawValue, mode: "pairwise", source: source, seed: Int64(bitPattern: request.seed),
+            createdBy: request.createdBy)
         let id = try workspace.createReviewQueue(record, items: items, assignments: Self.assignments(items, request))
         var stored = record
         stored.id = id
@@ -215,17 +223,7 @@ extension ReviewService {
                     "swapped": .bool(generator.next() >> 63 == 1),
                 ]).compactJSON
         }
-        let rubric = Self.pairwiseRubric
-        let json = String(decoding: try JSONEncoder.sorted.encode(rubric), as: UTF8.self)
-        let record = ReviewQueueRecord(
-            name: request.name, rubricName: rubric.name, rubricVersion: rubric.version,
-            rubricHash: String(SHA256.hex(Array(json.utf8)).prefix(12)), rubricJSON: json, rubricFile: nil,
-            target: Rubric.Target.trace.rawValue, mode: "pairwise", source: request.source + " forks",
-            seed: Int64(bitPattern: request.seed), createdBy: request.createdBy)
-        let id = try workspace.createReviewQueue(record, items: items, assignments: Self.assignments(items, request))
-        var stored = record
-        stored.id = id
-        return Queue(record: stored, rubric: rubric)
+        return try storePairQueue(request, items: items, target: .trace, source: request.source + " forks")
     }
 
     /// A trace and its fork as two answers: the first user message, the final answer, the time.
