@@ -159,3 +159,161 @@ int loupe_attention_flash(size_t t, size_t d, const float *q, const float *k, co
     free(memory);
     return 0;
 }
+
+// ---- one sequence of a BERT layer, every head at once: Q, K and V are the `[T, heads · d]`
+// outputs of the projections (a head is a column block, row stride `stride`), and only the
+// first `length` rows are real. Each head's Kᵀ and V are packed once; for each block of BR query
+// rows the BR × length scores are a GEMM into a tile that stays in L2, softmax runs on the tile
+// in place (exp vectorised), and P · V accumulates straight into the head's columns of O. With
+// T ≤ 512 a full row of scores fits, so no online rescaling is needed. ----
+
+typedef struct {
+    float *k_panel, *v_panel, *s_tile;
+} heads_scratch;
+
+// The 6 × 16 register tile with A read in place, row-major (row i of the 6 at a + i · lda):
+// six broadcasts from six rows instead of one packed panel. Q and P are each used by one tile
+// row only, so packing them would cost a transposing copy for no reuse. `overwrite` stores the
+// tile instead of adding it (the scores), sparing a pass that zeroes them.
+LOUPE_AVX2 static void microkernel_rows_6x16(size_t kc, const float *a, size_t lda, const float *b, float *c,
+                                             size_t ldc, size_t mr, size_t nr, int overwrite) {
+    __m256 acc[LOUPE_MR][2];
+    for (int i = 0; i < LOUPE_MR; i++) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
+    const float *rows[LOUPE_MR];
+    // Rows past mr repeat the last real one: their sums are computed and thrown away.
+    for (size_t i = 0; i < LOUPE_MR; i++) rows[i] = a + (i < mr ? i : mr - 1) * lda;
+    for (size_t p = 0; p < kc; p++) {
+        __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+        for (int i = 0; i < LOUPE_MR; i++) {
+            __m256 x = _mm256_broadcast_ss(rows[i] + p);
+            acc[i][0] = _mm256_fmadd_ps(x, b0, acc[i][0]);
+            acc[i][1] = _mm256_fmadd_ps(x, b1, acc[i][1]);
+        }
+        b += LOUPE_NR;
+    }
+    if (nr == LOUPE_NR) {
+        for (size_t i = 0; i < mr; i++) {
+            float *row = c + i * ldc;
+            if (overwrite) {
+                _mm256_storeu_ps(row, acc[i][0]);
+                _mm256_storeu_ps(row + 8, acc[i][1]);
+            } else {
+                _mm256_storeu_ps(row, _mm256_add_ps(_mm256_loadu_ps(row), acc[i][0]));
+                _mm256_storeu_ps(row + 8, _mm256_add_ps(_mm256_loadu_ps(row + 8), acc[i][1]));
+            }
+        }
+        return;
+    }
+    float tile[LOUPE_NR];
+    for (size_t i = 0; i < mr; i++) {
+        _mm256_storeu_ps(tile, acc[i][0]);
+        _mm256_storeu_ps(tile + 8, acc[i][1]);
+        for (size_t j = 0; j < nr; j++) c[i * ldc + j] = overwrite ? tile[j] : c[i * ldc + j] + tile[j];
+    }
+}
+
+static size_t heads_floats(size_t length, size_t d) {
+    size_t columns = up(length, LOUPE_NR);
+    return d * columns + length * up(d, LOUPE_NR) + BR * columns;
+}
+
+LOUPE_AVX2 static void heads_softmax(size_t rows, size_t length, size_t ld, float *s, float scale) {
+    __m256 vscale = _mm256_set1_ps(scale);
+    for (size_t i = 0; i < rows; i++) {
+        float *row = s + i * ld;
+        size_t j = 0;
+        __m256 vmax = _mm256_set1_ps(-INFINITY);
+        for (; j + 8 <= length; j += 8) vmax = _mm256_max_ps(vmax, _mm256_loadu_ps(row + j));
+        float maximum = loupe_hmax256(vmax);
+        for (; j < length; j++) maximum = row[j] > maximum ? row[j] : maximum;
+        // exp(scale · s − scale · max): the scale is folded into one fused multiply-subtract.
+        __m256 shift = _mm256_set1_ps(maximum * scale), vsum = _mm256_setzero_ps();
+        for (j = 0; j + 8 <= length; j += 8) {
+            __m256 e = loupe_exp256(_mm256_fmsub_ps(_mm256_loadu_ps(row + j), vscale, shift));
+            _mm256_storeu_ps(row + j, e);
+            vsum = _mm256_add_ps(vsum, e);
+        }
+        float sum = loupe_hsum256(vsum);
+        for (; j < length; j++) sum += (row[j] = expf(row[j] * scale - maximum * scale));
+        __m256 inverse = _mm256_set1_ps(1.0f / sum);
+        for (j = 0; j + 8 <= length; j += 8) _mm256_storeu_ps(row + j, _mm256_mul_ps(_mm256_loadu_ps(row + j), inverse));
+        for (; j < length; j++) row[j] *= 1.0f / sum;
+    }
+}
+
+LOUPE_AVX2 static void attention_heads_avx2(size_t length, size_t heads, size_t d, size_t stride, const float *q,
+                                            const float *k, const float *v, float *o, size_t o_stride,
+                                            float *probabilities, heads_scratch s) {
+    float scale = 1.0f / sqrtf((float)d);
+    size_t columns = up(length, LOUPE_NR);
+    for (size_t h = 0; h < heads; h++) {
+        const float *qh = q + h * d, *kh = k + h * d, *vh = v + h * d;
+        float *oh = o + h * d;
+        loupe_pack_b_transposed(d, length, kh, stride, s.k_panel);
+        loupe_pack_b(length, d, vh, stride, s.v_panel);
+        for (size_t i0 = 0; i0 < length; i0 += BR) {
+            size_t rows = length - i0 < BR ? length - i0 : BR;
+            for (size_t jr = 0; jr < length; jr += LOUPE_NR)
+                for (size_t ir = 0; ir < rows; ir += LOUPE_MR)
+                    microkernel_rows_6x16(d, qh + (i0 + ir) * stride, stride, s.k_panel + jr * d,
+                                          s.s_tile + ir * columns + jr, columns,
+                                          rows - ir < LOUPE_MR ? rows - ir : LOUPE_MR,
+                                          length - jr < LOUPE_NR ? length - jr : LOUPE_NR, 1);
+            heads_softmax(rows, length, columns, s.s_tile, scale);
+            if (probabilities)
+                for (size_t i = 0; i < rows; i++)
+                    memcpy(probabilities + (h * length + i0 + i) * length, s.s_tile + i * columns,
+                           length * sizeof(float));
+            for (size_t jr = 0; jr < d; jr += LOUPE_NR)
+                for (size_t ir = 0; ir < rows; ir += LOUPE_MR)
+                    microkernel_rows_6x16(length, s.s_tile + ir * columns, columns, s.v_panel + jr * length,
+                                          oh + (i0 + ir) * o_stride + jr, o_stride,
+                                          rows - ir < LOUPE_MR ? rows - ir : LOUPE_MR,
+                                          d - jr < LOUPE_NR ? d - jr : LOUPE_NR, 0);
+        }
+    }
+}
+
+// Without AVX2: scores, softmax and P · V row by row in plain C (the same arithmetic).
+static void attention_heads_baseline(size_t length, size_t heads, size_t d, size_t stride, const float *q,
+                                     const float *k, const float *v, float *o, size_t o_stride, float *probabilities,
+                                     float *row) {
+    float scale = 1.0f / sqrtf((float)d);
+    for (size_t h = 0; h < heads; h++)
+        for (size_t i = 0; i < length; i++) {
+            const float *qi = q + i * stride + h * d;
+            for (size_t j = 0; j < length; j++) {
+                const float *kj = k + j * stride + h * d;
+                float dot = 0;
+                for (size_t p = 0; p < d; p++) dot += qi[p] * kj[p];
+                row[j] = dot * scale;
+            }
+            loupe_softmax_three_pass(row, row, 1, length);
+            if (probabilities) memcpy(probabilities + (h * length + i) * length, row, length * sizeof(float));
+            float *oi = o + i * o_stride + h * d;
+            for (size_t j = 0; j < length; j++)
+                for (size_t p = 0; p < d; p++) oi[p] += row[j] * v[j * stride + h * d + p];
+        }
+}
+
+int loupe_attention_heads(size_t length, size_t heads, size_t d, size_t stride, const float *q, const float *k,
+                          const float *v, float *o, size_t o_stride, float *probabilities) {
+    if (length == 0) return 0;
+    if (!loupe_has_avx2_fma()) {
+        float *row = malloc(length * sizeof(float));
+        if (!row) return -1;
+        attention_heads_baseline(length, heads, d, stride, q, k, v, o, o_stride, probabilities, row);
+        free(row);
+        return 0;
+    }
+    float *memory = malloc(heads_floats(length, d) * sizeof(float));
+    if (!memory) return -1;
+    size_t columns = up(length, LOUPE_NR);
+    heads_scratch s;
+    s.k_panel = memory;
+    s.v_panel = s.k_panel + d * columns;
+    s.s_tile = s.v_panel + length * up(d, LOUPE_NR);
+    attention_heads_avx2(length, heads, d, stride, q, k, v, o, o_stride, probabilities, s);
+    free(memory);
+    return 0;
+}

@@ -152,3 +152,74 @@ void loupe_layernorm(float *y, const float *x, const float *gamma, const float *
         }
     }
 }
+
+// ---- the transformer's residual add and layer norm in one pass over memory: x = LN(x + r). The
+// variance is two-pass (the mean first, then squared deviations), as the Swift form it replaced
+// computed it, not E[x²] − mean², which cancels badly when the mean is large against the spread. ----
+
+LOUPE_AVX2 static void add_layernorm_avx2(float *x, const float *r, const float *gamma, const float *beta, size_t n,
+                                          float epsilon) {
+    __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m256 a = _mm256_loadu_ps(x + i), b = _mm256_loadu_ps(x + i + 8);
+        if (r) {
+            a = _mm256_add_ps(a, _mm256_loadu_ps(r + i));
+            b = _mm256_add_ps(b, _mm256_loadu_ps(r + i + 8));
+            _mm256_storeu_ps(x + i, a);
+            _mm256_storeu_ps(x + i + 8, b);
+        }
+        s0 = _mm256_add_ps(s0, a);
+        s1 = _mm256_add_ps(s1, b);
+    }
+    float sum = loupe_hsum256(_mm256_add_ps(s0, s1));
+    for (; i < n; i++) {
+        if (r) x[i] += r[i];
+        sum += x[i];
+    }
+    float mean = sum / (float)n;
+    __m256 vmean = _mm256_set1_ps(mean);
+    s0 = _mm256_setzero_ps();
+    s1 = _mm256_setzero_ps();
+    for (i = 0; i + 16 <= n; i += 16) {
+        __m256 a = _mm256_sub_ps(_mm256_loadu_ps(x + i), vmean), b = _mm256_sub_ps(_mm256_loadu_ps(x + i + 8), vmean);
+        s0 = _mm256_fmadd_ps(a, a, s0);
+        s1 = _mm256_fmadd_ps(b, b, s1);
+    }
+    float squares = loupe_hsum256(_mm256_add_ps(s0, s1));
+    for (; i < n; i++) squares += (x[i] - mean) * (x[i] - mean);
+    float scale = 1.0f / sqrtf(squares / (float)n + epsilon);
+    __m256 vscale = _mm256_set1_ps(scale);
+    for (i = 0; i + 8 <= n; i += 8) {
+        __m256 normal = _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), vmean), vscale);
+        _mm256_storeu_ps(x + i, _mm256_fmadd_ps(normal, _mm256_loadu_ps(gamma + i), _mm256_loadu_ps(beta + i)));
+    }
+    for (; i < n; i++) x[i] = (x[i] - mean) * scale * gamma[i] + beta[i];
+}
+
+static void add_layernorm_baseline(float *x, const float *r, const float *gamma, const float *beta, size_t n,
+                                   float epsilon) {
+    float sum = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (r) x[i] += r[i];
+        sum += x[i];
+    }
+    float mean = sum / (float)n, squares = 0;
+    for (size_t i = 0; i < n; i++) squares += (x[i] - mean) * (x[i] - mean);
+    float scale = 1.0f / sqrtf(squares / (float)n + epsilon);
+    for (size_t i = 0; i < n; i++) x[i] = (x[i] - mean) * scale * gamma[i] + beta[i];
+}
+
+void loupe_add_layernorm(float *x, const float *residual, const float *gamma, const float *beta, size_t rows,
+                         size_t columns, float epsilon) {
+    int avx2 = loupe_has_avx2_fma();
+    for (size_t row = 0; row < rows; row++) {
+        float *line = x + row * columns;
+        const float *r = residual ? residual + row * columns : NULL;
+        if (avx2) {
+            add_layernorm_avx2(line, r, gamma, beta, columns, epsilon);
+        } else {
+            add_layernorm_baseline(line, r, gamma, beta, columns, epsilon);
+        }
+    }
+}

@@ -16,9 +16,10 @@ package struct BertEncoder: Sendable {
     let layers: [Layer]
 
     struct Layer: Sendable {
-        var query: (weight: Tensor, bias: Tensor)
-        var key: (weight: Tensor, bias: Tensor)
-        var value: (weight: Tensor, bias: Tensor)
+        /// The query, key and value projections stacked into one `[3 · hidden, hidden]` weight,
+        /// so the three are one GEMM three times as wide (and the attention kernel reads Q, K
+        /// and V as column blocks of its output).
+        var queryKeyValue: (weight: Tensor, bias: Tensor)
         var attentionOutput: (weight: Tensor, bias: Tensor)
         var attentionNorm: (gamma: Tensor, beta: Tensor)
         var intermediate: (weight: Tensor, bias: Tensor)
@@ -43,6 +44,12 @@ package struct BertEncoder: Sendable {
                 try weights.tensor(prefix + ".bias", shape: [hidden])
             )
         }
+        func stacked(_ parts: [(weight: Tensor, bias: Tensor)]) -> (weight: Tensor, bias: Tensor) {
+            (
+                Tensor(shape: [parts.count * hidden, hidden], storage: parts.flatMap(\.weight.storage)),
+                Tensor(shape: [parts.count * hidden], storage: parts.flatMap(\.bias.storage))
+            )
+        }
         wordEmbeddings = try weights.tensor(
             "embeddings.word_embeddings.weight", shape: [configuration.vocabularySize, hidden])
         positionEmbeddings = try weights.tensor(
@@ -55,9 +62,11 @@ package struct BertEncoder: Sendable {
             let p = "encoder.layer.\(index)."
             layers.append(
                 Layer(
-                    query: try linear(p + "attention.self.query", hidden, hidden),
-                    key: try linear(p + "attention.self.key", hidden, hidden),
-                    value: try linear(p + "attention.self.value", hidden, hidden),
+                    queryKeyValue: stacked([
+                        try linear(p + "attention.self.query", hidden, hidden),
+                        try linear(p + "attention.self.key", hidden, hidden),
+                        try linear(p + "attention.self.value", hidden, hidden),
+                    ]),
                     attentionOutput: try linear(p + "attention.output.dense", hidden, hidden),
                     attentionNorm: try norm(p + "attention.output.LayerNorm"),
                     intermediate: try linear(p + "intermediate.dense", inner, hidden),
@@ -133,13 +142,22 @@ package struct BertEncoder: Sendable {
         return (x, captured)
     }
 
-    /// Each sequence's real rows of a padded `[B, width, hidden]` tensor, as `[length, hidden]`.
-    private static func sequences(_ x: Tensor, lengths: [Int], width: Int) -> [Tensor] {
-        let hidden = x.shape.last ?? 0
+    /// Rows of the feed-forward block run at once (see `run`).
+    static let feedForwardRows = 256
+
+    /// Each sequence's real rows of a padded `[B, width, C]` tensor, as `[length, C]`, or of
+    /// the given block of its columns (one of Q, K, V in the fused projection).
+    private static func sequences(_ x: Tensor, lengths: [Int], width: Int, columns: Range<Int>? = nil) -> [Tensor] {
+        let stride = x.shape.last ?? 0
+        let columns = columns ?? 0..<stride
         return lengths.enumerated().map { b, length in
-            Tensor(
-                shape: [length, hidden],
-                storage: Array(x.storage[(b * width * hidden)..<((b * width + length) * hidden)]))
+            var storage: [Float] = []
+            storage.reserveCapacity(length * columns.count)
+            for t in 0..<length {
+                let base = (b * width + t) * stride
+                storage.append(contentsOf: x.storage[(base + columns.lowerBound)..<(base + columns.upperBound)])
+            }
+            return Tensor(shape: [length, columns.count], storage: storage)
         }
     }
 
@@ -154,90 +172,60 @@ package struct BertEncoder: Sendable {
         let rows = x.rows
         let inner = configuration.intermediateSize
         let projection = KernelCost.linear(rows: rows, inputs: hidden, outputs: hidden)
-        let q = OperationProfile.measure(profile, "linear Q/K/V/out 384→384", projection) {
-            Kernels.linear(x, weight: layer.query.weight, bias: layer.query.bias)
-        }
-        let k = OperationProfile.measure(profile, "linear Q/K/V/out 384→384", projection) {
-            Kernels.linear(x, weight: layer.key.weight, bias: layer.key.bias)
-        }
-        let v = OperationProfile.measure(profile, "linear Q/K/V/out 384→384", projection) {
-            Kernels.linear(x, weight: layer.value.weight, bias: layer.value.bias)
+        let qkv = OperationProfile.measure(
+            profile, "linear Q·K·V 384→3×384", .linear(rows: rows, inputs: hidden, outputs: 3 * hidden)
+        ) {
+            Kernels.linear(x, weight: layer.queryKeyValue.weight, bias: layer.queryKeyValue.bias)
         }
         if keepQueryKey {
             reportQueryKey(
-                Self.sequences(q, lengths: lengths, width: width), Self.sequences(k, lengths: lengths, width: width))
+                Self.sequences(qkv, lengths: lengths, width: width, columns: 0..<hidden),
+                Self.sequences(qkv, lengths: lengths, width: width, columns: hidden..<(2 * hidden)))
         }
-        var context = Tensor(zeros: x.shape)
         var kept: [Tensor] = []
-        var scores = [Float](repeating: 0, count: width * width)
-        let scale = 1 / Float(headSize).squareRoot()
         let attentionCost = KernelCost.attention(lengths: lengths, heads: heads, headSize: headSize)
-        OperationProfile.measure(profile, "attention QKᵀ·softmax·V", attentionCost) {
-            q.storage.withUnsafeBufferPointer { qp in
-                k.storage.withUnsafeBufferPointer { kp in
-                    v.storage.withUnsafeBufferPointer { vp in
-                        context.storage.withUnsafeMutableBufferPointer { cp in
-                            scores.withUnsafeMutableBufferPointer { sp in
-                                for (b, length) in lengths.enumerated() {
-                                    var probabilities =
-                                        keepAttention ? [Float](repeating: 0, count: heads * length * length) : []
-                                    for h in 0..<heads {
-                                        let offset = b * width * hidden + h * headSize
-                                        // scores = q·kᵀ/√d over this sequence's real tokens only.
-                                        BLAS.sgemm(
-                                            m: length, n: length, k: headSize, a: qp.baseAddress! + offset, lda: hidden,
-                                            b: kp.baseAddress! + offset, ldb: hidden, transposeB: true,
-                                            c: sp.baseAddress!, ldc: length, alpha: scale
-                                        )
-                                        Kernels.softmaxRows(
-                                            sp.baseAddress!, rows: length, columns: length, valid: length)
-                                        BLAS.sgemm(
-                                            m: length, n: headSize, k: length, a: sp.baseAddress!, lda: length,
-                                            b: vp.baseAddress! + offset, ldb: hidden, c: cp.baseAddress! + offset,
-                                            ldc: hidden
-                                        )
-                                        if keepAttention {
-                                            for i in 0..<(length * length) {
-                                                probabilities[h * length * length + i] = sp[i]
-                                            }
-                                        }
-                                    }
-                                    if keepAttention {
-                                        kept.append(Tensor(shape: [heads, length, length], storage: probabilities))
-                                    }
-                                }
-                            }
-                        }
-                    }
-                }
-            }
+        let context = OperationProfile.measure(profile, "attention QKᵀ·softmax·V", attentionCost) {
+            Kernels.attention(
+                qkv: qkv, lengths: lengths, heads: heads, headSize: headSize,
+                probabilities: keepAttention ? { _, weights in kept.append(weights) } : nil)
         }
         if keepAttention { report(kept) }
-        let elements = rows * hidden
-        var attended = OperationProfile.measure(profile, "linear Q/K/V/out 384→384", projection) {
+        let addNorm = KernelCost.addLayerNorm(rows: rows, columns: hidden)
+        var attended = OperationProfile.measure(profile, "linear attention out 384→384", projection) {
             Kernels.linear(context, weight: layer.attentionOutput.weight, bias: layer.attentionOutput.bias)
         }
-        OperationProfile.measure(profile, "residual add", .add(count: elements)) { Kernels.add(&attended, x) }
-        OperationProfile.measure(profile, "layer norm", .layerNorm(rows: rows, columns: hidden)) {
+        OperationProfile.measure(profile, "residual add + layer norm", addNorm) {
             Kernels.layerNorm(
-                &attended, gamma: layer.attentionNorm.gamma, beta: layer.attentionNorm.beta,
+                &attended, adding: x, gamma: layer.attentionNorm.gamma, beta: layer.attentionNorm.beta,
                 epsilon: configuration.layerNormEpsilon)
         }
-        var intermediate = OperationProfile.measure(
-            profile, "linear FFN up 384→1536", .linear(rows: rows, inputs: hidden, outputs: inner)
-        ) {
-            Kernels.linear(attended, weight: layer.intermediate.weight, bias: layer.intermediate.bias)
+        // The feed-forward block a block of rows at a time: the 1536-wide intermediate of 256 rows
+        // (1.5 MB) stays in L2/L3 between the up projection, GELU and the down projection,
+        // instead of a [rows, 1536] matrix going to memory and back three times.
+        var output = Tensor(zeros: attended.shape)
+        var intermediate = Tensor(zeros: [min(rows, Self.feedForwardRows), inner])
+        for start in stride(from: 0, to: rows, by: Self.feedForwardRows) {
+            let block = start..<min(rows, start + Self.feedForwardRows)
+            if block.count != intermediate.rows { intermediate = Tensor(zeros: [block.count, inner]) }
+            OperationProfile.measure(
+                profile, "linear FFN up 384→1536", .linear(rows: block.count, inputs: hidden, outputs: inner)
+            ) {
+                Kernels.linear(
+                    attended, rows: block, weight: layer.intermediate.weight, bias: layer.intermediate.bias,
+                    into: &intermediate, at: 0)
+            }
+            OperationProfile.measure(profile, "GELU", .gelu(count: block.count * inner)) { Kernels.gelu(&intermediate) }
+            OperationProfile.measure(
+                profile, "linear FFN down 1536→384", .linear(rows: block.count, inputs: inner, outputs: hidden)
+            ) {
+                Kernels.linear(
+                    intermediate, rows: 0..<block.count, weight: layer.output.weight, bias: layer.output.bias,
+                    into: &output, at: block.lowerBound)
+            }
         }
-        OperationProfile.measure(profile, "GELU", .gelu(count: rows * inner)) { Kernels.gelu(&intermediate) }
-        var output = OperationProfile.measure(
-            profile, "linear FFN down 1536→384", .linear(rows: rows, inputs: inner, outputs: hidden)
-        ) {
-            Kernels.linear(intermediate, weight: layer.output.weight, bias: layer.output.bias)
-        }
-        OperationProfile.measure(profile, "residual add", .add(count: elements)) { Kernels.add(&output, attended) }
-        OperationProfile.measure(profile, "layer norm", .layerNorm(rows: rows, columns: hidden)) {
+        OperationProfile.measure(profile, "residual add + layer norm", addNorm) {
             Kernels.layerNorm(
-                &output, gamma: layer.outputNorm.gamma, beta: layer.outputNorm.beta,
+                &output, adding: attended, gamma: layer.outputNorm.gamma, beta: layer.outputNorm.beta,
                 epsilon: configuration.layerNormEpsilon)
         }
         return output

@@ -39,6 +39,13 @@ package struct KernelCost: Hashable, Sendable {
         return KernelCost(flops: 7 * n, bytes: 8 * n + 8 * Double(columns))
     }
 
+    /// `LN(x + residual)` of `rows × columns` in one pass: the add and ~7 operations an element;
+    /// reads x and the residual, writes x.
+    package static func addLayerNorm(rows: Int, columns: Int) -> KernelCost {
+        let n = Double(rows * columns)
+        return KernelCost(flops: 8 * n, bytes: 12 * n + 8 * Double(columns))
+    }
+
     /// GELU of `count` elements (erf polynomial and exp: ~25 operations an element).
     package static func gelu(count: Int) -> KernelCost {
         KernelCost(flops: 25 * Double(count), bytes: 8 * Double(count))

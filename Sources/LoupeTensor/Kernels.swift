@@ -36,6 +36,40 @@ package enum Kernels {
         return result
     }
 
+    /// `x[rows] · wᵀ + bias` for a block of `x`'s rows (viewed as `rows × in`), written into
+    /// the rows of `output` (`[…, out]`) starting at `outputRow`: a feed-forward layer run a
+    /// block of rows at a time keeps its wide intermediate in cache.
+    package static func linear(
+        _ x: Tensor, rows: Range<Int>, weight: Tensor, bias: Tensor?, into output: inout Tensor, at outputRow: Int
+    ) {
+        let inputs = x.columns
+        let outputs = weight.shape[0]
+        precondition(weight.shape == [outputs, inputs], "weight \(weight.shape) does not take rows of \(inputs)")
+        precondition(
+            rows.upperBound <= x.rows && output.columns == outputs, "rows \(rows) of \(x.shape) into \(output.shape)")
+        precondition(outputRow + rows.count <= output.rows, "row \(outputRow) + \(rows.count) past \(output.shape)")
+        guard !rows.isEmpty else { return }
+        x.storage.withUnsafeBufferPointer { a in
+            weight.storage.withUnsafeBufferPointer { w in
+                output.storage.withUnsafeMutableBufferPointer { c in
+                    let out = c.baseAddress! + outputRow * outputs
+                    if let bias {
+                        precondition(bias.count == outputs, "bias of \(bias.count) for \(outputs) outputs")
+                        bias.storage.withUnsafeBufferPointer { b in
+                            for row in 0..<rows.count {
+                                (out + row * outputs).update(from: b.baseAddress!, count: outputs)
+                            }
+                        }
+                    }
+                    BLAS.sgemm(
+                        m: rows.count, n: outputs, k: inputs, a: a.baseAddress! + rows.lowerBound * inputs, lda: inputs,
+                        b: w.baseAddress!, ldb: inputs, transposeB: true, c: out, ldc: outputs,
+                        beta: bias == nil ? 0 : 1)
+                }
+            }
+        }
+    }
+
     /// Adds `vector` (length `columns`) to every row.
     package static func addRowVector(_ x: inout Tensor, _ vector: Tensor) {
         let columns = x.columns
@@ -60,26 +94,27 @@ package enum Kernels {
         }
     }
 
-    /// Layer normalisation of every row: `(x − mean) / √(var + eps) · gamma + beta`.
-    package static func layerNorm(_ x: inout Tensor, gamma: Tensor, beta: Tensor, epsilon: Float) {
+    /// Layer normalisation of every row, `(x − mean) / √(var + eps) · gamma + beta`, after adding
+    /// `residual` when one is given (the transformer's `LN(x + sublayer(x))` in one pass over
+    /// memory); the C kernel, two-pass variance, AVX2 + FMA when the CPU has them.
+    package static func layerNorm(
+        _ x: inout Tensor, adding residual: Tensor? = nil, gamma: Tensor, beta: Tensor, epsilon: Float
+    ) {
         let columns = x.columns
+        precondition(gamma.count == columns && beta.count == columns, "gamma/beta for rows of \(columns)")
+        if let residual { precondition(residual.shape == x.shape, "shapes \(x.shape) and \(residual.shape) differ") }
+        let rows = x.count / max(1, columns)
         gamma.storage.withUnsafeBufferPointer { g in
             beta.storage.withUnsafeBufferPointer { b in
                 x.storage.withUnsafeMutableBufferPointer { values in
-                    for row in 0..<(values.count / max(1, columns)) {
-                        let base = row * columns
-                        var sum: Float = 0
-                        for column in 0..<columns { sum += values[base + column] }
-                        let mean = sum / Float(columns)
-                        var squares: Float = 0
-                        for column in 0..<columns {
-                            let d = values[base + column] - mean
-                            squares += d * d
+                    if let residual {
+                        residual.storage.withUnsafeBufferPointer { r in
+                            loupe_add_layernorm(
+                                values.baseAddress, r.baseAddress, g.baseAddress, b.baseAddress, rows, columns, epsilon)
                         }
-                        let scale = 1 / (squares / Float(columns) + epsilon).squareRoot()
-                        for column in 0..<columns {
-                            values[base + column] = (values[base + column] - mean) * scale * g[column] + b[column]
-                        }
+                    } else {
+                        loupe_add_layernorm(
+                            values.baseAddress, nil, g.baseAddress, b.baseAddress, rows, columns, epsilon)
                     }
                 }
             }
@@ -95,6 +130,41 @@ package enum Kernels {
         x.storage.withUnsafeMutableBufferPointer { values in
             loupe_gelu_f32(values.baseAddress, values.count)
         }
+    }
+
+    /// Multi-head scaled dot-product attention over a padded batch, every sequence and head in
+    /// one C kernel (scores tiled through a matmul micro-kernel, softmax on the tile, `P · V`
+    /// written straight into the head's columns): `qkv` is the fused projection
+    /// `[B, width, 3 · heads · headSize]` (Q, K, V as column blocks); the result is
+    /// `[B, width, heads · headSize]`, with rows past a sequence's length zero.
+    ///
+    /// - Parameter probabilities: when given, called with each sequence's weights
+    ///   `[heads, length, length]` (for capture); nil keeps them in the kernel's tile only.
+    package static func attention(
+        qkv: Tensor, lengths: [Int], heads: Int, headSize: Int,
+        probabilities: ((_ sequence: Int, _ weights: Tensor) -> Void)? = nil
+    ) -> Tensor {
+        let width = qkv.shape[1]
+        let hidden = heads * headSize
+        precondition(qkv.shape.count == 3 && qkv.columns == 3 * hidden, "qkv \(qkv.shape) for \(heads) heads")
+        var context = Tensor(zeros: [qkv.shape[0], width, hidden])
+        qkv.storage.withUnsafeBufferPointer { qkvp in
+            context.storage.withUnsafeMutableBufferPointer { cp in
+                for (b, length) in lengths.enumerated() {
+                    let q = qkvp.baseAddress! + b * width * 3 * hidden
+                    var weights = [Float](repeating: 0, count: probabilities == nil ? 0 : heads * length * length)
+                    let status = weights.withUnsafeMutableBufferPointer { wp -> Int32 in
+                        guard length > 0 else { return 0 }
+                        return loupe_attention_heads(
+                            length, heads, headSize, 3 * hidden, q, q + hidden, q + 2 * hidden,
+                            cp.baseAddress! + b * width * hidden, hidden, probabilities == nil ? nil : wp.baseAddress)
+                    }
+                    precondition(status == 0, "attention: out of memory for \(length) tokens")
+                    probabilities?(b, Tensor(shape: [heads, length, length], storage: weights))
+                }
+            }
+        }
+        return context
     }
 
     /// Softmax of each row of a `rows × columns` block starting at `base`, in place, over the

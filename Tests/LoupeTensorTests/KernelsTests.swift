@@ -47,6 +47,72 @@ import Testing
         }
     }
 
+    @Test func layerNormAddingTheResidualIsTheNormOfTheSum() {
+        let x = random([5, 384], seed: 11)
+        let residual = random([5, 384], seed: 12)
+        let gamma = random([384], seed: 13)
+        let beta = random([384], seed: 14)
+        var fused = x
+        Kernels.layerNorm(&fused, adding: residual, gamma: gamma, beta: beta, epsilon: 1e-12)
+        var worst: Double = 0
+        for row in 0..<5 {
+            let sum = (0..<384).map { Double(x.storage[row * 384 + $0]) + Double(residual.storage[row * 384 + $0]) }
+            let mean = sum.reduce(0, +) / 384
+            let variance = sum.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / 384
+            for c in 0..<384 {
+                let expected =
+                    (sum[c] - mean) / (variance + 1e-12).squareRoot() * Double(gamma.storage[c]) + Double(beta.storage[c])
+                worst = max(worst, abs(expected - Double(fused.storage[row * 384 + c])))
+            }
+        }
+        #expect(worst < 1e-5, "max |diff| \(worst)")
+    }
+
+    /// The fused attention kernel against softmax(q·kᵀ/√d)·v in Double, head by head, on lengths
+    /// that fill no tile exactly (the kernel works in 48-row blocks and 6 × 16 register tiles),
+    /// padded into one batch; padding rows must stay zero.
+    @Test func attentionMatchesSoftmaxOfScaledScoresTimesValues() {
+        let heads = 3
+        let d = 32
+        let hidden = heads * d
+        let lengths = [50, 1, 0, 17, 97]
+        let width = lengths.max()!
+        let qkv = random([lengths.count, width, 3 * hidden], seed: 21)
+        var kept: [Int: Tensor] = [:]
+        let context = Kernels.attention(
+            qkv: qkv, lengths: lengths, heads: heads, headSize: d, probabilities: { kept[$0] = $1 })
+        #expect(context.shape == [lengths.count, width, hidden])
+        var worstOutput: Double = 0
+        var worstWeight: Double = 0
+        for (b, length) in lengths.enumerated() {
+            #expect(kept[b]?.shape == [heads, length, length])
+            func at(_ t: Int, _ column: Int) -> Double { Double(qkv.storage[(b * width + t) * 3 * hidden + column]) }
+            for h in 0..<heads {
+                for i in 0..<length {
+                    let scores = (0..<length).map { j in
+                        (0..<d).reduce(0.0) { $0 + at(i, h * d + $1) * at(j, hidden + h * d + $1) } / Double(d).squareRoot()
+                    }
+                    let top = scores.max()!
+                    let e = scores.map { Foundation.exp($0 - top) }
+                    let total = e.reduce(0, +)
+                    for j in 0..<length {
+                        let weight = Double(kept[b]!.storage[(h * length + i) * length + j])
+                        worstWeight = max(worstWeight, abs(weight - e[j] / total))
+                    }
+                    for c in 0..<d {
+                        let expected = (0..<length).reduce(0.0) { $0 + e[$1] / total * at($1, 2 * hidden + h * d + c) }
+                        let actual = Double(context.storage[(b * width + i) * hidden + h * d + c])
+                        worstOutput = max(worstOutput, abs(expected - actual))
+                    }
+                }
+            }
+            let padding = context.storage[((b * width + length) * hidden)..<((b + 1) * width * hidden)]
+            #expect(padding.allSatisfy { $0 == 0 })
+        }
+        #expect(worstWeight < 1e-6, "attention weights: max |diff| \(worstWeight)")
+        #expect(worstOutput < 1e-5, "outputs: max |diff| \(worstOutput)")
+    }
+
     @Test func geluIsTheErfForm() {
         var x = Tensor(shape: [4], storage: [-2, 0, 1, 3])
         Kernels.gelu(&x)

@@ -1,31 +1,45 @@
 #!/usr/bin/env bash
-# MiniLM embedding throughput, Loupe against its peers in one run: `loupe bench embed`,
-# sentence-transformers (torch on CPU) and the numpy reference, on the same 256 Cranfield
-# sentences of ~30 tokens, batch 32. Prints each figure and Loupe's ratio to each peer.
-# The peers install into .venv-bench from PyPI on first use.
+# MiniLM embedding throughput, Loupe against its peers in one run: `loupe bench embed --ops`,
+# sentence-transformers (torch on CPU, same threads) and the numpy reference, batch 32, on two
+# sets: 256 Cranfield sentences of ~30 tokens, and 128 Cranfield passages cut to 256 tokens
+# (SETS=sentences or SETS=passages runs one). Prints each figure, Loupe's ratio to each peer and
+# Loupe's share of the FP32 roof measured in the same run. The peers install into .venv-bench
+# from PyPI on first use.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 repeats=${REPEATS:-5}
-sentences=${SENTENCES:-sample-data/bench/sentences-256.txt}
+sets=${SETS:-sentences passages}
 model_dir=${LOUPE_MODELS:-$HOME/.cache/loupe/models}/all-MiniLM-L6-v2
 [ -f "$model_dir/model.safetensors" ] || scripts/fetch-minilm
-if [ ! -x .venv-bench/bin/python ]; then
-  python3 -m venv .venv-bench
+if [ ! -x .venv-bench/bin/python ] || ! .venv-bench/bin/python -c "import sentence_transformers" 2>/dev/null; then
+  [ -x .venv-bench/bin/python ] || python3 -m venv .venv-bench
   .venv-bench/bin/pip install -q torch sentence-transformers numpy safetensors tokenizers
 fi
 [ -x .build/release/loupe ] || swift build -c release --product loupe
-loupe_json=$(.build/release/loupe bench embed --json --sentences "$sentences" --repeats "$repeats")
-peers_json=$(.venv-bench/bin/python scripts/bench/embed_peers.py "$model_dir" "$sentences" "$repeats")
-python3 - "$loupe_json" "$peers_json" <<'PY'
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+for set in $sets; do
+  case $set in
+    sentences) file=sample-data/bench/sentences-256.txt ;;
+    passages) file=sample-data/bench/passages-128.txt ;;
+    *) echo "unknown set $set (sentences, passages)" >&2; exit 2 ;;
+  esac
+  # --ops profiles one extra pass per operation into a scratch workspace and measures the roof.
+  loupe_json=$(.build/release/loupe --workspace "$scratch/bench.sqlite" bench embed --json --ops \
+    --sentences "$file" --repeats "$repeats")
+  peers_json=$(.venv-bench/bin/python scripts/bench/embed_peers.py "$model_dir" "$file" "$repeats")
+  python3 - "$set" "$loupe_json" "$peers_json" <<'PY'
 import json, sys
-loupe, peers = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+name, loupe, peers = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
 ours = loupe["sentences_per_second"]
 st = peers["sentence_transformers"]["sentences_per_second"]
 ref = peers["numpy_reference"]["sentences_per_second"]
-print(f"sentences: {loupe['sentences']} of {loupe['mean_tokens']:.1f} tokens, batch {loupe['batch_size']}")
-print(f"loupe (Swift + OpenBLAS)        {ours:8.1f} sentences/s")
-print(f"sentence-transformers (torch)   {st:8.1f} sentences/s   loupe ÷ it = {ours / st:.2f}x   ({peers['torch_threads']} threads)")
-print(f"numpy reference                 {ref:8.1f} sentences/s   loupe ÷ it = {ours / ref:.2f}x")
-print(f"numpy vs sentence-transformers embeddings: max |diff| {peers['numpy_vs_sentence_transformers_max_abs_diff']:.2e}")
-print(json.dumps({"loupe": loupe, "peers": peers, "ratio_vs_sentence_transformers": ours / st, "ratio_vs_numpy": ours / ref}))
+print(f"{name}: {loupe['sentences']} of {loupe['mean_tokens']:.1f} tokens, batch {loupe['batch_size']}")
+print(f"  loupe (Swift + OpenBLAS)        {ours:8.1f} sentences/s   {loupe['fraction_of_roof'] * 100:.0f}% of the FP32 roof ({loupe['fp32_peak_gflops']:.0f} GFLOP/s)")
+print(f"  sentence-transformers (torch)   {st:8.1f} sentences/s   loupe ÷ it = {ours / st:.2f}x   ({peers['torch_threads']} threads)")
+print(f"  numpy reference                 {ref:8.1f} sentences/s   loupe ÷ it = {ours / ref:.2f}x")
+print(f"  numpy vs sentence-transformers embeddings: max |diff| {peers['numpy_vs_sentence_transformers_max_abs_diff']:.2e}")
+print(json.dumps({"set": name, "loupe": loupe, "peers": peers, "ratio_vs_sentence_transformers": ours / st,
+                  "ratio_vs_numpy": ours / ref}))
 PY
+done

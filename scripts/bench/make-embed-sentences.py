@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes sample-data/bench/sentences-256.txt: the first 256 sentences of the Cranfield corpus
+"""Writes sample-data/bench/sentences-256.txt (and passages-128.txt, below): the first 256 sentences of the Cranfield corpus
 (documents in file order, split at " . ") that have 20 to 26 words, about 30 WordPiece tokens
 each. Real text, fixed once, read by both `loupe bench embed` and scripts/bench/embed.sh."""
 import json
@@ -17,3 +17,17 @@ with open(os.path.join(root, "sample-data", "cranfield", "corpus.jsonl"), encodi
             break
 with open(os.path.join(root, "sample-data", "bench", "sentences-256.txt"), "w", encoding="utf-8") as out:
     out.write("\n".join(sentences[:256]) + "\n")
+
+# sample-data/bench/passages-128.txt: the first 128 Cranfield documents (file order) of 230 words
+# or more, one per line. Each is longer than MiniLM's 256 tokens, so both Loupe and
+# sentence-transformers truncate every one to 256: the long-passage case of `loupe bench embed`.
+passages = []
+with open(os.path.join(root, "sample-data", "cranfield", "corpus.jsonl"), encoding="utf-8") as corpus:
+    for line in corpus:
+        words = json.loads(line)["text"].split()
+        if len(words) >= 230:
+            passages.append(" ".join(words))
+        if len(passages) >= 128:
+            break
+with open(os.path.join(root, "sample-data", "bench", "passages-128.txt"), "w", encoding="utf-8") as out:
+    out.write("\n".join(passages) + "\n")

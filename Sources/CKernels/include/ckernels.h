@@ -40,6 +40,11 @@ void loupe_softmax_online(float *y, const float *x, size_t rows, size_t columns)
 void loupe_layernorm(float *y, const float *x, const float *gamma, const float *beta, size_t rows, size_t columns,
                      float epsilon);
 
+/// In place: x = LayerNorm(x + residual) for each row (`residual` may be NULL: plain layer norm),
+/// the mean and the variance in two passes.
+void loupe_add_layernorm(float *x, const float *residual, const float *gamma, const float *beta, size_t rows,
+                         size_t columns, float epsilon);
+
 /// Single-head attention, O = softmax(Q·Kᵀ/√d)·V for T × d row-major Q, K, V, with the T × T
 /// scores materialised (loupe_attention_naive_scratch(t) bytes). Returns 0 or -1.
 int loupe_attention_naive(size_t t, size_t d, const float *q, const float *k, const float *v, float *o);
@@ -49,6 +54,15 @@ size_t loupe_attention_naive_scratch(size_t t);
 /// matrix exists: loupe_attention_flash_scratch(d) bytes of extra memory, whatever T is.
 int loupe_attention_flash(size_t t, size_t d, const float *q, const float *k, const float *v, float *o);
 size_t loupe_attention_flash_scratch(size_t d);
+
+/// One sequence of a multi-head attention layer: Q, K, V are `[T, heads · d]` row-major with row
+/// stride `stride` (head h is columns h·d ..< (h+1)·d; the three may be column blocks of one fused
+/// projection) and only the first `length` rows are real. For every head,
+/// O[i, head] += softmax(Q·Kᵀ/√d)[i] · V over the real rows (O, row stride `o_stride`, starts zeroed);
+/// `probabilities`, when not NULL, receives the `heads × length × length` attention weights.
+/// Returns 0, or -1 when its scratch cannot be allocated.
+int loupe_attention_heads(size_t length, size_t heads, size_t d, size_t stride, const float *q, const float *k,
+                          const float *v, float *o, size_t o_stride, float *probabilities);
 
 #endif
 

@@ -42,6 +42,11 @@ extension BenchCommand {
             var sentencesPerSecond: Double
             var tokensPerSecond: Double
             var operations: [Operation]?
+            /// FLOPs of one pass over the sentences (the operations' analytic counts), when profiled.
+            var gflopsPerPass: Double?
+            /// The FP32 peak measured now on every core, and the pass's share of it, when profiled.
+            var fp32PeakGflops: Double?
+            var fractionOfRoof: Double?
         }
 
         /// One operation kind of the forward pass over a whole profiled pass.
@@ -79,6 +84,8 @@ extension BenchCommand {
             }
             let median = passes.sorted()[passes.count / 2]
             var operations: [Operation]?
+            var gflopsPerPass: Double?
+            var peak: Double?
             if ops {
                 let profile = OperationProfile()
                 _ = embedder.embed(lines, batchSize: batchSize, profile: profile)
@@ -97,6 +104,8 @@ extension BenchCommand {
                             threads: ProcessInfo.processInfo.activeProcessorCount, machine: machine,
                             measuredAt: measuredAt)
                     })
+                gflopsPerPass = entries.reduce(0) { $0 + $1.flops } / 1e9
+                peak = MachineProbe.fp32Peak(threads: ProcessInfo.processInfo.activeProcessorCount)
                 operations = entries.map { entry in
                     Operation(
                         name: entry.name, calls: entry.calls, milliseconds: Double(entry.nanoseconds) / 1e6,
@@ -109,7 +118,8 @@ extension BenchCommand {
                 meanTokens: Double(tokens.reduce(0, +)) / Double(tokens.count), loadSeconds: loadSeconds,
                 passSeconds: passes, sentencesPerSecond: Double(lines.count) / median,
                 tokensPerSecond: Double(tokens.reduce(0, +)) / median,
-                operations: operations)
+                operations: operations, gflopsPerPass: gflopsPerPass, fp32PeakGflops: peak,
+                fractionOfRoof: gflopsPerPass.flatMap { work in peak.map { work / median / $0 } })
             if json {
                 context.print(try Formatting.json(result))
                 return
@@ -120,6 +130,13 @@ extension BenchCommand {
                         "loupe MiniLM  %.1f sentences/s  (%.0f tokens/s; %d sentences of %.1f tokens, batch %d, median of %d passes; load %.2f s)",
                     result.sentencesPerSecond, result.tokensPerSecond, result.sentences, result.meanTokens, batchSize,
                     passes.count, loadSeconds))
+            if let work = gflopsPerPass, let peak, let fraction = result.fractionOfRoof {
+                context.print(
+                    String(
+                        format:
+                            "  %.1f GFLOP a pass: %.1f GFLOP/s end to end = %.0f%% of the FP32 roof (%.1f GFLOP/s on %d cores, measured now)",
+                        work, work / median, fraction * 100, peak, ProcessInfo.processInfo.activeProcessorCount))
+            }
             if operations != nil {
                 context.print("  stored as suite minilm-forward in \(context.session.displayPath), table kernel_runs")
                 context.print(
