@@ -13,7 +13,7 @@ fi
 run=$(mktemp)
 trap 'rm -f "$run"' EXIT
 c=sample-data/cranfield
-loupe_json=$(.build/release/loupe bench retrieval --json --run "$run")
+loupe_json=$(.build/release/loupe bench retrieval --json --run-file "$run")
 peers_json=$(.venv-bench/bin/python scripts/bench/retrieval_peers.py $c/corpus.jsonl $c/queries.jsonl $c/qrels.trec "$run")
 python3 - "$loupe_json" "$peers_json" <<'PY'
 import json, sys

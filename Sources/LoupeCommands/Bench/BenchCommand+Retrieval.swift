@@ -11,9 +11,11 @@ extension BenchCommand {
             abstract: "BM25 on a JSONL corpus (Cranfield by default): index time, single-thread queries/s, metrics.",
             discussion: """
                 Tokenisation as the peers were measured with (lower-case, split on non-alphanumerics, the \
-                33-word stop list; --stem for Porter), k1 1.2, b 0.75, title + text, top 100 per query. \
-                --run writes the run in TREC format so pytrec_eval can score the same ranking \
-                (scripts/bench/retrieval.sh does, beside bm25s and rank_bm25).
+                33-word stop list; --stem for Porter), k1 1.2, b 0.75, documents as title + text, \
+                queries as their text alone (as the peers read them; --query-title adds a query's title), \
+                top 100 per query by MaxScore (exact). --run-file writes the run in TREC format so \
+                pytrec_eval can score the same ranking (scripts/bench/retrieval.sh does, beside bm25s and \
+                rank_bm25). index_bytes is the index as the workspace stores it.
                 """
         )
         static var runsInsideTUI: Bool { false }
@@ -24,7 +26,8 @@ extension BenchCommand {
         @Option(help: "Qrels (TREC).") var qrels = "sample-data/cranfield/qrels.trec"
         @Flag(help: "Porter stemming.") var stem = false
         @Option(help: "Passes over the queries; the best is kept.") var repeats = 5
-        @Option(help: "Write the run (TREC format) here.") var run: String?
+        @Option(help: "Write the run (TREC format) here.") var runFile: String?
+        @Flag(help: "Prefix each query's text with its title, when the queries file has titles.") var queryTitle = false
         @Flag(help: "Print JSON.") var json = false
 
         struct Result: Encodable {
@@ -33,6 +36,8 @@ extension BenchCommand {
             var stem: Bool
             var tokenizeSeconds: Double
             var indexSeconds: Double
+            var indexBytes: Int
+            var queryTitle: Bool
             var queriesPerSecond: Double
             var ndcgAt10: Double
             var mapAt100: Double
@@ -56,7 +61,13 @@ extension BenchCommand {
             var start = DispatchTime.now().uptimeNanoseconds
             // Title + " " + text, as the peers index it (the body joins them with a blank line).
             let terms = documents.map { tokenizer.terms($0.body) }
-            let queryTerms = queryList.map { tokenizer.terms($0.body) }
+            // A query's text alone unless asked: its body is title, blank line, text.
+            let queryTerms = queryList.map { query in
+                let text =
+                    queryTitle || query.title.isEmpty
+                    ? query.body : String(query.body.unicodeScalars.dropFirst(query.title.unicodeScalars.count + 2))
+                return tokenizer.terms(text)
+            }
             let tokenizeSeconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
             start = DispatchTime.now().uptimeNanoseconds
             let index = BM25Index(documents: terms)
@@ -77,13 +88,14 @@ extension BenchCommand {
                     lines.append("\(query.id) Q0 \(hit.0) \(rank + 1) \(String(format: "%.9f", hit.1)) loupe")
                 }
             }
-            if let path = self.run {
+            if let path = runFile {
                 try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
             }
             let mean = RetrievalMetrics.mean(perQuery, queries: Array(judgments.keys))
             let result = Result(
                 documents: documents.count, queries: queryList.count, stem: stem, tokenizeSeconds: tokenizeSeconds,
-                indexSeconds: indexSeconds, queriesPerSecond: Double(queryList.count) / best,
+                indexSeconds: indexSeconds, indexBytes: index.serialized().count, queryTitle: queryTitle,
+                queriesPerSecond: Double(queryList.count) / best,
                 ndcgAt10: mean.ndcg[10] ?? 0, mapAt100: mean.averagePrecision, recallAt100: mean.recall[100] ?? 0,
                 mrr: mean.reciprocalRank, precisionAt10: mean.precision[10] ?? 0)
             if json {
@@ -94,8 +106,9 @@ extension BenchCommand {
                 "BM25\(stem ? " (Porter)" : "")"
                     + String(
                         format:
-                            " on %d documents: tokenise %.3f s, index %.3f s, %.0f queries/s (single thread, top 100)",
-                        documents.count, tokenizeSeconds, indexSeconds, result.queriesPerSecond))
+                            " on %d documents: tokenise %.3f s, index %.3f s (%.1f MB), %.0f queries/s (single thread, top 100)",
+                        documents.count, tokenizeSeconds, indexSeconds, Double(result.indexBytes) / 1e6,
+                        result.queriesPerSecond))
             context.print(
                 String(
                     format: "nDCG@10 %.4f  MAP@100 %.4f  R@100 %.4f  MRR %.4f  P@10 %.4f", result.ndcgAt10,
