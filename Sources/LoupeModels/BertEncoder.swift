@@ -1,4 +1,5 @@
 import Foundation
+import LoupeBase
 import LoupeTensor
 
 /// A BERT encoder (post-LayerNorm, exact GELU, absolute positions) with weights from a
@@ -13,7 +14,9 @@ package struct BertEncoder: Sendable {
     let positionEmbeddings: Tensor
     let typeEmbeddings: Tensor
     let embeddingNorm: (gamma: Tensor, beta: Tensor)
-    let layers: [Layer]
+    private(set) var layers: [Layer]
+    /// The linear layers' precision: fp32, or int8 after `quantized()`.
+    package private(set) var precision: Precision = .fp32
 
     struct Layer: Sendable {
         /// The query, key and value projections stacked into one `[3 · hidden, hidden]` weight,
@@ -25,6 +28,87 @@ package struct BertEncoder: Sendable {
         var intermediate: (weight: Tensor, bias: Tensor)
         var output: (weight: Tensor, bias: Tensor)
         var outputNorm: (gamma: Tensor, beta: Tensor)
+        /// The linear layers quantised, when the encoder runs them in int8.
+        var int8: Int8Layers = Int8Layers()
+    }
+
+    /// The inputs of a layer's linear layers that quantisation calibrates on.
+    package enum LinearInput: Sendable {
+        /// The layer's input, which Q, K and V read.
+        case queryKeyValue
+        /// The attention block's normalised output, which the FFN's up projection reads.
+        case intermediate
+        /// The heads' concatenated outputs, which the attention output projection reads.
+        case attentionOutput
+        /// GELU's output, which the FFN's down projection reads.
+        case output
+    }
+
+    struct Int8Layers: Sendable {
+        var queryKeyValue: QuantizedLinear?
+        var attentionOutput: QuantizedLinear?
+        var intermediate: QuantizedLinear?
+        var output: QuantizedLinear?
+    }
+
+    /// The same encoder with its linear layers in int8: weights quantised per output channel now,
+    /// activations per token as they arrive (dynamic quantisation). Embeddings, layer norms,
+    /// attention and GELU stay fp32.
+    ///
+    /// The inputs of Q·K·V and of the FFN's up projection are layer-norm outputs with a few
+    /// channels ten to twenty times the others (channel 99 at ~28 against a median of ~1.8), the
+    /// same channels for every token. Quantised per token as they are, those channels set the
+    /// scale and the rest keep a few levels. So those two layers are smoothed as SmoothQuant does
+    /// (Xiao et al. 2023, α = 0.5): each channel of the activation is divided by
+    /// `s_j = √(max|x_j| / max|w_·j|)` and the weight's column multiplied by it. The maxima come
+    /// from one calibration pass over 16 sequences of 62 random wordpieces (seeded), which finds the
+    /// same outlier channels as real text does (Cranfield passages calibrated no better). Measured
+    /// on the 256 benchmark sentences, the lowest cosine to the fp32 embedding rose from 0.9949 to
+    /// 0.9980. Smoothing the attention output and FFN down projections as well made it worse
+    /// (0.9978), so they are quantised plainly.
+    package func quantized() -> BertEncoder {
+        var observed: [Int: [Float]] = [:]
+        var generator = SplitMix64(seed: 23)
+        let first = 1000  // past [PAD], [unused…], [CLS], [SEP], [MASK]
+        let calibration = (0..<16).map { _ in
+            [Int32(101)]
+                + (0..<62).map { _ in
+                    Int32(first + Int(generator.next() % UInt64(configuration.vocabularySize - first)))
+                } + [102]
+        }
+        _ = forward(
+            calibration,
+            observe: { layer, input, x in
+                guard input == .queryKeyValue || input == .intermediate else { return }
+                let key = layer * 2 + (input == .queryKeyValue ? 0 : 1)
+                var maxima = observed[key] ?? [Float](repeating: 0, count: x.columns)
+                for (index, value) in x.storage.enumerated() {
+                    maxima[index % x.columns] = max(maxima[index % x.columns], abs(value))
+                }
+                observed[key] = maxima
+            })
+        var copy = self
+        copy.precision = .int8
+        copy.layers = layers.enumerated().map { index, layer in
+            var layer = layer
+            let qkv = layer.queryKeyValue
+            let up = layer.intermediate
+            layer.int8.queryKeyValue = QuantizedLinear(
+                weight: qkv.weight, bias: qkv.bias,
+                smoothing: observed[index * 2].map {
+                    QuantizedLinear.smoothing(activationMaxima: $0, weight: qkv.weight)
+                })
+            layer.int8.attentionOutput = QuantizedLinear(
+                weight: layer.attentionOutput.weight, bias: layer.attentionOutput.bias)
+            layer.int8.intermediate = QuantizedLinear(
+                weight: up.weight, bias: up.bias,
+                smoothing: observed[index * 2 + 1].map {
+                    QuantizedLinear.smoothing(activationMaxima: $0, weight: up.weight)
+                })
+            layer.int8.output = QuantizedLinear(weight: layer.output.weight, bias: layer.output.bias)
+            return layer
+        }
+        return copy
     }
 
     /// Loads and shape-checks every tensor the encoder needs; keys have no `bert.` prefix.
@@ -90,7 +174,8 @@ package struct BertEncoder: Sendable {
     ///   reconstruction spliced in, say).
     package func forward(
         _ batch: [[Int32]], types: [[Int32]]? = nil, capture: CaptureRequest = .none, profile: OperationProfile? = nil,
-        intervention: ((_ layer: Int, _ hidden: inout Tensor, _ lengths: [Int]) -> Void)? = nil
+        intervention: ((_ layer: Int, _ hidden: inout Tensor, _ lengths: [Int]) -> Void)? = nil,
+        observe: ((_ layer: Int, _ input: LinearInput, _ x: Tensor) -> Void)? = nil
     ) -> (
         hidden: Tensor, captured: CapturedActivations
     ) {
@@ -126,7 +211,8 @@ package struct BertEncoder: Sendable {
         var captured = CapturedActivations()
         for (index, layer) in layers.enumerated() {
             x = run(
-                layer, on: x, lengths: lengths, width: width, keepAttention: capture.attentionLayers.contains(index),
+                layer, on: x, observe: observe.map { observe in { observe(index, $0, $1) } }, lengths: lengths,
+                width: width, keepAttention: capture.attentionLayers.contains(index),
                 keepQueryKey: capture.queryKeyLayers.contains(index), profile: profile,
                 reportQueryKey: { queries, keys in
                     captured.queries[index] = queries
@@ -162,7 +248,8 @@ package struct BertEncoder: Sendable {
     }
 
     private func run(
-        _ layer: Layer, on x: Tensor, lengths: [Int], width: Int, keepAttention: Bool, keepQueryKey: Bool,
+        _ layer: Layer, on x: Tensor, observe: ((LinearInput, Tensor) -> Void)?, lengths: [Int], width: Int,
+        keepAttention: Bool, keepQueryKey: Bool,
         profile: OperationProfile?, reportQueryKey: (_ queries: [Tensor], _ keys: [Tensor]) -> Void,
         report: ([Tensor]) -> Void
     ) -> Tensor {
@@ -172,10 +259,12 @@ package struct BertEncoder: Sendable {
         let rows = x.rows
         let inner = configuration.intermediateSize
         let projection = KernelCost.linear(rows: rows, inputs: hidden, outputs: hidden)
+        observe?(.queryKeyValue, x)
         let qkv = OperationProfile.measure(
             profile, "linear Q·K·V 384→3×384", .linear(rows: rows, inputs: hidden, outputs: 3 * hidden)
         ) {
-            Kernels.linear(x, weight: layer.queryKeyValue.weight, bias: layer.queryKeyValue.bias)
+            layer.int8.queryKeyValue.map { Kernels.linear(x, quantized: $0) }
+                ?? Kernels.linear(x, weight: layer.queryKeyValue.weight, bias: layer.queryKeyValue.bias)
         }
         if keepQueryKey {
             reportQueryKey(
@@ -191,8 +280,10 @@ package struct BertEncoder: Sendable {
         }
         if keepAttention { report(kept) }
         let addNorm = KernelCost.addLayerNorm(rows: rows, columns: hidden)
+        observe?(.attentionOutput, context)
         var attended = OperationProfile.measure(profile, "linear attention out 384→384", projection) {
-            Kernels.linear(context, weight: layer.attentionOutput.weight, bias: layer.attentionOutput.bias)
+            layer.int8.attentionOutput.map { Kernels.linear(context, quantized: $0) }
+                ?? Kernels.linear(context, weight: layer.attentionOutput.weight, bias: layer.attentionOutput.bias)
         }
         OperationProfile.measure(profile, "residual add + layer norm", addNorm) {
             Kernels.layerNorm(
@@ -202,6 +293,7 @@ package struct BertEncoder: Sendable {
         // The feed-forward block a block of rows at a time: the 1536-wide intermediate of 256 rows
         // (1.5 MB) stays in L2/L3 between the up projection, GELU and the down projection,
         // instead of a [rows, 1536] matrix going to memory and back three times.
+        observe?(.intermediate, attended)
         var output = Tensor(zeros: attended.shape)
         var intermediate = Tensor(zeros: [min(rows, Self.feedForwardRows), inner])
         for start in stride(from: 0, to: rows, by: Self.feedForwardRows) {
@@ -210,17 +302,27 @@ package struct BertEncoder: Sendable {
             OperationProfile.measure(
                 profile, "linear FFN up 384→1536", .linear(rows: block.count, inputs: hidden, outputs: inner)
             ) {
-                Kernels.linear(
-                    attended, rows: block, weight: layer.intermediate.weight, bias: layer.intermediate.bias,
-                    into: &intermediate, at: 0)
+                if let int8 = layer.int8.intermediate {
+                    Kernels.linear(attended, rows: block, quantized: int8, into: &intermediate, at: 0)
+                } else {
+                    Kernels.linear(
+                        attended, rows: block, weight: layer.intermediate.weight, bias: layer.intermediate.bias,
+                        into: &intermediate, at: 0)
+                }
             }
             OperationProfile.measure(profile, "GELU", .gelu(count: block.count * inner)) { Kernels.gelu(&intermediate) }
+            observe?(.output, intermediate)
             OperationProfile.measure(
                 profile, "linear FFN down 1536→384", .linear(rows: block.count, inputs: inner, outputs: hidden)
             ) {
-                Kernels.linear(
-                    intermediate, rows: 0..<block.count, weight: layer.output.weight, bias: layer.output.bias,
-                    into: &output, at: block.lowerBound)
+                if let int8 = layer.int8.output {
+                    Kernels.linear(
+                        intermediate, rows: 0..<block.count, quantized: int8, into: &output, at: block.lowerBound)
+                } else {
+                    Kernels.linear(
+                        intermediate, rows: 0..<block.count, weight: layer.output.weight, bias: layer.output.bias,
+                        into: &output, at: block.lowerBound)
+                }
             }
         }
         OperationProfile.measure(profile, "residual add + layer norm", addNorm) {

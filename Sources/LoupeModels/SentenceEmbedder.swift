@@ -6,7 +6,7 @@ import Synchronization
 /// real tokens → L2 normalisation.
 package struct SentenceEmbedder: Sendable {
     package let tokenizer: WordPieceTokenizer
-    package let encoder: BertEncoder
+    package private(set) var encoder: BertEncoder
     package let directory: String
 
     /// The files a model directory must hold.
@@ -28,6 +28,13 @@ package struct SentenceEmbedder: Sendable {
         }
         encoder = try BertEncoder(
             weights: try SafeTensors(path: directory + "/model.safetensors"), configuration: configuration)
+    }
+
+    /// The same embedder with the encoder's linear layers in int8 (see `BertEncoder.quantized`).
+    package func quantized() -> SentenceEmbedder {
+        var copy = self
+        copy.encoder = encoder.quantized()
+        return copy
     }
 
     /// One text's result: token ids and the unit-length embedding.

@@ -2,8 +2,9 @@
 # MiniLM embedding throughput, Loupe against its peers in one run: `loupe bench embed --ops`,
 # sentence-transformers (torch on CPU, same threads) and the numpy reference, batch 32, on two
 # sets: 256 Cranfield sentences of ~30 tokens, and 128 Cranfield passages cut to 256 tokens
-# (SETS=sentences or SETS=passages runs one). Prints each figure, Loupe's ratio to each peer and
-# Loupe's share of the FP32 roof measured in the same run. The peers install into .venv-bench
+# (SETS=sentences or SETS=passages runs one); Loupe in fp32 and in int8 (`--precision int8`, with
+# its cosine to the fp32 embeddings). Prints each figure, Loupe's ratio to each peer and Loupe's
+# share of the FP32 roof measured in the same run. The peers install into .venv-bench
 # from PyPI on first use.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -27,19 +28,24 @@ for set in $sets; do
   # --ops profiles one extra pass per operation into a scratch workspace and measures the roof.
   loupe_json=$(.build/release/loupe --workspace "$scratch/bench.sqlite" bench embed --json --ops \
     --sentences "$file" --repeats "$repeats")
+  int8_json=$(.build/release/loupe --workspace "$scratch/bench.sqlite" bench embed --json --precision int8 \
+    --sentences "$file" --repeats "$repeats")
   peers_json=$(.venv-bench/bin/python scripts/bench/embed_peers.py "$model_dir" "$file" "$repeats")
-  python3 - "$set" "$loupe_json" "$peers_json" <<'PY'
+  python3 - "$set" "$loupe_json" "$peers_json" "$int8_json" <<'PY'
 import json, sys
-name, loupe, peers = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
+name, loupe, peers, int8 = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3]), json.loads(sys.argv[4])
 ours = loupe["sentences_per_second"]
 st = peers["sentence_transformers"]["sentences_per_second"]
 ref = peers["numpy_reference"]["sentences_per_second"]
 print(f"{name}: {loupe['sentences']} of {loupe['mean_tokens']:.1f} tokens, batch {loupe['batch_size']}")
 print(f"  loupe (Swift + OpenBLAS)        {ours:8.1f} sentences/s   {loupe['fraction_of_roof'] * 100:.0f}% of the FP32 roof ({loupe['fp32_peak_gflops']:.0f} GFLOP/s)")
-print(f"  sentence-transformers (torch)   {st:8.1f} sentences/s   loupe ÷ it = {ours / st:.2f}x   ({peers['torch_threads']} threads)")
+q = int8["sentences_per_second"]
+print(f"  loupe int8                      {q:8.1f} sentences/s   cosine to fp32: lowest {int8['minimum_cosine_to_fp32']:.5f}, mean {int8['mean_cosine_to_fp32']:.5f}")
+print(f"  sentence-transformers (torch)   {st:8.1f} sentences/s   loupe ÷ it = {ours / st:.2f}x, loupe int8 ÷ it = {q / st:.2f}x   ({peers['torch_threads']} threads)")
 print(f"  numpy reference                 {ref:8.1f} sentences/s   loupe ÷ it = {ours / ref:.2f}x")
 print(f"  numpy vs sentence-transformers embeddings: max |diff| {peers['numpy_vs_sentence_transformers_max_abs_diff']:.2e}")
-print(json.dumps({"set": name, "loupe": loupe, "peers": peers, "ratio_vs_sentence_transformers": ours / st,
+print(json.dumps({"set": name, "loupe": loupe, "loupe_int8": int8, "peers": peers, "ratio_vs_sentence_transformers": ours / st,
+                  "int8_ratio_vs_sentence_transformers": q / st,
                   "ratio_vs_numpy": ours / ref}))
 PY
 done

@@ -31,3 +31,16 @@ with open(os.path.join(root, "sample-data", "cranfield", "corpus.jsonl"), encodi
             break
 with open(os.path.join(root, "sample-data", "bench", "passages-128.txt"), "w", encoding="utf-8") as out:
     out.write("\n".join(passages) + "\n")
+
+# sample-data/bench/varied-sentences.txt: the 12 sentences MiniLM's parity fixtures are built from
+# (scripts/reference/minilm_reference.py: plain, punctuation, accented, Chinese, Japanese, numbers,
+# long words, an e-mail and a URL, emoji and symbols, mixed case, a passage past 256 tokens), one per
+# line, for `loupe bench embed --precision int8` to measure int8's cosine to fp32 on varied text.
+import ast
+
+reference = open(os.path.join(root, "scripts", "reference", "minilm_reference.py"), encoding="utf-8").read()
+assignment = next(node for node in ast.parse(reference).body
+                  if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "SENTENCES")
+varied = eval(compile(ast.Expression(assignment.value), "SENTENCES", "eval"))  # literals and one " ".join
+with open(os.path.join(root, "sample-data", "bench", "varied-sentences.txt"), "w", encoding="utf-8") as out:
+    out.write("\n".join(varied) + "\n")

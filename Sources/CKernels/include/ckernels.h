@@ -28,6 +28,28 @@ void loupe_quantize_rows_int8(size_t rows, size_t columns, const float *weight, 
 int loupe_matmul_int8(size_t m, size_t n, size_t k, const float *a, size_t lda, const int8_t *weight,
                       const float *scales, float *c, size_t ldc);
 
+/// Int8 linear layers (dynamic quantisation; see int8gemm.c). Weights `n × k` (a Linear layer's
+/// layout) are quantised per output channel into `loupe_int8_packed_bytes(n, k)` bytes, with a
+/// scale and the sum of the quantised row per channel.
+size_t loupe_int8_packed_bytes(size_t n, size_t k);
+void loupe_int8_pack_weights(size_t n, size_t k, const float *weight, int8_t *packed, float *scales,
+                             int32_t *column_sums);
+/// Bytes one quantised activation row takes (k rounded up to 4).
+size_t loupe_int8_row_bytes(size_t k);
+/// Quantises each row of `x` (`m × k`, row stride `ldx`) symmetrically to q ∈ [−127, 127], stored
+/// as q + 128 (row stride `ldq` ≥ loupe_int8_row_bytes(k)), with one scale per row. When
+/// `column_multipliers` is not NULL, column p is multiplied by it first (SmoothQuant's smoothing,
+/// 1 / s_p; the weight's column p was multiplied by s_p before it was packed).
+void loupe_int8_quantize_rows(size_t m, size_t k, const float *x, size_t ldx, const float *column_multipliers,
+                              uint8_t *q, size_t ldq, float *scales);
+/// c = dequant(a) · dequant(w)ᵀ + bias for quantised rows `a` and packed weights: int32 sums
+/// (AVX-512 VNNI when the CPU has it), scaled back and biased as they are stored. `bias` may be NULL.
+void loupe_int8_linear(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, const float *a_scales,
+                       const int8_t *packed, const float *w_scales, const int32_t *column_sums, const float *bias,
+                       float *c, size_t ldc);
+/// Whether the CPU has AVX-512 with VNNI (checked once).
+int loupe_has_avx512_vnni(void);
+
 /// Softmax of each row, three passes: maximum; exp(x − max) written to y and summed; scale.
 /// y may equal x.
 void loupe_softmax_three_pass(float *y, const float *x, size_t rows, size_t columns);

@@ -27,6 +27,11 @@ extension BenchCommand {
         @Option(help: "A file of sentences, one per line.") var sentences = "sample-data/bench/sentences-256.txt"
         @Option(help: "Sentences per forward pass.") var batchSize = 32
         @Option(help: "Timed passes over all sentences (the median is reported).") var repeats = 5
+        @Option(
+            help:
+                "The linear layers' arithmetic: fp32, or int8 (then each embedding's cosine to the fp32 one is reported too)."
+        )
+        var precision: Precision = .fp32
         @Flag(
             help:
                 "Also profile one pass per operation (time, GFLOP/s, FLOP/byte) and store it in the workspace's kernel_runs for the roofline."
@@ -41,6 +46,10 @@ extension BenchCommand {
             var passSeconds: [Double]
             var sentencesPerSecond: Double
             var tokensPerSecond: Double
+            var precision: String
+            /// With int8: the lowest and the mean cosine between a sentence's int8 and fp32 embeddings.
+            var minimumCosineToFP32: Double?
+            var meanCosineToFP32: Double?
             var operations: [Operation]?
             /// FLOPs of one pass over the sentences (the operations' analytic counts), when profiled.
             var gflopsPerPass: Double?
@@ -69,7 +78,7 @@ extension BenchCommand {
             let lines = text.split(separator: "\n").map(String.init).filter { !$0.isEmpty }
             guard !lines.isEmpty else { throw CommandFailure("\(sentences): no sentences") }
             var watch = Stopwatch()
-            let embedder = try context.session.models.miniLM()
+            let embedder = try context.session.models.miniLM(precision: precision)
             let loadSeconds = watch.lap()
             let tokens = lines.map { embedder.tokenizer.encode($0).count }
             _ = embedder.embed(Array(lines.prefix(batchSize)), batchSize: batchSize)
@@ -83,6 +92,12 @@ extension BenchCommand {
                 precondition(results.count == lines.count)
             }
             let median = passes.sorted()[passes.count / 2]
+            var cosines: [Double] = []
+            if precision != .fp32 {
+                let reference = try context.session.models.miniLM().embed(lines, batchSize: batchSize)
+                let ours = embedder.embed(lines, batchSize: batchSize)
+                cosines = zip(ours, reference).map { Double(SentenceEmbedder.cosine($0.vector, $1.vector)) }
+            }
             var operations: [Operation]?
             var gflopsPerPass: Double?
             var peak: Double?
@@ -99,7 +114,8 @@ extension BenchCommand {
                 try context.workspace().record(
                     entries.map { entry in
                         KernelRun(
-                            suite: "minilm-forward", kernel: entry.name, workload: workload, calls: entry.calls,
+                            suite: precision == .fp32 ? "minilm-forward" : "minilm-forward-int8", kernel: entry.name,
+                            workload: workload, calls: entry.calls,
                             nanoseconds: Int64(entry.nanoseconds), flops: entry.flops, bytes: entry.bytes,
                             threads: ProcessInfo.processInfo.activeProcessorCount, machine: machine,
                             measuredAt: measuredAt)
@@ -117,7 +133,9 @@ extension BenchCommand {
                 sentences: lines.count, batchSize: batchSize,
                 meanTokens: Double(tokens.reduce(0, +)) / Double(tokens.count), loadSeconds: loadSeconds,
                 passSeconds: passes, sentencesPerSecond: Double(lines.count) / median,
-                tokensPerSecond: Double(tokens.reduce(0, +)) / median,
+                tokensPerSecond: Double(tokens.reduce(0, +)) / median, precision: precision.rawValue,
+                minimumCosineToFP32: cosines.min(),
+                meanCosineToFP32: cosines.isEmpty ? nil : cosines.reduce(0, +) / Double(cosines.count),
                 operations: operations, gflopsPerPass: gflopsPerPass, fp32PeakGflops: peak,
                 fractionOfRoof: gflopsPerPass.flatMap { work in peak.map { work / median / $0 } })
             if json {
@@ -127,9 +145,15 @@ extension BenchCommand {
             context.print(
                 String(
                     format:
-                        "loupe MiniLM  %.1f sentences/s  (%.0f tokens/s; %d sentences of %.1f tokens, batch %d, median of %d passes; load %.2f s)",
+                        "loupe MiniLM \(precision.rawValue)  %.1f sentences/s  (%.0f tokens/s; %d sentences of %.1f tokens, batch %d, median of %d passes; load %.2f s)",
                     result.sentencesPerSecond, result.tokensPerSecond, result.sentences, result.meanTokens, batchSize,
                     passes.count, loadSeconds))
+            if let lowest = result.minimumCosineToFP32, let mean = result.meanCosineToFP32 {
+                context.print(
+                    String(
+                        format: "  %@: cosine to the fp32 embedding, lowest %.5f, mean %.5f over the %d sentences",
+                        precision.rawValue, lowest, mean, lines.count))
+            }
             if let work = gflopsPerPass, let peak, let fraction = result.fractionOfRoof {
                 context.print(
                     String(
@@ -138,7 +162,9 @@ extension BenchCommand {
                         work, work / median, fraction * 100, peak, ProcessInfo.processInfo.activeProcessorCount))
             }
             if operations != nil {
-                context.print("  stored as suite minilm-forward in \(context.session.displayPath), table kernel_runs")
+                context.print(
+                    "  stored as suite minilm-forward\(precision == .fp32 ? "" : "-int8") in \(context.session.displayPath), table kernel_runs"
+                )
                 context.print(
                     "  per operation, one profiled pass (time summed over the cores' concurrent batches; GFLOP/s per core):"
                 )

@@ -11,7 +11,8 @@ struct BenchCommand: ParsableCommand {
         commandName: "bench",
         abstract: "Measure Loupe on this machine (start-up, rendering, engines).",
         subcommands: [
-            TUI.self, Embed.self, Kernels.self, Retrieval.self, HNSW.self, Traces.self, Evals.self, SAE.self,
+            TUI.self, Embed.self, Dense.self, Kernels.self, Retrieval.self, HNSW.self, Traces.self, Evals.self,
+            SAE.self,
             Receive.self,
         ]
     )

@@ -14,6 +14,8 @@ struct EmbedCommand: LoupeCommand {
 
     @OptionGroup var global: GlobalOptions
     @Flag(help: "Print JSON (every component of every vector).") var json = false
+    @Option(help: "The linear layers' arithmetic: fp32, or int8 (weights per channel, activations per token).")
+    var precision: Precision = .fp32
     @Argument(help: ArgumentHelp("Texts to embed.", valueName: "text")) var texts: [String]
 
     func validate() throws {
@@ -28,7 +30,7 @@ struct EmbedCommand: LoupeCommand {
     }
 
     func run(in context: CommandContext) throws {
-        let embedder = try context.session.models.miniLM()
+        let embedder = try context.session.models.miniLM(precision: precision)
         let results = embedder.embed(texts)
         let records = zip(texts, results).map { text, result in
             Record(text: text, ids: result.ids, tokens: embedder.tokenizer.tokens(result.ids), embedding: result.vector)
@@ -46,6 +48,8 @@ struct EmbedCommand: LoupeCommand {
         }
     }
 }
+
+extension Precision: ExpressibleByArgument {}
 
 /// `loupe similarity A B`: cosine similarity of two texts' MiniLM embeddings.
 struct SimilarityCommand: LoupeCommand {

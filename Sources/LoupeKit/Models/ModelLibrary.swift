@@ -12,6 +12,7 @@ package final class ModelLibrary: Sendable {
 
     package let root: String
     private let loaded = Mutex<SentenceEmbedder?>(nil)
+    private let quantized = Mutex<SentenceEmbedder?>(nil)
 
     package init(root: String) { self.root = root }
 
@@ -41,6 +42,18 @@ package final class ModelLibrary: Sendable {
                     message: "not found in \(directory); run scripts/fetch-minilm (or set LOUPE_MODELS)")
             }
             let embedder = try SentenceEmbedder(directory: directory)
+            slot = embedder
+            return embedder
+        }
+    }
+
+    /// MiniLM at `precision`: the fp32 embedder, or its int8 form, quantised on first use and kept.
+    package func miniLM(precision: Precision) throws(ModelError) -> SentenceEmbedder {
+        let base = try miniLM()
+        guard precision == .int8 else { return base }
+        return quantized.withLock { slot in
+            if let embedder = slot { return embedder }
+            let embedder = base.quantized()
             slot = embedder
             return embedder
         }

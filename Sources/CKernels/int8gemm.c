@@ -1,0 +1,172 @@
+// Int8 linear layers, as dynamic quantisation does them: weights quantised once per output
+// channel (symmetric, scale = max|w| / 127), activations per row when they arrive (scale =
+// max|x| / 127, stored as q + 128 in an unsigned byte), products summed in int32 and scaled back
+// to fp32 with the bias added in the same pass. The unsigned shift is what the u8 × s8 dot-product
+// instructions need; its effect, 128 · Σ_k w[j][k], is subtracted per column.
+//
+// With AVX-512 VNNI, vpdpbusd multiplies four u8 × s8 pairs and adds them into each int32 lane, 64
+// multiply-adds an instruction, into int32 (no 16-bit saturation as vpmaddubsw has). The register
+// tile is 12 rows × 32 columns (24 accumulators of the 32 zmm registers). Without VNNI a plain C
+// loop gives the same integers.
+#include "ckernels.h"
+#include "internal.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { I8_MR = 12, I8_NR = 32 };
+
+static size_t up_to(size_t value, size_t step) { return (value + step - 1) / step * step; }
+
+size_t loupe_int8_packed_bytes(size_t n, size_t k) { return up_to(n, I8_NR) * up_to(k, 4); }
+
+size_t loupe_int8_row_bytes(size_t k) { return up_to(k, 4); }
+
+void loupe_int8_pack_weights(size_t n, size_t k, const float *weight, int8_t *packed, float *scales,
+                             int32_t *column_sums) {
+    size_t k4 = up_to(k, 4), n32 = up_to(n, I8_NR);
+    memset(packed, 0, n32 * k4);
+    for (size_t j = 0; j < n; j++) {
+        const float *row = weight + j * k;
+        float maximum = 0;
+        for (size_t p = 0; p < k; p++) maximum = fabsf(row[p]) > maximum ? fabsf(row[p]) : maximum;
+        float scale = maximum > 0 ? maximum / 127.0f : 1.0f;
+        scales[j] = scale;
+        int32_t sum = 0;
+        // Panel j / 32; within it, k-group p / 4 holds 32 columns × 4 bytes, column j % 32 at 4 · (j % 32).
+        int8_t *panel = packed + (j / I8_NR) * I8_NR * k4;
+        for (size_t p = 0; p < k; p++) {
+            float q = nearbyintf(row[p] / scale);
+            q = q > 127 ? 127 : (q < -127 ? -127 : q);
+            panel[(p / 4) * I8_NR * 4 + (j % I8_NR) * 4 + p % 4] = (int8_t)q;
+            sum += (int32_t)q;
+        }
+        column_sums[j] = sum;
+    }
+}
+
+// The loops once, compiled twice (AVX2 + FMA, and plain): clang vectorises the max and the rounding.
+static inline __attribute__((always_inline)) void quantize_rows_body(size_t m, size_t k, const float *x, size_t ldx,
+                                                                     const float *column_multipliers, uint8_t *q,
+                                                                     size_t ldq, float *scales) {
+    size_t k4 = up_to(k, 4);
+    for (size_t i = 0; i < m; i++) {
+        const float *row = x + i * ldx;
+        float maximum = 0;
+        if (column_multipliers) {
+            for (size_t p = 0; p < k; p++) maximum = fmaxf(maximum, fabsf(row[p] * column_multipliers[p]));
+        } else {
+            for (size_t p = 0; p < k; p++) maximum = fmaxf(maximum, fabsf(row[p]));
+        }
+        float scale = maximum > 0 ? maximum / 127.0f : 1.0f, inverse = 1.0f / scale;
+        scales[i] = scale;
+        uint8_t *out = q + i * ldq;
+        // |v| ≤ 127 by construction of the scale, so no clamp; + 128.5 and truncation rounds half up.
+        if (column_multipliers) {
+            for (size_t p = 0; p < k; p++) out[p] = (uint8_t)(int)(row[p] * column_multipliers[p] * inverse + 128.5f);
+        } else {
+            for (size_t p = 0; p < k; p++) out[p] = (uint8_t)(int)(row[p] * inverse + 128.5f);
+        }
+        // The padding meets zero weights; 128 is the quantised zero.
+        for (size_t p = k; p < k4; p++) out[p] = 128;
+    }
+}
+
+LOUPE_AVX2 static void quantize_rows_avx2(size_t m, size_t k, const float *x, size_t ldx, const float *multipliers,
+                                          uint8_t *q, size_t ldq, float *scales) {
+    quantize_rows_body(m, k, x, ldx, multipliers, q, ldq, scales);
+}
+
+static void quantize_rows_baseline(size_t m, size_t k, const float *x, size_t ldx, const float *multipliers,
+                                   uint8_t *q, size_t ldq, float *scales) {
+    quantize_rows_body(m, k, x, ldx, multipliers, q, ldq, scales);
+}
+
+void loupe_int8_quantize_rows(size_t m, size_t k, const float *x, size_t ldx, const float *column_multipliers,
+                              uint8_t *q, size_t ldq, float *scales) {
+    if (loupe_has_avx2_fma()) {
+        quantize_rows_avx2(m, k, x, ldx, column_multipliers, q, ldq, scales);
+    } else {
+        quantize_rows_baseline(m, k, x, ldx, column_multipliers, q, ldq, scales);
+    }
+}
+
+int loupe_has_avx512_vnni(void) {
+    static int known = -1;
+    if (known < 0)
+        known = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+    return known;
+}
+
+#define LOUPE_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,fma")))
+
+LOUPE_VNNI static void int8_tile_vnni(size_t groups, const uint8_t *a, size_t lda, size_t mr, const int8_t *b,
+                                      const float *a_scales, const float *w_scales, const int32_t *sums,
+                                      const float *bias, float *c, size_t ldc, size_t nr) {
+    __m512i acc[I8_MR][2];
+    for (int i = 0; i < I8_MR; i++) acc[i][0] = acc[i][1] = _mm512_setzero_si512();
+    const uint8_t *rows[I8_MR];
+    // Rows past mr repeat the last real one: their sums are computed and thrown away.
+    for (size_t i = 0; i < I8_MR; i++) rows[i] = a + (i < mr ? i : mr - 1) * lda;
+    for (size_t g = 0; g < groups; g++) {
+        __m512i b0 = _mm512_loadu_si512(b), b1 = _mm512_loadu_si512(b + 64);
+        for (int i = 0; i < I8_MR; i++) {
+            int32_t four;
+            memcpy(&four, rows[i] + 4 * g, 4);
+            __m512i x = _mm512_set1_epi32(four);
+            acc[i][0] = _mm512_dpbusd_epi32(acc[i][0], x, b0);
+            acc[i][1] = _mm512_dpbusd_epi32(acc[i][1], x, b1);
+        }
+        b += I8_NR * 4;
+    }
+    // c = (acc − 128 · Σw) · sx · sw + bias, sixteen columns at a time, masked at the edge.
+    for (int half = 0; half < 2; half++) {
+        size_t j0 = 16 * (size_t)half;
+        if (j0 >= nr) break;
+        size_t width = nr - j0 < 16 ? nr - j0 : 16;
+        __mmask16 mask = (__mmask16)((1u << width) - 1);
+        __m512i shift = _mm512_slli_epi32(_mm512_maskz_loadu_epi32(mask, sums + j0), 7);
+        __m512 ws = _mm512_maskz_loadu_ps(mask, w_scales + j0);
+        __m512 bv = bias ? _mm512_maskz_loadu_ps(mask, bias + j0) : _mm512_setzero_ps();
+        for (size_t i = 0; i < mr; i++) {
+            __m512 v = _mm512_cvtepi32_ps(_mm512_sub_epi32(acc[i][half], shift));
+            __m512 y = _mm512_fmadd_ps(v, _mm512_mul_ps(ws, _mm512_set1_ps(a_scales[i])), bv);
+            _mm512_mask_storeu_ps(c + i * ldc + j0, mask, y);
+        }
+    }
+}
+
+static void int8_tile_baseline(size_t groups, const uint8_t *a, size_t lda, size_t mr, const int8_t *b,
+                               const float *a_scales, const float *w_scales, const int32_t *sums, const float *bias,
+                               float *c, size_t ldc, size_t nr) {
+    for (size_t i = 0; i < mr; i++)
+        for (size_t j = 0; j < nr; j++) {
+            int32_t acc = 0;
+            for (size_t g = 0; g < groups; g++)
+                for (size_t t = 0; t < 4; t++)
+                    acc += (int32_t)a[i * lda + 4 * g + t] * (int32_t)b[g * I8_NR * 4 + j * 4 + t];
+            c[i * ldc + j] = (float)(acc - 128 * sums[j]) * (w_scales[j] * a_scales[i]) + (bias ? bias[j] : 0);
+        }
+}
+
+void loupe_int8_linear(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, const float *a_scales,
+                       const int8_t *packed, const float *w_scales, const int32_t *column_sums, const float *bias,
+                       float *c, size_t ldc) {
+    size_t groups = up_to(k, 4) / 4;
+    int vnni = loupe_has_avx512_vnni();
+    for (size_t j0 = 0; j0 < n; j0 += I8_NR) {
+        size_t nr = n - j0 < I8_NR ? n - j0 : I8_NR;
+        const int8_t *panel = packed + (j0 / I8_NR) * I8_NR * groups * 4;
+        for (size_t i0 = 0; i0 < m; i0 += I8_MR) {
+            size_t mr = m - i0 < I8_MR ? m - i0 : I8_MR;
+            if (vnni) {
+                int8_tile_vnni(groups, a + i0 * lda, lda, mr, panel, a_scales + i0, w_scales + j0, column_sums + j0,
+                               bias ? bias + j0 : NULL, c + i0 * ldc + j0, ldc, nr);
+            } else {
+                int8_tile_baseline(groups, a + i0 * lda, lda, mr, panel, a_scales + i0, w_scales + j0,
+                                   column_sums + j0, bias ? bias + j0 : NULL, c + i0 * ldc + j0, ldc, nr);
+            }
+        }
+    }
+}

@@ -1,0 +1,136 @@
+import CKernels
+import Foundation
+
+/// A Linear layer's weight quantised to int8, one scale per output channel (symmetric,
+/// max|w| / 127), packed for the int8 kernel; the bias stays fp32. Activations are quantised per
+/// row when the layer runs (`Kernels.linear(_:quantized:)`), as PyTorch's dynamic quantisation does.
+package struct QuantizedLinear: Sendable {
+    package let inputs: Int
+    package let outputs: Int
+    let packed: [Int8]
+    let scales: [Float]
+    let columnSums: [Int32]
+    let bias: [Float]?
+    /// Per input channel, what the activations are divided by and the weight's column multiplied
+    /// by before quantising (SmoothQuant): the product is unchanged, the activations' outlier
+    /// channels shrink and the weights' grow, so both quantise with less error.
+    let smoothing: [Float]?
+    /// 1 / smoothing, what the kernel multiplies the activations by.
+    let smoothingInverse: [Float]?
+
+    /// Quantises `weight` (`[out, in]`, PyTorch's layout) and keeps `bias` (`[out]`).
+    ///
+    /// - Parameter smoothing: per input channel, the divisor of the activations (see `smoothing`).
+    package init(weight: Tensor, bias: Tensor?, smoothing: [Float]? = nil) {
+        precondition(weight.shape.count == 2, "weight \(weight.shape) is not a matrix")
+        outputs = weight.shape[0]
+        inputs = weight.shape[1]
+        if let bias { precondition(bias.count == outputs, "bias of \(bias.count) for \(outputs) outputs") }
+        var weight = weight
+        if let smoothing {
+            precondition(smoothing.count == weight.shape[1], "smoothing of \(smoothing.count) for \(weight.shape)")
+            let columns = weight.shape[1]
+            for index in weight.storage.indices { weight.storage[index] *= smoothing[index % columns] }
+        }
+        self.smoothing = smoothing
+        smoothingInverse = smoothing?.map { 1 / $0 }
+        var packedWeight = [Int8](repeating: 0, count: loupe_int8_packed_bytes(outputs, inputs))
+        var channelScales = [Float](repeating: 0, count: outputs)
+        var sums = [Int32](repeating: 0, count: outputs)
+        let (n, k) = (outputs, inputs)
+        weight.storage.withUnsafeBufferPointer { w in
+            packedWeight.withUnsafeMutableBufferPointer { p in
+                channelScales.withUnsafeMutableBufferPointer { s in
+                    sums.withUnsafeMutableBufferPointer { c in
+                        loupe_int8_pack_weights(n, k, w.baseAddress, p.baseAddress, s.baseAddress, c.baseAddress)
+                    }
+                }
+            }
+        }
+        packed = packedWeight
+        scales = channelScales
+        columnSums = sums
+        self.bias = bias?.storage
+    }
+
+    /// SmoothQuant's per-channel factors, `s_j = (max|x_j|)^α / (max|w_·j|)^(1−α)`, from the
+    /// activations' per-channel maxima and the weight `[out, in]`.
+    package static func smoothing(activationMaxima: [Float], weight: Tensor, alpha: Float = 0.5) -> [Float] {
+        let columns = weight.shape[1]
+        precondition(activationMaxima.count == columns, "maxima of \(activationMaxima.count) for \(weight.shape)")
+        var weightMaxima = [Float](repeating: 0, count: columns)
+        for (index, value) in weight.storage.enumerated() {
+            weightMaxima[index % columns] = max(weightMaxima[index % columns], abs(value))
+        }
+        return zip(activationMaxima, weightMaxima).map { a, w in
+            guard a > 0, w > 0 else { return 1 }
+            return max(1e-5, Foundation.pow(a, alpha) / Foundation.pow(w, 1 - alpha))
+        }
+    }
+
+    /// Bytes the quantised weight takes (against 4 · inputs · outputs in fp32).
+    package var weightBytes: Int { packed.count }
+}
+
+extension Kernels {
+    /// `x · wᵀ + bias` through the int8 kernel: `x`'s rows quantised per row, int32 products,
+    /// the result scaled back to fp32.
+    package static func linear(_ x: Tensor, quantized layer: QuantizedLinear) -> Tensor {
+        var result = Tensor(zeros: Array(x.shape.dropLast()) + [layer.outputs])
+        linear(x, rows: 0..<x.rows, quantized: layer, into: &result, at: 0)
+        return result
+    }
+
+    /// The int8 form of `linear(_:rows:weight:bias:into:at:)`: a block of `x`'s rows into the
+    /// rows of `output` from `outputRow`.
+    package static func linear(
+        _ x: Tensor, rows: Range<Int>, quantized layer: QuantizedLinear, into output: inout Tensor, at outputRow: Int
+    ) {
+        let inputs = x.columns
+        precondition(inputs == layer.inputs, "layer takes rows of \(layer.inputs), got \(inputs)")
+        precondition(
+            rows.upperBound <= x.rows && output.columns == layer.outputs,
+            "rows \(rows) of \(x.shape) into \(output.shape)")
+        precondition(outputRow + rows.count <= output.rows, "row \(outputRow) + \(rows.count) past \(output.shape)")
+        guard !rows.isEmpty else { return }
+        let stride = loupe_int8_row_bytes(inputs)
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: rows.count * stride) { quantized in
+            withUnsafeTemporaryAllocation(of: Float.self, capacity: rows.count) { rowScales in
+                x.storage.withUnsafeBufferPointer { xp in
+                    func quantize(_ multipliers: UnsafePointer<Float>?) {
+                        loupe_int8_quantize_rows(
+                            rows.count, inputs, xp.baseAddress! + rows.lowerBound * inputs, inputs, multipliers,
+                            quantized.baseAddress, stride, rowScales.baseAddress)
+                    }
+                    if let inverse = layer.smoothingInverse {
+                        inverse.withUnsafeBufferPointer { quantize($0.baseAddress) }
+                    } else {
+                        quantize(nil)
+                    }
+                }
+                layer.packed.withUnsafeBufferPointer { packed in
+                    layer.scales.withUnsafeBufferPointer { scales in
+                        layer.columnSums.withUnsafeBufferPointer { sums in
+                            output.storage.withUnsafeMutableBufferPointer { out in
+                                let c = out.baseAddress! + outputRow * layer.outputs
+                                if let bias = layer.bias {
+                                    bias.withUnsafeBufferPointer { b in
+                                        loupe_int8_linear(
+                                            rows.count, layer.outputs, inputs, quantized.baseAddress, stride,
+                                            rowScales.baseAddress, packed.baseAddress, scales.baseAddress,
+                                            sums.baseAddress, b.baseAddress, c, layer.outputs)
+                                    }
+                                } else {
+                                    loupe_int8_linear(
+                                        rows.count, layer.outputs, inputs, quantized.baseAddress, stride,
+                                        rowScales.baseAddress, packed.baseAddress, scales.baseAddress,
+                                        sums.baseAddress, nil, c, layer.outputs)
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
