@@ -150,11 +150,10 @@ static void int8_tile_baseline(size_t groups, const uint8_t *a, size_t lda, size
         }
 }
 
-void loupe_int8_linear(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, const float *a_scales,
-                       const int8_t *packed, const float *w_scales, const int32_t *column_sums, const float *bias,
-                       float *c, size_t ldc) {
+static void int8_linear(int vnni, size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, const float *a_scales,
+                        const int8_t *packed, const float *w_scales, const int32_t *column_sums, const float *bias,
+                        float *c, size_t ldc) {
     size_t groups = up_to(k, 4) / 4;
-    int vnni = loupe_has_avx512_vnni();
     for (size_t j0 = 0; j0 < n; j0 += I8_NR) {
         size_t nr = n - j0 < I8_NR ? n - j0 : I8_NR;
         const int8_t *panel = packed + (j0 / I8_NR) * I8_NR * groups * 4;
@@ -169,4 +168,16 @@ void loupe_int8_linear(size_t m, size_t n, size_t k, const uint8_t *a, size_t ld
             }
         }
     }
+}
+
+void loupe_int8_linear(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, const float *a_scales,
+                       const int8_t *packed, const float *w_scales, const int32_t *column_sums, const float *bias,
+                       float *c, size_t ldc) {
+    int8_linear(loupe_has_avx512_vnni(), m, n, k, a, lda, a_scales, packed, w_scales, column_sums, bias, c, ldc);
+}
+
+void loupe_int8_linear_portable(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, const float *a_scales,
+                                const int8_t *packed, const float *w_scales, const int32_t *column_sums,
+                                const float *bias, float *c, size_t ldc) {
+    int8_linear(0, m, n, k, a, lda, a_scales, packed, w_scales, column_sums, bias, c, ldc);
 }

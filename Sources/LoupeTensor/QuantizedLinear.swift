@@ -83,9 +83,14 @@ extension Kernels {
 
     /// The int8 form of `linear(_:rows:weight:bias:into:at:)`: a block of `x`'s rows into the
     /// rows of `output` from `outputRow`.
+    ///
+    /// - Parameter portable: the plain C loop even where the CPU has VNNI (for tests: it is what a
+    ///   CPU without VNNI runs).
     package static func linear(
-        _ x: Tensor, rows: Range<Int>, quantized layer: QuantizedLinear, into output: inout Tensor, at outputRow: Int
+        _ x: Tensor, rows: Range<Int>, quantized layer: QuantizedLinear, into output: inout Tensor, at outputRow: Int,
+        portable: Bool = false
     ) {
+        let kernel = portable ? loupe_int8_linear_portable : loupe_int8_linear
         let inputs = x.columns
         precondition(inputs == layer.inputs, "layer takes rows of \(layer.inputs), got \(inputs)")
         precondition(
@@ -115,13 +120,13 @@ extension Kernels {
                                 let c = out.baseAddress! + outputRow * layer.outputs
                                 if let bias = layer.bias {
                                     bias.withUnsafeBufferPointer { b in
-                                        loupe_int8_linear(
+                                        kernel(
                                             rows.count, layer.outputs, inputs, quantized.baseAddress, stride,
                                             rowScales.baseAddress, packed.baseAddress, scales.baseAddress,
                                             sums.baseAddress, b.baseAddress, c, layer.outputs)
                                     }
                                 } else {
-                                    loupe_int8_linear(
+                                    kernel(
                                         rows.count, layer.outputs, inputs, quantized.baseAddress, stride,
                                         rowScales.baseAddress, packed.baseAddress, scales.baseAddress,
                                         sums.baseAddress, nil, c, layer.outputs)

@@ -195,6 +195,19 @@ import Testing
         #expect(smoothed < 0.02, "smoothed \(smoothed)")
     }
 
+    /// The portable loop (what a CPU without AVX-512 VNNI runs) computes the same integers as the
+    /// vectorised tile; only the last rounding of the fused epilogue may differ.
+    @Test func thePortableLoopAgreesWithTheVectorisedTile() {
+        let x = random([29, 390], seed: 51)
+        let layer = QuantizedLinear(weight: random([70, 390], seed: 52), bias: random([70], seed: 53))
+        var fast = Tensor(zeros: [29, 70])
+        var portable = Tensor(zeros: [29, 70])
+        Kernels.linear(x, rows: 0..<29, quantized: layer, into: &fast, at: 0)
+        Kernels.linear(x, rows: 0..<29, quantized: layer, into: &portable, at: 0, portable: true)
+        let worst = zip(fast.storage, portable.storage).map { abs($0 - $1) / max(1, abs($1)) }.max() ?? .infinity
+        #expect(worst < 1e-5, "max relative difference \(worst)")
+    }
+
     @Test func aBlockOfRowsLandsInTheRowsAskedFor() {
         let x = random([10, 40], seed: 41)
         let layer = QuantizedLinear(weight: random([24, 40], seed: 42), bias: nil)

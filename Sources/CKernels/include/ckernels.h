@@ -47,6 +47,10 @@ void loupe_int8_quantize_rows(size_t m, size_t k, const float *x, size_t ldx, co
 void loupe_int8_linear(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, const float *a_scales,
                        const int8_t *packed, const float *w_scales, const int32_t *column_sums, const float *bias,
                        float *c, size_t ldc);
+/// The same with the plain C loop whatever the CPU has (what a CPU without VNNI runs; for tests).
+void loupe_int8_linear_portable(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, const float *a_scales,
+                                const int8_t *packed, const float *w_scales, const int32_t *column_sums,
+                                const float *bias, float *c, size_t ldc);
 /// Whether the CPU has AVX-512 with VNNI (checked once).
 int loupe_has_avx512_vnni(void);
 
