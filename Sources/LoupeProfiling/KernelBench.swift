@@ -158,6 +158,23 @@ package enum KernelBench {
                 CPUKernels.matmulInt8(b[0], weight: b.int8!, scales: b[3], b[2], m: m, n: n, k: k, threads: threads)
             }
         },
+        Spec(
+            name: "matmul-int8-dynamic",
+            summary: "C = quant(A)·quant(W)ᵀ: A quantised per row each call, int8 weights per channel, int32 sums",
+            shapeFormat: "MxNxK", defaultShapes: [[1024, 1024, 1024]]
+        ) { shape, threads in
+            let (m, n, k) = (shape[0], shape[1], shape[2])
+            let buffers = Buffers()
+            buffers.add(m * k, seed: 1)
+            let weight = buffers.add(n * k, seed: 2)
+            buffers.add(m * n, seed: nil)
+            let layer = QuantizedLinear(
+                weight: Tensor(shape: [n, k], storage: Array(UnsafeBufferPointer(start: weight, count: n * k))),
+                bias: nil)
+            return Instance(cost: .matmulInt8(m: m, n: n, k: k), buffers: buffers) { b in
+                CPUKernels.matmulInt8Dynamic(b[0], layer: layer, b[2], m: m, threads: threads)
+            }
+        },
         softmax(online: false),
         softmax(online: true),
         Spec(

@@ -20,7 +20,7 @@ import json, sys
 loupe, peers = json.loads(sys.argv[1]), json.loads(sys.argv[2])
 ours = {(k["kernel"], k["shape"]): k for k in loupe["kernels"]}
 pairs = [
-    ("sgemm-openblas", "matmul"), ("matmul-blocked", "matmul"), ("softmax-online", "softmax"),
+    ("sgemm-openblas", "matmul"), ("matmul-blocked", "matmul"), ("matmul-int8-dynamic", "linear-int8-dynamic"), ("softmax-online", "softmax"),
     ("softmax-three-pass", "softmax"), ("layernorm", "layernorm"), ("gelu", "gelu"),
     ("attention-flash", "sdpa"), ("attention-blas", "sdpa"), ("attention-naive", "sdpa"),
 ]

@@ -39,6 +39,13 @@ with torch.inference_mode():
     for m, n, k in [(2048, 2048, 2048), (1024, 1024, 1024)]:
         a, b, c = uniform(m, k), uniform(k, n), torch.empty(m, n)
         record("matmul", (m, n, k), best(lambda: torch.mm(a, b, out=c)))
+    # Dynamic quantisation as PyTorch ships it: int8 weights per channel, activations quantised
+    # per call (fbgemm), the peer of loupe's matmul-int8-dynamic.
+    m, n, k = 1024, 1024, 1024
+    linear = torch.ao.quantization.quantize_dynamic(
+        torch.nn.Sequential(torch.nn.Linear(k, n, bias=False)), {torch.nn.Linear}, dtype=torch.qint8)
+    a = uniform(m, k)
+    record("linear-int8-dynamic", (m, n, k), best(lambda: linear(a)))
     for rows, columns in [(8, 262_144), (4, 33_554_432)]:
         x, y = uniform(rows, columns), torch.empty(rows, columns)
         record("softmax", (rows, columns), best(lambda: torch.softmax(x, dim=-1, out=y)))

@@ -96,6 +96,11 @@ extension BenchCommand {
                 check("matmul-int8 speed / sgemm-openblas at 1024³", int8.gflopsPerSecond / blas.gflopsPerSecond)
                 check("matmul-int8 speed / matmul-blocked at 1024³", int8.gflopsPerSecond / blocked.gflopsPerSecond)
             }
+            if let dynamic = find("matmul-int8-dynamic", cube1024), let blas = find("sgemm-openblas", cube1024) {
+                check(
+                    "matmul-int8-dynamic speed / sgemm-openblas at 1024³",
+                    dynamic.gflopsPerSecond / blas.gflopsPerSecond)
+            }
             check("matmul-int8 relative error (Frobenius)", int8Error, atMost: 0.01)
             for kernel in ["softmax-online", "layernorm", "softmax-three-pass"] {
                 for m in measurements where m.kernel == kernel {
