@@ -8,6 +8,11 @@ package struct CorpusDocument: Hashable, Sendable {
     /// the text alone when there is no title).
     package var body: String
 
+    /// The text without the title (the body when there is no title).
+    package var text: String {
+        title.isEmpty ? body : String(body.unicodeScalars.dropFirst(title.unicodeScalars.count + 2))
+    }
+
     package init(id: String, title: String, text: String) {
         self.id = id
         self.title = title

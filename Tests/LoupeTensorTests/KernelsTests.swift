@@ -2,18 +2,19 @@ import Foundation
 import LoupeTensor
 import Testing
 
-@Suite struct KernelsTests {
-    /// A deterministic pseudo-random tensor (xorshift), values in -1...1.
-    private func random(_ shape: [Int], seed: UInt64) -> Tensor {
-        var state = seed
-        let values = (0..<shape.reduce(1, *)).map { _ -> Float in
-            state ^= state << 13
-            state ^= state >> 7
-            state ^= state << 17
-            return Float(state % 20001) / 10000 - 1
-        }
-        return Tensor(shape: shape, storage: values)
+/// A deterministic pseudo-random tensor (xorshift), values in -1...1.
+private func random(_ shape: [Int], seed: UInt64) -> Tensor {
+    var state = seed
+    let values = (0..<shape.reduce(1, *)).map { _ -> Float in
+        state ^= state << 13
+        state ^= state >> 7
+        state ^= state << 17
+        return Float(state % 20001) / 10000 - 1
     }
+    return Tensor(shape: shape, storage: values)
+}
+
+@Suite struct KernelsTests {
 
     @Test(arguments: [(1, 1, 1), (3, 5, 7), (17, 33, 9), (64, 384, 384)])
     func linearMatchesAStraightforwardLoop(rows: Int, inputs: Int, outputs: Int) {
@@ -149,16 +150,6 @@ import Testing
 }
 
 @Suite struct QuantizedLinearTests {
-    private func random(_ shape: [Int], seed: UInt64) -> Tensor {
-        var state = seed
-        let values = (0..<shape.reduce(1, *)).map { _ -> Float in
-            state ^= state << 13
-            state ^= state >> 7
-            state ^= state << 17
-            return Float(state % 20001) / 10000 - 1
-        }
-        return Tensor(shape: shape, storage: values)
-    }
 
     /// The int8 layer against fp32 on shapes that fill no tile exactly (the kernel works in 12-row
     /// × 32-column tiles over groups of 4 inputs), with and without bias: the relative Frobenius

@@ -46,21 +46,12 @@ extension BenchCommand {
         }
 
         func run(in context: CommandContext) throws {
-            func read(_ path: String) throws -> String {
-                do {
-                    return try TextFile.read(path)
-                } catch {
-                    throw CommandFailure("\(error) (run from the checkout, or pass the path)")
-                }
-            }
+            let read = BenchCommand.readInput
             let documents = try CorpusReader.jsonl(read(corpus), file: corpus, strict: true).documents
             let queryList = try CorpusReader.jsonl(read(queries), file: queries, strict: true).documents
             let judgments = try Qrels.parse(read(qrels), file: qrels).judgments
             // A query's text alone, as `bench retrieval` reads it.
-            let queryTexts = queryList.map { query in
-                query.title.isEmpty
-                    ? query.body : String(query.body.unicodeScalars.dropFirst(query.title.unicodeScalars.count + 2))
-            }
+            let queryTexts = queryList.map(\.text)
             var runs: [Run] = []
             var documentVectors: [Precision: [[Float]]] = [:]
             for precision in [Precision.fp32, .int8] {

@@ -5,6 +5,15 @@ import LoupeKit
 import LoupeRetrieval
 
 extension BenchCommand {
+    /// Reads a benchmark's input file, saying where to run from when it is missing.
+    static func readInput(_ path: String) throws -> String {
+        do {
+            return try TextFile.read(path)
+        } catch {
+            throw CommandFailure("\(error) (run from the checkout, or pass the path)")
+        }
+    }
+
     struct Retrieval: LoupeCommand {
         static let configuration = CommandConfiguration(
             commandName: "retrieval",
@@ -47,13 +56,7 @@ extension BenchCommand {
         }
 
         func run(in context: CommandContext) throws {
-            func read(_ path: String) throws -> String {
-                do {
-                    return try TextFile.read(path)
-                } catch {
-                    throw CommandFailure("\(error) (run from the checkout, or pass the path)")
-                }
-            }
+            let read = BenchCommand.readInput
             let documents = try CorpusReader.jsonl(read(corpus), file: corpus, strict: true).documents
             let queryList = try CorpusReader.jsonl(read(queries), file: queries, strict: true).documents
             let judgments = try Qrels.parse(read(qrels), file: qrels).judgments
@@ -61,13 +64,8 @@ extension BenchCommand {
             var start = DispatchTime.now().uptimeNanoseconds
             // Title + " " + text, as the peers index it (the body joins them with a blank line).
             let terms = documents.map { tokenizer.terms($0.body) }
-            // A query's text alone unless asked: its body is title, blank line, text.
-            let queryTerms = queryList.map { query in
-                let text =
-                    queryTitle || query.title.isEmpty
-                    ? query.body : String(query.body.unicodeScalars.dropFirst(query.title.unicodeScalars.count + 2))
-                return tokenizer.terms(text)
-            }
+            // A query's text alone unless asked (its body is title, blank line, text).
+            let queryTerms = queryList.map { tokenizer.terms(queryTitle ? $0.body : $0.text) }
             let tokenizeSeconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
             start = DispatchTime.now().uptimeNanoseconds
             let index = BM25Index(documents: terms)
