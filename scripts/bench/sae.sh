@@ -22,4 +22,6 @@ print(f"activation collection (MiniLM, layer 3): {loupe['collect_tokens_per_seco
 print(f"training  loupe {loupe['train_tokens_per_second']:.0f} tokens/s ({loupe['train_seconds_per_step'] * 1e3:.1f} ms/step)")
 print(f"          torch {torch['train_tokens_per_second']:.0f} tokens/s ({torch['train_seconds_per_step'] * 1e3:.1f} ms/step)")
 print(f"loupe / torch: {loupe['train_tokens_per_second'] / torch['train_tokens_per_second']:.2f}x (target >= 1x)")
+print(json.dumps({"loupe": loupe, "torch": torch,
+                  "ratio": loupe["train_tokens_per_second"] / torch["train_tokens_per_second"]}))
 PY

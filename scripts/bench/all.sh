@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Every comparison of Loupe with its peers in one go, written up as docs/PERFORMANCE.md.
+#
+# Runs each script of scripts/bench that compares Loupe with a peer (BENCHES, default all of them),
+# ROUNDS times (default 2), the order reversed every other round so that neither side of a
+# comparison always runs on a warmer or busier machine. Before each script the 1-minute load
+# average is recorded and printed beside its figures. Each script's last line of output is its
+# JSON; scripts/bench/performance_table.py turns the rounds into one table (median of the rounds):
+# workload, Loupe, best peer, ratio, % of roof where one applies. The logs stay in OUT
+# (default .bench-data/all) for a figure to be traced back.
+#
+# A full run takes about an hour on the 2-core machine (HNSW builds 100,000 vectors three times
+# per round); BENCHES="embed retrieval" runs a part. The peers install into .venv-bench on first use.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+benches=(${BENCHES:-embed retrieval retrieval-scale kernels sae hnsw})
+rounds=${ROUNDS:-2}
+out=${OUT:-.bench-data/all}
+mkdir -p "$out"
+rm -f "$out"/*.json
+swift build -c release --product loupe >&2
+for round in $(seq 1 "$rounds"); do
+  order=("${benches[@]}")
+  if [ $((round % 2)) -eq 0 ]; then
+    order=()
+    for ((i = ${#benches[@]} - 1; i >= 0; i--)); do order+=("${benches[i]}"); done
+  fi
+  for bench in "${order[@]}"; do
+    load=$(cut -d' ' -f1 /proc/loadavg)
+    echo "== round $round: $bench (load $load)" >&2
+    log="$out/$bench.$round.log"
+    bash "scripts/bench/$bench.sh" > "$log" 2>&1 || { echo "$bench failed, see $log" >&2; exit 1; }
+    # Every JSON line the script printed (embed and hnsw print one per set), with the load beside it.
+    grep '^{' "$log" | python3 -c '
+import json, sys
+for line in sys.stdin:
+    record = json.loads(line)
+    record["load_average"] = float(sys.argv[1])
+    print(json.dumps(record))' "$load" > "$out/$bench.$round.json"
+  done
+done
+python3 scripts/bench/performance_table.py "$out" "$(git rev-parse --short HEAD)" > docs/PERFORMANCE.md
+echo "wrote docs/PERFORMANCE.md" >&2

@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""Turns the JSON lines that scripts/bench/all.sh collected (OUT/BENCH.ROUND.json, each line one
+script's final JSON plus the load average it started at) into docs/PERFORMANCE.md: one row per
+workload with Loupe's figure, the best peer's, the ratio (above 1: Loupe is faster), the share of
+the roof where the script measured one, and the load averages. A figure is the median over the
+rounds. Usage: performance_table.py OUT COMMIT"""
+import collections
+import datetime
+import glob
+import json
+import os
+import platform
+import statistics
+import sys
+
+out, commit = sys.argv[1], sys.argv[2]
+rows = collections.OrderedDict()  # workload -> list of (loupe, peer name, peer, unit, higher_is_better, roof, load)
+
+
+notes = collections.defaultdict(list)  # workload -> notes, one a round
+
+
+def add(workload, loupe, peer_name, peer, unit, load, higher=True, roof=None, note=None):
+    if loupe is None or peer is None:
+        return
+    rows.setdefault(workload, []).append((loupe, peer_name, peer, unit, higher, roof, load))
+    if note:
+        notes[workload].append(note)
+
+
+def embed(r, load):
+    st = r["peers"]["sentence_transformers"]["sentences_per_second"]
+    l = r["loupe"]
+    shape = f"{l['sentences']} × {l['mean_tokens']:.0f} tokens, batch {l['batch_size']}"
+    add(f"MiniLM fp32, {r['set']} ({shape})", l["sentences_per_second"], "sentence-transformers", st,
+        "sentences/s", load, roof=l.get("fraction_of_roof"))
+    q = r.get("loupe_int8")
+    if q:
+        add(f"MiniLM int8 against the fp32 peer, {r['set']} ({shape})",
+            q["sentences_per_second"], "sentence-transformers fp32", st, "sentences/s", load,
+            note=f"cosine to fp32 ≥ {q['minimum_cosine_to_fp32']:.4f}")
+
+
+def retrieval(r, load):
+    l = r["loupe"]
+    add(f"BM25, Cranfield ({l['documents']:,} docs, one thread)", l["queries_per_second"], "bm25s-numba",
+        r["peers"]["bm25s_numba"]["queries_per_second"], "queries/s", load)
+
+
+def retrieval_scale(r, load):
+    l, peers = r["loupe"], r["peers"]
+    best = max(("bm25s_numba", "tantivy"), key=lambda p: peers[p]["queries_per_second"])
+    same = r.get("identical_vs_bm25s", {})
+    add(f"BM25, Cranfield ×100 ({l['documents']:,} docs, one thread)", l["queries_per_second"], best,
+        peers[best]["queries_per_second"], "queries/s", load,
+        note=f"top-100 identical to bm25s's on {same.get('allowing_ties')}/{same.get('queries')} queries (ties aside)")
+    fastest = min(("bm25s_numba", "tantivy"), key=lambda p: peers[p]["index_seconds"])
+    add(f"BM25 index build, {l['documents']:,} docs", l["index_seconds"], fastest, peers[fastest]["index_seconds"],
+        "s", load, higher=False)
+
+
+def kernels(r, load):
+    ours = {(k["kernel"], k["shape"]): k["seconds"] for k in r["loupe"]["kernels"]}
+    for key in r["ratios"]:
+        mine, theirs = key.split(" / torch ")
+        kernel, shape = mine.split(" ")
+        torch_seconds = r["torch"]["seconds"][theirs][shape]
+        add(f"kernel {kernel} {shape}", ours[(kernel, shape)] * 1e3, f"torch {theirs}", torch_seconds * 1e3, "ms",
+            load, higher=False)
+
+
+def sae(r, load):
+    l = r["loupe"]
+    add(f"TopK SAE training, {l['inputs']} × {l['width']}, k {l['k']}, batch {l['batch']}",
+        l["train_tokens_per_second"], "PyTorch CPU", r["torch"]["train_tokens_per_second"], "tokens/s", load)
+
+
+def hnsw(r, load):
+    at = r["qps_at_recall_095"]
+    peers = {name: q for name, q in at.items() if name != "loupe" and q}
+    if peers:
+        best = max(peers, key=peers.get)
+        add(f"HNSW, {r['set']} (queries/s at recall@10 0.95, one thread)", at.get("loupe"), best, peers[best],
+            "queries/s", load)
+
+
+readers = {"embed": embed, "retrieval": retrieval, "retrieval-scale": retrieval_scale, "kernels": kernels, "sae": sae,
+           "hnsw": hnsw}
+for path in sorted(glob.glob(os.path.join(out, "*.json"))):
+    bench = os.path.basename(path).rsplit(".", 2)[0]
+    for line in open(path):
+        record = json.loads(line)
+        readers[bench](record, record.get("load_average"))
+
+cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")), "?")
+print("# Performance\n")
+print(f"Written by `scripts/bench/all.sh` on {datetime.date.today().isoformat()} at commit {commit}, on {cpu} "
+      f"({os.cpu_count()} cores, {platform.system()}). Each figure is the median of its rounds; each script runs its "
+      "peers in the same run, so compare ratios, not figures across rows. The ratio is above 1 when Loupe is faster. "
+      "The load average is the 1-minute average when the script started, one per round.\n")
+print("| Workload | Loupe | Best peer | Peer | Ratio | % of FP32 roof | Load | Notes |")
+print("|---|---|---|---|---|---|---|---|")
+for workload, runs in rows.items():
+    loupe = statistics.median(r[0] for r in runs)
+    peer = statistics.median(r[2] for r in runs)
+    unit, higher = runs[0][3], runs[0][4]
+    ratio = loupe / peer if higher else peer / loupe
+    roofs = [r[5] for r in runs if r[5] is not None]
+    roof = f"{statistics.median(roofs) * 100:.0f}%" if roofs else ""
+    loads = ", ".join(f"{r[6]:.2f}" for r in runs if r[6] is not None)
+    def figure(x):
+        return f"{x:,.0f} {unit}" if x >= 100 else f"{x:.3g} {unit}"
+    note = "; ".join(dict.fromkeys(notes[workload]))
+    print(f"| {workload} | {figure(loupe)} | {runs[0][1]} | {figure(peer)} | {ratio:.2f}× | {roof} | {loads} | {note} |")
