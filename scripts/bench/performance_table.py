@@ -51,11 +51,12 @@ def retrieval_scale(r, load):
     l, peers = r["loupe"], r["peers"]
     best = max(("bm25s_numba", "tantivy"), key=lambda p: peers[p]["queries_per_second"])
     same = r.get("identical_vs_bm25s", {})
-    add(f"BM25, Cranfield ×100 ({l['documents']:,} docs, one thread)", l["queries_per_second"], best,
+    names = {"bm25s_numba": "bm25s-numba (batched)", "tantivy": "tantivy"}
+    add(f"BM25, Cranfield ×100 ({l['documents']:,} docs, one thread)", l["queries_per_second"], names[best],
         peers[best]["queries_per_second"], "queries/s", load,
         note=f"top-100 identical to bm25s's on {same.get('allowing_ties')}/{same.get('queries')} queries (ties aside)")
     fastest = min(("bm25s_numba", "tantivy"), key=lambda p: peers[p]["index_seconds"])
-    add(f"BM25 index build, {l['documents']:,} docs", l["index_seconds"], fastest, peers[fastest]["index_seconds"],
+    add(f"BM25 index build, {l['documents']:,} docs", l["index_seconds"], names[fastest], peers[fastest]["index_seconds"],
         "s", load, higher=False)
 
 
@@ -84,10 +85,12 @@ def hnsw(r, load):
             "queries/s", load)
 
 
+seen = collections.Counter()
 readers = {"embed": embed, "retrieval": retrieval, "retrieval-scale": retrieval_scale, "kernels": kernels, "sae": sae,
            "hnsw": hnsw}
 for path in sorted(glob.glob(os.path.join(out, "*.json"))):
     bench = os.path.basename(path).rsplit(".", 2)[0]
+    seen[bench] += 1
     for line in open(path):
         record = json.loads(line)
         readers[bench](record, record.get("load_average"))
@@ -98,6 +101,9 @@ print(f"Written by `scripts/bench/all.sh` on {datetime.date.today().isoformat()}
       f"({os.cpu_count()} cores, {platform.system()}). Each figure is the median of its rounds; each script runs its "
       "peers in the same run, so compare ratios, not figures across rows. The ratio is above 1 when Loupe is faster. "
       "The load average is the 1-minute average when the script started, one per round.\n")
+missing = [bench for bench in readers if bench not in seen]
+print("Scripts in this run (rounds): " + ", ".join(f"{bench} ({count})" for bench, count in seen.items())
+      + (f"; not in this run: {', '.join(missing)}." if missing else ".") + "\n")
 print("| Workload | Loupe | Best peer | Peer | Ratio | % of FP32 roof | Load | Notes |")
 print("|---|---|---|---|---|---|---|---|")
 for workload, runs in rows.items():
