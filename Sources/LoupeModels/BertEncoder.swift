@@ -16,7 +16,7 @@ package struct BertEncoder: Sendable {
     let embeddingNorm: (gamma: Tensor, beta: Tensor)
     private(set) var layers: [Layer]
     /// The linear layers' precision: fp32, or int8 after `quantized()`.
-    package private(set) var precision: Precision = .fp32
+    package var precision: Precision { layers.first?.int8.queryKeyValue == nil ? .fp32 : .int8 }
 
     struct Layer: Sendable {
         /// The query, key and value projections stacked into one `[3 · hidden, hidden]` weight,
@@ -38,10 +38,6 @@ package struct BertEncoder: Sendable {
         case queryKeyValue
         /// The attention block's normalised output, which the FFN's up projection reads.
         case intermediate
-        /// The heads' concatenated outputs, which the attention output projection reads.
-        case attentionOutput
-        /// GELU's output, which the FFN's down projection reads.
-        case output
     }
 
     struct Int8Layers: Sendable {
@@ -79,7 +75,6 @@ package struct BertEncoder: Sendable {
         _ = forward(
             calibration,
             observe: { layer, input, x in
-                guard input == .queryKeyValue || input == .intermediate else { return }
                 let key = layer * 2 + (input == .queryKeyValue ? 0 : 1)
                 var maxima = observed[key] ?? [Float](repeating: 0, count: x.columns)
                 for (index, value) in x.storage.enumerated() {
@@ -88,7 +83,6 @@ package struct BertEncoder: Sendable {
                 observed[key] = maxima
             })
         var copy = self
-        copy.precision = .int8
         copy.layers = layers.enumerated().map { index, layer in
             var layer = layer
             let qkv = layer.queryKeyValue
@@ -280,7 +274,6 @@ package struct BertEncoder: Sendable {
         }
         if keepAttention { report(kept) }
         let addNorm = KernelCost.addLayerNorm(rows: rows, columns: hidden)
-        observe?(.attentionOutput, context)
         var attended = OperationProfile.measure(profile, "linear attention out 384→384", projection) {
             layer.int8.attentionOutput.map { Kernels.linear(context, quantized: $0) }
                 ?? Kernels.linear(context, weight: layer.attentionOutput.weight, bias: layer.attentionOutput.bias)
@@ -311,7 +304,6 @@ package struct BertEncoder: Sendable {
                 }
             }
             OperationProfile.measure(profile, "GELU", .gelu(count: block.count * inner)) { Kernels.gelu(&intermediate) }
-            observe?(.output, intermediate)
             OperationProfile.measure(
                 profile, "linear FFN down 1536→384", .linear(rows: block.count, inputs: inner, outputs: hidden)
             ) {

@@ -124,35 +124,19 @@ package enum CPUKernels {
         }
     }
 
-    /// Runs `body(start, count)` over `total` items split in `threads` contiguous chunks (each a
-    /// multiple of `granularity` but the last).
     /// `quant(a) · quant(w)ᵀ + bias` as dynamic quantisation runs a Linear layer: `a`'s rows
     /// (m × k) quantised per row on every call, then the int8 kernel (AVX-512 VNNI where the CPU
     /// has it) against the layer's packed weight; rows split across threads.
     package static func matmulInt8Dynamic(
         _ a: UnsafePointer<Float>, layer: QuantizedLinear, _ c: UnsafeMutablePointer<Float>, m: Int, threads: Int = 1
     ) {
-        let (n, k) = (layer.outputs, layer.inputs)
-        let stride = loupe_int8_row_bytes(k)
         splitRows(m, threads: threads, granularity: 12) { start, count in
-            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count * stride) { quantized in
-                withUnsafeTemporaryAllocation(of: Float.self, capacity: count) { rowScales in
-                    loupe_int8_quantize_rows(
-                        count, k, a + start * k, k, nil, quantized.baseAddress, stride, rowScales.baseAddress)
-                    layer.packed.withUnsafeBufferPointer { packed in
-                        layer.scales.withUnsafeBufferPointer { scales in
-                            layer.columnSums.withUnsafeBufferPointer { sums in
-                                loupe_int8_linear(
-                                    count, n, k, quantized.baseAddress, stride, rowScales.baseAddress,
-                                    packed.baseAddress, scales.baseAddress, sums.baseAddress, nil, c + start * n, n)
-                            }
-                        }
-                    }
-                }
-            }
+            layer.apply(rows: count, input: a + start * layer.inputs, output: c + start * layer.outputs)
         }
     }
 
+    /// Runs `body(start, count)` over `total` items split in `threads` contiguous chunks (each a
+    /// multiple of `granularity` but the last).
     private static func splitRows(_ total: Int, threads: Int, granularity: Int, _ body: (Int, Int) -> Void) {
         let workers = max(1, min(threads, total / max(1, granularity)))
         guard workers > 1 else {

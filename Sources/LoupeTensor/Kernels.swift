@@ -5,34 +5,11 @@ import Glibc
 /// tensor's buffer and allocates nothing.
 package enum Kernels {
     /// `x · wᵀ + bias` for `x` of shape `[…, in]`, `weight` `[out, in]` (PyTorch's Linear
-    /// layout), `bias` `[out]`; one sgemm.
+    /// layout), `bias` `[out]`; one sgemm. The bias is written into every row first and sgemm adds
+    /// the product to it (beta = 1), which saves a separate pass over the output.
     package static func linear(_ x: Tensor, weight: Tensor, bias: Tensor?) -> Tensor {
-        let inputs = x.columns
-        let outputs = weight.shape[0]
-        precondition(weight.shape == [outputs, inputs], "weight \(weight.shape) does not take rows of \(inputs)")
-        let rows = x.rows
-        // The bias is written into every row first and sgemm adds the product to it (beta = 1),
-        // which saves a separate pass over the output.
-        var result: Tensor
-        if let bias {
-            precondition(bias.count == outputs, "bias of \(bias.count) for \(outputs) outputs")
-            var storage = [Float]()
-            storage.reserveCapacity(rows * outputs)
-            for _ in 0..<rows { storage.append(contentsOf: bias.storage) }
-            result = Tensor(shape: Array(x.shape.dropLast()) + [outputs], storage: storage)
-        } else {
-            result = Tensor(zeros: Array(x.shape.dropLast()) + [outputs])
-        }
-        x.storage.withUnsafeBufferPointer { a in
-            weight.storage.withUnsafeBufferPointer { w in
-                result.storage.withUnsafeMutableBufferPointer { c in
-                    BLAS.sgemm(
-                        m: rows, n: outputs, k: inputs, a: a.baseAddress!, lda: inputs, b: w.baseAddress!, ldb: inputs,
-                        transposeB: true, c: c.baseAddress!, ldc: outputs, beta: bias == nil ? 0 : 1
-                    )
-                }
-            }
-        }
+        var result = Tensor(zeros: Array(x.shape.dropLast()) + [weight.shape[0]])
+        linear(x, rows: 0..<x.rows, weight: weight, bias: bias, into: &result, at: 0)
         return result
     }
 

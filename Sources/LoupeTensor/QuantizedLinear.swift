@@ -11,11 +11,10 @@ package struct QuantizedLinear: Sendable {
     let scales: [Float]
     let columnSums: [Int32]
     let bias: [Float]?
-    /// Per input channel, what the activations are divided by and the weight's column multiplied
-    /// by before quantising (SmoothQuant): the product is unchanged, the activations' outlier
-    /// channels shrink and the weights' grow, so both quantise with less error.
-    let smoothing: [Float]?
-    /// 1 / smoothing, what the kernel multiplies the activations by.
+    /// Per input channel, 1 / s_j: what the activations are multiplied by before they are
+    /// quantised, the weight's column having been multiplied by s_j (SmoothQuant). The product is
+    /// unchanged; the activations' outlier channels shrink and the weights' grow, so both quantise
+    /// with less error.
     let smoothingInverse: [Float]?
 
     /// Quantises `weight` (`[out, in]`, PyTorch's layout) and keeps `bias` (`[out]`).
@@ -32,7 +31,6 @@ package struct QuantizedLinear: Sendable {
             let columns = weight.shape[1]
             for index in weight.storage.indices { weight.storage[index] *= smoothing[index % columns] }
         }
-        self.smoothing = smoothing
         smoothingInverse = smoothing?.map { 1 / $0 }
         var packedWeight = [Int8](repeating: 0, count: loupe_int8_packed_bytes(outputs, inputs))
         var channelScales = [Float](repeating: 0, count: outputs)
@@ -70,6 +68,45 @@ package struct QuantizedLinear: Sendable {
 
     /// Bytes the quantised weight takes (against 4 · inputs · outputs in fp32).
     package var weightBytes: Int { packed.count }
+
+    /// Runs the layer on `rows` contiguous rows of `inputs` floats at `input`, writing `rows` rows
+    /// of `outputs` floats at `output`: the rows quantised (smoothed first when the layer is), then
+    /// the int8 kernel with the bias added as it stores.
+    ///
+    /// - Parameter portable: the plain C loop even where the CPU has VNNI (for tests: it is what a
+    ///   CPU without VNNI runs).
+    package func apply(
+        rows: Int, input: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>, portable: Bool = false
+    ) {
+        guard rows > 0 else { return }
+        let kernel = portable ? loupe_int8_linear_portable : loupe_int8_linear
+        let stride = loupe_int8_row_bytes(inputs)
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: rows * stride) { quantized in
+            withUnsafeTemporaryAllocation(of: Float.self, capacity: rows) { rowScales in
+                Self.withPointer(smoothingInverse) { multipliers in
+                    loupe_int8_quantize_rows(
+                        rows, inputs, input, inputs, multipliers, quantized.baseAddress, stride, rowScales.baseAddress)
+                }
+                packed.withUnsafeBufferPointer { packed in
+                    scales.withUnsafeBufferPointer { scales in
+                        columnSums.withUnsafeBufferPointer { sums in
+                            Self.withPointer(bias) { bias in
+                                kernel(
+                                    rows, outputs, inputs, quantized.baseAddress, stride, rowScales.baseAddress,
+                                    packed.baseAddress, scales.baseAddress, sums.baseAddress, bias, output, outputs)
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// `body` with the array's base address, or nil when there is no array.
+    private static func withPointer(_ values: [Float]?, _ body: (UnsafePointer<Float>?) -> Void) {
+        guard let values else { return body(nil) }
+        values.withUnsafeBufferPointer { body($0.baseAddress) }
+    }
 }
 
 extension Kernels {
@@ -90,51 +127,17 @@ extension Kernels {
         _ x: Tensor, rows: Range<Int>, quantized layer: QuantizedLinear, into output: inout Tensor, at outputRow: Int,
         portable: Bool = false
     ) {
-        let kernel = portable ? loupe_int8_linear_portable : loupe_int8_linear
         let inputs = x.columns
         precondition(inputs == layer.inputs, "layer takes rows of \(layer.inputs), got \(inputs)")
         precondition(
             rows.upperBound <= x.rows && output.columns == layer.outputs,
             "rows \(rows) of \(x.shape) into \(output.shape)")
         precondition(outputRow + rows.count <= output.rows, "row \(outputRow) + \(rows.count) past \(output.shape)")
-        guard !rows.isEmpty else { return }
-        let stride = loupe_int8_row_bytes(inputs)
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: rows.count * stride) { quantized in
-            withUnsafeTemporaryAllocation(of: Float.self, capacity: rows.count) { rowScales in
-                x.storage.withUnsafeBufferPointer { xp in
-                    func quantize(_ multipliers: UnsafePointer<Float>?) {
-                        loupe_int8_quantize_rows(
-                            rows.count, inputs, xp.baseAddress! + rows.lowerBound * inputs, inputs, multipliers,
-                            quantized.baseAddress, stride, rowScales.baseAddress)
-                    }
-                    if let inverse = layer.smoothingInverse {
-                        inverse.withUnsafeBufferPointer { quantize($0.baseAddress) }
-                    } else {
-                        quantize(nil)
-                    }
-                }
-                layer.packed.withUnsafeBufferPointer { packed in
-                    layer.scales.withUnsafeBufferPointer { scales in
-                        layer.columnSums.withUnsafeBufferPointer { sums in
-                            output.storage.withUnsafeMutableBufferPointer { out in
-                                let c = out.baseAddress! + outputRow * layer.outputs
-                                if let bias = layer.bias {
-                                    bias.withUnsafeBufferPointer { b in
-                                        kernel(
-                                            rows.count, layer.outputs, inputs, quantized.baseAddress, stride,
-                                            rowScales.baseAddress, packed.baseAddress, scales.baseAddress,
-                                            sums.baseAddress, b.baseAddress, c, layer.outputs)
-                                    }
-                                } else {
-                                    kernel(
-                                        rows.count, layer.outputs, inputs, quantized.baseAddress, stride,
-                                        rowScales.baseAddress, packed.baseAddress, scales.baseAddress,
-                                        sums.baseAddress, nil, c, layer.outputs)
-                                }
-                            }
-                        }
-                    }
-                }
+        x.storage.withUnsafeBufferPointer { xp in
+            output.storage.withUnsafeMutableBufferPointer { out in
+                layer.apply(
+                    rows: rows.count, input: xp.baseAddress! + rows.lowerBound * inputs,
+                    output: out.baseAddress! + outputRow * layer.outputs, portable: portable)
             }
         }
     }

@@ -83,20 +83,21 @@ extension BenchCommand {
             let tokens = lines.map { embedder.tokenizer.encode($0).count }
             _ = embedder.embed(Array(lines.prefix(batchSize)), batchSize: batchSize)
             var passes: [Double] = []
+            var results: [SentenceEmbedder.Embedding] = []
             for index in 0..<max(1, repeats) {
                 context.reporter.report(
                     JobProgress(completed: Double(index), total: Double(repeats), detail: "pass \(index + 1)"))
                 watch = Stopwatch()
-                let results = embedder.embed(lines, batchSize: batchSize)
+                results = embedder.embed(lines, batchSize: batchSize)
                 passes.append(watch.lap())
                 precondition(results.count == lines.count)
             }
             let median = passes.sorted()[passes.count / 2]
             var cosines: [Double] = []
             if precision != .fp32 {
+                // The last timed pass's embeddings against fp32's.
                 let reference = try context.session.models.miniLM().embed(lines, batchSize: batchSize)
-                let ours = embedder.embed(lines, batchSize: batchSize)
-                cosines = zip(ours, reference).map { Double(SentenceEmbedder.cosine($0.vector, $1.vector)) }
+                cosines = zip(results, reference).map { Double(SentenceEmbedder.cosine($0.vector, $1.vector)) }
             }
             var operations: [Operation]?
             var gflopsPerPass: Double?

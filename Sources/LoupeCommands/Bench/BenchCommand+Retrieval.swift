@@ -22,7 +22,7 @@ extension BenchCommand {
                 Tokenisation as the peers were measured with (lower-case, split on non-alphanumerics, the \
                 33-word stop list; --stem for Porter), k1 1.2, b 0.75, documents as title + text, \
                 queries as their text alone (as the peers read them; --query-title adds a query's title), \
-                top 100 per query by MaxScore (exact). --run-file writes the run in TREC format so \
+                top 100 per query (every document scored). --run-file writes the run in TREC format so \
                 pytrec_eval can score the same ranking (scripts/bench/retrieval.sh does, beside bm25s and \
                 rank_bm25). index_bytes is the index as the workspace stores it.
                 """
