@@ -16,12 +16,52 @@ package enum JSONLines {
     ) throws(TraceImportError) -> [R] {
         // A single document over several lines (pretty-printed) parses whole.
         if let whole = try? JSONValue.parse(data) { return [try transform(0, whole)] }
-        // Find the lines, then parse them on every core.
+        return try map(lines: data, file: file, transform)
+    }
+
+    /// Whether the first non-blank line of `bytes` closes every bracket it opens (JSON Lines),
+    /// rather than starting a document spread over lines; read without parsing.
+    package static func firstLineIsWhole(_ bytes: some ContiguousBytes) -> Bool {
+        bytes.withUnsafeBytes { raw in
+            var depth = 0
+            var seen = false
+            var inString = false
+            var escaped = false
+            for byte in raw {
+                if inString {
+                    if escaped {
+                        escaped = false
+                    } else if byte == UInt8(ascii: "\\") {
+                        escaped = true
+                    } else if byte == UInt8(ascii: "\"") {
+                        inString = false
+                    }
+                    continue
+                }
+                switch byte {
+                case 0x0A: if seen { return depth == 0 }
+                case 0x20, 0x09, 0x0D: break
+                case UInt8(ascii: "\""): (inString, seen) = (true, true)
+                case UInt8(ascii: "{"), UInt8(ascii: "["): (depth, seen) = (depth + 1, true)
+                case UInt8(ascii: "}"), UInt8(ascii: "]"): (depth, seen) = (depth - 1, true)
+                default: seen = true
+                }
+            }
+            return seen && depth == 0
+        }
+    }
+
+    /// `transform` over each non-blank line of `bytes` (a block of a larger file, whose first
+    /// line is `firstLine`), parsed on every core, in order.
+    package static func map<Bytes: ContiguousBytes & Sendable, R: Sendable>(
+        lines bytes: Bytes, file: String, firstLine: Int = 1,
+        _ transform: @Sendable (_ line: Int, _ value: JSONValue) throws(TraceImportError) -> R
+    ) throws(TraceImportError) -> [R] {
         var lines: [(line: Int, range: Range<Int>)] = []
-        data.withUnsafeBytes { raw in
+        bytes.withUnsafeBytes { raw in
             let bytes = raw.bindMemory(to: UInt8.self)
             var start = 0
-            var line = 0
+            var line = firstLine - 1
             while start < bytes.count {
                 line += 1
                 var end = bytes.count
@@ -36,7 +76,7 @@ package enum JSONLines {
             }
         }
         return try parallelMap(lines) { (entry) throws(TraceImportError) -> R in
-            let result = data.withUnsafeBytes { raw in
+            let result = bytes.withUnsafeBytes { raw in
                 JSONValue.parse(bytes: UnsafeBufferPointer(rebasing: raw.bindMemory(to: UInt8.self)[entry.range]))
             }
             switch result {

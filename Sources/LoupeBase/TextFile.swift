@@ -41,7 +41,7 @@ package enum TextFile {
     }
 
     /// An open descriptor of `path` (the caller closes it) and its size; a directory is refused.
-    private static func openForReading(_ path: String) throws(FileReadError) -> (fd: Int32, size: Int) {
+    static func openForReading(_ path: String) throws(FileReadError) -> (fd: Int32, size: Int) {
         let fd = open(path, O_RDONLY)
         guard fd >= 0 else { throw FileReadError(path: path, errno: errno) }
         var info = stat()

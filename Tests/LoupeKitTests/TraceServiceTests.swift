@@ -62,3 +62,71 @@ import Testing
         #expect(try reopened.list().map(\.sessionID) == before)
     }
 }
+
+/// An OTLP JSON Lines file is read a block of lines at a time, each span put in its stored form
+/// as its line is parsed: what it stores must be what reading the whole file stores.
+@Suite struct OTLPLinesImportTests {
+    private static let sample = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("../../sample-data/traces/otlp-genai.jsonl").standardized.path
+
+    private static func write(_ lines: [String]) throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("loupe-lines-\(UUID()).jsonl").path
+        try Data(lines.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    /// The sample's traces interleaved line by line, a blank line, and one span sent twice: the
+    /// retry has another name and an earlier start, so the tree keeps the retry, not the first.
+    @Test func blocksOfLinesStoreWhatTheWholeFileStores() throws {
+        let lines = try TextFile.read(Self.sample).split(separator: "\n").map(String.init)
+        let start = try #require(lines[0].range(of: #""startTimeUnixNano":"\d+""#, options: .regularExpression))
+        let retry = lines[0].replacingCharacters(in: start, with: #""startTimeUnixNano":"1000""#)
+            .replacingOccurrences(of: "chat gpt-4o-mini", with: "chat retried")
+        let order = [0, 6, 1, 8, 2, 7, 3, 9, 4, 10, 5]
+        let path = try Self.write(order.map { lines[$0] } + ["", "  ", retry])
+        defer { try? FileManager.default.removeItem(atPath: path) }
+
+        let whole = try TraceImport.traces(Data(try TextFile.bytes(path)), file: path).map {
+            TraceService.record($0, sourceFile: path)
+        }
+        // Blocks smaller than a line: every line is a block of its own.
+        for blockBytes in [100, 4_000, 1 << 20] {
+            var fractions: [Double] = []
+            let read = try #require(try TraceService.otlpLines(path, blockBytes: blockBytes) { fractions.append($0) })
+            let records = read.map { TraceService.record($0.trace, sourceFile: $0.file, encoded: $0.encoded) }
+            #expect(records.map(\.summary.externalID) == whole.map(\.summary.externalID))
+            #expect(records.map(\.contentHash) == whole.map(\.contentHash))
+            #expect(records.map { $0.spans.map(\.payloadJSON) } == whole.map { $0.spans.map(\.payloadJSON) })
+            #expect(records.map { $0.spans.map(\.rawZstd) } == whole.map { $0.spans.map(\.rawZstd) })
+            #expect(records.map { $0.spans.map(\.row) } == whole.map { $0.spans.map(\.row) })
+            #expect(fractions == fractions.sorted() && fractions.allSatisfy { $0 <= 1 })
+        }
+        let first = try #require(whole.first { $0.spans.contains { $0.row.name == "chat retried" } })
+        #expect(first.spans.filter { $0.row.spanID == "d23f0824128b2f33" }.map(\.row.name) == ["chat retried"])
+    }
+
+    @Test func aBadLineInALaterBlockIsNamedByItsNumber() throws {
+        let lines = try TextFile.read(Self.sample).split(separator: "\n").map(String.init)
+        let bad = #"{"resourceSpans":[{"scopeSpans":[{"spans":[{"spanId":"00f067aa0ba902b7"}]}]}]}"#
+        let path = try Self.write(Array(lines[0..<3]) + ["", bad] + Array(lines[3...]))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let error = #expect(throws: TraceImportError.self) { try TraceService.otlpLines(path, blockBytes: 2_000) }
+        #expect(error?.location.line == 5 && error?.field == "resourceSpans[0].scopeSpans[0].spans[0].traceId")
+        let notJSON = try Self.write(Array(lines[0..<2]) + ["{\"resourceSpans\": ["])
+        defer { try? FileManager.default.removeItem(atPath: notJSON) }
+        let cut = #expect(throws: TraceImportError.self) { try TraceService.otlpLines(notJSON, blockBytes: 2_000) }
+        #expect(cut?.location.line == 3 && cut?.description.contains("not JSON") == true)
+    }
+
+    /// Other formats, and an OTLP document spread over lines, are read whole.
+    @Test func otherFilesAreLeftToTheWholeFileReader() throws {
+        let samples = URL(fileURLWithPath: Self.sample).deletingLastPathComponent().path
+        #expect(try TraceService.otlpLines(samples + "/inspect-arith.json") == nil)
+        let pretty = try JSONValue.parse(String(try TextFile.read(Self.sample).split(separator: "\n")[0])).prettyJSON
+        let path = try Self.write([pretty])
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        #expect(try TraceService.otlpLines(path) == nil)
+        let service = TraceService(workspace: try Workspace(path: path + ".sqlite"))
+        #expect(try service.importFiles([path]).spans == 1)
+    }
+}

@@ -23,52 +23,51 @@ package struct TraceService: Sendable {
     /// stops the import before anything is written, naming the file, place and field.
     package func importFiles(_ paths: [String], reporter: JobReporter = .detached()) throws -> ImportReport {
         var report = ImportReport()
-        var parsed: [(trace: Trace, file: String)] = []
+        var read: [ReadTrace] = []
         for (index, path) in paths.enumerated() {
             try reporter.checkCancellation()
-            reporter.report(
-                JobProgress(
-                    completed: Double(index), total: Double(paths.count), detail: (path as NSString).lastPathComponent))
-            let data = Data(try TextFile.bytes(path))
-            let traces = try TraceImport.traces(data, file: path)
+            let name = (path as NSString).lastPathComponent
+            reporter.report(JobProgress(completed: Double(index), total: Double(paths.count), detail: name))
+            let traces =
+                try Self.otlpLines(path) { fraction in
+                    reporter.report(
+                        JobProgress(completed: Double(index) + fraction, total: Double(paths.count), detail: name))
+                }
+                ?? TraceImport.traces(Data(try TextFile.bytes(path)), file: path).map {
+                    ReadTrace(trace: $0, file: path)
+                }
             report.files += 1
             report.traces += traces.count
-            report.spans += traces.reduce(0) { $0 + $1.spans.count }
-            parsed += traces.map { ($0, path) }
+            report.spans += traces.reduce(0) { $0 + $1.trace.spans.count }
+            read += traces
         }
         // Rows are made on every core while the writer stores those already made.
-        let records = ParallelOrderedStream(parsed) { Self.record($0.trace, sourceFile: $0.file) }
+        let records = ParallelOrderedStream(read) {
+            Self.record($0.trace, sourceFile: $0.file, encoded: $0.encoded)
+        }
         defer { records.cancel() }
         report.counts = try workspace.importTraces(records)
         // Inspect logs are eval runs too: they become runs here, at import, so that reading the
         // runs (the Evals panel, `eval list`) never writes.
-        if parsed.contains(where: { $0.trace.format == .inspect }) {
+        if read.contains(where: { $0.trace.format == .inspect }) {
             try EvalService(workspace: workspace).syncInspectRuns()
         }
         return report
     }
 
     /// A span's content as the workspace stores it: its payload as JSON, and its source as
-    /// written, compressed. Made apart from the trace it belongs to, so a receiver can make it
-    /// on the request's own thread while one writer stores traces.
+    /// written (JSON text or protobuf message bytes), compressed. Made apart from the trace it
+    /// belongs to, so a receiver can make it on the request's own thread while one writer stores
+    /// traces, and a file's reader as it parses each line; only the compressed source is kept.
     package struct EncodedSpan: Sendable {
         var payloadJSON: String
-        /// What the trace's content hash reads of the source: its JSON text or message bytes.
-        var source: Source?
         var sourceZstd: Data?
-
-        enum Source: Sendable {
-            case json(String)
-            case message(Data)
-        }
 
         package init(_ span: TraceSpan) {
             payloadJSON = SpanPayload(span).json.compactJSON
             if let raw = span.raw?.compactJSON {
-                source = .json(raw)
                 sourceZstd = Zstd.compress(raw)
             } else if let message = span.rawProtobuf {
-                source = .message(message)
                 sourceZstd = Zstd.compress(message)
             }
         }
@@ -98,11 +97,8 @@ package struct TraceService: Sendable {
             let encoding = encoded[span.spanID] ?? EncodedSpan(span)
             hash.add("\(ordinal) \(span.spanID) \(span.startNs) \(span.endNs ?? -1) \(span.status)")
             hash.add(encoding.payloadJSON)
-            switch encoding.source {
-            case .json(let text): hash.add(text)
-            case .message(let bytes): hash.add(bytes)
-            case nil: hash.add("")
-            }
+            // The source as written, read back from its compressed form.
+            hash.add(encoding.sourceZstd.flatMap(Zstd.decompress) ?? Data())
             spans.append(
                 NewTrace.SpanRecord(row: row, payloadJSON: encoding.payloadJSON, rawZstd: encoding.sourceZstd))
         }

@@ -1,0 +1,57 @@
+import Glibc
+
+/// A file read a block of whole lines at a time, for inputs too large to hold whole (a JSON Lines
+/// trace export of gigabytes): each block ends at a line's end, so its lines can be parsed on
+/// their own, and knows the number of its first line.
+package final class LineBlocks {
+    package let path: String
+    /// The file's size when it was opened (0 for a pipe).
+    package let size: Int
+    /// Bytes handed out so far.
+    package private(set) var offset = 0
+    private let fd: Int32
+    private let blockBytes: Int
+    private var carry: [UInt8] = []
+    private var nextLine = 1
+    private var atEnd = false
+
+    /// - Parameter blockBytes: about how much each block holds; a line longer than that makes
+    ///   its block as long as the line.
+    package init(path: String, blockBytes: Int = 8 << 20) throws(FileReadError) {
+        (fd, size) = try TextFile.openForReading(path)
+        self.path = path
+        self.blockBytes = max(1, blockBytes)
+    }
+
+    deinit { close(fd) }
+
+    /// The next block of whole lines (the last one may lack its newline) and the number of its
+    /// first line; nil at the end of the file.
+    package func next() throws(FileReadError) -> (bytes: [UInt8], firstLine: Int)? {
+        var block = carry
+        carry = []
+        var hasNewline = block.contains(0x0A)
+        while !atEnd && (block.count < blockBytes || !hasNewline) {
+            let want = max(blockBytes - block.count, min(blockBytes, 1 << 16))
+            let start = block.count
+            block.append(contentsOf: repeatElement(0, count: want))
+            var n: Int
+            repeat {
+                n = block.withUnsafeMutableBytes { read(fd, $0.baseAddress! + start, want) }
+            } while n < 0 && errno == EINTR
+            if n < 0 { throw FileReadError(path: path, errno: errno) }
+            block.removeLast(want - n)
+            hasNewline = hasNewline || block[start...].contains(0x0A)
+            if n == 0 { atEnd = true }
+        }
+        if block.isEmpty { return nil }
+        if !atEnd, let cut = block.lastIndex(of: 0x0A) {
+            carry = Array(block[(cut + 1)...])
+            block.removeSubrange((cut + 1)...)
+        }
+        let first = nextLine
+        nextLine += block.withUnsafeBytes { raw in raw.reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) } }
+        offset += block.count
+        return (block, first)
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+import LoupeAgents
+import LoupeBase
+
+extension TraceService {
+    /// A trace read from a file, with the stored form of those of its spans the reader made as
+    /// it went.
+    package struct ReadTrace: Sendable {
+        package var trace: Trace
+        package var file: String
+        package var encoded: [String: EncodedSpan] = [:]
+    }
+
+    /// The traces of an OTLP JSON Lines file, read a block of lines at a time: each span is put
+    /// in its stored form (payload JSON, compressed source) on the core that parsed its line,
+    /// and only what grouping and the trace's row need is kept of it. Memory holds the stored
+    /// form instead of the whole file and its parse trees. Nil when the file is no OTLP JSON
+    /// Lines (another format, or one document spread over lines): such files are read whole.
+    ///
+    /// - Parameter blockBytes: about how much of the file is parsed at once.
+    package static func otlpLines(
+        _ path: String, blockBytes: Int = 8 << 20, progress: (_ fraction: Double) -> Void = { _ in }
+    ) throws -> [ReadTrace]? {
+        let blocks = try LineBlocks(path: path, blockBytes: blockBytes)
+        guard let first = try blocks.next(),
+            TraceImport.detect(Data(first.bytes.prefix(1 << 16)), file: path) == .otlp,
+            JSONLines.firstLineIsWhole(first.bytes)
+        else { return nil }
+        /// Each span read, as the trace keeps it, and the stored forms of every span of each id
+        /// (an exporter's retry sends a span twice; the tree keeps one of them).
+        struct Grouped {
+            var spans: [OTLPImporter.OTLPSpan] = []
+            var encoded: [String: [(at: Int, encoded: EncodedSpan)]] = [:]
+        }
+        var order: [String] = []
+        var traces: [String: Grouped] = [:]
+        var services: [String: String] = [:]
+        var block: (bytes: [UInt8], firstLine: Int)? = first
+        while let current = block {
+            progress(Double(blocks.offset) / Double(max(1, blocks.size, blocks.offset)))
+            let read = try JSONLines.map(lines: current.bytes, file: path, firstLine: current.firstLine) {
+                (number, body) throws(TraceImportError) -> [(OTLPImporter.OTLPSpan, EncodedSpan)] in
+                let request = try OTLPImporter.spans(in: body, file: path, line: number)
+                if let first = request.rejected.first { throw first }
+                return request.read.map { (withoutContent($0), EncodedSpan($0.span)) }
+            }
+            for (found, encoded) in read.joined() {
+                if traces[found.traceID] == nil {
+                    order.append(found.traceID)
+                    if let service = found.service { services[found.traceID] = service }
+                }
+                traces[found.traceID, default: Grouped()].encoded[found.span.spanID, default: []].append(
+                    (traces[found.traceID]?.spans.count ?? 0, encoded))
+                traces[found.traceID]!.spans.append(found)
+            }
+            block = try blocks.next()
+        }
+        return order.map { id in
+            let grouped = traces.removeValue(forKey: id)!
+            let trace = OTLPImporter.trace(id: id, spans: grouped.spans, service: services[id])
+            var encoded: [String: EncodedSpan] = [:]
+            for span in trace.spans {
+                let forms = grouped.encoded[span.spanID]!
+                // The form of the span the tree kept (a span left without its parent in a cycle
+                // has lost its parent id).
+                let kept = forms.first {
+                    var read = grouped.spans[$0.at].span
+                    read.parentID = span.parentID
+                    return read == span
+                }
+                encoded[span.spanID] = (kept ?? forms[0]).encoded
+            }
+            return ReadTrace(trace: trace, file: path, encoded: encoded)
+        }
+    }
+
+    /// What the trace and its rows read of a span once its stored form is made: not its
+    /// messages, tool arguments and result, or source.
+    private static func withoutContent(_ found: OTLPImporter.OTLPSpan) -> OTLPImporter.OTLPSpan {
+        var light = found
+        light.span.input = []
+        light.span.output = []
+        light.span.raw = nil
+        light.span.rawProtobuf = nil
+        if light.span.tool != nil {
+            light.span.tool?.arguments = ""
+            light.span.tool?.result = nil
+        }
+        return light
+    }
+}
