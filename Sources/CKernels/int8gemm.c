@@ -181,3 +181,73 @@ void loupe_int8_linear_portable(size_t m, size_t n, size_t k, const uint8_t *a, 
                                 const float *bias, float *c, size_t ldc) {
     int8_linear(0, m, n, k, a, lda, a_scales, packed, w_scales, column_sums, bias, c, ldc);
 }
+
+// The int8 compute roof: independent multiply-add chains on registers, as the fp32 FMA loop in
+// measure.c does for FP32. An operation is a multiply or an add, so a u8 × s8 multiply-add is 2.
+
+LOUPE_VNNI static int32_t int8_peak_vnni(uint64_t iterations) {
+    __m512i acc[12];
+    for (int i = 0; i < 12; i++) acc[i] = _mm512_setzero_si512();
+    const __m512i a = _mm512_set1_epi8(3), b = _mm512_set1_epi8(-2);
+    for (uint64_t it = 0; it < iterations; it++) {
+        for (int i = 0; i < 12; i++) acc[i] = _mm512_dpbusd_epi32(acc[i], a, b);
+        __asm__ volatile("" : "+v"(acc[0]), "+v"(acc[1]), "+v"(acc[2]), "+v"(acc[3]), "+v"(acc[4]), "+v"(acc[5]),
+                         "+v"(acc[6]), "+v"(acc[7]), "+v"(acc[8]), "+v"(acc[9]), "+v"(acc[10]), "+v"(acc[11]));
+    }
+    __m512i sum = acc[0];
+    for (int i = 1; i < 12; i++) sum = _mm512_add_epi32(sum, acc[i]);
+    return _mm512_reduce_add_epi32(sum);
+}
+
+// Without VNNI: vpmaddubsw (u8 × s8 pairs summed into int16), vpmaddwd by ones (into int32),
+// vpaddd, as an AVX2 int8 GEMM's inner loop does.
+__attribute__((target("avx2"))) static int32_t int8_peak_avx2(uint64_t iterations) {
+    __m256i acc[8];
+    for (int i = 0; i < 8; i++) acc[i] = _mm256_setzero_si256();
+    const __m256i a = _mm256_set1_epi8(3), b = _mm256_set1_epi8(-2), ones = _mm256_set1_epi16(1);
+    for (uint64_t it = 0; it < iterations; it++) {
+        for (int i = 0; i < 8; i++)
+            acc[i] = _mm256_add_epi32(acc[i], _mm256_madd_epi16(_mm256_maddubs_epi16(a, b), ones));
+        __asm__ volatile("" : "+x"(acc[0]), "+x"(acc[1]), "+x"(acc[2]), "+x"(acc[3]), "+x"(acc[4]), "+x"(acc[5]),
+                         "+x"(acc[6]), "+x"(acc[7]));
+    }
+    __m256i sum = acc[0];
+    for (int i = 1; i < 8; i++) sum = _mm256_add_epi32(sum, acc[i]);
+    int32_t lanes[8];
+    _mm256_storeu_si256((__m256i *)lanes, sum);
+    int32_t total = 0;
+    for (int i = 0; i < 8; i++) total += lanes[i];
+    return total;
+}
+
+static int has_avx2(void) {
+    static int known = -1;
+    if (known < 0) known = __builtin_cpu_supports("avx2");
+    return known;
+}
+
+int32_t loupe_int8_peak(uint64_t iterations) {
+    if (loupe_has_avx512_vnni()) return int8_peak_vnni(iterations);
+    if (has_avx2()) return int8_peak_avx2(iterations);
+    // The portable kernel's own arithmetic: int32 multiply-adds of widened bytes.
+    int32_t acc[64] = {0};
+    volatile int8_t b = -2;
+    for (uint64_t it = 0; it < iterations; it++) {
+        for (int lane = 0; lane < 64; lane++) acc[lane] += (int32_t)(uint8_t)(3 + lane) * b;
+    }
+    int32_t total = 0;
+    for (int lane = 0; lane < 64; lane++) total += acc[lane];
+    return total;
+}
+
+uint64_t loupe_int8_ops_per_iteration(void) {
+    if (loupe_has_avx512_vnni()) return 12 * 64 * 2;
+    if (has_avx2()) return 8 * 32 * 2;
+    return 64 * 2;
+}
+
+const char *loupe_int8_peak_method(void) {
+    if (loupe_has_avx512_vnni()) return "vpdpbusd loop, AVX-512 VNNI";
+    if (has_avx2()) return "vpmaddubsw + vpmaddwd loop, AVX2";
+    return "scalar int32 multiply-add loop";
+}

@@ -28,8 +28,11 @@ package enum KernelBench {
         package var repeats: Int
         /// The best (smallest) time of the repeats.
         package var seconds: Double
+        /// Operations of `precision` (FLOPs for FP32, integer operations for INT8).
         package var flops: Double
         package var bytes: Double
+        /// The roof its operations are judged against: `FP32` or `INT8`.
+        package var precision: String
         /// Memory the kernel allocates beyond its inputs and outputs, summed over threads.
         package var scratchBytes: Int
         /// Inputs and outputs, the data the kernel streams.
@@ -171,7 +174,7 @@ package enum KernelBench {
             let layer = QuantizedLinear(
                 weight: Tensor(shape: [n, k], storage: Array(UnsafeBufferPointer(start: weight, count: n * k))),
                 bias: nil)
-            return Instance(cost: .matmulInt8(m: m, n: n, k: k), buffers: buffers) { b in
+            return Instance(cost: .int8Linear(m: m, n: n, k: k), buffers: buffers) { b in
                 CPUKernels.matmulInt8Dynamic(b[0], layer: layer, b[2], m: m, threads: threads)
             }
         },
@@ -303,7 +306,8 @@ package enum KernelBench {
         return Measurement(
             kernel: spec.name, shape: shape.map(String.init).joined(separator: "x"), threads: threads,
             repeats: repeats, seconds: best, flops: instance.cost.flops, bytes: instance.cost.bytes,
-            scratchBytes: instance.scratchBytes, workingSetBytes: instance.workingSetBytes,
+            precision: instance.cost.precision, scratchBytes: instance.scratchBytes,
+            workingSetBytes: instance.workingSetBytes,
             footprintBytes: instance.footprintBytes)
     }
 

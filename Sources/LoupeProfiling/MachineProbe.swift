@@ -8,10 +8,30 @@ import LoupeBase
 package enum MachineProbe {
     /// FP32 GFLOP/s of the register-only FMA loop on `threads` threads, run for about `seconds`.
     package static func fp32Peak(threads: Int, seconds: Double = 0.5) -> Double {
-        // Calibrate the iteration count on one thread, then run every thread together.
+        rate(threads: threads, seconds: seconds, perIteration: Double(loupe_fma_flops_per_iteration())) {
+            _ = loupe_fma_peak_f32($0)
+        }
+    }
+
+    /// Int8 GOP/s (a multiply-add is 2 operations) of the register-only multiply-add loop with
+    /// the instruction the int8 kernels use here (``int8PeakMethod``), on `threads` threads.
+    package static func int8Peak(threads: Int, seconds: Double = 0.5) -> Double {
+        rate(threads: threads, seconds: seconds, perIteration: Double(loupe_int8_ops_per_iteration())) {
+            _ = loupe_int8_peak($0)
+        }
+    }
+
+    /// The loop ``int8Peak(threads:seconds:)`` runs on this CPU, in words.
+    package static var int8PeakMethod: String { String(cString: loupe_int8_peak_method()) }
+
+    /// Billions of operations a second of `loop` on every thread at once: the iteration count is
+    /// calibrated on one thread to last about `seconds`.
+    private static func rate(
+        threads: Int, seconds: Double, perIteration: Double, _ loop: @Sendable @escaping (UInt64) -> Void
+    ) -> Double {
         var iterations: UInt64 = 1_000_000
         while true {
-            let elapsed = Stopwatch.seconds { _ = loupe_fma_peak_f32(iterations) }
+            let elapsed = Stopwatch.seconds { loop(iterations) }
             if elapsed >= seconds / 4 {
                 iterations = UInt64(Double(iterations) * seconds / elapsed)
                 break
@@ -20,9 +40,9 @@ package enum MachineProbe {
         }
         let count = iterations
         let elapsed = Stopwatch.seconds {
-            DispatchQueue.concurrentPerform(iterations: threads) { _ in _ = loupe_fma_peak_f32(count) }
+            DispatchQueue.concurrentPerform(iterations: threads) { _ in loop(count) }
         }
-        return Double(threads) * Double(count) * Double(loupe_fma_flops_per_iteration()) / elapsed / 1e9
+        return Double(threads) * Double(count) * perIteration / elapsed / 1e9
     }
 
     /// Triad bandwidth in GB/s for a working set of `bytes` (three Float32 arrays), split over

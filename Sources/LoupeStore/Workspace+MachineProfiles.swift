@@ -17,6 +17,16 @@ extension Workspace {
         }
     }
 
+    /// Adds ceilings to profile `id` (a roof measured after the profile was, such as an int8 one).
+    package func add(_ ceilings: [CeilingRecord], toProfile id: Int64) throws(WorkspaceError) {
+        try write { db in
+            for var ceiling in ceilings {
+                ceiling.profileID = id
+                try ceiling.insert(db)
+            }
+        }
+    }
+
     /// Every profile, newest first.
     package func machineProfiles() throws(WorkspaceError) -> [MachineProfileRecord] {
         try read { db in try MachineProfileRecord.order(Column("measured_at").desc, Column("id").desc).fetchAll(db) }

@@ -1,12 +1,17 @@
 /// Analytic work of each kernel for a shape: floating-point operations and bytes moved
 /// (Float32 operands read once, results written once), so a roofline can place it.
 package struct KernelCost: Hashable, Sendable {
+    /// Operations of `precision`: floating-point ones for `FP32`, integer multiplies and adds for
+    /// `INT8`.
     package var flops: Double
     package var bytes: Double
+    /// The roof the operations are judged against: `FP32` or `INT8`.
+    package var precision: String
 
-    package init(flops: Double, bytes: Double) {
+    package init(flops: Double, bytes: Double, precision: String = "FP32") {
         self.flops = flops
         self.bytes = bytes
+        self.precision = precision
     }
 
     /// `x[rows, inputs] · wᵀ[inputs, outputs] + bias`: 2·rows·inputs·outputs multiply-adds plus
@@ -71,6 +76,14 @@ package struct KernelCost: Hashable, Sendable {
     package static func matmulInt8(m: Int, n: Int, k: Int) -> KernelCost {
         let (m, n, k) = (Double(m), Double(n), Double(k))
         return KernelCost(flops: 2 * m * n * k, bytes: 4 * m * k + n * k + 4 * n + 4 * m * n)
+    }
+
+    /// `quant(a[m, k]) · quant(w[n, k])ᵀ` in int8 with int32 sums (dynamic quantisation): 2mnk
+    /// integer operations; a is read as Float32 to quantise it, written and read again as bytes,
+    /// the weights move as one byte each plus a scale and a column sum a row, C is written once.
+    package static func int8Linear(m: Int, n: Int, k: Int) -> KernelCost {
+        let (m, n, k) = (Double(m), Double(n), Double(k))
+        return KernelCost(flops: 2 * m * n * k, bytes: 6 * m * k + n * k + 8 * n + 4 * m * n, precision: "INT8")
     }
 
     /// Row softmax of `rows × columns`. Bytes are the passes' traffic at the level holding a row

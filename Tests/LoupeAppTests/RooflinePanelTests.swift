@@ -147,6 +147,41 @@ import Testing
         #expect(panel(state).profile?.name == "Test CPU, 2 cores")
     }
 
+    /// A CPU profile with an int8 roof: the dynamic int8 kernel is judged against it in GOP/s
+    /// (81% of it), not against the FP32 roof it would be over four times; in the FP32 view it is
+    /// listed without a place and the int8 roof is drawn dim, in its own unit.
+    @Test func anInt8KernelIsJudgedAgainstTheInt8Roof() {
+        let profile = RooflineModel.Profile(
+            name: "Test CPU, 2 cores", kind: "cpu",
+            ceilings: [
+                .init(kind: "compute", name: "FP32 (2 cores)", value: 228, precision: "FP32"),
+                .init(kind: "compute", name: "INT8 (2 cores)", value: 935, precision: "INT8"),
+                .init(kind: "memory", name: "L3", value: 171, smallestBytes: 4 << 20, largestBytes: 32 << 20),
+            ],
+            points: [
+                .init(
+                    name: "sgemm-openblas", suite: "kernels", shape: "1024x1024x1024", seconds: 0.01063,
+                    flops: ["FP32": 2.147e9], bytes: 1.26e7, footprintBytes: 12 << 20),
+                .init(
+                    name: "matmul-int8-dynamic", suite: "kernels", shape: "1024x1024x1024", seconds: 0.00284,
+                    flops: ["INT8": 2.147e9], bytes: 1.15e7, footprintBytes: 12 << 20),
+            ])
+        #expect(profile.precisions == ["FP32", "INT8"])
+        let int8 = profile.placements("INT8")
+        #expect(int8[0].gflopsPerSecond == nil)
+        #expect(abs(int8[1].fraction! - 2.147e9 / 0.00284 / 1e9 / 935) < 1e-9 && int8[1].bound == "compute")
+        var state = AppFixtures.state(width: 160, height: 48)
+        AppFixtures.press([.character("4")], on: &state)
+        _ = state.update(AppFixtures.answer(RooflinePanel.LoadRoofline(), RooflineModel(profiles: [profile])))
+        var text = state.render().text()
+        #expect(text.contains("INT8 (2 cores) 935 GOP/s") && text.contains("no FP32"))
+        AppFixtures.press([.character("f")], on: &state)
+        #expect(panel(state).precision == "INT8")
+        text = state.render().text()
+        #expect(text.contains("↑ INT8 GOP/s") && text.contains("FP32 (2 cores) 228 GFLOP/s"))
+        #expect(text.contains("81% compute") && text.contains("no INT8"))
+    }
+
     @Test func exportWritesTheCSV() throws {
         var state = loaded()
         let effects = AppFixtures.press([.character("e")], on: &state)

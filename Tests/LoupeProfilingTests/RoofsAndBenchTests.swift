@@ -72,11 +72,16 @@ import Testing
 
     @Test func attainableAndBoundFollowTheRidge() {
         let dram = roofs.level(forWorkingSet: 1 << 30)!
-        #expect(abs(roofs.ridge(dram) - 200.0 / 35) < 1e-12)
+        #expect(abs(roofs.ridge(dram)! - 200.0 / 35) < 1e-12)
         #expect(roofs.attainable(flopsPerByte: 1, at: dram) == 35)
         #expect(roofs.attainable(flopsPerByte: 100, at: dram) == 200)
         #expect(roofs.bound(flopsPerByte: 1, at: dram) == "memory")
         #expect(roofs.bound(flopsPerByte: 10, at: dram) == "compute")
+        // An int8 kernel is judged against the int8 roof, and not at all without one.
+        #expect(roofs.attainable(flopsPerByte: 100, at: dram, precision: "INT8") == nil)
+        let withInt8 = Roofs(peak: 200, int8Peak: 800, levels: roofs.levels)
+        #expect(withInt8.attainable(flopsPerByte: 100, at: dram, precision: "INT8") == 800)
+        #expect(withInt8.bound(flopsPerByte: 10, at: dram, precision: "INT8") == "memory")
     }
 }
 

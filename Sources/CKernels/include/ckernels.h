@@ -105,6 +105,18 @@ float loupe_fma_peak_f32(uint64_t iterations);
 /// same count computed with separate multiplies and adds).
 uint64_t loupe_fma_flops_per_iteration(void);
 
+/// The int8 compute roof's loop: `iterations` rounds of independent u8 × s8 multiply-add chains
+/// on registers, with the instruction the int8 kernels can use here (vpdpbusd with AVX-512 VNNI,
+/// else vpmaddubsw + vpmaddwd with AVX2, else scalar). Returns a value derived from the
+/// accumulators, so the work cannot be removed.
+int32_t loupe_int8_peak(uint64_t iterations);
+
+/// The int8 operations (a multiply-add is 2) one call of `loupe_int8_peak` does per iteration.
+uint64_t loupe_int8_ops_per_iteration(void);
+
+/// The loop `loupe_int8_peak` runs here, in words.
+const char *loupe_int8_peak_method(void);
+
 /// STREAM triad: a[i] = b[i] + scalar · c[i] for i in 0..<count (12 bytes moved per element:
 /// two reads, one write).
 void loupe_triad_f32(float *a, const float *b, const float *c, float scalar, size_t count);

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import LoupeKit
 import LoupeProfiling
+import LoupeStore
 import LoupeTensor
 
 extension BenchCommand {
@@ -10,7 +11,7 @@ extension BenchCommand {
             commandName: "kernels",
             abstract: "Every kernel at its default shapes, with the issue's ratios checked in one run.",
             discussion: """
-                Measures the FP32 peak afresh (FMA loop, all cores), uses the workspace's memory \
+                Measures the FP32 and INT8 peaks afresh (multiply-add loops, all cores), uses the workspace's memory \
                 levels (measuring them first when it has no profile), runs `kernels bench` on every \
                 kernel, checks flash against naive attention's outputs and the int8 matmul's error, \
                 and reports each ratio beside its target.
@@ -33,6 +34,7 @@ extension BenchCommand {
             var machine: String
             var threads: Int
             var fp32PeakGflops: Double
+            var int8PeakGops: Double
             var memoryLevels: [BandwidthPlateau]
             var kernels: [KernelsCommand.Row]
             var attentionMaxAbsDifference: Float
@@ -54,7 +56,20 @@ extension BenchCommand {
             guard let stored else { throw CommandFailure("the machine profile could not be read back") }
             context.reporter.report(JobProgress(completed: 0, total: nil, detail: "FP32 peak"))
             let peak = MachineProbe.fp32Peak(threads: threads)
-            let roofs = Roofs(peak: peak, levels: stored.roofs.levels)
+            context.reporter.report(JobProgress(completed: 0, total: nil, detail: "INT8 peak"))
+            let int8Peak = MachineProbe.int8Peak(threads: threads)
+            let roofs = Roofs(peak: peak, int8Peak: int8Peak, levels: stored.roofs.levels)
+            // A profile measured before Loupe had an int8 roof gains the one measured now, so the
+            // Roofline panel judges int8 kernels against it.
+            if stored.roofs.int8Peak == nil {
+                try workspace.add(
+                    [
+                        KernelsCommand.int8Ceiling(
+                            int8Peak, cores: threads,
+                            measuredBy:
+                                "measured by loupe bench kernels on \(ISO8601DateFormatter().string(from: Date()))")
+                    ], toProfile: stored.id)
+            }
             let jobs = KernelBench.all.flatMap { spec in spec.defaultShapes.map { (spec, $0) } }
             var measurements: [KernelBench.Measurement] = []
             for (index, (spec, shape)) in jobs.enumerated() {
@@ -100,6 +115,7 @@ extension BenchCommand {
                 check(
                     "matmul-int8-dynamic speed / sgemm-openblas at 1024³",
                     dynamic.gflopsPerSecond / blas.gflopsPerSecond)
+                check("matmul-int8-dynamic 1024³ / INT8 peak", dynamic.gflopsPerSecond / int8Peak)
             }
             check("matmul-int8 relative error (Frobenius)", int8Error, atMost: 0.01)
             for kernel in ["softmax-online", "layernorm", "softmax-three-pass"] {
@@ -128,7 +144,7 @@ extension BenchCommand {
             check("attention max |flash − naive|", Double(difference), atMost: 1e-5)
 
             let result = Result(
-                machine: BenchCommand.Embed.machine(), threads: threads, fp32PeakGflops: peak,
+                machine: BenchCommand.Embed.machine(), threads: threads, fp32PeakGflops: peak, int8PeakGops: int8Peak,
                 memoryLevels: roofs.levels, kernels: measurements.map { KernelsCommand.Row($0, roofs: roofs) },
                 attentionMaxAbsDifference: difference, int8RelativeError: int8Error, checks: checks)
             if json {
@@ -136,6 +152,9 @@ extension BenchCommand {
                 return
             }
             context.print(String(format: "FP32 peak %.1f GFLOP/s on %d threads (measured now)", peak, threads))
+            context.print(
+                String(format: "INT8 peak %.1f GOP/s on %d threads (measured now, ", int8Peak, threads)
+                    + MachineProbe.int8PeakMethod + ")")
             context.print(
                 "memory levels: "
                     + roofs.levels.map { $0.level + String(format: " %.1f GB/s", $0.gigabytesPerSecond) }.joined(

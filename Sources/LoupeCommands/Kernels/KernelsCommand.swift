@@ -99,11 +99,23 @@ struct KernelsCommand: ParsableCommand {
 
     /// The latest CPU profile's all-core FP32 peak and its memory levels (from the stored sweep).
     static func cpuRoofs(_ workspace: Workspace) throws -> (id: Int64, roofs: Roofs)? {
-        guard let (profile, ceilings) = try workspace.latestMachineProfile(), let id = profile.id,
-            let peak = ceilings.first(where: { $0.kind == "compute" && !$0.name.contains("1 core") })
-        else { return nil }
+        guard let (profile, ceilings) = try workspace.latestMachineProfile(), let id = profile.id else { return nil }
+        func allCores(_ precision: String) -> Double? {
+            ceilings.first {
+                $0.kind == "compute" && ($0.precision ?? "FP32") == precision && !$0.name.contains("1 core")
+            }?.value
+        }
+        guard let peak = allCores("FP32") else { return nil }
         let sweep = try BandwidthSample.sweep(fromJSON: profile.sweepJSON)
-        return (id, Roofs(peak: peak.value, levels: PlateauDetector.plateaus(sweep)))
+        return (id, Roofs(peak: peak, int8Peak: allCores("INT8"), levels: PlateauDetector.plateaus(sweep)))
+    }
+
+    /// The int8 roof, as `roofline measure` stores it: GOP/s of the multiply-add loop on
+    /// `cores` cores.
+    static func int8Ceiling(_ value: Double, cores: Int, measuredBy method: String) -> CeilingRecord {
+        CeilingRecord(
+            kind: "compute", name: cores == 1 ? "INT8 (1 core)" : "INT8 (\(cores) cores)", value: value,
+            provenance: "\(MachineProbe.int8PeakMethod), \(method)", precision: "INT8")
     }
 
     static func store(_ measurements: [KernelBench.Measurement], profileID: Int64?, in workspace: Workspace) throws {
@@ -116,7 +128,8 @@ struct KernelsCommand: ParsableCommand {
                 KernelRun(
                     suite: "kernels", kernel: m.kernel, workload: "\(m.shape), \(m.threads) threads", calls: m.repeats,
                     nanoseconds: Int64((m.seconds * 1e9).rounded()), flops: m.flops, bytes: m.bytes, threads: 1,
-                    machine: machine, measuredAt: now, profileID: profileID, flopsByPrecision: nil,
+                    machine: machine, measuredAt: now, profileID: profileID,
+                    flopsByPrecision: m.precision == "FP32" ? nil : [m.precision: m.flops],
                     scratchBytes: m.scratchBytes, footprintBytes: m.footprintBytes)
             })
     }
@@ -130,6 +143,8 @@ struct KernelsCommand: ParsableCommand {
         var gflopsPerSecond: Double
         var gigabytesPerSecond: Double
         var flopsPerByte: Double
+        /// The roof its operations are judged against (GFLOP/s are GOP/s for INT8).
+        var precision: String
         var scratchBytes: Int
         var workingSetBytes: Int
         var level: String?
@@ -145,14 +160,16 @@ struct KernelsCommand: ParsableCommand {
             gflopsPerSecond = m.gflopsPerSecond
             gigabytesPerSecond = m.gigabytesPerSecond
             flopsPerByte = m.flopsPerByte
+            precision = m.precision
             scratchBytes = m.scratchBytes
             workingSetBytes = m.workingSetBytes
-            if let roofs, let level = roofs.level(forWorkingSet: m.footprintBytes) {
+            if let roofs, let level = roofs.level(forWorkingSet: m.footprintBytes),
+                let attainable = roofs.attainable(flopsPerByte: m.flopsPerByte, at: level, precision: m.precision)
+            {
                 self.level = level.level
-                let attainable = roofs.attainable(flopsPerByte: m.flopsPerByte, at: level)
                 attainableGflopsPerSecond = attainable
                 fractionOfAttainable = m.gflopsPerSecond / attainable
-                bound = roofs.bound(flopsPerByte: m.flopsPerByte, at: level)
+                bound = roofs.bound(flopsPerByte: m.flopsPerByte, at: level, precision: m.precision)
             }
         }
     }
@@ -173,6 +190,8 @@ struct KernelsCommand: ParsableCommand {
             {
                 line += "  " + level.padding(toLength: 5, withPad: " ", startingAt: 0)
                 line += String(format: "%11.1f %6.0f%%  ", attainable, fraction * 100) + bound
+                // GOP/s against the int8 roof.
+                if m.precision != "FP32" { line += " (\(m.precision) roof)" }
             }
             context.print(line)
         }

@@ -32,6 +32,10 @@ struct RooflineCommand: ParsableCommand {
         struct Result: Encodable {
             var fp32PeakAllCoresGflops: Double
             var fp32PeakOneCoreGflops: Double
+            /// Int8 multiply-add loop, GOP/s (a multiply-add is 2).
+            var int8PeakAllCoresGops: Double
+            var int8PeakOneCoreGops: Double
+            var int8Method: String
             var cores: Int
             var sweep: [BandwidthSample]
             var plateaus: [BandwidthPlateau]
@@ -45,6 +49,9 @@ struct RooflineCommand: ParsableCommand {
             context.reporter.report(JobProgress(completed: 0, total: nil, detail: "FP32 peak"))
             let peakAll = MachineProbe.fp32Peak(threads: cores)
             let peakOne = MachineProbe.fp32Peak(threads: 1)
+            context.reporter.report(JobProgress(completed: 0, total: nil, detail: "INT8 peak"))
+            let int8All = MachineProbe.int8Peak(threads: cores)
+            let int8One = MachineProbe.int8Peak(threads: 1)
             var sweep: [BandwidthSample] = []
             var size = 16 * 1024
             while size <= maxMebibytes * 1024 * 1024 {
@@ -67,6 +74,8 @@ struct RooflineCommand: ParsableCommand {
                 CeilingRecord(
                     kind: "compute", name: "FP32 (1 core)", value: peakOne, provenance: "FMA loop, AVX2+FMA, \(method)",
                     precision: "FP32"),
+                KernelsCommand.int8Ceiling(int8All, cores: cores, measuredBy: method),
+                KernelsCommand.int8Ceiling(int8One, cores: 1, measuredBy: method),
             ]
             for plateau in plateaus {
                 ceilings.append(
@@ -82,7 +91,8 @@ struct RooflineCommand: ParsableCommand {
                 ceilings: ceilings)
             return (
                 Result(
-                    fp32PeakAllCoresGflops: peakAll, fp32PeakOneCoreGflops: peakOne, cores: cores, sweep: sweep,
+                    fp32PeakAllCoresGflops: peakAll, fp32PeakOneCoreGflops: peakOne, int8PeakAllCoresGops: int8All,
+                    int8PeakOneCoreGops: int8One, int8Method: MachineProbe.int8PeakMethod, cores: cores, sweep: sweep,
                     plateaus: plateaus, reportedCacheBytes: MachineProbe.cacheSizes()), id
             )
         }
@@ -98,6 +108,10 @@ struct RooflineCommand: ParsableCommand {
             }
             context.print(
                 String(format: "FP32 peak   %.1f GFLOP/s on %d cores, %.1f on one (FMA loop)", peakAll, cores, peakOne))
+            context.print(
+                String(
+                    format: "INT8 peak   %.1f GOP/s on %d cores, %.1f on one", result.int8PeakAllCoresGops, cores,
+                    result.int8PeakOneCoreGops) + " (\(result.int8Method))")
             context.print("triad sweep (\(cores) threads):")
             for sample in sweep {
                 context.print(

@@ -179,8 +179,11 @@ extension RooflinePanel {
             }
         }
         let peakName = profile.peak(precision)?.name ?? precision
-        for (name, value, style) in [(peakName, peak, computeStyle)] + others.map({ ($0.name, $0.value, theme.dim) }) {
-            let text = name + " " + Self.rate(value, unit: "FLOP/s")
+        let roofs =
+            [(peakName, peak, precision, computeStyle)]
+            + others.map { ($0.name, $0.value, $0.precision ?? "FP32", theme.dim) }
+        for (name, value, roofPrecision, style) in roofs {
+            let text = name + " " + Self.rate(value, unit: Self.operations(roofPrecision))
             let y = cell(point(1, value)).y
             let right = plot.maxX - TextWidth.of(text) - 1
             let left = cell(point(memory.map { value / $0.value }.min() ?? pow(10, xLow), value)).x + 2
@@ -210,7 +213,9 @@ extension RooflinePanel {
             frame.draw(
                 Self.decade(decade), at: Point(x: min(x, plot.maxX - 4), y: plot.maxY), style: theme.dim, clip: area)
         }
-        var legend = "FLOP/byte →   ↑ G\(precision == "FP32" ? "" : precision + " ")FLOP/s   ◇ ridge"
+        // FLOP/byte and GFLOP/s, or OP/byte and GOP/s for an integer precision.
+        let operation = Self.operations(precision).dropLast(2)
+        var legend = "\(operation)/byte →   ↑ \(precision == "FP32" ? "" : precision + " ")G\(operation)/s   ◇ ridge"
         if let baselineSuite, !baselinePoints.isEmpty { legend += "   ○ baseline \(baselineSuite)" }
         if levels.count > 1 {
             legend +=
@@ -248,6 +253,10 @@ extension RooflinePanel {
     static func levelMark(_ level: String) -> String {
         level.hasPrefix("L") && level.count == 2 ? String(level.last!) : String(level.prefix(1))
     }
+
+    /// What a precision's roof counts: integer operations for `INT8`, `INT4`, floating-point
+    /// ones otherwise.
+    static func operations(_ precision: String) -> String { precision.hasPrefix("INT") ? "OP/s" : "FLOP/s" }
 
     /// `67 TFLOP/s`, `204 GFLOP/s`, `37 GB/s`, `3.4 TB/s` from a giga-rate.
     static func rate(_ giga: Double, unit: String) -> String {
@@ -289,7 +298,7 @@ extension RooflinePanel {
         let all = [
             TableColumn("kernel", width: .fill(1)), TableColumn("shape", width: .length(showsSuites ? 24 : 14)),
             TableColumn("ms", width: .length(8), alignment: .trailing),
-            TableColumn("GFLOP/s", width: .length(9), alignment: .trailing),
+            TableColumn("G" + Self.operations(precision), width: .length(9), alignment: .trailing),
             TableColumn("F/B", width: .length(7), alignment: .trailing),
             TableColumn("roof", width: .length(7), alignment: .trailing),
             TableColumn("%", width: .length(5), alignment: .trailing), TableColumn("bound", width: .length(8)),
@@ -327,7 +336,8 @@ extension RooflinePanel {
                 style: above.isEmpty ? theme.dim : theme.status(.warn), clip: area)
         }
         frame.draw(
-            "roof = min(peak, level GB/s × F/B) · % = GFLOP/s ÷ roof", at: Point(x: area.x + 1, y: area.maxY - 1),
+            "roof = min(peak, level GB/s × F/B) · % = G\(Self.operations(precision)) ÷ roof",
+            at: Point(x: area.x + 1, y: area.maxY - 1),
             style: theme.dim,
             clip: area)
     }
