@@ -113,6 +113,17 @@ import Testing
                 "a query term matches no chunk (BM25 skips it): “hypersonc” → did you mean “hypersonic”?"))
     }
 
+    /// Dense scores from a corpus embedded in int8 say so in the panel's title; fp32 says nothing.
+    @Test func int8EmbeddingsAreNamedInTheTitle() throws {
+        var state = try searched()
+        #expect(!state.render().text().contains("embeddings"))
+        var int8 = Self.result
+        int8.embeddingPrecision = "int8"
+        let asked = try #require(search(in: AppFixtures.press([.character("m")], on: &state)))
+        _ = state.update(AppFixtures.answer(asked, int8))
+        #expect(state.render().text().contains("mmr off · int8 embeddings"))
+    }
+
     /// `+`/`-` set how many hits come back; `[`/`]` MMR's λ once MMR is on.
     @Test func depthAndLambdaFromTheKeyboard() throws {
         var state = try searched()

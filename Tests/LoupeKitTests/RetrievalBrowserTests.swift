@@ -1,5 +1,6 @@
 import Foundation
 import LoupeKit
+import LoupeModels
 import LoupeRetrieval
 import LoupeStore
 import Testing
@@ -126,7 +127,7 @@ import Testing
             try browser.search(RetrievalRequest("wing", options: options))
         }
         #expect(error?.description.contains("no embedding") == true)
-        #expect(try workspace.corpusCounts(model: RetrievalService.embeddingModel).embedded == 0)
+        #expect(try workspace.corpusCounts(model: RetrievalService.embeddingModel(of: workspace)).embedded == 0)
     }
 
     @Test(.enabled(if: KitFixtures.models.hasMiniLM, "needs MiniLM (scripts/fetch-minilm)"))
@@ -149,6 +150,44 @@ import Testing
         // BM25's own top k is the same with or without MMR; with MMR's vectors loaded, dense's is there too.
         #expect(diverse.bm25Top.map(\.chunkID) == plain.bm25Top.map(\.chunkID) && diverse.denseTop.count == 10)
         #expect(try service.records().isEmpty)
+    }
+
+    /// `ingest --precision int8` embeds the corpus in int8 and the workspace remembers it: the
+    /// vectors are stored under the int8 name, queries are embedded in int8 too (the top hit's
+    /// dense score is the cosine of the int8 query with its stored vector), an ingest without the
+    /// option keeps it, and ingesting at fp32 again embeds every chunk again.
+    @Test(.enabled(if: KitFixtures.models.hasMiniLM, "needs MiniLM (scripts/fetch-minilm)"))
+    func theCorpusPrecisionIsRememberedAndQueriesFollowIt() throws {
+        let slice = try Self.slice(40)
+        let workspace = try KitFixtures.workspace("retrieval")
+        let service = RetrievalService(workspace: workspace, models: KitFixtures.models)
+        #expect(try service.precision() == .fp32)
+        #expect(try service.ingest([slice], precision: .int8).embedded == 40)
+        #expect(try service.precision() == .int8)
+        #expect(try workspace.corpusCounts(model: "all-MiniLM-L6-v2 int8").embedded == 40)
+        #expect(try workspace.corpusCounts(model: "all-MiniLM-L6-v2").embedded == 0)
+
+        var options = RetrievalService.Options()
+        options.retriever = .dense
+        let query = "lift of a wing in a slipstream"
+        let browser = RetrievalBrowser(workspace: workspace, models: KitFixtures.models)
+        let int8 = try browser.search(RetrievalRequest(query, options: options)).hits
+        let top = try #require(int8.first)
+        let queryVector = try KitFixtures.models.miniLM(precision: .int8).embed([query])[0].vector
+        let stored = try workspace.embeddings(model: "all-MiniLM-L6-v2 int8", dimensions: 384)
+        let chunkVector = try #require(stored.first { $0.id == top.chunkID }?.vector)
+        let cosine = zip(queryVector, chunkVector).reduce(Float(0)) { $0 + $1.0 * $1.1 }
+        #expect(abs(Double(cosine) - (top.dense?.score ?? 0)) < 1e-4)
+
+        #expect(try service.ingest([slice]).embedded == 0)
+        #expect(try service.precision() == .int8)
+        #expect(try service.ingest([slice], precision: .fp32).embedded == 40)
+        #expect(try workspace.corpusCounts(model: "all-MiniLM-L6-v2").embedded == 40)
+        let fp32 = try browser.search(RetrievalRequest(query, options: options)).hits
+        // int8's cosines are within about 0.002 of fp32's: near ties may swap, no more. The first
+        // three are the same chunks, and four of the first five.
+        #expect(Set(fp32.prefix(3).map(\.chunkID)) == Set(int8.prefix(3).map(\.chunkID)))
+        #expect(Set(fp32.prefix(5).map(\.chunkID)).intersection(int8.prefix(5).map(\.chunkID)).count >= 4)
     }
 }
 

@@ -22,7 +22,7 @@ package struct AgentService: Sendable {
     /// The workspace tools: search, read, calculator, sql (final_answer is the runner's).
     package func tools() throws -> [AgentTool] {
         let retrieval = RetrievalService(workspace: workspace, models: models)
-        let hasEmbeddings = try workspace.corpusCounts(model: RetrievalService.embeddingModel).embedded > 0
+        let hasEmbeddings = try workspace.corpusCounts(model: try retrieval.embeddingModel()).embedded > 0
         var options = RetrievalService.Options()
         options.retriever = hasEmbeddings && models.hasMiniLM ? .hybrid : .bm25
         let context = Mutex<RetrievalService.Context?>(nil)

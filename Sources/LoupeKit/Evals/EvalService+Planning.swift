@@ -46,12 +46,13 @@ extension EvalService {
     /// and the counts of documents, chunks and embedded chunks.
     func workspaceState() throws -> JSONValue {
         let lines = try workspace.corpusSourceLines()
-        let counts = try workspace.corpusCounts(model: RetrievalService.embeddingModel)
+        let model = try RetrievalService.embeddingModel(of: workspace)
+        let counts = try workspace.corpusCounts(model: model)
         return .object([
             "corpus": .string(
                 lines.isEmpty ? "empty" : String(SHA256.hex(Array(lines.joined(separator: "\n").utf8)).prefix(16))),
             "documents": .number(Double(counts.documents)), "chunks": .number(Double(counts.chunks)),
-            "embedded": .number(Double(counts.embedded)), "embedding_model": .string(RetrievalService.embeddingModel),
+            "embedded": .number(Double(counts.embedded)), "embedding_model": .string(model),
         ])
     }
 

@@ -341,7 +341,7 @@ package struct EvalService: Sendable {
         options.b = target.b
         options.depth = target.depth
         options.k = target.depth
-        let counts = try workspace.corpusCounts(model: RetrievalService.embeddingModel)
+        let counts = try workspace.corpusCounts(model: try retrieval.embeddingModel())
         guard counts.chunks > 0 else { throw EvalError("the workspace has no chunks: run loupe ingest FILE first") }
         if retriever != .bm25 && counts.embedded < counts.chunks {
             throw EvalError("\(counts.chunks - counts.embedded) chunks have no embedding: run loupe ingest again")

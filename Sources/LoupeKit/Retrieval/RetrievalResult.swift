@@ -7,15 +7,19 @@ package struct RetrievalResult: Hashable, Sendable {
     package var judged: JudgedQuery?
     /// Query terms BM25 cannot match (not in any chunk), each with a "did you mean".
     package var unmatched: [UnmatchedTerm]
+    /// The precision the query and the chunks were embedded at (`fp32`, `int8`), when a dense
+    /// ranking was made.
+    package var embeddingPrecision: String?
 
     package init(
         hits: [RetrievalService.Hit], bm25Top: [RetrievalService.Hit], denseTop: [RetrievalService.Hit],
-        judged: JudgedQuery? = nil, unmatched: [UnmatchedTerm] = []
+        judged: JudgedQuery? = nil, unmatched: [UnmatchedTerm] = [], embeddingPrecision: String? = nil
     ) {
         self.hits = hits
         self.bm25Top = bm25Top
         self.denseTop = denseTop
         self.judged = judged
         self.unmatched = unmatched
+        self.embeddingPrecision = embeddingPrecision
     }
 }

@@ -27,7 +27,7 @@ extension RetrievalService {
     /// Exact cosine search over every chunk's MiniLM embedding (embedding missing ones first).
     package func flatIndex(chunks: [StoredChunk]) throws -> FlatIndex {
         try embedMissing()
-        let stored = try workspace.embeddings(model: Self.embeddingModel, dimensions: Self.dimensions)
+        let stored = try workspace.embeddings(model: try embeddingModel(), dimensions: Self.dimensions)
         let byID = Dictionary(stored.map { ($0.id, $0.vector) }, uniquingKeysWith: { a, _ in a })
         var index = FlatIndex(dimensions: Self.dimensions)
         for chunk in chunks {

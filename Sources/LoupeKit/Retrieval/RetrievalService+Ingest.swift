@@ -38,13 +38,19 @@ extension RetrievalService {
     /// and chunker are unchanged), then embeds chunks that have no embedding yet. With `strict`
     /// every file is read and parsed first, and the first file or line that cannot be read
     /// throws (naming file:line) before anything is stored: all or nothing.
+    ///
+    /// - Parameter precision: the precision to embed the corpus at from now on (queries too);
+    ///   chunks embedded at the other one are embedded again. Nil keeps the corpus's.
     package func ingest(
         _ paths: [String], chunker override: Chunker? = nil, strict: Bool = false, embed: Bool = true,
-        reporter: JobReporter = .detached()
+        precision: Precision? = nil, reporter: JobReporter = .detached()
     ) throws -> IngestReport {
         var report = IngestReport()
         let files = try Self.files(paths)
         if strict { try Self.check(files, reporter: reporter) }
+        if let precision, precision != (try self.precision()) {
+            try workspace.setSetting(Self.precisionSetting, to: precision.rawValue)
+        }
         for (index, file) in files.enumerated() {
             try reporter.checkCancellation()
             reporter.report(
@@ -139,9 +145,11 @@ extension RetrievalService {
     /// Embeds every chunk without a MiniLM embedding, storing each batch as it is done.
     @discardableResult
     package func embedMissing(reporter: JobReporter = .detached()) throws -> Int {
-        let missing = try workspace.chunksWithoutEmbedding(model: Self.embeddingModel)
+        let precision = try precision()
+        let model = Self.embeddingModel(precision)
+        let missing = try workspace.chunksWithoutEmbedding(model: model)
         guard !missing.isEmpty else { return 0 }
-        let embedder = try models.miniLM()
+        let embedder = try models.miniLM(precision: precision)
         let batch = 128
         var done = 0
         for start in stride(from: 0, to: missing.count, by: batch) {
@@ -150,7 +158,7 @@ extension RetrievalService {
                 JobProgress(completed: Double(done), total: Double(missing.count), detail: "embedding chunks"))
             let slice = Array(missing[start..<min(missing.count, start + batch)])
             let vectors = embedder.embed(slice.map(\.text)).map(\.vector)
-            try workspace.storeEmbeddings(zip(slice, vectors).map { ($0.id, $1) }, model: Self.embeddingModel)
+            try workspace.storeEmbeddings(zip(slice, vectors).map { ($0.id, $1) }, model: model)
             done += slice.count
         }
         return done

@@ -28,7 +28,7 @@ extension RetrievalService {
         return Context(
             chunks: chunks, bm25: bm25, flat: flat,
             hnsw: options.approximate ? try hnsw(chunks: chunks, flat: flat) : nil,
-            embedder: try models.miniLM())
+            embedder: try models.miniLM(precision: try precision()))
     }
 
     /// The HNSW graph over the chunks' embeddings, each node labelled with its chunk id.
@@ -58,7 +58,8 @@ extension RetrievalService {
     /// 200) when there is none, its BLOB does not read back, the embedding model changed, or
     /// tombstones would pass half the nodes. Stored again after any change.
     package func hnsw(chunks: [StoredChunk], flat: FlatIndex) throws -> DenseGraph {
-        let stamp = try workspace.corpusStamp() + ":" + Self.embeddingModel
+        let model = try embeddingModel()
+        let stamp = try workspace.corpusStamp() + ":" + model
         let rowOf = Dictionary(chunks.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { a, _ in a })
         func vector(_ row: Int) -> [Float] {
             Array(flat.vectors[(row * flat.dimensions)..<((row + 1) * flat.dimensions)])
@@ -69,7 +70,7 @@ extension RetrievalService {
         var update = DenseGraph.Update.rebuilt
         var graph: HNSWIndex?
         if let stored = try workspace.storedIndex(kind: "hnsw"),
-            stored.corpusStamp.hasSuffix(":" + Self.embeddingModel),
+            stored.corpusStamp.hasSuffix(":" + model),
             var index = HNSWIndex(serialized: stored.data, dimensions: flat.dimensions)
         {
             if stored.corpusStamp == stamp {
@@ -218,7 +219,7 @@ extension RetrievalService {
     /// embedded, so a BM25-only workspace still answers) and its judgments when it is judged:
     /// what the Retrieval panel shows. Nothing is written.
     package func ranking(_ query: String, options: Options) throws -> RetrievalResult {
-        let counts = try workspace.corpusCounts(model: Self.embeddingModel)
+        let counts = try workspace.corpusCounts(model: try embeddingModel())
         guard counts.chunks > 0 else { throw RetrievalError("the workspace has no chunks yet: run loupe ingest FILE") }
         var options = options
         // MMR compares the chunks' embeddings even over BM25's hits: without them it would embed
@@ -247,7 +248,8 @@ extension RetrievalService {
             .filter { context.bm25.postings[$0] == nil && seen.insert($0).inserted }
             .map { UnmatchedTerm(term: $0, suggestion: context.bm25.closestTerm(to: $0)) }
         return RetrievalResult(
-            hits: hits, bm25Top: bm25Top, denseTop: denseTop, judged: judged, unmatched: unmatched)
+            hits: hits, bm25Top: bm25Top, denseTop: denseTop, judged: judged, unmatched: unmatched,
+            embeddingPrecision: context.flat == nil ? nil : try precision().rawValue)
     }
 
     /// The judgments of a typed query that is one of the loaded judged queries (same terms),

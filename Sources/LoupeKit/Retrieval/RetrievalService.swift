@@ -123,8 +123,29 @@ package struct RetrievalService: Sendable {
 
     package let workspace: Workspace
     let models: ModelLibrary
-    package static let embeddingModel = ModelLibrary.miniLMName
     package static let dimensions = 384
+    /// The setting that holds the precision the corpus is embedded at.
+    static let precisionSetting = "retrieval.embedding_precision"
+
+    /// The name embeddings made at `precision` are stored under: the model's, and ` int8` after
+    /// it for int8, so that vectors of the two precisions are never mixed in one index.
+    package static func embeddingModel(_ precision: Precision) -> String {
+        precision == .fp32 ? ModelLibrary.miniLMName : ModelLibrary.miniLMName + " " + precision.rawValue
+    }
+
+    /// The precision the corpus is embedded at, which queries are embedded at too: what the last
+    /// `ingest --precision` chose, fp32 until one did.
+    package static func precision(of workspace: Workspace) throws -> Precision {
+        try workspace.setting(precisionSetting).flatMap(Precision.init(rawValue:)) ?? .fp32
+    }
+
+    /// The name the corpus's embeddings are stored under (``embeddingModel(_:)`` at its precision).
+    package static func embeddingModel(of workspace: Workspace) throws -> String {
+        embeddingModel(try precision(of: workspace))
+    }
+
+    package func precision() throws -> Precision { try Self.precision(of: workspace) }
+    package func embeddingModel() throws -> String { try Self.embeddingModel(of: workspace) }
 
     package init(workspace: Workspace, models: ModelLibrary) {
         self.workspace = workspace

@@ -9,6 +9,8 @@ extension RetrievalPanel {
         let mode =
             "\(options.retriever.rawValue) · k \(options.k) · stem \(options.stem ? "on" : "off") · mmr "
             + (options.mmr ? String(format: "λ %.1f", options.mmrLambda) : "off")
+            // Dense scores from int8 embeddings are said so: they are within ~0.002 of fp32's.
+            + (result?.embeddingPrecision.map { $0 == "fp32" ? "" : " · \($0) embeddings" } ?? "")
         let inner = Block(title: "Retrieval · \(view.rawValue)", trailingTitle: mode, focused: context.focused).render(
             into: &frame, area: area, theme: theme)
         guard inner.width > 20, inner.height > 4 else { return }
