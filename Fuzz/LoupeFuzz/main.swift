@@ -16,6 +16,8 @@ import LoupeStore
 private let targets: [String: @Sendable (Data) -> Void] = [
     "json-value": { _ = try? JSONValue.parse($0) },
     "otlp": { _ = try? OTLPImporter.traces($0, file: "fuzz.json") },
+    // A request too large to parse whole: its structure walked, its spans parsed one by one.
+    "otlp-large": { _ = try? OTLPImporter.largeRequest(Array($0), file: "fuzz.json", line: nil) { $0 } },
     // The importer reads the `.eval` zip when the bytes start with a zip signature, JSON otherwise.
     "inspect": { _ = try? InspectImporter.traces($0, file: "fuzz.eval") },
     "chat-messages": { _ = try? ChatMessages.traces($0, file: "fuzz.jsonl") },

@@ -51,6 +51,24 @@ package enum JSONLines {
         }
     }
 
+    /// The only non-blank line of `bytes` (its range, and how many lines come before it), or nil
+    /// when it has none or several.
+    package static func onlyLine(_ bytes: [UInt8]) -> (range: Range<Int>, index: Int)? {
+        var found: (range: Range<Int>, index: Int)?
+        var start = 0
+        var index = 0
+        while start < bytes.count {
+            let end = bytes[start...].firstIndex(of: 0x0A) ?? bytes.count
+            if bytes[start..<end].contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0D }) {
+                if found != nil { return nil }
+                found = (start..<end, index)
+            }
+            start = end + 1
+            index += 1
+        }
+        return found
+    }
+
     /// `transform` over each non-blank line of `bytes` (a block of a larger file, whose first
     /// line is `firstLine`), parsed on every core, in order.
     package static func map<Bytes: ContiguousBytes & Sendable, R: Sendable>(

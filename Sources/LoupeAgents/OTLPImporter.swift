@@ -102,13 +102,11 @@ package enum OTLPImporter {
             let scopes = resource["scopeSpans"]?.array ?? resource["scope_spans"]?.array ?? []
             for (s, scope) in scopes.enumerated() {
                 for (i, raw) in (scope["spans"]?.array ?? []).enumerated() {
-                    let path = "resourceSpans[\(r)].scopeSpans[\(s)].spans[\(i)]"
                     do {
-                        var found = try self.span(
-                            parts(raw, file: file, line: line, path: path), file: file, line: line, path: path)
-                        found.span.raw = raw
-                        found.service = service
-                        read.append(found)
+                        read.append(
+                            try span(
+                                raw, service: service, file: file, line: line,
+                                path: "resourceSpans[\(r)].scopeSpans[\(s)].spans[\(i)]"))
                     } catch {
                         rejected.append(error)
                     }
@@ -116,6 +114,104 @@ package enum OTLPImporter {
             }
         }
         return (read, rejected)
+    }
+
+    /// One OTLP/JSON span of a request whose resource is `service`, at `path` in it.
+    static func span(
+        _ raw: JSONValue, service: String?, file: String, line: Int?, path: String
+    ) throws(TraceImportError) -> OTLPSpan {
+        var found = try span(parts(raw, file: file, line: line, path: path), file: file, line: line, path: path)
+        found.span.raw = raw
+        found.service = service
+        return found
+    }
+
+    /// The spans of one `ExportTraceServiceRequest` in its JSON form too large to parse whole (a
+    /// file's line of 50,000 spans, a pretty-printed export of hundreds of MB): its structure is
+    /// walked without building it, and each span's bytes are parsed on their own, on every core,
+    /// and handed to `transform` in order; a span's tree is dropped as soon as `transform` is done
+    /// with it. Reads what ``spans(in:file:line:)`` reads; the first span that cannot be read
+    /// throws, naming its path.
+    package static func largeRequest<R: Sendable>(
+        _ bytes: [UInt8], in range: Range<Int>? = nil, file: String, line: Int?,
+        _ transform: @Sendable (OTLPSpan) -> R
+    ) throws(TraceImportError) -> [R] {
+        let range = range ?? bytes.indices
+        var jobs: [LargeRequestSpan] = []
+        var services: [String?] = []
+        let walked: Result<Bool, JSONSyntaxError> = bytes.withUnsafeBufferPointer { whole in
+            let buffer = UnsafeBufferPointer(rebasing: whole[range])
+            let scanner = JSONScanner(buffer)
+            var found = false
+            do throws(JSONSyntaxError) {
+                let end = try scanner.forEachMember(of: 0) { (key, value) throws(JSONSyntaxError) -> Int? in
+                    guard key == "resourceSpans" || key == "resource_spans" else { return nil }
+                    found = true
+                    return try scanner.forEachElement(of: value) { (r, resource) throws(JSONSyntaxError) -> Int? in
+                        services.append(nil)
+                        return try scanner.forEachMember(of: resource) { (key, value) throws(JSONSyntaxError) -> Int? in
+                            if key == "resource" {
+                                let end = try scanner.skipValue(value)
+                                if case .success(let parsed) = JSONValue.parse(
+                                    bytes: UnsafeBufferPointer(rebasing: buffer[value..<end]))
+                                {
+                                    services[r] = attributes(parsed["attributes"])["service.name"]?.string
+                                }
+                                return end
+                            }
+                            guard key == "scopeSpans" || key == "scope_spans" else { return nil }
+                            return try scanner.forEachElement(of: value) { (s, scope) throws(JSONSyntaxError) -> Int? in
+                                try scanner.forEachMember(of: scope) { (key, value) throws(JSONSyntaxError) -> Int? in
+                                    guard key == "spans" else { return nil }
+                                    return try scanner.forEachElement(of: value) {
+                                        (i, span) throws(JSONSyntaxError) -> Int? in
+                                        let end = try scanner.skipValue(span)
+                                        jobs.append(
+                                            LargeRequestSpan(
+                                                range: span..<end, resource: r,
+                                                path: "resourceSpans[\(r)].scopeSpans[\(s)].spans[\(i)]"))
+                                        return end
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+                let rest = scanner.skipWhitespace(end)
+                if rest < buffer.count { throw scanner.error("unexpected text after the request", rest) }
+                return .success(found)
+            } catch {
+                return .failure(error)
+            }
+        }
+        switch walked {
+        case .failure(let error): throw TraceImportError(file: file, line: line, "not JSON (\(error))")
+        case .success(false):
+            throw TraceImportError(
+                file: file, line: line, field: "resourceSpans", "missing: not an OTLP trace export")
+        case .success(true): break
+        }
+        let resolved = services
+        return try parallelMap(jobs) { (job) throws(TraceImportError) -> R in
+            let within = (range.lowerBound + job.range.lowerBound)..<(range.lowerBound + job.range.upperBound)
+            let parsed = bytes.withUnsafeBufferPointer {
+                JSONValue.parse(bytes: UnsafeBufferPointer(rebasing: $0[within]))
+            }
+            switch parsed {
+            case .success(let raw):
+                return transform(
+                    try span(raw, service: resolved[job.resource], file: file, line: line, path: job.path))
+            case .failure(let error):
+                throw TraceImportError(file: file, line: line, field: job.path, "not JSON (\(error))")
+            }
+        }
+    }
+
+    /// Where a span of a large request is: its bytes, its resource, its path.
+    private struct LargeRequestSpan: Sendable {
+        var range: Range<Int>
+        var resource: Int
+        var path: String
     }
 
     /// One span read again from the OTLP/JSON it was stored as (`TraceSpan.raw`), as a trace

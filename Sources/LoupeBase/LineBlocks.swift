@@ -32,7 +32,12 @@ package final class LineBlocks {
         carry = []
         var hasNewline = block.contains(0x0A)
         while !atEnd && (block.count < blockBytes || !hasNewline) {
-            let want = max(blockBytes - block.count, min(blockBytes, 1 << 16))
+            let want = max(blockBytes - block.count, min(blockBytes, 1 << 20))
+            // A line longer than a block: it ends by the end of the file at the latest, so room
+            // for the rest of the file is made once instead of doubling (and copying) as it grows.
+            if block.count >= blockBytes, size > offset + block.count, block.capacity < size - offset {
+                block.reserveCapacity(size - offset)
+            }
             let start = block.count
             block.append(contentsOf: repeatElement(0, count: want))
             var n: Int

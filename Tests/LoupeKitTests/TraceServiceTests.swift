@@ -105,6 +105,40 @@ import Testing
         #expect(first.spans.filter { $0.row.spanID == "d23f0824128b2f33" }.map(\.row.name) == ["chat retried"])
     }
 
+    /// A request too large to parse whole (here: larger than the block), on a line of its own or
+    /// spread over lines as a pretty-printed document, is walked and its spans parsed one by one:
+    /// it stores what reading the whole file stores.
+    @Test func aLargeRequestIsReadSpanBySpan() throws {
+        let lines = try TextFile.read(Self.sample).split(separator: "\n").map(String.init)
+        let requests = try lines.map { try JSONValue.parse($0) }
+        let merged = JSONValue.object(["resourceSpans": .array(requests.flatMap { $0["resourceSpans"]?.array ?? [] })])
+        let oneLine = try Self.write([lines[9], merged.compactJSON, lines[10]])
+        let pretty = try Self.write([merged.prettyJSON])
+        defer { for path in [oneLine, pretty] { try? FileManager.default.removeItem(atPath: path) } }
+        for path in [oneLine, pretty] {
+            let whole = try TraceImport.traces(Data(try TextFile.bytes(path)), file: path).map {
+                TraceService.record($0, sourceFile: path)
+            }
+            let read = try #require(try TraceService.otlpLines(path, blockBytes: 4_000))
+            let records = read.map { TraceService.record($0.trace, sourceFile: $0.file, encoded: $0.encoded) }
+            #expect(records.map(\.contentHash) == whole.map(\.contentHash) && records.count == 3)
+            #expect(records.map { $0.spans.map(\.row) } == whole.map { $0.spans.map(\.row) })
+        }
+
+        // A span that cannot be read is named by its line and path; so is a request cut short.
+        var broken = requests[2]["resourceSpans"]!.array!
+        broken[0] = try JSONValue.parse(
+            #"{"scopeSpans":[{"spans":[{"spanId":"00f067aa0ba902b7","startTimeUnixNano":"1"}]}]}"#)
+        let bad = JSONValue.object(["resourceSpans": .array(requests[0]["resourceSpans"]!.array! + broken)])
+        let badPath = try Self.write([lines[0], bad.compactJSON])
+        let cutPath = try Self.write([lines[0], String(merged.compactJSON.dropLast(40))])
+        defer { for path in [badPath, cutPath] { try? FileManager.default.removeItem(atPath: path) } }
+        let error = #expect(throws: TraceImportError.self) { try TraceService.otlpLines(badPath, blockBytes: 1_000) }
+        #expect(error?.location.line == 2 && error?.field == "resourceSpans[1].scopeSpans[0].spans[0].traceId")
+        let cut = #expect(throws: TraceImportError.self) { try TraceService.otlpLines(cutPath, blockBytes: 1_000) }
+        #expect(cut?.location.line == 2 && cut?.description.contains("not JSON") == true)
+    }
+
     @Test func aBadLineInALaterBlockIsNamedByItsNumber() throws {
         let lines = try TextFile.read(Self.sample).split(separator: "\n").map(String.init)
         let bad = #"{"resourceSpans":[{"scopeSpans":[{"spans":[{"spanId":"00f067aa0ba902b7"}]}]}]}"#

@@ -22,10 +22,11 @@ extension TraceService {
         _ path: String, blockBytes: Int = 8 << 20, progress: (_ fraction: Double) -> Void = { _ in }
     ) throws -> [ReadTrace]? {
         let blocks = try LineBlocks(path: path, blockBytes: blockBytes)
-        guard let first = try blocks.next(),
-            TraceImport.detect(Data(first.bytes.prefix(1 << 16)), file: path) == .otlp,
-            JSONLines.firstLineIsWhole(first.bytes)
+        guard let first = try blocks.next(), TraceImport.detect(Data(first.bytes.prefix(1 << 16)), file: path) == .otlp
         else { return nil }
+        let spread = !JSONLines.firstLineIsWhole(first.bytes)
+        // One request spread over lines: small ones are read whole, large ones walked.
+        if spread && blocks.size < blockBytes { return nil }
         /// Each span read, as the trace keeps it, and the stored forms of every span of each id
         /// (an exporter's retry sends a span twice; the tree keeps one of them).
         struct Grouped {
@@ -35,14 +36,30 @@ extension TraceService {
         var order: [String] = []
         var traces: [String: Grouped] = [:]
         var services: [String: String] = [:]
-        var block: (bytes: [UInt8], firstLine: Int)? = first
+        let stored: @Sendable (OTLPImporter.OTLPSpan) -> (OTLPImporter.OTLPSpan, EncodedSpan) = {
+            (withoutContent($0), EncodedSpan($0.span))
+        }
+        var block: (bytes: [UInt8], firstLine: Int)? = spread ? (try TextFile.bytes(path), 0) : first
         while let current = block {
             progress(Double(blocks.offset) / Double(max(1, blocks.size, blocks.offset)))
-            let read = try JSONLines.map(lines: current.bytes, file: path, firstLine: current.firstLine) {
-                (number, body) throws(TraceImportError) -> [(OTLPImporter.OTLPSpan, EncodedSpan)] in
-                let request = try OTLPImporter.spans(in: body, file: path, line: number)
-                if let first = request.rejected.first { throw first }
-                return request.read.map { (withoutContent($0), EncodedSpan($0.span)) }
+            let read: [[(OTLPImporter.OTLPSpan, EncodedSpan)]]
+            if spread {
+                read = [try OTLPImporter.largeRequest(current.bytes, file: path, line: nil, stored)]
+            } else if current.bytes.count >= blockBytes, let line = JSONLines.onlyLine(current.bytes),
+                line.range.count >= blockBytes
+            {
+                // A request too large to parse whole: its spans are found and parsed one by one.
+                read = [
+                    try OTLPImporter.largeRequest(
+                        current.bytes, in: line.range, file: path, line: current.firstLine + line.index, stored)
+                ]
+            } else {
+                read = try JSONLines.map(lines: current.bytes, file: path, firstLine: current.firstLine) {
+                    (number, body) throws(TraceImportError) -> [(OTLPImporter.OTLPSpan, EncodedSpan)] in
+                    let request = try OTLPImporter.spans(in: body, file: path, line: number)
+                    if let first = request.rejected.first { throw first }
+                    return request.read.map(stored)
+                }
             }
             for (found, encoded) in read.joined() {
                 if traces[found.traceID] == nil {
@@ -53,7 +70,7 @@ extension TraceService {
                     (traces[found.traceID]?.spans.count ?? 0, encoded))
                 traces[found.traceID]!.spans.append(found)
             }
-            block = try blocks.next()
+            block = spread ? nil : try blocks.next()
         }
         return order.map { id in
             let grouped = traces.removeValue(forKey: id)!
