@@ -13,7 +13,7 @@
 # per round); BENCHES="embed retrieval" runs a part. The peers install into .venv-bench on first use.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-benches=(${BENCHES:-embed retrieval retrieval-scale kernels sae hnsw})
+benches=(${BENCHES:-embed retrieval retrieval-scale kernels sae hnsw traces})
 rounds=${ROUNDS:-2}
 out=${OUT:-.bench-data/all}
 mkdir -p "$out"

@@ -21,7 +21,8 @@ notes = collections.defaultdict(list)  # workload -> notes, one a round
 
 
 def add(workload, loupe, peer_name, peer, unit, load, higher=True, roof=None, note=None):
-    if loupe is None or peer is None:
+    """A row; `peer` None for a figure with a target but no peer program."""
+    if loupe is None:
         return
     rows.setdefault(workload, []).append((loupe, peer_name, peer, unit, higher, roof, load))
     if note:
@@ -76,6 +77,14 @@ def sae(r, load):
         l["train_tokens_per_second"], "PyTorch CPU", r["torch"]["train_tokens_per_second"], "tokens/s", load)
 
 
+def traces(r, load):
+    add(f"loupe trace import, {r['file_bytes'] / 1e6:.0f} MB OTLP JSON Lines, end to end",
+        r["import_megabytes_per_second"], "Python json.loads (parse alone)", r.get("python_json_loads_megabytes_per_second"),
+        "MB/s", load, note=f"peak RSS {r['import_peak_rss_over_file']:.2f}× the file (target ≤ 2); target ≥ 60 MB/s")
+    add(f"open a {r['replay_spans']:,}-span trace, first frame", r["open_first_frame_milliseconds"], "", None, "ms", load,
+        higher=False, note="target ≤ 200 ms")
+
+
 def hnsw(r, load):
     at = r["qps_at_recall_095"]
     peers = {name: q for name, q in at.items() if name != "loupe" and q}
@@ -87,7 +96,7 @@ def hnsw(r, load):
 
 seen = collections.Counter()
 readers = {"embed": embed, "retrieval": retrieval, "retrieval-scale": retrieval_scale, "kernels": kernels, "sae": sae,
-           "hnsw": hnsw}
+           "hnsw": hnsw, "traces": traces}
 for path in sorted(glob.glob(os.path.join(out, "*.json"))):
     bench = os.path.basename(path).rsplit(".", 2)[0]
     seen[bench] += 1
@@ -108,13 +117,15 @@ print("| Workload | Loupe | Best peer | Peer | Ratio | % of FP32 roof | Load | N
 print("|---|---|---|---|---|---|---|---|")
 for workload, runs in rows.items():
     loupe = statistics.median(r[0] for r in runs)
-    peer = statistics.median(r[2] for r in runs)
+    peers = [r[2] for r in runs if r[2] is not None]
+    peer = statistics.median(peers) if peers else None
     unit, higher = runs[0][3], runs[0][4]
-    ratio = loupe / peer if higher else peer / loupe
+    ratio = "—" if peer is None else f"{(loupe / peer if higher else peer / loupe):.2f}×"
     roofs = [r[5] for r in runs if r[5] is not None]
     roof = f"{statistics.median(roofs) * 100:.0f}%" if roofs else ""
     loads = ", ".join(f"{r[6]:.2f}" for r in runs if r[6] is not None)
     def figure(x):
         return f"{x:,.0f} {unit}" if x >= 100 else f"{x:.3g} {unit}"
     note = "; ".join(dict.fromkeys(notes[workload]))
-    print(f"| {workload} | {figure(loupe)} | {runs[0][1]} | {figure(peer)} | {ratio:.2f}× | {roof} | {loads} | {note} |")
+    peer_figure = "—" if peer is None else figure(peer)
+    print(f"| {workload} | {figure(loupe)} | {runs[0][1] or '—'} | {peer_figure} | {ratio} | {roof} | {loads} | {note} |")
