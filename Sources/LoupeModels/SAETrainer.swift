@@ -173,13 +173,15 @@ package struct SAETrainer: Sendable {
                 gradient.withUnsafeBufferPointer { g in
                     moments[slot].withUnsafeMutableBufferPointer { m in
                         squares[slot].withUnsafeMutableBufferPointer { v in
-                            for index in 0..<p.count {
-                                let gradient = g[index]
-                                let moment = b1 * m[index] + (1 - b1) * gradient
-                                let square = b2 * v[index] + (1 - b2) * gradient * gradient
-                                m[index] = moment
-                                v[index] = square
-                                p[index] -= step1 * moment / ((square * inverse2).squareRoot() + eps)
+                            SparseAutoencoder.inParallel(p.count, granularity: 4096) { part in
+                                for index in part {
+                                    let gradient = g[index]
+                                    let moment = b1 * m[index] + (1 - b1) * gradient
+                                    let square = b2 * v[index] + (1 - b2) * gradient * gradient
+                                    m[index] = moment
+                                    v[index] = square
+                                    p[index] -= step1 * moment / ((square * inverse2).squareRoot() + eps)
+                                }
                             }
                         }
                     }

@@ -191,17 +191,33 @@ package struct SparseAutoencoder: Hashable, Sendable {
 
     /// Calls `body(row, latent, code)` for each row's chosen latents with a positive code
     /// (`chosen` is rows × k; −1 marks an empty slot): the sparse loop every TopK product shares.
+    ///
+    /// - Parameters:
+    ///   - rowRange: only these rows (all by default);
+    ///   - latents: only latents in this range (all by default), for a worker that owns them.
     static func forEachActive(
-        _ codes: UnsafeBufferPointer<Float>, chosen: [Int32], rows: Int, width: Int, _ body: (Int, Int, Float) -> Void
+        _ codes: UnsafeBufferPointer<Float>, chosen: [Int32], rows: Int, width: Int, in rowRange: Range<Int>? = nil,
+        latents: Range<Int>? = nil, _ body: (Int, Int, Float) -> Void
     ) {
         let k = chosen.count / max(1, rows)
-        for r in 0..<rows {
-            for slot in 0..<k {
-                let j = Int(chosen[r * k + slot])
-                guard j >= 0 else { continue }
-                let code = codes[r * width + j]
-                if code > 0 { body(r, j, code) }
+        let latents = latents ?? 0..<width
+        chosen.withUnsafeBufferPointer { chosen in
+            for r in rowRange ?? 0..<rows {
+                for slot in 0..<k {
+                    let j = Int(chosen[r * k + slot])
+                    guard j >= 0, latents.contains(j) else { continue }
+                    let code = codes[r * width + j]
+                    if code > 0 { body(r, j, code) }
+                }
             }
+        }
+    }
+
+    /// Runs `body` over `0..<count` split in contiguous ranges, one per core: the loops below
+    /// whose iterations write disjoint memory (a row of the output, a latent's gradient row).
+    static func inParallel(_ count: Int, granularity: Int = 64, _ body: (Range<Int>) -> Void) {
+        CPUKernels.splitRows(count, threads: ProcessInfo.processInfo.activeProcessorCount, granularity: granularity) {
+            body($0..<($0 + $1))
         }
     }
 
@@ -213,10 +229,12 @@ package struct SparseAutoencoder: Hashable, Sendable {
         codes.withUnsafeBufferPointer { z in
             decoder.withUnsafeBufferPointer { w in
                 reconstruction.withUnsafeMutableBufferPointer { out in
-                    forEachActive(z, chosen: chosen, rows: rows, width: width) { r, j, code in
-                        let row = w.baseAddress! + j * inputs
-                        let target = out.baseAddress! + r * inputs
-                        for i in 0..<inputs { target[i] += code * row[i] }
+                    inParallel(rows) { part in
+                        forEachActive(z, chosen: chosen, rows: rows, width: width, in: part) { r, j, code in
+                            let row = w.baseAddress! + j * inputs
+                            let target = out.baseAddress! + r * inputs
+                            for i in 0..<inputs { target[i] += code * row[i] }
+                        }
                     }
                 }
             }
@@ -351,19 +369,29 @@ package struct SparseAutoencoder: Hashable, Sendable {
             var transposed = [Float](repeating: 0, count: width * inputs)
             f.centered.withUnsafeBufferPointer { c in
                 transposed.withUnsafeMutableBufferPointer { t in
-                    for index in entries {
-                        let (r, j) = index.quotientAndRemainder(dividingBy: width)
-                        let g = gPre[index]
-                        gEncoderBias[j] += g
-                        let source = c.baseAddress! + r * inputs
-                        let target = t.baseAddress! + j * inputs
-                        for i in 0..<inputs { target[i] += g * source[i] }
+                    gPre.withUnsafeBufferPointer { gPre in
+                        gEncoderBias.withUnsafeMutableBufferPointer { bias in
+                            // Each worker owns a range of latents.
+                            Self.inParallel(width) { latents in
+                                for index in entries {
+                                    let (r, j) = index.quotientAndRemainder(dividingBy: width)
+                                    guard latents.contains(j) else { continue }
+                                    let g = gPre[index]
+                                    bias[j] += g
+                                    let source = c.baseAddress! + r * inputs
+                                    let target = t.baseAddress! + j * inputs
+                                    for i in 0..<inputs { target[i] += g * source[i] }
+                                }
+                            }
+                        }
                     }
                 }
             }
             transposed.withUnsafeBufferPointer { t in
                 gEncoder.withUnsafeMutableBufferPointer { e in
-                    for j in 0..<width { for i in 0..<inputs { e[i * width + j] = t[j * inputs + i] } }
+                    Self.inParallel(inputs, granularity: 8) { part in
+                        for i in part { for j in 0..<width { e[i * width + j] = t[j * inputs + i] } }
+                    }
                 }
             }
         } else {
@@ -395,10 +423,14 @@ package struct SparseAutoencoder: Hashable, Sendable {
         codes.withUnsafeBufferPointer { z in
             residual.withUnsafeBufferPointer { e in
                 gradient.withUnsafeMutableBufferPointer { g in
-                    forEachActive(z, chosen: chosen, rows: rows, width: width) { r, j, code in
-                        let source = e.baseAddress! + r * inputs
-                        let target = g.baseAddress! + j * inputs
-                        for i in 0..<inputs { target[i] += code * source[i] }
+                    // Each worker owns a range of latents (gradient rows) and adds every row's
+                    // contribution to them.
+                    inParallel(width) { latents in
+                        forEachActive(z, chosen: chosen, rows: rows, width: width, latents: latents) { r, j, code in
+                            let source = e.baseAddress! + r * inputs
+                            let target = g.baseAddress! + j * inputs
+                            for i in 0..<inputs { target[i] += code * source[i] }
+                        }
                     }
                 }
             }
@@ -414,12 +446,11 @@ package struct SparseAutoencoder: Hashable, Sendable {
             residual.withUnsafeBufferPointer { e in
                 decoder.withUnsafeBufferPointer { w in
                     out.withUnsafeMutableBufferPointer { o in
-                        forEachActive(z, chosen: chosen, rows: rows, width: width) { r, j, _ in
-                            let a = e.baseAddress! + r * inputs
-                            let b = w.baseAddress! + j * inputs
-                            var sum: Float = 0
-                            for i in 0..<inputs { sum += a[i] * b[i] }
-                            o[r * width + j] = sum
+                        inParallel(rows) { part in
+                            forEachActive(z, chosen: chosen, rows: rows, width: width, in: part) { r, j, _ in
+                                o[r * width + j] = CPUKernels.dot(
+                                    e.baseAddress! + r * inputs, w.baseAddress! + j * inputs, count: inputs)
+                            }
                         }
                     }
                 }
@@ -428,28 +459,41 @@ package struct SparseAutoencoder: Hashable, Sendable {
     }
 
     package func decoderNorms() -> [Float] {
-        (0..<width).map { j in
-            var sum: Float = 0
-            for i in 0..<inputs { sum += decoder[j * inputs + i] * decoder[j * inputs + i] }
-            return sum.squareRoot()
+        decoder.withUnsafeBufferPointer { d in
+            (0..<width).map { j in
+                let row = d.baseAddress! + j * inputs
+                return CPUKernels.dot(row, row, count: inputs).squareRoot()
+            }
         }
     }
 
     /// Scales every decoder row to unit norm (TopK keeps them there).
     package mutating func normalizeDecoder() {
         let norms = decoderNorms()
-        for j in 0..<width where norms[j] > 0 {
-            for i in 0..<inputs { decoder[j * inputs + i] /= norms[j] }
+        let inputs = inputs
+        decoder.withUnsafeMutableBufferPointer { d in
+            Self.inParallel(width) { latents in
+                for j in latents where norms[j] > 0 {
+                    for i in 0..<inputs { d[j * inputs + i] /= norms[j] }
+                }
+            }
         }
     }
 
     /// Removes from a decoder gradient its component along each (unit) decoder row, so a step
     /// moves directions and not lengths the renormalisation would undo.
     package func projectOutRadial(_ gradient: inout [Float]) {
-        for j in 0..<width {
-            var dot: Float = 0
-            for i in 0..<inputs { dot += gradient[j * inputs + i] * decoder[j * inputs + i] }
-            for i in 0..<inputs { gradient[j * inputs + i] -= dot * decoder[j * inputs + i] }
+        let inputs = inputs
+        decoder.withUnsafeBufferPointer { d in
+            gradient.withUnsafeMutableBufferPointer { g in
+                Self.inParallel(width) { latents in
+                    for j in latents {
+                        let dot = CPUKernels.dot(
+                            g.baseAddress! + j * inputs, d.baseAddress! + j * inputs, count: inputs)
+                        for i in 0..<inputs { g[j * inputs + i] -= dot * d[j * inputs + i] }
+                    }
+                }
+            }
         }
     }
 }

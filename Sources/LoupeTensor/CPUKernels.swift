@@ -135,9 +135,15 @@ package enum CPUKernels {
         }
     }
 
+    /// a · b over `count` floats (AVX2 with several accumulators: a Swift loop summing into one
+    /// Float is not vectorised, the additions being ordered).
+    package static func dot(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, count: Int) -> Float {
+        loupe_dot_f32(a, b, count)
+    }
+
     /// Runs `body(start, count)` over `total` items split in `threads` contiguous chunks (each a
     /// multiple of `granularity` but the last).
-    private static func splitRows(_ total: Int, threads: Int, granularity: Int, _ body: (Int, Int) -> Void) {
+    package static func splitRows(_ total: Int, threads: Int, granularity: Int, _ body: (Int, Int) -> Void) {
         let workers = max(1, min(threads, total / max(1, granularity)))
         guard workers > 1 else {
             body(0, total)
