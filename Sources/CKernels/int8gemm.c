@@ -45,49 +45,102 @@ void loupe_int8_pack_weights(size_t n, size_t k, const float *weight, int8_t *pa
     }
 }
 
-// The loops once, compiled twice (AVX2 + FMA, and plain): clang vectorises the max and the rounding.
+// The loops once, compiled twice (AVX2 + FMA, and plain): clang vectorises the bounds and the
+// rounding. Asymmetric: each row's range [min(0, lo), max(0, hi)] is mapped onto 0…255 with a zero
+// point, so a row that is almost all positive (GELU's output) keeps all 256 levels.
+// A row's lowest and highest value (each multiplied by its column's multiplier when there are
+// multipliers), 0 included. The compiler keeps fminf/fmaxf reductions scalar (their NaN rules), so
+// the AVX2 form is written with intrinsics.
+LOUPE_AVX2 static void row_bounds_avx2(const float *row, const float *multipliers, size_t k, float *lo, float *hi) {
+    __m256 low = _mm256_setzero_ps(), high = _mm256_setzero_ps();
+    size_t p = 0;
+    for (; p + 8 <= k; p += 8) {
+        __m256 v = _mm256_loadu_ps(row + p);
+        if (multipliers) v = _mm256_mul_ps(v, _mm256_loadu_ps(multipliers + p));
+        low = _mm256_min_ps(low, v);
+        high = _mm256_max_ps(high, v);
+    }
+    float lanes_low[8], lanes_high[8];
+    _mm256_storeu_ps(lanes_low, low);
+    _mm256_storeu_ps(lanes_high, high);
+    float l = 0, h = 0;
+    for (int lane = 0; lane < 8; lane++) {
+        l = lanes_low[lane] < l ? lanes_low[lane] : l;
+        h = lanes_high[lane] > h ? lanes_high[lane] : h;
+    }
+    for (; p < k; p++) {
+        float v = multipliers ? row[p] * multipliers[p] : row[p];
+        l = v < l ? v : l;
+        h = v > h ? v : h;
+    }
+    *lo = l;
+    *hi = h;
+}
+
+static void row_bounds_baseline(const float *row, const float *multipliers, size_t k, float *lo, float *hi) {
+    float l = 0, h = 0;
+    for (size_t p = 0; p < k; p++) {
+        float v = multipliers ? row[p] * multipliers[p] : row[p];
+        l = v < l ? v : l;
+        h = v > h ? v : h;
+    }
+    *lo = l;
+    *hi = h;
+}
+
 static inline __attribute__((always_inline)) void quantize_rows_body(size_t m, size_t k, const float *x, size_t ldx,
                                                                      const float *column_multipliers, uint8_t *q,
-                                                                     size_t ldq, float *scales) {
+                                                                     size_t ldq, float *scales, int32_t *zeros,
+                                                                     int avx2) {
     size_t k4 = up_to(k, 4);
     for (size_t i = 0; i < m; i++) {
         const float *row = x + i * ldx;
-        float maximum = 0;
-        if (column_multipliers) {
-            for (size_t p = 0; p < k; p++) maximum = fmaxf(maximum, fabsf(row[p] * column_multipliers[p]));
+        float lo, hi;
+        if (avx2) {
+            row_bounds_avx2(row, column_multipliers, k, &lo, &hi);
         } else {
-            for (size_t p = 0; p < k; p++) maximum = fmaxf(maximum, fabsf(row[p]));
+            row_bounds_baseline(row, column_multipliers, k, &lo, &hi);
         }
-        float scale = maximum > 0 ? maximum / 127.0f : 1.0f, inverse = 1.0f / scale;
+        float scale = hi > lo ? (hi - lo) / 255.0f : 1.0f, inverse = 1.0f / scale;
+        float zero = floorf(-lo * inverse + 0.5f);
         scales[i] = scale;
+        zeros[i] = (int32_t)zero;
         uint8_t *out = q + i * ldq;
-        // |v| ≤ 127 by construction of the scale, so no clamp; + 128.5 and truncation rounds half up.
+        // + 0.5 and truncation round half up: the sum is ≥ 0 but for rounding (a sliver below 0
+        // truncates to 0, as the clamp would), and the clamp catches one that rounds to 256.
+        float offset = zero + 0.5f;
         if (column_multipliers) {
-            for (size_t p = 0; p < k; p++) out[p] = (uint8_t)(int)(row[p] * column_multipliers[p] * inverse + 128.5f);
+            for (size_t p = 0; p < k; p++) {
+                int v = (int)(row[p] * column_multipliers[p] * inverse + offset);
+                out[p] = (uint8_t)(v > 255 ? 255 : v);
+            }
         } else {
-            for (size_t p = 0; p < k; p++) out[p] = (uint8_t)(int)(row[p] * inverse + 128.5f);
+            for (size_t p = 0; p < k; p++) {
+                int v = (int)(row[p] * inverse + offset);
+                out[p] = (uint8_t)(v > 255 ? 255 : v);
+            }
         }
-        // The padding meets zero weights; 128 is the quantised zero.
-        for (size_t p = k; p < k4; p++) out[p] = 128;
+        // The padding meets zero weights.
+        for (size_t p = k; p < k4; p++) out[p] = (uint8_t)zeros[i];
     }
 }
 
 LOUPE_AVX2 static void quantize_rows_avx2(size_t m, size_t k, const float *x, size_t ldx, const float *multipliers,
-                                          uint8_t *q, size_t ldq, float *scales) {
-    quantize_rows_body(m, k, x, ldx, multipliers, q, ldq, scales);
+                                          uint8_t *q, size_t ldq, float *scales, int32_t *zeros) {
+    quantize_rows_body(m, k, x, ldx, multipliers, q, ldq, scales, zeros, 1);
 }
 
 static void quantize_rows_baseline(size_t m, size_t k, const float *x, size_t ldx, const float *multipliers,
-                                   uint8_t *q, size_t ldq, float *scales) {
-    quantize_rows_body(m, k, x, ldx, multipliers, q, ldq, scales);
+                                   uint8_t *q, size_t ldq, float *scales, int32_t *zeros) {
+    quantize_rows_body(m, k, x, ldx, multipliers, q, ldq, scales, zeros, 0);
 }
 
 void loupe_int8_quantize_rows(size_t m, size_t k, const float *x, size_t ldx, const float *column_multipliers,
-                              uint8_t *q, size_t ldq, float *scales) {
+                              uint8_t *q, size_t ldq, float *scales, int32_t *zeros) {
     if (loupe_has_avx2_fma()) {
-        quantize_rows_avx2(m, k, x, ldx, column_multipliers, q, ldq, scales);
+        quantize_rows_avx2(m, k, x, ldx, column_multipliers, q, ldq, scales, zeros);
     } else {
-        quantize_rows_baseline(m, k, x, ldx, column_multipliers, q, ldq, scales);
+        quantize_rows_baseline(m, k, x, ldx, column_multipliers, q, ldq, scales, zeros);
     }
 }
 
@@ -102,8 +155,8 @@ int loupe_has_avx512_vnni(void) {
 #define LOUPE_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,fma")))
 
 LOUPE_VNNI static void int8_tile_vnni(size_t groups, const uint8_t *a, size_t lda, size_t mr, const int8_t *b,
-                                      const float *a_scales, const float *w_scales, const int32_t *sums,
-                                      const float *bias, float *c, size_t ldc, size_t nr) {
+                                      const float *a_scales, const int32_t *a_zeros, const float *w_scales,
+                                      const int32_t *sums, const float *bias, float *c, size_t ldc, size_t nr) {
     __m512i acc[I8_MR][2];
     for (int i = 0; i < I8_MR; i++) acc[i][0] = acc[i][1] = _mm512_setzero_si512();
     const uint8_t *rows[I8_MR];
@@ -120,16 +173,17 @@ LOUPE_VNNI static void int8_tile_vnni(size_t groups, const uint8_t *a, size_t ld
         }
         b += I8_NR * 4;
     }
-    // c = (acc − 128 · Σw) · sx · sw + bias, sixteen columns at a time, masked at the edge.
+    // c = (acc − z · Σw) · sx · sw + bias, sixteen columns at a time, masked at the edge.
     for (int half = 0; half < 2; half++) {
         size_t j0 = 16 * (size_t)half;
         if (j0 >= nr) break;
         size_t width = nr - j0 < 16 ? nr - j0 : 16;
         __mmask16 mask = (__mmask16)((1u << width) - 1);
-        __m512i shift = _mm512_slli_epi32(_mm512_maskz_loadu_epi32(mask, sums + j0), 7);
+        __m512i column_sums = _mm512_maskz_loadu_epi32(mask, sums + j0);
         __m512 ws = _mm512_maskz_loadu_ps(mask, w_scales + j0);
         __m512 bv = bias ? _mm512_maskz_loadu_ps(mask, bias + j0) : _mm512_setzero_ps();
         for (size_t i = 0; i < mr; i++) {
+            __m512i shift = _mm512_mullo_epi32(column_sums, _mm512_set1_epi32(a_zeros[i]));
             __m512 v = _mm512_cvtepi32_ps(_mm512_sub_epi32(acc[i][half], shift));
             __m512 y = _mm512_fmadd_ps(v, _mm512_mul_ps(ws, _mm512_set1_ps(a_scales[i])), bv);
             _mm512_mask_storeu_ps(c + i * ldc + j0, mask, y);
@@ -138,20 +192,20 @@ LOUPE_VNNI static void int8_tile_vnni(size_t groups, const uint8_t *a, size_t ld
 }
 
 static void int8_tile_baseline(size_t groups, const uint8_t *a, size_t lda, size_t mr, const int8_t *b,
-                               const float *a_scales, const float *w_scales, const int32_t *sums, const float *bias,
-                               float *c, size_t ldc, size_t nr) {
+                               const float *a_scales, const int32_t *a_zeros, const float *w_scales,
+                               const int32_t *sums, const float *bias, float *c, size_t ldc, size_t nr) {
     for (size_t i = 0; i < mr; i++)
         for (size_t j = 0; j < nr; j++) {
             int32_t acc = 0;
             for (size_t g = 0; g < groups; g++)
                 for (size_t t = 0; t < 4; t++)
                     acc += (int32_t)a[i * lda + 4 * g + t] * (int32_t)b[g * I8_NR * 4 + j * 4 + t];
-            c[i * ldc + j] = (float)(acc - 128 * sums[j]) * (w_scales[j] * a_scales[i]) + (bias ? bias[j] : 0);
+            c[i * ldc + j] = (float)(acc - a_zeros[i] * sums[j]) * (w_scales[j] * a_scales[i]) + (bias ? bias[j] : 0);
         }
 }
 
 static void int8_linear(int vnni, size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, const float *a_scales,
-                        const int8_t *packed, const float *w_scales, const int32_t *column_sums, const float *bias,
+                        const int32_t *a_zeros, const int8_t *packed, const float *w_scales, const int32_t *column_sums, const float *bias,
                         float *c, size_t ldc) {
     size_t groups = up_to(k, 4) / 4;
     for (size_t j0 = 0; j0 < n; j0 += I8_NR) {
@@ -160,10 +214,11 @@ static void int8_linear(int vnni, size_t m, size_t n, size_t k, const uint8_t *a
         for (size_t i0 = 0; i0 < m; i0 += I8_MR) {
             size_t mr = m - i0 < I8_MR ? m - i0 : I8_MR;
             if (vnni) {
-                int8_tile_vnni(groups, a + i0 * lda, lda, mr, panel, a_scales + i0, w_scales + j0, column_sums + j0,
+                int8_tile_vnni(groups, a + i0 * lda, lda, mr, panel, a_scales + i0, a_zeros + i0, w_scales + j0,
+                               column_sums + j0,
                                bias ? bias + j0 : NULL, c + i0 * ldc + j0, ldc, nr);
             } else {
-                int8_tile_baseline(groups, a + i0 * lda, lda, mr, panel, a_scales + i0, w_scales + j0,
+                int8_tile_baseline(groups, a + i0 * lda, lda, mr, panel, a_scales + i0, a_zeros + i0, w_scales + j0,
                                    column_sums + j0, bias ? bias + j0 : NULL, c + i0 * ldc + j0, ldc, nr);
             }
         }
@@ -171,15 +226,16 @@ static void int8_linear(int vnni, size_t m, size_t n, size_t k, const uint8_t *a
 }
 
 void loupe_int8_linear(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, const float *a_scales,
-                       const int8_t *packed, const float *w_scales, const int32_t *column_sums, const float *bias,
-                       float *c, size_t ldc) {
-    int8_linear(loupe_has_avx512_vnni(), m, n, k, a, lda, a_scales, packed, w_scales, column_sums, bias, c, ldc);
+                       const int32_t *a_zeros, const int8_t *packed, const float *w_scales, const int32_t *column_sums,
+                       const float *bias, float *c, size_t ldc) {
+    int8_linear(loupe_has_avx512_vnni(), m, n, k, a, lda, a_scales, a_zeros, packed, w_scales, column_sums, bias, c,
+                ldc);
 }
 
 void loupe_int8_linear_portable(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, const float *a_scales,
-                                const int8_t *packed, const float *w_scales, const int32_t *column_sums,
-                                const float *bias, float *c, size_t ldc) {
-    int8_linear(0, m, n, k, a, lda, a_scales, packed, w_scales, column_sums, bias, c, ldc);
+                                const int32_t *a_zeros, const int8_t *packed, const float *w_scales,
+                                const int32_t *column_sums, const float *bias, float *c, size_t ldc) {
+    int8_linear(0, m, n, k, a, lda, a_scales, a_zeros, packed, w_scales, column_sums, bias, c, ldc);
 }
 
 // The int8 compute roof: independent multiply-add chains on registers, as the fp32 FMA loop in

@@ -38,6 +38,8 @@ package struct BertEncoder: Sendable {
         case queryKeyValue
         /// The attention block's normalised output, which the FFN's up projection reads.
         case intermediate
+        /// GELU's output, which the FFN's down projection reads (one block of rows at a time).
+        case output
     }
 
     struct Int8Layers: Sendable {
@@ -61,7 +63,10 @@ package struct BertEncoder: Sendable {
     /// same outlier channels as real text does (Cranfield passages calibrated no better). Measured
     /// on the 256 benchmark sentences, the lowest cosine to the fp32 embedding rose from 0.9949 to
     /// 0.9980. Smoothing the attention output and FFN down projections as well made it worse
-    /// (0.9978), so they are quantised plainly.
+    /// (0.9978), so they are not smoothed. The FFN down projection's input, GELU's output, has one
+    /// or two channels far above the rest (~24 against ~0.9): its two largest (by the same
+    /// calibration) stay in fp32. With activations quantised asymmetrically (a zero point per
+    /// token), the lowest cosine is 0.9991 (docs/ARCHITECTURE.md).
     package func quantized() -> BertEncoder {
         var observed: [Int: [Float]] = [:]
         var generator = SplitMix64(seed: 23)
@@ -75,7 +80,7 @@ package struct BertEncoder: Sendable {
         _ = forward(
             calibration,
             observe: { layer, input, x in
-                let key = layer * 2 + (input == .queryKeyValue ? 0 : 1)
+                let key = layer * 3 + (input == .queryKeyValue ? 0 : input == .intermediate ? 1 : 2)
                 var maxima = observed[key] ?? [Float](repeating: 0, count: x.columns)
                 for (index, value) in x.storage.enumerated() {
                     maxima[index % x.columns] = max(maxima[index % x.columns], abs(value))
@@ -89,17 +94,22 @@ package struct BertEncoder: Sendable {
             let up = layer.intermediate
             layer.int8.queryKeyValue = QuantizedLinear(
                 weight: qkv.weight, bias: qkv.bias,
-                smoothing: observed[index * 2].map {
+                smoothing: observed[index * 3].map {
                     QuantizedLinear.smoothing(activationMaxima: $0, weight: qkv.weight)
                 })
             layer.int8.attentionOutput = QuantizedLinear(
                 weight: layer.attentionOutput.weight, bias: layer.attentionOutput.bias)
             layer.int8.intermediate = QuantizedLinear(
                 weight: up.weight, bias: up.bias,
-                smoothing: observed[index * 2 + 1].map {
+                smoothing: observed[index * 3 + 1].map {
                     QuantizedLinear.smoothing(activationMaxima: $0, weight: up.weight)
                 })
-            layer.int8.output = QuantizedLinear(weight: layer.output.weight, bias: layer.output.bias)
+            // GELU's output has one or two channels far above the rest (24 against ~0.9): kept in
+            // fp32, they no longer set every token's scale.
+            let downMaxima = observed[index * 3 + 2] ?? []
+            let outliers = downMaxima.indices.sorted { downMaxima[$0] > downMaxima[$1] }.prefix(2)
+            layer.int8.output = QuantizedLinear(
+                weight: layer.output.weight, bias: layer.output.bias, outliers: Array(outliers))
             return layer
         }
         return copy
@@ -304,6 +314,7 @@ package struct BertEncoder: Sendable {
                 }
             }
             OperationProfile.measure(profile, "GELU", .gelu(count: block.count * inner)) { Kernels.gelu(&intermediate) }
+            observe?(.output, intermediate)
             OperationProfile.measure(
                 profile, "linear FFN down 1536→384", .linear(rows: block.count, inputs: inner, outputs: hidden)
             ) {

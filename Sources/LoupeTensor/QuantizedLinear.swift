@@ -15,23 +15,42 @@ package struct QuantizedLinear: Sendable {
     /// quantised, the weight's column having been multiplied by s_j (SmoothQuant). The product is
     /// unchanged; the activations' outlier channels shrink and the weights' grow, so both quantise
     /// with less error.
-    let smoothingInverse: [Float]?
+    /// Per input channel, what the activations are multiplied by before they are quantised: 1 / s_j
+    /// where the layer is smoothed (the weight's column having been multiplied by s_j, as
+    /// SmoothQuant does: the product is unchanged, the activations' outlier channels shrink and the
+    /// weights' grow, so both quantise with less error), and 0 for the channels kept in fp32.
+    let multipliers: [Float]?
+    /// Input channels whose products are computed in fp32 (their quantised weight columns are zero).
+    let outliers: [Int]
+    /// Their weight columns, one after the other (`outliers.count × outputs`).
+    let outlierWeights: [Float]
 
     /// Quantises `weight` (`[out, in]`, PyTorch's layout) and keeps `bias` (`[out]`).
     ///
-    /// - Parameter smoothing: per input channel, the divisor of the activations (see `smoothing`).
-    package init(weight: Tensor, bias: Tensor?, smoothing: [Float]? = nil) {
+    /// - Parameters:
+    ///   - smoothing: per input channel, the divisor of the activations (see `smoothing`).
+    ///   - outliers: input channels kept in fp32 (the largest of a layer whose few huge channels
+    ///     would set every token's scale: the GELU output the FFN's down projection reads).
+    package init(weight: Tensor, bias: Tensor?, smoothing: [Float]? = nil, outliers: [Int] = []) {
         precondition(weight.shape.count == 2, "weight \(weight.shape) is not a matrix")
         outputs = weight.shape[0]
         inputs = weight.shape[1]
         if let bias { precondition(bias.count == outputs, "bias of \(bias.count) for \(outputs) outputs") }
+        precondition(outliers.allSatisfy { (0..<weight.shape[1]).contains($0) }, "outlier channels \(outliers)")
         var weight = weight
+        let columns = weight.shape[1]
+        self.outliers = outliers
+        outlierWeights = outliers.flatMap { channel in
+            (0..<weight.shape[0]).map { weight.storage[$0 * columns + channel] }
+        }
+        for channel in outliers { for row in 0..<weight.shape[0] { weight.storage[row * columns + channel] = 0 } }
         if let smoothing {
             precondition(smoothing.count == weight.shape[1], "smoothing of \(smoothing.count) for \(weight.shape)")
-            let columns = weight.shape[1]
             for index in weight.storage.indices { weight.storage[index] *= smoothing[index % columns] }
         }
-        smoothingInverse = smoothing?.map { 1 / $0 }
+        var multipliers = smoothing?.map { 1 / $0 } ?? (outliers.isEmpty ? nil : [Float](repeating: 1, count: columns))
+        for channel in outliers { multipliers?[channel] = 0 }
+        self.multipliers = multipliers
         var packedWeight = [Int8](repeating: 0, count: loupe_int8_packed_bytes(outputs, inputs))
         var channelScales = [Float](repeating: 0, count: outputs)
         var sums = [Int32](repeating: 0, count: outputs)
@@ -83,20 +102,35 @@ package struct QuantizedLinear: Sendable {
         let stride = loupe_int8_row_bytes(inputs)
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: rows * stride) { quantized in
             withUnsafeTemporaryAllocation(of: Float.self, capacity: rows) { rowScales in
-                Self.withPointer(smoothingInverse) { multipliers in
-                    loupe_int8_quantize_rows(
-                        rows, inputs, input, inputs, multipliers, quantized.baseAddress, stride, rowScales.baseAddress)
-                }
-                packed.withUnsafeBufferPointer { packed in
-                    scales.withUnsafeBufferPointer { scales in
-                        columnSums.withUnsafeBufferPointer { sums in
-                            Self.withPointer(bias) { bias in
-                                kernel(
-                                    rows, outputs, inputs, quantized.baseAddress, stride, rowScales.baseAddress,
-                                    packed.baseAddress, scales.baseAddress, sums.baseAddress, bias, output, outputs)
+                withUnsafeTemporaryAllocation(of: Int32.self, capacity: rows) { zeros in
+                    Self.withPointer(multipliers) { multipliers in
+                        loupe_int8_quantize_rows(
+                            rows, inputs, input, inputs, multipliers, quantized.baseAddress, stride,
+                            rowScales.baseAddress, zeros.baseAddress)
+                    }
+                    packed.withUnsafeBufferPointer { packed in
+                        scales.withUnsafeBufferPointer { scales in
+                            columnSums.withUnsafeBufferPointer { sums in
+                                Self.withPointer(bias) { bias in
+                                    kernel(
+                                        rows, outputs, inputs, quantized.baseAddress, stride, rowScales.baseAddress,
+                                        zeros.baseAddress, packed.baseAddress, scales.baseAddress, sums.baseAddress,
+                                        bias, output, outputs)
+                                }
                             }
                         }
                     }
+                }
+            }
+        }
+        // The channels kept in fp32: their products added to what the kernel stored.
+        for (slot, channel) in outliers.enumerated() {
+            outlierWeights.withUnsafeBufferPointer { w in
+                let column = w.baseAddress! + slot * outputs
+                for row in 0..<rows {
+                    let x = input[row * inputs + channel]
+                    let target = output + row * outputs
+                    for j in 0..<outputs { target[j] += x * column[j] }
                 }
             }
         }

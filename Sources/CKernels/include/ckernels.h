@@ -36,21 +36,23 @@ void loupe_int8_pack_weights(size_t n, size_t k, const float *weight, int8_t *pa
                              int32_t *column_sums);
 /// Bytes one quantised activation row takes (k rounded up to 4).
 size_t loupe_int8_row_bytes(size_t k);
-/// Quantises each row of `x` (`m × k`, row stride `ldx`) symmetrically to q ∈ [−127, 127], stored
-/// as q + 128 (row stride `ldq` ≥ loupe_int8_row_bytes(k)), with one scale per row. When
+/// Quantises each row of `x` (`m × k`, row stride `ldx`) to bytes q ∈ [0, 255] (row stride
+/// `ldq` ≥ loupe_int8_row_bytes(k)) with one scale and one zero point per row: x ≈ (q − zero) ·
+/// scale, the row's range [min(0, lo), max(0, hi)] mapped onto 0…255. When
 /// `column_multipliers` is not NULL, column p is multiplied by it first (SmoothQuant's smoothing,
 /// 1 / s_p; the weight's column p was multiplied by s_p before it was packed).
 void loupe_int8_quantize_rows(size_t m, size_t k, const float *x, size_t ldx, const float *column_multipliers,
-                              uint8_t *q, size_t ldq, float *scales);
-/// c = dequant(a) · dequant(w)ᵀ + bias for quantised rows `a` and packed weights: int32 sums
+                              uint8_t *q, size_t ldq, float *scales, int32_t *zeros);
+/// c = dequant(a) · dequant(w)ᵀ + bias for quantised rows `a` (their scales and zero points) and
+/// packed weights: int32 sums
 /// (AVX-512 VNNI when the CPU has it), scaled back and biased as they are stored. `bias` may be NULL.
 void loupe_int8_linear(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, const float *a_scales,
-                       const int8_t *packed, const float *w_scales, const int32_t *column_sums, const float *bias,
-                       float *c, size_t ldc);
+                       const int32_t *a_zeros, const int8_t *packed, const float *w_scales, const int32_t *column_sums,
+                       const float *bias, float *c, size_t ldc);
 /// The same with the plain C loop whatever the CPU has (what a CPU without VNNI runs; for tests).
 void loupe_int8_linear_portable(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, const float *a_scales,
-                                const int8_t *packed, const float *w_scales, const int32_t *column_sums,
-                                const float *bias, float *c, size_t ldc);
+                                const int32_t *a_zeros, const int8_t *packed, const float *w_scales,
+                                const int32_t *column_sums, const float *bias, float *c, size_t ldc);
 /// Whether the CPU has AVX-512 with VNNI (checked once).
 int loupe_has_avx512_vnni(void);
 

@@ -40,7 +40,7 @@ struct IngestCommand: LoupeCommand {
     @Option(
         help: """
             Embed the corpus, and from then on its queries, at this precision: fp32, or int8 (about 3x faster, \
-            cosine to fp32 ≥ 0.998); chunks embedded at the other are embedded again. Default: the corpus's.
+            cosine to fp32 ≥ 0.999); chunks embedded at the other are embedded again. Default: the corpus's.
             """)
     var precision: Precision?
     @Flag(help: "Print JSON.") var json = false
