@@ -23,31 +23,16 @@ package enum JSONLines {
     /// rather than starting a document spread over lines; read without parsing.
     package static func firstLineIsWhole(_ bytes: some ContiguousBytes) -> Bool {
         bytes.withUnsafeBytes { raw in
-            var depth = 0
-            var seen = false
-            var inString = false
-            var escaped = false
-            for byte in raw {
-                if inString {
-                    if escaped {
-                        escaped = false
-                    } else if byte == UInt8(ascii: "\\") {
-                        escaped = true
-                    } else if byte == UInt8(ascii: "\"") {
-                        inString = false
-                    }
-                    continue
-                }
-                switch byte {
-                case 0x0A: if seen { return depth == 0 }
-                case 0x20, 0x09, 0x0D: break
-                case UInt8(ascii: "\""): (inString, seen) = (true, true)
-                case UInt8(ascii: "{"), UInt8(ascii: "["): (depth, seen) = (depth + 1, true)
-                case UInt8(ascii: "}"), UInt8(ascii: "]"): (depth, seen) = (depth - 1, true)
-                default: seen = true
-                }
+            let all = raw.assumingMemoryBound(to: UInt8.self)
+            let start = JSONScanner(all).skipWhitespace(0)
+            guard start < all.count, let base = all.baseAddress else { return false }
+            // Only the line the first value starts on is scanned: whole if the value ends the line.
+            let newline = memchr(base + start, 0x0A, all.count - start).map {
+                base.distance(to: $0.assumingMemoryBound(to: UInt8.self))
             }
-            return seen && depth == 0
+            let line = JSONScanner(UnsafeBufferPointer(rebasing: all[start..<(newline ?? all.count)]))
+            guard let end = try? line.skipValue(0) else { return false }
+            return line.skipWhitespace(end) == line.bytes.count
         }
     }
 

@@ -24,23 +24,15 @@ package struct JSONScanner {
     package func forEachMember(
         of offset: Int, _ member: (_ key: String, _ value: Int) throws(JSONSyntaxError) -> Int?
     ) throws(JSONSyntaxError) -> Int {
-        var i = try expect(UInt8(ascii: "{"), at: skipWhitespace(offset))
-        i = skipWhitespace(i)
-        if i < bytes.count, bytes[i] == UInt8(ascii: "}") { return i + 1 }
-        while true {
-            i = skipWhitespace(i)
+        try forEachItem(of: offset, UInt8(ascii: "{"), UInt8(ascii: "}"), "object") { i throws(JSONSyntaxError) in
             guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else {
                 throw error("expected a member name in quotes", i)
             }
             let end = try stringEnd(i)
             let key = try self.key(i..<end)
-            i = try expect(UInt8(ascii: ":"), at: skipWhitespace(end))
-            let value = skipWhitespace(i)
-            if let end = try member(key, value) { i = end } else { i = try skipValue(value) }
-            i = skipWhitespace(i)
-            guard i < bytes.count else { throw error("the object is not closed", i) }
-            if bytes[i] == UInt8(ascii: "}") { return i + 1 }
-            i = try expect(UInt8(ascii: ","), at: i)
+            let value = skipWhitespace(try expect(UInt8(ascii: ":"), at: skipWhitespace(end)))
+            if let end = try member(key, value) { return end }
+            return try skipValue(value)
         }
     }
 
@@ -51,17 +43,28 @@ package struct JSONScanner {
     package func forEachElement(
         of offset: Int, _ element: (_ index: Int, _ value: Int) throws(JSONSyntaxError) -> Int?
     ) throws(JSONSyntaxError) -> Int {
-        var i = try expect(UInt8(ascii: "["), at: skipWhitespace(offset))
-        i = skipWhitespace(i)
-        if i < bytes.count, bytes[i] == UInt8(ascii: "]") { return i + 1 }
         var index = 0
+        return try forEachItem(of: offset, UInt8(ascii: "["), UInt8(ascii: "]"), "array") {
+            value throws(JSONSyntaxError) in
+            defer { index += 1 }
+            if let end = try element(index, value) { return end }
+            return try skipValue(value)
+        }
+    }
+
+    /// Walks the members or elements between the bracket `open`, the first non-space byte at or
+    /// after `offset`, and its `close`: `item` gets the offset where each starts and returns the
+    /// offset just past it. Returns the offset just past `close`.
+    private func forEachItem(
+        of offset: Int, _ open: UInt8, _ close: UInt8, _ kind: String,
+        _ item: (_ start: Int) throws(JSONSyntaxError) -> Int
+    ) throws(JSONSyntaxError) -> Int {
+        var i = skipWhitespace(try expect(open, at: skipWhitespace(offset)))
+        if i < bytes.count, bytes[i] == close { return i + 1 }
         while true {
-            let value = skipWhitespace(i)
-            if let end = try element(index, value) { i = end } else { i = try skipValue(value) }
-            index += 1
-            i = skipWhitespace(i)
-            guard i < bytes.count else { throw error("the array is not closed", i) }
-            if bytes[i] == UInt8(ascii: "]") { return i + 1 }
+            i = skipWhitespace(try item(skipWhitespace(i)))
+            guard i < bytes.count else { throw error("the \(kind) is not closed", i) }
+            if bytes[i] == close { return i + 1 }
             i = try expect(UInt8(ascii: ","), at: i)
         }
     }

@@ -14,8 +14,9 @@ extension TraceService {
     /// The traces of an OTLP JSON Lines file, read a block of lines at a time: each span is put
     /// in its stored form (payload JSON, compressed source) on the core that parsed its line,
     /// and only what grouping and the trace's row need is kept of it. Memory holds the stored
-    /// form instead of the whole file and its parse trees. Nil when the file is no OTLP JSON
-    /// Lines (another format, or one document spread over lines): such files are read whole.
+    /// form instead of the whole file and its parse trees. One request spread over lines
+    /// (pretty-printed) larger than a block is walked span by span. Nil when the file is
+    /// another format, or such a request smaller than a block: those files are read whole.
     ///
     /// - Parameter blockBytes: about how much of the file is parsed at once.
     package static func otlpLines(
