@@ -12,6 +12,14 @@ package enum NsightComputeImport {
     static let memoryMetrics: [(level: String, metric: String)] = [
         ("DRAM", "dram__bytes.sum"), ("L2", "lts__t_bytes.sum"), ("L1", "l1tex__t_bytes.sum"),
     ]
+    /// The precision key of the tensor pipe's FLOPs in ``NsightKernel/flops``.
+    package static let tensorPrecision = "Tensor"
+    /// FLOPs per tensor-pipe instruction (`sm__inst_executed_pipe_tensor.sum`): 512, the NERSC
+    /// roofline method's convention (its `postprocess.py`, and Nsight Compute's hierarchical
+    /// tensor roofline's `…_pipe_tensor_x512`), which is a V100 HMMA.884 (8 × 8 × 4 × 2). The
+    /// true figure depends on the instruction's shape and the architecture (an A100 HMMA.16816
+    /// does 16 × 8 × 16 × 2 = 4096), which the counter does not say.
+    package static let tensorFLOPsPerInstruction = 512.0
 
     package static func parse(_ text: String, file: String) throws(NsightImportError) -> [NsightKernel] {
         let lines = text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }).map(
@@ -130,31 +138,64 @@ package enum NsightComputeImport {
                 kernels[launch.kernel]!.peaks[name] = max(kernels[launch.kernel]!.peaks[name] ?? 0, value)
             }
             kernels[launch.kernel]!.launchIDs.append(launch.id)
-            if let nanoseconds = launch.metrics["gpu__time_duration.sum"] {
+            if let (nanoseconds, source) = time(launch.metrics) {
                 kernels[launch.kernel]!.nanoseconds += nanoseconds
                 kernels[launch.kernel]!.timedLaunches += 1
+                kernels[launch.kernel]!.timeSources.insert(source)
             }
             // Stored as Int64 nanoseconds: a total past that is a corrupt export, not a kernel.
             guard kernels[launch.kernel]!.nanoseconds < 0x1p63 else {
                 throw NsightImportError(
                     file: file, line: nil,
                     message:
-                        "kernel \(launch.kernel): gpu__time_duration.sum totals \(kernels[launch.kernel]!.nanoseconds) ns, more than 292 years; the export is damaged"
+                        "kernel \(launch.kernel): its time totals \(kernels[launch.kernel]!.nanoseconds) ns, more than 292 years; the export is damaged"
                 )
             }
-            for (name, prefix) in precisions {
-                let counter = { (op: String) in
-                    launch.metrics["sm__sass_thread_inst_executed_op_\(prefix)\(op)_pred_on.sum"]
-                }
-                guard counter("add") != nil || counter("mul") != nil || counter("fma") != nil else { continue }
-                let flops = (counter("add") ?? 0) + (counter("mul") ?? 0) + 2 * (counter("fma") ?? 0)
-                kernels[launch.kernel]!.flops[name, default: 0] += flops
+            for (precision, count, source) in flops(launch.metrics) {
+                kernels[launch.kernel]!.flops[precision, default: 0] += count
+                kernels[launch.kernel]!.flopSources[precision] = source
             }
             for (level, metric) in memoryMetrics {
                 if let bytes = launch.metrics[metric] { kernels[launch.kernel]!.bytes[level, default: 0] += bytes }
             }
         }
         return order.compactMap { kernels[$0] }
+    }
+
+    /// One launch's time in nanoseconds and where it came from: `gpu__time_duration.sum`, else
+    /// `sm__cycles_elapsed.avg` ÷ `sm__cycles_elapsed.avg.per_second` (else the `smsp__` pair), as
+    /// the NERSC roofline method derives it; nil when neither is there (cycles without a non-zero
+    /// clock included).
+    static func time(_ metrics: [String: Double]) -> (nanoseconds: Double, source: NsightKernel.TimeSource)? {
+        if let nanoseconds = metrics["gpu__time_duration.sum"] { return (nanoseconds, .duration) }
+        for (unit, source) in [("sm", NsightKernel.TimeSource.smCycles), ("smsp", .smspCycles)] {
+            if let cycles = metrics["\(unit)__cycles_elapsed.avg"],
+                let perSecond = metrics["\(unit)__cycles_elapsed.avg.per_second"], perSecond > 0
+            {
+                return (cycles / perSecond * 1e9, source)
+            }
+        }
+        return nil
+    }
+
+    /// One launch's FLOPs per precision and where they came from: add + mul + 2 × fma from the
+    /// SASS counters (each the `sm__` metric, else the `smsp__` one: both count the whole GPU, so
+    /// never both), and ``tensorFLOPsPerInstruction`` × the tensor pipe's instructions. A
+    /// precision without any of its counters is left out.
+    static func flops(_ metrics: [String: Double]) -> [(
+        precision: String, flops: Double, source: NsightKernel.FLOPSource
+    )] {
+        func counter(_ name: String) -> Double? { metrics["sm__\(name)"] ?? metrics["smsp__\(name)"] }
+        var result: [(String, Double, NsightKernel.FLOPSource)] = []
+        for (name, prefix) in precisions {
+            let count = { (op: String) in counter("sass_thread_inst_executed_op_\(prefix)\(op)_pred_on.sum") }
+            guard count("add") != nil || count("mul") != nil || count("fma") != nil else { continue }
+            result.append((name, (count("add") ?? 0) + (count("mul") ?? 0) + 2 * (count("fma") ?? 0), .sassCounters))
+        }
+        if let instructions = counter("inst_executed_pipe_tensor.sum") {
+            result.append((tensorPrecision, tensorFLOPsPerInstruction * instructions, .tensorPipe))
+        }
+        return result
     }
 
     /// Ceilings from one launch's metrics: `…_ffma_pred_on.sum.peak_sustained` (per cycle) ×
@@ -184,11 +225,14 @@ package enum NsightComputeImport {
 
     // MARK: - Values
 
-    /// Whether Loupe reads `metric` (time, FLOP counters, bytes, peaks and clocks): only those
-    /// must be numbers; an export's other metrics include text (cache configs, names).
+    /// Whether Loupe reads `metric` (time, cycles, FLOP and tensor-pipe counters, bytes, peaks
+    /// and clocks, in their `sm__` and `smsp__` forms): only those must be numbers; an export's
+    /// other metrics include text (cache configs, names).
     static func isRead(_ metric: String) -> Bool {
         metric == "gpu__time_duration.sum" || metric.hasPrefix("sm__sass_thread_inst_executed_op_")
-            || metric.hasPrefix("sm__cycles_elapsed.") || metric.hasPrefix("dram__")
+            || metric.hasPrefix("smsp__sass_thread_inst_executed_op_") || metric.hasPrefix("sm__cycles_elapsed.")
+            || metric.hasPrefix("smsp__cycles_elapsed.") || metric.hasPrefix("sm__inst_executed_pipe_tensor")
+            || metric.hasPrefix("smsp__inst_executed_pipe_tensor") || metric.hasPrefix("dram__")
             || metric.hasPrefix("lts__t_bytes.") || metric.hasPrefix("lts__cycles_elapsed.")
             || metric.hasPrefix("l1tex__t_bytes.") || metric.hasPrefix("l1tex__cycles_elapsed.")
             || memoryMetrics.contains { $0.metric == metric }

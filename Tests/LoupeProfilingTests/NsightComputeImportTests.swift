@@ -137,6 +137,57 @@ import Testing
         #expect(kernels.map(\.launchIDs.count) == [2, 1])
     }
 
+    /// NERSC's metric set has no duration: time is cycles ÷ clock (the `sm__` pair, else the
+    /// `smsp__` one), a measured duration still wins, and cycles without a clock are no time.
+    @Test func timeComesFromCyclesWhenTheDurationIsAbsent() throws {
+        let text =
+            Self.detailsHeader + "\"0\",\"sm\",\"sm__cycles_elapsed.avg\",\"cycle\",\"2,000\"\n"
+            + "\"0\",\"sm\",\"sm__cycles_elapsed.avg.per_second\",\"cycle/usecond\",\"1,000\"\n"
+            // A zero sm__ clock is no clock: the smsp__ pair is used.
+            + "\"1\",\"smsp\",\"sm__cycles_elapsed.avg\",\"cycle\",\"2000\"\n"
+            + "\"1\",\"smsp\",\"sm__cycles_elapsed.avg.per_second\",\"cycle/second\",\"0\"\n"
+            + "\"1\",\"smsp\",\"smsp__cycles_elapsed.avg\",\"cycle\",\"3000\"\n"
+            + "\"1\",\"smsp\",\"smsp__cycles_elapsed.avg.per_second\",\"cycle/second\",\"1.5e9\"\n"
+            // A duration is preferred to cycles; the kernel's second launch has only cycles.
+            + "\"2\",\"mixed\",\"gpu__time_duration.sum\",\"nsecond\",\"700\"\n"
+            + "\"2\",\"mixed\",\"sm__cycles_elapsed.avg\",\"cycle\",\"9000\"\n"
+            + "\"2\",\"mixed\",\"sm__cycles_elapsed.avg.per_second\",\"cycle/second\",\"1e9\"\n"
+            + "\"3\",\"mixed\",\"sm__cycles_elapsed.avg\",\"cycle\",\"1000\"\n"
+            + "\"3\",\"mixed\",\"sm__cycles_elapsed.avg.per_second\",\"cycle/second\",\"1e9\"\n"
+        let kernels = try NsightComputeImport.parse(text, file: "nersc.csv")
+        #expect(kernels.map(\.name) == ["sm", "smsp", "mixed"])
+        #expect(kernels.map(\.nanoseconds) == [2_000, 2_000, 700 + 1_000])
+        #expect(kernels.map(\.timedLaunches) == [1, 1, 2])
+        #expect(kernels.map(\.timeSources) == [[.smCycles], [.smspCycles], [.duration, .smCycles]])
+        // Cycles without their clock (untimed.csv) are still no time.
+        let untimed = try load("untimed.csv")
+        #expect(untimed.map(\.timedLaunches) == [0])
+        #expect(untimed.map(\.timeSources) == [[]])
+        #expect(untimed.map(\.nanoseconds) == [0])
+    }
+
+    /// The SASS counters are read in their `sm__` or `smsp__` form (never both), the tensor pipe's
+    /// instructions count as 512 FLOPs each under `Tensor`, and each precision says its source.
+    @Test func flopsPerPrecisionIncludingTheTensorPipeNameTheirSource() throws {
+        let text =
+            Self.detailsHeader
+            + "\"0\",\"k\",\"sm__sass_thread_inst_executed_op_ffma_pred_on.sum\",\"inst\",\"100\"\n"
+            + "\"0\",\"k\",\"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum\",\"inst\",\"100\"\n"
+            + "\"0\",\"k\",\"smsp__sass_thread_inst_executed_op_fadd_pred_on.sum\",\"inst\",\"7\"\n"
+            + "\"0\",\"k\",\"smsp__sass_thread_inst_executed_op_hmul_pred_on.sum\",\"inst\",\"0\"\n"
+            + "\"0\",\"k\",\"smsp__inst_executed_pipe_tensor.sum\",\"inst\",\"3\"\n"
+            + "\"1\",\"copy\",\"dram__bytes.sum\",\"byte\",\"64\"\n"
+        let kernels = try NsightComputeImport.parse(text, file: "flops.csv")
+        #expect(kernels[0].flops == ["FP32": 7 + 2 * 100, "FP16": 0, "Tensor": 3 * 512])
+        #expect(kernels[0].flopSources == ["FP32": .sassCounters, "FP16": .sassCounters, "Tensor": .tensorPipe])
+        #expect(NsightComputeImport.tensorFLOPsPerInstruction == 512)
+        #expect(kernels[1].flops.isEmpty && kernels[1].flopSources.isEmpty)
+        // An export with gpu__time_duration says so, and its FLOPs are the SASS counters'.
+        let measured = try load("details-current.csv")
+        #expect(measured.map(\.timeSources) == [[.duration], [.duration]])
+        #expect(measured[0].flopSources == ["FP32": .sassCounters])
+    }
+
     @Test func aDurationPastInt64NanosecondsIsAnError() {
         let text =
             Self.detailsHeader + "\"0\",\"k\",\"gpu__time_duration.sum\",\"second\",\"9e9\"\n"
@@ -150,5 +201,90 @@ import Testing
             "\"ID\",\"Process ID\",\"Kernel Name\",\"gpu__time_duration.sum\"\n\"\",\"\",\"\",\"nsecond\"\n\"0\"\n"
         let error = #expect(throws: NsightImportError.self) { try NsightComputeImport.parse(text, file: "raw.csv") }
         #expect(error?.description.hasPrefix("raw.csv:3: ") == true)
+    }
+
+    // MARK: - Real exports of the NERSC metric set
+
+    static let nerscFixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+        "Fixtures/ncu-nersc")
+
+    /// One file's entry in `Fixtures/ncu-nersc/expected.json` (written by `expected.py`); null
+    /// figures (the export lacks their metrics) decode as nil.
+    private struct Expected: Decodable {
+        struct Launch: Decodable {
+            var id: String
+            var timeSource: String?
+        }
+        struct Kernel: Decodable {
+            var kernelName: String
+            var launchIds: [String]
+            var timeSeconds: Double?
+            var flopsByPrecision: [String: Double?]
+            var bytesByLevel: [String: Double?]
+        }
+        var file: String
+        var tensorFlopsPerInst: Double
+        var launches: [Launch]
+        var kernelsAggregatedByName: [Kernel]
+
+        static func all() throws -> [Expected] {
+            let decoder = JSONDecoder()
+            decoder.keyDecodingStrategy = .convertFromSnakeCase
+            return try decoder.decode(
+                [Expected].self, from: Data(contentsOf: nerscFixtures.appendingPathComponent("expected.json")))
+        }
+    }
+
+    static let nerscFiles = [
+        "gardenia-sgemm-a100-smsp.csv", "gene-dgdxy-v100-time-dram-rank1.csv", "leleucas-conv2d-a100-sections.csv",
+    ]
+
+    /// Every export in the folder is checked, and has an expectation.
+    @Test func everyNERSCExportHasAnExpectation() throws {
+        let csvs = try FileManager.default.contentsOfDirectory(atPath: Self.nerscFixtures.path).filter {
+            $0.hasSuffix(".csv")
+        }
+        #expect(csvs.sorted() == Self.nerscFiles)
+        #expect(try Expected.all().map(\.file).sorted() == Self.nerscFiles)
+    }
+
+    /// Each kernel's time (cycles ÷ clock), FLOPs per precision (Tensor included) and bytes per
+    /// level match `expected.py`'s reading of the same export, as do their sources.
+    @Test(arguments: nerscFiles)
+    func aNERSCExportMatchesTheReference(file: String) throws {
+        let expected = try #require(try Expected.all().first { $0.file == file })
+        #expect(expected.tensorFlopsPerInst == NsightComputeImport.tensorFLOPsPerInstruction)
+        let kernels = try NsightComputeImport.parse(
+            String(contentsOf: Self.nerscFixtures.appendingPathComponent(file), encoding: .utf8), file: file)
+        #expect(kernels.map(\.name) == expected.kernelsAggregatedByName.map(\.kernelName))
+        let sources: [String: NsightKernel.TimeSource] = [
+            "gpu__time_duration.sum": .duration,
+            "sm__cycles_elapsed.avg / sm__cycles_elapsed.avg.per_second": .smCycles,
+            "smsp__cycles_elapsed.avg / smsp__cycles_elapsed.avg.per_second": .smspCycles,
+        ]
+        for (kernel, reference) in zip(kernels, expected.kernelsAggregatedByName) {
+            #expect(kernel.launchIDs == reference.launchIds)
+            let launches = expected.launches.filter { reference.launchIds.contains($0.id) }
+            #expect(kernel.timedLaunches == launches.filter { $0.timeSource != nil }.count)
+            #expect(kernel.timeSources == Set(launches.compactMap { $0.timeSource.flatMap { sources[$0] } }))
+            if let seconds = reference.timeSeconds {
+                #expect(abs(kernel.nanoseconds / 1e9 - seconds) <= 1e-9 * seconds, "\(kernel.name)")
+            } else {
+                #expect(kernel.nanoseconds == 0, "\(kernel.name)")
+            }
+            #expect(Self.close(kernel.flops, reference.flopsByPrecision.compactMapValues { $0 }), "\(kernel.name)")
+            #expect(Self.close(kernel.bytes, reference.bytesByLevel.compactMapValues { $0 }), "\(kernel.name)")
+            let flopSources = reference.flopsByPrecision.compactMapValues { $0 }.keys.map {
+                ($0, $0 == NsightComputeImport.tensorPrecision ? NsightKernel.FLOPSource.tensorPipe : .sassCounters)
+            }
+            #expect(kernel.flopSources == Dictionary(uniqueKeysWithValues: flopSources), "\(kernel.name)")
+        }
+    }
+
+    /// The same keys, and each value within 1e-12 of the reference's (both parse the same
+    /// decimal text and sum in the same order).
+    private static func close(_ values: [String: Double], _ reference: [String: Double]) -> Bool {
+        Set(values.keys) == Set(reference.keys)
+            && reference.allSatisfy { key, value in abs(values[key]! - value) <= 1e-12 * max(abs(value), 1) }
     }
 }

@@ -142,8 +142,10 @@ struct RooflineCommand: ParsableCommand {
             discussion: """
                 Export with `ncu --set roofline --csv --log-file out.csv ./app` (details page) or \
                 `ncu --metrics ... --csv --page raw`. Launches of a kernel are summed; FLOPs come from \
-                the SASS counters (add + mul + 2 x fma, per precision), bytes from dram__bytes.sum, time \
-                from gpu__time_duration.sum. Stored in kernel_runs as suite ncu:<file>, one transaction.
+                the SASS counters (add + mul + 2 x fma, per precision) and the tensor pipe (512 per \
+                instruction, NERSC's convention, as precision Tensor), bytes from dram__bytes.sum, time \
+                from gpu__time_duration.sum, else from sm__cycles_elapsed.avg / .per_second (the NERSC \
+                metric set). Stored in kernel_runs as suite ncu:<file>, one transaction.
                 """
         )
 
@@ -217,16 +219,89 @@ struct RooflineCommand: ParsableCommand {
                             kernel.nanoseconds / 1e6, seconds > 0 ? flops / seconds / 1e9 : 0,
                             bytes > 0 ? flops / bytes : 0)
                         // `%@` with a Swift String prints "(null)" on Linux: strings are appended.
-                        + (precisions.isEmpty ? "(no FLOP counters)" : precisions))
+                        + (precisions.isEmpty ? "(no FLOP counters)" : precisions) + "; "
+                        + (kernel.timeSources.isEmpty
+                            ? "no time"
+                            : "time: " + Self.ordered(kernel.timeSources).map(Self.label).joined(separator: "+")))
+            }
+            context.print(Self.timeSummary(kernels))
+            context.print(Self.flopSummary(kernels))
+            if kernels.contains(where: { ($0.flops[NsightComputeImport.tensorPrecision] ?? 0) > 0 }) {
+                context.print(
+                    "note: \(NsightComputeImport.tensorPrecision) FLOPs are "
+                        + String(format: "%.0f", NsightComputeImport.tensorFLOPsPerInstruction)
+                        + " per tensor-pipe instruction, NERSC's convention (a V100 HMMA.884); newer GPUs' instructions"
+                        + " can do more (an A100 HMMA.16816 does 4096), so they may be too low. They count in the"
+                        + " GFLOP/s and FLOP/byte above, and no roof is of their precision.")
             }
             for kernel in kernels where kernel.timedLaunches < kernel.launchIDs.count {
                 context.print(
                     "warning: \(name): kernel \(kernel.name): "
                         + (kernel.timedLaunches == 0
-                            ? "no gpu__time_duration.sum, so its time and GFLOP/s are unknown (shown as 0)"
-                            : "\(kernel.launchIDs.count - kernel.timedLaunches) of \(kernel.launchIDs.count) launches have no gpu__time_duration.sum, so its time is too low")
-                        + "; export with --metrics gpu__time_duration.sum or --section SpeedOfLight")
+                            ? "no gpu__time_duration.sum, so its time and GFLOP/s are unknown (shown as 0): it has no"
+                                + " sm__cycles_elapsed.avg and .per_second (nor their smsp__ forms) to derive them from"
+                                + " either"
+                            : "\(kernel.launchIDs.count - kernel.timedLaunches) of \(kernel.launchIDs.count) launches"
+                                + " have neither gpu__time_duration.sum nor sm__cycles_elapsed.avg and .per_second,"
+                                + " so its time is too low")
+                        + "; export with --metrics gpu__time_duration.sum (or"
+                        + " sm__cycles_elapsed.avg,sm__cycles_elapsed.avg.per_second) or --section SpeedOfLight")
             }
+        }
+
+        /// A kernel's time sources in a fixed order (measured first), for stable output.
+        private static func ordered(_ sources: Set<NsightKernel.TimeSource>) -> [NsightKernel.TimeSource] {
+            NsightKernel.TimeSource.allCases.filter(sources.contains)
+        }
+
+        /// A time source in a kernel's line.
+        private static func label(_ source: NsightKernel.TimeSource) -> String {
+            switch source {
+            case .duration: "gpu__time_duration"
+            case .smCycles: "sm cycles"
+            case .smspCycles: "smsp cycles"
+            }
+        }
+
+        /// "time from gpu__time_duration.sum for 2 kernels, from sm__cycles_elapsed.avg ÷
+        /// .per_second for 1 kernel; no time for 1 kernel: k".
+        static func timeSummary(_ kernels: [NsightKernel]) -> String {
+            let sources = NsightKernel.TimeSource.allCases.compactMap { source in
+                let count = kernels.filter { $0.timeSources.contains(source) }.count
+                return count == 0 ? nil : "from \(source.rawValue) for \(Formatting.count(count, "kernel"))"
+            }
+            let untimed = kernels.filter(\.timeSources.isEmpty)
+            return
+                ((sources.isEmpty ? [] : ["time " + sources.joined(separator: ", ")])
+                + (untimed.isEmpty
+                    ? [] : ["no time for \(Formatting.count(untimed.count, "kernel")): \(names(untimed))"]))
+                .joined(separator: "; ")
+        }
+
+        /// "FLOPs from SASS counters (add + mul + 2 × fma) for 2 kernels, from the tensor pipe
+        /// (512 per instruction) for 1 kernel; no FLOP counters for 1 kernel: k".
+        static func flopSummary(_ kernels: [NsightKernel]) -> String {
+            let sources = NsightKernel.FLOPSource.allCases.compactMap { source in
+                let count = kernels.filter { $0.flopSources.values.contains(source) }.count
+                let name =
+                    source == .tensorPipe
+                    ? source.rawValue
+                        + String(format: " (%.0f per instruction)", NsightComputeImport.tensorFLOPsPerInstruction)
+                    : source.rawValue
+                return count == 0 ? nil : "from \(name) for \(Formatting.count(count, "kernel"))"
+            }
+            let uncounted = kernels.filter(\.flopSources.isEmpty)
+            return
+                ((sources.isEmpty ? [] : ["FLOPs " + sources.joined(separator: ", ")])
+                + (uncounted.isEmpty
+                    ? [] : ["no FLOP counters for \(Formatting.count(uncounted.count, "kernel")): \(names(uncounted))"]))
+                .joined(separator: "; ")
+        }
+
+        /// The first few kernels' names, shortened, and how many more.
+        private static func names(_ kernels: [NsightKernel]) -> String {
+            let shown = kernels.prefix(3).map { TextWidth.truncate(UntrustedText.sanitized($0.name), toColumns: 40) }
+            return shown.joined(separator: ", ") + (kernels.count > 3 ? " and \(kernels.count - 3) more" : "")
         }
 
         /// The GPU profile the kernels are judged against: from the export's peak_sustained
@@ -320,7 +395,12 @@ struct RooflineCommand: ParsableCommand {
                 }
                 chosen = match
             }
-            let precision = precision?.uppercased() ?? chosen.precisions.first ?? "FP32"
+            // As the profile spells it (`Tensor` is not upper case), matched without case.
+            let precision =
+                precision.map { asked in
+                    chosen.precisions.first { $0.caseInsensitiveCompare(asked) == .orderedSame } ?? asked.uppercased()
+                }
+                ?? chosen.precisions.first ?? "FP32"
             return (chosen, precision)
         }
     }

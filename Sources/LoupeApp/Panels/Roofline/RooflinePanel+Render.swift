@@ -178,9 +178,13 @@ extension RooflinePanel {
                 unplaced.append(text)
             }
         }
-        let peakName = profile.peak(precision)?.name ?? precision
+        // With no roof of its own (Tensor FLOPs from ncu's tensor pipe), the top line is the
+        // fastest roof the profile has, named as itself.
+        let fastest = profile.computeCeilings.max { $0.value < $1.value }
+        let ownRoof = profile.peak(precision)
+        let peakName = ownRoof?.name ?? fastest?.name ?? precision
         let roofs =
-            [(peakName, peak, precision, computeStyle)]
+            [(peakName, peak, ownRoof == nil ? (fastest?.precision ?? precision) : precision, computeStyle)]
             + others.map { ($0.name, $0.value, $0.precision ?? "FP32", theme.dim) }
         for (name, value, roofPrecision, style) in roofs {
             let text = name + " " + Self.rate(value, unit: Self.operations(roofPrecision))
