@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 
 /// Walks a JSON document's structure without building it: an object's members and an array's
@@ -97,7 +98,7 @@ package struct JSONScanner {
                 }
                 i += 1
             }
-            throw error("the value is not closed", offset)
+            throw error("the value is not closed", offset, ranOut: true)
         default:
             var i = offset
             while i < bytes.count {
@@ -114,9 +115,43 @@ package struct JSONScanner {
         }
     }
 
+    /// The string whose opening quote is at `offset`, unescaped, and the offset just past it.
+    package func string(at offset: Int) throws(JSONSyntaxError) -> (value: String, end: Int) {
+        guard offset < bytes.count, bytes[offset] == UInt8(ascii: "\"") else {
+            throw error("expected a string", offset)
+        }
+        let end = try stringEnd(offset)
+        return (try key(offset..<end), end)
+    }
+
+    /// The number at `offset` (or a string holding one, as some writers quote them), and the
+    /// offset just past it.
+    package func number(at offset: Int) throws(JSONSyntaxError) -> (value: Double, end: Int) {
+        if offset < bytes.count, bytes[offset] == UInt8(ascii: "\"") {
+            let (text, end) = try string(at: offset)
+            guard let value = Double(text.trimmingCharacters(in: .whitespaces)) else {
+                throw error("expected a number, found \"\(text.prefix(40))\"", offset)
+            }
+            return (value, end)
+        }
+        let end = try skipValue(offset)
+        let length = end - offset
+        guard length < 64, let first = bytes.baseAddress else { throw error("expected a number", offset) }
+        // strtod reads to a NUL, so the digits are copied out with one after them.
+        let value = withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { text -> Double? in
+            UnsafeMutableRawPointer(text.baseAddress!).copyMemory(from: first + offset, byteCount: length)
+            text[length] = 0
+            var stop: UnsafeMutablePointer<CChar>?
+            let value = strtod(text.baseAddress!, &stop)
+            return stop == text.baseAddress! + length ? value : nil
+        }
+        guard let value, value.isFinite else { throw error("expected a number", offset) }
+        return (value, end)
+    }
+
     /// The offset just past the closing quote of the string whose opening quote is at `offset`.
     private func stringEnd(_ offset: Int) throws(JSONSyntaxError) -> Int {
-        guard let base = bytes.baseAddress else { throw error("the string is not closed", offset) }
+        guard let base = bytes.baseAddress else { throw error("the string is not closed", offset, ranOut: true) }
         var i = offset + 1
         while i < bytes.count {
             guard let found = memchr(base + i, Int32(UInt8(ascii: "\"")), bytes.count - i) else { break }
@@ -129,7 +164,7 @@ package struct JSONScanner {
             if backslashes % 2 == 0 { return quote + 1 }
             i = quote + 1
         }
-        throw error("the string is not closed", offset)
+        throw error("the string is not closed", offset, ranOut: true)
     }
 
     /// A member name, unescaped.
@@ -150,13 +185,15 @@ package struct JSONScanner {
     }
 
     /// An error at byte `offset`, with its line and column.
-    package func error(_ message: String, _ offset: Int) -> JSONSyntaxError {
+    package func error(_ message: String, _ offset: Int, ranOut: Bool = false) -> JSONSyntaxError {
         var line = 1
         var lineStart = 0
         for i in 0..<min(offset, bytes.count) where bytes[i] == 0x0A {
             line += 1
             lineStart = i + 1
         }
-        return JSONSyntaxError(message: message, line: line, column: offset - lineStart + 1)
+        var error = JSONSyntaxError(message: message, line: line, column: offset - lineStart + 1)
+        error.ranOut = ranOut || offset >= bytes.count
+        return error
     }
 }
