@@ -493,6 +493,45 @@ extension Workspace {
                 table.primaryKey(["queue_id", "item_key", "annotator"])
             }
         }
+        migrator.registerMigration("v20: profiler traces (Kineto) and their events") { db in
+            // One profile: a file per rank, imported together; `source_key` makes a second
+            // import of the same files a no-op.
+            try db.create(table: "profiler_traces") { table in
+                table.autoIncrementedPrimaryKey("id")
+                table.column("name", .text).notNull()
+                table.column("source_key", .text).notNull().unique()
+                table.column("files_json", .text).notNull()
+                table.column("ranks", .integer).notNull()
+                table.column("events", .integer).notNull()
+                table.column("start_ns", .integer).notNull()
+                table.column("end_ns", .integer).notNull()
+                table.column("imported_at", .datetime).notNull()
+            }
+            try db.create(table: "profiler_names") { table in
+                table.column("trace_id", .integer).notNull().references("profiler_traces", onDelete: .cascade)
+                table.column("id", .integer).notNull()
+                table.column("name", .text).notNull()
+                table.primaryKey(["trace_id", "id"])
+            }
+            // Events by rank and time: the timeline reads a window of them, the analyses all.
+            try db.create(table: "profiler_events") { table in
+                table.column("trace_id", .integer).notNull().references("profiler_traces", onDelete: .cascade)
+                table.column("rank", .integer).notNull()
+                table.column("kind", .integer).notNull()
+                table.column("name", .integer).notNull()
+                table.column("category", .integer).notNull()
+                table.column("start_ns", .integer).notNull()
+                table.column("dur_ns", .integer).notNull()
+                table.column("pid", .integer).notNull()
+                table.column("tid", .integer).notNull()
+                table.column("correlation", .integer)
+                table.column("external_id", .integer)
+                table.column("event_index", .integer).notNull()
+                table.column("args", .text)
+            }
+            try db.create(
+                index: "profiler_events_by_time", on: "profiler_events", columns: ["trace_id", "rank", "start_ns"])
+        }
         return migrator
     }()
 

@@ -21,7 +21,7 @@ package struct Loupe: ParsableCommand {
             TraceCommand.self, SessionCommand.self, PricesCommand.self, AgentCommand.self, EvalCommand.self,
             ReviewCommand.self, DatasetCommand.self,
             SAECommand.self,
-            KernelsCommand.self, RooflineCommand.self, ThemeCommand.self, NotebookCommand.self,
+            KernelsCommand.self, RooflineCommand.self, ProfileCommand.self, ThemeCommand.self, NotebookCommand.self,
             ReplCommand.self, DemoCommand.self, ServeCommand.self, ListenCommand.self,
             BenchCommand.self,
             DocsCommand.self,

@@ -1,3 +1,5 @@
+import Foundation
+
 /// What a GPU event's time counts as in the temporal and kernel-type breakdowns, decided by
 /// its name exactly as Holistic Trace Analysis (0.5) decides it, so the figures can be checked
 /// against HTA's on the same files: `nccl…Kernel` is communication; a name starting `Memcpy`,
@@ -58,7 +60,11 @@ package enum KernelFamily: Int, CaseIterable, Codable, Sendable, Comparable {
             return
         default: break
         }
-        let lower = name.lowercased()
+        // The function's own name: template arguments and parameters name types from other
+        // libraries (`fbgemm_gpu::` in an embedding kernel's) that say nothing of what it does.
+        var function = Substring(name.replacingOccurrences(of: "(anonymous namespace)", with: ""))
+        if let cut = function.firstIndex(where: { $0 == "<" || $0 == "(" }) { function = function[..<cut] }
+        let lower = function.lowercased()
         func has(_ words: String...) -> Bool { words.contains { lower.contains($0) } }
         if KernelType(name: name) == .communication || has("nccl", "rccl", "allreduce", "all_reduce", "allgather") {
             self = .communication
@@ -66,11 +72,13 @@ package enum KernelFamily: Int, CaseIterable, Codable, Sendable, Comparable {
             self = .memory
         } else if has("flash", "fmha", "attention", "attn", "sdpa", "softmax_warp") {
             self = .attention
+        } else if has(
+            "convolution", "convolve", "conv2d", "conv3d", "_conv", "conv_", "fprop", "dgrad", "wgrad", "winograd")
+        {
+            self = .convolution
         } else if has("gemm", "gemv", "cutlass", "cublas", "matmul", "_mm_", "xmma", "wgmma", "hmma", "dot_kernel") {
             self = .gemm
-        } else if has("conv", "implicit_convolve", "winograd", "fft") {
-            self = .convolution
-        } else if has("norm", "layer_norm", "batch_norm", "rms") {
+        } else if has("norm", "layer_norm", "batch_norm", "rms", "bn_fw", "bn_bw") {
             self = .normalization
         } else if has("reduce", "softmax", "sum_kernel", "max_kernel", "argmax", "scan", "cub::") {
             self = .reduction

@@ -212,10 +212,18 @@ package enum ProfileAnalysis {
 
     /// Each kernel name's launches, longest total first.
     package static func kernels(_ events: [ProfileEvent], names: ProfileNames) -> [KernelStats] {
+        stats(events.filter { $0.kind.isGPU && $0.kind != .gpuAnnotation }, names: names)
+    }
+
+    /// Each framework operator's calls on the host (`aten::addmm`…), longest total first; a
+    /// call's time includes the operators it called.
+    package static func operators(_ events: [ProfileEvent], names: ProfileNames) -> [KernelStats] {
+        stats(events.filter { $0.kind == .cpuOp }, names: names)
+    }
+
+    private static func stats(_ events: [ProfileEvent], names: ProfileNames) -> [KernelStats] {
         var byName: [Int32: [ProfileEvent]] = [:]
-        for event in events where event.kind.isGPU && event.kind != .gpuAnnotation {
-            byName[event.name, default: []].append(event)
-        }
+        for event in events { byName[event.name, default: []].append(event) }
         return byName.map { id, launches in
             let name = names[id]
             return KernelStats(

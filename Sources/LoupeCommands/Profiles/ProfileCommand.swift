@@ -1,0 +1,198 @@
+import ArgumentParser
+import Foundation
+import LoupeBase
+import LoupeKit
+import LoupeProfiling
+import LoupeStore
+import LoupeTUI
+
+/// `loupe profile import|list|show|kernels|compare|delete`: PyTorch profiler (Kineto) traces,
+/// "where did the time go", as Holistic Trace Analysis answers it.
+struct ProfileCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "profile", abstract: "Import PyTorch profiler (Kineto) traces and see where the time went.",
+        subcommands: [Import.self, List.self, Show.self, Kernels.self, Compare.self, Delete.self])
+
+    struct Import: LoupeCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Import Kineto trace files (.json, .json.gz; a directory: one file per rank) as one profile.",
+            discussion: """
+                The files are read as they stream in (gigabytes are fine), each one a rank (its \
+                distributedInfo.rank, else its place in the list), and stored in one transaction: a bad file \
+                names the file and the event, and nothing is imported. Importing the same files again \
+                changes nothing.
+                """)
+
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "Trace files, or directories of them.") var files: [String]
+        @Option(help: "The profile's name (the first file's, by default).") var name: String?
+
+        func run(in context: CommandContext) throws {
+            guard !files.isEmpty else { throw CommandFailure("name at least one trace file or directory") }
+            let started = Date()
+            let report: ProfileService.ImportReport
+            do {
+                report = try ProfileService(workspace: try context.workspace()).importFiles(
+                    files, name: name, reporter: context.reporter)
+            } catch let error as ProfileReadError {
+                throw CommandFailure("\(UntrustedText.sanitized(error.description)); nothing was imported")
+            } catch let error as FileReadError {
+                throw CommandFailure("\(UntrustedText.sanitized(error.description)); nothing was imported")
+            }
+            let seconds = Date().timeIntervalSince(started)
+            if report.unchanged {
+                return context.print("profile \(report.id) (\(UntrustedText.sanitized(report.name))): unchanged")
+            }
+            context.print(
+                "profile \(report.id) (\(UntrustedText.sanitized(report.name))): "
+                    + "\(Formatting.count(report.ranks, "rank")), \(Formatting.count(report.events, "event")) "
+                    + String(
+                        format: "from %@ in %.2f s (%.0f MB/s)", Formatting.bytes(Int64(report.bytes)), seconds,
+                        Double(report.bytes) / 1e6 / max(seconds, 1e-9)))
+            for file in report.files {
+                let passed = file.passedOver.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }
+                context.print(
+                    "  \(UntrustedText.sanitized((file.path as NSString).lastPathComponent)): "
+                        + "\(Formatting.count(file.events, "event"))"
+                        + (file.rank.map { " · rank \($0)" + (file.worldSize.map { " of \($0)" } ?? "") } ?? "")
+                        + (passed.isEmpty
+                            ? "" : " · passed over: " + UntrustedText.sanitized(passed.joined(separator: ", "))))
+            }
+        }
+    }
+
+    struct List: LoupeCommand {
+        static let configuration = CommandConfiguration(abstract: "Every imported profile.")
+        @OptionGroup var global: GlobalOptions
+        @Flag(help: "Print JSON.") var json = false
+
+        func run(in context: CommandContext) throws {
+            let profiles = try context.workspace(access: .read).profilerTraces()
+            if json {
+                struct Entry: Encodable {
+                    var id: Int64
+                    var name: String
+                    var ranks: Int
+                    var events: Int
+                    var duration_ns: Int64
+                }
+                return context.print(
+                    try Formatting.json(
+                        profiles.map {
+                            Entry(
+                                id: $0.id ?? 0, name: $0.name, ranks: $0.ranks, events: $0.events,
+                                duration_ns: $0.endNs - $0.startNs)
+                        }))
+            }
+            guard !profiles.isEmpty else {
+                return context.print("no profiles: import one with `loupe profile import FILE…`")
+            }
+            context.print("   id  ranks     events     span ms  name")
+            for p in profiles {
+                context.print(
+                    String(
+                        format: "%5lld  %5d  %9d  %10.3f  ", p.id ?? 0, p.ranks, p.events,
+                        Double(p.endNs - p.startNs) / 1e6)
+                        + UntrustedText.sanitized(p.name))
+            }
+        }
+    }
+
+    /// The profile and its report, from the shared options.
+    static func load(_ reference: String, in context: CommandContext) throws -> ProfileService.Loaded {
+        let service = ProfileService(workspace: try context.workspace(access: .read))
+        do {
+            return try service.load(try service.resolve(reference))
+        } catch let error as ProfileReadError {
+            throw CommandFailure(UntrustedText.sanitized(error.description))
+        }
+    }
+
+    struct Show: LoupeCommand {
+        static let configuration = CommandConfiguration(
+            abstract:
+                "Where a profile's time went: compute, communication and idle per rank, kernel types and families, top kernels, idle by stream, launch delays.",
+            discussion: """
+                Figures are defined as Holistic Trace Analysis defines them (temporal breakdown, kernel-type \
+                overlap, idle-time breakdown, communication/computation overlap, CUDA launch delay), in \
+                nanoseconds. Like HTA, the last ProfilerStep is left out when there are two or more (it is \
+                often cut short); --all-steps keeps it.
+                """)
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The profile's id or a part of its name.") var profile: String
+        @Option(help: "Show only this rank.") var rank: Int?
+        @Option(help: "How many kernels to list.") var top = 10
+        @Flag(help: "Keep the last ProfilerStep.") var allSteps = false
+        @Flag(help: "Print JSON.") var json = false
+
+        func run(in context: CommandContext) throws {
+            var report = ProfileReport.make(try ProfileCommand.load(profile, in: context), allSteps: allSteps, top: top)
+            if let rank {
+                report.ranks = report.ranks.filter { $0.rank == rank }
+                guard !report.ranks.isEmpty else {
+                    throw CommandFailure("--rank \(rank): the profile has no such rank")
+                }
+            }
+            if json { return context.print(try Formatting.json(report)) }
+            for line in ProfileText.report(report) { context.print(line) }
+        }
+    }
+
+    struct Kernels: LoupeCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "A profile's kernels by total time: count, total, mean, p50, p99, family.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The profile's id or a part of its name.") var profile: String
+        @Option(help: "Only this rank.") var rank: Int?
+        @Option(help: "How many kernels to list.") var top = 30
+        @Flag(help: "Keep the last ProfilerStep.") var allSteps = false
+        @Flag(help: "Print JSON.") var json = false
+
+        func run(in context: CommandContext) throws {
+            let report = ProfileReport.make(try ProfileCommand.load(profile, in: context), allSteps: allSteps, top: top)
+            let ranks = report.ranks.filter { rank == nil || $0.rank == rank }
+            guard !ranks.isEmpty else { throw CommandFailure("--rank \(rank ?? 0): the profile has no such rank") }
+            if json {
+                struct RankKernels: Encodable {
+                    var rank: Int
+                    var kernels: [ProfileReport.Kernel]
+                }
+                return context.print(try Formatting.json(ranks.map { RankKernels(rank: $0.rank, kernels: $0.kernels) }))
+            }
+            for r in ranks {
+                context.print("rank \(r.rank)" + (r.cpuOnly ? " · operators on the host (no GPU events)" : ""))
+                for line in ProfileText.kernels(r.cpuOnly ? r.operators : r.kernels) { context.print(line) }
+            }
+        }
+    }
+
+    struct Compare: LoupeCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Two profiles' kernels side by side (before → after): time deltas, new and removed kernels.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The profile before.") var before: String
+        @Argument(help: "The profile after.") var after: String
+        @Option(help: "How many kernels to list.") var top = 20
+        @Flag(help: "Print JSON.") var json = false
+
+        func run(in context: CommandContext) throws {
+            let comparison = ProfileComparison.make(
+                try ProfileCommand.load(before, in: context), try ProfileCommand.load(after, in: context))
+            if json { return context.print(try Formatting.json(comparison)) }
+            for line in ProfileText.comparison(comparison, top: top) { context.print(line) }
+        }
+    }
+
+    struct Delete: LoupeCommand {
+        static let configuration = CommandConfiguration(abstract: "Delete a profile and its events.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The profile's id.") var id: Int64
+
+        func run(in context: CommandContext) throws {
+            guard try context.workspace().deleteProfilerTrace(id: id) else {
+                throw CommandFailure("no profile \(id) (`loupe profile list` shows them)")
+            }
+            context.print("deleted profile \(id)")
+        }
+    }
+}

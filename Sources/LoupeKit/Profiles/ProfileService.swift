@@ -1,0 +1,225 @@
+import Foundation
+import LoupeBase
+import LoupeProfiling
+import LoupeStore
+import Synchronization
+
+/// Imports profiler traces (PyTorch/Kineto Chrome-trace JSON, one file per rank) and reads them
+/// back for `loupe profile …` and the Profiles view.
+package struct ProfileService: Sendable {
+    package let workspace: Workspace
+
+    package init(workspace: Workspace) { self.workspace = workspace }
+
+    /// What an import did.
+    package struct ImportReport: Hashable, Sendable {
+        package var id: Int64
+        package var name: String
+        package var unchanged: Bool
+        package var files: [KinetoFileInfo]
+        package var ranks: Int
+        package var events: Int
+        package var bytes: Int
+    }
+
+    /// The trace files `paths` name: files as given, and in a directory every `.json` and
+    /// `.json.gz` (one per rank, as HTA reads a trace directory), in name order.
+    package static func traceFiles(_ paths: [String]) throws -> [String] {
+        var files: [String] = []
+        for path in paths {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+                throw FileReadError(path: path, reason: .noSuchFile)
+            }
+            if isDirectory.boolValue {
+                let inside = try FileManager.default.contentsOfDirectory(atPath: path).sorted()
+                    .filter { $0.hasSuffix(".json") || $0.hasSuffix(".json.gz") || $0.hasSuffix(".gz") }
+                guard !inside.isEmpty else {
+                    throw ProfileReadError(file: path, message: "the directory holds no .json or .json.gz trace")
+                }
+                files += inside.map { (path as NSString).appendingPathComponent($0) }
+            } else {
+                files.append(path)
+            }
+        }
+        return files
+    }
+
+    /// A key that is the same for the same files: each one's name and size, and a hash of its
+    /// first and last megabyte (a whole-file hash would read gigabytes twice).
+    static func sourceKey(_ files: [String]) throws -> String {
+        try files.map { path in
+            let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
+            defer { try? handle.close() }
+            let size = try handle.seekToEnd()
+            try handle.seek(toOffset: 0)
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            func mix(_ data: Data?) {
+                for byte in data ?? Data() { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+            }
+            mix(try handle.read(upToCount: 1 << 20))
+            if size > 2 << 20 {
+                try handle.seek(toOffset: size - (1 << 20))
+                mix(try handle.read(upToCount: 1 << 20))
+            }
+            return "\((path as NSString).lastPathComponent):\(size):\(String(hash, radix: 16))"
+        }.joined(separator: "|")
+    }
+
+    /// Reads the files as one profile (one rank each) and stores it in one transaction: a bad
+    /// file stores nothing, and the error names it and the event. Importing the same files again
+    /// changes nothing.
+    package func importFiles(
+        _ paths: [String], name: String? = nil, reporter: JobReporter = .detached()
+    ) throws -> ImportReport {
+        let files = try Self.traceFiles(paths)
+        let sizes = files.map { (try? TextFile.readableSize($0)) ?? 0 }
+        let total = Double(max(1, sizes.reduce(0, +)))
+        let key = try Self.sourceKey(files)
+        let title = name ?? Self.defaultName(paths)
+        let readFailure = Mutex<(any Error)?>(nil)
+        let infos = Mutex<[KinetoFileInfo]>([])
+        let result: (id: Int64, unchanged: Bool)
+        do {
+            result = try workspace.importProfilerTrace(sourceKey: key) { writer in
+                do {
+                    var names = ProfileNames()
+                    var read: [KinetoFileInfo] = []
+                    var done = 0
+                    for (slot, file) in files.enumerated() {
+                        try reporter.checkCancellation()
+                        let info = try KinetoReader.read(
+                            file, names: &names,
+                            progress: { fraction in
+                                reporter.report(
+                                    JobProgress(
+                                        completed: Double(done) + fraction * Double(sizes[slot]), total: total,
+                                        detail: (file as NSString).lastPathComponent))
+                            }
+                        ) { events in
+                            for event in events {
+                                try writer.insert(
+                                    ProfilerEventRow(
+                                        rank: slot, kind: Int(event.kind.rawValue), name: event.name,
+                                        category: event.category, startNs: event.start, durationNs: event.duration,
+                                        pid: event.pid, tid: event.tid, correlation: event.correlation,
+                                        externalID: event.externalID, index: event.index, args: event.args))
+                            }
+                        }
+                        done += sizes[slot]
+                        read.append(info)
+                    }
+                    let ranks = try Self.ranks(read)
+                    try writer.renumberRanks(Dictionary(uniqueKeysWithValues: ranks.enumerated().map { ($0, $1) }))
+                    infos.withLock { $0 = read }
+                    let record = ProfilerTraceRecord(
+                        name: title, sourceKey: key, filesJSON: Self.filesJSON(read, ranks: ranks), ranks: read.count,
+                        events: writer.count, startNs: read.map(\.start).min() ?? 0,
+                        endNs: read.map(\.end).max() ?? 0)
+                    return (record, names.names)
+                } catch {
+                    readFailure.withLock { $0 = error }
+                    throw error
+                }
+            }
+        } catch {
+            // The reader's own error (naming the file and event), not the workspace's wrapping.
+            if let failure = readFailure.withLock({ $0 }) { throw failure }
+            throw error
+        }
+        let stored = try workspace.profilerTrace(id: result.id)
+        return ImportReport(
+            id: result.id, name: stored?.name ?? title, unchanged: result.unchanged, files: infos.withLock { $0 },
+            ranks: stored?.ranks ?? 0, events: stored?.events ?? 0, bytes: Int(total))
+    }
+
+    /// Each file's rank: its `distributedInfo.rank`, else its place in the list. Two files of
+    /// one rank are an error.
+    static func ranks(_ files: [KinetoFileInfo]) throws -> [Int] {
+        let ranks = files.enumerated().map { $1.rank ?? $0 }
+        var seen: [Int: String] = [:]
+        for (rank, file) in zip(ranks, files) {
+            if let other = seen[rank] {
+                throw ProfileReadError(
+                    file: file.path, message: "it is rank \(rank), and so is \(other): import each rank's file once")
+            }
+            seen[rank] = file.path
+        }
+        return ranks
+    }
+
+    static func filesJSON(_ files: [KinetoFileInfo], ranks: [Int]) -> String {
+        let entries: [JSONValue] = zip(files, ranks).map { file, rank in
+            var object: [String: JSONValue] = [
+                "path": .string(file.path), "rank": .number(Double(rank)), "events": .number(Double(file.events)),
+            ]
+            if let worldSize = file.worldSize { object["world_size"] = .number(Double(worldSize)) }
+            if let device = file.deviceProperties, let value = try? JSONValue.parse(device) {
+                object["device_properties"] = value
+            }
+            if !file.passedOver.isEmpty {
+                object["passed_over"] = .object(file.passedOver.mapValues { .number(Double($0)) })
+            }
+            if !file.threadNames.isEmpty {
+                object["thread_names"] = .object(file.threadNames.mapValues { .string($0) })
+            }
+            return .object(object)
+        }
+        return JSONValue.array(entries).compactJSON
+    }
+
+    static func defaultName(_ paths: [String]) -> String {
+        let first = ((paths.first ?? "profile") as NSString).lastPathComponent
+        var name = first
+        for suffix in [".gz", ".json", ".pt.trace"] where name.hasSuffix(suffix) {
+            name = String(name.dropLast(suffix.count))
+        }
+        return paths.count > 1 ? "\(name) +\(paths.count - 1)" : name
+    }
+
+    // MARK: Reading
+
+    /// A stored profile with its events, ready for the analyses.
+    package struct Loaded: Sendable {
+        package var record: ProfilerTraceRecord
+        package var names: ProfileNames
+        package var ranks: [RankEvents]
+    }
+
+    /// The profile `reference` names: its id, or a unique part of its name.
+    package func resolve(_ reference: String) throws -> ProfilerTraceRecord {
+        let all = try workspace.profilerTraces()
+        if let id = Int64(reference), let found = all.first(where: { $0.id == id }) { return found }
+        let matches = all.filter { $0.name.localizedCaseInsensitiveContains(reference) }
+        if matches.count == 1 { return matches[0] }
+        if matches.isEmpty {
+            throw ProfileReadError(
+                file: reference,
+                message: all.isEmpty
+                    ? "no profile in this workspace: import one with `loupe profile import FILE…`"
+                    : "no profile has this id or name (`loupe profile list` shows them)")
+        }
+        throw ProfileReadError(
+            file: reference,
+            message:
+                "names several profiles (\(matches.compactMap(\.id).map(String.init).joined(separator: ", "))): give an id"
+        )
+    }
+
+    package func load(_ record: ProfilerTraceRecord) throws -> Loaded {
+        let id = record.id ?? 0
+        let names = ProfileNames(try workspace.profilerNames(traceID: id))
+        var byRank: [Int: [ProfileEvent]] = [:]
+        for row in try workspace.profilerEvents(traceID: id) {
+            guard let kind = ProfileEventKind(rawValue: UInt8(clamping: row.kind)) else { continue }
+            byRank[row.rank, default: []].append(
+                ProfileEvent(
+                    kind: kind, name: row.name, category: row.category, start: row.startNs, duration: row.durationNs,
+                    pid: row.pid, tid: row.tid, correlation: row.correlation, externalID: row.externalID,
+                    index: row.index))
+        }
+        return Loaded(
+            record: record, names: names,
+            ranks: byRank.keys.sorted().map { RankEvents(rank: $0, events: byRank[$0]!) })
+    }
+}
