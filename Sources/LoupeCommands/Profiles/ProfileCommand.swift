@@ -74,14 +74,14 @@ struct ProfileCommand: ParsableCommand {
                     var name: String
                     var ranks: Int
                     var events: Int
-                    var duration_ns: Int64
+                    var durationNs: Int64
                 }
                 return context.print(
                     try Formatting.json(
                         profiles.map {
                             Entry(
                                 id: $0.id ?? 0, name: $0.name, ranks: $0.ranks, events: $0.events,
-                                duration_ns: $0.endNs - $0.startNs)
+                                durationNs: $0.endNs - $0.startNs)
                         }))
             }
             guard !profiles.isEmpty else {
