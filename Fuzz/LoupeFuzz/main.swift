@@ -38,6 +38,8 @@ private let targets: [String: @Sendable (Data) -> Void] = [
     "otlp-protobuf": { _ = try? OTLPDecoding.protobuf($0) },
     "otlp-request": { _ = try? OTLPDecoding.json($0) },
     "gzip": { _ = try? Gzip.decompress($0, limit: 1 << 20) },
+    // A profiler trace streamed in tiny chunks, so every value is cut somewhere.
+    "kineto": kineto,
 ]
 
 /// The text readers take what `TextFile` would hand them: the bytes as UTF-8, repaired.
@@ -48,6 +50,14 @@ private let scratchPath = NSTemporaryDirectory() + "loupe-fuzz-\(getpid()).safet
 private func safeTensors(_ data: Data) {
     guard FileManager.default.createFile(atPath: scratchPath, contents: data) else { return }
     _ = try? SafeTensors(path: scratchPath)
+}
+
+/// `KinetoReader` streams a file, so each input goes through one scratch file per process.
+private let kinetoPath = NSTemporaryDirectory() + "loupe-fuzz-\(getpid()).json"
+private func kineto(_ data: Data) {
+    guard FileManager.default.createFile(atPath: kinetoPath, contents: data) else { return }
+    var names = ProfileNames()
+    _ = try? KinetoReader.read(kinetoPath, names: &names, chunkBytes: 61) { _ in }
 }
 
 /// One workspace per process with a queue over a run's two answers: labels are checked against
