@@ -122,7 +122,7 @@ let package = Package(
             name: "LoupeApp",
             dependencies: [
                 "LoupeBase", "LoupeTUI", "LoupeTerminal", "LoupeKit", "LoupeStore", "LoupeRetrieval", "LoupeAgents",
-                "LoupeEvals",
+                "LoupeEvals", "LoupeProfiling",
             ],
             swiftSettings: strictSwift6
         ),
@@ -214,7 +214,7 @@ let package = Package(
             name: "LoupeAppTests",
             dependencies: [
                 "LoupeBase", "LoupeApp", "LoupeKit", "LoupeTUI", "LoupeTerminal", "LoupeStore", "LoupeTestSupport",
-                "LoupeRetrieval", "LoupeAgents", "LoupeEvals",
+                "LoupeRetrieval", "LoupeAgents", "LoupeEvals", "LoupeProfiling",
             ],
             exclude: ["__snapshots__", "Fixtures"],
             swiftSettings: strictSwift6

@@ -18,6 +18,7 @@ enum PanelPorts {
         ports.register(NotebooksBrowser(directories: notebookDirectories(environment)))
         ports.register(SAEBrowser(workspace: workspace, models: session.models))
         ports.register(ReviewBrowser(workspace: workspace, environment: environment))
+        ports.register(ProfilesBrowser(workspace: workspace))
         return ports
     }
 

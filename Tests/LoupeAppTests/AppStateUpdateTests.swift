@@ -10,13 +10,13 @@ import Testing
         AppFixtures.press([.tab, .tab], on: &state)
         #expect(state.focusedPanelID == .attention)
         AppFixtures.press([.backTab, .backTab, .backTab], on: &state)
-        #expect(state.focusedPanelID == .review)
+        #expect(state.focusedPanelID == .profiles)
         AppFixtures.press([.backTab], on: &state)
-        #expect(state.focusedPanelID == .sae)
+        #expect(state.focusedPanelID == .review)
         AppFixtures.press([.character("4")], on: &state)
         #expect(state.focusedPanelID == .roofline)
         AppFixtures.press([.character("9")], on: &state)
-        #expect(state.focusedPanelID == .roofline)
+        #expect(state.focusedPanelID == .profiles)
     }
 
     @Test func helpOpensScrollsAndCloses() {
@@ -231,7 +231,8 @@ import Testing
     }
 
     @Test func clickingATabFocusesIt() throws {
-        var state = AppFixtures.state()
+        // Wide enough for every tab's name (at 80 columns the others show their numbers).
+        var state = AppFixtures.state(width: 120, height: 36)
         let frame = state.render()
         let position = try #require(frame.find("Roofline"))
         _ = state.update(.input(.mouse(MouseEvent(.press, at: position))))

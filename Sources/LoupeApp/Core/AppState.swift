@@ -86,11 +86,11 @@ package struct AppState: Sendable {
     }
 
     /// The standard panels in tab order: the engines' panels, Notebooks, the SAE browser, then
-    /// Review (added last, so the earlier tabs keep their numbers).
+    /// Review, then Profiles (each added last, so the earlier tabs keep their numbers).
     package static func standardPanels() -> [any Panel] {
         [
             TracesPanel(), RetrievalPanel(), AttentionPanel(), RooflinePanel(), EvalsPanel(), NotebooksPanel(),
-            SAEPanel(), ReviewPanel(),
+            SAEPanel(), ReviewPanel(), ProfilesPanel(),
         ]
     }
 

@@ -11,4 +11,5 @@ package enum PanelID: String, CaseIterable, Hashable, Sendable {
     case notebooks
     case sae
     case review
+    case profiles
 }

@@ -83,7 +83,8 @@ package enum KernelFamily: Int, CaseIterable, Codable, Sendable, Comparable {
         } else if has("reduce", "softmax", "sum_kernel", "max_kernel", "argmax", "scan", "cub::") {
             self = .reduction
         } else if has(
-            "elementwise", "vectorized", "unrolled", "pointwise", "triton_poi", "copy", "fill", "cat_", "index")
+            "elementwise", "vectorized", "unrolled", "pointwise", "triton_poi", "copy", "fill", "cat_", "index",
+            "nchwtonhwc", "nhwctonchw", "transpose")
         {
             self = .elementwise
         } else {

@@ -1,0 +1,379 @@
+import Foundation
+import LoupeKit
+import LoupeProfiling
+import LoupeStore
+import LoupeTUI
+
+extension ProfilesPanel {
+    package func render(into frame: inout Frame, area: Rect, context: PanelRenderContext) {
+        let theme = context.theme
+        let title: String
+        if view == .list || opened == nil {
+            title = "Profiles"
+        } else {
+            title = "Profile \(opened?.record.id ?? 0) · " + UntrustedText.sanitized(opened?.record.name ?? "")
+        }
+        let views = [View.breakdown, .kernels, .timeline, .compare].map { $0 == view ? "[\($0.name)]" : $0.name }
+        let trailing = view == .list ? (baselineID.map { "baseline \($0)" } ?? "") : views.joined(separator: " ")
+        let inner = Block(title: title, trailingTitle: trailing, focused: context.focused).render(
+            into: &frame, area: area, theme: theme)
+        guard inner.width > 20, inner.height > 4 else { return }
+        if let error {
+            frame.draw(
+                UntrustedText.sanitized(error), at: Point(x: inner.x + 1, y: inner.y), style: theme.status(.error),
+                clip: inner)
+            return
+        }
+        switch view {
+        case .list: renderList(into: &frame, area: inner, theme: theme, focused: context.focused)
+        case .breakdown: renderBreakdown(into: &frame, area: inner, theme: theme)
+        case .kernels: renderKernels(into: &frame, area: inner, theme: theme, focused: context.focused)
+        case .timeline: renderTimeline(into: &frame, area: inner, theme: theme)
+        case .compare: renderCompare(into: &frame, area: inner, theme: theme, focused: context.focused)
+        }
+    }
+
+    static func ms(_ ns: Int64) -> String { String(format: "%.3f", Double(ns) / 1e6) }
+
+    private func renderList(into frame: inout Frame, area: Rect, theme: Theme, focused: Bool) {
+        guard !profiles.isEmpty else {
+            let lines = [
+                "No profiles in this workspace yet.",
+                "",
+                "Import a PyTorch profiler (Kineto) trace, .json or .json.gz; a directory of rank files is one profile:",
+                "  :profile import trace.json.gz",
+                "The breakdown, kernels, timeline and compare views then answer where the GPU time went.",
+            ]
+            for (row, line) in lines.enumerated() where row < area.height {
+                frame.draw(
+                    line, at: Point(x: area.x + 1, y: area.y + row), style: row == 0 ? theme.text : theme.dim,
+                    clip: area)
+            }
+            return
+        }
+        let all = [
+            TableColumn("id", width: .length(4), alignment: .trailing), TableColumn("profile", width: .fill(1)),
+            TableColumn("ranks", width: .length(5), alignment: .trailing),
+            TableColumn("events", width: .length(9), alignment: .trailing),
+            TableColumn("span ms", width: .length(11), alignment: .trailing), TableColumn("", width: .length(8)),
+        ]
+        let rows = profiles.map { p -> [String] in
+            [
+                "\(p.id ?? 0)", UntrustedText.sanitized(p.name), "\(p.ranks)", "\(p.events)",
+                Self.ms(p.endNs - p.startNs),
+                p.id == baselineID ? "baseline" : p.id == opened?.record.id ? "open" : "",
+            ]
+        }
+        let shown = TableColumn.fitting(all, in: area.width, dropping: [3, 5, 2], fillMinimum: 16)
+        var state = list
+        TableView(columns: shown.map { all[$0] }, rows: rows.map { row in shown.map { row[$0] } }, focused: focused)
+            .render(
+                into: &frame, area: Rect(x: area.x, y: area.y, width: area.width, height: area.height - 1),
+                state: &state, theme: theme)
+        frame.draw(
+            "enter opens · v next view · b marks the baseline to compare with · :profile import FILE adds one",
+            at: Point(x: area.x + 1, y: area.maxY - 1), style: theme.dim, clip: area)
+    }
+
+    /// A bar of `fraction` of `width` cells.
+    private static func bar(_ fraction: Double, width: Int) -> String {
+        let eighths = Int((max(0, min(1, fraction)) * Double(width * 8)).rounded())
+        let partial = ["", "▏", "▎", "▍", "▌", "▋", "▊", "▉"][eighths % 8]
+        return (String(repeating: "█", count: eighths / 8) + partial).padding(
+            toLength: width, withPad: " ", startingAt: 0)
+    }
+
+    private func renderBreakdown(into frame: inout Frame, area: Rect, theme: Theme) {
+        guard let report = opened?.report else { return }
+        var y = area.y
+        func line(_ spans: [Span]) {
+            guard y < area.maxY else { return }
+            _ = frame.draw(spans, at: Point(x: area.x + 1, y: y), clip: area)
+            y += 1
+        }
+        let barWidth = max(6, min(40, area.width - 52))
+        func shares(_ title: String, _ shares: [ProfileReport.Share], limit: Int, style: (String) -> Style) {
+            line([Span(title, theme.title)])
+            for share in shares.prefix(limit) {
+                line([
+                    Span("  " + TextWidth.fit(share.label, toColumns: 28, alignment: .leading) + " ", theme.text),
+                    Span(Self.bar(share.percent / 100, width: barWidth), style(share.label)),
+                    Span(String(format: " %5.1f%%  %@ ms", share.percent, Self.ms(share.nanoseconds)), theme.dim),
+                ])
+            }
+        }
+        line([Span(report.window, theme.dim)])
+        for rank in report.ranks {
+            if y >= area.maxY { break }
+            y += 1
+            if rank.cpuOnly {
+                line([Span("rank \(rank.rank): no GPU events, a CPU-only trace: v shows its operators", theme.text)])
+                continue
+            }
+            line([
+                Span("rank \(rank.rank)", theme.title), Span(" · GPU span \(Self.ms(rank.spanNs)) ms", theme.text),
+                Span(
+                    rank.communicationOverlap.map {
+                        String(format: " · computation overlapped %.1f%% of communication", $0)
+                    } ?? "",
+                    theme.dim),
+            ])
+            shares("  time", rank.temporal, limit: 3) { label in
+                label == "idle"
+                    ? theme.status(.warn) : label == "compute" ? self.familyStyle(.gemm, theme) : theme.accent
+            }
+            shares("  kernel types (at once)", rank.kernelTypes, limit: 4) { label in
+                label.contains("communication")
+                    ? self.familyStyle(.communication, theme) : self.familyStyle(.gemm, theme)
+            }
+            shares("  families", rank.families, limit: 6) { label in
+                self.familyStyle(KernelFamily.allCases.first { $0.label == label } ?? .other, theme)
+            }
+            let l = rank.launches
+            if l.pairs > 0 {
+                line([
+                    Span("  launch → start ", theme.title),
+                    Span(
+                        String(
+                            format: "%d launches: mean %.1f µs, p50 %.1f µs, p99 %.1f µs; the call %.1f µs", l.pairs,
+                            l.meanDelayNs / 1e3, l.p50DelayNs / 1e3, l.p99DelayNs / 1e3, l.meanCallNs / 1e3), theme.text
+                    ),
+                ])
+            }
+            let idle = rank.idle.filter { $0.hostWaitNs + $0.kernelWaitNs + $0.otherNs > 0 }
+            if !idle.isEmpty {
+                line([Span("  idle by stream ", theme.title), Span("host wait · kernel wait · other (ms)", theme.dim)])
+                for stream in idle.prefix(4) {
+                    line([
+                        Span(
+                            "    stream \(stream.stream): \(Self.ms(stream.hostWaitNs)) · \(Self.ms(stream.kernelWaitNs)) · \(Self.ms(stream.otherNs))",
+                            theme.text)
+                    ])
+                }
+            }
+        }
+    }
+
+    private func renderKernels(into frame: inout Frame, area: Rect, theme: Theme, focused: Bool) {
+        let kernels = self.kernels
+        guard !kernels.isEmpty else {
+            frame.draw("no kernels", at: Point(x: area.x + 1, y: area.y), style: theme.dim, clip: area)
+            return
+        }
+        let all = [
+            TableColumn("total ms", width: .length(9), alignment: .trailing),
+            TableColumn("%", width: .length(5), alignment: .trailing),
+            TableColumn("count", width: .length(6), alignment: .trailing),
+            TableColumn("mean µs", width: .length(9), alignment: .trailing),
+            TableColumn("p50 µs", width: .length(9), alignment: .trailing),
+            TableColumn("p99 µs", width: .length(9), alignment: .trailing),
+            TableColumn("family", width: .length(13)),
+            TableColumn(kernels[0].type == "cpu_op" ? "operator" : "kernel", width: .fill(1)),
+        ]
+        let rows = kernels.map { k -> [String] in
+            [
+                Self.ms(k.totalNs), String(format: "%.1f", k.percent), "\(k.count)",
+                String(format: "%.1f", k.meanNs / 1e3),
+                String(format: "%.1f", k.p50Ns / 1e3), String(format: "%.1f", k.p99Ns / 1e3), k.family,
+                UntrustedText.sanitized(k.name),
+            ]
+        }
+        let shown = TableColumn.fitting(all, in: area.width, dropping: [4, 3, 1, 6], fillMinimum: 24)
+        var state = kernelList
+        TableView(columns: shown.map { all[$0] }, rows: rows.map { row in shown.map { row[$0] } }, focused: focused)
+            .render(
+                into: &frame, area: Rect(x: area.x, y: area.y, width: area.width, height: area.height - 2),
+                state: &state, theme: theme)
+        if kernelList.selected < kernels.count {
+            let k = kernels[kernelList.selected]
+            frame.draw(
+                UntrustedText.sanitized(k.name), at: Point(x: area.x + 1, y: area.maxY - 2), style: theme.text,
+                clip: area)
+            frame.draw(
+                "\(k.type) · \(k.family) · \(k.count) launches · min \(String(format: "%.1f", Double(k.minNs) / 1e3)) µs · max \(String(format: "%.1f", Double(k.maxNs) / 1e3)) µs",
+                at: Point(x: area.x + 1, y: area.maxY - 1), style: theme.dim, clip: area)
+        }
+    }
+
+    func familyStyle(_ family: KernelFamily, _ theme: Theme) -> Style {
+        if theme.isMonochrome { return family == .other ? Style(attributes: .dim) : Style() }
+        let role: ThemeRole
+        switch family {
+        case .gemm, .convolution: role = .rooflineCompute
+        case .attention: role = .textAccent
+        case .normalization, .reduction: role = .statusInfo
+        case .elementwise: role = .rooflinePoint
+        case .communication: role = .statusWarn
+        case .memory: role = .rooflineMemory
+        case .sync: role = .statusError
+        case .other: role = .textDim
+        }
+        return Style(foreground: theme.color(role))
+    }
+
+    private func renderTimeline(into frame: inout Frame, area: Rect, theme: Theme) {
+        guard let opened, !lanes.isEmpty else {
+            frame.draw("no events to lay out", at: Point(x: area.x + 1, y: area.y), style: theme.dim, clip: area)
+            return
+        }
+        let labelWidth = min(18, area.width / 4)
+        let plot = Rect(
+            x: area.x + labelWidth + 1, y: area.y + 1, width: area.width - labelWidth - 2, height: area.height - 5)
+        guard plot.width > 4, plot.height > 0 else { return }
+        let t0 = window.lowerBound
+        let span = max(1, window.upperBound - window.lowerBound)
+        // The axis: the window's start, middle and end from the profile's start.
+        func at(_ t: Int64) -> String { String(format: "%.3f ms", Double(t - opened.start) / 1e6) }
+        frame.draw(at(t0), at: Point(x: plot.x, y: area.y), style: theme.dim, clip: area)
+        let middle = at(t0 + span / 2)
+        frame.draw(
+            middle, at: Point(x: plot.x + plot.width / 2 - middle.count / 2, y: area.y), style: theme.dim, clip: area)
+        let last = at(t0 + span)
+        frame.draw(last, at: Point(x: plot.maxX - last.count, y: area.y), style: theme.dim, clip: area)
+        // The lanes in view, the cursor's kept on screen.
+        let first = max(0, min(lane - plot.height / 2, lanes.count - plot.height))
+        let ramp = ["▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"]
+        for row in 0..<min(plot.height, lanes.count - first) {
+            let index = first + row
+            let l = lanes[index]
+            let y = plot.y + row
+            let label = TextWidth.fit("r\(l.rank) \(l.label)", toColumns: labelWidth, alignment: .leading)
+            frame.draw(
+                label, at: Point(x: area.x + 1, y: y), style: index == lane ? theme.selection : theme.text, clip: area)
+            var covered = [Int64](repeating: 0, count: plot.width)
+            var dominant = [Int](repeating: -1, count: plot.width)
+            var best = [Int64](repeating: 0, count: plot.width)
+            // The events that reach into the window: from the first starting inside it, back
+            // over those that started before and run on.
+            var low = 0
+            var high = l.events.count
+            while low < high {
+                let mid = (low + high) / 2
+                if l.events[mid].start < t0 { low = mid + 1 } else { high = mid }
+            }
+            var i = low
+            var back = 0
+            while i > 0, back < 64 {
+                i -= 1
+                back += 1
+                if l.events[i].end > t0 { low = i }
+            }
+            i = low
+            while i < l.events.count, l.events[i].start < t0 + span {
+                let e = l.events[i]
+                i += 1
+                let a = max(e.start, t0)
+                let b = min(e.end, t0 + span)
+                guard b > a || e.duration == 0 else { continue }
+                let key = Int(e.family?.rawValue ?? 100 + Int(e.kind.rawValue))
+                var column = Int((a - t0) * Int64(plot.width) / span)
+                while column < plot.width {
+                    let cellStart = t0 + span * Int64(column) / Int64(plot.width)
+                    let cellEnd = t0 + span * Int64(column + 1) / Int64(plot.width)
+                    let part = max(1, min(b, cellEnd) - max(a, cellStart))
+                    covered[column] += part
+                    if part > best[column] {
+                        best[column] = part
+                        dominant[column] = key
+                    }
+                    if b <= cellEnd { break }
+                    column += 1
+                }
+            }
+            let cell = Double(span) / Double(plot.width)
+            for column in 0..<plot.width where dominant[column] >= 0 {
+                let fraction = min(1, Double(covered[column]) / cell)
+                let glyph = ramp[max(0, min(7, Int((fraction * 8).rounded(.up)) - 1))]
+                let key = dominant[column]
+                let style: Style =
+                    key < 100
+                    ? familyStyle(KernelFamily(rawValue: key) ?? .other, theme)
+                    : (key - 100 == Int(ProfileEventKind.runtime.rawValue) ? theme.status(.info) : theme.dim)
+                frame.draw(glyph, at: Point(x: plot.x + column, y: y), style: style, clip: plot)
+            }
+            // The selected kernel, marked on its lane.
+            if index == lane, let selected {
+                let a = Int((max(selected.start, t0) - t0) * Int64(plot.width) / span)
+                let b = Int((min(selected.end, t0 + span) - t0) * Int64(plot.width) / span)
+                if selected.end >= t0, selected.start <= t0 + span {
+                    for column in max(0, a)...min(plot.width - 1, max(a, b)) {
+                        frame.draw("█", at: Point(x: plot.x + column, y: y), style: theme.selection, clip: plot)
+                    }
+                }
+            }
+        }
+        // The selected kernel's details, and the legend.
+        var y = area.maxY - 3
+        if let selected {
+            frame.draw(
+                TextWidth.truncate(UntrustedText.sanitized(selected.name), toColumns: area.width - 2),
+                at: Point(x: area.x + 1, y: y), style: theme.text, clip: area)
+            y += 1
+            frame.draw(
+                "starts \(at(selected.start)) · lasts \(String(format: "%.1f", Double(selected.duration) / 1e3)) µs · "
+                    + "\(selected.family?.label ?? selected.kind.label) · r\(lanes[lane].rank) \(lanes[lane].label) · event \(selected.index)",
+                at: Point(x: area.x + 1, y: y), style: theme.dim, clip: area)
+        } else {
+            frame.draw(
+                "] selects the lane's next kernel · ←/→ pan · +/- zoom · 0 whole profile · f fit to the kernel",
+                at: Point(x: area.x + 1, y: y), style: theme.dim, clip: area)
+        }
+        var legend: [Span] = []
+        for family in [
+            KernelFamily.gemm, .convolution, .attention, .normalization, .elementwise, .communication, .memory, .other,
+        ] {
+            legend.append(Span("█", familyStyle(family, theme)))
+            legend.append(Span(" \(family.label)  ", theme.dim))
+        }
+        legend.append(Span("█", theme.status(.info)))
+        legend.append(Span(" launch calls", theme.dim))
+        _ = frame.draw(legend, at: Point(x: area.x + 1, y: area.maxY - 1), clip: area)
+    }
+
+    private func renderCompare(into frame: inout Frame, area: Rect, theme: Theme, focused: Bool) {
+        guard let comparison else {
+            let text =
+                baselineID == nil
+                ? "No baseline: esc to the list, b on a profile marks it, then open another and v to compare."
+                : "comparing…"
+            frame.draw(text, at: Point(x: area.x + 1, y: area.y), style: theme.dim, clip: area)
+            return
+        }
+        let change =
+            comparison.beforeGPUNs > 0
+            ? 100 * Double(comparison.afterGPUNs - comparison.beforeGPUNs) / Double(comparison.beforeGPUNs) : 0
+        _ = frame.draw(
+            [
+                Span("before ", theme.dim), Span(UntrustedText.sanitized(comparison.before), theme.text),
+                Span(" \(Self.ms(comparison.beforeGPUNs)) ms GPU  →  after ", theme.dim),
+                Span(UntrustedText.sanitized(comparison.after), theme.text),
+                Span(" \(Self.ms(comparison.afterGPUNs)) ms ", theme.dim),
+                Span(String(format: "(%+.1f%%)", change), change > 0 ? theme.status(.warn) : theme.status(.ok)),
+            ], at: Point(x: area.x + 1, y: area.y), clip: area)
+        let all = [
+            TableColumn("before ms", width: .length(10), alignment: .trailing),
+            TableColumn("after ms", width: .length(10), alignment: .trailing),
+            TableColumn("delta ms", width: .length(10), alignment: .trailing),
+            TableColumn("count", width: .length(11), alignment: .trailing), TableColumn("", width: .length(7)),
+            TableColumn("kernel", width: .fill(1)),
+        ]
+        let rows = comparison.rows.map { r -> [String] in
+            [
+                Self.ms(r.beforeNs), Self.ms(r.afterNs), String(format: "%+.3f", Double(r.deltaNs) / 1e6),
+                "\(r.beforeCount)→\(r.afterCount)", r.presence == "both" ? "" : r.presence == "new" ? "new" : "gone",
+                UntrustedText.sanitized(r.name),
+            ]
+        }
+        let shown = TableColumn.fitting(all, in: area.width, dropping: [3, 0, 1], fillMinimum: 20)
+        var state = compareList
+        TableView(columns: shown.map { all[$0] }, rows: rows.map { row in shown.map { row[$0] } }, focused: focused)
+            .render(
+                into: &frame, area: Rect(x: area.x, y: area.y + 2, width: area.width, height: area.height - 3),
+                state: &state, theme: theme)
+        let added = comparison.rows.filter { $0.presence == "new" }.count
+        let removed = comparison.rows.filter { $0.presence == "removed" }.count
+        frame.draw(
+            "\(comparison.rows.count) kernels · \(added) new · \(removed) gone · sorted by |delta|",
+            at: Point(x: area.x + 1, y: area.maxY - 1), style: theme.dim, clip: area)
+    }
+}

@@ -1,0 +1,281 @@
+import Foundation
+import LoupeKit
+import LoupeProfiling
+import LoupeStore
+import LoupeTUI
+
+/// PyTorch profiler (Kineto) traces, imported with `loupe profile import`: a list of profiles;
+/// `enter` opens one on its breakdown (where the GPU time went, per rank, as Holistic Trace
+/// Analysis defines it), `v` moves on to its kernels, its timeline (a lane per GPU stream and
+/// host thread, `←/→` pan, `+/-` zoom, `[`/`]` step through the lane's kernels) and the
+/// comparison with a baseline (`b` on the list marks one).
+///
+/// A panel of its own rather than views of the Roofline panel: the roofline places kernels by
+/// intensity and rate against a machine's roofs, a profile lays them out in time by rank and
+/// stream; what they share (a kernel's name) links them, not a layout.
+package struct ProfilesPanel: Panel {
+    package let id = PanelID.profiles
+    package let title = "Profiles"
+
+    /// What the panel shows.
+    package enum View: Int, CaseIterable, Hashable, Sendable {
+        case list
+        case breakdown
+        case kernels
+        case timeline
+        case compare
+
+        var name: String {
+            switch self {
+            case .list: "profiles"
+            case .breakdown: "breakdown"
+            case .kernels: "kernels"
+            case .timeline: "timeline"
+            case .compare: "compare"
+            }
+        }
+    }
+
+    package private(set) var profiles: [ProfilerTraceRecord] = []
+    package private(set) var error: String?
+    package var list = ListState()
+    package private(set) var view = View.list
+    package private(set) var opened: ProfilesBrowser.Opened?
+    package private(set) var loadingID: Int64?
+    package var kernelList = ListState()
+    /// The profile compared against (`b`), and the comparison once loaded.
+    package private(set) var baselineID: Int64?
+    package private(set) var comparison: ProfileComparison?
+    package var compareList = ListState()
+    /// The timeline: the lane the cursor is on, the window shown (ns), the selected event.
+    package private(set) var lane = 0
+    package private(set) var window: ClosedRange<Int64> = 0...1
+    package private(set) var selectedEvent: Int?
+    private var loaded = false
+
+    package init() {}
+
+    package var keymap: Keymap {
+        Keymap(
+            "Profiles",
+            [
+                KeyBinding(
+                    [.character("v")], .panel(.own(Action.nextView)),
+                    help: "Next view of the open profile: breakdown, kernels, timeline, compare", footer: "view"),
+                KeyBinding(
+                    [.character("b")], .panel(.own(Action.baseline)),
+                    help: "Mark the selected profile as the baseline that compare measures against", footer: "baseline"),
+                KeyBinding([.character("+")], .panel(.own(Action.zoomIn)), help: "Timeline: zoom in", footer: "zoom"),
+                KeyBinding([.character("=")], .panel(.own(Action.zoomIn)), help: "Timeline: zoom in"),
+                KeyBinding([.character("-")], .panel(.own(Action.zoomOut)), help: "Timeline: zoom out"),
+                KeyBinding([.character("0")], .panel(.own(Action.resetZoom)), help: "Timeline: show the whole profile"),
+                KeyBinding(
+                    [.character("]")], .panel(.own(Action.nextEvent)),
+                    help: "Timeline: select the lane's next kernel (the view follows)", footer: "next kernel"),
+                KeyBinding(
+                    [.character("[")], .panel(.own(Action.previousEvent)), help: "Timeline: the lane's previous kernel"),
+                KeyBinding(
+                    [.character("f")], .panel(.own(Action.zoomToEvent)),
+                    help: "Timeline: fit the view to the selected kernel"),
+                KeyBinding(
+                    [.character("r")], .panel(.own(Action.reload)), help: "Reload the profiles", footer: "reload"),
+            ])
+    }
+
+    package var initialEffects: [PanelEffect] { [.ask(ListProfiles())] }
+    package var isLoadingFirstView: Bool { !loaded && error == nil }
+    package var canGoBack: Bool { view != .list }
+    package mutating func goBack() { view = .list }
+
+    package var isSearchable: Bool { view == .list || view == .kernels }
+
+    package mutating func search(_ query: String, forward: Bool, includeCurrent: Bool) -> Bool {
+        let names: [String]
+        switch view {
+        case .list: names = profiles.map(\.name)
+        case .kernels: names = kernels.map(\.name)
+        default: return false
+        }
+        let state = view == .list ? list : kernelList
+        guard
+            let found = nextIndex(
+                count: names.count, from: state.selected, forward: forward, includeCurrent: includeCurrent,
+                where: {
+                    names[$0].localizedCaseInsensitiveContains(query)
+                })
+        else { return false }
+        if view == .list { list.selected = found } else { kernelList.selected = found }
+        return true
+    }
+
+    package var selectionText: String? {
+        switch view {
+        case .list: return list.selected < profiles.count ? profiles[list.selected].name : nil
+        case .kernels: return kernelList.selected < kernels.count ? kernels[kernelList.selected].name : nil
+        case .timeline: return selected?.name
+        default: return nil
+        }
+    }
+
+    /// The open profile's kernels over its ranks (rank 0's when there are several, first).
+    package var kernels: [ProfileReport.Kernel] {
+        guard let ranks = opened?.report.ranks else { return [] }
+        return ranks.flatMap { $0.cpuOnly ? $0.operators : $0.kernels }
+    }
+
+    /// The lanes of the open profile.
+    package var lanes: [ProfilesBrowser.Lane] { opened?.lanes ?? [] }
+
+    /// The selected timeline event.
+    package var selected: ProfilesBrowser.Event? {
+        guard let selectedEvent, lane < lanes.count, selectedEvent < lanes[lane].events.count else { return nil }
+        return lanes[lane].events[selectedEvent]
+    }
+
+    package mutating func receive(_ msg: Msg) -> [PanelEffect] {
+        if case .jobFinished = msg { return [.ask(ListProfiles())] }
+        guard case .answered(let answer) = msg else { return [] }
+        if let (_, result) = answer.matching(ListProfiles.self) {
+            loaded = true
+            switch result {
+            case .loaded(let records):
+                profiles = records
+                error = nil
+                list.selected = min(list.selected, max(0, records.count - 1))
+            case .failed(let message): error = message
+            }
+        } else if let (request, result) = answer.matching(OpenProfile.self), request.id == loadingID {
+            loadingID = nil
+            switch result {
+            case .loaded(let value):
+                opened = value
+                window = value.start...value.end
+                lane = 0
+                selectedEvent = nil
+                kernelList = ListState()
+                if view == .list { view = .breakdown }
+                return [
+                    .status(
+                        "profile \(request.id): \(value.record.ranks) rank(s), \(value.record.events) events · v for kernels, timeline, compare",
+                        .ok)
+                ]
+            case .failed(let message):
+                return [.status(message, .error)]
+            }
+        } else if let (_, result) = answer.matching(CompareProfiles.self) {
+            switch result {
+            case .loaded(let value):
+                comparison = value
+                compareList = ListState()
+            case .failed(let message): return [.status(message, .error)]
+            }
+        }
+        return []
+    }
+
+    package mutating func perform(_ action: PanelAction, area: Rect) -> [PanelEffect] {
+        switch action {
+        case .open where view == .list:
+            guard list.selected < profiles.count, let id = profiles[list.selected].id else { return [] }
+            if opened?.record.id == id {
+                view = .breakdown
+                return []
+            }
+            loadingID = id
+            return [.ask(OpenProfile(id: id)), .status("opening profile \(id)…", .info)]
+        case .down, .up, .pageDown, .pageUp, .top, .bottom:
+            switch view {
+            case .list: list.navigate(action, count: profiles.count)
+            case .kernels: kernelList.navigate(action, count: kernels.count)
+            case .compare: compareList.navigate(action, count: comparison?.rows.count ?? 0)
+            case .timeline:
+                var state = ListState()
+                state.selected = lane
+                state.navigate(action, count: lanes.count)
+                if state.selected != lane {
+                    lane = state.selected
+                    selectedEvent = nil
+                }
+            case .breakdown: break
+            }
+        case .left, .right:
+            guard view == .timeline else { return [] }
+            let span = window.upperBound - window.lowerBound
+            let step = max(1, span / 4) * (action == .left ? -1 : 1)
+            shift(by: step)
+        case PanelAction.own(Action.nextView):
+            guard opened != nil else { return [.status("open a profile first (enter)", .info)] }
+            let order: [View] = [.breakdown, .kernels, .timeline, .compare]
+            let next = order[((order.firstIndex(of: view) ?? -1) + 1) % order.count]
+            view = next
+            if next == .compare { return compareEffects() }
+        case PanelAction.own(Action.baseline):
+            guard view == .list, list.selected < profiles.count, let id = profiles[list.selected].id else {
+                return [.status("mark a baseline on the list of profiles (esc)", .info)]
+            }
+            baselineID = baselineID == id ? nil : id
+            comparison = nil
+            return [
+                .status(
+                    baselineID == nil
+                        ? "baseline cleared" : "baseline: profile \(id) (\(profiles[list.selected].name))", .ok)
+            ]
+        case PanelAction.own(Action.zoomIn): zoom(by: 0.5)
+        case PanelAction.own(Action.zoomOut): zoom(by: 2)
+        case PanelAction.own(Action.resetZoom):
+            if let opened { window = opened.start...opened.end }
+        case PanelAction.own(Action.nextEvent), PanelAction.own(Action.previousEvent):
+            guard view == .timeline, lane < lanes.count, !lanes[lane].events.isEmpty else { return [] }
+            let events = lanes[lane].events
+            let forward = action == PanelAction.own(Action.nextEvent)
+            if let current = selectedEvent {
+                selectedEvent = forward ? min(events.count - 1, current + 1) : max(0, current - 1)
+            } else {
+                // The first kernel in view.
+                selectedEvent = events.firstIndex { $0.end >= window.lowerBound } ?? 0
+            }
+            if let selected, !window.contains(selected.start) {
+                shift(by: selected.start - (window.lowerBound + (window.upperBound - window.lowerBound) / 2))
+            }
+        case PanelAction.own(Action.zoomToEvent):
+            guard let selected else { return [.status("select a kernel with ] first", .info)] }
+            let margin = max(1000, selected.duration / 2)
+            window = (selected.start - margin)...(selected.end + margin)
+        case PanelAction.own(Action.reload):
+            return [.ask(ListProfiles())]
+        default: break
+        }
+        return []
+    }
+
+    private func compareEffects() -> [PanelEffect] {
+        guard let baselineID, let id = opened?.record.id else {
+            return [.status("mark a baseline profile with b on the list to compare this one with it", .info)]
+        }
+        guard baselineID != id else { return [.status("this profile is the baseline: open another to compare", .info)] }
+        if comparison?.before == profiles.first(where: { $0.id == baselineID })?.name,
+            comparison?.after == opened?.record.name
+        {
+            return []
+        }
+        return [.ask(CompareProfiles(before: baselineID, after: id))]
+    }
+
+    private mutating func shift(by step: Int64) {
+        guard let opened else { return }
+        let span = window.upperBound - window.lowerBound
+        let low = min(max(opened.start, window.lowerBound + step), max(opened.start, opened.end - span))
+        window = low...(low + span)
+    }
+
+    private mutating func zoom(by factor: Double) {
+        guard view == .timeline, let opened else { return }
+        let span = Double(window.upperBound - window.lowerBound)
+        let whole = opened.end - opened.start
+        let newSpan = Int64(min(Double(whole), max(1000, span * factor)))
+        // Around the selected kernel when there is one, else the window's middle.
+        let center = selected.map { $0.start + $0.duration / 2 } ?? (window.lowerBound + Int64(span / 2))
+        let low = min(max(opened.start, center - newSpan / 2), opened.end - newSpan)
+        window = low...(low + newSpan)
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+import LoupeApp
+import LoupeKit
+import LoupeProfiling
+import LoupeStore
+import LoupeTUI
+import LoupeTestSupport
+import Testing
+
+/// The Profiles panel on real traces (HTA's test traces) imported into a real workspace.
+@Suite struct ProfilesPanelTests {
+    static let kineto = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("../LoupeProfilingTests/Fixtures/kineto").standardized.path
+
+    /// A workspace with AlexNet's trace and the 2-rank NCCL trace imported, and its port.
+    private func browser() throws -> (ProfilesBrowser, [Int64]) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("profiles-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let workspace = try Workspace(path: directory.appendingPathComponent("w.sqlite").path)
+        let service = ProfileService(workspace: workspace)
+        let alexnet = try service.importFiles(["\(Self.kineto)/alexnet-a100"], name: "alexnet")
+        let twoRanks = try service.importFiles(["\(Self.kineto)/distributed-2rank"], name: "two ranks")
+        return (ProfilesBrowser(workspace: workspace), [alexnet.id, twoRanks.id])
+    }
+
+    private func panel(_ state: AppState) -> ProfilesPanel { state.panels[state.focusedPanel] as! ProfilesPanel }
+
+    private func opened(width: Int = 120, height: Int = 36) throws -> (AppState, ProfilesBrowser, [Int64]) {
+        let (port, ids) = try browser()
+        var state = AppFixtures.state(width: width, height: height)
+        AppFixtures.press([.character("9")], on: &state)
+        _ = state.update(AppFixtures.answer(ProfilesPanel.ListProfiles(), try port.list()))
+        // Newest first: the 2-rank profile is on top.
+        let effects = AppFixtures.press([.enter], on: &state)
+        let asked = AppFixtures.requests(ProfilesPanel.OpenProfile.self, in: effects)
+        #expect(asked == [ProfilesPanel.OpenProfile(id: ids[1])])
+        _ = state.update(AppFixtures.answer(asked[0], try port.open(ids[1])))
+        return (state, port, ids)
+    }
+
+    /// Enter opens the breakdown: HTA's figures per rank, the families, launch delays.
+    @Test func enterOpensTheBreakdownPerRank() throws {
+        let (state, _, _) = try opened()
+        #expect(panel(state).view == .breakdown)
+        let text = state.render().text()
+        #expect(text.contains("Profile 2 · two ranks"))
+        #expect(text.contains("rank 0 · GPU span 600.058 ms"))
+        #expect(text.contains("computation overlapped 11.8% of communication"))
+        #expect(text.contains("idle") && text.contains("53.6%  321.378 ms"))
+        #expect(text.contains("[breakdown] kernels timeline compare"))
+    }
+
+    /// v steps through the views; the kernels table lists count, mean, p50, p99 and family.
+    @Test func kernelsAndTimeline() throws {
+        var (state, _, _) = try opened()
+        AppFixtures.press([.character("v")], on: &state)
+        var text = state.render().text()
+        #expect(text.contains("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t"))
+        #expect(text.contains("communication"))
+        AppFixtures.press([.character("v")], on: &state)
+        #expect(panel(state).view == .timeline)
+        text = state.render().text()
+        #expect(text.contains("r0 stream 7") && text.contains("r1 stream 84"))
+        // ] selects the lane's first kernel in view and shows it; f fits the view to it.
+        AppFixtures.press([.character("]")], on: &state)
+        let selected = try #require(panel(state).selected)
+        #expect(state.render().text().contains("lasts"))
+        AppFixtures.press([.character("f")], on: &state)
+        let window = panel(state).window
+        #expect(window.lowerBound <= selected.start && window.upperBound >= selected.end)
+        #expect(window.upperBound - window.lowerBound < 2 * max(1000, selected.duration) + selected.duration + 1)
+        // 0 shows the whole profile again; - cannot zoom out past it.
+        AppFixtures.press([.character("0"), .character("-")], on: &state)
+        let whole = panel(state).window
+        #expect(whole == (panel(state).opened!.start...panel(state).opened!.end))
+        // Panning right by a quarter of a zoomed window.
+        AppFixtures.press([.character("+"), .character("+")], on: &state)
+        let zoomed = panel(state).window
+        AppFixtures.press([.character("l")], on: &state)
+        #expect(panel(state).window.lowerBound > zoomed.lowerBound)
+    }
+
+    /// b marks a baseline on the list; compare on another profile asks for the comparison and
+    /// shows kernels that went away.
+    @Test func compareAgainstABaseline() throws {
+        var (state, port, ids) = try opened()
+        AppFixtures.press([.escape, .character("j"), .character("b")], on: &state)
+        #expect(panel(state).baselineID == ids[0])
+        AppFixtures.press([.character("k"), .enter], on: &state)
+        #expect(panel(state).view == .breakdown)
+        let effects = AppFixtures.press([.character("v"), .character("v"), .character("v")], on: &state)
+        let asked = AppFixtures.requests(ProfilesPanel.CompareProfiles.self, in: effects)
+        #expect(asked == [ProfilesPanel.CompareProfiles(before: ids[0], after: ids[1])])
+        _ = state.update(AppFixtures.answer(asked[0], try port.compare(before: ids[0], after: ids[1])))
+        let text = state.render().text()
+        #expect(text.contains("before alexnet"))
+        #expect(text.contains("gone"))
+        #expect(text.contains("ampere_sgemm_32x32_sliced1x4_tn") || text.contains("new"))
+    }
+
+    /// With no profile yet, the panel says how to import one.
+    @Test func emptyWorkspaceSaysHowToImport() {
+        var state = AppFixtures.state(width: 120, height: 36)
+        AppFixtures.press([.character("9")], on: &state)
+        _ = state.update(AppFixtures.answer(ProfilesPanel.ListProfiles(), []))
+        #expect(state.render().text().contains(":profile import trace.json.gz"))
+    }
+}
