@@ -73,7 +73,8 @@ package enum KernelFamily: Int, CaseIterable, Codable, Sendable, Comparable {
         } else if has("flash", "fmha", "attention", "attn", "sdpa", "softmax_warp") {
             self = .attention
         } else if has(
-            "convolution", "convolve", "conv2d", "conv3d", "_conv", "conv_", "fprop", "dgrad", "wgrad", "winograd")
+            "convolution", "convolve", "conv2d", "conv3d", "_conv", "conv_", "fprop", "dgrad", "wgrad", "winograd",
+            "scudnn", "hcudnn")
         {
             self = .convolution
         } else if has("gemm", "gemv", "cutlass", "cublas", "matmul", "_mm_", "xmma", "wgmma", "hmma", "dot_kernel") {
