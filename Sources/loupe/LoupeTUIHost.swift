@@ -96,4 +96,8 @@ struct LoupeTUIHost: TUIHost {
     func replayTimings(trace id: Int64, browser: TracesBrowser, steps: Int) throws -> (open: Double, steps: [Double]) {
         try RenderBench.replay(trace: id, browser: browser, steps: steps)
     }
+
+    func profileTimelineTimings(profile id: Int64, browser: ProfilesBrowser) throws -> Double {
+        try RenderBench.profileTimeline(profile: id, browser: browser)
+    }
 }

@@ -92,6 +92,29 @@ enum RenderBench {
         return (open, times)
     }
 
+    /// Profile `id` opened in the Profiles panel and shown on its timeline, at 120×36: the
+    /// milliseconds from `enter` to the timeline's first frame (the port's read runs in-process).
+    static func profileTimeline(profile id: Int64, browser: ProfilesBrowser) throws -> Double {
+        var state = AppState(
+            size: Size(width: 120, height: 36), theme: .builtInDefault, panels: [ProfilesPanel()],
+            workspaceName: "bench", catalog: CommandCatalog(entries: []), themeNames: [], history: [])
+        var ports = Ports()
+        ports.register(browser)
+        func settle(_ effects: [Effect]) { state.settle(effects, ports: ports) }
+        settle([.ask(ProfilesPanel.ListProfiles())])
+        var clock = Stopwatch()
+        settle(state.update(.input(.key(.enter))))
+        settle(state.update(.input(.key(.character("v")))))
+        settle(state.update(.input(.key(.character("v")))))
+        _ = state.render()
+        let milliseconds = clock.lap() * 1000
+        guard let panel = state.panels.first as? ProfilesPanel, panel.opened?.record.id == id, panel.view == .timeline
+        else {
+            throw CommandFailure("profile \(id) did not open on its timeline in the Profiles panel")
+        }
+        return milliseconds
+    }
+
     /// A 6 × 12-head analysis of `tokens` tokens with random attention rows (fixed seed).
     static func syntheticAnalysis(tokens count: Int) -> AttentionAnalysis {
         var random = SplitMix64(seed: 0x9E37_79B9_7F4A_7C15)

@@ -260,11 +260,13 @@ extension BenchCommand {
 
         /// Wall seconds and peak RSS in bytes of `loupe trace import FILE` into `workspace`, run
         /// as a child process of this binary.
-        static func importInChildProcess(_ file: String, workspace: String) throws -> (seconds: Double, rss: Double) {
+        static func importInChildProcess(
+            _ file: String, workspace: String, command: [String] = ["trace", "import"]
+        ) throws -> (seconds: Double, rss: Double) {
             guard let executable = CheckoutDirectory.executablePath else { throw NoExecutableError() }
             let process = Process()
             process.executableURL = URL(fileURLWithPath: executable)
-            process.arguments = ["--workspace", workspace, "trace", "import", file]
+            process.arguments = ["--workspace", workspace] + command + [file]
             process.standardOutput = FileHandle.nullDevice
             var clock = Stopwatch()
             try process.run()

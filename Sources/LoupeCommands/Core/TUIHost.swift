@@ -31,6 +31,10 @@ package protocol TUIHost: Sendable {
     func replayTimings(trace id: Int64, browser: TracesBrowser, steps: Int) throws -> (
         open: Double, steps: [Double]
     )
+
+    /// Opens profile `id` in the Profiles panel as the TUI does and moves to its timeline; the
+    /// milliseconds from `enter` to the timeline's first frame (`loupe bench profiles`).
+    func profileTimelineTimings(profile id: Int64, browser: ProfilesBrowser) throws -> Double
 }
 
 /// Raised by the commands that need the TUI when the session has none (a library embedding the

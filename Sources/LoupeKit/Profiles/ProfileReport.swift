@@ -69,9 +69,8 @@ package struct ProfileReport: Codable, Hashable, Sendable {
     package static func make(_ loaded: ProfileService.Loaded, allSteps: Bool = false, top: Int = 15) -> ProfileReport {
         let names = loaded.names
         let ranks = allSteps ? loaded.ranks : ProfileAnalysis.withoutLastStep(loaded.ranks, names: names)
-        let stepCount = Set(
-            loaded.ranks.flatMap { $0.events }.filter { names[$0.name].contains("ProfilerStep#") }.map(\.name)
-        ).count
+        // The names table holds only names that occur.
+        let stepCount = names.names.filter { $0.hasPrefix("ProfilerStep#") }.count
         let window =
             allSteps || stepCount < 2
             ? "all events" + (stepCount > 0 ? " (\(stepCount) ProfilerStep\(stepCount == 1 ? "" : "s"))" : "")

@@ -63,7 +63,7 @@ package struct ProfilesBrowser: Sendable {
                     gpu[e.tid, default: []].append(
                         Event(
                             start: e.start, duration: e.duration, name: name,
-                            family: KernelFamily(name: name, kind: e.kind),
+                            family: names.family(e),
                             kind: e.kind, index: e.index))
                 } else if e.kind == .runtime || e.kind == .cpuOp || e.kind == .annotation {
                     host[e.tid, default: []].append(

@@ -5,6 +5,9 @@ import LoupeBase
 package struct ProfileNames: Sendable {
     package private(set) var names: [String] = []
     private var index: [String: Int32] = [:]
+    /// Each name's kernel type and family, worked out once per name: the analyses ask per event.
+    private var types: [KernelType] = []
+    private var families: [KernelFamily] = []
 
     package init() {}
 
@@ -17,7 +20,21 @@ package struct ProfileNames: Sendable {
         let id = Int32(names.count)
         names.append(name)
         index[name] = id
+        types.append(KernelType(name: name))
+        families.append(KernelFamily(name: name, kind: .kernel))
         return id
+    }
+
+    /// The kernel type of the event named `id` (HTA's classification, by name).
+    package func type(_ id: Int32) -> KernelType { types.indices.contains(Int(id)) ? types[Int(id)] : .other }
+
+    /// The family of `event`: copies, memsets and syncs by their kind, kernels by their name.
+    package func family(_ event: ProfileEvent) -> KernelFamily {
+        switch event.kind {
+        case .memcpy, .memset: .memory
+        case .sync: .sync
+        default: families.indices.contains(Int(event.name)) ? families[Int(event.name)] : .other
+        }
     }
 
     package subscript(_ id: Int32) -> String { names.indices.contains(Int(id)) ? names[Int(id)] : "" }

@@ -177,7 +177,7 @@ package enum ProfileAnalysis {
     package static func temporal(_ rank: RankEvents, names: ProfileNames) -> TemporalBreakdown {
         let gpu = rank.gpuEvents
         let busy = union(intervals(gpu))
-        let compute = union(intervals(gpu.filter { KernelType(name: names[$0.name]) == .computation }))
+        let compute = union(intervals(gpu.filter { names.type($0.name) == .computation }))
         let span = (busy.last?.end ?? 0) - (busy.first?.start ?? 0)
         let busyTime = length(busy)
         let computeTime = length(compute)
@@ -192,7 +192,7 @@ package enum ProfileAnalysis {
     package static func typeOverlaps(_ rank: RankEvents, names: ProfileNames) -> [Set<KernelType>: Int64] {
         var boundaries: [(time: Int64, bit: Int)] = []
         for type in [KernelType.computation, .communication, .memory] {
-            let merged = union(intervals(rank.gpuEvents.filter { KernelType(name: names[$0.name]) == type }))
+            let merged = union(intervals(rank.gpuEvents.filter { names.type($0.name) == type }))
             for interval in merged {
                 boundaries.append((interval.start, 1 << type.rawValue))
                 boundaries.append((interval.end, -(1 << type.rawValue)))
@@ -227,7 +227,7 @@ package enum ProfileAnalysis {
         return byName.map { id, launches in
             let name = names[id]
             return KernelStats(
-                name: name, type: KernelType(name: name), family: KernelFamily(name: name, kind: launches[0].kind),
+                name: name, type: names.type(id), family: names.family(launches[0]),
                 durations: DurationStats(launches.map(\.duration)))
         }
         .sorted { ($0.durations.total, $1.name) > ($1.durations.total, $0.name) }
@@ -237,7 +237,7 @@ package enum ProfileAnalysis {
     package static func families(_ rank: RankEvents, names: ProfileNames) -> [KernelFamily: Int64] {
         var byFamily: [KernelFamily: [ProfileEvent]] = [:]
         for event in rank.gpuEvents {
-            byFamily[KernelFamily(name: names[event.name], kind: event.kind), default: []].append(event)
+            byFamily[names.family(event), default: []].append(event)
         }
         return byFamily.mapValues { length(union(intervals($0))) }
     }
@@ -246,8 +246,8 @@ package enum ProfileAnalysis {
     /// communication.
     package static func communicationOverlap(_ rank: RankEvents, names: ProfileNames) -> Double? {
         let gpu = rank.gpuEvents
-        let communication = union(intervals(gpu.filter { KernelType(name: names[$0.name]) == .communication }))
-        let computation = union(intervals(gpu.filter { KernelType(name: names[$0.name]) == .computation }))
+        let communication = union(intervals(gpu.filter { names.type($0.name) == .communication }))
+        let computation = union(intervals(gpu.filter { names.type($0.name) == .computation }))
         let total = length(communication)
         guard total > 0 else { return nil }
         return 100 * Double(overlap(computation, communication)) / Double(total)
