@@ -27,14 +27,15 @@ struct TmuxEndToEndTests {
         try tmux.command("wrkspace info", shows: "did you mean 'workspace'?")
         try tmux.command("workspace info", shows: "schema     v\(Workspace.migrationIdentifiers.count)")
 
+        // Narrower, the tab bar keeps the focused tab's name and the others' numbers.
         tmux.resize(width: 80, height: 24)
         try tmux.waitUntil { screen in
-            screen.split(separator: "\n").first.map { !$0.contains("loupe") && $0.contains("Notebooks") } ?? false
+            screen.split(separator: "\n").first.map { $0.contains("4 Roofline") && !$0.contains("Notebooks") } ?? false
         }
         tmux.resize(width: 40, height: 10)
         try tmux.waitFor("Terminal too small")
-        tmux.resize(width: 100, height: 30)
-        try tmux.waitFor("1 Traces")
+        tmux.resize(width: 130, height: 30)
+        try tmux.waitFor("9 Profiles")
 
         tmux.keys("q")
         try tmux.waitFor("[exited 0]")

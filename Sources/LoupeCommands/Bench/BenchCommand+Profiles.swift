@@ -121,14 +121,12 @@ extension BenchCommand {
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
             process.arguments = [
                 python, "-c",
-                """
-                import os, resource, sys, time
-                os.environ.setdefault("OMP_NUM_THREADS", "1")
-                from hta.trace_analysis import TraceAnalysis
-                t = time.perf_counter()
-                TraceAnalysis(trace_dir=sys.argv[1])
-                print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
-                """,
+                [
+                    "import os, resource, sys, time", "os.environ.setdefault('OMP_NUM_THREADS', '1')",
+                    "from hta.trace_analysis import TraceAnalysis", "t = time.perf_counter()",
+                    "TraceAnalysis(trace_dir=sys.argv[1])",
+                    "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)",
+                ].joined(separator: "\n"),
                 directory,
             ]
             let pipe = Pipe()
