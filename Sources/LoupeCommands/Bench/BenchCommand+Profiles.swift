@@ -117,9 +117,7 @@ extension BenchCommand {
 
         /// HTA's TraceAnalysis over `directory`, in its own process: seconds and peak RSS (bytes).
         static func htaLoad(_ directory: String, python: String) -> (seconds: Double, rss: Double)? {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = [
+            let output = BenchCommand.standardOutput(of: [
                 python, "-c",
                 [
                     "import os, resource, sys, time", "os.environ.setdefault('OMP_NUM_THREADS', '1')",
@@ -128,17 +126,9 @@ extension BenchCommand {
                     "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)",
                 ].joined(separator: "\n"),
                 directory,
-            ]
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            process.standardError = FileHandle.nullDevice
-            guard (try? process.run()) != nil else { return nil }
-            let output = pipe.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            let fields = String(decoding: output, as: UTF8.self).split(whereSeparator: \.isWhitespace).compactMap {
-                Double($0)
-            }
-            guard process.terminationStatus == 0, fields.count >= 2 else { return nil }
+            ])
+            let fields = (output ?? "").split(whereSeparator: \.isWhitespace).compactMap { Double($0) }
+            guard fields.count >= 2 else { return nil }
             return (fields[fields.count - 2], fields[fields.count - 1])
         }
 

@@ -290,21 +290,12 @@ extension BenchCommand {
 
         /// Seconds for Python's json.loads over every line of `file`, or nil without python3.
         static func pythonJSONLoads(_ file: String) -> Double? {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = [
+            let output = BenchCommand.standardOutput(of: [
                 "python3", "-c",
                 "import json,sys,time\nt=time.perf_counter()\nfor line in open(sys.argv[1],'rb'): json.loads(line)\nprint(time.perf_counter()-t)",
                 file,
-            ]
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            process.standardError = FileHandle.nullDevice
-            guard (try? process.run()) != nil else { return nil }
-            let output = pipe.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            guard process.terminationStatus == 0 else { return nil }
-            return Double(String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+            ])
+            return output.flatMap { Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
         }
     }
 }

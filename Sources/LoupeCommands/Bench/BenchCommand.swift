@@ -116,6 +116,24 @@ struct BenchCommand: ParsableCommand {
 }
 
 /// Median, p99, min and max of a sample.
+extension BenchCommand {
+    /// What a peer program (`/usr/bin/env ARGUMENTS…`: python3, a venv's Python) prints on
+    /// standard output; nil when it cannot start or exits with a failure.
+    static func standardOutput(of arguments: [String]) -> String? {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return nil }
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { return nil }
+        return String(decoding: output, as: UTF8.self)
+    }
+}
+
 struct Stats: Codable, Hashable {
     var median: Double
     var p99: Double

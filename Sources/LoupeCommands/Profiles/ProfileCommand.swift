@@ -108,6 +108,18 @@ struct ProfileCommand: ParsableCommand {
         }
     }
 
+    /// The profile's report, of one rank when `rank` is given.
+    static func report(
+        _ profile: String, rank: Int?, allSteps: Bool, top: Int, in context: CommandContext
+    ) throws -> ProfileReport {
+        var report = ProfileReport.make(try load(profile, in: context), allSteps: allSteps, top: top)
+        if let rank {
+            report.ranks = report.ranks.filter { $0.rank == rank }
+            guard !report.ranks.isEmpty else { throw CommandFailure("--rank \(rank): the profile has no such rank") }
+        }
+        return report
+    }
+
     struct Show: LoupeCommand {
         static let configuration = CommandConfiguration(
             abstract:
@@ -126,13 +138,7 @@ struct ProfileCommand: ParsableCommand {
         @Flag(help: "Print JSON.") var json = false
 
         func run(in context: CommandContext) throws {
-            var report = ProfileReport.make(try ProfileCommand.load(profile, in: context), allSteps: allSteps, top: top)
-            if let rank {
-                report.ranks = report.ranks.filter { $0.rank == rank }
-                guard !report.ranks.isEmpty else {
-                    throw CommandFailure("--rank \(rank): the profile has no such rank")
-                }
-            }
+            let report = try ProfileCommand.report(profile, rank: rank, allSteps: allSteps, top: top, in: context)
             if json { return context.print(try Formatting.json(report)) }
             for line in ProfileText.report(report) { context.print(line) }
         }
@@ -149,9 +155,7 @@ struct ProfileCommand: ParsableCommand {
         @Flag(help: "Print JSON.") var json = false
 
         func run(in context: CommandContext) throws {
-            let report = ProfileReport.make(try ProfileCommand.load(profile, in: context), allSteps: allSteps, top: top)
-            let ranks = report.ranks.filter { rank == nil || $0.rank == rank }
-            guard !ranks.isEmpty else { throw CommandFailure("--rank \(rank ?? 0): the profile has no such rank") }
+            let ranks = try ProfileCommand.report(profile, rank: rank, allSteps: allSteps, top: top, in: context).ranks
             if json {
                 struct RankKernels: Encodable {
                     var rank: Int

@@ -199,9 +199,13 @@ extension ProfilesPanel {
         if theme.isMonochrome { return family == .other ? Style(attributes: .dim) : Style() }
         let role: ThemeRole
         switch family {
-        case .gemm, .convolution: role = .rooflineCompute
+        // Nine families on a theme's roles: the ones next to each other on a lane most often
+        // (GEMM, elementwise, normalization, communication) far apart.
+        case .gemm: role = .rooflineCompute
+        case .convolution: role = .statusOK
         case .attention: role = .textAccent
-        case .normalization, .reduction: role = .statusInfo
+        case .normalization: role = .statusInfo
+        case .reduction: role = .key
         case .elementwise: role = .rooflinePoint
         case .communication: role = .statusWarn
         case .memory: role = .rooflineMemory
@@ -288,7 +292,7 @@ extension ProfilesPanel {
                 let style: Style =
                     key < 100
                     ? familyStyle(KernelFamily(rawValue: key) ?? .other, theme)
-                    : (key - 100 == Int(ProfileEventKind.runtime.rawValue) ? theme.status(.info) : theme.dim)
+                    : (key - 100 == Int(ProfileEventKind.runtime.rawValue) ? theme.text : theme.dim)
                 frame.draw(glyph, at: Point(x: plot.x + column, y: y), style: style, clip: plot)
             }
             // The selected kernel, marked on its lane.
@@ -319,13 +323,16 @@ extension ProfilesPanel {
                 at: Point(x: area.x + 1, y: y), style: theme.dim, clip: area)
         }
         var legend: [Span] = []
-        for family in [
-            KernelFamily.gemm, .convolution, .attention, .normalization, .elementwise, .communication, .memory, .other,
-        ] {
+        let short: [(KernelFamily, String)] = [
+            (.gemm, "GEMM"), (.convolution, "conv"), (.attention, "attention"), (.normalization, "norm"),
+            (.reduction, "reduce"), (.elementwise, "elementwise"), (.communication, "comm"), (.memory, "copy"),
+            (.sync, "sync"), (.other, "other"),
+        ]
+        for (family, label) in short {
             legend.append(Span("█", familyStyle(family, theme)))
-            legend.append(Span(" \(family.label)  ", theme.dim))
+            legend.append(Span(" \(label) ", theme.dim))
         }
-        legend.append(Span("█", theme.status(.info)))
+        legend.append(Span("█", theme.text))
         legend.append(Span(" launch calls", theme.dim))
         _ = frame.draw(legend, at: Point(x: area.x + 1, y: area.maxY - 1), clip: area)
     }
