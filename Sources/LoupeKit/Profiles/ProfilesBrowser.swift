@@ -59,7 +59,7 @@ package struct ProfilesBrowser: Sendable {
             var host: [Int64: [Event]] = [:]
             for e in rank.events {
                 let name = names[e.name]
-                if e.kind.isGPU && e.kind != .gpuAnnotation {
+                if e.kind.isStreamWork {
                     gpu[e.tid, default: []].append(
                         Event(
                             start: e.start, duration: e.duration, name: name,

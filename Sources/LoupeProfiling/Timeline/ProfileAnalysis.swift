@@ -10,7 +10,7 @@ package struct RankEvents: Sendable {
 
     /// The events the GPU ran on a stream (kernels, copies, memsets, syncs): what "busy" means.
     package var gpuEvents: [ProfileEvent] {
-        events.filter { $0.kind.isGPU && $0.kind != .gpuAnnotation }
+        events.filter { $0.kind.isStreamWork }
     }
 }
 
@@ -155,17 +155,17 @@ package enum ProfileAnalysis {
         let steps = Set(names.names.indices.filter { names.names[$0].contains("ProfilerStep") }.map(Int32.init))
         guard steps.count >= 2 else { return ranks }
         return ranks.map { rank in
-            let lastStart = rank.events.lazy.filter { !$0.kind.isGPU || $0.kind == .gpuAnnotation }
+            let lastStart = rank.events.lazy.filter { !$0.kind.isStreamWork }
                 .filter { steps.contains($0.name) }.map(\.start).max()
             guard let lastStart else { return rank }
             var kept: [ProfileEvent] = []
             var launched = Set<Int64>()
             for event in rank.events
-            where !(event.kind.isGPU && event.kind != .gpuAnnotation) && event.start < lastStart {
+            where !event.kind.isStreamWork && event.start < lastStart {
                 kept.append(event)
                 if event.correlation != 0 { launched.insert(event.correlation) }
             }
-            for event in rank.events where event.kind.isGPU && event.kind != .gpuAnnotation {
+            for event in rank.events where event.kind.isStreamWork {
                 if launched.contains(event.correlation) { kept.append(event) }
             }
             return RankEvents(rank: rank.rank, events: kept.sorted { ($0.start, $0.index) < ($1.start, $1.index) })
@@ -191,8 +191,9 @@ package enum ProfileAnalysis {
     /// overlap.
     package static func typeOverlaps(_ rank: RankEvents, names: ProfileNames) -> [Set<KernelType>: Int64] {
         var boundaries: [(time: Int64, bit: Int)] = []
+        let gpu = rank.gpuEvents
         for type in [KernelType.computation, .communication, .memory] {
-            let merged = union(intervals(rank.gpuEvents.filter { names.type($0.name) == type }))
+            let merged = union(intervals(gpu.filter { names.type($0.name) == type }))
             for interval in merged {
                 boundaries.append((interval.start, 1 << type.rawValue))
                 boundaries.append((interval.end, -(1 << type.rawValue)))
@@ -212,7 +213,7 @@ package enum ProfileAnalysis {
 
     /// Each kernel name's launches, longest total first.
     package static func kernels(_ events: [ProfileEvent], names: ProfileNames) -> [KernelStats] {
-        stats(events.filter { $0.kind.isGPU && $0.kind != .gpuAnnotation }, names: names)
+        stats(events.filter { $0.kind.isStreamWork }, names: names)
     }
 
     /// Each framework operator's calls on the host (`aten::addmm`…), longest total first; a

@@ -50,6 +50,10 @@ package enum ProfileEventKind: UInt8, CaseIterable, Codable, Sendable {
         self == .kernel || self == .memcpy || self == .memset || self == .sync || self == .gpuAnnotation
     }
 
+    /// Work a GPU stream ran (kernels, copies, memsets, syncs): what busy time, idle gaps and
+    /// launches count. A `gpu_user_annotation` is a range drawn over such work, not work itself.
+    package var isStreamWork: Bool { isGPU && self != .gpuAnnotation }
+
     package var label: String {
         switch self {
         case .kernel: "kernel"
