@@ -53,16 +53,14 @@ package struct ProfileService: Sendable {
             defer { try? handle.close() }
             let size = try handle.seekToEnd()
             try handle.seek(toOffset: 0)
-            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-            func mix(_ data: Data?) {
-                for byte in data ?? Data() { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-            }
-            mix(try handle.read(upToCount: 1 << 20))
+            // The fingerprint traces' re-imports are told by.
+            var hash = ContentHash()
+            hash.add(try handle.read(upToCount: 1 << 20) ?? Data())
             if size > 2 << 20 {
                 try handle.seek(toOffset: size - (1 << 20))
-                mix(try handle.read(upToCount: 1 << 20))
+                hash.add(try handle.read(upToCount: 1 << 20) ?? Data())
             }
-            return "\((path as NSString).lastPathComponent):\(size):\(String(hash, radix: 16))"
+            return "\((path as NSString).lastPathComponent):\(size):\(hash.hex)"
         }.joined(separator: "|")
     }
 
