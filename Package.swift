@@ -50,7 +50,8 @@ let package = Package(
         // seeded random numbers, the one unchecked-Sendable box, the user-facing error protocol.
         .target(name: "LoupeBase", dependencies: ["CZlib", "CZstd"], swiftSettings: strictSwift6),
 
-        // Engine: tensors and kernels (OpenBLAS), models. Pure computation: no SQLite, no terminal.
+        // Engine: tensors and kernels (OpenBLAS), models. Pure computation: no workspace, no terminal
+        // (LoupeProfiling opens Nsight Systems exports, SQLite files, read-only through GRDB).
         .target(name: "CKernels", cSettings: [.unsafeFlags(["-O3"])]),
         .target(
             name: "LoupeTensor", dependencies: ["LoupeBase", "COpenBLAS", "CKernels"], swiftSettings: strictSwift6),
@@ -58,7 +59,10 @@ let package = Package(
         .target(
             name: "LoupeRetrieval", dependencies: ["LoupeBase", "LoupeTensor", "CKernels"], swiftSettings: strictSwift6),
         .target(
-            name: "LoupeProfiling", dependencies: ["LoupeBase", "CKernels", "LoupeTensor"], swiftSettings: strictSwift6),
+            name: "LoupeProfiling",
+            // GRDB: Nsight Systems exports are SQLite files, read through it.
+            dependencies: ["LoupeBase", "CKernels", "LoupeTensor", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strictSwift6),
         // Agents: the trace model, importers and exporters. Pure: no SQLite, no terminal.
         .target(name: "LoupeAgents", dependencies: ["LoupeBase"], swiftSettings: strictSwift6),
         // Evals: suites (YAML), scorers and statistics. Pure: no SQLite, no terminal.
@@ -169,7 +173,9 @@ let package = Package(
             name: "LoupeAgentsTests", dependencies: ["LoupeBase", "LoupeAgents"], exclude: ["Fixtures"],
             swiftSettings: strictSwift6),
         .testTarget(
-            name: "LoupeProfilingTests", dependencies: ["LoupeProfiling", "LoupeTensor"], exclude: ["Fixtures"],
+            name: "LoupeProfilingTests",
+            dependencies: ["LoupeProfiling", "LoupeTensor", .product(name: "GRDB", package: "GRDB.swift")],
+            exclude: ["Fixtures"],
             swiftSettings: strictSwift6
         ),
         .testTarget(

@@ -532,6 +532,27 @@ extension Workspace {
             try db.create(
                 index: "profiler_events_by_time", on: "profiler_events", columns: ["trace_id", "rank", "start_ns"])
         }
+        migrator.registerMigration("v21: profiler timeline lanes, and each profile's report") { db in
+            // Each lane's level of detail (bins over the profile's span, and the events longer
+            // than a bin), so the timeline's first frame reads kilobytes, not the events; profiles
+            // imported before are summarised the first time they are opened.
+            try db.create(table: "profiler_lanes") { table in
+                table.column("trace_id", .integer).notNull().references("profiler_traces", onDelete: .cascade)
+                table.column("lane", .integer).notNull()
+                table.column("rank", .integer).notNull()
+                table.column("tid", .integer).notNull()
+                table.column("pid", .integer).notNull()
+                table.column("is_gpu", .boolean).notNull()
+                table.column("events", .integer).notNull()
+                table.column("start_ns", .integer).notNull()
+                table.column("end_ns", .integer).notNull()
+                table.column("bins", .blob).notNull()
+                table.column("long_events", .blob).notNull()
+                table.primaryKey(["trace_id", "lane"])
+            }
+            // The default report (HTA's window), kept once worked out: it reads every event.
+            try db.alter(table: "profiler_traces") { table in table.add(column: "report_json", .text) }
+        }
         return migrator
     }()
 

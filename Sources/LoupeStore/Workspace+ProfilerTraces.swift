@@ -79,6 +79,35 @@ package struct ProfilerEventRow: Hashable, Sendable {
     }
 }
 
+/// One lane of a stored profile's timeline: which stream or thread, and its level of detail as
+/// LoupeProfiling's `TimelineLane` encodes it (`bins`, `longEvents`).
+package struct ProfilerLaneRow: Hashable, Sendable {
+    package var rank: Int
+    package var tid: Int64
+    package var pid: Int64
+    package var isGPU: Bool
+    package var events: Int
+    package var startNs: Int64
+    package var endNs: Int64
+    package var bins: [UInt8]
+    package var longEvents: [UInt8]
+
+    package init(
+        rank: Int, tid: Int64, pid: Int64, isGPU: Bool, events: Int, startNs: Int64, endNs: Int64, bins: [UInt8],
+        longEvents: [UInt8]
+    ) {
+        self.rank = rank
+        self.tid = tid
+        self.pid = pid
+        self.isGPU = isGPU
+        self.events = events
+        self.startNs = startNs
+        self.endNs = endNs
+        self.bins = bins
+        self.longEvents = longEvents
+    }
+}
+
 /// Writes one trace's events inside its import transaction.
 package final class ProfilerEventWriter {
     private let db: Database
@@ -129,7 +158,10 @@ extension Workspace {
     /// is (`unchanged`); a throw stores nothing.
     package func importProfilerTrace(
         sourceKey: String,
-        _ read: @Sendable (ProfilerEventWriter) throws -> (trace: ProfilerTraceRecord, names: [String])
+        _ read:
+            @Sendable (ProfilerEventWriter) throws -> (
+                trace: ProfilerTraceRecord, names: [String], lanes: [ProfilerLaneRow]
+            )
     ) throws(WorkspaceError) -> (id: Int64, unchanged: Bool) {
         try write { db in
             if let id = try Int64.fetchOne(
@@ -143,13 +175,14 @@ extension Workspace {
             try placeholder.insert(db)
             let id = placeholder.id!
             let writer = try ProfilerEventWriter(db, traceID: id)
-            var (trace, names) = try read(writer)
+            var (trace, names, lanes) = try read(writer)
             trace.id = id
             trace.sourceKey = sourceKey
             try trace.update(db)
             let insertName = try db.makeStatement(
                 sql: "INSERT INTO profiler_names (trace_id, id, name) VALUES (?, ?, ?)")
             for (index, name) in names.enumerated() { try insertName.execute(arguments: [id, index, name]) }
+            try Self.insertLanes(lanes, traceID: id, db)
             return (id, false)
         }
     }
@@ -200,6 +233,106 @@ extension Workspace {
                 db, sql: "SELECT args FROM profiler_events WHERE trace_id = ? AND rank = ? AND event_index = ?",
                 arguments: [traceID, rank, index])
         }
+    }
+
+    private static func insertLanes(_ lanes: [ProfilerLaneRow], traceID: Int64, _ db: Database) throws {
+        try db.execute(sql: "DELETE FROM profiler_lanes WHERE trace_id = ?", arguments: [traceID])
+        let insert = try db.makeStatement(
+            sql: """
+                INSERT INTO profiler_lanes (trace_id, lane, rank, tid, pid, is_gpu, events, start_ns, end_ns, bins,
+                  long_events) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """)
+        for (index, lane) in lanes.enumerated() {
+            try insert.execute(arguments: [
+                traceID, index, lane.rank, lane.tid, lane.pid, lane.isGPU, lane.events, lane.startNs, lane.endNs,
+                Data(lane.bins), Data(lane.longEvents),
+            ])
+        }
+    }
+
+    /// A profile's timeline lanes in order; empty for a profile imported before lanes were kept.
+    package func profilerLanes(traceID: Int64) throws(WorkspaceError) -> [ProfilerLaneRow] {
+        try read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT rank, tid, pid, is_gpu, events, start_ns, end_ns, bins, long_events FROM profiler_lanes
+                    WHERE trace_id = ? ORDER BY lane
+                    """, arguments: [traceID]
+            ).map { row in
+                let bins: Data = row[7]
+                let long: Data = row[8]
+                return ProfilerLaneRow(
+                    rank: row[0], tid: row[1], pid: row[2], isGPU: row[3], events: row[4], startNs: row[5],
+                    endNs: row[6], bins: [UInt8](bins), longEvents: [UInt8](long))
+            }
+        }
+    }
+
+    /// Keeps the lanes worked out for a profile imported before they were (replacing any).
+    package func storeProfilerLanes(_ lanes: [ProfilerLaneRow], traceID: Int64) throws(WorkspaceError) {
+        try write { db in try Self.insertLanes(lanes, traceID: traceID, db) }
+    }
+
+    /// The profile's default report as last worked out (JSON), nil before.
+    package func profilerReport(traceID: Int64) throws(WorkspaceError) -> String? {
+        try read { db in
+            try String.fetchOne(db, sql: "SELECT report_json FROM profiler_traces WHERE id = ?", arguments: [traceID])
+        }
+    }
+
+    package func storeProfilerReport(_ json: String, traceID: Int64) throws(WorkspaceError) {
+        try write { db in
+            try db.execute(sql: "UPDATE profiler_traces SET report_json = ? WHERE id = ?", arguments: [json, traceID])
+        }
+    }
+
+    /// One rank's events that start in `from..<to`, of the given kinds, in time order: what a
+    /// timeline window shows.
+    package func profilerEvents(
+        traceID: Int64, rank: Int, from: Int64, to: Int64, kinds: Set<Int>
+    ) throws(WorkspaceError) -> [ProfilerEventRow] {
+        try read { db in
+            let sql = """
+                SELECT rank, kind, name, category, start_ns, dur_ns, pid, tid, correlation, external_id, event_index
+                FROM profiler_events WHERE trace_id = ? AND rank = ? AND start_ns >= ? AND start_ns < ?
+                AND kind IN (\(kinds.sorted().map(String.init).joined(separator: ",")))
+                ORDER BY start_ns, event_index
+                """
+            return try Self.eventRows(db, sql: sql, arguments: [traceID, rank, from, to])
+        }
+    }
+
+    /// The event on stream or thread `tid` of `rank` that comes next after (`forward`) or just
+    /// before the one at `start` and `index`, of the given kinds.
+    package func profilerEvent(
+        traceID: Int64, rank: Int, tid: Int64, kinds: Set<Int>, after start: Int64, index: Int, forward: Bool
+    ) throws(WorkspaceError) -> ProfilerEventRow? {
+        try read { db in
+            let sql = """
+                SELECT rank, kind, name, category, start_ns, dur_ns, pid, tid, correlation, external_id, event_index
+                FROM profiler_events WHERE trace_id = ? AND rank = ? AND tid = ?
+                AND kind IN (\(kinds.sorted().map(String.init).joined(separator: ",")))
+                AND \(forward ? "(start_ns > ? OR (start_ns = ? AND event_index > ?))" : "(start_ns < ? OR (start_ns = ? AND event_index < ?))")
+                ORDER BY start_ns \(forward ? "" : "DESC"), event_index \(forward ? "" : "DESC") LIMIT 1
+                """
+            return try Self.eventRows(db, sql: sql, arguments: [traceID, rank, tid, start, start, index]).first
+        }
+    }
+
+    private static func eventRows(_ db: Database, sql: String, arguments: StatementArguments) throws
+        -> [ProfilerEventRow]
+    {
+        var rows: [ProfilerEventRow] = []
+        let cursor = try Row.fetchCursor(db, sql: sql, arguments: arguments)
+        while let row = try cursor.next() {
+            rows.append(
+                ProfilerEventRow(
+                    rank: row[0], kind: row[1], name: row[2], category: row[3], startNs: row[4], durationNs: row[5],
+                    pid: row[6], tid: row[7], correlation: row[8] ?? 0, externalID: row[9] ?? 0, index: row[10],
+                    args: nil))
+        }
+        return rows
     }
 
     @discardableResult

@@ -34,8 +34,62 @@ import Testing
         let effects = AppFixtures.press([.enter], on: &state)
         let asked = AppFixtures.requests(ProfilesPanel.OpenProfile.self, in: effects)
         #expect(asked == [ProfilesPanel.OpenProfile(id: ids[1])])
-        _ = state.update(AppFixtures.answer(asked[0], try port.open(ids[1])))
+        AppFixtures.settle(effects, &state, ports: ports(port))
         return (state, port, ids)
+    }
+
+    private func ports(_ port: ProfilesBrowser) -> Ports {
+        var ports = Ports()
+        ports.register(port)
+        return ports
+    }
+
+    /// Opening asks for the lanes, then for the report as a job; until it comes the breakdown
+    /// says it is analysing, and the timeline is already there.
+    @Test func theReportComesAsAJobAndTheTimelineDoesNotWaitForIt() throws {
+        let (port, ids) = try browser()
+        var state = AppFixtures.state(width: 120, height: 36)
+        AppFixtures.press([.character("9")], on: &state)
+        _ = state.update(AppFixtures.answer(ProfilesPanel.ListProfiles(), try port.list()))
+        let effects = AppFixtures.press([.enter], on: &state)
+        let open = try #require(AppFixtures.requests(ProfilesPanel.OpenProfile.self, in: effects).first)
+        let next = state.update(AppFixtures.answer(open, try port.open(ids[1])))
+        let report = AppFixtures.requests(ProfilesPanel.ProfileReportRequest.self, in: next)
+        #expect(report == [ProfilesPanel.ProfileReportRequest(id: ids[1])])
+        #expect(next.contains { if case .portJob = $0 { true } else { false } })
+        #expect(state.render().text().contains("analysing 9487 events"))
+        // The timeline draws from the stored lanes while the report is still out.
+        AppFixtures.settle(
+            AppFixtures.press([.character("v"), .character("v")], on: &state), &state, ports: ports(port))
+        #expect(panel(state).view == .timeline && panel(state).report == nil)
+        #expect(state.render().text().contains("r0 stream 7"))
+        _ = state.update(AppFixtures.answer(report[0], try port.report(ids[1])))
+        #expect(panel(state).report?.ranks.count == 2)
+    }
+
+    /// Before a window's events are read, a lane is drawn from its stored bins; once read, from
+    /// its events: the same columns are busy either way.
+    @Test func theFirstFrameDrawsTheStoredBins() throws {
+        let (port, ids) = try browser()
+        var state = AppFixtures.state(width: 120, height: 36)
+        AppFixtures.press([.character("9")], on: &state)
+        _ = state.update(AppFixtures.answer(ProfilesPanel.ListProfiles(), try port.list()))
+        let open = try #require(
+            AppFixtures.requests(ProfilesPanel.OpenProfile.self, in: AppFixtures.press([.enter], on: &state)).first)
+        _ = state.update(AppFixtures.answer(open, try port.open(ids[1])))
+        let effects = AppFixtures.press([.character("v"), .character("v")], on: &state)
+        let asked = try #require(AppFixtures.requests(ProfilesPanel.TimelineDetail.self, in: effects).first)
+        #expect(panel(state).events(ofLane: 0) == nil)
+        func laneRow(_ text: String) -> String {
+            String(text.split(separator: "\n").first { $0.contains("r0 stream 7") } ?? "")
+        }
+        let binned = laneRow(state.render().text())
+        _ = state.update(AppFixtures.answer(asked, try port.detail(ids[1], window: asked.window)))
+        #expect(panel(state).events(ofLane: 0) != nil)
+        let exact = laneRow(state.render().text())
+        let busy = { (row: String) in row.map { "▁▂▃▄▅▆▇█".contains($0) } }
+        let agree = zip(busy(binned), busy(exact)).filter { $0 == $1 }.count
+        #expect(binned.count > 80 && agree >= binned.count - 2, "\(binned)\n\(exact)")
     }
 
     /// Enter opens the breakdown: HTA's figures per rank, the families, launch delays.
@@ -52,31 +106,39 @@ import Testing
 
     /// v steps through the views; the kernels table lists count, mean, p50, p99 and family.
     @Test func kernelsAndTimeline() throws {
-        var (state, _, _) = try opened()
-        AppFixtures.press([.character("v")], on: &state)
+        var (state, port, _) = try opened()
+        let ports = ports(port)
+        func press(_ keys: [Key]) { AppFixtures.settle(AppFixtures.press(keys, on: &state), &state, ports: ports) }
+        press([.character("v")])
         var text = state.render().text()
         #expect(text.contains("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t"))
         #expect(text.contains("communication"))
-        AppFixtures.press([.character("v")], on: &state)
+        press([.character("v")])
         #expect(panel(state).view == .timeline)
         text = state.render().text()
         #expect(text.contains("r0 stream 7") && text.contains("r1 stream 84"))
         // ] selects the lane's first kernel in view and shows it; f fits the view to it.
-        AppFixtures.press([.character("]")], on: &state)
+        press([.character("]")])
         let selected = try #require(panel(state).selected)
         #expect(state.render().text().contains("lasts"))
-        AppFixtures.press([.character("f")], on: &state)
+        // ] again is the lane's next kernel, [ comes back.
+        press([.character("]")])
+        let second = try #require(panel(state).selected)
+        #expect(ProfilesBrowser.Event.precedes(selected, second))
+        press([.character("[")])
+        #expect(panel(state).selected == selected)
+        press([.character("f")])
         let window = panel(state).window
         #expect(window.lowerBound <= selected.start && window.upperBound >= selected.end)
         #expect(window.upperBound - window.lowerBound < 2 * max(1000, selected.duration) + selected.duration + 1)
         // 0 shows the whole profile again; - cannot zoom out past it.
-        AppFixtures.press([.character("0"), .character("-")], on: &state)
+        press([.character("0"), .character("-")])
         let whole = panel(state).window
         #expect(whole == (panel(state).opened!.start...panel(state).opened!.end))
         // Panning right by a quarter of a zoomed window.
-        AppFixtures.press([.character("+"), .character("+")], on: &state)
+        press([.character("+"), .character("+")])
         let zoomed = panel(state).window
-        AppFixtures.press([.character("l")], on: &state)
+        press([.character("l")])
         #expect(panel(state).window.lowerBound > zoomed.lowerBound)
     }
 

@@ -25,7 +25,8 @@ import Testing
             info.tables.map(\.name) == [
                 "ceilings", "chunks", "command_history", "documents", "eval_results", "eval_runs", "eval_scores",
                 "job_leases", "kernel_runs", "machine_profiles", "model_prices",
-                "models", "profiler_events", "profiler_names", "profiler_traces", "qrels", "qrels_queries",
+                "models", "profiler_events", "profiler_lanes", "profiler_names", "profiler_traces", "qrels",
+                "qrels_queries",
                 "retrieval_evals", "retrieval_indexes", "retrieval_records",
                 "review_assignments", "review_items", "review_labels", "review_queues", "review_skips",
                 "sae_activation_sets",

@@ -22,8 +22,8 @@ package struct ProfileService: Sendable {
         package var bytes: Int
     }
 
-    /// The trace files `paths` name: files as given, and in a directory every `.json` and
-    /// `.json.gz` (one per rank, as HTA reads a trace directory), in name order.
+    /// The trace files `paths` name: files as given, and in a directory every `.json`,
+    /// `.json.gz` and `.sqlite` (one per rank, as HTA reads a trace directory), in name order.
     package static func traceFiles(_ paths: [String]) throws -> [String] {
         var files: [String] = []
         for path in paths {
@@ -33,9 +33,10 @@ package struct ProfileService: Sendable {
             }
             if isDirectory.boolValue {
                 let inside = try FileManager.default.contentsOfDirectory(atPath: path).sorted()
-                    .filter { $0.hasSuffix(".json") || $0.hasSuffix(".json.gz") || $0.hasSuffix(".gz") }
+                    .filter { name in [".json", ".json.gz", ".gz", ".sqlite"].contains { name.hasSuffix($0) } }
                 guard !inside.isEmpty else {
-                    throw ProfileReadError(file: path, message: "the directory holds no .json or .json.gz trace")
+                    throw ProfileReadError(
+                        file: path, message: "the directory holds no .json, .json.gz or .sqlite trace")
                 }
                 files += inside.map { (path as NSString).appendingPathComponent($0) }
             } else {
@@ -82,11 +83,12 @@ package struct ProfileService: Sendable {
             result = try workspace.importProfilerTrace(sourceKey: key) { writer in
                 do {
                     var names = ProfileNames()
+                    var timeline = TimelineBuilder()
                     var read: [KinetoFileInfo] = []
                     var done = 0
                     for (slot, file) in files.enumerated() {
                         try reporter.checkCancellation()
-                        let info = try KinetoReader.read(
+                        let info = try ProfileFile.read(
                             file, names: &names,
                             progress: { fraction in
                                 reporter.report(
@@ -96,6 +98,7 @@ package struct ProfileService: Sendable {
                             }
                         ) { events in
                             for event in events {
+                                timeline.add(event, rank: slot)
                                 try writer.insert(
                                     ProfilerEventRow(
                                         rank: slot, kind: Int(event.kind.rawValue), name: event.name,
@@ -108,13 +111,15 @@ package struct ProfileService: Sendable {
                         read.append(info)
                     }
                     let ranks = try Self.ranks(read)
-                    try writer.renumberRanks(Dictionary(uniqueKeysWithValues: ranks.enumerated().map { ($0, $1) }))
+                    let renumbered = Dictionary(uniqueKeysWithValues: ranks.enumerated().map { ($0, $1) })
+                    try writer.renumberRanks(renumbered)
+                    timeline.renumberRanks(renumbered)
                     infos.withLock { $0 = read }
                     let record = ProfilerTraceRecord(
                         name: title, sourceKey: key, filesJSON: Self.filesJSON(read, ranks: ranks), ranks: read.count,
                         events: writer.count, startNs: read.map(\.start).min() ?? 0,
                         endNs: read.map(\.end).max() ?? 0)
-                    return (record, names.names)
+                    return (record, names.names, timeline.lanes(names: names).map(Self.row))
                 } catch {
                     readFailure.withLock { $0 = error }
                     throw error
@@ -202,6 +207,56 @@ package struct ProfileService: Sendable {
             message:
                 "names several profiles (\(matches.compactMap(\.id).map(String.init).joined(separator: ", "))): give an id"
         )
+    }
+
+    static func row(_ lane: TimelineLane) -> ProfilerLaneRow {
+        ProfilerLaneRow(
+            rank: lane.rank, tid: lane.tid, pid: lane.pid, isGPU: lane.isGPU, events: lane.events, startNs: lane.start,
+            endNs: lane.end, bins: lane.encodedBins, longEvents: lane.encodedLong)
+    }
+
+    /// The profile's timeline lanes as stored at import; a profile imported before lanes were
+    /// kept (or whose stored lanes cannot be read) has them worked out from its events once, and
+    /// kept.
+    package func lanes(_ record: ProfilerTraceRecord) throws -> [TimelineLane] {
+        let id = record.id ?? 0
+        let stored = try workspace.profilerLanes(traceID: id)
+        let decoded = stored.compactMap { row -> TimelineLane? in
+            guard let (bins, long) = TimelineLane.decode(bins: row.bins, long: row.longEvents) else { return nil }
+            return TimelineLane(
+                rank: row.rank, tid: row.tid, pid: row.pid, isGPU: row.isGPU, events: row.events, start: row.startNs,
+                end: row.endNs, bins: bins, long: long)
+        }
+        if !stored.isEmpty, decoded.count == stored.count { return decoded }
+        guard record.events > 0 else { return [] }
+        let loaded = try load(record)
+        var timeline = TimelineBuilder()
+        for rank in loaded.ranks {
+            for event in rank.events { timeline.add(event, rank: rank.rank) }
+        }
+        let lanes = timeline.lanes(names: loaded.names)
+        try workspace.storeProfilerLanes(lanes.map(Self.row), traceID: id)
+        return lanes
+    }
+
+    /// The profile's report over HTA's default window, worked out from every event the first
+    /// time it is asked for and kept: opening the profile again reads it back.
+    package func report(_ record: ProfilerTraceRecord, reporter: JobReporter = .detached()) throws -> ProfileReport {
+        let id = record.id ?? 0
+        if let json = try workspace.profilerReport(traceID: id),
+            let report = try? JSONDecoder().decode(ProfileReport.self, from: Data(json.utf8)), report.id == id
+        {
+            return report
+        }
+        reporter.report(JobProgress(completed: 0, total: 2, detail: "reading \(record.events) events"))
+        let loaded = try load(record)
+        try reporter.checkCancellation()
+        reporter.report(JobProgress(completed: 1, total: 2, detail: "analysing"))
+        let report = ProfileReport.make(loaded)
+        if let data = try? JSONEncoder().encode(report) {
+            try workspace.storeProfilerReport(String(decoding: data, as: UTF8.self), traceID: id)
+        }
+        return report
     }
 
     package func load(_ record: ProfilerTraceRecord) throws -> Loaded {

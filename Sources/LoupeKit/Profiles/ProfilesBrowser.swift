@@ -1,8 +1,11 @@
+import Foundation
+import LoupeBase
 import LoupeProfiling
 import LoupeStore
 
-/// The Profiles panel's port: the imported profiler traces, one opened with its report and its
-/// timeline lanes, and two compared.
+/// The Profiles panel's port: the imported profiler traces; one opened on its timeline lanes (a
+/// level of detail stored at import, so a gigabyte trace opens without reading its events), its
+/// report, the events of a window, and two profiles compared.
 ///
 /// Thread-safety: any thread.
 package struct ProfilesBrowser: Sendable {
@@ -12,13 +15,15 @@ package struct ProfilesBrowser: Sendable {
 
     package func list() throws -> [ProfilerTraceRecord] { try workspace.profilerTraces() }
 
-    /// One GPU stream (or host thread) of one rank, its events in time order.
+    /// One GPU stream (or host thread) of one rank: its summary, and the events longer than a bin.
     package struct Lane: Hashable, Sendable {
         package var rank: Int
         /// `stream 7`, or a host thread's name.
         package var label: String
         package var isGPU: Bool
-        package var events: [Event]
+        package var tid: Int64
+        package var summary: TimelineLane
+        package var long: [Event]
     }
 
     /// An event on a lane, with what the timeline shows of it.
@@ -30,80 +35,160 @@ package struct ProfilesBrowser: Sendable {
         package var kind: ProfileEventKind
         package var index: Int
         package var end: Int64 { start + duration }
+
+        package init(
+            start: Int64, duration: Int64, name: String, family: KernelFamily?, kind: ProfileEventKind, index: Int
+        ) {
+            self.start = start
+            self.duration = duration
+            self.name = name
+            self.family = family
+            self.kind = kind
+            self.index = index
+        }
+
+        /// Time order, the file's order among equal starts.
+        package static func precedes(_ a: Event, _ b: Event) -> Bool { (a.start, a.index) < (b.start, b.index) }
     }
 
-    /// A profile opened: its report, and its lanes for the timeline (GPU streams first, then
-    /// the host threads that launched work).
+    /// A profile opened: its lanes for the timeline (each rank's GPU streams, then the host
+    /// threads that launched work) and their span. The report comes on its own (`report`): it
+    /// reads every event the first time.
     package struct Opened: Hashable, Sendable {
         package var record: ProfilerTraceRecord
-        package var report: ProfileReport
         package var lanes: [Lane]
         package var start: Int64
         package var end: Int64
     }
 
-    package func open(_ id: Int64, allSteps: Bool = false) throws -> Opened {
-        let service = ProfileService(workspace: workspace)
-        guard let record = try workspace.profilerTrace(id: id) else {
-            throw ProfileReadError(file: "profile \(id)", message: "no such profile (it may have been deleted)")
-        }
-        let loaded = try service.load(record)
-        return Self.opened(loaded, allSteps: allSteps)
+    /// The events of every lane in a window, each lane's in time order.
+    package struct Detail: Hashable, Sendable {
+        package var window: ClosedRange<Int64>
+        package var lanes: [[Event]]
     }
 
-    static func opened(_ loaded: ProfileService.Loaded, allSteps: Bool) -> Opened {
-        let names = loaded.names
-        var lanes: [Lane] = []
-        for rank in loaded.ranks {
-            var gpu: [Int64: [Event]] = [:]
-            var host: [Int64: [Event]] = [:]
-            for e in rank.events {
-                let name = names[e.name]
-                if e.kind.isStreamWork {
-                    gpu[e.tid, default: []].append(
-                        Event(
-                            start: e.start, duration: e.duration, name: name,
-                            family: names.family(e),
-                            kind: e.kind, index: e.index))
-                } else if e.kind == .runtime || e.kind == .cpuOp || e.kind == .annotation {
-                    host[e.tid, default: []].append(
-                        Event(
-                            start: e.start, duration: e.duration, name: name, family: nil, kind: e.kind, index: e.index)
-                    )
-                }
+    package func open(_ id: Int64) throws -> Opened {
+        let record = try self.record(id)
+        let service = ProfileService(workspace: workspace)
+        let summaries = try service.lanes(record)
+        let names = ProfileNames(try workspace.profilerNames(traceID: id))
+        let threadNames = Self.threadNames(record.filesJSON)
+        let lanes = summaries.map { lane in
+            Lane(
+                rank: lane.rank, label: Self.label(lane, names: names, threadNames: threadNames), isGPU: lane.isGPU,
+                tid: lane.tid, summary: lane, long: lane.long.map { Self.event($0, names: names) })
+        }
+        let start = summaries.first?.start ?? record.startNs
+        let end = summaries.first?.end ?? record.endNs
+        return Opened(record: record, lanes: lanes, start: start, end: max(end, start + 1))
+    }
+
+    /// The profile's report over HTA's default window (kept once worked out).
+    package func report(_ id: Int64, reporter: JobReporter = .detached()) throws -> ProfileReport {
+        try ProfileService(workspace: workspace).report(try record(id), reporter: reporter)
+    }
+
+    /// The events of `lanes` that reach into `window`: those starting in it or a bin before it,
+    /// and the lane's long ones that overlap it.
+    package func detail(_ id: Int64, window: ClosedRange<Int64>) throws -> Detail {
+        let lanes = try open(id).lanes
+        let names = ProfileNames(try workspace.profilerNames(traceID: id))
+        var out = [[Event]](repeating: [], count: lanes.count)
+        for rank in Set(lanes.map(\.rank)).sorted() {
+            let here = lanes.indices.filter { lanes[$0].rank == rank }
+            let lookBack = here.map { lanes[$0].summary.lookBack }.max() ?? 0
+            let kinds = Set(ProfileEventKind.allCases.filter(TimelineLane.isDrawn).map { Int($0.rawValue) })
+            var slot: [LaneKey: Int] = [:]
+            for index in here { slot[LaneKey(tid: lanes[index].tid, isGPU: lanes[index].isGPU)] = index }
+            let rows = try workspace.profilerEvents(
+                traceID: id, rank: rank, from: window.lowerBound - lookBack, to: window.upperBound + 1, kinds: kinds)
+            for row in rows {
+                guard let kind = ProfileEventKind(rawValue: UInt8(clamping: row.kind)),
+                    let index = slot[LaneKey(tid: row.tid, isGPU: kind.isStreamWork)],
+                    row.startNs + row.durationNs >= window.lowerBound
+                else { continue }
+                let lane = lanes[index].summary
+                // The long ones come from the lane's summary, once.
+                guard Double(row.durationNs) <= lane.binWidth else { continue }
+                out[index].append(Self.event(row, kind: kind, names: names))
             }
-            for stream in gpu.keys.sorted() {
-                lanes.append(
-                    Lane(
-                        rank: rank.rank, label: "stream \(stream)", isGPU: true,
-                        events: gpu[stream]!.sorted { ($0.start, $0.index) < ($1.start, $1.index) }))
-            }
-            // Host threads with the most events first; a CPU-only trace has only these.
-            for thread in host.keys.sorted(by: { (host[$0]!.count, $1) > (host[$1]!.count, $0) }).prefix(4) {
-                lanes.append(
-                    Lane(
-                        rank: rank.rank,
-                        label: thread >= 0
-                            ? "thread \(thread)"
-                            : names[Int32(-thread - 1)].isEmpty ? "thread ?" : names[Int32(-thread - 1)], isGPU: false,
-                        events: host[thread]!.sorted { ($0.start, $0.index) < ($1.start, $1.index) }))
+            for index in here {
+                out[index] += lanes[index].long.filter { $0.end >= window.lowerBound && $0.start <= window.upperBound }
+                out[index].sort(by: Event.precedes)
             }
         }
-        let start = lanes.compactMap { $0.events.first?.start }.min() ?? loaded.record.startNs
-        let end = lanes.compactMap { $0.events.map(\.end).max() }.max() ?? loaded.record.endNs
-        return Opened(
-            record: loaded.record, report: ProfileReport.make(loaded, allSteps: allSteps), lanes: lanes, start: start,
-            end: max(end, start + 1))
+        return Detail(window: window, lanes: out)
+    }
+
+    /// The event on `lane` after (`forward`) or before `from`, or the first one at or after
+    /// `time` when there is no `from`.
+    package func step(_ id: Int64, lane index: Int, from: Event?, time: Int64, forward: Bool) throws -> Event? {
+        let lanes = try open(id).lanes
+        guard lanes.indices.contains(index) else { return nil }
+        let lane = lanes[index]
+        let names = ProfileNames(try workspace.profilerNames(traceID: id))
+        let kinds = Set(
+            ProfileEventKind.allCases.filter { TimelineLane.isDrawn($0) && $0.isStreamWork == lane.isGPU }
+                .map { Int($0.rawValue) })
+        let row = try workspace.profilerEvent(
+            traceID: id, rank: lane.rank, tid: lane.tid, kinds: kinds, after: from?.start ?? time,
+            index: from?.index ?? (forward ? -1 : Int.max), forward: forward)
+        return row.flatMap { row in
+            ProfileEventKind(rawValue: UInt8(clamping: row.kind)).map { Self.event(row, kind: $0, names: names) }
+        }
     }
 
     package func compare(before: Int64, after: Int64) throws -> ProfileComparison {
         let service = ProfileService(workspace: workspace)
-        func load(_ id: Int64) throws -> ProfileService.Loaded {
-            guard let record = try workspace.profilerTrace(id: id) else {
-                throw ProfileReadError(file: "profile \(id)", message: "no such profile")
-            }
-            return try service.load(record)
+        return ProfileComparison.make(try service.load(try record(before)), try service.load(try record(after)))
+    }
+
+    private func record(_ id: Int64) throws -> ProfilerTraceRecord {
+        guard let record = try workspace.profilerTrace(id: id) else {
+            throw ProfileReadError(file: "profile \(id)", message: "no such profile (it may have been deleted)")
         }
-        return ProfileComparison.make(try load(before), try load(after))
+        return record
+    }
+
+    private struct LaneKey: Hashable {
+        var tid: Int64
+        var isGPU: Bool
+    }
+
+    static func event(_ event: TimelineEvent, names: ProfileNames) -> Event {
+        Event(
+            start: event.start, duration: event.duration, name: names[event.name], family: event.family,
+            kind: event.kind, index: event.index)
+    }
+
+    static func event(_ row: ProfilerEventRow, kind: ProfileEventKind, names: ProfileNames) -> Event {
+        let event = ProfileEvent(
+            kind: kind, name: row.name, category: row.category, start: row.startNs, duration: max(0, row.durationNs),
+            pid: row.pid, tid: row.tid, index: row.index)
+        return Event(
+            start: event.start, duration: event.duration, name: names[row.name],
+            family: kind.isStreamWork ? names.family(event) : nil, kind: kind, index: row.index)
+    }
+
+    /// `stream 7`; a host thread by the name its trace gave it, else its number.
+    static func label(_ lane: TimelineLane, names: ProfileNames, threadNames: [Int: [String: String]]) -> String {
+        if lane.isGPU { return "stream \(lane.tid)" }
+        let named = lane.tid < 0 ? names[Int32(-lane.tid - 1)] : ""
+        if !named.isEmpty { return named }
+        if let given = threadNames[lane.rank]?["\(lane.pid)/\(lane.tid)"], !given.isEmpty { return given }
+        return lane.tid >= 0 ? "thread \(lane.tid)" : "thread ?"
+    }
+
+    /// Each rank's `thread_names` ("pid/tid" → name) as the import kept them.
+    static func threadNames(_ filesJSON: String) -> [Int: [String: String]] {
+        guard case .array(let files) = (try? JSONValue.parse(filesJSON)) ?? .null else { return [:] }
+        var out: [Int: [String: String]] = [:]
+        for file in files {
+            guard let rank = file["rank"]?.int, case .object(let names) = file["thread_names"] ?? .null else {
+                continue
+            }
+            out[Int(rank)] = names.compactMapValues(\.string)
+        }
+        return out
     }
 }

@@ -29,11 +29,14 @@ package struct ProfileNames: Sendable {
     package func type(_ id: Int32) -> KernelType { types.indices.contains(Int(id)) ? types[Int(id)] : .other }
 
     /// The family of `event`: copies, memsets and syncs by their kind, kernels by their name.
-    package func family(_ event: ProfileEvent) -> KernelFamily {
-        switch event.kind {
+    package func family(_ event: ProfileEvent) -> KernelFamily { family(name: event.name, kind: event.kind) }
+
+    /// The family of an event of `kind` named `name`.
+    package func family(name: Int32, kind: ProfileEventKind) -> KernelFamily {
+        switch kind {
         case .memcpy, .memset: .memory
         case .sync: .sync
-        default: families.indices.contains(Int(event.name)) ? families[Int(event.name)] : .other
+        default: families.indices.contains(Int(name)) ? families[Int(name)] : .other
         }
     }
 

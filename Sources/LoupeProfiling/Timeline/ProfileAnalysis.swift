@@ -104,7 +104,8 @@ package struct LaunchStats: Hashable, Sendable, Codable {
 package enum ProfileAnalysis {
     /// The runtime calls whose correlation id names the GPU work they launched.
     package static let launchNames: Set<String> = [
-        "cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel", "cudaMemcpyAsync", "cudaMemsetAsync",
+        "cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel", "cuLaunchKernelEx", "cudaMemcpyAsync",
+        "cudaMemsetAsync",
         "runFunction - job_prep_and_submit_for_execution", "hipLaunchKernel", "hipExtModuleLaunchKernel",
         "hipMemcpyAsync", "hipMemsetAsync", "hipMemcpyWithStream",
     ]

@@ -83,8 +83,16 @@ extension ProfilesPanel {
             toLength: width, withPad: " ", startingAt: 0)
     }
 
+    /// What the breakdown and kernels views say while the report is worked out.
+    private func renderAnalysing(into frame: inout Frame, area: Rect, theme: Theme) {
+        let text =
+            reportError.map { "cannot analyse this profile: \(UntrustedText.sanitized($0))" }
+            ?? "analysing \(opened?.record.events ?? 0) events… (the first time only: the report is kept; the timeline is ready, v)"
+        frame.draw(text, at: Point(x: area.x + 1, y: area.y), style: theme.dim, clip: area)
+    }
+
     private func renderBreakdown(into frame: inout Frame, area: Rect, theme: Theme) {
-        guard let report = opened?.report else { return }
+        guard let report else { return renderAnalysing(into: &frame, area: area, theme: theme) }
         var y = area.y
         func line(_ spans: [Span]) {
             guard y < area.maxY else { return }
@@ -156,6 +164,7 @@ extension ProfilesPanel {
 
     private func renderKernels(into frame: inout Frame, area: Rect, theme: Theme, focused: Bool) {
         let kernels = self.kernels
+        guard report != nil else { return renderAnalysing(into: &frame, area: area, theme: theme) }
         guard !kernels.isEmpty else {
             frame.draw("no kernels", at: Point(x: area.x + 1, y: area.y), style: theme.dim, clip: area)
             return
@@ -247,41 +256,53 @@ extension ProfilesPanel {
             var covered = [Int64](repeating: 0, count: plot.width)
             var dominant = [Int](repeating: -1, count: plot.width)
             var best = [Int64](repeating: 0, count: plot.width)
-            // The events that reach into the window: from the first starting inside it, back
-            // over those that started before and run on.
-            var low = 0
-            var high = l.events.count
-            while low < high {
-                let mid = (low + high) / 2
-                if l.events[mid].start < t0 { low = mid + 1 } else { high = mid }
-            }
-            var i = low
-            var back = 0
-            while i > 0, back < 64 {
-                i -= 1
-                back += 1
-                if l.events[i].end > t0 { low = i }
-            }
-            i = low
-            while i < l.events.count, l.events[i].start < t0 + span {
-                let e = l.events[i]
-                i += 1
-                let a = max(e.start, t0)
-                let b = min(e.end, t0 + span)
-                guard b > a || e.duration == 0 else { continue }
-                let key = Int(e.family?.rawValue ?? 100 + Int(e.kind.rawValue))
+            func add(from a: Int64, to b: Int64, instant: Bool, key: Int, busy: Double = 1) {
                 var column = Int((a - t0) * Int64(plot.width) / span)
                 while column < plot.width {
                     let cellStart = t0 + span * Int64(column) / Int64(plot.width)
                     let cellEnd = t0 + span * Int64(column + 1) / Int64(plot.width)
-                    let part = max(1, min(b, cellEnd) - max(a, cellStart))
+                    let part = Int64(Double(max(instant ? 1 : 0, min(b, cellEnd) - max(a, cellStart))) * busy)
                     covered[column] += part
-                    if part > best[column] {
+                    if part > best[column] || (part > 0 && dominant[column] < 0) {
                         best[column] = part
                         dominant[column] = key
                     }
                     if b <= cellEnd { break }
                     column += 1
+                }
+            }
+            if let events = events(ofLane: index) {
+                // The events that reach into the window: those starting before it that run
+                // on into it, then those starting inside it.
+                var low = 0
+                var high = events.count
+                while low < high {
+                    let mid = (low + high) / 2
+                    if events[mid].start < t0 { low = mid + 1 } else { high = mid }
+                }
+                for e in events[..<low] where e.end > t0 {
+                    add(from: t0, to: min(e.end, t0 + span), instant: false, key: Self.key(e))
+                }
+                var i = low
+                while i < events.count, events[i].start < t0 + span {
+                    let e = events[i]
+                    i += 1
+                    let a = max(e.start, t0)
+                    let b = min(e.end, t0 + span)
+                    guard b > a || e.duration == 0 else { continue }
+                    add(from: a, to: b, instant: e.duration == 0, key: Self.key(e))
+                }
+            } else {
+                // The lane's stored bins, each spread over the columns it covers.
+                let summary = l.summary
+                let width = summary.binWidth
+                for bin in summary.binRange(window) where !summary.bins[bin].isEmpty {
+                    let a = max(t0, summary.start + Int64(Double(bin) * width))
+                    let b = min(t0 + span, summary.start + Int64(Double(bin + 1) * width))
+                    guard b > a else { continue }
+                    add(
+                        from: a, to: b, instant: false, key: Int(summary.bins[bin].shade),
+                        busy: max(1 / 65535, Double(summary.bins[bin].busy) / 65535))
                 }
             }
             let cell = Double(span) / Double(plot.width)
@@ -335,6 +356,11 @@ extension ProfilesPanel {
         legend.append(Span("█", theme.text))
         legend.append(Span(" launch calls", theme.dim))
         _ = frame.draw(legend, at: Point(x: area.x + 1, y: area.maxY - 1), clip: area)
+    }
+
+    /// What colours an event: its family on a stream, `100 + kind` on the host (as the bins).
+    private static func key(_ event: ProfilesBrowser.Event) -> Int {
+        event.family.map(\.rawValue) ?? 100 + Int(event.kind.rawValue)
     }
 
     private func renderCompare(into frame: inout Frame, area: Rect, theme: Theme, focused: Bool) {

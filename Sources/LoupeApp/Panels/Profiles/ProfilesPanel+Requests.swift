@@ -9,13 +9,64 @@ extension ProfilesPanel {
         package func ask(_ port: ProfilesBrowser) throws -> [ProfilerTraceRecord] { try port.list() }
     }
 
-    /// One profile with its report and timeline lanes.
+    /// One profile with its timeline lanes.
     package struct OpenProfile: PortRequest {
         package var id: Int64
 
         package init(id: Int64) { self.id = id }
 
         package func ask(_ port: ProfilesBrowser) throws -> ProfilesBrowser.Opened { try port.open(id) }
+    }
+
+    /// The open profile's report: a job, as the first time it reads every event.
+    package struct ProfileReportRequest: PortRequest {
+        package var id: Int64
+
+        package init(id: Int64) { self.id = id }
+
+        package var jobTitle: String? { "analysing profile \(id)" }
+
+        package func ask(_ port: ProfilesBrowser) throws -> ProfileReport { try port.report(id) }
+
+        package func ask(_ port: ProfilesBrowser, reporter: JobReporter) throws -> ProfileReport {
+            try port.report(id, reporter: reporter)
+        }
+    }
+
+    /// The events of the open profile's lanes in a window.
+    package struct TimelineDetail: PortRequest {
+        package var id: Int64
+        package var window: ClosedRange<Int64>
+
+        package init(id: Int64, window: ClosedRange<Int64>) {
+            self.id = id
+            self.window = window
+        }
+
+        package func ask(_ port: ProfilesBrowser) throws -> ProfilesBrowser.Detail {
+            try port.detail(id, window: window)
+        }
+    }
+
+    /// A lane's next or previous event, from the selected one or from a time.
+    package struct StepEvent: PortRequest {
+        package var id: Int64
+        package var lane: Int
+        package var from: ProfilesBrowser.Event?
+        package var time: Int64
+        package var forward: Bool
+
+        package init(id: Int64, lane: Int, from: ProfilesBrowser.Event?, time: Int64, forward: Bool) {
+            self.id = id
+            self.lane = lane
+            self.from = from
+            self.time = time
+            self.forward = forward
+        }
+
+        package func ask(_ port: ProfilesBrowser) throws -> ProfilesBrowser.Event? {
+            try port.step(id, lane: lane, from: from, time: time, forward: forward)
+        }
     }
 
     /// The open profile against the baseline.

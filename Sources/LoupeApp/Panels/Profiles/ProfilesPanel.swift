@@ -10,6 +10,11 @@ import LoupeTUI
 /// host thread, `←/→` pan, `+/-` zoom, `[`/`]` step through the lane's kernels) and the
 /// comparison with a baseline (`b` on the list marks one).
 ///
+/// The timeline draws each lane's level of detail (bins stored at import) until the window is
+/// narrow enough to hold at most `detailLimit` events; those are then read for the window (and a
+/// window either side, for panning) and drawn one by one. A gigabyte trace opens on its timeline
+/// without its events being read.
+///
 /// A panel of its own rather than views of the Roofline panel: the roofline places kernels by
 /// intensity and rate against a machine's roofs, a profile lays them out in time by rank and
 /// stream; what they share (a kernel's name) links them, not a layout.
@@ -42,16 +47,26 @@ package struct ProfilesPanel: Panel {
     package private(set) var view = View.list
     package private(set) var opened: ProfilesBrowser.Opened?
     package private(set) var loadingID: Int64?
+    /// The open profile's report: worked out in the background the first time.
+    package private(set) var report: ProfileReport?
+    package private(set) var reportError: String?
+    /// The events of the window (or more), once read; asked for and not yet answered.
+    package private(set) var detail: ProfilesBrowser.Detail?
+    private var detailAsked: ClosedRange<Int64>?
     package var kernelList = ListState()
     /// The profile compared against (`b`), and the comparison once loaded.
     package private(set) var baselineID: Int64?
     package private(set) var comparison: ProfileComparison?
     package var compareList = ListState()
-    /// The timeline: the lane the cursor is on, the window shown (ns), the selected event.
+    /// The timeline: the lane the cursor is on, the window shown (ns), the selected event (on
+    /// that lane).
     package private(set) var lane = 0
     package private(set) var window: ClosedRange<Int64> = 0...1
-    package private(set) var selectedEvent: Int?
+    package private(set) var selected: ProfilesBrowser.Event?
     private var loaded = false
+
+    /// The most events the timeline reads for a window; wider windows draw the stored bins.
+    package static let detailLimit = 200_000
 
     package init() {}
 
@@ -119,17 +134,19 @@ package struct ProfilesPanel: Panel {
 
     /// The open profile's kernels over its ranks (rank 0's when there are several, first).
     package var kernels: [ProfileReport.Kernel] {
-        guard let ranks = opened?.report.ranks else { return [] }
+        guard let ranks = report?.ranks else { return [] }
         return ranks.flatMap { $0.cpuOnly ? $0.operators : $0.kernels }
     }
 
     /// The lanes of the open profile.
     package var lanes: [ProfilesBrowser.Lane] { opened?.lanes ?? [] }
 
-    /// The selected timeline event.
-    package var selected: ProfilesBrowser.Event? {
-        guard let selectedEvent, lane < lanes.count, selectedEvent < lanes[lane].events.count else { return nil }
-        return lanes[lane].events[selectedEvent]
+    /// The events read for lane `index`, when they cover the window shown.
+    package func events(ofLane index: Int) -> [ProfilesBrowser.Event]? {
+        guard let detail, detail.window.lowerBound <= window.lowerBound, detail.window.upperBound >= window.upperBound,
+            detail.lanes.indices.contains(index)
+        else { return nil }
+        return detail.lanes[index]
     }
 
     package mutating func receive(_ msg: Msg) -> [PanelEffect] {
@@ -151,16 +168,48 @@ package struct ProfilesPanel: Panel {
                 opened = value
                 window = value.start...value.end
                 lane = 0
-                selectedEvent = nil
+                selected = nil
+                detail = nil
+                detailAsked = nil
+                report = nil
+                reportError = nil
                 kernelList = ListState()
                 if view == .list { view = .breakdown }
                 return [
+                    .ask(ProfileReportRequest(id: request.id)),
                     .status(
                         "profile \(request.id): \(value.record.ranks) rank(s), \(value.record.events) events · v for kernels, timeline, compare",
-                        .ok)
-                ]
+                        .ok),
+                ] + detailEffects()
             case .failed(let message):
                 return [.status(message, .error)]
+            }
+        } else if let (request, result) = answer.matching(ProfileReportRequest.self), request.id == opened?.record.id {
+            switch result {
+            case .loaded(let value): report = value
+            case .failed(let message):
+                reportError = message
+                return [.status(message, .error)]
+            }
+        } else if let (request, result) = answer.matching(TimelineDetail.self), request.id == opened?.record.id {
+            guard request.window == detailAsked else { return [] }
+            detailAsked = nil
+            switch result {
+            case .loaded(let value):
+                detail = value
+                return detailEffects()
+            case .failed(let message): return [.status(message, .error)]
+            }
+        } else if let (request, result) = answer.matching(StepEvent.self), request.id == opened?.record.id,
+            request.lane == lane
+        {
+            switch result {
+            case .loaded(let event?): return select(event)
+            case .loaded(nil):
+                return [
+                    .status(request.forward ? "no later event on this lane" : "no earlier event on this lane", .info)
+                ]
+            case .failed(let message): return [.status(message, .error)]
             }
         } else if let (_, result) = answer.matching(CompareProfiles.self) {
             switch result {
@@ -194,7 +243,7 @@ package struct ProfilesPanel: Panel {
                 state.navigate(action, count: lanes.count)
                 if state.selected != lane {
                     lane = state.selected
-                    selectedEvent = nil
+                    selected = nil
                 }
             case .breakdown: break
             }
@@ -203,12 +252,14 @@ package struct ProfilesPanel: Panel {
             let span = window.upperBound - window.lowerBound
             let step = max(1, span / 4) * (action == .left ? -1 : 1)
             shift(by: step)
+            return detailEffects()
         case PanelAction.own(Action.nextView):
             guard opened != nil else { return [.status("open a profile first (enter)", .info)] }
             let order: [View] = [.breakdown, .kernels, .timeline, .compare]
             let next = order[((order.firstIndex(of: view) ?? -1) + 1) % order.count]
             view = next
             if next == .compare { return compareEffects() }
+            if next == .timeline { return detailEffects() }
         case PanelAction.own(Action.baseline):
             guard view == .list, list.selected < profiles.count, let id = profiles[list.selected].id else {
                 return [.status("mark a baseline on the list of profiles (esc)", .info)]
@@ -220,32 +271,81 @@ package struct ProfilesPanel: Panel {
                     baselineID == nil
                         ? "baseline cleared" : "baseline: profile \(id) (\(profiles[list.selected].name))", .ok)
             ]
-        case PanelAction.own(Action.zoomIn): zoom(by: 0.5)
-        case PanelAction.own(Action.zoomOut): zoom(by: 2)
+        case PanelAction.own(Action.zoomIn):
+            zoom(by: 0.5)
+            return detailEffects()
+        case PanelAction.own(Action.zoomOut):
+            zoom(by: 2)
+            return detailEffects()
         case PanelAction.own(Action.resetZoom):
             if let opened { window = opened.start...opened.end }
+            return detailEffects()
         case PanelAction.own(Action.nextEvent), PanelAction.own(Action.previousEvent):
-            guard view == .timeline, lane < lanes.count, !lanes[lane].events.isEmpty else { return [] }
-            let events = lanes[lane].events
-            let forward = action == PanelAction.own(Action.nextEvent)
-            if let current = selectedEvent {
-                selectedEvent = forward ? min(events.count - 1, current + 1) : max(0, current - 1)
-            } else {
-                // The first kernel in view.
-                selectedEvent = events.firstIndex { $0.end >= window.lowerBound } ?? 0
-            }
-            if let selected, !window.contains(selected.start) {
-                shift(by: selected.start - (window.lowerBound + (window.upperBound - window.lowerBound) / 2))
-            }
+            guard view == .timeline, let id = opened?.record.id, lane < lanes.count, lanes[lane].summary.events > 0
+            else { return [] }
+            return step(id: id, forward: action == PanelAction.own(Action.nextEvent))
         case PanelAction.own(Action.zoomToEvent):
             guard let selected else { return [.status("select a kernel with ] first", .info)] }
             let margin = max(1000, selected.duration / 2)
             window = (selected.start - margin)...(selected.end + margin)
+            return detailEffects()
         case PanelAction.own(Action.reload):
             return [.ask(ListProfiles())]
         default: break
         }
         return []
+    }
+
+    /// The lane's next or previous event: from the events read when they hold it, else asked.
+    private mutating func step(id: Int64, forward: Bool) -> [PanelEffect] {
+        if let events = detail?.lanes[lane], let covered = detail?.window {
+            let found: ProfilesBrowser.Event?
+            if let selected {
+                found =
+                    forward
+                    ? events.first { ProfilesBrowser.Event.precedes(selected, $0) }
+                    : events.last { ProfilesBrowser.Event.precedes($0, selected) }
+            } else {
+                // The first in view.
+                found = events.first { $0.end >= window.lowerBound && $0.start <= window.upperBound }
+            }
+            // Within what was read, nothing on the lane can lie between.
+            if let found, covered.contains(found.start) { return select(found) }
+        }
+        return [
+            .ask(
+                StepEvent(
+                    id: id, lane: lane, from: selected, time: window.lowerBound, forward: forward || selected == nil))
+        ]
+    }
+
+    /// Selects `event` on the cursor's lane, bringing it into view.
+    private mutating func select(_ event: ProfilesBrowser.Event) -> [PanelEffect] {
+        selected = event
+        guard !window.contains(event.start) else { return [] }
+        shift(by: event.start - (window.lowerBound + (window.upperBound - window.lowerBound) / 2))
+        return detailEffects()
+    }
+
+    /// Asks for the window's events when it is narrow enough and they are not read yet: the
+    /// window and one more either side, so panning finds them there.
+    private mutating func detailEffects() -> [PanelEffect] {
+        guard view == .timeline, let opened, let id = opened.record.id else { return [] }
+        if let detail, detail.window.lowerBound <= window.lowerBound, detail.window.upperBound >= window.upperBound {
+            return []
+        }
+        func estimate(_ range: ClosedRange<Int64>) -> Int {
+            opened.lanes.reduce(0) { $0 + $1.summary.estimatedEvents(in: range) }
+        }
+        guard estimate(window) <= Self.detailLimit else { return [] }
+        let span = window.upperBound - window.lowerBound
+        let wide = max(opened.start, window.lowerBound - span)...min(opened.end, window.upperBound + span)
+        let asked = estimate(wide) <= Self.detailLimit ? wide : window
+        if let detailAsked, detailAsked.lowerBound <= window.lowerBound, detailAsked.upperBound >= window.upperBound {
+            return []
+        }
+        detailAsked = asked
+        return [.ask(TimelineDetail(id: id, window: asked))]
     }
 
     private func compareEffects() -> [PanelEffect] {
