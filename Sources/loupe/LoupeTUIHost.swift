@@ -97,7 +97,9 @@ struct LoupeTUIHost: TUIHost {
         try RenderBench.replay(trace: id, browser: browser, steps: steps)
     }
 
-    func profileTimelineTimings(profile id: Int64, browser: ProfilesBrowser) throws -> Double {
+    func profileTimelineTimings(
+        profile id: Int64, browser: ProfilesBrowser
+    ) throws -> (firstFrame: Double, zoomedFrame: Double?, zoomedEvents: Int) {
         try RenderBench.profileTimeline(profile: id, browser: browser)
     }
 }

@@ -94,8 +94,12 @@ enum RenderBench {
 
     /// Profile `id` opened in the Profiles panel and shown on its timeline, at 120×36: the
     /// milliseconds from `enter` to the timeline's first frame (the port's reads run in-process;
-    /// the report, a background job the timeline does not wait for, is left running).
-    static func profileTimeline(profile id: Int64, browser: ProfilesBrowser) throws -> Double {
+    /// the report, a background job the timeline does not wait for, is left running); then `+`
+    /// pressed until the window is narrow enough for its events to be read, and the milliseconds
+    /// from that key to the frame drawn from them, with how many events it read.
+    static func profileTimeline(
+        profile id: Int64, browser: ProfilesBrowser
+    ) throws -> (firstFrame: Double, zoomedFrame: Double?, zoomedEvents: Int) {
         var state = AppState(
             size: Size(width: 120, height: 36), theme: .builtInDefault, panels: [ProfilesPanel()],
             workspaceName: "bench", catalog: CommandCatalog(entries: []), themeNames: [], history: [])
@@ -116,7 +120,18 @@ enum RenderBench {
         else {
             throw CommandFailure("profile \(id) did not open on its timeline in the Profiles panel")
         }
-        return milliseconds
+        var profiles: ProfilesPanel { state.panels.first as! ProfilesPanel }
+        for _ in 0..<40 where profiles.events(ofLane: 0) == nil {
+            _ = clock.lap()
+            answer(state.update(.input(.key(.character("+")))))
+            _ = state.render()
+            let zoomed = clock.lap() * 1000
+            if profiles.events(ofLane: 0) != nil {
+                let read = profiles.detail?.lanes.reduce(0) { $0 + $1.count } ?? 0
+                return (milliseconds, zoomed, read)
+            }
+        }
+        return (milliseconds, nil, 0)
     }
 
     /// A 6 × 12-head analysis of `tokens` tokens with random attention rows (fixed seed).

@@ -121,6 +121,9 @@ import Testing
         press([.character("]")])
         let selected = try #require(panel(state).selected)
         #expect(state.render().text().contains("lasts"))
+        // Its launch as its args give it.
+        let details = state.render().text()
+        #expect(details.contains("grid ") && details.contains("block ") && details.contains("regs"))
         // ] again is the lane's next kernel, [ comes back.
         press([.character("]")])
         let second = try #require(panel(state).selected)

@@ -44,6 +44,9 @@ extension BenchCommand {
             var htaPeakRSSMegabytes: Double?
             var speedupOverHTA: Double?
             var timelineFirstFrameMilliseconds: Double
+            /// Zoomed in until the window's events are read: that frame, and how many it read.
+            var timelineZoomedFrameMilliseconds: Double?
+            var timelineZoomedEvents: Int
             /// The breakdown's report worked out from every event (the first open; kept after).
             var reportSeconds: Double
             var reportAgainMilliseconds: Double
@@ -76,7 +79,7 @@ extension BenchCommand {
             let peer = python.flatMap { Self.htaLoad(traceDirectory, python: $0) }
 
             guard let host = context.session.host else { throw NoTUIError() }
-            let firstFrame = try host.profileTimelineTimings(
+            let timeline = try host.profileTimelineTimings(
                 profile: id, browser: ProfilesBrowser(workspace: workspace))
             var clock = Stopwatch()
             _ = try ProfilesBrowser(workspace: workspace).report(id)
@@ -91,7 +94,9 @@ extension BenchCommand {
                 storedMegabytes: Double(storedBytes) / 1e6, importPeakRSSOverStored: rss / Double(max(1, storedBytes)),
                 htaSeconds: peer?.seconds, htaMegabytesPerSecond: peer.map { megabytesRead / $0.seconds },
                 htaPeakRSSMegabytes: peer.map { $0.rss / 1e6 }, speedupOverHTA: peer.map { $0.seconds / seconds },
-                timelineFirstFrameMilliseconds: firstFrame, reportSeconds: reportSeconds,
+                timelineFirstFrameMilliseconds: timeline.firstFrame,
+                timelineZoomedFrameMilliseconds: timeline.zoomedFrame, timelineZoomedEvents: timeline.zoomedEvents,
+                reportSeconds: reportSeconds,
                 reportAgainMilliseconds: reportAgain)
             if json { return context.print(try Formatting.json(result)) }
             context.print(
@@ -118,7 +123,13 @@ extension BenchCommand {
                 String(
                     format:
                         "timeline first frame: %.1f ms (open, stored lanes, render at 120×36; the report runs beside it)",
-                    firstFrame))
+                    timeline.firstFrame))
+            if let zoomed = timeline.zoomedFrame {
+                context.print(
+                    String(
+                        format: "timeline zoomed until its events are read: %.1f ms for the frame from %d events",
+                        zoomed, timeline.zoomedEvents))
+            }
             context.print(
                 String(
                     format: "report (breakdown, kernels): %.2f s the first time, from every event; %.1f ms once kept",

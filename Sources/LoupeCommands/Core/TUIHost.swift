@@ -33,8 +33,12 @@ package protocol TUIHost: Sendable {
     )
 
     /// Opens profile `id` in the Profiles panel as the TUI does and moves to its timeline; the
-    /// milliseconds from `enter` to the timeline's first frame (`loupe bench profiles`).
-    func profileTimelineTimings(profile id: Int64, browser: ProfilesBrowser) throws -> Double
+    /// milliseconds from `enter` to the timeline's first frame, then from the `+` that makes
+    /// the window narrow enough for its events to be read to the frame drawn from them, and how
+    /// many it read (`loupe bench profiles`).
+    func profileTimelineTimings(
+        profile id: Int64, browser: ProfilesBrowser
+    ) throws -> (firstFrame: Double, zoomedFrame: Double?, zoomedEvents: Int)
 }
 
 /// Raised by the commands that need the TUI when the session has none (a library embedding the

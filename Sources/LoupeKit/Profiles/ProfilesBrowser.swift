@@ -138,6 +138,38 @@ package struct ProfilesBrowser: Sendable {
         }
     }
 
+    /// What an event's `args` say of its launch, in a line: grid, block, registers, shared
+    /// memory, occupancy (a kernel), or its inputs' shapes (an operator); nil when none.
+    package func launchSummary(_ id: Int64, rank: Int, index: Int) throws -> String? {
+        guard let json = try workspace.profilerEventArgs(traceID: id, rank: rank, index: index),
+            let args = try? JSONValue.parse(json)
+        else { return nil }
+        return Self.launchSummary(args)
+    }
+
+    static func launchSummary(_ args: JSONValue) -> String? {
+        func dims(_ key: String) -> String? {
+            guard case .array(let values) = args[key] ?? .null else { return nil }
+            let numbers = values.compactMap(\.int)
+            return numbers.isEmpty ? nil : numbers.map(String.init).joined(separator: "×")
+        }
+        var parts: [String] = []
+        if let grid = dims("grid") { parts.append("grid \(grid)") }
+        if let block = dims("block") { parts.append("block \(block)") }
+        if let registers = args["registers per thread"]?.int { parts.append("\(registers) regs") }
+        if let shared = args["shared memory"]?.int { parts.append("\(shared) B shared") }
+        if let occupancy = args["est. achieved occupancy %"]?.number { parts.append("occupancy \(Int(occupancy))%") }
+        if let bytes = args["bytes"]?.int { parts.append("\(bytes) B") }
+        if case .array(let inputs) = args["Input Dims"] ?? .null {
+            let shapes = inputs.compactMap { input -> String? in
+                guard case .array(let sizes) = input, !sizes.isEmpty else { return nil }
+                return "[" + sizes.compactMap(\.int).map(String.init).joined(separator: "×") + "]"
+            }
+            if !shapes.isEmpty { parts.append("inputs " + shapes.joined(separator: " ")) }
+        }
+        return parts.isEmpty ? nil : parts.joined(separator: " · ")
+    }
+
     package func compare(before: Int64, after: Int64) throws -> ProfileComparison {
         let service = ProfileService(workspace: workspace)
         return ProfileComparison.make(try service.load(try record(before)), try service.load(try record(after)))

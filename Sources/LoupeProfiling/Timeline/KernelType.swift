@@ -62,7 +62,10 @@ package enum KernelFamily: Int, CaseIterable, Codable, Sendable, Comparable {
         }
         // The function's own name: template arguments and parameters name types from other
         // libraries (`fbgemm_gpu::` in an embedding kernel's) that say nothing of what it does.
-        var function = Substring(name.replacingOccurrences(of: "(anonymous namespace)", with: ""))
+        // An anonymous namespace as GCC (`(anonymous namespace)`) and nsys (`<unnamed>`) write it.
+        var function = Substring(
+            name.replacingOccurrences(of: "(anonymous namespace)", with: "").replacingOccurrences(
+                of: "<unnamed>", with: ""))
         if let cut = function.firstIndex(where: { $0 == "<" || $0 == "(" }) { function = function[..<cut] }
         let lower = function.lowercased()
         func has(_ words: String...) -> Bool { words.contains { lower.contains($0) } }
@@ -77,7 +80,11 @@ package enum KernelFamily: Int, CaseIterable, Codable, Sendable, Comparable {
             "scudnn", "hcudnn")
         {
             self = .convolution
-        } else if has("gemm", "gemv", "cutlass", "cublas", "matmul", "_mm_", "xmma", "wgmma", "hmma", "dot_kernel") {
+        } else if has(
+            "gemm", "gemv", "cutlass", "cublas", "matmul", "_mm_", "xmma", "wgmma", "hmma", "dot_kernel",
+            // cuBLAS's JIT-generated Hopper GEMMs.
+            "nvjet_")
+        {
             self = .gemm
         } else if has("norm", "layer_norm", "batch_norm", "rms", "bn_fw", "bn_bw") {
             self = .normalization

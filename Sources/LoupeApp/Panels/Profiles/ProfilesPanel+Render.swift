@@ -336,7 +336,8 @@ extension ProfilesPanel {
             y += 1
             frame.draw(
                 "starts \(at(selected.start)) · lasts \(String(format: "%.1f", Double(selected.duration) / 1e3)) µs · "
-                    + "\(selected.family?.label ?? selected.kind.label) · r\(lanes[lane].rank) \(lanes[lane].label) · event \(selected.index)",
+                    + "\(selected.family?.label ?? selected.kind.label) · r\(lanes[lane].rank) \(lanes[lane].label) · event \(selected.index)"
+                    + (selectedLaunch.map { " · " + UntrustedText.sanitized($0) } ?? ""),
                 at: Point(x: area.x + 1, y: y), style: theme.dim, clip: area)
         } else {
             frame.draw(

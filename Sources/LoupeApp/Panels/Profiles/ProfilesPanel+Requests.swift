@@ -69,6 +69,23 @@ extension ProfilesPanel {
         }
     }
 
+    /// What the selected event's `args` say of its launch (grid, block, registers…).
+    package struct LaunchSummary: PortRequest {
+        package var id: Int64
+        package var rank: Int
+        package var index: Int
+
+        package init(id: Int64, rank: Int, index: Int) {
+            self.id = id
+            self.rank = rank
+            self.index = index
+        }
+
+        package func ask(_ port: ProfilesBrowser) throws -> String? {
+            try port.launchSummary(id, rank: rank, index: index)
+        }
+    }
+
     /// The open profile against the baseline.
     package struct CompareProfiles: PortRequest {
         package var before: Int64

@@ -63,6 +63,8 @@ package struct ProfilesPanel: Panel {
     package private(set) var lane = 0
     package private(set) var window: ClosedRange<Int64> = 0...1
     package private(set) var selected: ProfilesBrowser.Event?
+    /// What the selected event's `args` say of its launch, once read.
+    package private(set) var selectedLaunch: String?
     private var loaded = false
 
     /// The most events the timeline reads for a window; wider windows draw the stored bins.
@@ -211,6 +213,10 @@ package struct ProfilesPanel: Panel {
                 ]
             case .failed(let message): return [.status(message, .error)]
             }
+        } else if let (request, result) = answer.matching(LaunchSummary.self), request.id == opened?.record.id,
+            request.index == selected?.index
+        {
+            if case .loaded(let summary) = result { selectedLaunch = summary }
         } else if let (_, result) = answer.matching(CompareProfiles.self) {
             switch result {
             case .loaded(let value):
@@ -322,9 +328,14 @@ package struct ProfilesPanel: Panel {
     /// Selects `event` on the cursor's lane, bringing it into view.
     private mutating func select(_ event: ProfilesBrowser.Event) -> [PanelEffect] {
         selected = event
-        guard !window.contains(event.start) else { return [] }
+        selectedLaunch = nil
+        var effects: [PanelEffect] = []
+        if let id = opened?.record.id, lane < lanes.count {
+            effects.append(.ask(LaunchSummary(id: id, rank: lanes[lane].rank, index: event.index)))
+        }
+        guard !window.contains(event.start) else { return effects }
         shift(by: event.start - (window.lowerBound + (window.upperBound - window.lowerBound) / 2))
-        return detailEffects()
+        return effects + detailEffects()
     }
 
     /// Asks for the window's events when it is narrow enough and they are not read yet: the
