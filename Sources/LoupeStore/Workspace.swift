@@ -238,12 +238,17 @@ package final class Workspace: Sendable {
     /// Said of a file that cannot be written, except where reading it needs a write too.
     private static let readersStillWork = " Commands that only read it (trace list, workspace check, …) still work."
 
+    /// The bytes free to this user on the disk that holds `path`, nil when it cannot be told.
+    package static func freeBytes(besides path: String) -> Int64? {
+        let directory = (path as NSString).deletingLastPathComponent
+        let attributes = try? FileManager.default.attributesOfFileSystem(forPath: directory.isEmpty ? "." : directory)
+        return (attributes?[.systemFreeSize] as? NSNumber)?.int64Value
+    }
+
     /// True when the disk holding `path` has (almost) no space left: SQLite reports a full disk
     /// as an I/O error when it is its shared-memory file that cannot grow.
     private static func isDiskFull(besides path: String) -> Bool {
-        let directory = (path as NSString).deletingLastPathComponent
-        let attributes = try? FileManager.default.attributesOfFileSystem(forPath: directory.isEmpty ? "." : directory)
-        return ((attributes?[.systemFreeSize] as? NSNumber)?.int64Value ?? .max) < 64 * 1024
+        (freeBytes(besides: path) ?? .max) < 64 * 1024
     }
 
     /// Maps SQLite's errors onto the few a user can act on.

@@ -70,6 +70,52 @@ import Testing
         #expect(try workspace.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM profiler_events") } == 0)
     }
 
+    /// When the database cannot grow (SQLite's own full-disk error, reached here by capping the
+    /// file's pages) the import says the disk is full, stores nothing, and works once there is
+    /// room.
+    @Test func aFullDiskStoresNothingAndSaysSo() throws {
+        let workspace = try KitFixtures.workspace("profiles")
+        let trace = KitFixtures.path("\(Self.kineto)/distributed-2rank")
+        try workspace.write { db in
+            let pages = try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 0
+            try db.execute(sql: "PRAGMA max_page_count = \(pages + 40)")
+        }
+        #expect {
+            _ = try ProfileService(workspace: workspace).importFiles([trace])
+        } throws: { error in
+            (error as? WorkspaceError)?.message.hasPrefix("cannot be written: the disk is full") == true
+        }
+        #expect(try workspace.profilerTraces().isEmpty)
+        #expect(try workspace.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM profiler_events") } == 0)
+        try workspace.write { db in try db.execute(sql: "PRAGMA max_page_count = 1073741823") }
+        #expect(try ProfileService(workspace: workspace).importFiles([trace]).events == 4_811 + 4_676)
+    }
+
+    /// A trace the disk surely cannot hold is refused before a byte is read: a sparse file eight
+    /// times the free space, which takes no space itself.
+    @Test func aTraceBiggerThanTheDiskIsRefusedUpFront() throws {
+        let workspace = try KitFixtures.workspace("profiles")
+        let directory = try KitFixtures.temporaryDirectory("huge-profile")
+        let huge = directory + "/huge.json"
+        let free = try #require(Workspace.freeBytes(besides: workspace.path))
+        #expect(FileManager.default.createFile(atPath: huge, contents: Data("[".utf8)))
+        let handle = try #require(FileHandle(forWritingAtPath: huge))
+        try handle.truncate(atOffset: UInt64(free) * 8)
+        try handle.close()
+        defer { try? FileManager.default.removeItem(atPath: huge) }
+        #expect {
+            _ = try ProfileService(workspace: workspace).importFiles([huge])
+        } throws: { error in
+            let text = (error as? ProfileReadError)?.description ?? ""
+            return text.hasPrefix("\(huge): storing its events needs at least") && text.contains("nothing was stored")
+        }
+        #expect(try workspace.profilerTraces().isEmpty)
+        // A gzip's size inflated comes from its trailer.
+        let gzip = KitFixtures.path("\(Self.kineto)/distributed-2rank/sampled_rank-0.json.gz")
+        let inflated = ProfileService.inflatedSize(gzip)
+        #expect(inflated > 4 * ((try? TextFile.readableSize(gzip)) ?? 0))
+    }
+
     /// Two files of one rank are refused.
     @Test func twoFilesOfOneRankAreRefused() throws {
         let workspace = try KitFixtures.workspace("profiles")

@@ -75,6 +75,7 @@ package struct ProfileService: Sendable {
         let sizes = files.map { (try? TextFile.readableSize($0)) ?? 0 }
         let total = Double(max(1, sizes.reduce(0, +)))
         let key = try Self.sourceKey(files)
+        try Self.checkSpace(for: files, besides: workspace.path)
         let title = name ?? Self.defaultName(paths)
         let readFailure = Mutex<(any Error)?>(nil)
         let infos = Mutex<[KinetoFileInfo]>([])
@@ -121,7 +122,11 @@ package struct ProfileService: Sendable {
                         endNs: read.map(\.end).max() ?? 0)
                     return (record, names.names, timeline.lanes(names: names).map(Self.row))
                 } catch {
-                    readFailure.withLock { $0 = error }
+                    // The reader's errors say which file and event; the workspace's own (a full
+                    // disk) are translated by it on the way out.
+                    if error is ProfileReadError || error is FileReadError || error is JobCancelled {
+                        readFailure.withLock { $0 = error }
+                    }
                     throw error
                 }
             }
@@ -134,6 +139,41 @@ package struct ProfileService: Sendable {
         return ImportReport(
             id: result.id, name: stored?.name ?? title, unchanged: result.unchanged, files: infos.withLock { $0 },
             ranks: stored?.ranks ?? 0, events: stored?.events ?? 0, bytes: Int(total))
+    }
+
+    /// The least the stored events take per byte of trace read: a generated 1 GB Kineto trace
+    /// stores 0.54 bytes a byte; half that leaves room for denser files, so a refusal is sure.
+    static let leastStoredPerByte = 0.25
+
+    /// Refuses, before reading anything, an import the disk beside the workspace surely cannot
+    /// hold (a 5 GB trace onto a nearly full disk): the least it needs against what is free.
+    /// What it lets through and still fills the disk fails in SQLite and rolls back.
+    static func checkSpace(for files: [String], besides workspace: String) throws {
+        guard let free = Workspace.freeBytes(besides: workspace) else { return }
+        let need = Int64(Double(files.reduce(0) { $0 + inflatedSize($1) }) * leastStoredPerByte)
+        guard need > free else { return }
+        func size(_ bytes: Int64) -> String { String(format: "%.1f MB", Double(bytes) / 1e6) }
+        throw ProfileReadError(
+            file: files.count == 1 ? files[0] : "\(files.count) files",
+            message:
+                "storing its events needs at least \(size(need)) and the disk beside \(workspace) has \(size(free)) "
+                + "free: free some space, or import into a workspace on another disk (--workspace); nothing was stored")
+    }
+
+    /// A file's size once inflated: a gzip's trailer gives it (modulo 4 GiB, so a bigger file
+    /// counts its compressed size four times, less than any JSON trace inflates).
+    package static func inflatedSize(_ path: String) -> Int {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return 0 }
+        defer { try? handle.close() }
+        let size = Int((try? handle.seekToEnd()) ?? 0)
+        try? handle.seek(toOffset: 0)
+        let magic = [UInt8]((try? handle.read(upToCount: 2)) ?? Data())
+        guard magic == [0x1f, 0x8b], size > 8 else { return size }
+        try? handle.seek(toOffset: UInt64(size - 4))
+        let trailer = [UInt8]((try? handle.read(upToCount: 4)) ?? Data())
+        guard trailer.count == 4 else { return size }
+        let inflated = trailer.reversed().reduce(0) { $0 << 8 | Int($1) }
+        return size < 1 << 32 && inflated >= size ? inflated : 4 * size
     }
 
     /// Each file's rank: its `distributedInfo.rank`, else its place in the list. Two files of
