@@ -116,6 +116,42 @@ import Testing
         #expect(inflated > 4 * ((try? TextFile.readableSize(gzip)) ?? 0))
     }
 
+    /// A CPU trace's multiplies are timed by their operators: the three 32×64 · 64×128 addmms
+    /// of the MLP's first layer took 126.629, 39.398 and 40.561 µs.
+    @Test func gemmsOfACPUTraceAreTimedOnTheHost() throws {
+        let workspace = try KitFixtures.workspace("profiles")
+        let service = ProfileService(workspace: workspace)
+        let id = try service.importFiles([KitFixtures.path("\(Self.kineto)/cpu-mlp-step.json.gz")]).id
+        let gemms = try service.gemms(try #require(try workspace.profilerTrace(id: id)))
+        #expect(gemms.device == "CPU" && gemms.deviceName == nil && gemms.unshaped == 0)
+        #expect(gemms.rows.count == 8 && gemms.rows.allSatisfy { $0.count == 3 })
+        let first = try #require(
+            gemms.rows.first { $0.operatorName == "aten::addmm" && $0.shape.m == 32 && $0.shape.k == 64 })
+        #expect(first.shape == GEMMShape(batch: 1, m: 32, n: 128, k: 64, precision: "FP32"))
+        #expect(first.totalNs == 126_629 + 39_398 + 40_561)
+        #expect(abs(first.gflopsPerSecond - 3 * 2 * 32 * 64 * 128 / 206_588) < 1e-9)
+    }
+
+    /// A GPU trace's multiplies are timed by the kernels each launched (its External id).
+    @Test func gemmsOfAGPUTraceAreTimedByTheirKernels() throws {
+        let workspace = try KitFixtures.workspace("profiles")
+        let service = ProfileService(workspace: workspace)
+        let record = try #require(
+            try workspace.profilerTrace(
+                id: try service.importFiles([KitFixtures.path("\(Self.kineto)/amd-mi250")]).id))
+        let gemms = try service.gemms(record)
+        #expect(gemms.device == "GPU" && gemms.deviceName == "AMD Radeon Graphics")
+        #expect(Set(gemms.rows.map(\.shape.label)) == ["5×128 · 128×128", "128×5 · 5×128"])
+        let loaded = try service.load(record)
+        let events = loaded.ranks.flatMap(\.events)
+        for row in gemms.rows {
+            let op = try #require(
+                events.first { $0.kind == .cpuOp && loaded.names[$0.name] == row.operatorName && $0.externalID != 0 })
+            let kernels = events.filter { $0.kind == .kernel && $0.externalID == op.externalID }
+            #expect(!kernels.isEmpty && row.totalNs == kernels.reduce(0) { $0 + $1.duration })
+        }
+    }
+
     /// Two files of one rank are refused.
     @Test func twoFilesOfOneRankAreRefused() throws {
         let workspace = try KitFixtures.workspace("profiles")

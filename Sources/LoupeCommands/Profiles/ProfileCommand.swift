@@ -11,7 +11,7 @@ import LoupeTUI
 struct ProfileCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "profile", abstract: "Import PyTorch profiler (Kineto) traces and see where the time went.",
-        subcommands: [Import.self, List.self, Show.self, Kernels.self, Compare.self, Delete.self])
+        subcommands: [Import.self, List.self, Show.self, Kernels.self, GEMMs.self, Compare.self, Delete.self])
 
     struct Import: LoupeCommand {
         static let configuration = CommandConfiguration(
@@ -167,6 +167,67 @@ struct ProfileCommand: ParsableCommand {
                 context.print("rank \(r.rank)" + (r.cpuOnly ? " · operators on the host (no GPU events)" : ""))
                 for line in ProfileText.kernels(r.cpuOnly ? r.operators : r.kernels) { context.print(line) }
             }
+        }
+    }
+
+    struct GEMMs: LoupeCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "gemms",
+            abstract: "A profile's matrix multiplies by shape: FLOPs, attained GFLOP/s and how far from the roof.",
+            discussion: """
+                Shapes come from the operators' recorded input shapes (torch.profiler with \
+                record_shapes=True): aten::mm, addmm, bmm and baddbmm, 2·batch·M·N·K FLOPs each. On a GPU \
+                trace each is timed by the kernels it launched (its External id); on a CPU trace by the \
+                operator itself. The roof is the GPU's datasheet peak for the precision (the device the \
+                trace names), or for a CPU trace this workspace's measured FP32 peak (`loupe roofline \
+                measure`; the trace's machine may differ).
+                """)
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The profile's id or a part of its name.") var profile: String
+        @Option(help: "How many shapes to list.") var top = 20
+        @Flag(help: "Print JSON.") var json = false
+
+        struct Output: Encodable {
+            var gemms: ProfileGEMMs
+            var roofName: String?
+            var roofGFLOPS: Double?
+        }
+
+        func run(in context: CommandContext) throws {
+            let workspace = try context.workspace(access: .read)
+            let service = ProfileService(workspace: workspace)
+            let gemms: ProfileGEMMs
+            do {
+                gemms = try service.gemms(try service.resolve(profile))
+            } catch let error as ProfileReadError {
+                throw CommandFailure(UntrustedText.sanitized(error.description))
+            }
+            let roof = try Self.roof(gemms, workspace: workspace)
+            if json {
+                return context.print(
+                    try Formatting.json(Output(gemms: gemms, roofName: roof?.name, roofGFLOPS: roof?.gflops)))
+            }
+            for line in ProfileText.gemms(gemms, roof: roof, top: top) { context.print(line) }
+        }
+
+        /// The roof the multiplies are held against: the GPU's datasheet peak for their
+        /// precision, or this machine's measured FP32 peak for a CPU trace.
+        static func roof(_ gemms: ProfileGEMMs, workspace: Workspace) throws -> (name: String, gflops: Double)? {
+            if gemms.device == "CPU" {
+                return try KernelsCommand.cpuRoofs(workspace).map {
+                    ("this machine's measured FP32 peak", $0.roofs.peak)
+                }
+            }
+            guard let sheet = gemms.deviceName.flatMap(GPUDatasheet.matching) else { return nil }
+            let precision = gemms.rows.first?.shape.precision ?? "FP32"
+            // FP16 and BF16 multiplies run on the tensor cores, at the same peak.
+            let wanted = precision == "FP16" ? "BF16" : precision
+            guard
+                let entry = sheet.compute.first(where: {
+                    $0.precision == wanted && ($0.name.contains("tensor") || wanted == "FP32")
+                })
+            else { return nil }
+            return ("\(sheet.name) \(entry.name) (datasheet)", entry.gflops)
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import LoupeKit
+import LoupeProfiling
 import LoupeTUI
 
 /// A profile's report as the shell prints it.
@@ -60,6 +61,40 @@ enum ProfileText {
                     k.family.padding(toLength: 13, withPad: " ", startingAt: 0))
                     + TextWidth.truncate(UntrustedText.sanitized(k.name), toColumns: 90))
         }
+        return lines
+    }
+
+    static func gemms(_ g: ProfileGEMMs, roof: (name: String, gflops: Double)?, top: Int) -> [String] {
+        var lines = [
+            "profile \(g.id) · \(UntrustedText.sanitized(g.name)) · matrix multiplies by shape, timed on the "
+                + (g.device == "GPU"
+                    ? "GPU (\(UntrustedText.sanitized(g.deviceName ?? "unnamed device")); the kernels each launched)"
+                    : "host (a CPU trace: the operator itself)"),
+            roof.map { String(format: "roof: %@, %.1f GFLOP/s", $0.name, $0.gflops) }
+                ?? (g.device == "CPU"
+                    ? "roof: none measured in this workspace (loupe roofline measure)"
+                    : "roof: no datasheet for this GPU"),
+        ]
+        guard !g.rows.isEmpty else {
+            lines.append(
+                g.unshaped > 0
+                    ? "no shapes: \(g.unshaped) multiplies without recorded input shapes (profile with record_shapes=True)"
+                    : "no matrix multiplies (aten::mm, addmm, bmm, baddbmm)")
+            return lines
+        }
+        lines.append(
+            "  rank  count  shape                         prec    MFLOP   mean µs   GFLOP/s\(roof == nil ? "" : "  of roof")  operator"
+        )
+        for row in g.rows.prefix(top) {
+            var line = String(
+                format: "  %4d %6d  %@ %@ %8.3f %9.1f %9.2f", row.rank, row.count,
+                row.shape.label.padding(toLength: 29, withPad: " ", startingAt: 0),
+                (row.shape.precision ?? "?").padding(toLength: 5, withPad: " ", startingAt: 0), row.flopsEach / 1e6,
+                Double(row.totalNs) / Double(row.count) / 1e3, row.gflopsPerSecond)
+            if let roof { line += String(format: " %7.2f%%", 100 * row.gflopsPerSecond / roof.gflops) }
+            lines.append(line + "  " + row.operatorName)
+        }
+        if g.unshaped > 0 { lines.append("\(g.unshaped) more without recorded shapes") }
         return lines
     }
 
