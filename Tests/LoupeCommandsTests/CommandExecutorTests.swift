@@ -141,6 +141,25 @@ struct ModelCommandTests {
         #expect(abs(vector.reduce(0) { $0 + $1 * $1 } - 1) < 1e-4)
     }
 
+    /// --profile times the forward pass op by op, with each op's FLOPs for the tokens it ran
+    /// on, and records them as kernel runs for the roofline.
+    @Test func embedProfileRecordsTheForwardPassOpByOp() throws {
+        let session = TestEnvironment.session()
+        let executor = CommandExecutor(session: session, isInsideTUI: false)
+        let outcome = executor.execute("embed --profile --json \"Hello, World!\"", reporter: .detached(), columns: 100)
+        #expect(outcome.succeeded, "\(outcome.error ?? "")")
+        let json = try JSONSerialization.jsonObject(with: Data(outcome.output.utf8)) as? [String: Any]
+        let operations = try #require(json?["operations"] as? [[String: Any]])
+        let qkv = try #require(operations.first { ($0["name"] as? String)?.hasPrefix("linear Q·K·V") == true })
+        // Six tokens through six layers' 384 → 3×384 projection: 2·6·384·1152 FLOPs a layer,
+        // and 6·1152 for the bias.
+        #expect(qkv["calls"] as? Int == 6)
+        #expect(abs((qkv["gflops"] as? Double ?? 0) - 6 * (2 * 6 * 384 * 1152 + 6 * 1152) / 1e9) < 1e-9)
+        let runs = try session.workspace().latestKernelRunPerShape().filter { $0.suite == "minilm-forward" }
+        #expect(Set(runs.map(\.kernel)) == Set(operations.compactMap { $0["name"] as? String }))
+        #expect(runs.allSatisfy { $0.workload == "embed: 1 text(s), 6 tokens" && $0.nanoseconds > 0 })
+    }
+
     @Test func attentionChecksItsSiteAndPrintsRowsThatSumToOne() throws {
         #expect(run("attention hi --layer 6").error?.contains("out of range") == true)
         #expect(run("attention hi --head 12 --layer 0").error?.contains("out of range") == true)

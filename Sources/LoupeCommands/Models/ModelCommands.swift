@@ -16,10 +16,32 @@ struct EmbedCommand: LoupeCommand {
     @Flag(help: "Print JSON (every component of every vector).") var json = false
     @Option(help: "The linear layers' arithmetic: fp32, or int8 (weights per channel, activations per token).")
     var precision: Precision = .fp32
+    @Flag(
+        help: """
+            Time each operation of the forward pass (projections, attention, norms, GELU…) and record \
+            them as kernel runs (suite minilm-forward), which the Roofline panel (4) places against the \
+            measured roofs.
+            """)
+    var profile = false
     @Argument(help: ArgumentHelp("Texts to embed.", valueName: "text")) var texts: [String]
 
     func validate() throws {
         if texts.isEmpty { throw ValidationError("give at least one text, e.g. loupe embed \"a sentence\"") }
+    }
+
+    /// One operation of the forward pass, summed over its calls.
+    struct Operation: Encodable {
+        var name: String
+        var calls: Int
+        var microseconds: Double
+        var gflops: Double
+        var gflopsPerSecond: Double
+        var flopsPerByte: Double
+    }
+
+    struct Profiled: Encodable {
+        var embeddings: [Record]
+        var operations: [Operation]
     }
 
     struct Record: Encodable {
@@ -31,12 +53,29 @@ struct EmbedCommand: LoupeCommand {
 
     func run(in context: CommandContext) throws {
         let embedder = try context.session.models.miniLM(precision: precision)
-        let results = embedder.embed(texts)
+        let operations = profile ? OperationProfile() : nil
+        let results = embedder.embed(texts, profile: operations)
         let records = zip(texts, results).map { text, result in
             Record(text: text, ids: result.ids, tokens: embedder.tokenizer.tokens(result.ids), embedding: result.vector)
         }
+        var measured: [Operation] = []
+        if let operations {
+            let entries = operations.entriesByTime
+            let tokens = results.reduce(0) { $0 + $1.ids.count }
+            try context.workspace().record(
+                BenchCommand.Embed.kernelRuns(
+                    entries, precision: precision, workload: "embed: \(texts.count) text(s), \(tokens) tokens"))
+            measured = entries.map {
+                Operation(
+                    name: $0.name, calls: $0.calls, microseconds: Double($0.nanoseconds) / 1e3, gflops: $0.flops / 1e9,
+                    gflopsPerSecond: $0.gflopsPerSecond, flopsPerByte: $0.flopsPerByte)
+            }
+        }
         if json {
-            context.print(try Formatting.json(records))
+            context.print(
+                profile
+                    ? try Formatting.json(Profiled(embeddings: records, operations: measured))
+                    : try Formatting.json(records))
             return
         }
         for record in records {
@@ -45,6 +84,20 @@ struct EmbedCommand: LoupeCommand {
             context.print("ids        \(record.ids.map(String.init).joined(separator: " "))")
             let head = record.embedding.prefix(6).map { String(format: "%+.4f", $0) }.joined(separator: " ")
             context.print("embedding  [\(head) …] (\(record.embedding.count) dims, unit length)")
+        }
+        guard profile else { return }
+        let total = measured.reduce(0) { $0 + $1.microseconds }
+        context.print("")
+        context.print(
+            "forward pass by operation (recorded as kernel runs, suite minilm-forward\(precision == .fp32 ? "" : "-int8"); "
+                + "the Roofline panel, 4, places them):")
+        context.print("        µs  share  calls    GFLOP  GFLOP/s  FLOP/B  operation")
+        for op in measured {
+            context.print(
+                String(
+                    format: "%10.1f %5.1f%% %6d %8.4f %8.2f %7.2f  %@", op.microseconds,
+                    100 * op.microseconds / max(total, 1e-9), op.calls, op.gflops, op.gflopsPerSecond, op.flopsPerByte,
+                    op.name))
         }
     }
 }

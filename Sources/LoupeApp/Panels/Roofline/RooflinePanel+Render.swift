@@ -33,7 +33,7 @@ extension RooflinePanel {
                 [
                     Span("Measure this machine with ", theme.dim), Span("loupe roofline measure", theme.accent),
                     Span(", its kernels with ", theme.dim), Span("loupe kernels bench", theme.accent),
-                    Span(" or ", theme.dim), Span("loupe bench embed --ops", theme.accent),
+                    Span(" or ", theme.dim), Span("loupe embed --profile TEXT", theme.accent),
                 ],
                 [
                     Span("import GPU kernels with ", theme.dim),
