@@ -213,16 +213,7 @@ extension Workspace {
                 """
             if let kinds { sql += " AND kind IN (\(kinds.sorted().map(String.init).joined(separator: ",")))" }
             sql += " ORDER BY rank, start_ns, event_index"
-            var rows: [ProfilerEventRow] = []
-            let cursor = try Row.fetchCursor(db, sql: sql, arguments: [traceID])
-            while let row = try cursor.next() {
-                rows.append(
-                    ProfilerEventRow(
-                        rank: row[0], kind: row[1], name: row[2], category: row[3], startNs: row[4], durationNs: row[5],
-                        pid: row[6], tid: row[7], correlation: row[8] ?? 0, externalID: row[9] ?? 0, index: row[10],
-                        args: withArgs ? row[11] : nil))
-            }
-            return rows
+            return try Self.eventRows(db, sql: sql, arguments: [traceID], withArgs: withArgs)
         }
     }
 
@@ -320,9 +311,11 @@ extension Workspace {
         }
     }
 
-    private static func eventRows(_ db: Database, sql: String, arguments: StatementArguments) throws
-        -> [ProfilerEventRow]
-    {
+    /// The events a query selects (its columns in `profilerEvents`' order, `args` last when
+    /// `withArgs`).
+    private static func eventRows(
+        _ db: Database, sql: String, arguments: StatementArguments, withArgs: Bool = false
+    ) throws -> [ProfilerEventRow] {
         var rows: [ProfilerEventRow] = []
         let cursor = try Row.fetchCursor(db, sql: sql, arguments: arguments)
         while let row = try cursor.next() {
@@ -330,7 +323,7 @@ extension Workspace {
                 ProfilerEventRow(
                     rank: row[0], kind: row[1], name: row[2], category: row[3], startNs: row[4], durationNs: row[5],
                     pid: row[6], tid: row[7], correlation: row[8] ?? 0, externalID: row[9] ?? 0, index: row[10],
-                    args: nil))
+                    args: withArgs ? row[11] : nil))
         }
         return rows
     }

@@ -17,13 +17,14 @@ package struct ProfilesBrowser: Sendable {
 
     /// One GPU stream (or host thread) of one rank: its summary, and the events longer than a bin.
     package struct Lane: Hashable, Sendable {
-        package var rank: Int
         /// `stream 7`, or a host thread's name.
         package var label: String
-        package var isGPU: Bool
-        package var tid: Int64
         package var summary: TimelineLane
         package var long: [Event]
+
+        package var rank: Int { summary.rank }
+        package var isGPU: Bool { summary.isGPU }
+        package var tid: Int64 { summary.tid }
     }
 
     /// An event on a lane, with what the timeline shows of it.
@@ -67,7 +68,10 @@ package struct ProfilesBrowser: Sendable {
         package var lanes: [[Event]]
     }
 
-    package func open(_ id: Int64) throws -> Opened {
+    package func open(_ id: Int64) throws -> Opened { try opened(id).opened }
+
+    /// The profile opened, and its names (which a window's or a step's events are named from).
+    private func opened(_ id: Int64) throws -> (opened: Opened, names: ProfileNames) {
         let record = try self.record(id)
         let service = ProfileService(workspace: workspace)
         let summaries = try service.lanes(record)
@@ -75,12 +79,12 @@ package struct ProfilesBrowser: Sendable {
         let threadNames = Self.threadNames(record.filesJSON)
         let lanes = summaries.map { lane in
             Lane(
-                rank: lane.rank, label: Self.label(lane, names: names, threadNames: threadNames), isGPU: lane.isGPU,
-                tid: lane.tid, summary: lane, long: lane.long.map { Self.event($0, names: names) })
+                label: Self.label(lane, names: names, threadNames: threadNames), summary: lane,
+                long: lane.long.map { Self.event($0, names: names) })
         }
         let start = summaries.first?.start ?? record.startNs
         let end = summaries.first?.end ?? record.endNs
-        return Opened(record: record, lanes: lanes, start: start, end: max(end, start + 1))
+        return (Opened(record: record, lanes: lanes, start: start, end: max(end, start + 1)), names)
     }
 
     /// The profile's report over HTA's default window (kept once worked out).
@@ -91,13 +95,13 @@ package struct ProfilesBrowser: Sendable {
     /// The events of `lanes` that reach into `window`: those starting in it or a bin before it,
     /// and the lane's long ones that overlap it.
     package func detail(_ id: Int64, window: ClosedRange<Int64>) throws -> Detail {
-        let lanes = try open(id).lanes
-        let names = ProfileNames(try workspace.profilerNames(traceID: id))
+        let (opened, names) = try opened(id)
+        let lanes = opened.lanes
+        let kinds = Set(ProfileEventKind.allCases.filter(TimelineLane.isDrawn).map { Int($0.rawValue) })
         var out = [[Event]](repeating: [], count: lanes.count)
         for rank in Set(lanes.map(\.rank)).sorted() {
             let here = lanes.indices.filter { lanes[$0].rank == rank }
             let lookBack = here.map { lanes[$0].summary.lookBack }.max() ?? 0
-            let kinds = Set(ProfileEventKind.allCases.filter(TimelineLane.isDrawn).map { Int($0.rawValue) })
             var slot: [LaneKey: Int] = [:]
             for index in here { slot[LaneKey(tid: lanes[index].tid, isGPU: lanes[index].isGPU)] = index }
             let rows = try workspace.profilerEvents(
@@ -123,10 +127,9 @@ package struct ProfilesBrowser: Sendable {
     /// The event on `lane` after (`forward`) or before `from`, or the first one at or after
     /// `time` when there is no `from`.
     package func step(_ id: Int64, lane index: Int, from: Event?, time: Int64, forward: Bool) throws -> Event? {
-        let lanes = try open(id).lanes
-        guard lanes.indices.contains(index) else { return nil }
-        let lane = lanes[index]
-        let names = ProfileNames(try workspace.profilerNames(traceID: id))
+        let (opened, names) = try opened(id)
+        guard opened.lanes.indices.contains(index) else { return nil }
+        let lane = opened.lanes[index]
         let kinds = Set(
             ProfileEventKind.allCases.filter { TimelineLane.isDrawn($0) && $0.isStreamWork == lane.isGPU }
                 .map { Int($0.rawValue) })
@@ -194,12 +197,9 @@ package struct ProfilesBrowser: Sendable {
     }
 
     static func event(_ row: ProfilerEventRow, kind: ProfileEventKind, names: ProfileNames) -> Event {
-        let event = ProfileEvent(
-            kind: kind, name: row.name, category: row.category, start: row.startNs, duration: max(0, row.durationNs),
-            pid: row.pid, tid: row.tid, index: row.index)
-        return Event(
-            start: event.start, duration: event.duration, name: names[row.name],
-            family: kind.isStreamWork ? names.family(event) : nil, kind: kind, index: row.index)
+        Event(
+            start: row.startNs, duration: max(0, row.durationNs), name: names[row.name],
+            family: kind.isStreamWork ? names.family(name: row.name, kind: kind) : nil, kind: kind, index: row.index)
     }
 
     /// `stream 7`; a host thread by the name its trace gave it, else its number.

@@ -145,10 +145,13 @@ package struct ProfilesPanel: Panel {
 
     /// The events read for lane `index`, when they cover the window shown.
     package func events(ofLane index: Int) -> [ProfilesBrowser.Event]? {
-        guard let detail, detail.window.lowerBound <= window.lowerBound, detail.window.upperBound >= window.upperBound,
-            detail.lanes.indices.contains(index)
-        else { return nil }
+        guard let detail, covers(detail.window), detail.lanes.indices.contains(index) else { return nil }
         return detail.lanes[index]
+    }
+
+    /// Whether `range` holds the whole window shown.
+    private func covers(_ range: ClosedRange<Int64>) -> Bool {
+        range.lowerBound <= window.lowerBound && range.upperBound >= window.upperBound
     }
 
     package mutating func receive(_ msg: Msg) -> [PanelEffect] {
@@ -342,9 +345,7 @@ package struct ProfilesPanel: Panel {
     /// window and one more either side, so panning finds them there.
     private mutating func detailEffects() -> [PanelEffect] {
         guard view == .timeline, let opened, let id = opened.record.id else { return [] }
-        if let detail, detail.window.lowerBound <= window.lowerBound, detail.window.upperBound >= window.upperBound {
-            return []
-        }
+        if let detail, covers(detail.window) { return [] }
         func estimate(_ range: ClosedRange<Int64>) -> Int {
             opened.lanes.reduce(0) { $0 + $1.summary.estimatedEvents(in: range) }
         }
@@ -352,9 +353,7 @@ package struct ProfilesPanel: Panel {
         let span = window.upperBound - window.lowerBound
         let wide = max(opened.start, window.lowerBound - span)...min(opened.end, window.upperBound + span)
         let asked = estimate(wide) <= Self.detailLimit ? wide : window
-        if let detailAsked, detailAsked.lowerBound <= window.lowerBound, detailAsked.upperBound >= window.upperBound {
-            return []
-        }
+        if let detailAsked, covers(detailAsked) { return [] }
         detailAsked = asked
         return [.ask(TimelineDetail(id: id, window: asked))]
     }
