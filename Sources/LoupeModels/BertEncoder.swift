@@ -191,39 +191,43 @@ package struct BertEncoder: Sendable {
             "sequence of \(width) tokens; the model takes \(configuration.maxPositions)")
         let tokens = batch.count * width
         var x = Tensor(zeros: [batch.count, width, hidden])
-        OperationProfile.measure(profile, "embedding lookup", .embedding(tokens: tokens, hidden: hidden)) {
-            x.storage.withUnsafeMutableBufferPointer { out in
-                for (b, ids) in batch.enumerated() {
-                    for (t, id) in ids.enumerated() {
-                        let base = (b * width + t) * hidden
-                        let word = Int(id) * hidden
-                        let position = t * hidden
-                        let type = Int(types?[b][t] ?? 0) * hidden
-                        for d in 0..<hidden {
-                            out[base + d] =
-                                wordEmbeddings.storage[word + d] + positionEmbeddings.storage[position + d]
-                                + typeEmbeddings.storage[type + d]
+        OperationProfile.scope(profile, "embeddings") {
+            OperationProfile.measure(profile, "embedding lookup", .embedding(tokens: tokens, hidden: hidden)) {
+                x.storage.withUnsafeMutableBufferPointer { out in
+                    for (b, ids) in batch.enumerated() {
+                        for (t, id) in ids.enumerated() {
+                            let base = (b * width + t) * hidden
+                            let word = Int(id) * hidden
+                            let position = t * hidden
+                            let type = Int(types?[b][t] ?? 0) * hidden
+                            for d in 0..<hidden {
+                                out[base + d] =
+                                    wordEmbeddings.storage[word + d] + positionEmbeddings.storage[position + d]
+                                    + typeEmbeddings.storage[type + d]
+                            }
                         }
                     }
                 }
             }
-        }
-        OperationProfile.measure(profile, "layer norm", .layerNorm(rows: tokens, columns: hidden)) {
-            Kernels.layerNorm(
-                &x, gamma: embeddingNorm.gamma, beta: embeddingNorm.beta, epsilon: configuration.layerNormEpsilon)
+            OperationProfile.measure(profile, "layer norm", .layerNorm(rows: tokens, columns: hidden)) {
+                Kernels.layerNorm(
+                    &x, gamma: embeddingNorm.gamma, beta: embeddingNorm.beta, epsilon: configuration.layerNormEpsilon)
+            }
         }
         var captured = CapturedActivations()
         for (index, layer) in layers.enumerated() {
-            x = run(
-                layer, on: x, observe: observe.map { observe in { observe(index, $0, $1) } }, lengths: lengths,
-                width: width, keepAttention: capture.attentionLayers.contains(index),
-                keepQueryKey: capture.queryKeyLayers.contains(index), profile: profile,
-                reportQueryKey: { queries, keys in
-                    captured.queries[index] = queries
-                    captured.keys[index] = keys
-                },
-                report: { probabilities in captured.attention[index] = probabilities }
-            )
+            x = OperationProfile.scope(profile, "layer \(index)") {
+                run(
+                    layer, on: x, observe: observe.map { observe in { observe(index, $0, $1) } }, lengths: lengths,
+                    width: width, keepAttention: capture.attentionLayers.contains(index),
+                    keepQueryKey: capture.queryKeyLayers.contains(index), profile: profile,
+                    reportQueryKey: { queries, keys in
+                        captured.queries[index] = queries
+                        captured.keys[index] = keys
+                    },
+                    report: { probabilities in captured.attention[index] = probabilities }
+                )
+            }
             intervention?(index, &x, lengths)
             if capture.residualLayers.contains(index) {
                 captured.residual[index] = Self.sequences(x, lengths: lengths, width: width)

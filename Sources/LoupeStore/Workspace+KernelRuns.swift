@@ -68,11 +68,23 @@ package struct KernelRun: Codable, FetchableRecord, MutablePersistableRecord, Ha
 }
 
 extension Workspace {
-    /// Stores the kernels of one run, all or none.
-    package func record(_ runs: [KernelRun]) throws(WorkspaceError) {
+    /// Stores the kernels of one run, all or none; returns their ids, in order.
+    @discardableResult
+    package func record(_ runs: [KernelRun]) throws(WorkspaceError) -> [Int64] {
         try write { db in
-            for var run in runs { try run.insert(db) }
+            try runs.map { run in
+                var run = run
+                try run.insert(db)
+                return run.id!
+            }
         }
+    }
+
+    /// The runs with these ids, in the order asked (ids with no run are left out).
+    package func kernelRuns(ids: [Int64]) throws(WorkspaceError) -> [KernelRun] {
+        let found = try read { db in try KernelRun.fetchAll(db, keys: ids) }
+        let byID = Dictionary(found.compactMap { run in run.id.map { ($0, run) } }, uniquingKeysWith: { a, _ in a })
+        return ids.compactMap { byID[$0] }
     }
 
     /// The latest run of every (suite, kernel, workload): what a roofline shows.

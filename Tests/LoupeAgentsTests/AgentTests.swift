@@ -102,6 +102,45 @@ import Testing
         #expect(trace.spans[0].output.first?.text == "I could not compute 7/0: division by zero at column 2")
     }
 
+    /// A tool that also gives back spans of its work: a pass 5 ms long with a layer inside it.
+    static let calculatorWithWork = AgentTool(
+        spec: AgentTool.calculator.spec,
+        perform: { arguments in
+            var pass = TraceSpan(
+                spanID: "pass", parentID: nil, kind: .embedding, name: "pass", startNs: 1_000, endNs: 5_000_000)
+            pass.attributes["loupe.kernel_runs"] = .array([.number(7)])
+            let layer = TraceSpan(
+                spanID: "pass.0", parentID: "pass", kind: .other, name: "layer 0", startNs: 2_000, endNs: 4_000_000)
+            return ToolOutput(try AgentTool.calculator.perform(arguments).text, spans: [pass, layer])
+        })
+
+    @Test func aToolsOwnSpansAreNestedUnderItsCallInsideItsTime() {
+        let trace = runner([Self.calculatorWithWork]).run("What is (17 + 25) * 3?", id: "t")
+        #expect(trace.spans.map(\.kind) == [.agent, .llm, .tool, .embedding, .other, .llm, .tool])
+        let (call, pass, layer) = (trace.spans[2], trace.spans[3], trace.spans[4])
+        #expect(call.tool?.result == "126")
+        #expect(pass.spanID == "tool1.0/pass" && pass.parentID == "tool1.0")
+        #expect(layer.spanID == "tool1.0/pass.0" && layer.parentID == "tool1.0/pass")
+        #expect(pass.attributes["loupe.kernel_runs"] == .array([.number(7)]))
+        // This clock ticks once a reading, so the call spans one tick: the 5 ms of work are
+        // scaled into it, and every span stays inside its parent.
+        for (child, parent) in [(pass, call), (layer, pass)] {
+            #expect(child.startNs >= parent.startNs && child.endNs! <= parent.endNs!)
+        }
+        #expect(trace.spans[5].startNs > call.endNs!)
+    }
+
+    @Test func onARealClockTheWorkKeepsItsOwnTimes() {
+        var call = TraceSpan(
+            spanID: "tool1.0", parentID: "agent", kind: .tool, name: "search", startNs: 1_000_000_000,
+            endNs: 1_010_000_000)
+        call.status = .ok
+        let child = TraceSpan(spanID: "pass", parentID: nil, kind: .embedding, name: "pass", startNs: 3_000, endNs: 9_000)
+        let nested = ReActRunner.nest([child], under: call)
+        #expect(nested.map(\.startNs) == [1_000_003_000] && nested.map(\.endNs) == [1_000_009_000])
+        #expect(ReActRunner.nest([], under: call).isEmpty)
+    }
+
     @Test func theStepLimitEndsTheRunAsAnError() {
         let trace = runner([.calculator], maxSteps: 1).run("What is 2 + 2?", id: "t")
         #expect(trace.spans[0].status == .error("step limit 1 reached"))

@@ -3,8 +3,10 @@ import LoupeAgents
 import LoupeApp
 import LoupeBase
 import LoupeKit
+import LoupeModels
 import LoupeStore
 import LoupeTUI
+import LoupeTensor
 import LoupeTestSupport
 import Testing
 
@@ -381,6 +383,70 @@ import Testing
             state.render().text().contains("── raw source ──") && state.render().text().contains("\"attributes\": ["))
         AppFixtures.press([.escape], on: &state)
         #expect(panel(state).trace == nil)
+    }
+
+    /// An agent run whose search timed a forward pass (three operations over two layers) and
+    /// stored its kernel runs, recorded as `AgentService` records it.
+    private func recordRunWithAForwardPass() throws -> (trace: Int64, runs: [Int64]) {
+        let workspace = service.workspace
+        let search = AgentTool(
+            spec: ToolSpec(name: "search", description: "search", parameters: .object([:])),
+            perform: { _ in
+                let started = OperationProfile.now()
+                let profile = OperationProfile(keepingCalls: true)
+                for layer in 0..<2 {
+                    profile.scope("layer \(layer)") {
+                        profile.measure("linear", flops: 4e6, bytes: 1e6) { usleep(200) }
+                        profile.measure("GELU", flops: 1e5, bytes: 8e5) { usleep(100) }
+                    }
+                }
+                let ids = try workspace.record(
+                    ForwardPassRecord.kernelRuns(
+                        profile.entriesByTime, precision: .fp32, workload: "4 tokens (agent search)", threads: 1))
+                return ToolOutput(
+                    "[]",
+                    spans: ForwardPassRecord.spans(profile, origin: started, tokens: 4, runIDs: ids, precision: .fp32))
+            })
+        let trace = ReActRunner(
+            provider: OfflinePolicy(similarity: OfflinePolicy.wordOverlap, named: "word-overlap"), tools: [search]
+        ).run("heated aircraft models", id: "with-a-pass")
+        let id = try #require(try workspace.importTraces([TraceService.record(trace, sourceFile: nil)]).ids.first)
+        let attributes = try #require(trace.spans.first { $0.kind == .embedding }?.attributes)
+        let runs = try #require(attributes[ForwardPassRecord.kernelRunsAttribute]?.array).compactMap(\.number).map {
+            Int64($0)
+        }
+        return (id, runs)
+    }
+
+    /// `p` on a search step goes to the Roofline panel showing only its forward pass's runs; esc
+    /// there shows every kernel again; `p` where no pass ran says so.
+    @Test func pGoesFromASearchStepToItsForwardPassOnTheRoofline() throws {
+        let (id, runs) = try recordRunWithAForwardPass()
+        var ports = Ports()
+        ports.register(TracesBrowser(workspace: service.workspace))
+        ports.register(RooflineBrowser(workspace: service.workspace))
+        var state = AppFixtures.state(width: 120, height: 36)
+        state.settle([.ask(TracesPanel.ListTraces())], ports: ports)
+        let row = try #require(panel(state).rows.firstIndex { $0.id == id })
+        for _ in 0..<row { AppFixtures.press([.character("j")], on: &state) }
+        state.settle(AppFixtures.press([.enter], on: &state), ports: ports)
+        state.settle(AppFixtures.press([.character("p")], on: &state), ports: ports)
+        #expect(state.message?.text.contains("ran no MiniLM forward pass") == true)
+        while let ordinal = panel(state).currentOrdinal, panel(state).trace?.spans[ordinal].kind != "embedding" {
+            state.settle(AppFixtures.press([.character("l")], on: &state), ports: ports)
+        }
+        let detail = state.render().text()
+        #expect(detail.contains("── operations (") && detail.contains("p shows them on the roofline"))
+        #expect(detail.contains("linear") && detail.contains("GELU"))
+
+        state.settle(AppFixtures.press([.character("p")], on: &state), ports: ports)
+        let roofline = try #require(state.panels[state.focusedPanel] as? RooflinePanel)
+        #expect(roofline.focus?.runIDs == runs && roofline.focus?.trace == id)
+        #expect(Set(roofline.rows.compactMap(\.point.runID)) == Set(runs))
+        #expect(state.render().text().contains("Roofline · trace \(id) · span 2 search → MiniLM forward · 4 tokens"))
+        let back = AppFixtures.press([.escape], on: &state)
+        #expect((state.panels[state.focusedPanel] as? RooflinePanel)?.focus == nil)
+        #expect(AppFixtures.requests(RooflinePanel.LoadRoofline.self, in: back).map(\.focus) == [nil])
     }
 
     @Test func theListSortsByEachMeasure() throws {

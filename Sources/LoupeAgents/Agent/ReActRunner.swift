@@ -161,6 +161,7 @@ package struct ReActRunner: Sendable {
                 var executed = call
                 executed.id = callID
                 let result: String
+                var children: [TraceSpan] = []
                 do {
                     guard let tool = byName[call.name] else {
                         throw ToolFailure(
@@ -168,7 +169,9 @@ package struct ReActRunner: Sendable {
                     }
                     if let problem = call.argumentsError { throw ToolFailure(problem) }
                     let arguments = call.arguments.isEmpty ? JSONValue.object([:]) : try JSONValue.parse(call.arguments)
-                    result = try tool.run(arguments)
+                    let output = try tool.perform(arguments)
+                    result = output.text
+                    children = output.spans
                     executed.result = result
                     span.status = .ok
                     if call.name == "final_answer" {
@@ -184,11 +187,34 @@ package struct ReActRunner: Sendable {
                 span.endNs = now()
                 span.tool = executed
                 trace.spans.append(span)
+                trace.spans += Self.nest(children, under: span)
                 onUpdate(trace)
                 messages.append(Message(role: "tool", text: result, toolCallID: callID))
             }
             if answer != nil { break run }
         }
         return finish(outcome)
+    }
+
+    /// A tool call's own spans placed under its span: ids prefixed with the call's, the top ones
+    /// its children, times moved from the call's start onto the trace's clock. A clock that only
+    /// counts steps (a fork of an untimed trace) has no room for nanoseconds: the times are then
+    /// scaled to fit inside the call, so the order stays.
+    package static func nest(_ children: [TraceSpan], under parent: TraceSpan) -> [TraceSpan] {
+        guard !children.isEmpty else { return [] }
+        let room = max(0, (parent.endNs ?? parent.startNs) - parent.startNs)
+        let latest = children.map { $0.endNs ?? $0.startNs }.max() ?? 0
+        let scale = latest > room && latest > 0 ? Double(room) / Double(latest) : 1
+        func place(_ offset: Int64) -> Int64 {
+            parent.startNs + (scale == 1 ? offset : Int64((Double(offset) * scale).rounded(.down)))
+        }
+        return children.map { child in
+            var span = child
+            span.spanID = parent.spanID + "/" + child.spanID
+            span.parentID = child.parentID.map { parent.spanID + "/" + $0 } ?? parent.spanID
+            span.startNs = place(child.startNs)
+            span.endNs = child.endNs.map(place)
+            return span
+        }
     }
 }

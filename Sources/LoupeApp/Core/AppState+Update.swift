@@ -165,6 +165,7 @@ extension AppState {
                 if zoomed { zoomed = false }
             } else if panels[focusedPanel].canGoBack {
                 panels[focusedPanel].goBack()
+                return apply(panels[focusedPanel].takeEffects(), from: panels[focusedPanel].id)
             } else if zoomed {
                 zoomed = false
             }

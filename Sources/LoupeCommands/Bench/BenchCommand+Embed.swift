@@ -110,7 +110,10 @@ extension BenchCommand {
                 let meanTokens = Double(tokens.reduce(0, +)) / Double(tokens.count)
                 let workload =
                     "\(lines.count) sentences, batch \(batchSize), mean \(String(format: "%.1f", meanTokens)) tokens"
-                try context.workspace().record(Embed.kernelRuns(entries, precision: precision, workload: workload))
+                try context.workspace().record(
+                    ForwardPassRecord.kernelRuns(
+                        entries, precision: precision, workload: workload,
+                        threads: ProcessInfo.processInfo.activeProcessorCount))
                 gflopsPerPass = entries.reduce(0) { $0 + $1.flops } / 1e9
                 peak = MachineProbe.fp32Peak(threads: ProcessInfo.processInfo.activeProcessorCount)
                 operations = entries.map { entry in
@@ -169,30 +172,5 @@ extension BenchCommand {
                             operation.flopsPerByte))
             }
         }
-    }
-}
-
-extension BenchCommand.Embed {
-    /// The CPU model from /proc/cpuinfo, for the machine a measurement ran on.
-    /// A forward pass's operations as kernel runs (`minilm-forward`, or `-int8`), for the
-    /// Roofline panel to place against the measured roofs.
-    static func kernelRuns(_ entries: [OperationProfile.Entry], precision: Precision, workload: String) -> [KernelRun] {
-        let machine = machine()
-        let measuredAt = Date()
-        return entries.map { entry in
-            KernelRun(
-                suite: precision == .fp32 ? "minilm-forward" : "minilm-forward-int8", kernel: entry.name,
-                workload: workload, calls: entry.calls, nanoseconds: Int64(entry.nanoseconds), flops: entry.flops,
-                bytes: entry.bytes, threads: ProcessInfo.processInfo.activeProcessorCount, machine: machine,
-                measuredAt: measuredAt)
-        }
-    }
-
-    static func machine() -> String {
-        let info = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
-        let model =
-            info.split(separator: "\n").first { $0.hasPrefix("model name") }
-            .map { String($0.split(separator: ":", maxSplits: 1).last ?? "").trimmingWhitespace() } ?? "unknown CPU"
-        return "\(model), \(ProcessInfo.processInfo.activeProcessorCount) cores"
     }
 }

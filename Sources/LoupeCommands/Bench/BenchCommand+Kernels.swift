@@ -144,7 +144,7 @@ extension BenchCommand {
             check("attention max |flash − naive|", Double(difference), atMost: 1e-5)
 
             let result = Result(
-                machine: BenchCommand.Embed.machine(), threads: threads, fp32PeakGflops: peak, int8PeakGops: int8Peak,
+                machine: KernelRun.thisMachine, threads: threads, fp32PeakGflops: peak, int8PeakGops: int8Peak,
                 memoryLevels: roofs.levels, kernels: measurements.map { KernelsCommand.Row($0, roofs: roofs) },
                 attentionMaxAbsDifference: difference, int8RelativeError: int8Error, checks: checks)
             if json {

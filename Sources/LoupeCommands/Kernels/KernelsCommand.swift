@@ -120,7 +120,7 @@ struct KernelsCommand: ParsableCommand {
 
     static func store(_ measurements: [KernelBench.Measurement], profileID: Int64?, in workspace: Workspace) throws {
         let now = Date()
-        let machine = BenchCommand.Embed.machine()
+        let machine = KernelRun.thisMachine
         try workspace.record(
             measurements.map { m in
                 // The time is wall-clock over all threads, so the rate is the whole machine's:

@@ -63,8 +63,9 @@ struct EmbedCommand: LoupeCommand {
             let entries = operations.entriesByTime
             let tokens = results.reduce(0) { $0 + $1.ids.count }
             try context.workspace().record(
-                BenchCommand.Embed.kernelRuns(
-                    entries, precision: precision, workload: "embed: \(texts.count) text(s), \(tokens) tokens"))
+                ForwardPassRecord.kernelRuns(
+                    entries, precision: precision, workload: "embed: \(texts.count) text(s), \(tokens) tokens",
+                    threads: ProcessInfo.processInfo.activeProcessorCount))
             measured = entries.map {
                 Operation(
                     name: $0.name, calls: $0.calls, microseconds: Double($0.nanoseconds) / 1e3, gflops: $0.flops / 1e9,

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LoupeAgents
 import LoupeBase
 import LoupeKit
 import LoupeProfiling
@@ -87,7 +88,7 @@ struct RooflineCommand: ParsableCommand {
             }
             let id = try context.workspace().record(
                 MachineProfileRecord(
-                    machine: BenchCommand.Embed.machine(), cores: cores, sweepJSON: try Formatting.json(sweep)),
+                    machine: KernelRun.thisMachine, cores: cores, sweepJSON: try Formatting.json(sweep)),
                 ceilings: ceilings)
             return (
                 Result(
@@ -410,9 +411,18 @@ struct RooflineCommand: ParsableCommand {
             abstract: "The roofline as a table: each profile's roofs, and its kernels placed under them.")
         @OptionGroup var global: GlobalOptions
         @OptionGroup var options: ProfileOptions
+        @Option(
+            help:
+                "Only the MiniLM forward passes this trace recorded (an agent's searches), what p shows from a trace step."
+        )
+        var trace: Int64?
+        @Option(help: "With --trace: only the forward pass at this span or under it (its ordinal).") var span: Int?
 
         func run(in context: CommandContext) throws {
-            let model = try RooflineModel.load(from: context.workspace(access: .read))
+            let workspace = try context.workspace(access: .read)
+            if let trace { return try showPasses(of: trace, in: workspace, context: context) }
+            if span != nil { throw CommandFailure("--span picks a span of --trace: give the trace too") }
+            let model = try RooflineModel.load(from: workspace)
             let (profile, precision) = try options.resolve(model)
             for (index, other) in model.profiles.enumerated() {
                 context.print(
@@ -430,6 +440,40 @@ struct RooflineCommand: ParsableCommand {
             }
             context.print("")
             context.print("kernels at \(precision):")
+            printKernels(profile, precision: precision, context: context)
+        }
+
+        /// Each forward pass the trace recorded (under `span` when given), its operations placed
+        /// under their roofs, most time first.
+        private func showPasses(of trace: Int64, in workspace: Workspace, context: CommandContext) throws {
+            let passes: [RooflineFocus]
+            do {
+                passes = try TraceService(workspace: workspace).forwardPasses(trace: trace, at: span)
+            } catch let error as TraceImportError {
+                throw CommandFailure(error.description)
+            }
+            guard !passes.isEmpty else {
+                throw CommandFailure(
+                    "trace \(trace)\(span.map { " at span \($0)" } ?? ""): no MiniLM forward pass recorded there "
+                        + "(an agent's search records its query's when the corpus has embeddings)")
+            }
+            for (index, pass) in passes.enumerated() {
+                let model = try RooflineModel.load(from: workspace, including: pass.runIDs).keeping(
+                    runs: Set(pass.runIDs))
+                let (profile, precision) = try options.resolve(model)
+                if index > 0 { context.print("") }
+                context.print(UntrustedText.sanitized(pass.title))
+                let total = profile.points.reduce(0) { $0 + $1.seconds }
+                context.print(
+                    "  \(Formatting.count(profile.points.count, "operation")), "
+                        + String(format: "%.3f ms", total * 1000) + " on \(profile.name)")
+                var sorted = profile
+                sorted.points.sort { $0.seconds > $1.seconds }
+                printKernels(sorted, precision: precision, context: context)
+            }
+        }
+
+        private func printKernels(_ profile: RooflineModel.Profile, precision: String, context: CommandContext) {
             for p in profile.placements(precision) {
                 var line =
                     "  "

@@ -3,6 +3,7 @@ import LoupeAgents
 import LoupeBase
 import LoupeModels
 import LoupeStore
+import LoupeTensor
 import Synchronization
 
 /// Runs Loupe's own agent on a workspace: its tools read the workspace (retrieval, chunks and
@@ -28,6 +29,7 @@ package struct AgentService: Sendable {
         let context = Mutex<RetrievalService.Context?>(nil)
         let workspace = workspace
         let fixedOptions = options
+        let precision = try retrieval.precision()
         let search = AgentTool(
             spec: ToolSpec(
                 name: "search",
@@ -41,7 +43,8 @@ package struct AgentService: Sendable {
                     ]),
                     "required": .array(["query"]),
                 ])),
-            run: { arguments in
+            perform: { arguments in
+                let started = OperationProfile.now()
                 guard let query = arguments["query"]?.string, !query.isEmpty else {
                     throw AgentToolError("missing argument 'query'")
                 }
@@ -53,9 +56,22 @@ package struct AgentService: Sendable {
                     slot = fresh
                     return fresh
                 }
-                let hits = try retrieval.rank(query, options: options, context: loaded, details: false)
+                // The query's MiniLM forward pass (hybrid search), timed op by op.
+                let profile = loaded.embedder == nil ? nil : OperationProfile(keepingCalls: true)
+                let hits = try retrieval.rank(
+                    query, options: options, context: loaded, details: false, profile: profile)
                 _ = try? retrieval.record(query, options: options, hits: hits)
-                return JSONValue.array(
+                var spans: [TraceSpan] = []
+                if let profile, let embedder = loaded.embedder {
+                    let tokens = embedder.tokenizer.encode(query).count
+                    let runs = ForwardPassRecord.kernelRuns(
+                        profile.entriesByTime, precision: precision, workload: "\(tokens) tokens (agent search)",
+                        threads: 1)
+                    let ids = try workspace.record(runs)
+                    spans = ForwardPassRecord.spans(
+                        profile, origin: started, tokens: tokens, runIDs: ids, precision: precision)
+                }
+                let text = JSONValue.array(
                     hits.map { hit in
                         .object([
                             "chunk": .number(Double(hit.chunkID)), "document": .string(hit.documentID),
@@ -64,6 +80,7 @@ package struct AgentService: Sendable {
                         ])
                     }
                 ).compactJSON
+                return ToolOutput(text, spans: spans)
             })
         let read = AgentTool(
             spec: ToolSpec(
@@ -229,8 +246,10 @@ extension AgentService {
             else { throw AgentToolError("span \(ordinal) is a tool call no model call before it asked for") }
             let caller = parent.spans[callerIndex]
             let calls = caller.output.flatMap(\.toolCalls)
-            let answered = parent.spans[(callerIndex + 1)...].prefix { $0.kind == .tool }
-            kept = Array(parent.spans[...callerIndex]) + answered
+            // Its calls, each followed by the spans of its work (a MiniLM forward pass).
+            let following = parent.spans[(callerIndex + 1)...].prefix { $0.kind != .llm && $0.kind != .agent }
+            let answered = following.filter { $0.kind == .tool }
+            kept = Array(parent.spans[...callerIndex]) + following
             if let index = kept.lastIndex(where: { $0.spanID == target.spanID }) {
                 kept[index].tool?.result = result
                 kept[index].tool?.error = nil

@@ -2,6 +2,7 @@ import Foundation
 import LoupeModels
 import LoupeRetrieval
 import LoupeStore
+import LoupeTensor
 
 extension RetrievalService {
     /// Ranked chunks for `query`, each with every retriever's score and rank.
@@ -107,10 +108,14 @@ extension RetrievalService {
     }
 
     /// Ranked hits; `details` adds the matched terms and BM25 contributions (an evaluation,
-    /// which only needs the order, leaves them out).
-    package func rank(_ query: String, options: Options, context: Context, details: Bool = true) throws -> [Hit] {
+    /// which only needs the order, leaves them out). `profile` times the query's MiniLM
+    /// forward pass operation by operation, when there is one.
+    package func rank(
+        _ query: String, options: Options, context: Context, details: Bool = true, profile: OperationProfile? = nil
+    ) throws -> [Hit] {
         assemble(
-            candidates(query, options: options, context: context), options: options, context: context, details: details)
+            candidates(query, options: options, context: context, profile: profile), options: options,
+            context: context, details: details)
     }
 
     /// What each retriever found for a query, before fusion: computed once (one BM25 pass, one
@@ -123,7 +128,9 @@ extension RetrievalService {
     }
 
     /// BM25's and (when the context has vectors) dense's top `max(k, depth)` for `query`.
-    package func candidates(_ query: String, options: Options, context: Context) -> Candidates {
+    package func candidates(
+        _ query: String, options: Options, context: Context, profile: OperationProfile? = nil
+    ) -> Candidates {
         let terms = RetrievalTokenizer(stem: options.stem).terms(query)
         let parameters = BM25Index.Parameters(k1: options.k1, b: options.b)
         let depth = max(options.k, options.depth)
@@ -131,7 +138,7 @@ extension RetrievalService {
         var queryVector: [Float]?
         var semantic: [(index: Int, score: Float)] = []
         if let flat = context.flat, let embedder = context.embedder {
-            let vector = embedder.embed([query])[0].vector
+            let vector = embedder.embed([query], profile: profile)[0].vector
             queryVector = vector
             if let hnsw = context.hnsw {
                 semantic = hnsw.search(vector, k: depth, ef: max(options.efSearch, depth))

@@ -10,4 +10,9 @@ package struct RooflineBrowser: Sendable {
 
     /// Every profile in the workspace (the measured CPU, imported GPUs) with its kernels placed.
     package func model() throws -> RooflineModel { try RooflineModel.load(from: workspace) }
+
+    /// Only the runs `focus` names (a trace step's forward pass), placed under their roofs.
+    package func model(focus: RooflineFocus) throws -> RooflineModel {
+        try RooflineModel.load(from: workspace, including: focus.runIDs).keeping(runs: Set(focus.runIDs))
+    }
 }

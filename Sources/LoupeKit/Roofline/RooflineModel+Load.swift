@@ -4,10 +4,18 @@ import LoupeStore
 
 extension RooflineModel {
     /// The workspace's roofline: this CPU's latest profile with every CPU kernel run (the latest
-    /// per kernel and shape), then each GPU profile with the kernels imported against it, then
-    /// imported kernels that have no roofs.
-    package static func load(from workspace: Workspace) throws(WorkspaceError) -> RooflineModel {
-        let runs = try workspace.latestKernelRunPerShape()
+    /// per kernel and shape; without roofs when the CPU was never measured), then each GPU profile with the kernels imported against it, then
+    /// imported kernels that have no roofs. `runs` named here take the place of the latest
+    /// of their kernel and shape (an older forward pass a trace step points at).
+    package static func load(from workspace: Workspace, including chosen: [Int64] = [])
+        throws(WorkspaceError) -> RooflineModel
+    {
+        var runs = try workspace.latestKernelRunPerShape()
+        if !chosen.isEmpty {
+            let extra = try workspace.kernelRuns(ids: chosen)
+            let shapes = Set(extra.map { [$0.suite, $0.kernel, $0.workload] })
+            runs = runs.filter { !shapes.contains([$0.suite, $0.kernel, $0.workload]) } + extra
+        }
         let stored = try workspace.machineProfiles()
         let gpuIDs = Set(stored.filter { $0.kind == "gpu" }.compactMap(\.id))
         let isGPU = { (run: KernelRun) in
@@ -29,6 +37,13 @@ extension RooflineModel {
             profiles.append(
                 Profile(
                     name: cpu.machine, kind: "cpu", ceilings: ceilings, points: runs.filter { !isGPU($0) }.map(point)))
+        }
+        let unmeasured = runs.filter { !isGPU($0) }
+        if !stored.contains(where: { $0.kind == "cpu" }), !unmeasured.isEmpty {
+            profiles.append(
+                Profile(
+                    name: "CPU kernels without roofs", kind: "cpu", ceilings: [],
+                    points: unmeasured.map(point)))
         }
         for gpu in stored where gpu.kind == "gpu" {
             guard let id = gpu.id else { continue }
@@ -57,6 +72,6 @@ extension RooflineModel {
             shape: run.workload.components(separatedBy: ", ").first ?? run.workload,
             seconds: Double(run.nanoseconds) / 1e9 / Double(max(1, run.threads)),
             flops: run.flopsByPrecision ?? ["FP32": run.flops], bytes: run.bytes, footprintBytes: run.footprintBytes,
-            bytesByLevel: run.bytesByLevel ?? [:])
+            bytesByLevel: run.bytesByLevel ?? [:], runID: run.id)
     }
 }

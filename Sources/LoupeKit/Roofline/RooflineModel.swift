@@ -41,11 +41,14 @@ package struct RooflineModel: Hashable, Sendable {
         package var footprintBytes: Int?
         /// Bytes moved at each memory level, when counted apart (Nsight Compute's L1, L2, DRAM).
         package var bytesByLevel: [String: Double]
+        /// The stored run it comes from, when it does.
+        package var runID: Int64?
 
         package init(
             name: String, suite: String = "", shape: String = "", seconds: Double, flops: [String: Double],
-            bytes: Double, footprintBytes: Int? = nil, bytesByLevel: [String: Double] = [:]
+            bytes: Double, footprintBytes: Int? = nil, bytesByLevel: [String: Double] = [:], runID: Int64? = nil
         ) {
+            self.runID = runID
             self.bytesByLevel = bytesByLevel
             self.name = name
             self.suite = suite
@@ -124,6 +127,16 @@ extension RooflineModel {
         // Nsight Compute imports name a kernel's launches, not its shape: those match by name.
         let launches = { (shape: String) in shape.isEmpty || shape.hasPrefix("launches ") }
         return launches(point.shape) ? candidates.first { launches($0.shape) } : nil
+    }
+
+    /// Only the points of these runs, and only the profiles that hold one (a focus).
+    package func keeping(runs ids: Set<Int64>) -> RooflineModel {
+        RooflineModel(
+            profiles: profiles.compactMap { profile in
+                var kept = profile
+                kept.points = profile.points.filter { $0.runID.map(ids.contains) ?? false }
+                return kept.points.isEmpty ? nil : kept
+            })
     }
 
     /// How many kernels `suite` has, over every profile.

@@ -27,6 +27,11 @@ package struct TracesBrowser: Sendable {
         try service.workspace.searchSpans(trace: trace, text: text)
     }
 
+    /// The MiniLM forward passes recorded at span `ordinal` or under it, naming their kernel runs.
+    package func forwardPasses(trace: Int64, at ordinal: Int) throws -> [RooflineFocus] {
+        try service.forwardPasses(trace: trace, at: ordinal)
+    }
+
     /// Two traces compared step by step.
     package func diff(_ left: Int64, _ right: Int64) throws -> TraceDiff { try service.diff(left, right) }
 }

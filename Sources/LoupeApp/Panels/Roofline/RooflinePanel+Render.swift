@@ -9,7 +9,10 @@ extension RooflinePanel {
         let trailing = profile.map {
             "\($0.name) · \(precision)" + (count > 1 ? " · \(profileIndex + 1)/\(count)" : "")
         }
-        let inner = Block(title: "Roofline", trailingTitle: trailing ?? "", focused: context.focused).render(
+        // A trace step's forward pass names itself; esc goes back to every kernel.
+        let title =
+            focus.map { "Roofline · " + UntrustedText.sanitized($0.title) + " · esc: all kernels" } ?? "Roofline"
+        let inner = Block(title: title, trailingTitle: trailing ?? "", focused: context.focused).render(
             into: &frame, area: area, theme: theme)
         guard inner.width > 30, inner.height > 8 else { return }
         guard let profile, let peak = profile.peak(precision)?.value ?? profile.computeCeilings.map(\.value).max()
@@ -45,8 +48,9 @@ extension RooflinePanel {
                 frame.draw(line, at: Point(x: inner.x + 1, y: inner.y + 1 + index), clip: inner)
             }
             if let profile {
+                let how = profile.kind == "cpu" ? "measure them with loupe roofline measure" : "import with --gpu NAME"
                 frame.draw(
-                    "\(profile.name): \(profile.points.count) kernels, no roofs (import with --gpu NAME)",
+                    "\(profile.name): \(profile.points.count) kernels, no roofs (\(how))",
                     at: Point(x: inner.x + 1, y: inner.y + 5), style: theme.dim, clip: inner)
             }
             return

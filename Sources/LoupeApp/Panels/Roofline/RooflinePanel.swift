@@ -18,6 +18,9 @@ package struct RooflinePanel: Panel {
     package private(set) var sort = TableSort(column: 2, ascending: false)
     /// The import or run (suite) the other kernels are compared with (`b`).
     package private(set) var baselineSuite: String?
+    /// The runs shown alone (a trace step's forward pass, `p` in Traces); `esc` shows every kernel.
+    package private(set) var focus: RooflineFocus?
+    private var pending: [PanelEffect] = []
 
     package init() {}
 
@@ -52,6 +55,19 @@ package struct RooflinePanel: Panel {
     }
 
     package var initialEffects: [PanelEffect] { [.ask(LoadRoofline())] }
+
+    package var canGoBack: Bool { focus != nil }
+
+    package mutating func goBack() {
+        focus = nil
+        list.selected = 0
+        pending = [.ask(LoadRoofline())]
+    }
+
+    package mutating func takeEffects() -> [PanelEffect] {
+        defer { pending = [] }
+        return pending
+    }
 
     /// The profile on show.
     package var profile: RooflineModel.Profile? {
@@ -90,8 +106,21 @@ package struct RooflinePanel: Panel {
 
     package mutating func receive(_ msg: Msg) -> [PanelEffect] {
         // A command (roofline measure, kernels bench, an import, the demo build) may have added roofs.
-        if case .jobFinished = msg { return [.ask(LoadRoofline())] }
-        guard case .answered(let answer) = msg, let (_, result) = answer.matching(LoadRoofline.self) else { return [] }
+        if case .jobFinished = msg { return [.ask(LoadRoofline(focus: focus))] }
+        if case .navigate(.roofline(let chosen)) = msg {
+            // A trace step's forward pass: its operations alone, the slowest first.
+            focus = chosen
+            data = nil
+            profileIndex = 0
+            precisionIndex = 0
+            sort = TableSort(column: 2, ascending: false)
+            list.selected = 0
+            return [.ask(LoadRoofline(focus: chosen))]
+        }
+        // An answer to a request made before the focus changed is not what is on show.
+        guard case .answered(let answer) = msg, let (asked, result) = answer.matching(LoadRoofline.self),
+            asked.focus == focus
+        else { return [] }
         switch result {
         case .loaded(let loaded):
             data = loaded
@@ -109,7 +138,7 @@ package struct RooflinePanel: Panel {
         switch action {
         case .down, .up, .pageDown, .pageUp, .top, .bottom:
             list.navigate(action, count: count)
-        case PanelAction.own(Action.reload): return [.ask(LoadRoofline())]
+        case PanelAction.own(Action.reload): return [.ask(LoadRoofline(focus: focus))]
         case PanelAction.own(Action.profile):
             guard let profiles = data?.profiles, !profiles.isEmpty else { return [] }
             profileIndex = (profileIndex + 1) % profiles.count

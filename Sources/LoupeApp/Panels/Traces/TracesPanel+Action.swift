@@ -31,5 +31,7 @@ extension TracesPanel {
         case nextSpan, previousSpan
         /// The Sessions view on or off: traces grouped by session, conversation or thread.
         case sessions
+        /// The step's MiniLM forward pass (an agent's search) on the roofline.
+        case roofline
     }
 }

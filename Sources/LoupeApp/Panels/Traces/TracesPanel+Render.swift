@@ -336,7 +336,8 @@ extension TracesPanel {
         let inner = Block(title: "\(span.kind) · \(UntrustedText.sanitized(span.name))", focused: false).render(
             into: &frame, area: area, theme: theme)
         guard inner.width > 8, inner.height > 0 else { return }
-        var lines = Self.detailLines(trace: trace, ordinal: ordinal, detail: detail, raw: raw, theme: theme)
+        var lines = Self.detailLines(
+            trace: trace, ordinal: ordinal, detail: detail, raw: raw, theme: theme, width: inner.width)
         // A step found by `/` shows where the text is.
         if let matches = deepMatches, matches.ordinals.contains(ordinal) {
             lines = lines.map { $0.highlighting(matches.query, as: theme.match) }
@@ -347,7 +348,7 @@ extension TracesPanel {
     /// What the detail pane shows for span `ordinal` (a step or any other span): numbers, then
     /// its content (or its raw source).
     package static func detailLines(
-        trace: TraceService.Loaded, ordinal: Int, detail: SpanDetail?, raw: Bool, theme: Theme
+        trace: TraceService.Loaded, ordinal: Int, detail: SpanDetail?, raw: Bool, theme: Theme, width: Int = 200
     ) -> [[Span]] {
         let span = trace.spans[ordinal]
         var lines: [[Span]] = []
@@ -361,7 +362,8 @@ extension TracesPanel {
         guard let step = trace.steps.firstIndex(of: ordinal),
             span.kind == SpanKind.llm.rawValue || span.kind == SpanKind.tool.rawValue
         else {
-            return lines + spanLines(trace: trace, ordinal: ordinal, detail: detail, raw: raw, theme: theme)
+            return lines
+                + spanLines(trace: trace, ordinal: ordinal, detail: detail, raw: raw, theme: theme, width: width)
         }
         let sofar = trace.steps.prefix(step + 1).map { trace.spans[$0] }
         let cumulative = (
@@ -501,7 +503,7 @@ extension TracesPanel {
     /// used, its input and output, an Inspect score, the trace's scores at its root, and every
     /// attribute.
     static func spanLines(
-        trace: TraceService.Loaded, ordinal: Int, detail: SpanDetail?, raw: Bool, theme: Theme
+        trace: TraceService.Loaded, ordinal: Int, detail: SpanDetail?, raw: Bool, theme: Theme, width: Int = 200
     ) -> [[Span]] {
         let span = trace.spans[ordinal]
         var lines: [[Span]] = []
@@ -560,6 +562,11 @@ extension TracesPanel {
         }
         let attributes = detail.payload.attributes
         var shown: Set<String> = []
+        lines += forwardPassLines(attributes, theme: theme, width: width)
+        shown.formUnion([
+            ForwardPassRecord.operationsAttribute, ForwardPassRecord.kernelRunsAttribute,
+            ForwardPassRecord.tokensAttribute,
+        ])
         lines += limitLines(attributes, theme: theme)
         shown.formUnion(attributes.keys.filter { $0.hasPrefix("inspect.") && $0.contains("limit") })
         for (key, label) in inputOutputAttributes {
@@ -587,6 +594,47 @@ extension TracesPanel {
                     Span(UntrustedText.sanitized(compact(attributes[key]!)), theme.text),
                 ])
             }
+        }
+        return lines
+    }
+
+    /// A MiniLM forward pass or one of its layers: each operation's time, share, GFLOP/s and
+    /// FLOP/byte (calls and FLOP/byte only where `width` has room), and on the pass itself, the
+    /// key to its place on the roofline.
+    static func forwardPassLines(_ attributes: [String: JSONValue], theme: Theme, width: Int) -> [[Span]] {
+        let operations = ForwardPassRecord.operations(attributes[ForwardPassRecord.operationsAttribute])
+        guard !operations.isEmpty else { return [] }
+        let total = operations.reduce(Int64(0)) { $0 + $1.nanoseconds }
+        // Wide: operation, time, share, calls, GFLOP/s, FLOP/B (59 columns); narrow: the first
+        // four. A column is kept for the scroll bar.
+        let wide = width >= 60
+        let nameWidth = wide ? 22 : max(8, width - 26)
+        var lines: [[Span]] = [
+            [Span("── operations (\(TraceText.duration(total)) in all) ──", theme.title)],
+            [
+                Span(
+                    "operation".padding(toLength: nameWidth + 1, withPad: " ", startingAt: 0)
+                        + (wide ? "    time  share calls GFLOP/s FLOP/B" : "    time  share GFLOP/s"), theme.dim)
+            ],
+        ]
+        for entry in operations {
+            let time = TraceText.duration(entry.nanoseconds)
+            let share = 100 * Double(entry.nanoseconds) / Double(max(total, 1))
+            let figures =
+                wide
+                ? String(
+                    format: " %5.1f%% %5d %7.2f %6.2f", share, entry.calls, entry.gflopsPerSecond, entry.flopsPerByte)
+                : String(format: " %5.1f%% %7.2f", share, entry.gflopsPerSecond)
+            lines.append([
+                Span(TextWidth.fit(UntrustedText.sanitized(entry.name), toColumns: nameWidth) + " ", theme.accent),
+                Span(String(repeating: " ", count: max(0, 8 - time.count)) + time + figures, theme.text),
+            ])
+        }
+        if let runs = attributes[ForwardPassRecord.kernelRunsAttribute]?.array, !runs.isEmpty {
+            lines.append([
+                Span("p", theme.key),
+                Span(" shows them on the roofline: how far each is from the roof it is under", theme.dim),
+            ])
         }
         return lines
     }

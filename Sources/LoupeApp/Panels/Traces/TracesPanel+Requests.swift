@@ -62,4 +62,19 @@ extension TracesPanel {
 
         package func ask(_ port: TracesBrowser) throws -> TraceDiff { try port.diff(left, right) }
     }
+
+    /// The MiniLM forward passes a span ran, it or the spans under it (`p`).
+    package struct ForwardPasses: PortRequest {
+        package var trace: Int64
+        package var ordinal: Int
+
+        package init(trace: Int64, ordinal: Int) {
+            self.trace = trace
+            self.ordinal = ordinal
+        }
+
+        package func ask(_ port: TracesBrowser) throws -> [RooflineFocus] {
+            try port.forwardPasses(trace: trace, at: ordinal)
+        }
+    }
 }

@@ -116,6 +116,11 @@ package struct TracesPanel: Panel {
                 KeyBinding(
                     [.character("r")], .panel(.own(Action.raw)), help: "The step's raw source payload on or off"),
                 KeyBinding(
+                    [.character("p")], .panel(.own(Action.roofline)),
+                    help:
+                        "The step's MiniLM forward pass (an agent's search) on the roofline: its operations and their roofs"
+                ),
+                KeyBinding(
                     [.character(" ")], .panel(.own(Action.play)), help: "Play or pause: step forward on a timer"),
                 KeyBinding(
                     [.character(">")], .panel(.own(Action.faster)), help: "Play faster (2, 1, 0.5, 0.25, 0.1 s a step)"),
@@ -340,6 +345,19 @@ package struct TracesPanel: Panel {
             case .loaded(let ordinals):
                 deepMatches = (asked.text, ordinals)
                 return jumpToMatch(forward: true, includeCurrent: true)
+            case .failed(let message): error = message
+            }
+        } else if let (asked, found) = answer.matching(ForwardPasses.self) {
+            switch found {
+            case .loaded(let passes):
+                guard let first = passes.first else {
+                    return [
+                        .status(
+                            "span \(asked.ordinal) ran no MiniLM forward pass that was recorded (an agent's search does, on a corpus with embeddings)",
+                            .info)
+                    ]
+                }
+                return [.navigate(.roofline(first))]
             case .failed(let message): error = message
             }
         } else if let (_, loaded) = answer.matching(DiffTraces.self) {
@@ -569,6 +587,9 @@ package struct TracesPanel: Panel {
                 return moveSpan(to: min(trace.spans.count - 1, (currentOrdinal ?? -1) + 1))
             case PanelAction.own(Action.previousSpan): return moveSpan(to: max(0, (currentOrdinal ?? 1) - 1))
             case PanelAction.own(Action.tool): return next { $0.kind == SpanKind.tool.rawValue }
+            case PanelAction.own(Action.roofline):
+                guard let ordinal = currentOrdinal else { return [] }
+                return [.ask(ForwardPasses(trace: trace.summary.id, ordinal: ordinal))]
             case PanelAction.own(Action.raw):
                 raw.toggle()
                 detailOffset = 0
