@@ -135,7 +135,8 @@ import Testing
             spanID: "tool1.0", parentID: "agent", kind: .tool, name: "search", startNs: 1_000_000_000,
             endNs: 1_010_000_000)
         call.status = .ok
-        let child = TraceSpan(spanID: "pass", parentID: nil, kind: .embedding, name: "pass", startNs: 3_000, endNs: 9_000)
+        let child = TraceSpan(
+            spanID: "pass", parentID: nil, kind: .embedding, name: "pass", startNs: 3_000, endNs: 9_000)
         let nested = ReActRunner.nest([child], under: call)
         #expect(nested.map(\.startNs) == [1_000_003_000] && nested.map(\.endNs) == [1_000_009_000])
         #expect(ReActRunner.nest([], under: call).isEmpty)
