@@ -23,6 +23,26 @@ import Testing
         #expect(json?["schema_version"] as? Int == Workspace.migrationIdentifiers.count)
     }
 
+    /// `profile show` reads the report the workspace keeps once it is made, and it is the same
+    /// report the analysis makes.
+    @Test func profileShowReadsTheKeptReport() throws {
+        let sample = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../sample-data/profiles/distributed-2rank").standardized.path
+        #expect(run("profile import \(sample) --name two").succeeded)
+        let workspace = try session.workspace()
+        #expect(try workspace.profilerReport(traceID: 1) == nil)
+        let first = run("profile show two --top 5 --json")
+        #expect(first.succeeded, "\(first.error ?? "")")
+        #expect(try workspace.profilerReport(traceID: 1) != nil)
+        #expect(run("profile show two --top 5 --json").output == first.output)
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        let shown = try decoder.decode(ProfileReport.self, from: Data(first.output.utf8))
+        let service = ProfileService(workspace: workspace)
+        #expect(shown == ProfileReport.make(try service.load(try service.resolve("two")), top: 5))
+        #expect(shown.ranks.count == 2 && shown.ranks.allSatisfy { $0.kernels.count == 5 })
+    }
+
     @Test func typosGetASuggestionAndUsage() {
         let outcome = run("wrkspace info")
         #expect(outcome.error?.contains("did you mean 'workspace'?") == true)
@@ -157,7 +177,9 @@ struct ModelCommandTests {
         #expect(abs((qkv["gflops"] as? Double ?? 0) - 6 * (2 * 6 * 384 * 1152 + 6 * 1152) / 1e9) < 1e-9)
         let runs = try session.workspace().latestKernelRunPerShape().filter { $0.suite == "minilm-forward" }
         #expect(Set(runs.map(\.kernel)) == Set(operations.compactMap { $0["name"] as? String }))
-        #expect(runs.allSatisfy { $0.workload == "embed: 1 text(s), 6 tokens" && $0.nanoseconds > 0 })
+        // One text is one batch on one thread: its time is the wall clock's, not a sum over cores.
+        #expect(
+            runs.allSatisfy { $0.workload == "embed: 1 text(s), 6 tokens" && $0.nanoseconds > 0 && $0.threads == 1 })
     }
 
     @Test func attentionChecksItsSiteAndPrintsRowsThatSumToOne() throws {

@@ -62,10 +62,13 @@ struct EmbedCommand: LoupeCommand {
         if let operations {
             let entries = operations.entriesByTime
             let tokens = results.reduce(0) { $0 + $1.ids.count }
+            // Batches of 32 run one per core at once, so their times add up over that many
+            // threads; one batch runs alone and its time is the wall clock's.
+            let batches = (texts.count + 31) / 32
             try context.workspace().record(
                 ForwardPassRecord.kernelRuns(
                     entries, precision: precision, workload: "embed: \(texts.count) text(s), \(tokens) tokens",
-                    threads: ProcessInfo.processInfo.activeProcessorCount))
+                    threads: min(batches, ProcessInfo.processInfo.activeProcessorCount)))
             measured = entries.map {
                 Operation(
                     name: $0.name, calls: $0.calls, microseconds: Double($0.nanoseconds) / 1e3, gflops: $0.flops / 1e9,

@@ -66,7 +66,12 @@ package struct ProfileReport: Codable, Hashable, Sendable {
     }
 
     /// The report of `loaded`: `allSteps` keeps the last ProfilerStep that HTA leaves out.
-    package static func make(_ loaded: ProfileService.Loaded, allSteps: Bool = false, top: Int = 15) -> ProfileReport {
+    /// The kernels and operators per rank the kept report (``ProfileService/report(_:reporter:)``) lists.
+    package static let keptTop = 15
+
+    package static func make(_ loaded: ProfileService.Loaded, allSteps: Bool = false, top: Int = keptTop)
+        -> ProfileReport
+    {
         let names = loaded.names
         let ranks = allSteps ? loaded.ranks : ProfileAnalysis.withoutLastStep(loaded.ranks, names: names)
         // The names table holds only names that occur.
