@@ -41,7 +41,7 @@ struct AgentCommand: ParsableCommand {
                 onStep: { _, trace in
                     guard !json else { return }
                     while printed < trace.spans.count {
-                        context.print(Self.describe(trace.spans[printed]))
+                        if let line = Self.describe(trace.spans[printed]) { context.print(line) }
                         printed += 1
                     }
                 })
@@ -64,8 +64,9 @@ struct AgentCommand: ParsableCommand {
             if root.status.isError { throw CommandFailure("the agent did not finish: \(root.status.message ?? "")") }
         }
 
-        /// One line per span as it lands: a model call and the tools it asked for, or a tool's result.
-        static func describe(_ span: TraceSpan) -> String {
+        /// One line per span as it lands: a model call and the tools it asked for, a tool's result,
+        /// or a MiniLM forward pass a tool ran (not its layers: `trace show` has those).
+        static func describe(_ span: TraceSpan) -> String? {
             let status = span.status.message.map { "  ✗ " + $0 } ?? ""
             switch span.kind {
             case .llm:
@@ -75,6 +76,10 @@ struct AgentCommand: ParsableCommand {
             case .tool:
                 let result = (span.tool?.error ?? span.tool?.result ?? "").replacingOccurrences(of: "\n", with: " ⏎ ")
                 return UntrustedText.sanitized("  tool   \(span.name): \(String(result.prefix(104)))\(status)")
+            case .embedding where span.attributes[ForwardPassRecord.kernelRunsAttribute] != nil:
+                return UntrustedText.sanitized("  pass   \(span.name), timed op by op (loupe roofline show --trace)")
+            case .other where span.parentID?.hasSuffix("/forward") == true:
+                return nil
             default:
                 return UntrustedText.sanitized("  \(span.kind.rawValue)  \(span.name)\(status)")
             }

@@ -117,7 +117,7 @@ extension TraceCommand {
                     onStep: { _, trace in
                         if printed == nil { printed = trace.spans.count }
                         while printed! < trace.spans.count {
-                            context.print(AgentCommand.Run.describe(trace.spans[printed!]))
+                            if let line = AgentCommand.Run.describe(trace.spans[printed!]) { context.print(line) }
                             printed! += 1
                         }
                     })
