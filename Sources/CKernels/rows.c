@@ -97,10 +97,17 @@ void loupe_softmax_online(float *y, const float *x, size_t rows, size_t columns)
 }
 
 // ---- layer normalisation: one pass for the sum and the sum of squares (float lanes, combined
-// in double), one to normalise and write. ----
+// in double), one to normalise and write. The second pass needs gamma and beta beside the row:
+// with 4096 columns that is 64 KiB a row (x, y, gamma, beta), twice L1, so row by row every
+// element re-read gamma and beta from L2. Rows go eight at a time instead: their moments first,
+// then 512 columns at a time across the eight, so a 4 KiB slice of gamma and beta stays in L1
+// for all of them (measured at 384 × 4096 on one core: 40 → 56 GB/s). The arithmetic per element
+// is unchanged, so the results are bit-identical to row by row. ----
 
-LOUPE_AVX2 static void layernorm_avx2(
-    float *y, const float *x, const float *gamma, const float *beta, size_t n, float epsilon) {
+enum { LAYERNORM_ROWS = 8, LAYERNORM_COLUMNS = 512 };
+
+/// A row's mean and 1/sqrt(variance + epsilon).
+LOUPE_AVX2 static void layernorm_moments_avx2(const float *x, size_t n, float epsilon, float *mean, float *scale) {
     // Four independent chains per sum hide the add latency.
     __m256 s[4], q[4];
     for (int j = 0; j < 4; j++) s[j] = q[j] = _mm256_setzero_ps();
@@ -118,15 +125,36 @@ LOUPE_AVX2 static void layernorm_avx2(
         sum += x[i];
         squares += (double)x[i] * x[i];
     }
-    double mean = sum / (double)n;
-    double variance = squares / (double)n - mean * mean;
-    float scale = (float)(1.0 / sqrt((variance > 0 ? variance : 0) + epsilon));
-    __m256 vmean = _mm256_set1_ps((float)mean), vscale = _mm256_set1_ps(scale);
-    for (i = 0; i + 8 <= n; i += 8) {
-        __m256 normal = _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), vmean), vscale);
-        _mm256_storeu_ps(y + i, _mm256_fmadd_ps(normal, _mm256_loadu_ps(gamma + i), _mm256_loadu_ps(beta + i)));
+    double m = sum / (double)n;
+    double variance = squares / (double)n - m * m;
+    *mean = (float)m;
+    *scale = (float)(1.0 / sqrt((variance > 0 ? variance : 0) + epsilon));
+}
+
+/// Up to `LAYERNORM_ROWS` rows: moments, then the normalised rows a column slice at a time.
+LOUPE_AVX2 static void layernorm_rows_avx2(
+    float *y, const float *x, const float *gamma, const float *beta, size_t rows, size_t n, float epsilon) {
+    float mean[LAYERNORM_ROWS], scale[LAYERNORM_ROWS];
+    for (size_t r = 0; r < rows; r++) layernorm_moments_avx2(x + r * n, n, epsilon, &mean[r], &scale[r]);
+    size_t vectorised = n - n % 8;
+    for (size_t c0 = 0; c0 < vectorised; c0 += LAYERNORM_COLUMNS) {
+        size_t c1 = c0 + LAYERNORM_COLUMNS < vectorised ? c0 + LAYERNORM_COLUMNS : vectorised;
+        for (size_t r = 0; r < rows; r++) {
+            const float *xr = x + r * n;
+            float *yr = y + r * n;
+            __m256 vmean = _mm256_set1_ps(mean[r]), vscale = _mm256_set1_ps(scale[r]);
+            for (size_t i = c0; i < c1; i += 8) {
+                __m256 normal = _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(xr + i), vmean), vscale);
+                _mm256_storeu_ps(
+                    yr + i, _mm256_fmadd_ps(normal, _mm256_loadu_ps(gamma + i), _mm256_loadu_ps(beta + i)));
+            }
+        }
     }
-    for (; i < n; i++) y[i] = (x[i] - (float)mean) * scale * gamma[i] + beta[i];
+    for (size_t r = 0; r < rows; r++) {
+        for (size_t i = vectorised; i < n; i++) {
+            y[r * n + i] = (x[r * n + i] - mean[r]) * scale[r] * gamma[i] + beta[i];
+        }
+    }
 }
 
 static void layernorm_baseline(
@@ -144,12 +172,15 @@ static void layernorm_baseline(
 
 void loupe_layernorm(float *y, const float *x, const float *gamma, const float *beta, size_t rows, size_t columns,
                      float epsilon) {
-    for (size_t r = 0; r < rows; r++) {
-        if (loupe_has_avx2_fma()) {
-            layernorm_avx2(y + r * columns, x + r * columns, gamma, beta, columns, epsilon);
-        } else {
-            layernorm_baseline(y + r * columns, x + r * columns, gamma, beta, columns, epsilon);
+    if (loupe_has_avx2_fma()) {
+        for (size_t r = 0; r < rows; r += LAYERNORM_ROWS) {
+            size_t count = rows - r < LAYERNORM_ROWS ? rows - r : LAYERNORM_ROWS;
+            layernorm_rows_avx2(y + r * columns, x + r * columns, gamma, beta, count, columns, epsilon);
         }
+        return;
+    }
+    for (size_t r = 0; r < rows; r++) {
+        layernorm_baseline(y + r * columns, x + r * columns, gamma, beta, columns, epsilon);
     }
 }
 

@@ -102,9 +102,11 @@ import Testing
         }
     }
 
-    @Test(arguments: [1, 15, 16, 17, 384, 1001])
+    /// 19 rows over two threads are blocks of eight and a remainder; 600 and 1001 columns are
+    /// more than one 512-column slice, 1001 with a tail past the last whole vector.
+    @Test(arguments: [1, 15, 16, 17, 384, 600, 1001])
     func layerNormMatchesTheReference(columns: Int) {
-        let rows = 4
+        let rows = 19
         let x = random(rows * columns, seed: 6, scale: 3).map { $0 + 5 }
         let gamma = random(columns, seed: 7)
         let beta = random(columns, seed: 8)
