@@ -120,7 +120,7 @@ package enum CPUKernels {
         switch method {
         case .naive: return loupe_attention_naive_scratch(t)
         case .blas: return t * t * MemoryLayout<Float>.size
-        case .flash: return loupe_attention_flash_scratch(d)
+        case .flash: return loupe_attention_flash_scratch(t, d)
         }
     }
 
