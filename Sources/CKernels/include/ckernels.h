@@ -78,7 +78,7 @@ void loupe_add_layernorm(float *x, const float *residual, const float *gamma, co
 int loupe_attention_naive(size_t t, size_t d, const float *q, const float *k, const float *v, float *o);
 size_t loupe_attention_naive_scratch(size_t t);
 
-/// The same attention, tiled (48 query rows × 128 keys) with an online softmax, so no T × T
+/// The same attention, tiled (48 query rows × 96 keys) with an online softmax, so no T × T
 /// matrix exists: loupe_attention_flash_scratch(t, d) bytes of extra memory, O(T·d) for Kᵀ and V
 /// packed once.
 int loupe_attention_flash(size_t t, size_t d, const float *q, const float *k, const float *v, float *o);
