@@ -53,17 +53,41 @@ package struct BM25Index: Sendable {
     }
 
     /// Indexes documents given as their terms.
+    ///
+    /// Each occurrence costs one hashed lookup: a term becomes a number the first time it is seen,
+    /// and its posting list is an array under that number, whose last entry is this document's
+    /// while the document is read (counting in a dictionary per document, then appending under
+    /// the term, hashed every term twice and took 2.6 s of Cranfield ×100's 140,000 documents).
     package init(documents: [[String]], parameters: Parameters = Parameters()) {
         self.parameters = parameters
-        var postings: [String: [(document: Int32, frequency: Int32)]] = [:]
+        var numbers: [String: Int32] = [:]
+        var terms: [String] = []
+        var lists: [[(document: Int32, frequency: Int32)]] = []
         var lengths: [Int32] = []
         lengths.reserveCapacity(documents.count)
-        for (index, terms) in documents.enumerated() {
-            lengths.append(Int32(terms.count))
-            var counts: [String: Int32] = [:]
-            for term in terms { counts[term, default: 0] += 1 }
-            for (term, count) in counts { postings[term, default: []].append((Int32(index), count)) }
+        for (index, document) in documents.enumerated() {
+            let number = Int32(index)
+            lengths.append(Int32(document.count))
+            for term in document {
+                let id: Int
+                if let known = numbers[term] {
+                    id = Int(known)
+                } else {
+                    id = terms.count
+                    numbers[term] = Int32(id)
+                    terms.append(term)
+                    lists.append([])
+                }
+                if lists[id].last?.document == number {
+                    lists[id][lists[id].count - 1].frequency += 1
+                } else {
+                    lists[id].append((number, 1))
+                }
+            }
         }
+        var postings: [String: [(document: Int32, frequency: Int32)]] = [:]
+        postings.reserveCapacity(terms.count)
+        for (term, list) in zip(terms, lists) { postings[term] = list }
         self.postings = postings
         self.lengths = lengths
         self.defaultNorms = norms(parameters)
