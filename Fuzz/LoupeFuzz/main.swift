@@ -40,6 +40,8 @@ private let targets: [String: @Sendable (Data) -> Void] = [
     "gzip": { _ = try? Gzip.decompress($0, limit: 1 << 20) },
     // A profiler trace streamed in tiny chunks, so every value is cut somewhere.
     "kineto": kineto,
+    // An Nsight Systems SQLite export, read through SQLite as `profile import` reads it.
+    "nsys": nsys,
 ]
 
 /// The text readers take what `TextFile` would hand them: the bytes as UTF-8, repaired.
@@ -58,6 +60,17 @@ private func kineto(_ data: Data) {
     guard FileManager.default.createFile(atPath: kinetoPath, contents: data) else { return }
     var names = ProfileNames()
     _ = try? KinetoReader.read(kinetoPath, names: &names, chunkBytes: 61) { _ in }
+}
+
+/// `NsysReader` opens a database file, so each input goes through one scratch file per process.
+/// The seed is a real export (nvFuser's H200 matmul test, `Tests/LoupeProfilingTests/Fixtures/nsys`)
+/// cut to 20 rows a table, the tables the reader reads and 512-byte pages: 48 KiB, under the
+/// fuzzer's 64 KiB inputs.
+private let nsysPath = NSTemporaryDirectory() + "loupe-fuzz-\(getpid()).sqlite"
+private func nsys(_ data: Data) {
+    guard FileManager.default.createFile(atPath: nsysPath, contents: data) else { return }
+    var names = ProfileNames()
+    _ = try? NsysReader.read(nsysPath, names: &names) { _ in }
 }
 
 /// One workspace per process with a queue over a run's two answers: labels are checked against
