@@ -75,54 +75,6 @@ static size_t flash_floats(size_t t, size_t d) {
 
 size_t loupe_attention_flash_scratch(size_t t, size_t d) { return flash_floats(t, d) * sizeof(float); }
 
-// The 6 × 16 register tile over `kc` steps, A's six values at `a`, `a + a_step`, … (6 for a packed
-// panel; BR for P read in place from the transposed tile), B a packed 16-column panel. The
-// `mr × nr` corner is added to C, or stored over it when `overwrite`.
-LOUPE_AVX2 static void flash_microkernel(size_t kc, const float *a, size_t a_step, const float *b, float *c,
-                                         size_t ldc, size_t mr, size_t nr, int overwrite) {
-    __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
-    __m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
-    __m256 c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps();
-    __m256 c30 = _mm256_setzero_ps(), c31 = _mm256_setzero_ps();
-    __m256 c40 = _mm256_setzero_ps(), c41 = _mm256_setzero_ps();
-    __m256 c50 = _mm256_setzero_ps(), c51 = _mm256_setzero_ps();
-    for (size_t p = 0; p < kc; p++) {
-        __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
-        __m256 x;
-        x = _mm256_broadcast_ss(a + 0); c00 = _mm256_fmadd_ps(x, b0, c00); c01 = _mm256_fmadd_ps(x, b1, c01);
-        x = _mm256_broadcast_ss(a + 1); c10 = _mm256_fmadd_ps(x, b0, c10); c11 = _mm256_fmadd_ps(x, b1, c11);
-        x = _mm256_broadcast_ss(a + 2); c20 = _mm256_fmadd_ps(x, b0, c20); c21 = _mm256_fmadd_ps(x, b1, c21);
-        x = _mm256_broadcast_ss(a + 3); c30 = _mm256_fmadd_ps(x, b0, c30); c31 = _mm256_fmadd_ps(x, b1, c31);
-        x = _mm256_broadcast_ss(a + 4); c40 = _mm256_fmadd_ps(x, b0, c40); c41 = _mm256_fmadd_ps(x, b1, c41);
-        x = _mm256_broadcast_ss(a + 5); c50 = _mm256_fmadd_ps(x, b0, c50); c51 = _mm256_fmadd_ps(x, b1, c51);
-        a += a_step;
-        b += LOUPE_NR;
-    }
-    float tile[LOUPE_MR * LOUPE_NR];
-    _mm256_storeu_ps(tile + 0, c00); _mm256_storeu_ps(tile + 8, c01);
-    _mm256_storeu_ps(tile + 16, c10); _mm256_storeu_ps(tile + 24, c11);
-    _mm256_storeu_ps(tile + 32, c20); _mm256_storeu_ps(tile + 40, c21);
-    _mm256_storeu_ps(tile + 48, c30); _mm256_storeu_ps(tile + 56, c31);
-    _mm256_storeu_ps(tile + 64, c40); _mm256_storeu_ps(tile + 72, c41);
-    _mm256_storeu_ps(tile + 80, c50); _mm256_storeu_ps(tile + 88, c51);
-    if (nr == LOUPE_NR) {
-        for (size_t i = 0; i < mr; i++) {
-            __m256 lo = _mm256_loadu_ps(tile + i * LOUPE_NR), hi = _mm256_loadu_ps(tile + i * LOUPE_NR + 8);
-            float *row = c + i * ldc;
-            if (!overwrite) {
-                lo = _mm256_add_ps(_mm256_loadu_ps(row), lo);
-                hi = _mm256_add_ps(_mm256_loadu_ps(row + 8), hi);
-            }
-            _mm256_storeu_ps(row, lo);
-            _mm256_storeu_ps(row + 8, hi);
-        }
-        return;
-    }
-    for (size_t i = 0; i < mr; i++)
-        for (size_t j = 0; j < nr; j++)
-            c[i * ldc + j] = overwrite ? tile[i * LOUPE_NR + j] : c[i * ldc + j] + tile[i * LOUPE_NR + j];
-}
-
 // The online softmax on the transposed tile (`columns` keys × BR queries), eight queries a lane
 // group: each query's block maximum, its new running maximum, P = exp(S·scale − m) in place, the
 // sum into l, and its output row rescaled by exp(m_old − m_new). Lanes past `rows` hold zeros
@@ -159,13 +111,8 @@ LOUPE_AVX2 static void flash_softmax_transposed(size_t rows, size_t columns, flo
     }
 }
 
-int loupe_attention_flash(size_t t, size_t d, const float *q, const float *k, const float *v, float *o) {
-    if (!loupe_has_avx2_fma()) {
-        // The tiles are written for AVX2; without it, the naive form gives the same result.
-        return loupe_attention_naive(t, d, q, k, v, o);
-    }
-    float *memory = calloc(flash_floats(t, d), sizeof(float));
-    if (!memory) return -1;
+LOUPE_AVX2 static void flash_avx2(size_t t, size_t d, const float *q, const float *k, const float *v, float *o,
+                                  float *memory) {
     float *k_panel = memory;                          // K: T × d in 6-row panels
     float *v_panel = k_panel + up(t, LOUPE_MR) * d;   // V: T × d in 16-column panels
     float *q_panel = v_panel + t * up(d, LOUPE_NR);   // the block's Qᵀ: d × BR in 16-column panels
@@ -188,7 +135,7 @@ int loupe_attention_flash(size_t t, size_t d, const float *q, const float *k, co
             // Sᵀ = K_block · Q_blockᵀ, stored over the tile.
             for (size_t jr = 0; jr < columns; jr += LOUPE_MR)
                 for (size_t ic = 0; ic < rows; ic += LOUPE_NR)
-                    flash_microkernel(d, k_panel + (j0 + jr) * d, LOUPE_MR, q_panel + ic * d, st + jr * BR + ic, BR,
+                    loupe_tile_6x16(d, k_panel + (j0 + jr) * d, LOUPE_MR, q_panel + ic * d, st + jr * BR + ic, BR,
                                       columns - jr < LOUPE_MR ? columns - jr : LOUPE_MR,
                                       rows - ic < LOUPE_NR ? rows - ic : LOUPE_NR, 1);
             flash_softmax_transposed(rows, columns, st, m, l, o_block, d, scale);
@@ -196,7 +143,7 @@ int loupe_attention_flash(size_t t, size_t d, const float *q, const float *k, co
             // for key j are st[j · BR + ir …].
             for (size_t jc = 0; jc < d; jc += LOUPE_NR)
                 for (size_t ir = 0; ir < rows; ir += LOUPE_MR)
-                    flash_microkernel(columns, st + ir, BR, v_panel + jc * t + j0 * LOUPE_NR, o_block + ir * d + jc, d,
+                    loupe_tile_6x16(columns, st + ir, BR, v_panel + jc * t + j0 * LOUPE_NR, o_block + ir * d + jc, d,
                                       rows - ir < LOUPE_MR ? rows - ir : LOUPE_MR,
                                       d - jc < LOUPE_NR ? d - jc : LOUPE_NR, 0);
         }
@@ -205,6 +152,16 @@ int loupe_attention_flash(size_t t, size_t d, const float *q, const float *k, co
             for (size_t p = 0; p < d; p++) o_block[i * d + p] *= inverse;
         }
     }
+}
+
+int loupe_attention_flash(size_t t, size_t d, const float *q, const float *k, const float *v, float *o) {
+    if (!loupe_has_avx2_fma()) {
+        // The tiles are written for AVX2; without it, the naive form gives the same result.
+        return loupe_attention_naive(t, d, q, k, v, o);
+    }
+    float *memory = calloc(flash_floats(t, d), sizeof(float));
+    if (!memory) return -1;
+    flash_avx2(t, d, q, k, v, o, memory);
     free(memory);
     return 0;
 }

@@ -20,6 +20,57 @@ int loupe_has_avx2_fma(void);
 LOUPE_AVX2 void loupe_microkernel_6x16(
     size_t kc, const float *a, const float *b, float *c, size_t ldc, size_t mr, size_t nr);
 
+/// The micro-kernel's body, for `loupe_microkernel_6x16` and the flash attention: A's six values
+/// of step p at `a + p · a_step` (6 for a packed panel; another stride reads A in place), the
+/// `mr × nr` corner added to C, or stored over it when `overwrite`. Inlined, so each caller's
+/// constant step and mode cost nothing in the loop.
+LOUPE_AVX2 static inline __attribute__((always_inline)) void loupe_tile_6x16(
+    size_t kc, const float *a, size_t a_step, const float *b, float *c, size_t ldc, size_t mr, size_t nr,
+    int overwrite) {
+    __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
+    __m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
+    __m256 c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps();
+    __m256 c30 = _mm256_setzero_ps(), c31 = _mm256_setzero_ps();
+    __m256 c40 = _mm256_setzero_ps(), c41 = _mm256_setzero_ps();
+    __m256 c50 = _mm256_setzero_ps(), c51 = _mm256_setzero_ps();
+    for (size_t p = 0; p < kc; p++) {
+        __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+        __m256 x;
+        x = _mm256_broadcast_ss(a + 0); c00 = _mm256_fmadd_ps(x, b0, c00); c01 = _mm256_fmadd_ps(x, b1, c01);
+        x = _mm256_broadcast_ss(a + 1); c10 = _mm256_fmadd_ps(x, b0, c10); c11 = _mm256_fmadd_ps(x, b1, c11);
+        x = _mm256_broadcast_ss(a + 2); c20 = _mm256_fmadd_ps(x, b0, c20); c21 = _mm256_fmadd_ps(x, b1, c21);
+        x = _mm256_broadcast_ss(a + 3); c30 = _mm256_fmadd_ps(x, b0, c30); c31 = _mm256_fmadd_ps(x, b1, c31);
+        x = _mm256_broadcast_ss(a + 4); c40 = _mm256_fmadd_ps(x, b0, c40); c41 = _mm256_fmadd_ps(x, b1, c41);
+        x = _mm256_broadcast_ss(a + 5); c50 = _mm256_fmadd_ps(x, b0, c50); c51 = _mm256_fmadd_ps(x, b1, c51);
+        a += a_step;
+        b += LOUPE_NR;
+    }
+    if (mr == LOUPE_MR && nr == LOUPE_NR) {
+#define LOUPE_TILE_ROW(row, lo, hi)                                                                     \
+    if (overwrite) {                                                                                  \
+        _mm256_storeu_ps(c + (row) * ldc, lo);                                                        \
+        _mm256_storeu_ps(c + (row) * ldc + 8, hi);                                                    \
+    } else {                                                                                          \
+        _mm256_storeu_ps(c + (row) * ldc, _mm256_add_ps(_mm256_loadu_ps(c + (row) * ldc), lo));      \
+        _mm256_storeu_ps(c + (row) * ldc + 8, _mm256_add_ps(_mm256_loadu_ps(c + (row) * ldc + 8), hi)); \
+    }
+        LOUPE_TILE_ROW(0, c00, c01) LOUPE_TILE_ROW(1, c10, c11) LOUPE_TILE_ROW(2, c20, c21)
+        LOUPE_TILE_ROW(3, c30, c31) LOUPE_TILE_ROW(4, c40, c41) LOUPE_TILE_ROW(5, c50, c51)
+#undef LOUPE_TILE_ROW
+        return;
+    }
+    float tile[LOUPE_MR * LOUPE_NR];
+    _mm256_storeu_ps(tile + 0, c00); _mm256_storeu_ps(tile + 8, c01);
+    _mm256_storeu_ps(tile + 16, c10); _mm256_storeu_ps(tile + 24, c11);
+    _mm256_storeu_ps(tile + 32, c20); _mm256_storeu_ps(tile + 40, c21);
+    _mm256_storeu_ps(tile + 48, c30); _mm256_storeu_ps(tile + 56, c31);
+    _mm256_storeu_ps(tile + 64, c40); _mm256_storeu_ps(tile + 72, c41);
+    _mm256_storeu_ps(tile + 80, c50); _mm256_storeu_ps(tile + 88, c51);
+    for (size_t i = 0; i < mr; i++)
+        for (size_t j = 0; j < nr; j++)
+            c[i * ldc + j] = overwrite ? tile[i * LOUPE_NR + j] : c[i * ldc + j] + tile[i * LOUPE_NR + j];
+}
+
 /// Packs rows `[0, m)` × columns `[0, k)` of row-major `a` (stride `lda`) into 6-row panels,
 /// zero-padding the last panel. `packed` holds `ceil(m / 6) · 6 · k` floats.
 void loupe_pack_a(size_t m, size_t k, const float *a, size_t lda, float *packed);

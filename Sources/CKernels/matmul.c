@@ -16,42 +16,7 @@ int loupe_has_avx2_fma(void) {
 
 LOUPE_AVX2 void loupe_microkernel_6x16(
     size_t kc, const float *a, const float *b, float *c, size_t ldc, size_t mr, size_t nr) {
-    __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
-    __m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
-    __m256 c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps();
-    __m256 c30 = _mm256_setzero_ps(), c31 = _mm256_setzero_ps();
-    __m256 c40 = _mm256_setzero_ps(), c41 = _mm256_setzero_ps();
-    __m256 c50 = _mm256_setzero_ps(), c51 = _mm256_setzero_ps();
-    for (size_t p = 0; p < kc; p++) {
-        __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
-        __m256 x;
-        x = _mm256_broadcast_ss(a + 0); c00 = _mm256_fmadd_ps(x, b0, c00); c01 = _mm256_fmadd_ps(x, b1, c01);
-        x = _mm256_broadcast_ss(a + 1); c10 = _mm256_fmadd_ps(x, b0, c10); c11 = _mm256_fmadd_ps(x, b1, c11);
-        x = _mm256_broadcast_ss(a + 2); c20 = _mm256_fmadd_ps(x, b0, c20); c21 = _mm256_fmadd_ps(x, b1, c21);
-        x = _mm256_broadcast_ss(a + 3); c30 = _mm256_fmadd_ps(x, b0, c30); c31 = _mm256_fmadd_ps(x, b1, c31);
-        x = _mm256_broadcast_ss(a + 4); c40 = _mm256_fmadd_ps(x, b0, c40); c41 = _mm256_fmadd_ps(x, b1, c41);
-        x = _mm256_broadcast_ss(a + 5); c50 = _mm256_fmadd_ps(x, b0, c50); c51 = _mm256_fmadd_ps(x, b1, c51);
-        a += LOUPE_MR;
-        b += LOUPE_NR;
-    }
-    if (mr == LOUPE_MR && nr == LOUPE_NR) {
-#define ACCUMULATE(row, lo, hi)                                                          \
-    _mm256_storeu_ps(c + (row) * ldc, _mm256_add_ps(_mm256_loadu_ps(c + (row) * ldc), lo)); \
-    _mm256_storeu_ps(c + (row) * ldc + 8, _mm256_add_ps(_mm256_loadu_ps(c + (row) * ldc + 8), hi));
-        ACCUMULATE(0, c00, c01) ACCUMULATE(1, c10, c11) ACCUMULATE(2, c20, c21)
-        ACCUMULATE(3, c30, c31) ACCUMULATE(4, c40, c41) ACCUMULATE(5, c50, c51)
-#undef ACCUMULATE
-        return;
-    }
-    float tile[LOUPE_MR * LOUPE_NR];
-    _mm256_storeu_ps(tile + 0, c00); _mm256_storeu_ps(tile + 8, c01);
-    _mm256_storeu_ps(tile + 16, c10); _mm256_storeu_ps(tile + 24, c11);
-    _mm256_storeu_ps(tile + 32, c20); _mm256_storeu_ps(tile + 40, c21);
-    _mm256_storeu_ps(tile + 48, c30); _mm256_storeu_ps(tile + 56, c31);
-    _mm256_storeu_ps(tile + 64, c40); _mm256_storeu_ps(tile + 72, c41);
-    _mm256_storeu_ps(tile + 80, c50); _mm256_storeu_ps(tile + 88, c51);
-    for (size_t i = 0; i < mr; i++)
-        for (size_t j = 0; j < nr; j++) c[i * ldc + j] += tile[i * LOUPE_NR + j];
+    loupe_tile_6x16(kc, a, LOUPE_MR, b, c, ldc, mr, nr, 0);
 }
 
 // Without AVX2: the same tile in plain C.
