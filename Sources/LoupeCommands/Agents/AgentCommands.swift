@@ -78,7 +78,7 @@ struct AgentCommand: ParsableCommand {
                 return UntrustedText.sanitized("  tool   \(span.name): \(String(result.prefix(104)))\(status)")
             case .embedding where span.attributes[ForwardPassRecord.kernelRunsAttribute] != nil:
                 return UntrustedText.sanitized("  pass   \(span.name), timed op by op (loupe roofline show --trace)")
-            case .other where span.parentID?.hasSuffix("/forward") == true:
+            case .other where span.attributes[ForwardPassRecord.operationsAttribute] != nil:
                 return nil
             default:
                 return UntrustedText.sanitized("  \(span.kind.rawValue)  \(span.name)\(status)")

@@ -458,8 +458,7 @@ struct RooflineCommand: ParsableCommand {
                         + "(an agent's search records its query's when the corpus has embeddings)")
             }
             for (index, pass) in passes.enumerated() {
-                let model = try RooflineModel.load(from: workspace, including: pass.runIDs).keeping(
-                    runs: Set(pass.runIDs))
+                let model = try RooflineBrowser(workspace: workspace).model(focus: pass)
                 let (profile, precision) = try options.resolve(model)
                 if index > 0 { context.print("") }
                 context.print(UntrustedText.sanitized(pass.title))

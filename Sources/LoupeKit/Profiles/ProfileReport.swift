@@ -65,10 +65,10 @@ package struct ProfileReport: Codable, Hashable, Sendable {
         package var cpuOnly: Bool
     }
 
-    /// The report of `loaded`: `allSteps` keeps the last ProfilerStep that HTA leaves out.
     /// The kernels and operators per rank the kept report (``ProfileService/report(_:reporter:)``) lists.
     package static let keptTop = 15
 
+    /// The report of `loaded`: `allSteps` keeps the last ProfilerStep that HTA leaves out.
     package static func make(_ loaded: ProfileService.Loaded, allSteps: Bool = false, top: Int = keptTop)
         -> ProfileReport
     {

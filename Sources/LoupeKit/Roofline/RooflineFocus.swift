@@ -36,16 +36,15 @@ extension TraceService {
             let depth = loaded.depths[ordinal]
             let below = loaded.spans[(ordinal + 1)...].prefix { loaded.depths[$0.ordinal] > depth }.count
             range = ordinal..<(ordinal + 1 + below)
-            // A layer of a pass: the pass it belongs to.
-            let byID = Dictionary(
-                loaded.spans.map { ($0.spanID, $0.ordinal) }, uniquingKeysWith: { first, _ in first })
-            var above = loaded.spans[ordinal].parentSpanID.flatMap { byID[$0] }
-            while let index = above, !range.contains(where: { loaded.spans[$0].kind == SpanKind.embedding.rawValue }) {
-                if loaded.spans[index].kind == SpanKind.embedding.rawValue {
-                    range = index..<(index + 1)
-                    break
+            // Nothing at or under it (a layer of a pass): the pass above it.
+            if !range.contains(where: { loaded.spans[$0].kind == SpanKind.embedding.rawValue }) {
+                let byID = Dictionary(
+                    loaded.spans.map { ($0.spanID, $0.ordinal) }, uniquingKeysWith: { first, _ in first })
+                var above = loaded.spans[ordinal].parentSpanID.flatMap { byID[$0] }
+                while let index = above, loaded.spans[index].kind != SpanKind.embedding.rawValue {
+                    above = loaded.spans[index].parentSpanID.flatMap { byID[$0] }
                 }
-                above = loaded.spans[index].parentSpanID.flatMap { byID[$0] }
+                if let index = above { range = index..<(index + 1) }
             }
         }
         return try range.filter { loaded.spans[$0].kind == SpanKind.embedding.rawValue }.compactMap { index in

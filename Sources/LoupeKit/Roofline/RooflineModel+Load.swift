@@ -4,8 +4,8 @@ import LoupeStore
 
 extension RooflineModel {
     /// The workspace's roofline: this CPU's latest profile with every CPU kernel run (the latest
-    /// per kernel and shape; without roofs when the CPU was never measured), then each GPU profile with the kernels imported against it, then
-    /// imported kernels that have no roofs. `runs` named here take the place of the latest
+    /// per kernel and shape; without roofs when the CPU was never measured), then each GPU profile
+    /// with the kernels imported against it, then imported kernels that have no roofs. `runs` named here take the place of the latest
     /// of their kernel and shape (an older forward pass a trace step points at).
     package static func load(from workspace: Workspace, including chosen: [Int64] = [])
         throws(WorkspaceError) -> RooflineModel
@@ -21,6 +21,7 @@ extension RooflineModel {
         let isGPU = { (run: KernelRun) in
             run.profileID.map(gpuIDs.contains) ?? run.suite.hasPrefix("ncu:")
         }
+        let cpuRuns = runs.filter { !isGPU($0) }
         var profiles: [Profile] = []
         if let cpu = stored.first(where: { $0.kind == "cpu" }), let id = cpu.id {
             let sweep = (try? BandwidthSample.sweep(fromJSON: cpu.sweepJSON)) ?? []
@@ -35,15 +36,11 @@ extension RooflineModel {
                     largestBytes: plateau?.largestBytes)
             }
             profiles.append(
-                Profile(
-                    name: cpu.machine, kind: "cpu", ceilings: ceilings, points: runs.filter { !isGPU($0) }.map(point)))
+                Profile(name: cpu.machine, kind: "cpu", ceilings: ceilings, points: cpuRuns.map(point)))
         }
-        let unmeasured = runs.filter { !isGPU($0) }
-        if !stored.contains(where: { $0.kind == "cpu" }), !unmeasured.isEmpty {
+        if !stored.contains(where: { $0.kind == "cpu" }), !cpuRuns.isEmpty {
             profiles.append(
-                Profile(
-                    name: "CPU kernels without roofs", kind: "cpu", ceilings: [],
-                    points: unmeasured.map(point)))
+                Profile(name: "CPU kernels without roofs", kind: "cpu", ceilings: [], points: cpuRuns.map(point)))
         }
         for gpu in stored where gpu.kind == "gpu" {
             guard let id = gpu.id else { continue }
