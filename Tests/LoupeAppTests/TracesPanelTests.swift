@@ -432,9 +432,14 @@ import Testing
         state.settle(AppFixtures.press([.enter], on: &state), ports: ports)
         state.settle(AppFixtures.press([.character("p")], on: &state), ports: ports)
         #expect(state.message?.text.contains("ran no MiniLM forward pass") == true)
-        while let ordinal = panel(state).currentOrdinal, panel(state).trace?.spans[ordinal].kind != "embedding" {
+        // `l` through the steps to the pass, a bounded number of times: a run without one fails here.
+        for _ in 0..<(panel(state).trace?.steps.count ?? 0) {
+            guard let ordinal = panel(state).currentOrdinal, panel(state).trace?.spans[ordinal].kind != "embedding"
+            else { break }
             state.settle(AppFixtures.press([.character("l")], on: &state), ports: ports)
         }
+        let reached = try #require(panel(state).currentOrdinal)
+        #expect(panel(state).trace?.spans[reached].kind == "embedding")
         let detail = state.render().text()
         #expect(detail.contains("── operations (") && detail.contains("p shows them on the roofline"))
         #expect(detail.contains("linear") && detail.contains("GELU"))
