@@ -27,7 +27,7 @@ extension BM25Index {
     }
 
     /// Reads a BLOB written by ``serialized()``; nil when it does not have the shape it claims
-    /// (truncated, wrong magic, postings pointing past the documents), so the caller rebuilds.
+    /// (truncated, wrong magic, postings pointing past the documents or out of order), so the caller rebuilds.
     package init?(serialized data: Data) {
         var blob = BlobReader(data)
         guard blob.take(UInt32.self) == Self.magic, let k1 = blob.take(UInt64.self), let b = blob.take(UInt64.self),
@@ -48,8 +48,9 @@ extension BM25Index {
             var list: [(document: Int32, frequency: Int32)] = []
             list.reserveCapacity(Int(count))
             for _ in 0..<count {
-                guard let document = blob.take(Int32.self), let frequency = blob.take(Int32.self), document >= 0,
-                    Int(document) < lengths.count, frequency > 0
+                // A list's documents ascend (search and explain walk them in order).
+                guard let document = blob.take(Int32.self), let frequency = blob.take(Int32.self),
+                    document > list.last?.document ?? -1, Int(document) < lengths.count, frequency > 0
                 else { return nil }
                 list.append((document, frequency))
             }

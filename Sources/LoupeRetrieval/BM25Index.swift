@@ -1,3 +1,4 @@
+import CKernels
 import Foundation
 
 /// Okapi BM25 over an inverted index, with Lucene's idf (the bm25s default):
@@ -40,14 +41,35 @@ package struct BM25Index: Sendable {
     /// query at the index's own parameters only adds (bm25s's "eager" scoring).
     private var impacts = Impacts()
 
+    /// The impacts in the layouts `loupe_bm25_term` reads. Queries stream them from memory (the
+    /// index is far larger than the caches), so their size is their speed: a compact term takes 4
+    /// bytes a posting (a 16-bit gap to the previous document, a 16-bit index into the term's
+    /// distinct contributions, which are few: each is a function of tf and the document's length),
+    /// against 12 for a document number and a double.
     private struct Impacts: Sendable {
+        struct Term: Sendable {
+            /// In `packed` for a compact term, in `documents` and `scores` for a wide one.
+            var start: Int
+            var length: Int
+            var tableStart: Int
+            var origin: Int32
+            var compact: Bool
+        }
         var slots: [String: Int] = [:]
-        var starts: [Int] = [0]
+        var terms: [Term] = []
+        var packed: [UInt32] = []
+        var tables: [Double] = []
         var documents: [Int32] = []
         var scores: [Double] = []
     }
 
     package var documentCount: Int { lengths.count }
+    /// Bytes of the precomputed impacts as queries read them, and as a document number and a
+    /// double a posting (the layout before compact terms) would take.
+    package var impactBytes: (held: Int, wide: Int) {
+        let held = impacts.packed.count * 4 + impacts.tables.count * 8 + impacts.documents.count * 12
+        return (held, impacts.terms.reduce(0) { $0 + $1.length } * 12)
+    }
     package var averageLength: Double {
         lengths.isEmpty ? 0 : Double(lengths.reduce(0) { $0 + Int($1) }) / Double(lengths.count)
     }
@@ -110,21 +132,100 @@ package struct BM25Index: Sendable {
     private func makeImpacts() -> Impacts {
         var impacts = Impacts()
         let total = postings.values.reduce(0) { $0 + $1.count }
-        impacts.documents.reserveCapacity(total)
-        impacts.scores.reserveCapacity(total)
+        impacts.packed.reserveCapacity(total)
         let n = Double(documentCount)
+        // A contribution is a function of (tf, length): numbering the distinct lengths lets a term
+        // find its distinct contributions by indexing `codes` with (tf − 1) · lengthClasses + class.
+        let distinct = Array(Set(lengths)).sorted()
+        let classOf = Dictionary(uniqueKeysWithValues: distinct.enumerated().map { ($1, $0) })
+        let lengthClass = lengths.map { classOf[$0]! }
+        let frequencies = 32
+        var codes = [Int32](repeating: -1, count: frequencies * max(distinct.count, 1))
+        var touched: [Int] = []
         for (term, list) in postings {
-            impacts.slots[term] = impacts.starts.count - 1
+            impacts.slots[term] = impacts.terms.count
             let df = Double(list.count)
             let weight = log(1 + (n - df + 0.5) / (df + 0.5))
+            let origin = list.first?.document ?? 0
+            var table: [Double] = []
+            var rare: [UInt64: UInt32] = [:]  // tf past `frequencies`
+            let start = impacts.packed.count
+            var previous = origin
+            var compact = true
             for posting in list {
+                let document = Int(posting.document)
                 let tf = Double(posting.frequency)
-                impacts.documents.append(posting.document)
-                impacts.scores.append(weight * tf / (tf + defaultNorms[Int(posting.document)]))
+                let value = weight * tf / (tf + defaultNorms[document])
+                let gap = posting.document - previous
+                previous = posting.document
+                var code: UInt32
+                if posting.frequency <= frequencies {
+                    let key = (Int(posting.frequency) - 1) * distinct.count + lengthClass[document]
+                    if codes[key] < 0 {
+                        codes[key] = Int32(table.count)
+                        touched.append(key)
+                        table.append(value)
+                    }
+                    code = UInt32(codes[key])
+                } else if let known = rare[value.bitPattern] {
+                    code = known
+                } else {
+                    code = UInt32(table.count)
+                    rare[value.bitPattern] = code
+                    table.append(value)
+                }
+                guard gap < 1 << 16, code < 1 << 16 else {
+                    compact = false
+                    break
+                }
+                impacts.packed.append(UInt32(gap) | code << 16)
             }
-            impacts.starts.append(impacts.documents.count)
+            for key in touched { codes[key] = -1 }
+            touched.removeAll(keepingCapacity: true)
+            if compact {
+                impacts.terms.append(
+                    .init(
+                        start: start, length: list.count, tableStart: impacts.tables.count, origin: origin,
+                        compact: true))
+                impacts.tables.append(contentsOf: table)
+            } else {
+                impacts.packed.removeSubrange(start...)
+                impacts.terms.append(
+                    .init(start: impacts.documents.count, length: list.count, tableStart: 0, origin: 0, compact: false))
+                for posting in list {
+                    let tf = Double(posting.frequency)
+                    impacts.documents.append(posting.document)
+                    impacts.scores.append(weight * tf / (tf + defaultNorms[Int(posting.document)]))
+                }
+            }
         }
         return impacts
+    }
+
+    /// Calls `body` with the C view of `query`'s terms (one per occurrence, unknown terms left
+    /// out), valid only inside it.
+    private func withTerms<R>(_ query: [String], _ body: (UnsafeBufferPointer<loupe_bm25_term>) -> R) -> R {
+        let slots = query.compactMap { impacts.slots[$0] }
+        return impacts.packed.withUnsafeBufferPointer { packed in
+            impacts.tables.withUnsafeBufferPointer { tables in
+                impacts.documents.withUnsafeBufferPointer { documents in
+                    impacts.scores.withUnsafeBufferPointer { scores in
+                        let terms = slots.map { slot in
+                            let term = impacts.terms[slot]
+                            return term.compact
+                                ? loupe_bm25_term(
+                                    packed: packed.baseAddress! + term.start,
+                                    table: tables.baseAddress! + term.tableStart,
+                                    documents: nil, impacts: nil, length: term.length, origin: term.origin)
+                                : loupe_bm25_term(
+                                    packed: nil, table: nil, documents: documents.baseAddress! + term.start,
+                                    impacts: scores.baseAddress! + term.start, length: term.length, origin: 0)
+                        }
+                        return terms.withUnsafeBufferPointer(body)
+                    }
+                }
+            }
+        }
     }
 
     /// k1 · (1 − b + b · |d| / avgdl) for every document.
@@ -138,16 +239,9 @@ package struct BM25Index: Sendable {
         let p = parameters ?? self.parameters
         var scores = [Double](repeating: 0, count: documentCount)
         if p == self.parameters {
-            scores.withUnsafeMutableBufferPointer { scores in
-                impacts.documents.withUnsafeBufferPointer { documents in
-                    impacts.scores.withUnsafeBufferPointer { impacts in
-                        for term in query {
-                            guard let slot = self.impacts.slots[term] else { continue }
-                            for i in self.impacts.starts[slot]..<self.impacts.starts[slot + 1] {
-                                scores[Int(documents[i])] += impacts[i]
-                            }
-                        }
-                    }
+            withTerms(query) { terms in
+                scores.withUnsafeMutableBufferPointer { scores in
+                    loupe_bm25_scores(terms.baseAddress, terms.count, documentCount, scores.baseAddress)
                 }
             }
             return scores
@@ -175,8 +269,18 @@ package struct BM25Index: Sendable {
 
     /// The `k` best documents with a score above 0, best first (ties: lower document first).
     package func search(_ query: [String], k: Int, parameters: Parameters? = nil) -> [(document: Int, score: Double)] {
-        let all = scores(query, parameters: parameters)
-        return TopK.select(all, k: k)
+        guard parameters ?? self.parameters == self.parameters else {
+            return TopK.select(scores(query, parameters: parameters), k: k)
+        }
+        // The index's own parameters: the precomputed impacts, summed a block of documents at a
+        // time and ranked while the block is in L1 (same sums as `scores`, same order as TopK).
+        let limit = min(max(k, 0), documentCount)
+        var documents = [Int64](repeating: 0, count: limit)
+        var best = [Double](repeating: 0, count: limit)
+        let kept = withTerms(query) { terms in
+            loupe_bm25_top_k(terms.baseAddress, terms.count, documentCount, limit, &documents, &best)
+        }
+        return (0..<kept).map { (Int(documents[$0]), best[$0]) }
     }
 
     /// How each query term contributed to `document`'s score.

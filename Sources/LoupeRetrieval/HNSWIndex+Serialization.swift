@@ -20,8 +20,9 @@ extension HNSWIndex {
         for node in 0..<count {
             blob.put(UInt8(deleted[node] ? 1 : 0))
             blob.put(labels[node])
-            blob.put(UInt8(links[node].count))
-            for level in links[node] {
+            let levels = self.levels(of: node)
+            blob.put(UInt8(levels.count))
+            for level in levels {
                 blob.put(UInt16(level.count))
                 for neighbour in level { blob.put(neighbour) }
             }

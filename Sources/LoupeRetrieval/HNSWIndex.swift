@@ -23,20 +23,37 @@ package struct HNSWIndex: Sendable {
     package let dimensions: Int
     package private(set) var parameters: Parameters
     package private(set) var vectors: [Float] = []
-    /// `links[node][level]`: neighbours of `node` on `level`.
-    package private(set) var links: [[[Int32]]] = []
+    /// Level 0's links, flat: `width` Int32 per node, its neighbour count and then up to 2M
+    /// neighbours. Every search spends nearly all its time on level 0, so a node's list is one
+    /// offset away instead of behind two array headers (and a neighbour added during a build is
+    /// written in place instead of copying the list).
+    private var bottom: [Int32] = []
+    /// `upper[node][level - 1]`: neighbours of `node` on levels 1 and up (none for most nodes).
+    private var upper: [[[Int32]]] = []
     package private(set) var deleted: [Bool] = []
     /// Each node's caller-given label (a chunk id; by default the node itself), as hnswlib's.
     package private(set) var labels: [Int64] = []
     package private(set) var entryPoint: Int32 = -1
     var random: UInt64
 
-    package var count: Int { links.count }
+    /// Int32 slots per node in `bottom`.
+    private var width: Int { 2 * parameters.m + 1 }
+    package var count: Int { upper.count }
     package var deletedCount: Int { deleted.reduce(0) { $0 + ($1 ? 1 : 0) } }
-    /// Bytes of the graph: every link as an Int32, plus each node's per-level list headers
-    /// counted as the links' capacity would be in a flat layout (not Swift's array overhead).
-    package var graphBytes: Int { links.reduce(0) { $0 + $1.reduce(0) { $0 + $1.count * 4 } } }
-    package var maxLevel: Int { entryPoint < 0 ? -1 : links[Int(entryPoint)].count - 1 }
+    /// Bytes of the graph as it is held: level 0's fixed slots for every node, plus the upper
+    /// levels' links as Int32.
+    package var graphBytes: Int {
+        bottom.count * 4 + upper.reduce(0) { $0 + $1.reduce(0) { $0 + $1.count * 4 } }
+    }
+    package var maxLevel: Int { entryPoint < 0 ? -1 : upper[Int(entryPoint)].count }
+    /// `links[node][level]`: neighbours of `node` on `level`.
+    package var links: [[[Int32]]] { (0..<count).map(levels(of:)) }
+
+    /// `node`'s neighbours on each of its levels, level 0 first.
+    package func levels(of node: Int) -> [[Int32]] {
+        let at = node * width
+        return [Array(bottom[(at + 1)..<(at + 1 + Int(bottom[at]))])] + upper[node]
+    }
 
     package init(dimensions: Int, parameters: Parameters = Parameters()) {
         self.dimensions = dimensions
@@ -44,18 +61,30 @@ package struct HNSWIndex: Sendable {
         self.random = parameters.seed | 1
     }
 
-    init(
+    /// An index from its parts; nil when a level holds more links than M allows (2M on level 0).
+    init?(
         dimensions: Int, parameters: Parameters, vectors: [Float], links: [[[Int32]]], deleted: [Bool],
         labels: [Int64], entryPoint: Int32, random: UInt64
     ) {
         self.dimensions = dimensions
         self.parameters = parameters
         self.vectors = vectors
-        self.links = links
         self.deleted = deleted
         self.labels = labels
         self.entryPoint = entryPoint
         self.random = random
+        let width = 2 * parameters.m + 1
+        bottom.reserveCapacity(links.count * width)
+        upper.reserveCapacity(links.count)
+        for levels in links {
+            guard let first = levels.first, first.count < width,
+                levels.dropFirst().allSatisfy({ $0.count <= parameters.m })
+            else { return nil }
+            bottom.append(Int32(first.count))
+            bottom.append(contentsOf: first)
+            bottom.append(contentsOf: repeatElement(0, count: width - 1 - first.count))
+            upper.append(Array(levels.dropFirst()))
+        }
     }
 
     private func distance(_ query: UnsafePointer<Float>, _ node: Int32) -> Float {
@@ -80,7 +109,8 @@ package struct HNSWIndex: Sendable {
         let node = Int32(count)
         let level = randomLevel()
         vectors.append(contentsOf: vector)
-        links.append(Array(repeating: [], count: level + 1))
+        bottom.append(contentsOf: repeatElement(0, count: width))
+        upper.append(Array(repeating: [], count: level))
         deleted.append(false)
         labels.append(label ?? Int64(node))
         guard entryPoint >= 0 else {
@@ -100,23 +130,9 @@ package struct HNSWIndex: Sendable {
             var entries = [(distance: currentDistance, node: current)]
             for layer in stride(from: min(level, top), through: 0, by: -1) {
                 let candidates = searchLayer(query, entries: entries, ef: parameters.efConstruction, level: layer)
-                let limit = layer == 0 ? 2 * parameters.m : parameters.m
-                let chosen = selectNeighbours(candidates, count: parameters.m)
-                links[Int(node)][layer] = chosen.map(\.node)
-                for neighbour in chosen.map(\.node) {
-                    var list = links[Int(neighbour)][layer]
-                    list.append(node)
-                    if list.count > limit {
-                        let scored = vectors.withUnsafeBufferPointer { v in
-                            let base = v.baseAddress! + Int(neighbour) * dimensions
-                            return list.map { (distance: distance(base, $0), node: $0) }.sorted {
-                                $0.distance < $1.distance
-                            }
-                        }
-                        list = selectNeighbours(scored, count: limit).map(\.node)
-                    }
-                    links[Int(neighbour)][layer] = list
-                }
+                let chosen = selectNeighbours(candidates, count: parameters.m).map(\.node)
+                setNeighbours(of: node, on: layer, to: chosen)
+                for neighbour in chosen { link(neighbour, to: node, on: layer) }
                 entries = candidates
             }
         }
@@ -124,10 +140,42 @@ package struct HNSWIndex: Sendable {
         return Int(node)
     }
 
+    private mutating func setNeighbours(of node: Int32, on level: Int, to list: [Int32]) {
+        guard level == 0 else {
+            upper[Int(node)][level - 1] = list
+            return
+        }
+        let at = Int(node) * width
+        bottom[at] = Int32(list.count)
+        for (i, neighbour) in list.enumerated() { bottom[at + 1 + i] = neighbour }
+    }
+
+    /// Adds `node` to `neighbour`'s links on `level`; past the level's limit (2M on level 0, M
+    /// above), the list is chosen again by the heuristic, closest first.
+    private mutating func link(_ neighbour: Int32, to node: Int32, on level: Int) {
+        let limit = level == 0 ? 2 * parameters.m : parameters.m
+        let at = Int(neighbour) * width
+        if level == 0, Int(bottom[at]) < limit {
+            bottom[at + 1 + Int(bottom[at])] = node
+            bottom[at] += 1
+            return
+        }
+        var list = level == 0 ? Array(bottom[(at + 1)..<(at + 1 + limit)]) : upper[Int(neighbour)][level - 1]
+        list.append(node)
+        if list.count > limit {
+            let scored = vectors.withUnsafeBufferPointer { v in
+                let base = v.baseAddress! + Int(neighbour) * dimensions
+                return list.map { (distance: distance(base, $0), node: $0) }.sorted { $0.distance < $1.distance }
+            }
+            list = selectNeighbours(scored, count: limit).map(\.node)
+        }
+        setNeighbours(of: neighbour, on: level, to: list)
+    }
+
     /// Marks `node` deleted: it still routes searches, but is never returned.
     package mutating func delete(_ node: Int) { deleted[node] = true }
 
-    /// Walks to the closest node on `level`, one neighbour at a time.
+    /// Walks to the closest node on `level` (1 or above), one neighbour at a time.
     private func greedy(_ query: UnsafePointer<Float>, from start: Int32, distance startDistance: Float, level: Int)
         -> (Int32, Float)
     {
@@ -138,7 +186,7 @@ package struct HNSWIndex: Sendable {
         vectors.withUnsafeBufferPointer { rows in
             while changed {
                 changed = false
-                let neighbours = links[Int(current)][level]
+                let neighbours = upper[Int(current)][level - 1]
                 if dots.count < neighbours.count { dots = [Float](repeating: 0, count: neighbours.count) }
                 loupe_dot_rows_f32(query, rows.baseAddress!, neighbours, neighbours.count, dimensions, &dots)
                 for (i, neighbour) in neighbours.enumerated() where 1 - dots[i] < best {
@@ -174,29 +222,45 @@ package struct HNSWIndex: Sendable {
             results.push(entry)
             if results.count > ef { results.pop() }
         }
-        // A node's unvisited neighbours, scored together so their vectors' misses overlap.
-        let width = 2 * parameters.m + 1
-        var fresh = [Int32](repeating: 0, count: width)
-        var dots = [Float](repeating: 0, count: width)
+        // A node's unvisited neighbours, scored together so their vectors' misses overlap. No
+        // level holds more than 2M links.
+        let width = self.width
+        let fresh = UnsafeMutablePointer<Int32>.allocate(capacity: width)
+        let dots = UnsafeMutablePointer<Float>.allocate(capacity: width)
+        defer {
+            fresh.deallocate()
+            dots.deallocate()
+        }
         vectors.withUnsafeBufferPointer { rows in
-            while let closest = candidates.pop() {
-                if results.count >= ef, closest.distance > results.top!.distance { break }
-                var n = 0
-                for neighbour in links[Int(closest.node)][level] where firstVisit(neighbour) {
-                    if n == fresh.count {
-                        fresh.append(0)
-                        dots.append(0)
+            bottom.withUnsafeBufferPointer { bottom in
+                /// Gathers `node`'s unvisited neighbours on `level` into `fresh`; returns how many.
+                func unvisited(_ node: Int32) -> Int {
+                    var n = 0
+                    if level == 0 {
+                        let at = Int(node) * width
+                        for i in (at + 1)..<(at + 1 + Int(bottom[at])) where firstVisit(bottom[i]) {
+                            fresh[n] = bottom[i]
+                            n += 1
+                        }
+                    } else {
+                        for neighbour in upper[Int(node)][level - 1] where firstVisit(neighbour) {
+                            fresh[n] = neighbour
+                            n += 1
+                        }
                     }
-                    fresh[n] = neighbour
-                    n += 1
+                    return n
                 }
-                loupe_dot_rows_f32(query, rows.baseAddress!, fresh, n, dimensions, &dots)
-                for i in 0..<n {
-                    let d = 1 - dots[i]
-                    if results.count < ef || d < results.top!.distance {
-                        candidates.push((d, fresh[i]))
-                        results.push((d, fresh[i]))
-                        if results.count > ef { results.pop() }
+                while let closest = candidates.pop() {
+                    if results.count >= ef, closest.distance > results.top!.distance { break }
+                    let n = unvisited(closest.node)
+                    loupe_dot_rows_f32(query, rows.baseAddress!, fresh, n, dimensions, dots)
+                    for i in 0..<n {
+                        let d = 1 - dots[i]
+                        if results.count < ef || d < results.top!.distance {
+                            candidates.push((d, fresh[i]))
+                            results.push((d, fresh[i]))
+                            if results.count > ef { results.pop() }
+                        }
                     }
                 }
             }

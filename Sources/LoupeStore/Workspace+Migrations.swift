@@ -553,6 +553,20 @@ extension Workspace {
             // The default report (HTA's window), kept once worked out: it reads every event.
             try db.alter(table: "profiler_traces") { table in table.add(column: "report_json", .text) }
         }
+        migrator.registerMigration("v22: vector index sweeps, recall against queries per second") { db in
+            // `loupe bench hnsw --record`: Loupe's HNSW and the peers measured on the same files,
+            // drawn as recall/QPS curves in the Retrieval panel.
+            try db.create(table: "ann_sweeps") { table in
+                table.autoIncrementedPrimaryKey("id")
+                table.column("workload", .text).notNull()
+                table.column("engine", .text).notNull()
+                table.column("version", .text)
+                table.column("build_seconds", .double)
+                table.column("points_json", .text).notNull()
+                table.column("machine", .text).notNull()
+                table.column("measured_at", .datetime).notNull()
+            }
+        }
         return migrator
     }()
 

@@ -1,6 +1,7 @@
 import LoupeApp
 import LoupeKit
 import LoupeRetrieval
+import LoupeStore
 import LoupeTUI
 import LoupeTestSupport
 import Testing
@@ -210,5 +211,63 @@ import Testing
         var empty = AppFixtures.state(width: 80, height: 24)
         AppFixtures.press([.character("2")], on: &empty)
         expectFrame(empty.render(), matchesGolden: "retrieval-empty-80x24")
+    }
+
+    static let sweeps: [ANNCurves] = ANNCurves.grouped([
+        ANNSweepRecord(
+            workload: "synthetic 100000 × 384, 1000 queries", engine: "loupe", buildSeconds: 61,
+            points: [
+                .init(ef: 10, recallAt10: 0.921, queriesPerSecond: 16100),
+                .init(ef: 14, recallAt10: 0.951, queriesPerSecond: 12800),
+                .init(ef: 32, recallAt10: 0.985, queriesPerSecond: 6900),
+                .init(ef: 128, recallAt10: 0.998, queriesPerSecond: 2100),
+            ], machine: "test"),
+        ANNSweepRecord(
+            workload: "synthetic 100000 × 384, 1000 queries", engine: "hnswlib", version: "0.8.0", buildSeconds: 88,
+            points: [
+                .init(ef: 10, recallAt10: 0.915, queriesPerSecond: 13000),
+                .init(ef: 14, recallAt10: 0.949, queriesPerSecond: 10300),
+                .init(ef: 32, recallAt10: 0.984, queriesPerSecond: 5600),
+                .init(ef: 128, recallAt10: 0.998, queriesPerSecond: 1700),
+            ], machine: "test"),
+        ANNSweepRecord(
+            workload: "synthetic 100000 × 384, 1000 queries", engine: "faiss", version: "1.9.0", buildSeconds: 90,
+            points: [
+                .init(ef: 10, recallAt10: 0.90, queriesPerSecond: 11000),
+                .init(ef: 32, recallAt10: 0.98, queriesPerSecond: 5200),
+            ], machine: "test"),
+        ANNSweepRecord(
+            workload: "cranfield \u{1B}[31m sentences", engine: "loupe",
+            points: [.init(ef: 10, recallAt10: 0.97, queriesPerSecond: 30000)], machine: "test"),
+    ])
+
+    @Test func cDrawsTheKeptRecallQPSCurvesAndEscGoesBack() throws {
+        var state = AppFixtures.state(width: 120, height: 36)
+        AppFixtures.press([.character("2")], on: &state)
+        #expect(AppFixtures.press([.character("c")], on: &state) == [.ask(RetrievalPanel.LoadCurves())])
+        #expect(panel(state).view == .curves)
+        #expect(state.render().text().contains("Reading the sweeps…"))
+        _ = state.update(AppFixtures.answer(RetrievalPanel.LoadCurves(), []))
+        #expect(state.render().text().contains("No sweeps kept yet"))
+
+        _ = state.update(AppFixtures.answer(RetrievalPanel.LoadCurves(), Self.sweeps))
+        let frame = state.render()
+        let text = frame.text()
+        #expect(text.contains("workload 1/2 synthetic 100000 × 384, 1000 queries"))
+        #expect(text.contains("● loupe   12,910 q/s at recall@10 0.95 · build 61 s"))
+        #expect(text.contains("■ hnswlib 10,166 q/s at recall@10 0.95 · build 88 s · 0.8.0"))
+        #expect(text.contains("▲ faiss   7,375 q/s at recall@10 0.95 · build 90 s · 1.9.0"))
+        #expect(text.contains("loupe ÷ hnswlib (the fastest peer there): 1.27×"))
+        // Braille lines between the marks, decades up the side, recall along the bottom.
+        #expect(text.unicodeScalars.contains { (0x2801...0x28FF).contains($0.value) })
+        #expect(text.contains("10,000") && text.contains("0.90") && text.contains("recall@10"))
+        expectFrame(frame, matchesGolden: "retrieval-curves-120x36")
+
+        // ↓ shows the next workload, its name neutralised.
+        AppFixtures.press([.down], on: &state)
+        let next = state.render().text()
+        #expect(next.contains("workload 2/2 cranfield") && !next.contains("\u{1B}"))
+        AppFixtures.press([.escape], on: &state)
+        #expect(panel(state).view == .hits)
     }
 }

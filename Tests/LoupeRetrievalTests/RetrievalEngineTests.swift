@@ -51,6 +51,54 @@ import Testing
         #expect(abs(index.scores(["flutter", "flutter"])[1] - 2 * scores[1]) < 1e-12)
     }
 
+    /// Every document's score the plain way: each query term in order, idf · tf / (tf + norm).
+    static func reference(_ documents: [[String]], _ query: [String]) -> [Double] {
+        let n = Double(documents.count)
+        let average = Double(documents.reduce(0) { $0 + $1.count }) / n
+        var scores = [Double](repeating: 0, count: documents.count)
+        for term in query {
+            let df = Double(documents.filter { $0.contains(term) }.count)
+            let idf = log(1 + (n - df + 0.5) / (df + 0.5))
+            for (d, document) in documents.enumerated() {
+                let tf = Double(document.filter { $0 == term }.count)
+                guard tf > 0 else { continue }
+                scores[d] += idf * tf / (tf + 1.2 * (1 - 0.75 + 0.75 * Double(document.count) / average))
+            }
+        }
+        return scores
+    }
+
+    /// The compact impacts (16-bit gaps and table indexes) and the block-at-a-time top k give the
+    /// very doubles of adding each term's impacts in query order, across block edges (2,048
+    /// documents), with repeated terms, and for a term whose gaps do not fit 16 bits (kept wide).
+    @Test func searchIsBitIdenticalToTermByTermSums() {
+        var state: UInt64 = 0x2545_F491
+        func next(_ bound: Int) -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((state >> 33) % UInt64(bound))
+        }
+        let words = ["wing", "flutter", "heat", "shock", "layer", "mach", "panel", "jet"]
+        var documents = (0..<70_000).map { d -> [String] in
+            (0..<(1 + next(12))).map { _ in words[next(d % 3 == 0 ? 3 : words.count)] }
+        }
+        // "rare" at the first and last documents only: a gap past 16 bits.
+        documents[0].append("rare")
+        documents[69_999].append("rare")
+        let index = BM25Index(documents: documents)
+        for query in [["wing", "flutter"], ["jet", "rare", "jet", "heat"], ["rare"], ["mach", "unknown", "panel"]] {
+            let expected = Self.reference(documents, query)
+            #expect(index.scores(query) == expected, "\(query)")
+            let ranked = expected.enumerated().filter { $0.element > 0 }.sorted {
+                $0.element != $1.element ? $0.element > $1.element : $0.offset < $1.offset
+            }
+            let found = index.search(query, k: 100)
+            #expect(found.map(\.document) == ranked.prefix(100).map(\.offset), "\(query)")
+            #expect(found.map(\.score) == ranked.prefix(100).map(\.element), "\(query)")
+        }
+        #expect(index.search(["unknown"], k: 10).isEmpty)
+        #expect(index.search(["wing"], k: 0).isEmpty)
+    }
+
     @Test func topKKeepsTheBestAndBreaksTiesByIndex() {
         let picked = TopK.select([0.5, 2, 0, 2, 1, 3], k: 3)
         #expect(picked.map(\.document) == [5, 1, 3])
@@ -245,6 +293,14 @@ import Testing
         wrong[0] ^= 0xFF
         #expect(BM25Index(serialized: wrong) == nil)
         #expect(BM25Index(serialized: data + Data([1])) == nil)
+        // A posting list whose documents do not ascend is damage (the queries walk them in order).
+        let twice = BM25Index(documents: [["wing"], ["wing"]]).serialized()
+        var swapped = twice
+        let first = twice.count - 16  // the last two postings: (document, frequency) each
+        swapped.replaceSubrange(first..<(first + 8), with: twice[(first + 8)..<(first + 16)])
+        swapped.replaceSubrange((first + 8)..<(first + 16), with: twice[first..<(first + 8)])
+        #expect(BM25Index(serialized: twice) != nil)
+        #expect(BM25Index(serialized: swapped) == nil)
     }
 
     @Test func flatSearchIsCosineOnUnitVectors() {

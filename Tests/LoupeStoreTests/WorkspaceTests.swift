@@ -23,7 +23,8 @@ import Testing
         #expect(info.schemaVersion == Workspace.migrationIdentifiers.count)
         #expect(
             info.tables.map(\.name) == [
-                "ceilings", "chunks", "command_history", "documents", "eval_results", "eval_runs", "eval_scores",
+                "ann_sweeps", "ceilings", "chunks", "command_history", "documents", "eval_results", "eval_runs",
+                "eval_scores",
                 "job_leases", "kernel_runs", "machine_profiles", "model_prices",
                 "models", "profiler_events", "profiler_lanes", "profiler_names", "profiler_traces", "qrels",
                 "qrels_queries",

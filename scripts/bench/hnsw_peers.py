@@ -1,7 +1,10 @@
-"""hnswlib and faiss (IndexHNSWFlat, inner product) on the same Float32 files as `loupe bench
-hnsw`: single thread, same M and efConstruction, same efSearch sweep; exact ground truth by
-numpy. Prints JSON.
+"""hnswlib, faiss (IndexHNSWFlat, inner product) and usearch (f32, inner product) on the same
+Float32 files as `loupe bench hnsw`: single thread, same M (usearch's connectivity) and
+efConstruction (its expansion_add), same efSearch sweep (its expansion_search); exact ground truth
+by numpy. Each engine answers all the queries in one call, so no per-query Python overhead is timed.
+Prints JSON.
 Usage: hnsw_peers.py VECTORS QUERIES DIMS M EF_CONSTRUCTION EF_LIST"""
+import importlib.metadata
 import json
 import sys
 import time
@@ -9,6 +12,8 @@ import time
 import faiss
 import hnswlib
 import numpy as np
+import usearch
+from usearch.index import Index
 
 vectors_path, queries_path, d, m, efc, efs = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), [int(x) for x in sys.argv[6].split(",")]
 x = np.fromfile(vectors_path, dtype=np.float32).reshape(-1, d)
@@ -49,7 +54,24 @@ for ef in efs:
         best = min(best, time.perf_counter() - start)
     recall = np.mean([len(set(l) & set(t)) / 10 for l, t in zip(labels, truth)])
     faiss_sweep.append({"ef": ef, "recall_at10": float(recall), "queries_per_second": len(q) / best})
+
+usearch_index = Index(ndim=d, metric="ip", dtype="f32", connectivity=m, expansion_add=efc, expansion_search=64)
+start = time.perf_counter()
+usearch_index.add(np.arange(len(x)), x, threads=1)
+usearch_build = time.perf_counter() - start
+usearch_sweep = []
+for ef in efs:
+    usearch_index.expansion_search = max(ef, 10)
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        labels = usearch_index.search(q, 10, threads=1).keys
+        best = min(best, time.perf_counter() - start)
+    recall = np.mean([len(set(l) & set(t)) / 10 for l, t in zip(labels, truth)])
+    usearch_sweep.append({"ef": ef, "recall_at10": float(recall), "queries_per_second": len(q) / best})
 print(json.dumps({
     "hnswlib_build_seconds": build, "sweep": sweep, "faiss_build_seconds": faiss_build, "faiss_sweep": faiss_sweep,
-    "versions": {"hnswlib": getattr(hnswlib, "__version__", "?"), "faiss": faiss.__version__},
+    "usearch_build_seconds": usearch_build, "usearch_sweep": usearch_sweep,
+    "versions": {"hnswlib": importlib.metadata.version("hnswlib"), "faiss": faiss.__version__,
+                 "usearch": usearch.__version__},
 }))

@@ -91,7 +91,14 @@ def hnsw(r, load):
     if peers:
         best = max(peers, key=peers.get)
         add(f"HNSW, {r['set']} (queries/s at recall@10 0.95, one thread)", at.get("loupe"), best, peers[best],
-            "queries/s", load)
+            "queries/s", load, note=f"plot: docs/hnsw-recall-qps-{r['set']}.png; target 1.5×")
+    p = r["peers"]
+    builds = {name: p.get(f"{name}_build_seconds") for name in ("hnswlib", "faiss", "usearch")}
+    builds = {name: s for name, s in builds.items() if s}
+    if builds:
+        fastest = min(builds, key=builds.get)
+        add(f"HNSW build, {r['set']} (M 16, efConstruction 200, one thread)", r["loupe"]["build_seconds"], fastest,
+            builds[fastest], "s", load, higher=False, note="target ≤ 0.5× hnswlib's")
 
 
 seen = collections.Counter()

@@ -137,6 +137,36 @@ void loupe_dot_rows_f32(const float *query, const float *rows, const int32_t *id
                         float *out);
 #endif
 
+#ifndef LOUPE_CKERNELS_BM25_H
+#define LOUPE_CKERNELS_BM25_H
+#include <stddef.h>
+#include <stdint.h>
+/// One query term's postings, documents ascending, in one of two layouts:
+/// - compact (`packed` set): 4 bytes a posting, the gap from the previous document in the low 16
+///   bits (0 for the first, which is `origin`) and in the high 16 the index of its contribution in
+///   `table`, the term's distinct contributions;
+/// - wide: `documents` and their contributions `impacts`.
+typedef struct {
+    const uint32_t *packed;
+    const double *table;
+    const int32_t *documents;
+    const double *impacts;
+    size_t length;
+    int32_t origin;
+} loupe_bm25_term;
+
+/// Adds each term's contributions into `scores` (one per document, `documents` of them), term by
+/// term in the order given.
+void loupe_bm25_scores(const loupe_bm25_term *terms, size_t count, size_t documents, double *scores);
+
+/// The `k` best documents for the query made of `terms` (a term repeated in the query is passed once
+/// per occurrence), best first (equal scores: lower document first), documents scoring 0 left out;
+/// returns how many were written. Each document's sum is the same double, added in the same order,
+/// as `loupe_bm25_scores` gives it.
+size_t loupe_bm25_top_k(const loupe_bm25_term *terms, size_t count, size_t documents, size_t k,
+                        int64_t *out_documents, double *out_scores);
+#endif
+
 #ifndef LOUPE_CKERNELS_MEMORY_H
 #define LOUPE_CKERNELS_MEMORY_H
 /// Raises glibc's mmap and trim thresholds so large temporaries (tens of MB, allocated and freed

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import LoupeKit
 import LoupeRetrieval
+import LoupeStore
 
 extension BenchCommand {
     struct HNSW: LoupeCommand {
@@ -12,19 +13,32 @@ extension BenchCommand {
             discussion: """
                 Vectors and queries are raw little-endian Float32 files (rows of --dimensions), normalised \
                 here; the ground truth is exact cosine (one sgemm per query). scripts/bench/hnsw.sh writes \
-                the 100k × 384 clustered set and runs hnswlib on the same files.
+                the 100k × 384 clustered set and runs hnswlib, faiss and usearch on the same files. \
+                --record keeps the sweep in the workspace, with the peers' from --peers (the JSON \
+                scripts/bench/hnsw_peers.py prints), for `loupe retrieval curves` and the Retrieval \
+                panel's curves (c).
                 """
         )
         static var runsInsideTUI: Bool { false }
 
         @OptionGroup var global: GlobalOptions
-        @Option(help: "Vectors, raw Float32.") var vectors: String
-        @Option(help: "Queries, raw Float32.") var queries: String
+        @Option(help: "Vectors, raw Float32.") var vectors: String?
+        @Option(help: "Queries, raw Float32.") var queries: String?
+        @Option(
+            help: """
+                Instead of files: this many vectors around count/100 centres (fixed seed), and \
+                count/20 queries drawn the same way.
+                """)
+        var synthetic: Int?
         @Option(help: "Dimensions of a row.") var dimensions = 384
         @Option(help: "M.") var m = 16
         @Option(help: "efConstruction.") var efConstruction = 200
         @Option(help: "efSearch values to sweep, comma-separated.") var ef = "10,16,24,32,48,64,96,128"
         @Flag(help: "Print JSON.") var json = false
+        @Flag(help: "Keep the sweep in the workspace (and the peers' with it, from --peers).") var record = false
+        @Option(help: "The peers' sweeps on the same files: the JSON scripts/bench/hnsw_peers.py prints.")
+        var peers: String?
+        @Option(help: "The workload's name in the workspace (default: its shape).") var workload: String?
 
         struct Point: Encodable {
             var ef: Int
@@ -54,9 +68,40 @@ extension BenchCommand {
             }
         }
 
+        /// Unit vectors around `clusters` centres drawn from one xorshift stream: each centre's
+        /// coordinates uniform in [0, 1), each vector its centre plus uniform noise of 0.35.
+        static func clustered(_ count: Int, dimensions: Int, clusters: Int, seed: UInt64) -> [[Float]] {
+            var state = seed | 1
+            func next() -> Float {
+                state ^= state << 13
+                state ^= state >> 7
+                state ^= state << 17
+                return Float(state >> 40) / Float(1 << 24)
+            }
+            let centres = (0..<clusters).map { _ in (0..<dimensions).map { _ in next() } }
+            return (0..<count).map { index in
+                let row = centres[index % clusters].map { $0 + 0.35 * next() }
+                let norm = max(row.reduce(0) { $0 + $1 * $1 }.squareRoot(), 1e-12)
+                return row.map { $0 / norm }
+            }
+        }
+
         func run(in context: CommandContext) throws {
-            let base = try Self.load(vectors, dimensions: dimensions)
-            let probes = try Self.load(queries, dimensions: dimensions)
+            let base: [[Float]]
+            let probes: [[Float]]
+            if let synthetic {
+                guard synthetic >= 100, vectors == nil, queries == nil else {
+                    throw CommandFailure("--synthetic takes a count of at least 100, and no --vectors or --queries")
+                }
+                base = Self.clustered(synthetic, dimensions: dimensions, clusters: synthetic / 100, seed: 7)
+                probes = Self.clustered(synthetic / 20, dimensions: dimensions, clusters: synthetic / 100, seed: 99)
+            } else {
+                guard let vectors, let queries else {
+                    throw CommandFailure("give --vectors and --queries (raw Float32 files), or --synthetic COUNT")
+                }
+                base = try Self.load(vectors, dimensions: dimensions)
+                probes = try Self.load(queries, dimensions: dimensions)
+            }
             let sweep = ef.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
             var flat = FlatIndex(dimensions: dimensions)
             for vector in base { flat.add(vector) }
@@ -75,14 +120,17 @@ extension BenchCommand {
             var points: [Point] = []
             for value in sweep {
                 var best = Double.infinity
-                var found = 0
+                var answers: [[(index: Int, score: Float)]] = []
                 for _ in 0..<3 {
-                    found = 0
+                    // Only the searches are timed, as the peers' one call over all the queries;
+                    // recall is counted after.
+                    answers.removeAll(keepingCapacity: true)
                     start = DispatchTime.now().uptimeNanoseconds
-                    for (query, expected) in zip(probes, truth) {
-                        found += index.search(query, k: 10, ef: value).filter { expected.contains($0.index) }.count
-                    }
+                    for query in probes { answers.append(index.search(query, k: 10, ef: value)) }
                     best = min(best, Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+                }
+                let found = zip(answers, truth).reduce(0) { sum, pair in
+                    sum + pair.0.filter { pair.1.contains($0.index) }.count
                 }
                 points.append(
                     Point(
@@ -92,6 +140,21 @@ extension BenchCommand {
             let result = Result(
                 vectors: base.count, queries: probes.count, dimensions: dimensions, buildSeconds: buildSeconds,
                 graphBytes: index.graphBytes, rawVectorBytes: base.count * dimensions * 4, sweep: points)
+            if record {
+                let shape =
+                    "\(base.count) × \(dimensions), \(probes.count) queries, M \(m), efConstruction \(efConstruction)"
+                let name = workload ?? (synthetic == nil ? shape : "synthetic (\(base.count / 100) centres) " + shape)
+                var sweeps = [
+                    ANNSweepRecord(
+                        workload: name, engine: "loupe", buildSeconds: buildSeconds,
+                        points: points.map {
+                            .init(ef: $0.ef, recallAt10: $0.recallAt10, queriesPerSecond: $0.queriesPerSecond)
+                        },
+                        machine: KernelRun.thisMachine)
+                ]
+                if let peers { sweeps += try Self.peerSweeps(peers, workload: name) }
+                try context.workspace().record(sweeps)
+            }
             if json {
                 context.print(try Formatting.json(result))
                 return
@@ -108,6 +171,47 @@ extension BenchCommand {
                         format: "  ef %4d  recall@10 %.4f  %8.0f queries/s", point.ef, point.recallAt10,
                         point.queriesPerSecond))
             }
+        }
+
+        /// The peers' sweeps from hnsw_peers.py's JSON: `sweep` (hnswlib), `faiss_sweep` and
+        /// `usearch_sweep`, each with its `…_build_seconds` and its version under `versions`.
+        static func peerSweeps(_ path: String, workload: String) throws -> [ANNSweepRecord] {
+            struct Peers: Decodable {
+                var sweep: [ANNSweepRecord.Point]?
+                var faissSweep: [ANNSweepRecord.Point]?
+                var usearchSweep: [ANNSweepRecord.Point]?
+                var hnswlibBuildSeconds: Double?
+                var faissBuildSeconds: Double?
+                var usearchBuildSeconds: Double?
+                var versions: [String: String]?
+
+                enum CodingKeys: String, CodingKey {
+                    case sweep, versions
+                    case faissSweep = "faiss_sweep"
+                    case usearchSweep = "usearch_sweep"
+                    case hnswlibBuildSeconds = "hnswlib_build_seconds"
+                    case faissBuildSeconds = "faiss_build_seconds"
+                    case usearchBuildSeconds = "usearch_build_seconds"
+                }
+            }
+            let text = try BenchCommand.readInput(path)
+            guard let peers = try? JSONDecoder().decode(Peers.self, from: Data(text.utf8)) else {
+                throw CommandFailure("\(path): not the JSON scripts/bench/hnsw_peers.py prints")
+            }
+            let engines: [(String, [ANNSweepRecord.Point]?, Double?)] = [
+                ("hnswlib", peers.sweep, peers.hnswlibBuildSeconds),
+                ("faiss", peers.faissSweep, peers.faissBuildSeconds),
+                ("usearch", peers.usearchSweep, peers.usearchBuildSeconds),
+            ]
+            let found = engines.compactMap { engine, points, build in
+                points.map {
+                    ANNSweepRecord(
+                        workload: workload, engine: engine, version: peers.versions?[engine], buildSeconds: build,
+                        points: $0, machine: KernelRun.thisMachine)
+                }
+            }
+            guard !found.isEmpty else { throw CommandFailure("\(path): no peer's sweep in it") }
+            return found
         }
     }
 }

@@ -46,6 +46,9 @@ extension BenchCommand {
             var tokenizeSeconds: Double
             var indexSeconds: Double
             var indexBytes: Int
+            /// The impacts queries read, held compact, and what 12 bytes a posting would be.
+            var impactBytes: Int
+            var wideImpactBytes: Int
             var queryTitle: Bool
             var queriesPerSecond: Double
             var ndcgAt10: Double
@@ -92,7 +95,8 @@ extension BenchCommand {
             let mean = RetrievalMetrics.mean(perQuery, queries: Array(judgments.keys))
             let result = Result(
                 documents: documents.count, queries: queryList.count, stem: stem, tokenizeSeconds: tokenizeSeconds,
-                indexSeconds: indexSeconds, indexBytes: index.serialized().count, queryTitle: queryTitle,
+                indexSeconds: indexSeconds, indexBytes: index.serialized().count, impactBytes: index.impactBytes.held,
+                wideImpactBytes: index.impactBytes.wide, queryTitle: queryTitle,
                 queriesPerSecond: Double(queryList.count) / best,
                 ndcgAt10: mean.ndcg[10] ?? 0, mapAt100: mean.averagePrecision, recallAt100: mean.recall[100] ?? 0,
                 mrr: mean.reciprocalRank, precisionAt10: mean.precision[10] ?? 0)

@@ -225,7 +225,71 @@ struct QrelsCommand: ParsableCommand {
 struct RetrievalCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "retrieval", abstract: "Evaluate retrieval; reopen and compare saved query runs.",
-        subcommands: [Eval.self, Records.self, Show.self, Compare.self])
+        subcommands: [Eval.self, Records.self, Show.self, Compare.self, Curves.self])
+
+    struct Curves: LoupeCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Vector indexes' recall@10 against queries per second, as `bench hnsw --record` kept them.",
+            discussion: """
+                The latest sweep of each engine on each workload: every efSearch's recall@10 and \
+                single-thread queries/s, the queries/s where the curve reaches recall 0.95, and \
+                Loupe's over the best peer's there. The Retrieval panel draws the same curves (c).
+                """)
+
+        @OptionGroup var global: GlobalOptions
+        @Flag(help: "Print JSON.") var json = false
+
+        func run(in context: CommandContext) throws {
+            let all = try RetrievalService.on(context).annCurves()
+            if json {
+                struct Row: Encodable {
+                    var workload: String
+                    var engine: String
+                    var version: String?
+                    var buildSeconds: Double?
+                    var queriesPerSecondAtRecall095: Double?
+                    var points: [ANNSweepRecord.Point]
+                }
+                return context.print(
+                    try Formatting.json(
+                        all.flatMap { workload in
+                            workload.curves.map {
+                                Row(
+                                    workload: workload.workload, engine: $0.engine, version: $0.version,
+                                    buildSeconds: $0.buildSeconds,
+                                    queriesPerSecondAtRecall095: $0.queriesPerSecond(atRecall: ANNCurves.recall),
+                                    points: $0.points)
+                            }
+                        }))
+            }
+            guard !all.isEmpty else {
+                return context.print(
+                    "no sweeps yet: loupe bench hnsw --record (scripts/bench/hnsw.sh records the peers' too)")
+            }
+            for curves in all {
+                context.print(UntrustedText.sanitized(curves.workload))
+                context.print("  engine    version   build s  q/s at R@10 0.95  points (ef: recall@10, q/s)")
+                for curve in curves.curves {
+                    let at = curve.queriesPerSecond(atRecall: ANNCurves.recall).map { String(format: "%16.0f", $0) }
+                    let points = curve.points.map {
+                        String(format: "%d: %.3f, %.0f", $0.ef, $0.recallAt10, $0.queriesPerSecond)
+                    }
+                    context.print(
+                        "  "
+                            + TextWidth.fit(UntrustedText.sanitized(curve.engine), toColumns: 8).padding(
+                                toLength: 8, withPad: " ", startingAt: 0)
+                            + "  "
+                            + TextWidth.fit(UntrustedText.sanitized(curve.version ?? "—"), toColumns: 8).padding(
+                                toLength: 8, withPad: " ", startingAt: 0)
+                            + (curve.buildSeconds.map { String(format: "%8.1f", $0) } ?? "       —") + "  "
+                            + (at ?? String(repeating: " ", count: 15) + "—") + "  " + points.joined(separator: "; "))
+                }
+                if let (peer, ratio) = curves.ratio {
+                    context.print("  loupe ÷ \(peer) at recall@10 0.95: " + String(format: "%.2f×", ratio))
+                }
+            }
+        }
+    }
 
     struct Records: LoupeCommand {
         static let configuration = CommandConfiguration(

@@ -6,7 +6,7 @@ import LoupeStore
 ///
 /// Thread-safety: any thread.
 package struct RetrievalBrowser: Sendable {
-    private let service: RetrievalService
+    let service: RetrievalService
 
     package init(workspace: Workspace, models: ModelLibrary) {
         service = RetrievalService(workspace: workspace, models: models)

@@ -15,5 +15,7 @@ extension RetrievalPanel {
         case deeper, shallower
         /// MMR's λ up or down by 0.1 (1 is pure relevance, 0 pure diversity).
         case lambdaUp, lambdaDown
+        /// The HNSW recall/QPS curves kept by `bench hnsw --record`.
+        case curves
     }
 }

@@ -16,6 +16,9 @@ extension RetrievalPanel {
         guard inner.width > 20, inner.height > 4 else { return }
         let rows = inner.split(.vertical, [.length(1), .fill(1)])
         renderQuery(into: &frame, area: rows[0], theme: theme)
+        if view == .curves, error == nil {
+            return renderCurves(into: &frame, area: rows[1], theme: theme)
+        }
         if let error {
             let body = rows[1]
             frame.draw(
@@ -78,6 +81,8 @@ extension RetrievalPanel {
             renderSideBySide(result, into: &frame, area: body, theme: theme)
         case .document:
             renderDocument(into: &frame, area: body, theme: theme)
+        case .curves:
+            break
         }
     }
 

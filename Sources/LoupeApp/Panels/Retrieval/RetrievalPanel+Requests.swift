@@ -22,4 +22,11 @@ extension RetrievalPanel {
 
         package func ask(_ port: RetrievalBrowser) throws -> RetrievalDocument? { try port.document(id) }
     }
+
+    /// The recall/QPS sweeps the workspace keeps, by workload.
+    package struct LoadCurves: PortRequest {
+        package init() {}
+
+        package func ask(_ port: RetrievalBrowser) throws -> [ANNCurves] { try port.annCurves() }
+    }
 }

@@ -15,6 +15,7 @@ package struct RetrievalPanel: Panel {
         case sideBySide = "BM25 | dense"
         case missed = "Relevant, not retrieved"
         case document = "Document"
+        case curves = "HNSW recall / queries per second"
     }
 
     package var input = LineEditor("")
@@ -28,6 +29,10 @@ package struct RetrievalPanel: Panel {
     package var list = ListState()
     package private(set) var document: (id: String, document: RetrievalDocument?)?
     package var documentOffset = 0
+    /// The recall/QPS sweeps kept by `bench hnsw --record`, by workload, once asked for (`c`).
+    package private(set) var curves: [ANNCurves]?
+    /// The workload the curves view draws (↑/↓ for another).
+    package private(set) var curvesWorkload = 0
     /// Examples to pick with ↑/↓: free text, then two of Cranfield's judged queries (1 and 2), so
     /// the demo shows relevance marks and the query's metrics.
     package private(set) var queries = LineHistory(entries: [
@@ -64,6 +69,10 @@ package struct RetrievalPanel: Panel {
                 KeyBinding(
                     [.character("[")], .panel(.own(Action.lambdaDown)), help: "MMR λ down by 0.1 (towards diversity)"),
                 KeyBinding([.enter], .panel(.open), help: "Open the selected hit's whole document", footer: "document"),
+                KeyBinding(
+                    [.character("c")], .panel(.own(Action.curves)),
+                    help: "HNSW recall@10 against queries/s, Loupe's and the peers' (bench hnsw --record); ↑/↓ workload"
+                ),
             ])
     }
 
@@ -84,7 +93,7 @@ package struct RetrievalPanel: Panel {
         return list.selectNextMatch(
             in: texts, query: query, forward: forward, includeCurrent: includeCurrent)
     }
-    package var canGoBack: Bool { view == .document }
+    package var canGoBack: Bool { view == .document || view == .curves }
     package mutating func goBack() { view = .hits }
 
     package mutating func handleText(_ key: Key) -> [PanelEffect] {
@@ -139,6 +148,13 @@ package struct RetrievalPanel: Panel {
                 case .failed(let message):
                     error = message
                 }
+            } else if let (_, loaded) = answer.matching(LoadCurves.self) {
+                switch loaded {
+                case .loaded(let found):
+                    curves = found
+                    curvesWorkload = min(curvesWorkload, max(0, found.count - 1))
+                case .failed(let message): error = message
+                }
             } else if let (asked, loaded) = answer.matching(OpenDocument.self) {
                 switch loaded {
                 case .loaded(let found): document = (asked.id, found)
@@ -172,8 +188,12 @@ package struct RetrievalPanel: Panel {
             switch view {
             case .hits: view = .sideBySide
             case .sideBySide: view = result?.judged == nil ? .hits : .missed
-            case .missed, .document: view = .hits
+            case .missed, .document, .curves: view = .hits
             }
+        case PanelAction.own(Action.curves):
+            view = .curves
+            error = nil
+            return [.ask(LoadCurves())]
         case PanelAction.own(Action.deeper), PanelAction.own(Action.shallower):
             let depths = [10, 20, 50, 100]
             let current = depths.lastIndex { $0 <= options.k } ?? 0
@@ -191,6 +211,10 @@ package struct RetrievalPanel: Panel {
             view = .document
             document = nil
             return [.ask(OpenDocument(id: hits[list.selected].documentID))]
+        case .down where view == .curves, .up where view == .curves:
+            let workloads = curves?.count ?? 0
+            guard workloads > 0 else { return [] }
+            curvesWorkload = (curvesWorkload + (action == .down ? 1 : workloads - 1)) % workloads
         case .down:
             if view == .document { documentOffset += 1 } else { list.move(by: 1, count: count) }
         case .up:
