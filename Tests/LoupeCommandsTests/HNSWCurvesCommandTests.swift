@@ -1,23 +1,17 @@
 import Foundation
 import LoupeKit
+import LoupeRetrieval
 import LoupeStore
 import Testing
 
 /// `bench hnsw --record` keeping Loupe's sweep and the peers' beside it, and `retrieval curves`
 /// reading them back, through the real binary on a small clustered set.
 @Suite struct HNSWCurvesCommandTests {
-    /// `count` unit-ish vectors of `dimensions` around `clusters` centres (xorshift, fixed seed),
-    /// as raw little-endian Float32: what hnsw.sh writes for the peers and Loupe alike.
+    /// The set `bench hnsw --synthetic` makes, as the raw little-endian Float32 file hnsw.sh
+    /// writes for the peers and Loupe alike.
     static func vectors(_ count: Int, dimensions: Int, clusters: Int, seed: UInt64) -> Data {
-        var state = seed | 1
-        func next() -> Float {
-            state ^= state << 13
-            state ^= state >> 7
-            state ^= state << 17
-            return Float(Int64(bitPattern: state) % 1_000_000) / 1_000_000
-        }
-        let centres = (0..<clusters).map { _ in (0..<dimensions).map { _ in next() } }
-        let values = (0..<count).flatMap { index in centres[index % clusters].map { $0 + 0.35 * next() } }
+        let values = Array(
+            SyntheticVectors.clustered(count, dimensions: dimensions, clusters: clusters, seed: seed).joined())
         return values.withUnsafeBytes { Data($0) }
     }
 

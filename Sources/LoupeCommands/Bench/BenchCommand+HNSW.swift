@@ -68,24 +68,6 @@ extension BenchCommand {
             }
         }
 
-        /// Unit vectors around `clusters` centres drawn from one xorshift stream: each centre's
-        /// coordinates uniform in [0, 1), each vector its centre plus uniform noise of 0.35.
-        static func clustered(_ count: Int, dimensions: Int, clusters: Int, seed: UInt64) -> [[Float]] {
-            var state = seed | 1
-            func next() -> Float {
-                state ^= state << 13
-                state ^= state >> 7
-                state ^= state << 17
-                return Float(state >> 40) / Float(1 << 24)
-            }
-            let centres = (0..<clusters).map { _ in (0..<dimensions).map { _ in next() } }
-            return (0..<count).map { index in
-                let row = centres[index % clusters].map { $0 + 0.35 * next() }
-                let norm = max(row.reduce(0) { $0 + $1 * $1 }.squareRoot(), 1e-12)
-                return row.map { $0 / norm }
-            }
-        }
-
         func run(in context: CommandContext) throws {
             let base: [[Float]]
             let probes: [[Float]]
@@ -93,8 +75,9 @@ extension BenchCommand {
                 guard synthetic >= 100, vectors == nil, queries == nil else {
                     throw CommandFailure("--synthetic takes a count of at least 100, and no --vectors or --queries")
                 }
-                base = Self.clustered(synthetic, dimensions: dimensions, clusters: synthetic / 100, seed: 7)
-                probes = Self.clustered(synthetic / 20, dimensions: dimensions, clusters: synthetic / 100, seed: 99)
+                base = SyntheticVectors.clustered(synthetic, dimensions: dimensions, clusters: synthetic / 100, seed: 7)
+                probes = SyntheticVectors.clustered(
+                    synthetic / 20, dimensions: dimensions, clusters: synthetic / 100, seed: 99)
             } else {
                 guard let vectors, let queries else {
                     throw CommandFailure("give --vectors and --queries (raw Float32 files), or --synthetic COUNT")
