@@ -27,6 +27,9 @@ let package = Package(
         // bench receive's load generator: an event-loop HTTP client light enough to leave the
         // cores to the server it loads (URLSession on Linux used as much CPU as loupe serve).
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        // A team's workspace on PostgreSQL (LoupeStore's second backend).
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
     targets: [
         // System-library shims: the only places C headers enter the build.
@@ -75,13 +78,19 @@ let package = Package(
         // The only TUI code that touches C: ncurses and the headless test backend.
         .target(
             name: "LoupeTerminal", dependencies: ["LoupeBase", "LoupeTUI", "CNCurses"], swiftSettings: strictSwift6),
-        // The workspace: one SQLite file through GRDB.
+        // The workspace: one SQLite file through GRDB, or a PostgreSQL database through postgres-nio.
         .target(
             name: "LoupeStore",
             dependencies: [
                 "LoupeBase", .product(name: "GRDB", package: "GRDB.swift"),
                 // SQLite's C API for what GRDB does not wrap: incremental blob reads.
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                // PostgreSQL: its wire protocol (postgres-nio), an event loop to run it on, TLS.
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift6
         ),

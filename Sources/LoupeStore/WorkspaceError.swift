@@ -12,6 +12,8 @@ package struct WorkspaceError: UserFacingError, Hashable, Sendable, CustomString
         case notAWorkspace
         /// The file or its directory cannot be read or written.
         case inaccessible
+        /// The database server cannot be reached, or the connection to it was lost.
+        case unreachable
         /// SQLite reported something else (corruption, disk full, …).
         case database
     }

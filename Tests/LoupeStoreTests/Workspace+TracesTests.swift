@@ -47,6 +47,23 @@ import Testing
             scores: [NewTrace.ScoreRecord(scorer: "match", valueJSON: #""C""#, answer: answer, explanation: nil)])
     }
 
+    /// Live: received, a span still waiting for its parent, and the last within the window of now.
+    @Test func aTraceIsLiveWhileReceivedIncompleteAndRecent() {
+        let at = Date(timeIntervalSince1970: 1_767_225_700)
+        var received = TraceSummary(
+            id: 1, externalID: "t", format: "otlp", sourceFile: "OTLP/HTTP", name: "agent", startedNs: 0, endedNs: 1,
+            timed: true, spanCount: 1, stepCount: 1, errorCount: 0, inputTokens: nil, outputTokens: nil, cost: nil,
+            parentTraceID: nil, forkOrdinal: nil, importedAt: at, awaitingParents: 1)
+        #expect(received.isLive(now: at.addingTimeInterval(TraceSummary.liveWindow - 1)))
+        #expect(!received.isLive(now: at.addingTimeInterval(TraceSummary.liveWindow + 1)))
+        #expect(received.isLive(now: at.addingTimeInterval(3_600), window: .infinity))
+        received.awaitingParents = 0
+        #expect(!received.isLive(now: at))
+        received.awaitingParents = 1
+        received.sourceFile = "run.jsonl"
+        #expect(!received.isLive(now: at))
+    }
+
     @Test func anImportedTraceReadsBackWithItsSpansScoresAndMetadata() throws {
         let workspace = try TemporaryWorkspace.make("traces")
         let counts = try workspace.importTraces([Self.trace()])

@@ -5,7 +5,9 @@ import LoupeBase
 package struct GlobalOptions: ParsableArguments {
     @Option(
         name: .long,
-        help: ArgumentHelp("The workspace file (default: $LOUPE_WORKSPACE, else ./loupe.sqlite).", valueName: "path"))
+        help: ArgumentHelp(
+            "The workspace file or postgres:// URL (default: $LOUPE_WORKSPACE, else ./loupe.sqlite).", valueName: "path"
+        ))
     package var workspace: String?
 
     package init() {}

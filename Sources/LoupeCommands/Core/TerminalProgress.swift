@@ -52,6 +52,6 @@ struct ProgressClearingSink: OutputSink {
 
     func write(_ text: String) {
         progress?.clear()
-        FileHandle.standardOutput.write(Data(text.utf8))
+        StandardOutputSink.write(text)
     }
 }

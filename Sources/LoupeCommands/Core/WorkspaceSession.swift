@@ -24,6 +24,7 @@ package final class WorkspaceSession: Sendable {
     /// The TUI, where the executable has one: `loupe` alone, `docs keybindings`, `bench tui`.
     package let host: (any TUIHost)?
     private let opened = Mutex<Workspace?>(nil)
+    private let openedPostgres = Mutex<PostgresStore?>(nil)
     /// The OTLP receiver writing into this session's workspace (`listen`, `loupe --listen`).
     private let listening = Mutex<Listener?>(nil)
 
@@ -33,7 +34,10 @@ package final class WorkspaceSession: Sendable {
         models: ModelLibrary? = nil, host: (any TUIHost)? = nil
     ) {
         self.path = path
-        self.displayPath = displayPath ?? path
+        // A PostgreSQL URL is shown without its password, wherever the session's name appears.
+        self.displayPath =
+            displayPath
+            ?? (PostgresURL.isURL(path) ? (try? PostgresURL(path).description) ?? PostgresURL.redact(path) : path)
         self.busyTimeout = busyTimeout
         self.themes = themes
         self.models = models ?? .standard(environment: ProcessInfo.processInfo.environment)
@@ -64,6 +68,13 @@ package final class WorkspaceSession: Sendable {
     /// A session opened for ``WorkspaceAccess/read`` opens its writer when a later command asks
     /// for ``WorkspaceAccess/write`` (or on its first write).
     package func workspace(access: WorkspaceAccess = .write) throws(WorkspaceError) -> Workspace {
+        if isPostgres {
+            throw WorkspaceError(
+                .notAWorkspace, path: displayPath,
+                message: "is a PostgreSQL workspace, and this command works on SQLite workspaces so far. On "
+                    + "PostgreSQL: workspace info and workspace copy (copy it into a file to work on it: loupe "
+                    + "workspace copy \(displayPath) loupe.sqlite).")
+        }
         let workspace = try opened.withLock { (slot: inout Workspace?) throws(WorkspaceError) -> Workspace in
             if let workspace = slot { return workspace }
             let workspace = try Workspace(path: path, access: access, busyTimeout: busyTimeout)
@@ -72,6 +83,20 @@ package final class WorkspaceSession: Sendable {
         }
         if access == .write { try workspace.prepareToWrite() }
         return workspace
+    }
+
+    /// Whether the workspace is a PostgreSQL database (`--workspace postgres://…`).
+    package var isPostgres: Bool { PostgresURL.isURL(path) }
+
+    /// The PostgreSQL workspace, connected (and its schema brought forward) on first use.
+    package func postgres() throws(WorkspaceError) -> PostgresStore {
+        let url = try PostgresURL(path)
+        return try openedPostgres.withLock { (slot: inout PostgresStore?) throws(WorkspaceError) -> PostgresStore in
+            if let store = slot { return store }
+            let store = try PostgresStore.open(url)
+            slot = store
+            return store
+        }
     }
 
     /// True once the workspace was opened in this session.
@@ -106,5 +131,8 @@ package final class WorkspaceSession: Sendable {
     /// What the receiver does, for the TUI's status bar; nil when it does not listen.
     package var listenerStatus: String? { listening.withLock { $0 }?.status }
 
-    deinit { stopListening() }
+    deinit {
+        stopListening()
+        openedPostgres.withLock { $0 }?.close()
+    }
 }

@@ -3,12 +3,12 @@ import Foundation
 import LoupeKit
 import LoupeStore
 
-/// `loupe workspace …`: create, inspect, check and compact the workspace file.
+/// `loupe workspace …`: create, inspect, check, compact and copy the workspace.
 struct WorkspaceCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "workspace",
-        abstract: "Create, inspect, check and compact a workspace file.",
-        subcommands: [Init.self, Info.self, Check.self, Vacuum.self]
+        abstract: "Create, inspect, check, compact and copy a workspace (a file, or a PostgreSQL database).",
+        subcommands: [Init.self, Info.self, Check.self, Vacuum.self, Copy.self]
     )
 
     struct Init: LoupeCommand {
@@ -32,22 +32,41 @@ struct WorkspaceCommand: ParsableCommand {
         @Flag(help: "Print JSON instead of a table.") var json = false
 
         func run(in context: CommandContext) throws {
+            if context.session.isPostgres { return try postgres(in: context) }
             var info = try context.workspace(access: .read).info()
             info.path = context.session.displayPath
             if json {
                 context.print(try Formatting.json(info))
                 return
             }
-            let rowsWidth = info.tables.map { String($0.rows).count }.max() ?? 1
-            let nameWidth = max(16, info.tables.map(\.name.count).max() ?? 0)
             context.print("workspace  \(info.path)")
             context.print("schema     v\(info.schemaVersion) (this loupe knows v\(info.knownSchemaVersion))")
             context.print(
                 "file       \(Formatting.bytes(info.fileBytes)) + WAL \(Formatting.bytes(info.walBytes)); "
                     + "\(info.pageCount) pages of \(info.pageSize) B, \(info.freePages) free")
             context.print("journal    \(info.journalMode)")
+            Self.printTables(info.tables, in: context)
+        }
+
+        /// A PostgreSQL workspace: the server, schema, the database's size and the rows per table.
+        private func postgres(in context: CommandContext) throws {
+            let info = try context.session.postgres().info()
+            if json {
+                context.print(try Formatting.json(info))
+                return
+            }
+            context.print("workspace  \(info.url)")
+            context.print("server     \(info.server)")
+            context.print("schema     v\(info.schemaVersion) (this loupe knows v\(info.knownSchemaVersion))")
+            context.print("database   \(Formatting.bytes(info.databaseBytes))")
+            Self.printTables(info.tables, in: context)
+        }
+
+        private static func printTables(_ tables: [WorkspaceInfo.TableCount], in context: CommandContext) {
+            let rowsWidth = tables.map { String($0.rows).count }.max() ?? 1
+            let nameWidth = max(16, tables.map(\.name.count).max() ?? 0)
             context.print("tables")
-            for table in info.tables {
+            for table in tables {
                 let rows = String(repeating: " ", count: rowsWidth - String(table.rows).count) + String(table.rows)
                 context.print(
                     "  " + table.name.padding(toLength: nameWidth, withPad: " ", startingAt: 0) + "  " + rows

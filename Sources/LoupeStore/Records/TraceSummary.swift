@@ -33,9 +33,12 @@ package struct TraceSummary: Hashable, Sendable, Codable {
     /// Whether it came over the network (OTLP/HTTP or OTLP/gRPC) rather than from a file.
     package var isReceived: Bool { sourceFile?.hasPrefix("OTLP/") ?? false }
 
+    /// How long after its last span a received trace with spans still waiting counts as live.
+    package static let liveWindow: TimeInterval = 600
+
     /// Still arriving: received, some spans wait for their parent, and the last came within
     /// `window` of `now`.
-    package func isLive(now: Date = Date(), window: TimeInterval = 600) -> Bool {
+    package func isLive(now: Date = Date(), window: TimeInterval = liveWindow) -> Bool {
         isReceived && awaitingParents > 0 && now.timeIntervalSince(importedAt) < window
     }
 

@@ -66,6 +66,9 @@ package struct TracesPanel: Panel {
     /// Traces still arriving (received, spans waiting for their parent, the last within ten
     /// minutes), as of the last read of the list.
     package private(set) var live: Set<Int64> = []
+    /// How long after its last span a received trace still counts as live (the tests widen it,
+    /// so that a loaded machine's pauses cannot decide what they check).
+    package var liveWindow: TimeInterval = TraceSummary.liveWindow
     /// A read of the list asked for because the workspace changed, and whether it changed again
     /// since: one read at a time however fast spans arrive.
     private var listInFlight = false
@@ -272,7 +275,7 @@ package struct TracesPanel: Panel {
                 let selected = list.selected < rows.count ? rows[list.selected].id : nil
                 traces = loaded
                 let now = Date()
-                live = Set(loaded.filter { $0.isLive(now: now) }.map(\.id))
+                live = Set(loaded.filter { $0.isLive(now: now, window: liveWindow) }.map(\.id))
                 sessions = TraceService.sessions(of: loaded)
                 if let selected, let index = rows.firstIndex(where: { $0.id == selected }) {
                     list.selected = index

@@ -1,0 +1,127 @@
+import ArgumentParser
+import Foundation
+import LoupeKit
+import LoupeStore
+
+extension WorkspaceCommand {
+    /// `loupe workspace copy SRC DST`: a workspace's rows into another, file or PostgreSQL.
+    struct Copy: LoupeCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Copy a workspace into another: a file into PostgreSQL to share it, PostgreSQL into a file "
+                + "to work offline.",
+            discussion: """
+                Either may be a file or a postgres:// URL (the password from the URL, PGPASSWORD or ~/.pgpass; \
+                never printed). Ids survive, rows already there are left alone, so a second copy changes \
+                nothing and a copy stopped part-way is finished by running it again. Rows the destination holds \
+                under the same ids with other values are not overwritten: they are counted, and the command \
+                fails naming the first.
+                """)
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: ArgumentHelp("The workspace to copy from.", valueName: "source")) var source: String
+        @Argument(help: ArgumentHelp("The workspace to copy into (created when missing).", valueName: "destination"))
+        var destination: String
+        @Option(
+            help: ArgumentHelp(
+                "Only these groups, comma-separated: "
+                    + WorkspaceCopy.groups.map(\.name).joined(separator: ", ")
+                    + " (groups their rows refer to come along).", valueName: "groups"))
+        var only: String?
+        @Flag(help: "Print JSON instead of a table.") var json = false
+
+        func run(in context: CommandContext) throws {
+            let from = try Self.endpoint(source, writing: false, context: context)
+            if PostgresURL.redact(source) == PostgresURL.redact(destination)
+                || (!PostgresURL.isURL(source)
+                    && URL(fileURLWithPath: source).standardized == URL(fileURLWithPath: destination).standardized)
+            {
+                throw CommandFailure("\(from.name) is both the source and the destination; give another destination")
+            }
+            let into = try Self.endpoint(destination, writing: true, context: context)
+            defer {
+                for end in [from, into] { if case .postgres(let store) = end { store.close() } }
+            }
+            let groups = only.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
+            let report = try WorkspaceCopy.copy(from: from, to: into, only: groups) { table, rows in
+                context.reporter.report(JobProgress(completed: Double(rows), total: nil, detail: table))
+            }
+            if json {
+                context.print(try Formatting.json(CopyJSON(source: from.name, destination: into.name, report: report)))
+            } else {
+                context.print("copied \(from.name) → \(into.name)")
+                if !report.addedGroups.isEmpty {
+                    context.print(
+                        "  with \(report.addedGroups.joined(separator: ", ")) (the chosen rows refer to them)")
+                }
+                let width = max(22, report.tables.map { $0.table.count }.max() ?? 0)
+                context.print(
+                    "  " + "table".padding(toLength: width, withPad: " ", startingAt: 0)
+                        + "     rows   copied  already there  differing")
+                for table in report.tables {
+                    context.print(
+                        "  " + table.table.padding(toLength: width, withPad: " ", startingAt: 0)
+                            + Self.column(table.rows, 9) + Self.column(table.copied, 9) + Self.column(table.present, 15)
+                            + Self.column(table.differing, 11))
+                }
+                let rows = report.tables.reduce(0) { $0 + $1.rows }
+                context.print(
+                    "\(Formatting.count(rows, "row")), \(Formatting.bytes(Int64(report.bytes))) in "
+                        + String(format: "%.2f s (%.1f MB/s)", report.seconds, report.megabytesPerSecond))
+            }
+            if let table = report.tables.first(where: { $0.differing > 0 }) {
+                throw CommandFailure(
+                    "\(Formatting.count(report.differing, "row")) of \(from.name) are held by \(into.name) under the same "
+                        + "ids with other values and were left as they were (first: \(table.table) "
+                        + "\(table.firstDifference ?? "")): the two hold different work under the same ids")
+            }
+        }
+
+        private static func column(_ value: Int, _ width: Int) -> String {
+            let text = String(value)
+            return String(repeating: " ", count: max(1, width - text.count)) + text
+        }
+
+        /// A file or a PostgreSQL database at this binary's schema; a source file must exist.
+        static func endpoint(_ text: String, writing: Bool, context: CommandContext) throws -> WorkspaceEndpoint {
+            if PostgresURL.isURL(text) { return .postgres(try PostgresStore.open(PostgresURL(text))) }
+            if !writing, !FileManager.default.fileExists(atPath: text) {
+                throw CommandFailure("\(text): no such workspace file to copy from")
+            }
+            return .sqlite(
+                try Workspace(path: text, access: writing ? .write : .read, busyTimeout: context.session.busyTimeout))
+        }
+    }
+
+    /// `workspace copy --json`.
+    struct CopyJSON: Encodable {
+        struct Table: Encodable {
+            var table: String
+            var rows: Int
+            var copied: Int
+            var alreadyThere: Int
+            var differing: Int
+            var bytes: Int
+        }
+        var source: String
+        var destination: String
+        var addedGroups: [String]
+        var tables: [Table]
+        var bytes: Int
+        var seconds: Double
+        var megabytesPerSecond: Double
+
+        init(source: String, destination: String, report: WorkspaceCopy.Report) {
+            self.source = source
+            self.destination = destination
+            addedGroups = report.addedGroups
+            tables = report.tables.map {
+                Table(
+                    table: $0.table, rows: $0.rows, copied: $0.copied, alreadyThere: $0.present,
+                    differing: $0.differing,
+                    bytes: $0.bytes)
+            }
+            bytes = report.bytes
+            seconds = report.seconds
+            megabytesPerSecond = report.megabytesPerSecond
+        }
+    }
+}

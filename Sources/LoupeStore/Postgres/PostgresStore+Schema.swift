@@ -1,0 +1,114 @@
+import Foundation
+
+extension PostgresStore {
+    /// The workspace's tables as this binary's migrations define them, read once.
+    static let tables: Result<[StoreTable], WorkspaceError> = {
+        do {
+            return .success(try StoreTable.current())
+        } catch {
+            return .failure(
+                WorkspaceError(.database, path: "schema", message: "the migrations did not apply: \(error)"))
+        }
+    }()
+
+    /// Creates the workspace's tables in an empty database, or adds what an older Loupe's lacks,
+    /// in one transaction under an advisory lock: two processes opening the same database at
+    /// once do not collide, and a kill leaves the schema as it was.
+    ///
+    /// A database holding other tables but no Loupe schema is refused untouched, and so is one
+    /// brought forward by a newer Loupe.
+    func migrate() throws(WorkspaceError) {
+        let known = StoreTable.migrationIdentifiers
+        let tables = try Self.tables.get()
+        let shown = url.description
+        try transaction { session in
+            try session.execute("SELECT pg_advisory_xact_lock(?)", [.integer(Self.migrationLock)])
+            let present = try session.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"
+            ).compactMap { row -> String? in
+                if case .text(let name) = row["table_name"] { return name }
+                return nil
+            }
+            if !present.isEmpty, !present.contains(Self.migrationsTable) {
+                throw WorkspaceError(
+                    .notAWorkspace, path: shown,
+                    message: "holds \(present.count) tables but no Loupe workspace (no \(Self.migrationsTable) "
+                        + "table); give an empty database. Nothing was changed.")
+            }
+            try session.execute(
+                "CREATE TABLE IF NOT EXISTS \(Self.migrationsTable) (identifier TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+            )
+            let applied = Set(
+                try session.execute("SELECT identifier FROM \(Self.migrationsTable)").compactMap { row -> String? in
+                    if case .text(let name) = row["identifier"] { return name }
+                    return nil
+                })
+            let unknown = applied.subtracting(known)
+            if !unknown.isEmpty {
+                throw WorkspaceError(
+                    .schemaTooNew, path: shown,
+                    message: "was written by a newer Loupe (schema v\(applied.count); this loupe knows up to "
+                        + "v\(known.count)). Upgrade loupe to open it; nothing was changed.")
+            }
+            if applied.count == known.count { return }
+            for table in tables {
+                for statement in table.postgresStatements { try session.execute(statement) }
+            }
+            let now = Self.timestamp(Date())
+            for identifier in known where !applied.contains(identifier) {
+                try session.execute(
+                    "INSERT INTO \(Self.migrationsTable) (identifier, applied_at) VALUES (?, ?)",
+                    [.text(identifier), .text(now)])
+            }
+        }
+    }
+
+    /// How many migrations the database has applied.
+    package func schemaVersion() throws(WorkspaceError) -> Int {
+        let rows = try execute("SELECT COUNT(*) AS n FROM \(Self.migrationsTable)")
+        if case .integer(let count) = rows.first?["n"] { return Int(count) }
+        return 0
+    }
+
+    /// A date as GRDB writes it into SQLite (UTC, milliseconds), so both backends hold the same
+    /// text.
+    package static func timestamp(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(secondsFromGMT: 0)
+        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss.SSS"
+        return formatter.string(from: date)
+    }
+}
+
+/// What `loupe workspace info` reports of a PostgreSQL workspace.
+package struct PostgresWorkspaceInfo: Codable, Hashable, Sendable {
+    /// The URL without its password.
+    package var url: String
+    package var server: String
+    package var schemaVersion: Int
+    package var knownSchemaVersion: Int
+    package var databaseBytes: Int64
+    package var tables: [WorkspaceInfo.TableCount]
+}
+
+extension PostgresStore {
+    /// The server, the schema, the database's size and the rows of every table.
+    package func info() throws(WorkspaceError) -> PostgresWorkspaceInfo {
+        func integer(_ sql: String) throws(WorkspaceError) -> Int64 {
+            if case .integer(let value) = try execute(sql).first?.values.first { return value }
+            return 0
+        }
+        var server = ""
+        if case .text(let version) = try execute("SHOW server_version").first?.values.first { server = version }
+        var tables: [WorkspaceInfo.TableCount] = []
+        for table in try Self.tables.get().sorted(by: { $0.name < $1.name }) {
+            let rows = try integer("SELECT COUNT(*) FROM \(StoreTable.quote(table.name))")
+            tables.append(WorkspaceInfo.TableCount(name: table.name, rows: Int(rows)))
+        }
+        return PostgresWorkspaceInfo(
+            url: url.description, server: "PostgreSQL \(server)", schemaVersion: try schemaVersion(),
+            knownSchemaVersion: StoreTable.migrationIdentifiers.count,
+            databaseBytes: try integer("SELECT pg_database_size(current_database())"), tables: tables)
+    }
+}

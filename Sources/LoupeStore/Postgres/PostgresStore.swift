@@ -1,0 +1,305 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import NIOSSL
+import PostgresNIO
+import Synchronization
+
+/// A workspace on PostgreSQL: one connection through postgres-nio, used as Loupe uses SQLite —
+/// statements with `?` placeholders, a transaction per multi-row write, the schema brought
+/// forward under an advisory lock when it is opened.
+///
+/// Calls block their thread until the server answers (the connection runs on NIO's shared event
+/// loop), so commands and panels call it as they call ``Workspace``. One statement or
+/// transaction runs at a time.
+///
+/// Thread-safety: all methods may be called from any thread, but never from the event loop.
+package final class PostgresStore: Sendable {
+    package let url: PostgresURL
+    private let connection: PostgresConnection
+    /// One statement or transaction at a time on the one connection.
+    private let turn = NSLock()
+
+    /// PostgreSQL's advisory lock key under which schemas are brought forward ("LOUP").
+    static let migrationLock: Int64 = 0x4C4F_5550
+    /// The migrations applied, by name: SQLite's migration names, so that both backends count
+    /// the same versions.
+    static let migrationsTable = "loupe_migrations"
+
+    private static let logger = Logger(label: "loupe-postgres", factory: { _ in SwiftLogNoOpLogHandler() })
+
+    private init(url: PostgresURL, connection: PostgresConnection) {
+        self.url = url
+        self.connection = connection
+    }
+
+    /// Connects to `url` and brings its schema forward (creating the workspace's tables in an
+    /// empty database).
+    ///
+    /// - Throws: ``WorkspaceError``: the server cannot be reached (`unreachable`), refuses the
+    ///   credentials or the database does not exist (`inaccessible`), the database holds tables
+    ///   of something else (`notAWorkspace`) or a newer Loupe's schema (`schemaTooNew`).
+    package static func open(_ url: PostgresURL, connectTimeout: Double = 10) throws(WorkspaceError) -> PostgresStore {
+        let store = try connect(url, connectTimeout: connectTimeout)
+        do {
+            try store.migrate()
+        } catch {
+            store.close()
+            throw error
+        }
+        return store
+    }
+
+    /// Connects to `url` without looking at its tables.
+    package static func connect(_ url: PostgresURL, connectTimeout: Double = 10) throws(WorkspaceError) -> PostgresStore
+    {
+        let tls: PostgresConnection.Configuration.TLS
+        do {
+            switch url.sslMode {
+            case .disable:
+                tls = .disable
+            case .prefer, .require:
+                // libpq's prefer and require encrypt without checking the certificate.
+                var configuration = TLSConfiguration.makeClientConfiguration()
+                configuration.certificateVerification = .none
+                let context = try NIOSSLContext(configuration: configuration)
+                tls = url.sslMode == .require ? .require(context) : .prefer(context)
+            case .verifyFull:
+                tls = .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+            }
+        } catch {
+            throw WorkspaceError(.inaccessible, path: url.description, message: "cannot set up TLS: \(error)")
+        }
+        var configuration = PostgresConnection.Configuration(
+            host: url.host, port: url.port, username: url.user, password: url.password, database: url.database,
+            tls: tls)
+        configuration.options.connectTimeout = .milliseconds(Int64(connectTimeout * 1000))
+        do {
+            let connection = try PostgresConnection.connect(
+                on: MultiThreadedEventLoopGroup.singleton.next(), configuration: configuration, id: 1, logger: logger
+            ).wait()
+            return PostgresStore(url: url, connection: connection)
+        } catch {
+            throw translate(error, url: url, connecting: true)
+        }
+    }
+
+    /// Closes the connection (a no-op when it is already closed).
+    package func close() {
+        try? connection.close().wait()
+    }
+
+    /// Runs one statement and returns its rows and how many rows it changed.
+    @discardableResult
+    package func execute(_ sql: String, _ arguments: [SQLValue] = []) throws(WorkspaceError) -> [SQLRow] {
+        turn.lock()
+        defer { turn.unlock() }
+        return try run(sql, arguments).rows
+    }
+
+    /// Runs `body` in one transaction: a throw rolls everything back.
+    package func transaction<T>(_ body: (Transaction) throws -> T) throws(WorkspaceError) -> T {
+        turn.lock()
+        defer { turn.unlock() }
+        try run("BEGIN", [])
+        do {
+            let result = try body(Transaction(store: self))
+            try run("COMMIT", [])
+            return result
+        } catch {
+            _ = try? run("ROLLBACK", [])
+            if let error = error as? WorkspaceError { throw error }
+            throw WorkspaceError(.database, path: url.description, message: "\(error)")
+        }
+    }
+
+    /// Statements inside ``PostgresStore/transaction(_:)``.
+    package struct Transaction {
+        fileprivate let store: PostgresStore
+
+        /// Runs one statement and returns its rows.
+        @discardableResult
+        package func execute(_ sql: String, _ arguments: [SQLValue] = []) throws(WorkspaceError) -> [SQLRow] {
+            try store.run(sql, arguments).rows
+        }
+
+        /// Runs one statement and returns how many rows it inserted, updated or deleted.
+        package func changes(_ sql: String, _ arguments: [SQLValue] = []) throws(WorkspaceError) -> Int {
+            try store.run(sql, arguments).changed
+        }
+    }
+
+    /// One statement on the connection; the caller holds the turn.
+    private func run(_ sql: String, _ arguments: [SQLValue]) throws(WorkspaceError) -> (rows: [SQLRow], changed: Int) {
+        var bindings = PostgresBindings(capacity: arguments.count)
+        for argument in arguments {
+            switch argument {
+            case .null: bindings.appendNull()
+            case .integer(let value): bindings.append(value)
+            case .real(let value): bindings.append(value)
+            case .text(let text): bindings.append(text)
+            case .blob(let bytes): bindings.append(ByteBuffer(bytes: bytes))
+            }
+        }
+        let query = PostgresQuery(unsafeSQL: Self.numberingPlaceholders(sql), binds: bindings)
+        if connection.isClosed {
+            throw Self.translate(ConnectionLost(), url: url, connecting: false)
+        }
+        let result: PostgresQueryResult
+        do {
+            result = try Self.waiting(for: connection.query(query, logger: Self.logger), on: connection.eventLoop)
+        } catch {
+            throw Self.translate(error, url: url, connecting: false)
+        }
+        var rows: [SQLRow] = []
+        rows.reserveCapacity(result.rows.count)
+        var columns: [String]?
+        for row in result.rows {
+            let names = columns ?? row.map(\.columnName)
+            columns = names
+            rows.append(SQLRow(columns: names, values: row.map(Self.value)))
+        }
+        return (rows, result.metadata.rows ?? 0)
+    }
+
+    /// How long one statement may go unanswered before the connection counts as lost.
+    static let statementTimeout = TimeAmount.seconds(600)
+
+    /// `future`'s value, or ``statementTimeout`` passing with no answer, whichever comes
+    /// first: a connection the server dropped without a word must not hang a command.
+    private static func waiting<T: Sendable>(for future: EventLoopFuture<T>, on loop: any EventLoop) throws -> T {
+        let promise = loop.makePromise(of: T.self)
+        let settled = Mutex(false)
+        func settle(_ result: Result<T, any Error>) {
+            guard
+                settled.withLock({ done in
+                    defer { done = true }
+                    return !done
+                })
+            else { return }
+            promise.completeWith(result)
+        }
+        future.whenComplete(settle)
+        let timeout = loop.scheduleTask(in: statementTimeout) {
+            settle(.failure(ConnectionLost()))
+        }
+        defer { timeout.cancel() }
+        return try promise.futureResult.wait()
+    }
+
+    /// `?` placeholders (outside quotes) as PostgreSQL's `$1`, `$2`, …: the workspace's queries
+    /// are written once, with SQLite's placeholders.
+    static func numberingPlaceholders(_ sql: String) -> String {
+        var output = ""
+        output.reserveCapacity(sql.utf8.count + 16)
+        var number = 0
+        var quote: Character?
+        for character in sql {
+            if let open = quote {
+                if character == open { quote = nil }
+                output.append(character)
+            } else if character == "'" || character == "\"" {
+                quote = character
+                output.append(character)
+            } else if character == "?" {
+                number += 1
+                output += "$\(number)"
+            } else {
+                output.append(character)
+            }
+        }
+        return output
+    }
+
+    /// A cell as the storage class the workspace's column maps onto.
+    private static func value(_ cell: PostgresCell) -> SQLValue {
+        guard cell.bytes != nil else { return .null }
+        switch cell.dataType {
+        case .int2, .int4, .int8, .oid:
+            return (try? cell.decode(Int64.self)).map(SQLValue.integer) ?? .null
+        case .float4, .float8, .numeric:
+            return (try? cell.decode(Double.self)).map(SQLValue.real) ?? .null
+        case .bool:
+            return (try? cell.decode(Bool.self)).map { .integer($0 ? 1 : 0) } ?? .null
+        case .bytea:
+            return (try? cell.decode(ByteBuffer.self)).map { .blob(Array($0.readableBytesView)) } ?? .null
+        default:
+            if let text = try? cell.decode(String.self) { return .text(text) }
+            return cell.bytes.map { .blob(Array($0.readableBytesView)) } ?? .null
+        }
+    }
+
+    /// Says what went wrong so the user can act, naming the URL without its password.
+    static func translate(_ error: any Error, url: PostgresURL, connecting: Bool) -> WorkspaceError {
+        let shown = url.description
+        let lost = WorkspaceError(
+            .unreachable, path: shown,
+            message: "the connection to \(url.host):\(url.port) was lost (the server stopped or restarted); "
+                + "nothing of the unfinished transaction was kept. Run the command again once it is back.")
+        if error is ConnectionLost { return lost }
+        guard let error = error as? PSQLError else {
+            if let error = error as? WorkspaceError { return error }
+            return WorkspaceError(
+                .unreachable, path: shown,
+                message: "cannot reach \(url.host):\(url.port) (\(error)). Is PostgreSQL running there?")
+        }
+        let state = error.serverInfo?[.sqlState] ?? ""
+        let message = error.serverInfo?[.message] ?? ""
+        switch error.code {
+        case .connectionError:
+            let reason = error.underlying.map { "\($0)" } ?? "no answer"
+            return WorkspaceError(
+                .unreachable, path: shown,
+                message: "cannot connect to \(url.host):\(url.port) (\(Self.shortReason(reason))). "
+                    + "Is PostgreSQL running there and listening on that address?")
+        case .serverClosedConnection, .uncleanShutdown, .clientClosedConnection:
+            return lost
+        case .sslUnsupported:
+            return WorkspaceError(
+                .inaccessible, path: shown,
+                message: "sslmode=\(url.sslMode.rawValue) asks for TLS, but the server does not offer it")
+        case .authMechanismRequiresPassword:
+            return WorkspaceError(
+                .inaccessible, path: shown,
+                message: "the server asks \(url.user) for a password: give it in the URL, PGPASSWORD or ~/.pgpass")
+        case .unsupportedAuthMechanism, .saslError:
+            return WorkspaceError(
+                .inaccessible, path: shown, message: "authentication as \(url.user) failed (\(error.code))")
+        default:
+            break
+        }
+        switch state {
+        case "28P01", "28000":
+            return WorkspaceError(
+                .inaccessible, path: shown,
+                message: "the server refused \(url.user)'s credentials: \(message). Check the password (URL, "
+                    + "PGPASSWORD or ~/.pgpass) and pg_hba.conf.")
+        case "3D000":
+            return WorkspaceError(
+                .inaccessible, path: shown,
+                message: "database \(url.database) does not exist: create it first (createdb \(url.database))")
+        case "42501":
+            return WorkspaceError(
+                .inaccessible, path: shown, message: "\(url.user) may not do this: \(message) (ask for the privilege)")
+        case "57P01", "57P02", "57P03":
+            return WorkspaceError(
+                .unreachable, path: shown,
+                message: "the server is shutting down or starting up (\(message)); run the command again shortly")
+        default:
+            let detail = message.isEmpty ? "\(error.code)" : message
+            return WorkspaceError(
+                .database, path: shown, message: "PostgreSQL: \(detail)\(state.isEmpty ? "" : " (\(state))")")
+        }
+    }
+
+    /// NIO's connection errors carry every address tried; the first line says enough.
+    private static func shortReason(_ reason: String) -> String {
+        if reason.contains("refused") || reason.contains("111") { return "connection refused" }
+        if reason.contains("imeout") { return "timed out" }
+        return String(reason.prefix(160))
+    }
+}
+
+/// The connection is closed, or a statement went unanswered past the timeout.
+private struct ConnectionLost: Error {}

@@ -1,0 +1,165 @@
+import Foundation
+
+/// Where a team's workspace lives: a PostgreSQL database named by a `postgres://` URL, as libpq
+/// reads one (`postgres://user:password@host:port/database?sslmode=require`).
+///
+/// The password is found as libpq finds it, in this order: the URL, `PGPASSWORD`, then the
+/// password file (`PGPASSFILE`, else `~/.pgpass`; ignored, as libpq does, when others may read
+/// it). It is held here only to connect: ``description`` and ``redacted`` never show it, so the
+/// URL can be printed, kept in the history or shown in the status bar.
+package struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
+    /// How the connection is encrypted (libpq's `sslmode`, the modes that need no certificates
+    /// of the client's own).
+    package enum SSLMode: String, Sendable, Hashable, CaseIterable {
+        /// Never TLS.
+        case disable
+        /// TLS when the server offers it (libpq's default).
+        case prefer
+        /// TLS or no connection, without checking the server's certificate (libpq's `require`).
+        case require
+        /// TLS, and the server's certificate must chain to a trusted root and name the host.
+        case verifyFull = "verify-full"
+    }
+
+    package var host: String
+    package var port: Int
+    package var user: String
+    package var database: String
+    package var sslMode: SSLMode
+    /// The password, from wherever it was found; nil when the server asks for none.
+    package var password: String?
+
+    /// Whether `text` names a PostgreSQL workspace rather than a file.
+    package static func isURL(_ text: String) -> Bool {
+        text.hasPrefix("postgres://") || text.hasPrefix("postgresql://")
+    }
+
+    /// Parses `text`, filling what it leaves out as libpq does (`PGHOST`, `PGPORT`, `PGUSER`,
+    /// `PGDATABASE`, `PGSSLMODE`, then localhost, 5432, the login name, the user's name).
+    ///
+    /// - Throws: ``WorkspaceError`` with code `notAWorkspace` naming what is wrong (the URL shown
+    ///   without its password).
+    package init(
+        _ text: String, environment: [String: String] = ProcessInfo.processInfo.environment,
+        home: String = NSHomeDirectory()
+    ) throws(WorkspaceError) {
+        guard Self.isURL(text), let components = URLComponents(string: text) else {
+            throw WorkspaceError(
+                .notAWorkspace, path: Self.redact(text),
+                message: "is not a PostgreSQL URL; write postgres://user@host:5432/database")
+        }
+        let shown = Self.redact(text)
+        func refuse(_ why: String) -> WorkspaceError { WorkspaceError(.notAWorkspace, path: shown, message: why) }
+        host = components.host.flatMap { $0.isEmpty ? nil : $0 } ?? environment["PGHOST"] ?? "localhost"
+        if host.hasPrefix("/") {
+            throw refuse("names a Unix socket directory; give a host name or address (TCP is what Loupe speaks)")
+        }
+        if let port = components.port {
+            self.port = port
+        } else if let text = environment["PGPORT"] {
+            guard let port = Int(text) else { throw refuse("PGPORT is \(text), not a port number") }
+            self.port = port
+        } else {
+            port = 5432
+        }
+        guard (1...65535).contains(port) else { throw refuse("port \(port) is not between 1 and 65535") }
+        user =
+            components.user.flatMap { $0.removingPercentEncoding }.flatMap { $0.isEmpty ? nil : $0 }
+            ?? environment["PGUSER"] ?? Self.loginName()
+        let path = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
+        if path.contains("/") { throw refuse("has a path of more than one part; the path is the database's name") }
+        database = path.removingPercentEncoding.flatMap { $0.isEmpty ? nil : $0 } ?? environment["PGDATABASE"] ?? user
+        var mode = environment["PGSSLMODE"] ?? SSLMode.prefer.rawValue
+        for item in components.queryItems ?? [] {
+            switch item.name {
+            case "sslmode": mode = item.value ?? ""
+            case "application_name", "connect_timeout": continue
+            default:
+                throw refuse(
+                    "has the parameter \(item.name), which Loupe does not use (it knows sslmode, application_name "
+                        + "and connect_timeout)")
+            }
+        }
+        guard let sslMode = SSLMode(rawValue: mode) else {
+            throw refuse(
+                "sslmode=\(mode) is not one Loupe knows: "
+                    + SSLMode.allCases.map(\.rawValue).joined(separator: ", "))
+        }
+        self.sslMode = sslMode
+        password =
+            components.password?.removingPercentEncoding
+            ?? environment["PGPASSWORD"]
+            ?? Self.passwordFromFile(
+                environment["PGPASSFILE"] ?? home + "/.pgpass", host: host, port: port, database: database, user: user)
+    }
+
+    /// The URL without its password, with every part filled in.
+    package var description: String {
+        let mode = sslMode == .prefer ? "" : "?sslmode=\(sslMode.rawValue)"
+        let shownHost = host.contains(":") ? "[\(host)]" : host
+        return "postgres://\(Self.encode(user))@\(shownHost):\(port)/\(Self.encode(database))\(mode)"
+    }
+
+    /// `text` with any password in it replaced by `***`, for messages about a URL that may not
+    /// even parse.
+    package static func redact(_ text: String) -> String {
+        guard let scheme = text.range(of: "://") else { return text }
+        let rest = text[scheme.upperBound...]
+        let authorityEnd = rest.firstIndex { "/?#".contains($0) } ?? rest.endIndex
+        guard let at = rest[..<authorityEnd].lastIndex(of: "@") else { return text }
+        let credentials = rest[..<at]
+        guard let colon = credentials.firstIndex(of: ":") else { return text }
+        return String(text[..<colon]) + ":***" + String(text[at...])
+    }
+
+    private static func encode(_ part: String) -> String {
+        part.addingPercentEncoding(withAllowedCharacters: .urlUserAllowed.subtracting(CharacterSet(charactersIn: ":@")))
+            ?? part
+    }
+
+    private static func loginName() -> String {
+        if let name = ProcessInfo.processInfo.environment["USER"], !name.isEmpty { return name }
+        return NSUserName()
+    }
+
+    /// The password a libpq password file gives `host:port:database:user` (`*` matches anything,
+    /// `\` escapes `:` and `\`); nil when there is no file, no line matches, or the file is
+    /// readable by others (libpq ignores it then, and so does Loupe).
+    static func passwordFromFile(_ path: String, host: String, port: Int, database: String, user: String) -> String? {
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
+            let mode = (attributes[.posixPermissions] as? NSNumber)?.intValue, mode & 0o077 == 0,
+            let text = try? String(contentsOfFile: path, encoding: .utf8)
+        else { return nil }
+        let wanted = [host, String(port), database, user]
+        for line in text.split(whereSeparator: \.isNewline) where !line.hasPrefix("#") {
+            let fields = splitEscaped(String(line))
+            guard fields.count == 5 else { continue }
+            let matches = zip(fields.prefix(4), wanted).allSatisfy { field, value in
+                field == "*" || field == value
+            }
+            if matches { return fields[4] }
+        }
+        return nil
+    }
+
+    private static func splitEscaped(_ line: String) -> [String] {
+        var fields: [String] = []
+        var current = ""
+        var escaped = false
+        for character in line {
+            if escaped {
+                current.append(character)
+                escaped = false
+            } else if character == "\\" {
+                escaped = true
+            } else if character == ":" {
+                fields.append(current)
+                current = ""
+            } else {
+                current.append(character)
+            }
+        }
+        fields.append(current)
+        return fields
+    }
+}

@@ -1,0 +1,299 @@
+import Foundation
+import GRDB
+
+/// Either end of a `workspace copy`: a SQLite file or a PostgreSQL database, both at this
+/// binary's schema.
+package enum WorkspaceEndpoint: Sendable {
+    case sqlite(Workspace)
+    case postgres(PostgresStore)
+
+    /// The workspace's name as a user gave it (a URL without its password).
+    package var name: String {
+        switch self {
+        case .sqlite(let workspace): workspace.path
+        case .postgres(let store): store.url.description
+        }
+    }
+
+    /// The rows of `sql`, values in the order of its columns.
+    package func rows(_ sql: String, _ arguments: [SQLValue]) throws(WorkspaceError) -> [[SQLValue]] {
+        switch self {
+        case .sqlite(let workspace):
+            let bound = StatementArguments(arguments.map(\.databaseValue))
+            return try workspace.read { db in
+                try Row.fetchAll(db, sql: sql, arguments: bound).map { row in row.databaseValues.map(SQLValue.init) }
+            }
+        case .postgres(let store):
+            return try store.execute(sql, arguments).map(\.values)
+        }
+    }
+
+    /// Runs `body` in one write transaction; its statement function returns the rows of each.
+    func write<T: Sendable>(
+        _ body: @Sendable (_ execute: (String, [SQLValue]) throws -> [[SQLValue]]) throws -> T
+    ) throws(WorkspaceError) -> T {
+        switch self {
+        case .sqlite(let workspace):
+            return try workspace.write { db in
+                try body { sql, arguments in
+                    try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments.map(\.databaseValue)))
+                        .map { row in row.databaseValues.map(SQLValue.init) }
+                }
+            }
+        case .postgres(let store):
+            return try store.transaction { session in
+                try body { sql, arguments in try session.execute(sql, arguments).map(\.values) }
+            }
+        }
+    }
+}
+
+/// `loupe workspace copy`: every row of the chosen tables from one workspace into another,
+/// SQLite → PostgreSQL to share work, PostgreSQL → SQLite to take it offline.
+///
+/// Ids survive, so what refers to a row still finds it. A row already at the destination under
+/// the same key is left alone: a second copy changes nothing, and a copy stopped by a kill is
+/// resumed by running it again (each batch commits on its own). A row the destination holds
+/// under the same key with other values is not overwritten but counted and named: the two
+/// workspaces hold different work under the same ids.
+package enum WorkspaceCopy {
+    /// The groups `--only` takes, and the tables each holds.
+    package static let groups: [(name: String, tables: [String])] = [
+        ("settings", ["settings", "models", "model_prices"]),
+        ("history", ["command_history"]),
+        ("roofline", ["machine_profiles", "ceilings", "kernel_runs"]),
+        (
+            "retrieval",
+            [
+                "sources", "documents", "chunks", "retrieval_indexes", "qrels", "qrels_queries", "retrieval_records",
+                "retrieval_evals", "ann_sweeps",
+            ]
+        ),
+        ("traces", ["traces", "spans", "trace_scores"]),
+        ("evals", ["eval_runs", "eval_results", "eval_scores"]),
+        (
+            "sae",
+            [
+                "sae_activation_sets", "sae_activation_shards", "sae_tokens", "sae_models", "sae_training_log",
+                "sae_feature_labels", "sae_feature_indexes",
+            ]
+        ),
+        ("labels", ["review_queues", "review_items", "review_assignments", "review_labels", "review_skips"]),
+        ("profiles", ["profiler_traces", "profiler_names", "profiler_events", "profiler_lanes"]),
+    ]
+
+    /// Tables never copied: a lease names a process on one machine.
+    package static let machineLocal: Set<String> = ["job_leases"]
+
+    /// What one table's copy did.
+    package struct TableReport: Sendable, Hashable {
+        package var table: String
+        /// Rows at the source.
+        package var rows = 0
+        /// Rows written to the destination.
+        package var copied = 0
+        /// Rows the destination already held, the same.
+        package var present = 0
+        /// Rows the destination holds under the same key with other values (left as they are).
+        package var differing = 0
+        /// The first such row's key, for the message.
+        package var firstDifference: String?
+        /// Bytes of the values read.
+        package var bytes = 0
+    }
+
+    package struct Report: Sendable, Hashable {
+        package var tables: [TableReport] = []
+        /// Groups added because a chosen group's rows refer to theirs.
+        package var addedGroups: [String] = []
+        package var seconds = 0.0
+
+        package var bytes: Int { tables.reduce(0) { $0 + $1.bytes } }
+        package var copied: Int { tables.reduce(0) { $0 + $1.copied } }
+        package var differing: Int { tables.reduce(0) { $0 + $1.differing } }
+        package var megabytesPerSecond: Double { seconds > 0 ? Double(bytes) / 1e6 / seconds : 0 }
+    }
+
+    /// The tables to copy for `only` (all when nil), parents first, and the groups added for
+    /// the rows the chosen ones refer to.
+    ///
+    /// - Throws: ``WorkspaceError`` naming an unknown group.
+    package static func plan(only: [String]?) throws -> (tables: [StoreTable], added: [String]) {
+        let all = try StoreTable.current()
+        let known = Set(groups.map(\.name))
+        var chosen = Set(only ?? groups.map(\.name))
+        if let unknown = chosen.subtracting(known).sorted().first {
+            throw WorkspaceError(
+                .database, path: "--only",
+                message: "\(unknown) is not a group; the groups are \(groups.map(\.name).joined(separator: ", "))")
+        }
+        let groupOf = Dictionary(uniqueKeysWithValues: groups.flatMap { g in g.tables.map { ($0, g.name) } })
+        var added: [String] = []
+        var changed = true
+        while changed {
+            changed = false
+            for table in all where chosen.contains(groupOf[table.name] ?? "") {
+                for key in table.foreignKeys {
+                    if let parent = groupOf[key.table], !chosen.contains(parent) {
+                        chosen.insert(parent)
+                        added.append(parent)
+                        changed = true
+                    }
+                }
+            }
+        }
+        return (all.filter { chosen.contains(groupOf[$0.name] ?? "") }, added)
+    }
+
+    /// Copies the tables of `only`'s groups (every group when nil) from `source` to
+    /// `destination`.
+    ///
+    /// - Parameter progress: called after each batch with the table and the rows copied so far.
+    package static func copy(
+        from source: WorkspaceEndpoint, to destination: WorkspaceEndpoint, only: [String]? = nil,
+        progress: (String, Int) -> Void = { _, _ in }
+    ) throws -> Report {
+        let start = DispatchTime.now().uptimeNanoseconds
+        let (tables, added) = try plan(only: only)
+        var report = Report(addedGroups: added)
+        for table in tables {
+            report.tables.append(try copy(table, from: source, to: destination, progress: progress))
+        }
+        if case .postgres(let store) = destination { try resetIdentities(tables, in: store) }
+        report.seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        return report
+    }
+
+    private static func copy(
+        _ table: StoreTable, from source: WorkspaceEndpoint, to destination: WorkspaceEndpoint,
+        progress: (String, Int) -> Void
+    ) throws -> TableReport {
+        var report = TableReport(table: table.name)
+        let byRowid = table.primaryKey.isEmpty
+        let columns = (byRowid ? [StoreTable.rowidColumn] : []) + table.columns.map(\.name)
+        let keys = table.keyColumns
+        let keyIndexes = keys.map { key in columns.firstIndex(of: key)! }
+        let hasBlobs = table.columns.contains { $0.declaredType == "BLOB" }
+        let batch = hasBlobs ? 16 : max(1, min(500, 30_000 / columns.count))
+        let quotedTable = StoreTable.quote(table.name)
+        let order = StoreTable.list(keys)
+        var after: [SQLValue]?
+        while true {
+            let page = try source.rows(
+                "SELECT \(StoreTable.list(columns)) FROM \(quotedTable)"
+                    + (after == nil ? "" : " WHERE (\(order)) > (\(placeholders(keys.count)))")
+                    + " ORDER BY \(order) LIMIT \(batch)", after ?? [])
+            if page.isEmpty { break }
+            after = keyIndexes.map { page[page.count - 1][$0] }
+            report.rows += page.count
+            report.bytes += page.reduce(0) { $0 + $1.reduce(0) { $0 + $1.byteCount } }
+            let rows = try page.map { row in
+                try normalized(row, columns: columns, table: table, destination: destination)
+            }
+            let outcome = try insert(rows, columns: columns, keyIndexes: keyIndexes, table: table, into: destination)
+            report.copied += outcome.copied
+            report.present += outcome.present
+            report.differing += outcome.differing.count
+            if report.firstDifference == nil, let first = outcome.differing.first {
+                report.firstDifference = zip(keys, first).map { "\($0) \($1)" }.joined(separator: ", ")
+            }
+            progress(table.name, report.rows)
+            if page.count < batch { break }
+        }
+        return report
+    }
+
+    private struct Outcome: Sendable {
+        var copied = 0
+        var present = 0
+        var differing: [[SQLValue]] = []
+    }
+
+    /// Inserts `rows`, skipping those already there, and tells them apart from rows held under
+    /// the same key with other values: one transaction.
+    private static func insert(
+        _ rows: [[SQLValue]], columns: [String], keyIndexes: [Int], table: StoreTable,
+        into destination: WorkspaceEndpoint
+    ) throws -> Outcome {
+        let keys = table.keyColumns
+        let quotedTable = StoreTable.quote(table.name)
+        let values = Array(repeating: "(\(placeholders(columns.count)))", count: rows.count).joined(separator: ", ")
+        let insert =
+            "INSERT INTO \(quotedTable) (\(StoreTable.list(columns))) VALUES \(values) ON CONFLICT DO NOTHING "
+            + "RETURNING \(StoreTable.list(keys))"
+        let first = keyIndexes.map { rows[0][$0] }
+        let last = keyIndexes.map { rows[rows.count - 1][$0] }
+        let range =
+            "SELECT \(StoreTable.list(columns)) FROM \(quotedTable) WHERE (\(StoreTable.list(keys))) >= "
+            + "(\(placeholders(keys.count))) AND (\(StoreTable.list(keys))) <= (\(placeholders(keys.count)))"
+        return try destination.write { execute in
+            let inserted = Set(try execute(insert, rows.flatMap { $0 }))
+            var outcome = Outcome(copied: inserted.count)
+            let skipped = rows.filter { row in !inserted.contains(keyIndexes.map { row[$0] }) }
+            if skipped.isEmpty { return outcome }
+            let held = Dictionary(
+                try execute(range, first + last).map { row in (keyIndexes.map { row[$0] }, row) },
+                uniquingKeysWith: { a, _ in a })
+            for row in skipped {
+                if let there = held[keyIndexes.map { row[$0] }], same(there, row) {
+                    outcome.present += 1
+                } else {
+                    outcome.differing.append(keyIndexes.map { row[$0] })
+                }
+            }
+            return outcome
+        }
+    }
+
+    /// Values equal as the workspace reads them (a whole DOUBLE may come back as an integer).
+    private static func same(_ a: [SQLValue], _ b: [SQLValue]) -> Bool {
+        guard a.count == b.count else { return false }
+        return zip(a, b).allSatisfy { x, y in
+            switch (x, y) {
+            case (.integer(let i), .real(let d)), (.real(let d), .integer(let i)): Double(i) == d
+            default: x == y
+            }
+        }
+    }
+
+    /// A source row's values as the destination's columns take them: PostgreSQL's are typed,
+    /// SQLite's hold what they are given.
+    private static func normalized(
+        _ row: [SQLValue], columns: [String], table: StoreTable, destination: WorkspaceEndpoint
+    ) throws -> [SQLValue] {
+        guard case .postgres = destination else { return row }
+        let types = Dictionary(uniqueKeysWithValues: table.columns.map { ($0.name, $0.declaredType) })
+        return try zip(columns, row).map { column, value in
+            let type = StoreTable.postgresType(types[column] ?? "INTEGER")
+            switch (type, value) {
+            case (_, .null): return .null
+            case ("BIGINT", .integer), ("DOUBLE PRECISION", .real), ("TEXT", .text), ("BYTEA", .blob): return value
+            case ("DOUBLE PRECISION", .integer(let integer)): return .real(Double(integer))
+            case ("BIGINT", .real(let real)) where real == real.rounded() && abs(real) < 9e18:
+                return .integer(Int64(real))
+            case ("TEXT", .integer(let integer)): return .text(String(integer))
+            case ("TEXT", .real(let real)): return .text(String(real))
+            default:
+                throw WorkspaceError(
+                    .database, path: destination.name,
+                    message: "\(table.name).\(column) holds \(value), which a \(type) column cannot take")
+            }
+        }
+    }
+
+    /// Identity columns go on from the largest id copied, so rows added later get new ids.
+    private static func resetIdentities(_ tables: [StoreTable], in store: PostgresStore) throws {
+        for table in tables where table.autoIncrement || table.primaryKey.isEmpty {
+            let column = table.primaryKey.first ?? StoreTable.rowidColumn
+            let quoted = StoreTable.quote(table.name)
+            try store.execute(
+                "SELECT setval(pg_get_serial_sequence(?, ?), GREATEST(COALESCE((SELECT MAX(\(StoreTable.quote(column))) "
+                    + "FROM \(quoted)), 0), 1), COALESCE((SELECT MAX(\(StoreTable.quote(column))) FROM \(quoted)), 0) > 0)",
+                [.text(quoted), .text(column)])
+        }
+    }
+
+    private static func placeholders(_ count: Int) -> String {
+        Array(repeating: "?", count: count).joined(separator: ", ")
+    }
+}

@@ -1,0 +1,60 @@
+import Foundation
+import LoupeStore
+import LoupeTestSupport
+import Testing
+
+/// `loupe workspace copy` and `workspace info` with the real binary and a real PostgreSQL
+/// server: real traces into PostgreSQL and back into a file, the password never printed.
+@Suite struct WorkspaceCopyBinaryTests {
+    static let samples = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("../../sample-data/traces").standardized.path
+
+    @Test func tracesGoToPostgresAndBackAndThePasswordIsNeverPrinted() throws {
+        let cluster = try PostgresCluster.shared
+        let directory = TestEnvironment.temporaryDirectory()
+        let file = directory + "/w.sqlite"
+        for sample in ["inspect-arith.eval", "openai-chat.jsonl", "swe-agent-v1.traj"] {
+            let imported = try TestEnvironment.run([
+                "trace", "import", Self.samples + "/" + sample, "--workspace", file,
+            ])
+            #expect(imported.status == 0, "\(imported.error)")
+        }
+        let url = cluster.url(try cluster.database("binary"), password: nil)
+        let password = ["PGPASSWORD": PostgresCluster.password]
+
+        let copied = try TestEnvironment.run(["workspace", "copy", file, url], environment: password)
+        #expect(copied.status == 0, "\(copied.error)")
+        #expect(copied.output.contains("copied \(file) → \(url)"))
+        #expect(copied.output.contains(" spans "))
+        let again = try TestEnvironment.run(["workspace", "copy", file, url, "--json"], environment: password)
+        #expect(again.status == 0, "\(again.error)")
+        let report = try JSONSerialization.jsonObject(with: Data(again.output.utf8)) as? [String: Any]
+        let tables = try #require(report?["tables"] as? [[String: Any]])
+        #expect(tables.allSatisfy { ($0["copied"] as? Int) == 0 })
+        #expect(tables.contains { $0["table"] as? String == "spans" && ($0["already_there"] as? Int ?? 0) > 0 })
+
+        // The password in the URL itself: shown nowhere.
+        let withPassword = cluster.url(url.split(separator: "/").last.map(String.init) ?? "", password: "p4ss-in-url")
+        let info = try TestEnvironment.run([
+            "workspace", "info", "--workspace", cluster.url(url.split(separator: "/").last.map(String.init) ?? ""),
+        ])
+        #expect(info.status == 0, "\(info.error)")
+        #expect(info.output.contains("schema     v\(StoreTable.migrationIdentifiers.count)"))
+        #expect(!info.output.contains(PostgresCluster.password) && !info.error.contains(PostgresCluster.password))
+        let refused = try TestEnvironment.run(["workspace", "info", "--workspace", withPassword])
+        #expect(refused.status != 0 && refused.error.contains("refused loupe's credentials"))
+        #expect(!refused.error.contains("p4ss-in-url") && !refused.output.contains("p4ss-in-url"))
+
+        // Commands not yet on PostgreSQL say so, and how to work on a copy.
+        let list = try TestEnvironment.run(["trace", "list", "--workspace", url], environment: password)
+        #expect(list.status != 0 && list.error.contains("is a PostgreSQL workspace"), "\(list.error)")
+
+        let back = directory + "/back.sqlite"
+        let returned = try TestEnvironment.run(["workspace", "copy", url, back], environment: password)
+        #expect(returned.status == 0, "\(returned.error)")
+        let original = try TestEnvironment.run(["trace", "list", "--workspace", file])
+        let roundTripped = try TestEnvironment.run(["trace", "list", "--workspace", back])
+        #expect(roundTripped.status == 0 && roundTripped.output == original.output)
+        #expect(original.output.split(separator: "\n").count > 3)
+    }
+}

@@ -1,0 +1,195 @@
+import Foundation
+import LoupeStore
+import LoupeTestSupport
+import Synchronization
+import Testing
+
+/// The workspace on a real PostgreSQL server (initdb and pg_ctl in a temporary directory): its
+/// schema, its errors, and `workspace copy` both ways.
+@Suite struct PostgresStoreTests {
+    let cluster: PostgresCluster
+
+    init() throws { cluster = try PostgresCluster.shared }
+
+    private func open(_ name: String) throws -> PostgresStore {
+        try PostgresStore.open(PostgresURL(cluster.url(try cluster.database(name)), environment: [:]))
+    }
+
+    /// Every table a SQLite workspace has, on PostgreSQL, with the same migrations counted.
+    @Test func anEmptyDatabaseGetsTheWorkspacesTablesAndCountsTheSameMigrations() throws {
+        let store = try open("schema")
+        defer { store.close() }
+        let info = try store.info()
+        #expect(info.schemaVersion == StoreTable.migrationIdentifiers.count)
+        #expect(info.knownSchemaVersion == info.schemaVersion)
+        #expect(info.server.hasPrefix("PostgreSQL "))
+        let sqlite = try TemporaryWorkspace.make("schema").info()
+        #expect(Set(info.tables.map(\.name)) == Set(sqlite.tables.map(\.name)).subtracting(["grdb_migrations"]))
+        #expect(info.tables.allSatisfy { $0.rows == 0 })
+        // Opening it again changes nothing.
+        let again = try PostgresStore.open(store.url)
+        #expect(try again.schemaVersion() == info.schemaVersion)
+        again.close()
+    }
+
+    /// Two processes bringing one database forward at once: the advisory lock makes one wait.
+    @Test func twoOpeningAtOnceDoNotCollide() throws {
+        let url = try PostgresURL(cluster.url(try cluster.database("race")), environment: [:])
+        let results = Mutex<[Result<Int, WorkspaceError>]>([])
+        DispatchQueue.concurrentPerform(iterations: 4) { _ in
+            let result = Result { () throws(WorkspaceError) -> Int in
+                let store = try PostgresStore.open(url)
+                defer { store.close() }
+                return try store.schemaVersion()
+            }
+            results.withLock { $0.append(result) }
+        }
+        let versions = try results.withLock { all in try all.map { try $0.get() } }
+        #expect(versions == Array(repeating: StoreTable.migrationIdentifiers.count, count: 4))
+    }
+
+    @Test func aDatabaseOfSomethingElseIsRefusedUntouched() throws {
+        let database = try cluster.database("foreign")
+        try cluster.psql("CREATE TABLE invoices (id int)", database: database)
+        let error = try #require(throws: WorkspaceError.self) {
+            try PostgresStore.open(PostgresURL(cluster.url(database), environment: [:]))
+        }
+        #expect(error.code == .notAWorkspace && error.message.contains("no Loupe workspace"))
+        let store = try PostgresStore.connect(PostgresURL(cluster.url(database), environment: [:]))
+        defer { store.close() }
+        let tables = try store.execute(
+            "SELECT COUNT(*) AS n FROM information_schema.tables WHERE table_schema = current_schema()")
+        #expect(tables.first?["n"] == .integer(1))
+    }
+
+    @Test func aNewerLoupesDatabaseIsRefused() throws {
+        let store = try open("newer")
+        try store.execute(
+            "INSERT INTO loupe_migrations (identifier, applied_at) VALUES ('v999: from the future', '2027-01-01')")
+        store.close()
+        let error = try #require(throws: WorkspaceError.self) { try PostgresStore.open(store.url) }
+        #expect(error.code == .schemaTooNew && error.message.contains("newer Loupe"))
+    }
+
+    /// Wrong password, no password, no such database, nobody listening: each said plainly, and
+    /// the password never in the message.
+    @Test func connectionFailuresAreSaidPlainlyWithoutThePassword() throws {
+        let database = try cluster.database("failures")
+        let wrong = try #require(throws: WorkspaceError.self) {
+            try PostgresStore.open(PostgresURL(cluster.url(database, password: "hunter2"), environment: [:]))
+        }
+        #expect(wrong.code == .inaccessible && wrong.message.contains("refused loupe's credentials"), "\(wrong)")
+        #expect(!wrong.description.contains("hunter2"))
+
+        let none = try #require(throws: WorkspaceError.self) {
+            try PostgresStore.open(
+                PostgresURL(cluster.url(database, password: nil), environment: [:], home: "/nonexistent"))
+        }
+        #expect(none.code == .inaccessible && none.message.contains("asks loupe for a password"), "\(none)")
+
+        let missing = try #require(throws: WorkspaceError.self) {
+            try PostgresStore.open(PostgresURL(cluster.url("no_such_database"), environment: [:]))
+        }
+        #expect(missing.message.contains("database no_such_database does not exist"), "\(missing)")
+
+        let port = cluster.port == 65535 ? 65534 : cluster.port + 1
+        let refused = try #require(throws: WorkspaceError.self) {
+            try PostgresStore.open(
+                PostgresURL("postgres://loupe:hunter2@127.0.0.1:\(port)/x?sslmode=disable", environment: [:]))
+        }
+        #expect(refused.code == .unreachable && refused.message.contains("cannot connect to 127.0.0.1"), "\(refused)")
+        #expect(!refused.description.contains("hunter2"))
+    }
+
+    /// A workspace with traces (spans, keyless scores, a blob), settings and history, copied into
+    /// PostgreSQL and back into a new file: every row of every table the same.
+    @Test func aWorkspaceCopiedToPostgresAndBackIsTheSameRowForRow() throws {
+        let original = try TemporaryWorkspace.make("copy-source")
+        var traced = WorkspaceTracesTests.trace("run-1", hash: "h1")
+        traced.spans[1].rawZstd = Data([0x28, 0xB5, 0x2F, 0xFD, 0, 1, 2, 255])
+        _ = try original.importTraces([traced, WorkspaceTracesTests.trace("run-2", hash: "h2", answer: "7")])
+        try original.setSetting("theme", to: "dark")
+        try original.recordHistory("trace list", source: .repl)
+        let store = try open("copy")
+        defer { store.close() }
+
+        let first = try WorkspaceCopy.copy(from: .sqlite(original), to: .postgres(store))
+        #expect(first.differing == 0 && first.copied > 0)
+        #expect(first.tables.first { $0.table == "spans" }?.copied == 8)
+        #expect(first.tables.first { $0.table == "trace_scores" }?.copied == 2)
+        #expect(!first.tables.contains { $0.table == "job_leases" })
+
+        // A second copy changes nothing.
+        let second = try WorkspaceCopy.copy(from: .sqlite(original), to: .postgres(store))
+        #expect(second.copied == 0 && second.differing == 0)
+        #expect(second.tables.reduce(0) { $0 + $1.present } == first.copied)
+
+        // New rows after the copy get new ids on PostgreSQL too (the identities went on).
+        let next = try store.execute(
+            "INSERT INTO command_history (line, source, ran_at) VALUES ('x', 'tui', '2026-01-01') RETURNING id")
+        #expect(next.first?["id"] == .integer(2))
+        try store.execute("DELETE FROM command_history WHERE id = 2")
+
+        let back = try TemporaryWorkspace.make("copy-back")
+        let returned = try WorkspaceCopy.copy(from: .postgres(store), to: .sqlite(back))
+        #expect(returned.copied == first.copied && returned.differing == 0)
+        for table in try StoreTable.current() where !WorkspaceCopy.machineLocal.contains(table.name) {
+            let order = StoreTable.list(table.primaryKey.isEmpty ? ["rowid"] : table.primaryKey)
+            let columns = StoreTable.list(table.columns.map(\.name))
+            let sql = "SELECT \(columns) FROM \(StoreTable.quote(table.name)) ORDER BY \(order)"
+            #expect(
+                try WorkspaceEndpoint.sqlite(back).rows(sql, []) == WorkspaceEndpoint.sqlite(original).rows(sql, []),
+                "\(table.name)")
+        }
+        #expect(try back.traceSummaries().map(\.externalID).sorted() == ["run-1", "run-2"])
+    }
+
+    /// Rows held under the same ids with other values are left alone and counted, not overwritten.
+    @Test func rowsTheDestinationHoldsOtherwiseAreCountedNotOverwritten() throws {
+        let workspace = try TemporaryWorkspace.make("copy-differ")
+        _ = try workspace.importTraces([WorkspaceTracesTests.trace()])
+        let store = try open("differ")
+        defer { store.close() }
+        _ = try WorkspaceCopy.copy(from: .sqlite(workspace), to: .postgres(store), only: ["traces"])
+        try store.execute("UPDATE traces SET name = 'someone else''s' WHERE id = 1")
+        let report = try WorkspaceCopy.copy(from: .sqlite(workspace), to: .postgres(store), only: ["traces"])
+        let traces = try #require(report.tables.first { $0.table == "traces" })
+        #expect(traces.differing == 1 && traces.firstDifference == "id 1")
+        #expect(try store.execute("SELECT name FROM traces WHERE id = 1").first?["name"] == .text("someone else's"))
+        let unknown = try #require(throws: WorkspaceError.self) {
+            try WorkspaceCopy.copy(from: .sqlite(workspace), to: .postgres(store), only: ["tracez"])
+        }
+        #expect(unknown.message.contains("tracez is not a group"))
+    }
+
+    /// `--only evals` brings the traces and retrieval records its rows refer to.
+    @Test func aGroupBringsTheGroupsItsRowsReferTo() throws {
+        let (tables, added) = try WorkspaceCopy.plan(only: ["evals"])
+        #expect(Set(added) == ["traces", "retrieval"])
+        let names = tables.map(\.name)
+        #expect(names.firstIndex(of: "traces")! < names.firstIndex(of: "eval_results")!)
+        // Every table of the schema is in a group, or deliberately machine-local.
+        let grouped = Set(WorkspaceCopy.groups.flatMap(\.tables)).union(WorkspaceCopy.machineLocal)
+        #expect(Set(try StoreTable.current().map(\.name)) == grouped)
+    }
+
+    /// The server restarted under an open connection: the next statement says the connection was
+    /// lost (nothing half-written), and a new connection works.
+    @Test func aRestartedServerIsSaidToHaveDroppedTheConnection() throws {
+        // A server of its own: the shared one serves the other tests meanwhile.
+        let own = try PostgresCluster.dedicated()
+        defer { own.shutdown() }
+        let store = try PostgresStore.open(PostgresURL(own.url(try own.database("restart")), environment: [:]))
+        try own.restart()
+        let error = try #require(throws: WorkspaceError.self) {
+            try store.transaction { session in
+                try session.execute("INSERT INTO settings (key, value, updated_at) VALUES ('a', 'b', 'c')")
+            }
+        }
+        #expect(error.code == .unreachable, "\(error)")
+        store.close()
+        let again = try PostgresStore.open(store.url)
+        defer { again.close() }
+        #expect(try again.execute("SELECT COUNT(*) AS n FROM settings").first?["n"] == .integer(0))
+    }
+}
