@@ -48,6 +48,8 @@ import Testing
         // Commands not yet on PostgreSQL say so, and how to work on a copy.
         let list = try TestEnvironment.run(["trace", "list", "--workspace", url], environment: password)
         #expect(list.status != 0 && list.error.contains("is a PostgreSQL workspace"), "\(list.error)")
+        let tui = try TestEnvironment.run(["--workspace", url], environment: password)
+        #expect(tui.status != 0 && tui.error.contains("the TUI opens SQLite workspaces so far"), "\(tui.error)")
 
         let back = directory + "/back.sqlite"
         let returned = try TestEnvironment.run(["workspace", "copy", url, back], environment: password)

@@ -101,6 +101,24 @@ import Testing
         #expect(!refused.description.contains("hunter2"))
     }
 
+    /// `sslmode` decides: require encrypts (the certificate unchecked, as libpq), disable does not,
+    /// verify-full refuses a certificate nobody vouches for.
+    @Test func theSSLModeDecidesWhetherTheConnectionIsEncrypted() throws {
+        let database = try cluster.database("tls")
+        func encrypted(_ mode: String) throws -> SQLValue? {
+            let store = try PostgresStore.open(
+                PostgresURL(cluster.url(database) + "?sslmode=\(mode)", environment: [:]))
+            defer { store.close() }
+            return try store.execute("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()").first?["ssl"]
+        }
+        #expect(try encrypted("require") == .integer(1))
+        #expect(try encrypted("prefer") == .integer(1))
+        #expect(try encrypted("disable") == .integer(0))
+        let untrusted = try #require(throws: WorkspaceError.self) { try encrypted("verify-full") }
+        #expect(untrusted.code == .unreachable || untrusted.code == .inaccessible, "\(untrusted)")
+        #expect(untrusted.message.lowercased().contains("certificate"), "\(untrusted)")
+    }
+
     /// A workspace with traces (spans, keyless scores, a blob), settings and history, copied into
     /// PostgreSQL and back into a new file: every row of every table the same.
     @Test func aWorkspaceCopiedToPostgresAndBackIsTheSameRowForRow() throws {

@@ -5,7 +5,8 @@ import Foundation
 #endif
 
 /// A real PostgreSQL server for the tests: `initdb` into a temporary directory, `pg_ctl start` on
-/// a free loopback port, password (SCRAM) authentication for a superuser `loupe`; stopped when
+/// a free loopback port, password (SCRAM) authentication for a superuser `loupe`, TLS with a
+/// self-signed certificate (so `sslmode=require` has something to negotiate); stopped when
 /// the test process exits. One cluster per test process; each test takes a database of its own
 /// (``database(_:)``), so tests running side by side see nothing of each other's.
 ///
@@ -109,13 +110,22 @@ package final class PostgresCluster: Sendable {
                 "UTF8", "--no-locale", "--no-sync",
             ],
             environment: [:], asServer: true)
+        // A self-signed certificate, so that sslmode=require has TLS to negotiate.
+        let data = directory + "/data"
+        try Self.run(
+            "/usr/bin/openssl",
+            [
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1", "-keyout",
+                data + "/server.key", "-out", data + "/server.crt",
+            ], environment: [:], asServer: true)
+        try Self.run("/bin/chmod", ["600", data + "/server.key"], environment: [:], asServer: true)
         try pgctl(["start"])
     }
 
     private func pgctl(_ arguments: [String]) throws {
         let options =
             "-p \(port) -c listen_addresses=127.0.0.1 -k \(directory) -c fsync=off -c synchronous_commit=off "
-            + "-c full_page_writes=off -c max_connections=100"
+            + "-c full_page_writes=off -c max_connections=100 -c ssl=on"
         try Self.run(
             binaries + "/pg_ctl",
             ["-D", directory + "/data", "-l", directory + "/server.log", "-w", "-t", "60", "-o", options] + arguments,

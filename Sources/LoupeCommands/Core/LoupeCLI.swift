@@ -32,8 +32,15 @@ package enum LoupeCLI {
                 try command.run(in: context)
             } else if let root = parsed as? Loupe {
                 guard let host else { throw NoTUIError() }
+                let session = session(root.global.workspace)
+                if session.isPostgres {
+                    // Said before the screen is taken, not by every panel failing to load.
+                    throw CommandFailure(
+                        "\(session.displayPath): the TUI opens SQLite workspaces so far; work on a copy: loupe "
+                            + "workspace copy \(session.displayPath) team.sqlite && loupe --workspace team.sqlite")
+                }
                 try host.openTUI(
-                    session: session(root.global.workspace), theme: root.theme, jobs: root.jobs,
+                    session: session, theme: root.theme, jobs: root.jobs,
                     environment: environment,
                     firstFrameSize: benchFirstFrameSize(environment), listen: root.listen)
             } else {

@@ -249,6 +249,13 @@ package final class PostgresStore: Sendable {
         switch error.code {
         case .connectionError:
             let reason = error.underlying.map { "\($0)" } ?? "no answer"
+            if reason.contains("CERTIFICATE") || reason.contains("handshake") {
+                return WorkspaceError(
+                    .inaccessible, path: shown,
+                    message: "TLS with \(url.host) failed: the server's certificate is not trusted "
+                        + "(sslmode=\(url.sslMode.rawValue) checks it against the system's roots and the host name; "
+                        + "sslmode=require encrypts without checking)")
+            }
             return WorkspaceError(
                 .unreachable, path: shown,
                 message: "cannot connect to \(url.host):\(url.port) (\(Self.shortReason(reason))). "
