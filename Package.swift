@@ -78,14 +78,22 @@ let package = Package(
         // The only TUI code that touches C: ncurses and the headless test backend.
         .target(
             name: "LoupeTerminal", dependencies: ["LoupeBase", "LoupeTUI", "CNCurses"], swiftSettings: strictSwift6),
-        // The workspace: one SQLite file through GRDB, or a PostgreSQL database through postgres-nio.
+        // The workspace: one SQLite file through GRDB (LoupePostgres: a PostgreSQL database).
         .target(
             name: "LoupeStore",
             dependencies: [
                 "LoupeBase", .product(name: "GRDB", package: "GRDB.swift"),
                 // SQLite's C API for what GRDB does not wrap: incremental blob reads.
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
-                // PostgreSQL: its wire protocol (postgres-nio), an event loop to run it on, TLS.
+            ],
+            swiftSettings: strictSwift6
+        ),
+        // The workspace on PostgreSQL: its wire protocol (postgres-nio), an event loop to run it on,
+        // TLS. Apart from LoupeStore, so that what links the Store alone (the fuzzer) builds none of it.
+        .target(
+            name: "LoupePostgres",
+            dependencies: [
+                "LoupeBase", "LoupeStore",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -145,7 +153,7 @@ let package = Package(
             dependencies: [
                 "LoupeBase", "LoupeKit", "LoupeStore", "LoupeTUI", "LoupeModels", "LoupeTensor",
                 "LoupeProfiling", "LoupeRetrieval", "LoupeAgents", "LoupeEvals", "LoupeReceiver", "LoupeOTLP",
-                "CReadline",
+                "LoupePostgres", "CReadline",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -203,7 +211,9 @@ let package = Package(
         ),
         .testTarget(
             name: "LoupeStoreTests",
-            dependencies: ["LoupeStore", "LoupeTestSupport", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "LoupeStore", "LoupePostgres", "LoupeTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             swiftSettings: strictSwift6
         ),
         .testTarget(

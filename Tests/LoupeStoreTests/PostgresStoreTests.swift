@@ -1,4 +1,5 @@
 import Foundation
+import LoupePostgres
 import LoupeStore
 import LoupeTestSupport
 import Synchronization

@@ -1,5 +1,6 @@
 import Foundation
 import LoupeKit
+import LoupePostgres
 import LoupeReceiver
 import LoupeStore
 import Synchronization

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LoupeKit
+import LoupePostgres
 import LoupeStore
 
 /// `loupe workspace …`: create, inspect, check, compact and copy the workspace.

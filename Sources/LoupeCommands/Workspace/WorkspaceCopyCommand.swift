@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LoupeKit
+import LoupePostgres
 import LoupeStore
 
 extension WorkspaceCommand {

@@ -58,6 +58,11 @@ package struct SQLRow: Sendable, Hashable {
     package var columns: [String]
     package var values: [SQLValue]
 
+    package init(columns: [String], values: [SQLValue]) {
+        self.columns = columns
+        self.values = values
+    }
+
     package subscript(_ column: String) -> SQLValue {
         columns.firstIndex(of: column).map { values[$0] } ?? .null
     }

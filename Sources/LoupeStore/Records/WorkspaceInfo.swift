@@ -7,6 +7,11 @@ package struct WorkspaceInfo: Codable, Hashable, Sendable {
     package struct TableCount: Codable, Hashable, Sendable {
         package var name: String
         package var rows: Int
+
+        package init(name: String, rows: Int) {
+            self.name = name
+            self.rows = rows
+        }
     }
 
     package var path: String

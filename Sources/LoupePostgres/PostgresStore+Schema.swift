@@ -1,4 +1,5 @@
 import Foundation
+import LoupeStore
 
 extension PostgresStore {
     /// The workspace's tables as this binary's migrations define them, read once.

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import LoupeStore
 import NIOCore
 import NIOPosix
 import NIOSSL

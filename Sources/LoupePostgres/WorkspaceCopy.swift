@@ -1,5 +1,5 @@
 import Foundation
-import GRDB
+import LoupeStore
 
 /// Either end of a `workspace copy`: a SQLite file or a PostgreSQL database, both at this
 /// binary's schema.
@@ -19,10 +19,7 @@ package enum WorkspaceEndpoint: Sendable {
     package func rows(_ sql: String, _ arguments: [SQLValue]) throws(WorkspaceError) -> [[SQLValue]] {
         switch self {
         case .sqlite(let workspace):
-            let bound = StatementArguments(arguments.map(\.databaseValue))
-            return try workspace.read { db in
-                try Row.fetchAll(db, sql: sql, arguments: bound).map { row in row.databaseValues.map(SQLValue.init) }
-            }
+            return try workspace.sqlRows(sql, arguments)
         case .postgres(let store):
             return try store.execute(sql, arguments).map(\.values)
         }
@@ -34,12 +31,7 @@ package enum WorkspaceEndpoint: Sendable {
     ) throws(WorkspaceError) -> T {
         switch self {
         case .sqlite(let workspace):
-            return try workspace.write { db in
-                try body { sql, arguments in
-                    try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments.map(\.databaseValue)))
-                        .map { row in row.databaseValues.map(SQLValue.init) }
-                }
-            }
+            return try workspace.sqlWrite(body)
         case .postgres(let store):
             return try store.transaction { session in
                 try body { sql, arguments in try session.execute(sql, arguments).map(\.values) }
