@@ -93,7 +93,7 @@ let package = Package(
         .target(
             name: "LoupePostgres",
             dependencies: [
-                "LoupeBase", "LoupeStore",
+                "LoupeStore",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
