@@ -169,6 +169,14 @@ package enum WorkspaceCopy {
         let batch = hasBlobs ? 16 : max(1, min(500, 30_000 / columns.count))
         let quotedTable = StoreTable.quote(table.name)
         let order = StoreTable.list(keys)
+        // PostgreSQL's type of each column copied, worked out once a table (SQLite takes any value).
+        let declared = Dictionary(uniqueKeysWithValues: table.columns.map { ($0.name, $0.declaredType) })
+        let typed: [String]? =
+            if case .postgres = destination {
+                columns.map { StoreTable.postgresType(declared[$0] ?? "INTEGER") }
+            } else {
+                nil
+            }
         var after: [SQLValue]?
         while true {
             let page = try source.rows(
@@ -180,7 +188,10 @@ package enum WorkspaceCopy {
             report.rows += page.count
             report.bytes += page.reduce(0) { $0 + $1.reduce(0) { $0 + $1.byteCount } }
             let rows = try page.map { row in
-                try normalized(row, columns: columns, table: table, destination: destination)
+                try typed.map {
+                    try normalized(row, columns: columns, types: $0, table: table, destination: destination)
+                }
+                    ?? row
             }
             let outcome = try insert(rows, columns: columns, keyIndexes: keyIndexes, table: table, into: destination)
             report.copied += outcome.copied
@@ -248,15 +259,12 @@ package enum WorkspaceCopy {
         }
     }
 
-    /// A source row's values as the destination's columns take them: PostgreSQL's are typed,
-    /// SQLite's hold what they are given.
+    /// A source row's values as PostgreSQL's typed columns (`types`, one per column) take them.
     private static func normalized(
-        _ row: [SQLValue], columns: [String], table: StoreTable, destination: WorkspaceEndpoint
+        _ row: [SQLValue], columns: [String], types: [String], table: StoreTable, destination: WorkspaceEndpoint
     ) throws -> [SQLValue] {
-        guard case .postgres = destination else { return row }
-        let types = Dictionary(uniqueKeysWithValues: table.columns.map { ($0.name, $0.declaredType) })
-        return try zip(columns, row).map { column, value in
-            let type = StoreTable.postgresType(types[column] ?? "INTEGER")
+        try zip(zip(columns, types), row).map { pair, value in
+            let (column, type) = pair
             switch (type, value) {
             case (_, .null): return .null
             case ("BIGINT", .integer), ("DOUBLE PRECISION", .real), ("TEXT", .text), ("BYTEA", .blob): return value

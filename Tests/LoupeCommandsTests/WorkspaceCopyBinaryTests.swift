@@ -19,7 +19,8 @@ import Testing
             ])
             #expect(imported.status == 0, "\(imported.error)")
         }
-        let url = cluster.url(try cluster.database("binary"), password: nil)
+        let database = try cluster.database("binary")
+        let url = cluster.url(database, password: nil)
         let password = ["PGPASSWORD": PostgresCluster.password]
 
         let copied = try TestEnvironment.run(["workspace", "copy", file, url], environment: password)
@@ -34,9 +35,9 @@ import Testing
         #expect(tables.contains { $0["table"] as? String == "spans" && ($0["already_there"] as? Int ?? 0) > 0 })
 
         // The password in the URL itself: shown nowhere.
-        let withPassword = cluster.url(url.split(separator: "/").last.map(String.init) ?? "", password: "p4ss-in-url")
+        let withPassword = cluster.url(database, password: "p4ss-in-url")
         let info = try TestEnvironment.run([
-            "workspace", "info", "--workspace", cluster.url(url.split(separator: "/").last.map(String.init) ?? ""),
+            "workspace", "info", "--workspace", cluster.url(database),
         ])
         #expect(info.status == 0, "\(info.error)")
         #expect(info.output.contains("schema     v\(StoreTable.migrationIdentifiers.count)"))
