@@ -18,7 +18,10 @@ import Synchronization
 /// Thread-safety: all methods may be called from any thread, but never from the event loop.
 package final class PostgresStore: Sendable {
     package let url: PostgresURL
-    private let connection: PostgresConnection
+    /// The connection; a new one replaces it when the server dropped it (read and replaced only
+    /// while holding `turn`).
+    private let current: Mutex<PostgresConnection>
+    private let connectTimeout: Double
     /// One statement or transaction at a time on the one connection.
     private let turn = NSLock()
 
@@ -30,9 +33,10 @@ package final class PostgresStore: Sendable {
 
     private static let logger = Logger(label: "loupe-postgres", factory: { _ in SwiftLogNoOpLogHandler() })
 
-    private init(url: PostgresURL, connection: PostgresConnection) {
+    private init(url: PostgresURL, connection: PostgresConnection, connectTimeout: Double) {
         self.url = url
-        self.connection = connection
+        current = Mutex(connection)
+        self.connectTimeout = connectTimeout
     }
 
     /// Connects to `url` and brings its schema forward (creating the workspace's tables in an
@@ -54,6 +58,13 @@ package final class PostgresStore: Sendable {
 
     /// Connects to `url` without looking at its tables.
     package static func connect(_ url: PostgresURL, connectTimeout: Double = 10) throws(WorkspaceError) -> PostgresStore
+    {
+        PostgresStore(url: url, connection: try newConnection(url, connectTimeout: connectTimeout), connectTimeout: connectTimeout)
+    }
+
+    /// A new connection to `url`.
+    private static func newConnection(_ url: PostgresURL, connectTimeout: Double) throws(WorkspaceError)
+        -> PostgresConnection
     {
         let tls: PostgresConnection.Configuration.TLS
         do {
@@ -80,15 +91,18 @@ package final class PostgresStore: Sendable {
             let connection = try PostgresConnection.connect(
                 on: MultiThreadedEventLoopGroup.singleton.next(), configuration: configuration, id: 1, logger: logger
             ).wait()
-            return PostgresStore(url: url, connection: connection)
+            return connection
         } catch {
             throw translate(error, url: url, connecting: true)
         }
     }
 
+    /// A store let go without ``close()`` closes its connection: postgres-nio requires it.
+    deinit { close() }
+
     /// Closes the connection (a no-op when it is already closed).
     package func close() {
-        try? connection.close().wait()
+        try? current.withLock { $0 }.close().wait()
     }
 
     /// Runs one statement and returns its rows and how many rows it changed.
@@ -96,13 +110,24 @@ package final class PostgresStore: Sendable {
     package func execute(_ sql: String, _ arguments: [SQLValue] = []) throws(WorkspaceError) -> [SQLRow] {
         turn.lock()
         defer { turn.unlock() }
+        try reconnectIfLost()
         return try run(sql, arguments).rows
+    }
+
+    /// Connects again when the server dropped the connection (it restarted): a statement or a
+    /// transaction that starts afterwards runs, while the one under way when it dropped failed
+    /// whole. The caller holds the turn.
+    private func reconnectIfLost() throws(WorkspaceError) {
+        guard current.withLock({ $0.isClosed }) else { return }
+        let fresh = try Self.newConnection(url, connectTimeout: connectTimeout)
+        current.withLock { $0 = fresh }
     }
 
     /// Runs `body` in one transaction: a throw rolls everything back.
     package func transaction<T>(_ body: (Transaction) throws -> T) throws(WorkspaceError) -> T {
         turn.lock()
         defer { turn.unlock() }
+        try reconnectIfLost()
         try run("BEGIN", [])
         do {
             let result = try body(Transaction(store: self))
@@ -119,20 +144,14 @@ package final class PostgresStore: Sendable {
     package struct Transaction {
         fileprivate let store: PostgresStore
 
-        /// Runs one statement and returns its rows.
-        @discardableResult
-        package func execute(_ sql: String, _ arguments: [SQLValue] = []) throws(WorkspaceError) -> [SQLRow] {
-            try store.run(sql, arguments).rows
-        }
-
         /// Runs one statement and returns how many rows it inserted, updated or deleted.
-        package func changes(_ sql: String, _ arguments: [SQLValue] = []) throws(WorkspaceError) -> Int {
+        package func changes(_ sql: String, _ arguments: [SQLValue]) throws -> Int {
             try store.run(sql, arguments).changed
         }
     }
 
     /// One statement on the connection; the caller holds the turn.
-    private func run(_ sql: String, _ arguments: [SQLValue]) throws(WorkspaceError) -> (rows: [SQLRow], changed: Int) {
+    fileprivate func run(_ sql: String, _ arguments: [SQLValue]) throws(WorkspaceError) -> (rows: [SQLRow], changed: Int) {
         var bindings = PostgresBindings(capacity: arguments.count)
         for argument in arguments {
             switch argument {
@@ -144,6 +163,7 @@ package final class PostgresStore: Sendable {
             }
         }
         let query = PostgresQuery(unsafeSQL: Self.numberingPlaceholders(sql), binds: bindings)
+        let connection = current.withLock { $0 }
         if connection.isClosed {
             throw Self.translate(ConnectionLost(), url: url, connecting: false)
         }
@@ -311,3 +331,27 @@ package final class PostgresStore: Sendable {
 
 /// The connection is closed, or a statement went unanswered past the timeout.
 private struct ConnectionLost: Error {}
+
+extension PostgresStore.Transaction: SQLStatements {
+    package func execute(_ sql: String, _ arguments: [SQLValue]) throws -> [SQLRow] {
+        try store.run(sql, arguments).rows
+    }
+}
+
+extension PostgresStore: SQLDatabase {
+    package var dialect: SQLDialect { .postgres }
+    package var displayName: String { url.description }
+
+    /// A transaction too, so that a read of several statements sees one snapshot.
+    package func readStatements<T: Sendable>(
+        _ body: @Sendable (any SQLStatements) throws -> T
+    ) throws(WorkspaceError) -> T {
+        try transaction { try body($0) }
+    }
+
+    package func writeStatements<T: Sendable>(
+        _ body: @Sendable (any SQLStatements) throws -> T
+    ) throws(WorkspaceError) -> T {
+        try transaction { try body($0) }
+    }
+}

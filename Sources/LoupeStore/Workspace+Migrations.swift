@@ -567,6 +567,27 @@ extension Workspace {
                 table.column("measured_at", .datetime).notNull()
             }
         }
+        migrator.registerMigration("v23: eval work items, leased by workers") { db in
+            // `eval run --workers`: each answer to make is a row that any number of `eval worker`
+            // processes (on any machines sharing the workspace) lease, answer and mark done. A lease
+            // is a deadline in seconds since 1970 by the database's clock; a killed worker's items
+            // are leased again once it passes. The item itself travels in the row, and the suite's
+            // text with the run, so a worker needs neither file.
+            try db.create(table: "eval_work_items") { table in
+                table.column("run_id", .integer).notNull().references("eval_runs", onDelete: .cascade)
+                table.column("item_id", .text).notNull()
+                table.column("epoch", .integer).notNull()
+                table.column("position", .integer).notNull()
+                table.column("item_json", .text).notNull()
+                table.column("worker", .text)
+                table.column("lease_until", .double)
+                table.column("attempts", .integer).notNull().defaults(to: 0)
+                table.column("done_at", .double)
+                table.primaryKey(["run_id", "item_id", "epoch"])
+            }
+            try db.create(index: "eval_work_items_open", on: "eval_work_items", columns: ["run_id", "done_at", "position"])
+            try db.alter(table: "eval_runs") { table in table.add(column: "suite_text", .text) }
+        }
         return migrator
     }()
 

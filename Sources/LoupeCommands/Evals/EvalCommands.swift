@@ -5,6 +5,7 @@ import LoupeAgents
 import LoupeBase
 import LoupeEvals
 import LoupeKit
+import LoupePostgres
 import LoupeRetrieval
 import LoupeStore
 import LoupeTUI
@@ -14,12 +15,17 @@ import Synchronization
 struct EvalCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "eval", abstract: "Run eval suites and read, compare and export their runs.",
-        subcommands: [Run.self, List.self, Show.self, Compare.self, Export.self, Calibrate.self, Plan.self])
+        subcommands: [
+            Run.self, Worker.self, List.self, Show.self, Compare.self, Export.self, Calibrate.self, Plan.self,
+        ])
 
     /// The eval service on the workspace; readers (list, show, compare, export) open it read-only,
     /// so they work beside a running `eval run` and on a read-only or full workspace.
     static func service(_ context: CommandContext, access: WorkspaceAccess = .write) throws -> EvalService {
-        var service = EvalService(workspace: try context.workspace(access: access), models: context.session.models)
+        var service =
+            context.session.isPostgres
+            ? EvalService(evals: EvalTables(try context.session.postgres()), models: context.session.models)
+            : EvalService(workspace: try context.workspace(access: access), models: context.session.models)
         service.loupeVersion = Loupe.version
         return service
     }
@@ -43,6 +49,10 @@ struct EvalCommand: ParsableCommand {
                 stopped when the same suite runs again (same suite file, dataset and epochs); --new starts \
                 afresh. --only-failed RUN re-runs the failed or errored answers of RUN and carries the \
                 others over into the new run, so it can be compared with RUN item by item.
+
+                --workers only queues the run's items in the workspace: `loupe eval worker` processes, on this \
+                machine or any other that reaches the workspace (a PostgreSQL URL), answer them. A run on a \
+                PostgreSQL workspace is always answered by workers.
                 """)
 
         @OptionGroup var global: GlobalOptions
@@ -53,10 +63,13 @@ struct EvalCommand: ParsableCommand {
         @Option(help: "Re-run the failed items of this run.") var onlyFailed: Int64?
         @Flag(name: .customLong("new"), help: "Start a new run instead of resuming an unfinished one.") var fresh =
             false
+        @Flag(help: "Queue the items for `loupe eval worker` processes instead of answering them here.")
+        var workers = false
         @Flag(help: "Print JSON.") var json = false
 
         func run(in context: CommandContext) throws {
             let service = try EvalCommand.service(context)
+            if workers || context.session.isPostgres { return try queue(service, context) }
             var options = EvalService.RunOptions()
             options.epochs = epochs
             options.concurrency = concurrency
@@ -100,6 +113,36 @@ struct EvalCommand: ParsableCommand {
                     code: 128 + number,
                     "run \(outcome.runID) cancelled by \(number == SIGTERM ? "SIGTERM" : "SIGINT"); "
                         + "run the same command again to resume")
+            }
+        }
+
+        /// `--workers`: the run and its items in the workspace, for `loupe eval worker` to answer.
+        private func queue(_ service: EvalService, _ context: CommandContext) throws {
+            if !workers {
+                throw CommandFailure(
+                    "on a PostgreSQL workspace a run is answered by workers: add --workers, then start "
+                        + "loupe eval worker --workspace \(context.session.displayPath) on any machine that reaches it")
+            }
+            if let epochs, epochs < 1 { throw CommandFailure("--epochs must be at least 1") }
+            if let limit, limit < 1 { throw CommandFailure("--limit must be at least 1") }
+            var options = EvalService.RunOptions()
+            options.epochs = epochs
+            options.limit = limit
+            options.onlyFailed = onlyFailed
+            let outcome = try EvalCommand.plainly { try service.queue(try service.load(suite), options: options) }
+            if json {
+                return context.print(
+                    JSONValue.object([
+                        "run": .number(Double(outcome.runID)), "queued": .number(Double(outcome.queued)),
+                        "status": "running",
+                    ]).prettyJSON)
+            }
+            context.print(
+                "run \(outcome.runID) queued: \(Formatting.count(outcome.queued, "answer")) for workers. Start them "
+                    + "on any machine that reaches the workspace:")
+            context.print("  loupe eval worker --workspace \(context.session.displayPath) --run \(outcome.runID)")
+            if !outcome.unjudged.isEmpty {
+                context.print("left out \(Formatting.count(outcome.unjudged.count, "item")) with no judgments")
             }
         }
     }
@@ -209,6 +252,7 @@ struct EvalCommand: ParsableCommand {
             if let state = EvalService.workspaceLine(run.workspaceJSON) { context.print("searched " + state) }
             if let parent = run.parentRunID { context.print("re-run of the failed answers of run \(parent)") }
             EvalCommand.printSummary(detail.listing.summary, scorers: detail.listing.scorers, context)
+            try EvalCommand.printWorkers(id, service: service, context)
             let shown = detail.rows.filter { !failed || $0.failed }
             guard rows > 0, !shown.isEmpty else { return }
             context.print("")

@@ -73,13 +73,13 @@ extension EvalService {
         var inputValue: JSONValue?
         var targets: [String]
         var origin: [String: JSONValue] = [
-            "workspace": .string(URL(fileURLWithPath: workspace.path).standardizedFileURL.path)
+            "workspace": .string(URL(fileURLWithPath: try workspace.path).standardizedFileURL.path)
         ]
         var defaultID: String
         switch source {
         case .answer(let run, let item, let epoch):
             guard
-                let result = try workspace.evalResults(run: run).first(where: { $0.itemID == item && $0.epoch == epoch }
+                let result = try evals.evalResults(run: run).first(where: { $0.itemID == item && $0.epoch == epoch }
                 )
             else {
                 throw EvalError("run \(run) has no answer for item \(item) at epoch \(epoch) (loupe eval show \(run))")
@@ -92,7 +92,7 @@ extension EvalService {
             if let trace = result.traceID { origin["trace"] = .number(Double(trace)) }
             defaultID = item
         case .session(let id):
-            let traces = TraceService(workspace: workspace)
+            let traces = TraceService(workspace: try workspace)
             guard let session = try traces.session(id) else {
                 throw EvalError("no session \(id) (loupe session list)")
             }

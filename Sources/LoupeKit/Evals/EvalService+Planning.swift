@@ -19,7 +19,7 @@ extension EvalService {
     func plan(_ loaded: LoadedSuite, items: [EvalItem], epochs: Int, options: RunOptions) throws -> Plan {
         if let parentID = options.onlyFailed { return try planOnlyFailed(loaded, items: items, parentID: parentID) }
         if !options.fresh, let resumed = try planResume(loaded, items: items, epochs: epochs) { return resumed }
-        let runID = try workspace.createEvalRun(try newRun(loaded, epochs: epochs, planned: items.count * epochs))
+        let runID = try evals.createEvalRun(try newRun(loaded, epochs: epochs, planned: items.count * epochs))
         try claim(runID)
         var tasks: [Task] = []
         for item in items { for epoch in 1...epochs { tasks.append(Task(item: item, epoch: epoch)) } }
@@ -28,7 +28,7 @@ extension EvalService {
 
     /// A new run of `loaded` with its provenance (suite and dataset hashes, target, scorers,
     /// Loupe's version, the git revision beside the suite).
-    private func newRun(_ loaded: LoadedSuite, epochs: Int, planned: Int, parentRunID: Int64? = nil) throws
+    func newRun(_ loaded: LoadedSuite, epochs: Int, planned: Int, parentRunID: Int64? = nil) throws
         -> EvalRunRecord
     {
         let suite = loaded.suite
@@ -38,7 +38,8 @@ extension EvalService {
             scorersJSON: JSONValue.array(suite.scorers.map { .string($0.name) }).compactJSON, epochs: epochs,
             planned: planned, parentRunID: parentRunID, loupeVersion: loupeVersion,
             gitRevision: Self.gitRevision(near: suite.file))
-        record.workspaceJSON = try workspaceState().compactJSON
+        // A PostgreSQL workspace holds no corpus yet: nothing to fingerprint.
+        record.workspaceJSON = local == nil ? nil : try workspaceState().compactJSON
         return record
     }
 
@@ -69,30 +70,30 @@ extension EvalService {
     /// marked `carried_from_run`), and the failed ones to make again.
     private func planOnlyFailed(_ loaded: LoadedSuite, items: [EvalItem], parentID: Int64) throws -> Plan {
         let suite = loaded.suite
-        guard let parent = try workspace.evalRun(parentID) else { throw EvalError("there is no run \(parentID)") }
+        guard let parent = try evals.evalRun(parentID) else { throw EvalError("there is no run \(parentID)") }
         guard parent.suite == suite.name else {
             throw EvalError("run \(parentID) is of suite \(parent.suite), not \(suite.name)")
         }
         let failed = try failedKeys(run: parentID)
-        let results = try workspace.evalResults(run: parentID)
-        let scores = Dictionary(grouping: try workspace.evalScores(run: parentID)) { $0.itemKey }
+        let results = try evals.evalResults(run: parentID)
+        let scores = Dictionary(grouping: try evals.evalScores(run: parentID)) { $0.itemKey }
         let byID = Dictionary(items.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
         // A re-run of the same parent that was killed (no live lease) is resumed: what it stored
         // stays, the rest is carried over or made again as for a new one.
-        let leases = try workspace.leases(kind: JobLease.Kind.evalRun)
+        let leases = try runLeases()
         let runID: Int64
         var answered: Set<EvalItemKey> = []
-        if let unfinished = try workspace.evalRuns().last(where: {
+        if let unfinished = try evals.evalRuns().last(where: {
             $0.parentRunID == parentID && $0.source == "loupe" && $0.status != "complete" && $0.status != "failed"
                 && $0.suiteHash == loaded.suiteHash && $0.planned == results.count
                 && !(leases[$0.id!]?.isLive() ?? false)
         }), let id = unfinished.id {
             try claim(id)
-            try workspace.setEvalRunStatus(id, status: "running")
-            answered = try workspace.answeredEvalKeys(run: id)
+            try evals.setEvalRunStatus(id, status: "running")
+            answered = try evals.answeredEvalKeys(run: id)
             runID = id
         } else {
-            runID = try workspace.createEvalRun(
+            runID = try evals.createEvalRun(
                 try newRun(loaded, epochs: parent.epochs, planned: results.count, parentRunID: parentID))
             try claim(runID)
         }
@@ -119,13 +120,13 @@ extension EvalService {
                     ))
             }
         }
-        try workspace.recordEvalResults(carried)
+        try evals.recordEvalResults(carried)
         return Plan(runID: runID, tasks: tasks, resumed: !answered.isEmpty)
     }
 
     /// Takes run `id` for this process, or says who is running it.
     private func claim(_ id: Int64) throws {
-        if let held = try workspace.claimLease(kind: JobLease.Kind.evalRun, targetID: id) {
+        if let held = try local?.claimLease(kind: JobLease.Kind.evalRun, targetID: id) {
             throw EvalError(
                 "run \(id) is in progress in \(held.holderDescription); wait for it to finish, "
                     + "or start a separate run with --new")
@@ -137,7 +138,7 @@ extension EvalService {
     private func planResume(_ loaded: LoadedSuite, items: [EvalItem], epochs: Int) throws -> Plan? {
         let planned = items.count * epochs
         guard
-            let unfinished = try workspace.evalRuns().last(where: {
+            let unfinished = try evals.evalRuns().last(where: {
                 $0.suite == loaded.suite.name && $0.source == "loupe" && $0.status != "complete"
                     && $0.status != "failed" && $0.parentRunID == nil && $0.suiteHash == loaded.suiteHash
                     && $0.datasetHash == loaded.datasetHash && $0.epochs == epochs && $0.planned == planned
@@ -146,8 +147,8 @@ extension EvalService {
         // Two `eval run` of one suite at once: the second finds the first's run unfinished and
         // must not join it; a run whose process was killed (its lease is stale) is taken over.
         try claim(id)
-        try workspace.setEvalRunStatus(id, status: "running")
-        let answered = try workspace.answeredEvalKeys(run: id)
+        try evals.setEvalRunStatus(id, status: "running")
+        let answered = try evals.answeredEvalKeys(run: id)
         var tasks: [Task] = []
         for item in items {
             for epoch in 1...epochs where !answered.contains(EvalItemKey(itemID: item.id, epoch: epoch)) {

@@ -101,23 +101,26 @@ extension EvalService {
 
     /// Every run, oldest first, Inspect logs in the workspace included.
     package func list() throws -> [RunListing] {
-        let leases = try workspace.leases(kind: JobLease.Kind.evalRun)
-        return try workspace.evalRuns().map { try listing(Self.shown($0, leases: leases)) }
+        let leases = try runLeases()
+        return try evals.evalRuns().map { try listing(Self.shown($0, leases: leases)) }
     }
 
     /// A run as it should be shown: one stored as running whose process is gone (no live lease)
     /// is "interrupted", and the same command resumes it. Reading changes nothing stored.
     static func shown(_ run: EvalRunRecord, leases: [Int64: JobLease]) -> EvalRunRecord {
-        guard run.status == "running", !(leases[run.id ?? -1]?.isLive() ?? false) else { return run }
+        // A run answered by workers has no lease of its own: its items do.
+        guard run.status == "running", run.suiteText == nil, !(leases[run.id ?? -1]?.isLive() ?? false) else {
+            return run
+        }
         var shown = run
         shown.status = "interrupted"
         return shown
     }
 
     package func detail(_ id: Int64) throws -> RunDetail {
-        let run = try workspace.existingEvalRun(id)
-        let scores = Dictionary(grouping: try workspace.evalScores(run: id)) { $0.itemKey }
-        let rows = try workspace.evalResults(run: id).map { result in
+        let run = try evals.existingEvalRun(id)
+        let scores = Dictionary(grouping: try evals.evalScores(run: id)) { $0.itemKey }
+        let rows = try evals.evalResults(run: id).map { result in
             let order = Self.scorers(run)
             let mine = (scores[result.itemKey] ?? []).sorted {
                 (order.firstIndex(of: $0.scorer) ?? .max, $0.scorer) < (
@@ -126,7 +129,7 @@ extension EvalService {
             }
             return ResultRow(result: result, scores: mine)
         }
-        let leases = try workspace.leases(kind: JobLease.Kind.evalRun)
+        let leases = try runLeases()
         return RunDetail(listing: try listing(Self.shown(run, leases: leases)), rows: rows)
     }
 
@@ -156,13 +159,13 @@ extension EvalService {
 
     /// The statistics of a run from its stored rows.
     package func summary(run id: Int64) throws -> RunSummary {
-        let run = try workspace.existingEvalRun(id)
+        let run = try evals.existingEvalRun(id)
         return RunSummary(rows: try scoredRows(run: id), scorers: Self.scorers(run))
     }
 
     package func scoredRows(run id: Int64) throws -> [ScoredRow] {
-        let scores = Dictionary(grouping: try workspace.evalScores(run: id)) { $0.itemKey }
-        return try workspace.evalResults(run: id).map { result in
+        let scores = Dictionary(grouping: try evals.evalScores(run: id)) { $0.itemKey }
+        return try evals.evalResults(run: id).map { result in
             let mine = scores[result.itemKey] ?? []
             var values: [String: Double] = [:]
             var passed: [String: Bool] = [:]
@@ -222,8 +225,8 @@ extension EvalService {
 
     /// Run `b` against baseline `a`, paired on the items both answered.
     package func compare(_ a: Int64, _ b: Int64) throws -> Comparison {
-        let left = try workspace.existingEvalRun(a)
-        let right = try workspace.existingEvalRun(b)
+        let left = try evals.existingEvalRun(a)
+        let right = try evals.existingEvalRun(b)
         let scorersA = Self.scorers(left)
         let scorersB = Self.scorers(right)
         let shared = scorersA.filter(scorersB.contains)
@@ -271,7 +274,7 @@ extension EvalService {
             return sums.mapValues { $0.0 / Double($0.1) }
         }
         let inputs = Dictionary(
-            try workspace.evalResults(run: b).map { ($0.itemID, $0.input) }, uniquingKeysWith: { x, _ in x })
+            try evals.evalResults(run: b).map { ($0.itemID, $0.input) }, uniquingKeysWith: { x, _ in x })
         var deltasByScorer: [String: [ItemDelta]] = [:]
         for scorer in shared {
             let meanA = means(rowsA, scorer)
@@ -381,7 +384,7 @@ extension EvalService {
     package func syncInspectRuns() throws {
         // Traces already answering an imported run are skipped before their metadata is read, so
         // a synced workspace costs one query.
-        let linked = try workspace.evalTraceIDs(source: "inspect")
+        let linked = try evals.evalTraceIDs(source: "inspect")
         let inspect = try workspace.traceSummaries().filter {
             $0.format == TraceFormat.inspect.rawValue && !linked.contains($0.id)
         }
@@ -396,7 +399,7 @@ extension EvalService {
             if groups[key] == nil { order.append(key) }
             groups[key, default: []].append((trace, metadata))
         }
-        for key in order where try workspace.evalRun(source: "inspect", key: key) == nil {
+        for key in order where try evals.evalRun(source: "inspect", key: key) == nil {
             let members = groups[key]!
             var scorerNames: [String] = []
             var rows: [(EvalResultRecord, [EvalScoreRecord])] = []
@@ -449,8 +452,8 @@ extension EvalService {
                 planned: rows.count, status: "complete", source: "inspect", sourceKey: key,
                 loupeVersion: loupeVersion, gitRevision: nil, startedAt: members.map(\.0.importedAt).min() ?? Date())
             run.endedAt = run.startedAt
-            let id = try workspace.createEvalRun(run)
-            try workspace.recordEvalResults(
+            let id = try evals.createEvalRun(run)
+            try evals.recordEvalResults(
                 rows.map { result, scores in
                     var result = result
                     result.runID = id
@@ -463,7 +466,7 @@ extension EvalService {
                         }
                     )
                 })
-            try workspace.finishEvalRun(
+            try evals.finishEvalRun(
                 id, status: "complete", summaryJSON: Self.encode(try summary(run: id)), at: run.startedAt)
         }
     }

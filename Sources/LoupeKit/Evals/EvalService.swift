@@ -12,7 +12,11 @@ import Synchronization
 /// compare|export` and the Evals panel. Every answer is stored as it finishes, so a killed run
 /// resumes where it stopped and nothing is scored twice.
 package struct EvalService: Sendable {
-    package let workspace: Workspace
+    /// The runs, answers, scores and work items, on SQLite or PostgreSQL.
+    package let evals: EvalTables
+    /// The SQLite workspace, when the runs are in one: retrieval and agent targets search its
+    /// corpus and record their traces there, which a PostgreSQL workspace cannot hold yet.
+    let local: Workspace?
     /// Nil for a service that only reads (the Evals panel): running a suite needs MiniLM.
     private let library: ModelLibrary?
     /// Written into each run's provenance.
@@ -24,8 +28,38 @@ package struct EvalService: Sendable {
     package var instantTarget = false
 
     package init(workspace: Workspace, models: ModelLibrary? = nil) {
-        self.workspace = workspace
+        evals = workspace.evals
+        local = workspace
         library = models
+    }
+
+    /// A service on runs kept in `evals` alone (a PostgreSQL workspace): it lists, shows and
+    /// compares runs, queues them for workers and answers model targets, whose only side effect
+    /// is the answer.
+    package init(evals: EvalTables, models: ModelLibrary? = nil) {
+        self.evals = evals
+        local = evals.database as? Workspace
+        library = models
+    }
+
+    /// The SQLite workspace; a PostgreSQL one says what works there so far.
+    package var workspace: Workspace {
+        get throws {
+            guard let local else {
+                throw EvalError(
+                    "\(evals.database.displayName) is a PostgreSQL workspace: eval runs there answer model targets "
+                        + "(retrieval and agent targets search a corpus and record traces, which are on SQLite "
+                        + "workspaces so far)")
+            }
+            return local
+        }
+    }
+
+    /// Eval runs' leases on a SQLite workspace; none on PostgreSQL, whose runs are worked
+    /// through leased items instead.
+    func runLeases() throws -> [Int64: JobLease] {
+        guard let local else { return [:] }
+        return try local.leases(kind: JobLease.Kind.evalRun)
     }
 
     /// The model library a run needs (retrieval targets, agents, the embedding scorer).
@@ -46,6 +80,8 @@ package struct EvalService: Sendable {
         package var qrels: [String: [String: Int]] = [:]
         /// Items left out because they have no judgments (retrieval).
         package var unjudged: [String] = []
+        /// The suite's YAML as read: what a run queued for workers keeps, so they need no file.
+        package var suiteText = ""
     }
 
     package func load(_ path: String) throws -> LoadedSuite {
@@ -57,6 +93,7 @@ package struct EvalService: Sendable {
         var hashed = datasetData
         var loaded = LoadedSuite(
             suite: suite, items: items, suiteHash: SHA256.hex(Array(data)), datasetHash: "")
+        loaded.suiteText = text
         if case .retrieval(let target) = suite.target {
             guard let qrelsData = FileManager.default.contents(atPath: target.qrelsPath),
                 let qrelsText = String(data: qrelsData, encoding: .utf8)
@@ -152,11 +189,11 @@ package struct EvalService: Sendable {
         if let limit = options.limit { items = Array(items.prefix(limit)) }
         let plan = try plan(loaded, items: items, epochs: epochs, options: options)
         let runID = plan.runID
-        let heartbeat = LeaseHeartbeat.start(workspace: workspace, kind: JobLease.Kind.evalRun, targetID: runID)
+        let heartbeat = LeaseHeartbeat.start(workspace: try workspace, kind: JobLease.Kind.evalRun, targetID: runID)
         defer { heartbeat.stop() }
         let resumed = plan.resumed
         let tasks = plan.tasks
-        let total = (try workspace.existingEvalRun(runID).planned)
+        let total = (try evals.existingEvalRun(runID).planned)
         let skipped = total - tasks.count
 
         var watch = Stopwatch()
@@ -181,7 +218,7 @@ package struct EvalService: Sendable {
                 let (result, scores) = Self.answer(
                     task, runID: runID, suite: suite, answerer: answerer, tools: tools)
                 do {
-                    try workspace.recordEvalResult(result, scores: scores)
+                    try evals.recordEvalResult(result, scores: scores)
                 } catch {
                     state.withLock { $0.failure = $0.failure ?? error }
                     return
@@ -220,7 +257,7 @@ package struct EvalService: Sendable {
         } else {
             status = "complete"
         }
-        try workspace.finishEvalRun(runID, status: status, summaryJSON: Self.encode(summary))
+        try evals.finishEvalRun(runID, status: status, summaryJSON: Self.encode(summary))
         if let failure = final.failure { throw failure }
         return RunOutcome(
             runID: runID, resumed: resumed, answered: final.done - skipped, skipped: skipped, status: status,
@@ -302,13 +339,13 @@ package struct EvalService: Sendable {
         switch loaded.suite.target {
         case .retrieval(let target): return try retrievalAnswerer(target, loaded: loaded)
         case .agent(let target):
-            let agents = AgentService(workspace: workspace, models: try models)
+            let agents = AgentService(workspace: try workspace, models: try models)
             let provider = try provider(target.provider, agents: agents)
             var limits = AgentLimits()
             limits.maxSteps = target.maxSteps
             limits.maxTokens = target.maxTokens
             limits.maxSeconds = target.timeout
-            let traces = TraceService(workspace: workspace)
+            let traces = TraceService(workspace: try workspace)
             let fixedLimits = limits
             return Answerer(serial: provider.label == "offline") { item in
                 let (id, trace) = try agents.run(item.input, provider: provider, limits: fixedLimits)
@@ -322,7 +359,8 @@ package struct EvalService: Sendable {
                     outputTokens: usage.outputTokens, cost: cost, traceID: id, stopReason: stopReason)
             }
         case .model(let target):
-            let provider = try provider(target.provider, agents: AgentService(workspace: workspace, models: try models))
+            let provider = try provider(
+                target.provider, agents: try local.map { AgentService(workspace: $0, models: try models) })
             return Answerer(serial: false) { item in
                 try modelAnswer(item, target: target, provider: provider)
             }
@@ -330,7 +368,7 @@ package struct EvalService: Sendable {
     }
 
     func retrievalAnswerer(_ target: RetrievalTarget, loaded: LoadedSuite) throws -> Answerer {
-        let retrieval = RetrievalService(workspace: workspace, models: try models)
+        let retrieval = RetrievalService(workspace: try workspace, models: try models)
         var options = RetrievalService.Options()
         guard let retriever = RetrievalService.Retriever(rawValue: target.retriever) else {
             throw EvalError("retriever \(target.retriever): use bm25, dense or hybrid")
@@ -422,9 +460,13 @@ package struct EvalService: Sendable {
         call.output = [response.message]
         let externalID = "eval-\(item.id)-" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
         let trace = Trace(externalID: externalID, format: .loupe, name: "eval · \(item.id)", spans: [root, call])
-        let counts = try workspace.importTraces([TraceService.record(trace, sourceFile: nil)])
-        let id = counts.ids.first
-        let cost = try id.flatMap { try TraceService(workspace: workspace).load($0).summary.cost }
+        // The call's trace, where the workspace holds traces (SQLite so far), with its cost.
+        var id: Int64?
+        var cost: Double?
+        if let local {
+            id = try local.importTraces([TraceService.record(trace, sourceFile: nil)]).ids.first
+            cost = try id.flatMap { try TraceService(workspace: local).load($0).summary.cost }
+        }
         // Only the reasons that mean the answer is not whole: servers name a normal end many ways
         // (stop, end_turn, eos_token, stop_sequence).
         let stopReason = response.finishReason.flatMap { reason -> String? in
@@ -439,9 +481,11 @@ package struct EvalService: Sendable {
             outputTokens: response.usage.outputTokens, cost: cost, traceID: id, stopReason: stopReason)
     }
 
-    func provider(_ spec: ProviderSpec, agents: AgentService) throws -> any ChatProvider {
+    func provider(_ spec: ProviderSpec, agents: AgentService?) throws -> any ChatProvider {
         switch spec.kind {
-        case "offline": return agents.offlinePolicy()
+        case "offline":
+            guard let agents else { _ = try workspace; throw EvalError("the offline provider needs a SQLite workspace") }
+            return agents.offlinePolicy()
         default:
             let base = spec.baseURL ?? environment["OPENAI_BASE_URL"] ?? "https://api.openai.com/v1"
             guard let url = URL(string: base) else { throw EvalError("base_url \(base) is not a URL") }
@@ -455,7 +499,7 @@ package struct EvalService: Sendable {
 
     func scoringTools() throws -> ScoringTools {
         let models = try self.models
-        let agents = AgentService(workspace: workspace, models: models)
+        let agents = local.map { AgentService(workspace: $0, models: models) }
         let service = self
         return ScoringTools(
             // The library loads MiniLM once and keeps it; the embedder is safe to share.
@@ -472,9 +516,9 @@ package struct EvalService: Sendable {
 
     /// The items and epochs of a run's answers that failed.
     package func failedKeys(run: Int64) throws -> Set<EvalItemKey> {
-        let scores = Dictionary(grouping: try workspace.evalScores(run: run)) { $0.itemKey }
+        let scores = Dictionary(grouping: try evals.evalScores(run: run)) { $0.itemKey }
         var failed: Set<EvalItemKey> = []
-        for result in try workspace.evalResults(run: run) {
+        for result in try evals.evalResults(run: run) {
             let key = result.itemKey
             if Self.failed(error: result.error, scores: scores[key] ?? []) { failed.insert(key) }
         }
@@ -542,7 +586,7 @@ package struct EvalService: Sendable {
     }
 }
 
-extension Workspace {
+extension EvalTables {
     /// Eval run `id`; throws "there is no eval run N" when the workspace has none.
     func existingEvalRun(_ id: Int64) throws -> EvalRunRecord {
         guard let run = try evalRun(id) else { throw EvalError("there is no eval run \(id)") }

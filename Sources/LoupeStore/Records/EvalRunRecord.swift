@@ -31,6 +31,9 @@ package struct EvalRunRecord: Codable, FetchableRecord, MutablePersistableRecord
     /// The corpus the run read, as JSON (`corpus` fingerprint, `documents`, `chunks`,
     /// `embedded`, `embedding_model`); nil for runs made before it was kept and imported logs.
     package var workspaceJSON: String?
+    /// The suite's YAML, kept for runs answered by workers (`eval run --workers`), which parse it
+    /// wherever they run; nil for other runs.
+    package var suiteText: String?
 
     package init(
         suite: String, suiteFile: String?, suiteHash: String, datasetHash: String, targetKind: String,
@@ -74,5 +77,6 @@ package struct EvalRunRecord: Codable, FetchableRecord, MutablePersistableRecord
         case endedAt = "ended_at"
         case summaryJSON = "summary_json"
         case workspaceJSON = "workspace_json"
+        case suiteText = "suite_text"
     }
 }

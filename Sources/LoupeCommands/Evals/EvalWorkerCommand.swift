@@ -1,0 +1,86 @@
+import ArgumentParser
+import Foundation
+import LoupeBase
+import LoupeKit
+import LoupeStore
+import LoupeTUI
+
+extension EvalCommand {
+    struct Worker: LoupeCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Answer the items of runs queued with eval run --workers, leasing them from the workspace.",
+            discussion: """
+                Start as many as you like, on any machines that reach the workspace (a PostgreSQL URL, or \
+                one SQLite file for workers on one machine). Each leases an item, answers and scores it, and \
+                stores the answer in its own transaction; a killed worker's items go back to the others once \
+                their lease runs out (--lease). Nothing is scored twice. The worker that stores a run's last \
+                answer marks it complete with its statistics. It stops when no running run has an item left \
+                (--follow: it waits for new runs until stopped).
+                """)
+
+        @OptionGroup var global: GlobalOptions
+        @Option(help: "Only this run's items (default: any running run's, oldest first).") var run: Int64?
+        @Option(help: "Items answered at once.") var concurrency = 8
+        @Option(help: "Seconds an item stays leased without word from its worker.") var lease = 60.0
+        @Option(help: "The name stored with its answers (default: host:pid).") var name: String?
+        @Flag(help: "Wait for new runs when there is nothing to answer.") var follow = false
+        @Flag(help: "Print JSON.") var json = false
+
+        func run(in context: CommandContext) throws {
+            guard concurrency >= 1 else { throw CommandFailure("--concurrency must be at least 1") }
+            guard lease >= 1 else { throw CommandFailure("--lease must be at least 1 second") }
+            let service = try EvalCommand.service(context)
+            var options = EvalService.WorkOptions()
+            options.run = run
+            options.concurrency = concurrency
+            options.leaseSeconds = lease
+            options.follow = follow
+            if let name {
+                guard !name.isEmpty, name.count <= 200 else { throw CommandFailure("--name must be 1 to 200 characters") }
+                options.worker = name
+            }
+            if let run, try service.evals.evalRun(run) == nil { throw CommandFailure("there is no eval run \(run)") }
+            let outcome = try EvalCommand.plainly {
+                try Interrupt.cancellable(context, work: "answers were being made") {
+                    try service.work(options, reporter: context.reporter)
+                }
+            }
+            let rate = outcome.seconds > 0 ? Double(outcome.answered) / outcome.seconds : 0
+            if json {
+                return context.print(
+                    JSONValue.object([
+                        "worker": .string(options.worker), "answered": .number(Double(outcome.answered)),
+                        "errors": .number(Double(outcome.errors)), "seconds": .number(outcome.seconds),
+                        "answers_per_second": .number(rate),
+                        "completed_runs": .array(outcome.completed.map { .number(Double($0)) }),
+                    ]).prettyJSON)
+            }
+            context.print(
+                "worker \(UntrustedText.sanitized(options.worker)): \(Formatting.count(outcome.answered, "answer")) "
+                    + "(\(Formatting.count(outcome.errors, "error"))) in "
+                    + String(format: "%.1f s, %.1f answers/s", outcome.seconds, rate))
+            for completed in outcome.completed {
+                context.print("run \(completed) complete: loupe eval show \(completed)")
+            }
+        }
+    }
+
+    /// The workers of a run queued for them, as `eval show` lists them.
+    static func printWorkers(_ run: Int64, service: EvalService, _ context: CommandContext) throws {
+        guard try service.evals.isWorkedRun(run) else { return }
+        let progress = try service.evals.evalWorkProgress(run: run)
+        let workers = try service.evals.evalWorkers(run: run)
+        context.print(
+            "workers: \(workers.count) · \(progress.done)/\(progress.total) answered · \(progress.inFlight) in flight · "
+                + "\(progress.waiting) waiting")
+        guard !workers.isEmpty else { return }
+        context.print("  worker                          answered  in flight  answers/s  idle")
+        for worker in workers {
+            context.print(
+                "  " + TextWidth.truncate(UntrustedText.sanitized(worker.worker), toColumns: 30).padded(to: 30)
+                    + String(format: "  %8d  %9d  ", worker.answered, worker.inFlight)
+                    + (worker.answersPerSecond.map { String(format: "%9.1f", $0) } ?? "        —")
+                    + String(format: "  %.0fs", worker.idleSeconds))
+        }
+    }
+}

@@ -1,0 +1,272 @@
+import Foundation
+import LoupeBase
+import LoupeEvals
+import LoupeRetrieval
+import LoupeStore
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Runs answered by workers: `eval run SUITE --workers` queues a run's items in the workspace,
+/// and any number of `eval worker` processes, on any machines that reach it, lease them, answer,
+/// score and store each answer in its own transaction.
+extension EvalService {
+    package struct QueueOutcome: Sendable {
+        package var runID: Int64
+        package var queued: Int
+        package var unjudged: [String]
+    }
+
+    /// Creates a run of `loaded` and queues its items × epochs for workers, in one transaction.
+    package func queue(_ loaded: LoadedSuite, options: RunOptions = RunOptions()) throws -> QueueOutcome {
+        if options.onlyFailed != nil { throw EvalError("--only-failed re-runs on this machine: leave out --workers") }
+        let epochs = options.epochs ?? loaded.suite.epochs
+        var items = loaded.items
+        if let limit = options.limit { items = Array(items.prefix(limit)) }
+        var record = try newRun(loaded, epochs: epochs, planned: items.count * epochs)
+        record.suiteText = loaded.suiteText
+        var work: [EvalWorkItem] = []
+        for (index, item) in items.enumerated() {
+            let json = Self.itemJSON(item)
+            for epoch in 1...epochs {
+                work.append(
+                    EvalWorkItem(
+                        runID: 0, itemID: item.id, epoch: epoch, position: index * epochs + epoch - 1, itemJSON: json))
+            }
+        }
+        let runID = try evals.queueEvalRun(record, items: work)
+        return QueueOutcome(runID: runID, queued: work.count, unjudged: loaded.unjudged)
+    }
+
+    /// An item as a work item carries it.
+    static func itemJSON(_ item: EvalItem) -> String {
+        var object: [String: JSONValue] = [
+            "id": .string(item.id), "input": .string(item.input), "targets": .array(item.targets.map { .string($0) }),
+            "metadata": .object(item.metadata), "line": .number(Double(item.line)),
+        ]
+        if let confidence = item.confidence { object["confidence"] = .number(confidence) }
+        return JSONValue.object(object).compactJSON
+    }
+
+    /// The item a work item carries.
+    static func item(_ work: EvalWorkItem) throws -> EvalItem {
+        let value: JSONValue
+        do { value = try JSONValue.parse(work.itemJSON) } catch {
+            throw EvalError("run \(work.runID) item \(work.itemID): its stored item is not JSON (\(error))")
+        }
+        guard let id = value["id"]?.string, let input = value["input"]?.string else {
+            throw EvalError("run \(work.runID) item \(work.itemID): its stored item has no id or input")
+        }
+        return EvalItem(
+            id: id, input: input, targets: value["targets"]?.array?.compactMap(\.string) ?? [],
+            confidence: value["confidence"]?.number, metadata: value["metadata"]?.object ?? [:],
+            line: Int(value["line"]?.int ?? 0))
+    }
+
+    // MARK: - Working
+
+    package struct WorkOptions: Sendable {
+        /// Only this run's items; nil takes any running run's, oldest first.
+        package var run: Int64?
+        /// Items answered at once by this worker.
+        package var concurrency = 8
+        /// How long an item stays leased without word from its worker: a killed worker's items
+        /// go back after it. A live worker renews its leases every third of it.
+        package var leaseSeconds = 60.0
+        /// The name this worker stores with its answers.
+        package var worker = "\(JobLease.currentHost):\(getpid())"
+        /// Wait for new runs when there is nothing to answer, instead of stopping.
+        package var follow = false
+        /// How long to wait before looking again when every open item is leased.
+        package var pollSeconds = 0.25
+        /// An item leased this many times without an answer (each of its workers died on it) is
+        /// stored as an error rather than tried again.
+        package var maxAttempts = 3
+        /// How long to keep trying when the workspace cannot be reached (a server restarting).
+        package var reconnectSeconds = 60.0
+
+        package init() {}
+    }
+
+    package struct WorkOutcome: Sendable {
+        /// Answers this worker stored.
+        package var answered = 0
+        /// Of them, answers whose target failed.
+        package var errors = 0
+        /// Runs this worker marked complete (every item answered).
+        package var completed: [Int64] = []
+        package var seconds = 0.0
+    }
+
+    /// What answers the items of one run, made once per run a worker meets.
+    private struct RunContext: Sendable {
+        var suite: EvalSuite
+        var answerer: Answerer
+        var tools: ScoringTools
+        /// Held around each answer when the target answers one item at a time (retrieval).
+        var serial: NSLock?
+    }
+
+    /// Leases, answers and stores items until none is left (or, with `follow`, until cancelled),
+    /// `concurrency` at a time. Marks each run complete, with its summary, once every item of it
+    /// is answered. Cancelling through the reporter stops leasing; the answers under way are
+    /// stored and the items this worker still holds are given back at once.
+    package func work(
+        _ options: WorkOptions, reporter: JobReporter = .detached(),
+        onAnswer: @escaping @Sendable (_ run: Int64, _ answered: Int) -> Void = { _, _ in }
+    ) throws -> WorkOutcome {
+        let started = Date()
+        let contexts = Mutex<[Int64: RunContext]>([:])
+        let state = Mutex((outcome: WorkOutcome(), failure: nil as (any Error)?, touched: Set<Int64>()))
+        let renewing = Atomic<Bool>(true)
+        let evals = self.evals
+        // Renews this worker's leases while it answers, so a slow answer is not taken from it.
+        let renewer = Thread {
+            var last = Date()
+            while renewing.load(ordering: .relaxed) {
+                usleep(100_000)
+                guard Date().timeIntervalSince(last) >= options.leaseSeconds / 3 else { continue }
+                last = Date()
+                _ = try? evals.renewEvalLeases(worker: options.worker, leaseSeconds: options.leaseSeconds)
+            }
+        }
+        renewer.start()
+        defer {
+            renewing.store(false, ordering: .relaxed)
+            try? evals.releaseEvalLeases(worker: options.worker)
+        }
+
+        let service = self
+        let loop: @Sendable () -> Void = {
+            while !reporter.isCancelled, state.withLock({ $0.failure == nil }) {
+                do {
+                    let leased = try service.retrying(options) {
+                        try evals.leaseEvalWork(
+                            run: options.run, worker: options.worker, leaseSeconds: options.leaseSeconds)
+                    }
+                    guard let work = leased else {
+                        if try service.retrying(options, { try service.finishRuns(options, state: state) }) { return }
+                        usleep(UInt32(options.pollSeconds * 1e6))
+                        continue
+                    }
+                    state.withLock { _ = $0.touched.insert(work.runID) }
+                    let context = try contexts.withLock { cached throws -> RunContext in
+                        if let context = cached[work.runID] { return context }
+                        let context = try service.retrying(options) { try service.context(run: work.runID) }
+                        cached[work.runID] = context
+                        return context
+                    }
+                    let item = try Self.item(work)
+                    let task = Task(item: item, epoch: work.epoch)
+                    let answerer =
+                        work.attempts > options.maxAttempts
+                        ? Answerer(serial: false) { _ in
+                            throw EvalError(
+                                "abandoned: leased \(work.attempts - 1) times and never answered (its workers "
+                                    + "stopped or stalled past the lease)")
+                        } : context.answerer
+                    let (result, scores) =
+                        context.serial.map { lock in
+                            lock.withLock {
+                                Self.answer(task, runID: work.runID, suite: context.suite, answerer: answerer, tools: context.tools)
+                            }
+                        }
+                        ?? Self.answer(
+                            task, runID: work.runID, suite: context.suite, answerer: answerer, tools: context.tools)
+                    let stored = try service.retrying(options) {
+                        try evals.recordEvalResult(result, scores: scores, worker: options.worker)
+                    }
+                    guard stored else { continue }
+                    let answered = state.withLock { state -> Int in
+                        state.outcome.answered += 1
+                        if result.error != nil { state.outcome.errors += 1 }
+                        return state.outcome.answered
+                    }
+                    reporter.report(
+                        JobProgress(
+                            completed: Double(answered), total: nil,
+                            detail: "\(answered) answered by \(options.worker)"))
+                    onAnswer(work.runID, answered)
+                } catch {
+                    state.withLock { $0.failure = $0.failure ?? error }
+                    return
+                }
+            }
+        }
+        let threads = max(1, options.concurrency)
+        if threads == 1 {
+            loop()
+        } else {
+            DispatchQueue.concurrentPerform(iterations: threads) { _ in loop() }
+        }
+        let final = state.withLock { $0 }
+        if let failure = final.failure { throw failure }
+        var outcome = final.outcome
+        outcome.seconds = Date().timeIntervalSince(started)
+        return outcome
+    }
+
+    /// Nothing could be leased: marks the runs this worker met (or `options.run`) complete where
+    /// every item is answered. Returns true when the worker should stop: its run is answered, or
+    /// no running run has an open item (unless it follows).
+    private func finishRuns(
+        _ options: WorkOptions,
+        state: borrowing Mutex<(outcome: WorkOutcome, failure: (any Error)?, touched: Set<Int64>)>
+    ) throws -> Bool {
+        let runs = options.run.map { [$0] } ?? state.withLock { Array($0.touched) }.sorted()
+        var allDone = true
+        for run in runs {
+            let progress = try evals.evalWorkProgress(run: run)
+            guard progress.total > 0, progress.done == progress.total else {
+                allDone = false
+                continue
+            }
+            guard try evals.existingEvalRun(run).status == "running" else { continue }
+            let summary = try summary(run: run)
+            if try evals.completeWorkedRun(run, summaryJSON: Self.encode(summary)) {
+                state.withLock { $0.outcome.completed.append(run) }
+            }
+        }
+        if options.follow { return false }
+        if options.run != nil { return allDone }
+        return try evals.openWorkedRuns().isEmpty
+    }
+
+    /// The suite of run `id` parsed from the text the run keeps, its target and its scorers.
+    private func context(run id: Int64) throws -> RunContext {
+        let run = try evals.existingEvalRun(id)
+        guard let text = run.suiteText else {
+            throw EvalError("run \(id) was not queued for workers (loupe eval run SUITE --workers)")
+        }
+        let suite = try SuiteParser.parse(text, file: run.suiteFile ?? "suite.yaml")
+        var loaded = LoadedSuite(
+            suite: suite, items: [], suiteHash: run.suiteHash, datasetHash: run.datasetHash, suiteText: text)
+        if case .retrieval(let target) = suite.target {
+            // Judgments are read where the worker runs, as the corpus is.
+            guard let data = FileManager.default.contents(atPath: target.qrelsPath),
+                let qrels = String(data: data, encoding: .utf8)
+            else { throw EvalError("run \(id): its qrels \(target.qrelsPath) cannot be read on this machine") }
+            loaded.qrels = try Qrels.parse(qrels, file: target.qrelsPath).judgments
+        }
+        let answerer = try makeAnswerer(loaded)
+        return RunContext(
+            suite: suite, answerer: answerer, tools: try scoringTools(), serial: answerer.serial ? NSLock() : nil)
+    }
+
+    /// `body`, tried again while the workspace cannot be reached (a server restarting), for up
+    /// to `options.reconnectSeconds`: only for statements that may run twice (leases, answers
+    /// stored first-wins, reads).
+    func retrying<T>(_ options: WorkOptions, _ body: () throws -> T) throws -> T {
+        let deadline = Date().addingTimeInterval(options.reconnectSeconds)
+        var pause: UInt32 = 100_000
+        while true {
+            do { return try body() } catch let error as WorkspaceError where error.code == .unreachable {
+                guard Date() < deadline else { throw error }
+                usleep(pause)
+                pause = min(pause * 2, 2_000_000)
+            }
+        }
+    }
+}

@@ -1,0 +1,154 @@
+import Foundation
+import GRDB
+
+/// The SQL a backend speaks where the two differ.
+package enum SQLDialect: Sendable, Hashable {
+    case sqlite
+    case postgres
+
+    /// Seconds since 1970 by the database's own clock, as SQL: every process on a shared
+    /// workspace reads one clock, so a lease's expiry does not depend on whose clock is right.
+    package var nowSeconds: String {
+        switch self {
+        case .sqlite: "((julianday('now') - 2440587.5) * 86400.0)"
+        case .postgres: "CAST(EXTRACT(EPOCH FROM clock_timestamp()) AS DOUBLE PRECISION)"
+        }
+    }
+
+    /// What a `SELECT` that picks rows to update ends with so that concurrent transactions each
+    /// take different rows without waiting: PostgreSQL's row locks; SQLite has one writer.
+    package var skipLocked: String {
+        switch self {
+        case .sqlite: ""
+        case .postgres: " FOR UPDATE SKIP LOCKED"
+        }
+    }
+}
+
+/// Statements inside one transaction of a ``SQLDatabase``, with SQLite's `?` placeholders.
+package protocol SQLStatements {
+    /// Runs one statement and returns its rows.
+    @discardableResult
+    func execute(_ sql: String, _ arguments: [SQLValue]) throws -> [SQLRow]
+
+    /// Runs one statement and returns how many rows it inserted, updated or deleted.
+    func changes(_ sql: String, _ arguments: [SQLValue]) throws -> Int
+}
+
+extension SQLStatements {
+    @discardableResult
+    package func execute(_ sql: String) throws -> [SQLRow] { try execute(sql, []) }
+
+    /// The rows of `sql` decoded as `Record`s (GRDB's `FetchableRecord` decoding, whichever
+    /// backend read them).
+    package func fetch<Record: FetchableRecord>(
+        _ type: Record.Type, _ sql: String, _ arguments: [SQLValue] = []
+    ) throws -> [Record] {
+        try execute(sql, arguments).map { try Record(row: $0.grdbRow) }
+    }
+
+    /// Inserts `record` into its table; returns how many rows were inserted (0 when `ignoringConflicts`
+    /// and the key is taken) and the generated `id`, if the table has one and the record had none.
+    ///
+    /// A nil `id` is left out, so that SQLite's rowid or PostgreSQL's identity column chooses it.
+    @discardableResult
+    package func insert<Record: EncodableRecord & TableRecord>(
+        _ record: Record, ignoringConflicts: Bool = false, returningID: Bool = false
+    ) throws -> (inserted: Int, id: Int64?) {
+        let dictionary = try record.databaseDictionary.filter { !($0.key == "id" && $0.value.isNull) }
+        let columns = dictionary.keys.sorted()
+        var sql = "INSERT INTO \(StoreTable.quote(Record.databaseTableName)) (\(StoreTable.list(columns))) VALUES ("
+        sql += Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
+        if ignoringConflicts { sql += " ON CONFLICT DO NOTHING" }
+        let arguments = columns.map { SQLValue(dictionary[$0]!) }
+        guard returningID else { return (try changes(sql, arguments), nil) }
+        let rows = try execute(sql + " RETURNING id", arguments)
+        if case .integer(let id)? = rows.first?["id"] { return (rows.count, id) }
+        return (rows.count, nil)
+    }
+}
+
+/// A workspace's tables reached through statements, on SQLite or PostgreSQL: what the parts of
+/// the Store written once for both backends (``EvalTables``) run on.
+package protocol SQLDatabase: Sendable {
+    var dialect: SQLDialect { get }
+    /// The workspace as it is shown: a path, or a URL without its password.
+    var displayName: String { get }
+    /// Runs `body` on a consistent view of the tables.
+    func readStatements<T: Sendable>(_ body: @Sendable (any SQLStatements) throws -> T) throws(WorkspaceError) -> T
+    /// Runs `body` in one write transaction; a throw rolls everything back.
+    func writeStatements<T: Sendable>(_ body: @Sendable (any SQLStatements) throws -> T) throws(WorkspaceError) -> T
+}
+
+extension SQLValue {
+    /// A value GRDB encodes (a date as GRDB's text, a Bool as 0 or 1), as stored.
+    package init(_ value: (any DatabaseValueConvertible)?) {
+        self.init(value?.databaseValue ?? .null)
+    }
+}
+
+extension SQLRow {
+    /// The row as GRDB decodes records from.
+    var grdbRow: Row {
+        Row(Dictionary(zip(columns, values.map { $0.databaseValue as (any DatabaseValueConvertible)? })) { a, _ in a })
+    }
+
+    /// The integer in `column`, nil when it holds none.
+    package func integer(_ column: String) -> Int64? {
+        switch self[column] {
+        case .integer(let value): value
+        case .real(let value): Int64(exactly: value)
+        default: nil
+        }
+    }
+
+    /// The number in `column`, nil when it holds none.
+    package func real(_ column: String) -> Double? {
+        switch self[column] {
+        case .integer(let value): Double(value)
+        case .real(let value): value
+        default: nil
+        }
+    }
+
+    /// The text in `column`, nil when it holds none.
+    package func text(_ column: String) -> String? {
+        if case .text(let text) = self[column] { return text }
+        return nil
+    }
+}
+
+/// GRDB's connection as ``SQLStatements``.
+private struct GRDBStatements: SQLStatements {
+    let db: Database
+
+    func execute(_ sql: String, _ arguments: [SQLValue]) throws -> [SQLRow] {
+        let statement = try db.cachedStatement(sql: sql)
+        let columns = statement.columnNames
+        return try Row.fetchAll(statement, arguments: StatementArguments(arguments.map(\.databaseValue))).map { row in
+            SQLRow(columns: columns, values: row.databaseValues.map(SQLValue.init))
+        }
+    }
+
+    func changes(_ sql: String, _ arguments: [SQLValue]) throws -> Int {
+        try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(arguments.map(\.databaseValue)))
+        return db.changesCount
+    }
+}
+
+extension Workspace: SQLDatabase {
+    package var dialect: SQLDialect { .sqlite }
+    package var displayName: String { path }
+
+    package func readStatements<T: Sendable>(
+        _ body: @Sendable (any SQLStatements) throws -> T
+    ) throws(WorkspaceError) -> T {
+        try read { db in try body(GRDBStatements(db: db)) }
+    }
+
+    package func writeStatements<T: Sendable>(
+        _ body: @Sendable (any SQLStatements) throws -> T
+    ) throws(WorkspaceError) -> T {
+        try write { db in try body(GRDBStatements(db: db)) }
+    }
+}

@@ -1,0 +1,150 @@
+import Foundation
+import LoupeBase
+import LoupeTestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `eval run --workers` and `eval worker` with the real binary, a real PostgreSQL server and a
+/// local chat-completions server: workers killed at a random moment, the server restarted under a
+/// running worker, and the run's statistics against the same suite run on one machine.
+@Suite(.serialized) struct EvalWorkerBinaryTests {
+    static let items = 16
+
+    /// A model target answering "Paris" to everything, after about 40 ms; half the items expect
+    /// Paris, so `exact` passes half.
+    private func suite(_ directory: String, server: LocalChatServer) throws -> String {
+        try (0..<Self.items).map { n in
+            "{\"id\": \"q\(String(format: "%02d", n))\", \"input\": \"City number \(n)?\", "
+                + "\"target\": \"\(n % 2 == 0 ? "Paris" : "Lyon")\"}"
+        }.joined(separator: "\n").write(toFile: directory + "/cities.jsonl", atomically: true, encoding: .utf8)
+        let path = directory + "/cities.yaml"
+        try """
+        name: cities
+        dataset: cities.jsonl
+        target:
+          model: {provider: openai, base_url: "\(server.baseURL)", model: gpt-4o-mini, stream: false}
+        scorers:
+          - exact
+          - contains
+        """.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    private static func server(answers: Int) throws -> LocalChatServer {
+        try LocalChatServer(
+            replies: (0..<answers).map { id in
+                var reply = EvalCommandTests.completion("Paris", id: id)
+                reply.pauseMicroseconds = 40_000
+                return reply
+            })
+    }
+
+    /// Starts `loupe eval worker` in the background, its messages going to `log`.
+    private func worker(_ url: String, _ arguments: [String], log: String) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: TestEnvironment.binary)
+        process.arguments = ["eval", "worker", "--workspace", url] + arguments
+        FileManager.default.createFile(atPath: log, contents: nil)
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+        process.standardOutput = handle
+        process.standardError = handle
+        try process.run()
+        return process
+    }
+
+    private func said(_ log: String) -> String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
+
+    private func shown(_ url: String, _ run: Int) throws -> JSONValue {
+        let show = try TestEnvironment.run(["eval", "show", String(run), "--json", "--workspace", url])
+        #expect(show.status == 0, "\(show.error)")
+        return try JSONValue.parse(Data(show.output.utf8))
+    }
+
+    /// Waits (bounded) until `condition` holds.
+    private func wait(seconds: Double, _ condition: () throws -> Bool) rethrows -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if try condition() { return true }
+            usleep(50_000)
+        }
+        return try condition()
+    }
+
+    @Test func aWorkerKilledAtAnyMomentLosesNothingAndTheStatisticsEqualOneMachines() throws {
+        let cluster = try PostgresCluster.shared
+        let directory = TestEnvironment.temporaryDirectory()
+        let server = try Self.server(answers: Self.items * 3)
+        defer { server.stop() }
+        let suite = try suite(directory, server: server)
+        let url = cluster.url(try cluster.database("workers"))
+
+        let queued = try TestEnvironment.run(["eval", "run", suite, "--workers", "--workspace", url])
+        #expect(queued.status == 0, "\(queued.error)")
+        #expect(queued.output.contains("run 1 queued: 16 answers for workers"), "\(queued.output)")
+        #expect(!queued.output.contains(PostgresCluster.password))
+        // Without --workers a PostgreSQL run says how it is answered.
+        let refused = try TestEnvironment.run(["eval", "run", suite, "--workspace", url])
+        #expect(refused.status != 0 && refused.error.contains("answered by workers: add --workers"))
+
+        // Worker A dies at a random moment (SIGKILL: no clean-up), after it has stored something.
+        let killer = try worker(url, ["--name", "a", "--concurrency", "2", "--lease", "2"], log: directory + "/a.log")
+        let killAfter = Double.random(in: 0.2...1.0)
+        #expect(try wait(seconds: 60) { (try shown(url, 1)["results"]?.array?.count ?? 0) >= 2 })
+        usleep(UInt32(killAfter * 1e6))
+        kill(killer.processIdentifier, SIGKILL)
+        killer.waitUntilExit()
+        let before = try shown(url, 1)["results"]?.array?.count ?? 0
+        #expect(before < Self.items, "worker a finished before it was killed (\(killAfter) s)")
+
+        // Two more take over; A's leased items come back once its lease runs out.
+        let b = try worker(url, ["--name", "b", "--concurrency", "3", "--lease", "2"], log: directory + "/b.log")
+        let c = try worker(url, ["--name", "c", "--concurrency", "1", "--lease", "2"], log: directory + "/c.log")
+        #expect(try wait(seconds: 90) { !b.isRunning && !c.isRunning }, "workers b and c never stopped")
+        #expect(b.terminationStatus == 0, "\(said(directory + "/b.log"))")
+        #expect(c.terminationStatus == 0, "\(said(directory + "/c.log"))")
+
+        let run = try shown(url, 1)
+        #expect(run["run"]?["status"] == "complete", "\(run["run"] ?? .null)")
+        let results = try #require(run["results"]?.array)
+        #expect(results.count == Self.items, "killed after \(killAfter) s")
+        #expect(Set(results.compactMap { $0["item_id"]?.string }).count == Self.items)
+        #expect(results.allSatisfy { $0["scores"]?.object?.count == 2 && $0["error"] == .null })
+        // Every worker that stored something is listed with what it stored.
+        let text = try TestEnvironment.run(["eval", "show", "1", "--workspace", url])
+        #expect(text.output.contains("workers: ") && text.output.contains("16/16 answered"), "\(text.output)")
+        #expect(!text.output.contains(PostgresCluster.password))
+
+        // The same suite on one machine, on a SQLite file: the same statistics.
+        let file = directory + "/one.sqlite"
+        let single = try TestEnvironment.run(["eval", "run", suite, "--workspace", file])
+        #expect(single.status == 0, "\(single.error)")
+        let local = try shown(file, 1)
+        #expect(local["summary"]?["scorers"] == run["summary"]?["scorers"])
+        #expect(run["summary"]?["scorers"]?.array?.first?["interval"]?["estimate"] == .number(0.5))
+    }
+
+    /// The server restarts under a running worker: it reconnects and finishes, nothing is lost.
+    @Test func aWorkerRidesOutAServerRestart() throws {
+        let cluster = try PostgresCluster.dedicated()
+        defer { cluster.shutdown() }
+        let directory = TestEnvironment.temporaryDirectory()
+        let server = try Self.server(answers: Self.items * 2)
+        defer { server.stop() }
+        let suite = try suite(directory, server: server)
+        let url = cluster.url(try cluster.database("restart"))
+        let queued = try TestEnvironment.run(["eval", "run", suite, "--workers", "--workspace", url])
+        #expect(queued.status == 0, "\(queued.error)")
+        let log = directory + "/steady.log"
+        let running = try worker(url, ["--name", "steady", "--concurrency", "2"], log: log)
+        #expect(try wait(seconds: 60) { (try shown(url, 1)["results"]?.array?.count ?? 0) >= 2 })
+        try cluster.restart()
+        running.waitUntilExit()
+        #expect(running.terminationStatus == 0, "\(said(log))")
+        let run = try shown(url, 1)
+        #expect(run["run"]?["status"] == "complete")
+        #expect(run["results"]?.array?.count == Self.items)
+    }
+}
