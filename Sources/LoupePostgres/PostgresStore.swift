@@ -59,7 +59,9 @@ package final class PostgresStore: Sendable {
     /// Connects to `url` without looking at its tables.
     package static func connect(_ url: PostgresURL, connectTimeout: Double = 10) throws(WorkspaceError) -> PostgresStore
     {
-        PostgresStore(url: url, connection: try newConnection(url, connectTimeout: connectTimeout), connectTimeout: connectTimeout)
+        PostgresStore(
+            url: url, connection: try newConnection(url, connectTimeout: connectTimeout), connectTimeout: connectTimeout
+        )
     }
 
     /// A new connection to `url`.
@@ -151,7 +153,9 @@ package final class PostgresStore: Sendable {
     }
 
     /// One statement on the connection; the caller holds the turn.
-    fileprivate func run(_ sql: String, _ arguments: [SQLValue]) throws(WorkspaceError) -> (rows: [SQLRow], changed: Int) {
+    fileprivate func run(_ sql: String, _ arguments: [SQLValue]) throws(WorkspaceError) -> (
+        rows: [SQLRow], changed: Int
+    ) {
         var bindings = PostgresBindings(capacity: arguments.count)
         for argument in arguments {
             switch argument {

@@ -62,7 +62,7 @@ package enum WorkspaceCopy {
             ]
         ),
         ("traces", ["traces", "spans", "trace_scores"]),
-        ("evals", ["eval_runs", "eval_results", "eval_scores"]),
+        ("evals", ["eval_runs", "eval_results", "eval_scores", "eval_work_items"]),
         (
             "sae",
             [

@@ -58,7 +58,8 @@ package struct EvalTables: Sendable {
 
     package func setEvalRunStatus(_ id: Int64, status: String) throws(WorkspaceError) {
         try database.writeStatements { sql in
-            try sql.execute("UPDATE eval_runs SET status = ?, ended_at = NULL WHERE id = ?", [.text(status), .integer(id)])
+            try sql.execute(
+                "UPDATE eval_runs SET status = ?, ended_at = NULL WHERE id = ?", [.text(status), .integer(id)])
         }
     }
 

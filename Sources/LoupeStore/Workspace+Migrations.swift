@@ -585,7 +585,8 @@ extension Workspace {
                 table.column("done_at", .double)
                 table.primaryKey(["run_id", "item_id", "epoch"])
             }
-            try db.create(index: "eval_work_items_open", on: "eval_work_items", columns: ["run_id", "done_at", "position"])
+            try db.create(
+                index: "eval_work_items_open", on: "eval_work_items", columns: ["run_id", "done_at", "position"])
             try db.alter(table: "eval_runs") { table in table.add(column: "suite_text", .text) }
         }
         return migrator

@@ -26,7 +26,8 @@ import Testing
 
     private func run(_ planned: Int) -> EvalRunRecord {
         var run = EvalRunRecord(
-            suite: "capitals", suiteFile: "/suites/capitals.yaml", suiteHash: "s", datasetHash: "d", targetKind: "model",
+            suite: "capitals", suiteFile: "/suites/capitals.yaml", suiteHash: "s", datasetHash: "d",
+            targetKind: "model",
             targetJSON: "{}", scorersJSON: "[\"match\"]", epochs: 1, planned: planned, loupeVersion: "test",
             gitRevision: nil)
         run.suiteText = "name: capitals"

@@ -192,23 +192,29 @@ import Testing
         #expect(Set(try StoreTable.current().map(\.name)) == grouped)
     }
 
-    /// The server restarted under an open connection: the next statement says the connection was
-    /// lost (nothing half-written), and a new connection works.
-    @Test func aRestartedServerIsSaidToHaveDroppedTheConnection() throws {
+    /// The server stopped under an open connection: a statement says the connection is lost
+    /// (nothing half-written); once it is back, the next transaction runs on a new connection.
+    @Test func aStoppedServerIsSaidToHaveDroppedTheConnectionAndARestartedOneIsReconnected() throws {
         // A server of its own: the shared one serves the other tests meanwhile.
         let own = try PostgresCluster.dedicated()
         defer { own.shutdown() }
         let store = try PostgresStore.open(PostgresURL(own.url(try own.database("restart")), environment: [:]))
-        try own.restart()
+        defer { store.close() }
+        try own.stopServer()
         let error = try #require(throws: WorkspaceError.self) {
             try store.transaction { session in
                 try session.execute("INSERT INTO settings (key, value, updated_at) VALUES ('a', 'b', 'c')")
             }
         }
         #expect(error.code == .unreachable, "\(error)")
-        store.close()
-        let again = try PostgresStore.open(store.url)
-        defer { again.close() }
-        #expect(try again.execute("SELECT COUNT(*) AS n FROM settings").first?["n"] == .integer(0))
+        try own.start()
+        try store.transaction { session in
+            try session.execute("INSERT INTO settings (key, value, updated_at) VALUES ('a', 'b', 'c')")
+        }
+        try own.restart()
+        // The first statement after a restart may find the old connection dropped mid-way; the
+        // next one reconnects.
+        _ = try? store.execute("SELECT 1 AS one")
+        #expect(try store.execute("SELECT COUNT(*) AS n FROM settings").first?["n"] == .integer(1))
     }
 }

@@ -24,7 +24,7 @@ import Testing
         #expect(
             info.tables.map(\.name) == [
                 "ann_sweeps", "ceilings", "chunks", "command_history", "documents", "eval_results", "eval_runs",
-                "eval_scores",
+                "eval_scores", "eval_work_items",
                 "job_leases", "kernel_runs", "machine_profiles", "model_prices",
                 "models", "profiler_events", "profiler_lanes", "profiler_names", "profiler_traces", "qrels",
                 "qrels_queries",

@@ -36,7 +36,9 @@ extension EvalCommand {
             options.leaseSeconds = lease
             options.follow = follow
             if let name {
-                guard !name.isEmpty, name.count <= 200 else { throw CommandFailure("--name must be 1 to 200 characters") }
+                guard !name.isEmpty, name.count <= 200 else {
+                    throw CommandFailure("--name must be 1 to 200 characters")
+                }
                 options.worker = name
             }
             if let run, try service.evals.evalRun(run) == nil { throw CommandFailure("there is no eval run \(run)") }

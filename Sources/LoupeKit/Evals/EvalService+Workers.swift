@@ -170,7 +170,9 @@ extension EvalService {
                     let (result, scores) =
                         context.serial.map { lock in
                             lock.withLock {
-                                Self.answer(task, runID: work.runID, suite: context.suite, answerer: answerer, tools: context.tools)
+                                Self.answer(
+                                    task, runID: work.runID, suite: context.suite, answerer: answerer,
+                                    tools: context.tools)
                             }
                         }
                         ?? Self.answer(

@@ -484,7 +484,8 @@ package struct EvalService: Sendable {
     func provider(_ spec: ProviderSpec, agents: AgentService?) throws -> any ChatProvider {
         switch spec.kind {
         case "offline":
-            guard let agents else { _ = try workspace; throw EvalError("the offline provider needs a SQLite workspace") }
+            // The offline policy searches the corpus: without one (PostgreSQL), `workspace` says why.
+            guard let agents else { return try AgentService(workspace: workspace, models: models).offlinePolicy() }
             return agents.offlinePolicy()
         default:
             let base = spec.baseURL ?? environment["OPENAI_BASE_URL"] ?? "https://api.openai.com/v1"
