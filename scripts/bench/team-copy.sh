@@ -8,23 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 copies=${COPIES:-4000}
 loupe=${LOUPE:-.build/release/loupe}
-bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
-work=$(mktemp -d /tmp/loupe-team-copy-XXXXXX)
-as_server=()
-if [ "$(id -u)" = 0 ]; then chown postgres "$work"; as_server=(runuser -u postgres --); fi
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-cleanup() {
-  "${as_server[@]}" "$bin/pg_ctl" -D "$work/data" stop -m fast >/dev/null 2>&1 || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-echo bench > "$work/pw"
-[ "$(id -u)" = 0 ] && chown postgres "$work/pw"
-"${as_server[@]}" "$bin/initdb" -D "$work/data" -U loupe --auth=scram-sha-256 --pwfile="$work/pw" -E UTF8 --no-locale \
-  >/dev/null
-"${as_server[@]}" "$bin/pg_ctl" -D "$work/data" -l "$work/server.log" -w \
-  -o "-p $port -c listen_addresses=127.0.0.1 -k $work" start >/dev/null
-export PGPASSWORD=bench
+. scripts/bench/postgres-server.sh
 "$bin/psql" -X -q -h 127.0.0.1 -p "$port" -U loupe -d postgres -c "CREATE DATABASE team"
 url="postgres://loupe@127.0.0.1:$port/team"
 

@@ -11,25 +11,9 @@ items=${ITEMS:-240}
 latency=${LATENCY:-0.2}
 concurrency=${CONCURRENCY:-8}
 loupe=${LOUPE:-.build/release/loupe}
-bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
-work=$(mktemp -d /tmp/loupe-team-evals-XXXXXX)
-as_server=()
-if [ "$(id -u)" = 0 ]; then chown postgres "$work"; as_server=(runuser -u postgres --); fi
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 chat_pid=
-cleanup() {
-  [ -n "$chat_pid" ] && kill "$chat_pid" 2>/dev/null || true
-  "${as_server[@]}" "$bin/pg_ctl" -D "$work/data" stop -m fast >/dev/null 2>&1 || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-echo bench > "$work/pw"
-[ "$(id -u)" = 0 ] && chown postgres "$work/pw"
-"${as_server[@]}" "$bin/initdb" -D "$work/data" -U loupe --auth=scram-sha-256 --pwfile="$work/pw" -E UTF8 --no-locale \
-  >/dev/null
-"${as_server[@]}" "$bin/pg_ctl" -D "$work/data" -l "$work/server.log" -w \
-  -o "-p $port -c listen_addresses=127.0.0.1 -k $work" start >/dev/null
-export PGPASSWORD=bench
+on_exit='[ -n "$chat_pid" ] && kill "$chat_pid"'
+. scripts/bench/postgres-server.sh
 
 python3 scripts/bench/team_chat_server.py "$latency" > "$work/chat.port" &
 chat_pid=$!
