@@ -187,13 +187,6 @@ extension EvalTables {
         }
     }
 
-    /// Whether run `run` has work items (it was queued for workers).
-    package func isWorkedRun(_ run: Int64) throws(WorkspaceError) -> Bool {
-        try database.readStatements { sql in
-            !(try sql.execute("SELECT 1 AS one FROM eval_work_items WHERE run_id = ? LIMIT 1", [.integer(run)]).isEmpty)
-        }
-    }
-
     /// Marks a worked run complete with its summary once every item is answered; exactly one
     /// caller wins when several workers finish at once. Returns whether this call marked it.
     package func completeWorkedRun(_ run: Int64, summaryJSON: String?, at: Date = Date()) throws(WorkspaceError)

@@ -60,7 +60,6 @@ import Testing
         let stored = try #require(try evals.evalRun(id))
         #expect(stored.suiteText == "name: capitals" && stored.planned == 3 && stored.status == "running")
         #expect(stored.startedAt.timeIntervalSinceNow > -60)
-        #expect(try evals.isWorkedRun(id))
         #expect(try evals.evalWorkProgress(run: id) == EvalWorkProgress(total: 3, done: 0, inFlight: 0))
         #expect(try evals.openWorkedRuns() == [id])
     }

@@ -252,7 +252,7 @@ struct EvalCommand: ParsableCommand {
             if let state = EvalService.workspaceLine(run.workspaceJSON) { context.print("searched " + state) }
             if let parent = run.parentRunID { context.print("re-run of the failed answers of run \(parent)") }
             EvalCommand.printSummary(detail.listing.summary, scorers: detail.listing.scorers, context)
-            try EvalCommand.printWorkers(id, service: service, context)
+            EvalCommand.printWorkers(detail.listing, context)
             let shown = detail.rows.filter { !failed || $0.failed }
             guard rows > 0, !shown.isEmpty else { return }
             context.print("")

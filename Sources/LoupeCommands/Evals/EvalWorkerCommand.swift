@@ -68,16 +68,14 @@ extension EvalCommand {
     }
 
     /// The workers of a run queued for them, as `eval show` lists them.
-    static func printWorkers(_ run: Int64, service: EvalService, _ context: CommandContext) throws {
-        guard try service.evals.isWorkedRun(run) else { return }
-        let progress = try service.evals.evalWorkProgress(run: run)
-        let workers = try service.evals.evalWorkers(run: run)
+    static func printWorkers(_ listing: EvalService.RunListing, _ context: CommandContext) {
+        guard let progress = listing.work else { return }
         context.print(
-            "workers: \(workers.count) · \(progress.done)/\(progress.total) answered · \(progress.inFlight) in flight · "
-                + "\(progress.waiting) waiting")
-        guard !workers.isEmpty else { return }
+            "workers: \(listing.workers.count) · \(progress.done)/\(progress.total) answered · "
+                + "\(progress.inFlight) in flight · \(progress.waiting) waiting")
+        guard !listing.workers.isEmpty else { return }
         context.print("  worker                          answered  in flight  answers/s  idle")
-        for worker in workers {
+        for worker in listing.workers {
             context.print(
                 "  " + TextWidth.truncate(UntrustedText.sanitized(worker.worker), toColumns: 30).padded(to: 30)
                     + String(format: "  %8d  %9d  ", worker.answered, worker.inFlight)

@@ -11,12 +11,36 @@ extension EvalService {
         package var scorers: [String]
         package var summary: RunSummary
         package var answered: Int
+        /// Where a run queued for workers stands (nil for a run answered in one process).
+        package var work: EvalWorkProgress?
+        /// The workers that leased its items, busiest first.
+        package var workers: [EvalWorkerActivity]
 
-        package init(run: EvalRunRecord, scorers: [String], summary: RunSummary, answered: Int) {
+        package init(
+            run: EvalRunRecord, scorers: [String], summary: RunSummary, answered: Int, work: EvalWorkProgress? = nil,
+            workers: [EvalWorkerActivity] = []
+        ) {
             self.run = run
             self.scorers = scorers
             self.summary = summary
             self.answered = answered
+            self.work = work
+            self.workers = workers
+        }
+
+        /// The workers in a line: `workers 3 · 12/16 answered · 2 in flight · b 7 (6.1/s) · a 3 · c 2 (1.9/s)`.
+        package var workersLine: String? {
+            guard let work else { return nil }
+            var parts = [
+                "workers \(workers.count)", "\(work.done)/\(work.total) answered", "\(work.inFlight) in flight",
+            ]
+            if work.waiting > 0 { parts.append("\(work.waiting) waiting") }
+            for worker in workers {
+                parts.append(
+                    "\(worker.worker) \(worker.answered)"
+                        + (worker.answersPerSecond.map { String(format: " (%.1f/s)", $0) } ?? ""))
+            }
+            return parts.joined(separator: " · ")
         }
 
         package var id: Int64 { run.id ?? 0 }
@@ -143,7 +167,12 @@ extension EvalService {
         } else {
             summary = try self.summary(run: run.id!)
         }
-        return RunListing(run: run, scorers: scorers, summary: summary, answered: summary.rows)
+        var listing = RunListing(run: run, scorers: scorers, summary: summary, answered: summary.rows)
+        if run.suiteText != nil, let id = run.id {
+            listing.work = try evals.evalWorkProgress(run: id)
+            listing.workers = try evals.evalWorkers(run: id)
+        }
+        return listing
     }
 
     static let decoder: JSONDecoder = {

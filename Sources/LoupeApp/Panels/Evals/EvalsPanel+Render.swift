@@ -125,6 +125,9 @@ extension EvalsPanel {
         if let state = EvalService.workspaceLine(run.workspaceJSON) {
             lines.append([Span("searched " + UntrustedText.sanitized(state), theme.dim)])
         }
+        if let workers = listing.workersLine {
+            lines.append([Span(UntrustedText.sanitized(workers), theme.dim)])
+        }
         for name in listing.scorers {
             guard let s = summary.scorers.first(where: { $0.scorer == name }) else { continue }
             let i = s.interval
