@@ -42,7 +42,7 @@ final class HTTPExchange: NSObject, URLSessionDataDelegate, @unchecked Sendable 
         if done.wait(timeout: .now() + max(0, seconds)) == .timedOut {
             task.cancel()
             done.wait()
-            return "no complete response within \(Calculator.format(seconds)) s (the rest of the time limit)"
+            return HTTPTransports.outOfTime(seconds)
         }
         return failure
     }

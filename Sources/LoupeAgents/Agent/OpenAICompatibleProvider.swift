@@ -73,14 +73,15 @@ package struct OpenAICompatibleProvider: ChatProvider {
         let events = SSEParser()
         let redactor = self.redactor
         let onText = { @Sendable (text: String) in onText(redactor.redact(text)) }
-        let exchange = HTTPExchange(request: urlRequest) { chunk in
-            guard accumulator.status == 200 else { return accumulator.appendBody(chunk) }
-            if !self.stream { return accumulator.appendBody(chunk) }
-            for event in events.feed(chunk) { accumulator.apply(event: event, onText: onText) }
-        } response: { status in
+        let streaming = stream
+        let failure = HTTPTransports.current.exchange(urlRequest, within: request.secondsLeft) { status in
             accumulator.status = status
+        } data: { chunk in
+            guard accumulator.status == 200 else { return accumulator.appendBody(chunk) }
+            if !streaming { return accumulator.appendBody(chunk) }
+            for event in events.feed(chunk) { accumulator.apply(event: event, onText: onText) }
         }
-        if let failure = exchange.run(within: request.secondsLeft) {
+        if let failure {
             throw ProviderError(
                 redactor.redactCredentials(in: "connection to \(baseURL.absoluteString) failed: \(failure)"),
                 retryable: true)

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Glibc
+import LoupeAgents
 import LoupeKit
 import LoupeTUI
 
@@ -11,6 +12,7 @@ package enum LoupeCLI {
         models: ModelLibrary, host: (any TUIHost)?, arguments: [String] = Array(CommandLine.arguments.dropFirst())
     ) -> Never {
         let environment = ProcessInfo.processInfo.environment
+        HTTPTransports.install(AsyncHTTPTransport())
         func session(_ option: String?) -> WorkspaceSession {
             makeSession(option: option, environment: environment, models: models, host: host)
         }

@@ -139,15 +139,25 @@ extension EvalService {
         }
 
         let service = self
+        // One thread at a time looks for finished runs (a run's statistics are worked out once per
+        // worker, not once per idle thread), and tells the others when to stop.
+        let finisher = NSLock()
+        let stopping = Atomic<Bool>(false)
         let loop: @Sendable () -> Void = {
-            while !reporter.isCancelled, state.withLock({ $0.failure == nil }) {
+            while !reporter.isCancelled, !stopping.load(ordering: .relaxed), state.withLock({ $0.failure == nil }) {
                 do {
                     let leased = try service.retrying(options) {
                         try evals.leaseEvalWork(
                             run: options.run, worker: options.worker, leaseSeconds: options.leaseSeconds)
                     }
                     guard let work = leased else {
-                        if try service.retrying(options, { try service.finishRuns(options, state: state) }) { return }
+                        if finisher.try() {
+                            defer { finisher.unlock() }
+                            if try service.retrying(options, { try service.finishRuns(options, state: state) }) {
+                                stopping.store(true, ordering: .relaxed)
+                                return
+                            }
+                        }
                         usleep(UInt32(options.pollSeconds * 1e6))
                         continue
                     }
@@ -197,12 +207,8 @@ extension EvalService {
                 }
             }
         }
-        let threads = max(1, options.concurrency)
-        if threads == 1 {
-            loop()
-        } else {
-            DispatchQueue.concurrentPerform(iterations: threads) { _ in loop() }
-        }
+        // Threads of their own: the answers wait on a model, not on a core.
+        onThreads(max(1, options.concurrency)) { _ in loop() }
         let final = state.withLock { $0 }
         if let failure = final.failure { throw failure }
         var outcome = final.outcome

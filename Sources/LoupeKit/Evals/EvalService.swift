@@ -240,11 +240,8 @@ package struct EvalService: Sendable {
                 onProgress(progress)
             }
         }
-        if concurrency == 1 {
-            work()
-        } else {
-            DispatchQueue.concurrentPerform(iterations: concurrency) { _ in work() }
-        }
+        // Threads of their own: the answers wait on a model or a tool, not on a core.
+        onThreads(concurrency) { _ in work() }
         let final = state.withLock { $0 }
         let loopSeconds = watch.lap()
         let summary = try summary(run: runID)
