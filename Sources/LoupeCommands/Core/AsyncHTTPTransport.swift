@@ -16,15 +16,21 @@ struct AsyncHTTPTransport: HTTPTransport {
     /// A client per idle timeout (a request's `timeoutInterval`), made once and kept for the
     /// process: AsyncHTTPClient's read timeout belongs to the client, not the request.
     private static let clients = Mutex<[Int64: HTTPClient]>([:])
+    /// Connections kept to one server at most: `eval run` and `eval worker` take `--concurrency`
+    /// up to 1,024.
+    private static let maximumConnections = 1_024
 
     private static func client(idleSeconds: Double) -> HTTPClient {
         let milliseconds = Int64(max(1, idleSeconds) * 1000)
         return clients.withLock { clients in
             if let client = clients[milliseconds] { return client }
-            let client = HTTPClient(
-                eventLoopGroupProvider: .singleton,
-                configuration: HTTPClient.Configuration(
-                    timeout: .init(connect: .seconds(10), read: .milliseconds(milliseconds))))
+            var configuration = HTTPClient.Configuration(
+                timeout: .init(connect: .seconds(10), read: .milliseconds(milliseconds)))
+            // As many connections to one server as calls at once (`--concurrency`): AsyncHTTPClient's
+            // default of 8 made the ninth call wait for a free one.
+            configuration.connectionPool = .init(
+                idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: maximumConnections)
+            let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
             clients[milliseconds] = client
             return client
         }
