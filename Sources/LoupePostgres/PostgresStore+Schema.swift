@@ -26,10 +26,7 @@ extension PostgresStore {
             try session.execute("SELECT pg_advisory_xact_lock(?)", [.integer(Self.migrationLock)])
             let present = try session.execute(
                 "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"
-            ).compactMap { row -> String? in
-                if case .text(let name) = row["table_name"] { return name }
-                return nil
-            }
+            ).compactMap { $0.text("table_name") }
             if !present.isEmpty, !present.contains(Self.migrationsTable) {
                 throw WorkspaceError(
                     .notAWorkspace, path: shown,
@@ -40,9 +37,8 @@ extension PostgresStore {
                 "CREATE TABLE IF NOT EXISTS \(Self.migrationsTable) (identifier TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
             )
             let applied = Set(
-                try session.execute("SELECT identifier FROM \(Self.migrationsTable)").compactMap { row -> String? in
-                    if case .text(let name) = row["identifier"] { return name }
-                    return nil
+                try session.execute("SELECT identifier FROM \(Self.migrationsTable)").compactMap {
+                    $0.text("identifier")
                 })
             let unknown = applied.subtracting(known)
             if !unknown.isEmpty {

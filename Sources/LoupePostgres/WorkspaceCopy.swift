@@ -7,35 +7,28 @@ package enum WorkspaceEndpoint: Sendable {
     case sqlite(Workspace)
     case postgres(PostgresStore)
 
-    /// The workspace's name as a user gave it (a URL without its password).
-    package var name: String {
+    /// The endpoint's tables through the statements both backends run.
+    package var database: any SQLDatabase {
         switch self {
-        case .sqlite(let workspace): workspace.path
-        case .postgres(let store): store.url.description
+        case .sqlite(let workspace): workspace
+        case .postgres(let store): store
         }
     }
 
+    /// The workspace's name as a user gave it (a URL without its password).
+    package var name: String { database.displayName }
+
     /// The rows of `sql`, values in the order of its columns.
     package func rows(_ sql: String, _ arguments: [SQLValue]) throws(WorkspaceError) -> [[SQLValue]] {
-        switch self {
-        case .sqlite(let workspace):
-            return try workspace.sqlRows(sql, arguments)
-        case .postgres(let store):
-            return try store.execute(sql, arguments).map(\.values)
-        }
+        try database.readStatements { statements in try statements.execute(sql, arguments).map(\.values) }
     }
 
     /// Runs `body` in one write transaction; its statement function returns the rows of each.
     func write<T: Sendable>(
         _ body: @Sendable (_ execute: (String, [SQLValue]) throws -> [[SQLValue]]) throws -> T
     ) throws(WorkspaceError) -> T {
-        switch self {
-        case .sqlite(let workspace):
-            return try workspace.sqlWrite(body)
-        case .postgres(let store):
-            return try store.transaction { session in
-                try body { sql, arguments in try session.execute(sql, arguments).map(\.values) }
-            }
+        try database.writeStatements { statements in
+            try body { sql, arguments in try statements.execute(sql, arguments).map(\.values) }
         }
     }
 }

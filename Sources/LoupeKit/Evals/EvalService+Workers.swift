@@ -113,10 +113,7 @@ extension EvalService {
     /// `concurrency` at a time. Marks each run complete, with its summary, once every item of it
     /// is answered. Cancelling through the reporter stops leasing; the answers under way are
     /// stored and the items this worker still holds are given back at once.
-    package func work(
-        _ options: WorkOptions, reporter: JobReporter = .detached(),
-        onAnswer: @escaping @Sendable (_ run: Int64, _ answered: Int) -> Void = { _, _ in }
-    ) throws -> WorkOutcome {
+    package func work(_ options: WorkOptions, reporter: JobReporter = .detached()) throws -> WorkOutcome {
         let started = Date()
         let contexts = Mutex<[Int64: RunContext]>([:])
         let state = Mutex((outcome: WorkOutcome(), failure: nil as (any Error)?, touched: Set<Int64>()))
@@ -200,7 +197,6 @@ extension EvalService {
                         JobProgress(
                             completed: Double(answered), total: nil,
                             detail: "\(answered) answered by \(options.worker)"))
-                    onAnswer(work.runID, answered)
                 } catch {
                     state.withLock { $0.failure = $0.failure ?? error }
                     return
