@@ -85,6 +85,10 @@ import Testing
         #expect(queued.status == 0, "\(queued.error)")
         #expect(queued.output.contains("run 1 queued: 16 answers for workers"), "\(queued.output)")
         #expect(!queued.output.contains(PostgresCluster.password))
+        #expect(queued.output.contains("loupe eval worker 1 --workspace "), "\(queued.output)")
+        // A run that is not there is said to be missing, not taken for "any run".
+        let missing = try TestEnvironment.run(["eval", "worker", "2", "--workspace", url])
+        #expect(missing.status != 0 && missing.error.contains("there is no eval run 2"), "\(missing.error)")
         // Without --workers a PostgreSQL run says how it is answered.
         let refused = try TestEnvironment.run(["eval", "run", suite, "--workspace", url])
         #expect(refused.status != 0 && refused.error.contains("answered by workers: add --workers"))

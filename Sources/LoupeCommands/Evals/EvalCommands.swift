@@ -140,7 +140,7 @@ struct EvalCommand: ParsableCommand {
             context.print(
                 "run \(outcome.runID) queued: \(Formatting.count(outcome.queued, "answer")) for workers. Start them "
                     + "on any machine that reaches the workspace:")
-            context.print("  loupe eval worker --workspace \(context.session.displayPath) --run \(outcome.runID)")
+            context.print("  loupe eval worker \(outcome.runID) --workspace \(context.session.displayPath)")
             if !outcome.unjudged.isEmpty {
                 context.print("left out \(Formatting.count(outcome.unjudged.count, "item")) with no judgments")
             }

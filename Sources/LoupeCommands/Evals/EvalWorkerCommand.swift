@@ -19,7 +19,8 @@ extension EvalCommand {
                 """)
 
         @OptionGroup var global: GlobalOptions
-        @Option(help: "Only this run's items (default: any running run's, oldest first).") var run: Int64?
+        // An argument, as `eval show RUN` takes it: the TUI's own `--run` would take an option's value.
+        @Argument(help: "Only this run's items (default: any running run's, oldest first).") var run: Int64?
         @Option(help: "Items answered at once.") var concurrency = 8
         @Option(help: "Seconds an item stays leased without word from its worker.") var lease = 60.0
         @Option(help: "The name stored with its answers (default: host:pid).") var name: String?
