@@ -130,6 +130,36 @@ import Testing
         #expect(run["summary"]?["scorers"]?.array?.first?["interval"]?["estimate"] == .number(0.5))
     }
 
+    /// Ctrl-C while answers are still being made: the worker ends after its grace second, and
+    /// the items it held go back to the others at once instead of when their lease runs out.
+    @Test func anInterruptedWorkerGivesBackWhatItHolds() throws {
+        let directory = TestEnvironment.temporaryDirectory()
+        let server = try LocalChatServer(
+            replies: (0..<Self.items).map { id in
+                var reply = EvalCommandTests.completion("Paris", id: id)
+                reply.pauseMicroseconds = 2_000_000
+                return reply
+            })
+        defer { server.stop() }
+        let suite = try suite(directory, server: server)
+        let file = directory + "/w.sqlite"
+        let queued = try TestEnvironment.run(["eval", "run", suite, "--workers", "--workspace", file])
+        #expect(queued.status == 0, "\(queued.error)")
+        let log = directory + "/slow.log"
+        let slow = try worker(file, ["--name", "slow", "--concurrency", "3", "--lease", "600"], log: log)
+        let leased = try wait(seconds: 30) {
+            try (shown(file, 1)["run"] != nil)
+                && TestEnvironment.run(["eval", "show", "1", "--workspace", file]).output.contains("3 in flight")
+        }
+        #expect(leased)
+        kill(slow.processIdentifier, SIGINT)
+        slow.waitUntilExit()
+        #expect(slow.terminationStatus == 128 + SIGINT, "\(said(log))")
+        #expect(said(log).contains("stopped by SIGINT"))
+        let after = try TestEnvironment.run(["eval", "show", "1", "--workspace", file])
+        #expect(after.output.contains("0 in flight"), "\(after.output)")
+    }
+
     /// The server restarts under a running worker: it reconnects and finishes, nothing is lost.
     @Test func aWorkerRidesOutAServerRestart() throws {
         let cluster = try PostgresCluster.dedicated()

@@ -34,17 +34,22 @@ enum Interrupt {
 
     /// Runs `body` under ``cancelling(_:work:)`` when the command runs from the shell; inside the
     /// TUI, whose job runner cancels jobs itself and owns the signals, it runs as it is.
+    ///
+    /// - Parameter abandoning: what to do before the process ends with work still under way
+    ///   (give back what it holds), on the watcher's thread.
     static func cancellable<T>(
-        _ context: CommandContext, work: String = "an answer was being made", _ body: () throws -> T
+        _ context: CommandContext, work: String = "an answer was being made",
+        abandoning: @escaping @Sendable () -> Void = {}, _ body: () throws -> T
     ) throws -> T {
         if context.isInsideTUI { return try body() }
-        return try cancelling(context.reporter, work: work)(body)
+        return try cancelling(context.reporter, work: work, abandoning: abandoning)(body)
     }
 
     /// - Parameter work: what is abandoned when the work has not stopped a second after the
     ///   signal ("an answer was being made"), for the message.
     static func cancelling<T>(
-        _ reporter: JobReporter, work: String = "an answer was being made"
+        _ reporter: JobReporter, work: String = "an answer was being made",
+        abandoning: @escaping @Sendable () -> Void = {}
     ) -> (() throws -> T) throws -> T {
         { body in
             received.store(0, ordering: .relaxed)
@@ -80,6 +85,7 @@ enum Interrupt {
                         let line =
                             "error: stopped by \(name) while \(work); "
                             + "run the same command again to resume\n"
+                        abandoning()
                         _ = line.withCString { write(2, $0, strlen($0)) }
                         _exit(128 + number)
                     }

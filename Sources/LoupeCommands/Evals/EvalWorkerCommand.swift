@@ -44,7 +44,14 @@ extension EvalCommand {
             }
             if let run, try service.evals.evalRun(run) == nil { throw CommandFailure("there is no eval run \(run)") }
             let outcome = try EvalCommand.plainly {
-                try Interrupt.cancellable(context, work: "answers were being made") {
+                // Answers still being made past the grace period are abandoned: their items go back
+                // to the other workers now rather than when their lease runs out.
+                try Interrupt.cancellable(
+                    context, work: "answers were being made",
+                    abandoning: { [evals = service.evals, worker = options.worker] in
+                        try? evals.releaseEvalLeases(worker: worker)
+                    }
+                ) {
                     try service.work(options, reporter: context.reporter)
                 }
             }
