@@ -14,11 +14,13 @@ import Testing
 /// answers are played in the test's thread (effect in, message back).
 @Suite struct TracesPanelTests {
     let service: TraceService
+    let workspace: Workspace
 
     init() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("loupe-traces-\(UUID())").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        service = TraceService(workspace: try Workspace(path: directory + "/w.sqlite"))
+        workspace = try Workspace(path: directory + "/w.sqlite")
+        service = TraceService(workspace: workspace)
         let sample = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .appendingPathComponent("../../sample-data/traces/otlp-genai.jsonl").standardized.path
         _ = try service.importFiles([sample])
@@ -29,7 +31,7 @@ import Testing
     /// Runs the port requests a key asked for on the real Traces port, as the runtime would.
     private func settle(_ effects: [Effect], _ state: inout AppState) throws {
         var ports = Ports()
-        ports.register(TracesBrowser(workspace: service.workspace))
+        ports.register(TracesBrowser(workspace: workspace))
         AppFixtures.settle(effects, &state, ports: ports)
     }
 
@@ -135,7 +137,7 @@ import Testing
 
     /// `/` then enter keeps a filter over the list: words, `field:text` and comparisons.
     @Test func theListFiltersWithAFilterLanguage() throws {
-        let summaries = try service.workspace.traceSummaries()
+        let summaries = try workspace.traceSummaries()
         #expect(summaries.count >= 3)
         for query in ["errors", "steps>1", "spans<=3", "tokens>=1000", "cost>0", "duration>2s", "format:otlp", "qa"] {
             let filter = TraceFilter(query)
@@ -267,7 +269,7 @@ import Testing
             #"{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"live-agent"}}]},"scopeSpans":[{"spans":["#
             + raw.joined(separator: ",") + "]}]}]}"
         let request = try OTLPImporter.spans(in: try JSONValue.parse(body), file: "request", line: nil)
-        let ingest = TraceIngest(workspace: service.workspace)
+        let ingest = TraceIngest(workspace: workspace)
         try await ingest.submit(request.read, source: "OTLP/HTTP")
         ingest.drain()
     }
@@ -393,7 +395,6 @@ import Testing
     /// An agent run whose search timed a forward pass (three operations over two layers) and
     /// stored its kernel runs, recorded as `AgentService` records it.
     private func recordRunWithAForwardPass() throws -> (trace: Int64, runs: [Int64]) {
-        let workspace = service.workspace
         let search = AgentTool(
             spec: ToolSpec(name: "search", description: "search", parameters: .object([:])),
             perform: { _ in
@@ -428,8 +429,8 @@ import Testing
     @Test func pGoesFromASearchStepToItsForwardPassOnTheRoofline() throws {
         let (id, runs) = try recordRunWithAForwardPass()
         var ports = Ports()
-        ports.register(TracesBrowser(workspace: service.workspace))
-        ports.register(RooflineBrowser(workspace: service.workspace))
+        ports.register(TracesBrowser(workspace: workspace))
+        ports.register(RooflineBrowser(workspace: workspace))
         var state = AppFixtures.state(width: 120, height: 36)
         state.settle([.ask(TracesPanel.ListTraces())], ports: ports)
         let row = try #require(panel(state).rows.firstIndex { $0.id == id })

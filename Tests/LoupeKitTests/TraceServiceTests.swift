@@ -36,7 +36,8 @@ import Testing
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("loupe-ts-\(UUID())").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let path = directory + "/w.sqlite"
-        let service = TraceService(workspace: try Workspace(path: path))
+        let workspace = try Workspace(path: path)
+        let service = TraceService(workspace: workspace)
         let samples = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .appendingPathComponent("../../sample-data/traces").standardized.path
         _ = try service.importFiles(["otlp-genai.jsonl", "inspect-arith.json"].map { samples + "/" + $0 })
@@ -51,14 +52,15 @@ import Testing
         let before = try service.list().map(\.sessionID)
 
         // Back to v17: the columns gone and the migration not applied; opening migrates again.
-        try service.workspace.write { db in
+        try workspace.write { db in
             try db.execute(sql: "DROP INDEX traces_session")
             try db.execute(sql: "ALTER TABLE traces DROP COLUMN session_id")
             try db.execute(sql: "ALTER TABLE traces DROP COLUMN awaiting_parents")
             try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier LIKE 'v18:%'")
         }
-        let reopened = TraceService(workspace: try Workspace(path: path))
-        #expect(try reopened.workspace.schemaVersion() == Workspace.migrationIdentifiers.count)
+        let reopenedWorkspace = try Workspace(path: path)
+        let reopened = TraceService(workspace: reopenedWorkspace)
+        #expect(try reopenedWorkspace.schemaVersion() == Workspace.migrationIdentifiers.count)
         #expect(try reopened.list().map(\.sessionID) == before)
     }
 }

@@ -8,20 +8,10 @@ import Testing
 /// The eval tables and the workers' queue, written once: every test runs on a SQLite workspace
 /// and on a real PostgreSQL server.
 @Suite struct EvalTablesTests {
-    enum Backend: String, CaseIterable, CustomTestStringConvertible {
-        case sqlite, postgres
-        var testDescription: String { rawValue }
-    }
+    typealias Backend = StoreBackend
 
     private func tables(_ backend: Backend, _ label: String) throws -> EvalTables {
-        switch backend {
-        case .sqlite:
-            return EvalTables(try TemporaryWorkspace.make(label))
-        case .postgres:
-            let cluster = try PostgresCluster.shared
-            let url = try PostgresURL(cluster.url(try cluster.database("evals_\(label)")), environment: [:])
-            return EvalTables(try PostgresStore.open(url))
-        }
+        EvalTables(try backend.database("evals_\(label)"))
     }
 
     private func run(_ planned: Int) -> EvalRunRecord {

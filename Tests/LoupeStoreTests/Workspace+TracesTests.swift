@@ -4,8 +4,19 @@ import LoupeStore
 import Testing
 
 /// Traces written with the Store's own record types and read back: what the Traces panel and
-/// `trace import` rely on.
+/// `trace import` rely on. Every case runs on SQLite and on a real PostgreSQL server.
 @Suite struct WorkspaceTracesTests {
+    private func tables(_ backend: StoreBackend, _ label: String) throws -> TraceTables {
+        TraceTables(try backend.database("traces_\(label)"))
+    }
+
+    /// How many rows `table` holds.
+    private func count(_ table: String, in tables: TraceTables) throws -> Int64? {
+        try tables.database.readStatements { sql in
+            try sql.execute("SELECT COUNT(*) AS n FROM \(table)").first?.integer("n")
+        }
+    }
+
     static let importedAt = Date(timeIntervalSince1970: 1_767_225_600)
 
     static func span(
@@ -64,8 +75,10 @@ import Testing
         #expect(!received.isLive(now: at))
     }
 
-    @Test func anImportedTraceReadsBackWithItsSpansScoresAndMetadata() throws {
-        let workspace = try TemporaryWorkspace.make("traces")
+    @Test(arguments: StoreBackend.allCases) func anImportedTraceReadsBackWithItsSpansScoresAndMetadata(
+        _ backend: StoreBackend
+    ) throws {
+        let workspace = try tables(backend, "read")
         let counts = try workspace.importTraces([Self.trace()])
         #expect(counts.added == 1 && counts.replaced == 0 && counts.unchanged == 0)
         let id = try #require(counts.ids.first)
@@ -91,18 +104,30 @@ import Testing
 
     /// A trace being recorded holds its lease from the transaction that creates it, so a kill
     /// at any moment leaves either no trace or one a later run can see was interrupted.
-    @Test func aNewTraceCanBeLeasedInTheTransactionThatAddsIt() throws {
-        let workspace = try TemporaryWorkspace.make("traces")
+    @Test(arguments: StoreBackend.allCases) func aNewTraceCanBeLeasedInTheTransactionThatAddsIt(_ backend: StoreBackend)
+        throws
+    {
+        let workspace = try tables(backend, "lease")
         let id = try #require(
             try workspace.importTraces([Self.trace()], leaseKind: JobLease.Kind.agentTrace).ids.first)
-        #expect(try workspace.leases(kind: JobLease.Kind.agentTrace)[id]?.isMine == true)
+        func lease(_ id: Int64) throws -> JobLease? {
+            try workspace.database.readStatements { sql in
+                try sql.fetch(
+                    JobLease.self, "SELECT * FROM job_leases WHERE kind = ? AND target_id = ?",
+                    [.text(JobLease.Kind.agentTrace), .integer(id)]
+                ).first
+            }
+        }
+        #expect(try lease(id)?.isMine == true)
         // Plain imports take none.
         let other = try #require(try workspace.importTraces([Self.trace("run-2")]).ids.first)
-        #expect(try workspace.leases(kind: JobLease.Kind.agentTrace)[other] == nil)
+        #expect(try lease(other) == nil)
     }
 
-    @Test func reimportingTheSameContentChangesNothingAndNewContentReplacesInPlace() throws {
-        let workspace = try TemporaryWorkspace.make("traces")
+    @Test(arguments: StoreBackend.allCases) func reimportingTheSameContentChangesNothingAndNewContentReplacesInPlace(
+        _ backend: StoreBackend
+    ) throws {
+        let workspace = try tables(backend, "reimport")
         let first = try workspace.importTraces([Self.trace()])
         let again = try workspace.importTraces([Self.trace()])
         #expect(again.unchanged == 1 && again.added == 0 && again.ids == first.ids)
@@ -122,18 +147,21 @@ import Testing
         #expect(try workspace.traceSummaries().map(\.externalID) == ["run-1", "run-2"])
     }
 
-    @Test func aFailingImportLeavesNoTraceBehind() throws {
-        let workspace = try TemporaryWorkspace.make("traces")
+    @Test(arguments: StoreBackend.allCases) func aFailingImportLeavesNoTraceBehind(_ backend: StoreBackend) throws {
+        let workspace = try tables(backend, "fail")
         var broken = Self.trace("run-2")
         // Two spans with one ordinal break the spans' primary key half way through the batch.
         broken.spans.append(broken.spans[0])
         #expect(throws: WorkspaceError.self) { try workspace.importTraces([Self.trace(), broken]) }
         #expect(try workspace.traceSummaries().isEmpty)
-        #expect(try workspace.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM spans") } == 0)
+        #expect(try count("spans", in: workspace) == 0)
+        #expect(try count("trace_scores", in: workspace) == 0)
     }
 
-    @Test func searchFindsSpansByNameToolModelErrorAndContentIgnoringCase() throws {
-        let workspace = try TemporaryWorkspace.make("traces")
+    @Test(arguments: StoreBackend.allCases) func searchFindsSpansByNameToolModelErrorAndContentIgnoringCase(
+        _ backend: StoreBackend
+    ) throws {
+        let workspace = try tables(backend, "search")
         let id = try #require(try workspace.importTraces([Self.trace()]).ids.first)
         #expect(try workspace.searchSpans(trace: id, text: "CALCULATOR") == [2])
         #expect(try workspace.searchSpans(trace: id, text: "gpt-4o") == [1, 3])
@@ -143,8 +171,10 @@ import Testing
         #expect(try workspace.searchSpans(trace: id + 1, text: "calculator").isEmpty)
     }
 
-    @Test func searchTakesPercentUnderscoreAndBackslashLiterally() throws {
-        let workspace = try TemporaryWorkspace.make("traces")
+    @Test(arguments: StoreBackend.allCases) func searchTakesPercentUnderscoreAndBackslashLiterally(
+        _ backend: StoreBackend
+    ) throws {
+        let workspace = try tables(backend, "literal")
         let id = try #require(try workspace.importTraces([Self.trace()]).ids.first)
         // Unescaped, "%" and "_" would be LIKE wildcards and match every span.
         #expect(try workspace.searchSpans(trace: id, text: "50%") == [1])
@@ -157,8 +187,8 @@ import Testing
         #expect(try workspace.searchSpans(trace: id, text: #"\x"#).isEmpty)
     }
 
-    @Test func pricesAreSetReplacedAndRemoved() throws {
-        let workspace = try TemporaryWorkspace.make("prices")
+    @Test(arguments: StoreBackend.allCases) func pricesAreSetReplacedAndRemoved(_ backend: StoreBackend) throws {
+        let workspace = try tables(backend, "prices")
         #expect(try workspace.modelPrices().isEmpty)
         try workspace.setModelPrices([
             ModelPrice(
@@ -177,8 +207,8 @@ import Testing
         #expect(try workspace.modelPrices().map(\.model) == ["gpt-4o-mini"])
     }
 
-    @Test func modelUsageSumsEachTracesModelCalls() throws {
-        let workspace = try TemporaryWorkspace.make("usage")
+    @Test(arguments: StoreBackend.allCases) func modelUsageSumsEachTracesModelCalls(_ backend: StoreBackend) throws {
+        let workspace = try tables(backend, "usage")
         let id = try #require(try workspace.importTraces([Self.trace()]).ids.first)
         let usage = try workspace.modelUsage()
         // The agent and tool spans are not model calls.
@@ -187,5 +217,27 @@ import Testing
         #expect(calls.trace == id && calls.model == "gpt-4o-mini" && calls.calls == 2)
         #expect(calls.inputTokens == 220 && calls.outputTokens == 15 && calls.cacheReadTokens == nil)
         #expect(calls.cost == 0.001 && calls.costed == 1)
+    }
+
+    /// A long received trace: more spans than one PostgreSQL statement takes, each with its
+    /// source compressed, read back in order and put together again from the stored sources.
+    @Test(arguments: StoreBackend.allCases) func aLongTraceWithSourcesReadsBackWhole(_ backend: StoreBackend) throws {
+        let workspace = try tables(backend, "long")
+        var trace = Self.trace("long-run")
+        trace.summary.format = "otlp"
+        trace.spans = (0..<2_500).map { ordinal in
+            var span = Self.span(ordinal, "step \(ordinal)", parent: ordinal == 0 ? nil : "s0")
+            span.rawZstd = Data("source \(ordinal) \u{e9}\u{1F600}".utf8) + Data([0, 255, 0])
+            return span
+        }
+        trace.summary.spanCount = trace.spans.count
+        let id = try #require(try workspace.importTraces([trace]).ids.first)
+        #expect(try workspace.spanRows(trace: id) == trace.spans.map(\.row))
+        #expect(try workspace.spanPayload(trace: id, ordinal: 1_234)?.rawZstd == trace.spans[1_234].rawZstd)
+        let stored = try workspace.storedSources(format: "otlp", externalIDs: ["long-run", "absent"])
+        #expect(stored.keys.sorted() == ["long-run"])
+        #expect(stored["long-run"]?.spans == trace.spans.map { $0.rawZstd! })
+        #expect(stored["long-run"]?.metadataJSON == #"{"task":"arith"}"#)
+        #expect(try count("spans", in: workspace) == 2_500)
     }
 }

@@ -96,14 +96,14 @@ extension BenchCommand {
             let replayImportSeconds = clock.lap()
             guard let host = context.session.host else { throw NoTUIError() }
             let (open, steps) = try host.replayTimings(
-                trace: id, browser: TracesBrowser(workspace: replay.workspace), steps: 500)
+                trace: id, browser: TracesBrowser(tables: replay.tables), steps: 500)
             // And a short one (an agent span, 5 steps), stepped through 100 times.
             let short = directory + "/short.json"
             try Data(TraceExport.export(Self.longTrace(spans: 6), as: .otlp).compactJSON.utf8).write(
                 to: URL(fileURLWithPath: short))
             let shortID = try replay.importFiles([short]).counts.ids[0]
             let (_, shortSteps) = try host.replayTimings(
-                trace: shortID, browser: TracesBrowser(workspace: replay.workspace), steps: 500)
+                trace: shortID, browser: TracesBrowser(tables: replay.tables), steps: 500)
 
             var usage = rusage()
             getrusage(RUSAGE_SELF.rawValue, &usage)

@@ -35,6 +35,11 @@ package final class CommandContext: Sendable {
         try session.workspace(access: access)
     }
 
+    /// The trace tables on the workspace's backend: a SQLite file, or PostgreSQL from a URL.
+    package func traceTables(access: WorkspaceAccess = .write) throws(WorkspaceError) -> TraceTables {
+        session.isPostgres ? TraceTables(try session.postgres()) : TraceTables(try workspace(access: access))
+    }
+
     /// Asks the TUI for something once the command has finished (ignored on the shell).
     package func request(_ request: UIRequest) { pendingRequests.withLock { $0.append(request) } }
 

@@ -37,8 +37,8 @@ struct ServeCommand: LoupeCommand {
     func run(in context: CommandContext) throws {
         let configuration = try receiver.configuration(environment: ProcessInfo.processInfo.environment)
         guard queue >= 1 else { throw CommandFailure("--queue \(queue): give at least 1") }
-        let workspace = try context.workspace()
-        let ingest = TraceIngest(workspace: workspace, capacity: queue)
+        // A SQLite file, or PostgreSQL from a URL (a team's one place to send traces to).
+        let ingest = TraceIngest(tables: try context.traceTables(), capacity: queue)
         let server: TraceReceiver
         do {
             server = try TraceReceiver(configuration: configuration, ingest: ingest)
@@ -48,7 +48,7 @@ struct ServeCommand: LoupeCommand {
         }
         let needsToken = configuration.token != nil
         let serving = server.start { addresses in
-            context.print(Listener.listening(addresses, workspace: workspace.path, token: needsToken))
+            context.print(Listener.listening(addresses, workspace: context.session.displayPath, token: needsToken))
         }
         // The first signal stops taking requests and commits those in flight; a second leaves at
         // once (everything acknowledged is already committed).

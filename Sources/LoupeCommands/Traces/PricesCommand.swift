@@ -20,7 +20,7 @@ struct PricesCommand: ParsableCommand {
         @Flag(help: "Print JSON.") var json = false
 
         func run(in context: CommandContext) throws {
-            let prices = try context.workspace(access: .read).modelPrices()
+            let prices = try context.traceTables(access: .read).modelPrices()
             if json { return context.print(try Formatting.json(prices)) }
             guard !prices.isEmpty else {
                 return context.print("no prices: loupe prices load FILE or prices set MODEL …")
@@ -48,7 +48,7 @@ struct PricesCommand: ParsableCommand {
 
         func run(in context: CommandContext) throws {
             guard input >= 0, output >= 0, (cached ?? 0) >= 0 else { throw CommandFailure("prices cannot be negative") }
-            try context.workspace().setModelPrices([
+            try context.traceTables().setModelPrices([
                 ModelPrice(
                     model: model, inputPerMTok: input, outputPerMTok: output, cachedInputPerMTok: cached, source: source
                 )
@@ -71,7 +71,7 @@ struct PricesCommand: ParsableCommand {
             } catch let error as PriceFileError {
                 throw CommandFailure(error.description)
             }
-            try context.workspace().setModelPrices(prices)
+            try context.traceTables().setModelPrices(prices)
             context.print("loaded \(Formatting.count(prices.count, "price")) from \(file)")
         }
     }
@@ -82,7 +82,7 @@ struct PricesCommand: ParsableCommand {
         @Argument(help: "The model.") var model: String
 
         func run(in context: CommandContext) throws {
-            guard try context.workspace().removeModelPrice(model) else { throw CommandFailure("\(model) has no price") }
+            guard try context.traceTables().removeModelPrice(model) else { throw CommandFailure("\(model) has no price") }
             context.print("removed the price of \(model)")
         }
     }

@@ -21,7 +21,7 @@ struct SessionCommand: ParsableCommand {
         @Flag(help: "Print JSON.") var json = false
 
         func run(in context: CommandContext) throws {
-            let sessions = try TraceService(workspace: try context.workspace(access: .read)).sessions()
+            let sessions = try TraceService(tables: try context.traceTables(access: .read)).sessions()
             if json { return context.print(try Formatting.json(sessions.map(Shown.init))) }
             guard !sessions.isEmpty else {
                 return context.print(
@@ -53,7 +53,7 @@ struct SessionCommand: ParsableCommand {
         @Flag(help: "Print JSON.") var json = false
 
         func run(in context: CommandContext) throws {
-            guard let s = try TraceService(workspace: try context.workspace(access: .read)).session(id) else {
+            guard let s = try TraceService(tables: try context.traceTables(access: .read)).session(id) else {
                 throw CommandFailure("no session \(UntrustedText.sanitized(id)) (loupe session list shows them)")
             }
             if json { return context.print(try Formatting.json(Shown(s))) }

@@ -44,7 +44,7 @@ struct TraceCommand: ParsableCommand {
                 throw CommandFailure("--format \(format): use otlp, openai or atif")
             }
             guard !ids.isEmpty else { throw CommandFailure("name a trace id") }
-            let service = TraceService(workspace: try context.workspace(access: .read))
+            let service = TraceService(tables: try context.traceTables(access: .read))
             func trace(_ id: Int64) throws -> Trace {
                 do { return try service.trace(id) } catch let error as TraceImportError {
                     throw CommandFailure(error.description)
@@ -123,7 +123,7 @@ struct TraceCommand: ParsableCommand {
             guard !files.isEmpty else { throw CommandFailure("name at least one trace file") }
             let report: TraceService.ImportReport
             do {
-                report = try TraceService(workspace: try context.workspace()).importFiles(
+                report = try TraceService(tables: try context.traceTables()).importFiles(
                     files, reporter: context.reporter)
             } catch let error as TraceImportError {
                 throw CommandFailure("\(UntrustedText.sanitized(error.description)); nothing was imported")
@@ -143,7 +143,7 @@ struct TraceCommand: ParsableCommand {
         @Flag(help: "Print JSON.") var json = false
 
         func run(in context: CommandContext) throws {
-            let traces = try TraceService(workspace: try context.workspace(access: .read)).list()
+            let traces = try TraceService(tables: try context.traceTables(access: .read)).list()
             if json { return context.print(try Formatting.json(traces)) }
             guard !traces.isEmpty else { return context.print("no traces yet: loupe trace import FILE") }
             context.print("   id  format     steps  spans  errors   duration    tokens in/out       cost  name")
@@ -172,7 +172,7 @@ struct TraceCommand: ParsableCommand {
         func run(in context: CommandContext) throws {
             let loaded: TraceService.Loaded
             do {
-                loaded = try TraceService(workspace: try context.workspace(access: .read)).load(id)
+                loaded = try TraceService(tables: try context.traceTables(access: .read)).load(id)
             } catch let error as TraceImportError {
                 throw CommandFailure(error.description)
             }

@@ -24,7 +24,7 @@ extension TraceCommand {
 
         func run(in context: CommandContext) throws {
             let diff: TraceDiff
-            do { diff = try TraceService(workspace: try context.workspace(access: .read)).diff(left, right) } catch let
+            do { diff = try TraceService(tables: try context.traceTables(access: .read)).diff(left, right) } catch let
                 error
                 as TraceImportError
             { throw CommandFailure(error.description) }

@@ -414,7 +414,8 @@ extension EvalService {
         // Traces already answering an imported run are skipped before their metadata is read, so
         // a synced workspace costs one query.
         let linked = try evals.evalTraceIDs(source: "inspect")
-        let inspect = try workspace.traceSummaries().filter {
+        let traces = TraceTables(evals.database)
+        let inspect = try traces.traceSummaries().filter {
             $0.format == TraceFormat.inspect.rawValue && !linked.contains($0.id)
         }
         guard !inspect.isEmpty else { return }
@@ -422,7 +423,7 @@ extension EvalService {
         var order: [String] = []
         for trace in inspect {
             let metadata =
-                (try workspace.traceMetadata(trace: trace.id)).flatMap { try? JSONValue.parse($0) }?.object ?? [:]
+                (try traces.traceMetadata(trace: trace.id)).flatMap { try? JSONValue.parse($0) }?.object ?? [:]
             let task = metadata["task"]?.string ?? "task"
             let key = (trace.sourceFile ?? "?") + "#" + task
             if groups[key] == nil { order.append(key) }
@@ -439,7 +440,7 @@ extension EvalService {
                 let epoch = Int(metadata["epoch"]?.int ?? 1)
                 guard seen.insert(EvalItemKey(itemID: itemID, epoch: epoch)).inserted else { continue }
                 epochs = max(epochs, epoch)
-                let scores = try workspace.traceScores(trace: trace.id)
+                let scores = try traces.traceScores(trace: trace.id)
                 var records: [EvalScoreRecord] = []
                 for score in scores {
                     let value = (try? JSONValue.parse(score.valueJSON)) ?? .null
@@ -455,7 +456,7 @@ extension EvalService {
                     metadata["target"].map { $0.array?.map(\.text) ?? [$0.text] } ?? []
                 // The sample's answer: the last message a model produced; its error: the sample's own
                 // (a failed tool call inside it is part of the transcript, not an error of the sample).
-                let spans = (try? TraceService(workspace: workspace).trace(trace.id).spans) ?? []
+                let spans = (try? TraceService(tables: traces).trace(trace.id).spans) ?? []
                 let output = spans.last { $0.kind == .llm && !($0.output.last?.text.isEmpty ?? true) }?.output.last?
                     .text
                 let sampleError = spans.first?.status.message

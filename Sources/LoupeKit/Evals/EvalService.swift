@@ -48,8 +48,7 @@ package struct EvalService: Sendable {
             guard let local else {
                 throw EvalError(
                     "\(evals.database.displayName) is a PostgreSQL workspace: eval runs there answer model targets "
-                        + "(retrieval and agent targets search a corpus and record traces, which are on SQLite "
-                        + "workspaces so far)")
+                        + "(retrieval and agent targets search a corpus, which is on SQLite workspaces so far)")
             }
             return local
         }
@@ -457,13 +456,10 @@ package struct EvalService: Sendable {
         call.output = [response.message]
         let externalID = "eval-\(item.id)-" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
         let trace = Trace(externalID: externalID, format: .loupe, name: "eval · \(item.id)", spans: [root, call])
-        // The call's trace, where the workspace holds traces (SQLite so far), with its cost.
-        var id: Int64?
-        var cost: Double?
-        if let local {
-            id = try local.importTraces([TraceService.record(trace, sourceFile: nil)]).ids.first
-            cost = try id.flatMap { try TraceService(workspace: local).load($0).summary.cost }
-        }
+        // The call's trace, with its cost, in the workspace the run is in (SQLite or PostgreSQL).
+        let traces = TraceService(tables: TraceTables(evals.database))
+        let id = try traces.tables.importTraces([TraceService.record(trace, sourceFile: nil)]).ids.first
+        let cost = try id.flatMap { try traces.load($0).summary.cost }
         // Only the reasons that mean the answer is not whole: servers name a normal end many ways
         // (stop, end_turn, eos_token, stop_sequence).
         let stopReason = response.finishReason.flatMap { reason -> String? in

@@ -89,7 +89,7 @@ extension TraceService {
     /// left out: after a divergence it always differs.
     private func contents(_ trace: Int64) throws -> [Int: (key: String, summary: String)] {
         var result: [Int: (key: String, summary: String)] = [:]
-        for (ordinal, stored) in try workspace.spanPayloads(trace: trace).enumerated() {
+        for (ordinal, stored) in try tables.spanPayloads(trace: trace).enumerated() {
             guard let json = try? JSONValue.parse(stored.payload) else { continue }
             let payload = SpanPayload(json: json)
             let output = payload.output.map { message in

@@ -72,7 +72,7 @@ package final class TraceIngest: Sendable {
         var recent: [(at: ContinuousClock.Instant, spans: Int)] = []
     }
 
-    private let workspace: Workspace
+    private let tables: TraceTables
     /// The most spans waiting at once.
     package let capacity: Int
     /// The most requests read and decoded at once: with the queue's capacity, what bounds memory
@@ -85,8 +85,13 @@ package final class TraceIngest: Sendable {
     /// - Parameter capacity: the most spans waiting to be stored at once; a request that would
     ///   pass it is refused (unless the queue is empty: one request always fits, its size is
     ///   bounded by the server's body limit).
-    package init(workspace: Workspace, capacity: Int = 16_384, decoders: Int = 4) {
-        self.workspace = workspace
+    package convenience init(workspace: Workspace, capacity: Int = 16_384, decoders: Int = 4) {
+        self.init(tables: TraceTables(workspace), capacity: capacity, decoders: decoders)
+    }
+
+    /// An ingest into `tables`, on SQLite or PostgreSQL.
+    package init(tables: TraceTables, capacity: Int = 16_384, decoders: Int = 4) {
+        self.tables = tables
         self.capacity = capacity
         self.decoders = decoders
         let thread = Thread { [self] in writer() }
@@ -188,7 +193,7 @@ package final class TraceIngest: Sendable {
             if !batch.isEmpty {
                 sinceCheckpoint += commit(batch)
                 if sinceCheckpoint >= 4096 {
-                    try? workspace.checkpoint()
+                    try? (tables.database as? Workspace)?.checkpoint()
                     sinceCheckpoint = 0
                 }
             }
@@ -205,7 +210,7 @@ package final class TraceIngest: Sendable {
 
     /// Stores and answers a batch; the spans written (none when it failed).
     private func commit(_ batch: [Pending]) -> Int {
-        let result = Result { try Self.store(batch.map { ($0.spans, $0.source) }, in: workspace) }
+        let result = Result { try Self.store(batch.map { ($0.spans, $0.source) }, in: tables) }
         let count = batch.reduce(0) { $0 + $1.spans.count }
         state.withLock { state in
             state.queued -= count
@@ -231,7 +236,7 @@ package final class TraceIngest: Sendable {
     /// Stores the spans of several requests in one transaction: each trace they touch is put
     /// together from its stored spans and the new ones (a span sent again replaces itself).
     /// Returns the spans written: every span of each trace touched, stored ones included.
-    static func store(_ requests: [(spans: [Prepared], source: String)], in workspace: Workspace) throws -> Int {
+    static func store(_ requests: [(spans: [Prepared], source: String)], in tables: TraceTables) throws -> Int {
         var order: [String] = []
         var incoming: [String: [Prepared]] = [:]
         var sources: [String: String] = [:]
@@ -245,7 +250,7 @@ package final class TraceIngest: Sendable {
                 incoming[traceID, default: []].append(prepared)
             }
         }
-        let stored = try workspace.storedSources(format: TraceFormat.otlp.rawValue, externalIDs: order)
+        let stored = try tables.storedSources(format: TraceFormat.otlp.rawValue, externalIDs: order)
         let traces = try order.map {
             id -> (trace: Trace, source: String?, encoded: [String: TraceService.EncodedSpan]) in
             var spans: [OTLPImporter.OTLPSpan] = []
@@ -281,7 +286,7 @@ package final class TraceIngest: Sendable {
         }
         // The received spans come encoded; a trace's stored spans read again are encoded here.
         let records = traces.map { TraceService.record($0.trace, sourceFile: $0.source, encoded: $0.encoded) }
-        _ = try workspace.importTraces(records, deferringCheckpoint: true)
+        _ = try tables.importTraces(records, deferringCheckpoint: true)
         return records.reduce(0) { $0 + $1.spans.count }
     }
 }

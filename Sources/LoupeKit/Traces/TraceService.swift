@@ -7,9 +7,12 @@ import LoupeStore
 /// Imports trace files into the workspace and reads them back for `trace list|show` and the
 /// Traces panel.
 package struct TraceService: Sendable {
-    package let workspace: Workspace
+    /// The trace tables, on SQLite or PostgreSQL.
+    package let tables: TraceTables
 
-    package init(workspace: Workspace) { self.workspace = workspace }
+    package init(workspace: Workspace) { tables = TraceTables(workspace) }
+
+    package init(tables: TraceTables) { self.tables = tables }
 
     /// What importing a batch of files did.
     package struct ImportReport: Hashable, Sendable {
@@ -46,11 +49,11 @@ package struct TraceService: Sendable {
             Self.record($0.trace, sourceFile: $0.file, encoded: $0.encoded)
         }
         defer { records.cancel() }
-        report.counts = try workspace.importTraces(records)
+        report.counts = try tables.importTraces(records)
         // Inspect logs are eval runs too: they become runs here, at import, so that reading the
         // runs (the Evals panel, `eval list`) never writes.
         if read.contains(where: { $0.trace.format == .inspect }) {
-            try EvalService(workspace: workspace).syncInspectRuns()
+            try EvalService(evals: EvalTables(tables.database)).syncInspectRuns()
         }
         return report
     }
@@ -129,11 +132,11 @@ package struct TraceService: Sendable {
     /// Every trace, its cost what the source recorded plus its priced model calls; nil ("no
     /// price") when some call has neither.
     package func list() throws -> [TraceSummary] {
-        let prices = PriceTable(try workspace.modelPrices())
+        let prices = PriceTable(try tables.modelPrices())
         var costs: [Int64: Double?] = [:]
         // Calls with neither tokens nor a cost say nothing (a SWE-agent trace records only its
         // total, on the root): the recorded total stands for them.
-        for usage in try workspace.modelUsage()
+        for usage in try tables.modelUsage()
         where usage.costed > 0 || usage.inputTokens != nil || usage.outputTokens != nil {
             let priced: Double? =
                 usage.costed == usage.calls
@@ -145,7 +148,7 @@ package struct TraceService: Sendable {
             let sofar = costs[usage.trace] ?? 0
             costs[usage.trace] = sofar.flatMap { a in priced.map { a + $0 } }
         }
-        return try workspace.traceSummaries().map { summary in
+        return try tables.traceSummaries().map { summary in
             var summary = summary
             if let cost = costs[summary.id] { summary.cost = cost }
             return summary
@@ -164,11 +167,11 @@ package struct TraceService: Sendable {
     }
 
     package func load(_ id: Int64) throws -> Loaded {
-        guard var summary = try workspace.traceSummary(id: id) else {
+        guard var summary = try tables.traceSummary(id: id) else {
             throw TraceImportError(file: "trace \(id)", "no such trace (loupe trace list shows them)")
         }
-        let prices = PriceTable(try workspace.modelPrices())
-        var spans = try workspace.spanRows(trace: id)
+        let prices = PriceTable(try tables.modelPrices())
+        var spans = try tables.spanRows(trace: id)
         var total: Double? = 0
         let measured = spans.indices.filter {
             spans[$0].kind == SpanKind.llm.rawValue
@@ -192,13 +195,13 @@ package struct TraceService: Sendable {
             return depth
         }
         return Loaded(
-            summary: summary, spans: spans, steps: steps, scores: try workspace.traceScores(trace: id), depths: depths)
+            summary: summary, spans: spans, steps: steps, scores: try tables.traceScores(trace: id), depths: depths)
     }
 
     /// A stored trace whole, payloads included, back in the trace model (for export).
     package func trace(_ id: Int64) throws -> Trace {
         let loaded = try load(id)
-        let payloads = try workspace.spanPayloads(trace: id)
+        let payloads = try tables.spanPayloads(trace: id)
         let spans: [TraceSpan] = zip(loaded.spans, payloads).map { row, stored in
             var span = TraceSpan(
                 spanID: row.spanID, parentID: row.parentSpanID, kind: SpanKind(rawValue: row.kind) ?? .other,
@@ -221,7 +224,7 @@ package struct TraceService: Sendable {
             externalID: loaded.summary.externalID, format: TraceFormat(rawValue: loaded.summary.format) ?? .loupe,
             name: loaded.summary.name, spans: spans)
         trace.timed = loaded.summary.timed
-        trace.metadata = (try workspace.traceMetadata(trace: id)).flatMap { try? JSONValue.parse($0) }?.object ?? [:]
+        trace.metadata = (try tables.traceMetadata(trace: id)).flatMap { try? JSONValue.parse($0) }?.object ?? [:]
         trace.scores = loaded.scores.map {
             Score(
                 scorer: $0.scorer, value: (try? JSONValue.parse($0.valueJSON)) ?? .null, answer: $0.answer,
@@ -232,7 +235,7 @@ package struct TraceService: Sendable {
 
     /// One span's content and its source as written.
     package func payload(trace: Int64, ordinal: Int) throws -> (payload: SpanPayload, raw: JSONValue?) {
-        guard let stored = try workspace.spanPayload(trace: trace, ordinal: ordinal) else {
+        guard let stored = try tables.spanPayload(trace: trace, ordinal: ordinal) else {
             throw TraceImportError(file: "trace \(trace)", part: "span \(ordinal)", "no such span")
         }
         let payload = (try? JSONValue.parse(stored.payload)).map(SpanPayload.init(json:)) ?? SpanPayload()

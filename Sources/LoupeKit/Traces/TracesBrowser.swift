@@ -10,6 +10,8 @@ package struct TracesBrowser: Sendable {
 
     package init(workspace: Workspace) { service = TraceService(workspace: workspace) }
 
+    package init(tables: TraceTables) { service = TraceService(tables: tables) }
+
     /// Every trace, oldest import first, with its totals.
     package func list() throws -> [TraceSummary] { try service.list() }
 
@@ -24,7 +26,7 @@ package struct TracesBrowser: Sendable {
 
     /// The ordinals of the spans of `trace` whose content contains `text`.
     package func search(trace: Int64, text: String) throws -> [Int] {
-        try service.workspace.searchSpans(trace: trace, text: text)
+        try service.tables.searchSpans(trace: trace, text: text)
     }
 
     /// The MiniLM forward passes recorded at span `ordinal` or under it, naming their kernel runs.

@@ -1,0 +1,375 @@
+import Foundation
+import GRDB
+import LoupeBase
+
+/// The traces, their spans and scores, and the model prices: written once, in SQL both backends
+/// run, over a ``SQLDatabase`` (a SQLite ``Workspace`` or a PostgreSQL workspace).
+///
+/// Two places stay SQLite's own, for speed: an import on a ``Workspace`` may commit without the
+/// automatic checkpoint (a receiver checkpoints once it has answered), and a trace's span rows
+/// are read there through a cursor by column position (a 50,000-span trace opens in a fraction of
+/// the time a row-by-name read takes).
+///
+/// Thread-safety: any thread; each method is one read or one transaction.
+package struct TraceTables: Sendable {
+    package let database: any SQLDatabase
+
+    package init(_ database: any SQLDatabase) {
+        self.database = database
+    }
+
+    // MARK: - Import
+
+    /// Stores traces in one transaction: a trace already stored (same format and external id)
+    /// with the same content is left as is, with other content it is replaced. Either every
+    /// trace lands or none does. `traces` is read once, inside the transaction: a sequence whose
+    /// elements are still being made keeps the writer busy meanwhile.
+    ///
+    /// - Parameter leaseKind: when given, this process takes a lease of that kind on each new
+    ///   trace in the same transaction, so no kill can leave a trace being recorded without one.
+    /// - Parameter deferringCheckpoint: on SQLite, commit without the automatic checkpoint (see
+    ///   ``Workspace/write(deferringCheckpoint:_:)``); the caller checkpoints once it has answered.
+    package func importTraces(
+        _ traces: some Sequence<NewTrace> & Sendable, leaseKind: String? = nil, deferringCheckpoint: Bool = false
+    ) throws(WorkspaceError) -> TraceImportCounts {
+        if let workspace = database as? Workspace {
+            return try workspace.writeStatements(deferringCheckpoint: deferringCheckpoint) { sql in
+                try Self.importTraces(traces, leaseKind: leaseKind, into: sql)
+            }
+        }
+        return try database.writeStatements { sql in try Self.importTraces(traces, leaseKind: leaseKind, into: sql) }
+    }
+
+    static let spanColumns = [
+        "trace_id", "ordinal", "span_id", "parent_span_id", "kind", "name", "start_ns", "end_ns", "status",
+        "status_message", "model", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens",
+        "reasoning_tokens", "cost", "tool_name", "payload_json", "raw_zstd",
+    ]
+
+    private static let traceColumns = [
+        "external_id", "format", "source_file", "name", "started_ns", "ended_ns", "timed", "span_count", "step_count",
+        "error_count", "input_tokens", "output_tokens", "cost", "parent_trace_id", "fork_ordinal", "metadata_json",
+        "content_hash", "imported_at", "models", "session_id", "awaiting_parents",
+    ]
+
+    /// A trace's row as ``traceColumns`` lists its columns.
+    private static func traceValues(_ trace: NewTrace) -> [SQLValue] {
+        let s = trace.summary
+        return [
+            .text(s.externalID), .text(s.format), SQLValue(s.sourceFile), .text(s.name), SQLValue(s.startedNs),
+            SQLValue(s.endedNs), SQLValue(s.timed), SQLValue(s.spanCount), SQLValue(s.stepCount),
+            SQLValue(s.errorCount), SQLValue(s.inputTokens), SQLValue(s.outputTokens), SQLValue(s.cost),
+            SQLValue(s.parentTraceID), SQLValue(s.forkOrdinal), .text(trace.metadataJSON), .text(trace.contentHash),
+            SQLValue(s.importedAt), SQLValue(models(trace)), SQLValue(s.sessionID), SQLValue(s.awaitingParents),
+        ]
+    }
+
+    private static func importTraces(
+        _ traces: some Sequence<NewTrace>, leaseKind: String?, into sql: any SQLStatements
+    ) throws -> TraceImportCounts {
+        var counts = TraceImportCounts()
+        func insert(_ trace: NewTrace, id: Int64) throws {
+            try sql.insertRows(
+                into: "spans", columns: spanColumns,
+                rows: trace.spans.map { span in
+                    let r = span.row
+                    return [
+                        .integer(id), SQLValue(r.ordinal), .text(r.spanID), SQLValue(r.parentSpanID), .text(r.kind),
+                        .text(r.name), .integer(r.startNs), SQLValue(r.endNs), .text(r.status),
+                        SQLValue(r.statusMessage), SQLValue(r.model), SQLValue(r.inputTokens),
+                        SQLValue(r.outputTokens), SQLValue(r.cacheReadTokens), SQLValue(r.cacheWriteTokens),
+                        SQLValue(r.reasoningTokens), SQLValue(r.cost), SQLValue(r.toolName), .text(span.payloadJSON),
+                        SQLValue(span.rawZstd),
+                    ]
+                })
+            try sql.insertRows(
+                into: "trace_scores", columns: ["trace_id", "scorer", "value_json", "answer", "explanation"],
+                rows: trace.scores.map {
+                    [
+                        .integer(id), .text($0.scorer), .text($0.valueJSON), SQLValue($0.answer),
+                        SQLValue($0.explanation),
+                    ]
+                })
+        }
+        for trace in traces {
+            let s = trace.summary
+            if let existing = try sql.execute(
+                "SELECT id, content_hash FROM traces WHERE format = ? AND external_id = ?",
+                [.text(s.format), .text(s.externalID)]
+            ).first, let id = existing.integer("id") {
+                if existing.text("content_hash") == trace.contentHash {
+                    counts.unchanged += 1
+                    counts.ids.append(id)
+                    continue
+                }
+                // Replaced in place: the id stays, so forks, eval rows and an open view of a
+                // trace being recorded live keep pointing at it.
+                try sql.execute("DELETE FROM spans WHERE trace_id = ?", [.integer(id)])
+                try sql.execute("DELETE FROM trace_scores WHERE trace_id = ?", [.integer(id)])
+                let keep = ["parent_trace_id", "fork_ordinal"]
+                let assignments = traceColumns.dropFirst(2).map { column in
+                    keep.contains(column) ? "\(column) = COALESCE(?, \(column))" : "\(column) = ?"
+                }
+                try sql.execute(
+                    "UPDATE traces SET \(assignments.joined(separator: ", ")) WHERE id = ?",
+                    Array(traceValues(trace).dropFirst(2)) + [.integer(id)])
+                counts.replaced += 1
+                counts.ids.append(id)
+                try insert(trace, id: id)
+                continue
+            }
+            let marks = Array(repeating: "?", count: traceColumns.count).joined(separator: ", ")
+            let inserted = try sql.execute(
+                "INSERT INTO traces (\(traceColumns.joined(separator: ", "))) VALUES (\(marks)) RETURNING id",
+                traceValues(trace))
+            guard let id = inserted.first?.integer("id") else {
+                throw WorkspaceError(.database, path: "traces", message: "the new trace was given no id")
+            }
+            counts.added += 1
+            counts.ids.append(id)
+            try insert(trace, id: id)
+            if let leaseKind {
+                let lease = JobLease.mine(kind: leaseKind, targetID: id)
+                try sql.execute(
+                    "DELETE FROM job_leases WHERE kind = ? AND target_id = ?", [.text(leaseKind), .integer(id)])
+                try sql.insert(lease)
+            }
+        }
+        return counts
+    }
+
+    /// The models a trace's spans called, in name order, as the `models` column keeps them
+    /// (separated by U+001F): read with the summary, not gathered from 50,000 spans each time.
+    static func models(_ trace: NewTrace) -> String? {
+        let models = Set(trace.spans.compactMap(\.row.model)).sorted()
+        return models.isEmpty ? nil : models.joined(separator: "\u{1F}")
+    }
+
+    // MARK: - Traces
+
+    private static let summaryColumns = """
+        id, external_id, format, source_file, name, started_ns, ended_ns, timed, span_count, step_count, error_count,
+        input_tokens, output_tokens, cost, parent_trace_id, fork_ordinal, imported_at, models, session_id,
+        awaiting_parents
+        """
+
+    private static func summary(_ row: SQLRow) -> TraceSummary {
+        let row = row.grdbRow
+        return TraceSummary(
+            id: row["id"], externalID: row["external_id"], format: row["format"], sourceFile: row["source_file"],
+            name: row["name"], startedNs: row["started_ns"], endedNs: row["ended_ns"], timed: row["timed"],
+            spanCount: row["span_count"], stepCount: row["step_count"], errorCount: row["error_count"],
+            inputTokens: row["input_tokens"], outputTokens: row["output_tokens"], cost: row["cost"],
+            parentTraceID: row["parent_trace_id"], forkOrdinal: row["fork_ordinal"], importedAt: row["imported_at"],
+            models: (row["models"] as String?)?.split(separator: "\u{1F}").map(String.init) ?? [],
+            sessionID: row["session_id"], awaitingParents: row["awaiting_parents"])
+    }
+
+    /// Every trace, oldest import first.
+    package func traceSummaries() throws(WorkspaceError) -> [TraceSummary] {
+        try database.readStatements { sql in
+            try sql.execute("SELECT \(Self.summaryColumns) FROM traces ORDER BY id").map(Self.summary)
+        }
+    }
+
+    package func traceSummary(id: Int64) throws(WorkspaceError) -> TraceSummary? {
+        try database.readStatements { sql in
+            try sql.execute("SELECT \(Self.summaryColumns) FROM traces WHERE id = ?", [.integer(id)]).first
+                .map(Self.summary)
+        }
+    }
+
+    /// A trace's metadata (JSON object text).
+    package func traceMetadata(trace: Int64) throws(WorkspaceError) -> String? {
+        try database.readStatements { sql in
+            try sql.execute("SELECT metadata_json FROM traces WHERE id = ?", [.integer(trace)]).first?.text(
+                "metadata_json")
+        }
+    }
+
+    // MARK: - Spans
+
+    static let spanRowColumns = """
+        ordinal, span_id, parent_span_id, kind, name, start_ns, end_ns, status, status_message, model,
+        input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, cost, tool_name
+        """
+
+    /// A trace's spans in tree order, without payloads.
+    package func spanRows(trace: Int64) throws(WorkspaceError) -> [SpanRow] {
+        if let workspace = database as? Workspace { return try workspace.spanRowsByPosition(trace: trace) }
+        return try database.readStatements { sql in
+            try sql.execute(
+                "SELECT \(Self.spanRowColumns) FROM spans WHERE trace_id = ? ORDER BY ordinal", [.integer(trace)]
+            ).map { row in
+                let r = row.grdbRow
+                return SpanRow(
+                    ordinal: r["ordinal"], spanID: r["span_id"], parentSpanID: r["parent_span_id"], kind: r["kind"],
+                    name: r["name"], startNs: r["start_ns"], endNs: r["end_ns"], status: r["status"],
+                    statusMessage: r["status_message"], model: r["model"], inputTokens: r["input_tokens"],
+                    outputTokens: r["output_tokens"], cacheReadTokens: r["cache_read_tokens"],
+                    cacheWriteTokens: r["cache_write_tokens"], reasoningTokens: r["reasoning_tokens"], cost: r["cost"],
+                    toolName: r["tool_name"])
+            }
+        }
+    }
+
+    private static func payload(_ row: SQLRow) -> StoredPayload {
+        let row = row.grdbRow
+        return StoredPayload(payload: row["payload_json"], rawJSON: row["raw_json"], rawZstd: row["raw_zstd"])
+    }
+
+    /// One span's payload and raw source (read when its step is shown): the source as
+    /// uncompressed JSON (workspaces from before v9) or zstd.
+    package func spanPayload(trace: Int64, ordinal: Int) throws(WorkspaceError) -> StoredPayload? {
+        try database.readStatements { sql in
+            try sql.execute(
+                "SELECT payload_json, raw_json, raw_zstd FROM spans WHERE trace_id = ? AND ordinal = ?",
+                [.integer(trace), SQLValue(ordinal)]
+            ).first.map(Self.payload)
+        }
+    }
+
+    /// Every span's payload and raw source, by ordinal (for export).
+    package func spanPayloads(trace: Int64) throws(WorkspaceError) -> [StoredPayload] {
+        try database.readStatements { sql in
+            try sql.execute(
+                "SELECT payload_json, raw_json, raw_zstd FROM spans WHERE trace_id = ? ORDER BY ordinal",
+                [.integer(trace)]
+            ).map(Self.payload)
+        }
+    }
+
+    /// A trace's scores: scorer, value (JSON), answer, explanation.
+    package func traceScores(trace: Int64) throws(WorkspaceError) -> [NewTrace.ScoreRecord] {
+        try database.readStatements { sql in
+            try sql.execute(
+                "SELECT scorer, value_json, answer, explanation FROM trace_scores WHERE trace_id = ? ORDER BY rowid",
+                [.integer(trace)]
+            ).map {
+                NewTrace.ScoreRecord(
+                    scorer: $0.text("scorer") ?? "", valueJSON: $0.text("value_json") ?? "null",
+                    answer: $0.text("answer"), explanation: $0.text("explanation"))
+            }
+        }
+    }
+
+    /// The ordinals of a trace's spans whose name, tool, model, error or content (messages, tool
+    /// arguments and results) contain `text`, ignoring case: the Traces panel's `/`.
+    package func searchSpans(trace: Int64, text: String) throws(WorkspaceError) -> [Int] {
+        let escaped = text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
+            .replacingOccurrences(of: "_", with: "\\_")
+        let pattern = SQLValue.text("%" + escaped + "%")
+        let like = database.dialect.likeIgnoringCase
+        let columns = ["name", "tool_name", "model", "status_message", "payload_json"]
+        let test = columns.map { "\($0) \(like) ? ESCAPE '\\'" }.joined(separator: " OR ")
+        return try database.readStatements { sql in
+            try sql.execute(
+                "SELECT ordinal FROM spans WHERE trace_id = ? AND (\(test)) ORDER BY ordinal",
+                [.integer(trace)] + Array(repeating: pattern, count: columns.count)
+            ).compactMap { $0.integer("ordinal").map(Int.init) }
+        }
+    }
+
+    /// The LLM spans' tokens and recorded costs per trace and model.
+    package func modelUsage() throws(WorkspaceError) -> [ModelUsage] {
+        // Sums cast back to integers: PostgreSQL sums BIGINTs as NUMERIC.
+        try database.readStatements { sql in
+            try sql.execute(
+                """
+                SELECT trace_id, model, COUNT(*) AS calls, CAST(SUM(input_tokens) AS BIGINT) AS input,
+                  CAST(SUM(output_tokens) AS BIGINT) AS output, CAST(SUM(cache_read_tokens) AS BIGINT) AS cached,
+                  SUM(cost) AS cost, COUNT(cost) AS costed
+                FROM spans WHERE kind = 'llm' GROUP BY trace_id, model ORDER BY trace_id, model
+                """
+            ).map {
+                let row = $0.grdbRow
+                return ModelUsage(
+                    trace: row["trace_id"], model: row["model"], calls: row["calls"], inputTokens: row["input"],
+                    outputTokens: row["output"], cacheReadTokens: row["cached"], cost: row["cost"],
+                    costed: row["costed"])
+            }
+        }
+    }
+
+    /// What a trace that grows over many requests is put together again from: for each of
+    /// `externalIDs` stored in `format`, its metadata and every span's source as written
+    /// (zstd-compressed JSON), in tree order. Ids not stored are absent.
+    package func storedSources(
+        format: String, externalIDs: some Collection<String>
+    ) throws(WorkspaceError) -> [String: StoredSources] {
+        guard !externalIDs.isEmpty else { return [:] }
+        let ids = Array(externalIDs)
+        return try database.readStatements { sql in
+            var out: [String: StoredSources] = [:]
+            // SQLite binds at most 32,766 parameters, PostgreSQL 65,535; a request holds far
+            // fewer traces.
+            for start in stride(from: 0, to: ids.count, by: 10_000) {
+                let chunk = ids[start..<min(ids.count, start + 10_000)]
+                let marks = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
+                let rows = try sql.execute(
+                    """
+                    SELECT t.external_id, t.metadata_json, s.raw_zstd, s.raw_json FROM traces t
+                    LEFT JOIN spans s ON s.trace_id = t.id
+                    WHERE t.format = ? AND t.external_id IN (\(marks))
+                    ORDER BY t.id, s.ordinal
+                    """,
+                    [.text(format)] + chunk.map(SQLValue.text))
+                for row in rows {
+                    guard let id = row.text("external_id") else { continue }
+                    var stored = out[id] ?? StoredSources(metadataJSON: row.text("metadata_json"), spans: [])
+                    // Sources stored before v9 are JSON text: compressed here like the others.
+                    if case .blob(let raw) = row["raw_zstd"] {
+                        stored.spans.append(Data(raw))
+                    } else if let text = row.text("raw_json") {
+                        stored.spans.append(Zstd.compress(text))
+                    }
+                    out[id] = stored
+                }
+            }
+            return out
+        }
+    }
+
+    // MARK: - Model prices
+
+    package func modelPrices() throws(WorkspaceError) -> [ModelPrice] {
+        try database.readStatements { sql in
+            try sql.execute(
+                "SELECT model, input_per_mtok, output_per_mtok, cached_input_per_mtok, source FROM model_prices ORDER BY model"
+            ).map {
+                ModelPrice(
+                    model: $0.text("model") ?? "", inputPerMTok: $0.real("input_per_mtok") ?? 0,
+                    outputPerMTok: $0.real("output_per_mtok") ?? 0,
+                    cachedInputPerMTok: $0.real("cached_input_per_mtok"),
+                    source: $0.text("source") ?? "")
+            }
+        }
+    }
+
+    /// Sets prices (replacing a model's earlier one) in one transaction.
+    package func setModelPrices(_ prices: [ModelPrice]) throws(WorkspaceError) {
+        try database.writeStatements { sql in
+            for p in prices {
+                try sql.execute(
+                    """
+                    INSERT INTO model_prices (model, input_per_mtok, output_per_mtok, cached_input_per_mtok, source)
+                    VALUES (?, ?, ?, ?, ?)
+                    ON CONFLICT (model) DO UPDATE SET input_per_mtok = excluded.input_per_mtok,
+                      output_per_mtok = excluded.output_per_mtok, cached_input_per_mtok = excluded.cached_input_per_mtok,
+                      source = excluded.source
+                    """,
+                    [
+                        .text(p.model), .real(p.inputPerMTok), .real(p.outputPerMTok), SQLValue(p.cachedInputPerMTok),
+                        .text(p.source),
+                    ])
+            }
+        }
+    }
+
+    /// Removes a model's price; false when it had none.
+    package func removeModelPrice(_ model: String) throws(WorkspaceError) -> Bool {
+        try database.writeStatements { sql in
+            try sql.changes("DELETE FROM model_prices WHERE model = ?", [.text(model)]) > 0
+        }
+    }
+}
