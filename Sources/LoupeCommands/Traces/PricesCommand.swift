@@ -82,7 +82,9 @@ struct PricesCommand: ParsableCommand {
         @Argument(help: "The model.") var model: String
 
         func run(in context: CommandContext) throws {
-            guard try context.traceTables().removeModelPrice(model) else { throw CommandFailure("\(model) has no price") }
+            guard try context.traceTables().removeModelPrice(model) else {
+                throw CommandFailure("\(model) has no price")
+            }
             context.print("removed the price of \(model)")
         }
     }
