@@ -248,8 +248,8 @@ let package = Package(
             name: "LoupeCommandsTests",
             dependencies: [
                 "LoupeBase", "LoupeCommands", "LoupeApp", "LoupeKit", "LoupeStore", "LoupeRetrieval", "LoupeTUI",
-                "LoupeTerminal", "LoupeAgents", "LoupeModels", "LoupeTensor", "LoupeTestSupport", "loupe",
-                .product(name: "GRDB", package: "GRDB.swift"),
+                "LoupeTerminal", "LoupeAgents", "LoupeModels", "LoupeTensor", "LoupeTestSupport", "LoupePostgres",
+                "loupe", .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strictSwift6
         ),

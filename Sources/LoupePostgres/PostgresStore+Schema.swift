@@ -51,6 +51,8 @@ extension PostgresStore {
             for table in tables {
                 for statement in table.postgresStatements { try session.execute(statement) }
             }
+            // Data a migration derives from rows already there, as SQLite's migration does.
+            if !applied.contains(TraceTables.usageMigration) { try session.execute(TraceTables.usageBackfill) }
             let now = Self.timestamp(Date())
             for identifier in known where !applied.contains(identifier) {
                 try session.execute(

@@ -216,25 +216,28 @@ package final class PostgresStore: Sendable {
     /// `?` placeholders (outside quotes) as PostgreSQL's `$1`, `$2`, …: the workspace's queries
     /// are written once, with SQLite's placeholders.
     static func numberingPlaceholders(_ sql: String) -> String {
-        var output = ""
+        // Byte by byte: the quotes and `?` are ASCII, which UTF-8 never uses inside a longer
+        // character, and a statement of a thousand rows has twenty thousand placeholders.
+        var output: [UInt8] = []
         output.reserveCapacity(sql.utf8.count + 16)
         var number = 0
-        var quote: Character?
-        for character in sql {
+        var quote: UInt8?
+        for byte in sql.utf8 {
             if let open = quote {
-                if character == open { quote = nil }
-                output.append(character)
-            } else if character == "'" || character == "\"" {
-                quote = character
-                output.append(character)
-            } else if character == "?" {
+                if byte == open { quote = nil }
+                output.append(byte)
+            } else if byte == UInt8(ascii: "'") || byte == UInt8(ascii: "\"") {
+                quote = byte
+                output.append(byte)
+            } else if byte == UInt8(ascii: "?") {
                 number += 1
-                output += "$\(number)"
+                output.append(UInt8(ascii: "$"))
+                output.append(contentsOf: String(number).utf8)
             } else {
-                output.append(character)
+                output.append(byte)
             }
         }
-        return output
+        return String(decoding: output, as: UTF8.self)
     }
 
     /// A cell as the storage class the workspace's column maps onto.

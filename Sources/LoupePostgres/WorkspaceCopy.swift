@@ -54,7 +54,7 @@ package enum WorkspaceCopy {
                 "retrieval_evals", "ann_sweeps",
             ]
         ),
-        ("traces", ["traces", "spans", "trace_scores"]),
+        ("traces", ["traces", "spans", "trace_scores", "trace_model_usage"]),
         ("evals", ["eval_runs", "eval_results", "eval_scores", "eval_work_items"]),
         (
             "sae",

@@ -83,6 +83,13 @@ package struct TraceTables: Sendable {
                     ]
                 })
             try sql.insertRows(
+                into: "trace_model_usage",
+                columns: [
+                    "trace_id", "model", "calls", "input_tokens", "output_tokens", "cache_read_tokens", "cost",
+                    "costed",
+                ],
+                rows: usageRows(trace, id: id))
+            try sql.insertRows(
                 into: "trace_scores", columns: ["trace_id", "scorer", "value_json", "answer", "explanation"],
                 rows: trace.scores.map {
                     [
@@ -106,6 +113,7 @@ package struct TraceTables: Sendable {
                 // trace being recorded live keep pointing at it.
                 try sql.execute("DELETE FROM spans WHERE trace_id = ?", [.integer(id)])
                 try sql.execute("DELETE FROM trace_scores WHERE trace_id = ?", [.integer(id)])
+                try sql.execute("DELETE FROM trace_model_usage WHERE trace_id = ?", [.integer(id)])
                 let keep = ["parent_trace_id", "fork_ordinal"]
                 let assignments = traceColumns.dropFirst(2).map { column in
                     keep.contains(column) ? "\(column) = COALESCE(?, \(column))" : "\(column) = ?"
@@ -153,23 +161,46 @@ package struct TraceTables: Sendable {
         awaiting_parents
         """
 
+    /// Read by position (``summaryColumns``' order) from the row as either backend gave it: no
+    /// GRDB row made and no column looked up by name per trace, for a list of 20,000 traces is
+    /// 400,000 cells.
     private static func summary(_ row: SQLRow) -> TraceSummary {
-        let row = row.grdbRow
+        let v = row.values
+        func integer(_ i: Int) -> Int64? {
+            switch v[i] {
+            case .integer(let value): value
+            case .real(let value): Int64(exactly: value)
+            default: nil
+            }
+        }
+        func int(_ i: Int) -> Int? { integer(i).map(Int.init) }
+        func text(_ i: Int) -> String? { if case .text(let text) = v[i] { text } else { nil } }
+        var cost: Double?
+        switch v[13] {
+        case .real(let value): cost = value
+        case .integer(let value): cost = Double(value)
+        default: cost = nil
+        }
         return TraceSummary(
-            id: row["id"], externalID: row["external_id"], format: row["format"], sourceFile: row["source_file"],
-            name: row["name"], startedNs: row["started_ns"], endedNs: row["ended_ns"], timed: row["timed"],
-            spanCount: row["span_count"], stepCount: row["step_count"], errorCount: row["error_count"],
-            inputTokens: row["input_tokens"], outputTokens: row["output_tokens"], cost: row["cost"],
-            parentTraceID: row["parent_trace_id"], forkOrdinal: row["fork_ordinal"], importedAt: row["imported_at"],
-            models: (row["models"] as String?)?.split(separator: "\u{1F}").map(String.init) ?? [],
-            sessionID: row["session_id"], awaitingParents: row["awaiting_parents"])
+            id: integer(0) ?? 0, externalID: text(1) ?? "", format: text(2) ?? "", sourceFile: text(3),
+            name: text(4) ?? "", startedNs: integer(5) ?? 0, endedNs: integer(6) ?? 0, timed: (integer(7) ?? 0) != 0,
+            spanCount: int(8) ?? 0, stepCount: int(9) ?? 0, errorCount: int(10) ?? 0, inputTokens: int(11),
+            outputTokens: int(12), cost: cost, parentTraceID: integer(14), forkOrdinal: int(15),
+            importedAt: Date.fromDatabaseValue(v[16].databaseValue) ?? Date(timeIntervalSince1970: 0),
+            models: text(17)?.split(separator: "\u{1F}").map(String.init) ?? [], sessionID: text(18),
+            awaitingParents: int(19) ?? 0)
+    }
+
+    private static let summariesQuery = "SELECT \(summaryColumns) FROM traces ORDER BY id"
+
+    /// The queries the Traces panel's list runs over every trace (for `bench team`'s EXPLAIN).
+    package static var listQueries: [(name: String, sql: String)] {
+        [("traces", summariesQuery), ("model usage", usageQuery)]
     }
 
     /// Every trace, oldest import first.
     package func traceSummaries() throws(WorkspaceError) -> [TraceSummary] {
-        try database.readStatements { sql in
-            try sql.execute("SELECT \(Self.summaryColumns) FROM traces ORDER BY id").map(Self.summary)
-        }
+        try database.readStatements { sql in try sql.execute(Self.summariesQuery).map(Self.summary) }
     }
 
     package func traceSummary(id: Int64) throws(WorkspaceError) -> TraceSummary? {
@@ -270,23 +301,71 @@ package struct TraceTables: Sendable {
         }
     }
 
+    /// The migration that keeps each trace's model usage (``modelUsage()``) in a table.
+    package static let usageMigration = "v24: each trace's model usage kept beside it"
+
+    /// Fills `trace_model_usage` from the spans already stored: run by the migration on SQLite
+    /// and on PostgreSQL alike (`INSERT … SELECT`, both cast the sums into the integer columns).
+    package static let usageBackfill = """
+        INSERT INTO trace_model_usage (trace_id, model, calls, input_tokens, output_tokens, cache_read_tokens, cost,
+          costed)
+        SELECT trace_id, model, COUNT(*), SUM(input_tokens), SUM(output_tokens), SUM(cache_read_tokens), SUM(cost),
+          COUNT(cost)
+        FROM spans WHERE kind = 'llm' GROUP BY trace_id, model
+        """
+
+    private static let usageQuery = """
+        SELECT trace_id, model, calls, input_tokens, output_tokens, cache_read_tokens, cost, costed
+        FROM trace_model_usage ORDER BY trace_id, model
+        """
+
+    /// A trace's model calls summed per model, as `trace_model_usage` keeps them: what the
+    /// backfill's `GROUP BY` gives (a sum is nil when no call had the number).
+    static func usageRows(_ trace: NewTrace, id: Int64) -> [[SQLValue]] {
+        struct Sums {
+            var calls = 0
+            var input: Int?
+            var output: Int?
+            var cached: Int?
+            var cost: Double?
+            var costed = 0
+        }
+        func add(_ total: Int?, _ value: Int?) -> Int? { value.map { (total ?? 0) + $0 } ?? total }
+        var byModel: [String?: Sums] = [:]
+        var order: [String?] = []
+        for span in trace.spans where span.row.kind == "llm" {
+            let r = span.row
+            if byModel[r.model] == nil { order.append(r.model) }
+            var sums = byModel[r.model, default: Sums()]
+            sums.calls += 1
+            sums.input = add(sums.input, r.inputTokens)
+            sums.output = add(sums.output, r.outputTokens)
+            sums.cached = add(sums.cached, r.cacheReadTokens)
+            if let cost = r.cost {
+                sums.cost = (sums.cost ?? 0) + cost
+                sums.costed += 1
+            }
+            byModel[r.model] = sums
+        }
+        return order.map { model in
+            let s = byModel[model]!
+            return [
+                .integer(id), SQLValue(model), SQLValue(s.calls), SQLValue(s.input), SQLValue(s.output),
+                SQLValue(s.cached), SQLValue(s.cost), SQLValue(s.costed),
+            ]
+        }
+    }
+
     /// The LLM spans' tokens and recorded costs per trace and model.
     package func modelUsage() throws(WorkspaceError) -> [ModelUsage] {
-        // Sums cast back to integers: PostgreSQL sums BIGINTs as NUMERIC.
         try database.readStatements { sql in
-            try sql.execute(
-                """
-                SELECT trace_id, model, COUNT(*) AS calls, CAST(SUM(input_tokens) AS BIGINT) AS input,
-                  CAST(SUM(output_tokens) AS BIGINT) AS output, CAST(SUM(cache_read_tokens) AS BIGINT) AS cached,
-                  SUM(cost) AS cost, COUNT(cost) AS costed
-                FROM spans WHERE kind = 'llm' GROUP BY trace_id, model ORDER BY trace_id, model
-                """
-            ).map {
-                let row = $0.grdbRow
-                return ModelUsage(
-                    trace: row["trace_id"], model: row["model"], calls: row["calls"], inputTokens: row["input"],
-                    outputTokens: row["output"], cacheReadTokens: row["cached"], cost: row["cost"],
-                    costed: row["costed"])
+            try sql.execute(Self.usageQuery).map { row in
+                ModelUsage(
+                    trace: row.integer("trace_id") ?? 0, model: row.text("model"),
+                    calls: Int(row.integer("calls") ?? 0), inputTokens: row.integer("input_tokens").map(Int.init),
+                    outputTokens: row.integer("output_tokens").map(Int.init),
+                    cacheReadTokens: row.integer("cache_read_tokens").map(Int.init), cost: row.real("cost"),
+                    costed: Int(row.integer("costed") ?? 0))
             }
         }
     }

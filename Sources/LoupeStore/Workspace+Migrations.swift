@@ -589,6 +589,23 @@ extension Workspace {
                 index: "eval_work_items_open", on: "eval_work_items", columns: ["run_id", "done_at", "position"])
             try db.alter(table: "eval_runs") { table in table.add(column: "suite_text", .text) }
         }
+        migrator.registerMigration(TraceTables.usageMigration) { db in
+            // Each trace's model calls summed per model at import, so that the Traces panel's list
+            // (which prices calls by model) reads one row per trace and model instead of grouping
+            // every span: on a million spans that grouping was most of the list's time. No primary
+            // key: a trace's calls without a model name are one row with a NULL model.
+            try db.create(table: "trace_model_usage") { table in
+                table.column("trace_id", .integer).notNull().indexed().references("traces", onDelete: .cascade)
+                table.column("model", .text)
+                table.column("calls", .integer).notNull()
+                table.column("input_tokens", .integer)
+                table.column("output_tokens", .integer)
+                table.column("cache_read_tokens", .integer)
+                table.column("cost", .double)
+                table.column("costed", .integer).notNull()
+            }
+            try db.execute(sql: TraceTables.usageBackfill)
+        }
         return migrator
     }()
 

@@ -120,6 +120,15 @@ import Testing
         let text = try TestEnvironment.run(["eval", "show", "1", "--workspace", url])
         #expect(text.output.contains("workers: ") && text.output.contains("16/16 answered"), "\(text.output)")
         #expect(!text.output.contains(PostgresCluster.password))
+        // Each answer's model call is recorded as a trace in the same database, and reads back.
+        let traceIDs = results.compactMap { $0["trace_id"]?.number.map { Int64($0) } }
+        #expect(traceIDs.count == Self.items && Set(traceIDs).count == Self.items)
+        let listed = try TestEnvironment.run(["trace", "list", "--json", "--workspace", url])
+        #expect(listed.status == 0, "\(listed.error)")
+        let traces = try #require(try JSONValue.parse(Data(listed.output.utf8)).array)
+        #expect(Set(traceIDs).isSubset(of: Set(traces.compactMap { $0["id"]?.number.map { Int64($0) } })))
+        let trace = try TestEnvironment.run(["trace", "show", String(traceIDs[0]), "--workspace", url])
+        #expect(trace.status == 0 && trace.output.contains("chat gpt-4o-mini"), "\(trace.output)\(trace.error)")
 
         // The same suite on one machine, on a SQLite file: the same statistics.
         let file = directory + "/one.sqlite"

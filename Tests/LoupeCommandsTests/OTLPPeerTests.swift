@@ -3,7 +3,9 @@ import LoupeAgents
 import LoupeBase
 import LoupeCommands
 import LoupeKit
+import LoupePostgres
 import LoupeStore
+import LoupeTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -25,10 +27,11 @@ import Testing
         var grpc = ""
         var workspacePath: String { directory + "/w.sqlite" }
 
-        init(_ extra: [String] = []) throws {
+        /// - Parameter workspace: where it stores what it receives: a fresh file by default.
+        init(_ extra: [String] = [], workspace: String? = nil) throws {
             process.executableURL = URL(fileURLWithPath: TestEnvironment.binary)
             process.arguments =
-                ["serve", "--workspace", workspacePath, "--http-port", "0", "--grpc-port", "0"] + extra
+                ["serve", "--workspace", workspace ?? workspacePath, "--http-port", "0", "--grpc-port", "0"] + extra
             process.standardOutput = output
             process.standardError = output
             try process.run()
@@ -137,6 +140,44 @@ import Testing
             #expect(fromFile == fromNetwork)
             #expect((a.stepCount, a.errorCount, a.inputTokens) == (b.stepCount, b.errorCount, b.inputTokens))
         }
+    }
+
+    /// A team's receiver: `loupe serve` storing into PostgreSQL what the SDK sends one span a
+    /// request (so each trace grows over many requests), read back equal to the file's import.
+    @Test func aServerOnPostgreSQLStoresWhatTheSDKSends() throws {
+        let cluster = try PostgresCluster.shared
+        let url = cluster.url(try cluster.database("serve"))
+        let server = try Server(workspace: url)
+        let http = try Self.peer("otlp_send.py", ["http/protobuf", server.http + "/v1/traces"])
+        #expect(http.status == 0, "\(http.output)")
+        let grpc = try Self.peer("otlp_send.py", ["grpc", server.grpc, "8"])
+        #expect(grpc.status == 0, "\(grpc.output)")
+        let stopped = server.stop()
+        #expect(stopped.status == 0)
+        #expect(stopped.output.contains("stopped: 22 spans stored from 22 requests"), "\(stopped.output)")
+        #expect(!stopped.output.contains(PostgresCluster.password))
+
+        let store = try PostgresStore.open(try PostgresURL(url, environment: [:]))
+        defer { store.close() }
+        let received = TraceService(tables: TraceTables(store))
+        let all = try received.tables.traceSummaries()
+        #expect(all.count == 6)
+        #expect(all.prefix(3).allSatisfy { $0.sourceFile == "OTLP/HTTP" })
+        #expect(all.suffix(3).allSatisfy { $0.sourceFile == "OTLP/gRPC" })
+        let file = try Workspace(path: TestEnvironment.temporaryDirectory() + "/f.sqlite")
+        _ = try TraceService(workspace: file).importFiles([
+            TestEnvironment.repositoryRoot.appendingPathComponent("sample-data/traces/otlp-genai.jsonl").path
+        ])
+        let imported = try file.traceSummaries()
+        #expect(imported.map(\.externalID) == all.prefix(3).map(\.externalID))
+        for (a, b) in zip(imported, all) {
+            #expect(
+                Self.content(try TraceService(workspace: file).trace(a.id)) == Self.content(try received.trace(b.id)))
+            #expect((a.stepCount, a.errorCount, a.inputTokens) == (b.stepCount, b.errorCount, b.inputTokens))
+        }
+        // The commands read it where it is.
+        let listed = try TestEnvironment.run(["trace", "list", "--workspace", url])
+        #expect(listed.status == 0 && listed.output.components(separatedBy: "\n").count >= 7, "\(listed.error)")
     }
 
     /// The `openai` client against a local chat-completions server, instrumented by the official

@@ -46,9 +46,13 @@ import Testing
         #expect(refused.status != 0 && refused.error.contains("refused loupe's credentials"))
         #expect(!refused.error.contains("p4ss-in-url") && !refused.output.contains("p4ss-in-url"))
 
-        // Commands not yet on PostgreSQL say so, and how to work on a copy.
+        // The traces read where they are, as they read in the file.
         let list = try TestEnvironment.run(["trace", "list", "--workspace", url], environment: password)
-        #expect(list.status != 0 && list.error.contains("is a PostgreSQL workspace"), "\(list.error)")
+        let listedInFile = try TestEnvironment.run(["trace", "list", "--workspace", file])
+        #expect(list.status == 0 && list.output == listedInFile.output, "\(list.error)")
+        // Commands not yet on PostgreSQL say so, and how to work on a copy.
+        let profiles = try TestEnvironment.run(["profile", "list", "--workspace", url], environment: password)
+        #expect(profiles.status != 0 && profiles.error.contains("is a PostgreSQL workspace"), "\(profiles.error)")
         let tui = try TestEnvironment.run(["--workspace", url], environment: password)
         #expect(tui.status != 0 && tui.error.contains("the TUI opens SQLite workspaces so far"), "\(tui.error)")
 

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import LoupePostgres
 import LoupeStore
 import Testing
 
@@ -239,5 +240,37 @@ import Testing
         #expect(stored["long-run"]?.spans == trace.spans.map { $0.rawZstd! })
         #expect(stored["long-run"]?.metadataJSON == #"{"task":"arith"}"#)
         #expect(try count("spans", in: workspace) == 2_500)
+    }
+
+    /// A workspace from before v24 gets each trace's model usage from its spans when it is
+    /// opened, on either backend, equal to what an import now keeps.
+    @Test(arguments: StoreBackend.allCases) func anOlderWorkspaceGetsItsModelUsageFromItsSpans(
+        _ backend: StoreBackend
+    ) throws {
+        let workspace = try tables(backend, "backfill")
+        var second = Self.trace("run-2")
+        second.spans[1].row.model = nil
+        _ = try workspace.importTraces([Self.trace(), second])
+        let before = try workspace.modelUsage()
+        #expect(before.count == 3)
+        let reopened: TraceTables
+        switch workspace.database {
+        case let file as Workspace:
+            try file.write { db in
+                try db.execute(sql: "DROP TABLE trace_model_usage")
+                try db.execute(
+                    sql: "DELETE FROM grdb_migrations WHERE identifier = ?", arguments: [TraceTables.usageMigration])
+            }
+            reopened = TraceTables(try Workspace(path: file.path))
+        case let store as PostgresStore:
+            try store.execute("DROP TABLE trace_model_usage")
+            try store.execute("DELETE FROM loupe_migrations WHERE identifier = ?", [.text(TraceTables.usageMigration)])
+            reopened = TraceTables(try PostgresStore.open(store.url))
+        default:
+            Issue.record("an unknown backend")
+            return
+        }
+        let key = { (u: ModelUsage) in "\(u.trace) \(u.model ?? "")" }
+        #expect(try reopened.modelUsage().sorted { key($0) < key($1) } == before.sorted { key($0) < key($1) })
     }
 }

@@ -13,7 +13,7 @@ struct BenchCommand: ParsableCommand {
         subcommands: [
             TUI.self, Embed.self, Dense.self, Kernels.self, Retrieval.self, HNSW.self, Traces.self, Evals.self,
             SAE.self,
-            Receive.self, Profiles.self,
+            Receive.self, Profiles.self, Team.self,
         ]
     )
 
