@@ -346,16 +346,21 @@ extension PostgresStore.Transaction: SQLStatements {
 
     /// Many rows to a statement (PostgreSQL binds at most 65,535 values), so that rows cost no
     /// round trip each.
-    package func insertRows(into table: String, columns: [String], rows: [[SQLValue]]) throws {
-        guard !rows.isEmpty, !columns.isEmpty else { return }
+    package func insertRows(into table: String, columns: [String], rows: [[SQLValue]], returning: [String]) throws
+        -> [SQLRow]
+    {
+        guard !rows.isEmpty, !columns.isEmpty else { return [] }
         let perStatement = max(1, min(1000, 65_535 / columns.count))
         let tuple = "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
         let head = "INSERT INTO \(StoreTable.quote(table)) (\(StoreTable.list(columns))) VALUES "
+        let tail = returning.isEmpty ? "" : " RETURNING \(StoreTable.list(returning))"
+        var out: [SQLRow] = []
         for start in stride(from: 0, to: rows.count, by: perStatement) {
             let chunk = rows[start..<min(rows.count, start + perStatement)]
-            let sql = head + Array(repeating: tuple, count: chunk.count).joined(separator: ", ")
-            _ = try store.run(sql, chunk.flatMap { $0 })
+            let sql = head + Array(repeating: tuple, count: chunk.count).joined(separator: ", ") + tail
+            out += try store.run(sql, chunk.flatMap { $0 }).rows
         }
+        return out
     }
 }
 

@@ -42,10 +42,19 @@ package protocol SQLStatements {
     /// Runs one statement and returns how many rows it inserted, updated or deleted.
     func changes(_ sql: String, _ arguments: [SQLValue]) throws -> Int
 
-    /// Inserts `rows` (each its `columns`' values, in order) into `table`: on SQLite one prepared
+    /// Inserts `rows` (each its `columns`' values, in order) into `table` and returns the
+    /// `returning` columns of each row inserted (none when it names none): on SQLite one prepared
     /// statement run per row, on PostgreSQL many rows to a statement, so a trace's 50,000 spans
-    /// are not 50,000 round trips.
-    func insertRows(into table: String, columns: [String], rows: [[SQLValue]]) throws
+    /// are not 50,000 round trips. The rows returned may come in any order.
+    func insertRows(into table: String, columns: [String], rows: [[SQLValue]], returning: [String]) throws
+        -> [SQLRow]
+}
+
+extension SQLStatements {
+    /// ``insertRows(into:columns:rows:returning:)`` returning nothing.
+    package func insertRows(into table: String, columns: [String], rows: [[SQLValue]]) throws {
+        _ = try insertRows(into: table, columns: columns, rows: rows, returning: [])
+    }
 }
 
 extension SQLStatements {
@@ -148,14 +157,26 @@ struct GRDBStatements: SQLStatements {
         return db.changesCount
     }
 
-    func insertRows(into table: String, columns: [String], rows: [[SQLValue]]) throws {
-        guard !rows.isEmpty else { return }
+    func insertRows(into table: String, columns: [String], rows: [[SQLValue]], returning: [String]) throws
+        -> [SQLRow]
+    {
+        guard !rows.isEmpty else { return [] }
         let marks = Array(repeating: "?", count: columns.count).joined(separator: ", ")
         let statement = try db.cachedStatement(
-            sql: "INSERT INTO \(StoreTable.quote(table)) (\(StoreTable.list(columns))) VALUES (\(marks))")
-        for row in rows {
-            try statement.execute(arguments: StatementArguments(row.map(\.databaseValue)))
+            sql: "INSERT INTO \(StoreTable.quote(table)) (\(StoreTable.list(columns))) VALUES (\(marks))"
+                + (returning.isEmpty ? "" : " RETURNING \(StoreTable.list(returning))"))
+        guard !returning.isEmpty else {
+            for row in rows { try statement.execute(arguments: StatementArguments(row.map(\.databaseValue))) }
+            return []
         }
+        var out: [SQLRow] = []
+        out.reserveCapacity(rows.count)
+        for row in rows {
+            for returned in try Row.fetchAll(statement, arguments: StatementArguments(row.map(\.databaseValue))) {
+                out.append(SQLRow(columns: returning, values: returned.databaseValues.map(SQLValue.init)))
+            }
+        }
+        return out
     }
 }
 

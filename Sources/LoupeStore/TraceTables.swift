@@ -64,86 +64,157 @@ package struct TraceTables: Sendable {
         ]
     }
 
+    /// Traces stored a chunk at a time: at most this many traces, or this many spans, in one
+    /// round of statements (what PostgreSQL's round trips are counted in).
+    private static let chunkTraces = 256
+    private static let chunkSpans = 8_192
+
     private static func importTraces(
         _ traces: some Sequence<NewTrace>, leaseKind: String?, into sql: any SQLStatements
     ) throws -> TraceImportCounts {
         var counts = TraceImportCounts()
-        func insert(_ trace: NewTrace, id: Int64) throws {
-            try sql.insertRows(
-                into: "spans", columns: spanColumns,
-                rows: trace.spans.map { span in
-                    let r = span.row
-                    return [
-                        .integer(id), SQLValue(r.ordinal), .text(r.spanID), SQLValue(r.parentSpanID), .text(r.kind),
-                        .text(r.name), .integer(r.startNs), SQLValue(r.endNs), .text(r.status),
-                        SQLValue(r.statusMessage), SQLValue(r.model), SQLValue(r.inputTokens),
-                        SQLValue(r.outputTokens), SQLValue(r.cacheReadTokens), SQLValue(r.cacheWriteTokens),
-                        SQLValue(r.reasoningTokens), SQLValue(r.cost), SQLValue(r.toolName), .text(span.payloadJSON),
-                        SQLValue(span.rawZstd),
-                    ]
-                })
-            try sql.insertRows(
-                into: "trace_model_usage",
-                columns: [
-                    "trace_id", "model", "calls", "input_tokens", "output_tokens", "cache_read_tokens", "cost",
-                    "costed",
-                ],
-                rows: usageRows(trace, id: id))
-            try sql.insertRows(
-                into: "trace_scores", columns: ["trace_id", "scorer", "value_json", "answer", "explanation"],
-                rows: trace.scores.map {
-                    [
-                        .integer(id), .text($0.scorer), .text($0.valueJSON), SQLValue($0.answer),
-                        SQLValue($0.explanation),
-                    ]
-                })
-        }
+        var chunk: [NewTrace] = []
+        var keys: Set<TraceKey> = []
+        var spans = 0
         for trace in traces {
-            let s = trace.summary
-            if let existing = try sql.execute(
-                "SELECT id, content_hash FROM traces WHERE format = ? AND external_id = ?",
-                [.text(s.format), .text(s.externalID)]
-            ).first, let id = existing.integer("id") {
-                if existing.text("content_hash") == trace.contentHash {
-                    counts.unchanged += 1
-                    counts.ids.append(id)
-                    continue
-                }
-                // Replaced in place: the id stays, so forks, eval rows and an open view of a
-                // trace being recorded live keep pointing at it.
-                try sql.execute("DELETE FROM spans WHERE trace_id = ?", [.integer(id)])
-                try sql.execute("DELETE FROM trace_scores WHERE trace_id = ?", [.integer(id)])
-                try sql.execute("DELETE FROM trace_model_usage WHERE trace_id = ?", [.integer(id)])
-                let keep = ["parent_trace_id", "fork_ordinal"]
-                let assignments = traceColumns.dropFirst(2).map { column in
-                    keep.contains(column) ? "\(column) = COALESCE(?, \(column))" : "\(column) = ?"
-                }
-                try sql.execute(
-                    "UPDATE traces SET \(assignments.joined(separator: ", ")) WHERE id = ?",
-                    Array(traceValues(trace).dropFirst(2)) + [.integer(id)])
-                counts.replaced += 1
-                counts.ids.append(id)
-                try insert(trace, id: id)
+            let key = TraceKey(trace)
+            // A trace given twice is stored after its first time, as a second import would be.
+            if keys.contains(key) || chunk.count == chunkTraces || spans + trace.spans.count > chunkSpans {
+                try store(chunk, leaseKind: leaseKind, into: sql, counts: &counts)
+                chunk.removeAll(keepingCapacity: true)
+                keys.removeAll(keepingCapacity: true)
+                spans = 0
+            }
+            chunk.append(trace)
+            keys.insert(key)
+            spans += trace.spans.count
+        }
+        try store(chunk, leaseKind: leaseKind, into: sql, counts: &counts)
+        return counts
+    }
+
+    /// A trace's identity in the workspace: its format and external id.
+    private struct TraceKey: Hashable {
+        var format: String
+        var externalID: String
+
+        init(_ trace: NewTrace) {
+            format = trace.summary.format
+            externalID = trace.summary.externalID
+        }
+
+        init(format: String, externalID: String) {
+            self.format = format
+            self.externalID = externalID
+        }
+    }
+
+    /// Stores traces whose keys differ: one query finds those already stored, one statement adds
+    /// the new ones, and their spans, usage and scores go in a statement each (a few on
+    /// PostgreSQL for many rows).
+    private static func store(
+        _ chunk: [NewTrace], leaseKind: String?, into sql: any SQLStatements, counts: inout TraceImportCounts
+    ) throws {
+        guard !chunk.isEmpty else { return }
+        var stored: [TraceKey: (id: Int64, hash: String?)] = [:]
+        for (format, group) in Dictionary(grouping: chunk, by: \.summary.format) {
+            let marks = Array(repeating: "?", count: group.count).joined(separator: ", ")
+            for row in try sql.execute(
+                "SELECT id, external_id, content_hash FROM traces WHERE format = ? AND external_id IN (\(marks))",
+                [.text(format)] + group.map { .text($0.summary.externalID) })
+            {
+                guard let id = row.integer("id"), let externalID = row.text("external_id") else { continue }
+                stored[TraceKey(format: format, externalID: externalID)] = (id, row.text("content_hash"))
+            }
+        }
+        var ids: [Int64?] = []
+        var written: [Int] = []
+        var added: [Int] = []
+        for (index, trace) in chunk.enumerated() {
+            guard let existing = stored[TraceKey(trace)] else {
+                ids.append(nil)
+                added.append(index)
                 continue
             }
-            let marks = Array(repeating: "?", count: traceColumns.count).joined(separator: ", ")
-            let inserted = try sql.execute(
-                "INSERT INTO traces (\(traceColumns.joined(separator: ", "))) VALUES (\(marks)) RETURNING id",
-                traceValues(trace))
-            guard let id = inserted.first?.integer("id") else {
-                throw WorkspaceError(.database, path: "traces", message: "the new trace was given no id")
+            ids.append(existing.id)
+            if existing.hash == trace.contentHash {
+                counts.unchanged += 1
+                continue
             }
-            counts.added += 1
-            counts.ids.append(id)
-            try insert(trace, id: id)
-            if let leaseKind {
-                let lease = JobLease.mine(kind: leaseKind, targetID: id)
-                try sql.execute(
-                    "DELETE FROM job_leases WHERE kind = ? AND target_id = ?", [.text(leaseKind), .integer(id)])
-                try sql.insert(lease)
+            // Replaced in place: the id stays, so forks, eval rows and an open view of a trace
+            // being recorded live keep pointing at it.
+            let id = SQLValue.integer(existing.id)
+            try sql.execute("DELETE FROM spans WHERE trace_id = ?", [id])
+            try sql.execute("DELETE FROM trace_scores WHERE trace_id = ?", [id])
+            try sql.execute("DELETE FROM trace_model_usage WHERE trace_id = ?", [id])
+            let keep = ["parent_trace_id", "fork_ordinal"]
+            let assignments = traceColumns.dropFirst(2).map { column in
+                keep.contains(column) ? "\(column) = COALESCE(?, \(column))" : "\(column) = ?"
             }
+            try sql.execute(
+                "UPDATE traces SET \(assignments.joined(separator: ", ")) WHERE id = ?",
+                Array(traceValues(trace).dropFirst(2)) + [id])
+            counts.replaced += 1
+            written.append(index)
         }
-        return counts
+        if !added.isEmpty {
+            let returned = try sql.insertRows(
+                into: "traces", columns: traceColumns, rows: added.map { traceValues(chunk[$0]) },
+                returning: ["id", "format", "external_id"])
+            var given: [TraceKey: Int64] = [:]
+            for row in returned {
+                guard let id = row.integer("id"), let format = row.text("format"),
+                    let externalID = row.text("external_id")
+                else { continue }
+                given[TraceKey(format: format, externalID: externalID)] = id
+            }
+            for index in added {
+                guard let id = given[TraceKey(chunk[index])] else {
+                    throw WorkspaceError(.database, path: "traces", message: "a new trace was given no id")
+                }
+                ids[index] = id
+                if let leaseKind {
+                    try sql.execute(
+                        "DELETE FROM job_leases WHERE kind = ? AND target_id = ?", [.text(leaseKind), .integer(id)])
+                    try sql.insert(JobLease.mine(kind: leaseKind, targetID: id))
+                }
+            }
+            counts.added += added.count
+            written += added
+        }
+        counts.ids += ids.map { $0! }
+        written.sort()
+        try sql.insertRows(
+            into: "spans", columns: spanColumns,
+            rows: written.flatMap { index in
+                let id = SQLValue.integer(ids[index]!)
+                return chunk[index].spans.map { span in
+                    let r = span.row
+                    return [
+                        id, SQLValue(r.ordinal), .text(r.spanID), SQLValue(r.parentSpanID), .text(r.kind),
+                        .text(r.name), .integer(r.startNs), SQLValue(r.endNs), .text(r.status),
+                        SQLValue(r.statusMessage), SQLValue(r.model), SQLValue(r.inputTokens), SQLValue(r.outputTokens),
+                        SQLValue(r.cacheReadTokens), SQLValue(r.cacheWriteTokens), SQLValue(r.reasoningTokens),
+                        SQLValue(r.cost), SQLValue(r.toolName), .text(span.payloadJSON), SQLValue(span.rawZstd),
+                    ]
+                }
+            })
+        try sql.insertRows(
+            into: "trace_model_usage",
+            columns: [
+                "trace_id", "model", "calls", "input_tokens", "output_tokens", "cache_read_tokens", "cost", "costed",
+            ],
+            rows: written.flatMap { usageRows(chunk[$0], id: ids[$0]!) })
+        try sql.insertRows(
+            into: "trace_scores", columns: ["trace_id", "scorer", "value_json", "answer", "explanation"],
+            rows: written.flatMap { index in
+                chunk[index].scores.map {
+                    [
+                        .integer(ids[index]!), .text($0.scorer), .text($0.valueJSON), SQLValue($0.answer),
+                        SQLValue($0.explanation),
+                    ]
+                }
+            })
     }
 
     /// The models a trace's spans called, in name order, as the `models` column keeps them

@@ -273,4 +273,24 @@ import Testing
         let key = { (u: ModelUsage) in "\(u.trace) \(u.model ?? "")" }
         #expect(try reopened.modelUsage().sorted { key($0) < key($1) } == before.sorted { key($0) < key($1) })
     }
+
+    /// Traces go in chunks: many traces in one import keep their order in the ids, and a trace
+    /// given twice in one import is stored as two imports in turn would store it.
+    @Test(arguments: StoreBackend.allCases) func manyTracesAndATraceGivenTwiceImportAsOneAtATimeWould(
+        _ backend: StoreBackend
+    ) throws {
+        let workspace = try tables(backend, "chunks")
+        let many = (0..<600).map { Self.trace("run-\($0)") }
+        let counts = try workspace.importTraces(
+            many + [Self.trace("run-7", hash: "h2", answer: "43"), Self.trace("run-8")])
+        #expect(counts.added == 600 && counts.replaced == 1 && counts.unchanged == 1)
+        #expect(counts.ids.count == 602)
+        let summaries = try workspace.traceSummaries()
+        #expect(summaries.map(\.externalID) == many.map(\.summary.externalID))
+        #expect(Array(counts.ids.prefix(600)) == summaries.map(\.id))
+        #expect(counts.ids[600] == summaries[7].id && counts.ids[601] == summaries[8].id)
+        #expect(try workspace.traceScores(trace: summaries[7].id).map(\.answer) == ["43"])
+        #expect(try count("spans", in: workspace) == 600 * 4)
+        #expect(try count("trace_model_usage", in: workspace) == 600)
+    }
 }
