@@ -147,9 +147,13 @@ struct GRDBStatements: SQLStatements {
     func execute(_ sql: String, _ arguments: [SQLValue]) throws -> [SQLRow] {
         let statement = try db.cachedStatement(sql: sql)
         let columns = statement.columnNames
-        return try Row.fetchAll(statement, arguments: StatementArguments(arguments.map(\.databaseValue))).map { row in
-            SQLRow(columns: columns, values: row.databaseValues.map(SQLValue.init))
+        // A cursor: its row is read in place, not copied into a row of its own first.
+        let rows = try Row.fetchCursor(statement, arguments: StatementArguments(arguments.map(\.databaseValue)))
+        var out: [SQLRow] = []
+        while let row = try rows.next() {
+            out.append(SQLRow(columns: columns, values: row.databaseValues.map(SQLValue.init)))
         }
+        return out
     }
 
     func changes(_ sql: String, _ arguments: [SQLValue]) throws -> Int {

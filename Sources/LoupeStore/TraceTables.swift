@@ -237,29 +237,67 @@ package struct TraceTables: Sendable {
     /// 400,000 cells.
     private static func summary(_ row: SQLRow) -> TraceSummary {
         let v = row.values
-        func integer(_ i: Int) -> Int64? {
-            switch v[i] {
-            case .integer(let value): value
-            case .real(let value): Int64(exactly: value)
-            default: nil
-            }
-        }
-        func int(_ i: Int) -> Int? { integer(i).map(Int.init) }
-        func text(_ i: Int) -> String? { if case .text(let text) = v[i] { text } else { nil } }
-        var cost: Double?
-        switch v[13] {
-        case .real(let value): cost = value
-        case .integer(let value): cost = Double(value)
-        default: cost = nil
-        }
         return TraceSummary(
-            id: integer(0) ?? 0, externalID: text(1) ?? "", format: text(2) ?? "", sourceFile: text(3),
-            name: text(4) ?? "", startedNs: integer(5) ?? 0, endedNs: integer(6) ?? 0, timed: (integer(7) ?? 0) != 0,
-            spanCount: int(8) ?? 0, stepCount: int(9) ?? 0, errorCount: int(10) ?? 0, inputTokens: int(11),
-            outputTokens: int(12), cost: cost, parentTraceID: integer(14), forkOrdinal: int(15),
-            importedAt: Date.fromDatabaseValue(v[16].databaseValue) ?? Date(timeIntervalSince1970: 0),
-            models: text(17)?.split(separator: "\u{1F}").map(String.init) ?? [], sessionID: text(18),
-            awaitingParents: int(19) ?? 0)
+            id: integer(v[0]) ?? 0, externalID: text(v[1]) ?? "", format: text(v[2]) ?? "", sourceFile: text(v[3]),
+            name: text(v[4]) ?? "", startedNs: integer(v[5]) ?? 0, endedNs: integer(v[6]) ?? 0,
+            timed: (integer(v[7]) ?? 0) != 0, spanCount: integer(v[8]).map(Int.init) ?? 0,
+            stepCount: integer(v[9]).map(Int.init) ?? 0, errorCount: integer(v[10]).map(Int.init) ?? 0,
+            inputTokens: integer(v[11]).map(Int.init), outputTokens: integer(v[12]).map(Int.init), cost: real(v[13]),
+            parentTraceID: integer(v[14]), forkOrdinal: integer(v[15]).map(Int.init),
+            importedAt: date(v[16]) ?? Date(timeIntervalSince1970: 0),
+            models: text(v[17])?.split(separator: "\u{1F}").map(String.init) ?? [], sessionID: text(v[18]),
+            awaitingParents: integer(v[19]).map(Int.init) ?? 0)
+    }
+
+    private static func integer(_ value: SQLValue) -> Int64? {
+        switch value {
+        case .integer(let value): value
+        case .real(let value): Int64(exactly: value)
+        default: nil
+        }
+    }
+
+    private static func real(_ value: SQLValue) -> Double? {
+        switch value {
+        case .real(let value): value
+        case .integer(let value): Double(value)
+        default: nil
+        }
+    }
+
+    private static func text(_ value: SQLValue) -> String? {
+        if case .text(let text) = value { return text }
+        return nil
+    }
+
+    /// A date as GRDB writes it ("2026-11-25 22:14:17.123", UTC), read without a calendar (the
+    /// list reads one per trace); any other form through GRDB.
+    package static func date(_ value: SQLValue) -> Date? {
+        guard case .text(let text) = value else { return Date.fromDatabaseValue(value.databaseValue) }
+        let b = Array(text.utf8)
+        func digits(_ range: Range<Int>) -> Int? {
+            var n = 0
+            for i in range {
+                let d = Int(b[i]) - 48
+                guard d >= 0, d <= 9 else { return nil }
+                n = n * 10 + d
+            }
+            return n
+        }
+        guard b.count == 23, b[4] == 45, b[7] == 45, b[10] == 32, b[13] == 58, b[16] == 58, b[19] == 46,
+            let year = digits(0..<4), let month = digits(5..<7), let day = digits(8..<10),
+            let hour = digits(11..<13), let minute = digits(14..<16), let second = digits(17..<19),
+            let millisecond = digits(20..<23), (1...12).contains(month), (1...31).contains(day)
+        else { return Date.fromDatabaseValue(value.databaseValue) }
+        // Days since 1970-01-01 in the proleptic Gregorian calendar (Howard Hinnant's civil days).
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        let days = era * 146_097 + dayOfEra - 719_468
+        let seconds = Double(days * 86_400 + hour * 3_600 + minute * 60 + second) + Double(millisecond) / 1_000
+        return Date(timeIntervalSince1970: seconds)
     }
 
     private static let summariesQuery = "SELECT \(summaryColumns) FROM traces ORDER BY id"

@@ -293,4 +293,19 @@ import Testing
         #expect(try count("spans", in: workspace) == 600 * 4)
         #expect(try count("trace_model_usage", in: workspace) == 600)
     }
+
+    /// The list reads each trace's import time with its own parser: the same instant GRDB reads.
+    @Test func importTimesReadAsGRDBReadsThem() {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2_000 {
+            let date = Date(timeIntervalSince1970: Double.random(in: -2e9...5e9, using: &generator))
+            let stored = SQLValue(date)
+            let grdb = Date.fromDatabaseValue(date.databaseValue)
+            let ours = TraceTables.date(stored)
+            #expect(grdb != nil && ours != nil)
+            #expect(abs((ours?.timeIntervalSince1970 ?? 0) - (grdb?.timeIntervalSince1970 ?? 1)) < 1e-6, "\(stored)")
+        }
+        #expect(TraceTables.date(.text("2026-11-25")) == Date.fromDatabaseValue("2026-11-25".databaseValue))
+        #expect(TraceTables.date(.text("not a date")) == nil)
+    }
 }
