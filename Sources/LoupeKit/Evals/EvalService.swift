@@ -15,7 +15,7 @@ package struct EvalService: Sendable {
     /// The runs, answers, scores and work items, on SQLite or PostgreSQL.
     package let evals: EvalTables
     /// The SQLite workspace, when the runs are in one: retrieval and agent targets search its
-    /// corpus and record their traces there, which a PostgreSQL workspace cannot hold yet.
+    /// corpus, which a PostgreSQL workspace does not hold yet.
     let local: Workspace?
     /// Nil for a service that only reads (the Evals panel): running a suite needs MiniLM.
     private let library: ModelLibrary?
