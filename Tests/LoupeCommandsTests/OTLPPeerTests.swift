@@ -123,21 +123,26 @@ import Testing
         #expect(stopped.status == 0)
         #expect(stopped.output.contains("stopped: 33 spans stored from 33 requests"), "\(stopped.output)")
 
-        let all = try received.traceSummaries()
+        #expect(try received.traceSummaries().map(\.externalID).prefix(3) == afterHTTP.map(\.externalID).prefix(3))
+        try Self.expectTheSDKsRuns(in: TraceService(workspace: received))
+    }
+
+    /// The six traces `otlp_send.py` sent (three over HTTP, three more over gRPC) are there, and
+    /// the first three equal what the SDK's file exporter wrote from the same spans.
+    static func expectTheSDKsRuns(in received: TraceService) throws {
+        let all = try received.tables.traceSummaries()
         #expect(all.count == 6)
         #expect(all.prefix(3).allSatisfy { $0.sourceFile == "OTLP/HTTP" })
         #expect(all.suffix(3).allSatisfy { $0.sourceFile == "OTLP/gRPC" })
-        // Against the file the SDK's file exporter wrote from the same spans.
         let file = try Workspace(path: TestEnvironment.temporaryDirectory() + "/f.sqlite")
         _ = try TraceService(workspace: file).importFiles([
             TestEnvironment.repositoryRoot.appendingPathComponent("sample-data/traces/otlp-genai.jsonl").path
         ])
         let imported = try file.traceSummaries()
-        #expect(imported.map(\.externalID) == afterHTTP.map(\.externalID))
-        for (a, b) in zip(imported, afterHTTP) {
+        #expect(imported.map(\.externalID) == all.prefix(3).map(\.externalID))
+        for (a, b) in zip(imported, all) {
             let fromFile = Self.content(try TraceService(workspace: file).trace(a.id))
-            let fromNetwork = Self.content(try TraceService(workspace: received).trace(b.id))
-            #expect(fromFile == fromNetwork)
+            #expect(fromFile == Self.content(try received.trace(b.id)))
             #expect((a.stepCount, a.errorCount, a.inputTokens) == (b.stepCount, b.errorCount, b.inputTokens))
         }
     }
@@ -159,22 +164,7 @@ import Testing
 
         let store = try PostgresStore.open(try PostgresURL(url, environment: [:]))
         defer { store.close() }
-        let received = TraceService(tables: TraceTables(store))
-        let all = try received.tables.traceSummaries()
-        #expect(all.count == 6)
-        #expect(all.prefix(3).allSatisfy { $0.sourceFile == "OTLP/HTTP" })
-        #expect(all.suffix(3).allSatisfy { $0.sourceFile == "OTLP/gRPC" })
-        let file = try Workspace(path: TestEnvironment.temporaryDirectory() + "/f.sqlite")
-        _ = try TraceService(workspace: file).importFiles([
-            TestEnvironment.repositoryRoot.appendingPathComponent("sample-data/traces/otlp-genai.jsonl").path
-        ])
-        let imported = try file.traceSummaries()
-        #expect(imported.map(\.externalID) == all.prefix(3).map(\.externalID))
-        for (a, b) in zip(imported, all) {
-            #expect(
-                Self.content(try TraceService(workspace: file).trace(a.id)) == Self.content(try received.trace(b.id)))
-            #expect((a.stepCount, a.errorCount, a.inputTokens) == (b.stepCount, b.errorCount, b.inputTokens))
-        }
+        try Self.expectTheSDKsRuns(in: TraceService(tables: TraceTables(store)))
         // The commands read it where it is.
         let listed = try TestEnvironment.run(["trace", "list", "--workspace", url])
         #expect(listed.status == 0 && listed.output.components(separatedBy: "\n").count >= 7, "\(listed.error)")
