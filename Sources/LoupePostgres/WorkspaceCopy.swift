@@ -159,7 +159,10 @@ package enum WorkspaceCopy {
         let keys = table.keyColumns
         let keyIndexes = keys.map { key in columns.firstIndex(of: key)! }
         let hasBlobs = table.columns.contains { $0.declaredType == "BLOB" }
-        let batch = hasBlobs ? 16 : max(1, min(500, 30_000 / columns.count))
+        // Rows a batch: as many as fit the binds; a table with blobs starts at 16 rows and grows
+        // or shrinks so that a batch holds about 4 MB (a span's source may be 1 KB or 10 MB).
+        let most = max(1, min(500, 30_000 / columns.count))
+        var batch = hasBlobs ? min(16, most) : most
         let quotedTable = StoreTable.quote(table.name)
         let order = StoreTable.list(keys)
         // PostgreSQL's type of each column copied, worked out once a table (SQLite takes any value).
@@ -179,7 +182,8 @@ package enum WorkspaceCopy {
             if page.isEmpty { break }
             after = keyIndexes.map { page[page.count - 1][$0] }
             report.rows += page.count
-            report.bytes += page.reduce(0) { $0 + $1.reduce(0) { $0 + $1.byteCount } }
+            let bytes = page.reduce(0) { $0 + $1.reduce(0) { $0 + $1.byteCount } }
+            report.bytes += bytes
             let rows = try page.map { row in
                 try typed.map {
                     try normalized(row, columns: columns, types: $0, table: table, destination: destination)
@@ -195,6 +199,13 @@ package enum WorkspaceCopy {
             }
             progress(table.name, report.rows)
             if page.count < batch { break }
+            if hasBlobs {
+                if bytes < 2_000_000 {
+                    batch = min(most, batch * 2)
+                } else if bytes > 8_000_000 {
+                    batch = max(1, batch / 2)
+                }
+            }
         }
         return report
     }
