@@ -64,4 +64,33 @@ import Testing
         #expect(roundTripped.status == 0 && roundTripped.output == original.output)
         #expect(original.output.split(separator: "\n").count > 3)
     }
+
+    /// The trace commands on a URL print what they print on a file holding the same imports:
+    /// imports (an Inspect log becoming an eval run), a second import changing nothing, prices,
+    /// the list, a trace, a diff, sessions and the eval runs.
+    @Test func theTraceCommandsReadAndWriteAPostgreSQLWorkspaceAsAFile() throws {
+        let cluster = try PostgresCluster.shared
+        let url = cluster.url(try cluster.database("tracecommands"))
+        let file = TestEnvironment.temporaryDirectory() + "/w.sqlite"
+        let files = ["otlp-genai.jsonl", "inspect-arith.eval", "swe-agent-v1.traj", "openai-chat.jsonl"].map {
+            Self.samples + "/" + $0
+        }
+        let steps: [[String]] = [
+            ["trace", "import"] + files, ["trace", "import", files[0]],
+            ["prices", "set", "gpt-4o-mini", "--input", "0.15", "--output", "0.6"], ["trace", "list"],
+            ["trace", "show", "1"], ["trace", "diff", "1", "2"], ["session", "list"], ["eval", "list"],
+            ["trace", "export", "4", "--format", "openai"],
+        ]
+        for step in steps {
+            let onFile = try TestEnvironment.run(step + ["--workspace", file])
+            let onServer = try TestEnvironment.run(step + ["--workspace", url])
+            #expect(onFile.status == 0 && onServer.status == 0, "\(step): \(onFile.error) \(onServer.error)")
+            // Only the eval run's start time may differ: the two were made a moment apart.
+            let minutes = /\d{4}-\d\d-\d\d \d\d:\d\d/
+            #expect(
+                onServer.output.replacing(minutes, with: "…") == onFile.output.replacing(minutes, with: "…"),
+                "\(step)")
+            #expect(!onServer.output.contains(PostgresCluster.password))
+        }
+    }
 }
