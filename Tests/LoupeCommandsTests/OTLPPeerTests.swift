@@ -54,6 +54,14 @@ import Testing
             self.grpc = grpc ?? ""
         }
 
+        /// A test that throws before it stops the server leaves none behind.
+        deinit {
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+            }
+        }
+
         /// SIGTERM, then everything it printed after the first line.
         func stop() -> (status: Int32, output: String) {
             kill(process.processIdentifier, SIGTERM)
