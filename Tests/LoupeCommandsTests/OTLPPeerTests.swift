@@ -178,6 +178,43 @@ import Testing
         #expect(listed.status == 0 && listed.output.components(separatedBy: "\n").count >= 7, "\(listed.error)")
     }
 
+    /// PostgreSQL restarts under a receiver: it stays up, and what it acknowledges afterwards is
+    /// stored (a request caught by the restart is refused, not half-written, and sent again).
+    @Test func aServerOnPostgreSQLRidesOutARestart() throws {
+        let cluster = try PostgresCluster.dedicated()
+        defer { cluster.shutdown() }
+        let url = cluster.url(try cluster.database("serverestart"))
+        let file = TestEnvironment.temporaryDirectory() + "/f.sqlite"
+        let imported = try TestEnvironment.run([
+            "trace", "import", "--workspace", file,
+            TestEnvironment.repositoryRoot.appendingPathComponent("sample-data/traces/otlp-genai.jsonl").path,
+        ])
+        #expect(imported.status == 0, "\(imported.error)")
+        let server = try Server(["--no-grpc"], workspace: url)
+        /// Sends trace `id` of the file, again while it is refused (at most 20 tries).
+        func send(_ id: Int) throws -> Bool {
+            for _ in 0..<20 {
+                let sent = try TestEnvironment.run([
+                    "trace", "export", String(id), "--to", server.http, "--workspace", file,
+                ])
+                if sent.status == 0 { return true }
+                usleep(250_000)
+            }
+            return false
+        }
+        #expect(try send(1))
+        try cluster.restart()
+        #expect(try send(2))
+        #expect(try send(3))
+        let stopped = server.stop()
+        #expect(stopped.status == 0, "\(stopped.output)")
+        let listed = try TestEnvironment.run(["trace", "list", "--json", "--workspace", url])
+        #expect(listed.status == 0, "\(listed.error)")
+        let traces = try #require(try JSONValue.parse(Data(listed.output.utf8)).array)
+        #expect(traces.count == 3)
+        #expect(traces.compactMap { $0["span_count"]?.number } == [6, 2, 3])
+    }
+
     /// The `openai` client against a local chat-completions server, instrumented by the official
     /// GenAI instrumentation and by OpenInference, exported over OTLP/HTTP.
     @Test func openaiInstrumentationsArriveAsAgentTurns() throws {
