@@ -351,7 +351,7 @@ extension PostgresStore.Transaction: SQLStatements {
     {
         guard !rows.isEmpty, !columns.isEmpty else { return [] }
         let perStatement = max(1, min(1000, 65_535 / columns.count))
-        let tuple = "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
+        let tuple = "(\(StoreTable.placeholders(columns.count)))"
         let head = "INSERT INTO \(StoreTable.quote(table)) (\(StoreTable.list(columns))) VALUES "
         let tail = returning.isEmpty ? "" : " RETURNING \(StoreTable.list(returning))"
         var out: [SQLRow] = []

@@ -177,7 +177,7 @@ package enum WorkspaceCopy {
         while true {
             let page = try source.rows(
                 "SELECT \(StoreTable.list(columns)) FROM \(quotedTable)"
-                    + (after == nil ? "" : " WHERE (\(order)) > (\(placeholders(keys.count)))")
+                    + (after == nil ? "" : " WHERE (\(order)) > (\(StoreTable.placeholders(keys.count)))")
                     + " ORDER BY \(order) LIMIT \(batch)", after ?? [])
             if page.isEmpty { break }
             after = keyIndexes.map { page[page.count - 1][$0] }
@@ -224,7 +224,8 @@ package enum WorkspaceCopy {
     ) throws -> Outcome {
         let keys = table.keyColumns
         let quotedTable = StoreTable.quote(table.name)
-        let values = Array(repeating: "(\(placeholders(columns.count)))", count: rows.count).joined(separator: ", ")
+        let values = Array(repeating: "(\(StoreTable.placeholders(columns.count)))", count: rows.count).joined(
+            separator: ", ")
         let insert =
             "INSERT INTO \(quotedTable) (\(StoreTable.list(columns))) VALUES \(values) ON CONFLICT DO NOTHING "
             + "RETURNING \(StoreTable.list(keys))"
@@ -232,7 +233,7 @@ package enum WorkspaceCopy {
         let last = keyIndexes.map { rows[rows.count - 1][$0] }
         let range =
             "SELECT \(StoreTable.list(columns)) FROM \(quotedTable) WHERE (\(StoreTable.list(keys))) >= "
-            + "(\(placeholders(keys.count))) AND (\(StoreTable.list(keys))) <= (\(placeholders(keys.count)))"
+            + "(\(StoreTable.placeholders(keys.count))) AND (\(StoreTable.list(keys))) <= (\(StoreTable.placeholders(keys.count)))"
         return try destination.write { execute in
             let inserted = Set(try execute(insert, rows.flatMap { $0 }))
             var outcome = Outcome(copied: inserted.count)
@@ -295,9 +296,5 @@ package enum WorkspaceCopy {
                     + "FROM \(quoted)), 0), 1), COALESCE((SELECT MAX(\(StoreTable.quote(column))) FROM \(quoted)), 0) > 0)",
                 [.text(quoted), .text(column)])
         }
-    }
-
-    private static func placeholders(_ count: Int) -> String {
-        Array(repeating: "?", count: count).joined(separator: ", ")
     }
 }

@@ -80,7 +80,7 @@ extension SQLStatements {
         let dictionary = try record.databaseDictionary.filter { !($0.key == "id" && $0.value.isNull) }
         let columns = dictionary.keys.sorted()
         var sql = "INSERT INTO \(StoreTable.quote(Record.databaseTableName)) (\(StoreTable.list(columns))) VALUES ("
-        sql += Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
+        sql += StoreTable.placeholders(columns.count) + ")"
         if ignoringConflicts { sql += " ON CONFLICT DO NOTHING" }
         let arguments = columns.map { SQLValue(dictionary[$0]!) }
         guard returningID else { return (try changes(sql, arguments), nil) }
@@ -116,26 +116,37 @@ extension SQLRow {
     }
 
     /// The integer in `column`, nil when it holds none.
-    package func integer(_ column: String) -> Int64? {
-        switch self[column] {
+    package func integer(_ column: String) -> Int64? { self[column].integer }
+
+    /// The number in `column`, nil when it holds none.
+    package func real(_ column: String) -> Double? { self[column].real }
+
+    /// The text in `column`, nil when it holds none.
+    package func text(_ column: String) -> String? { self[column].text }
+}
+
+extension SQLValue {
+    /// The integer held (a whole real counts), nil otherwise.
+    package var integer: Int64? {
+        switch self {
         case .integer(let value): value
         case .real(let value): Int64(exactly: value)
         default: nil
         }
     }
 
-    /// The number in `column`, nil when it holds none.
-    package func real(_ column: String) -> Double? {
-        switch self[column] {
+    /// The number held, nil otherwise.
+    package var real: Double? {
+        switch self {
         case .integer(let value): Double(value)
         case .real(let value): value
         default: nil
         }
     }
 
-    /// The text in `column`, nil when it holds none.
-    package func text(_ column: String) -> String? {
-        if case .text(let text) = self[column] { return text }
+    /// The text held, nil otherwise.
+    package var text: String? {
+        if case .text(let text) = self { return text }
         return nil
     }
 }
@@ -165,9 +176,9 @@ struct GRDBStatements: SQLStatements {
         -> [SQLRow]
     {
         guard !rows.isEmpty else { return [] }
-        let marks = Array(repeating: "?", count: columns.count).joined(separator: ", ")
         let statement = try db.cachedStatement(
-            sql: "INSERT INTO \(StoreTable.quote(table)) (\(StoreTable.list(columns))) VALUES (\(marks))"
+            sql: "INSERT INTO \(StoreTable.quote(table)) (\(StoreTable.list(columns))) "
+                + "VALUES (\(StoreTable.placeholders(columns.count)))"
                 + (returning.isEmpty ? "" : " RETURNING \(StoreTable.list(returning))"))
         guard !returning.isEmpty else {
             for row in rows { try statement.execute(arguments: StatementArguments(row.map(\.databaseValue))) }

@@ -118,9 +118,9 @@ package struct TraceTables: Sendable {
         guard !chunk.isEmpty else { return }
         var stored: [TraceKey: (id: Int64, hash: String?)] = [:]
         for (format, group) in Dictionary(grouping: chunk, by: \.summary.format) {
-            let marks = Array(repeating: "?", count: group.count).joined(separator: ", ")
             for row in try sql.execute(
-                "SELECT id, external_id, content_hash FROM traces WHERE format = ? AND external_id IN (\(marks))",
+                "SELECT id, external_id, content_hash FROM traces WHERE format = ? AND external_id IN "
+                    + "(\(StoreTable.placeholders(group.count)))",
                 [.text(format)] + group.map { .text($0.summary.externalID) })
             {
                 guard let id = row.integer("id"), let externalID = row.text("external_id") else { continue }
@@ -199,12 +199,7 @@ package struct TraceTables: Sendable {
                     ]
                 }
             })
-        try sql.insertRows(
-            into: "trace_model_usage",
-            columns: [
-                "trace_id", "model", "calls", "input_tokens", "output_tokens", "cache_read_tokens", "cost", "costed",
-            ],
-            rows: written.flatMap { usageRows(chunk[$0], id: ids[$0]!) })
+        if !written.isEmpty { try sql.execute(usageOf(traces: written.count), written.map { .integer(ids[$0]!) }) }
         try sql.insertRows(
             into: "trace_scores", columns: ["trace_id", "scorer", "value_json", "answer", "explanation"],
             rows: written.flatMap { index in
@@ -238,36 +233,15 @@ package struct TraceTables: Sendable {
     private static func summary(_ row: SQLRow) -> TraceSummary {
         let v = row.values
         return TraceSummary(
-            id: integer(v[0]) ?? 0, externalID: text(v[1]) ?? "", format: text(v[2]) ?? "", sourceFile: text(v[3]),
-            name: text(v[4]) ?? "", startedNs: integer(v[5]) ?? 0, endedNs: integer(v[6]) ?? 0,
-            timed: (integer(v[7]) ?? 0) != 0, spanCount: integer(v[8]).map(Int.init) ?? 0,
-            stepCount: integer(v[9]).map(Int.init) ?? 0, errorCount: integer(v[10]).map(Int.init) ?? 0,
-            inputTokens: integer(v[11]).map(Int.init), outputTokens: integer(v[12]).map(Int.init), cost: real(v[13]),
-            parentTraceID: integer(v[14]), forkOrdinal: integer(v[15]).map(Int.init),
+            id: v[0].integer ?? 0, externalID: v[1].text ?? "", format: v[2].text ?? "", sourceFile: v[3].text,
+            name: v[4].text ?? "", startedNs: v[5].integer ?? 0, endedNs: v[6].integer ?? 0,
+            timed: (v[7].integer ?? 0) != 0, spanCount: v[8].integer.map(Int.init) ?? 0,
+            stepCount: v[9].integer.map(Int.init) ?? 0, errorCount: v[10].integer.map(Int.init) ?? 0,
+            inputTokens: v[11].integer.map(Int.init), outputTokens: v[12].integer.map(Int.init), cost: v[13].real,
+            parentTraceID: v[14].integer, forkOrdinal: v[15].integer.map(Int.init),
             importedAt: date(v[16]) ?? Date(timeIntervalSince1970: 0),
-            models: text(v[17])?.split(separator: "\u{1F}").map(String.init) ?? [], sessionID: text(v[18]),
-            awaitingParents: integer(v[19]).map(Int.init) ?? 0)
-    }
-
-    private static func integer(_ value: SQLValue) -> Int64? {
-        switch value {
-        case .integer(let value): value
-        case .real(let value): Int64(exactly: value)
-        default: nil
-        }
-    }
-
-    private static func real(_ value: SQLValue) -> Double? {
-        switch value {
-        case .real(let value): value
-        case .integer(let value): Double(value)
-        default: nil
-        }
-    }
-
-    private static func text(_ value: SQLValue) -> String? {
-        if case .text(let text) = value { return text }
-        return nil
+            models: v[17].text?.split(separator: "\u{1F}").map(String.init) ?? [], sessionID: v[18].text,
+            awaitingParents: v[19].integer.map(Int.init) ?? 0)
     }
 
     /// A date as GRDB writes it ("2026-11-25 22:14:17.123", UTC), read without a calendar (the
@@ -413,57 +387,30 @@ package struct TraceTables: Sendable {
     /// The migration that keeps each trace's model usage (``modelUsage()``) in a table.
     package static let usageMigration = "v24: each trace's model usage kept beside it"
 
-    /// Fills `trace_model_usage` from the spans already stored: run by the migration on SQLite
-    /// and on PostgreSQL alike (`INSERT … SELECT`, both cast the sums into the integer columns).
-    package static let usageBackfill = """
+    /// Sums the LLM spans of each trace per model into `trace_model_usage` (`INSERT … SELECT`,
+    /// which both backends run, casting the sums into the integer columns).
+    private static let usageSums = """
         INSERT INTO trace_model_usage (trace_id, model, calls, input_tokens, output_tokens, cache_read_tokens, cost,
           costed)
         SELECT trace_id, model, COUNT(*), SUM(input_tokens), SUM(output_tokens), SUM(cache_read_tokens), SUM(cost),
           COUNT(cost)
-        FROM spans WHERE kind = 'llm' GROUP BY trace_id, model
+        FROM spans WHERE kind = 'llm'
         """
+
+    /// Fills `trace_model_usage` from every trace's spans: the migration's, on SQLite and on
+    /// PostgreSQL alike.
+    package static let usageBackfill = usageSums + " GROUP BY trace_id, model"
+
+    /// The same sums for `count` traces (their ids bound): an import's, so that what it keeps is
+    /// what the backfill makes.
+    static func usageOf(traces count: Int) -> String {
+        usageSums + " AND trace_id IN (\(StoreTable.placeholders(count))) GROUP BY trace_id, model"
+    }
 
     private static let usageQuery = """
         SELECT trace_id, model, calls, input_tokens, output_tokens, cache_read_tokens, cost, costed
         FROM trace_model_usage ORDER BY trace_id, model
         """
-
-    /// A trace's model calls summed per model, as `trace_model_usage` keeps them: what the
-    /// backfill's `GROUP BY` gives (a sum is nil when no call had the number).
-    static func usageRows(_ trace: NewTrace, id: Int64) -> [[SQLValue]] {
-        struct Sums {
-            var calls = 0
-            var input: Int?
-            var output: Int?
-            var cached: Int?
-            var cost: Double?
-            var costed = 0
-        }
-        func add(_ total: Int?, _ value: Int?) -> Int? { value.map { (total ?? 0) + $0 } ?? total }
-        var byModel: [String?: Sums] = [:]
-        var order: [String?] = []
-        for span in trace.spans where span.row.kind == "llm" {
-            let r = span.row
-            if byModel[r.model] == nil { order.append(r.model) }
-            var sums = byModel[r.model, default: Sums()]
-            sums.calls += 1
-            sums.input = add(sums.input, r.inputTokens)
-            sums.output = add(sums.output, r.outputTokens)
-            sums.cached = add(sums.cached, r.cacheReadTokens)
-            if let cost = r.cost {
-                sums.cost = (sums.cost ?? 0) + cost
-                sums.costed += 1
-            }
-            byModel[r.model] = sums
-        }
-        return order.map { model in
-            let s = byModel[model]!
-            return [
-                .integer(id), SQLValue(model), SQLValue(s.calls), SQLValue(s.input), SQLValue(s.output),
-                SQLValue(s.cached), SQLValue(s.cost), SQLValue(s.costed),
-            ]
-        }
-    }
 
     /// The LLM spans' tokens and recorded costs per trace and model.
     package func modelUsage() throws(WorkspaceError) -> [ModelUsage] {
@@ -493,12 +440,11 @@ package struct TraceTables: Sendable {
             // fewer traces.
             for start in stride(from: 0, to: ids.count, by: 10_000) {
                 let chunk = ids[start..<min(ids.count, start + 10_000)]
-                let marks = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
                 let rows = try sql.execute(
                     """
                     SELECT t.external_id, t.metadata_json, s.raw_zstd, s.raw_json FROM traces t
                     LEFT JOIN spans s ON s.trace_id = t.id
-                    WHERE t.format = ? AND t.external_id IN (\(marks))
+                    WHERE t.format = ? AND t.external_id IN (\(StoreTable.placeholders(chunk.count)))
                     ORDER BY t.id, s.ordinal
                     """,
                     [.text(format)] + chunk.map(SQLValue.text))

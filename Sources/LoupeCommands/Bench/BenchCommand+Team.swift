@@ -179,14 +179,10 @@ extension BenchCommand {
             let (counts, elapsed) = try Receive.sustain(
                 URL(string: server.endpoint)!, generator, connections: 8, seconds: seconds)
             server.stop()
-            let stored: Int
-            if PostgresURL.isURL(workspace) {
-                let store = try PostgresStore.open(try PostgresURL(workspace))
-                defer { store.close() }
-                stored = try TraceTables(store).traceSummaries().reduce(0) { $0 + $1.spanCount }
-            } else {
-                stored = try Workspace(path: workspace).traceSummaries().reduce(0) { $0 + $1.spanCount }
-            }
+            let database: any SQLDatabase =
+                PostgresURL.isURL(workspace)
+                ? try PostgresStore.open(try PostgresURL(workspace)) : try Workspace(path: workspace)
+            let stored = try TraceTables(database).traceSummaries().reduce(0) { $0 + $1.spanCount }
             return Ingest(
                 backend: backend, spansPerSecond: Double(counts.acknowledged * 512) / elapsed,
                 acknowledgedSpans: counts.acknowledged * 512, storedSpans: stored, refusedRequests: counts.refused)

@@ -210,4 +210,9 @@ package struct StoreTable: Sendable, Hashable {
     package static func list(_ identifiers: [String]) -> String {
         identifiers.map(quote).joined(separator: ", ")
     }
+
+    /// `count` placeholders, `?, ?, …`, for a values list or an `IN`.
+    package static func placeholders(_ count: Int) -> String {
+        Array(repeating: "?", count: count).joined(separator: ", ")
+    }
 }
