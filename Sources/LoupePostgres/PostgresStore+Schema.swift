@@ -47,19 +47,57 @@ extension PostgresStore {
                     message: "was written by a newer Loupe (schema v\(applied.count); this loupe knows up to "
                         + "v\(known.count)). Upgrade loupe to open it; nothing was changed.")
             }
-            if applied.count == known.count { return }
-            for table in tables {
-                for statement in table.postgresStatements { try session.execute(statement) }
+            if applied.count < known.count {
+                for table in tables {
+                    for statement in table.postgresStatements { try session.execute(statement) }
+                }
+                // Data a migration derives from rows already there, as SQLite's migration does.
+                if !applied.contains(TraceTables.usageMigration) { try session.execute(TraceTables.usageBackfill) }
+                let now = Self.timestamp(Date())
+                for identifier in known where !applied.contains(identifier) {
+                    try session.execute(
+                        "INSERT INTO \(Self.migrationsTable) (identifier, applied_at) VALUES (?, ?)",
+                        [.text(identifier), .text(now)])
+                }
             }
-            // Data a migration derives from rows already there, as SQLite's migration does.
-            if !applied.contains(TraceTables.usageMigration) { try session.execute(TraceTables.usageBackfill) }
-            let now = Self.timestamp(Date())
-            for identifier in known where !applied.contains(identifier) {
-                try session.execute(
-                    "INSERT INTO \(Self.migrationsTable) (identifier, applied_at) VALUES (?, ?)",
-                    [.text(identifier), .text(now)])
+            // Databases made before the tables announced their changes get their triggers too.
+            let announcing = try session.execute(
+                """
+                SELECT COUNT(*) AS n FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+                JOIN pg_namespace s ON s.oid = c.relnamespace
+                WHERE t.tgname = ? AND s.nspname = current_schema()
+                """, [.text(Self.changesChannel)]
+            ).first?.integer("n")
+            if announcing != Int64(tables.count) {
+                for statement in Self.announcingStatements(tables) { try session.execute(statement) }
             }
         }
+    }
+
+    /// The channel each commit that changes a workspace table is announced on, with the table's
+    /// name (``PostgresWatcher`` listens to it); also the name of the triggers that announce it.
+    package static let changesChannel = "loupe_changes"
+
+    /// A statement-level trigger on every table calling `pg_notify`: PostgreSQL delivers the
+    /// notices when the transaction commits (none for one rolled back) and sends one per table
+    /// and transaction however many statements it ran, so a receiver's import of a thousand
+    /// spans costs one notice.
+    static func announcingStatements(_ tables: [StoreTable]) -> [String] {
+        let function = "loupe_announce_change"
+        var statements = [
+            """
+            CREATE OR REPLACE FUNCTION \(function)() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN PERFORM pg_notify('\(changesChannel)', TG_TABLE_NAME); RETURN NULL; END $$
+            """
+        ]
+        for table in tables {
+            let name = StoreTable.quote(table.name)
+            statements.append("DROP TRIGGER IF EXISTS \(changesChannel) ON \(name)")
+            statements.append(
+                "CREATE TRIGGER \(changesChannel) AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON \(name) "
+                    + "FOR EACH STATEMENT EXECUTE FUNCTION \(function)()")
+        }
+        return statements
     }
 
     /// How many migrations the database has applied.

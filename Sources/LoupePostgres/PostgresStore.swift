@@ -68,6 +68,19 @@ package final class PostgresStore: Sendable {
     private static func newConnection(_ url: PostgresURL, connectTimeout: Double) throws(WorkspaceError)
         -> PostgresConnection
     {
+        do {
+            return try connecting(url, connectTimeout: connectTimeout).wait()
+        } catch let error as WorkspaceError {
+            throw error
+        } catch {
+            throw translate(error, url: url, connecting: true)
+        }
+    }
+
+    /// A connection to `url` under way, for callers that must not block (``PostgresWatcher``);
+    /// fails with a ``WorkspaceError`` when TLS cannot be set up.
+    static func connecting(_ url: PostgresURL, connectTimeout: Double) -> EventLoopFuture<PostgresConnection> {
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
         let tls: PostgresConnection.Configuration.TLS
         do {
             switch url.sslMode {
@@ -83,20 +96,14 @@ package final class PostgresStore: Sendable {
                 tls = .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
             }
         } catch {
-            throw WorkspaceError(.inaccessible, path: url.description, message: "cannot set up TLS: \(error)")
+            return loop.makeFailedFuture(
+                WorkspaceError(.inaccessible, path: url.description, message: "cannot set up TLS: \(error)"))
         }
         var configuration = PostgresConnection.Configuration(
             host: url.host, port: url.port, username: url.user, password: url.password, database: url.database,
             tls: tls)
         configuration.options.connectTimeout = .milliseconds(Int64(connectTimeout * 1000))
-        do {
-            let connection = try PostgresConnection.connect(
-                on: MultiThreadedEventLoopGroup.singleton.next(), configuration: configuration, id: 1, logger: logger
-            ).wait()
-            return connection
-        } catch {
-            throw translate(error, url: url, connecting: true)
-        }
+        return PostgresConnection.connect(on: loop, configuration: configuration, id: 1, logger: logger)
     }
 
     /// A store let go without ``close()`` closes its connection: postgres-nio requires it.

@@ -7,7 +7,7 @@ import Synchronization
 /// `PRAGMA data_version` on a connection of its own, which changes exactly when another
 /// connection commits; a check costs microseconds, so the TUI asks several times a second
 /// (SQLite's side of DESIGN.md §7's change notifications: WAL and polling).
-package final class WorkspaceWatcher: Sendable {
+package final class WorkspaceWatcher: ChangeWatcher {
     private let connection: DatabaseQueue
     private let last = Mutex<Int?>(nil)
 
@@ -33,6 +33,20 @@ package final class WorkspaceWatcher: Sendable {
             return last.map { $0 != version } ?? false
         }
     }
+}
+
+extension WorkspaceWatcher {
+    /// A file is always there to read.
+    package var trouble: String? { nil }
+}
+
+/// What an open view asks of its workspace's backend a few times a second: whether someone
+/// committed since it last asked, and whether the backend can be reached at all.
+package protocol ChangeWatcher: Sendable {
+    /// True when something was committed since the last call.
+    func changed() -> Bool
+    /// Why the workspace cannot be reached right now; nil while it can.
+    var trouble: String? { get }
 }
 
 extension Workspace {

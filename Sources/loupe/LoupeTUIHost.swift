@@ -16,9 +16,12 @@ struct LoupeTUIHost: TUIHost {
         session: WorkspaceSession, theme: String?, jobs: [String], environment: [String: String],
         firstFrameSize: Size?, listen: Bool
     ) throws {
-        let workspace = try session.workspace()
+        // A PostgreSQL workspace (a URL) opens its panels on the tables that are on the seam;
+        // settings and the history are a file's so far.
+        let postgres = try session.postgresDatabase()
+        let workspace = postgres == nil ? try session.workspace() : nil
         var warning: String?
-        let themeName = theme ?? ((try? workspace.setting(ThemeLoader.settingKey)) ?? nil) ?? "default"
+        let themeName = theme ?? ((try? workspace?.setting(ThemeLoader.settingKey)) ?? nil) ?? "default"
         let loaded: Theme
         do {
             loaded = try session.themes.load(themeName)
@@ -46,19 +49,30 @@ struct LoupeTUIHost: TUIHost {
         let noColor = !(environment["NO_COLOR"] ?? "").isEmpty
         var state = AppState(
             size: backend.size, theme: loaded, forceMonochrome: noColor, panels: AppState.standardPanels(),
-            workspaceName: URL(fileURLWithPath: session.displayPath).lastPathComponent, catalog: executor.catalog,
-            themeNames: session.themes.availableThemes(),
-            history: (try? workspace.history(source: .tui)) ?? []
+            workspaceName: postgres == nil
+                ? URL(fileURLWithPath: session.displayPath).lastPathComponent : session.displayPath,
+            catalog: executor.catalog, themeNames: session.themes.availableThemes(),
+            history: (try? workspace?.history(source: .tui)) ?? []
         )
         if let warning { state.message = StatusMessage(text: warning, level: .error) }
-        let watcher = try? workspace.watcher()
+        let watcher = try? session.watcher()
+        let ports: Ports
+        if let workspace {
+            ports = PanelPorts.make(workspace: workspace, session: session, environment: environment)
+        } else {
+            ports = PanelPorts.make(postgres: postgres!, session: session, environment: environment)
+        }
+        var recordHistory: (@Sendable (String) throws -> Void)?
+        if let workspace { recordHistory = { line in try workspace.recordHistory(line, source: .tui) } }
         var changed: (@Sendable () -> Bool)?
-        if let watcher { changed = { watcher.changed() } }
+        var unreachable: (@Sendable () -> String?)?
+        if let watcher {
+            changed = { watcher.changed() }
+            unreachable = { watcher.trouble }
+        }
         let appEnvironment = AppEnvironment(
-            commands: executor,
-            ports: PanelPorts.make(workspace: workspace, session: session, environment: environment),
-            recordHistory: { line in try workspace.recordHistory(line, source: .tui) },
-            workspaceChanged: changed, listener: { session.listenerStatus }
+            commands: executor, ports: ports, recordHistory: recordHistory, workspaceChanged: changed,
+            listener: { session.listenerStatus }, unreachable: unreachable
         )
         let runtime = AppRuntime(state: state, backend: backend, environment: appEnvironment)
         for line in jobs { runtime.start(line) }

@@ -22,13 +22,27 @@ enum PanelPorts {
         return ports
     }
 
-    /// `./evals`, `evals/` beside the workspace, `./sample-data/evals` and the checkout's.
-    static func evalSuiteDirectories(_ workspacePath: String) -> [String] {
+    /// The ports of a PostgreSQL workspace: the panels whose tables are on the seam (Traces,
+    /// Evals) and those that need no workspace (Attention, Notebooks). The others say why they
+    /// are empty and how to work on a copy.
+    static func make(postgres: any SQLDatabase, session: WorkspaceSession, environment: [String: String]) -> Ports {
+        var ports = Ports()
+        ports.register(TracesBrowser(tables: TraceTables(postgres)))
+        ports.register(AttentionBrowser(models: session.models))
+        ports.register(EvalsBrowser(evals: EvalTables(postgres), suiteDirectories: evalSuiteDirectories(nil)))
+        ports.register(NotebooksBrowser(directories: notebookDirectories(environment)))
+        ports.whyMissing =
+            "on PostgreSQL only Traces and Evals so far (workspace copy to a file for this)"
+        return ports
+    }
+
+    /// `./evals`, `evals/` beside the workspace file, `./sample-data/evals` and the checkout's.
+    static func evalSuiteDirectories(_ workspacePath: String?) -> [String] {
         let here = FileManager.default.currentDirectoryPath
-        var directories = [
-            here + "/evals", (workspacePath as NSString).deletingLastPathComponent + "/evals",
-            here + "/sample-data/evals",
-        ]
+        var directories = [here + "/evals", here + "/sample-data/evals"]
+        if let workspacePath {
+            directories.insert((workspacePath as NSString).deletingLastPathComponent + "/evals", at: 1)
+        }
         if let checkout = CheckoutDirectory.find("sample-data", executablePath: CheckoutDirectory.executablePath) {
             directories.append(checkout + "/evals")
         }

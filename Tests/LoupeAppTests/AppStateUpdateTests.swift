@@ -19,6 +19,18 @@ import Testing
         #expect(state.focusedPanelID == .profiles)
     }
 
+    /// A workspace whose server is down says so in the status bar until it is back, and then
+    /// says that it is.
+    @Test func anUnreachableWorkspaceIsSaidInTheStatusBarUntilItIsBack() {
+        var state = AppFixtures.state(width: 120)
+        _ = state.update(.unreachable("unreachable (connection refused) · retrying"))
+        let down = state.render().text().split(separator: "\n").dropLast().last ?? ""
+        #expect(down.contains("⚠ unreachable (connection refused) · retrying"), "\(down)")
+        _ = state.update(.unreachable(nil))
+        #expect(!state.render().text().contains("⚠"))
+        #expect(state.message == StatusMessage(text: "connection to the workspace is back", level: .ok))
+    }
+
     @Test func helpOpensScrollsAndCloses() {
         var state = AppFixtures.state()
         AppFixtures.press([.character("?")], on: &state)

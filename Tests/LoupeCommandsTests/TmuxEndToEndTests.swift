@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import LoupeBase
 import LoupeStore
+import LoupeTestSupport
 import Testing
 
 /// The real binary in a real terminal (tmux), driven by keys the way a user drives it.
@@ -120,6 +121,47 @@ struct TmuxEndToEndTests {
         defer { tmux.kill() }
         try tmux.waitFor("[exited 1]")
         #expect(try tmux.screen().contains("unknown terminal type 'no-such-terminal'"))
+    }
+
+    /// The TUI on a PostgreSQL workspace: the traces another process imports appear without a
+    /// key pressed (LISTEN/NOTIFY), a panel not on PostgreSQL yet says so, the status bar says
+    /// while the server is down and when it is back, and traces imported after that appear too.
+    @Test func theTUIOnPostgreSQLSeesOtherProcessesWritesAndSaysWhenTheServerIsDown() throws {
+        let cluster = try PostgresCluster.dedicated()
+        defer { cluster.shutdown() }
+        let url = cluster.url(try cluster.database("tui"), password: nil)
+        let password = ["PGPASSWORD": PostgresCluster.password]
+        let samples = WorkspaceCopyBinaryTests.samples
+        func importing(_ sample: String) throws {
+            let imported = try TestEnvironment.run(
+                ["trace", "import", samples + "/" + sample, "--workspace", url], environment: password)
+            #expect(imported.status == 0, "\(imported.error)")
+        }
+        try importing("openai-chat.jsonl")
+        let tmux = try Tmux(
+            width: 130, height: 30,
+            command: "PGPASSWORD=\(PostgresCluster.password) \(TestEnvironment.binary) --workspace \(url)")
+        defer { tmux.kill() }
+        try tmux.waitFor("compute the dynamic pressure")
+        #expect(try tmux.screen().contains(url))
+
+        try importing("openai-agents.json")
+        try tmux.waitFor("Support desk")
+        tmux.keys("4")
+        try tmux.waitFor("on PostgreSQL only Traces and Evals so far")
+        tmux.keys("1")
+
+        try cluster.stopServer()
+        try tmux.waitFor("· retrying")
+        try cluster.start()
+        try tmux.waitFor("connection to the workspace is back")
+        try importing("swe-agent-v1.traj")
+        try tmux.waitFor("swe-agent")
+        #expect(try !tmux.screen().contains(PostgresCluster.password))
+
+        tmux.keys("q")
+        try tmux.waitFor("[exited 0]")
+        #expect(try !tmux.alternateScreen())
     }
 
     @Test func aNonUTF8LocaleGetsAClearMessage() throws {

@@ -53,8 +53,6 @@ import Testing
         // Commands not yet on PostgreSQL say so, and how to work on a copy.
         let profiles = try TestEnvironment.run(["profile", "list", "--workspace", url], environment: password)
         #expect(profiles.status != 0 && profiles.error.contains("is a PostgreSQL workspace"), "\(profiles.error)")
-        let tui = try TestEnvironment.run(["--workspace", url], environment: password)
-        #expect(tui.status != 0 && tui.error.contains("the TUI opens SQLite workspaces so far"), "\(tui.error)")
 
         let back = directory + "/back.sqlite"
         let returned = try TestEnvironment.run(["workspace", "copy", url, back], environment: password)

@@ -217,4 +217,79 @@ import Testing
         _ = try? store.execute("SELECT 1 AS one")
         #expect(try store.execute("SELECT COUNT(*) AS n FROM settings").first?["n"] == .integer(1))
     }
+
+    /// A commit is announced to a watcher on another connection; a rolled-back one is not.
+    @Test func aCommitIsAnnouncedToAWatcherAndARolledBackOneIsNot() throws {
+        let store = try open("notices")
+        defer { store.close() }
+        let watcher = PostgresWatcher(url: store.url)
+        defer { watcher.stop() }
+        try Self.waitUntil("the watcher listens") { watcher.isListening }
+        #expect(!watcher.changed())
+        try store.transaction { session in
+            try session.execute("INSERT INTO settings (key, value, updated_at) VALUES ('theme', 'x', 'now')")
+        }
+        try Self.waitUntil("the commit is announced") { watcher.changed() }
+        let seen = watcher.notices
+        _ = try? store.transaction { session in
+            try session.execute("INSERT INTO settings (key, value, updated_at) VALUES ('other', 'y', 'now')")
+            throw WorkspaceError(.database, path: "test", message: "roll it back")
+        }
+        // Notices arrive in commit order: once the next commit's is here, a notice of the
+        // rolled-back transaction would have come before it.
+        try store.execute("INSERT INTO command_history (line, source, ran_at) VALUES ('x', 'tui', 'now')")
+        try Self.waitUntil("the next commit is announced") { watcher.changed() }
+        #expect(watcher.notices == seen + 1)
+        #expect(try store.execute("SELECT COUNT(*) AS n FROM settings").first?["n"] == .integer(1))
+    }
+
+    /// A database made before the tables announced their changes gets its triggers when opened.
+    @Test func everyTableAnnouncesItsChangesEvenInAnOlderDatabase() throws {
+        let store = try open("triggers")
+        defer { store.close() }
+        let count = "SELECT COUNT(*) AS n FROM pg_trigger WHERE tgname = 'loupe_changes'"
+        let tables = try store.info().tables.count
+        #expect(try store.execute(count).first?["n"] == .integer(Int64(tables)))
+        try store.execute("DROP TRIGGER loupe_changes ON traces")
+        try store.execute("DROP TRIGGER loupe_changes ON review_labels")
+        let reopened = try PostgresStore.open(store.url)
+        defer { reopened.close() }
+        #expect(try store.execute(count).first?["n"] == .integer(Int64(tables)))
+    }
+
+    /// The watcher says while the server is down, connects again once it is back and reports a
+    /// change then (what happened meanwhile was not announced), and hears the next commit.
+    @Test func aWatcherSaysTheServerIsDownAndComesBackWithIt() throws {
+        let own = try PostgresCluster.dedicated()
+        defer { own.shutdown() }
+        let url = try PostgresURL(own.url(try own.database("watch")), environment: [:])
+        let store = try PostgresStore.open(url)
+        defer { store.close() }
+        let watcher = PostgresWatcher(url: url)
+        defer { watcher.stop() }
+        try Self.waitUntil("the watcher listens") { watcher.isListening }
+        #expect(watcher.trouble == nil)
+        try own.stopServer()
+        try Self.waitUntil("the watcher says the server is down") {
+            watcher.trouble.map { $0.contains("retrying") } ?? false
+        }
+        #expect(!watcher.isListening)
+        #expect(!(watcher.trouble ?? "").contains(PostgresCluster.password))
+        try own.start()
+        try Self.waitUntil("the watcher is back") { watcher.isListening }
+        #expect(watcher.trouble == nil)
+        #expect(watcher.changed())
+        _ = try? store.execute("SELECT 1 AS one")
+        try store.execute("INSERT INTO settings (key, value, updated_at) VALUES ('after', 'z', 'now')")
+        try Self.waitUntil("the commit after the restart is announced") { watcher.changed() }
+    }
+
+    /// Polls `condition` every 50 ms for up to 20 s.
+    private static func waitUntil(_ what: String, _ condition: () -> Bool) throws {
+        for _ in 0..<400 {
+            if condition() { return }
+            usleep(50_000)
+        }
+        throw WorkspaceError(.database, path: "test", message: "timed out waiting until \(what)")
+    }
 }

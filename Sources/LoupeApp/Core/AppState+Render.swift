@@ -78,6 +78,13 @@ extension AppState {
             Span(panels[focusedPanel].title, bar),
         ]
         if zoomed { spans.append(Span("  [zoom]", theme.dim.patched(with: Style(background: bar.background)))) }
+        if let unreachable {
+            spans.append(Span("  │  ", theme.dim.patched(with: Style(background: bar.background))))
+            spans.append(
+                Span(
+                    "⚠ " + TextWidth.truncate(UntrustedText.sanitized(unreachable), toColumns: 60),
+                    theme.status(.error).patched(with: Style(background: bar.background))))
+        }
         if let listening {
             spans.append(Span("  │  ", theme.dim.patched(with: Style(background: bar.background))))
             spans.append(

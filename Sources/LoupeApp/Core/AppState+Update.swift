@@ -38,6 +38,11 @@ extension AppState {
         case .listening(let status):
             listening = status
             return []
+        case .unreachable(let reason):
+            let recovered = unreachable != nil && reason == nil
+            unreachable = reason
+            if recovered { message = StatusMessage(text: "connection to the workspace is back", level: .ok) }
+            return []
         }
     }
 

@@ -66,6 +66,8 @@ package struct AppState: Sendable {
     package var workspaceName: String
     /// The TUI's own OTLP listener, as the status bar shows it ("OTLP 127.0.0.1:4318 · 12 spans/s").
     package var listening: String?
+    /// Why the workspace's server (PostgreSQL) cannot be reached; nil while it can.
+    package var unreachable: String?
     package var catalog: CommandCatalog
     package var themeNames: [String]
     /// Monotonic seconds, from ``Msg/tick(_:)``.

@@ -26,4 +26,6 @@ package enum Msg: Hashable, Sendable {
     case workspaceChanged
     /// The TUI's OTLP listener's state for the status bar (nil: not listening).
     case listening(String?)
+    /// Why the workspace's server cannot be reached, for the status bar (nil: it can again).
+    case unreachable(String?)
 }

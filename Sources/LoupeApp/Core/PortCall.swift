@@ -13,7 +13,8 @@ package struct PortCall: Hashable, Sendable {
         jobTitle = request.jobTitle
         answering = { ports, reporter in
             guard let port = ports[Request.Port.self] else {
-                return PortAnswer(request, .failed("nothing to ask: \(Request.Port.self) is not available here"))
+                return PortAnswer(
+                    request, .failed(ports.whyMissing ?? "nothing to ask: \(Request.Port.self) is not available here"))
             }
             return PortAnswer(
                 request, .from { try reporter.map { try request.ask(port, reporter: $0) } ?? request.ask(port) })

@@ -3,6 +3,9 @@
 /// one its `Port` names.
 package struct Ports: Sendable {
     private var byType: [ObjectIdentifier: any Sendable] = [:]
+    /// Why a port that is not registered is missing, said in the panel that asks it (a
+    /// PostgreSQL workspace has no Roofline yet); nil for the plain "not available here".
+    package var whyMissing: String?
 
     package init() {}
 

@@ -19,13 +19,17 @@ package struct AppEnvironment: Sendable {
     /// What the TUI's own OTLP listener is doing ("OTLP 127.0.0.1:4318 · 120 spans/s"), for the
     /// status bar; nil when it does not listen.
     package var listener: (@Sendable () -> String?)?
+    /// Why the workspace's server cannot be reached right now (a PostgreSQL workspace whose
+    /// connection dropped), for the status bar; nil while it can. Asked with the watcher.
+    package var unreachable: (@Sendable () -> String?)?
 
     package init(
         commands: any CommandService, ports: Ports, recordHistory: (@Sendable (String) throws -> Void)? = nil,
         now: @escaping @Sendable () -> Double = AppEnvironment.monotonicSeconds,
         editor: String = AppEnvironment.userEditor, workspaceChanged: (@Sendable () -> Bool)? = nil,
-        listener: (@Sendable () -> String?)? = nil
+        listener: (@Sendable () -> String?)? = nil, unreachable: (@Sendable () -> String?)? = nil
     ) {
+        self.unreachable = unreachable
         self.editor = editor
         self.workspaceChanged = workspaceChanged
         self.listener = listener

@@ -29,6 +29,7 @@ package final class AppRuntime {
     /// When the workspace watcher and the listener were last asked (monotonic seconds).
     private var lastWatch = 0.0
     private var lastListening: String?
+    private var lastUnreachable: String?
     /// How often the watcher is asked: a received span is on screen within about this (plus a read).
     static let watchInterval = 0.1
     /// Called once, right after the first frame was presented (benchmarks time it).
@@ -130,6 +131,13 @@ package final class AppRuntime {
         lastWatch = now
         var messages: [Msg] = []
         if environment.workspaceChanged?() == true { messages.append(.workspaceChanged) }
+        if let unreachable = environment.unreachable {
+            let reason = unreachable()
+            if reason != lastUnreachable {
+                lastUnreachable = reason
+                messages.append(.unreachable(reason))
+            }
+        }
         if let listener = environment.listener {
             let status = listener()
             if status != lastListening {

@@ -35,12 +35,6 @@ package enum LoupeCLI {
             } else if let root = parsed as? Loupe {
                 guard let host else { throw NoTUIError() }
                 let session = session(root.global.workspace)
-                if session.isPostgres {
-                    // Said before the screen is taken, not by every panel failing to load.
-                    throw CommandFailure(
-                        "\(session.displayPath): the TUI opens SQLite workspaces so far; work on a copy: loupe "
-                            + "workspace copy \(session.displayPath) team.sqlite && loupe --workspace team.sqlite")
-                }
                 try host.openTUI(
                     session: session, theme: root.theme, jobs: root.jobs,
                     environment: environment,

@@ -100,6 +100,18 @@ package final class WorkspaceSession: Sendable {
         }
     }
 
+    /// The PostgreSQL workspace as the tables on the seam take it (``TraceTables``,
+    /// ``EvalTables``); nil for a file.
+    package func postgresDatabase() throws(WorkspaceError) -> (any SQLDatabase)? {
+        isPostgres ? try postgres() : nil
+    }
+
+    /// A watcher of the workspace's commits for an open view: SQLite's data version on a file,
+    /// PostgreSQL's notices (`LISTEN`) on a URL, which also says while the server is unreachable.
+    package func watcher() throws(WorkspaceError) -> any ChangeWatcher {
+        isPostgres ? PostgresWatcher(url: try PostgresURL(path)) : try workspace(access: .read).watcher()
+    }
+
     /// True once the workspace was opened in this session.
     package var isOpen: Bool { opened.withLock { $0 != nil } }
 

@@ -16,6 +16,13 @@ package struct EvalsBrowser: Sendable {
         self.suiteDirectories = suiteDirectories
     }
 
+    /// A browser of the runs in `evals` (a PostgreSQL workspace's) that looks for suite files in
+    /// `suiteDirectories`.
+    package init(evals: EvalTables, suiteDirectories: [String]) {
+        service = EvalService(evals: evals)
+        self.suiteDirectories = suiteDirectories
+    }
+
     /// The runs, oldest first, and the suite files found.
     package func overview() throws -> EvalsOverview {
         EvalsOverview(runs: try service.list(), suites: Self.findSuites(in: suiteDirectories))
