@@ -23,7 +23,7 @@ enum PanelPorts {
     }
 
     /// The ports of a PostgreSQL workspace: the panels whose tables are on the seam (Traces,
-    /// Evals) and those that need no workspace (Attention, Notebooks). The others say why they
+    /// Evals, Review) and those that need no workspace (Attention, Notebooks). The others say why they
     /// are empty and how to work on a copy.
     static func make(postgres: any SQLDatabase, session: WorkspaceSession, environment: [String: String]) -> Ports {
         var ports = Ports()
@@ -31,8 +31,9 @@ enum PanelPorts {
         ports.register(AttentionBrowser(models: session.models))
         ports.register(EvalsBrowser(evals: EvalTables(postgres), suiteDirectories: evalSuiteDirectories(nil)))
         ports.register(NotebooksBrowser(directories: notebookDirectories(environment)))
+        ports.register(ReviewBrowser(database: postgres, environment: environment))
         ports.whyMissing =
-            "on PostgreSQL only Traces and Evals so far (workspace copy to a file for this)"
+            "on PostgreSQL: Traces, Evals and Review so far (workspace copy to a file for this)"
         return ports
     }
 

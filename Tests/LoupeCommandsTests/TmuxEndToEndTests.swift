@@ -123,8 +123,8 @@ struct TmuxEndToEndTests {
         #expect(try tmux.screen().contains("unknown terminal type 'no-such-terminal'"))
     }
 
-    /// The TUI on a PostgreSQL workspace: the traces another process imports appear without a
-    /// key pressed (LISTEN/NOTIFY), a panel not on PostgreSQL yet says so, the status bar says
+    /// The TUI on a PostgreSQL workspace: the traces another process imports and the labels
+    /// another annotator gives appear without a key pressed (LISTEN/NOTIFY), a panel not on PostgreSQL yet says so, the status bar says
     /// while the server is down and when it is back, and traces imported after that appear too.
     @Test func theTUIOnPostgreSQLSeesOtherProcessesWritesAndSaysWhenTheServerIsDown() throws {
         let cluster = try PostgresCluster.dedicated()
@@ -138,17 +138,36 @@ struct TmuxEndToEndTests {
             #expect(imported.status == 0, "\(imported.error)")
         }
         try importing("openai-chat.jsonl")
+        try importing("inspect-arith.eval")
+        let rubric = WorkspaceCopyBinaryTests.samples + "/../../rubrics/answer-quality.yaml"
+        let queued = try TestEnvironment.run(
+            [
+                "review", "queue", "create", "arith", "--rubric", rubric, "--from", "answers run:1", "--annotators",
+                "ana,ben", "--overlap", "2", "--as", "ana", "--workspace", url,
+            ], environment: password)
+        #expect(queued.status == 0, "\(queued.error)")
         let tmux = try Tmux(
             width: 130, height: 30,
-            command: "PGPASSWORD=\(PostgresCluster.password) \(TestEnvironment.binary) --workspace \(url)")
+            command:
+                "PGPASSWORD=\(PostgresCluster.password) LOUPE_USER=ben \(TestEnvironment.binary) --workspace \(url)")
         defer { tmux.kill() }
         try tmux.waitFor("compute the dynamic pressure")
         #expect(try tmux.screen().contains(url))
 
         try importing("openai-agents.json")
         try tmux.waitFor("Support desk")
+        // Another annotator's label shows in the Review panel as it is given.
+        tmux.keys("8")
+        try tmux.waitFor("ana 0/6 · ben 0/6")
+        let labelled = try TestEnvironment.run(
+            [
+                "review", "label", "arith", "--as", "ana", "--item", "run:1/q1/1", "correct=r", "grounded=g",
+                "clarity=3", "--workspace", url,
+            ], environment: password)
+        #expect(labelled.status == 0, "\(labelled.error)")
+        try tmux.waitFor("ana 1/6 · ben 0/6")
         tmux.keys("4")
-        try tmux.waitFor("on PostgreSQL only Traces and Evals so far")
+        try tmux.waitFor("on PostgreSQL: Traces, Evals and Review so far")
         tmux.keys("1")
 
         try cluster.stopServer()

@@ -91,4 +91,46 @@ import Testing
             #expect(!onServer.output.contains(PostgresCluster.password))
         }
     }
+
+    /// The review loop on a URL prints what it prints on a file holding the same run: a queue
+    /// made, two annotators' labels, an undo, progress, the export, the queue list and the
+    /// judge's calibration. Which item comes next may differ: a queue shuffles the run's answers
+    /// in the order the backend returns them, which on PostgreSQL is not the order of insertion.
+    @Test func theReviewCommandsWorkOnAPostgreSQLWorkspaceAsOnAFile() throws {
+        let cluster = try PostgresCluster.shared
+        let url = cluster.url(try cluster.database("reviewcommands"))
+        let file = TestEnvironment.temporaryDirectory() + "/w.sqlite"
+        let rubric = Self.samples + "/../../rubrics/answer-quality.yaml"
+        let label = ["review", "label", "arith", "--item", "run:1/q1/1"]
+        let steps: [[String]] = [
+            ["trace", "import", Self.samples + "/inspect-arith.eval"],
+            [
+                "review", "queue", "create", "arith", "--rubric", rubric, "--from", "answers run:1", "--annotators",
+                "ana,ben", "--overlap", "2", "--as", "ana",
+            ],
+            label + ["--as", "ana", "correct=r", "grounded=g", "clarity=3"],
+            label + ["--as", "ben", "correct=w", "grounded=g", "clarity=2"],
+            ["review", "label", "arith", "--item", "run:1/q2/1", "--as", "ben", "correct=r", "grounded=x"],
+            ["review", "undo", "arith", "--as", "ben"], ["review", "progress", "arith"],
+            ["review", "export", "arith", "--format", "csv"], ["review", "queue", "list"],
+            ["eval", "calibrate", "1", "--labels", "arith"],
+        ]
+        for step in steps {
+            let onFile = try TestEnvironment.run(step + ["--workspace", file])
+            let onServer = try TestEnvironment.run(step + ["--workspace", url])
+            #expect(onFile.status == 0 && onServer.status == 0, "\(step): \(onFile.error) \(onServer.error)")
+            // Labels carry the second they were given: the two were given a moment apart.
+            let seconds = /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ/
+            #expect(
+                onServer.output.replacing(seconds, with: "…") == onFile.output.replacing(seconds, with: "…"),
+                "\(step)")
+        }
+        // Next and skip work there too, on an item of the queue.
+        let next = try TestEnvironment.run(["review", "next", "arith", "--as", "ben", "--workspace", url])
+        #expect(next.status == 0 && next.output.contains("run:1/q"), "\(next.error)")
+        let skipped = try TestEnvironment.run(["review", "skip", "arith", "--as", "ben", "--workspace", url])
+        #expect(skipped.status == 0 && skipped.output.contains("ben skipped run:1/q"), "\(skipped.error)")
+        let progress = try TestEnvironment.run(["review", "progress", "arith", "--workspace", url])
+        #expect(progress.output.contains("(1 skipped)"), "\(progress.output)")
+    }
 }

@@ -36,7 +36,7 @@ import Testing
         let all = try service.createQueue(Self.request("all", from: "answers run:\(run)"))
         let again = try service.createQueue(Self.request("again", from: "answers run:\(run)"))
         let other = try service.createQueue(Self.request("other", from: "answers run:\(run)", seed: 8))
-        let keys = { (queue: ReviewService.Queue) in try service.workspace.reviewItems(queue: queue.id).map(\.itemKey) }
+        let keys = { (queue: ReviewService.Queue) in try service.reviews.reviewItems(queue: queue.id).map(\.itemKey) }
         #expect(try keys(all).count == 6)
         #expect(try keys(all) == keys(again))
         #expect(try Set(keys(all)) == Set(keys(other)))

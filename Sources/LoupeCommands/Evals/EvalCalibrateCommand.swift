@@ -27,7 +27,7 @@ extension EvalCommand {
         @Flag(help: "Print JSON.") var json = false
 
         func run(in context: CommandContext) throws {
-            let service = ReviewService(workspace: try context.workspace(access: .read))
+            let service = try ReviewCommand.service(context, access: .read)
             let report = try ReviewCommand.plainly {
                 try service.calibrate(run: run, queue: labels, scorer: scorer, criterion: criterion)
             }

@@ -18,7 +18,8 @@ struct ReviewCommand: ParsableCommand {
         ])
 
     static func service(_ context: CommandContext, access: WorkspaceAccess = .write) throws -> ReviewService {
-        ReviewService(workspace: try context.workspace(access: access))
+        if let database = try context.session.postgresDatabase() { return ReviewService(database: database) }
+        return ReviewService(workspace: try context.workspace(access: access))
     }
 
     /// Rubric, label-file and review errors are the user's to fix: say them plainly.

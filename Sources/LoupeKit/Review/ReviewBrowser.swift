@@ -25,6 +25,13 @@ package struct ReviewBrowser: Sendable {
         self.environment = environment
     }
 
+    /// A browser of a PostgreSQL workspace's queues (`database`): every target but retrieval
+    /// hits, which are on SQLite only so far.
+    package init(database: any SQLDatabase, environment: [String: String] = ProcessInfo.processInfo.environment) {
+        service = ReviewService(database: database)
+        self.environment = environment
+    }
+
     /// A queue as the queue list shows it.
     package struct Listing: Hashable, Sendable {
         package var queue: ReviewService.Queue
@@ -155,7 +162,7 @@ package struct ReviewBrowser: Sendable {
         let annotator = try annotator()
         var item = try service.next(queue, annotator: annotator, after: key)
         if item == nil, try itemsOf(queue, annotator: annotator).keys.isEmpty {
-            let all = try service.workspace.reviewItems(queue: queue.id)
+            let all = try service.reviews.reviewItems(queue: queue.id)
             let start = key.flatMap { key in all.firstIndex { $0.itemKey == key } }.map { $0 + 1 } ?? 0
             if start < all.count { item = try service.item(queue, record: all[start]) }
         }
@@ -211,14 +218,14 @@ package struct ReviewBrowser: Sendable {
                 "queue \(queue.name) is pairwise: its verdicts compare two runs (loupe review compare), "
                     + "a judge is calibrated against a queue with a pass/fail rubric")
         }
-        let runs = try service.workspace.reviewItems(queue: queue.id).compactMap(\.runID)
+        let runs = try service.reviews.reviewItems(queue: queue.id).compactMap(\.runID)
         let counts = Dictionary(runs.map { ($0, 1) }, uniquingKeysWith: +)
         guard let run = counts.max(by: { ($0.value, -$0.key) < ($1.value, -$1.key) })?.key else {
             throw ReviewError(
                 "queue \(queue.name) holds \(queue.record.target)s, not a run's answers: calibration compares a "
                     + "run's scorer with people's labels on its answers")
         }
-        let record = try service.workspace.evalRun(run)
+        let record = try service.evals.evalRun(run)
         let scorers = record.flatMap { try? JSONValue.parse($0.scorersJSON) }?.array?.compactMap(\.string) ?? []
         let report = try service.calibrate(run: run, queue: queue.name, scorer: scorer, criterion: nil)
         return Calibration(
@@ -230,27 +237,25 @@ package struct ReviewBrowser: Sendable {
     private func itemsOf(_ queue: ReviewService.Queue, annotator: String) throws -> (
         keys: [String], finished: Set<String>
     ) {
-        let workspace = service.workspace
-        let assignments = try workspace.reviewAssignments(queue: queue.id)
-        let keys = try workspace.reviewItems(queue: queue.id).map(\.itemKey).filter { key in
+        let assignments = try service.reviews.reviewAssignments(queue: queue.id)
+        let keys = try service.reviews.reviewItems(queue: queue.id).map(\.itemKey).filter { key in
             assignments[key].map { $0.contains(annotator) } ?? true
         }
-        let labels = try workspace.reviewLabels(queue: queue.id)
+        let labels = try service.reviews.reviewLabels(queue: queue.id)
         return (keys, service.finished(queue, labels: labels, annotator: annotator).intersection(keys))
     }
 
     private func opened(_ queue: ReviewService.Queue, annotator: String, item: ReviewService.Item?) throws -> Opened {
-        let workspace = service.workspace
         var (keys, finished) = try itemsOf(queue, annotator: annotator)
         let isAssigned = !keys.isEmpty
         if !isAssigned {
-            keys = try workspace.reviewItems(queue: queue.id).map(\.itemKey)
-            let labels = try workspace.reviewLabels(queue: queue.id)
+            keys = try service.reviews.reviewItems(queue: queue.id).map(\.itemKey)
+            let labels = try service.reviews.reviewLabels(queue: queue.id)
             finished = service.finished(queue, labels: labels, annotator: annotator)
         }
         var steps: [SpanRow] = []
         if let trace = item?.record.traceID ?? item?.answer?.result.traceID,
-            let loaded = try? TraceService(workspace: workspace).load(trace)
+            let loaded = try? TraceService(tables: service.traces).load(trace)
         {
             let byOrdinal = Dictionary(loaded.spans.map { ($0.ordinal, $0) }, uniquingKeysWith: { a, _ in a })
             steps = loaded.steps.prefix(Self.stepLimit).compactMap { byOrdinal[$0] }

@@ -10,7 +10,7 @@ extension ReviewService {
         let notes = Set(queue.rubric.criteria.filter { $0.kind == .text }.map(\.name))
         guard !notes.isEmpty else { throw ReviewError("rubric \(queue.rubric.name) has no note (text) criterion") }
         guard
-            let label = try workspace.reviewLabels(queue: queue.id).last(where: {
+            let label = try reviews.reviewLabels(queue: queue.id).last(where: {
                 $0.itemKey == key && $0.annotator == annotator && notes.contains($0.criterion)
             })
         else { throw ReviewError("\(annotator) wrote no note on \(key) in \(queue.name)") }

@@ -62,8 +62,8 @@ extension ReviewService {
         -> JudgeCalibration
     {
         let queue = try self.queue(name)
-        guard let record = try workspace.evalRun(run) else { throw ReviewError("no eval run \(run) (loupe eval list)") }
-        let evals = EvalService(workspace: workspace)
+        guard let record = try evals.evalRun(run) else { throw ReviewError("no eval run \(run) (loupe eval list)") }
+        let evals = EvalService(evals: evals)
         let rows = try evals.detail(run).rows
         let scorers = (try? JSONValue.parse(record.scorersJSON))?.array?.compactMap(\.string) ?? []
         let judge = scorer ?? scorers.first ?? ""
@@ -88,8 +88,8 @@ extension ReviewService {
             }
             chosen = first
         }
-        let items = try workspace.reviewItems(queue: queue.id)
-        let labels = try workspace.reviewLabels(queue: queue.id)
+        let items = try reviews.reviewItems(queue: queue.id)
+        let labels = try reviews.reviewLabels(queue: queue.id)
         let keyByAnswer = Dictionary(
             items.compactMap { item -> (EvalItemKey, String)? in
                 guard item.runID == run, let id = item.evalItemID, let epoch = item.epoch else { return nil }

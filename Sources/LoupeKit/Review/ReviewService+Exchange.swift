@@ -12,8 +12,8 @@ extension ReviewService {
     /// at (run, item and epoch, or trace) so the file stands alone.
     package func export(_ queue: Queue, format: ExportFormat) throws -> String {
         let items = Dictionary(
-            try workspace.reviewItems(queue: queue.id).map { ($0.itemKey, $0) }, uniquingKeysWith: { a, _ in a })
-        let labels = try workspace.reviewLabels(queue: queue.id)
+            try reviews.reviewItems(queue: queue.id).map { ($0.itemKey, $0) }, uniquingKeysWith: { a, _ in a })
+        let labels = try reviews.reviewLabels(queue: queue.id)
         let time = ISO8601DateFormatter()
         let columns = [
             "queue", "item", "run", "item_id", "epoch", "trace", "criterion", "value", "annotator", "rubric",
@@ -52,7 +52,7 @@ extension ReviewService {
     package func importLabels(_ queue: Queue, file: String, at date: Date = Date()) throws -> Int {
         let data: [UInt8]
         do { data = try TextFile.bytes(file) } catch { throw ReviewError("\(error)") }
-        let keys = Set(try workspace.reviewItems(queue: queue.id).map(\.itemKey))
+        let keys = Set(try reviews.reviewItems(queue: queue.id).map(\.itemKey))
         var labels: [ReviewLabelRecord] = []
         var line = 0
         for raw in data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
@@ -95,7 +95,7 @@ extension ReviewService {
                     annotator: annotator, rubricVersion: queue.rubric.version, rubricHash: queue.record.rubricHash,
                     origin: "import", createdAt: date))
         }
-        try workspace.addReviewLabels(labels)
+        try reviews.addReviewLabels(labels)
         return labels.count
     }
 }

@@ -51,9 +51,9 @@ extension ReviewService {
             throw ReviewError("a pairwise queue judges A, B or tie with a reason: leave out --rubric")
         }
         guard run != versus else { throw ReviewError("--versus \(versus) is the run the answers come from") }
-        guard try workspace.evalRun(versus) != nil else { throw ReviewError("no eval run \(versus) (loupe eval list)") }
+        guard try evals.evalRun(versus) != nil else { throw ReviewError("no eval run \(versus) (loupe eval list)") }
         let others = Dictionary(
-            try workspace.evalResults(run: versus).map { ($0.itemKey, $0) }, uniquingKeysWith: { a, _ in a })
+            try evals.evalResults(run: versus).map { ($0.itemKey, $0) }, uniquingKeysWith: { a, _ in a })
         var generator = SplitMix64(seed: request.seed)
         let selected = try draw(source)
         guard !selected.isEmpty else { throw ReviewError("--from \"\(request.source)\" selects nothing") }
@@ -93,7 +93,7 @@ extension ReviewService {
             rubricHash: String(SHA256.hex(Array(json.utf8)).prefix(12)), rubricJSON: json, rubricFile: nil,
             target: target.rawValue, mode: "pairwise", source: source, seed: Int64(bitPattern: request.seed),
             createdBy: request.createdBy)
-        let id = try workspace.createReviewQueue(record, items: items, assignments: Self.assignments(items, request))
+        let id = try reviews.createReviewQueue(record, items: items, assignments: Self.assignments(items, request))
         var stored = record
         stored.id = id
         return Queue(record: stored, rubric: rubric)
@@ -109,17 +109,17 @@ extension ReviewService {
         let swapped = ref["swapped"]?.bool ?? false
         func row(_ run: Int64) throws -> EvalService.ResultRow? {
             guard
-                let result = try workspace.evalResults(run: run).first(where: {
+                let result = try evals.evalResults(run: run).first(where: {
                     $0.itemID == item && $0.epoch == Int(epoch)
                 })
             else { return nil }
-            let scores = try workspace.evalScores(run: run).filter { $0.itemID == item && $0.epoch == Int(epoch) }
+            let scores = try evals.evalScores(run: run).filter { $0.itemID == item && $0.epoch == Int(epoch) }
             return EvalService.ResultRow(result: result, scores: scores)
         }
         let (leftRun, rightRun) = swapped ? (runs[1], runs[0]) : (runs[0], runs[1])
         guard let left = try row(leftRun), let right = try row(rightRun) else { return nil }
         func name(_ run: Int64) throws -> String {
-            "run \(run)" + ((try workspace.evalRun(run)?.suite).map { " (\($0))" } ?? "")
+            "run \(run)" + ((try evals.evalRun(run)?.suite).map { " (\($0))" } ?? "")
         }
         return Pair(
             left: left, right: right, leftRun: leftRun, rightRun: rightRun, swapped: swapped,
@@ -144,7 +144,7 @@ extension ReviewService {
         var runNames: [Int64: String] = [:]
         func system(_ run: Int64) throws -> String {
             if let name = runNames[run] { return name }
-            let suite = try workspace.evalRun(run)?.suite ?? "?"
+            let suite = try evals.evalRun(run)?.suite ?? "?"
             let name = "run \(run) (\(suite))"
             runNames[run] = name
             systems.append(name)
@@ -156,8 +156,8 @@ extension ReviewService {
             let queue = try self.queue(name)
             guard queue.record.mode == "pairwise" else { throw ReviewError("queue \(queue.name) is not pairwise") }
             let items = Dictionary(
-                try workspace.reviewItems(queue: queue.id).map { ($0.itemKey, $0) }, uniquingKeysWith: { a, _ in a })
-            for label in try workspace.reviewLabels(queue: queue.id) where label.criterion == "preference" {
+                try reviews.reviewItems(queue: queue.id).map { ($0.itemKey, $0) }, uniquingKeysWith: { a, _ in a })
+            for label in try reviews.reviewLabels(queue: queue.id) where label.criterion == "preference" {
                 guard let record = items[label.itemKey], let ref = try? JSONValue.parse(record.refJSON),
                     let runs = (ref["runs"] ?? ref["traces"])?.array?.compactMap(\.number).map({ Int64($0) }),
                     runs.count == 2
@@ -202,7 +202,7 @@ extension ReviewService {
             throw ReviewError("a pairwise queue judges A, B or tie with a reason: leave out --rubric")
         }
         let summaries = Dictionary(
-            try workspace.traceSummaries().map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+            try traces.traceSummaries().map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
         let drawn = try draw(source).compactMap { item -> ReviewItemRecord? in
             guard let fork = item.traceID, let parent = summaries[fork]?.parentTraceID, summaries[parent] != nil
             else { return nil }
@@ -232,10 +232,10 @@ extension ReviewService {
             let ids = ref["traces"]?.array?.compactMap(\.number).map({ Int64($0) }), ids.count == 2
         else { return nil }
         let swapped = ref["swapped"]?.bool ?? false
-        let traces = TraceService(workspace: workspace)
+        let service = TraceService(tables: traces)
         func row(_ id: Int64) throws -> EvalService.ResultRow? {
-            guard let summary = try workspace.traceSummary(id: id) else { return nil }
-            let trace = try traces.trace(id)
+            guard let summary = try traces.traceSummary(id: id) else { return nil }
+            let trace = try service.trace(id)
             let spans = trace.spans.sorted { $0.startNs < $1.startNs }
             let input = spans.flatMap(\.input).first { $0.role == "user" }?.text ?? trace.name
             let errors = spans.filter(\.status.isError).count
@@ -251,7 +251,7 @@ extension ReviewService {
         guard let left = try row(leftID), let right = try row(rightID) else { return nil }
         func name(_ id: Int64) throws -> String {
             guard id == ids[1] else { return "trace \(id) (original)" }
-            let ordinal = try workspace.traceSummary(id: id)?.forkOrdinal
+            let ordinal = try traces.traceSummary(id: id)?.forkOrdinal
             return "trace \(id) (fork" + (ordinal.map { " at span \($0)" } ?? "") + ")"
         }
         return Pair(

@@ -27,14 +27,14 @@ extension ReviewService {
     }
 
     func drawSteps(_ source: ReviewSource) throws -> [ReviewItemRecord] {
-        let traces = TraceService(workspace: workspace)
-        let ids = try source.trace.map { [$0] } ?? workspace.traceSummaries().map(\.id)
-        if let id = source.trace, try workspace.traceSummary(id: id) == nil {
+        let service = TraceService(tables: traces)
+        let ids = try source.trace.map { [$0] } ?? traces.traceSummaries().map(\.id)
+        if let id = source.trace, try traces.traceSummary(id: id) == nil {
             throw ReviewError("no trace \(id) (loupe trace list)")
         }
         var items: [ReviewItemRecord] = []
         for id in ids {
-            let trace = try traces.trace(id)
+            let trace = try service.trace(id)
             for span in trace.spans.sorted(by: { ($0.startNs, $0.spanID) < ($1.startNs, $1.spanID) }) {
                 if let kind = source.spanKind, span.kind.rawValue != kind { continue }
                 if source.errorsOnly, !span.status.isError { continue }
@@ -52,7 +52,7 @@ extension ReviewService {
     }
 
     func drawSessions(_ source: ReviewSource) throws -> [ReviewItemRecord] {
-        try TraceService(workspace: workspace).sessions().filter { session in
+        try TraceService(tables: traces).sessions().filter { session in
             let text = (session.id + " " + session.turns.map(\.name).joined(separator: " ")).lowercased()
             return source.words.allSatisfy(text.contains)
         }.map { session in
@@ -67,8 +67,8 @@ extension ReviewService {
         if let record = source.record {
             records = [record]
         } else if let run = source.run {
-            guard try workspace.evalRun(run) != nil else { throw ReviewError("no eval run \(run) (loupe eval list)") }
-            records = try workspace.evalResults(run: run).compactMap(\.retrievalRecordID)
+            guard try evals.evalRun(run) != nil else { throw ReviewError("no eval run \(run) (loupe eval list)") }
+            records = try evals.evalResults(run: run).compactMap(\.retrievalRecordID)
             guard !records.isEmpty else { throw ReviewError("run \(run)'s answers are not rankings: it has no hits") }
         }
         var items: [ReviewItemRecord] = []
@@ -91,6 +91,11 @@ extension ReviewService {
     func storedHits(_ id: Int64) throws -> (
         query: String, retriever: String, stem: Bool, hits: [RetrievalService.Hit]
     ) {
+        guard let workspace else {
+            throw ReviewError(
+                "saved retrieval queries are kept in SQLite workspaces so far: review hits in a file "
+                    + "(loupe workspace copy URL team.sqlite)")
+        }
         guard let stored = try workspace.retrievalRecords(id: id, limit: 1).first else {
             throw ReviewError("no saved query \(id) (loupe retrieval list)")
         }
@@ -113,7 +118,7 @@ extension ReviewService {
         guard let ref = Self.reference(record, kind: "step"), let traceID = record.traceID,
             let spanID = ref["span"]?.string
         else { return nil }
-        let trace = try TraceService(workspace: workspace).trace(traceID)
+        let trace = try TraceService(tables: traces).trace(traceID)
         let ordered = trace.spans.sorted { ($0.startNs, $0.spanID) < ($1.startNs, $1.spanID) }
         guard let index = ordered.firstIndex(where: { $0.spanID == spanID }) else { return nil }
         return Step(
@@ -122,7 +127,7 @@ extension ReviewService {
 
     func session(_ record: ReviewItemRecord) throws -> TraceSession? {
         guard let ref = Self.reference(record, kind: "session"), let id = ref["session"]?.string else { return nil }
-        return try TraceService(workspace: workspace).session(id)
+        return try TraceService(tables: traces).session(id)
     }
 
     func hit(_ record: ReviewItemRecord) throws -> Hit? {

@@ -8,9 +8,27 @@ import LoupeStore
 /// undone, progress and agreement, labels exported and imported. Each label is its own
 /// transaction, so a kill loses none, and two annotators at once in one workspace both keep theirs.
 package struct ReviewService: Sendable {
-    package let workspace: Workspace
+    package let reviews: ReviewTables
+    package let traces: TraceTables
+    package let evals: EvalTables
+    /// The file, for what is on SQLite only so far (the saved retrieval queries a queue of hits
+    /// draws from); nil on PostgreSQL.
+    package let workspace: Workspace?
 
-    package init(workspace: Workspace) { self.workspace = workspace }
+    package init(workspace: Workspace) {
+        reviews = workspace.reviews
+        traces = workspace.traces
+        evals = workspace.evals
+        self.workspace = workspace
+    }
+
+    /// The review loop on a workspace's tables through the seam (a PostgreSQL workspace).
+    package init(database: any SQLDatabase) {
+        reviews = ReviewTables(database)
+        traces = TraceTables(database)
+        evals = EvalTables(database)
+        workspace = nil
+    }
 
     // MARK: Annotators
 
@@ -86,7 +104,7 @@ package struct ReviewService: Sendable {
         guard !request.name.isEmpty, !request.name.contains(where: \.isWhitespace), Int64(request.name) == nil else {
             throw ReviewError("a queue's name is one word, not a number (numbers are queue ids)")
         }
-        if try workspace.reviewQueue(request.name) != nil {
+        if try reviews.reviewQueue(request.name) != nil {
             throw ReviewError("there is already a queue named \(request.name) (loupe review queue list)")
         }
         let source = try ReviewSource(request.source)
@@ -115,7 +133,7 @@ package struct ReviewService: Sendable {
             rubricJSON: String(decoding: try JSONEncoder.sorted.encode(rubric), as: UTF8.self),
             rubricFile: rubricPath, target: target.rawValue, mode: "single", source: request.source,
             seed: Int64(bitPattern: request.seed), createdBy: request.createdBy)
-        let id = try workspace.createReviewQueue(record, items: items, assignments: assignments)
+        let id = try reviews.createReviewQueue(record, items: items, assignments: assignments)
         var stored = record
         stored.id = id
         return Queue(record: stored, rubric: rubric)
@@ -152,15 +170,15 @@ package struct ReviewService: Sendable {
         case .hits: return try drawHits(source)
         case .traces:
             let filter = source.traceFilter
-            return try workspace.traceSummaries().filter { filter?.matches($0) ?? true }.map { trace in
+            return try traces.traceSummaries().filter { filter?.matches($0) ?? true }.map { trace in
                 ReviewItemRecord(
                     queueID: 0, position: 0, itemKey: "trace:\(trace.id)", traceID: trace.id,
                     refJSON: JSONValue.object(["kind": "trace", "trace": .number(Double(trace.id))]).compactJSON)
             }
         case .answers:
             let run = source.run!
-            guard try workspace.evalRun(run) != nil else { throw ReviewError("no eval run \(run) (loupe eval list)") }
-            let rows = try EvalService(workspace: workspace).detail(run).rows
+            guard try evals.evalRun(run) != nil else { throw ReviewError("no eval run \(run) (loupe eval list)") }
+            let rows = try EvalService(evals: evals).detail(run).rows
             return rows.filter { row in
                 if source.failedOnly, !row.failed { return false }
                 if source.passedOnly, row.failed { return false }
@@ -193,11 +211,11 @@ package struct ReviewService: Sendable {
     package static func answerKey(run: Int64, item: String, epoch: Int) -> String { "run:\(run)/\(item)/\(epoch)" }
 
     package func queues() throws -> [Queue] {
-        try workspace.reviewQueues().map(Self.queue)
+        try reviews.reviewQueues().map(Self.queue)
     }
 
     package func queue(_ name: String) throws -> Queue {
-        guard let record = try workspace.reviewQueue(name) else {
+        guard let record = try reviews.reviewQueue(name) else {
             throw ReviewError("no review queue \(name) (loupe review queue list)")
         }
         return try Self.queue(record)
@@ -235,7 +253,7 @@ package struct ReviewService: Sendable {
     }
 
     package func item(_ queue: Queue, key: String) throws -> Item {
-        guard let record = try workspace.reviewItems(queue: queue.id).first(where: { $0.itemKey == key }) else {
+        guard let record = try reviews.reviewItems(queue: queue.id).first(where: { $0.itemKey == key }) else {
             throw ReviewError("queue \(queue.name) has no item \(key)")
         }
         return try item(queue, record: record)
@@ -246,14 +264,14 @@ package struct ReviewService: Sendable {
         if let run = record.runID, let itemID = record.evalItemID, let epoch = record.epoch,
             !record.itemKey.hasPrefix("pair:")
         {
-            let results = try workspace.evalResults(run: run)
+            let results = try evals.evalResults(run: run)
             if let result = results.first(where: { $0.itemID == itemID && $0.epoch == epoch }) {
-                let scores = try workspace.evalScores(run: run).filter { $0.itemID == itemID && $0.epoch == epoch }
+                let scores = try evals.evalScores(run: run).filter { $0.itemID == itemID && $0.epoch == epoch }
                 answer = EvalService.ResultRow(result: result, scores: scores)
             }
         }
-        let trace = try record.traceID.flatMap { try workspace.traceSummary(id: $0) }
-        let labels = try workspace.reviewLabels(queue: queue.id).filter { $0.itemKey == record.itemKey }
+        let trace = try record.traceID.flatMap { try traces.traceSummary(id: $0) }
+        let labels = try reviews.reviewLabels(queue: queue.id).filter { $0.itemKey == record.itemKey }
         return Item(
             record: record, answer: answer, trace: trace, pair: try pair(record), step: try step(record),
             session: try session(record), hit: try hit(record), labels: labels)
@@ -272,10 +290,10 @@ package struct ReviewService: Sendable {
     /// The next item for `annotator`: the first (in queue order) assigned to them or to nobody that
     /// they have not finished or skipped; then what they skipped, oldest skip first. Nil when done.
     package func next(_ queue: Queue, annotator: String, after key: String? = nil) throws -> Item? {
-        let items = try workspace.reviewItems(queue: queue.id)
-        let assignments = try workspace.reviewAssignments(queue: queue.id)
-        let done = finished(queue, labels: try workspace.reviewLabels(queue: queue.id), annotator: annotator)
-        let skipped = try workspace.reviewSkips(queue: queue.id, annotator: annotator)
+        let items = try reviews.reviewItems(queue: queue.id)
+        let assignments = try reviews.reviewAssignments(queue: queue.id)
+        let done = finished(queue, labels: try reviews.reviewLabels(queue: queue.id), annotator: annotator)
+        let skipped = try reviews.reviewSkips(queue: queue.id, annotator: annotator)
         let skippedSet = Set(skipped)
         let mine = items.filter { item in
             assignments[item.itemKey].map { $0.contains(annotator) } ?? true
@@ -300,7 +318,7 @@ package struct ReviewService: Sendable {
         _ queue: Queue, key: String, annotator: String, values: [(criterion: String, text: String)],
         origin: String = "command", at date: Date = Date()
     ) throws -> [ReviewLabelRecord] {
-        guard try workspace.reviewItems(queue: queue.id).contains(where: { $0.itemKey == key }) else {
+        guard try reviews.reviewItems(queue: queue.id).contains(where: { $0.itemKey == key }) else {
             throw ReviewError("queue \(queue.name) has no item \(key)")
         }
         guard !values.isEmpty else { throw ReviewError("no labels given: write criterion=value") }
@@ -332,16 +350,16 @@ package struct ReviewService: Sendable {
                 number: value.number, annotator: annotator, rubricVersion: queue.rubric.version,
                 rubricHash: queue.record.rubricHash, origin: origin, createdAt: date)
         }
-        try workspace.addReviewLabels(labels)
+        try reviews.addReviewLabels(labels)
         return labels
     }
 
     package func skip(_ queue: Queue, key: String, annotator: String) throws {
-        try workspace.skipReviewItem(queue: queue.id, itemKey: key, annotator: annotator)
+        try reviews.skipReviewItem(queue: queue.id, itemKey: key, annotator: annotator)
     }
 
     package func undo(_ queue: Queue, annotator: String) throws -> ReviewLabelRecord? {
-        try workspace.undoLastReviewLabel(queue: queue.id, annotator: annotator)
+        try reviews.undoLastReviewLabel(queue: queue.id, annotator: annotator)
     }
 
     // MARK: Progress
@@ -368,9 +386,9 @@ package struct ReviewService: Sendable {
     }
 
     package func progress(_ queue: Queue) throws -> Progress {
-        let items = try workspace.reviewItems(queue: queue.id)
-        let labels = try workspace.reviewLabels(queue: queue.id)
-        let assignments = try workspace.reviewAssignments(queue: queue.id)
+        let items = try reviews.reviewItems(queue: queue.id)
+        let labels = try reviews.reviewLabels(queue: queue.id)
+        let assignments = try reviews.reviewAssignments(queue: queue.id)
         var names = Set(assignments.values.flatMap { $0 })
         names.formUnion(labels.map(\.annotator))
         var finishedBy: [String: Set<String>] = [:]
@@ -378,7 +396,7 @@ package struct ReviewService: Sendable {
             let done = finished(queue, labels: labels, annotator: name)
             finishedBy[name] = done
             let assigned = assignments.isEmpty ? items.count : assignments.values.filter { $0.contains(name) }.count
-            let skipped = Set(try workspace.reviewSkips(queue: queue.id, annotator: name)).subtracting(done).count
+            let skipped = Set(try reviews.reviewSkips(queue: queue.id, annotator: name)).subtracting(done).count
             return Progress.Annotator(name: name, finished: done.count, assigned: assigned, skipped: skipped)
         }
         var finishers: [String: Int] = [:]
