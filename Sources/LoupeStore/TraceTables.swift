@@ -275,15 +275,30 @@ package struct TraceTables: Sendable {
     }
 
     private static let summariesQuery = "SELECT \(summaryColumns) FROM traces ORDER BY id"
+    private static let firstSummariesQuery = "SELECT \(summaryColumns) FROM traces ORDER BY id LIMIT ?"
 
     /// The queries the Traces panel's list runs over every trace (for `bench team`'s EXPLAIN).
     package static var listQueries: [(name: String, sql: String)] {
-        [("traces", summariesQuery), ("model usage", usageQuery)]
+        [
+            ("traces", summariesQuery), ("model usage", usageQuery),
+            ("first 500 traces", firstSummariesQuery.replacingOccurrences(of: "?", with: "500")),
+            ("their model usage", firstUsageQuery.replacingOccurrences(of: "?", with: "500")),
+        ]
     }
 
     /// Every trace, oldest import first.
     package func traceSummaries() throws(WorkspaceError) -> [TraceSummary] {
         try database.readStatements { sql in try sql.execute(Self.summariesQuery).map(Self.summary) }
+    }
+
+    /// The first `limit` traces in import order, and how many there are in all: what the Traces
+    /// panel shows while it reads the rest.
+    package func firstTraceSummaries(_ limit: Int) throws(WorkspaceError) -> (traces: [TraceSummary], total: Int) {
+        try database.readStatements { sql in
+            let traces = try sql.execute(Self.firstSummariesQuery, [.integer(Int64(limit))]).map(Self.summary)
+            let total = try sql.execute("SELECT COUNT(*) AS n FROM traces").first?.integer("n") ?? 0
+            return (traces, Int(total))
+        }
     }
 
     package func traceSummary(id: Int64) throws(WorkspaceError) -> TraceSummary? {
@@ -412,18 +427,33 @@ package struct TraceTables: Sendable {
         FROM trace_model_usage ORDER BY trace_id, model
         """
 
+    /// The usage of the traces with ids up to the `?`th (those ``firstTraceSummaries(_:)`` reads).
+    private static let firstUsageQuery = """
+        SELECT trace_id, model, calls, input_tokens, output_tokens, cache_read_tokens, cost, costed
+        FROM trace_model_usage
+        WHERE trace_id <= (SELECT COALESCE(MAX(id), 0) FROM (SELECT id FROM traces ORDER BY id LIMIT ?) AS first)
+        ORDER BY trace_id, model
+        """
+
     /// The LLM spans' tokens and recorded costs per trace and model.
     package func modelUsage() throws(WorkspaceError) -> [ModelUsage] {
+        try database.readStatements { sql in try sql.execute(Self.usageQuery).map(Self.usage) }
+    }
+
+    /// The model usage of the first `limit` traces in import order.
+    package func modelUsage(ofFirst limit: Int) throws(WorkspaceError) -> [ModelUsage] {
         try database.readStatements { sql in
-            try sql.execute(Self.usageQuery).map { row in
-                ModelUsage(
-                    trace: row.integer("trace_id") ?? 0, model: row.text("model"),
-                    calls: Int(row.integer("calls") ?? 0), inputTokens: row.integer("input_tokens").map(Int.init),
-                    outputTokens: row.integer("output_tokens").map(Int.init),
-                    cacheReadTokens: row.integer("cache_read_tokens").map(Int.init), cost: row.real("cost"),
-                    costed: Int(row.integer("costed") ?? 0))
-            }
+            try sql.execute(Self.firstUsageQuery, [.integer(Int64(limit))]).map(Self.usage)
         }
+    }
+
+    private static func usage(_ row: SQLRow) -> ModelUsage {
+        ModelUsage(
+            trace: row.integer("trace_id") ?? 0, model: row.text("model"), calls: Int(row.integer("calls") ?? 0),
+            inputTokens: row.integer("input_tokens").map(Int.init),
+            outputTokens: row.integer("output_tokens").map(Int.init),
+            cacheReadTokens: row.integer("cache_read_tokens").map(Int.init), cost: row.real("cost"),
+            costed: Int(row.integer("costed") ?? 0))
     }
 
     /// What a trace that grows over many requests is put together again from: for each of

@@ -53,6 +53,36 @@ import Testing
         #expect(TracesPanel.limitLines([:], theme: .builtInDefault).isEmpty)
     }
 
+    /// A workspace of many traces shows its first ones at once, says how many there are while
+    /// it reads the rest, and then shows them all with the selection kept.
+    @Test func aLargeListShowsItsFirstTracesWhileTheRestIsRead() throws {
+        #expect(TracesPanel().initialEffects == [.ask(TracesPanel.ListFirstTraces())])
+        var state = AppState(
+            size: Size(width: 120, height: 36), theme: .builtInDefault, panels: AppState.standardPanels(),
+            workspaceName: "w.sqlite", catalog: AppFixtures.catalog, themeNames: ["default"])
+        let browser = TracesBrowser(workspace: workspace)
+        let page = try browser.list(first: 2)
+        #expect(page.total == 3 && page.traces.map(\.id) == [1, 2])
+        #expect(page.traces == Array(try browser.list().prefix(2)))
+        let effects = state.update(AppFixtures.answer(TracesPanel.ListFirstTraces(limit: 2), page))
+        #expect(!state.panels[state.focusedPanel].isLoadingFirstView)
+        #expect(state.render().text().contains("first 2 of 3, reading the rest · sort: start ↑"))
+        AppFixtures.press([.down], on: &state)
+        let selected = panel(state).rows[panel(state).list.selected].id
+        try settle(effects, &state)
+        #expect(panel(state).partOf == nil && panel(state).rows.count == 3)
+        #expect(panel(state).rows[panel(state).list.selected].id == selected)
+        #expect(!state.render().text().contains("reading the rest"))
+
+        // A workspace whose traces all fit the first view reads nothing more.
+        var small = AppState(
+            size: Size(width: 120, height: 36), theme: .builtInDefault, panels: AppState.standardPanels(),
+            workspaceName: "w.sqlite", catalog: AppFixtures.catalog, themeNames: ["default"])
+        let whole = try browser.list(first: 10)
+        #expect(small.update(AppFixtures.answer(TracesPanel.ListFirstTraces(limit: 10), whole)).isEmpty)
+        #expect(panel(small).rows.count == 3 && panel(small).partOf == nil)
+    }
+
     @Test func aListThatCannotBeReadIsSaidSoInsteadOfNoTraces() {
         var state = AppFixtures.state(width: 120, height: 36)
         _ = state.update(AppFixtures.failure(TracesPanel.ListTraces(), "w.sqlite: no such table: spans"))

@@ -47,6 +47,8 @@ extension BenchCommand {
             var listMilliseconds: Stats
             var summariesMilliseconds: Stats
             var usageMilliseconds: Stats
+            /// The panel's first view: the first 500 traces, priced, and the count.
+            var firstViewMilliseconds: Stats
         }
 
         struct Copy: Encodable {
@@ -146,9 +148,10 @@ extension BenchCommand {
                 context.print(
                     "list on \(run.backend.padding(toLength: 8, withPad: " ", startingAt: 0))  "
                         + String(
-                            format: "%d traces, %d spans (stored at %.0f spans/s): list %.1f ms "
-                                + "(summaries %.1f, usage %.1f), median of 5",
-                            run.traces, run.spans, run.fillSpansPerSecond, run.listMilliseconds.median,
+                            format: "%d traces, %d spans (stored at %.0f spans/s): first view (%d traces) %.1f ms, "
+                                + "whole list %.1f ms (summaries %.1f, usage %.1f), median of 5",
+                            run.traces, run.spans, run.fillSpansPerSecond, TracesBrowser.firstPage,
+                            run.firstViewMilliseconds.median, run.listMilliseconds.median,
                             run.summariesMilliseconds.median, run.usageMilliseconds.median))
             }
             for (name, lines) in explain.sorted(by: { $0.key < $1.key }) {
@@ -212,7 +215,8 @@ extension BenchCommand {
                 backend: backend, traces: traces, spans: traces * perTrace, fillSpansPerSecond: fill,
                 listMilliseconds: try time { _ = try service.list() },
                 summariesMilliseconds: try time { _ = try tables.traceSummaries() },
-                usageMilliseconds: try time { _ = try tables.modelUsage() })
+                usageMilliseconds: try time { _ = try tables.modelUsage() },
+                firstViewMilliseconds: try time { _ = try service.list(first: TracesBrowser.firstPage) })
         }
 
         /// An agent run of `spans` spans: an agent span, then model and tool calls in turn.

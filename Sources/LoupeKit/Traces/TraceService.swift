@@ -132,11 +132,37 @@ package struct TraceService: Sendable {
     /// Every trace, its cost what the source recorded plus its priced model calls; nil ("no
     /// price") when some call has neither.
     package func list() throws -> [TraceSummary] {
+        try priced(try tables.traceSummaries(), usage: try tables.modelUsage())
+    }
+
+    /// The first `limit` traces in import order, priced, and how many there are in all: the
+    /// Traces panel's first view, shown while the whole list is read.
+    package func list(first limit: Int) throws -> Page {
+        // Read together so that the two agree; each is an index range scan however large the
+        // workspace.
+        let (traces, total) = try tables.firstTraceSummaries(limit)
+        return Page(traces: try priced(traces, usage: try tables.modelUsage(ofFirst: limit)), total: total)
+    }
+
+    /// The start of the list and its length.
+    package struct Page: Hashable, Sendable {
+        package var traces: [TraceSummary]
+        /// How many traces there are in all.
+        package var total: Int
+
+        package init(traces: [TraceSummary], total: Int) {
+            self.traces = traces
+            self.total = total
+        }
+    }
+
+    /// `summaries` with their cost: what the source recorded plus their priced model calls.
+    private func priced(_ summaries: [TraceSummary], usage: [ModelUsage]) throws -> [TraceSummary] {
         let prices = PriceTable(try tables.modelPrices())
         var costs: [Int64: Double?] = [:]
         // Calls with neither tokens nor a cost say nothing (a SWE-agent trace records only its
         // total, on the root): the recorded total stands for them.
-        for usage in try tables.modelUsage()
+        for usage in usage
         where usage.costed > 0 || usage.inputTokens != nil || usage.outputTokens != nil {
             let priced: Double? =
                 usage.costed == usage.calls
@@ -148,7 +174,7 @@ package struct TraceService: Sendable {
             let sofar = costs[usage.trace] ?? 0
             costs[usage.trace] = sofar.flatMap { a in priced.map { a + $0 } }
         }
-        return try tables.traceSummaries().map { summary in
+        return summaries.map { summary in
             var summary = summary
             if let cost = costs[summary.id] { summary.cost = cost }
             return summary

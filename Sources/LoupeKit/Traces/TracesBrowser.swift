@@ -15,6 +15,14 @@ package struct TracesBrowser: Sendable {
     /// Every trace, oldest import first, with its totals.
     package func list() throws -> [TraceSummary] { try service.list() }
 
+    /// The traces the panel's first view reads before the whole list: a screenful many times
+    /// over, read in milliseconds from however large a workspace.
+    package static let firstPage = 500
+
+    /// The first `limit` traces and how many there are: the panel's first view on a large
+    /// workspace, before the whole list is read.
+    package func list(first limit: Int) throws -> TraceService.Page { try service.list(first: limit) }
+
     /// One trace's spans (no payloads) and its steps.
     package func open(_ id: Int64) throws -> TraceService.Loaded { try service.load(id) }
 

@@ -1,4 +1,5 @@
 import Foundation
+import LoupeBase
 import LoupeKit
 import LoupeStore
 import LoupeTUI
@@ -140,15 +141,7 @@ extension RetrievalPanel {
     }
 
     /// 12800 as `12,800`, 1e6 as `1,000,000`.
-    static func grouped(_ value: Double) -> String {
-        let digits = String(Int(value.rounded()))
-        var out = ""
-        for (index, character) in digits.reversed().enumerated() {
-            if index > 0, index % 3 == 0 { out.append(",") }
-            out.append(character)
-        }
-        return String(out.reversed())
-    }
+    static func grouped(_ value: Double) -> String { LoupeBase.grouped(Int(value.rounded())) }
 }
 
 extension String {

@@ -1,4 +1,5 @@
 import Foundation
+import LoupeBase
 import LoupeKit
 import LoupeStore
 import LoupeTUI
@@ -456,13 +457,5 @@ extension SAEPanel {
     }
 
     /// 100000 as "100,000".
-    static func grouped(_ value: Int) -> String {
-        let digits = String(value)
-        var out = ""
-        for (index, character) in digits.enumerated() {
-            if index > 0, (digits.count - index) % 3 == 0 { out.append(",") }
-            out.append(character)
-        }
-        return out
-    }
+    static func grouped(_ value: Int) -> String { LoupeBase.grouped(value) }
 }

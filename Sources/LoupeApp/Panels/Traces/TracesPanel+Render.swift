@@ -42,7 +42,10 @@ extension TracesPanel {
             renderSessions(into: &frame, area: area, context: context)
             return
         }
-        let sorted = "sort: \(Self.sortColumns[sort.column]) \(sort.ascending ? "↑" : "↓")"
+        var sorted = "sort: \(Self.sortColumns[sort.column]) \(sort.ascending ? "↑" : "↓")"
+        if let partOf, let shown = traces?.count {
+            sorted = "first \(grouped(shown)) of \(grouped(partOf)), reading the rest · " + sorted
+        }
         let inner = Block(
             title: filter.map {
                 "Traces · filter “\(UntrustedText.sanitized($0.text))” · \(rows.count) of \(traces?.count ?? 0)"

@@ -9,6 +9,18 @@ extension TracesPanel {
         package func ask(_ port: TracesBrowser) throws -> [TraceSummary] { try port.list() }
     }
 
+    /// The first traces in import order and how many there are: the first view of a large
+    /// workspace, shown while ``ListTraces`` reads them all.
+    package struct ListFirstTraces: PortRequest {
+        package var limit: Int
+
+        package init(limit: Int = TracesBrowser.firstPage) {
+            self.limit = limit
+        }
+
+        package func ask(_ port: TracesBrowser) throws -> TraceService.Page { try port.list(first: limit) }
+    }
+
     /// One trace's spans and steps (no payloads).
     package struct OpenTrace: PortRequest {
         package var id: Int64

@@ -73,6 +73,9 @@ package struct TracesPanel: Panel {
     /// since: one read at a time however fast spans arrive.
     private var listInFlight = false
     private var listStale = false
+    /// How many traces there are while only the first of them are shown (the whole list is
+    /// being read); nil once it is.
+    package private(set) var partOf: Int?
 
     package mutating func takeEffects() -> [PanelEffect] {
         defer { queued = [] }
@@ -83,7 +86,7 @@ package struct TracesPanel: Panel {
 
     package init() {}
 
-    package var initialEffects: [PanelEffect] { [.ask(ListTraces())] }
+    package var initialEffects: [PanelEffect] { [.ask(ListFirstTraces())] }
     package var isLoadingFirstView: Bool { traces == nil }
 
     /// The span on screen as its pane shows it, or the selected trace's id and name.
@@ -264,31 +267,55 @@ package struct TracesPanel: Panel {
         }.map(\.element)
     }
 
+    /// Shows `loaded` as the list; the selection stays on its trace.
+    private mutating func accept(_ loaded: [TraceSummary]) {
+        let selected = list.selected < rows.count ? rows[list.selected].id : nil
+        traces = loaded
+        let now = Date()
+        live = Set(loaded.filter { $0.isLive(now: now, window: liveWindow) }.map(\.id))
+        sessions = TraceService.sessions(of: loaded)
+        if let selected, let index = rows.firstIndex(where: { $0.id == selected }) {
+            list.selected = index
+        } else {
+            list.selected = min(list.selected, max(0, rows.count - 1))
+        }
+        sessionList.selected = min(sessionList.selected, max(0, sessions.count - 1))
+    }
+
     /// The traces port's answers; stale ones (another trace opened since) are dropped.
     private mutating func receive(_ answer: PortAnswer) -> [PanelEffect] {
+        if let (_, page) = answer.matching(ListFirstTraces.self) {
+            switch page {
+            case .loaded(let page):
+                // The whole list may have come first (a reload asked meanwhile): it stands.
+                guard traces == nil || partOf != nil else { return [] }
+                accept(page.traces)
+                guard page.total > page.traces.count else {
+                    partOf = nil
+                    return []
+                }
+                partOf = page.total
+                listInFlight = true
+                return [.ask(ListTraces())]
+            case .failed:
+                // The whole list says what is wrong, if anything still is.
+                listInFlight = true
+                return [.ask(ListTraces())]
+            }
+        }
         if let (_, loaded) = answer.matching(ListTraces.self) {
             listInFlight = false
             var effects: [PanelEffect] = []
             switch loaded {
             case .loaded(let loaded):
-                // New traces arrive without moving the selection: it stays on its trace.
-                let selected = list.selected < rows.count ? rows[list.selected].id : nil
-                traces = loaded
-                let now = Date()
-                live = Set(loaded.filter { $0.isLive(now: now, window: liveWindow) }.map(\.id))
-                sessions = TraceService.sessions(of: loaded)
-                if let selected, let index = rows.firstIndex(where: { $0.id == selected }) {
-                    list.selected = index
-                } else {
-                    list.selected = min(list.selected, max(0, rows.count - 1))
-                }
-                sessionList.selected = min(sessionList.selected, max(0, sessions.count - 1))
+                partOf = nil
                 // The open trace grew: read it again (the cursor stays, or follows the newest step).
                 if let open = trace?.summary, let row = loaded.first(where: { $0.id == open.id }),
                     row.spanCount != open.spanCount || row.importedAt != open.importedAt
                 {
                     effects.append(.ask(OpenTrace(id: open.id)))
                 }
+                accept(loaded)
             case .failed(let message):
                 traces = traces ?? []
                 error = message
