@@ -92,7 +92,7 @@ extension EvalTables {
     {
         let now = dialect.nowSeconds
         var filter = "done_at IS NULL AND (lease_until IS NULL OR lease_until < \(now))"
-        var arguments: [SQLValue] = [.text(worker), .real(leaseSeconds)]
+        var arguments: [SQLValue] = []
         if let run {
             filter = "run_id = ? AND " + filter
             arguments.append(.integer(run))
@@ -100,15 +100,28 @@ extension EvalTables {
             // Only runs still being worked: one cancelled or failed keeps its open items.
             filter += " AND run_id IN (SELECT id FROM eval_runs WHERE status = 'running')"
         }
-        let statement = """
+        // Found first and written only when there is one: a statement that changes nothing
+        // still announces a change on PostgreSQL (the tables' statement triggers), and idle
+        // workers waiting for announcements must not wake one another.
+        let open = """
+            SELECT run_id, item_id, epoch FROM eval_work_items WHERE \(filter)
+            ORDER BY run_id, position LIMIT 1\(dialect.skipLocked)
+            """
+        let lease = """
             UPDATE eval_work_items SET worker = ?, lease_until = \(now) + ?, attempts = attempts + 1
-            WHERE (run_id, item_id, epoch) IN (
-              SELECT run_id, item_id, epoch FROM eval_work_items WHERE \(filter)
-              ORDER BY run_id, position LIMIT 1\(dialect.skipLocked))
+            WHERE run_id = ? AND item_id = ? AND epoch = ?
             RETURNING *
             """
         let fixed = arguments
-        return try database.writeStatements { sql in try sql.fetch(EvalWorkItem.self, statement, fixed).first }
+        return try database.writeStatements { sql in
+            guard let key = try sql.execute(open, fixed).first, let runID = key.integer("run_id"),
+                let epoch = key.integer("epoch"), let item = key.text("item_id")
+            else { return nil }
+            return try sql.fetch(
+                EvalWorkItem.self, lease,
+                [.text(worker), .real(leaseSeconds), .integer(runID), .text(item), .integer(epoch)]
+            ).first
+        }
     }
 
     /// Extends the leases `worker` holds on open items by `leaseSeconds` from now: a worker

@@ -1,5 +1,7 @@
 import Foundation
 import LoupeBase
+import LoupePostgres
+import LoupeStore
 import LoupeTestSupport
 import Testing
 
@@ -71,6 +73,51 @@ import Testing
             usleep(50_000)
         }
         return try condition()
+    }
+
+    /// An idle worker on PostgreSQL waits for the workspace to announce a change instead of
+    /// asking for work four times a second on each of its threads, and a run queued while it
+    /// waits is answered.
+    @Test func anIdleWorkerWaitsForAnnouncedWorkInsteadOfPolling() throws {
+        let cluster = try PostgresCluster.shared
+        let directory = TestEnvironment.temporaryDirectory()
+        let server = try Self.server(answers: Self.items)
+        defer { server.stop() }
+        let suite = try suite(directory, server: server)
+        let url = cluster.url(try cluster.database("idle"))
+        let store = try PostgresStore.open(try PostgresURL(url, environment: [:]))
+        defer { store.close() }
+        /// Transactions committed in the worker's database (PostgreSQL's statistics; each lease
+        /// attempt is one).
+        func commits() throws -> Int64 {
+            try store.execute("SELECT xact_commit AS n FROM pg_stat_database WHERE datname = current_database()")
+                .first?.integer("n") ?? 0
+        }
+        let log = directory + "/idle.log"
+        let idle = try worker(url, ["--follow", "--concurrency", "8"], log: log)
+        defer {
+            if idle.isRunning { idle.interrupt() }
+            idle.waitUntilExit()
+        }
+        #expect(
+            try wait(seconds: 30) {
+                try store.execute(
+                    "SELECT 1 AS one FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%'"
+                ).count > 0
+            },
+            "the worker never listened: \(said(log))")
+        sleep(1)
+        let before = try commits()
+        sleep(4)
+        let during = try commits() - before
+        // Polling every 250 ms, its 8 threads would commit about 128 lease attempts in 4 s.
+        #expect(during < 48, "\(during) transactions while idle for 4 s")
+
+        let queued = try TestEnvironment.run(["eval", "run", suite, "--workers", "--workspace", url])
+        #expect(queued.status == 0, "\(queued.error)")
+        #expect(
+            try wait(seconds: 60) { (try shown(url, 1)["results"]?.array?.count ?? 0) == Self.items }, "\(said(log))")
+        #expect(idle.isRunning, "a following worker stops only when told: \(said(log))")
     }
 
     @Test func aWorkerKilledAtAnyMomentLosesNothingAndTheStatisticsEqualOneMachines() throws {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import LoupeBase
 import LoupeKit
+import LoupePostgres
 import LoupeStore
 import LoupeTUI
 
@@ -36,6 +37,10 @@ extension EvalCommand {
             options.concurrency = concurrency
             options.leaseSeconds = lease
             options.follow = follow
+            // On PostgreSQL an idle worker sleeps until the workspace announces a change.
+            let watcher = context.session.isPostgres ? try PostgresWatcher(url: PostgresURL(context.session.path)) : nil
+            defer { watcher?.stop() }
+            if let watcher { options.announced = { watcher.notices } }
             if let name {
                 guard !name.isEmpty, name.count <= 200 else {
                     throw CommandFailure("--name must be 1 to 200 characters")

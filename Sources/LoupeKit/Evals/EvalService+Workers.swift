@@ -67,6 +67,18 @@ extension EvalService {
 
     // MARK: - Working
 
+    /// Waits while there is nothing to lease: until a change is announced (at most
+    /// `idleSeconds`), or `pollSeconds` where nothing announces changes.
+    private static func idle(_ options: WorkOptions, since seen: Int?, reporter: JobReporter) {
+        guard let announced = options.announced, let seen else {
+            usleep(UInt32(options.pollSeconds * 1e6))
+            return
+        }
+        let deadline = Date().addingTimeInterval(options.idleSeconds)
+        // The count is in memory: looking at it costs the database nothing.
+        while announced() == seen, Date() < deadline, !reporter.isCancelled { usleep(20_000) }
+    }
+
     package struct WorkOptions: Sendable {
         /// Only this run's items; nil takes any running run's, oldest first.
         package var run: Int64?
@@ -81,6 +93,12 @@ extension EvalService {
         package var follow = false
         /// How long to wait before looking again when every open item is leased.
         package var pollSeconds = 0.25
+        /// A count that grows with each change announced on the workspace (PostgreSQL's
+        /// notices, ``PostgresWatcher``): an idle worker waits for it to grow instead of asking the
+        /// database every ``pollSeconds``, and still looks at least every ``idleSeconds`` (a
+        /// lease running out is announced by nobody). Nil: poll.
+        package var announced: (@Sendable () -> Int)?
+        package var idleSeconds = 5.0
         /// An item leased this many times without an answer (each of its workers died on it) is
         /// stored as an error rather than tried again.
         package var maxAttempts = 3
@@ -142,6 +160,8 @@ extension EvalService {
         let stopping = Atomic<Bool>(false)
         let loop: @Sendable () -> Void = {
             while !reporter.isCancelled, !stopping.load(ordering: .relaxed), state.withLock({ $0.failure == nil }) {
+                // Read before looking for work: a change announced while it looks wakes it.
+                let seen = options.announced?()
                 do {
                     let leased = try service.retrying(options) {
                         try evals.leaseEvalWork(
@@ -155,7 +175,7 @@ extension EvalService {
                                 return
                             }
                         }
-                        usleep(UInt32(options.pollSeconds * 1e6))
+                        Self.idle(options, since: seen, reporter: reporter)
                         continue
                     }
                     state.withLock { _ = $0.touched.insert(work.runID) }
