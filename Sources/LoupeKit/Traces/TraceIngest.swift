@@ -285,7 +285,10 @@ package final class TraceIngest: Sendable {
             return (trace, sources[id], encoded)
         }
         // The received spans come encoded; a trace's stored spans read again are encoded here.
-        let records = traces.map { TraceService.record($0.trace, sourceFile: $0.source, encoded: $0.encoded) }
+        let now = Date()
+        let records = traces.map {
+            TraceService.record($0.trace, sourceFile: $0.source, encoded: $0.encoded, importedAt: now)
+        }
         _ = try tables.importTraces(records, deferringCheckpoint: true)
         return records.reduce(0) { $0 + $1.spans.count }
     }

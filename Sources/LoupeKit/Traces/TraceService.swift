@@ -44,9 +44,12 @@ package struct TraceService: Sendable {
             report.spans += traces.reduce(0) { $0 + $1.trace.spans.count }
             read += traces
         }
-        // Rows are made on every core while the writer stores those already made.
+        // Rows are made on every core while the writer stores those already made. Every trace of
+        // the import is stamped with one time: the list orders untimed traces by it, and each
+        // core's clock would shuffle them.
+        let importedAt = Date()
         let records = ParallelOrderedStream(read) {
-            Self.record($0.trace, sourceFile: $0.file, encoded: $0.encoded)
+            Self.record($0.trace, sourceFile: $0.file, encoded: $0.encoded, importedAt: importedAt)
         }
         defer { records.cancel() }
         report.counts = try tables.importTraces(records)
@@ -82,7 +85,7 @@ package struct TraceService: Sendable {
     /// - Parameter encoded: spans already encoded, by span id; the others are encoded here.
     package static func record(
         _ trace: Trace, sourceFile: String?, parentTraceID: Int64? = nil, forkOrdinal: Int? = nil,
-        encoded: [String: EncodedSpan] = [:]
+        encoded: [String: EncodedSpan] = [:], importedAt: Date = Date()
     ) -> NewTrace {
         var spans: [NewTrace.SpanRecord] = []
         spans.reserveCapacity(trace.spans.count)
@@ -113,7 +116,7 @@ package struct TraceService: Sendable {
             startedNs: trace.startNs, endedNs: trace.endNs, timed: trace.timed, spanCount: trace.spans.count,
             stepCount: steps.count, errorCount: trace.errorCount, inputTokens: usage.inputTokens,
             outputTokens: usage.outputTokens, cost: usage.cost, parentTraceID: parentTraceID, forkOrdinal: forkOrdinal,
-            importedAt: Date(), sessionID: trace.sessionID, awaitingParents: trace.awaitingParents
+            importedAt: importedAt, sessionID: trace.sessionID, awaitingParents: trace.awaitingParents
         )
         let scores = trace.scores.map {
             NewTrace.ScoreRecord(

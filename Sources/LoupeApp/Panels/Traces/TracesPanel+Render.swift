@@ -93,7 +93,10 @@ extension TracesPanel {
             ]
         }
         let columns = [
-            TableColumn("id", width: .length(4), alignment: .trailing), TableColumn("format", width: .length(9)),
+            // Wide enough for the largest id (and the mark), so ids past 9,999 are not cut.
+            TableColumn(
+                "id", width: .length(max(4, String(traces.map(\.id).max() ?? 0).count + 1)), alignment: .trailing),
+            TableColumn("format", width: .length(9)),
             TableColumn("steps", width: .length(5), alignment: .trailing),
             TableColumn("spans", width: .length(5), alignment: .trailing), TableColumn("errors", width: .length(6)),
             TableColumn("duration", width: .length(9), alignment: .trailing),
