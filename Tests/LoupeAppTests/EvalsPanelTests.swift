@@ -94,6 +94,26 @@ import Testing
         #expect(text.contains("clustered") == false && text.contains("wilson n 6"))
     }
 
+    /// Another process's commits (a worker storing answers) read the runs again, and the open
+    /// run with them, one read at a time however many arrive.
+    @Test func anotherProcesssCommitsReadTheRunsAgainOneReadAtATime() {
+        var state = loaded()
+        AppFixtures.press([.enter], on: &state)
+        _ = state.update(AppFixtures.answer(EvalsPanel.LoadRun(id: 2), Self.candidate))
+        let first = state.update(.workspaceChanged)
+        #expect(first.contains(.ask(EvalsPanel.LoadOverview())) && first.contains(.ask(EvalsPanel.LoadRun(id: 2))))
+        let meanwhile = state.update(.workspaceChanged)
+        #expect(!meanwhile.contains(.ask(EvalsPanel.LoadOverview())))
+        let overview = EvalsOverview(runs: [Self.baseline.listing, Self.candidate.listing], suites: [])
+        // The change that came meanwhile is read once the first read is in.
+        #expect(
+            state.update(AppFixtures.answer(EvalsPanel.LoadOverview(), overview)).contains(
+                .ask(EvalsPanel.LoadOverview())))
+        #expect(
+            !state.update(AppFixtures.answer(EvalsPanel.LoadOverview(), overview)).contains(
+                .ask(EvalsPanel.LoadOverview())))
+    }
+
     @Test func aNarrowTerminalKeepsTheSuiteName() {
         let text = loaded(width: 80, height: 24).render().text()
         #expect(text.contains("qa-offline") && text.contains("0.833"))

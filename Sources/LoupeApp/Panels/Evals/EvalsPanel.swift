@@ -56,6 +56,10 @@ package struct EvalsPanel: Panel {
     private var runningTags: Set<Int> = []
     private var nextTag = 1
     private var progressSeen = 0
+    /// A read of the runs asked for because the workspace changed, and whether it changed again
+    /// since: one read at a time however fast workers store answers.
+    private var overviewInFlight = false
+    private var overviewStale = false
 
     package init() {}
 
@@ -194,6 +198,7 @@ package struct EvalsPanel: Panel {
     /// The evals port's answers; a run or comparison the user has moved away from is dropped.
     private mutating func receive(_ answer: PortAnswer) {
         if let (_, loaded) = answer.matching(LoadOverview.self) {
+            overviewInFlight = false
             switch loaded {
             case .loaded(let loaded):
                 let selected = selectedRow
@@ -255,9 +260,29 @@ package struct EvalsPanel: Panel {
         switch msg {
         case .answered(let answer):
             receive(answer)
+            // A change came while the runs were read: read them once more.
+            if answer.matching(LoadOverview.self) != nil, overviewStale {
+                overviewStale = false
+                overviewInFlight = true
+                return [.ask(LoadOverview())]
+            }
         case .jobFinished:
             // A command from the : line (an eval run, a trace import) may have added runs.
             return [.ask(LoadOverview())]
+        case .workspaceChanged:
+            // Another process committed (a worker stored an answer, someone queued a run): read
+            // the runs again, one read at a time, and the open run with them.
+            if overviewInFlight {
+                overviewStale = true
+                return []
+            }
+            overviewInFlight = true
+            var effects: [PanelEffect] = [.ask(LoadOverview())]
+            if let open = detail?.listing.id, view != .runs, loadingRun == nil {
+                loadingRun = open
+                effects.append(.ask(LoadRun(id: open)))
+            }
+            return effects
         case .jobProgress:
             // A run started here grows in the list while it runs.
             guard !runningTags.isEmpty else { return [] }
