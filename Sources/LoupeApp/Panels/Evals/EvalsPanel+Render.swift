@@ -12,7 +12,9 @@ extension EvalsPanel {
         let theme = context.theme
         let trailing: String
         switch view {
-        case .runs: trailing = "\(overview?.runs.count ?? 0) runs" + (baseline.map { " · baseline #\($0)" } ?? "")
+        case .runs:
+            let count = overview?.runs.count ?? 0
+            trailing = "\(count) run\(count == 1 ? "" : "s")" + (baseline.map { " · baseline #\($0)" } ?? "")
         case .answers, .answer: trailing = detail.map { "run \($0.listing.id) · \($0.listing.run.suite)" } ?? "loading…"
         case .compare: trailing = comparison.map { "run \($0.b.id) vs baseline \($0.a.id)" } ?? ""
         }
