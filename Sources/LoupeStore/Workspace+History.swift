@@ -1,25 +1,14 @@
 import Foundation
-import GRDB
-import LoupeBase
 
+/// The command history of a SQLite workspace: ``SettingsTables`` over this file.
 extension Workspace {
     /// The most recent `limit` command lines from `source`, oldest first.
     package func history(source: HistorySource, limit: Int = 1000) throws(WorkspaceError) -> [String] {
-        try read { db in
-            let rows =
-                try HistoryEntry
-                .filter(Column("source") == source.rawValue)
-                .order(Column("id").desc)
-                .limit(limit)
-                .fetchAll(db)
-            return rows.reversed().map(\.line)
-        }
+        try settings.history(source: source, limit: limit)
     }
 
-    /// Appends a command line to the history, with credential-shaped parts (URL passwords,
-    /// `sk-…` keys, `Bearer …` tokens, `--api-key VALUE`) redacted: the workspace is shared.
+    /// Appends a command line to the history, with credential-shaped parts redacted.
     package func recordHistory(_ line: String, source: HistorySource, now: Date = Date()) throws(WorkspaceError) {
-        let redacted = SecretRedactor(secrets: []).redactCredentials(in: line)
-        try write { db in try HistoryEntry(id: nil, line: redacted, source: source, ranAt: now).insert(db) }
+        try settings.recordHistory(line, source: source, now: now)
     }
 }

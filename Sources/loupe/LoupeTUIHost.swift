@@ -16,12 +16,12 @@ struct LoupeTUIHost: TUIHost {
         session: WorkspaceSession, theme: String?, jobs: [String], environment: [String: String],
         firstFrameSize: Size?, listen: Bool
     ) throws {
-        // A PostgreSQL workspace (a URL) opens its panels on the tables that are on the seam;
-        // settings and the history are a file's so far.
+        // A PostgreSQL workspace (a URL) opens its panels on the tables that are on the seam.
         let postgres = try session.postgresDatabase()
         let workspace = postgres == nil ? try session.workspace() : nil
+        let settings = SettingsTables(postgres ?? workspace!)
         var warning: String?
-        let themeName = theme ?? ((try? workspace?.setting(ThemeLoader.settingKey)) ?? nil) ?? "default"
+        let themeName = theme ?? ((try? settings.setting(ThemeLoader.settingKey)) ?? nil) ?? "default"
         let loaded: Theme
         do {
             loaded = try session.themes.load(themeName)
@@ -52,7 +52,7 @@ struct LoupeTUIHost: TUIHost {
             workspaceName: postgres == nil
                 ? URL(fileURLWithPath: session.displayPath).lastPathComponent : session.displayPath,
             catalog: executor.catalog, themeNames: session.themes.availableThemes(),
-            history: (try? workspace?.history(source: .tui)) ?? []
+            history: (try? settings.history(source: .tui)) ?? []
         )
         if let warning { state.message = StatusMessage(text: warning, level: .error) }
         let watcher = try? session.watcher()
@@ -62,8 +62,9 @@ struct LoupeTUIHost: TUIHost {
         } else {
             ports = PanelPorts.make(postgres: postgres!, session: session, environment: environment)
         }
-        var recordHistory: (@Sendable (String) throws -> Void)?
-        if let workspace { recordHistory = { line in try workspace.recordHistory(line, source: .tui) } }
+        let recordHistory: @Sendable (String) throws -> Void = { line in
+            try settings.recordHistory(line, source: .tui)
+        }
         var changed: (@Sendable () -> Bool)?
         var unreachable: (@Sendable () -> String?)?
         if let watcher {

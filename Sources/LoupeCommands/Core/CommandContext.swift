@@ -40,6 +40,12 @@ package final class CommandContext: Sendable {
         session.isPostgres ? TraceTables(try session.postgres()) : TraceTables(try workspace(access: access))
     }
 
+    /// The settings and history on the workspace's backend.
+    package func settings(access: WorkspaceAccess = .write) throws(WorkspaceError) -> SettingsTables {
+        if let database = try session.postgresDatabase() { return SettingsTables(database) }
+        return SettingsTables(try workspace(access: access))
+    }
+
     /// Asks the TUI for something once the command has finished (ignored on the shell).
     package func request(_ request: UIRequest) { pendingRequests.withLock { $0.append(request) } }
 

@@ -20,7 +20,7 @@ struct ThemeCommand: LoupeCommand {
     func run(in context: CommandContext) throws {
         let loader = context.session.themes
         guard let name else {
-            let current = (try? context.workspace(access: .read).setting(ThemeCommand.settingKey)) ?? nil
+            let current = (try? context.settings(access: .read).setting(ThemeCommand.settingKey)) ?? nil
             for theme in loader.availableThemes() {
                 let marker = theme == (current ?? "default") ? "  (current)" : ""
                 context.print(theme + marker)
@@ -28,7 +28,7 @@ struct ThemeCommand: LoupeCommand {
             return
         }
         let theme = try loader.load(name)
-        try context.workspace().setSetting(ThemeCommand.settingKey, to: name)
+        try context.settings().setSetting(ThemeCommand.settingKey, to: name)
         context.request(.applyTheme(theme))
         context.print("theme: \(name)" + (theme.isMonochrome ? " (monochrome)" : ""))
     }
