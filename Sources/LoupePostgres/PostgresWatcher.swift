@@ -25,7 +25,7 @@ package final class PostgresWatcher: ChangeWatcher {
         /// Why the server cannot be reached; nil while the connection is up.
         var trouble: String?
         var stopped = false
-        /// Notices received, for tests and the status line.
+        /// Notices received: what an idle eval worker waits to see grow.
         var notices = 0
     }
 
