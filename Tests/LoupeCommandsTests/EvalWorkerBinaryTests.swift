@@ -1,8 +1,10 @@
 import Foundation
 import LoupeBase
+import LoupeKit
 import LoupePostgres
 import LoupeStore
 import LoupeTestSupport
+import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -118,6 +120,40 @@ import Testing
         #expect(
             try wait(seconds: 60) { (try shown(url, 1)["results"]?.array?.count ?? 0) == Self.items }, "\(said(log))")
         #expect(idle.isRunning, "a following worker stops only when told: \(said(log))")
+    }
+
+    /// A worker whose runs are done stops, though its other threads wait for an announcement that
+    /// the commit ending the runs was the last of: they used to sleep out their idle wait (5 s).
+    /// Here nothing is ever announced and the wait is an hour: a thread left waiting keeps the
+    /// worker until a watchdog cancels it a minute later.
+    @Test func idleThreadsStopWithTheirWorkerWhenNothingMoreIsAnnounced() throws {
+        let directory = TestEnvironment.temporaryDirectory()
+        let server = try Self.server(answers: Self.items)
+        defer { server.stop() }
+        let suite = try suite(directory, server: server)
+        let path = directory + "/idle-threads.sqlite"
+        let queued = try TestEnvironment.run(["eval", "run", suite, "--workers", "--workspace", path])
+        #expect(queued.status == 0, "\(queued.error)")
+        let workspace = try Workspace(path: path)
+        var options = EvalService.WorkOptions()
+        options.concurrency = 8
+        options.announced = { 0 }
+        options.idleSeconds = 3600
+        // A model target needs no model files; the service only needs a library to be given one.
+        let models = ModelLibrary(root: directory + "/no-models")
+        let reporter = JobReporter.detached()
+        let finished = Atomic<Bool>(false)
+        let watchdog = Thread {
+            let deadline = Date().addingTimeInterval(60)
+            while !finished.load(ordering: .relaxed), Date() < deadline { usleep(50_000) }
+            if !finished.load(ordering: .relaxed) { reporter.cancel() }
+        }
+        watchdog.start()
+        defer { finished.store(true, ordering: .relaxed) }
+        let outcome = try EvalService(workspace: workspace, models: models).work(options, reporter: reporter)
+        finished.store(true, ordering: .relaxed)
+        #expect(!reporter.isCancelled, "the worker's idle threads outlived its runs")
+        #expect(outcome.answered == Self.items && outcome.completed == [1])
     }
 
     @Test func aWorkerKilledAtAnyMomentLosesNothingAndTheStatisticsEqualOneMachines() throws {

@@ -69,14 +69,20 @@ extension EvalService {
 
     /// Waits while there is nothing to lease: until a change is announced (at most
     /// `idleSeconds`), or `pollSeconds` where nothing announces changes.
-    private static func idle(_ options: WorkOptions, since seen: Int?, reporter: JobReporter) {
+    /// `stopping`: another thread of this worker found its runs done; the wait ends with it
+    /// (the commit that ended the runs was the last announcement: nothing else would wake it).
+    private static func idle(
+        _ options: WorkOptions, since seen: Int?, stopping: borrowing Atomic<Bool>, reporter: JobReporter
+    ) {
         guard let announced = options.announced, let seen else {
             usleep(UInt32(options.pollSeconds * 1e6))
             return
         }
         let deadline = Date().addingTimeInterval(options.idleSeconds)
         // The count is in memory: looking at it costs the database nothing.
-        while announced() == seen, Date() < deadline, !reporter.isCancelled { usleep(20_000) }
+        while announced() == seen, Date() < deadline, !reporter.isCancelled, !stopping.load(ordering: .relaxed) {
+            usleep(20_000)
+        }
     }
 
     package struct WorkOptions: Sendable {
@@ -175,7 +181,7 @@ extension EvalService {
                                 return
                             }
                         }
-                        Self.idle(options, since: seen, reporter: reporter)
+                        Self.idle(options, since: seen, stopping: stopping, reporter: reporter)
                         continue
                     }
                     state.withLock { _ = $0.touched.insert(work.runID) }
