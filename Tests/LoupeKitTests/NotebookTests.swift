@@ -1,4 +1,5 @@
 import LoupeKit
+import Synchronization
 import Testing
 
 @Suite struct NotebookTests {
@@ -71,6 +72,38 @@ import Testing
         let succeeding = NotebookRunner { _ in CommandOutcome(output: "fine") }
         let surprise = succeeding.run(Notebook.parse("```loupe\n! theme nope\n```\n"))
         #expect(surprise.failures.first?.message.contains("expected an error") == true)
+    }
+
+    /// A ```` ```sh run ```` block is one script, run whole (comments and blank lines are the
+    /// script's); a plain ```` ```sh ```` block stays prose.
+    @Test func aShellCellIsOneScriptRunWhole() throws {
+        let text = "```sh\nnot run\n```\n\n```sh run\n# start it\necho a\n\necho b\n```\n\n```loupe\nx\n```\n"
+        let notebook = Notebook.parse(text)
+        #expect(notebook.rendered() == text)
+        #expect(notebook.cells.map(\.isShell) == [true, false])
+        let scripts = Mutex<[String]>([])
+        let runner = NotebookRunner(
+            execute: { line in CommandOutcome(output: "ran \(line)") },
+            shell: { script in
+                scripts.withLock { $0.append(script) }
+                return CommandOutcome(output: "a\nb\n")
+            })
+        let result = runner.run(notebook)
+        #expect(result.failures.isEmpty)
+        #expect(scripts.withLock { $0 } == ["# start it\necho a\n\necho b"])
+        #expect(result.notebook.cells.map(\.output) == [["a", "b"], ["ran x"]])
+        #expect(Notebook.parse(result.notebook.rendered()).cells[0].isShell)
+
+        // A script that fails keeps its output and is a failure at its fence's line; where
+        // scripts are not run, the cell says so and fails too.
+        let failing = NotebookRunner(
+            execute: { _ in CommandOutcome() },
+            shell: { _ in CommandOutcome(output: "half", error: "the script exited with status 1") })
+        let failed = failing.run(notebook)
+        #expect(failed.failures.map(\.line) == [5])
+        #expect(failed.notebook.cells[0].output == ["half", "error: the script exited with status 1"])
+        let unrun = NotebookRunner { _ in CommandOutcome() }.run(notebook)
+        #expect(unrun.failures.first?.message.contains("run with `loupe notebook run`") == true)
     }
 
     @Test func outputWithBackticksGetsALongerFence() {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LoupeKit
+import LoupeStore
 
 /// `loupe notebook run FILE…`: run notebooks and write each cell's output under it.
 struct NotebookCommand: ParsableCommand {
@@ -17,15 +18,20 @@ struct NotebookCommand: ParsableCommand {
                 Without --workspace each notebook runs on a fresh scratch workspace, so its output \
                 is the same on every machine and a re-run of an unchanged notebook changes nothing. \
                 A command line starting with ! is expected to fail. $SCRATCH in a command is a directory of \
-                the run's own (the scratch workspace's) for files the notebook writes.
+                the run's own (the scratch workspace's) for files the notebook writes. A ```sh run \
+                block is a bash script (-e -o pipefail) run in the current directory with \
+                LOUPE_WORKSPACE and SCRATCH set and this loupe first on PATH; past --shell-timeout it is \
+                stopped, with what it started, and fails.
                 """
         )
 
         @OptionGroup var global: GlobalOptions
         @Flag(help: "Do not write; fail when a notebook's stored output differs from a fresh run.") var check = false
+        @Option(help: "Seconds a ```sh run block may take.") var shellTimeout = 300
         @Argument(help: ArgumentHelp("Notebook files (Markdown).", valueName: "file")) var files: [String]
 
         func validate() throws {
+            if shellTimeout < 1 { throw ValidationError("--shell-timeout must be at least 1 second") }
             if files.isEmpty {
                 throw ValidationError("give at least one notebook file, e.g. notebooks/getting-started.md")
             }
@@ -39,7 +45,8 @@ struct NotebookCommand: ParsableCommand {
                 let text = try CommandFailure.readText(file)
                 let stored = Notebook.parse(text)
                 let result = try NotebookCommand.run(
-                    stored, workspace: global.workspace, parent: context.session)
+                    stored, workspace: global.workspace, parent: context.session,
+                    shellTimeout: .seconds(shellTimeout))
                 // Timings differ from run to run: a check keeps the measured cells' stored output.
                 let rendered = (check ? result.notebook.keepingMeasuredOutputs(of: stored) : result.notebook).rendered()
                 let cells = Formatting.count(result.notebook.cells.count, "cell")
@@ -66,13 +73,20 @@ struct NotebookCommand: ParsableCommand {
     }
 
     /// Runs a notebook's cells on `workspace`, or on a scratch workspace removed afterwards.
-    static func run(_ notebook: Notebook, workspace: String?, parent: WorkspaceSession) throws
-        -> NotebookRunner.Result
-    {
+    static func run(
+        _ notebook: Notebook, workspace: String?, parent: WorkspaceSession, shellTimeout: Duration = .seconds(300)
+    ) throws -> NotebookRunner.Result {
         var scratchDirectory: String?
         let session: WorkspaceSession
         if let workspace {
             session = parent.with(path: workspace)
+            if PostgresURL.isURL(workspace) {
+                let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+                    "loupe-notebook-\(UUID().uuidString)"
+                ).path
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+                scratchDirectory = directory
+            }
         } else {
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
                 "loupe-notebook-\(UUID().uuidString)"
@@ -87,7 +101,14 @@ struct NotebookCommand: ParsableCommand {
             if let scratchDirectory { try? FileManager.default.removeItem(atPath: scratchDirectory) }
         }
         let executor = CommandExecutor(session: session, isInsideTUI: false)
-        let runner = NotebookRunner { line in executor.execute(line, reporter: .detached(), columns: 100) }
+        let shell = ShellCell(
+            workspace: session.path,
+            scratch: scratchDirectory
+                ?? URL(fileURLWithPath: session.path).standardizedFileURL.deletingLastPathComponent().path,
+            timeout: shellTimeout)
+        let runner = NotebookRunner(
+            execute: { line in executor.execute(line, reporter: .detached(), columns: 100) },
+            shell: { script in shell.run(script) })
         return runner.run(notebook)
     }
 }

@@ -57,12 +57,15 @@ extension WorkspaceCommand {
                 context.print(
                     "  " + "table".padding(toLength: width, withPad: " ", startingAt: 0)
                         + "     rows   copied  already there  differing")
-                for table in report.tables {
+                // Empty tables are counted, not listed: a small workspace has thirty of them.
+                let empty = report.tables.filter { $0.rows == 0 }.count
+                for table in report.tables where table.rows > 0 {
                     context.print(
                         "  " + table.table.padding(toLength: width, withPad: " ", startingAt: 0)
                             + Self.column(table.rows, 9) + Self.column(table.copied, 9) + Self.column(table.present, 15)
                             + Self.column(table.differing, 11))
                 }
+                if empty > 0 { context.print("  (\(Formatting.count(empty, "table")) empty in the source)") }
                 let rows = report.tables.reduce(0) { $0 + $1.rows }
                 context.print(
                     "\(Formatting.count(rows, "row")), \(Formatting.bytes(Int64(report.bytes))) in "

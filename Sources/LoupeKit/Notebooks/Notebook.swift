@@ -1,5 +1,7 @@
 /// A notebook: Markdown prose with fenced `loupe` blocks of commands, each optionally followed
-/// by the `output` block a run wrote under it.
+/// by the `output` block a run wrote under it. A ```` ```sh run ```` block is a shell script
+/// (for what only a shell does: start a server, run processes side by side, drive tmux); a plain
+/// ```` ```sh ```` block is prose.
 ///
 /// ````markdown
 /// ```loupe
@@ -37,6 +39,12 @@ package struct Notebook: Hashable, Sendable {
         /// A ```` ```loupe measured ```` cell prints timings: it must run, but `notebook run
         /// --check` keeps its stored output rather than demand the same figures.
         package var isMeasured: Bool { openingFence.hasSuffix("measured") }
+
+        /// A ```` ```sh run ```` cell: its lines are one shell script, run as a whole.
+        package var isShell: Bool { Fence(opening: openingFence).map(\.isShell) ?? false }
+
+        /// The script of a shell cell.
+        package var script: String { lines.joined(separator: "\n") }
 
         /// Command lines to run: blank lines and `#` comments skipped.
         package var commands: [String] {
@@ -96,7 +104,7 @@ package struct Notebook: Hashable, Sendable {
                 prose += lines[index...]
                 break
             }
-            guard fence.info == "loupe" || fence.info == "loupe measured" else {
+            guard fence.info == "loupe" || fence.isShell else {
                 prose += lines[index...close]
                 index = close + 1
                 continue
@@ -166,8 +174,15 @@ private struct Fence {
         if first == "`", rest.contains("`") { return nil }
         character = first
         length = run.count
-        info = String(rest.trimmingWhitespace().split(separator: " ").first ?? "")
+        words = rest.trimmingWhitespace().split(separator: " ").map(String.init)
+        info = words.first ?? ""
     }
+
+    /// The info string's words: `loupe measured` is two.
+    var words: [String]
+
+    /// ```` ```sh run ```` (and `sh run measured`): a script to run, not an example to read.
+    var isShell: Bool { words.count >= 2 && words[0] == "sh" && words[1] == "run" }
 
     func closingIndex(in lines: [String], after opening: Int) -> Int? {
         var index = opening + 1

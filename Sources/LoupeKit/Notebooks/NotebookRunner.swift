@@ -31,9 +31,16 @@ package struct NotebookRunner: Sendable {
     }
 
     package var execute: @Sendable (String) -> CommandOutcome
+    /// Runs a ```` ```sh run ```` cell's script; nil where shell cells are not run (their
+    /// cells then fail, saying so).
+    package var shell: (@Sendable (String) -> CommandOutcome)?
 
-    package init(execute: @escaping @Sendable (String) -> CommandOutcome) {
+    package init(
+        execute: @escaping @Sendable (String) -> CommandOutcome,
+        shell: (@Sendable (String) -> CommandOutcome)? = nil
+    ) {
         self.execute = execute
+        self.shell = shell
     }
 
     package func run(_ notebook: Notebook, progress: (Int, Int) -> Void = { _, _ in }) -> Result {
@@ -47,6 +54,21 @@ package struct NotebookRunner: Sendable {
             firstLineOfBlock += Self.lineCount(of: block)
             guard case .cell(var cell) = block else { continue }
             var output: [String] = []
+            if cell.isShell {
+                let outcome =
+                    shell?(cell.script)
+                    ?? CommandOutcome(error: "shell cells run with `loupe notebook run`, not here")
+                output = NotebookRunner.lines(of: outcome)
+                if let message = outcome.error {
+                    failures.append(
+                        Failure(cell: cellIndex, line: blockStart, command: "sh run", message: message))
+                }
+                cell.replaceOutput(with: output)
+                result.blocks[blockIndex] = .cell(cell)
+                cellIndex += 1
+                progress(cellIndex, total)
+                continue
+            }
             let commands = cell.commands
             // The notebook line of each command: the fence is the block's first line.
             let commandLines = cell.lines.indices.filter { index in
@@ -72,14 +94,7 @@ package struct NotebookRunner: Sendable {
                     break
                 }
             }
-            if output.isEmpty { output = ["(no output)"] }
-            if cell.output == nil { cell.gap = [""] }
-            // A new output may need a longer fence than the old one (backticks inside).
-            if cell.output != output {
-                cell.outputOpeningFence = nil
-                cell.outputClosingFence = nil
-            }
-            cell.output = output
+            cell.replaceOutput(with: output)
             result.blocks[blockIndex] = .cell(cell)
             cellIndex += 1
             progress(cellIndex, total)
@@ -104,6 +119,19 @@ package struct NotebookRunner: Sendable {
         while text.hasSuffix("\n") { text.removeLast() }
         if text.isEmpty { return [] }
         return text.split(separator: "\n", omittingEmptySubsequences: false).map { String($0).trimmingTrailingSpaces() }
+    }
+}
+
+extension Notebook.Cell {
+    fileprivate mutating func replaceOutput(with lines: [String]) {
+        let output = lines.isEmpty ? ["(no output)"] : lines
+        if self.output == nil { gap = [""] }
+        // A new output may need a longer fence than the old one (backticks inside).
+        if self.output != output {
+            outputOpeningFence = nil
+            outputClosingFence = nil
+        }
+        self.output = output
     }
 }
 

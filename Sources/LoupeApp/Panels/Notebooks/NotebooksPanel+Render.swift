@@ -77,9 +77,12 @@ extension NotebooksPanel {
             case .cell(let cell):
                 let start = rows.count
                 let selected = cellIndex == document.cell
-                for command in cell.commands {
+                // A shell cell shows its script whole, comments included: it is read as a script.
+                for command in cell.isShell ? cell.lines : cell.commands {
                     rows.append([
-                        Span(selected && context.focused && focusOnDocument ? "▶ " : "$ ", theme.key),
+                        Span(
+                            selected && context.focused && focusOnDocument ? "▶ " : cell.isShell ? "│ " : "$ ",
+                            theme.key),
                         Span(command, theme.accent),
                     ])
                 }

@@ -135,6 +135,13 @@ package struct NotebooksPanel: Panel {
     private mutating func run(cells indices: [Int]) -> [PanelEffect] {
         guard var document, let cells = document.notebook?.cells, let place else { return [] }
         for index in indices where index < cells.count {
+            if cells[index].isShell {
+                // A script starts servers and processes; the TUI leaves that to a terminal.
+                document.runOutputs[index] = [
+                    "a shell script: `loupe notebook run \(document.path)` runs it (the TUI runs loupe cells)"
+                ]
+                continue
+            }
             document.runOutputs[index] = []
             document.runDone[index] = 0
             document.running.insert(index)
