@@ -19,8 +19,8 @@ import Testing
 
     /// A model target answering "Paris" to everything, after about 40 ms; half the items expect
     /// Paris, so `exact` passes half.
-    private func suite(_ directory: String, server: LocalChatServer) throws -> String {
-        try (0..<Self.items).map { n in
+    private func suite(_ directory: String, server: LocalChatServer, items: Int = Self.items) throws -> String {
+        try (0..<items).map { n in
             "{\"id\": \"q\(String(format: "%02d", n))\", \"input\": \"City number \(n)?\", "
                 + "\"target\": \"\(n % 2 == 0 ? "Paris" : "Lyon")\"}"
         }.joined(separator: "\n").write(toFile: directory + "/cities.jsonl", atomically: true, encoding: .utf8)
@@ -46,11 +46,17 @@ import Testing
             })
     }
 
-    /// Starts `loupe eval worker` in the background, its messages going to `log`.
-    private func worker(_ url: String, _ arguments: [String], log: String) throws -> Process {
+    /// Starts `loupe eval worker` in the background, its messages going to `log`; on one of a
+    /// test's network hosts when `host` is given.
+    private func worker(
+        _ url: String, _ arguments: [String], log: String, on host: (NetworkHosts, NetworkHosts.Host)? = nil
+    ) throws -> Process {
+        let command = ["eval", "worker", "--workspace", url] + arguments
+        let (executable, all) =
+            host.map { $0.0.command(on: $0.1, [TestEnvironment.binary] + command) } ?? (TestEnvironment.binary, command)
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: TestEnvironment.binary)
-        process.arguments = ["eval", "worker", "--workspace", url] + arguments
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = all
         FileManager.default.createFile(atPath: log, contents: nil)
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
         process.standardOutput = handle
@@ -220,6 +226,82 @@ import Testing
         let local = try shown(file, 1)
         #expect(local["summary"]?["scorers"] == run["summary"]?["scorers"])
         #expect(run["summary"]?["scorers"]?.array?.first?["interval"]?["estimate"] == .number(0.5))
+    }
+
+    /// Workers on two hosts of their own (network namespaces, each reaching the database host
+    /// only over its link) answer one run; one host's worker is killed at a random moment and the
+    /// items it held go to the other. The server sees each worker connect from its host's address.
+    /// Network namespaces need root (CI runs as root); elsewhere the test says it was skipped.
+    @Test(.enabled(if: geteuid() == 0, "network namespaces (ip netns) need root"))
+    func workersOnTwoHostsAnswerOneRunOverTheNetworkAndAKilledHostsItemsGoBack() throws {
+        let network = try NetworkHosts(count: 2)
+        defer { network.remove() }
+        let (a, b) = (network.hosts[0], network.hosts[1])
+        // The database and the model live here, at host a's gateway; host b reaches that address
+        // over its own link (this namespace takes packets for any address it holds).
+        let databaseHost = a.gateway
+        let cluster = try PostgresCluster.dedicated(alsoListeningOn: [databaseHost], clients: "10.231.0.0/16")
+        defer { cluster.shutdown() }
+        let directory = TestEnvironment.temporaryDirectory()
+        let items = 40
+        let server = try LocalChatServer(
+            replies: (0..<(items * 3)).map { id in
+                var reply = EvalCommandTests.completion("Paris", id: id)
+                reply.pauseMicroseconds = 20_000
+                return reply
+            }, host: databaseHost)
+        defer { server.stop() }
+        let suite = try suite(directory, server: server, items: items)
+        let database = try cluster.database("hosts")
+        let here = cluster.url(database)
+        let queued = try TestEnvironment.run(["eval", "run", suite, "--workers", "--workspace", here])
+        #expect(queued.status == 0, "\(queued.error)")
+
+        let url = cluster.url(database, host: databaseHost)
+        let options = ["--concurrency", "2", "--lease", "2"]
+        let (logA, logB) = (directory + "/a.log", directory + "/b.log")
+        let first = try worker(url, ["--name", "host-a"] + options, log: logA, on: (network, a))
+        let second = try worker(url, ["--name", "host-b"] + options, log: logB, on: (network, b))
+        defer {
+            for process in [first, second] where process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        }
+        let store = try PostgresStore.open(try PostgresURL(here, environment: [:]))
+        defer { store.close() }
+        let addresses = Set([a.address, b.address])
+        #expect(
+            try wait(seconds: 60) {
+                let connected = try store.execute(
+                    "SELECT DISTINCT host(client_addr) AS address FROM pg_stat_activity "
+                        + "WHERE datname = current_database() AND client_addr IS NOT NULL")
+                return addresses.isSubset(of: Set(connected.compactMap { $0.text("address") }))
+            }, "the workers never connected from their hosts: \(said(logA)) \(said(logB))")
+
+        // Host b's worker dies at a random moment (SIGKILL) after it stored an answer.
+        func answered(by worker: String) throws -> Int64 {
+            try store.execute(
+                "SELECT count(*) AS n FROM eval_work_items WHERE worker = ? AND done_at IS NOT NULL",
+                [.text(worker)]
+            ).first?.integer("n") ?? 0
+        }
+        #expect(try wait(seconds: 60) { try answered(by: "host-b") >= 1 }, "\(said(logB))")
+        let killAfter = Double.random(in: 0...0.5)
+        usleep(UInt32(killAfter * 1e6))
+        kill(second.processIdentifier, SIGKILL)
+        second.waitUntilExit()
+        #expect(second.terminationReason == .uncaughtSignal)
+
+        // Host a's worker takes what b held once b's lease runs out, and finishes the run.
+        #expect(try wait(seconds: 120) { !first.isRunning }, "host a's worker never stopped: \(said(logA))")
+        #expect(first.terminationStatus == 0, "\(said(logA))")
+        let run = try shown(here, 1)
+        #expect(run["run"]?["status"] == "complete", "\(run["run"] ?? .null)")
+        let results = try #require(run["results"]?.array)
+        #expect(results.count == items, "b killed \(killAfter) s after its first answer")
+        #expect(Set(results.compactMap { $0["item_id"]?.string }).count == items)
+        #expect(results.allSatisfy { $0["error"] == .null })
+        #expect(run["summary"]?["scorers"]?.array?.first?["interval"]?["estimate"] == .number(0.5))
+        #expect(try answered(by: "host-a") + answered(by: "host-b") == Int64(items))
+        #expect(try answered(by: "host-a") > 0)
     }
 
     /// Ctrl-C while answers are still being made: the worker ends after its grace second, and

@@ -4,7 +4,7 @@ import Foundation
     import Glibc
 #endif
 
-/// A real HTTP/1.1 server on 127.0.0.1 (an ephemeral port) that answers each POST with the next
+/// A real HTTP/1.1 server on 127.0.0.1 or a given address (an ephemeral port) that answers each POST with the next
 /// recorded chat-completions reply: a JSON body, or server-sent events sent with chunked transfer
 /// encoding in small network writes, as OpenAI-compatible servers stream. It keeps every request
 /// (headers and body) for the test to check.
@@ -39,9 +39,12 @@ final class LocalChatServer: @unchecked Sendable {
     private let thread: Thread
 
     var requests: [Request] { lock.withLock { received } }
-    var baseURL: String { "http://127.0.0.1:\(port)/v1" }
+    /// The address it listens on.
+    let host: String
+    var baseURL: String { "http://\(host):\(port)/v1" }
 
-    init(replies: [Reply]) throws {
+    init(replies: [Reply], host: String = "127.0.0.1") throws {
+        self.host = host
         self.replies = replies
         let fd = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var yes: Int32 = 1
@@ -49,7 +52,7 @@ final class LocalChatServer: @unchecked Sendable {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_addr.s_addr = inet_addr(host)
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in

@@ -19,6 +19,8 @@ package final class PostgresCluster: Sendable {
     package let port: Int
     package let directory: String
     private let binaries: String
+    /// Addresses it listens on besides loopback (a test's own hosts' gateways).
+    private let alsoListeningOn: [String]
 
     /// The process's cluster, started on first use.
     package static var shared: PostgresCluster {
@@ -40,8 +42,10 @@ package final class PostgresCluster: Sendable {
     }
 
     /// A URL for `database` with the password in it, as a user might type one.
-    package func url(_ database: String, password: String? = PostgresCluster.password) -> String {
-        "postgres://\(Self.user)\(password.map { ":\($0)" } ?? "")@127.0.0.1:\(port)/\(database)"
+    package func url(_ database: String, password: String? = PostgresCluster.password, host: String = "127.0.0.1")
+        -> String
+    {
+        "postgres://\(Self.user)\(password.map { ":\($0)" } ?? "")@\(host):\(port)/\(database)"
     }
 
     /// Creates a fresh database named after `name` (made unique) and returns its name.
@@ -79,10 +83,17 @@ package final class PostgresCluster: Sendable {
     /// with ``shutdown()``.
     package static func dedicated() throws -> PostgresCluster { try PostgresCluster() }
 
+    /// A cluster of the caller's own that also listens on `addresses` and takes password logins
+    /// from `clients` (a CIDR block): a database host for a test's ``NetworkHosts``.
+    package static func dedicated(alsoListeningOn addresses: [String], clients: String) throws -> PostgresCluster {
+        try PostgresCluster(alsoListeningOn: addresses, clients: clients)
+    }
+
     /// Stops the server and removes its files.
     package func shutdown() { stop() }
 
-    private init() throws {
+    private init(alsoListeningOn addresses: [String] = [], clients: String? = nil) throws {
+        alsoListeningOn = addresses
         guard let binaries = Self.findBinaries() else {
             throw ClusterError(
                 "PostgreSQL's server programs (initdb, pg_ctl) are not installed: apt-get install postgresql")
@@ -119,12 +130,17 @@ package final class PostgresCluster: Sendable {
                 data + "/server.key", "-out", data + "/server.crt",
             ], environment: [:], asServer: true)
         try Self.run("/bin/chmod", ["600", data + "/server.key"], environment: [:], asServer: true)
+        if let clients {
+            let rules = try String(contentsOfFile: data + "/pg_hba.conf", encoding: .utf8)
+            try (rules + "host all all \(clients) scram-sha-256\n").write(
+                toFile: data + "/pg_hba.conf", atomically: false, encoding: .utf8)
+        }
         try pgctl(["start"])
     }
 
     private func pgctl(_ arguments: [String]) throws {
         let options =
-            "-p \(port) -c listen_addresses=127.0.0.1 -k \(directory) -c fsync=off -c synchronous_commit=off "
+            "-p \(port) -c listen_addresses=\((["127.0.0.1"] + alsoListeningOn).joined(separator: ",")) -k \(directory) -c fsync=off -c synchronous_commit=off "
             + "-c full_page_writes=off -c max_connections=100 -c ssl=on"
         try Self.run(
             binaries + "/pg_ctl",
