@@ -131,18 +131,20 @@ package enum WorkspaceCopy {
     }
 
     /// Copies the tables of `only`'s groups (every group when nil) from `source` to
-    /// `destination`.
+    /// `destination`; with `since`, only the work made since then (``Since``).
     ///
     /// - Parameter progress: called after each batch with the table and the rows copied so far.
     package static func copy(
         from source: WorkspaceEndpoint, to destination: WorkspaceEndpoint, only: [String]? = nil,
-        progress: (String, Int) -> Void = { _, _ in }
+        since: Since? = nil, progress: (String, Int) -> Void = { _, _ in }
     ) throws -> Report {
         let start = DispatchTime.now().uptimeNanoseconds
         let (tables, added) = try plan(only: only)
         var report = Report(addedGroups: added)
         for table in tables {
-            report.tables.append(try copy(table, from: source, to: destination, progress: progress))
+            let condition = try since?.condition(table.name)
+            report.tables.append(
+                try copy(table, from: source, to: destination, condition: condition, progress: progress))
         }
         if case .postgres(let store) = destination { try resetIdentities(tables, in: store) }
         report.seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
@@ -151,7 +153,7 @@ package enum WorkspaceCopy {
 
     private static func copy(
         _ table: StoreTable, from source: WorkspaceEndpoint, to destination: WorkspaceEndpoint,
-        progress: (String, Int) -> Void
+        condition: (sql: String, arguments: [SQLValue])?, progress: (String, Int) -> Void
     ) throws -> TableReport {
         var report = TableReport(table: table.name)
         let byRowid = table.primaryKey.isEmpty
@@ -175,10 +177,13 @@ package enum WorkspaceCopy {
             }
         var after: [SQLValue]?
         while true {
+            // The next page after the last key read, of the rows `condition` chooses.
+            let filters = [condition?.sql, after.map { _ in "(\(order)) > (\(StoreTable.placeholders(keys.count)))" }]
+                .compactMap { $0 }
             let page = try source.rows(
                 "SELECT \(StoreTable.list(columns)) FROM \(quotedTable)"
-                    + (after == nil ? "" : " WHERE (\(order)) > (\(StoreTable.placeholders(keys.count)))")
-                    + " ORDER BY \(order) LIMIT \(batch)", after ?? [])
+                    + (filters.isEmpty ? "" : " WHERE " + filters.joined(separator: " AND "))
+                    + " ORDER BY \(order) LIMIT \(batch)", (condition?.arguments ?? []) + (after ?? []))
             if page.isEmpty { break }
             after = keyIndexes.map { page[page.count - 1][$0] }
             report.rows += page.count

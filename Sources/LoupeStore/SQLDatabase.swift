@@ -107,6 +107,11 @@ extension SQLValue {
     package init(_ value: (any DatabaseValueConvertible)?) {
         self.init(value?.databaseValue ?? .null)
     }
+
+    /// A date as the workspace stores it (GRDB's UTC text), for modules that do not see GRDB.
+    package init(date: Date) {
+        self.init(date as (any DatabaseValueConvertible))
+    }
 }
 
 extension SQLRow {

@@ -70,34 +70,11 @@ package struct KernelRun: Codable, FetchableRecord, MutablePersistableRecord, Ha
 extension Workspace {
     /// Stores the kernels of one run, all or none; returns their ids, in order.
     @discardableResult
-    package func record(_ runs: [KernelRun]) throws(WorkspaceError) -> [Int64] {
-        try write { db in
-            try runs.map { run in
-                var run = run
-                try run.insert(db)
-                return run.id!
-            }
-        }
-    }
+    package func record(_ runs: [KernelRun]) throws(WorkspaceError) -> [Int64] { try roofline.record(runs) }
 
-    /// The runs with these ids, in the order asked (ids with no run are left out).
-    package func kernelRuns(ids: [Int64]) throws(WorkspaceError) -> [KernelRun] {
-        let found = try read { db in try KernelRun.fetchAll(db, keys: ids) }
-        let byID = Dictionary(found.compactMap { run in run.id.map { ($0, run) } }, uniquingKeysWith: { a, _ in a })
-        return ids.compactMap { byID[$0] }
-    }
+    package func kernelRuns(ids: [Int64]) throws(WorkspaceError) -> [KernelRun] { try roofline.kernelRuns(ids: ids) }
 
-    /// The latest run of every (suite, kernel, workload): what a roofline shows.
     package func latestKernelRunPerShape() throws(WorkspaceError) -> [KernelRun] {
-        try read { db in
-            try KernelRun.fetchAll(
-                db,
-                sql: """
-                    SELECT * FROM kernel_runs WHERE id IN
-                        (SELECT MAX(id) FROM kernel_runs GROUP BY suite, kernel, workload)
-                    ORDER BY suite, id
-                    """)
-        }
+        try roofline.latestKernelRunPerShape()
     }
-
 }

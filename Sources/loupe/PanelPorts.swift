@@ -23,17 +23,18 @@ enum PanelPorts {
     }
 
     /// The ports of a PostgreSQL workspace: the panels whose tables are on the seam (Traces,
-    /// Evals, Review) and those that need no workspace (Attention, Notebooks). The others say why they
+    /// Evals, Review, Roofline) and those that need no workspace (Attention, Notebooks). The others say why they
     /// are empty and how to work on a copy.
     static func make(postgres: any SQLDatabase, session: WorkspaceSession, environment: [String: String]) -> Ports {
         var ports = Ports()
         ports.register(TracesBrowser(tables: TraceTables(postgres)))
         ports.register(AttentionBrowser(models: session.models))
+        ports.register(RooflineBrowser(tables: RooflineTables(postgres)))
         ports.register(EvalsBrowser(evals: EvalTables(postgres), suiteDirectories: evalSuiteDirectories(nil)))
         ports.register(NotebooksBrowser(directories: notebookDirectories(environment)))
         ports.register(ReviewBrowser(database: postgres, environment: environment))
         ports.whyMissing =
-            "on PostgreSQL: Traces, Evals and Review so far (workspace copy to a file for this)"
+            "on PostgreSQL: Traces, Evals, Review and Roofline so far (workspace copy to a file for this)"
         return ports
     }
 

@@ -223,6 +223,12 @@ import Testing
         #expect(effects.contains(.ask(RooflinePanel.LoadRoofline())))
     }
 
+    /// Another process's commit (a teammate's import into a shared workspace) reloads them too.
+    @Test func anotherProcesssCommitReloadsTheRoofs() {
+        var state = loaded()
+        #expect(state.update(.workspaceChanged).contains(.ask(RooflinePanel.LoadRoofline())))
+    }
+
     @Test func screensAt160x48() {
         expectFrame(loaded(width: 160, height: 48).render(), matchesGolden: "roofline-160x48")
         var gpu = loaded(width: 160, height: 48)

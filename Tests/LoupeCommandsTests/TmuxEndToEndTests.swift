@@ -166,8 +166,15 @@ struct TmuxEndToEndTests {
             ], environment: password)
         #expect(labelled.status == 0, "\(labelled.error)")
         try tmux.waitFor("ana 1/6 · ben 0/6")
+        // The Roofline panel reads the roofs and kernels imported there.
+        let imported = try TestEnvironment.run(
+            ["roofline", "import-ncu", samples + "/../ncu/h100-sgemm-raw.csv", "--workspace", url],
+            environment: password)
+        #expect(imported.status == 0, "\(imported.error)")
         tmux.keys("4")
-        try tmux.waitFor("on PostgreSQL: Traces, Evals and Review so far")
+        try tmux.waitFor("ampere_sgemm_128x64")
+        tmux.keys("9")
+        try tmux.waitFor("on PostgreSQL: Traces, Evals, Review and Roofline so far")
         tmux.keys("1")
 
         try cluster.stopServer()

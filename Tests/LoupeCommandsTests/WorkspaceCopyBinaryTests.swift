@@ -1,4 +1,5 @@
 import Foundation
+import LoupeBase
 import LoupeStore
 import LoupeTestSupport
 import Testing
@@ -92,6 +93,111 @@ import Testing
                 "\(step)")
             #expect(!onServer.output.contains(PostgresCluster.password))
         }
+    }
+
+    /// The roofline commands on a URL print what they print on a file: Nsight Compute imports
+    /// (one with its own peaks, one against the datasheet's A100), a re-import reusing its
+    /// profile, kernels measured here, the table, a comparison and the CSV export.
+    @Test func theRooflineCommandsWorkOnAPostgreSQLWorkspaceAsOnAFile() throws {
+        let cluster = try PostgresCluster.shared
+        let database = try cluster.database("roofline")
+        let url = cluster.url(database)
+        let file = TestEnvironment.temporaryDirectory() + "/w.sqlite"
+        let ncu = Self.samples + "/../ncu/"
+        let steps: [[String]] = [
+            ["roofline", "import-ncu", ncu + "h100-sgemm-raw.csv"],
+            ["roofline", "import-ncu", ncu + "a100-sgemm-splitk-details.csv", "--gpu", "a100"],
+            ["roofline", "import-ncu", ncu + "h100-sgemm-raw.csv"],
+            ["roofline", "show", "--profile", "H100"], ["roofline", "show", "--profile", "A100"],
+            ["roofline", "export", "--profile", "H100", "-o", "-"],
+        ]
+        for step in steps {
+            let onFile = try TestEnvironment.run(step + ["--workspace", file])
+            let onServer = try TestEnvironment.run(step + ["--workspace", url])
+            #expect(onFile.status == 0 && onServer.status == 0, "\(step): \(onFile.error) \(onServer.error)")
+            #expect(
+                onServer.output.replacingOccurrences(of: cluster.url(database, password: nil), with: "W")
+                    == onFile.output.replacingOccurrences(of: file, with: "W"), "\(step)")
+            #expect(!onServer.output.contains(PostgresCluster.password))
+        }
+        // Kernels measured here are stored there and placed under this machine's roofs.
+        let measured = try TestEnvironment.run([
+            "kernels", "bench", "--kernel", "layernorm", "--shape", "64x384", "--seconds", "0.05", "--workspace", url,
+        ])
+        #expect(measured.status == 0, "\(measured.error)")
+        let shown = try TestEnvironment.run(["roofline", "show", "--workspace", url])
+        #expect(shown.status == 0 && shown.output.contains("layernorm"), "\(shown.output)\(shown.error)")
+    }
+
+    /// `--since` copies the work made since a date: a trace imported since, and an older queue
+    /// that gained a label since, whole, with the run its items are answers of and that run's
+    /// traces; not the older traces nothing chosen refers to. Again, it changes nothing.
+    @Test func sinceCopiesTheWorkMadeSinceWithWhatItRefersTo() throws {
+        let cluster = try PostgresCluster.shared
+        let url = cluster.url(try cluster.database("since"))
+        let file = TestEnvironment.temporaryDirectory() + "/w.sqlite"
+        let rubric = Self.samples + "/../../rubrics/answer-quality.yaml"
+        func run(_ arguments: [String], on workspace: String) throws -> String {
+            let ran = try TestEnvironment.run(arguments + ["--workspace", workspace])
+            #expect(ran.status == 0, "\(arguments): \(ran.error)")
+            return ran.output
+        }
+        _ = try run(["trace", "import", Self.samples + "/openai-agents.json"], on: file)
+        _ = try run(["trace", "import", Self.samples + "/inspect-arith.eval"], on: file)
+        _ = try run(
+            [
+                "review", "queue", "create", "arith", "--rubric", rubric, "--from", "answers run:1", "--annotators",
+                "ana", "--as", "ana",
+            ], on: file)
+        _ = try run(
+            [
+                "review", "label", "arith", "--item", "run:1/q1/1", "--as", "ana", "correct=r", "grounded=g",
+                "clarity=3",
+            ],
+            on: file)
+        // All of it made in January.
+        let workspace = try Workspace(path: file)
+        try workspace.writeStatements { sql in
+            for (table, column) in [
+                ("traces", "imported_at"), ("eval_runs", "started_at"), ("eval_results", "finished_at"),
+                ("review_queues", "created_at"), ("review_labels", "created_at"),
+            ] {
+                try sql.execute("UPDATE \(table) SET \(column) = '2026-01-10 12:00:00.000'")
+            }
+        }
+        // Since February: a trace imported and a label given in the January queue.
+        _ = try run(["trace", "import", Self.samples + "/swe-agent-v1.traj"], on: file)
+        _ = try run(
+            [
+                "review", "label", "arith", "--item", "run:1/q2/1", "--as", "ana", "correct=w", "grounded=x",
+                "clarity=2",
+            ],
+            on: file)
+
+        let bad = try TestEnvironment.run(["workspace", "copy", file, url, "--since", "last tuesday"])
+        #expect(bad.status != 0 && bad.error.contains("--since last tuesday: not a date"), "\(bad.error)")
+        let text = try run(["workspace", "copy", file, url, "--since", "2026-02-01"], on: file)
+        #expect(text.contains("the work made since 2026-02-01 00:00 UTC"), "\(text)")
+        let copied = try JSONValue.parse(
+            Data(try run(["workspace", "copy", file, url, "--since", "2026-02-01", "--json"], on: file).utf8))
+        let tables = Dictionary(
+            uniqueKeysWithValues: (copied["tables"]?.array ?? []).compactMap { table in
+                table["table"]?.string.map { ($0, table) }
+            })
+        // The second copy found everything the first wrote, and nothing more.
+        #expect(tables["traces"]?["already_there"] == .number(7), "\(tables["traces"] ?? .null)")
+        #expect(tables["eval_runs"]?["already_there"] == .number(1))
+        #expect(tables["review_labels"]?["already_there"] == .number(6))  // two labels of three criteria
+        #expect(tables.values.allSatisfy { $0["copied"] == .number(0) })
+        let listed = try run(["trace", "list"], on: url)
+        #expect(listed.contains("swe-agent") && listed.contains("arith · q1 · epoch 1"), "\(listed)")
+        #expect(!listed.contains("Support desk"), "\(listed)")
+        let progress = try run(["review", "progress", "arith"], on: url)
+        #expect(progress.contains("ana") && progress.contains("2/"), "\(progress)")
+        // A date after everything copies nothing of the workspace's work.
+        let none = try JSONValue.parse(
+            Data(try run(["workspace", "copy", file, url, "--since", "0h", "--json"], on: file).utf8))
+        #expect((none["tables"]?.array ?? []).allSatisfy { $0["rows"] == .number(0) })
     }
 
     /// The review loop on a URL prints what it prints on a file holding the same run: a queue

@@ -136,7 +136,7 @@ extension BenchCommand {
                         machine: KernelRun.thisMachine)
                 ]
                 if let peers { sweeps += try Self.peerSweeps(peers, workload: name) }
-                try context.workspace().record(sweeps)
+                try context.roofline().record(sweeps)
             }
             if json {
                 context.print(try Formatting.json(result))

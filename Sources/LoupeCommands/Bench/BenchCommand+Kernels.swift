@@ -43,7 +43,7 @@ extension BenchCommand {
         }
 
         func run(in context: CommandContext) throws {
-            let workspace = try context.workspace()
+            let workspace = try context.roofline()
             let threads = ProcessInfo.processInfo.activeProcessorCount
             var stored = try KernelsCommand.cpuRoofs(workspace)
             if stored == nil {

@@ -35,15 +35,27 @@ package final class CommandContext: Sendable {
         try session.workspace(access: access)
     }
 
+    /// The workspace's tables through statements both backends run: PostgreSQL from a URL, else
+    /// the SQLite file. What the tables written once for both (``TraceTables``, ``RooflineTables``,
+    /// …) are made on.
+    package func database(access: WorkspaceAccess = .write) throws(WorkspaceError) -> any SQLDatabase {
+        if let database = try session.postgresDatabase() { return database }
+        return try workspace(access: access)
+    }
+
     /// The trace tables on the workspace's backend: a SQLite file, or PostgreSQL from a URL.
     package func traceTables(access: WorkspaceAccess = .write) throws(WorkspaceError) -> TraceTables {
-        session.isPostgres ? TraceTables(try session.postgres()) : TraceTables(try workspace(access: access))
+        TraceTables(try database(access: access))
     }
 
     /// The settings and history on the workspace's backend.
     package func settings(access: WorkspaceAccess = .write) throws(WorkspaceError) -> SettingsTables {
-        if let database = try session.postgresDatabase() { return SettingsTables(database) }
-        return SettingsTables(try workspace(access: access))
+        SettingsTables(try database(access: access))
+    }
+
+    /// Machine profiles, kernel runs and search sweeps on the workspace's backend.
+    package func roofline(access: WorkspaceAccess = .write) throws(WorkspaceError) -> RooflineTables {
+        RooflineTables(try database(access: access))
     }
 
     /// Asks the TUI for something once the command has finished (ignored on the shell).

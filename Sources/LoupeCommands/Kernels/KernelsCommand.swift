@@ -57,7 +57,7 @@ struct KernelsCommand: ParsableCommand {
                 throw CommandFailure("--shape \(shape!): \(wrong.name) takes \(wrong.shapeFormat)")
             }
             let threads = max(1, threads ?? ProcessInfo.processInfo.activeProcessorCount)
-            let roofs = try KernelsCommand.cpuRoofs(context.workspace())
+            let roofs = try KernelsCommand.cpuRoofs(context.roofline())
             let jobs = specs.flatMap { spec in (parsedShape.map { [$0] } ?? spec.defaultShapes).map { (spec, $0) } }
             var measurements: [KernelBench.Measurement] = []
             for (index, (spec, shape)) in jobs.enumerated() {
@@ -66,7 +66,7 @@ struct KernelsCommand: ParsableCommand {
                     JobProgress(completed: Double(index), total: Double(jobs.count), detail: spec.name))
                 measurements.append(KernelBench.measure(spec, shape: shape, threads: threads, seconds: seconds))
             }
-            try KernelsCommand.store(measurements, profileID: roofs?.id, in: context.workspace())
+            try KernelsCommand.store(measurements, profileID: roofs?.id, in: context.roofline())
             if json {
                 context.print(try Formatting.json(measurements.map { KernelsCommand.Row($0, roofs: roofs?.roofs) }))
                 return
@@ -98,7 +98,7 @@ struct KernelsCommand: ParsableCommand {
     }
 
     /// The latest CPU profile's all-core FP32 peak and its memory levels (from the stored sweep).
-    static func cpuRoofs(_ workspace: Workspace) throws -> (id: Int64, roofs: Roofs)? {
+    static func cpuRoofs(_ workspace: RooflineTables) throws -> (id: Int64, roofs: Roofs)? {
         guard let (profile, ceilings) = try workspace.latestMachineProfile(), let id = profile.id else { return nil }
         func allCores(_ precision: String) -> Double? {
             ceilings.first {
@@ -118,7 +118,9 @@ struct KernelsCommand: ParsableCommand {
             provenance: "\(MachineProbe.int8PeakMethod), \(method)", precision: "INT8")
     }
 
-    static func store(_ measurements: [KernelBench.Measurement], profileID: Int64?, in workspace: Workspace) throws {
+    static func store(_ measurements: [KernelBench.Measurement], profileID: Int64?, in workspace: RooflineTables)
+        throws
+    {
         let now = Date()
         let machine = KernelRun.thisMachine
         try workspace.record(

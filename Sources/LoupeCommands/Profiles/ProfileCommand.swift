@@ -232,7 +232,7 @@ struct ProfileCommand: ParsableCommand {
         /// precision, or this machine's measured FP32 peak for a CPU trace.
         static func roof(_ gemms: ProfileGEMMs, workspace: Workspace) throws -> (name: String, gflops: Double)? {
             if gemms.device == "CPU" {
-                return try KernelsCommand.cpuRoofs(workspace).map {
+                return try KernelsCommand.cpuRoofs(workspace.roofline).map {
                     ("this machine's measured FP32 peak", $0.roofs.peak)
                 }
             }

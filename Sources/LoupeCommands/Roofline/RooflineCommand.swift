@@ -86,7 +86,7 @@ struct RooflineCommand: ParsableCommand {
                             "triad plateau over \(Formatting.bytes(Int64(plateau.smallestBytes)))–\(Formatting.bytes(Int64(plateau.largestBytes))), \(method)"
                     ))
             }
-            let id = try context.workspace().record(
+            let id = try context.roofline().record(
                 MachineProfileRecord(
                     machine: KernelRun.thisMachine, cores: cores, sweepJSON: try Formatting.json(sweep)),
                 ceilings: ceilings)
@@ -183,7 +183,7 @@ struct RooflineCommand: ParsableCommand {
                     "--gpu \(gpu): not in the datasheet table (\(GPUDatasheet.all.map(\.name).joined(separator: ", ")))"
                 )
             }
-            let workspace = try context.workspace()
+            let workspace = try context.roofline()
             let profile = try Self.profile(for: kernels, file: name, gpu: gpu, workspace: workspace)
             let measuredAt = Date()
             try workspace.record(
@@ -308,7 +308,8 @@ struct RooflineCommand: ParsableCommand {
         /// The GPU profile the kernels are judged against: from the export's peak_sustained
         /// metrics (at the profiled clock), else from the datasheet for --gpu or the device's
         /// name. Datasheet profiles are shared between imports of the same GPU.
-        static func profile(for kernels: [NsightKernel], file: String, gpu: String?, workspace: Workspace) throws
+        static func profile(for kernels: [NsightKernel], file: String, gpu: String?, workspace: RooflineTables)
+            throws
             -> (id: Int64, name: String, source: String)?
         {
             let device = kernels.map(\.device).first { !$0.isEmpty && !$0.allSatisfy(\.isNumber) }
@@ -419,10 +420,10 @@ struct RooflineCommand: ParsableCommand {
         @Option(help: "With --trace: only the forward pass at this span or under it (its ordinal).") var span: Int?
 
         func run(in context: CommandContext) throws {
-            let workspace = try context.workspace(access: .read)
-            if let trace { return try showPasses(of: trace, in: workspace, context: context) }
+            // A trace's forward passes are read from the SQLite file's traces and corpus.
+            if let trace { return try showPasses(of: trace, in: context.workspace(access: .read), context: context) }
             if span != nil { throw CommandFailure("--span picks a span of --trace: give the trace too") }
-            let model = try RooflineModel.load(from: workspace)
+            let model = try RooflineModel.load(from: context.roofline(access: .read))
             let (profile, precision) = try options.resolve(model)
             for (index, other) in model.profiles.enumerated() {
                 context.print(
@@ -517,7 +518,7 @@ struct RooflineCommand: ParsableCommand {
         @Option(help: "The precision whose FLOPs give GFLOP/s (FP32 when absent).") var precision = "FP32"
 
         func run(in context: CommandContext) throws {
-            let model = try RooflineModel.load(from: context.workspace(access: .read))
+            let model = try RooflineModel.load(from: context.roofline(access: .read))
             let suites = Set(model.profiles.flatMap(\.points).map(\.suite))
             guard suites.contains(suite) else {
                 throw CommandFailure(
@@ -561,7 +562,7 @@ struct RooflineCommand: ParsableCommand {
         var output: String?
 
         func run(in context: CommandContext) throws {
-            let model = try RooflineModel.load(from: context.workspace(access: .read))
+            let model = try RooflineModel.load(from: context.roofline(access: .read))
             let (profile, precision) = try options.resolve(model)
             let csv = profile.csv(precision)
             if output == "-" {

@@ -16,6 +16,12 @@ extension WorkspaceCommand {
                 nothing and a copy stopped part-way is finished by running it again. Rows the destination holds \
                 under the same ids with other values are not overwritten: they are counted, and the command \
                 fails naming the first.
+
+                --since copies only the work made since then: traces imported, eval runs started, review \
+                queues made, profiles and kernels measured, sources ingested, with everything under them; an \
+                older run or queue that gained answers or labels since comes whole; what the chosen rows \
+                refer to (an answer's trace, a fork's parent) comes along; tables without a time (prices, \
+                judgments) come whole.
                 """)
         @OptionGroup var global: GlobalOptions
         @Argument(help: ArgumentHelp("The workspace to copy from.", valueName: "source")) var source: String
@@ -27,9 +33,15 @@ extension WorkspaceCommand {
                     + WorkspaceCopy.groups.map(\.name).joined(separator: ", ")
                     + " (groups their rows refer to come along).", valueName: "groups"))
         var only: String?
+        @Option(
+            help: ArgumentHelp(
+                "Only the work made since then: a UTC date or date and time (2026-11-20, 2026-11-20 14:30), "
+                    + "or a time back (36h, 7d).", valueName: "date"))
+        var since: String?
         @Flag(help: "Print JSON instead of a table.") var json = false
 
         func run(in context: CommandContext) throws {
+            let sinceDate = try self.sinceDate
             let from = try Self.endpoint(source, writing: false, context: context)
             if PostgresURL.redact(source) == PostgresURL.redact(destination)
                 || (!PostgresURL.isURL(source)
@@ -42,13 +54,18 @@ extension WorkspaceCommand {
                 for end in [from, into] { if case .postgres(let store) = end { store.close() } }
             }
             let groups = only.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
-            let report = try WorkspaceCopy.copy(from: from, to: into, only: groups) { table, rows in
+            let report = try WorkspaceCopy.copy(
+                from: from, to: into, only: groups, since: sinceDate.map(WorkspaceCopy.Since.init)
+            ) { table, rows in
                 context.reporter.report(JobProgress(completed: Double(rows), total: nil, detail: table))
             }
             if json {
                 context.print(try Formatting.json(CopyJSON(source: from.name, destination: into.name, report: report)))
             } else {
                 context.print("copied \(from.name) → \(into.name)")
+                if let sinceDate {
+                    context.print("  the work made since \(Self.utc(sinceDate)) UTC, with what it refers to")
+                }
                 if !report.addedGroups.isEmpty {
                     context.print(
                         "  with \(report.addedGroups.joined(separator: ", ")) (the chosen rows refer to them)")
@@ -77,6 +94,26 @@ extension WorkspaceCommand {
                         + "ids with other values and were left as they were (first: \(table.table) "
                         + "\(table.firstDifference ?? "")): the two hold different work under the same ids")
             }
+        }
+
+        /// `--since` as a date, parsed before anything is opened.
+        private var sinceDate: Date? {
+            get throws {
+                guard let since else { return nil }
+                guard let date = WorkspaceCopy.Since.parse(since) else {
+                    throw CommandFailure(
+                        "--since \(since): not a date (2026-11-20, 2026-11-20 14:30, in UTC) or a time back (36h, 7d)")
+                }
+                return date
+            }
+        }
+
+        private static func utc(_ date: Date) -> String {
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(identifier: "UTC")
+            formatter.dateFormat = "yyyy-MM-dd HH:mm"
+            return formatter.string(from: date)
         }
 
         private static func column(_ value: Int, _ width: Int) -> String {

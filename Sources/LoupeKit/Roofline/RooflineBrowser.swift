@@ -4,9 +4,12 @@ import LoupeStore
 ///
 /// Thread-safety: any thread.
 package struct RooflineBrowser: Sendable {
-    private let workspace: Workspace
+    private let workspace: RooflineTables
 
-    package init(workspace: Workspace) { self.workspace = workspace }
+    package init(workspace: Workspace) { self.workspace = workspace.roofline }
+
+    /// The port on the roofline's tables of either backend (PostgreSQL's, for a team).
+    package init(tables: RooflineTables) { workspace = tables }
 
     /// Every profile in the workspace (the measured CPU, imported GPUs) with its kernels placed.
     package func model() throws -> RooflineModel { try RooflineModel.load(from: workspace) }

@@ -10,6 +10,13 @@ extension RooflineModel {
     package static func load(from workspace: Workspace, including chosen: [Int64] = [])
         throws(WorkspaceError) -> RooflineModel
     {
+        try load(from: workspace.roofline, including: chosen)
+    }
+
+    /// The roofline of the tables on either backend (a SQLite file or PostgreSQL).
+    package static func load(from workspace: RooflineTables, including chosen: [Int64] = [])
+        throws(WorkspaceError) -> RooflineModel
+    {
         var runs = try workspace.latestKernelRunPerShape()
         if !chosen.isEmpty {
             let extra = try workspace.kernelRuns(ids: chosen)

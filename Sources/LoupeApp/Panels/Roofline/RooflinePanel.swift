@@ -105,8 +105,12 @@ package struct RooflinePanel: Panel {
     }
 
     package mutating func receive(_ msg: Msg) -> [PanelEffect] {
-        // A command (roofline measure, kernels bench, an import, the demo build) may have added roofs.
-        if case .jobFinished = msg { return [.ask(LoadRoofline(focus: focus))] }
+        // A command (roofline measure, kernels bench, an import, the demo build) may have added
+        // roofs, here or in another process (a teammate's import into a shared workspace).
+        switch msg {
+        case .jobFinished, .workspaceChanged: return [.ask(LoadRoofline(focus: focus))]
+        default: break
+        }
         if case .navigate(.roofline(let chosen)) = msg {
             // A trace step's forward pass: its operations alone, the slowest first.
             focus = chosen
