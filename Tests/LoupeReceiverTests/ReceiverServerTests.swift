@@ -70,6 +70,11 @@ final class RunningReceiver: Sendable {
         request.setValue(type, forHTTPHeaderField: "Content-Type")
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         request.httpBody = body
+        // The receiver answers from Swift's cooperative pool, which has one thread a core: on a
+        // 2-core machine running the whole suite, two synchronous tests blocking theirs (a
+        // notebook, a binary under test) can keep it from answering for minutes. Seen once as
+        // URLSession's 60 s timeout; a slow answer is not what these tests are about.
+        request.timeoutInterval = 900
         let (data, response) = try await URLSession.shared.data(for: request)
         let http = try #require(response as? HTTPURLResponse)
         var fields: [String: String] = [:]
