@@ -206,7 +206,8 @@ import Testing
     /// in the order the backend returns them, which on PostgreSQL is not the order of insertion.
     @Test func theReviewCommandsWorkOnAPostgreSQLWorkspaceAsOnAFile() throws {
         let cluster = try PostgresCluster.shared
-        let url = cluster.url(try cluster.database("reviewcommands"))
+        let database = try cluster.database("reviewcommands")
+        let url = cluster.url(database)
         let file = TestEnvironment.temporaryDirectory() + "/w.sqlite"
         let rubric = Self.samples + "/../../rubrics/answer-quality.yaml"
         let label = ["review", "label", "arith", "--item", "run:1/q1/1"]
@@ -240,5 +241,21 @@ import Testing
         #expect(skipped.status == 0 && skipped.output.contains("ben skipped run:1/q"), "\(skipped.error)")
         let progress = try TestEnvironment.run(["review", "progress", "arith", "--workspace", url])
         #expect(progress.output.contains("(1 skipped)"), "\(progress.output)")
+
+        // An answer and a trace become dataset items that link back to the database, named
+        // without its password.
+        let dataset = TestEnvironment.temporaryDirectory() + "/kept.jsonl"
+        for from in ["answer:1/q1/1", "trace:1"] {
+            let added = try TestEnvironment.run(["dataset", "add", dataset, "--from", from, "--workspace", url])
+            #expect(added.status == 0 && added.output.contains("kept.jsonl:"), "\(from): \(added.error)")
+        }
+        let items = try String(contentsOfFile: dataset, encoding: .utf8).split(separator: "\n").map {
+            try JSONValue.parse(Data($0.utf8))
+        }
+        #expect(items.count == 2)
+        let named = cluster.url(database, password: nil)
+        #expect(items.allSatisfy { $0["source"]?["workspace"]?.string == named }, "\(items)")
+        #expect(items.first?["source"]?["run"] == .number(1) && items.last?["source"]?["trace"] == .number(1))
+        #expect(!(try String(contentsOfFile: dataset, encoding: .utf8)).contains(PostgresCluster.password))
     }
 }

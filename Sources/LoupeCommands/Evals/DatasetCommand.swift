@@ -39,7 +39,6 @@ struct DatasetCommand: ParsableCommand {
             String?
 
         func run(in context: CommandContext) throws {
-            let workspace = try context.workspace(access: .read)
             let source = try EvalCommand.plainly { try EvalService.DatasetSource(from) }
             var expected = self.expected
             if let queueName = expectedNote {
@@ -48,13 +47,13 @@ struct DatasetCommand: ParsableCommand {
                     throw CommandFailure("--expected-note takes a note on an answer: --from answer:RUN/ITEM")
                 }
                 expected = try ReviewCommand.plainly {
-                    try ReviewService(workspace: workspace).note(
+                    try ReviewCommand.service(context, access: .read).note(
                         queue: queueName, key: ReviewService.answerKey(run: run, item: item, epoch: epoch),
                         annotator: try ReviewService.annotator(user))
                 }
             }
             let addition = try EvalCommand.plainly {
-                try EvalService(workspace: workspace).addToDataset(
+                try EvalCommand.service(context, access: .read).addToDataset(
                     dataset, from: source, expected: expected, id: id, suite: suite, like: like)
             }
             context.print(

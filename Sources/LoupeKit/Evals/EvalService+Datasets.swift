@@ -72,9 +72,12 @@ extension EvalService {
         /// The input as written: the text, or a session's turns as chat messages.
         var inputValue: JSONValue?
         var targets: [String]
+        // Where it came from: the file, or the database's URL without its password.
         var origin: [String: JSONValue] = [
-            "workspace": .string(URL(fileURLWithPath: try workspace.path).standardizedFileURL.path)
+            "workspace": .string(
+                local.map { URL(fileURLWithPath: $0.path).standardizedFileURL.path } ?? evals.database.displayName)
         ]
+        let traceService = TraceService(tables: TraceTables(evals.database))
         var defaultID: String
         switch source {
         case .answer(let run, let item, let epoch):
@@ -92,7 +95,7 @@ extension EvalService {
             if let trace = result.traceID { origin["trace"] = .number(Double(trace)) }
             defaultID = item
         case .session(let id):
-            let traces = TraceService(workspace: try workspace)
+            let traces = traceService
             guard let session = try traces.session(id) else {
                 throw EvalError("no session \(id) (loupe session list)")
             }
@@ -115,7 +118,7 @@ extension EvalService {
             origin["trace"] = session.turns.last.map { .number(Double($0.id)) } ?? .null
             defaultID = "session-" + String(id.map { $0.isLetter || $0.isNumber || $0 == "-" ? $0 : "-" }.prefix(40))
         case .trace(let id), .step(let id, _):
-            let trace = try TraceService(workspace: workspace).trace(id)
+            let trace = try traceService.trace(id)
             let spans: [TraceSpan]
             if case .step(_, let spanID) = source {
                 guard let span = trace.spans.first(where: { $0.spanID == spanID }) else {
