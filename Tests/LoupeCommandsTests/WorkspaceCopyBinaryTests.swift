@@ -97,7 +97,7 @@ import Testing
 
     /// The roofline commands on a URL print what they print on a file: Nsight Compute imports
     /// (one with its own peaks, one against the datasheet's A100), a re-import reusing its
-    /// profile, kernels measured here, the table, a comparison and the CSV export.
+    /// profile, the table and the CSV export; then kernels measured here, placed there.
     @Test func theRooflineCommandsWorkOnAPostgreSQLWorkspaceAsOnAFile() throws {
         let cluster = try PostgresCluster.shared
         let database = try cluster.database("roofline")
