@@ -1,23 +1,28 @@
 import Foundation
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// `notebook run` on ```` ```sh run ```` cells with the real bash: the script reads the
 /// notebook's workspace with this very loupe, a process it leaves behind does not hold the run,
 /// and a script past its time is stopped together with what it started.
 @Suite struct NotebookShellTests {
-    /// Runs pgrep or pkill on processes whose command line holds `marker`: true when one matched.
-    @discardableResult
-    private func processes(_ tool: String, _ marker: String) throws -> Bool {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/" + tool)
-        process.arguments = ["-f", marker]
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        return process.terminationStatus == 0
+    /// The processes whose command line holds `marker` (read from /proc: procps may be absent).
+    private func processes(_ marker: String) -> [Int32] {
+        let ids = (try? FileManager.default.contentsOfDirectory(atPath: "/proc"))?.compactMap { Int32($0) } ?? []
+        return ids.filter { id in
+            guard let line = FileManager.default.contents(atPath: "/proc/\(id)/cmdline") else { return false }
+            return String(decoding: line, as: UTF8.self).contains(marker)
+        }
     }
 
-    private func running(_ marker: String) throws -> Bool { try processes("pgrep", marker) }
+    private func running(_ marker: String) -> Bool { !processes(marker).isEmpty }
+
+    private func stop(_ marker: String) {
+        for id in processes(marker) { kill(id, SIGKILL) }
+    }
 
     @Test func aScriptReadsTheNotebooksWorkspaceWithThisLoupeAndMayLeaveAServerBehind() throws {
         let directory = TestEnvironment.temporaryDirectory()
@@ -39,14 +44,14 @@ import Testing
         ```
 
         """.write(toFile: path, atomically: true, encoding: .utf8)
-        defer { _ = try? processes("pkill", marker) }
+        defer { stop(marker) }
 
         let ran = try TestEnvironment.run(["notebook", "run", path])
         #expect(ran.status == 0, "\(ran.output)\(ran.error)")
         let written = try String(contentsOfFile: path, encoding: .utf8)
         #expect(written.contains("```output\n2\nthis loupe\n$SCRATCH/scratch.sqlite\nleft running\n```"), "\(written)")
         // The run returned while the server it left still ran.
-        #expect(try running(marker))
+        #expect(running(marker))
     }
 
     @Test func aScriptPastItsTimeIsStoppedWithWhatItStarted() throws {
@@ -65,7 +70,7 @@ import Testing
         ```
 
         """.write(toFile: path, atomically: true, encoding: .utf8)
-        defer { _ = try? processes("pkill", marker) }
+        defer { stop(marker) }
 
         let ran = try TestEnvironment.run(["notebook", "run", "--shell-timeout", "1", path])
         #expect(ran.status != 0)
@@ -75,6 +80,6 @@ import Testing
         #expect(
             written.contains("```output\nstarting\nerror: the script ran past 1 s and was stopped\n```"), "\(written)")
         #expect(written.contains("```output\nthe next cell still runs\n```"))
-        #expect(try !running(marker))
+        #expect(!running(marker))
     }
 }
