@@ -1,5 +1,9 @@
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Machines of their own for a test, on this one: each host is a network namespace (`ip netns`)
 /// joined to this one by a veth pair, with an address of its own (10.231.N.2) and a default
 /// route to this namespace's end of the pair (10.231.N.1). A process run on a host (``command``)
@@ -51,6 +55,16 @@ package final class NetworkHosts: Sendable {
         }
         hosts = made
     }
+
+    /// Whether this machine lets the test make network namespaces (root, iproute2, and a kernel
+    /// and container that allow them), found by making one and deleting it.
+    package static let canMakeHosts: Bool = {
+        guard geteuid() == 0 else { return false }
+        let probe = "loupe-probe-\(UInt32.random(in: 0...UInt32.max))"
+        guard (try? ip(["netns", "add", probe])) != nil else { return false }
+        try? ip(["netns", "delete", probe])
+        return true
+    }()
 
     /// `arguments` as a command run on `host`.
     package func command(on host: Host, _ arguments: [String]) -> (executable: String, arguments: [String]) {
