@@ -127,14 +127,21 @@ extension WorkspaceCopy {
             }
             var normalized = trimmed.replacingOccurrences(of: "T", with: " ")
             if normalized.hasSuffix("Z") { normalized.removeLast() }
+            for format in ["yyyy-MM-dd HH:mm:ss", "yyyy-MM-dd HH:mm", "yyyy-MM-dd"] {
+                if let date = utc(format).date(from: normalized) { return date }
+            }
+            return nil
+        }
+
+        /// A date as `--since` takes one, to the minute, in UTC (`2026-11-20 14:30`).
+        package static func describe(_ date: Date) -> String { utc("yyyy-MM-dd HH:mm").string(from: date) }
+
+        private static func utc(_ format: String) -> DateFormatter {
             let formatter = DateFormatter()
             formatter.locale = Locale(identifier: "en_US_POSIX")
             formatter.timeZone = TimeZone(identifier: "UTC")
-            for format in ["yyyy-MM-dd HH:mm:ss", "yyyy-MM-dd HH:mm", "yyyy-MM-dd"] {
-                formatter.dateFormat = format
-                if let date = formatter.date(from: normalized) { return date }
-            }
-            return nil
+            formatter.dateFormat = format
+            return formatter
         }
     }
 }

@@ -49,9 +49,11 @@ package struct RooflineTables: Sendable {
 
     /// The ceilings of profile `id`.
     package func ceilings(profileID id: Int64) throws(WorkspaceError) -> [CeilingRecord] {
-        try database.readStatements { sql in
-            try sql.fetch(CeilingRecord.self, "SELECT * FROM ceilings WHERE profile_id = ? ORDER BY id", [.integer(id)])
-        }
+        try database.readStatements { sql in try Self.ceilings(profileID: id, sql) }
+    }
+
+    private static func ceilings(profileID id: Int64, _ sql: any SQLStatements) throws -> [CeilingRecord] {
+        try sql.fetch(CeilingRecord.self, "SELECT * FROM ceilings WHERE profile_id = ? ORDER BY id", [.integer(id)])
     }
 
     /// The profile with `machine` as its name and `kind`, newest, if any.
@@ -77,9 +79,7 @@ package struct RooflineTables: Sendable {
                 ).first,
                 let id = profile.id
             else { return nil }
-            let ceilings = try sql.fetch(
-                CeilingRecord.self, "SELECT * FROM ceilings WHERE profile_id = ? ORDER BY id", [.integer(id)])
-            return LatestProfile(profile: profile, ceilings: ceilings)
+            return LatestProfile(profile: profile, ceilings: try Self.ceilings(profileID: id, sql))
         }
         return found.map { ($0.profile, $0.ceilings) }
     }

@@ -76,25 +76,19 @@ struct NotebookCommand: ParsableCommand {
     static func run(
         _ notebook: Notebook, workspace: String?, parent: WorkspaceSession, shellTimeout: Duration = .seconds(300)
     ) throws -> NotebookRunner.Result {
+        // A directory of the run's own: the scratch workspace's, or $SCRATCH beside a database,
+        // which has no folder. A workspace file given keeps its own folder as $SCRATCH.
         var scratchDirectory: String?
-        let session: WorkspaceSession
-        if let workspace {
-            session = parent.with(path: workspace)
-            if PostgresURL.isURL(workspace) {
-                let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-                    "loupe-notebook-\(UUID().uuidString)"
-                ).path
-                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-                scratchDirectory = directory
-            }
-        } else {
+        if workspace.map(PostgresURL.isURL) ?? true {
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
                 "loupe-notebook-\(UUID().uuidString)"
             ).path
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             scratchDirectory = directory
-            session = parent.with(path: directory + "/scratch.sqlite", displayPath: "scratch.sqlite")
         }
+        let session =
+            workspace.map { parent.with(path: $0) }
+            ?? parent.with(path: scratchDirectory! + "/scratch.sqlite", displayPath: "scratch.sqlite")
         defer {
             // A listener the notebook left running commits before its workspace goes.
             session.stopListening()

@@ -102,8 +102,7 @@ struct ShellCell {
         var environment = ProcessInfo.processInfo.environment
         environment["LOUPE_WORKSPACE"] = workspace
         environment["SCRATCH"] = scratch
-        let binary = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? ""
-        if !binary.isEmpty {
+        if let binary = CheckoutDirectory.executablePath, binary.hasPrefix("/") {
             let directory = URL(fileURLWithPath: binary).deletingLastPathComponent().path
             environment["PATH"] = directory + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
         }

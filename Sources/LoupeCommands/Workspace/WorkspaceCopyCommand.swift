@@ -64,7 +64,8 @@ extension WorkspaceCommand {
             } else {
                 context.print("copied \(from.name) → \(into.name)")
                 if let sinceDate {
-                    context.print("  the work made since \(Self.utc(sinceDate)) UTC, with what it refers to")
+                    context.print(
+                        "  the work made since \(WorkspaceCopy.Since.describe(sinceDate)) UTC, with what it refers to")
                 }
                 if !report.addedGroups.isEmpty {
                     context.print(
@@ -106,14 +107,6 @@ extension WorkspaceCommand {
                 }
                 return date
             }
-        }
-
-        private static func utc(_ date: Date) -> String {
-            let formatter = DateFormatter()
-            formatter.locale = Locale(identifier: "en_US_POSIX")
-            formatter.timeZone = TimeZone(identifier: "UTC")
-            formatter.dateFormat = "yyyy-MM-dd HH:mm"
-            return formatter.string(from: date)
         }
 
         private static func column(_ value: Int, _ width: Int) -> String {

@@ -95,14 +95,13 @@ extension EvalService {
             if let trace = result.traceID { origin["trace"] = .number(Double(trace)) }
             defaultID = item
         case .session(let id):
-            let traces = traceService
-            guard let session = try traces.session(id) else {
+            guard let session = try traceService.session(id) else {
                 throw EvalError("no session \(id) (loupe session list)")
             }
             var messages: [JSONValue] = []
             targets = []
             for (index, turn) in session.turns.enumerated() {
-                let spans = try traces.trace(turn.id).spans.sorted { $0.startNs < $1.startNs }
+                let spans = try traceService.trace(turn.id).spans.sorted { $0.startNs < $1.startNs }
                 let user = spans.flatMap(\.input).first { $0.role == "user" }?.text ?? turn.name
                 messages.append(.object(["role": "user", "content": .string(user)]))
                 let answer = Self.finalAnswer(spans)

@@ -53,53 +53,68 @@ package struct NotebookRunner: Sendable {
             let blockStart = firstLineOfBlock
             firstLineOfBlock += Self.lineCount(of: block)
             guard case .cell(var cell) = block else { continue }
-            var output: [String] = []
-            if cell.isShell {
-                let outcome =
-                    shell?(cell.script)
-                    ?? CommandOutcome(error: "shell cells run with `loupe notebook run`, not here")
-                output = NotebookRunner.lines(of: outcome)
-                if let message = outcome.error {
-                    failures.append(
-                        Failure(cell: cellIndex, line: blockStart, command: "sh run", message: message))
-                }
-                cell.replaceOutput(with: output)
-                result.blocks[blockIndex] = .cell(cell)
-                cellIndex += 1
-                progress(cellIndex, total)
-                continue
+            var (output, cellFailures) =
+                cell.isShell
+                ? runScript(of: cell, cellIndex: cellIndex, line: blockStart)
+                : runCommands(of: cell, cellIndex: cellIndex, firstLine: blockStart)
+            failures += cellFailures
+            if output.isEmpty { output = ["(no output)"] }
+            if cell.output == nil { cell.gap = [""] }
+            // A new output may need a longer fence than the old one (backticks inside).
+            if cell.output != output {
+                cell.outputOpeningFence = nil
+                cell.outputClosingFence = nil
             }
-            let commands = cell.commands
-            // The notebook line of each command: the fence is the block's first line.
-            let commandLines = cell.lines.indices.filter { index in
-                let trimmed = cell.lines[index].trimmingWhitespace()
-                return !trimmed.isEmpty && !trimmed.hasPrefix("#")
-            }.map { blockStart + 1 + $0 }
-            for (commandIndex, command) in commands.enumerated() {
-                let expectFailure = command.hasPrefix("!")
-                let line = expectFailure ? String(command.dropFirst()).trimmingWhitespace() : command
-                let outcome = execute(line)
-                if commands.count > 1 { output.append("› \(command)") }
-                output += NotebookRunner.lines(of: outcome)
-                switch (expectFailure, outcome.error) {
-                case (false, let message?):
-                    failures.append(
-                        Failure(cell: cellIndex, line: commandLines[commandIndex], command: line, message: message))
-                case (true, nil):
-                    failures.append(
-                        Failure(
-                            cell: cellIndex, line: commandLines[commandIndex], command: line,
-                            message: "expected an error (the line starts with !), but it succeeded"))
-                default:
-                    break
-                }
-            }
-            cell.replaceOutput(with: output)
+            cell.output = output
             result.blocks[blockIndex] = .cell(cell)
             cellIndex += 1
             progress(cellIndex, total)
         }
         return Result(notebook: result, failures: failures)
+    }
+
+    /// A ```` ```sh run ```` cell's script, run whole; a failure is reported at its fence.
+    private func runScript(of cell: Notebook.Cell, cellIndex: Int, line: Int) -> (output: [String], failures: [Failure])
+    {
+        let outcome =
+            shell?(cell.script) ?? CommandOutcome(error: "shell cells run with `loupe notebook run`, not here")
+        let failures =
+            outcome.error.map { [Failure(cell: cellIndex, line: line, command: "sh run", message: $0)] } ?? []
+        return (Self.lines(of: outcome), failures)
+    }
+
+    /// A `loupe` cell's commands in order; a command starting with `!` must fail.
+    private func runCommands(of cell: Notebook.Cell, cellIndex: Int, firstLine: Int) -> (
+        output: [String], failures: [Failure]
+    ) {
+        var output: [String] = []
+        var failures: [Failure] = []
+        let commands = cell.commands
+        // The notebook line of each command: the fence is the block's first line.
+        let commandLines = cell.lines.indices.filter { index in
+            let trimmed = cell.lines[index].trimmingWhitespace()
+            return !trimmed.isEmpty && !trimmed.hasPrefix("#")
+        }.map { firstLine + 1 + $0 }
+        for (commandIndex, command) in commands.enumerated() {
+            let expectFailure = command.hasPrefix("!")
+            let line = expectFailure ? String(command.dropFirst()).trimmingWhitespace() : command
+            let outcome = execute(line)
+            if commands.count > 1 { output.append("› \(command)") }
+            output += Self.lines(of: outcome)
+            switch (expectFailure, outcome.error) {
+            case (false, let message?):
+                failures.append(
+                    Failure(cell: cellIndex, line: commandLines[commandIndex], command: line, message: message))
+            case (true, nil):
+                failures.append(
+                    Failure(
+                        cell: cellIndex, line: commandLines[commandIndex], command: line,
+                        message: "expected an error (the line starts with !), but it succeeded"))
+            default:
+                break
+            }
+        }
+        return (output, failures)
     }
 
     /// How many lines `block` takes in the rendered notebook.
@@ -119,19 +134,6 @@ package struct NotebookRunner: Sendable {
         while text.hasSuffix("\n") { text.removeLast() }
         if text.isEmpty { return [] }
         return text.split(separator: "\n", omittingEmptySubsequences: false).map { String($0).trimmingTrailingSpaces() }
-    }
-}
-
-extension Notebook.Cell {
-    fileprivate mutating func replaceOutput(with lines: [String]) {
-        let output = lines.isEmpty ? ["(no output)"] : lines
-        if self.output == nil { gap = [""] }
-        // A new output may need a longer fence than the old one (backticks inside).
-        if self.output != output {
-            outputOpeningFence = nil
-            outputClosingFence = nil
-        }
-        self.output = output
     }
 }
 
