@@ -11,7 +11,7 @@ enum PanelPorts {
     static func make(workspace: Workspace, session: WorkspaceSession, environment: [String: String]) -> Ports {
         var ports = Ports()
         ports.register(TracesBrowser(workspace: workspace))
-        ports.register(RetrievalBrowser(workspace: workspace, models: session.models))
+        ports.register(RetrievalBrowser(database: workspace, models: session.models))
         ports.register(AttentionBrowser(models: session.models))
         ports.register(RooflineBrowser(workspace: workspace))
         ports.register(EvalsBrowser(workspace: workspace, suiteDirectories: evalSuiteDirectories(session.path)))
@@ -23,18 +23,19 @@ enum PanelPorts {
     }
 
     /// The ports of a PostgreSQL workspace: the panels whose tables are on the seam (Traces,
-    /// Evals, Review, Roofline) and those that need no workspace (Attention, Notebooks). The others say why they
-    /// are empty and how to work on a copy.
+    /// Retrieval, Evals, Review, Roofline) and those that need no workspace (Attention, Notebooks).
+    /// The others say why they are empty and how to work on a copy.
     static func make(postgres: any SQLDatabase, session: WorkspaceSession, environment: [String: String]) -> Ports {
         var ports = Ports()
         ports.register(TracesBrowser(tables: TraceTables(postgres)))
+        ports.register(RetrievalBrowser(database: postgres, models: session.models))
         ports.register(AttentionBrowser(models: session.models))
         ports.register(RooflineBrowser(tables: RooflineTables(postgres)))
         ports.register(EvalsBrowser(evals: EvalTables(postgres), suiteDirectories: evalSuiteDirectories(nil)))
         ports.register(NotebooksBrowser(directories: notebookDirectories(environment)))
         ports.register(ReviewBrowser(database: postgres, environment: environment))
         ports.whyMissing =
-            "on PostgreSQL: Traces, Evals, Review and Roofline so far (workspace copy to a file for this)"
+            "on PostgreSQL: Traces, Retrieval, Evals, Review and Roofline so far (workspace copy to a file for this)"
         return ports
     }
 

@@ -228,6 +228,46 @@ import Testing
         #expect(run["summary"]?["scorers"]?.array?.first?["interval"]?["estimate"] == .number(0.5))
     }
 
+    /// A retrieval suite (Cranfield's 225 judged queries, BM25) is answered by two workers from
+    /// the corpus ingested into the PostgreSQL workspace, and its statistics equal the same suite
+    /// run on one machine on a file that ingested the same corpus.
+    @Test func workersAnswerARetrievalSuiteFromTheCorpusInTheDatabase() throws {
+        let cluster = try PostgresCluster.shared
+        let directory = TestEnvironment.temporaryDirectory()
+        let url = cluster.url(try cluster.database("retrieval-workers"))
+        let file = directory + "/one.sqlite"
+        let samples = TestEnvironment.repositoryRoot.appendingPathComponent("sample-data").path
+        let suite = samples + "/evals/cranfield-bm25.yaml"
+        for workspace in [url, file] {
+            let ingested = try TestEnvironment.run([
+                "ingest", samples + "/cranfield/corpus.jsonl", "--no-embed", "--workspace", workspace,
+            ])
+            #expect(ingested.status == 0, "\(ingested.error)")
+        }
+        let queued = try TestEnvironment.run(["eval", "run", suite, "--workers", "--workspace", url])
+        #expect(queued.output.contains("run 1 queued: 225 answers for workers"), "\(queued.output)\(queued.error)")
+        let a = try worker(url, ["--name", "a", "--concurrency", "2"], log: directory + "/a.log")
+        let b = try worker(url, ["--name", "b", "--concurrency", "2"], log: directory + "/b.log")
+        #expect(try wait(seconds: 120) { !a.isRunning && !b.isRunning }, "the workers never stopped")
+        #expect(a.terminationStatus == 0, "\(said(directory + "/a.log"))")
+        #expect(b.terminationStatus == 0, "\(said(directory + "/b.log"))")
+
+        let single = try TestEnvironment.run(["eval", "run", suite, "--workspace", file])
+        #expect(single.status == 0, "\(single.error)")
+        let (shared, local) = (try shown(url, 1), try shown(file, 1))
+        #expect(shared["run"]?["status"] == "complete")
+        #expect(shared["results"]?.array?.count == 225)
+        #expect(shared["summary"]?["scorers"] == local["summary"]?["scorers"])
+        let ndcg = shared["summary"]?["scorers"]?.array?.first { $0["scorer"] == "ndcg@10" }
+        #expect(ndcg?["interval"]?["estimate"]?.number.map { $0 > 0.3 } == true, "\(ndcg ?? .null)")
+        // Both workers answered, and the run names the corpus it searched, as on a file.
+        let text = try TestEnvironment.run(["eval", "show", "1", "--workspace", url])
+        #expect(text.output.contains("1400 documents · 1398 chunks"), "\(text.output)")
+        for name in ["a", "b"] {
+            #expect(text.output.contains("\n  \(name) "), "\(text.output)")
+        }
+    }
+
     /// Workers on two hosts of their own (network namespaces, each reaching the database host
     /// only over its link) answer one run; one host's worker is killed at a random moment and the
     /// items it held go to the other. The server sees each worker connect from its host's address.

@@ -199,7 +199,7 @@ import Testing
         let loaded = try TestEnvironment.run(["--workspace", file, "qrels", "load", qrels, "--queries", queries])
         #expect(loaded.output.contains("3 judgments for 3 queries"))
         #expect(loaded.output.contains("stored the texts of 2 queries"))
-        let judged = try Workspace(path: file).judgedQueries()
+        let judged = try Workspace(path: file).corpus.judgedQueries()
         #expect(Set(judged.map(\.id)) == ["q1", "q2"] && judged.allSatisfy { $0.source == "q.trec" })
         let result = try TestEnvironment.run([
             "--workspace", file, "retrieval", "eval", "--queries", queries, "--retriever", "bm25", "--json",

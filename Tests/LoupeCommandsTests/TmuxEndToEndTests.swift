@@ -174,7 +174,7 @@ struct TmuxEndToEndTests {
         tmux.keys("4")
         try tmux.waitFor("ampere_sgemm_128x64")
         tmux.keys("9")
-        try tmux.waitFor("on PostgreSQL: Traces, Evals, Review and Roofline so far")
+        try tmux.waitFor("on PostgreSQL: Traces, Retrieval, Evals, Review and Roofline so far")
         tmux.keys("1")
 
         try cluster.stopServer()

@@ -129,6 +129,53 @@ import Testing
         #expect(shown.status == 0 && shown.output.contains("layernorm"), "\(shown.output)\(shown.error)")
     }
 
+    /// Ingest, judgments, search, saved queries and a retrieval eval on a URL print what they
+    /// print on a file (durations and dates aside), MiniLM's embeddings included, and the saved
+    /// query's hits can be reviewed there.
+    @Test func theRetrievalCommandsWorkOnAPostgreSQLWorkspaceAsOnAFile() throws {
+        let cluster = try PostgresCluster.shared
+        let database = try cluster.database("retrieval")
+        let url = cluster.url(database)
+        let directory = TestEnvironment.temporaryDirectory()
+        let file = directory + "/w.sqlite"
+        let corpus = directory + "/c.jsonl"
+        try RetrievalCommandTests.corpus.write(toFile: corpus, atomically: true, encoding: .utf8)
+        let queries = directory + "/q.jsonl"
+        try "{\"id\": \"q1\", \"text\": \"shock wave\"}\n{\"id\": \"q2\", \"text\": \"heat plate\"}\n".write(
+            toFile: queries, atomically: true, encoding: .utf8)
+        let qrels = directory + "/q.trec"
+        try "q1 0 d3 2\nq2 0 d2 1\nq3 0 d1 1\n".write(toFile: qrels, atomically: true, encoding: .utf8)
+        // Times and dates differ from one run to the next.
+        func steady(_ text: String, _ workspace: String) -> String {
+            text.replacingOccurrences(of: workspace, with: "W")
+                .replacingOccurrences(of: #"in [0-9.]+ s"#, with: "in T s", options: .regularExpression)
+                .replacingOccurrences(
+                    of: #"[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9:.]+Z?"#, with: "DATE", options: .regularExpression)
+        }
+        let steps: [[String]] = [
+            ["ingest", corpus], ["ingest", corpus], ["qrels", "load", qrels, "--queries", queries],
+            ["search", "shock wave on a boundary layer"], ["search", "heat plate", "--retriever", "bm25", "--json"],
+            ["retrieval", "eval", "--queries", queries, "--retriever", "hybrid"], ["retrieval", "records"],
+            ["retrieval", "show", "1"], ["retrieval", "compare", "1", "2"],
+        ]
+        for step in steps {
+            let onFile = try TestEnvironment.run(step + ["--workspace", file])
+            let onServer = try TestEnvironment.run(step + ["--workspace", url])
+            #expect(onFile.status == 0 && onServer.status == 0, "\(step): \(onFile.error) \(onServer.error)")
+            #expect(
+                steady(onServer.output, cluster.url(database, password: nil)) == steady(onFile.output, file),
+                "\(step)")
+            #expect(!onServer.output.contains(PostgresCluster.password))
+        }
+        // The saved query's hits become a review queue there.
+        let rubric = Self.samples + "/../../rubrics/hit-relevance.yaml"
+        let queue = try TestEnvironment.run([
+            "review", "queue", "create", "hits", "--rubric", rubric, "--from", "hits record:1 k:3", "--as", "ana",
+            "--workspace", url,
+        ])
+        #expect(queue.status == 0 && queue.output.contains("hits"), "\(queue.output)\(queue.error)")
+    }
+
     /// `--since` copies the work made since a date: a trace imported since, and an older queue
     /// that gained a label since, whole, with the run its items are answers of and that run's
     /// traces; not the older traces nothing chosen refers to. Again, it changes nothing.

@@ -21,7 +21,7 @@ import Testing
     static func ingested(_ corpus: String = corpus) throws -> (Workspace, RetrievalBrowser) {
         let workspace = try KitFixtures.workspace("retrieval")
         _ = try RetrievalService(workspace: workspace, models: KitFixtures.models).ingest([corpus], embed: false)
-        return (workspace, RetrievalBrowser(workspace: workspace, models: KitFixtures.models))
+        return (workspace, RetrievalBrowser(database: workspace, models: KitFixtures.models))
     }
 
     /// The first `count` documents of the collection, in a file of their own.
@@ -99,7 +99,7 @@ import Testing
     }
 
     @Test func anEmptyWorkspaceSaysToIngestFirst() throws {
-        let browser = RetrievalBrowser(workspace: try KitFixtures.workspace("retrieval"), models: KitFixtures.models)
+        let browser = RetrievalBrowser(database: try KitFixtures.workspace("retrieval"), models: KitFixtures.models)
         let error = #expect(throws: RetrievalError.self) {
             try browser.search(RetrievalRequest("wing", options: Self.bm25))
         }
@@ -136,7 +136,7 @@ import Testing
         let workspace = try KitFixtures.workspace("retrieval")
         let service = RetrievalService(workspace: workspace, models: KitFixtures.models)
         #expect(try service.ingest([slice], embed: true).embedded == 80)
-        let browser = RetrievalBrowser(workspace: workspace, models: KitFixtures.models)
+        let browser = RetrievalBrowser(database: workspace, models: KitFixtures.models)
 
         var options = Self.bm25
         let plain = try browser.search(RetrievalRequest("lift of a wing in a slipstream", options: options))
@@ -170,7 +170,7 @@ import Testing
         var options = RetrievalService.Options()
         options.retriever = .dense
         let query = "lift of a wing in a slipstream"
-        let browser = RetrievalBrowser(workspace: workspace, models: KitFixtures.models)
+        let browser = RetrievalBrowser(database: workspace, models: KitFixtures.models)
         let int8 = try browser.search(RetrievalRequest(query, options: options)).hits
         let top = try #require(int8.first)
         let queryVector = try KitFixtures.models.miniLM(precision: .int8).embed([query])[0].vector

@@ -6,7 +6,7 @@ import Testing
 @Suite struct WorkspaceAgentTests {
     static func workspace() throws -> Workspace {
         let workspace = try TemporaryWorkspace.make("agent")
-        try WorkspaceCorpusTests.ingest(workspace)
+        try CorpusTablesTests.ingest(workspace.corpus)
         return workspace
     }
 

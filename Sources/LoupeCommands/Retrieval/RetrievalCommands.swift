@@ -10,7 +10,7 @@ import LoupeTUI
 extension RetrievalService {
     /// The service on the command's workspace.
     static func on(_ context: CommandContext) throws -> RetrievalService {
-        RetrievalService(workspace: try context.workspace(), models: context.session.models)
+        RetrievalService(database: try context.database(), models: context.session.models)
     }
 }
 
@@ -66,11 +66,11 @@ struct IngestCommand: LoupeCommand {
                 + "\(Formatting.count(report.documents, "document")) and \(Formatting.count(report.chunks, "chunk")) stored, "
                 + "\(Formatting.count(report.embedded, "chunk")) embedded"
                 + String(format: " in %.1f s", Date().timeIntervalSince(started)))
-        let workspace = try context.workspace()
-        let counts = try workspace.corpusCounts(model: try RetrievalService.embeddingModel(of: workspace))
+        let database = try context.database()
+        let counts = try CorpusTables(database).corpusCounts(model: try RetrievalService.embeddingModel(of: database))
         context.print(
             "workspace corpus: \(Formatting.count(counts.documents, "document")), \(Formatting.count(counts.chunks, "chunk")), \(counts.embedded) embedded"
-                + (counts.embedded > 0 ? " at \(try RetrievalService.precision(of: workspace).rawValue)" : "")
+                + (counts.embedded > 0 ? " at \(try RetrievalService.precision(of: database).rawValue)" : "")
         )
         try Self.failIfSkipped(report)
     }
@@ -147,7 +147,7 @@ struct SearchCommand: LoupeCommand {
         default: throw CommandFailure("--rerank \(rerank): use mmr or none")
         }
         let service = try RetrievalService.on(context)
-        guard try context.workspace().corpusCounts().chunks > 0 else {
+        guard try CorpusTables(context.database()).corpusCounts().chunks > 0 else {
             throw CommandFailure("the workspace has no chunks yet: loupe ingest FILE first")
         }
         let hits = try service.search(query, options: options)
@@ -206,11 +206,12 @@ struct QrelsCommand: ParsableCommand {
             let text = try CommandFailure.readText(file)
             let name = (file as NSString).lastPathComponent
             let qrels = try Qrels.parse(text, file: name)
-            try context.workspace().replaceQrels(source: name, judgments: qrels.judgments)
+            try CorpusTables(context.database()).replaceQrels(source: name, judgments: qrels.judgments)
             if let queries {
                 let parsed = try CorpusReader.jsonl(CommandFailure.readText(queries), file: queries, strict: true)
                     .documents
-                try context.workspace().replaceQrelsQueries(source: name, queries: parsed.map { ($0.id, $0.body) })
+                try CorpusTables(context.database()).replaceQrelsQueries(
+                    source: name, queries: parsed.map { ($0.id, $0.body) })
                 context.print("stored the texts of \(Formatting.count(parsed.count, "query", "queries"))")
             }
             let count = qrels.judgments.values.reduce(0) { $0 + $1.count }
@@ -410,13 +411,13 @@ struct RetrievalCommand: ParsableCommand {
         @Flag(help: "Print JSON (mean and per query).") var json = false
 
         func run(in context: CommandContext) throws {
-            let workspace = try context.workspace()
+            let corpus = CorpusTables(try context.database())
             let judgments: (source: String, judgments: [String: [String: Int]])
             if let qrels, FileManager.default.fileExists(atPath: qrels) {
                 let text = try TextFile.read(qrels)
                 let name = (qrels as NSString).lastPathComponent
                 judgments = (name, try Qrels.parse(text, file: name).judgments)
-            } else if let stored = try workspace.qrels(source: qrels) {
+            } else if let stored = try corpus.qrels(source: qrels) {
                 judgments = stored
             } else {
                 throw CommandFailure(
@@ -428,7 +429,7 @@ struct RetrievalCommand: ParsableCommand {
             let options = try retrieverOptions.options()
             let evaluation = try RetrievalService.on(context).evaluate(
                 queries: parsed, qrels: judgments.judgments, options: options, reporter: context.reporter)
-            let id = try workspace.recordRetrievalEval(
+            let id = try corpus.recordRetrievalEval(
                 retriever: options.retriever.rawValue, paramsJSON: try Formatting.json(options), queries: queries,
                 qrelsSource: judgments.source, meanJSON: try Formatting.json(evaluation.mean),
                 perQueryJSON: try Formatting.json(evaluation.perQuery))

@@ -38,17 +38,17 @@ extension EvalService {
             scorersJSON: JSONValue.array(suite.scorers.map { .string($0.name) }).compactJSON, epochs: epochs,
             planned: planned, parentRunID: parentRunID, loupeVersion: loupeVersion,
             gitRevision: Self.gitRevision(near: suite.file))
-        // A PostgreSQL workspace holds no corpus yet: nothing to fingerprint.
-        record.workspaceJSON = local == nil ? nil : try workspaceState().compactJSON
+        record.workspaceJSON = try workspaceState().compactJSON
         return record
     }
 
     /// The corpus as a run finds it: a fingerprint of the ingested files and their chunking,
     /// and the counts of documents, chunks and embedded chunks.
     func workspaceState() throws -> JSONValue {
-        let lines = try workspace.corpusSourceLines()
-        let model = try RetrievalService.embeddingModel(of: workspace)
-        let counts = try workspace.corpusCounts(model: model)
+        let corpus = CorpusTables(evals.database)
+        let lines = try corpus.corpusSourceLines()
+        let model = try RetrievalService.embeddingModel(of: evals.database)
+        let counts = try corpus.corpusCounts(model: model)
         return .object([
             "corpus": .string(
                 lines.isEmpty ? "empty" : String(SHA256.hex(Array(lines.joined(separator: "\n").utf8)).prefix(16))),

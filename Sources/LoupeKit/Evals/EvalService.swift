@@ -14,8 +14,8 @@ import Synchronization
 package struct EvalService: Sendable {
     /// The runs, answers, scores and work items, on SQLite or PostgreSQL.
     package let evals: EvalTables
-    /// The SQLite workspace, when the runs are in one: retrieval and agent targets search its
-    /// corpus, which a PostgreSQL workspace does not hold yet.
+    /// The SQLite workspace, when the runs are in one: agent targets run there (their tools and
+    /// traces are not on PostgreSQL yet).
     let local: Workspace?
     /// Nil for a service that only reads (the Evals panel): running a suite needs MiniLM.
     private let library: ModelLibrary?
@@ -34,8 +34,7 @@ package struct EvalService: Sendable {
     }
 
     /// A service on runs kept in `evals` alone (a PostgreSQL workspace): it lists, shows and
-    /// compares runs, queues them for workers and answers model targets, whose only side effect
-    /// is the answer.
+    /// compares runs, queues them for workers and answers model and retrieval targets.
     package init(evals: EvalTables, models: ModelLibrary? = nil) {
         self.evals = evals
         local = evals.database as? Workspace
@@ -47,8 +46,8 @@ package struct EvalService: Sendable {
         get throws {
             guard let local else {
                 throw EvalError(
-                    "\(evals.database.displayName) is a PostgreSQL workspace: eval runs there answer model targets "
-                        + "(retrieval and agent targets search a corpus, which is on SQLite workspaces so far)")
+                    "\(evals.database.displayName) is a PostgreSQL workspace: eval runs there answer model and "
+                        + "retrieval targets (agent targets run on SQLite workspaces so far)")
             }
             return local
         }
@@ -364,7 +363,7 @@ package struct EvalService: Sendable {
     }
 
     func retrievalAnswerer(_ target: RetrievalTarget, loaded: LoadedSuite) throws -> Answerer {
-        let retrieval = RetrievalService(workspace: try workspace, models: try models)
+        let retrieval = RetrievalService(database: evals.database, models: try models)
         var options = RetrievalService.Options()
         guard let retriever = RetrievalService.Retriever(rawValue: target.retriever) else {
             throw EvalError("retriever \(target.retriever): use bm25, dense or hybrid")
@@ -375,7 +374,7 @@ package struct EvalService: Sendable {
         options.b = target.b
         options.depth = target.depth
         options.k = target.depth
-        let counts = try workspace.corpusCounts(model: try retrieval.embeddingModel())
+        let counts = try retrieval.corpus.corpusCounts(model: try retrieval.embeddingModel())
         guard counts.chunks > 0 else { throw EvalError("the workspace has no chunks: run loupe ingest FILE first") }
         if retriever != .bm25 && counts.embedded < counts.chunks {
             throw EvalError("\(counts.chunks - counts.embedded) chunks have no embedding: run loupe ingest again")

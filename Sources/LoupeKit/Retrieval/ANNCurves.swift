@@ -74,7 +74,7 @@ package struct ANNCurves: Hashable, Sendable {
 extension RetrievalService {
     /// The latest recall/QPS sweeps in the workspace, by workload.
     package func annCurves() throws -> [ANNCurves] {
-        ANNCurves.grouped(try workspace.latestANNSweeps())
+        ANNCurves.grouped(try RooflineTables(corpus.database).latestANNSweeps())
     }
 }
 

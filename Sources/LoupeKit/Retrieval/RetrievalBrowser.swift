@@ -8,8 +8,9 @@ import LoupeStore
 package struct RetrievalBrowser: Sendable {
     let service: RetrievalService
 
-    package init(workspace: Workspace, models: ModelLibrary) {
-        service = RetrievalService(workspace: workspace, models: models)
+    /// The browser of a workspace's corpus: a SQLite ``Workspace`` or a PostgreSQL workspace.
+    package init(database: any SQLDatabase, models: ModelLibrary) {
+        service = RetrievalService(database: database, models: models)
     }
 
     /// The hits of `request`, BM25's and dense's own top k, and the query's judgments and
@@ -20,6 +21,6 @@ package struct RetrievalBrowser: Sendable {
 
     /// The document with external id `id`, or nil when the workspace has none.
     package func document(_ id: String) throws -> RetrievalDocument? {
-        try service.workspace.document(externalID: id).map { RetrievalDocument(title: $0.title, body: $0.body) }
+        try service.corpus.document(externalID: id).map { RetrievalDocument(title: $0.title, body: $0.body) }
     }
 }

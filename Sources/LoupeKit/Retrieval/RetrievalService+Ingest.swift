@@ -49,7 +49,7 @@ extension RetrievalService {
         let files = try Self.files(paths)
         if strict { try Self.check(files, reporter: reporter) }
         if let precision, precision != (try self.precision()) {
-            try workspace.setSetting(Self.precisionSetting, to: precision.rawValue)
+            try settings.setSetting(Self.precisionSetting, to: precision.rawValue)
         }
         for (index, file) in files.enumerated() {
             try reporter.checkCancellation()
@@ -75,7 +75,7 @@ extension RetrievalService {
             let chunkerJSON = String(decoding: try JSONEncoder().encode(chunker), as: UTF8.self)
             let hash = SHA256.hex(data) + ":" + chunkerJSON
             let key = URL(fileURLWithPath: file).standardizedFileURL.path
-            if try workspace.sourceHash(path: key) == hash {
+            if try corpus.sourceHash(path: key) == hash {
                 report.unchanged += 1
                 continue
             }
@@ -104,7 +104,7 @@ extension RetrievalService {
                             text: String(decoding: bytes[$0], as: UTF8.self))
                     })
             }
-            try workspace.replaceSource(
+            try corpus.replaceSource(
                 path: key, hash: hash, format: format.rawValue, chunkerJSON: chunkerJSON, documents: stored)
             report.documents += stored.count
             report.chunks += stored.reduce(0) { $0 + $1.chunks.count }
@@ -147,7 +147,7 @@ extension RetrievalService {
     package func embedMissing(reporter: JobReporter = .detached()) throws -> Int {
         let precision = try precision()
         let model = Self.embeddingModel(precision)
-        let missing = try workspace.chunksWithoutEmbedding(model: model)
+        let missing = try corpus.chunksWithoutEmbedding(model: model)
         guard !missing.isEmpty else { return 0 }
         let embedder = try models.miniLM(precision: precision)
         let batch = 128
@@ -158,7 +158,7 @@ extension RetrievalService {
                 JobProgress(completed: Double(done), total: Double(missing.count), detail: "embedding chunks"))
             let slice = Array(missing[start..<min(missing.count, start + batch)])
             let vectors = embedder.embed(slice.map(\.text)).map(\.vector)
-            try workspace.storeEmbeddings(zip(slice, vectors).map { ($0.id, $1) }, model: model)
+            try corpus.storeEmbeddings(zip(slice, vectors).map { ($0.id, $1) }, model: model)
             done += slice.count
         }
         return done

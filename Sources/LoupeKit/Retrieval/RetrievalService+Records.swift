@@ -45,7 +45,7 @@ extension RetrievalService {
     /// Saves a query run so it can be reopened and compared; returns its id.
     @discardableResult
     package func record(_ query: String, options: Options, hits: [Hit]) throws -> Int64 {
-        try workspace.recordRetrieval(
+        try corpus.recordRetrieval(
             query: query, retriever: options.retriever.rawValue,
             paramsJSON: String(decoding: try Self.recordEncoder.encode(options), as: UTF8.self),
             hitsJSON: String(decoding: try Self.recordEncoder.encode(hits), as: UTF8.self))
@@ -68,7 +68,7 @@ extension RetrievalService {
     /// Saved runs, newest first (`id`: that one, or a failure naming it).
     package func records(id: Int64? = nil, limit: Int = 50) throws -> [Record] {
         let decoder = Self.recordDecoder()
-        let stored = try workspace.retrievalRecords(id: id, limit: limit)
+        let stored = try corpus.retrievalRecords(id: id, limit: limit)
         if let id, stored.isEmpty {
             throw RetrievalError("no retrieval record \(id) (loupe retrieval records lists them)")
         }

@@ -60,7 +60,7 @@ extension RetrievalService {
     /// tombstones would pass half the nodes. Stored again after any change.
     package func hnsw(chunks: [StoredChunk], flat: FlatIndex) throws -> DenseGraph {
         let model = try embeddingModel()
-        let stamp = try workspace.corpusStamp() + ":" + model
+        let stamp = try corpus.corpusStamp() + ":" + model
         let rowOf = Dictionary(chunks.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { a, _ in a })
         func vector(_ row: Int) -> [Float] {
             Array(flat.vectors[(row * flat.dimensions)..<((row + 1) * flat.dimensions)])
@@ -70,7 +70,7 @@ extension RetrievalService {
         }
         var update = DenseGraph.Update.rebuilt
         var graph: HNSWIndex?
-        if let stored = try workspace.storedIndex(kind: "hnsw"),
+        if let stored = try corpus.storedIndex(kind: "hnsw"),
             stored.corpusStamp.hasSuffix(":" + model),
             var index = HNSWIndex(serialized: stored.data, dimensions: flat.dimensions)
         {
@@ -100,7 +100,7 @@ extension RetrievalService {
             graph = index
         }
         let index = graph!
-        try workspace.storeIndex(
+        try corpus.storeIndex(
             StoredIndex(
                 kind: "hnsw", paramsJSON: "{\"m\":16,\"ef_construction\":200,\"metric\":\"cosine\"}",
                 corpusStamp: stamp, data: index.serialized()))
@@ -226,7 +226,7 @@ extension RetrievalService {
     /// embedded, so a BM25-only workspace still answers) and its judgments when it is judged:
     /// what the Retrieval panel shows. Nothing is written.
     package func ranking(_ query: String, options: Options) throws -> RetrievalResult {
-        let counts = try workspace.corpusCounts(model: try embeddingModel())
+        let counts = try corpus.corpusCounts(model: try embeddingModel())
         guard counts.chunks > 0 else { throw RetrievalError("the workspace has no chunks yet: run loupe ingest FILE") }
         var options = options
         // MMR compares the chunks' embeddings even over BM25's hits: without them it would embed
@@ -267,8 +267,8 @@ extension RetrievalService {
         let tokenizer = RetrievalTokenizer()
         let terms = tokenizer.terms(query)
         guard !terms.isEmpty,
-            let match = try workspace.judgedQueries().first(where: { tokenizer.terms($0.text) == terms }),
-            let judgments = try workspace.qrels(source: match.source)?.judgments[match.id]
+            let match = try corpus.judgedQueries().first(where: { tokenizer.terms($0.text) == terms }),
+            let judgments = try corpus.qrels(source: match.source)?.judgments[match.id]
         else { return nil }
         // Documents in the order of their best chunk, at depth 100.
         func documents(_ options: Options) -> [(String, Double)] {
@@ -288,7 +288,7 @@ extension RetrievalService {
             scores: RetrievalMetrics.evaluate(run: ranked, qrels: judgments))
         for (index, (document, _)) in ranked.enumerated() { judged.ranks[document] = index + 1 }
         for (document, grade) in judgments where grade > 0 {
-            judged.titles[document] = try workspace.document(externalID: document)?.title
+            judged.titles[document] = try corpus.document(externalID: document)?.title
         }
         var alone = options
         alone.mmr = false

@@ -121,7 +121,10 @@ package struct RetrievalService: Sendable {
         package var skippedLines = 0
     }
 
-    package let workspace: Workspace
+    /// The corpus, its indexes, judgments and saved runs, on the workspace's backend.
+    package let corpus: CorpusTables
+    /// Where the corpus's precision is kept.
+    let settings: SettingsTables
     let models: ModelLibrary
     package static let dimensions = 384
     /// The setting that holds the precision the corpus is embedded at.
@@ -135,20 +138,26 @@ package struct RetrievalService: Sendable {
 
     /// The precision the corpus is embedded at, which queries are embedded at too: what the last
     /// `ingest --precision` chose, fp32 until one did.
-    package static func precision(of workspace: Workspace) throws -> Precision {
-        try workspace.setting(precisionSetting).flatMap(Precision.init(rawValue:)) ?? .fp32
+    package static func precision(of database: any SQLDatabase) throws -> Precision {
+        try SettingsTables(database).setting(precisionSetting).flatMap(Precision.init(rawValue:)) ?? .fp32
     }
 
     /// The name the corpus's embeddings are stored under (``embeddingModel(_:)`` at its precision).
-    package static func embeddingModel(of workspace: Workspace) throws -> String {
-        embeddingModel(try precision(of: workspace))
+    package static func embeddingModel(of database: any SQLDatabase) throws -> String {
+        embeddingModel(try precision(of: database))
     }
 
-    package func precision() throws -> Precision { try Self.precision(of: workspace) }
-    package func embeddingModel() throws -> String { try Self.embeddingModel(of: workspace) }
+    package func precision() throws -> Precision { try Self.precision(of: corpus.database) }
+    package func embeddingModel() throws -> String { try Self.embeddingModel(of: corpus.database) }
+
+    /// The service on a workspace's tables: a SQLite ``Workspace`` or a PostgreSQL workspace.
+    package init(database: any SQLDatabase, models: ModelLibrary) {
+        corpus = CorpusTables(database)
+        settings = SettingsTables(database)
+        self.models = models
+    }
 
     package init(workspace: Workspace, models: ModelLibrary) {
-        self.workspace = workspace
-        self.models = models
+        self.init(database: workspace, models: models)
     }
 }

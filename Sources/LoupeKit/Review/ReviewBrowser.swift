@@ -25,8 +25,7 @@ package struct ReviewBrowser: Sendable {
         self.environment = environment
     }
 
-    /// A browser of a PostgreSQL workspace's queues (`database`): every target but retrieval
-    /// hits, which are on SQLite only so far.
+    /// A browser of a PostgreSQL workspace's queues (`database`).
     package init(database: any SQLDatabase, environment: [String: String] = ProcessInfo.processInfo.environment) {
         service = ReviewService(database: database)
         self.environment = environment

@@ -91,12 +91,7 @@ extension ReviewService {
     func storedHits(_ id: Int64) throws -> (
         query: String, retriever: String, stem: Bool, hits: [RetrievalService.Hit]
     ) {
-        guard let workspace else {
-            throw ReviewError(
-                "saved retrieval queries are kept in SQLite workspaces so far: review hits in a file "
-                    + "(loupe workspace copy URL team.sqlite)")
-        }
-        guard let stored = try workspace.retrievalRecords(id: id, limit: 1).first else {
+        guard let stored = try corpus.retrievalRecords(id: id, limit: 1).first else {
             throw ReviewError("no saved query \(id) (loupe retrieval list)")
         }
         do {

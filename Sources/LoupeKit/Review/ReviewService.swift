@@ -11,23 +11,19 @@ package struct ReviewService: Sendable {
     package let reviews: ReviewTables
     package let traces: TraceTables
     package let evals: EvalTables
-    /// The file, for what is on SQLite only so far (the saved retrieval queries a queue of hits
-    /// draws from); nil on PostgreSQL.
-    package let workspace: Workspace?
+    /// The saved retrieval queries a queue of hits draws from.
+    package let corpus: CorpusTables
 
     package init(workspace: Workspace) {
-        reviews = workspace.reviews
-        traces = workspace.traces
-        evals = workspace.evals
-        self.workspace = workspace
+        self.init(database: workspace)
     }
 
-    /// The review loop on a workspace's tables through the seam (a PostgreSQL workspace).
+    /// The review loop on a workspace's tables: a SQLite ``Workspace`` or a PostgreSQL workspace.
     package init(database: any SQLDatabase) {
         reviews = ReviewTables(database)
         traces = TraceTables(database)
         evals = EvalTables(database)
-        workspace = nil
+        corpus = CorpusTables(database)
     }
 
     // MARK: Annotators
