@@ -32,7 +32,10 @@ package final class LineBlocks {
         carry = []
         var hasNewline = block.contains(0x0A)
         while !atEnd && (block.count < blockBytes || !hasNewline) {
-            let want = max(blockBytes - block.count, min(blockBytes, 1 << 20))
+            var want = max(blockBytes - block.count, min(blockBytes, 1 << 20))
+            // Room for what is left of a file smaller than that (and some, to see its end), not a
+            // whole block of zeros: every import starts by reading a block.
+            if size > 0 { want = min(want, max(0, size - offset - block.count) + (1 << 16)) }
             // A line longer than a block: it ends by the end of the file at the latest, so room
             // for the rest of the file is made once instead of doubling (and copying) as it grows.
             if block.count >= blockBytes, size > offset + block.count, block.capacity < size - offset {
