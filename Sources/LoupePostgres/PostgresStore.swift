@@ -253,8 +253,11 @@ package final class PostgresStore: Sendable {
         switch cell.dataType {
         case .int2, .int4, .int8, .oid:
             return (try? cell.decode(Int64.self)).map(SQLValue.integer) ?? .null
-        case .float4, .float8, .numeric:
+        case .float4, .float8:
             return (try? cell.decode(Double.self)).map(SQLValue.real) ?? .null
+        case .numeric:
+            // postgres-nio reads NUMERIC (a SUM, a literal such as 0.5) as a Decimal, not a Double.
+            return (try? cell.decode(Decimal.self)).map { .real(NSDecimalNumber(decimal: $0).doubleValue) } ?? .null
         case .bool:
             return (try? cell.decode(Bool.self)).map { .integer($0 ? 1 : 0) } ?? .null
         case .bytea:

@@ -123,13 +123,17 @@ package struct CorpusTables: Sendable {
                 SELECT c.id, d.external_id, d.title, c.ordinal, c.start_byte, c.end_byte, c.text
                 FROM chunks c JOIN documents d ON d.id = c.document_id ORDER BY c.id
                 """
-            ).map {
-                StoredChunk(
-                    id: $0.values[0].integer ?? 0, documentID: $0.values[1].text ?? "", title: $0.values[2].text ?? "",
-                    ordinal: Int($0.values[3].integer ?? 0), startByte: Int($0.values[4].integer ?? 0),
-                    endByte: Int($0.values[5].integer ?? 0), text: $0.values[6].text ?? "")
-            }
+            ).map(Self.storedChunk)
         }
+    }
+
+    /// A chunk from a row of `id, external_id, title, ordinal, start_byte, end_byte, text`.
+    static func storedChunk(_ row: SQLRow) -> StoredChunk {
+        let values = row.values
+        return StoredChunk(
+            id: values[0].integer ?? 0, documentID: values[1].text ?? "", title: values[2].text ?? "",
+            ordinal: Int(values[3].integer ?? 0), startByte: Int(values[4].integer ?? 0),
+            endByte: Int(values[5].integer ?? 0), text: values[6].text ?? "")
     }
 
     /// A document's title and body by its external id (the first, if several sources share it).

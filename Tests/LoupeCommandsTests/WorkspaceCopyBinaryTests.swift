@@ -176,6 +176,44 @@ import Testing
         #expect(queue.status == 0 && queue.output.contains("hits"), "\(queue.output)\(queue.error)")
     }
 
+    /// Loupe's own agent runs on a URL as on a file: its tools search, read and query the corpus
+    /// there, its run is recorded there as it happens, and a fork of it and the diff too.
+    @Test func theAgentAndItsForksWorkOnAPostgreSQLWorkspaceAsOnAFile() throws {
+        let cluster = try PostgresCluster.shared
+        let database = try cluster.database("agent")
+        let url = cluster.url(database)
+        let directory = TestEnvironment.temporaryDirectory()
+        let file = directory + "/w.sqlite"
+        let corpus = directory + "/corpus.jsonl"
+        try AgentCommandTests.corpus.write(toFile: corpus, atomically: true, encoding: .utf8)
+        let steps: [[String]] = [
+            ["ingest", corpus, "--no-embed"],
+            ["agent", "what similarity must aeroelastic models of heated aircraft keep?"],
+            ["agent", "run", "How many documents are there?"],
+            [
+                "trace", "fork", "1", "--at", "4", "--result",
+                "chunk 3 · document a3 · Shells\nBuckling of thin cylindrical shells under axial compression.",
+            ],
+            ["trace", "list"],
+        ]
+        for step in steps {
+            let onFile = try TestEnvironment.run(step + ["--workspace", file])
+            let onServer = try TestEnvironment.run(step + ["--workspace", url])
+            #expect(onFile.status == 0 && onServer.status == 0, "\(step): \(onFile.error) \(onServer.error)")
+            // The list's durations are the runs' own, and the ingest says how long it took.
+            func steady(_ text: String) -> String {
+                text.replacingOccurrences(of: #"in [0-9.]+ s"#, with: "in T s", options: .regularExpression)
+            }
+            if step != ["trace", "list"] { #expect(steady(onServer.output) == steady(onFile.output), "\(step)") }
+            #expect(!onServer.output.contains(PostgresCluster.password))
+        }
+        let diff = try TestEnvironment.run(["trace", "diff", "1", "3", "--workspace", url])
+        #expect(diff.output.contains("3 same, 3 changed, 0 only in 1, 0 only in 3"), "\(diff.output)\(diff.error)")
+        let listed = try TestEnvironment.run(["trace", "list", "--json", "--workspace", url])
+        let traces = try #require(try JSONValue.parse(Data(listed.output.utf8)).array)
+        #expect(traces.count == 3 && traces.allSatisfy { $0["format"] == "loupe" }, "\(listed.output)")
+    }
+
     /// `--since` copies the work made since a date: a trace imported since, and an older queue
     /// that gained a label since, whole, with the run its items are answers of and that run's
     /// traces; not the older traces nothing chosen refers to. Again, it changes nothing.

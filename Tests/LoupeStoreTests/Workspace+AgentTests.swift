@@ -54,3 +54,42 @@ import Testing
         #expect(try workspace.chunk(id: -1) == nil)
     }
 }
+
+/// The agent's tools on a PostgreSQL workspace: the same tables listed, one SELECT read back as
+/// text, and every write refused, by the check before the server and by the server's read-only
+/// transaction for a write the check cannot see.
+@Suite struct AgentTablesOnPostgreSQLTests {
+    private func tables() throws -> AgentTables {
+        let database = try StoreBackend.postgres.database("agent")
+        try CorpusTablesTests.ingest(CorpusTables(database))
+        return AgentTables(database)
+    }
+
+    @Test func theToolsReadAsOnAFileAndNothingWrites() throws {
+        let agent = try tables()
+        let names = try agent.tableNames()
+        #expect(names == (try TemporaryWorkspace.make("agent").tableNames()))
+        #expect(!names.contains("loupe_migrations"))
+
+        let result = try agent.readOnlyQuery(
+            "SELECT external_id, length(body) AS n, NULL AS absent, 0.5 AS half FROM documents ORDER BY id;", limit: 10)
+        #expect(result.columns == ["external_id", "n", "absent", "half"])
+        #expect(result.rows == [["d1", "30", "NULL", "0.5"], ["d2", "22", "NULL", "0.5"]])
+        #expect(!result.truncated)
+        let cut = try agent.readOnlyQuery("with c as (select text from chunks) select * from c", limit: 2)
+        #expect(cut.rows.count == 2 && cut.truncated)
+
+        let chunk = try #require(try agent.chunk(id: 2))
+        #expect(chunk.documentID == "d1" && chunk.text == "a wing")
+        #expect(try agent.chunk(id: -1) == nil)
+
+        for write in [
+            "DELETE FROM chunks", "SELECT 1; DELETE FROM chunks",
+            "WITH gone AS (DELETE FROM chunks RETURNING id) SELECT * FROM gone",
+            "SELECT nextval(pg_get_serial_sequence('chunks', 'id'))",
+        ] {
+            #expect(throws: WorkspaceError.self, "\(write)") { try agent.readOnlyQuery(write, limit: 10) }
+        }
+        #expect(try CorpusTables(agent.database).corpusCounts().chunks == 6)
+    }
+}

@@ -32,7 +32,7 @@ struct AgentCommand: ParsableCommand {
         func run(in context: CommandContext) throws {
             let text = question.joined(separator: " ").trimmingCharacters(in: .whitespaces)
             guard !text.isEmpty else { throw CommandFailure("ask a question: loupe agent run \"…\"") }
-            let service = AgentService(workspace: try context.workspace(), models: context.session.models)
+            let service = AgentService(database: try context.database(), models: context.session.models)
             let chosen = try options.provider(service)
             let limits = options.limits
             var printed = 1

@@ -107,7 +107,7 @@ extension TraceCommand {
             default:
                 throw CommandFailure("give one change: --result TEXT (a tool span) or --message TEXT (a model call)")
             }
-            let service = AgentService(workspace: try context.workspace(), models: context.session.models)
+            let service = AgentService(database: try context.database(), models: context.session.models)
             var printed: Int?
             let forked: (id: Int64, trace: Trace)
             do {

@@ -9,12 +9,17 @@ import Synchronization
 /// Runs Loupe's own agent on a workspace: its tools read the workspace (retrieval, chunks and
 /// documents, read-only SQL), and the run is recorded as a trace while it happens.
 package struct AgentService: Sendable {
-    package let workspace: Workspace
+    /// The workspace's tables: a SQLite ``Workspace`` or a PostgreSQL workspace.
+    package let database: any SQLDatabase
     private let models: ModelLibrary
 
-    package init(workspace: Workspace, models: ModelLibrary) {
-        self.workspace = workspace
+    package init(database: any SQLDatabase, models: ModelLibrary) {
+        self.database = database
         self.models = models
+    }
+
+    package init(workspace: Workspace, models: ModelLibrary) {
+        self.init(database: workspace, models: models)
     }
 
     /// Rows the sql tool returns at most.
@@ -22,12 +27,13 @@ package struct AgentService: Sendable {
 
     /// The workspace tools: search, read, calculator, sql (final_answer is the runner's).
     package func tools() throws -> [AgentTool] {
-        let retrieval = RetrievalService(workspace: workspace, models: models)
-        let hasEmbeddings = try workspace.corpusCounts(model: try retrieval.embeddingModel()).embedded > 0
+        let retrieval = RetrievalService(database: database, models: models)
+        let hasEmbeddings = try retrieval.corpus.corpusCounts(model: try retrieval.embeddingModel()).embedded > 0
         var options = RetrievalService.Options()
         options.retriever = hasEmbeddings && models.hasMiniLM ? .hybrid : .bm25
         let context = Mutex<RetrievalService.Context?>(nil)
-        let workspace = workspace
+        let agent = AgentTables(database)
+        let roofline = RooflineTables(database)
         let fixedOptions = options
         let precision = try retrieval.precision()
         let search = AgentTool(
@@ -67,7 +73,7 @@ package struct AgentService: Sendable {
                     let runs = ForwardPassRecord.kernelRuns(
                         profile.entriesByTime, precision: precision, workload: "\(tokens) tokens (agent search)",
                         threads: 1)
-                    let ids = try workspace.record(runs)
+                    let ids = try roofline.record(runs)
                     spans = ForwardPassRecord.spans(
                         profile, origin: started, tokens: tokens, runIDs: ids, precision: precision)
                 }
@@ -93,18 +99,18 @@ package struct AgentService: Sendable {
                 ])),
             run: { arguments in
                 if let id = arguments["chunk"]?.int {
-                    guard let chunk = try workspace.chunk(id: id) else { throw AgentToolError("no chunk \(id)") }
+                    guard let chunk = try agent.chunk(id: id) else { throw AgentToolError("no chunk \(id)") }
                     return "chunk \(chunk.id) · document \(chunk.documentID) · \(chunk.title)\n\(chunk.text)"
                 }
                 if let id = arguments["document"]?.text {
-                    guard let document = try workspace.document(externalID: id) else {
+                    guard let document = try retrieval.corpus.document(externalID: id) else {
                         throw AgentToolError("no document '\(id)'")
                     }
                     return "document \(id) · \(document.title)\n\(document.body)"
                 }
                 throw AgentToolError("give 'chunk' (an id) or 'document'")
             })
-        let tables = try workspace.tableNames()
+        let tables = try agent.tableNames()
         let sql = AgentTool(
             spec: ToolSpec(
                 name: "sql",
@@ -117,7 +123,7 @@ package struct AgentService: Sendable {
             run: { arguments in
                 guard let query = arguments["query"]?.string else { throw AgentToolError("missing argument 'query'") }
                 let result: (columns: [String], rows: [[String]], truncated: Bool)
-                do { result = try workspace.readOnlyQuery(query, limit: Self.sqlRowLimit) } catch let error
+                do { result = try agent.readOnlyQuery(query, limit: Self.sqlRowLimit) } catch let error
                     as WorkspaceError
                 {
                     throw AgentToolError(error.message)
@@ -167,7 +173,7 @@ package struct AgentService: Sendable {
             "agent-" + ISO8601DateFormatter().string(from: Date()) + "-"
             + String(UInt32.random(in: 0...UInt32.max), radix: 16)
         // Traces left half-written by a process that was killed are marked interrupted first.
-        try workspace.markInterruptedAgentTraces()
+        try LeaseTables(database).markInterruptedAgentTraces()
         var traceID: Int64?
         var failure: Error?
         // While the run records its trace, a lease says which process does: if it is killed, the
@@ -181,13 +187,13 @@ package struct AgentService: Sendable {
                 do {
                     // The first import takes the lease in its own transaction: a kill between the
                     // two would leave a trace that no later run could tell was interrupted.
-                    let counts = try workspace.importTraces(
+                    let counts = try TraceTables(database).importTraces(
                         [TraceService.record(trace, sourceFile: nil)],
                         leaseKind: heartbeat == nil ? JobLease.Kind.agentTrace : nil)
                     traceID = counts.ids.first
                     if heartbeat == nil, let traceID {
                         heartbeat = LeaseHeartbeat.start(
-                            workspace: workspace, kind: JobLease.Kind.agentTrace, targetID: traceID)
+                            database: database, kind: JobLease.Kind.agentTrace, targetID: traceID)
                     }
                     let steps = trace.spans.count - 1
                     reporter.report(
@@ -227,7 +233,7 @@ extension AgentService {
         _ parentID: Int64, at ordinal: Int, edit: ForkEdit, provider: any ChatProvider, limits: AgentLimits,
         reporter: JobReporter = .detached(), onStep: (Int64, Trace) -> Void = { _, _ in }
     ) throws -> (id: Int64, trace: Trace) {
-        let traces = TraceService(workspace: workspace)
+        let traces = TraceService(tables: TraceTables(database))
         let parent = try traces.trace(parentID)
         guard parent.spans.indices.contains(ordinal), ordinal > 0 else {
             throw AgentToolError(
@@ -322,7 +328,7 @@ extension AgentService {
                 do {
                     let record = TraceService.record(
                         trace, sourceFile: nil, parentTraceID: parentID, forkOrdinal: ordinal)
-                    traceID = try workspace.importTraces([record]).ids.first
+                    traceID = try TraceTables(database).importTraces([record]).ids.first
                     reporter.report(
                         JobProgress(
                             completed: Double(trace.spans.count), total: nil,

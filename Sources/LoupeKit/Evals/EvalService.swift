@@ -14,8 +14,8 @@ import Synchronization
 package struct EvalService: Sendable {
     /// The runs, answers, scores and work items, on SQLite or PostgreSQL.
     package let evals: EvalTables
-    /// The SQLite workspace, when the runs are in one: agent targets run there (their tools and
-    /// traces are not on PostgreSQL yet).
+    /// The SQLite workspace, when the runs are in one: what runs only there (a run's lease
+    /// while one process answers it; on PostgreSQL workers lease items instead).
     let local: Workspace?
     /// Nil for a service that only reads (the Evals panel): running a suite needs MiniLM.
     private let library: ModelLibrary?
@@ -33,8 +33,8 @@ package struct EvalService: Sendable {
         library = models
     }
 
-    /// A service on runs kept in `evals` alone (a PostgreSQL workspace): it lists, shows and
-    /// compares runs, queues them for workers and answers model and retrieval targets.
+    /// A service on a workspace's tables (`evals.database`, a PostgreSQL workspace): it lists,
+    /// shows and compares runs, queues them for workers and answers any target.
     package init(evals: EvalTables, models: ModelLibrary? = nil) {
         self.evals = evals
         local = evals.database as? Workspace
@@ -46,8 +46,8 @@ package struct EvalService: Sendable {
         get throws {
             guard let local else {
                 throw EvalError(
-                    "\(evals.database.displayName) is a PostgreSQL workspace: eval runs there answer model and "
-                        + "retrieval targets (agent targets run on SQLite workspaces so far)")
+                    "\(evals.database.displayName) is a PostgreSQL workspace: its eval runs are answered by "
+                        + "workers (loupe eval run SUITE --workers, then loupe eval worker)")
             }
             return local
         }
@@ -187,7 +187,7 @@ package struct EvalService: Sendable {
         if let limit = options.limit { items = Array(items.prefix(limit)) }
         let plan = try plan(loaded, items: items, epochs: epochs, options: options)
         let runID = plan.runID
-        let heartbeat = LeaseHeartbeat.start(workspace: try workspace, kind: JobLease.Kind.evalRun, targetID: runID)
+        let heartbeat = LeaseHeartbeat.start(database: try workspace, kind: JobLease.Kind.evalRun, targetID: runID)
         defer { heartbeat.stop() }
         let resumed = plan.resumed
         let tasks = plan.tasks
@@ -334,13 +334,13 @@ package struct EvalService: Sendable {
         switch loaded.suite.target {
         case .retrieval(let target): return try retrievalAnswerer(target, loaded: loaded)
         case .agent(let target):
-            let agents = AgentService(workspace: try workspace, models: try models)
+            let agents = AgentService(database: evals.database, models: try models)
             let provider = try provider(target.provider, agents: agents)
             var limits = AgentLimits()
             limits.maxSteps = target.maxSteps
             limits.maxTokens = target.maxTokens
             limits.maxSeconds = target.timeout
-            let traces = TraceService(workspace: try workspace)
+            let traces = TraceService(tables: TraceTables(evals.database))
             let fixedLimits = limits
             return Answerer(serial: provider.label == "offline") { item in
                 let (id, trace) = try agents.run(item.input, provider: provider, limits: fixedLimits)
@@ -355,7 +355,7 @@ package struct EvalService: Sendable {
             }
         case .model(let target):
             let provider = try provider(
-                target.provider, agents: try local.map { AgentService(workspace: $0, models: try models) })
+                target.provider, agents: AgentService(database: evals.database, models: try models))
             return Answerer(serial: false) { item in
                 try modelAnswer(item, target: target, provider: provider)
             }
@@ -473,11 +473,9 @@ package struct EvalService: Sendable {
             outputTokens: response.usage.outputTokens, cost: cost, traceID: id, stopReason: stopReason)
     }
 
-    func provider(_ spec: ProviderSpec, agents: AgentService?) throws -> any ChatProvider {
+    func provider(_ spec: ProviderSpec, agents: AgentService) throws -> any ChatProvider {
         switch spec.kind {
         case "offline":
-            // The offline policy searches the corpus: without one (PostgreSQL), `workspace` says why.
-            guard let agents else { return try AgentService(workspace: workspace, models: models).offlinePolicy() }
             return agents.offlinePolicy()
         default:
             let base = spec.baseURL ?? environment["OPENAI_BASE_URL"] ?? "https://api.openai.com/v1"
@@ -492,7 +490,7 @@ package struct EvalService: Sendable {
 
     func scoringTools() throws -> ScoringTools {
         let models = try self.models
-        let agents = local.map { AgentService(workspace: $0, models: models) }
+        let agents = AgentService(database: evals.database, models: models)
         let service = self
         return ScoringTools(
             // The library loads MiniLM once and keeps it; the embedder is safe to share.

@@ -9,21 +9,21 @@ import Synchronization
 ///
 /// Thread-safety: `stop()` may be called from any thread, once or more.
 package final class LeaseHeartbeat: Sendable {
-    private let workspace: Workspace
+    private let leases: LeaseTables
     private let kind: String
     private let targetID: Int64
     private let stopped = Atomic<Bool>(false)
 
-    private init(workspace: Workspace, kind: String, targetID: Int64) {
-        self.workspace = workspace
+    private init(database: any SQLDatabase, kind: String, targetID: Int64) {
+        leases = LeaseTables(database)
         self.kind = kind
         self.targetID = targetID
     }
 
-    /// Starts refreshing a lease this process already holds
-    /// (``Workspace/claimLease(kind:targetID:now:)``).
-    package static func start(workspace: Workspace, kind: String, targetID: Int64) -> LeaseHeartbeat {
-        let heartbeat = LeaseHeartbeat(workspace: workspace, kind: kind, targetID: targetID)
+    /// Starts refreshing a lease this process already holds (``Workspace/claimLease(kind:targetID:now:)``,
+    /// or one an import took).
+    package static func start(database: any SQLDatabase, kind: String, targetID: Int64) -> LeaseHeartbeat {
+        let heartbeat = LeaseHeartbeat(database: database, kind: kind, targetID: targetID)
         Thread { heartbeat.beat() }.start()
         return heartbeat
     }
@@ -35,13 +35,13 @@ package final class LeaseHeartbeat: Sendable {
             guard Date().timeIntervalSince(last) >= JobLease.heartbeatSeconds else { continue }
             last = Date()
             // A refresh that fails (the workspace busy for a moment) is tried again at the next beat.
-            try? workspace.refreshLease(kind: kind, targetID: targetID)
+            try? leases.refreshLease(kind: kind, targetID: targetID)
         }
     }
 
     /// Stops refreshing and gives the lease up.
     package func stop() {
         guard !stopped.exchange(true, ordering: .relaxed) else { return }
-        try? workspace.releaseLease(kind: kind, targetID: targetID)
+        try? leases.releaseLease(kind: kind, targetID: targetID)
     }
 }

@@ -252,7 +252,7 @@ package struct SAEService: Sendable {
                 "SAE \(model) is being trained in \(held.holderDescription); wait for it to finish, "
                     + "or stop it and run loupe sae train --resume \(model) again")
         }
-        let heartbeat = LeaseHeartbeat.start(workspace: workspace, kind: JobLease.Kind.saeModel, targetID: model)
+        let heartbeat = LeaseHeartbeat.start(database: workspace, kind: JobLease.Kind.saeModel, targetID: model)
         defer { heartbeat.stop() }
         let (rows, dimensions, values) = try activations(set: setID)
         let stored = try Self.settings(from: try workspace.saeModelHeader(model)!.settingsJSON)
