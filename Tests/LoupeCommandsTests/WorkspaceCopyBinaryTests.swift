@@ -95,31 +95,58 @@ import Testing
         }
     }
 
+    /// A fresh database on the tests' server and a file in a scratch directory, to run the same
+    /// commands on.
+    private struct Both {
+        let url: String
+        /// The URL as output shows it (no password).
+        let shownURL: String
+        let directory = TestEnvironment.temporaryDirectory()
+        var file: String { directory + "/w.sqlite" }
+
+        init(_ label: String) throws {
+            let cluster = try PostgresCluster.shared
+            let database = try cluster.database(label)
+            url = cluster.url(database)
+            shownURL = cluster.url(database, password: nil)
+        }
+
+        /// Runs each step on the file and on the URL: both succeed, never print the password,
+        /// and print the same once each workspace's name, durations ("in 0.4 s") and dates are
+        /// taken out, except the steps in `differing`.
+        func expectSameOutput(_ steps: [[String]], differing: [[String]] = []) throws {
+            func steady(_ text: String, _ workspace: String) -> String {
+                text.replacingOccurrences(of: workspace, with: "W")
+                    .replacingOccurrences(of: #"in [0-9.]+ s"#, with: "in T s", options: .regularExpression)
+                    .replacingOccurrences(
+                        of: #"[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9:.]+Z?"#, with: "DATE", options: .regularExpression)
+            }
+            for step in steps {
+                let onFile = try TestEnvironment.run(step + ["--workspace", file])
+                let onServer = try TestEnvironment.run(step + ["--workspace", url])
+                #expect(onFile.status == 0 && onServer.status == 0, "\(step): \(onFile.error) \(onServer.error)")
+                if !differing.contains(step) {
+                    #expect(steady(onServer.output, shownURL) == steady(onFile.output, file), "\(step)")
+                }
+                #expect(!onServer.output.contains(PostgresCluster.password))
+            }
+        }
+    }
+
     /// The roofline commands on a URL print what they print on a file: Nsight Compute imports
     /// (one with its own peaks, one against the datasheet's A100), a re-import reusing its
     /// profile, the table and the CSV export; then kernels measured here, placed there.
     @Test func theRooflineCommandsWorkOnAPostgreSQLWorkspaceAsOnAFile() throws {
-        let cluster = try PostgresCluster.shared
-        let database = try cluster.database("roofline")
-        let url = cluster.url(database)
-        let file = TestEnvironment.temporaryDirectory() + "/w.sqlite"
+        let both = try Both("roofline")
+        let url = both.url
         let ncu = Self.samples + "/../ncu/"
-        let steps: [[String]] = [
+        try both.expectSameOutput([
             ["roofline", "import-ncu", ncu + "h100-sgemm-raw.csv"],
             ["roofline", "import-ncu", ncu + "a100-sgemm-splitk-details.csv", "--gpu", "a100"],
             ["roofline", "import-ncu", ncu + "h100-sgemm-raw.csv"],
             ["roofline", "show", "--profile", "H100"], ["roofline", "show", "--profile", "A100"],
             ["roofline", "export", "--profile", "H100", "-o", "-"],
-        ]
-        for step in steps {
-            let onFile = try TestEnvironment.run(step + ["--workspace", file])
-            let onServer = try TestEnvironment.run(step + ["--workspace", url])
-            #expect(onFile.status == 0 && onServer.status == 0, "\(step): \(onFile.error) \(onServer.error)")
-            #expect(
-                onServer.output.replacingOccurrences(of: cluster.url(database, password: nil), with: "W")
-                    == onFile.output.replacingOccurrences(of: file, with: "W"), "\(step)")
-            #expect(!onServer.output.contains(PostgresCluster.password))
-        }
+        ])
         // Kernels measured here are stored there and placed under this machine's roofs.
         let measured = try TestEnvironment.run([
             "kernels", "bench", "--kernel", "layernorm", "--shape", "64x384", "--seconds", "0.05", "--workspace", url,
@@ -133,11 +160,8 @@ import Testing
     /// print on a file (durations and dates aside), MiniLM's embeddings included, and the saved
     /// query's hits can be reviewed there.
     @Test func theRetrievalCommandsWorkOnAPostgreSQLWorkspaceAsOnAFile() throws {
-        let cluster = try PostgresCluster.shared
-        let database = try cluster.database("retrieval")
-        let url = cluster.url(database)
-        let directory = TestEnvironment.temporaryDirectory()
-        let file = directory + "/w.sqlite"
+        let both = try Both("retrieval")
+        let (url, directory) = (both.url, both.directory)
         let corpus = directory + "/c.jsonl"
         try RetrievalCommandTests.corpus.write(toFile: corpus, atomically: true, encoding: .utf8)
         let queries = directory + "/q.jsonl"
@@ -145,28 +169,12 @@ import Testing
             toFile: queries, atomically: true, encoding: .utf8)
         let qrels = directory + "/q.trec"
         try "q1 0 d3 2\nq2 0 d2 1\nq3 0 d1 1\n".write(toFile: qrels, atomically: true, encoding: .utf8)
-        // Times and dates differ from one run to the next.
-        func steady(_ text: String, _ workspace: String) -> String {
-            text.replacingOccurrences(of: workspace, with: "W")
-                .replacingOccurrences(of: #"in [0-9.]+ s"#, with: "in T s", options: .regularExpression)
-                .replacingOccurrences(
-                    of: #"[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9:.]+Z?"#, with: "DATE", options: .regularExpression)
-        }
-        let steps: [[String]] = [
+        try both.expectSameOutput([
             ["ingest", corpus], ["ingest", corpus], ["qrels", "load", qrels, "--queries", queries],
             ["search", "shock wave on a boundary layer"], ["search", "heat plate", "--retriever", "bm25", "--json"],
             ["retrieval", "eval", "--queries", queries, "--retriever", "hybrid"], ["retrieval", "records"],
             ["retrieval", "show", "1"], ["retrieval", "compare", "1", "2"],
-        ]
-        for step in steps {
-            let onFile = try TestEnvironment.run(step + ["--workspace", file])
-            let onServer = try TestEnvironment.run(step + ["--workspace", url])
-            #expect(onFile.status == 0 && onServer.status == 0, "\(step): \(onFile.error) \(onServer.error)")
-            #expect(
-                steady(onServer.output, cluster.url(database, password: nil)) == steady(onFile.output, file),
-                "\(step)")
-            #expect(!onServer.output.contains(PostgresCluster.password))
-        }
+        ])
         // The saved query's hits become a review queue there.
         let rubric = Self.samples + "/../../rubrics/hit-relevance.yaml"
         let queue = try TestEnvironment.run([
@@ -179,34 +187,22 @@ import Testing
     /// Loupe's own agent runs on a URL as on a file: its tools search, read and query the corpus
     /// there, its run is recorded there as it happens, and a fork of it and the diff too.
     @Test func theAgentAndItsForksWorkOnAPostgreSQLWorkspaceAsOnAFile() throws {
-        let cluster = try PostgresCluster.shared
-        let database = try cluster.database("agent")
-        let url = cluster.url(database)
-        let directory = TestEnvironment.temporaryDirectory()
-        let file = directory + "/w.sqlite"
-        let corpus = directory + "/corpus.jsonl"
+        let both = try Both("agent")
+        let url = both.url
+        let corpus = both.directory + "/corpus.jsonl"
         try AgentCommandTests.corpus.write(toFile: corpus, atomically: true, encoding: .utf8)
-        let steps: [[String]] = [
-            ["ingest", corpus, "--no-embed"],
-            ["agent", "what similarity must aeroelastic models of heated aircraft keep?"],
-            ["agent", "run", "How many documents are there?"],
+        // The list's durations are the runs' own.
+        try both.expectSameOutput(
             [
-                "trace", "fork", "1", "--at", "4", "--result",
-                "chunk 3 · document a3 · Shells\nBuckling of thin cylindrical shells under axial compression.",
-            ],
-            ["trace", "list"],
-        ]
-        for step in steps {
-            let onFile = try TestEnvironment.run(step + ["--workspace", file])
-            let onServer = try TestEnvironment.run(step + ["--workspace", url])
-            #expect(onFile.status == 0 && onServer.status == 0, "\(step): \(onFile.error) \(onServer.error)")
-            // The list's durations are the runs' own, and the ingest says how long it took.
-            func steady(_ text: String) -> String {
-                text.replacingOccurrences(of: #"in [0-9.]+ s"#, with: "in T s", options: .regularExpression)
-            }
-            if step != ["trace", "list"] { #expect(steady(onServer.output) == steady(onFile.output), "\(step)") }
-            #expect(!onServer.output.contains(PostgresCluster.password))
-        }
+                ["ingest", corpus, "--no-embed"],
+                ["agent", "what similarity must aeroelastic models of heated aircraft keep?"],
+                ["agent", "run", "How many documents are there?"],
+                [
+                    "trace", "fork", "1", "--at", "4", "--result",
+                    "chunk 3 · document a3 · Shells\nBuckling of thin cylindrical shells under axial compression.",
+                ],
+                ["trace", "list"],
+            ], differing: [["trace", "list"]])
         let diff = try TestEnvironment.run(["trace", "diff", "1", "3", "--workspace", url])
         #expect(diff.output.contains("3 same, 3 changed, 0 only in 1, 0 only in 3"), "\(diff.output)\(diff.error)")
         let listed = try TestEnvironment.run(["trace", "list", "--json", "--workspace", url])
