@@ -30,10 +30,10 @@ import Testing
             .appendingPathComponent("../../sample-data/profiles/distributed-2rank").standardized.path
         #expect(run("profile import \(sample) --name two").succeeded)
         let workspace = try session.workspace()
-        #expect(try workspace.profilerReport(traceID: 1) == nil)
+        #expect(try workspace.profiles.profilerReport(traceID: 1) == nil)
         let first = run("profile show two --top 5 --json")
         #expect(first.succeeded, "\(first.error ?? "")")
-        #expect(try workspace.profilerReport(traceID: 1) != nil)
+        #expect(try workspace.profiles.profilerReport(traceID: 1) != nil)
         #expect(run("profile show two --top 5 --json").output == first.output)
         let decoder = JSONDecoder()
         decoder.keyDecodingStrategy = .convertFromSnakeCase

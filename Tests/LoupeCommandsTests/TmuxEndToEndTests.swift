@@ -173,8 +173,8 @@ struct TmuxEndToEndTests {
         #expect(imported.status == 0, "\(imported.error)")
         tmux.keys("4")
         try tmux.waitFor("ampere_sgemm_128x64")
-        tmux.keys("9")
-        try tmux.waitFor("on PostgreSQL: Traces, Retrieval, Evals, Review and Roofline so far")
+        tmux.keys("7")
+        try tmux.waitFor("on PostgreSQL: every panel but SAE so far")
         tmux.keys("1")
 
         try cluster.stopServer()

@@ -210,6 +210,20 @@ import Testing
         #expect(traces.count == 3 && traces.allSatisfy { $0["format"] == "loupe" }, "\(listed.output)")
     }
 
+    /// Profiles on a URL as on a file: Kineto imports (one rank, two ranks, a re-import that
+    /// changes nothing), the list, where the time went, kernels, multiplies, a comparison and a
+    /// delete.
+    @Test func theProfileCommandsWorkOnAPostgreSQLWorkspaceAsOnAFile() throws {
+        let both = try Both("profiles")
+        let profiles = Self.samples + "/../profiles/"
+        try both.expectSameOutput([
+            ["profile", "import", profiles + "alexnet-a100"], ["profile", "import", profiles + "distributed-2rank"],
+            ["profile", "import", profiles + "alexnet-a100"], ["profile", "list"], ["profile", "show", "1"],
+            ["profile", "show", "2"], ["profile", "kernels", "1"], ["profile", "gemms", "1"],
+            ["profile", "compare", "1", "2"], ["profile", "delete", "2"], ["profile", "list"],
+        ])
+    }
+
     /// `--since` copies the work made since a date: a trace imported since, and an older queue
     /// that gained a label since, whole, with the run its items are answers of and that run's
     /// traces; not the older traces nothing chosen refers to. Again, it changes nothing.

@@ -47,7 +47,7 @@ import Testing
         let report = try service.importFiles([
             "\(directory)/sampled_rank-1.json.gz", "\(directory)/sampled_rank-0.json.gz",
         ])
-        let loaded = try service.load(try #require(try workspace.profilerTrace(id: report.id)))
+        let loaded = try service.load(try #require(try workspace.profiles.profilerTrace(id: report.id)))
         #expect(loaded.ranks.first { $0.rank == 0 }?.events.count == 4_811)
         #expect(loaded.ranks.first { $0.rank == 1 }?.events.count == 4_676)
     }
@@ -122,7 +122,7 @@ import Testing
         let workspace = try KitFixtures.workspace("profiles")
         let service = ProfileService(workspace: workspace)
         let id = try service.importFiles([KitFixtures.path("\(Self.kineto)/cpu-mlp-step.json.gz")]).id
-        let gemms = try service.gemms(try #require(try workspace.profilerTrace(id: id)))
+        let gemms = try service.gemms(try #require(try workspace.profiles.profilerTrace(id: id)))
         #expect(gemms.device == "CPU" && gemms.deviceName == nil && gemms.unshaped == 0)
         #expect(gemms.rows.count == 8 && gemms.rows.allSatisfy { $0.count == 3 })
         let first = try #require(
@@ -137,7 +137,7 @@ import Testing
         let workspace = try KitFixtures.workspace("profiles")
         let service = ProfileService(workspace: workspace)
         let record = try #require(
-            try workspace.profilerTrace(
+            try workspace.profiles.profilerTrace(
                 id: try service.importFiles([KitFixtures.path("\(Self.kineto)/amd-mi250")]).id))
         let gemms = try service.gemms(record)
         #expect(gemms.device == "GPU" && gemms.deviceName == "AMD Radeon Graphics")
@@ -174,8 +174,8 @@ import Testing
         let a = try service.importFiles([KitFixtures.path("\(Self.kineto)/alexnet-a100")])
         let b = try service.importFiles([KitFixtures.path("\(Self.kineto)/distributed-2rank")])
         let comparison = ProfileComparison.make(
-            try service.load(try #require(try workspace.profilerTrace(id: a.id))),
-            try service.load(try #require(try workspace.profilerTrace(id: b.id))))
+            try service.load(try #require(try workspace.profiles.profilerTrace(id: a.id))),
+            try service.load(try #require(try workspace.profiles.profilerTrace(id: b.id))))
         let sgemm = try #require(comparison.rows.first { $0.name == "ampere_sgemm_32x32_sliced1x4_tn" })
         #expect(sgemm.presence == "removed" && sgemm.beforeCount == 6 && sgemm.beforeNs == 2_621_000)
         #expect(comparison.rows.contains { $0.presence == "new" && $0.name.hasPrefix("ncclKernel_SendRecv") })

@@ -21,7 +21,7 @@ import Testing
     private func truth(_ workspace: Workspace, _ id: Int64) throws -> (ProfileService.Loaded, [String: [ProfileEvent]])
     {
         let service = ProfileService(workspace: workspace)
-        let loaded = try service.load(try #require(try workspace.profilerTrace(id: id)))
+        let loaded = try service.load(try #require(try workspace.profiles.profilerTrace(id: id)))
         var lanes: [String: [ProfileEvent]] = [:]
         for rank in loaded.ranks {
             for event in rank.events where TimelineLane.isDrawn(event.kind) {
@@ -115,12 +115,12 @@ import Testing
     /// events.
     @Test func theReportIsKeptOnceWorkedOut() throws {
         let (workspace, browser, id) = try imported("distributed-2rank")
-        #expect(try workspace.profilerReport(traceID: id) == nil)
+        #expect(try workspace.profiles.profilerReport(traceID: id) == nil)
         let first = try browser.report(id)
-        #expect(try workspace.profilerReport(traceID: id) != nil)
+        #expect(try workspace.profiles.profilerReport(traceID: id) != nil)
         #expect(try browser.report(id) == first)
         let made = ProfileReport.make(
-            try ProfileService(workspace: workspace).load(try #require(try workspace.profilerTrace(id: id))))
+            try ProfileService(workspace: workspace).load(try #require(try workspace.profiles.profilerTrace(id: id))))
         #expect(first == made)
         #expect(first.ranks[0].temporal.map(\.nanoseconds) == [106_252_000, 172_428_000, 321_378_000])
     }

@@ -74,7 +74,7 @@ package final class WorkspaceSession: Sendable {
                 .notAWorkspace, path: displayPath,
                 message: "is a PostgreSQL workspace, and this command works on SQLite workspaces so far. On "
                     + "PostgreSQL so far: traces, forks and diffs, the agent, ingest, search and the other retrieval "
-                    + "commands, evals and their workers, review, dataset add, roofline and kernels, theme, "
+                    + "commands, evals and their workers, review, dataset add, roofline and kernels, profiles, theme, "
                     + "serve, workspace info and workspace copy (copy it into a file to work on it: loupe "
                     + "workspace copy \(displayPath) loupe.sqlite).")
         }

@@ -32,7 +32,7 @@ struct ProfileCommand: ParsableCommand {
             let started = Date()
             let report: ProfileService.ImportReport
             do {
-                report = try ProfileService(workspace: try context.workspace()).importFiles(
+                report = try ProfileService(database: try context.database()).importFiles(
                     files, name: name, reporter: context.reporter)
             } catch let error as ProfileReadError {
                 throw CommandFailure("\(UntrustedText.sanitized(error.description)); nothing was imported")
@@ -67,7 +67,7 @@ struct ProfileCommand: ParsableCommand {
         @Flag(help: "Print JSON.") var json = false
 
         func run(in context: CommandContext) throws {
-            let profiles = try context.workspace(access: .read).profilerTraces()
+            let profiles = try ProfilerTables(context.database(access: .read)).profilerTraces()
             if json {
                 struct Entry: Encodable {
                     var id: Int64
@@ -100,7 +100,7 @@ struct ProfileCommand: ParsableCommand {
 
     /// The profile and its report, from the shared options.
     static func load(_ reference: String, in context: CommandContext) throws -> ProfileService.Loaded {
-        let service = ProfileService(workspace: try context.workspace(access: .read))
+        let service = ProfileService(database: try context.database(access: .read))
         do {
             return try service.load(try service.resolve(reference))
         } catch let error as ProfileReadError {
@@ -118,7 +118,7 @@ struct ProfileCommand: ParsableCommand {
     ) throws -> ProfileReport {
         var report: ProfileReport
         if !allSteps, top <= ProfileReport.keptTop {
-            let service = ProfileService(workspace: try context.workspace())
+            let service = ProfileService(database: try context.database())
             do {
                 report = try service.report(try service.resolve(profile))
             } catch let error as ProfileReadError {
@@ -212,15 +212,15 @@ struct ProfileCommand: ParsableCommand {
         }
 
         func run(in context: CommandContext) throws {
-            let workspace = try context.workspace(access: .read)
-            let service = ProfileService(workspace: workspace)
+            let database = try context.database(access: .read)
+            let service = ProfileService(database: database)
             let gemms: ProfileGEMMs
             do {
                 gemms = try service.gemms(try service.resolve(profile))
             } catch let error as ProfileReadError {
                 throw CommandFailure(UntrustedText.sanitized(error.description))
             }
-            let roof = try Self.roof(gemms, workspace: workspace)
+            let roof = try Self.roof(gemms, roofline: RooflineTables(database))
             if json {
                 return context.print(
                     try Formatting.json(Output(gemms: gemms, roofName: roof?.name, roofGFLOPS: roof?.gflops)))
@@ -230,9 +230,9 @@ struct ProfileCommand: ParsableCommand {
 
         /// The roof the multiplies are held against: the GPU's datasheet peak for their
         /// precision, or this machine's measured FP32 peak for a CPU trace.
-        static func roof(_ gemms: ProfileGEMMs, workspace: Workspace) throws -> (name: String, gflops: Double)? {
+        static func roof(_ gemms: ProfileGEMMs, roofline: RooflineTables) throws -> (name: String, gflops: Double)? {
             if gemms.device == "CPU" {
-                return try KernelsCommand.cpuRoofs(workspace.roofline).map {
+                return try KernelsCommand.cpuRoofs(roofline).map {
                     ("this machine's measured FP32 peak", $0.roofs.peak)
                 }
             }
@@ -272,7 +272,7 @@ struct ProfileCommand: ParsableCommand {
         @Argument(help: "The profile's id.") var id: Int64
 
         func run(in context: CommandContext) throws {
-            guard try context.workspace().deleteProfilerTrace(id: id) else {
+            guard try ProfilerTables(context.database()).deleteProfilerTrace(id: id) else {
                 throw CommandFailure("no profile \(id) (`loupe profile list` shows them)")
             }
             context.print("deleted profile \(id)")

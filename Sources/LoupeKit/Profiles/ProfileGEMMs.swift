@@ -31,11 +31,11 @@ package struct ProfileGEMMs: Codable, Hashable, Sendable {
 extension ProfileService {
     package func gemms(_ record: ProfilerTraceRecord) throws -> ProfileGEMMs {
         let id = record.id ?? 0
-        let names = ProfileNames(try workspace.profilerNames(traceID: id))
+        let names = ProfileNames(try profiles.profilerNames(traceID: id))
         let ids = Set(GEMMShape.operators.keys.compactMap { names.id(of: $0) })
         // Each rank's GPU time per External id: the kernels an operator launched.
         var gpu: [Int: [Int64: Int64]] = [:]
-        for row in try workspace.profilerEvents(traceID: id, kinds: [Int(ProfileEventKind.kernel.rawValue)])
+        for row in try profiles.profilerEvents(traceID: id, kinds: [Int(ProfileEventKind.kernel.rawValue)])
         where row.externalID != 0 {
             gpu[row.rank, default: [:]][row.externalID, default: 0] += max(0, row.durationNs)
         }
@@ -47,7 +47,7 @@ extension ProfileService {
         var groups: [Key: (count: Int, ns: Int64)] = [:]
         var unshaped = 0
         var onGPU = false
-        let rows = try workspace.profilerEvents(
+        let rows = try profiles.profilerEvents(
             traceID: id, kinds: [Int(ProfileEventKind.cpuOp.rawValue)], withArgs: true)
         for row in rows where ids.contains(row.name) {
             guard let json = row.args, let args = try? JSONValue.parse(json),

@@ -7,9 +7,12 @@ import Synchronization
 /// Imports profiler traces (PyTorch/Kineto Chrome-trace JSON, one file per rank) and reads them
 /// back for `loupe profile …` and the Profiles view.
 package struct ProfileService: Sendable {
-    package let workspace: Workspace
+    /// The profiles, on the workspace's backend: a SQLite file or PostgreSQL.
+    package let profiles: ProfilerTables
 
-    package init(workspace: Workspace) { self.workspace = workspace }
+    package init(database: any SQLDatabase) { profiles = ProfilerTables(database) }
+
+    package init(workspace: Workspace) { self.init(database: workspace) }
 
     /// What an import did.
     package struct ImportReport: Hashable, Sendable {
@@ -75,13 +78,14 @@ package struct ProfileService: Sendable {
         let sizes = files.map { (try? TextFile.readableSize($0)) ?? 0 }
         let total = Double(max(1, sizes.reduce(0, +)))
         let key = try Self.sourceKey(files)
-        try Self.checkSpace(for: files, besides: workspace.path)
+        // A file's disk is checked; a server's is the server's to mind.
+        if let file = profiles.database as? Workspace { try Self.checkSpace(for: files, besides: file.path) }
         let title = name ?? Self.defaultName(paths)
         let readFailure = Mutex<(any Error)?>(nil)
         let infos = Mutex<[KinetoFileInfo]>([])
         let result: (id: Int64, unchanged: Bool)
         do {
-            result = try workspace.importProfilerTrace(sourceKey: key) { writer in
+            result = try profiles.importProfilerTrace(sourceKey: key) { writer in
                 do {
                     var names = ProfileNames()
                     var timeline = TimelineBuilder()
@@ -135,7 +139,7 @@ package struct ProfileService: Sendable {
             if let failure = readFailure.withLock({ $0 }) { throw failure }
             throw error
         }
-        let stored = try workspace.profilerTrace(id: result.id)
+        let stored = try profiles.profilerTrace(id: result.id)
         return ImportReport(
             id: result.id, name: stored?.name ?? title, unchanged: result.unchanged, files: infos.withLock { $0 },
             ranks: stored?.ranks ?? 0, events: stored?.events ?? 0, bytes: Int(total))
@@ -231,7 +235,7 @@ package struct ProfileService: Sendable {
 
     /// The profile `reference` names: its id, or a unique part of its name.
     package func resolve(_ reference: String) throws -> ProfilerTraceRecord {
-        let all = try workspace.profilerTraces()
+        let all = try profiles.profilerTraces()
         if let id = Int64(reference), let found = all.first(where: { $0.id == id }) { return found }
         let matches = all.filter { $0.name.localizedCaseInsensitiveContains(reference) }
         if matches.count == 1 { return matches[0] }
@@ -260,7 +264,7 @@ package struct ProfileService: Sendable {
     /// kept.
     package func lanes(_ record: ProfilerTraceRecord) throws -> [TimelineLane] {
         let id = record.id ?? 0
-        let stored = try workspace.profilerLanes(traceID: id)
+        let stored = try profiles.profilerLanes(traceID: id)
         let decoded = stored.compactMap { row -> TimelineLane? in
             guard let (bins, long) = TimelineLane.decode(bins: row.bins, long: row.longEvents) else { return nil }
             return TimelineLane(
@@ -275,7 +279,7 @@ package struct ProfileService: Sendable {
             for event in rank.events { timeline.add(event, rank: rank.rank) }
         }
         let lanes = timeline.lanes(names: loaded.names)
-        try workspace.storeProfilerLanes(lanes.map(Self.row), traceID: id)
+        try profiles.storeProfilerLanes(lanes.map(Self.row), traceID: id)
         return lanes
     }
 
@@ -283,7 +287,7 @@ package struct ProfileService: Sendable {
     /// time it is asked for and kept: opening the profile again reads it back.
     package func report(_ record: ProfilerTraceRecord, reporter: JobReporter = .detached()) throws -> ProfileReport {
         let id = record.id ?? 0
-        if let json = try workspace.profilerReport(traceID: id),
+        if let json = try profiles.profilerReport(traceID: id),
             let report = try? JSONDecoder().decode(ProfileReport.self, from: Data(json.utf8)), report.id == id
         {
             return report
@@ -294,16 +298,16 @@ package struct ProfileService: Sendable {
         reporter.report(JobProgress(completed: 1, total: 2, detail: "analysing"))
         let report = ProfileReport.make(loaded)
         if let data = try? JSONEncoder().encode(report) {
-            try workspace.storeProfilerReport(String(decoding: data, as: UTF8.self), traceID: id)
+            try profiles.storeProfilerReport(String(decoding: data, as: UTF8.self), traceID: id)
         }
         return report
     }
 
     package func load(_ record: ProfilerTraceRecord) throws -> Loaded {
         let id = record.id ?? 0
-        let names = ProfileNames(try workspace.profilerNames(traceID: id))
+        let names = ProfileNames(try profiles.profilerNames(traceID: id))
         var byRank: [Int: [ProfileEvent]] = [:]
-        for row in try workspace.profilerEvents(traceID: id) {
+        for row in try profiles.profilerEvents(traceID: id) {
             guard let kind = ProfileEventKind(rawValue: UInt8(clamping: row.kind)) else { continue }
             byRank[row.rank, default: []].append(
                 ProfileEvent(

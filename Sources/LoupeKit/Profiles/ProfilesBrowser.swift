@@ -9,11 +9,13 @@ import LoupeStore
 ///
 /// Thread-safety: any thread.
 package struct ProfilesBrowser: Sendable {
-    private let workspace: Workspace
+    private let profiles: ProfilerTables
 
-    package init(workspace: Workspace) { self.workspace = workspace }
+    package init(database: any SQLDatabase) { profiles = ProfilerTables(database) }
 
-    package func list() throws -> [ProfilerTraceRecord] { try workspace.profilerTraces() }
+    package init(workspace: Workspace) { self.init(database: workspace) }
+
+    package func list() throws -> [ProfilerTraceRecord] { try profiles.profilerTraces() }
 
     /// One GPU stream (or host thread) of one rank: its summary, and the events longer than a bin.
     package struct Lane: Hashable, Sendable {
@@ -73,9 +75,9 @@ package struct ProfilesBrowser: Sendable {
     /// The profile opened, and its names (which a window's or a step's events are named from).
     private func opened(_ id: Int64) throws -> (opened: Opened, names: ProfileNames) {
         let record = try self.record(id)
-        let service = ProfileService(workspace: workspace)
+        let service = ProfileService(database: profiles.database)
         let summaries = try service.lanes(record)
-        let names = ProfileNames(try workspace.profilerNames(traceID: id))
+        let names = ProfileNames(try profiles.profilerNames(traceID: id))
         let threadNames = Self.threadNames(record.filesJSON)
         let lanes = summaries.map { lane in
             Lane(
@@ -89,7 +91,7 @@ package struct ProfilesBrowser: Sendable {
 
     /// The profile's report over HTA's default window (kept once worked out).
     package func report(_ id: Int64, reporter: JobReporter = .detached()) throws -> ProfileReport {
-        try ProfileService(workspace: workspace).report(try record(id), reporter: reporter)
+        try ProfileService(database: profiles.database).report(try record(id), reporter: reporter)
     }
 
     /// The events of `lanes` that reach into `window`: those starting in it or a bin before it,
@@ -104,7 +106,7 @@ package struct ProfilesBrowser: Sendable {
             let lookBack = here.map { lanes[$0].summary.lookBack }.max() ?? 0
             var slot: [LaneKey: Int] = [:]
             for index in here { slot[LaneKey(tid: lanes[index].tid, isGPU: lanes[index].isGPU)] = index }
-            let rows = try workspace.profilerEvents(
+            let rows = try profiles.profilerEvents(
                 traceID: id, rank: rank, from: window.lowerBound - lookBack, to: window.upperBound + 1, kinds: kinds)
             for row in rows {
                 guard let kind = ProfileEventKind(rawValue: UInt8(clamping: row.kind)),
@@ -133,7 +135,7 @@ package struct ProfilesBrowser: Sendable {
         let kinds = Set(
             ProfileEventKind.allCases.filter { TimelineLane.isDrawn($0) && $0.isStreamWork == lane.isGPU }
                 .map { Int($0.rawValue) })
-        let row = try workspace.profilerEvent(
+        let row = try profiles.profilerEvent(
             traceID: id, rank: lane.rank, tid: lane.tid, kinds: kinds, after: from?.start ?? time,
             index: from?.index ?? (forward ? -1 : Int.max), forward: forward)
         return row.flatMap { row in
@@ -144,7 +146,7 @@ package struct ProfilesBrowser: Sendable {
     /// What an event's `args` say of its launch, in a line: grid, block, registers, shared
     /// memory, occupancy (a kernel), or its inputs' shapes (an operator); nil when none.
     package func launchSummary(_ id: Int64, rank: Int, index: Int) throws -> String? {
-        guard let json = try workspace.profilerEventArgs(traceID: id, rank: rank, index: index),
+        guard let json = try profiles.profilerEventArgs(traceID: id, rank: rank, index: index),
             let args = try? JSONValue.parse(json)
         else { return nil }
         return Self.launchSummary(args)
@@ -174,12 +176,12 @@ package struct ProfilesBrowser: Sendable {
     }
 
     package func compare(before: Int64, after: Int64) throws -> ProfileComparison {
-        let service = ProfileService(workspace: workspace)
+        let service = ProfileService(database: profiles.database)
         return ProfileComparison.make(try service.load(try record(before)), try service.load(try record(after)))
     }
 
     private func record(_ id: Int64) throws -> ProfilerTraceRecord {
-        guard let record = try workspace.profilerTrace(id: id) else {
+        guard let record = try profiles.profilerTrace(id: id) else {
             throw ProfileReadError(file: "profile \(id)", message: "no such profile (it may have been deleted)")
         }
         return record

@@ -39,7 +39,9 @@ package struct NotebooksPanel: Panel {
                 KeyBinding(
                     [.enter], .panel(.open), help: "Open the notebook / run the selected cell", footer: "open/run"),
                 KeyBinding(
-                    [.character("r")], .panel(.own(Action.runAll)), help: "Run every cell of the open notebook",
+                    [.character("r")], .panel(.own(Action.runAll)),
+                    help:
+                        "Run every loupe cell of the open notebook (`sh run` scripts run with `loupe notebook run FILE`)",
                     footer: "run all"),
                 KeyBinding(
                     [.character("w")], .panel(.own(Action.workspace)),
