@@ -35,7 +35,7 @@ package struct ProfilerTables: Sendable {
             guard let id = try sql.insert(placeholder, returningID: true).id else {
                 throw WorkspaceError(.database, path: "profiler_traces", message: "the new profile was given no id")
             }
-            let writer = ProfilerEventWriter(sql, traceID: id)
+            let writer = try ProfilerEventWriter(sql, traceID: id)
             let (trace, names, lanes) = try read(writer)
             try writer.flush()
             try sql.execute(

@@ -108,11 +108,13 @@ package struct ProfilerLaneRow: Hashable, Sendable {
     }
 }
 
-/// Writes one trace's events inside its import transaction, many rows to a statement on
-/// PostgreSQL (a Kineto trace holds hundreds of thousands), one prepared statement run per row
-/// on SQLite.
+/// Writes one trace's events inside its import transaction (a Kineto trace holds hundreds of
+/// thousands): on SQLite one prepared statement run per row, straight from the row's values; on
+/// PostgreSQL 1,000 rows kept and sent as one statement.
 package final class ProfilerEventWriter {
     private let sql: any SQLStatements
+    /// SQLite's prepared insert; nil on PostgreSQL.
+    private let statement: Statement?
     private let traceID: Int64
     private var pending: [[SQLValue]] = []
     package private(set) var count = 0
@@ -124,10 +126,15 @@ package final class ProfilerEventWriter {
         "external_id", "event_index", "args",
     ]
 
-    init(_ sql: any SQLStatements, traceID: Int64) {
+    init(_ sql: any SQLStatements, traceID: Int64) throws {
         self.sql = sql
         self.traceID = traceID
-        pending.reserveCapacity(Self.batch)
+        statement = try (sql as? GRDBStatements).map {
+            try $0.db.makeStatement(
+                sql: "INSERT INTO profiler_events (\(Self.columns.joined(separator: ", "))) VALUES ("
+                    + StoreTable.placeholders(Self.columns.count) + ")")
+        }
+        if statement == nil { pending.reserveCapacity(Self.batch) }
     }
 
     /// Renumbers the events' ranks (`from` → `to`, all at once, so two files may swap).
@@ -148,14 +155,22 @@ package final class ProfilerEventWriter {
     }
 
     package func insert(_ row: ProfilerEventRow) throws {
+        count += 1
+        let correlation = row.correlation == 0 ? nil : row.correlation
+        let external = row.externalID == 0 ? nil : row.externalID
+        if let statement {
+            try statement.execute(arguments: [
+                traceID, row.rank, row.kind, row.name, row.category, row.startNs, row.durationNs, row.pid, row.tid,
+                correlation, external, row.index, row.args,
+            ])
+            return
+        }
         pending.append([
             .integer(traceID), .integer(Int64(row.rank)), .integer(Int64(row.kind)), .integer(Int64(row.name)),
             .integer(Int64(row.category)), .integer(row.startNs), .integer(row.durationNs), .integer(row.pid),
-            .integer(row.tid), row.correlation == 0 ? .null : .integer(row.correlation),
-            row.externalID == 0 ? .null : .integer(row.externalID), .integer(Int64(row.index)),
-            row.args.map(SQLValue.text) ?? .null,
+            .integer(row.tid), SQLValue(correlation), SQLValue(external), .integer(Int64(row.index)),
+            SQLValue(row.args),
         ])
-        count += 1
         if pending.count == Self.batch { try flush() }
     }
 

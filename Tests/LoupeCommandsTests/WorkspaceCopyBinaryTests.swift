@@ -54,8 +54,8 @@ import Testing
         let listedInFile = try TestEnvironment.run(["trace", "list", "--workspace", file])
         #expect(list.status == 0 && list.output == listedInFile.output, "\(list.error)")
         // Commands not yet on PostgreSQL say so, and how to work on a copy.
-        let profiles = try TestEnvironment.run(["profile", "list", "--workspace", url], environment: password)
-        #expect(profiles.status != 0 && profiles.error.contains("is a PostgreSQL workspace"), "\(profiles.error)")
+        let sae = try TestEnvironment.run(["sae", "list", "--workspace", url], environment: password)
+        #expect(sae.status != 0 && sae.error.contains("is a PostgreSQL workspace"), "\(sae.error)")
 
         let back = directory + "/back.sqlite"
         let returned = try TestEnvironment.run(["workspace", "copy", url, back], environment: password)
@@ -185,7 +185,8 @@ import Testing
     }
 
     /// Loupe's own agent runs on a URL as on a file: its tools search, read and query the corpus
-    /// there, its run is recorded there as it happens, and a fork of it and the diff too.
+    /// there, its run is recorded there as it happens, and a fork of it and the diff too; a hybrid
+    /// search's forward pass is placed under the roofs there.
     @Test func theAgentAndItsForksWorkOnAPostgreSQLWorkspaceAsOnAFile() throws {
         let both = try Both("agent")
         let url = both.url
@@ -208,6 +209,13 @@ import Testing
         let listed = try TestEnvironment.run(["trace", "list", "--json", "--workspace", url])
         let traces = try #require(try JSONValue.parse(Data(listed.output.utf8)).array)
         #expect(traces.count == 3 && traces.allSatisfy { $0["format"] == "loupe" }, "\(listed.output)")
+        // Once the corpus is embedded there, the agent's search is hybrid and records its query's
+        // MiniLM forward pass, which the roofline places op by op under this machine's roofs.
+        #expect(try TestEnvironment.run(["ingest", corpus, "--workspace", url]).status == 0)
+        let hybrid = try TestEnvironment.run(["agent", "heated aircraft models?", "--workspace", url])
+        #expect(hybrid.status == 0 && hybrid.output.contains("trace 4:"), "\(hybrid.output)\(hybrid.error)")
+        let passes = try TestEnvironment.run(["roofline", "show", "--trace", "4", "--workspace", url])
+        #expect(passes.status == 0 && passes.output.contains("operations"), "\(passes.output)\(passes.error)")
     }
 
     /// Profiles on a URL as on a file: Kineto imports (one rank, two ranks, a re-import that

@@ -421,7 +421,7 @@ struct RooflineCommand: ParsableCommand {
 
         func run(in context: CommandContext) throws {
             // A trace's forward passes are read from the SQLite file's traces and corpus.
-            if let trace { return try showPasses(of: trace, in: context.workspace(access: .read), context: context) }
+            if let trace { return try showPasses(of: trace, in: context.database(access: .read), context: context) }
             if span != nil { throw CommandFailure("--span picks a span of --trace: give the trace too") }
             let model = try RooflineModel.load(from: context.roofline(access: .read))
             let (profile, precision) = try options.resolve(model)
@@ -446,10 +446,10 @@ struct RooflineCommand: ParsableCommand {
 
         /// Each forward pass the trace recorded (under `span` when given), its operations placed
         /// under their roofs, most time first.
-        private func showPasses(of trace: Int64, in workspace: Workspace, context: CommandContext) throws {
+        private func showPasses(of trace: Int64, in database: any SQLDatabase, context: CommandContext) throws {
             let passes: [RooflineFocus]
             do {
-                passes = try TraceService(workspace: workspace).forwardPasses(trace: trace, at: span)
+                passes = try TraceService(tables: TraceTables(database)).forwardPasses(trace: trace, at: span)
             } catch let error as TraceImportError {
                 throw CommandFailure(error.description)
             }
@@ -459,7 +459,7 @@ struct RooflineCommand: ParsableCommand {
                         + "(an agent's search records its query's when the corpus has embeddings)")
             }
             for (index, pass) in passes.enumerated() {
-                let model = try RooflineBrowser(workspace: workspace).model(focus: pass)
+                let model = try RooflineBrowser(tables: RooflineTables(database)).model(focus: pass)
                 let (profile, precision) = try options.resolve(model)
                 if index > 0 { context.print("") }
                 context.print(UntrustedText.sanitized(pass.title))
