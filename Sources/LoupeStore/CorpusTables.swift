@@ -190,8 +190,18 @@ package struct CorpusTables: Sendable {
 
     // MARK: - Built indexes
 
+    /// The index of `kind` as last built. An HNSW index of a large corpus is hundreds of MB: a
+    /// SQLite file hands its blob over as it is, without the seam's copy.
     package func storedIndex(kind: String) throws(WorkspaceError) -> StoredIndex? {
-        try database.readStatements { sql in
+        if let workspace = database as? Workspace {
+            return try workspace.read { db in
+                try Row.fetchOne(
+                    db, sql: "SELECT kind, params_json, corpus_stamp, data FROM retrieval_indexes WHERE kind = ?",
+                    arguments: [kind]
+                ).map { StoredIndex(kind: $0[0], paramsJSON: $0[1], corpusStamp: $0[2], data: $0[3]) }
+            }
+        }
+        return try database.readStatements { sql in
             try sql.execute(
                 "SELECT kind, params_json, corpus_stamp, data FROM retrieval_indexes WHERE kind = ?", [.text(kind)]
             ).first.map { row in
@@ -204,19 +214,24 @@ package struct CorpusTables: Sendable {
         }
     }
 
+    /// Keeps a built index, replacing the one of its kind (a SQLite file binds its bytes as they are).
     package func storeIndex(_ index: StoredIndex) throws(WorkspaceError) {
+        let upsert = """
+            INSERT INTO retrieval_indexes (kind, params_json, corpus_stamp, built_at, data) VALUES (?, ?, ?, ?, ?)
+            ON CONFLICT (kind) DO UPDATE SET params_json = excluded.params_json,
+            corpus_stamp = excluded.corpus_stamp, built_at = excluded.built_at, data = excluded.data
+            """
+        if let workspace = database as? Workspace {
+            return try workspace.write { db in
+                try db.execute(
+                    sql: upsert, arguments: [index.kind, index.paramsJSON, index.corpusStamp, Date(), index.data])
+            }
+        }
         let row: [SQLValue] = [
             .text(index.kind), .text(index.paramsJSON), .text(index.corpusStamp), SQLValue(date: Date()),
             .blob([UInt8](index.data)),
         ]
-        try database.writeStatements { sql in
-            try sql.execute(
-                """
-                INSERT INTO retrieval_indexes (kind, params_json, corpus_stamp, built_at, data) VALUES (?, ?, ?, ?, ?)
-                ON CONFLICT (kind) DO UPDATE SET params_json = excluded.params_json,
-                corpus_stamp = excluded.corpus_stamp, built_at = excluded.built_at, data = excluded.data
-                """, row)
-        }
+        try database.writeStatements { sql in try sql.execute(upsert, row) }
     }
 
     // MARK: - Judgments
