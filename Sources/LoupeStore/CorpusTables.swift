@@ -14,12 +14,6 @@ package struct CorpusTables: Sendable {
         self.database = database
     }
 
-    /// The column that orders a table's rows as they were inserted, for tables keyed by their
-    /// content: SQLite's rowid; on PostgreSQL the row's place in its table, which is insertion
-    /// order for rows only ever inserted and deleted whole (as qrels are, a source at a time),
-    /// until a vacuum reuses the space of deleted ones.
-    private var insertionOrder: String { database.dialect == .sqlite ? "rowid" : "ctid" }
-
     // MARK: - Sources, documents and chunks
 
     /// The content hash recorded for `path`'s last ingest, if any.
@@ -267,7 +261,7 @@ package struct CorpusTables: Sendable {
 
     /// Every judged query's text, with its source and id, most recently loaded source first.
     package func judgedQueries() throws(WorkspaceError) -> [(source: String, id: String, text: String)] {
-        try database.readStatements { [insertionOrder] sql in
+        try database.readStatements { [insertionOrder = database.dialect.insertionOrder] sql in
             try sql.execute("SELECT source, query_id, text FROM qrels_queries ORDER BY \(insertionOrder) DESC").map {
                 ($0.text("source") ?? "", $0.text("query_id") ?? "", $0.text("text") ?? "")
             }
@@ -278,7 +272,7 @@ package struct CorpusTables: Sendable {
     package func qrels(source: String? = nil) throws(WorkspaceError) -> (
         source: String, judgments: [String: [String: Int]]
     )? {
-        try database.readStatements { [insertionOrder] sql in
+        try database.readStatements { [insertionOrder = database.dialect.insertionOrder] sql in
             let name =
                 try source
                 ?? sql.execute("SELECT source FROM qrels ORDER BY \(insertionOrder) DESC LIMIT 1").first?.text("source")

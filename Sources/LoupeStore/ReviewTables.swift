@@ -151,7 +151,7 @@ package struct ReviewTables: Sendable {
     /// The items `annotator` skipped, oldest skip first (two in one millisecond: in the order
     /// they were skipped).
     package func reviewSkips(queue: Int64, annotator: String) throws(WorkspaceError) -> [String] {
-        let insertion = database.dialect == .sqlite ? "rowid" : "ctid"
+        let insertion = database.dialect.insertionOrder
         return try database.readStatements { sql in
             try sql.execute(
                 """

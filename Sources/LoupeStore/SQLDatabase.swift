@@ -24,6 +24,17 @@ package enum SQLDialect: Sendable, Hashable {
         }
     }
 
+    /// The column that orders a table's rows as they were inserted, for tables keyed by their
+    /// content: SQLite's rowid; on PostgreSQL the row's place in its table, which is insertion
+    /// order for rows only ever inserted and deleted (qrels a source at a time, review skips),
+    /// until a vacuum reuses the space of deleted ones.
+    package var insertionOrder: String {
+        switch self {
+        case .sqlite: "rowid"
+        case .postgres: "ctid"
+        }
+    }
+
     /// The `LIKE` that ignores case: SQLite's does (for ASCII), PostgreSQL's does not.
     package var likeIgnoringCase: String {
         switch self {

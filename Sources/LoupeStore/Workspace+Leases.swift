@@ -20,10 +20,6 @@ extension Workspace {
 
     package var leaseTables: LeaseTables { LeaseTables(self) }
 
-    package func refreshLease(kind: String, targetID: Int64, now: Date = Date()) throws(WorkspaceError) {
-        try leaseTables.refreshLease(kind: kind, targetID: targetID, now: now)
-    }
-
     package func releaseLease(kind: String, targetID: Int64) throws(WorkspaceError) {
         try leaseTables.releaseLease(kind: kind, targetID: targetID)
     }

@@ -188,12 +188,6 @@ extension Workspace {
 
     package func profilerTraces() throws(WorkspaceError) -> [ProfilerTraceRecord] { try profiles.profilerTraces() }
 
-    package func profilerEvents(
-        traceID: Int64, kinds: Set<Int>? = nil, withArgs: Bool = false
-    ) throws(WorkspaceError) -> [ProfilerEventRow] {
-        try profiles.profilerEvents(traceID: traceID, kinds: kinds, withArgs: withArgs)
-    }
-
     package func profilerLanes(traceID: Int64) throws(WorkspaceError) -> [ProfilerLaneRow] {
         try profiles.profilerLanes(traceID: traceID)
     }
