@@ -200,6 +200,21 @@ extension EvalTables {
         }
     }
 
+    /// Runs still marked running whose every queued item is answered: the worker that stored the
+    /// last answer stopped (was killed) before marking the run complete, so whoever looks next does.
+    package func answeredWorkedRuns() throws(WorkspaceError) -> [Int64] {
+        try database.readStatements { sql in
+            try sql.execute(
+                """
+                SELECT id FROM eval_runs WHERE status = 'running'
+                  AND EXISTS (SELECT 1 FROM eval_work_items w WHERE w.run_id = eval_runs.id)
+                  AND NOT EXISTS (SELECT 1 FROM eval_work_items w WHERE w.run_id = eval_runs.id AND w.done_at IS NULL)
+                ORDER BY id
+                """
+            ).compactMap { $0.integer("id") }
+        }
+    }
+
     /// Marks a worked run complete with its summary once every item is answered; exactly one
     /// caller wins when several workers finish at once. Returns whether this call marked it.
     package func completeWorkedRun(_ run: Int64, summaryJSON: String?, at: Date = Date()) throws(WorkspaceError)

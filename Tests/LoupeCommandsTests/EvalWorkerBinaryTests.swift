@@ -37,11 +37,11 @@ import Testing
         return path
     }
 
-    private static func server(answers: Int) throws -> LocalChatServer {
+    private static func server(answers: Int, pauseMicroseconds: UInt32 = 40_000) throws -> LocalChatServer {
         try LocalChatServer(
             replies: (0..<answers).map { id in
                 var reply = EvalCommandTests.completion("Paris", id: id)
-                reply.pauseMicroseconds = 40_000
+                reply.pauseMicroseconds = pauseMicroseconds
                 return reply
             })
     }
@@ -162,10 +162,40 @@ import Testing
         #expect(outcome.answered == Self.items && outcome.completed == [1])
     }
 
+    /// A worker stopped between storing a run's last answer and marking the run complete leaves
+    /// the run running with nothing left to lease: the next worker marks it, though it answers
+    /// nothing (CI once killed a worker in that window, and the run stayed running).
+    @Test func theNextWorkerCompletesARunWhoseLastAnswererStoppedBeforeMarkingIt() throws {
+        let directory = TestEnvironment.temporaryDirectory()
+        let server = try Self.server(answers: Self.items)
+        defer { server.stop() }
+        let suite = try suite(directory, server: server)
+        let path = directory + "/unmarked.sqlite"
+        let queued = try TestEnvironment.run(["eval", "run", suite, "--workers", "--workspace", path])
+        #expect(queued.status == 0, "\(queued.error)")
+        let workspace = try Workspace(path: path)
+        let service = EvalService(workspace: workspace, models: ModelLibrary(root: directory + "/no-models"))
+        // One thread; it is told to stop as its last answer is stored, before it looks for more.
+        var options = EvalService.WorkOptions()
+        options.concurrency = 1
+        let box = Mutex<JobReporter?>(nil)
+        let stopper = JobReporter(id: JobID(1)) { _, progress in
+            if progress.completed >= Double(Self.items) { box.withLock { $0?.cancel() } }
+        }
+        box.withLock { $0 = stopper }
+        let first = try service.work(options, reporter: stopper)
+        #expect(first.answered == Self.items && first.completed.isEmpty, "\(first)")
+        #expect(try workspace.evalRun(1)?.status == "running")
+
+        let second = try service.work(EvalService.WorkOptions())
+        #expect(second.answered == 0 && second.completed == [1], "\(second)")
+        #expect(try workspace.evalRun(1)?.status == "complete")
+    }
+
     @Test func aWorkerKilledAtAnyMomentLosesNothingAndTheStatisticsEqualOneMachines() throws {
         let cluster = try PostgresCluster.shared
         let directory = TestEnvironment.temporaryDirectory()
-        let server = try Self.server(answers: Self.items * 3)
+        let server = try Self.server(answers: Self.items * 3, pauseMicroseconds: 150_000)
         defer { server.stop() }
         let suite = try suite(directory, server: server)
         let url = cluster.url(try cluster.database("workers"))
@@ -184,7 +214,8 @@ import Testing
 
         // Worker A dies at a random moment (SIGKILL: no clean-up), after it has stored something.
         let killer = try worker(url, ["--name", "a", "--concurrency", "2", "--lease", "2"], log: directory + "/a.log")
-        let killAfter = Double.random(in: 0.2...1.0)
+        // Its 16 answers take at least 8 × 150 ms: it is killed with some of them still to come.
+        let killAfter = Double.random(in: 0.05...0.6)
         #expect(try wait(seconds: 60) { (try shown(url, 1)["results"]?.array?.count ?? 0) >= 2 })
         usleep(UInt32(killAfter * 1e6))
         kill(killer.processIdentifier, SIGKILL)

@@ -238,14 +238,18 @@ extension EvalService {
         return outcome
     }
 
-    /// Nothing could be leased: marks the runs this worker met (or `options.run`) complete where
-    /// every item is answered. Returns true when the worker should stop: its run is answered, or
+    /// Nothing could be leased: marks the runs this worker met (or `options.run`), and any run
+    /// whose answers are all in, complete where every item is answered. Returns true when the worker should stop: its run is answered, or
     /// no running run has an open item (unless it follows).
     private func finishRuns(
         _ options: WorkOptions,
         state: borrowing Mutex<(outcome: WorkOutcome, failure: (any Error)?, touched: Set<Int64>)>
     ) throws -> Bool {
-        let runs = options.run.map { [$0] } ?? state.withLock { Array($0.touched) }.sorted()
+        // Besides the runs it met, a worker finishes any run whose answers are all in but which
+        // is still running: the worker that stored its last answer was killed before marking it.
+        let runs =
+            try options.run.map { [$0] }
+            ?? Set(state.withLock { $0.touched }).union(try evals.answeredWorkedRuns()).sorted()
         var allDone = true
         for run in runs {
             let progress = try evals.evalWorkProgress(run: run)
