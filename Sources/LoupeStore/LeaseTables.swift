@@ -13,6 +13,32 @@ package struct LeaseTables: Sendable {
         self.database = database
     }
 
+    /// Claims `kind`/`targetID` for this process in one transaction: returns nil when the lease
+    /// is now ours (there was none, it was ours already, or its holder is gone), else the live
+    /// lease another process holds, which is left alone. Two processes claiming at once on
+    /// PostgreSQL: the second's insert finds the first's row, and it is told who holds it.
+    package func claimLease(kind: String, targetID: Int64, now: Date = Date()) throws(WorkspaceError) -> JobLease? {
+        try database.writeStatements { sql in
+            let key: [SQLValue] = [.text(kind), .integer(targetID)]
+            func holder() throws -> JobLease? {
+                try sql.fetch(JobLease.self, "SELECT * FROM job_leases WHERE kind = ? AND target_id = ?", key).first
+            }
+            if let held = try holder() {
+                if !held.isMine, held.isLive(now: now) { return held }
+                // The row judged gone (or ours), and only it: one a racing claimer just wrote stays.
+                try sql.execute(
+                    "DELETE FROM job_leases WHERE kind = ? AND target_id = ? AND pid = ? AND host = ?",
+                    key + [.integer(Int64(held.pid)), .text(held.host)])
+            }
+            if try sql.insert(JobLease.mine(kind: kind, targetID: targetID, now: now), ignoringConflicts: true)
+                .inserted == 0
+            {
+                return try holder()
+            }
+            return nil
+        }
+    }
+
     /// Says this process still holds `kind`/`targetID` (a no-op when another took it over).
     package func refreshLease(kind: String, targetID: Int64, now: Date = Date()) throws(WorkspaceError) {
         try database.writeStatements { sql in

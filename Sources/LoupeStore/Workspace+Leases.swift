@@ -6,16 +6,7 @@ extension Workspace {
     /// is now ours (there was none, it was ours already, or its holder is gone), else the live
     /// lease another process holds, which is left alone.
     package func claimLease(kind: String, targetID: Int64, now: Date = Date()) throws(WorkspaceError) -> JobLease? {
-        try write { db in
-            if let held = try JobLease.fetchOne(
-                db, sql: "SELECT * FROM job_leases WHERE kind = ? AND target_id = ?", arguments: [kind, targetID]),
-                !held.isMine, held.isLive(now: now)
-            {
-                return held
-            }
-            try JobLease.mine(kind: kind, targetID: targetID, now: now).save(db)
-            return nil
-        }
+        try leaseTables.claimLease(kind: kind, targetID: targetID, now: now)
     }
 
     package var leaseTables: LeaseTables { LeaseTables(self) }

@@ -33,14 +33,35 @@ package struct ModelRecord: Codable, FetchableRecord, PersistableRecord, Hashabl
     }
 }
 
-extension Workspace {
+extension SettingsTables {
     /// Records (or updates) a model.
     package func register(_ model: ModelRecord) throws(WorkspaceError) {
-        try write { db in try model.save(db) }
+        try database.writeStatements { sql in
+            try sql.execute(
+                """
+                INSERT INTO models (name, directory, weights_sha256, parameters, description, registered_at)
+                VALUES (?, ?, ?, ?, ?, ?)
+                ON CONFLICT (name) DO UPDATE SET directory = excluded.directory,
+                  weights_sha256 = excluded.weights_sha256, parameters = excluded.parameters,
+                  description = excluded.description, registered_at = excluded.registered_at
+                """,
+                [
+                    .text(model.name), .text(model.directory), .text(model.weightsSHA256),
+                    .integer(Int64(model.parameters)), .text(model.description), SQLValue(date: model.registeredAt),
+                ])
+        }
     }
 
     /// The registered models, by name.
     package func models() throws(WorkspaceError) -> [ModelRecord] {
-        try read { db in try ModelRecord.order(Column("name")).fetchAll(db) }
+        try database.readStatements { sql in try sql.fetch(ModelRecord.self, "SELECT * FROM models ORDER BY name") }
     }
+}
+
+extension Workspace {
+    /// Records (or updates) a model.
+    package func register(_ model: ModelRecord) throws(WorkspaceError) { try settings.register(model) }
+
+    /// The registered models, by name.
+    package func models() throws(WorkspaceError) -> [ModelRecord] { try settings.models() }
 }

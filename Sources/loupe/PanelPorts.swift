@@ -22,9 +22,8 @@ enum PanelPorts {
         return ports
     }
 
-    /// The ports of a PostgreSQL workspace: the panels whose tables are on the seam (all but SAE)
-    /// and those that need no workspace (Attention, Notebooks). The SAE panel says why it is
-    /// empty and how to work on a copy.
+    /// The ports of a PostgreSQL workspace: every panel's tables are on the seam, and Attention
+    /// and Notebooks need no workspace.
     static func make(postgres: any SQLDatabase, session: WorkspaceSession, environment: [String: String]) -> Ports {
         var ports = Ports()
         ports.register(TracesBrowser(tables: TraceTables(postgres)))
@@ -34,8 +33,8 @@ enum PanelPorts {
         ports.register(EvalsBrowser(evals: EvalTables(postgres), suiteDirectories: evalSuiteDirectories(nil)))
         ports.register(NotebooksBrowser(directories: notebookDirectories(environment)))
         ports.register(ReviewBrowser(database: postgres, environment: environment))
+        ports.register(SAEBrowser(database: postgres, models: session.models))
         ports.register(ProfilesBrowser(database: postgres))
-        ports.whyMissing = "on PostgreSQL: every panel but SAE so far (workspace copy to a file for this)"
         return ports
     }
 

@@ -156,6 +156,18 @@ import Testing
         #expect(text.contains("0.800") && text.contains("4.0%"))
     }
 
+    /// Another process's commit (a teammate's `sae train` on a shared workspace) lists the SAEs again.
+    @Test func anotherProcesssCommitListsTheSAEsAgainAndShowsItsLabels() throws {
+        var state = try loaded()
+        let effects = state.update(.workspaceChanged)
+        #expect(effects.contains(.ask(SAEPanel.ListSAEs())))
+        #expect(effects.contains(.ask(SAEPanel.RefreshLabels(model: 1))))
+        var features = try Self.fixture("features", as: [SAEFeatureIndex.Summary].self)
+        features[0].label = "labelled elsewhere"
+        _ = state.update(AppFixtures.answer(SAEPanel.RefreshLabels(model: 1), features))
+        #expect(state.render().text().contains("labelled elsewhere"))
+    }
+
     @Test func aListingThatFailsSaysWhy() {
         var state = AppFixtures.state()
         AppFixtures.press([.character("7")], on: &state)

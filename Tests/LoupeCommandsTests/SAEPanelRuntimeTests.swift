@@ -73,7 +73,7 @@ import Testing
 
         // A label typed on the card is stored in the workspace and listed.
         send(type("L") + type("plates") + [.key(.enter)]) { screen().contains("Feature \(strongest.feature) · plates") }
-        #expect(try workspace.saeFeatureLabels(model: 1)[strongest.feature] == "plates")
+        #expect(try workspace.saeTables.saeFeatureLabels(model: 1)[strongest.feature] == "plates")
         send([.key(.escape)]) { screen().contains("1 labelled") }
     }
 }

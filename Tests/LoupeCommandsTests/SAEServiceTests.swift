@@ -38,7 +38,7 @@ import Testing
         for d in 0..<dimensions {
             #expect(abs(values[d] - direct[dimensions + d]) <= 2e-3 * max(1, abs(direct[dimensions + d])))
         }
-        let places = try workspace.activationTokens(set: collected.set, rows: [0, 1])
+        let places = try workspace.saeTables.activationTokens(set: collected.set, rows: [0, 1])
         let pieces = embedder.tokenizer.tokens(ids[0])
         #expect(places.sorted { $0.row < $1.row }.map(\.token) == [pieces[1], pieces[2]])
         #expect(places.allSatisfy { $0.chunkID == chunks[0].id })
@@ -63,13 +63,17 @@ import Testing
             if $0.step == 20 { reporter.cancel() }
         }
         #expect(stopped.step == 20 && stopped.metrics == nil)
-        #expect(try workspace.saeModel(stopped.model)?.step == 20)
+        #expect(try workspace.saeTables.saeModel(stopped.model)?.step == 20)
         let resumed = try service.train(set: nil, layer: nil, options: options, resume: stopped.model)
         #expect(resumed.resumed && resumed.step == 40)
-        #expect(try workspace.saeModel(resumed.model)?.state == workspace.saeModel(straight.model)?.state)
+        #expect(
+            try workspace.saeTables.saeModel(resumed.model)?.state
+                == workspace.saeTables.saeModel(straight.model)?.state)
         #expect(resumed.metrics == straight.metrics)
         // The log has every 5th step once.
-        #expect(try workspace.saeTrainingLog(resumed.model).map(\.step) == Array(stride(from: 5, through: 40, by: 5)))
+        #expect(
+            try workspace.saeTables.saeTrainingLog(resumed.model).map(\.step)
+                == Array(stride(from: 5, through: 40, by: 5)))
         let metrics = try #require(straight.metrics)
         #expect(metrics.l0 <= 4 && metrics.fvu < 1 && metrics.tokens == collected.rows)
         // Splicing a reconstruction in changes the sentence embedding, but not beyond recognition.
@@ -106,13 +110,13 @@ import Testing
     @Test func aFeatureCardShowsWhereTheFeatureFiresAndWhatItIsNear() throws {
         let (workspace, service, models) = try workspace()
         let (collected, trained) = try Self.trainSmall(service)
-        let index = try SAEFeatureIndex(model: trained.model, workspace: workspace)
+        let index = try SAEFeatureIndex(model: trained.model, database: workspace)
         #expect(index.summaries.count == 32)
         // Densities add up to L0 (each token fires k latents at most).
         let l0 = index.summaries.map(\.density).reduce(0, +)
         #expect(abs(l0 - trained.metrics!.l0) < 1e-9)
         let busiest = try #require(index.summaries.max { $0.density < $1.density })
-        let card = try index.card(busiest.feature, workspace: workspace, embedder: try models.miniLM())
+        let card = try index.card(busiest.feature, database: workspace, embedder: try models.miniLM())
         let top = try #require(card.groups.first)
         #expect(top.name == "top" && !top.contexts.isEmpty)
         // The top context's centre token fires with the card's maximum, and its neighbours come
@@ -122,15 +126,15 @@ import Testing
         #expect(card.histogram.reduce(0, +) == Int((busiest.density * Double(collected.rows)).rounded()))
         #expect(card.vocabulary.count == 10 && card.neighbors.count == 5)
         // Labels are kept in the workspace and shown with the feature.
-        try workspace.setSAEFeatureLabel(model: trained.model, feature: busiest.feature, label: "busiest")
-        let relabelled = try SAEFeatureIndex(model: trained.model, workspace: workspace)
+        try workspace.saeTables.setSAEFeatureLabel(model: trained.model, feature: busiest.feature, label: "busiest")
+        let relabelled = try SAEFeatureIndex(model: trained.model, database: workspace)
         #expect(relabelled.summaries[busiest.feature].label == "busiest")
-        #expect(throws: SAEError.self) { try index.card(99, workspace: workspace, embedder: nil) }
+        #expect(throws: SAEError.self) { try index.card(99, database: workspace, embedder: nil) }
         // The SAE live on a text: the chunk's own tokens, at most k features each, strongest first,
         // and the same firing pattern as its collected (float16) rows for the busiest feature.
         let chunk = try workspace.chunks()[0]
         let live = try SAETextActivations(
-            text: chunk.text, model: trained.model, workspace: workspace, embedder: try models.miniLM())
+            text: chunk.text, model: trained.model, database: workspace, embedder: try models.miniLM())
         let pieces = try models.miniLM().tokenizer.tokens(try models.miniLM().tokenizer.encode(chunk.text))
         #expect(live.tokens == Array(pieces.dropFirst().dropLast()))
         #expect(
@@ -151,38 +155,38 @@ import Testing
     @Test func theFeatureIndexIsStoredWithTheSAEAndRebuiltWhenStale() throws {
         let (workspace, service, models) = try workspace()
         let (collected, trained) = try Self.trainSmall(service)
-        let stored = try #require(try workspace.saeFeatureIndex(model: trained.model))
+        let stored = try #require(try workspace.saeTables.saeFeatureIndex(model: trained.model))
         #expect(stored.step == 30)
-        let read = try SAEFeatureIndex(model: trained.model, workspace: workspace)
+        let read = try SAEFeatureIndex(model: trained.model, database: workspace)
 
         // Stale (another step): encoded again, to the same bytes and the same features and cards.
-        try workspace.storeSAEFeatureIndex(model: trained.model, step: 29, data: stored.data)
-        let built = try SAEFeatureIndex(model: trained.model, workspace: workspace)
-        #expect(try workspace.saeFeatureIndex(model: trained.model)?.step == 30)
-        #expect(try workspace.saeFeatureIndex(model: trained.model)?.data == stored.data)
+        try workspace.saeTables.storeSAEFeatureIndex(model: trained.model, step: 29, data: stored.data)
+        let built = try SAEFeatureIndex(model: trained.model, database: workspace)
+        #expect(try workspace.saeTables.saeFeatureIndex(model: trained.model)?.step == 30)
+        #expect(try workspace.saeTables.saeFeatureIndex(model: trained.model)?.data == stored.data)
         #expect(read.summaries == built.summaries)
         #expect(abs(read.summaries.map(\.density).reduce(0, +) - trained.metrics!.l0) < 1e-9)
         let busiest = try #require(read.summaries.max { $0.density < $1.density })
         let embedder = try models.miniLM()
-        let card = try read.card(busiest.feature, workspace: workspace, embedder: embedder)
-        #expect(card == (try built.card(busiest.feature, workspace: workspace, embedder: embedder)))
+        let card = try read.card(busiest.feature, database: workspace, embedder: embedder)
+        #expect(card == (try built.card(busiest.feature, database: workspace, embedder: embedder)))
         // The list's preview: the token of its strongest firing first, as the card's top context.
         let top = try #require(card.groups.first?.contexts.first)
         #expect(busiest.topTokens?.first == top.tokens[top.center])
         #expect(read.summaries.allSatisfy { $0.density == 0 || !($0.topTokens ?? []).isEmpty })
 
         // Damaged at the right step: not trusted, rebuilt.
-        try workspace.storeSAEFeatureIndex(model: trained.model, step: 30, data: Data("not an index".utf8))
-        #expect(try SAEFeatureIndex(model: trained.model, workspace: workspace).summaries == read.summaries)
-        #expect(try workspace.saeFeatureIndex(model: trained.model)?.data == stored.data)
+        try workspace.saeTables.storeSAEFeatureIndex(model: trained.model, step: 30, data: Data("not an index".utf8))
+        #expect(try SAEFeatureIndex(model: trained.model, database: workspace).summaries == read.summaries)
+        #expect(try workspace.saeTables.saeFeatureIndex(model: trained.model)?.data == stored.data)
 
         // Cancelled while it encodes: stops with JobCancelled, the stale index stays as it was.
-        try workspace.storeSAEFeatureIndex(model: trained.model, step: 29, data: Data())
+        try workspace.saeTables.storeSAEFeatureIndex(model: trained.model, step: 29, data: Data())
         let reporter = JobReporter.detached()
         reporter.cancel()
         #expect(throws: JobCancelled.self) {
-            try SAEFeatureIndex(model: trained.model, workspace: workspace, reporter: reporter)
+            try SAEFeatureIndex(model: trained.model, database: workspace, reporter: reporter)
         }
-        #expect(try workspace.saeFeatureIndex(model: trained.model)?.step == 29)
+        #expect(try workspace.saeTables.saeFeatureIndex(model: trained.model)?.step == 29)
     }
 }

@@ -124,7 +124,8 @@ struct TmuxEndToEndTests {
     }
 
     /// The TUI on a PostgreSQL workspace: the traces another process imports and the labels
-    /// another annotator gives appear without a key pressed (LISTEN/NOTIFY), a panel not on PostgreSQL yet says so, the status bar says
+    /// another annotator gives appear without a key pressed (LISTEN/NOTIFY), the SAE panel reads the
+    /// server (none trained there yet), the status bar says
     /// while the server is down and when it is back, and traces imported after that appear too.
     @Test func theTUIOnPostgreSQLSeesOtherProcessesWritesAndSaysWhenTheServerIsDown() throws {
         let cluster = try PostgresCluster.dedicated()
@@ -174,7 +175,7 @@ struct TmuxEndToEndTests {
         tmux.keys("4")
         try tmux.waitFor("ampere_sgemm_128x64")
         tmux.keys("7")
-        try tmux.waitFor("on PostgreSQL: every panel but SAE so far")
+        try tmux.waitFor("No SAE in this workspace yet")
         tmux.keys("1")
 
         try cluster.stopServer()

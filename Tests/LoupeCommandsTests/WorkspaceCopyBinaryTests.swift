@@ -1,5 +1,6 @@
 import Foundation
 import LoupeBase
+import LoupePostgres
 import LoupeStore
 import LoupeTestSupport
 import Testing
@@ -53,9 +54,10 @@ import Testing
         let list = try TestEnvironment.run(["trace", "list", "--workspace", url], environment: password)
         let listedInFile = try TestEnvironment.run(["trace", "list", "--workspace", file])
         #expect(list.status == 0 && list.output == listedInFile.output, "\(list.error)")
-        // Commands not yet on PostgreSQL say so, and how to work on a copy.
-        let sae = try TestEnvironment.run(["sae", "list", "--workspace", url], environment: password)
-        #expect(sae.status != 0 && sae.error.contains("is a PostgreSQL workspace"), "\(sae.error)")
+        // A command for files only says so, and what does its job on the server.
+        let vacuum = try TestEnvironment.run(["workspace", "vacuum", "--workspace", url], environment: password)
+        #expect(vacuum.status != 0 && vacuum.error.contains("is for a workspace file"), "\(vacuum.error)")
+        #expect(vacuum.error.contains("autovacuum") && !vacuum.error.contains(PostgresCluster.password))
 
         let back = directory + "/back.sqlite"
         let returned = try TestEnvironment.run(["workspace", "copy", url, back], environment: password)
@@ -216,6 +218,42 @@ import Testing
         #expect(hybrid.status == 0 && hybrid.output.contains("trace 4:"), "\(hybrid.output)\(hybrid.error)")
         let passes = try TestEnvironment.run(["roofline", "show", "--trace", "4", "--workspace", url])
         #expect(passes.status == 0 && passes.output.contains("operations"), "\(passes.output)\(passes.error)")
+    }
+
+    /// SAEs on a URL as on a file: MiniLM's layer 3 over Cranfield collected into shards there, a
+    /// small TopK SAE trained with its checkpoints there, and its listing, curves, features, a
+    /// feature's card (contexts read as slices of the shards), a label and a text run through it.
+    /// Collection and training are deterministic, so all but their rates print the same.
+    @Test func theSAECommandsWorkOnAPostgreSQLWorkspaceAsOnAFile() throws {
+        let both = try Both("sae")
+        let corpus = Self.samples + "/../cranfield/corpus.jsonl"
+        try both.expectSameOutput(
+            [
+                ["ingest", corpus, "--no-embed"], ["sae", "collect", "--layer", "3", "--tokens", "1024"],
+                ["sae", "train", "--layer", "3", "--width", "128", "--k", "8", "--steps", "30", "--batch", "128"],
+                ["sae", "list"], ["sae", "show", "1"], ["sae", "features", "1", "--top", "6"],
+                ["sae", "label", "1", "0", "first feature"], ["sae", "features", "1", "--top", "3", "--json"],
+                ["sae", "feature", "1", "0", "--json"],
+                ["sae", "activate", "1", "The boundary layer thickens behind the shock.", "--top", "2"],
+            ],
+            differing: [
+                ["sae", "collect", "--layer", "3", "--tokens", "1024"],
+                ["sae", "train", "--layer", "3", "--width", "128", "--k", "8", "--steps", "30", "--batch", "128"],
+            ])
+        // What training printed, but its rate, is the same too.
+        let trained = try TestEnvironment.run(["sae", "train", "--resume", "1", "--workspace", both.url])
+        #expect(trained.status == 0, "\(trained.error)")
+        let onFile = try TestEnvironment.run(["sae", "train", "--resume", "1", "--workspace", both.file])
+        func rateless(_ text: String) -> String {
+            text.replacingOccurrences(of: #"[0-9]+ tokens/s"#, with: "N tokens/s", options: .regularExpression)
+        }
+        #expect(rateless(trained.output) == rateless(onFile.output) && trained.output.contains("step 30"))
+        // The shards' data column is stored uncompressed, for slices.
+        let store = try PostgresStore.open(try PostgresURL(both.url, environment: [:]))
+        let storage = try store.execute(
+            "SELECT attstorage::text AS s FROM pg_attribute WHERE attrelid = 'sae_activation_shards'::regclass "
+                + "AND attname = 'data'")
+        #expect(storage.first?.text("s") == "e", "\(storage)")
     }
 
     /// Profiles on a URL as on a file: Kineto imports (one rank, two ranks, a re-import that

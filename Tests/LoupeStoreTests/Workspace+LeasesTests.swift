@@ -85,17 +85,17 @@ import Testing
 
     @Test func anActivationSetIsCompleteOnlyWithItsLastRows() throws {
         let workspace = try TemporaryWorkspace.make("leases")
-        let set = try workspace.createActivationSet(model: "m", layer: 1, dimensions: 4, plannedRows: 5)
-        try workspace.appendActivationShard(
-            set: set, shard: 0, firstRow: 0, data: Data(count: 24), tokens: WorkspaceSAETests.tokens(first: 0, count: 3)
+        let set = try workspace.saeTables.createActivationSet(model: "m", layer: 1, dimensions: 4, plannedRows: 5)
+        try workspace.saeTables.appendActivationShard(
+            set: set, shard: 0, firstRow: 0, data: Data(count: 24), tokens: SAETablesTests.tokens(first: 0, count: 3)
         )
-        var stored = try #require(try workspace.activationSets().first)
+        var stored = try #require(try workspace.saeTables.activationSets().first)
         #expect(!stored.complete && stored.plannedRows == 5 && stored.rows == 3)
-        try workspace.appendActivationShard(
+        try workspace.saeTables.appendActivationShard(
             set: set, shard: 1, firstRow: 3, data: Data(count: 16),
-            tokens: WorkspaceSAETests.tokens(first: 3, count: 2),
+            tokens: SAETablesTests.tokens(first: 3, count: 2),
             completing: true)
-        stored = try #require(try workspace.activationSets().first)
+        stored = try #require(try workspace.saeTables.activationSets().first)
         #expect(stored.complete && stored.rows == 5)
     }
 }

@@ -110,7 +110,7 @@ extension BenchCommand {
                 let meanTokens = Double(tokens.reduce(0, +)) / Double(tokens.count)
                 let workload =
                     "\(lines.count) sentences, batch \(batchSize), mean \(String(format: "%.1f", meanTokens)) tokens"
-                try context.workspace().record(
+                try context.roofline().record(
                     ForwardPassRecord.kernelRuns(
                         entries, precision: precision, workload: workload,
                         threads: ProcessInfo.processInfo.activeProcessorCount))

@@ -72,11 +72,8 @@ package final class WorkspaceSession: Sendable {
         if isPostgres {
             throw WorkspaceError(
                 .notAWorkspace, path: displayPath,
-                message: "is a PostgreSQL workspace, and this command works on SQLite workspaces so far. On "
-                    + "PostgreSQL so far: traces, forks and diffs, the agent, ingest, search and the other retrieval "
-                    + "commands, evals and their workers, review, dataset add, roofline and kernels, profiles, theme, "
-                    + "serve, workspace info and workspace copy (copy it into a file to work on it: loupe "
-                    + "workspace copy \(displayPath) loupe.sqlite).")
+                message: "is a PostgreSQL workspace, and this command works on a workspace file only (copy it into a "
+                    + "file to run it: loupe workspace copy \(displayPath) loupe.sqlite).")
         }
         let workspace = try opened.withLock { (slot: inout Workspace?) throws(WorkspaceError) -> Workspace in
             if let workspace = slot { return workspace }

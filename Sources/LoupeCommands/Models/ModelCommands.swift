@@ -65,7 +65,7 @@ struct EmbedCommand: LoupeCommand {
             // Batches of 32 run one per core at once, so their times add up over that many
             // threads; one batch runs alone and its time is the wall clock's.
             let batches = (texts.count + 31) / 32
-            try context.workspace().record(
+            try context.roofline().record(
                 ForwardPassRecord.kernelRuns(
                     entries, precision: precision, workload: "embed: \(texts.count) text(s), \(tokens) tokens",
                     threads: min(batches, ProcessInfo.processInfo.activeProcessorCount)))
@@ -290,7 +290,7 @@ struct ModelsCommand: ParsableCommand {
         func run(in context: CommandContext) throws {
             let state = context.session.models.hasMiniLM ? "present" : "missing (run loupe models fetch)"
             context.print("\(ModelLibrary.miniLMName)  \(state)  \(context.session.models.miniLMDirectory)")
-            let registered = try context.workspace(access: .read).models()
+            let registered = try context.settings(access: .read).models()
             if registered.isEmpty {
                 context.print(
                     "registered in \(context.session.displayPath): none (loupe models fetch or models info registers)")
@@ -376,7 +376,7 @@ struct ModelsCommand: ParsableCommand {
             parameters: parameters,
             description: "sentence-transformers all-MiniLM-L6-v2: BERT, 6 layers, 384 hidden, mean pooling"
         )
-        try context.workspace().register(record)
+        try context.settings().register(record)
         return record
     }
 }

@@ -15,7 +15,7 @@ struct SAECommand: ParsableCommand {
         ])
 
     static func service(_ context: CommandContext) throws -> SAEService {
-        SAEService(workspace: try context.workspace(), models: context.session.models)
+        SAEService(database: try context.database(), models: context.session.models)
     }
 
     static func plainly<T>(_ body: () throws -> T) throws -> T {
@@ -157,12 +157,12 @@ struct SAECommand: ParsableCommand {
         @Flag(help: "Print the SAEs as JSON (settings, metrics, training log).") var json = false
 
         func run(in context: CommandContext) throws {
-            let workspace = try context.workspace(access: .read)
+            let database = try context.database(access: .read)
             let listings = try SAECommand.plainly {
-                try SAEBrowser(workspace: workspace, models: context.session.models).listings()
+                try SAEBrowser(database: database, models: context.session.models).listings()
             }
             if json { return context.print(try Formatting.json(listings)) }
-            let sets = try workspace.activationSets()
+            let sets = try SAETables(database).activationSets()
             guard !sets.isEmpty else { return context.print("no activations yet: loupe sae collect --layer 3") }
             context.print("activation sets")
             for set in sets {
@@ -192,11 +192,11 @@ struct SAECommand: ParsableCommand {
         @Argument(help: "The SAE's id.") var id: Int64
 
         func run(in context: CommandContext) throws {
-            let workspace = try context.workspace(access: .read)
-            guard let model = try workspace.saeModelHeader(id) else { throw CommandFailure("there is no SAE \(id)") }
+            let tables = SAETables(try context.database(access: .read))
+            guard let model = try tables.saeModelHeader(id) else { throw CommandFailure("there is no SAE \(id)") }
             context.print("SAE \(id) · layer \(model.layer) · width \(model.width) · step \(model.step)")
             context.print("settings \(model.settingsJSON)")
-            let log = try workspace.saeTrainingLog(id)
+            let log = try tables.saeTrainingLog(id)
             if !log.isEmpty {
                 context.print("loss  " + Sparkline(values: log.map(\.loss)).glyphs(width: 60))
                 context.print("L0    " + Sparkline(values: log.map(\.l0)).glyphs(width: 60))
@@ -222,7 +222,7 @@ struct SAECommand: ParsableCommand {
         @Flag(help: "Print JSON (every feature).") var json = false
 
         func run(in context: CommandContext) throws {
-            let index = try SAECommand.plainly { try SAEFeatureIndex(model: id, workspace: try context.workspace()) }
+            let index = try SAECommand.plainly { try SAEFeatureIndex(model: id, database: try context.database()) }
             var features = index.summaries
             switch sort {
             case "density": features.sort { ($0.density, $0.feature) > ($1.density, $1.feature) }
@@ -257,10 +257,10 @@ struct SAECommand: ParsableCommand {
         @Option(name: .shortAndLong, help: "Write the card as JSON here.") var output: String?
 
         func run(in context: CommandContext) throws {
-            let workspace = try context.workspace()
+            let database = try context.database()
             let card = try SAECommand.plainly {
-                try SAEFeatureIndex(model: id, workspace: workspace).card(
-                    feature, workspace: workspace, embedder: try? context.session.models.miniLM())
+                try SAEFeatureIndex(model: id, database: database).card(
+                    feature, database: database, embedder: try? context.session.models.miniLM())
             }
             if let output {
                 try (try card.json() + "\n").write(toFile: output, atomically: true, encoding: .utf8)
@@ -312,12 +312,12 @@ struct SAECommand: ParsableCommand {
         @Argument(help: "The label.") var label: String
 
         func run(in context: CommandContext) throws {
-            let workspace = try context.workspace()
-            guard let model = try workspace.saeModelHeader(id) else { throw CommandFailure("there is no SAE \(id)") }
+            let tables = SAETables(try context.database())
+            guard let model = try tables.saeModelHeader(id) else { throw CommandFailure("there is no SAE \(id)") }
             guard (0..<model.width).contains(feature) else {
                 throw CommandFailure("feature \(feature): SAE \(id) has features 0…\(model.width - 1)")
             }
-            try workspace.setSAEFeatureLabel(model: id, feature: feature, label: label)
+            try tables.setSAEFeatureLabel(model: id, feature: feature, label: label)
             context.print(label.isEmpty ? "removed the label of feature \(feature)" : "labelled feature \(feature)")
         }
     }
@@ -336,7 +336,7 @@ struct SAECommand: ParsableCommand {
         func run(in context: CommandContext) throws {
             let result = try SAECommand.plainly {
                 try SAETextActivations(
-                    text: text, model: id, workspace: try context.workspace(),
+                    text: text, model: id, database: try context.database(),
                     embedder: try context.session.models.miniLM())
             }
             if json { return context.print(try Formatting.json(result)) }

@@ -12,12 +12,25 @@ struct WorkspaceCommand: ParsableCommand {
         subcommands: [Init.self, Info.self, Check.self, Vacuum.self, Copy.self]
     )
 
+    /// Refuses `command` on a PostgreSQL workspace, saying what does that job there.
+    static func fileOnly(_ command: String, _ context: CommandContext, instead: String) throws {
+        guard context.session.isPostgres else { return }
+        throw CommandFailure(
+            "\(context.session.displayPath) is a PostgreSQL workspace: workspace \(command) is for a workspace file; "
+                + "there \(instead).")
+    }
+
     struct Init: LoupeCommand {
         static let configuration = CommandConfiguration(
             abstract: "Create the workspace (or bring an existing one to this loupe's schema).")
         @OptionGroup var global: GlobalOptions
 
         func run(in context: CommandContext) throws {
+            if context.session.isPostgres {
+                // Connecting creates the tables, or brings an older Loupe's forward.
+                let version = try context.session.postgres().schemaVersion()
+                return context.print("opened PostgreSQL workspace \(context.session.displayPath) (schema v\(version))")
+            }
             let existed = FileManager.default.fileExists(atPath: context.session.path)
             let workspace = try context.workspace()
             let version = try workspace.schemaVersion()
@@ -83,6 +96,7 @@ struct WorkspaceCommand: ParsableCommand {
         @Flag(help: "Print JSON instead of text.") var json = false
 
         func run(in context: CommandContext) throws {
+            try WorkspaceCommand.fileOnly("check", context, instead: "the server checks its own pages (amcheck)")
             context.reporter.report(JobProgress(completed: 0, total: nil, detail: "integrity check"))
             // Checked raw, not opened as a workspace: a file too damaged to open is what check is for.
             let result = try Workspace.check(path: context.session.path, busyTimeout: context.session.busyTimeout)
@@ -133,6 +147,7 @@ struct WorkspaceCommand: ParsableCommand {
         @OptionGroup var global: GlobalOptions
 
         func run(in context: CommandContext) throws {
+            try WorkspaceCommand.fileOnly("vacuum", context, instead: "PostgreSQL's autovacuum reclaims its space")
             let workspace = try context.workspace()
             context.reporter.report(JobProgress(completed: 0, total: nil, detail: "vacuum"))
             let saved = try workspace.vacuum()

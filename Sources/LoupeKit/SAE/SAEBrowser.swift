@@ -7,41 +7,53 @@ import Synchronization
 /// card, a text run through MiniLM and an SAE, labels. Feature indexes (every activation encoded
 /// once) are kept per SAE and rebuilt when it has trained further.
 package final class SAEBrowser: Sendable {
-    let workspace: Workspace
+    let database: any SQLDatabase
     let models: ModelLibrary
     private let indexes = Mutex<[Int64: SAEFeatureIndex]>([:])
+    private var tables: SAETables { SAETables(database) }
 
-    package init(workspace: Workspace, models: ModelLibrary) {
-        self.workspace = workspace
+    package init(database: any SQLDatabase, models: ModelLibrary) {
+        self.database = database
         self.models = models
     }
 
+    package convenience init(workspace: Workspace, models: ModelLibrary) {
+        self.init(database: workspace, models: models)
+    }
+
     package func listings() throws -> [SAEListing] {
-        let sets = Dictionary(uniqueKeysWithValues: try workspace.activationSets().map { ($0.id, $0.rows) })
-        return try workspace.saeModelHeaders().map { record in
+        let sets = Dictionary(uniqueKeysWithValues: try tables.activationSets().map { ($0.id, $0.rows) })
+        return try tables.saeModelHeaders().map { record in
             let settings = try SAEService.settings(from: record.settingsJSON)
             return SAEListing(
                 id: record.id, activationSet: record.setID, layer: record.layer, width: record.width, k: settings.k,
                 l1: settings.l1, step: record.step, steps: settings.steps, tokens: sets[record.setID] ?? 0,
                 metrics: try record.metricsJSON.map { try JSONDecoder().decode(SAEMetrics.self, from: Data($0.utf8)) },
-                log: try workspace.saeTrainingLog(record.id))
+                log: try tables.saeTrainingLog(record.id))
         }
     }
 
     /// The index of `model` at its current step: kept in memory once read, read from the
-    /// workspace when `sae train` stored it, built (with progress on `reporter`) when not.
+    /// workspace when `sae train` stored it, built (with progress on `reporter`) when not. Its
+    /// labels are read afresh each time: another annotator may have labelled on a shared workspace.
     package func index(_ model: Int64, reporter: JobReporter = .detached()) throws -> SAEFeatureIndex {
-        guard let record = try workspace.saeModelHeader(model) else { throw SAEError("there is no SAE \(model)") }
+        guard let record = try tables.saeModelHeader(model) else { throw SAEError("there is no SAE \(model)") }
+        let tables = self.tables
         return try indexes.withLock { cached in
-            if let index = cached[model], index.step == record.step { return index }
-            let index = try SAEFeatureIndex(model: model, workspace: workspace, reporter: reporter)
+            if var index = cached[model], index.step == record.step {
+                let labels = try tables.saeFeatureLabels(model: model)
+                for j in index.summaries.indices { index.summaries[j].label = labels[j] }
+                cached[model] = index
+                return index
+            }
+            let index = try SAEFeatureIndex(model: model, database: database, reporter: reporter)
             cached[model] = index
             return index
         }
     }
 
     package func card(model: Int64, feature: Int) throws -> SAEFeatureIndex.Card {
-        try index(model).card(feature, workspace: workspace, embedder: try? models.miniLM())
+        try index(model).card(feature, database: database, embedder: try? models.miniLM())
     }
 
     package func activate(model: Int64, text: String) throws -> SAETextActivations {
@@ -55,7 +67,7 @@ package final class SAEBrowser: Sendable {
         guard index.summaries.indices.contains(feature) else {
             throw SAEError("feature \(feature): SAE \(model) has features 0…\(index.summaries.count - 1)")
         }
-        try workspace.setSAEFeatureLabel(model: model, feature: feature, label: label)
+        try tables.setSAEFeatureLabel(model: model, feature: feature, label: label)
         index.summaries[feature].label = label.isEmpty ? nil : label
         indexes.withLock { [index] in $0[model] = index }
         return index.summaries

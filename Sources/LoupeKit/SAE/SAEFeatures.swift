@@ -76,14 +76,15 @@ package struct SAEFeatureIndex: Sendable {
     /// once, with progress on `reporter`, and stored for next time.
     ///
     /// - Throws: ``JobCancelled`` when `reporter` is cancelled while it encodes.
-    package init(model id: Int64, workspace: Workspace, reporter: JobReporter = .detached()) throws {
+    package init(model id: Int64, database: any SQLDatabase, reporter: JobReporter = .detached()) throws {
         // Reading stored activations and checkpoints needs no model weights.
-        let service = SAEService(workspace: workspace, models: ModelLibrary(root: ""))
+        let service = SAEService(database: database, models: ModelLibrary(root: ""))
+        let tables = SAETables(database)
         let (record, trainer) = try service.stored(id)
         let sae = trainer.sae
-        var rows = try workspace.activationSets().first { $0.id == record.setID }?.rows ?? 0
+        var rows = try tables.activationSets().first { $0.id == record.setID }?.rows ?? 0
         let firings: [[Firing]]
-        if let stored = try workspace.saeFeatureIndex(model: id), stored.step == record.step,
+        if let stored = try tables.saeFeatureIndex(model: id), stored.step == record.step,
             let decoded = Self.decode(stored.data, width: sae.width, rows: rows)
         {
             firings = decoded
@@ -91,16 +92,16 @@ package struct SAEFeatureIndex: Sendable {
             // The row count is the one of the rows encoded, read with them.
             (firings, rows) = try Self.encode(set: record.setID, sae: sae, service: service, reporter: reporter)
             // The index is a cache: a workspace this process may only read still gets its features.
-            try? workspace.storeSAEFeatureIndex(model: id, step: record.step, data: Self.serialize(firings, rows: rows))
+            try? tables.storeSAEFeatureIndex(model: id, step: record.step, data: Self.serialize(firings, rows: rows))
         }
-        let labels = try workspace.saeFeatureLabels(model: id)
+        let labels = try tables.saeFeatureLabels(model: id)
         // Each feature's strongest firings, their tokens read in one query.
         // (TopK keeps equal activations in row order, as the card's top contexts are.)
         let strongest = firings.map { fired in
             TopK.select(fired.map { Double($0.activation) }, k: 8).map { fired[$0.document] }
         }
         let tokens = Dictionary(
-            try workspace.activationTokens(set: record.setID, rows: Array(Set(strongest.joined().map(\.row))))
+            try tables.activationTokens(set: record.setID, rows: Array(Set(strongest.joined().map(\.row))))
                 .map { ($0.row, $0.token) }, uniquingKeysWith: { first, _ in first })
         summaries = firings.enumerated().map { j, fired in
             var seen = Set<String>()
@@ -188,7 +189,7 @@ package struct SAEFeatureIndex: Sendable {
 
     /// The card of `feature`; contexts are ±`window` tokens of the same chunk.
     package func card(
-        _ feature: Int, workspace: Workspace, embedder: SentenceEmbedder?, perGroup: Int = 5, window: Int = 8
+        _ feature: Int, database: any SQLDatabase, embedder: SentenceEmbedder?, perGroup: Int = 5, window: Int = 8
     ) throws -> Card {
         guard (0..<sae.width).contains(feature) else {
             throw SAEError("feature \(feature): SAE \(model) has features 0…\(sae.width - 1)")
@@ -211,7 +212,7 @@ package struct SAEFeatureIndex: Sendable {
             guard lower < upper else { continue }
             let picked = stride(from: lower, to: upper, by: max(1, (upper - lower) / perGroup)).prefix(perGroup)
             let contexts = try picked.map {
-                try context(fired[$0], feature: feature, workspace: workspace, window: window)
+                try context(fired[$0], feature: feature, tables: SAETables(database), window: window)
             }
             groups.append(Group(name: name, contexts: contexts))
         }
@@ -257,11 +258,11 @@ package struct SAEFeatureIndex: Sendable {
     }
 
     /// A firing row with its neighbours in the same chunk and their activations of `feature`.
-    func context(_ firing: (row: Int, activation: Float), feature: Int, workspace: Workspace, window: Int) throws
+    func context(_ firing: (row: Int, activation: Float), feature: Int, tables: SAETables, window: Int) throws
         -> Context
     {
         let candidates = Array(max(0, firing.row - window)...min(rows - 1, firing.row + window))
-        let places = try workspace.activationTokens(set: set, rows: candidates).sorted { $0.row < $1.row }
+        let places = try tables.activationTokens(set: set, rows: candidates).sorted { $0.row < $1.row }
         guard let center = places.first(where: { $0.row == firing.row }) else {
             return Context(
                 row: firing.row, activation: firing.activation, chunk: 0, tokens: [], activations: [], center: 0)
@@ -269,7 +270,7 @@ package struct SAEFeatureIndex: Sendable {
         let sameChunk = places.filter { $0.chunkID == center.chunkID }
         let first = sameChunk.first?.row ?? firing.row
         let values = try SAEService.activationRows(
-            first..<((sameChunk.last?.row ?? firing.row) + 1), set: set, dimensions: sae.inputs, workspace: workspace)
+            first..<((sameChunk.last?.row ?? firing.row) + 1), set: set, dimensions: sae.inputs, tables: tables)
         var x = [Float]()
         for place in sameChunk {
             let offset = (place.row - first) * sae.inputs
@@ -299,8 +300,8 @@ package struct SAETextActivations: Hashable, Sendable, Codable {
         features.map { $0.first { $0.feature == feature }?.activation ?? 0 }
     }
 
-    package init(text: String, model id: Int64, workspace: Workspace, embedder: SentenceEmbedder) throws {
-        let (record, trainer) = try SAEService(workspace: workspace, models: ModelLibrary(root: "")).stored(id)
+    package init(text: String, model id: Int64, database: any SQLDatabase, embedder: SentenceEmbedder) throws {
+        let (record, trainer) = try SAEService(database: database, models: ModelLibrary(root: "")).stored(id)
         try self.init(text: text, sae: trainer.sae, layer: record.layer, embedder: embedder)
     }
 

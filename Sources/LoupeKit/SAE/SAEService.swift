@@ -10,12 +10,18 @@ import Synchronization
 /// workspace's chunks (float16 shards with each token's place), train an SAE on them with
 /// checkpoints in the workspace, and measure it.
 package struct SAEService: Sendable {
-    package let workspace: Workspace
+    /// The workspace's tables, a SQLite file or PostgreSQL.
+    package let database: any SQLDatabase
     private let models: ModelLibrary
+    private var tables: SAETables { SAETables(database) }
+
+    package init(database: any SQLDatabase, models: ModelLibrary) {
+        self.database = database
+        self.models = models
+    }
 
     package init(workspace: Workspace, models: ModelLibrary) {
-        self.workspace = workspace
-        self.models = models
+        self.init(database: workspace, models: models)
     }
 
     package static let shardRows = 4096
@@ -38,10 +44,10 @@ package struct SAEService: Sendable {
             throw SAEError("--layer \(layer): MiniLM has layers 0…\(layers - 1)")
         }
         guard limit > 0 else { throw SAEError("--tokens must be at least 1") }
-        let chunks = try workspace.chunks()
+        let chunks = try CorpusTables(database).chunks()
         guard !chunks.isEmpty else { throw SAEError("the workspace has no chunks: run loupe ingest FILE first") }
         let hidden = embedder.encoder.configuration.hiddenSize
-        let set = try workspace.createActivationSet(
+        let set = try tables.createActivationSet(
             model: ModelLibrary.miniLMName, layer: layer, dimensions: hidden, plannedRows: limit)
         var watch = Stopwatch()
         var buffer: [Float16] = []
@@ -54,7 +60,7 @@ package struct SAEService: Sendable {
         func flush(completing: Bool) throws {
             guard !places.isEmpty else { return }
             let data = buffer.withUnsafeBufferPointer { Data(buffer: $0) }
-            try workspace.appendActivationShard(
+            try tables.appendActivationShard(
                 set: set, shard: shard, firstRow: rows - places.count, data: data, tokens: places,
                 completing: completing)
             completed = completing
@@ -109,36 +115,36 @@ package struct SAEService: Sendable {
         }
         // The set is complete in the transaction of its last rows; a kill before leaves it partial.
         try flush(completing: true)
-        if !completed { try workspace.completeActivationSet(set) }
+        if !completed { try tables.completeActivationSet(set) }
         return Collected(set: set, rows: rows, chunks: used, seconds: watch.lap())
     }
 
     /// A stored SAE and its trainer (settings and state) as its last checkpoint left them.
     package func stored(_ id: Int64) throws -> (record: SAEModelRecord, trainer: SAETrainer) {
-        guard let record = try workspace.saeModel(id) else { throw SAEError("there is no SAE \(id)") }
+        guard let record = try tables.saeModel(id) else { throw SAEError("there is no SAE \(id)") }
         let settings = try Self.settings(from: record.settingsJSON)
         return (record, try SAETrainer(serialized: record.state, settings: settings.trainer))
     }
 
     /// A set's rows as float32, row-major.
     package func activations(set: Int64) throws -> (rows: Int, dimensions: Int, values: [Float]) {
-        guard let info = try workspace.activationSets().first(where: { $0.id == set }) else {
+        guard let info = try tables.activationSets().first(where: { $0.id == set }) else {
             throw SAEError("there is no activation set \(set): loupe sae collect")
         }
         let values = try Self.activationRows(
-            0..<info.rows, set: set, dimensions: info.dimensions, workspace: workspace)
+            0..<info.rows, set: set, dimensions: info.dimensions, tables: tables)
         return (info.rows, info.dimensions, values)
     }
 
     /// Rows `range` of activation set `set` (rows of `dimensions` values) as float32, row-major,
     /// read from the float16 shards that hold them: the whole set to train, a few hundred rows for
     /// a feature card.
-    static func activationRows(_ range: Range<Int>, set: Int64, dimensions: Int, workspace: Workspace) throws
+    static func activationRows(_ range: Range<Int>, set: Int64, dimensions: Int, tables: SAETables) throws
         -> [Float]
     {
         var values = [Float](repeating: 0, count: range.count * dimensions)
         let bytesPerRow = dimensions * MemoryLayout<Float16>.size
-        for part in try workspace.activationRowBytes(set: set, rows: range, bytesPerRow: bytesPerRow) {
+        for part in try tables.activationRowBytes(set: set, rows: range, bytesPerRow: bytesPerRow) {
             part.data.withUnsafeBytes { raw in
                 let halves = raw.bindMemory(to: Float16.self)
                 for row in part.firstRow..<(part.firstRow + halves.count / dimensions) {
@@ -194,7 +200,7 @@ package struct SAEService: Sendable {
             model = resume
             setID = record.setID
         } else {
-            let sets = try workspace.activationSets()
+            let sets = try tables.activationSets()
             if let set, let partial = sets.first(where: { $0.id == set && !$0.complete }) {
                 throw SAEError(
                     "activation set \(set) is partial (\(partial.rows) of \(partial.plannedRows ?? partial.rows) rows; "
@@ -242,20 +248,20 @@ package struct SAEService: Sendable {
             sae.decoderBias = mean.map { Float($0 / Double(rows)) * sae.inputScale }
             trainer = SAETrainer(sae: sae, settings: settings)
             let stored = StoredSettings(trainer: settings, options: options)
-            model = try workspace.createSAEModel(
+            model = try tables.createSAEModel(
                 set: chosen.id, layer: chosen.layer, width: options.width, settingsJSON: try stored.json(),
                 state: trainer.serialized())
         }
         // One trainer per SAE: a second `sae train --resume` of it is refused and says who trains it.
-        if let held = try workspace.claimLease(kind: JobLease.Kind.saeModel, targetID: model) {
+        if let held = try LeaseTables(database).claimLease(kind: JobLease.Kind.saeModel, targetID: model) {
             throw SAEError(
                 "SAE \(model) is being trained in \(held.holderDescription); wait for it to finish, "
                     + "or stop it and run loupe sae train --resume \(model) again")
         }
-        let heartbeat = LeaseHeartbeat.start(database: workspace, kind: JobLease.Kind.saeModel, targetID: model)
+        let heartbeat = LeaseHeartbeat.start(database: database, kind: JobLease.Kind.saeModel, targetID: model)
         defer { heartbeat.stop() }
         let (rows, dimensions, values) = try activations(set: setID)
-        let stored = try Self.settings(from: try workspace.saeModelHeader(model)!.settingsJSON)
+        let stored = try Self.settings(from: try tables.saeModelHeader(model)!.settingsJSON)
         let batchSize = stored.options.batch
         let resumed = resume != nil
         var log: [SAELogRow] = []
@@ -290,7 +296,7 @@ package struct SAEService: Sendable {
                         values: SAETrainingPoint(model: model, log: log.last!).values))
             }
             if metrics.step % stored.options.checkpointEvery == 0 {
-                try workspace.checkpointSAE(
+                try tables.checkpointSAE(
                     model, step: trainer.step, state: trainer.serialized(), metricsJSON: nil, log: log)
                 log = []
             }
@@ -299,17 +305,17 @@ package struct SAEService: Sendable {
         var metrics: SAEMetrics?
         if trainer.step >= trainer.settings.steps {
             metrics = SAEMetrics.measure(trainer.sae, values: values, rows: rows, dimensions: dimensions)
-            let layerOfSet = try workspace.activationSets().first { $0.id == setID }?.layer ?? 0
+            let layerOfSet = try tables.activationSets().first { $0.id == setID }?.layer ?? 0
             metrics?.embeddingFidelity = try fidelity(trainer.sae, layer: layerOfSet)
         }
-        try workspace.checkpointSAE(
+        try tables.checkpointSAE(
             model, step: trainer.step, state: trainer.serialized(), metricsJSON: try metrics.map { try $0.json() },
             log: log)
         if metrics != nil, !reporter.isCancelled {
             // The feature browser's index, built once here rather than on the panel's first visit
             // (which builds it instead when this is stopped or fails: it is a cache, and the SAE
             // is already saved).
-            _ = try? SAEFeatureIndex(model: model, workspace: workspace, reporter: reporter)
+            _ = try? SAEFeatureIndex(model: model, database: database, reporter: reporter)
         }
         return Trained(
             model: model, step: trainer.step, metrics: metrics,
@@ -321,7 +327,7 @@ package struct SAEService: Sendable {
     /// and the clean embedding, over up to `limit` chunks spread over the corpus.
     package func fidelity(_ sae: SparseAutoencoder, layer: Int, limit: Int = 64) throws -> Double {
         let embedder = try models.miniLM()
-        let chunks = try workspace.chunks()
+        let chunks = try CorpusTables(database).chunks()
         guard !chunks.isEmpty else { return .nan }
         let step = max(1, chunks.count / limit)
         let picked = stride(from: 0, to: chunks.count, by: step).prefix(limit).map { chunks[$0] }

@@ -186,6 +186,12 @@ package struct StoreTable: Sendable, Hashable {
             if column.notNull, column.defaultSQL != nil { definition += " NOT NULL" }
             statements.append("ALTER TABLE \(Self.quote(name)) ADD COLUMN IF NOT EXISTS \(definition)")
         }
+        // Columns read a slice at a time are kept uncompressed, so `substring` fetches only the
+        // TOAST chunks holding the slice instead of decompressing the value up to it.
+        for column in columns where Self.slicedColumns.contains("\(name).\(column.name)") {
+            statements.append(
+                "ALTER TABLE \(Self.quote(name)) ALTER COLUMN \(Self.quote(column.name)) SET STORAGE EXTERNAL")
+        }
         for index in indexes {
             statements.append(
                 "CREATE \(index.unique ? "UNIQUE " : "")INDEX IF NOT EXISTS \(Self.quote(index.name)) ON "
@@ -202,6 +208,10 @@ package struct StoreTable: Sendable, Hashable {
         }
         return statements
     }
+
+    /// `table.column`s whose values are read in slices (an SAE card reads a dozen rows of a 3 MB
+    /// activation shard).
+    static let slicedColumns: Set<String> = ["sae_activation_shards.data"]
 
     package static func quote(_ identifier: String) -> String {
         "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""

@@ -26,6 +26,18 @@ extension SAEPanel {
         }
     }
 
+    /// The features of an SAE whose index is already read, with their labels read again (another
+    /// process labelled on a shared workspace): quick, so not a job.
+    package struct RefreshLabels: PortRequest {
+        package var model: Int64
+
+        package init(model: Int64) {
+            self.model = model
+        }
+
+        package func ask(_ port: SAEBrowser) throws -> [SAEFeatureIndex.Summary] { try port.index(model).summaries }
+    }
+
     /// One feature's card.
     package struct LoadCard: PortRequest {
         package var model: Int64

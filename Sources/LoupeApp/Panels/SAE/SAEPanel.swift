@@ -195,6 +195,12 @@ package struct SAEPanel: Panel {
             featuresLoaded(load)
         } else if let (asked, load) = answer.matching(LabelFeature.self), asked.model == selectedModel {
             featuresLoaded(load)
+        } else if let (asked, load) = answer.matching(RefreshLabels.self), asked.model == selectedModel,
+            case .loaded(let summaries) = load, features != nil
+        {
+            let labels = Dictionary(summaries.map { ($0.feature, $0.label) }, uniquingKeysWith: { a, _ in a })
+            for j in features!.indices { features![j].label = labels[features![j].feature] ?? nil }
+            if let open = card?.feature { card?.label = labels[open] ?? nil }
         } else if let (asked, load) = answer.matching(LoadCard.self),
             asked.model == selectedModel && asked.feature == loadingCard
         {
@@ -249,6 +255,14 @@ package struct SAEPanel: Panel {
         case .jobFinished:
             // A training run (or a collection) may have ended: read the stored SAEs again.
             return [.ask(ListSAEs())]
+        case .workspaceChanged:
+            // Another process committed (a teammate training or labelling on a shared workspace):
+            // the SAEs again, and the labels of the features shown.
+            var effects: [PanelEffect] = [.ask(ListSAEs())]
+            if let model = selectedModel, features != nil, loadingFeatures == nil {
+                effects.append(.ask(RefreshLabels(model: model)))
+            }
+            return effects
         default: break
         }
         return []
