@@ -68,7 +68,15 @@ extension PostgresStore {
                 WHERE t.tgname = ? AND s.nspname = current_schema()
                 """, [.text(Self.changesChannel)]
             ).first?.integer("n")
-            if announcing != Int64(tables.count) {
+            // Tables announced row by row (see ``rowAnnounced``) since this Loupe.
+            let byRow = try session.execute(
+                """
+                SELECT COUNT(*) AS n FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+                JOIN pg_namespace s ON s.oid = c.relnamespace
+                WHERE t.tgname = ? AND s.nspname = current_schema() AND (t.tgtype & 1) = 1
+                """, [.text(Self.changesChannel)]
+            ).first?.integer("n")
+            if announcing != Int64(tables.count) || byRow != Int64(Self.rowAnnounced.count) {
                 for statement in Self.announcingStatements(tables) { try session.execute(statement) }
             }
         }
@@ -78,10 +86,18 @@ extension PostgresStore {
     /// name (``PostgresWatcher`` listens to it); also the name of the triggers that announce it.
     package static let changesChannel = "loupe_changes"
 
+    /// Tables whose triggers announce row by row: eval workers' leases, a statement each worker
+    /// thread runs before each answer, finding nothing once the run is all leased.
+    static let rowAnnounced: Set<String> = ["eval_work_items"]
+
     /// A statement-level trigger on every table calling `pg_notify`: PostgreSQL delivers the
     /// notices when the transaction commits (none for one rolled back) and sends one per table
     /// and transaction however many statements it ran, so a receiver's import of a thousand
     /// spans costs one notice.
+    ///
+    /// The tables in ``rowAnnounced`` announce row by row instead (and on TRUNCATE by statement):
+    /// a statement that changes no row of them announces nothing, and PostgreSQL still delivers
+    /// one notice a transaction, as it folds identical notices.
     static func announcingStatements(_ tables: [StoreTable]) -> [String] {
         let function = "loupe_announce_change"
         var statements = [
@@ -93,9 +109,19 @@ extension PostgresStore {
         for table in tables {
             let name = StoreTable.quote(table.name)
             statements.append("DROP TRIGGER IF EXISTS \(changesChannel) ON \(name)")
-            statements.append(
-                "CREATE TRIGGER \(changesChannel) AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON \(name) "
-                    + "FOR EACH STATEMENT EXECUTE FUNCTION \(function)()")
+            statements.append("DROP TRIGGER IF EXISTS \(changesChannel)_truncate ON \(name)")
+            if rowAnnounced.contains(table.name) {
+                statements.append(
+                    "CREATE TRIGGER \(changesChannel) AFTER INSERT OR UPDATE OR DELETE ON \(name) "
+                        + "FOR EACH ROW EXECUTE FUNCTION \(function)()")
+                statements.append(
+                    "CREATE TRIGGER \(changesChannel)_truncate AFTER TRUNCATE ON \(name) "
+                        + "FOR EACH STATEMENT EXECUTE FUNCTION \(function)()")
+            } else {
+                statements.append(
+                    "CREATE TRIGGER \(changesChannel) AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON \(name) "
+                        + "FOR EACH STATEMENT EXECUTE FUNCTION \(function)()")
+            }
         }
         return statements
     }

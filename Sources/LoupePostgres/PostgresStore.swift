@@ -7,23 +7,26 @@ import NIOSSL
 import PostgresNIO
 import Synchronization
 
-/// A workspace on PostgreSQL: one connection through postgres-nio, used as Loupe uses SQLite —
-/// statements with `?` placeholders, a transaction per multi-row write, the schema brought
-/// forward under an advisory lock when it is opened.
+/// A workspace on PostgreSQL through postgres-nio, used as Loupe uses SQLite — statements with
+/// `?` placeholders, a transaction per multi-row write, the schema brought forward under an
+/// advisory lock when it is opened.
 ///
-/// Calls block their thread until the server answers (the connection runs on NIO's shared event
-/// loop), so commands and panels call it as they call ``Workspace``. One statement or
-/// transaction runs at a time.
+/// Calls block their thread until the server answers (the connections run on NIO's shared event
+/// loop), so commands and panels call it as they call ``Workspace``. Each statement or
+/// transaction takes a connection of its own from a pool that grows, up to ``maxConnections``,
+/// only while calls overlap: a command uses one, while an eval worker's threads each commit their
+/// answers without waiting for each other's round trips.
 ///
 /// Thread-safety: all methods may be called from any thread, but never from the event loop.
 package final class PostgresStore: Sendable {
     package let url: PostgresURL
-    /// The connection; a new one replaces it when the server dropped it (read and replaced only
-    /// while holding `turn`).
-    private let current: Mutex<PostgresConnection>
+    /// The most connections open at once; a call beyond them waits for one to be free.
+    package let maxConnections: Int
+    /// Connections not in use; a dropped one is replaced when it is next taken.
+    private let idle: Mutex<[PostgresConnection]>
+    /// One permit per connection that may be in use.
+    private let permits: DispatchSemaphore
     private let connectTimeout: Double
-    /// One statement or transaction at a time on the one connection.
-    private let turn = NSLock()
 
     /// PostgreSQL's advisory lock key under which schemas are brought forward ("LOUP").
     static let migrationLock: Int64 = 0x4C4F_5550
@@ -33,11 +36,17 @@ package final class PostgresStore: Sendable {
 
     private static let logger = Logger(label: "loupe-postgres", factory: { _ in SwiftLogNoOpLogHandler() })
 
-    private init(url: PostgresURL, connection: PostgresConnection, connectTimeout: Double) {
+    private init(url: PostgresURL, connection: PostgresConnection, connectTimeout: Double, maxConnections: Int) {
         self.url = url
-        current = Mutex(connection)
+        self.maxConnections = max(1, maxConnections)
+        idle = Mutex([connection])
+        permits = DispatchSemaphore(value: self.maxConnections)
         self.connectTimeout = connectTimeout
     }
+
+    /// How many connections a store opens at most, unless told: as many as an eval worker's
+    /// default threads, well under PostgreSQL's default `max_connections` (100) for a team.
+    package static let defaultMaxConnections = 8
 
     /// Connects to `url` and brings its schema forward (creating the workspace's tables in an
     /// empty database).
@@ -45,8 +54,10 @@ package final class PostgresStore: Sendable {
     /// - Throws: ``WorkspaceError``: the server cannot be reached (`unreachable`), refuses the
     ///   credentials or the database does not exist (`inaccessible`), the database holds tables
     ///   of something else (`notAWorkspace`) or a newer Loupe's schema (`schemaTooNew`).
-    package static func open(_ url: PostgresURL, connectTimeout: Double = 10) throws(WorkspaceError) -> PostgresStore {
-        let store = try connect(url, connectTimeout: connectTimeout)
+    package static func open(
+        _ url: PostgresURL, connectTimeout: Double = 10, maxConnections: Int = defaultMaxConnections
+    ) throws(WorkspaceError) -> PostgresStore {
+        let store = try connect(url, connectTimeout: connectTimeout, maxConnections: maxConnections)
         do {
             try store.migrate()
         } catch {
@@ -57,11 +68,13 @@ package final class PostgresStore: Sendable {
     }
 
     /// Connects to `url` without looking at its tables.
-    package static func connect(_ url: PostgresURL, connectTimeout: Double = 10) throws(WorkspaceError) -> PostgresStore
-    {
+    package static func connect(
+        _ url: PostgresURL, connectTimeout: Double = 10, maxConnections: Int = defaultMaxConnections
+    ) throws(WorkspaceError) -> PostgresStore {
         PostgresStore(
-            url: url, connection: try newConnection(url, connectTimeout: connectTimeout), connectTimeout: connectTimeout
-        )
+            url: url, connection: try newConnection(url, connectTimeout: connectTimeout),
+            connectTimeout: connectTimeout,
+            maxConnections: maxConnections)
     }
 
     /// A new connection to `url`.
@@ -109,60 +122,79 @@ package final class PostgresStore: Sendable {
     /// A store let go without ``close()`` closes its connection: postgres-nio requires it.
     deinit { close() }
 
-    /// Closes the connection (a no-op when it is already closed).
+    /// Closes the idle connections (every one, once no call is under way).
     package func close() {
-        try? current.withLock { $0 }.close().wait()
+        for connection in idle.withLock({ $0 }) { try? connection.close().wait() }
+    }
+
+    /// How many connections are open and not in use.
+    package var idleConnections: Int { idle.withLock { $0.count } }
+
+    /// Runs `body` on a connection of its own: an idle one, a new one while fewer than
+    /// ``maxConnections`` are in use, else the first one given back. A connection the server
+    /// dropped (it restarted) is replaced first, so a statement or transaction that starts
+    /// afterwards runs, while the one under way when it dropped failed whole.
+    private func withConnection<T>(_ body: (PostgresConnection) throws(WorkspaceError) -> T) throws(WorkspaceError)
+        -> T
+    {
+        permits.wait()
+        defer { permits.signal() }
+        var connection = idle.withLock { $0.popLast() }
+        if connection?.isClosed ?? true {
+            connection = try Self.newConnection(url, connectTimeout: connectTimeout)
+        }
+        let taken = connection!
+        defer { idle.withLock { $0.append(taken) } }
+        return try body(taken)
     }
 
     /// Runs one statement and returns its rows and how many rows it changed.
     @discardableResult
     package func execute(_ sql: String, _ arguments: [SQLValue] = []) throws(WorkspaceError) -> [SQLRow] {
-        turn.lock()
-        defer { turn.unlock() }
-        try reconnectIfLost()
-        return try run(sql, arguments).rows
+        try withConnection { connection throws(WorkspaceError) in try run(sql, arguments, on: connection).rows }
     }
 
-    /// Connects again when the server dropped the connection (it restarted): a statement or a
-    /// transaction that starts afterwards runs, while the one under way when it dropped failed
-    /// whole. The caller holds the turn.
-    private func reconnectIfLost() throws(WorkspaceError) {
-        guard current.withLock({ $0.isClosed }) else { return }
-        let fresh = try Self.newConnection(url, connectTimeout: connectTimeout)
-        current.withLock { $0 = fresh }
-    }
-
-    /// Runs `body` in one transaction: a throw rolls everything back.
+    /// Runs `body` in one transaction on one connection: a throw rolls everything back.
     package func transaction<T>(_ body: (Transaction) throws -> T) throws(WorkspaceError) -> T {
-        turn.lock()
-        defer { turn.unlock() }
-        try reconnectIfLost()
-        try run("BEGIN", [])
-        do {
-            let result = try body(Transaction(store: self))
-            try run("COMMIT", [])
-            return result
-        } catch {
-            _ = try? run("ROLLBACK", [])
-            if let error = error as? WorkspaceError { throw error }
-            throw WorkspaceError(.database, path: url.description, message: "\(error)")
+        try withConnection { connection throws(WorkspaceError) in
+            // BEGIN is sent without waiting for its answer: the connection runs its queries in
+            // the order they were sent, so the body's first statement follows it in the same
+            // round trip (a worker's answer is three short transactions). Its answer is read
+            // before COMMIT; a BEGIN that failed fails the transaction.
+            let begun = connection.query(PostgresQuery(unsafeSQL: "BEGIN"), logger: Self.logger)
+            do {
+                let result = try body(Transaction(store: self, connection: connection))
+                do {
+                    _ = try Self.waiting(for: begun, on: connection.eventLoop)
+                } catch {
+                    throw Self.translate(error, url: url, connecting: false)
+                }
+                try run("COMMIT", [], on: connection)
+                return result
+            } catch {
+                _ = try? Self.waiting(for: begun, on: connection.eventLoop)
+                _ = try? run("ROLLBACK", [], on: connection)
+                if let error = error as? WorkspaceError { throw error }
+                throw WorkspaceError(.database, path: url.description, message: "\(error)")
+            }
         }
     }
 
-    /// Statements inside ``PostgresStore/transaction(_:)``.
+    /// Statements inside ``PostgresStore/transaction(_:)``, on its connection.
     package struct Transaction {
         fileprivate let store: PostgresStore
+        fileprivate let connection: PostgresConnection
 
         /// Runs one statement and returns how many rows it inserted, updated or deleted.
         package func changes(_ sql: String, _ arguments: [SQLValue]) throws -> Int {
-            try store.run(sql, arguments).changed
+            try store.run(sql, arguments, on: connection).changed
         }
     }
 
-    /// One statement on the connection; the caller holds the turn.
-    fileprivate func run(_ sql: String, _ arguments: [SQLValue]) throws(WorkspaceError) -> (
-        rows: [SQLRow], changed: Int
-    ) {
+    /// One statement on `connection`, which the caller holds.
+    fileprivate func run(_ sql: String, _ arguments: [SQLValue], on connection: PostgresConnection)
+        throws(WorkspaceError) -> (rows: [SQLRow], changed: Int)
+    {
         var bindings = PostgresBindings(capacity: arguments.count)
         for argument in arguments {
             switch argument {
@@ -174,7 +206,6 @@ package final class PostgresStore: Sendable {
             }
         }
         let query = PostgresQuery(unsafeSQL: Self.numberingPlaceholders(sql), binds: bindings)
-        let connection = current.withLock { $0 }
         if connection.isClosed {
             throw Self.translate(ConnectionLost(), url: url, connecting: false)
         }
@@ -351,7 +382,7 @@ private struct ConnectionLost: Error {}
 
 extension PostgresStore.Transaction: SQLStatements {
     package func execute(_ sql: String, _ arguments: [SQLValue]) throws -> [SQLRow] {
-        try store.run(sql, arguments).rows
+        try store.run(sql, arguments, on: connection).rows
     }
 
     /// Many rows to a statement (PostgreSQL binds at most 65,535 values), so that rows cost no
@@ -368,7 +399,7 @@ extension PostgresStore.Transaction: SQLStatements {
         for start in stride(from: 0, to: rows.count, by: perStatement) {
             let chunk = rows[start..<min(rows.count, start + perStatement)]
             let sql = head + Array(repeating: tuple, count: chunk.count).joined(separator: ", ") + tail
-            out += try store.run(sql, chunk.flatMap { $0 }).rows
+            out += try store.run(sql, chunk.flatMap { $0 }, on: connection).rows
         }
         return out
     }
@@ -389,5 +420,10 @@ extension PostgresStore: SQLDatabase {
         _ body: @Sendable (any SQLStatements) throws -> T
     ) throws(WorkspaceError) -> T {
         try transaction { try body($0) }
+    }
+
+    /// One statement in its own implicit transaction.
+    package func writeStatement(_ sql: String, _ arguments: [SQLValue]) throws(WorkspaceError) -> [SQLRow] {
+        try execute(sql, arguments)
     }
 }

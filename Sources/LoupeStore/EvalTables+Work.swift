@@ -100,27 +100,23 @@ extension EvalTables {
             // Only runs still being worked: one cancelled or failed keeps its open items.
             filter += " AND run_id IN (SELECT id FROM eval_runs WHERE status = 'running')"
         }
-        // Found first and written only when there is one: a statement that changes nothing
-        // still announces a change on PostgreSQL (the tables' statement triggers), and idle
-        // workers waiting for announcements must not wake one another.
-        let open = """
-            SELECT run_id, item_id, epoch FROM eval_work_items WHERE \(filter)
-            ORDER BY run_id, position LIMIT 1\(dialect.skipLocked)
-            """
+        // One statement, atomic on its own (one round trip on PostgreSQL, where every worker
+        // thread leases before each answer). An UPDATE that finds nothing announces nothing:
+        // eval_work_items announces its changes row by row (``PostgresStore``'s triggers), so
+        // idle workers waiting for announcements do not wake one another.
         let lease = """
             UPDATE eval_work_items SET worker = ?, lease_until = \(now) + ?, attempts = attempts + 1
-            WHERE run_id = ? AND item_id = ? AND epoch = ?
+            WHERE (run_id, item_id, epoch) = (
+              SELECT run_id, item_id, epoch FROM eval_work_items WHERE \(filter)
+              ORDER BY run_id, position LIMIT 1\(dialect.skipLocked))
             RETURNING *
             """
-        let fixed = arguments
-        return try database.writeStatements { sql in
-            guard let key = try sql.execute(open, fixed).first, let runID = key.integer("run_id"),
-                let epoch = key.integer("epoch"), let item = key.text("item_id")
-            else { return nil }
-            return try sql.fetch(
-                EvalWorkItem.self, lease,
-                [.text(worker), .real(leaseSeconds), .integer(runID), .text(item), .integer(epoch)]
-            ).first
+        return try database.writeStatement(lease, [.text(worker), .real(leaseSeconds)] + arguments).first.map {
+            row throws(WorkspaceError) in
+            do { return try EvalWorkItem(row: row.grdbRow) } catch {
+                throw WorkspaceError(
+                    .database, path: "eval_work_items", message: "a leased item reads back wrong: \(error)")
+            }
         }
     }
 

@@ -111,6 +111,15 @@ package protocol SQLDatabase: Sendable {
     func readStatements<T: Sendable>(_ body: @Sendable (any SQLStatements) throws -> T) throws(WorkspaceError) -> T
     /// Runs `body` in one write transaction; a throw rolls everything back.
     func writeStatements<T: Sendable>(_ body: @Sendable (any SQLStatements) throws -> T) throws(WorkspaceError) -> T
+    /// Runs one statement that writes, atomic on its own: no transaction around it where the
+    /// backend need not open one (PostgreSQL runs it in one round trip, not BEGIN…COMMIT's three).
+    func writeStatement(_ sql: String, _ arguments: [SQLValue]) throws(WorkspaceError) -> [SQLRow]
+}
+
+extension SQLDatabase {
+    package func writeStatement(_ sql: String, _ arguments: [SQLValue]) throws(WorkspaceError) -> [SQLRow] {
+        try writeStatements { try $0.execute(sql, arguments) }
+    }
 }
 
 extension SQLValue {

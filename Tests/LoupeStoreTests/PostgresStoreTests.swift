@@ -33,6 +33,50 @@ import Testing
         again.close()
     }
 
+    /// Calls that overlap each get a connection of their own, up to the store's most: four
+    /// transactions held open at once run on four server processes; with room for two, six calls
+    /// share two. A single caller keeps using one.
+    @Test func overlappingCallsTakeConnectionsOfTheirOwnUpToTheMost() throws {
+        let url = try PostgresURL(cluster.url(try cluster.database("pool")), environment: [:])
+        let wide = try PostgresStore.open(url, maxConnections: 4)
+        defer { wide.close() }
+        let pids = Mutex<[Int64]>([])
+        let inside = DispatchGroup()
+        let done = DispatchGroup()
+        for _ in 0..<4 {
+            inside.enter()
+            done.enter()
+            // Threads of their own: concurrentPerform runs as many at once as there are cores.
+            Thread {
+                _ = try? wide.transaction { sql in
+                    let pid = try sql.execute("SELECT pg_backend_pid() AS pid", []).first?.integer("pid") ?? 0
+                    pids.withLock { $0.append(pid) }
+                    // Held until all four are inside a transaction at once.
+                    inside.leave()
+                    _ = inside.wait(timeout: .now() + 30)
+                }
+                done.leave()
+            }.start()
+        }
+        #expect(done.wait(timeout: .now() + 60) == .success)
+        #expect(Set(pids.withLock { $0 }).count == 4 && wide.idleConnections == 4)
+
+        let narrow = try PostgresStore.open(url, maxConnections: 2)
+        defer { narrow.close() }
+        let seen = Mutex<Set<Int64>>([])
+        DispatchQueue.concurrentPerform(iterations: 6) { _ in
+            let pid = try? narrow.execute("SELECT pg_backend_pid() AS pid, pg_sleep(0.05)").first?.integer("pid")
+            seen.withLock { _ = $0.insert(pid ?? 0) }
+        }
+        #expect(seen.withLock { $0.count } <= 2 && !seen.withLock { $0.contains(0) })
+        #expect(narrow.idleConnections <= 2)
+
+        let single = try PostgresStore.open(url)
+        defer { single.close() }
+        for _ in 0..<5 { _ = try single.execute("SELECT 1") }
+        #expect(single.idleConnections == 1)
+    }
+
     /// Two processes bringing one database forward at once: the advisory lock makes one wait.
     @Test func twoOpeningAtOnceDoNotCollide() throws {
         let url = try PostgresURL(cluster.url(try cluster.database("race")), environment: [:])
@@ -241,6 +285,40 @@ import Testing
         try Self.waitUntil("the next commit is announced") { watcher.changed() }
         #expect(watcher.notices == seen + 1)
         #expect(try store.execute("SELECT COUNT(*) AS n FROM settings").first?["n"] == .integer(1))
+    }
+
+    /// Eval workers' leases announce row by row: a lease that finds nothing (every item taken)
+    /// wakes no idle worker, one that takes an item announces once, and so does a statement
+    /// changing many items in one transaction.
+    @Test func aStatementChangingNoWorkItemAnnouncesNothing() throws {
+        let store = try open("row-notices")
+        defer { store.close() }
+        let watcher = PostgresWatcher(url: store.url)
+        defer { watcher.stop() }
+        try Self.waitUntil("the watcher listens") { watcher.isListening }
+        try store.execute(
+            "INSERT INTO eval_runs (suite, suite_hash, dataset_hash, target_kind, target_json, scorers_json, epochs, "
+                + "planned, status, source, loupe_version, started_at) "
+                + "VALUES ('s', 'h', 'd', 'model', '{}', '[]', 1, 3, 'running', 'loupe', '0', 'now')")
+        try Self.waitUntil("the run is announced") { watcher.changed() }
+        var seen = watcher.notices
+        try store.execute("UPDATE eval_work_items SET worker = 'w' WHERE run_id = 99")
+        // A change to another table follows: its notice would come after one of the no-op's.
+        try store.execute("INSERT INTO command_history (line, source, ran_at) VALUES ('x', 'tui', 'now')")
+        try Self.waitUntil("the next commit is announced") { watcher.changed() }
+        #expect(watcher.notices == seen + 1)
+        seen = watcher.notices
+        try store.transaction { sql in
+            for item in ["a", "b", "c"] {
+                try sql.execute(
+                    "INSERT INTO eval_work_items (run_id, item_id, epoch, position, item_json, attempts) "
+                        + "VALUES (1, ?, 1, 0, '{}', 0)", [.text(item)])
+            }
+            try sql.execute("UPDATE eval_work_items SET worker = 'w'", [])
+        }
+        try store.execute("INSERT INTO command_history (line, source, ran_at) VALUES ('y', 'tui', 'now')")
+        try Self.waitUntil("both commits are announced") { watcher.notices >= seen + 2 }
+        #expect(watcher.notices == seen + 2)
     }
 
     /// A database made before the tables announced their changes gets its triggers when opened.

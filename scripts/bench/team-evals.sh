@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Eval runs spread over workers (issue 25): one suite of ITEMS (default 240) model-target items
+# Eval runs spread over workers (issue 25): one suite of ITEMS (default 960: a run long enough
+# that starting the workers is a small part of it) model-target items
 # against a chat server that takes LATENCY (default 0.2) seconds an answer, queued on a PostgreSQL
 # server this script starts (initdb and pg_ctl in a temporary directory, a free loopback port,
 # stopped at the end) and answered by 1, 2 and 4 `loupe eval worker` processes of --concurrency 8.
@@ -7,7 +8,7 @@
 # (scripts/setup) and Debian's postgresql package.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-items=${ITEMS:-240}
+items=${ITEMS:-960}
 latency=${LATENCY:-0.2}
 concurrency=${CONCURRENCY:-8}
 loupe=${LOUPE:-.build/release/loupe}

@@ -245,6 +245,11 @@ extension EvalService {
         _ options: WorkOptions,
         state: borrowing Mutex<(outcome: WorkOutcome, failure: (any Error)?, touched: Set<Int64>)>
     ) throws -> Bool {
+        // Which runs still have an open item, read before the runs are finished: when none has,
+        // every run then running has all its answers in and is among those finished below. (Read
+        // after, an answer stored between the two reads could let this worker stop beside a run
+        // nobody marked complete.)
+        let open = options.run == nil && !options.follow ? try evals.openWorkedRuns() : []
         // Besides the runs it met, a worker finishes any run whose answers are all in but which
         // is still running: the worker that stored its last answer was killed before marking it.
         let runs =
@@ -265,7 +270,7 @@ extension EvalService {
         }
         if options.follow { return false }
         if options.run != nil { return allDone }
-        return try evals.openWorkedRuns().isEmpty
+        return open.isEmpty
     }
 
     /// The suite of run `id` parsed from the text the run keeps, its target and its scorers.

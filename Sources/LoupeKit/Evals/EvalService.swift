@@ -356,8 +356,10 @@ package struct EvalService: Sendable {
         case .model(let target):
             let provider = try provider(
                 target.provider, agents: AgentService(database: evals.database, models: try models))
+            // Prices read once a run (not once an answer, a read the server answers each time).
+            let prices = PriceTable(try TraceTables(evals.database).modelPrices())
             return Answerer(serial: false) { item in
-                try modelAnswer(item, target: target, provider: provider)
+                try modelAnswer(item, target: target, provider: provider, prices: prices)
             }
         }
     }
@@ -432,7 +434,9 @@ package struct EvalService: Sendable {
         }
     }
 
-    func modelAnswer(_ item: EvalItem, target: ModelTarget, provider: any ChatProvider) throws -> Answer {
+    func modelAnswer(_ item: EvalItem, target: ModelTarget, provider: any ChatProvider, prices: PriceTable) throws
+        -> Answer
+    {
         var messages: [Message] = []
         if let system = target.system { messages.append(Message(role: "system", text: system)) }
         messages.append(Message(role: "user", text: item.input))
@@ -458,7 +462,16 @@ package struct EvalService: Sendable {
         // The call's trace, with its cost, in the workspace the run is in (SQLite or PostgreSQL).
         let traces = TraceService(tables: TraceTables(evals.database))
         let id = try traces.tables.importTraces([TraceService.record(trace, sourceFile: nil)]).ids.first
-        let cost = try id.flatMap { try traces.load($0).summary.cost }
+        // The cost the trace's summary gives (``TraceService/load(_:)``): the call's own, else its
+        // tokens at the workspace's prices.
+        let usage = response.usage
+        let priced = usage.cost != nil || usage.inputTokens != nil || usage.outputTokens != nil
+        let cost =
+            id != nil && priced
+            ? usage.cost
+                ?? prices.cost(
+                    model: response.model, input: usage.inputTokens, output: usage.outputTokens,
+                    cachedInput: usage.cacheReadTokens) : nil
         // Only the reasons that mean the answer is not whole: servers name a normal end many ways
         // (stop, end_turn, eos_token, stop_sequence).
         let stopReason = response.finishReason.flatMap { reason -> String? in
