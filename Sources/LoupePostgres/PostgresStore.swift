@@ -169,7 +169,7 @@ package final class PostgresStore: Sendable {
                 } catch {
                     throw Self.translate(error, url: url, connecting: false)
                 }
-                try run("COMMIT", [], on: connection)
+                _ = try run("COMMIT", [], on: connection)
                 return result
             } catch {
                 _ = try? Self.waiting(for: begun, on: connection.eventLoop)
@@ -234,7 +234,7 @@ package final class PostgresStore: Sendable {
     private static func waiting<T: Sendable>(for future: EventLoopFuture<T>, on loop: any EventLoop) throws -> T {
         let promise = loop.makePromise(of: T.self)
         let settled = Mutex(false)
-        func settle(_ result: Result<T, any Error>) {
+        @Sendable func settle(_ result: Result<T, any Error>) {
             guard
                 settled.withLock({ done in
                     defer { done = true }

@@ -136,7 +136,7 @@ extension EvalTables {
     /// Gives back the open items `worker` holds (a worker stopping early), so others take them at
     /// once instead of after the lease.
     package func releaseEvalLeases(worker: String) throws(WorkspaceError) {
-        try database.writeStatements { sql in
+        _ = try database.writeStatements { sql in
             try sql.execute(
                 "UPDATE eval_work_items SET lease_until = NULL WHERE worker = ? AND done_at IS NULL", [.text(worker)])
         }
