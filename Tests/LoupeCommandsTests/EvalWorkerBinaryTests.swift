@@ -128,6 +128,16 @@ import Testing
         #expect(idle.isRunning, "a following worker stops only when told: \(said(log))")
     }
 
+    /// The suite asking `server`, queued for workers (`eval run --workers`) in a workspace file
+    /// in `directory`, opened.
+    private func queuedOnAFile(_ directory: String, server: LocalChatServer) throws -> Workspace {
+        let suite = try suite(directory, server: server)
+        let path = directory + "/queued.sqlite"
+        let queued = try TestEnvironment.run(["eval", "run", suite, "--workers", "--workspace", path])
+        #expect(queued.status == 0, "\(queued.error)")
+        return try Workspace(path: path)
+    }
+
     /// A worker whose runs are done stops, though its other threads wait for an announcement that
     /// the commit ending the runs was the last of: they used to sleep out their idle wait (5 s).
     /// Here nothing is ever announced and the wait is an hour: a thread left waiting keeps the
@@ -136,11 +146,7 @@ import Testing
         let directory = TestEnvironment.temporaryDirectory()
         let server = try Self.server(answers: Self.items)
         defer { server.stop() }
-        let suite = try suite(directory, server: server)
-        let path = directory + "/idle-threads.sqlite"
-        let queued = try TestEnvironment.run(["eval", "run", suite, "--workers", "--workspace", path])
-        #expect(queued.status == 0, "\(queued.error)")
-        let workspace = try Workspace(path: path)
+        let workspace = try queuedOnAFile(directory, server: server)
         var options = EvalService.WorkOptions()
         options.concurrency = 8
         options.announced = { 0 }
@@ -169,11 +175,7 @@ import Testing
         let directory = TestEnvironment.temporaryDirectory()
         let server = try Self.server(answers: Self.items)
         defer { server.stop() }
-        let suite = try suite(directory, server: server)
-        let path = directory + "/unmarked.sqlite"
-        let queued = try TestEnvironment.run(["eval", "run", suite, "--workers", "--workspace", path])
-        #expect(queued.status == 0, "\(queued.error)")
-        let workspace = try Workspace(path: path)
+        let workspace = try queuedOnAFile(directory, server: server)
         let service = EvalService(workspace: workspace, models: ModelLibrary(root: directory + "/no-models"))
         // One thread; it is told to stop as its last answer is stored, before it looks for more.
         var options = EvalService.WorkOptions()
