@@ -60,23 +60,19 @@ extension PostgresStore {
                         [.text(identifier), .text(now)])
                 }
             }
-            // Databases made before the tables announced their changes get their triggers too.
-            let announcing = try session.execute(
+            // Databases made before the tables announced their changes get their triggers too, and
+            // those made before some tables announced row by row (``rowAnnounced``) get them again.
+            let triggers = try session.execute(
                 """
-                SELECT COUNT(*) AS n FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+                SELECT COUNT(*) AS n, COUNT(*) FILTER (WHERE (t.tgtype & 1) = 1) AS by_row
+                FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
                 JOIN pg_namespace s ON s.oid = c.relnamespace
                 WHERE t.tgname = ? AND s.nspname = current_schema()
                 """, [.text(Self.changesChannel)]
-            ).first?.integer("n")
-            // Tables announced row by row (see ``rowAnnounced``) since this Loupe.
-            let byRow = try session.execute(
-                """
-                SELECT COUNT(*) AS n FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
-                JOIN pg_namespace s ON s.oid = c.relnamespace
-                WHERE t.tgname = ? AND s.nspname = current_schema() AND (t.tgtype & 1) = 1
-                """, [.text(Self.changesChannel)]
-            ).first?.integer("n")
-            if announcing != Int64(tables.count) || byRow != Int64(Self.rowAnnounced.count) {
+            ).first
+            if triggers?.integer("n") != Int64(tables.count)
+                || triggers?.integer("by_row") != Int64(Self.rowAnnounced.count)
+            {
                 for statement in Self.announcingStatements(tables) { try session.execute(statement) }
             }
         }

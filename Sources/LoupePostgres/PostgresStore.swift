@@ -159,7 +159,7 @@ package final class PostgresStore: Sendable {
         try withConnection { connection throws(WorkspaceError) in
             // BEGIN is sent without waiting for its answer: the connection runs its queries in
             // the order they were sent, so the body's first statement follows it in the same
-            // round trip (a worker's answer is three short transactions). Its answer is read
+            // round trip (a worker stores each answer in two short transactions). Its answer is read
             // before COMMIT; a BEGIN that failed fails the transaction.
             let begun = connection.query(PostgresQuery(unsafeSQL: "BEGIN"), logger: Self.logger)
             do {

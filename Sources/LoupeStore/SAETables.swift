@@ -117,30 +117,20 @@ package struct SAETables: Sendable {
         if let workspace = database as? Workspace {
             return try Self.sqliteRowBytes(workspace, set: set, rows: range, bytesPerRow: bytesPerRow)
         }
+        // Each shard's part in one query: its first row asked for, and the bytes from there to
+        // the last row asked for or the shard's end.
+        let (lower, upper) = (SQLValue.integer(Int64(range.lowerBound)), SQLValue.integer(Int64(range.upperBound)))
+        let width = SQLValue.integer(Int64(bytesPerRow))
         return try database.readStatements { sql in
-            let shards = try sql.execute(
-                #"SELECT shard, first_row, "rows" FROM sae_activation_shards "#
-                    + #"WHERE set_id = ? AND first_row < ? AND first_row + "rows" > ? ORDER BY shard"#,
-                [.integer(set), .integer(Int64(range.upperBound)), .integer(Int64(range.lowerBound))]
-            ).map {
-                (
-                    shard: $0.integer("shard") ?? 0, first: Int($0.integer("first_row") ?? 0),
-                    rows: Int($0.integer("rows") ?? 0)
-                )
-            }
-            return try shards.map { shard in
-                let first = max(range.lowerBound, shard.first)
-                let last = min(range.upperBound, shard.first + shard.rows)
-                let part = try sql.execute(
-                    "SELECT substring(data FROM CAST(? AS INTEGER) FOR CAST(? AS INTEGER)) AS part "
-                        + "FROM sae_activation_shards WHERE set_id = ? AND shard = ?",
-                    [
-                        .integer(Int64((first - shard.first) * bytesPerRow + 1)),
-                        .integer(Int64(max(0, last - first) * bytesPerRow)), .integer(set), .integer(shard.shard),
-                    ]
-                ).first
-                return (first, Self.data(part?["part"] ?? .null))
-            }
+            try sql.execute(
+                """
+                SELECT GREATEST(?, first_row) AS first,
+                  substring(data FROM CAST((GREATEST(?, first_row) - first_row) * ? + 1 AS INTEGER)
+                    FOR CAST((LEAST(?, first_row + "rows") - GREATEST(?, first_row)) * ? AS INTEGER)) AS part
+                FROM sae_activation_shards
+                WHERE set_id = ? AND first_row < ? AND first_row + "rows" > ? ORDER BY shard
+                """, [lower, lower, width, upper, lower, width, .integer(set), upper, lower]
+            ).map { (Int($0.integer("first") ?? 0), Self.data($0["part"])) }
         }
     }
 

@@ -239,8 +239,9 @@ extension EvalService {
     }
 
     /// Nothing could be leased: marks the runs this worker met (or `options.run`), and any run
-    /// whose answers are all in, complete where every item is answered. Returns true when the worker should stop: its run is answered, or
-    /// no running run has an open item (unless it follows).
+    /// whose answers are all in, complete where every item is answered. Returns true when the
+    /// worker should stop: its run is answered, or no running run has an open item (unless it
+    /// follows).
     private func finishRuns(
         _ options: WorkOptions,
         state: borrowing Mutex<(outcome: WorkOutcome, failure: (any Error)?, touched: Set<Int64>)>

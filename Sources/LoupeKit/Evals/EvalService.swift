@@ -460,8 +460,7 @@ package struct EvalService: Sendable {
         let externalID = "eval-\(item.id)-" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
         let trace = Trace(externalID: externalID, format: .loupe, name: "eval · \(item.id)", spans: [root, call])
         // The call's trace, with its cost, in the workspace the run is in (SQLite or PostgreSQL).
-        let traces = TraceService(tables: TraceTables(evals.database))
-        let id = try traces.tables.importTraces([TraceService.record(trace, sourceFile: nil)]).ids.first
+        let id = try TraceTables(evals.database).importTraces([TraceService.record(trace, sourceFile: nil)]).ids.first
         // The cost the trace's summary gives (``TraceService/load(_:)``): the call's own, else its
         // tokens at the workspace's prices.
         let usage = response.usage

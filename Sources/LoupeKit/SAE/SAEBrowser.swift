@@ -34,18 +34,11 @@ package final class SAEBrowser: Sendable {
     }
 
     /// The index of `model` at its current step: kept in memory once read, read from the
-    /// workspace when `sae train` stored it, built (with progress on `reporter`) when not. Its
-    /// labels are read afresh each time: another annotator may have labelled on a shared workspace.
+    /// workspace when `sae train` stored it, built (with progress on `reporter`) when not.
     package func index(_ model: Int64, reporter: JobReporter = .detached()) throws -> SAEFeatureIndex {
         guard let record = try tables.saeModelHeader(model) else { throw SAEError("there is no SAE \(model)") }
-        let tables = self.tables
         return try indexes.withLock { cached in
-            if var index = cached[model], index.step == record.step {
-                let labels = try tables.saeFeatureLabels(model: model)
-                for j in index.summaries.indices { index.summaries[j].label = labels[j] }
-                cached[model] = index
-                return index
-            }
+            if let index = cached[model], index.step == record.step { return index }
             let index = try SAEFeatureIndex(model: model, database: database, reporter: reporter)
             cached[model] = index
             return index
@@ -59,6 +52,16 @@ package final class SAEBrowser: Sendable {
     package func activate(model: Int64, text: String) throws -> SAETextActivations {
         let index = try index(model)
         return try SAETextActivations(text: text, sae: index.sae, layer: index.layer, embedder: try models.miniLM())
+    }
+
+    /// The features of `model` with their labels read again (another annotator may have labelled
+    /// on a shared workspace); the index is the one kept.
+    package func relabelled(_ model: Int64) throws -> [SAEFeatureIndex.Summary] {
+        var index = try index(model)
+        let labels = try tables.saeFeatureLabels(model: model)
+        for j in index.summaries.indices { index.summaries[j].label = labels[j] }
+        indexes.withLock { [index] in $0[model] = index }
+        return index.summaries
     }
 
     /// Stores `label` (empty removes it) and returns the features with it.

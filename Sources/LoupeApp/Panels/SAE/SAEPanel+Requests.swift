@@ -35,7 +35,7 @@ extension SAEPanel {
             self.model = model
         }
 
-        package func ask(_ port: SAEBrowser) throws -> [SAEFeatureIndex.Summary] { try port.index(model).summaries }
+        package func ask(_ port: SAEBrowser) throws -> [SAEFeatureIndex.Summary] { try port.relabelled(model) }
     }
 
     /// One feature's card.
