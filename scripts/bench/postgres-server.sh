@@ -1,11 +1,13 @@
 # Sourced by the team benches: starts a PostgreSQL server of their own (initdb and pg_ctl in a
-# temporary directory, as Debian's postgres user under root, a free loopback port, password
-# `bench`) and stops it, removing the directory, on exit. Sets `bin` (PostgreSQL's programs),
-# `work` (the directory), `port` and PGPASSWORD; `on_exit` may name more to clean up.
-bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+# temporary directory, as Debian's postgres user under root (or PG_USER), a free loopback port,
+# password `bench`) and stops it, removing the directory, on exit. PG_BIN names PostgreSQL's
+# programs where they are not Debian's. Sets `bin`, `work` (the directory), `port` and PGPASSWORD;
+# `on_exit` may name more to clean up.
+bin=${PG_BIN:-$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)}
 work=$(mktemp -d /tmp/loupe-team-bench-XXXXXX)
 as_server=()
-if [ "$(id -u)" = 0 ]; then chown postgres "$work"; as_server=(runuser -u postgres --); fi
+server_user=${PG_USER:-postgres}
+if [ "$(id -u)" = 0 ]; then chown "$server_user" "$work"; as_server=(runuser -u "$server_user" --); fi
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 on_exit=${on_exit:-true}
 stop_postgres() {
@@ -15,7 +17,7 @@ stop_postgres() {
 }
 trap stop_postgres EXIT
 echo bench > "$work/pw"
-[ "$(id -u)" = 0 ] && chown postgres "$work/pw"
+[ "$(id -u)" = 0 ] && chown "$server_user" "$work/pw"
 "${as_server[@]}" "$bin/initdb" -D "$work/data" -U loupe --auth=scram-sha-256 --pwfile="$work/pw" -E UTF8 --no-locale \
   >/dev/null
 "${as_server[@]}" "$bin/pg_ctl" -D "$work/data" -l "$work/server.log" -w \

@@ -4,7 +4,7 @@
 # against a chat server that takes LATENCY (default 0.2) seconds an answer, queued on a PostgreSQL
 # server this script starts (initdb and pg_ctl in a temporary directory, a free loopback port,
 # stopped at the end) and answered by 1, 2 and 4 `loupe eval worker` processes of --concurrency 8.
-# Prints answers/s for each and the scaling over one worker. Needs the release binary
+# Prints answers/s for each and the scaling over one worker (WORKERS="1 2 4 8" to try more). Needs the release binary
 # (scripts/setup) and Debian's postgresql package.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -36,7 +36,7 @@ YAML
 
 echo "$items items, ${latency}s a model answer, --concurrency $concurrency a worker, load $(cut -d' ' -f1 /proc/loadavg)"
 one=
-for workers in 1 2 4; do
+for workers in ${WORKERS:-1 2 4}; do
   "$bin/psql" -X -q -h 127.0.0.1 -p "$port" -U loupe -d postgres -c "CREATE DATABASE team$workers"
   url="postgres://loupe@127.0.0.1:$port/team$workers"
   "$loupe" eval run "$work/suite.yaml" --workers --workspace "$url" >/dev/null
