@@ -62,21 +62,44 @@ extension PostgresStore {
             }
             // Databases made before the tables announced their changes get their triggers too, and
             // those made before some tables announced row by row (``rowAnnounced``) get them again.
+            // Databases made before traces were numbered as they change get that trigger too.
+            let (announce, revise) = (SQLValue.text(Self.changesChannel), SQLValue.text(Self.revisionTrigger))
             let triggers = try session.execute(
                 """
-                SELECT COUNT(*) AS n, COUNT(*) FILTER (WHERE (t.tgtype & 1) = 1) AS by_row
+                SELECT COUNT(*) FILTER (WHERE t.tgname = ?) AS n,
+                  COUNT(*) FILTER (WHERE t.tgname = ? AND (t.tgtype & 1) = 1) AS by_row,
+                  COUNT(*) FILTER (WHERE t.tgname = ?) AS revised
                 FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
                 JOIN pg_namespace s ON s.oid = c.relnamespace
-                WHERE t.tgname = ? AND s.nspname = current_schema()
-                """, [.text(Self.changesChannel)]
+                WHERE t.tgname IN (?, ?) AND s.nspname = current_schema()
+                """, [announce, announce, revise, announce, revise]
             ).first
             if triggers?.integer("n") != Int64(tables.count)
                 || triggers?.integer("by_row") != Int64(Self.rowAnnounced.count)
             {
                 for statement in Self.announcingStatements(tables) { try session.execute(statement) }
             }
+            if triggers?.integer("revised") != 1 {
+                for statement in Self.revisionStatements { try session.execute(statement) }
+            }
         }
     }
+
+    /// The trigger that numbers each trace row as it is inserted or changed.
+    static let revisionTrigger = "loupe_revision"
+
+    /// Each trace row inserted or updated takes its transaction's id as its revision
+    /// (``TraceTables/revisionColumn``): ids are handed out as transactions first write, and a
+    /// reader's snapshot names the oldest still running, which is what makes a watermark that
+    /// misses nothing committed out of order. SQLite's migration (v25) keeps a counter instead.
+    static let revisionStatements = [
+        """
+        CREATE OR REPLACE FUNCTION loupe_revise() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN NEW.\(TraceTables.revisionColumn) := CAST(CAST(pg_current_xact_id() AS TEXT) AS BIGINT); RETURN NEW; END $$
+        """,
+        "DROP TRIGGER IF EXISTS \(revisionTrigger) ON traces",
+        "CREATE TRIGGER \(revisionTrigger) BEFORE INSERT OR UPDATE ON traces FOR EACH ROW EXECUTE FUNCTION loupe_revise()",
+    ]
 
     /// The channel each commit that changes a workspace table is announced on, with the table's
     /// name (``PostgresWatcher`` listens to it); also the name of the triggers that announce it.

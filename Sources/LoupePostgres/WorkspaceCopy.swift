@@ -157,7 +157,7 @@ package enum WorkspaceCopy {
     ) throws -> TableReport {
         var report = TableReport(table: table.name)
         let byRowid = table.primaryKey.isEmpty
-        let columns = (byRowid ? [StoreTable.rowidColumn] : []) + table.columns.map(\.name)
+        let columns = (byRowid ? [StoreTable.rowidColumn] : []) + table.copiedColumns.map(\.name)
         let keys = table.keyColumns
         let keyIndexes = keys.map { key in columns.firstIndex(of: key)! }
         let hasBlobs = table.columns.contains { $0.declaredType == "BLOB" }

@@ -301,6 +301,66 @@ package struct TraceTables: Sendable {
         }
     }
 
+    /// The column that numbers each trace row as it is inserted or changed (v25): a counter on
+    /// SQLite, the writing transaction's id on PostgreSQL, set by triggers on both, so that every
+    /// writer (imports, the receiver, a copy) numbers what it writes. It belongs to the database
+    /// it is in: a copy leaves it out.
+    package static let revisionColumn = "revision"
+
+    /// The traces inserted or changed since the read that returned `watermark` (every trace when
+    /// nil), their model usage, how many traces there are in all and the watermark for the next
+    /// read: what a list kept between reads (the Traces panel while spans stream in) needs
+    /// instead of every trace again.
+    ///
+    /// The watermark is read first, in the same consistent read. On SQLite it is one past the
+    /// largest number (one writer at a time, so numbers are commit order). On PostgreSQL numbers
+    /// are transaction ids, which commit out of order, so it is the read's snapshot: the first id
+    /// not yet handed out and the ids still running. A row the read did not see was written by
+    /// one of those or a later one, and nothing the read saw is read again.
+    package func traceChanges(since watermark: TraceWatermark?) throws(WorkspaceError) -> TraceChanges {
+        let snapshot =
+            switch database.dialect {
+            case .sqlite: "SELECT COALESCE(MAX(revision), 0) + 1 AS next, '' AS running FROM traces"
+            case .postgres:
+                """
+                SELECT CAST(CAST(pg_snapshot_xmax(s) AS TEXT) AS BIGINT) AS next,
+                  (SELECT string_agg(CAST(x AS TEXT), ',') FROM pg_snapshot_xip(s) AS x) AS running
+                FROM (SELECT pg_current_snapshot() AS s) AS now
+                """
+            }
+        return try database.readStatements { sql in
+            let row = try sql.execute(snapshot).first
+            let mark = TraceWatermark(
+                next: row?.integer("next") ?? 0,
+                running: (row?.text("running") ?? "").split(separator: ",").compactMap { Int64($0) })
+            guard let watermark else {
+                let traces = try sql.execute(Self.summariesQuery).map(Self.summary)
+                let usage = try sql.execute(Self.usageQuery).map(Self.usage)
+                return TraceChanges(traces: traces, usage: usage, total: traces.count, watermark: mark)
+            }
+            var condition = "\(Self.revisionColumn) >= ?"
+            if !watermark.running.isEmpty {
+                condition += " OR \(Self.revisionColumn) IN (\(StoreTable.placeholders(watermark.running.count)))"
+            }
+            let since = ([watermark.next] + watermark.running).map { SQLValue.integer($0) }
+            let traces = try sql.execute(
+                "SELECT \(Self.summaryColumns) FROM traces WHERE \(condition) ORDER BY id", since
+            ).map(Self.summary)
+            let usage =
+                traces.isEmpty
+                ? []
+                : try sql.execute(
+                    """
+                    SELECT trace_id, model, calls, input_tokens, output_tokens, cache_read_tokens, cost, costed
+                    FROM trace_model_usage WHERE trace_id IN (SELECT id FROM traces WHERE \(condition))
+                    ORDER BY trace_id, model
+                    """, since
+                ).map(Self.usage)
+            let total = try sql.execute("SELECT COUNT(*) AS n FROM traces").first?.integer("n") ?? 0
+            return TraceChanges(traces: traces, usage: usage, total: Int(total), watermark: mark)
+        }
+    }
+
     package func traceSummary(id: Int64) throws(WorkspaceError) -> TraceSummary? {
         try database.readStatements { sql in
             try sql.execute("SELECT \(Self.summaryColumns) FROM traces WHERE id = ?", [.integer(id)]).first

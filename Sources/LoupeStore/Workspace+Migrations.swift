@@ -606,6 +606,25 @@ extension Workspace {
             }
             try db.execute(sql: TraceTables.usageBackfill)
         }
+        migrator.registerMigration("v25: traces numbered as they change, for lists read again in part") { db in
+            // A list kept up to date (the Traces panel while spans stream in) reads only the traces
+            // changed since its last read. SQLite has one writer, so a counter is commit order;
+            // PostgreSQL's trigger (PostgresStore.revisionStatements) stamps its own.
+            try db.alter(table: "traces") { table in
+                table.add(column: TraceTables.revisionColumn, .integer).notNull().defaults(to: 0)
+            }
+            try db.create(index: "traces_revision", on: "traces", columns: [TraceTables.revisionColumn])
+            let next = "(SELECT COALESCE(MAX(revision), 0) + 1 FROM traces)"
+            try db.execute(
+                sql: """
+                    CREATE TRIGGER traces_revision_insert AFTER INSERT ON traces BEGIN
+                      UPDATE traces SET revision = \(next) WHERE id = NEW.id;
+                    END;
+                    CREATE TRIGGER traces_revision_update AFTER UPDATE ON traces WHEN NEW.revision = OLD.revision BEGIN
+                      UPDATE traces SET revision = \(next) WHERE id = NEW.id;
+                    END
+                    """)
+        }
         return migrator
     }()
 

@@ -31,6 +31,45 @@ import Testing
         #expect(traces[0].errorCount > 0)
     }
 
+    /// The port keeps the list between reads and reads only what changed, yet every read equals
+    /// a whole one: after an import, a renamed trace, a price set (which reprices every kept
+    /// trace) and a deleted trace (which the count gives away).
+    @Test func theListKeptBetweenReadsEqualsAWholeReadAfterEachChange() throws {
+        let service = TraceService(workspace: workspace)
+        #expect(try browser.list() == service.list())
+        _ = try service.importFiles([
+            KitFixtures.path("sample-data/traces/openai-chat.jsonl"),
+            KitFixtures.path("sample-data/traces/inspect-arith.json"),
+        ])
+        #expect(try browser.list() == service.list())
+        #expect(try browser.list().count > 5)
+
+        let first = try #require(try service.list().first)
+        _ = try workspace.writeStatements { sql in
+            try sql.execute("UPDATE traces SET name = 'renamed' WHERE id = ?", [.integer(first.id)])
+        }
+        #expect(try browser.list() == service.list())
+        #expect(try browser.list().first?.name == "renamed")
+
+        let unpriced = try #require(
+            try service.tables.modelUsage().first { $0.model != nil && $0.costed < $0.calls && $0.inputTokens != nil })
+        let before = try browser.list()
+        try service.tables.setModelPrices([
+            ModelPrice(
+                model: unpriced.model!, inputPerMTok: 1_000, outputPerMTok: 2_000, cachedInputPerMTok: nil,
+                source: "test")
+        ])
+        let repriced = try browser.list()
+        #expect(repriced == (try service.list()))
+        #expect(repriced.first { $0.id == unpriced.trace }?.cost != before.first { $0.id == unpriced.trace }?.cost)
+
+        _ = try workspace.writeStatements { sql in
+            try sql.execute("DELETE FROM traces WHERE id = ?", [.integer(first.id)])
+        }
+        #expect(try browser.list() == service.list())
+        #expect(try !browser.list().contains { $0.id == first.id })
+    }
+
     @Test func anOpenedTraceHasItsSpansStepsAndDepths() throws {
         let first = try #require(try browser.list().first)
         let opened = try browser.open(first.id)

@@ -308,4 +308,68 @@ import Testing
         #expect(TraceTables.date(.text("2026-11-25")) == Date.fromDatabaseValue("2026-11-25".databaseValue))
         #expect(TraceTables.date(.text("not a date")) == nil)
     }
+
+    /// A list kept between reads (the Traces panel while spans stream in) reads only the traces
+    /// added or changed since its last read: none when nothing changed, a trace that grew, a new
+    /// one, and a row another statement changed (a killed agent's trace marked).
+    @Test(arguments: StoreBackend.allCases) func changesSinceAReadAreTheTracesWrittenSince(_ backend: StoreBackend)
+        throws
+    {
+        let workspace = try tables(backend, "changes")
+        let first = try workspace.importTraces([Self.trace("a"), Self.trace("b")]).ids
+        let all = try workspace.traceChanges(since: nil)
+        #expect(all.traces == (try workspace.traceSummaries()) && all.total == 2)
+        #expect(all.usage == (try workspace.modelUsage()))
+        let none = try workspace.traceChanges(since: all.watermark)
+        #expect(none.traces.isEmpty && none.usage.isEmpty && none.total == 2)
+
+        var grown = Self.trace("b", hash: "h2", answer: "43")
+        grown.spans.append(Self.span(4, "chat gpt-4o", parent: "s0", model: "gpt-4o", tokens: (7, 3)))
+        grown.summary.spanCount = 5
+        let third = try workspace.importTraces([grown, Self.trace("c")]).ids
+        #expect(third[0] == first[1])
+        let changed = try workspace.traceChanges(since: none.watermark)
+        #expect(changed.traces.map(\.id) == [first[1], third[1]] && changed.total == 3)
+        #expect(changed.traces.first?.spanCount == 5)
+        #expect(changed.usage == (try workspace.modelUsage()).filter { $0.trace != first[0] })
+        #expect(changed.usage.contains { $0.trace == first[1] && $0.model == "gpt-4o" })
+
+        _ = try workspace.database.writeStatements { sql in
+            try sql.execute("UPDATE traces SET error_count = error_count + 1 WHERE id = ?", [.integer(first[0])])
+        }
+        let marked = try workspace.traceChanges(since: changed.watermark)
+        #expect(marked.traces.map(\.id) == [first[0]] && marked.traces.first?.errorCount == 2)
+        #expect(try workspace.traceChanges(since: marked.watermark).traces.isEmpty)
+    }
+
+    /// PostgreSQL's writers commit out of order: a transaction that wrote a trace before a read
+    /// but commits after it, while a later one committed before, is read next time, and what the
+    /// read saw is not read again.
+    @Test func aTraceWrittenByATransactionRunningAtAReadIsReadNextTime() throws {
+        let workspace = try tables(.postgres, "order")
+        let a = try #require(try workspace.importTraces([Self.trace("a")]).ids.first)
+        let start = try workspace.traceChanges(since: nil)
+        let (entered, go, done) = (
+            DispatchSemaphore(value: 0), DispatchSemaphore(value: 0), DispatchSemaphore(value: 0)
+        )
+        let database = workspace.database
+        let held = Thread {
+            // Numbered now, committed after the read below.
+            _ = try? database.writeStatements { sql in
+                try sql.execute("UPDATE traces SET error_count = 7 WHERE id = ?", [.integer(a)])
+                entered.signal()
+                go.wait()
+            }
+            done.signal()
+        }
+        held.start()
+        entered.wait()
+        let b = try workspace.importTraces([Self.trace("b")]).ids
+        let during = try workspace.traceChanges(since: start.watermark)
+        #expect(during.traces.map(\.id) == b)
+        go.signal()
+        done.wait()
+        let after = try workspace.traceChanges(since: during.watermark)
+        #expect(after.traces.map(\.id) == [a] && after.traces.first?.errorCount == 7)
+    }
 }

@@ -49,6 +49,9 @@ extension BenchCommand {
             var usageMilliseconds: Stats
             /// The panel's first view: the first 500 traces, priced, and the count.
             var firstViewMilliseconds: Stats
+            /// The panel's list read again after one trace changed (what another process's commit
+            /// asks for): only the traces changed since its last read.
+            var againMilliseconds: Stats
         }
 
         struct Copy: Encodable {
@@ -149,10 +152,12 @@ extension BenchCommand {
                     "list on \(run.backend.padding(toLength: 8, withPad: " ", startingAt: 0))  "
                         + String(
                             format: "%d traces, %d spans (stored at %.0f spans/s): first view (%d traces) %.1f ms, "
-                                + "whole list %.1f ms (summaries %.1f, usage %.1f), median of 5",
+                                + "whole list %.1f ms (summaries %.1f, usage %.1f), again after a trace changed %.1f ms, "
+                                + "median of 5",
                             run.traces, run.spans, run.fillSpansPerSecond, TracesBrowser.firstPage,
                             run.firstViewMilliseconds.median, run.listMilliseconds.median,
-                            run.summariesMilliseconds.median, run.usageMilliseconds.median))
+                            run.summariesMilliseconds.median, run.usageMilliseconds.median,
+                            run.againMilliseconds.median))
             }
             for (name, lines) in explain.sorted(by: { $0.key < $1.key }) {
                 context.print("EXPLAIN ANALYZE \(name) (PostgreSQL):")
@@ -211,12 +216,27 @@ extension BenchCommand {
                 return Stats(times)
             }
             let service = TraceService(tables: tables)
+            // The panel's port keeps its list: after its first read, each read after a commit
+            // reads what the commit changed (here one trace's row, as a killed agent's is marked).
+            let browser = TracesBrowser(tables: tables)
+            _ = try browser.list()
+            var again: [Double] = []
+            for round in 0..<5 {
+                _ = try tables.database.writeStatements { sql in
+                    try sql.execute(
+                        "UPDATE traces SET error_count = error_count + 1 WHERE id = ?", [.integer(Int64(round + 1))])
+                }
+                let start = ContinuousClock.now
+                _ = try browser.list()
+                again.append((ContinuousClock.now - start).seconds * 1000)
+            }
             return ListQuery(
                 backend: backend, traces: traces, spans: traces * perTrace, fillSpansPerSecond: fill,
                 listMilliseconds: try time { _ = try service.list() },
                 summariesMilliseconds: try time { _ = try tables.traceSummaries() },
                 usageMilliseconds: try time { _ = try tables.modelUsage() },
-                firstViewMilliseconds: try time { _ = try service.list(first: TracesBrowser.firstPage) })
+                firstViewMilliseconds: try time { _ = try service.list(first: TracesBrowser.firstPage) },
+                againMilliseconds: Stats(again))
         }
 
         /// An agent run of `spans` spans: an agent span, then model and tool calls in turn.

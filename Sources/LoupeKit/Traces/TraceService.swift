@@ -3,6 +3,7 @@ import LoupeAgents
 import LoupeBase
 import LoupeOTLP
 import LoupeStore
+import Synchronization
 
 /// Imports trace files into the workspace and reads them back for `trace list|show` and the
 /// Traces panel.
@@ -138,6 +139,79 @@ package struct TraceService: Sendable {
         try priced(try tables.traceSummaries(), usage: try tables.modelUsage())
     }
 
+    /// Every trace, priced, as ``list()`` gives it, reading only what changed since `kept` last
+    /// read: the Traces panel reads the list again on every commit another process announces,
+    /// and on 20,000 traces a whole read is a third of a second of the panel's time while a
+    /// receiver streams spans in. Traces deleted since (fewer rows than kept) or prices changed
+    /// mean a whole read or a whole repricing; nothing else does.
+    package func list(keeping kept: KeptList) throws -> [TraceSummary] {
+        try kept.state.withLock { state throws -> [TraceSummary] in
+            let prices = try tables.modelPrices()
+            var changes = try tables.traceChanges(since: state?.watermark)
+            if var list = state, list.merge(changes, prices: prices) {
+                state = list
+                return list.priced
+            }
+            if state != nil { changes = try tables.traceChanges(since: nil) }
+            var list = KeptList.State(watermark: changes.watermark, prices: prices)
+            _ = list.merge(changes, prices: prices)
+            state = list
+            return list.priced
+        }
+    }
+
+    /// The list ``list(keeping:)`` keeps between reads: one per reader (the Traces panel's port).
+    package final class KeptList: Sendable {
+        fileprivate let state = Mutex<State?>(nil)
+
+        package init() {}
+
+        fileprivate struct State: Sendable {
+            var watermark: TraceWatermark
+            var prices: [ModelPrice]
+            /// Traces in id order, as stored and as priced, and where each id is.
+            var stored: [TraceSummary] = []
+            var priced: [TraceSummary] = []
+            var usage: [Int64: [ModelUsage]] = [:]
+            var position: [Int64: Int] = [:]
+
+            /// Takes in `changes`; false when they cannot be (traces were deleted): read them all.
+            mutating func merge(_ changes: TraceChanges, prices newPrices: [ModelPrice]) -> Bool {
+                var changedUsage: [Int64: [ModelUsage]] = [:]
+                for row in changes.usage { changedUsage[row.trace, default: []].append(row) }
+                let table = PriceTable(newPrices)
+                var appended = false
+                for trace in changes.traces {
+                    usage[trace.id] = changedUsage[trace.id]
+                    let cost = TraceService.priced(trace, usage: usage[trace.id] ?? [], prices: table)
+                    if let at = position[trace.id] {
+                        stored[at] = trace
+                        priced[at] = cost
+                    } else {
+                        appended = appended || (stored.last.map { $0.id > trace.id } ?? false)
+                        position[trace.id] = stored.count
+                        stored.append(trace)
+                        priced.append(cost)
+                    }
+                }
+                if appended {
+                    // Ids are handed out in increasing order, so this is a trace inserted with
+                    // an id of its own (a copy): keep id order.
+                    let order = stored.indices.sorted { stored[$0].id < stored[$1].id }
+                    stored = order.map { stored[$0] }
+                    priced = order.map { priced[$0] }
+                    position = Dictionary(uniqueKeysWithValues: stored.enumerated().map { ($1.id, $0) })
+                }
+                watermark = changes.watermark
+                if newPrices != prices {
+                    prices = newPrices
+                    priced = stored.map { TraceService.priced($0, usage: usage[$0.id] ?? [], prices: table) }
+                }
+                return stored.count == changes.total
+            }
+        }
+    }
+
     /// The first `limit` traces in import order, priced, and how many there are in all: the
     /// Traces panel's first view, shown while the whole list is read.
     package func list(first limit: Int) throws -> Page {
@@ -162,7 +236,15 @@ package struct TraceService: Sendable {
     /// `summaries` with their cost: what the source recorded plus their priced model calls.
     private func priced(_ summaries: [TraceSummary], usage: [ModelUsage]) throws -> [TraceSummary] {
         let prices = PriceTable(try tables.modelPrices())
-        var costs: [Int64: Double?] = [:]
+        var byTrace: [Int64: [ModelUsage]] = [:]
+        for row in usage { byTrace[row.trace, default: []].append(row) }
+        return summaries.map { Self.priced($0, usage: byTrace[$0.id] ?? [], prices: prices) }
+    }
+
+    /// `summary` with its cost: what the source recorded plus its priced model calls (`usage`,
+    /// this trace's); nil ("no price") when some call has neither a cost nor a price.
+    private static func priced(_ summary: TraceSummary, usage: [ModelUsage], prices: PriceTable) -> TraceSummary {
+        var cost: Double?? = nil
         // Calls with neither tokens nor a cost say nothing (a SWE-agent trace records only its
         // total, on the root): the recorded total stands for them.
         for usage in usage
@@ -174,14 +256,12 @@ package struct TraceService: Sendable {
                     model: usage.model, input: usage.inputTokens, output: usage.outputTokens,
                     cachedInput: usage.cacheReadTokens
                 ).map { $0 + (usage.cost ?? 0) }
-            let sofar = costs[usage.trace] ?? 0
-            costs[usage.trace] = sofar.flatMap { a in priced.map { a + $0 } }
+            let sofar = cost ?? 0
+            cost = sofar.flatMap { a in priced.map { a + $0 } }
         }
-        return summaries.map { summary in
-            var summary = summary
-            if let cost = costs[summary.id] { summary.cost = cost }
-            return summary
-        }
+        var summary = summary
+        if let cost { summary.cost = cost }
+        return summary
     }
 
     /// A stored trace: its row, span rows (no payloads) and the order its steps replay in.

@@ -7,13 +7,16 @@ import LoupeStore
 /// Thread-safety: any thread (the workspace's pool serialises its own access).
 package struct TracesBrowser: Sendable {
     private let service: TraceService
+    /// The list as last read, so that reading it again reads only the traces changed since.
+    private let kept = TraceService.KeptList()
 
     package init(workspace: Workspace) { service = TraceService(workspace: workspace) }
 
     package init(tables: TraceTables) { service = TraceService(tables: tables) }
 
-    /// Every trace, oldest import first, with its totals.
-    package func list() throws -> [TraceSummary] { try service.list() }
+    /// Every trace, oldest import first, with its totals: after the first read, only the traces
+    /// changed since are read.
+    package func list() throws -> [TraceSummary] { try service.list(keeping: kept) }
 
     /// The traces the panel's first view reads before the whole list: a screenful many times
     /// over, read in milliseconds from however large a workspace.

@@ -213,6 +213,14 @@ package struct StoreTable: Sendable, Hashable {
     /// activation shard).
     static let slicedColumns: Set<String> = ["sae_activation_shards.data"]
 
+    /// `table.column`s that belong to the database they are in, kept by its own triggers (a
+    /// trace's revision: a counter on SQLite, a transaction id on PostgreSQL). A copy leaves
+    /// them out, and the destination numbers what it receives.
+    static let localColumns: Set<String> = ["traces.\(TraceTables.revisionColumn)"]
+
+    /// The columns a copy carries: all but ``localColumns``.
+    package var copiedColumns: [Column] { columns.filter { !Self.localColumns.contains("\(name).\($0.name)") } }
+
     package static func quote(_ identifier: String) -> String {
         "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
