@@ -155,13 +155,17 @@ package final class PostgresStore: Sendable {
     }
 
     /// Runs `body` in one transaction on one connection: a throw rolls everything back.
-    package func transaction<T>(_ body: (Transaction) throws -> T) throws(WorkspaceError) -> T {
+    /// `begin` opens it (a read's asks for one snapshot for all its statements).
+    @discardableResult
+    package func transaction<T>(begin: String = "BEGIN", _ body: (Transaction) throws -> T) throws(WorkspaceError)
+        -> T
+    {
         try withConnection { connection throws(WorkspaceError) in
             // BEGIN is sent without waiting for its answer: the connection runs its queries in
             // the order they were sent, so the body's first statement follows it in the same
             // round trip (a worker stores each answer in two short transactions). Its answer is read
             // before COMMIT; a BEGIN that failed fails the transaction.
-            let begun = connection.query(PostgresQuery(unsafeSQL: "BEGIN"), logger: Self.logger)
+            let begun = connection.query(PostgresQuery(unsafeSQL: begin), logger: Self.logger)
             do {
                 let result = try body(Transaction(store: self, connection: connection))
                 do {
@@ -381,6 +385,7 @@ package final class PostgresStore: Sendable {
 private struct ConnectionLost: Error {}
 
 extension PostgresStore.Transaction: SQLStatements {
+    @discardableResult
     package func execute(_ sql: String, _ arguments: [SQLValue]) throws -> [SQLRow] {
         try store.run(sql, arguments, on: connection).rows
     }
@@ -410,10 +415,13 @@ extension PostgresStore: SQLDatabase {
     package var displayName: String { url.description }
 
     /// A transaction too, so that a read of several statements sees one snapshot.
+    /// One snapshot for all of `body`'s statements, as a SQLite read has: PostgreSQL's default
+    /// (READ COMMITTED) gives each statement its own, so a list and its count could disagree.
+    /// Read-only, as SQLite's readers are; such a transaction never fails to serialize.
     package func readStatements<T: Sendable>(
         _ body: @Sendable (any SQLStatements) throws -> T
     ) throws(WorkspaceError) -> T {
-        try transaction { try body($0) }
+        try transaction(begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") { try body($0) }
     }
 
     package func writeStatements<T: Sendable>(

@@ -241,6 +241,15 @@ package enum WorkspaceCopy {
             + "(\(StoreTable.placeholders(keys.count))) AND (\(StoreTable.list(keys))) <= (\(StoreTable.placeholders(keys.count)))"
         return try destination.write { execute in
             let inserted = Set(try execute(insert, rows.flatMap { $0 }))
+            // Tables are copied one after another, so a trace's model usage arrives after its
+            // row: the row is touched, so that a list kept between reads (the Traces panel's,
+            // `TraceService.list(keeping:)`) reads the trace again with its cost.
+            if table.name == "trace_model_usage", !inserted.isEmpty, let at = columns.firstIndex(of: "trace_id") {
+                let traces = Array(Set(rows.map { $0[at] }))
+                _ = try execute(
+                    "UPDATE traces SET \(TraceTables.revisionColumn) = \(TraceTables.revisionColumn) WHERE id IN ("
+                        + StoreTable.placeholders(traces.count) + ")", traces)
+            }
             var outcome = Outcome(copied: inserted.count)
             let skipped = rows.filter { row in !inserted.contains(keyIndexes.map { row[$0] }) }
             if skipped.isEmpty { return outcome }

@@ -307,20 +307,24 @@ package struct TraceTables: Sendable {
     /// it is in: a copy leaves it out.
     package static let revisionColumn = "revision"
 
+    /// SQLite's counter of trace revisions (one row, only ever counting up): the workspace file's
+    /// own, so neither PostgreSQL's schema nor a copy has it.
+    package static let revisionClock = "trace_revision_clock"
+
     /// The traces inserted or changed since the read that returned `watermark` (every trace when
     /// nil), their model usage, how many traces there are in all and the watermark for the next
     /// read: what a list kept between reads (the Traces panel while spans stream in) needs
     /// instead of every trace again.
     ///
     /// The watermark is read first, in the same consistent read. On SQLite it is one past the
-    /// largest number (one writer at a time, so numbers are commit order). On PostgreSQL numbers
+    /// counter's last number (one writer at a time, so numbers are commit order). On PostgreSQL numbers
     /// are transaction ids, which commit out of order, so it is the read's snapshot: the first id
     /// not yet handed out and the ids still running. A row the read did not see was written by
     /// one of those or a later one, and nothing the read saw is read again.
     package func traceChanges(since watermark: TraceWatermark?) throws(WorkspaceError) -> TraceChanges {
         let snapshot =
             switch database.dialect {
-            case .sqlite: "SELECT COALESCE(MAX(revision), 0) + 1 AS next, '' AS running FROM traces"
+            case .sqlite: "SELECT last + 1 AS next, '' AS running FROM \(Self.revisionClock)"
             case .postgres:
                 """
                 SELECT CAST(CAST(pg_snapshot_xmax(s) AS TEXT) AS BIGINT) AS next,

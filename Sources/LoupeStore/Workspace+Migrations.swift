@@ -609,19 +609,27 @@ extension Workspace {
         migrator.registerMigration("v25: traces numbered as they change, for lists read again in part") { db in
             // A list kept up to date (the Traces panel while spans stream in) reads only the traces
             // changed since its last read. SQLite has one writer, so a counter is commit order;
-            // PostgreSQL's trigger (PostgresStore.revisionStatements) stamps its own.
+            // it lives in a row of its own, since one past the largest revision would hand a
+            // deleted trace's number out again. PostgreSQL's trigger stamps transaction ids
+            // instead (PostgresStore.revisionStatements).
             try db.alter(table: "traces") { table in
                 table.add(column: TraceTables.revisionColumn, .integer).notNull().defaults(to: 0)
             }
             try db.create(index: "traces_revision", on: "traces", columns: [TraceTables.revisionColumn])
-            let next = "(SELECT COALESCE(MAX(revision), 0) + 1 FROM traces)"
+            let clock = TraceTables.revisionClock
+            let stamp = """
+                UPDATE \(clock) SET last = last + 1;
+                  UPDATE traces SET revision = (SELECT last FROM \(clock)) WHERE id = NEW.id;
+                """
             try db.execute(
                 sql: """
+                    CREATE TABLE \(clock) (id INTEGER PRIMARY KEY CHECK (id = 0), last INTEGER NOT NULL);
+                    INSERT INTO \(clock) (id, last) VALUES (0, 0);
                     CREATE TRIGGER traces_revision_insert AFTER INSERT ON traces BEGIN
-                      UPDATE traces SET revision = \(next) WHERE id = NEW.id;
+                      \(stamp)
                     END;
                     CREATE TRIGGER traces_revision_update AFTER UPDATE ON traces WHEN NEW.revision = OLD.revision BEGIN
-                      UPDATE traces SET revision = \(next) WHERE id = NEW.id;
+                      \(stamp)
                     END
                     """)
         }

@@ -198,7 +198,8 @@ import Testing
         #expect(returned.copied == first.copied && returned.differing == 0)
         for table in try StoreTable.current() where !WorkspaceCopy.machineLocal.contains(table.name) {
             let order = StoreTable.list(table.primaryKey.isEmpty ? ["rowid"] : table.primaryKey)
-            let columns = StoreTable.list(table.columns.map(\.name))
+            // A trace's revision is the database's own (a copy leaves it out).
+            let columns = StoreTable.list(table.copiedColumns.map(\.name))
             let sql = "SELECT \(columns) FROM \(StoreTable.quote(table.name)) ORDER BY \(order)"
             #expect(
                 try WorkspaceEndpoint.sqlite(back).rows(sql, []) == WorkspaceEndpoint.sqlite(original).rows(sql, []),
@@ -223,6 +224,26 @@ import Testing
             try WorkspaceCopy.copy(from: .sqlite(workspace), to: .postgres(store), only: ["tracez"])
         }
         #expect(unknown.message.contains("tracez is not a group"))
+    }
+
+    /// A copy brings a trace's row before its model usage (tables go one at a time). A list kept
+    /// between reads that read the destination in between reads the trace again, with its usage,
+    /// once the usage is in.
+    @Test func aTracesUsageCopiedAfterAReadMakesTheTraceReadAgain() throws {
+        let workspace = try TemporaryWorkspace.make("copy-usage")
+        _ = try workspace.importTraces([WorkspaceTracesTests.trace()])
+        let store = try open("usage")
+        defer { store.close() }
+        let destination = TraceTables(store)
+        var between: TraceChanges?
+        _ = try WorkspaceCopy.copy(from: .sqlite(workspace), to: .postgres(store), only: ["traces"]) { table, _ in
+            if table == "spans", between == nil { between = try? destination.traceChanges(since: nil) }
+        }
+        let read = try #require(between)
+        #expect(read.traces.map(\.externalID) == ["run-1"] && read.usage.isEmpty)
+        let after = try destination.traceChanges(since: read.watermark)
+        #expect(after.traces.map(\.externalID) == ["run-1"])
+        #expect(!after.usage.isEmpty && after.usage == (try destination.modelUsage()))
     }
 
     /// `--only evals` brings the traces and retrieval records its rows refer to.

@@ -354,21 +354,22 @@ import Testing
         )
         let database = workspace.database
         let held = Thread {
-            // Numbered now, committed after the read below.
+            // Numbered now, committed after the read below. A failed update still lets the test
+            // go on, and fail on what it reads instead of waiting for good.
+            defer { done.signal() }
             _ = try? database.writeStatements { sql in
+                defer { entered.signal() }
                 try sql.execute("UPDATE traces SET error_count = 7 WHERE id = ?", [.integer(a)])
-                entered.signal()
-                go.wait()
+                _ = go.wait(timeout: .now() + 30)
             }
-            done.signal()
         }
         held.start()
-        entered.wait()
+        #expect(entered.wait(timeout: .now() + 30) == .success)
         let b = try workspace.importTraces([Self.trace("b")]).ids
         let during = try workspace.traceChanges(since: start.watermark)
         #expect(during.traces.map(\.id) == b)
         go.signal()
-        done.wait()
+        #expect(done.wait(timeout: .now() + 30) == .success)
         let after = try workspace.traceChanges(since: during.watermark)
         #expect(after.traces.map(\.id) == [a] && after.traces.first?.errorCount == 7)
     }

@@ -167,6 +167,9 @@ package struct TraceService: Sendable {
 
         package init() {}
 
+        /// Drops what is kept: the next read reads every trace.
+        package func forget() { state.withLock { $0 = nil } }
+
         fileprivate struct State: Sendable {
             var watermark: TraceWatermark
             var prices: [ModelPrice]

@@ -15,8 +15,12 @@ package struct TracesBrowser: Sendable {
     package init(tables: TraceTables) { service = TraceService(tables: tables) }
 
     /// Every trace, oldest import first, with its totals: after the first read, only the traces
-    /// changed since are read.
-    package func list() throws -> [TraceSummary] { try service.list(keeping: kept) }
+    /// changed since are read, unless `fresh` asks for all of them again (the reload key: a
+    /// file put back from a backup numbers its traces from an older count).
+    package func list(fresh: Bool = false) throws -> [TraceSummary] {
+        if fresh { kept.forget() }
+        return try service.list(keeping: kept)
+    }
 
     /// The traces the panel's first view reads before the whole list: a screenful many times
     /// over, read in milliseconds from however large a workspace.

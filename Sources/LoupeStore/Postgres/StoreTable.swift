@@ -61,14 +61,15 @@ package struct StoreTable: Sendable, Hashable {
     /// The migrations this binary knows, by name, in order.
     package static var migrationIdentifiers: [String] { Workspace.migrationIdentifiers }
 
-    /// Reads the tables of a SQLite database (the migrator's own table left out).
+    /// Reads the tables of a SQLite database (the migrator's own table and the file's revision
+    /// counter left out).
     static func tables(in db: Database) throws -> [StoreTable] {
         let names = try String.fetchAll(
             db,
             sql: """
                 SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'
-                AND name != 'grdb_migrations' ORDER BY rowid
-                """)
+                AND name != 'grdb_migrations' AND name != ? ORDER BY rowid
+                """, arguments: [TraceTables.revisionClock])
         var tables: [StoreTable] = []
         for name in names {
             let sql =

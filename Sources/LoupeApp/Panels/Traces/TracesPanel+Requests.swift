@@ -2,11 +2,16 @@ import LoupeKit
 import LoupeStore
 
 extension TracesPanel {
-    /// Every trace with its totals.
+    /// Every trace with its totals: after the first, only the traces changed since are read,
+    /// unless `fresh` (the reload key) asks for all of them again.
     package struct ListTraces: PortRequest {
-        package init() {}
+        package var fresh: Bool
 
-        package func ask(_ port: TracesBrowser) throws -> [TraceSummary] { try port.list() }
+        package init(fresh: Bool = false) {
+            self.fresh = fresh
+        }
+
+        package func ask(_ port: TracesBrowser) throws -> [TraceSummary] { try port.list(fresh: fresh) }
     }
 
     /// The first traces in import order and how many there are: the first view of a large

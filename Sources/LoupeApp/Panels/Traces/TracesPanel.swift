@@ -654,7 +654,7 @@ package struct TracesPanel: Panel {
             let next = (sort.column + 1) % Self.sortColumns.count
             sort = TableSort(column: next, ascending: next == 0)
         case PanelAction.own(Action.reverse): sort.ascending.toggle()
-        case PanelAction.own(Action.reload): return [.ask(ListTraces())]
+        case PanelAction.own(Action.reload): return [.ask(ListTraces(fresh: true))]
         default: break
         }
         return []
@@ -673,7 +673,7 @@ package struct TracesPanel: Panel {
                 guard turnList.selected < turns.count else { return [] }
                 opening = turns[turnList.selected].id
                 return [.ask(OpenTrace(id: turns[turnList.selected].id))]
-            case PanelAction.own(Action.reload): return [.ask(ListTraces())]
+            case PanelAction.own(Action.reload): return [.ask(ListTraces(fresh: true))]
             default: break
             }
             return []
@@ -685,7 +685,7 @@ package struct TracesPanel: Panel {
             guard sessionList.selected < sessions.count else { return [] }
             openSession = sessions[sessionList.selected].id
             turnList = ListState()
-        case PanelAction.own(Action.reload): return [.ask(ListTraces())]
+        case PanelAction.own(Action.reload): return [.ask(ListTraces(fresh: true))]
         default: break
         }
         return []
