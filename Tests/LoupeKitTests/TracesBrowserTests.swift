@@ -71,13 +71,13 @@ import Testing
 
         // The newest trace deleted and another imported before the next read: as many traces as
         // before, so only numbers never handed out twice make the new one read.
-        let before = try service.list().count
+        let count = try service.list().count
         let newest = try #require(try service.list().last)
         _ = try workspace.writeStatements { sql in
             try sql.execute("DELETE FROM traces WHERE id = ?", [.integer(newest.id)])
         }
         _ = try service.importFiles([KitFixtures.path("sample-data/traces/swe-agent-v0.traj")])
-        #expect(try service.list().count == before)
+        #expect(try service.list().count == count)
         #expect(try browser.list() == service.list())
 
         // The reload key reads everything again.

@@ -358,8 +358,13 @@ import Testing
             // go on, and fail on what it reads instead of waiting for good.
             defer { done.signal() }
             _ = try? database.writeStatements { sql in
-                defer { entered.signal() }
-                try sql.execute("UPDATE traces SET error_count = 7 WHERE id = ?", [.integer(a)])
+                do {
+                    try sql.execute("UPDATE traces SET error_count = 7 WHERE id = ?", [.integer(a)])
+                } catch {
+                    entered.signal()
+                    throw error
+                }
+                entered.signal()
                 _ = go.wait(timeout: .now() + 30)
             }
         }
