@@ -25,14 +25,15 @@ package struct AgentTables: Sendable {
         }
     }
 
-    /// The workspace's tables, for the sql tool's description.
+    /// The workspace's tables, for the sql tool's description (the file's revision counter is
+    /// bookkeeping, as the migrations' tables are).
     package func tableNames() throws(WorkspaceError) -> [String] {
         let query =
             switch database.dialect {
             case .sqlite:
                 """
                 SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'
-                  AND name NOT LIKE 'grdb_%' ORDER BY name
+                  AND name NOT LIKE 'grdb_%' AND name != '\(TraceTables.revisionClock)' ORDER BY name
                 """
             case .postgres:
                 """

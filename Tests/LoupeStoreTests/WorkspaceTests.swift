@@ -33,7 +33,7 @@ import Testing
                 "sae_activation_sets",
                 "sae_activation_shards", "sae_feature_indexes", "sae_feature_labels", "sae_models", "sae_tokens",
                 "sae_training_log",
-                "settings", "sources", "spans", "trace_model_usage", "trace_scores", "traces",
+                "settings", "sources", "spans", "trace_model_usage", "trace_revision_clock", "trace_scores", "traces",
             ])
         let header = try DatabaseQueue(path: path()).read { db in try Int32.fetchOne(db, sql: "PRAGMA application_id") }
         #expect(header == Workspace.applicationID)
