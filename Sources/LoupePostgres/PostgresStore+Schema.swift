@@ -90,8 +90,9 @@ extension PostgresStore {
 
     /// Each trace row inserted or updated takes its transaction's id as its revision
     /// (``TraceTables/revisionColumn``): ids are handed out as transactions first write, and a
-    /// reader's snapshot names the oldest still running, which is what makes a watermark that
-    /// misses nothing committed out of order. SQLite's migration (v25) keeps a counter instead.
+    /// reader's snapshot names the next id and those still running, which is what makes a
+    /// watermark that misses nothing committed out of order (``TraceTables/traceChanges(since:)``).
+    /// SQLite's migration (v25) keeps a counter instead.
     static let revisionStatements = [
         """
         CREATE OR REPLACE FUNCTION loupe_revise() RETURNS trigger LANGUAGE plpgsql AS $$

@@ -414,8 +414,7 @@ extension PostgresStore: SQLDatabase {
     package var dialect: SQLDialect { .postgres }
     package var displayName: String { url.description }
 
-    /// A transaction too, so that a read of several statements sees one snapshot.
-    /// One snapshot for all of `body`'s statements, as a SQLite read has: PostgreSQL's default
+    /// A transaction too, with one snapshot for all of `body`'s statements, as a SQLite read has: PostgreSQL's default
     /// (READ COMMITTED) gives each statement its own, so a list and its count could disagree.
     /// Read-only, as SQLite's readers are; such a transaction never fails to serialize.
     package func readStatements<T: Sendable>(

@@ -355,7 +355,7 @@ package struct TraceTables: Sendable {
                 ? []
                 : try sql.execute(
                     """
-                    SELECT trace_id, model, calls, input_tokens, output_tokens, cache_read_tokens, cost, costed
+                    SELECT \(Self.usageColumns)
                     FROM trace_model_usage WHERE trace_id IN (SELECT id FROM traces WHERE \(condition))
                     ORDER BY trace_id, model
                     """, since
@@ -486,14 +486,18 @@ package struct TraceTables: Sendable {
         usageSums + " AND trace_id IN (\(StoreTable.placeholders(count))) GROUP BY trace_id, model"
     }
 
+    /// What ``usage(_:)`` reads of a `trace_model_usage` row.
+    private static let usageColumns =
+        "trace_id, model, calls, input_tokens, output_tokens, cache_read_tokens, cost, costed"
+
     private static let usageQuery = """
-        SELECT trace_id, model, calls, input_tokens, output_tokens, cache_read_tokens, cost, costed
+        SELECT \(usageColumns)
         FROM trace_model_usage ORDER BY trace_id, model
         """
 
     /// The usage of the traces with ids up to the `?`th (those ``firstTraceSummaries(_:)`` reads).
     private static let firstUsageQuery = """
-        SELECT trace_id, model, calls, input_tokens, output_tokens, cache_read_tokens, cost, costed
+        SELECT \(usageColumns)
         FROM trace_model_usage
         WHERE trace_id <= (SELECT COALESCE(MAX(id), 0) FROM (SELECT id FROM traces ORDER BY id LIMIT ?) AS first)
         ORDER BY trace_id, model

@@ -184,10 +184,13 @@ package struct TraceService: Sendable {
                 var changedUsage: [Int64: [ModelUsage]] = [:]
                 for row in changes.usage { changedUsage[row.trace, default: []].append(row) }
                 let table = PriceTable(newPrices)
+                // New prices reprice every trace below; until then the changed ones are priced here.
+                let repricing = newPrices != prices
                 var appended = false
                 for trace in changes.traces {
                     usage[trace.id] = changedUsage[trace.id]
-                    let cost = TraceService.priced(trace, usage: usage[trace.id] ?? [], prices: table)
+                    let cost =
+                        repricing ? trace : TraceService.priced(trace, usage: usage[trace.id] ?? [], prices: table)
                     if let at = position[trace.id] {
                         stored[at] = trace
                         priced[at] = cost
@@ -207,7 +210,7 @@ package struct TraceService: Sendable {
                     position = Dictionary(uniqueKeysWithValues: stored.enumerated().map { ($1.id, $0) })
                 }
                 watermark = changes.watermark
-                if newPrices != prices {
+                if repricing {
                     prices = newPrices
                     priced = stored.map { TraceService.priced($0, usage: usage[$0.id] ?? [], prices: table) }
                 }
