@@ -5,24 +5,44 @@ import Foundation
 /// 1 − cosine: incremental inserts, deletes by tombstone (a deleted node still routes searches
 /// but is never returned).
 package struct HNSWIndex: Sendable {
+    /// How the search's beam on level 0 measures distances. `.int8` scores the beam on 8-bit
+    /// copies of the vectors (a quarter of the bytes a candidate costs) and ranks what it found by
+    /// the exact float distance; `.float32` scores the beam on the vectors themselves. The scores
+    /// returned are exact either way; only which nodes the beam reaches can differ.
+    package enum Beam: String, Sendable, Hashable, CaseIterable, Codable {
+        case float32, int8
+    }
+
     package struct Parameters: Hashable, Sendable, Codable {
         /// Links per node on the upper levels (2M on level 0).
         package var m: Int
         package var efConstruction: Int
         package var efSearch: Int
         package var seed: UInt64
+        /// How an insert's beam (efConstruction wide) measures distances. With `.int8` the beam
+        /// runs on the 8-bit vectors and what it found is ranked by the exact distances before the
+        /// neighbours are chosen, as a search does; the neighbour heuristic is exact either way.
+        package var buildBeam: Beam
 
-        package init(m: Int = 16, efConstruction: Int = 200, efSearch: Int = 64, seed: UInt64 = 42) {
+        package init(
+            m: Int = 16, efConstruction: Int = 200, efSearch: Int = 64, seed: UInt64 = 42, buildBeam: Beam = .int8
+        ) {
             self.m = m
             self.efConstruction = efConstruction
             self.efSearch = efSearch
             self.seed = seed
+            self.buildBeam = buildBeam
         }
     }
 
     package let dimensions: Int
     package private(set) var parameters: Parameters
     package private(set) var vectors: [Float] = []
+    /// Each vector in 8 bits for the search's beam (`Beam.int8`): `codes[node * dimensions...]`,
+    /// times `codeScales[node]` (its largest magnitude over 127). A quarter of the vectors' bytes,
+    /// derived from them (never stored in the blob).
+    private var codes: [Int8] = []
+    private var codeScales: [Float] = []
     /// Level 0's links, flat: `width` Int32 per node, its neighbour count and then up to 2M
     /// neighbours. Every search spends nearly all its time on level 0, so a node's list is one
     /// offset away instead of behind two array headers (and a neighbour added during a build is
@@ -85,6 +105,21 @@ package struct HNSWIndex: Sendable {
             bottom.append(contentsOf: repeatElement(0, count: width - 1 - first.count))
             upper.append(Array(levels.dropFirst()))
         }
+        let rows = vectors.count / max(dimensions, 1)
+        guard rows * dimensions == vectors.count else { return nil }
+        for row in 0..<rows { appendCodes(row: row) }
+    }
+
+    /// Quantizes vector `row` (already in `vectors`) into `codes` and `codeScales`.
+    private mutating func appendCodes(row: Int) {
+        let start = codes.count
+        codes.append(contentsOf: repeatElement(0, count: dimensions))
+        let scale = vectors.withUnsafeBufferPointer { v in
+            codes.withUnsafeMutableBufferPointer { c in
+                loupe_quantize_row_i8(v.baseAddress! + row * dimensions, dimensions, c.baseAddress! + start)
+            }
+        }
+        codeScales.append(scale)
     }
 
     private func distance(_ query: UnsafePointer<Float>, _ node: Int32) -> Float {
@@ -109,6 +144,7 @@ package struct HNSWIndex: Sendable {
         let node = Int32(count)
         let level = randomLevel()
         vectors.append(contentsOf: vector)
+        appendCodes(row: Int(node))
         bottom.append(contentsOf: repeatElement(0, count: width))
         upper.append(Array(repeating: [], count: level))
         deleted.append(false)
@@ -117,19 +153,26 @@ package struct HNSWIndex: Sendable {
             entryPoint = node
             return Int(node)
         }
+        let beam = parameters.buildBeam
         vector.withUnsafeBufferPointer { q in
             let query = q.baseAddress!
-            var current = entryPoint
-            var currentDistance = distance(query, current)
             let top = maxLevel
-            if top > level {
+            var (current, currentDistance) = withScore(query, beam: beam) { score in
+                var current = entryPoint
+                var distance = distanceOf(current, score)
                 for layer in stride(from: top, to: level, by: -1) {
-                    (current, currentDistance) = greedy(query, from: current, distance: currentDistance, level: layer)
+                    (current, distance) = greedy(from: current, distance: distance, level: layer, score: score)
                 }
+                return (current, distance)
             }
+            if beam == .int8 { currentDistance = exactly(query, [current])[0].distance }
             var entries = [(distance: currentDistance, node: current)]
             for layer in stride(from: min(level, top), through: 0, by: -1) {
-                let candidates = searchLayer(query, entries: entries, ef: parameters.efConstruction, level: layer)
+                var candidates = withScore(query, beam: beam) { score in
+                    searchLayer(entries: entries, ef: parameters.efConstruction, level: layer, score: score)
+                }
+                // The heuristic below compares these distances with exact ones between neighbours.
+                if beam == .int8 { candidates = exactly(query, candidates.map(\.node)) }
                 let chosen = selectNeighbours(candidates, count: parameters.m).map(\.node)
                 setNeighbours(of: node, on: layer, to: chosen)
                 for neighbour in chosen { link(neighbour, to: node, on: layer) }
@@ -172,39 +215,110 @@ package struct HNSWIndex: Sendable {
         setNeighbours(of: neighbour, on: level, to: list)
     }
 
+    /// `nodes` with their exact distances to `query`, closest first (ties by node).
+    private func exactly(_ query: UnsafePointer<Float>, _ nodes: [Int32]) -> [(distance: Float, node: Int32)] {
+        var dots = [Float](repeating: 0, count: nodes.count)
+        vectors.withUnsafeBufferPointer { rows in
+            loupe_dot_rows_f32(query, rows.baseAddress!, nodes, nodes.count, dimensions, &dots)
+        }
+        return zip(dots, nodes).map { (distance: 1 - $0.0, node: $0.1) }
+            .sorted { $0.distance != $1.distance ? $0.distance < $1.distance : $0.node < $1.node }
+    }
+
     /// Marks `node` deleted: it still routes searches, but is never returned.
     package mutating func delete(_ node: Int) { deleted[node] = true }
 
+    /// The query's dot products with nodes, as a beam measures them: `score(ids, n, dots)` writes
+    /// those with nodes `ids[0..<n]` into `dots`.
+    private struct Score {
+        let scorer: loupe_hnsw_scorer
+
+        func callAsFunction(_ ids: UnsafePointer<Int32>, _ n: Int, _ dots: UnsafeMutablePointer<Float>) {
+            if let codes = scorer.codes {
+                loupe_dot_rows_i8(scorer.query16, scorer.query_scale, codes, scorer.scales, ids, n, scorer.count, dots)
+            } else {
+                loupe_dot_rows_f32(scorer.query, scorer.rows, ids, n, scorer.count, dots)
+            }
+        }
+    }
+
+    /// Calls `body` with the scorer of `query` that `beam` names: on the float vectors, or on the
+    /// 8-bit codes with the query in 16 bits.
+    private func withScore<Result>(_ query: UnsafePointer<Float>, beam: Beam, _ body: (Score) -> Result) -> Result {
+        vectors.withUnsafeBufferPointer { rows in
+            switch beam {
+            case .float32:
+                return body(
+                    Score(
+                        scorer: loupe_hnsw_scorer(
+                            query: query, rows: rows.baseAddress, query16: nil, query_scale: 0, codes: nil, scales: nil,
+                            count: dimensions)))
+            case .int8:
+                var query16 = [Int16](repeating: 0, count: dimensions)
+                let queryScale = loupe_quantize_query_i16(query, dimensions, &query16)
+                return query16.withUnsafeBufferPointer { q16 in
+                    codes.withUnsafeBufferPointer { codes in
+                        codeScales.withUnsafeBufferPointer { scales in
+                            body(
+                                Score(
+                                    scorer: loupe_hnsw_scorer(
+                                        query: query, rows: rows.baseAddress, query16: q16.baseAddress,
+                                        query_scale: queryScale, codes: codes.baseAddress, scales: scales.baseAddress,
+                                        count: dimensions)))
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// `node`'s distance by `score`.
+    private func distanceOf(_ node: Int32, _ score: Score) -> Float {
+        var ids = node
+        var dot: Float = 0
+        score(&ids, 1, &dot)
+        return 1 - dot
+    }
+
     /// Walks to the closest node on `level` (1 or above), one neighbour at a time.
-    private func greedy(_ query: UnsafePointer<Float>, from start: Int32, distance startDistance: Float, level: Int)
-        -> (Int32, Float)
-    {
+    private func greedy(from start: Int32, distance startDistance: Float, level: Int, score: Score) -> (Int32, Float) {
         var current = start
         var best = startDistance
         var changed = true
-        var dots = [Float](repeating: 0, count: 2 * parameters.m + 1)
-        vectors.withUnsafeBufferPointer { rows in
-            while changed {
-                changed = false
-                let neighbours = upper[Int(current)][level - 1]
-                if dots.count < neighbours.count { dots = [Float](repeating: 0, count: neighbours.count) }
-                loupe_dot_rows_f32(query, rows.baseAddress!, neighbours, neighbours.count, dimensions, &dots)
-                for (i, neighbour) in neighbours.enumerated() where 1 - dots[i] < best {
-                    best = 1 - dots[i]
-                    current = neighbour
-                    changed = true
-                }
+        var dots = [Float](repeating: 0, count: parameters.m + 1)
+        while changed {
+            changed = false
+            let neighbours = upper[Int(current)][level - 1]
+            if neighbours.isEmpty { break }
+            if dots.count < neighbours.count { dots = [Float](repeating: 0, count: neighbours.count) }
+            neighbours.withUnsafeBufferPointer { ids in
+                dots.withUnsafeMutableBufferPointer { score(ids.baseAddress!, ids.count, $0.baseAddress!) }
+            }
+            for (i, neighbour) in neighbours.enumerated() where 1 - dots[i] < best {
+                best = 1 - dots[i]
+                current = neighbour
+                changed = true
             }
         }
         return (current, best)
     }
 
-    /// The beam search of one level: the `ef` closest nodes found, closest first.
-    private func searchLayer(
-        _ query: UnsafePointer<Float>, entries: [(distance: Float, node: Int32)], ef: Int, level: Int
-    )
+    /// The beam search of one level: the `ef` closest nodes found, closest first. Level 0's runs
+    /// in C (`loupe_hnsw_beam`); the upper levels', small and rare, here.
+    private func searchLayer(entries: [(distance: Float, node: Int32)], ef: Int, level: Int, score: Score)
         -> [(distance: Float, node: Int32)]
     {
+        if level == 0 {
+            var visited = [UInt64](repeating: 0, count: (count + 63) / 64)
+            var distances = [Float](repeating: 0, count: ef)
+            var nodes = [Int32](repeating: 0, count: ef)
+            var scorer = score.scorer
+            let found = loupe_hnsw_beam(
+                bottom, width, &scorer, entries.map(\.node), entries.map(\.distance), entries.count, ef, &visited,
+                &distances, &nodes)
+            precondition(found >= 0, "HNSW search: out of memory")
+            return (0..<found).map { (distance: distances[$0], node: nodes[$0]) }
+        }
         // A bitset over the nodes: cheaper than hashing every visit.
         var visited = [UInt64](repeating: 0, count: (count + 63) / 64)
         @inline(__always) func firstVisit(_ node: Int32) -> Bool {
@@ -223,45 +337,23 @@ package struct HNSWIndex: Sendable {
             if results.count > ef { results.pop() }
         }
         // A node's unvisited neighbours, scored together so their vectors' misses overlap. No
-        // level holds more than 2M links.
-        let width = self.width
-        let fresh = UnsafeMutablePointer<Int32>.allocate(capacity: width)
-        let dots = UnsafeMutablePointer<Float>.allocate(capacity: width)
-        defer {
-            fresh.deallocate()
-            dots.deallocate()
-        }
-        vectors.withUnsafeBufferPointer { rows in
-            bottom.withUnsafeBufferPointer { bottom in
-                /// Gathers `node`'s unvisited neighbours on `level` into `fresh`; returns how many.
-                func unvisited(_ node: Int32) -> Int {
-                    var n = 0
-                    if level == 0 {
-                        let at = Int(node) * width
-                        for i in (at + 1)..<(at + 1 + Int(bottom[at])) where firstVisit(bottom[i]) {
-                            fresh[n] = bottom[i]
-                            n += 1
-                        }
-                    } else {
-                        for neighbour in upper[Int(node)][level - 1] where firstVisit(neighbour) {
-                            fresh[n] = neighbour
-                            n += 1
-                        }
-                    }
-                    return n
-                }
-                while let closest = candidates.pop() {
-                    if results.count >= ef, closest.distance > results.top!.distance { break }
-                    let n = unvisited(closest.node)
-                    loupe_dot_rows_f32(query, rows.baseAddress!, fresh, n, dimensions, dots)
-                    for i in 0..<n {
-                        let d = 1 - dots[i]
-                        if results.count < ef || d < results.top!.distance {
-                            candidates.push((d, fresh[i]))
-                            results.push((d, fresh[i]))
-                            if results.count > ef { results.pop() }
-                        }
-                    }
+        // upper level holds more than M links.
+        var fresh = [Int32](repeating: 0, count: parameters.m)
+        var dots = [Float](repeating: 0, count: parameters.m)
+        while let closest = candidates.pop() {
+            if results.count >= ef, closest.distance > results.top!.distance { break }
+            var n = 0
+            for neighbour in upper[Int(closest.node)][level - 1] where firstVisit(neighbour) {
+                fresh[n] = neighbour
+                n += 1
+            }
+            score(fresh, n, &dots)
+            for i in 0..<n {
+                let d = 1 - dots[i]
+                if results.count < ef || d < results.top!.distance {
+                    candidates.push((d, fresh[i]))
+                    results.push((d, fresh[i]))
+                    if results.count > ef { results.pop() }
                 }
             }
         }
@@ -288,18 +380,26 @@ package struct HNSWIndex: Sendable {
     }
 
     /// The `k` nearest live nodes to `query` (unit length), closest first, with cosine similarity.
-    package func search(_ query: [Float], k: Int, ef: Int? = nil) -> [(index: Int, score: Float)] {
+    /// Every level's walk measures distances as `beam` says; with `.int8` what level 0's beam
+    /// found is ranked by the exact distances.
+    package func search(_ query: [Float], k: Int, ef: Int? = nil, beam: Beam = .int8) -> [(index: Int, score: Float)] {
         guard entryPoint >= 0 else { return [] }
+        let ef = max(ef ?? parameters.efSearch, k)
         return query.withUnsafeBufferPointer { q in
             let pointer = q.baseAddress!
-            var current = entryPoint
-            var currentDistance = distance(pointer, current)
-            for level in stride(from: maxLevel, to: 0, by: -1) {
-                (current, currentDistance) = greedy(pointer, from: current, distance: currentDistance, level: level)
+            let found = withScore(pointer, beam: beam) { score in
+                var current = entryPoint
+                var distance = distanceOf(current, score)
+                for level in stride(from: maxLevel, to: 0, by: -1) {
+                    (current, distance) = greedy(from: current, distance: distance, level: level, score: score)
+                }
+                return searchLayer(entries: [(distance, current)], ef: ef, level: 0, score: score)
             }
-            let found = searchLayer(
-                pointer, entries: [(currentDistance, current)], ef: max(ef ?? parameters.efSearch, k), level: 0)
-            return found.filter { !deleted[Int($0.node)] }.prefix(k).map { (Int($0.node), 1 - $0.distance) }
+            let live =
+                beam == .int8
+                ? exactly(pointer, found.map(\.node).filter { !deleted[Int($0)] })
+                : found.filter { !deleted[Int($0.node)] }
+            return live.prefix(k).map { (Int($0.node), 1 - $0.distance) }
         }
     }
 }

@@ -52,13 +52,16 @@ import Testing
         let run = try TestEnvironment.run(bench + ["--peers", peers])
         #expect(run.status == 0, "\(run.error)")
         let sweeps = try Workspace(path: workspace).latestANNSweeps()
-        #expect(sweeps.map(\.engine) == ["faiss", "hnswlib", "loupe"])
+        // Loupe's default search (the beam on 8-bit vectors) and its beam on the float vectors.
+        #expect(sweeps.map(\.engine) == ["faiss", "hnswlib", "loupe", "loupe f32"])
         #expect(sweeps.allSatisfy { $0.workload == "clustered 600 × 16" })
-        let loupe = try #require(sweeps.last)
-        #expect(loupe.points.map(\.ef) == [10, 20, 64])
-        #expect(loupe.points.allSatisfy { $0.queriesPerSecond > 0 && (0...1).contains($0.recallAt10) })
-        // Exact ground truth on 600 vectors: a 64-wide beam finds nearly all of each top 10.
-        #expect(loupe.points.last!.recallAt10 >= 0.95, "\(loupe.points)")
+        for engine in ["loupe", "loupe f32"] {
+            let loupe = try #require(sweeps.first { $0.engine == engine })
+            #expect(loupe.points.map(\.ef) == [10, 20, 64])
+            #expect(loupe.points.allSatisfy { $0.queriesPerSecond > 0 && (0...1).contains($0.recallAt10) })
+            // Exact ground truth on 600 vectors: a 64-wide beam finds nearly all of each top 10.
+            #expect(loupe.points.last!.recallAt10 >= 0.95, "\(engine): \(loupe.points)")
+        }
         #expect(sweeps.first { $0.engine == "hnswlib" }?.version == "0.8.0")
 
         let table = try TestEnvironment.run(["--workspace", workspace, "retrieval", "curves"])
@@ -75,6 +78,6 @@ import Testing
         #expect(fields("loupe").prefix(2) == ["loupe", "—"])
         let json = try TestEnvironment.run(["--workspace", workspace, "retrieval", "curves", "--json"])
         let rows = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [[String: Any]])
-        #expect(rows.map { $0["engine"] as? String } == ["loupe", "faiss", "hnswlib"])
+        #expect(rows.map { $0["engine"] as? String } == ["loupe", "loupe f32", "faiss", "hnswlib"])
     }
 }

@@ -30,16 +30,46 @@ import Testing
             flat.add(vector)
         }
         #expect(index.count == 1500 && index.maxLevel >= 1)
-        var found = 0
-        for query in queries {
-            let exact = Set(flat.search(query, k: 10).map(\.index))
-            let approximate = index.search(query, k: 10)
-            #expect(approximate.count == 10)
-            #expect(zip(approximate, approximate.dropFirst()).allSatisfy { $0.score >= $1.score })
-            found += approximate.filter { exact.contains($0.index) }.count
+        for beam in HNSWIndex.Beam.allCases {
+            var found = 0
+            for query in queries {
+                let exact = Set(flat.search(query, k: 10).map(\.index))
+                let approximate = index.search(query, k: 10, beam: beam)
+                #expect(approximate.count == 10)
+                #expect(zip(approximate, approximate.dropFirst()).allSatisfy { $0.score >= $1.score })
+                // The scores are the exact cosines, whichever beam found the nodes.
+                for hit in approximate {
+                    let cosine = zip(query, vectors[hit.index]).reduce(Float(0)) { $0 + $1.0 * $1.1 }
+                    #expect(abs(hit.score - cosine) < 1e-5, "\(beam): \(hit.score) against \(cosine)")
+                }
+                found += approximate.filter { exact.contains($0.index) }.count
+            }
+            let recall = Double(found) / Double(queries.count * 10)
+            #expect(recall >= 0.95, "\(beam) beam: recall@10 \(recall)")
         }
-        let recall = Double(found) / Double(queries.count * 10)
-        #expect(recall >= 0.95, "recall@10 \(recall)")
+    }
+
+    /// With a beam as wide as the index, the 8-bit beam reaches every node, so the exact rerank
+    /// must give the flat index's list: rows of 37 (past the kernel's 16 a step), a zero vector
+    /// and k from 1 to 9 (the kernel's four rows at a time, and the one to three left).
+    @Test func theEightBitBeamRankedExactlyIsTheFlatListWhenItSeesEverything() {
+        var vectors = Self.clustered(300, dimensions: 37, clusters: 10, seed: 3)
+        vectors[17] = [Float](repeating: 0, count: 37)
+        let queries = Self.clustered(20, dimensions: 37, clusters: 10, seed: 5)
+        var index = HNSWIndex(dimensions: 37, parameters: .init(m: 8, efConstruction: 64))
+        var flat = FlatIndex(dimensions: 37)
+        for vector in vectors {
+            index.add(vector)
+            flat.add(vector)
+        }
+        for (position, query) in queries.enumerated() {
+            let k = 1 + position % 9
+            let exact = flat.search(query, k: k)
+            let found = index.search(query, k: k, ef: 300, beam: .int8)
+            #expect(found.map(\.index) == exact.map(\.index))
+            #expect(zip(found, exact).allSatisfy { abs($0.score - $1.score) < 1e-5 })
+        }
+        #expect(index.search(vectors[17], k: 3, beam: .int8).allSatisfy { $0.score == 0 })
     }
 
     @Test func deletedNodesAreNeverReturnedButStillRoute() {

@@ -51,9 +51,13 @@ for set in $sets; do
   .venv-bench/bin/python - "$set" "$loupe_json" "$peers_json" "$plots" <<'PY'
 import json, os, sys
 name, loupe, peer, plots = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3]), sys.argv[4]
-engines = {"loupe": loupe["sweep"], "hnswlib": peer["sweep"], "faiss": peer["faiss_sweep"], "usearch": peer["usearch_sweep"]}
-builds = {"loupe": loupe["build_seconds"], "hnswlib": peer["hnswlib_build_seconds"], "faiss": peer["faiss_build_seconds"],
-          "usearch": peer["usearch_build_seconds"]}
+# Loupe's default search scores level 0's beam on 8-bit vectors and ranks what it found exactly;
+# "loupe f32" is the same graph with the beam on the float vectors.
+engines = {"loupe": loupe["sweep"], "loupe f32": loupe["float32_sweep"], "hnswlib": peer["sweep"], "faiss": peer["faiss_sweep"], "usearch": peer["usearch_sweep"],
+           "usearch i8": peer["usearch_i8_sweep"], "faiss sq8": peer["faiss_sq8_sweep"]}
+builds = {"loupe": loupe["build_seconds"], "loupe f32": loupe["build_seconds"], "hnswlib": peer["hnswlib_build_seconds"], "faiss": peer["faiss_build_seconds"],
+          "usearch": peer["usearch_build_seconds"], "usearch i8": peer["usearch_i8_build_seconds"],
+          "faiss sq8": peer["faiss_sq8_build_seconds"]}
 v = peer["versions"]
 print(f"== {name}: {loupe['vectors']} x {loupe['dimensions']}, {loupe['queries']} queries, M 16, efConstruction 200, "
       f"one thread (hnswlib {v['hnswlib']}, faiss {v['faiss']}, usearch {v['usearch']})")
@@ -81,10 +85,11 @@ def qps_at(sweep, target=0.95):
 at95 = {e: qps_at(s) for e, s in engines.items()}
 print("QPS at recall@10 = 0.95 (interpolated): " + ", ".join(f"{e} {q:.0f}" if q else f"{e} never" for e, q in at95.items()))
 ratios = {}
-for peer_name in ("hnswlib", "faiss", "usearch"):
+for peer_name in ("hnswlib", "faiss", "usearch", "usearch i8", "faiss sq8"):
     if at95["loupe"] and at95[peer_name]:
         ratios[peer_name] = at95["loupe"] / at95[peer_name]
-        print(f"  loupe ÷ {peer_name}: {ratios[peer_name]:.2f}x")
+        f32 = f" (float beam {at95['loupe f32'] / at95[peer_name]:.2f}x)" if at95["loupe f32"] else ""
+        print(f"  loupe ÷ {peer_name}: {ratios[peer_name]:.2f}x{f32}")
 import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
@@ -92,7 +97,7 @@ fig, ax = plt.subplots(figsize=(7, 4.5), dpi=110)
 for engine, sweep in engines.items():
     points = sorted((p["recall_at10"], p["queries_per_second"]) for p in sweep)
     ax.plot([r for r, _ in points], [q for _, q in points], marker="o", markersize=3,
-            linewidth=2.2 if engine == "loupe" else 1.2, label=f"{engine} (build {builds[engine]:.0f} s)")
+            linewidth=2.2 if engine == "loupe" else 1.2, linestyle="--" if engine == "loupe f32" else "-", label=f"{engine} (build {builds[engine]:.0f} s)")
 ax.axvline(0.95, color="grey", linewidth=0.8, linestyle=":")
 ax.set_yscale("log")
 ax.set_xlabel("recall@10")

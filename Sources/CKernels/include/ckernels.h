@@ -128,6 +128,7 @@ void loupe_triad_f32(float *a, const float *b, const float *c, float scalar, siz
 #ifndef LOUPE_CKERNELS_VECTOR_H
 #define LOUPE_CKERNELS_VECTOR_H
 #include <stddef.h>
+#include <stdint.h>
 /// Σ a[i]·b[i] over `count` floats (AVX2 + FMA when the CPU has them).
 float loupe_dot_f32(const float *a, const float *b, size_t count);
 
@@ -135,6 +136,46 @@ float loupe_dot_f32(const float *a, const float *b, size_t count);
 /// time with the next four prefetched, so their cache misses overlap instead of queueing.
 void loupe_dot_rows_f32(const float *query, const float *rows, const int32_t *ids, size_t n, size_t count,
                         float *out);
+
+/// Starts the two cache lines at `p` on their way into the cache (a hint; never faults).
+static inline void loupe_prefetch(const void *p) {
+    __builtin_prefetch(p, 0, 3);
+    __builtin_prefetch((const char *)p + 64, 0, 3);
+}
+
+/// A row in 8 bits: out[i] = round(row[i] / s), s = max|row| / 127; returns s (0 for a zero row).
+float loupe_quantize_row_i8(const float *row, size_t count, int8_t *out);
+
+/// A query in 16 bits for `loupe_dot_rows_i8`: out[i] = round(query[i] / s), with s chosen so that
+/// max|out| is 32,767, or less where `count` codes of 127 would overflow an int32 lane; returns s.
+float loupe_quantize_query_i16(const float *query, size_t count, int16_t *out);
+
+/// out[i] ≈ dot(query, row ids[i]) from 8-bit rows: Σ query[j] · codes[ids[i] · count + j] in
+/// integers, times scales[ids[i]] and query_scale. Four rows at a time with the next four
+/// prefetched, as `loupe_dot_rows_f32`, reading a quarter of the bytes.
+void loupe_dot_rows_i8(const int16_t *query, float query_scale, const int8_t *codes, const float *scales,
+                       const int32_t *ids, size_t n, size_t count, float *out);
+
+/// What an HNSW beam scores candidates with: `codes` non-null, the 8-bit rows against the 16-bit
+/// query (`loupe_dot_rows_i8`); otherwise the float rows against the float query.
+typedef struct {
+    const float *query;
+    const float *rows;
+    const int16_t *query16;
+    float query_scale;
+    const int8_t *codes;
+    const float *scales;
+    /// Dimensions of a row.
+    size_t count;
+} loupe_hnsw_scorer;
+
+/// The beam search of HNSW's level 0: from the `entries` (node, distance = 1 − dot), the `ef`
+/// closest nodes the beam reaches, written to `out_*` closest first; returns how many, or −1 when
+/// memory ran out. `links` holds `width` Int32 a node, its neighbour count then its neighbours;
+/// `visited` is a zeroed bitset of every node (it is marked as the beam goes).
+long loupe_hnsw_beam(const int32_t *links, size_t width, const loupe_hnsw_scorer *scorer, const int32_t *entry_nodes,
+                     const float *entry_distances, size_t entries, size_t ef, uint64_t *visited,
+                     float *out_distances, int32_t *out_nodes);
 #endif
 
 #ifndef LOUPE_CKERNELS_BM25_H

@@ -44,7 +44,12 @@ package struct ANNCurves: Hashable, Sendable {
                 },
                 measuredAt: sweep.measuredAt)
         }
-        .sorted { ($0.engine == "loupe" ? 0 : 1, $0.engine) < ($1.engine == "loupe" ? 0 : 1, $1.engine) }
+        .sorted { (Self.rank($0.engine), $0.engine) < (Self.rank($1.engine), $1.engine) }
+    }
+
+    /// Loupe's default curve first, then Loupe's others, then the peers.
+    private static func rank(_ engine: String) -> Int {
+        engine == "loupe" ? 0 : engine.hasPrefix("loupe ") ? 1 : 2
     }
 
     /// Every workload's curves.
@@ -63,7 +68,8 @@ package struct ANNCurves: Hashable, Sendable {
     package var ratio: (peer: String, ratio: Double)? {
         guard let loupe = curves.first(where: { $0.engine == "loupe" })?.queriesPerSecond(atRecall: Self.recall)
         else { return nil }
-        let peers = curves.filter { $0.engine != "loupe" }.compactMap { curve in
+        // Loupe's other curves ("loupe f32", its beam on the float vectors) are Loupe's, not peers.
+        let peers = curves.filter { $0.engine != "loupe" && !$0.engine.hasPrefix("loupe ") }.compactMap { curve in
             curve.queriesPerSecond(atRecall: Self.recall).map { (curve.engine, $0) }
         }
         guard let best = peers.max(by: { $0.1 < $1.1 }) else { return nil }
