@@ -269,7 +269,7 @@ struct RetrievalCommand: ParsableCommand {
             }
             for curves in all {
                 context.print(UntrustedText.sanitized(curves.workload))
-                context.print("  engine    version   build s  q/s at R@10 0.95  points (ef: recall@10, q/s)")
+                context.print("  engine      version   build s  q/s at R@10 0.95  points (ef: recall@10, q/s)")
                 for curve in curves.curves {
                     let at = curve.queriesPerSecond(atRecall: ANNCurves.recall).map { String(format: "%16.0f", $0) }
                     let points = curve.points.map {
@@ -277,8 +277,8 @@ struct RetrievalCommand: ParsableCommand {
                     }
                     context.print(
                         "  "
-                            + TextWidth.fit(UntrustedText.sanitized(curve.engine), toColumns: 8).padding(
-                                toLength: 8, withPad: " ", startingAt: 0)
+                            + TextWidth.fit(UntrustedText.sanitized(curve.engine), toColumns: 10).padding(
+                                toLength: 10, withPad: " ", startingAt: 0)
                             + "  "
                             + TextWidth.fit(UntrustedText.sanitized(curve.version ?? "—"), toColumns: 8).padding(
                                 toLength: 8, withPad: " ", startingAt: 0)
