@@ -28,6 +28,21 @@ static inline void prefetch_row(const float *row, size_t count) {
     for (size_t i = 0; i < lines; i += 16) __builtin_prefetch(row + i, 0, 3);
 }
 
+/* The elements past a four-row kernel's vector loop, added one at a time, and its four sums out. */
+#define DOT4_FINISH(q, a, b, c, d, i, n, ra, rb, rc, rd, out) \
+    do {                                                      \
+        for (; (i) < (n); (i)++) {                            \
+            (ra) += (q)[i] * (a)[i];                          \
+            (rb) += (q)[i] * (b)[i];                          \
+            (rc) += (q)[i] * (c)[i];                          \
+            (rd) += (q)[i] * (d)[i];                          \
+        }                                                     \
+        (out)[0] = (ra);                                      \
+        (out)[1] = (rb);                                      \
+        (out)[2] = (rc);                                      \
+        (out)[3] = (rd);                                      \
+    } while (0)
+
 LOUPE_AVX2 static void dot4_avx2(const float *q, const float *a, const float *b, const float *c, const float *d,
                                  size_t n, float *out) {
     __m256 sa = _mm256_setzero_ps(), sb = _mm256_setzero_ps(), sc = _mm256_setzero_ps(), sd = _mm256_setzero_ps();
@@ -40,16 +55,7 @@ LOUPE_AVX2 static void dot4_avx2(const float *q, const float *a, const float *b,
         sd = _mm256_fmadd_ps(x, _mm256_loadu_ps(d + i), sd);
     }
     float ra = loupe_hsum256(sa), rb = loupe_hsum256(sb), rc = loupe_hsum256(sc), rd = loupe_hsum256(sd);
-    for (; i < n; i++) {
-        ra += q[i] * a[i];
-        rb += q[i] * b[i];
-        rc += q[i] * c[i];
-        rd += q[i] * d[i];
-    }
-    out[0] = ra;
-    out[1] = rb;
-    out[2] = rc;
-    out[3] = rd;
+    DOT4_FINISH(q, a, b, c, d, i, n, ra, rb, rc, rd, out);
 }
 
 void loupe_dot_rows_f32(const float *query, const float *rows, const int32_t *ids, size_t n, size_t count,
@@ -102,16 +108,7 @@ LOUPE_AVX2 static void dot4_i8_avx2(const int16_t *q, const int8_t *a, const int
         sd = _mm256_add_epi32(sd, _mm256_madd_epi16(x, widen16(d + i)));
     }
     int32_t ra = hsum_epi32(sa), rb = hsum_epi32(sb), rc = hsum_epi32(sc), rd = hsum_epi32(sd);
-    for (; i < n; i++) {
-        ra += q[i] * a[i];
-        rb += q[i] * b[i];
-        rc += q[i] * c[i];
-        rd += q[i] * d[i];
-    }
-    out[0] = ra;
-    out[1] = rb;
-    out[2] = rc;
-    out[3] = rd;
+    DOT4_FINISH(q, a, b, c, d, i, n, ra, rb, rc, rd, out);
 }
 
 /* The same with AVX-512: 32 codes widened at a time, and vpdpwssd multiplies, pairs and adds in one
@@ -136,16 +133,7 @@ LOUPE_VNNI512 static void dot4_i8_vnni(const int16_t *q, const int8_t *a, const 
     }
     int32_t ra = _mm512_reduce_add_epi32(sa), rb = _mm512_reduce_add_epi32(sb), rc = _mm512_reduce_add_epi32(sc),
             rd = _mm512_reduce_add_epi32(sd);
-    for (; i < n; i++) {
-        ra += q[i] * a[i];
-        rb += q[i] * b[i];
-        rc += q[i] * c[i];
-        rd += q[i] * d[i];
-    }
-    out[0] = ra;
-    out[1] = rb;
-    out[2] = rc;
-    out[3] = rd;
+    DOT4_FINISH(q, a, b, c, d, i, n, ra, rb, rc, rd, out);
 }
 
 static int32_t dot_i8(const int16_t *q, const int8_t *row, size_t n) {

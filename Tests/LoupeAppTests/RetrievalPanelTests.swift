@@ -254,9 +254,9 @@ import Testing
         let frame = state.render()
         let text = frame.text()
         #expect(text.contains("workload 1/2 synthetic 100000 × 384, 1000 queries"))
-        #expect(text.contains("● loupe   12,910 q/s at recall@10 0.95 · build 61 s"))
-        #expect(text.contains("■ hnswlib 10,166 q/s at recall@10 0.95 · build 88 s · 0.8.0"))
-        #expect(text.contains("▲ faiss   7,375 q/s at recall@10 0.95 · build 90 s · 1.9.0"))
+        #expect(text.contains("● loupe      12,910 q/s at recall@10 0.95 · build 61 s"))
+        #expect(text.contains("■ hnswlib    10,166 q/s at recall@10 0.95 · build 88 s · 0.8.0"))
+        #expect(text.contains("▲ faiss      7,375 q/s at recall@10 0.95 · build 90 s · 1.9.0"))
         #expect(text.contains("loupe ÷ hnswlib (the fastest peer there): 1.27×"))
         // Braille lines between the marks, decades up the side, recall along the bottom.
         #expect(text.unicodeScalars.contains { (0x2801...0x28FF).contains($0.value) })

@@ -14,6 +14,8 @@ extension RetrievalPanel {
         }
         switch engine {
         case "loupe": return ("●", colour(.rooflinePoint, .bold))
+        // Loupe's beam on the float vectors: its colour, hollow.
+        case "loupe f32": return ("○", colour(.rooflinePoint))
         case "hnswlib": return ("■", colour(.rooflineCompute))
         case "faiss": return ("▲", colour(.rooflineMemory))
         case "usearch": return ("◆", colour(.statusInfo))
@@ -62,8 +64,8 @@ extension RetrievalPanel {
                 [
                     Span(" \(mark) ", style),
                     Span(
-                        TextWidth.fit(UntrustedText.sanitized(curve.engine), toColumns: 8).padding(
-                            toLength: 8, withPad: " ", startingAt: 0), style),
+                        TextWidth.fit(UntrustedText.sanitized(curve.engine), toColumns: 10).padding(
+                            toLength: 11, withPad: " ", startingAt: 0), style),
                     Span(rate ?? "never reaches recall@10 0.95", rate == nil ? theme.dim : theme.text),
                     Span(curve.buildSeconds.map { String(format: " · build %.0f s", $0) } ?? "", theme.dim),
                     Span(curve.version.map { " · " + UntrustedText.sanitized($0) } ?? "", theme.dim),
