@@ -64,7 +64,7 @@ static inline int first_visit(uint64_t *visited, int32_t node) {
     return 1;
 }
 
-static inline void score(const loupe_hnsw_scorer *s, const int32_t *ids, size_t n, float *dots) {
+void loupe_hnsw_score(const loupe_hnsw_scorer *s, const int32_t *ids, size_t n, float *dots) {
     if (s->codes)
         loupe_dot_rows_i8(s->query16, s->query_scale, s->codes, s->scales, ids, n, s->count, dots);
     else
@@ -106,7 +106,7 @@ long loupe_hnsw_beam(const int32_t *links, size_t width, const loupe_hnsw_scorer
         size_t n = 0, length = (size_t)list[0];
         for (size_t i = 1; i <= length; i++)
             if (first_visit(visited, list[i])) fresh[n++] = list[i];
-        score(scorer, fresh, n, dots);
+        loupe_hnsw_score(scorer, fresh, n, dots);
         for (size_t i = 0; ok && i < n; i++) {
             float d = 1 - dots[i];
             if (results.count < ef || d < results.distances[0]) {

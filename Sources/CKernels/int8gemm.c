@@ -28,8 +28,7 @@ void loupe_int8_pack_weights(size_t n, size_t k, const float *weight, int8_t *pa
     memset(packed, 0, n32 * k4);
     for (size_t j = 0; j < n; j++) {
         const float *row = weight + j * k;
-        float maximum = 0;
-        for (size_t p = 0; p < k; p++) maximum = fabsf(row[p]) > maximum ? fabsf(row[p]) : maximum;
+        float maximum = loupe_largest_magnitude(row, k);
         float scale = maximum > 0 ? maximum / 127.0f : 1.0f;
         scales[j] = scale;
         int32_t sum = 0;

@@ -2,6 +2,7 @@
 #ifndef LOUPE_CKERNELS_INTERNAL_H
 #define LOUPE_CKERNELS_INTERNAL_H
 #include <immintrin.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -10,6 +11,14 @@
 /// The register tile of the matmul micro-kernel: 6 rows × 16 columns = 12 AVX accumulators,
 /// leaving 4 of the 16 ymm registers for the two B loads and the A broadcast.
 enum { LOUPE_MR = 6, LOUPE_NR = 16 };
+
+/// The largest |x[i]| over `count` floats (0 for none; NaNs skipped): the scale of a symmetric
+/// int8 quantization is this over 127.
+static inline float loupe_largest_magnitude(const float *x, size_t count) {
+    float largest = 0;
+    for (size_t i = 0; i < count; i++) largest = fabsf(x[i]) > largest ? fabsf(x[i]) : largest;
+    return largest;
+}
 
 /// Whether the CPU has AVX2 and FMA (checked once).
 int loupe_has_avx2_fma(void);

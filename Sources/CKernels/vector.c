@@ -150,8 +150,7 @@ static inline void prefetch_codes(const int8_t *codes, const float *scales, int3
 }
 
 float loupe_quantize_query_i16(const float *query, size_t count, int16_t *out) {
-    float largest = 0;
-    for (size_t i = 0; i < count; i++) largest = fmaxf(largest, fabsf(query[i]));
+    float largest = loupe_largest_magnitude(query, count);
     /* Each int32 lane adds count / 8 pairs of |q| ≤ limit times |code| ≤ 127. */
     double bound = 2147483647.0 / (127.0 * (double)(count > 0 ? count : 1));
     double limit = bound < 32767.0 ? floor(bound) : 32767.0;
@@ -165,8 +164,7 @@ float loupe_quantize_query_i16(const float *query, size_t count, int16_t *out) {
 }
 
 float loupe_quantize_row_i8(const float *row, size_t count, int8_t *out) {
-    float largest = 0;
-    for (size_t i = 0; i < count; i++) largest = fmaxf(largest, fabsf(row[i]));
+    float largest = loupe_largest_magnitude(row, count);
     if (largest == 0) {
         for (size_t i = 0; i < count; i++) out[i] = 0;
         return 0;

@@ -157,14 +157,7 @@ package struct HNSWIndex: Sendable {
         vector.withUnsafeBufferPointer { q in
             let query = q.baseAddress!
             let top = maxLevel
-            var (current, currentDistance) = withScore(query, beam: beam) { score in
-                var current = entryPoint
-                var distance = distanceOf(current, score)
-                for layer in stride(from: top, to: level, by: -1) {
-                    (current, distance) = greedy(from: current, distance: distance, level: layer, score: score)
-                }
-                return (current, distance)
-            }
+            var (current, currentDistance) = withScore(query, beam: beam) { descend(to: level, score: $0) }
             if beam == .int8 { currentDistance = exactly(query, [current])[0].distance }
             var entries = [(distance: currentDistance, node: current)]
             for layer in stride(from: min(level, top), through: 0, by: -1) {
@@ -234,11 +227,7 @@ package struct HNSWIndex: Sendable {
         let scorer: loupe_hnsw_scorer
 
         func callAsFunction(_ ids: UnsafePointer<Int32>, _ n: Int, _ dots: UnsafeMutablePointer<Float>) {
-            if let codes = scorer.codes {
-                loupe_dot_rows_i8(scorer.query16, scorer.query_scale, codes, scorer.scales, ids, n, scorer.count, dots)
-            } else {
-                loupe_dot_rows_f32(scorer.query, scorer.rows, ids, n, scorer.count, dots)
-            }
+            withUnsafePointer(to: scorer) { loupe_hnsw_score($0, ids, n, dots) }
         }
     }
 
@@ -278,6 +267,17 @@ package struct HNSWIndex: Sendable {
         var dot: Float = 0
         score(&ids, 1, &dot)
         return 1 - dot
+    }
+
+    /// From the entry point down to `floor` (exclusive), greedily on each level: the node closest
+    /// to the query there, and its distance by `score`.
+    private func descend(to floor: Int, score: Score) -> (Int32, Float) {
+        var current = entryPoint
+        var distance = distanceOf(current, score)
+        for level in stride(from: maxLevel, to: floor, by: -1) {
+            (current, distance) = greedy(from: current, distance: distance, level: level, score: score)
+        }
+        return (current, distance)
     }
 
     /// Walks to the closest node on `level` (1 or above), one neighbour at a time.
@@ -388,11 +388,7 @@ package struct HNSWIndex: Sendable {
         return query.withUnsafeBufferPointer { q in
             let pointer = q.baseAddress!
             let found = withScore(pointer, beam: beam) { score in
-                var current = entryPoint
-                var distance = distanceOf(current, score)
-                for level in stride(from: maxLevel, to: 0, by: -1) {
-                    (current, distance) = greedy(from: current, distance: distance, level: level, score: score)
-                }
+                let (current, distance) = descend(to: 0, score: score)
                 return searchLayer(entries: [(distance, current)], ef: ef, level: 0, score: score)
             }
             let live =

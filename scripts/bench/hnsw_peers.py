@@ -23,54 +23,6 @@ q = np.fromfile(queries_path, dtype=np.float32).reshape(-1, d)
 x /= np.linalg.norm(x, axis=1, keepdims=True)
 q /= np.linalg.norm(q, axis=1, keepdims=True)
 truth = np.argsort(-(q @ x.T), axis=1)[:, :10]
-index = hnswlib.Index(space="ip", dim=d)
-index.init_index(max_elements=len(x), M=m, ef_construction=efc, random_seed=42)
-index.set_num_threads(1)
-start = time.perf_counter()
-index.add_items(x, np.arange(len(x)), num_threads=1)
-build = time.perf_counter() - start
-sweep = []
-for ef in efs:
-    index.set_ef(max(ef, 10))
-    best = float("inf")
-    for _ in range(3):
-        start = time.perf_counter()
-        labels = index.knn_query(q, k=10, num_threads=1)[0]  # one call: no per-query Python overhead
-        best = min(best, time.perf_counter() - start)
-    recall = np.mean([len(set(l) & set(t)) / 10 for l, t in zip(labels, truth)])
-    sweep.append({"ef": ef, "recall_at10": float(recall), "queries_per_second": len(q) / best})
-
-faiss.omp_set_num_threads(1)
-flat = faiss.IndexHNSWFlat(d, m, faiss.METRIC_INNER_PRODUCT)
-flat.hnsw.efConstruction = efc
-start = time.perf_counter()
-flat.add(x)
-faiss_build = time.perf_counter() - start
-faiss_sweep = []
-for ef in efs:
-    flat.hnsw.efSearch = max(ef, 10)
-    best = float("inf")
-    for _ in range(3):
-        start = time.perf_counter()
-        labels = flat.search(q, 10)[1]
-        best = min(best, time.perf_counter() - start)
-    recall = np.mean([len(set(l) & set(t)) / 10 for l, t in zip(labels, truth)])
-    faiss_sweep.append({"ef": ef, "recall_at10": float(recall), "queries_per_second": len(q) / best})
-
-usearch_index = Index(ndim=d, metric="ip", dtype="f32", connectivity=m, expansion_add=efc, expansion_search=64)
-start = time.perf_counter()
-usearch_index.add(np.arange(len(x)), x, threads=1)
-usearch_build = time.perf_counter() - start
-usearch_sweep = []
-for ef in efs:
-    usearch_index.expansion_search = max(ef, 10)
-    best = float("inf")
-    for _ in range(3):
-        start = time.perf_counter()
-        labels = usearch_index.search(q, 10, threads=1).keys
-        best = min(best, time.perf_counter() - start)
-    recall = np.mean([len(set(l) & set(t)) / 10 for l, t in zip(labels, truth)])
-    usearch_sweep.append({"ef": ef, "recall_at10": float(recall), "queries_per_second": len(q) / best})
 
 
 def sweep_of(search, set_ef):
@@ -88,6 +40,30 @@ def sweep_of(search, set_ef):
         points.append({"ef": ef, "recall_at10": float(recall), "queries_per_second": len(q) / best})
     return points
 
+
+index = hnswlib.Index(space="ip", dim=d)
+index.init_index(max_elements=len(x), M=m, ef_construction=efc, random_seed=42)
+index.set_num_threads(1)
+start = time.perf_counter()
+index.add_items(x, np.arange(len(x)), num_threads=1)
+build = time.perf_counter() - start
+# One call over all the queries: no per-query Python overhead.
+sweep = sweep_of(lambda: index.knn_query(q, k=10, num_threads=1)[0], index.set_ef)
+
+faiss.omp_set_num_threads(1)
+flat = faiss.IndexHNSWFlat(d, m, faiss.METRIC_INNER_PRODUCT)
+flat.hnsw.efConstruction = efc
+start = time.perf_counter()
+flat.add(x)
+faiss_build = time.perf_counter() - start
+faiss_sweep = sweep_of(lambda: flat.search(q, 10)[1], lambda ef: setattr(flat.hnsw, "efSearch", ef))
+
+usearch_index = Index(ndim=d, metric="ip", dtype="f32", connectivity=m, expansion_add=efc, expansion_search=64)
+start = time.perf_counter()
+usearch_index.add(np.arange(len(x)), x, threads=1)
+usearch_build = time.perf_counter() - start
+usearch_sweep = sweep_of(lambda: usearch_index.search(q, 10, threads=1).keys,
+                         lambda ef: setattr(usearch_index, "expansion_search", ef))
 
 usearch_i8 = Index(ndim=d, metric="ip", dtype="i8", connectivity=m, expansion_add=efc, expansion_search=64)
 start = time.perf_counter()

@@ -169,6 +169,9 @@ typedef struct {
     size_t count;
 } loupe_hnsw_scorer;
 
+/// dots[i] = the query's dot product with node ids[i], for i < n, as `scorer` measures it.
+void loupe_hnsw_score(const loupe_hnsw_scorer *scorer, const int32_t *ids, size_t n, float *dots);
+
 /// The beam search of HNSW's level 0: from the `entries` (node, distance = 1 − dot), the `ef`
 /// closest nodes the beam reaches, written to `out_*` closest first; returns how many, or −1 when
 /// memory ran out. `links` holds `width` Int32 a node, its neighbour count then its neighbours;

@@ -178,7 +178,8 @@ extension BenchCommand {
         }
 
         /// The peers' sweeps from hnsw_peers.py's JSON: `sweep` (hnswlib), `faiss_sweep` and
-        /// `usearch_sweep`, and the 8-bit ones `usearch_i8_sweep` and `faiss_sq8_sweep`, each with its `…_build_seconds` and its version under `versions`.
+        /// `usearch_sweep`, and the 8-bit ones `usearch_i8_sweep` and `faiss_sq8_sweep`, each with
+        /// its `…_build_seconds` and its version under `versions`.
         static func peerSweeps(_ path: String, workload: String) throws -> [ANNSweepRecord] {
             struct Peers: Decodable {
                 var sweep: [ANNSweepRecord.Point]?

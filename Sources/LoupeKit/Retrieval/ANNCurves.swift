@@ -49,8 +49,12 @@ package struct ANNCurves: Hashable, Sendable {
 
     /// Loupe's default curve first, then Loupe's others, then the peers.
     private static func rank(_ engine: String) -> Int {
-        engine == "loupe" ? 0 : engine.hasPrefix("loupe ") ? 1 : 2
+        engine == "loupe" ? 0 : isLoupe(engine) ? 1 : 2
     }
+
+    /// Whether a curve is Loupe's: its default ("loupe") or another of its searches ("loupe f32",
+    /// its beam on the float vectors), never a peer.
+    private static func isLoupe(_ engine: String) -> Bool { engine == "loupe" || engine.hasPrefix("loupe ") }
 
     /// Every workload's curves.
     package static func grouped(_ sweeps: [ANNSweepRecord]) -> [ANNCurves] {
@@ -68,8 +72,7 @@ package struct ANNCurves: Hashable, Sendable {
     package var ratio: (peer: String, ratio: Double)? {
         guard let loupe = curves.first(where: { $0.engine == "loupe" })?.queriesPerSecond(atRecall: Self.recall)
         else { return nil }
-        // Loupe's other curves ("loupe f32", its beam on the float vectors) are Loupe's, not peers.
-        let peers = curves.filter { $0.engine != "loupe" && !$0.engine.hasPrefix("loupe ") }.compactMap { curve in
+        let peers = curves.filter { !Self.isLoupe($0.engine) }.compactMap { curve in
             curve.queriesPerSecond(atRecall: Self.recall).map { (curve.engine, $0) }
         }
         guard let best = peers.max(by: { $0.1 < $1.1 }) else { return nil }
