@@ -37,38 +37,41 @@ package struct BM25Index: Sendable {
     package private(set) var lengths: [Int32]
     /// The length normalisation of every document under `parameters`, computed once.
     private var defaultNorms: [Double] = []
-    /// Every posting's score under `parameters` (idf × tf part), laid out term by term, so a
-    /// query at the index's own parameters only adds (bm25s's "eager" scoring).
+    /// Every posting's score under `parameters` (idf × tf part), laid out for `loupe_bm25_top_k`, so
+    /// a query at the index's own parameters only adds (bm25s's "eager" scoring) and skips the ranges
+    /// of documents that cannot reach its top k.
     private var impacts = Impacts()
 
-    /// The impacts in the layouts `loupe_bm25_term` reads. Queries stream them from memory (the
-    /// index is far larger than the caches), so their size is their speed: a compact term takes 4
-    /// bytes a posting (a 16-bit gap to the previous document, a 16-bit index into the term's
-    /// distinct contributions, which are few: each is a function of tf and the document's length),
-    /// against 12 for a document number and a double.
+    /// The impacts in the layout `loupe_bm25_term` reads: documents renumbered so that similar ones
+    /// are neighbours, a posting 4 bytes (its offset in a range of 64 documents and an index into the
+    /// term's distinct impacts, which are few: each is a function of tf and the document's length),
+    /// and for each range a term occurs in, the first posting there and the largest impact.
     private struct Impacts: Sendable {
         struct Term: Sendable {
-            /// In `packed` for a compact term, in `documents` and `scores` for a wide one.
-            var start: Int
-            var length: Int
             var tableStart: Int
-            var origin: Int32
-            var compact: Bool
+            var entryStart: Int
+            var entries: Int
         }
         var slots: [String: Int] = [:]
         var terms: [Term] = []
-        var packed: [UInt32] = []
+        var words: [UInt32] = []
         var tables: [Double] = []
-        var documents: [Int32] = []
-        var scores: [Double] = []
+        var ranges: [UInt32] = []
+        var firsts: [UInt32] = []
+        var bounds: [Float] = []
+        /// `order[n]`: the original number of the document numbered `n` for queries.
+        var order: [Int32] = []
+        /// False when the index is too large for the 32-bit layout: queries then score from `postings`.
+        var built = false
     }
 
     package var documentCount: Int { lengths.count }
     /// Bytes of the precomputed impacts as queries read them, and as a document number and a
-    /// double a posting (the layout before compact terms) would take.
+    /// double a posting would take.
     package var impactBytes: (held: Int, wide: Int) {
-        let held = impacts.packed.count * 4 + impacts.tables.count * 8 + impacts.documents.count * 12
-        return (held, impacts.terms.reduce(0) { $0 + $1.length } * 12)
+        let held =
+            impacts.words.count * 4 + impacts.tables.count * 8 + impacts.ranges.count * 12 + impacts.order.count * 4
+        return (held, impacts.words.count * 12)
     }
     package var averageLength: Double {
         lengths.isEmpty ? 0 : Double(lengths.reduce(0) { $0 + Int($1) }) / Double(lengths.count)
@@ -76,14 +79,14 @@ package struct BM25Index: Sendable {
 
     /// Indexes documents given as their terms.
     ///
-    /// Each occurrence costs one hashed lookup: a term becomes a number the first time it is seen,
-    /// and its posting list is an array under that number, whose last entry is this document's
-    /// while the document is read (counting in a dictionary per document, then appending under
-    /// the term, hashed every term twice and took 2.6 s of Cranfield ×100's 140,000 documents).
+    /// Each occurrence costs one hashed lookup (`TermNumbers`): a term becomes a number the first
+    /// time it is seen, and its posting list is an array under that number, whose last entry is
+    /// this document's while the document is read (counting in a dictionary per document, then
+    /// appending under the term, hashed every term twice and took 2.6 s of Cranfield ×100's
+    /// 140,000 documents).
     package init(documents: [[String]], parameters: Parameters = Parameters()) {
         self.parameters = parameters
-        var numbers: [String: Int32] = [:]
-        var terms: [String] = []
+        var numbers = TermNumbers()
         var lists: [[(document: Int32, frequency: Int32)]] = []
         var lengths: [Int32] = []
         lengths.reserveCapacity(documents.count)
@@ -91,15 +94,8 @@ package struct BM25Index: Sendable {
             let number = Int32(index)
             lengths.append(Int32(document.count))
             for term in document {
-                let id: Int
-                if let known = numbers[term] {
-                    id = Int(known)
-                } else {
-                    id = terms.count
-                    numbers[term] = Int32(id)
-                    terms.append(term)
-                    lists.append([])
-                }
+                let id = numbers.number(term)
+                if id == lists.count { lists.append([]) }
                 if lists[id].last?.document == number {
                     lists[id][lists[id].count - 1].frequency += 1
                 } else {
@@ -108,8 +104,8 @@ package struct BM25Index: Sendable {
             }
         }
         var postings: [String: [(document: Int32, frequency: Int32)]] = [:]
-        postings.reserveCapacity(terms.count)
-        for (term, list) in zip(terms, lists) { postings[term] = list }
+        postings.reserveCapacity(lists.count)
+        for (term, list) in zip(numbers.terms, lists) { postings[term] = list }
         self.postings = postings
         self.lengths = lengths
         self.defaultNorms = norms(parameters)
@@ -131,74 +127,63 @@ package struct BM25Index: Sendable {
 
     private func makeImpacts() -> Impacts {
         var impacts = Impacts()
-        let total = postings.values.reduce(0) { $0 + $1.count }
-        impacts.packed.reserveCapacity(total)
+        let vocabulary = Array(postings.keys)
+        var offsets = [Int](repeating: 0, count: vocabulary.count + 1)
+        for (t, term) in vocabulary.enumerated() { offsets[t + 1] = offsets[t] + postings[term]!.count }
+        let total = offsets[vocabulary.count]
+        var documents = [Int32](repeating: 0, count: total)
+        var frequencies = [Int32](repeating: 0, count: total)
         let n = Double(documentCount)
-        // A contribution is a function of (tf, length): numbering the distinct lengths lets a term
-        // find its distinct contributions by indexing `codes` with (tf − 1) · lengthClasses + class.
-        let distinct = Array(Set(lengths)).sorted()
-        let classOf = Dictionary(uniqueKeysWithValues: distinct.enumerated().map { ($1, $0) })
-        let lengthClass = lengths.map { classOf[$0]! }
-        let frequencies = 32
-        var codes = [Int32](repeating: -1, count: frequencies * max(distinct.count, 1))
-        var touched: [Int] = []
-        for (term, list) in postings {
-            impacts.slots[term] = impacts.terms.count
-            let df = Double(list.count)
-            let weight = log(1 + (n - df + 0.5) / (df + 0.5))
-            let origin = list.first?.document ?? 0
-            var table: [Double] = []
-            var rare: [UInt64: UInt32] = [:]  // tf past `frequencies`
-            let start = impacts.packed.count
-            var previous = origin
-            var compact = true
-            for posting in list {
-                let document = Int(posting.document)
-                let tf = Double(posting.frequency)
-                let value = weight * tf / (tf + defaultNorms[document])
-                let gap = posting.document - previous
-                previous = posting.document
-                var code: UInt32
-                if posting.frequency <= frequencies {
-                    let key = (Int(posting.frequency) - 1) * distinct.count + lengthClass[document]
-                    if codes[key] < 0 {
-                        codes[key] = Int32(table.count)
-                        touched.append(key)
-                        table.append(value)
-                    }
-                    code = UInt32(codes[key])
-                } else if let known = rare[value.bitPattern] {
-                    code = known
-                } else {
-                    code = UInt32(table.count)
-                    rare[value.bitPattern] = code
-                    table.append(value)
-                }
-                guard gap < 1 << 16, code < 1 << 16 else {
-                    compact = false
-                    break
-                }
-                impacts.packed.append(UInt32(gap) | code << 16)
+        var weights = [Double](repeating: 0, count: vocabulary.count)
+        var hashes = [UInt64](repeating: 0, count: vocabulary.count)
+        for (t, term) in vocabulary.enumerated() {
+            let list = postings[term]!
+            for (i, posting) in list.enumerated() {
+                documents[offsets[t] + i] = posting.document
+                frequencies[offsets[t] + i] = posting.frequency
             }
-            for key in touched { codes[key] = -1 }
-            touched.removeAll(keepingCapacity: true)
-            if compact {
-                impacts.terms.append(
-                    .init(
-                        start: start, length: list.count, tableStart: impacts.tables.count, origin: origin,
-                        compact: true))
-                impacts.tables.append(contentsOf: table)
-            } else {
-                impacts.packed.removeSubrange(start...)
-                impacts.terms.append(
-                    .init(start: impacts.documents.count, length: list.count, tableStart: 0, origin: 0, compact: false))
-                for posting in list {
-                    let tf = Double(posting.frequency)
-                    impacts.documents.append(posting.document)
-                    impacts.scores.append(weight * tf / (tf + defaultNorms[Int(posting.document)]))
+            let df = Double(list.count)
+            weights[t] = log(1 + (n - df + 0.5) / (df + 0.5))
+            hashes[t] = TermNumbers.hash(term)
+            impacts.slots[term] = t
+        }
+        var order = [Int32](repeating: 0, count: documentCount)
+        loupe_bm25_order(vocabulary.count, offsets, documents, hashes, documentCount, &order)
+        var tableStarts = [Int](repeating: 0, count: vocabulary.count + 1)
+        var entryStarts = [Int](repeating: 0, count: vocabulary.count + 1)
+        var status: Int32 = -1
+        var (tables, ranges, firsts, bounds) = ([Double](), [UInt32](), [UInt32](), [Float]())
+        // Every output holds at most one value a posting; pages past what is written are never touched.
+        let words = [UInt32](unsafeUninitializedCapacity: max(total, 1)) { words, wordCount in
+            tables = [Double](unsafeUninitializedCapacity: max(total, 1)) { tables, tableCount in
+                ranges = [UInt32](unsafeUninitializedCapacity: max(total, 1)) { ranges, rangeCount in
+                    firsts = [UInt32](unsafeUninitializedCapacity: total + 1) { firsts, firstCount in
+                        bounds = [Float](unsafeUninitializedCapacity: max(total, 1)) { bounds, boundCount in
+                            status = loupe_bm25_layout(
+                                vocabulary.count, offsets, documents, frequencies, weights, defaultNorms, lengths,
+                                documentCount, order, words.baseAddress, tables.baseAddress, &tableStarts,
+                                ranges.baseAddress, firsts.baseAddress, bounds.baseAddress, &entryStarts)
+                            let entries = status == 0 ? entryStarts[vocabulary.count] : 0
+                            boundCount = entries
+                            firstCount = status == 0 ? entries + 1 : 0
+                            rangeCount = entries
+                            tableCount = status == 0 ? tableStarts[vocabulary.count] : 0
+                            wordCount = status == 0 ? total : 0
+                        }
+                    }
                 }
             }
         }
+        guard status == 0 else { return Impacts() }
+        (impacts.words, impacts.tables, impacts.ranges, impacts.firsts, impacts.bounds) =
+            (words, tables, ranges, firsts, bounds)
+        impacts.terms = (0..<vocabulary.count).map {
+            Impacts.Term(
+                tableStart: tableStarts[$0], entryStart: entryStarts[$0], entries: entryStarts[$0 + 1] - entryStarts[$0]
+            )
+        }
+        impacts.order = order
+        impacts.built = true
         return impacts
     }
 
@@ -206,22 +191,21 @@ package struct BM25Index: Sendable {
     /// out), valid only inside it.
     private func withTerms<R>(_ query: [String], _ body: (UnsafeBufferPointer<loupe_bm25_term>) -> R) -> R {
         let slots = query.compactMap { impacts.slots[$0] }
-        return impacts.packed.withUnsafeBufferPointer { packed in
+        return impacts.words.withUnsafeBufferPointer { words in
             impacts.tables.withUnsafeBufferPointer { tables in
-                impacts.documents.withUnsafeBufferPointer { documents in
-                    impacts.scores.withUnsafeBufferPointer { scores in
-                        let terms = slots.map { slot in
-                            let term = impacts.terms[slot]
-                            return term.compact
-                                ? loupe_bm25_term(
-                                    packed: packed.baseAddress! + term.start,
-                                    table: tables.baseAddress! + term.tableStart,
-                                    documents: nil, impacts: nil, length: term.length, origin: term.origin)
-                                : loupe_bm25_term(
-                                    packed: nil, table: nil, documents: documents.baseAddress! + term.start,
-                                    impacts: scores.baseAddress! + term.start, length: term.length, origin: 0)
+                impacts.ranges.withUnsafeBufferPointer { ranges in
+                    impacts.firsts.withUnsafeBufferPointer { firsts in
+                        impacts.bounds.withUnsafeBufferPointer { bounds in
+                            let terms = slots.map { slot in
+                                let term = impacts.terms[slot]
+                                return loupe_bm25_term(
+                                    words: words.baseAddress, table: tables.baseAddress.map { $0 + term.tableStart },
+                                    ranges: ranges.baseAddress.map { $0 + term.entryStart },
+                                    firsts: firsts.baseAddress.map { $0 + term.entryStart },
+                                    bounds: bounds.baseAddress.map { $0 + term.entryStart }, entries: term.entries)
+                            }
+                            return terms.withUnsafeBufferPointer(body)
                         }
-                        return terms.withUnsafeBufferPointer(body)
                     }
                 }
             }
@@ -238,10 +222,10 @@ package struct BM25Index: Sendable {
     package func scores(_ query: [String], parameters: Parameters? = nil) -> [Double] {
         let p = parameters ?? self.parameters
         var scores = [Double](repeating: 0, count: documentCount)
-        if p == self.parameters {
+        if p == self.parameters && impacts.built {
             withTerms(query) { terms in
                 scores.withUnsafeMutableBufferPointer { scores in
-                    loupe_bm25_scores(terms.baseAddress, terms.count, documentCount, scores.baseAddress)
+                    loupe_bm25_scores(terms.baseAddress, terms.count, impacts.order, scores.baseAddress)
                 }
             }
             return scores
@@ -269,16 +253,16 @@ package struct BM25Index: Sendable {
 
     /// The `k` best documents with a score above 0, best first (ties: lower document first).
     package func search(_ query: [String], k: Int, parameters: Parameters? = nil) -> [(document: Int, score: Double)] {
-        guard parameters ?? self.parameters == self.parameters else {
+        guard parameters ?? self.parameters == self.parameters, impacts.built else {
             return TopK.select(scores(query, parameters: parameters), k: k)
         }
-        // The index's own parameters: the precomputed impacts, summed a block of documents at a
-        // time and ranked while the block is in L1 (same sums as `scores`, same order as TopK).
+        // The index's own parameters: the precomputed impacts, a range of 64 documents at a time,
+        // the ranges that can reach the top k only (same sums as `scores`, same order as TopK).
         let limit = min(max(k, 0), documentCount)
         var documents = [Int64](repeating: 0, count: limit)
         var best = [Double](repeating: 0, count: limit)
         let kept = withTerms(query) { terms in
-            loupe_bm25_top_k(terms.baseAddress, terms.count, documentCount, limit, &documents, &best)
+            loupe_bm25_top_k(terms.baseAddress, terms.count, documentCount, impacts.order, limit, &documents, &best)
         }
         return (0..<kept).map { (Int(documents[$0]), best[$0]) }
     }

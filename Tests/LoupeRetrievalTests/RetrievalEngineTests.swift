@@ -68,9 +68,9 @@ import Testing
         return scores
     }
 
-    /// The compact impacts (16-bit gaps and table indexes) and the block-at-a-time top k give the
-    /// very doubles of adding each term's impacts in query order, across block edges (2,048
-    /// documents), with repeated terms, and for a term whose gaps do not fit 16 bits (kept wide).
+    /// The renumbered, range-at-a-time impacts give the very doubles of adding each term's impacts
+    /// in query order, with repeated terms and a term in two documents far apart; the pruned top k
+    /// is the full ranking's first k at every k, ties (most scores here tie) to the lower document.
     @Test func searchIsBitIdenticalToTermByTermSums() {
         var state: UInt64 = 0x2545_F491
         func next(_ bound: Int) -> Int {
@@ -91,12 +91,67 @@ import Testing
             let ranked = expected.enumerated().filter { $0.element > 0 }.sorted {
                 $0.element != $1.element ? $0.element > $1.element : $0.offset < $1.offset
             }
-            let found = index.search(query, k: 100)
-            #expect(found.map(\.document) == ranked.prefix(100).map(\.offset), "\(query)")
-            #expect(found.map(\.score) == ranked.prefix(100).map(\.element), "\(query)")
+            for k in [1, 7, 100, 3_000] {
+                let found = index.search(query, k: k)
+                #expect(found.map(\.document) == ranked.prefix(k).map(\.offset), "\(query) k \(k)")
+                #expect(found.map(\.score) == ranked.prefix(k).map(\.element), "\(query) k \(k)")
+            }
         }
         #expect(index.search(["unknown"], k: 10).isEmpty)
         #expect(index.search(["wing"], k: 0).isEmpty)
+    }
+
+    /// Near-duplicates (the shape that lets whole ranges be skipped: copies of a document with a
+    /// tenth of their words dropped, interleaved as Cranfield ×100 is) still give exactly the full
+    /// ranking's top k, scores and ties included.
+    @Test func prunedSearchOverNearDuplicatesIsTheFullRanking() {
+        var state: UInt64 = 0x51_7CC1_B727_220A
+        func next(_ bound: Int) -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((state >> 33) % UInt64(bound))
+        }
+        // Words drawn with a skew, so some are in most documents and some in a few.
+        func word() -> String { "w\(next(1 + next(600)))" }
+        let originals = (0..<250).map { _ in (0..<(5 + next(40))).map { _ in word() } }
+        var documents: [[String]] = []
+        for copy in 0..<40 {
+            for original in originals {
+                documents.append(copy == 0 ? original : original.filter { _ in next(10) != 0 })
+            }
+        }
+        documents[123] = []  // a document without terms
+        let index = BM25Index(documents: documents)
+        for _ in 0..<12 {
+            let query = (0..<(2 + next(9))).map { _ in word() }
+            let all = index.scores(query)
+            for k in [1, 10, 100, 1_000] {
+                let expected = TopK.select(all, k: k)
+                let found = index.search(query, k: k)
+                #expect(found.map(\.document) == expected.map(\.document), "\(query) k \(k)")
+                #expect(found.map(\.score) == expected.map(\.score), "\(query) k \(k)")
+            }
+        }
+        #expect(BM25Index(documents: []).search(["w1"], k: 5).isEmpty)
+        let sparse = BM25Index(documents: [[], ["wing"], []])
+        #expect(sparse.search(["wing"], k: 3).map(\.document) == [1])
+        #expect(sparse.scores(["wing"]).map { $0 > 0 } == [false, true, false])
+    }
+
+    @Test func termNumbersAreFirstSeenOrderAndSurviveGrowth() {
+        var numbers = TermNumbers()
+        var reference: [String: Int] = [:]
+        let terms =
+            (0..<5_000).map { "t\($0 % 2_600)" } + [
+                "", "naïve", "日本", "🙂", "naïve", "a-much-longer-term-than-fifteen-bytes",
+            ]
+        for term in terms {
+            let expected = reference[term] ?? reference.count
+            reference[term] = expected
+            #expect(numbers.number(term) == expected, "\(term)")
+        }
+        #expect(numbers.terms.count == reference.count)
+        #expect(numbers.terms.enumerated().allSatisfy { reference[$0.element] == $0.offset })
+        #expect(TermNumbers.hash("wing") == TermNumbers.hash(String("xwing".dropFirst())))
     }
 
     @Test func topKKeepsTheBestAndBreaksTiesByIndex() {

@@ -185,30 +185,61 @@ long loupe_hnsw_beam(const int32_t *links, size_t width, const loupe_hnsw_scorer
 #define LOUPE_CKERNELS_BM25_H
 #include <stddef.h>
 #include <stdint.h>
-/// One query term's postings, documents ascending, in one of two layouts:
-/// - compact (`packed` set): 4 bytes a posting, the gap from the previous document in the low 16
-///   bits (0 for the first, which is `origin`) and in the high 16 the index of its contribution in
-///   `table`, the term's distinct contributions;
-/// - wide: `documents` and their contributions `impacts`.
+/// Documents are renumbered for queries (similar ones together, `loupe_bm25_order`) and cut into
+/// ranges of 2^LOUPE_BM25_RANGE_SHIFT consecutive new numbers.
+#define LOUPE_BM25_RANGE_SHIFT 6
+
+/// One query term's postings in the new numbering, ascending, grouped by range. The term has an
+/// entry for each range it occurs in: `ranges[e]`, its postings `words[firsts[e] ..< firsts[e + 1]]`
+/// (`firsts` has `entries + 1` values) and `bounds[e]`, no less than the largest of their impacts.
+/// A posting is one word: the document's offset in its range in the low LOUPE_BM25_RANGE_SHIFT bits,
+/// above them the index of its impact in `table`, the term's distinct impacts.
 typedef struct {
-    const uint32_t *packed;
+    const uint32_t *words;
     const double *table;
-    const int32_t *documents;
-    const double *impacts;
-    size_t length;
-    int32_t origin;
+    const uint32_t *ranges;
+    const uint32_t *firsts;
+    const float *bounds;
+    size_t entries;
 } loupe_bm25_term;
 
-/// Adds each term's contributions into `scores` (one per document, `documents` of them), term by
-/// term in the order given.
-void loupe_bm25_scores(const loupe_bm25_term *terms, size_t count, size_t documents, double *scores);
+/// The new numbering: `order[n]` is the original number of the document numbered `n`. Documents
+/// that agree on all five min-hashes of any of three bands (near-duplicates) form clusters, which
+/// are laid out one after another, each document placed by its first two min-hashes; the hashes
+/// derive from `hashes[t]`, one 64-bit hash a term. Similar documents become neighbours, so a
+/// range's bound is close to its best score. Term `t`'s postings are
+/// `documents[offsets[t] ..< offsets[t + 1]]` (`offsets` has `terms + 1` values).
+void loupe_bm25_order(size_t terms, const size_t *offsets, const int32_t *documents, const uint64_t *hashes,
+                      size_t count, int32_t *order);
 
-/// The `k` best documents for the query made of `terms` (a term repeated in the query is passed once
-/// per occurrence), best first (equal scores: lower document first), documents scoring 0 left out;
-/// returns how many were written. Each document's sum is the same double, added in the same order,
-/// as `loupe_bm25_scores` gives it.
-size_t loupe_bm25_top_k(const loupe_bm25_term *terms, size_t count, size_t documents, size_t k,
-                        int64_t *out_documents, double *out_scores);
+/// Lays out every term's impacts for `loupe_bm25_term`. Input: the postings as for
+/// `loupe_bm25_order` with their `frequencies` (each at least 1), each term's idf `weights[t]`, every document's
+/// `norms[d]` (k1 · (1 − b + b · |d| / avgdl)) and length, and `order`. An impact is
+/// `weights[t] * tf / (tf + norms[d])`. Output: `words` (one per posting, in term order), the terms'
+/// tables one after another in `tables` (term t's from `table_starts[t]`), their entries in `ranges`,
+/// `firsts` (absolute indices into `words`, one more than the entries) and `bounds`, term t's from
+/// `entry_starts[t]` (both starts arrays have `terms + 1` values). Every output array but the starts
+/// needs room for one value a posting (`firsts` one more). Returns 0, or −1 when memory ran out or
+/// the index is too large for 32-bit words.
+int loupe_bm25_layout(size_t terms, const size_t *offsets, const int32_t *documents, const int32_t *frequencies,
+                      const double *weights, const double *norms, const int32_t *lengths, size_t count,
+                      const int32_t *order, uint32_t *words, double *tables, size_t *table_starts, uint32_t *ranges,
+                      uint32_t *firsts, float *bounds, size_t *entry_starts);
+
+/// The smallest float no less than `value`.
+float loupe_bm25_bound(double value);
+
+/// Adds each term's impacts into `scores` (one per document, in the original numbering), term by
+/// term in the order given.
+void loupe_bm25_scores(const loupe_bm25_term *terms, size_t count, const int32_t *order, double *scores);
+
+/// The `k` best documents (original numbers) for the query made of `terms` (a term repeated in the
+/// query is passed once per occurrence), best first (equal scores: lower document first), documents
+/// scoring 0 left out; returns how many were written. Each document's sum is the same double, added
+/// in the same order, as `loupe_bm25_scores` gives it. Ranges are scored best bound first and only
+/// while their bound can reach the k-th score found so far.
+size_t loupe_bm25_top_k(const loupe_bm25_term *terms, size_t count, size_t documents, const int32_t *order,
+                        size_t k, int64_t *out_documents, double *out_scores);
 #endif
 
 #ifndef LOUPE_CKERNELS_MEMORY_H
