@@ -42,7 +42,16 @@ private let targets: [String: @Sendable (Data) -> Void] = [
     "kineto": kineto,
     // An Nsight Systems SQLite export, read through SQLite as `profile import` reads it.
     "nsys": nsys,
+    // A workspace's BM25 blob: read, laid out for queries (renumbered, in C) and searched.
+    "bm25-blob": bm25Blob,
 ]
+
+private func bm25Blob(_ data: Data) {
+    guard let index = BM25Index(serialized: data) else { return }
+    let terms = Array(index.postings.keys.sorted().prefix(4))
+    _ = index.search(terms + terms.prefix(1), k: 10)
+    _ = index.scores(terms)
+}
 
 /// The text readers take what `TextFile` would hand them: the bytes as UTF-8, repaired.
 private func text(_ data: Data) -> String { String(decoding: data, as: UTF8.self) }

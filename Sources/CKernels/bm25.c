@@ -11,6 +11,48 @@
 
 enum { RANGE = 1 << LOUPE_BM25_RANGE_SHIFT, OFFSET_MASK = RANGE - 1 };
 
+// ---- Postings ----------------------------------------------------------------------------------
+
+int loupe_bm25_postings(size_t terms, const int32_t *ids, const size_t *starts, size_t count, size_t *offsets,
+                        int32_t *documents, int32_t *frequencies) {
+    // The last document each term was seen in: a term's postings grow in document order.
+    int64_t *last = malloc((terms ? terms : 1) * sizeof *last);
+    size_t *cursor = malloc((terms ? terms : 1) * sizeof *cursor);
+    if (!last || !cursor) {
+        free(last), free(cursor);
+        return -1;
+    }
+    for (size_t t = 0; t <= terms; t++) offsets[t] = 0;
+    for (size_t t = 0; t < terms; t++) last[t] = -1;
+    for (size_t d = 0; d < count; d++) {
+        for (size_t i = starts[d]; i < starts[d + 1]; i++) {
+            if (last[ids[i]] != (int64_t)d) {
+                last[ids[i]] = (int64_t)d;
+                offsets[ids[i] + 1]++;
+            }
+        }
+    }
+    for (size_t t = 0; t < terms; t++) {
+        offsets[t + 1] += offsets[t];
+        cursor[t] = offsets[t];
+        last[t] = -1;
+    }
+    for (size_t d = 0; d < count; d++) {
+        for (size_t i = starts[d]; i < starts[d + 1]; i++) {
+            int32_t t = ids[i];
+            if (last[t] != (int64_t)d) {
+                last[t] = (int64_t)d;
+                documents[cursor[t]] = (int32_t)d;
+                frequencies[cursor[t]++] = 1;
+            } else {
+                frequencies[cursor[t] - 1]++;
+            }
+        }
+    }
+    free(last), free(cursor);
+    return 0;
+}
+
 // ---- Renumbering ---------------------------------------------------------------------------------
 //
 // Min-hashing: for a random hash of terms, two documents' smallest hash over their terms agree with
@@ -377,7 +419,7 @@ size_t loupe_bm25_top_k(const loupe_bm25_term *terms, size_t count, size_t docum
     double *bucket_top = calloc(BUCKETS, sizeof *bucket_top);
     if (!bound || !spans || !sorted || !bucket_start || !fill || !bucket_top) {
         free(bound), free(spans), free(sorted), free(bucket_start), free(fill), free(bucket_top);
-        return 0;
+        return SIZE_MAX;
     }
     // Each range's bound: its terms' largest impacts summed in query order. A document's score is
     // its own impacts (each no larger) summed in that order with the absent terms left out, and

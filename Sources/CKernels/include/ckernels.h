@@ -203,6 +203,14 @@ typedef struct {
     size_t entries;
 } loupe_bm25_term;
 
+/// Postings from tokens: `ids[i]` is the number (below `terms`) of token i's term, and document d's
+/// tokens are `ids[starts[d] ..< starts[d + 1]]` (`starts` has `count + 1` values). Writes, term
+/// after term, each document a term occurs in (ascending) with how often: term t's are
+/// `documents[offsets[t] ..< offsets[t + 1]]` and `frequencies` alike (`offsets` has `terms + 1`
+/// values; the others need room for one value a token). Returns 0, or −1 when memory ran out.
+int loupe_bm25_postings(size_t terms, const int32_t *ids, const size_t *starts, size_t count, size_t *offsets,
+                        int32_t *documents, int32_t *frequencies);
+
 /// The new numbering: `order[n]` is the original number of the document numbered `n`. Documents
 /// that agree on all five min-hashes of any of three bands (near-duplicates) form clusters, which
 /// are laid out one after another, each document placed by its first two min-hashes; the hashes
@@ -235,7 +243,8 @@ void loupe_bm25_scores(const loupe_bm25_term *terms, size_t count, const int32_t
 
 /// The `k` best documents (original numbers) for the query made of `terms` (a term repeated in the
 /// query is passed once per occurrence), best first (equal scores: lower document first), documents
-/// scoring 0 left out; returns how many were written. Each document's sum is the same double, added
+/// scoring 0 left out; returns how many were written, or SIZE_MAX when its scratch (a bound a
+/// range, a span a range and term) could not be allocated. Each document's sum is the same double, added
 /// in the same order, as `loupe_bm25_scores` gives it. Ranges are scored best bound first and only
 /// while their bound can reach the k-th score found so far.
 size_t loupe_bm25_top_k(const loupe_bm25_term *terms, size_t count, size_t documents, const int32_t *order,
