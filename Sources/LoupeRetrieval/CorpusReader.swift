@@ -42,10 +42,11 @@ package enum CorpusReader {
         var documents: [CorpusDocument] = []
         var warnings: [String] = []
         for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let trimmed = line.trimmingCharacters(in: .whitespacesAndNewlines)
-            if trimmed.isEmpty { continue }
+            // JSON allows whitespace around a value, so only a blank line needs looking at first
+            // (Foundation's `trimmingCharacters` on every line was a third of reading Cranfield ×100).
+            if line.allSatisfy(\.isWhitespace) { continue }
             let problem: String
-            if let object = try? JSONSerialization.jsonObject(with: Data(trimmed.utf8)) as? [String: Any] {
+            if let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] {
                 let id =
                     (object["id"] as? String) ?? (object["_id"] as? String) ?? (object["id"] as? NSNumber)?.stringValue
                 if let id, let body = object["text"] as? String {
@@ -54,7 +55,7 @@ package enum CorpusReader {
                 }
                 problem = id == nil ? "no \"id\" (string or number)" : "no \"text\" string"
             } else {
-                problem = Self.whyNotAnObject(trimmed)
+                problem = Self.whyNotAnObject(line.trimmingCharacters(in: .whitespacesAndNewlines))
             }
             let message = "\(file):\(index + 1): \(problem)"
             if strict { throw RetrievalError(message) }

@@ -296,6 +296,13 @@ import Testing
         }
     }
 
+    @Test func whitespaceAroundALineOrAloneOnItIsNoProblem() throws {
+        let text = "  {\"id\": \"9\", \"text\": \"spaced\"}\t \n \t \n\n{\"id\": \"10\", \"text\": \"x\"}\n  [2] "
+        let (documents, warnings) = try CorpusReader.jsonl(text, file: "c.jsonl", strict: false)
+        #expect(documents.map(\.id) == ["9", "10"])
+        #expect(warnings == ["c.jsonl:5: not a JSON object, line skipped"])
+    }
+
     @Test func binaryAndInvalidUTF8AreRefusedByName() {
         #expect(throws: RetrievalError("b.bin: binary file (NUL bytes), skipped")) {
             try CorpusReader.text(Data([0x41, 0x00, 0x42]), file: "b.bin")
