@@ -41,7 +41,9 @@ package enum CorpusReader {
     ) {
         var documents: [CorpusDocument] = []
         var warnings: [String] = []
-        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        // "\r\n" is one Character, so CRLF lines are split on it by name.
+        let lines = text.split(omittingEmptySubsequences: false) { $0 == "\n" || $0 == "\r\n" }
+        for (index, line) in lines.enumerated() {
             // JSON allows whitespace around a value, so only a blank line needs looking at first
             // (Foundation's `trimmingCharacters` on every line was a third of reading Cranfield ×100).
             if line.allSatisfy(\.isWhitespace) { continue }

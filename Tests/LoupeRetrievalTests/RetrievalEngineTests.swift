@@ -296,11 +296,16 @@ import Testing
         }
     }
 
-    @Test func whitespaceAroundALineOrAloneOnItIsNoProblem() throws {
+    @Test func whitespaceAroundALineOrAloneOnItAndCRLFLineEndsAreNoProblem() throws {
         let text = "  {\"id\": \"9\", \"text\": \"spaced\"}\t \n \t \n\n{\"id\": \"10\", \"text\": \"x\"}\n  [2] "
         let (documents, warnings) = try CorpusReader.jsonl(text, file: "c.jsonl", strict: false)
         #expect(documents.map(\.id) == ["9", "10"])
         #expect(warnings == ["c.jsonl:5: not a JSON object, line skipped"])
+        // A file written with CRLF line ends.
+        let crlf = "{\"id\": \"1\", \"text\": \"a\"}\r\n{\"id\": \"2\", \"text\": \"b\"}\r\nnope\r\n"
+        let read = try CorpusReader.jsonl(crlf, file: "w.jsonl", strict: false)
+        #expect(read.documents.map(\.id) == ["1", "2"])
+        #expect(read.warnings == ["w.jsonl:3: not valid JSON (column 1: expected null), line skipped"])
     }
 
     @Test func binaryAndInvalidUTF8AreRefusedByName() {
