@@ -216,13 +216,15 @@ int loupe_bm25_layout(size_t terms, const size_t *offsets, const int32_t *docume
     }
     classes += count > 0;
     free(by_length);
-    int32_t *codes = malloc((size_t)FREQUENCIES * (size_t)(classes ? classes : 1) * sizeof *codes);
-    size_t *touched = malloc((postings ? postings : 1) * sizeof *touched);
+    // `touched`: the keys one term set, to reset; a term sets each key at most once.
+    size_t keys = (size_t)FREQUENCIES * (size_t)(classes ? classes : 1);
+    int32_t *codes = malloc(keys * sizeof *codes);
+    size_t *touched = malloc(keys * sizeof *touched);
     if (!codes || !touched) {
         free(codes), free(touched), free(renumbered), free(new_documents), free(new_frequencies), free(class_of);
         return -1;
     }
-    for (size_t i = 0; i < (size_t)FREQUENCIES * (size_t)classes; i++) codes[i] = -1;
+    for (size_t i = 0; i < keys; i++) codes[i] = -1;
     size_t table_count = 0, entry_count = 0;
     for (size_t t = 0; t < terms; t++) {
         table_starts[t] = table_count;
@@ -345,6 +347,12 @@ typedef struct {
     uint32_t first, end;
 } span;
 
+// A bound's bucket, highest bounds in bucket 0: monotone (a higher bound never lands later).
+static inline size_t bucket_of(double bound, double scale) {
+    size_t b = (size_t)(bound * scale);
+    return BUCKETS - 1 - (b < BUCKETS ? b : BUCKETS - 1);
+}
+
 typedef struct {
     const loupe_bm25_term *terms;
     size_t count, documents;
@@ -438,17 +446,13 @@ size_t loupe_bm25_top_k(const loupe_bm25_term *terms, size_t count, size_t docum
     for (size_t r = 0; r < ranges; r++) top = bound[r] > top ? bound[r] : top;
     double scale = top > 0 ? (BUCKETS - 1) / top : 0;
     for (size_t r = 0; r < ranges; r++) {
-        if (bound[r] > 0) {
-            size_t b = (size_t)(bound[r] * scale);
-            bucket_start[BUCKETS - (b < BUCKETS ? b : BUCKETS - 1)]++;
-        }
+        if (bound[r] > 0) bucket_start[bucket_of(bound[r], scale) + 1]++;
     }
     for (size_t b = 0; b < BUCKETS; b++) bucket_start[b + 1] += bucket_start[b];
     memcpy(fill, bucket_start, (BUCKETS + 1) * sizeof *fill);
     for (size_t r = 0; r < ranges; r++) {
         if (bound[r] > 0) {
-            size_t b = (size_t)(bound[r] * scale);
-            b = BUCKETS - 1 - (b < BUCKETS ? b : BUCKETS - 1);
+            size_t b = bucket_of(bound[r], scale);
             sorted[fill[b]++] = (uint32_t)r;
             bucket_top[b] = bound[r] > bucket_top[b] ? bound[r] : bucket_top[b];
         }

@@ -99,22 +99,7 @@ package struct BM25Index: Sendable {
             starts.append(ids.count)
         }
         let flat = FlatPostings(terms: numbers.terms, ids: ids, starts: starts)
-        var postings: [String: [(document: Int32, frequency: Int32)]] = [:]
-        postings.reserveCapacity(flat.vocabulary.count)
-        flat.documents.withUnsafeBufferPointer { documents in
-            flat.frequencies.withUnsafeBufferPointer { frequencies in
-                for (t, term) in flat.vocabulary.enumerated() {
-                    let start = flat.offsets[t]
-                    postings[term] = .init(unsafeUninitializedCapacity: flat.offsets[t + 1] - start) { list, count in
-                        for i in 0..<list.count {
-                            list.initializeElement(at: i, to: (documents[start + i], frequencies[start + i]))
-                        }
-                        count = list.count
-                    }
-                }
-            }
-        }
-        self.postings = postings
+        self.postings = flat.dictionary
         self.lengths = lengths
         self.defaultNorms = norms(parameters)
         self.impacts = makeImpacts(flat)
@@ -148,6 +133,26 @@ package struct BM25Index: Sendable {
             self.frequencies = frequencies
         }
 
+        /// Each term's postings as `BM25Index.postings` holds them: the inverse of `init(_:)`.
+        var dictionary: [String: [(document: Int32, frequency: Int32)]] {
+            var postings: [String: [(document: Int32, frequency: Int32)]] = [:]
+            postings.reserveCapacity(vocabulary.count)
+            documents.withUnsafeBufferPointer { documents in
+                frequencies.withUnsafeBufferPointer { frequencies in
+                    for (t, term) in vocabulary.enumerated() {
+                        let start = offsets[t]
+                        postings[term] = .init(unsafeUninitializedCapacity: offsets[t + 1] - start) { list, count in
+                            for i in 0..<list.count {
+                                list.initializeElement(at: i, to: (documents[start + i], frequencies[start + i]))
+                            }
+                            count = list.count
+                        }
+                    }
+                }
+            }
+            return postings
+        }
+
         init(_ postings: [String: [(document: Int32, frequency: Int32)]]) {
             vocabulary = Array(postings.keys)
             offsets = [0]
@@ -164,8 +169,13 @@ package struct BM25Index: Sendable {
     }
 
     package func idf(_ term: String) -> Double {
-        let df = Double(postings[term]?.count ?? 0)
-        return log(1 + (Double(documentCount) - df + 0.5) / (df + 0.5))
+        Self.idf(documentFrequency: postings[term]?.count ?? 0, documents: documentCount)
+    }
+
+    /// Lucene's idf, ln(1 + (N − df + 0.5) / (df + 0.5)): the one expression every score uses.
+    private static func idf(documentFrequency: Int, documents: Int) -> Double {
+        let (df, n) = (Double(documentFrequency), Double(documents))
+        return log(1 + (n - df + 0.5) / (df + 0.5))
     }
 
     init(postings: [String: [(document: Int32, frequency: Int32)]], lengths: [Int32], parameters: Parameters) {
@@ -181,12 +191,10 @@ package struct BM25Index: Sendable {
         let vocabulary = flat.vocabulary
         let (offsets, documents, frequencies) = (flat.offsets, flat.documents, flat.frequencies)
         let total = offsets[vocabulary.count]
-        let n = Double(documentCount)
         var weights = [Double](repeating: 0, count: vocabulary.count)
         var hashes = [UInt64](repeating: 0, count: vocabulary.count)
         for (t, term) in vocabulary.enumerated() {
-            let df = Double(offsets[t + 1] - offsets[t])
-            weights[t] = log(1 + (n - df + 0.5) / (df + 0.5))
+            weights[t] = Self.idf(documentFrequency: offsets[t + 1] - offsets[t], documents: documentCount)
             hashes[t] = TermNumbers.hash(term)
             impacts.slots[term] = t
         }
@@ -273,14 +281,12 @@ package struct BM25Index: Sendable {
             }
             return scores
         }
-        let n = Double(documentCount)
         let norms = p == self.parameters ? defaultNorms : self.norms(p)
         scores.withUnsafeMutableBufferPointer { scores in
             norms.withUnsafeBufferPointer { norms in
                 for term in query {
                     guard let list = postings[term] else { continue }
-                    let df = Double(list.count)
-                    let weight = log(1 + (n - df + 0.5) / (df + 0.5))
+                    let weight = Self.idf(documentFrequency: list.count, documents: documentCount)
                     list.withUnsafeBufferPointer { list in
                         for posting in list {
                             let tf = Double(posting.frequency)
