@@ -34,7 +34,7 @@ package final class PostgresStore: Sendable {
     /// the same versions.
     static let migrationsTable = "loupe_migrations"
 
-    private static let logger = Logger(label: "loupe-postgres", factory: { _ in SwiftLogNoOpLogHandler() })
+    static let logger = Logger(label: "loupe-postgres", factory: { _ in SwiftLogNoOpLogHandler() })
 
     private init(url: PostgresURL, connection: PostgresConnection, connectTimeout: Double, maxConnections: Int) {
         self.url = url

@@ -94,20 +94,36 @@ package final class PostgresWatcher: ChangeWatcher {
                 state.notices += 1
             }
         }
-        let stopped = state.withLock { state -> Bool in
-            guard !state.stopped else { return true }
-            state.connection = connection
-            // Back after a loss: what changed meanwhile was not announced to us.
-            if state.trouble != nil { state.pending = true }
-            state.trouble = nil
-            return false
-        }
-        if stopped {
-            Self.close(connection)
-            return
-        }
-        connection.closeFuture.whenComplete { [weak self] _ in
-            self?.lost(because: "connection lost · retrying")
+        // addListener sends LISTEN without waiting for it: a query after it on the same
+        // connection answers only once the server has it, so from then on no commit is missed.
+        let confirmed = connection.query(PostgresQuery(unsafeSQL: "SELECT 1"), logger: PostgresStore.logger)
+        confirmed.whenComplete { [weak self] result in
+            guard let self else {
+                Self.close(connection)
+                return
+            }
+            if case .failure(let error) = result {
+                Self.close(connection)
+                let translated = PostgresStore.translate(error, url: self.url, connecting: true)
+                self.lost(because: Self.brief(translated.message) + " · retrying")
+                return
+            }
+            let stopped = self.state.withLock { state -> Bool in
+                guard !state.stopped else { return true }
+                state.connection = connection
+                // What committed before LISTEN took effect (since the caller's first read, or
+                // while the server was away) was not announced: read once more.
+                state.pending = true
+                state.trouble = nil
+                return false
+            }
+            if stopped {
+                Self.close(connection)
+                return
+            }
+            connection.closeFuture.whenComplete { [weak self] _ in
+                self?.lost(because: "connection lost · retrying")
+            }
         }
     }
 

@@ -208,7 +208,8 @@ import Testing
 
     @Test func aModelTargetIsJudgedByAModelAndBothAreKept() throws {
         let (file, directory) = try workspace()
-        // Per item: the model's answer, then the judge's verdict (one item at a time).
+        // Per item: the model's answer, then the judge's verdict. The server answers in arrival
+        // order, so the suite runs one item at a time (two at once could swap the answers).
         let server = try LocalChatServer(replies: [
             Self.completion("Paris", id: 1), Self.completion("The answer matches.\nGRADE: C", id: 2),
             Self.completion("Lyon", id: 3), Self.completion("Wrong city.\nGRADE: I", id: 4),
@@ -221,6 +222,7 @@ import Testing
         try """
         name: capitals
         dataset: qa.jsonl
+        concurrency: 1
         target:
           model: {provider: openai, base_url: "\(server.baseURL)", model: gpt-4o-mini, stream: false, system: Answer in one word.}
         scorers:

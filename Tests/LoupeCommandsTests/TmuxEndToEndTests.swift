@@ -295,7 +295,7 @@ struct Tmux {
         _ = try Tmux.spawn(["pkill", "-\(signal)", "-P", shell, "loupe"], capture: false)
     }
 
-    func waitUntil(timeout: Double = 10, _ condition: (String) -> Bool) throws {
+    func waitUntil(timeout: Double = 30, _ condition: (String) -> Bool) throws {
         let deadline = Date().addingTimeInterval(timeout)
         var last = ""
         while Date() < deadline {

@@ -293,6 +293,9 @@ import Testing
         let watcher = PostgresWatcher(url: store.url)
         defer { watcher.stop() }
         try Self.waitUntil("the watcher listens") { watcher.isListening }
+        // Listening, it asks for one read: what committed before LISTEN took effect was not
+        // announced. Nothing more until the next commit.
+        #expect(watcher.changed())
         #expect(!watcher.changed())
         try store.transaction { session in
             try session.execute("INSERT INTO settings (key, value, updated_at) VALUES ('theme', 'x', 'now')")
@@ -320,6 +323,7 @@ import Testing
         let watcher = PostgresWatcher(url: store.url)
         defer { watcher.stop() }
         try Self.waitUntil("the watcher listens") { watcher.isListening }
+        #expect(watcher.changed())
         try store.execute(
             "INSERT INTO eval_runs (suite, suite_hash, dataset_hash, target_kind, target_json, scorers_json, epochs, "
                 + "planned, status, source, loupe_version, started_at) "
@@ -371,6 +375,7 @@ import Testing
         defer { watcher.stop() }
         try Self.waitUntil("the watcher listens") { watcher.isListening }
         #expect(watcher.trouble == nil)
+        #expect(watcher.changed() && !watcher.changed())
         try own.stopServer()
         try Self.waitUntil("the watcher says the server is down") {
             watcher.trouble.map { $0.contains("retrying") } ?? false
