@@ -9,6 +9,14 @@ package enum BLAS {
         set { openblas_set_num_threads(Int32(newValue)) }
     }
 
+    /// The kernels OpenBLAS runs ("SkylakeX", "Haswell"…), with the core it had chosen itself
+    /// when Loupe replaced it: "SkylakeX (OpenBLAS chose Prescott)".
+    package static var core: String {
+        let name = openblas_get_corename().map { String(cString: $0) } ?? "unknown"
+        guard let replaced = loupe_openblas_replaced_core() else { return name }
+        return "\(name) (OpenBLAS chose \(String(cString: replaced)))"
+    }
+
     /// `c = alpha · op(a) · op(b) + beta · c` on row-major matrices, where `op(a)` is `m × k` and
     /// `op(b)` is `k × n`. The leading dimensions are row strides, so sub-matrices (one attention
     /// head's columns, say) are passed as a base pointer and the full row length.

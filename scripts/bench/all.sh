@@ -10,14 +10,22 @@
 # (default .bench-data/all) for a figure to be traced back.
 #
 # A full run takes about an hour on the 2-core machine (HNSW builds 100,000 vectors three times
-# per round); BENCHES="embed retrieval" runs a part. The peers install into .venv-bench on first use.
+# per round); BENCHES="embed retrieval" runs a part. KEEP=1 keeps the other scripts' figures from
+# an earlier run in OUT, so a part can be run again after a change that touches only it; each
+# figure carries the commit it was measured at, and the table says which. The peers install into
+# .venv-bench on first use.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 benches=(${BENCHES:-embed retrieval retrieval-scale kernels sae hnsw traces})
 rounds=${ROUNDS:-2}
 out=${OUT:-.bench-data/all}
 mkdir -p "$out"
-rm -f "$out"/*.json
+if [ "${KEEP:-0}" = 1 ]; then
+  for bench in "${benches[@]}"; do rm -f "$out/$bench".*.json; done
+else
+  rm -f "$out"/*.json
+fi
+commit=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- Sources Package.swift scripts || echo "+changes")
 swift build -c release --product loupe >&2
 for round in $(seq 1 "$rounds"); do
   order=("${benches[@]}")
@@ -30,14 +38,16 @@ for round in $(seq 1 "$rounds"); do
     echo "== round $round: $bench (load $load)" >&2
     log="$out/$bench.$round.log"
     bash "scripts/bench/$bench.sh" > "$log" 2>&1 || { echo "$bench failed, see $log" >&2; exit 1; }
-    # Every JSON line the script printed (embed and hnsw print one per set), with the load beside it.
+    # Every JSON line the script printed (embed and hnsw print one per set), with the load and the
+    # commit beside it.
     grep '^{' "$log" | python3 -c '
 import json, sys
 for line in sys.stdin:
     record = json.loads(line)
     record["load_average"] = float(sys.argv[1])
-    print(json.dumps(record))' "$load" > "$out/$bench.$round.json"
+    record["commit"] = sys.argv[2]
+    print(json.dumps(record))' "$load" "$commit" > "$out/$bench.$round.json"
   done
 done
-python3 scripts/bench/performance_table.py "$out" "$(git rev-parse --short HEAD)" > docs/PERFORMANCE.md
+python3 scripts/bench/performance_table.py "$out" > docs/PERFORMANCE.md
 echo "wrote docs/PERFORMANCE.md" >&2

@@ -3,7 +3,8 @@
 script's final JSON plus the load average it started at) into docs/PERFORMANCE.md: one row per
 workload with Loupe's figure, the best peer's, the ratio (above 1: Loupe is faster), the share of
 the roof where the script measured one, and the load averages. A figure is the median over the
-rounds. Usage: performance_table.py OUT COMMIT"""
+rounds. Each record names the commit it was measured at; the table says which scripts ran at which.
+Usage: performance_table.py OUT"""
 import collections
 import datetime
 import glob
@@ -13,7 +14,8 @@ import platform
 import statistics
 import sys
 
-out, commit = sys.argv[1], sys.argv[2]
+out = sys.argv[1]
+commits = collections.defaultdict(set)  # script -> the commits its records were measured at
 rows = collections.OrderedDict()  # workload -> list of (loupe, peer name, peer, unit, higher_is_better, roof, load)
 
 
@@ -113,17 +115,25 @@ for path in sorted(glob.glob(os.path.join(out, "*.json"))):
     seen[bench] += 1
     for line in open(path):
         record = json.loads(line)
+        commits[bench].add(record.get("commit", "?"))
         readers[bench](record, record.get("load_average"))
 
 cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")), "?")
 print("# Performance\n")
-print(f"Written by `scripts/bench/all.sh` on {datetime.date.today().isoformat()} at commit {commit}, on {cpu} "
+every = sorted(set().union(*commits.values())) if commits else ["?"]
+at = f"at commit {every[0]}" if len(every) == 1 else "at commits " + ", ".join(every) + " (per script below)"
+print(f"Written by `scripts/bench/all.sh` on {datetime.date.today().isoformat()} {at}, on {cpu} "
       f"({os.cpu_count()} cores, {platform.system()}). Each figure is the median of its rounds; each script runs its "
       "peers in the same run, so compare ratios, not figures across rows. The ratio is above 1 when Loupe is faster. "
       "The load average is the 1-minute average when the script started, one per round.\n")
 missing = [bench for bench in readers if bench not in seen]
-print("Scripts in this run (rounds): " + ", ".join(f"{bench} ({count})" for bench, count in seen.items())
-      + (f"; not in this run: {', '.join(missing)}." if missing else ".") + "\n")
+def script(bench, count):
+    return f"{bench} ({count}" + (f", {', '.join(sorted(commits[bench]))})" if len(every) > 1 else ")")
+
+
+print("Scripts in this table (rounds" + (", commit" if len(every) > 1 else "") + "): "
+      + ", ".join(script(bench, count) for bench, count in seen.items())
+      + (f"; not in it: {', '.join(missing)}." if missing else ".") + "\n")
 print("| Workload | Loupe | Best peer | Peer | Ratio | % of FP32 roof | Load | Notes |")
 print("|---|---|---|---|---|---|---|---|")
 for workload, runs in rows.items():

@@ -4,6 +4,10 @@
 #define LOUPE_CKERNELS_H
 #include <stddef.h>
 
+/// The core OpenBLAS chose when it loaded, when Loupe replaced it ("Prescott", its fallback for
+/// a CPU it does not know; see openblas_core.c), else NULL.
+const char *loupe_openblas_replaced_core(void);
+
 /// In place: x = x/2 · (1 + erf(x/√2)), erf by Abramowitz & Stegun 7.1.26 (|error| ≤ 1.5e-7).
 /// Uses AVX2 + FMA when the CPU has them (checked at run time), SSE2 otherwise.
 void loupe_gelu_f32(float *values, size_t count);

@@ -47,6 +47,8 @@ extension BenchCommand {
             var sentencesPerSecond: Double
             var tokensPerSecond: Double
             var precision: String
+            /// The kernels OpenBLAS runs (see `BLAS.core`).
+            var blasCore: String
             /// With int8: the lowest and the mean cosine between a sentence's int8 and fp32 embeddings.
             var minimumCosineToFP32: Double?
             var meanCosineToFP32: Double?
@@ -128,6 +130,7 @@ extension BenchCommand {
                 meanTokens: Double(tokens.reduce(0, +)) / Double(tokens.count), loadSeconds: loadSeconds,
                 passSeconds: passes, sentencesPerSecond: Double(lines.count) / median,
                 tokensPerSecond: Double(tokens.reduce(0, +)) / median, precision: precision.rawValue,
+                blasCore: BLAS.core,
                 minimumCosineToFP32: cosines.min(),
                 meanCosineToFP32: cosines.isEmpty ? nil : cosines.reduce(0, +) / Double(cosines.count),
                 operations: operations, gflopsPerPass: gflopsPerPass, fp32PeakGflops: peak,
@@ -139,9 +142,9 @@ extension BenchCommand {
             context.print(
                 String(
                     format:
-                        "loupe MiniLM \(precision.rawValue)  %.1f sentences/s  (%.0f tokens/s; %d sentences of %.1f tokens, batch %d, median of %d passes; load %.2f s)",
+                        "loupe MiniLM \(precision.rawValue)  %.1f sentences/s  (%.0f tokens/s; %d sentences of %.1f tokens, batch %d, median of %d passes; load %.2f s; OpenBLAS %@)",
                     result.sentencesPerSecond, result.tokensPerSecond, result.sentences, result.meanTokens, batchSize,
-                    passes.count, loadSeconds))
+                    passes.count, loadSeconds, result.blasCore))
             if let lowest = result.minimumCosineToFP32, let mean = result.meanCosineToFP32 {
                 context.print(
                     String(

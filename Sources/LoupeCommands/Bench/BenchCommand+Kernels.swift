@@ -32,6 +32,8 @@ extension BenchCommand {
 
         struct Result: Encodable {
             var machine: String
+            /// The kernels OpenBLAS runs (see `BLAS.core`).
+            var blasCore: String
             var threads: Int
             var fp32PeakGflops: Double
             var int8PeakGops: Double
@@ -144,7 +146,7 @@ extension BenchCommand {
             check("attention max |flash − naive|", Double(difference), atMost: 1e-5)
 
             let result = Result(
-                machine: KernelRun.thisMachine, threads: threads, fp32PeakGflops: peak, int8PeakGops: int8Peak,
+                machine: KernelRun.thisMachine, blasCore: BLAS.core, threads: threads, fp32PeakGflops: peak, int8PeakGops: int8Peak,
                 memoryLevels: roofs.levels, kernels: measurements.map { KernelsCommand.Row($0, roofs: roofs) },
                 attentionMaxAbsDifference: difference, int8RelativeError: int8Error, checks: checks)
             if json {
@@ -152,6 +154,7 @@ extension BenchCommand {
                 return
             }
             context.print(String(format: "FP32 peak %.1f GFLOP/s on %d threads (measured now)", peak, threads))
+            context.print("OpenBLAS kernels: " + result.blasCore)
             context.print(
                 String(format: "INT8 peak %.1f GOP/s on %d threads (measured now, ", int8Peak, threads)
                     + MachineProbe.int8PeakMethod + ")")

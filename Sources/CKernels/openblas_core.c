@@ -1,0 +1,58 @@
+// OpenBLAS picks its kernels for the CPU when it loads (DYNAMIC_ARCH builds, as Debian's). A
+// release that does not know the CPU's model number falls back to Prescott, SSE3 kernels: Debian
+// 12's OpenBLAS 0.3.21 on Emerald Rapids (family 6, model 207) ran sgemm at 28 GFLOP/s on two
+// cores instead of 105 with its SkylakeX kernels, and MiniLM at a quarter of its speed. Setting
+// OPENBLAS_CORETYPE before the library loads is the documented remedy; a program cannot do that
+// for itself, so this constructor (it runs after the library's own, before main and before any
+// BLAS call) asks OpenBLAS to choose again with the core the CPU's features allow.
+//
+// Only the Prescott fallback is replaced, only when the CPU has what the replacement needs (the
+// operating system saving the wider registers included), never when the user set
+// OPENBLAS_CORETYPE, and the environment is left as it was so child processes (a Python peer
+// with an OpenBLAS of its own) choose for themselves. The library's symbols are weak: a program
+// linking CKernels without OpenBLAS, or an OpenBLAS built for one core, is left alone.
+#include "ckernels.h"
+
+#include <cpuid.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern char *openblas_get_corename(void) __attribute__((weak));
+extern void gotoblas_dynamic_init(void) __attribute__((weak));
+extern void gotoblas_dynamic_quit(void) __attribute__((weak));
+
+static char replaced[32];
+
+/// The core the CPU's features allow: "SkylakeX" (AVX-512 F, CD, BW, DQ, VL with ZMM state
+/// saved), "Haswell" (AVX2 and FMA with YMM state saved), else NULL.
+static const char *supported_core(void) {
+    unsigned int a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return NULL;
+    int fma = (c >> 12) & 1, osxsave = (c >> 27) & 1, avx = (c >> 28) & 1;
+    if (!osxsave || !avx) return NULL;
+    unsigned int low, high;
+    __asm__ volatile("xgetbv" : "=a"(low), "=d"(high) : "c"(0));
+    if ((low & 0x6) != 0x6) return NULL;  // XMM and YMM state
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return NULL;
+    int avx2 = (b >> 5) & 1;
+    int avx512 = ((b >> 16) & 1) && ((b >> 17) & 1) && ((b >> 28) & 1) && ((b >> 30) & 1) && ((b >> 31) & 1);
+    if (avx512 && (low & 0xe0) == 0xe0) return "SkylakeX";  // opmask, ZMM upper halves, ZMM16-31
+    if (avx2 && fma) return "Haswell";
+    return NULL;
+}
+
+__attribute__((constructor)) static void loupe_openblas_choose_core(void) {
+    if (!openblas_get_corename || !gotoblas_dynamic_init || !gotoblas_dynamic_quit) return;
+    if (getenv("OPENBLAS_CORETYPE")) return;
+    const char *chosen = openblas_get_corename();
+    if (!chosen || strcmp(chosen, "Prescott") != 0) return;
+    const char *core = supported_core();
+    if (!core) return;
+    if (setenv("OPENBLAS_CORETYPE", core, 1) != 0) return;
+    gotoblas_dynamic_quit();
+    gotoblas_dynamic_init();
+    unsetenv("OPENBLAS_CORETYPE");
+    strncpy(replaced, chosen, sizeof replaced - 1);
+}
+
+const char *loupe_openblas_replaced_core(void) { return replaced[0] ? replaced : NULL; }
