@@ -146,7 +146,8 @@ extension BenchCommand {
             check("attention max |flash − naive|", Double(difference), atMost: 1e-5)
 
             let result = Result(
-                machine: KernelRun.thisMachine, blasCore: BLAS.core, threads: threads, fp32PeakGflops: peak, int8PeakGops: int8Peak,
+                machine: KernelRun.thisMachine, blasCore: BLAS.core, threads: threads, fp32PeakGflops: peak,
+                int8PeakGops: int8Peak,
                 memoryLevels: roofs.levels, kernels: measurements.map { KernelsCommand.Row($0, roofs: roofs) },
                 attentionMaxAbsDifference: difference, int8RelativeError: int8Error, checks: checks)
             if json {
