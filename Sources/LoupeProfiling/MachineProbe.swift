@@ -6,7 +6,8 @@ import LoupeBase
 /// Measures this machine's ceilings: FP32 peak from an FMA loop, memory bandwidth per level
 /// from a triad sweep.
 package enum MachineProbe {
-    /// FP32 GFLOP/s of the register-only FMA loop on `threads` threads, run for about `seconds`.
+    /// FP32 GFLOP/s of the register-only FMA loop (``fp32PeakMethod``) on `threads` threads, run
+    /// for about `seconds`.
     package static func fp32Peak(threads: Int, seconds: Double = 0.5) -> Double {
         rate(threads: threads, seconds: seconds, perIteration: Double(loupe_fma_flops_per_iteration())) {
             _ = loupe_fma_peak_f32($0)
@@ -20,6 +21,9 @@ package enum MachineProbe {
             _ = loupe_int8_peak($0)
         }
     }
+
+    /// The loop ``fp32Peak(threads:seconds:)`` runs on this CPU, in words.
+    package static var fp32PeakMethod: String { String(cString: loupe_fma_peak_method()) }
 
     /// The loop ``int8Peak(threads:seconds:)`` runs on this CPU, in words.
     package static var int8PeakMethod: String { String(cString: loupe_int8_peak_method()) }

@@ -103,14 +103,18 @@ int loupe_attention_heads(size_t length, size_t heads, size_t d, size_t stride, 
 #define LOUPE_CKERNELS_MEASURE_H
 #include <stdint.h>
 
-/// Runs `iterations` rounds of 8 independent 8-lane fused multiply-adds on registers (no memory
-/// traffic) and returns a value derived from the accumulators, so the work cannot be removed.
-/// FLOPs done: iterations × 8 chains × 8 lanes × 2. AVX2 + FMA when the CPU has them.
+/// Runs `iterations` rounds of independent fused multiply-adds on registers (no memory traffic)
+/// with the widest vectors the CPU has and returns a value derived from the accumulators, so the
+/// work cannot be removed: 12 chains of 16 lanes with AVX-512 (OpenBLAS's sgemm runs 512-bit
+/// FMAs there, so the AVX2 loop measured half its roof), 8 chains of 8 lanes with AVX2 + FMA.
 float loupe_fma_peak_f32(uint64_t iterations);
 
-/// The FLOPs one call of `loupe_fma_peak_f32` does per iteration (128 with AVX2+FMA, else the
-/// same count computed with separate multiplies and adds).
+/// The FLOPs one call of `loupe_fma_peak_f32` does per iteration (384 with AVX-512, 128 with
+/// AVX2+FMA, else the same 128 computed with separate multiplies and adds).
 uint64_t loupe_fma_flops_per_iteration(void);
+
+/// The loop `loupe_fma_peak_f32` runs here, in words.
+const char *loupe_fma_peak_method(void);
 
 /// The int8 compute roof's loop: `iterations` rounds of independent u8 × s8 multiply-add chains
 /// on registers, with the instruction the int8 kernels can use here (vpdpbusd with AVX-512 VNNI,

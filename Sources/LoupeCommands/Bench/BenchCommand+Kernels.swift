@@ -154,7 +154,9 @@ extension BenchCommand {
                 context.print(try Formatting.json(result))
                 return
             }
-            context.print(String(format: "FP32 peak %.1f GFLOP/s on %d threads (measured now)", peak, threads))
+            context.print(
+                String(format: "FP32 peak %.1f GFLOP/s on %d threads (measured now, ", peak, threads)
+                    + MachineProbe.fp32PeakMethod + ")")
             context.print("OpenBLAS kernels: " + result.blasCore)
             context.print(
                 String(format: "INT8 peak %.1f GOP/s on %d threads (measured now, ", int8Peak, threads)

@@ -71,9 +71,10 @@ struct RooflineCommand: ParsableCommand {
             var ceilings = [
                 CeilingRecord(
                     kind: "compute", name: "FP32 (\(cores) cores)", value: peakAll,
-                    provenance: "FMA loop, AVX2+FMA, \(method)", precision: "FP32"),
+                    provenance: "FMA loop, \(MachineProbe.fp32PeakMethod), \(method)", precision: "FP32"),
                 CeilingRecord(
-                    kind: "compute", name: "FP32 (1 core)", value: peakOne, provenance: "FMA loop, AVX2+FMA, \(method)",
+                    kind: "compute", name: "FP32 (1 core)", value: peakOne,
+                    provenance: "FMA loop, \(MachineProbe.fp32PeakMethod), \(method)",
                     precision: "FP32"),
                 KernelsCommand.int8Ceiling(int8All, cores: cores, measuredBy: method),
                 KernelsCommand.int8Ceiling(int8One, cores: 1, measuredBy: method),
