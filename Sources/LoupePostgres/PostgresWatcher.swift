@@ -96,17 +96,29 @@ package final class PostgresWatcher: ChangeWatcher {
         }
         // addListener sends LISTEN without waiting for it: a query after it on the same
         // connection answers only once the server has it, so from then on no commit is missed.
-        let confirmed = connection.query(PostgresQuery(unsafeSQL: "SELECT 1"), logger: PostgresStore.logger)
+        // The query asks the server which channels this session listens to.
+        let confirmed = connection.query(
+            PostgresQuery(
+                unsafeSQL:
+                    "SELECT 1 AS listening FROM pg_listening_channels() AS channel WHERE channel = '\(PostgresStore.changesChannel)'"
+            ), logger: PostgresStore.logger)
         confirmed.whenComplete { [weak self] result in
             guard let self else {
                 Self.close(connection)
                 return
             }
-            if case .failure(let error) = result {
+            switch result {
+            case .failure(let error):
                 Self.close(connection)
                 let translated = PostgresStore.translate(error, url: self.url, connecting: true)
                 self.lost(because: Self.brief(translated.message) + " · retrying")
                 return
+            case .success(let answer) where answer.rows.isEmpty:
+                Self.close(connection)
+                self.lost(because: "LISTEN \(PostgresStore.changesChannel) did not take effect · retrying")
+                return
+            case .success:
+                break
             }
             let stopped = self.state.withLock { state -> Bool in
                 guard !state.stopped else { return true }

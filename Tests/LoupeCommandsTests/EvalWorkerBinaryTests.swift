@@ -110,7 +110,9 @@ import Testing
         #expect(
             try wait(seconds: 30) {
                 try store.execute(
-                    "SELECT 1 AS one FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%'"
+                    // The watcher's last statement, once its LISTEN has taken effect.
+                    "SELECT 1 AS one FROM pg_stat_activity WHERE datname = current_database() "
+                        + "AND query LIKE '%pg_listening_channels()%' AND pid <> pg_backend_pid()"
                 ).count > 0
             },
             "the worker never listened: \(said(log))")
