@@ -13,7 +13,6 @@
 // linking CKernels without OpenBLAS, or an OpenBLAS built for one core, is left alone.
 #include "ckernels.h"
 
-#include <cpuid.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,21 +22,15 @@ extern void gotoblas_dynamic_quit(void) __attribute__((weak));
 
 static char replaced[32];
 
-/// The core the CPU's features allow: "SkylakeX" (AVX-512 F, CD, BW, DQ, VL with ZMM state
-/// saved), "Haswell" (AVX2 and FMA with YMM state saved), else NULL.
+/// The core the CPU's features allow: "SkylakeX" (AVX-512 F, CD, BW, DQ, VL), "Haswell" (AVX2
+/// and FMA), else NULL. `__builtin_cpu_supports`, as the kernels ask, counts a feature only when
+/// the operating system saves its registers; in a constructor it needs `__builtin_cpu_init` first.
 static const char *supported_core(void) {
-    unsigned int a, b, c, d;
-    if (!__get_cpuid(1, &a, &b, &c, &d)) return NULL;
-    int fma = (c >> 12) & 1, osxsave = (c >> 27) & 1, avx = (c >> 28) & 1;
-    if (!osxsave || !avx) return NULL;
-    unsigned int low, high;
-    __asm__ volatile("xgetbv" : "=a"(low), "=d"(high) : "c"(0));
-    if ((low & 0x6) != 0x6) return NULL;  // XMM and YMM state
-    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return NULL;
-    int avx2 = (b >> 5) & 1;
-    int avx512 = ((b >> 16) & 1) && ((b >> 17) & 1) && ((b >> 28) & 1) && ((b >> 30) & 1) && ((b >> 31) & 1);
-    if (avx512 && (low & 0xe0) == 0xe0) return "SkylakeX";  // opmask, ZMM upper halves, ZMM16-31
-    if (avx2 && fma) return "Haswell";
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
+        __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
+        return "SkylakeX";
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "Haswell";
     return NULL;
 }
 

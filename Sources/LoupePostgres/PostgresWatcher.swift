@@ -13,7 +13,9 @@ import Synchronization
 /// its own, so a view learns of another machine's new trace, answer or label without reading
 /// the database until something changed. When that connection drops (the server stopped or
 /// restarted) the watcher says so and connects again every ``retryInterval`` without blocking
-/// its caller; once it is back it reports a change, since notices sent meanwhile are lost.
+/// its caller. Each time its `LISTEN` is confirmed, the first time too, it reports one change:
+/// what committed before that (since the view's first read, or while the server was away) was
+/// never announced.
 ///
 /// Thread-safety: any thread. Its work happens on NIO's event loop; ``changed()`` and
 /// ``trouble`` only read what that work left.
