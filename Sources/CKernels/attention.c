@@ -69,28 +69,63 @@ enum { BR = 48, BC = 96 };  // BR: a multiple of 16 and 8 (Qᵀ panels, softmax 
 
 static size_t up(size_t value, size_t step) { return (value + step - 1) / step * step; }
 
-static size_t flash_floats(size_t t, size_t d) {
+// ---- AVX-512: the 12 × 32 tile of internal.h over panels packed 32 columns wide (which also
+// hold the AVX2 path's panels of 16). ----
+
+enum { WIDE = LOUPE_NR512, ROWS512 = LOUPE_MR512 };
+
+// As microkernel_rows_6x16: A read in place (row i at a + i · lda), rows past mr repeating the
+// last real one, the mr × nr corner stored (`overwrite`) or added.
+LOUPE_AVX512 static void microkernel_rows_12x32(size_t kc, const float *a, size_t lda, const float *b, float *c,
+                                                size_t ldc, size_t mr, size_t nr, int overwrite) {
+    __m512 acc[ROWS512][2];
+    for (int i = 0; i < ROWS512; i++) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+    const float *rows[ROWS512];
+    for (size_t i = 0; i < ROWS512; i++) rows[i] = a + (i < mr ? i : mr - 1) * lda;
+    for (size_t p = 0; p < kc; p++) {
+        __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+#pragma GCC unroll 12
+        for (int i = 0; i < ROWS512; i++) {
+            __m512 x = _mm512_set1_ps(rows[i][p]);
+            acc[i][0] = _mm512_fmadd_ps(x, b0, acc[i][0]);
+            acc[i][1] = _mm512_fmadd_ps(x, b1, acc[i][1]);
+        }
+        b += WIDE;
+    }
+    loupe_store_12x32(acc, c, ldc, mr, nr, overwrite);
+}
+
+
+// The AVX-512 form's blocks: BR512 a multiple of 32 (Qᵀ panels) and of 12 (P · V row tiles), BC512
+// of 12 (K panels).
+enum { BR512 = 96, BC512 = 96 };
+
+static size_t flash_floats(size_t t, size_t d, loupe_isa isa) {
+    if (isa == LOUPE_ISA_AVX512)
+        return up(t, ROWS512) * d + t * up(d, WIDE) + d * BR512 + BC512 * BR512 + 2 * BR512;
     return up(t, LOUPE_MR) * d + t * up(d, LOUPE_NR) + d * BR + BC * BR + 2 * BR;
 }
 
-size_t loupe_attention_flash_scratch(size_t t, size_t d) { return flash_floats(t, d) * sizeof(float); }
+size_t loupe_attention_flash_scratch(size_t t, size_t d) {
+    return flash_floats(t, d, loupe_usable_isa(LOUPE_ISA_AVX512)) * sizeof(float);
+}
 
-// The online softmax on the transposed tile (`columns` keys × BR queries), eight queries a lane
+// The online softmax on the transposed tile (`columns` keys × `ld` queries), eight queries a lane
 // group: each query's block maximum, its new running maximum, P = exp(S·scale − m) in place, the
 // sum into l, and its output row rescaled by exp(m_old − m_new). Lanes past `rows` hold zeros
 // (the tile starts zeroed and the scores never reach them) and are never read back.
-LOUPE_AVX2 static void flash_softmax_transposed(size_t rows, size_t columns, float *st, float *m, float *l, float *o,
-                                                size_t d, float scale) {
+LOUPE_AVX2 static void flash_softmax_transposed(size_t rows, size_t columns, float *st, size_t ld, float *m, float *l,
+                                                float *o, size_t d, float scale) {
     __m256 vscale = _mm256_set1_ps(scale);
     for (size_t g = 0; g < rows; g += 8) {
         __m256 vmax = _mm256_set1_ps(-INFINITY);
-        for (size_t j = 0; j < columns; j++) vmax = _mm256_max_ps(vmax, _mm256_loadu_ps(st + j * BR + g));
+        for (size_t j = 0; j < columns; j++) vmax = _mm256_max_ps(vmax, _mm256_loadu_ps(st + j * ld + g));
         __m256 m_old = _mm256_loadu_ps(m + g);
         __m256 m_new = _mm256_max_ps(m_old, _mm256_mul_ps(vmax, vscale));
         __m256 sum = _mm256_setzero_ps();
         for (size_t j = 0; j < columns; j++) {
-            __m256 p = loupe_exp256(_mm256_fmsub_ps(_mm256_loadu_ps(st + j * BR + g), vscale, m_new));
-            _mm256_storeu_ps(st + j * BR + g, p);
+            __m256 p = loupe_exp256(_mm256_fmsub_ps(_mm256_loadu_ps(st + j * ld + g), vscale, m_new));
+            _mm256_storeu_ps(st + j * ld + g, p);
             sum = _mm256_add_ps(sum, p);
         }
         // exp(−inf − m) on the first block: the exp clamps its input, so this is ~1e-38, and l
@@ -138,7 +173,7 @@ LOUPE_AVX2 static void flash_avx2(size_t t, size_t d, const float *q, const floa
                     loupe_tile_6x16(d, k_panel + (j0 + jr) * d, LOUPE_MR, q_panel + ic * d, st + jr * BR + ic, BR,
                                       columns - jr < LOUPE_MR ? columns - jr : LOUPE_MR,
                                       rows - ic < LOUPE_NR ? rows - ic : LOUPE_NR, 1);
-            flash_softmax_transposed(rows, columns, st, m, l, o_block, d, scale);
+            flash_softmax_transposed(rows, columns, st, BR, m, l, o_block, d, scale);
             // O_block += P · V_block, P read in place from the tile: six queries' probabilities
             // for key j are st[j · BR + ir …].
             for (size_t jc = 0; jc < d; jc += LOUPE_NR)
@@ -154,16 +189,116 @@ LOUPE_AVX2 static void flash_avx2(size_t t, size_t d, const float *q, const floa
     }
 }
 
-int loupe_attention_flash(size_t t, size_t d, const float *q, const float *k, const float *v, float *o) {
-    if (!loupe_has_avx2_fma()) {
-        // The tiles are written for AVX2; without it, the naive form gives the same result.
-        return loupe_attention_naive(t, d, q, k, v, o);
+// e^x for 16 lanes: loupe_exp256's range reduction and polynomial on zmm registers.
+LOUPE_AVX512 static inline __m512 exp512(__m512 x) {
+    x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-87.3f)), _mm512_set1_ps(88.3f));
+    const __m512 shift = _mm512_set1_ps(12582912.0f);
+    __m512 shifted = _mm512_fmadd_ps(x, _mm512_set1_ps(1.44269504f), shift);
+    __m512 n = _mm512_sub_ps(shifted, shift);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.69314575f), x);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(1.4286068e-6f), r);
+    __m512 p = _mm512_set1_ps(1.0f / 720);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    __m512i e = _mm512_slli_epi32(
+        _mm512_add_epi32(_mm512_castps_si512(shifted), _mm512_set1_epi32(127 - 0x4B400000)), 23);
+    return _mm512_mul_ps(p, _mm512_castsi512_ps(e));
+}
+
+// flash_softmax_transposed sixteen queries a lane group (`ld` a multiple of 16).
+LOUPE_AVX512 static void flash_softmax_transposed512(size_t rows, size_t columns, float *st, size_t ld, float *m,
+                                                     float *l, float *o, size_t d, float scale) {
+    __m512 vscale = _mm512_set1_ps(scale);
+    for (size_t g = 0; g < rows; g += 16) {
+        __m512 vmax = _mm512_set1_ps(-INFINITY);
+        for (size_t j = 0; j < columns; j++) vmax = _mm512_max_ps(vmax, _mm512_loadu_ps(st + j * ld + g));
+        __m512 m_old = _mm512_loadu_ps(m + g);
+        __m512 m_new = _mm512_max_ps(m_old, _mm512_mul_ps(vmax, vscale));
+        __m512 sum = _mm512_setzero_ps();
+        for (size_t j = 0; j < columns; j++) {
+            __m512 p = exp512(_mm512_fmsub_ps(_mm512_loadu_ps(st + j * ld + g), vscale, m_new));
+            _mm512_storeu_ps(st + j * ld + g, p);
+            sum = _mm512_add_ps(sum, p);
+        }
+        __m512 correction = exp512(_mm512_sub_ps(m_old, m_new));
+        _mm512_storeu_ps(l + g, _mm512_fmadd_ps(_mm512_loadu_ps(l + g), correction, sum));
+        _mm512_storeu_ps(m + g, m_new);
+        float factors[16];
+        _mm512_storeu_ps(factors, correction);
+        for (size_t i = g; i < rows && i < g + 16; i++) {
+            float factor = factors[i - g];
+            if (factor == 1.0f) continue;
+            __m512 c = _mm512_set1_ps(factor);
+            size_t p = 0;
+            for (; p + 16 <= d; p += 16) _mm512_storeu_ps(o + i * d + p, _mm512_mul_ps(_mm512_loadu_ps(o + i * d + p), c));
+            for (; p < d; p++) o[i * d + p] *= factor;
+        }
     }
-    float *memory = calloc(flash_floats(t, d), sizeof(float));
+}
+
+// flash_avx2 on the 12 × 32 tile: K in 12-row panels, V and each block's Qᵀ in 32-column panels,
+// blocks of 96 queries × 96 keys; the same online softmax on the transposed tile.
+LOUPE_AVX512 static void flash_avx512(size_t t, size_t d, const float *q, const float *k, const float *v, float *o,
+                                      float *memory) {
+    float *k_panel = memory;                        // K: T × d in 12-row panels
+    float *v_panel = k_panel + up(t, ROWS512) * d;  // V: T × d in 32-column panels
+    float *q_panel = v_panel + t * up(d, WIDE);     // the block's Qᵀ: d × BR512 in 32-column panels
+    float *st = q_panel + d * BR512;                // Sᵀ, then Pᵀ: BC512 keys × BR512 queries
+    float *m = st + BC512 * BR512, *l = m + BR512;  // each query row's running maximum and sum
+    loupe_pack_a_tall(t, d, k, d, k_panel);
+    loupe_pack_b_wide(t, d, v, d, v_panel);
+    float scale = 1.0f / sqrtf((float)d);
+    memset(o, 0, t * d * sizeof(float));
+    for (size_t i0 = 0; i0 < t; i0 += BR512) {
+        size_t rows = t - i0 < BR512 ? t - i0 : BR512;
+        loupe_pack_b_transposed_wide(d, rows, q + i0 * d, d, q_panel);
+        for (size_t i = 0; i < BR512; i++) {
+            m[i] = -INFINITY;
+            l[i] = 0;
+        }
+        float *o_block = o + i0 * d;
+        for (size_t j0 = 0; j0 < t; j0 += BC512) {
+            size_t columns = t - j0 < BC512 ? t - j0 : BC512;
+            for (size_t jr = 0; jr < columns; jr += ROWS512)
+                for (size_t ic = 0; ic < rows; ic += WIDE)
+                    loupe_tile_12x32(d, k_panel + (j0 + jr) * d, ROWS512, q_panel + ic * d, st + jr * BR512 + ic, BR512,
+                               columns - jr < ROWS512 ? columns - jr : ROWS512, rows - ic < WIDE ? rows - ic : WIDE,
+                               1);
+            flash_softmax_transposed512(rows, columns, st, BR512, m, l, o_block, d, scale);
+            for (size_t jc = 0; jc < d; jc += WIDE)
+                for (size_t ir = 0; ir < rows; ir += ROWS512)
+                    loupe_tile_12x32(columns, st + ir, BR512, v_panel + jc * t + j0 * WIDE, o_block + ir * d + jc, d,
+                               rows - ir < ROWS512 ? rows - ir : ROWS512, d - jc < WIDE ? d - jc : WIDE, 0);
+        }
+        for (size_t i = 0; i < rows; i++) {
+            float inverse = 1.0f / l[i];
+            for (size_t p = 0; p < d; p++) o_block[i * d + p] *= inverse;
+        }
+    }
+}
+
+int loupe_attention_flash_isa(size_t t, size_t d, const float *q, const float *k, const float *v, float *o,
+                              loupe_isa widest) {
+    loupe_isa isa = loupe_usable_isa(widest);
+    // The tiles are written for AVX2 and AVX-512; without either, the naive form gives the same result.
+    if (isa == LOUPE_ISA_PORTABLE) return loupe_attention_naive(t, d, q, k, v, o);
+    float *memory = calloc(flash_floats(t, d, isa), sizeof(float));
     if (!memory) return -1;
-    flash_avx2(t, d, q, k, v, o, memory);
+    if (isa == LOUPE_ISA_AVX512) {
+        flash_avx512(t, d, q, k, v, o, memory);
+    } else {
+        flash_avx2(t, d, q, k, v, o, memory);
+    }
     free(memory);
     return 0;
+}
+
+int loupe_attention_flash(size_t t, size_t d, const float *q, const float *k, const float *v, float *o) {
+    return loupe_attention_flash_isa(t, d, q, k, v, o, LOUPE_ISA_AVX512);
 }
 
 // ---- one sequence of a BERT layer, every head at once: Q, K and V are the `[T, heads · d]`
@@ -219,8 +354,8 @@ LOUPE_AVX2 static void microkernel_rows_6x16(size_t kc, const float *a, size_t l
 }
 
 static size_t heads_floats(size_t length, size_t d) {
-    size_t columns = up(length, LOUPE_NR);
-    return d * columns + length * up(d, LOUPE_NR) + BR * columns;
+    size_t columns = up(length, WIDE);
+    return d * columns + length * up(d, WIDE) + BR * columns;
 }
 
 LOUPE_AVX2 static void heads_softmax(size_t rows, size_t length, size_t ld, float *s, float scale) {
@@ -280,6 +415,66 @@ LOUPE_AVX2 static void attention_heads_avx2(size_t length, size_t heads, size_t 
     }
 }
 
+// ---- The same on AVX-512: a 12 × 32 tile of 24 zmm accumulators (BR = 48 is four of its row
+// blocks; MiniLM's head size of 32 is one panel of P · V), the panels packed 32 columns wide. ----
+
+// heads_softmax sixteen lanes at a time; the row's tail past a multiple of 16 as there.
+LOUPE_AVX512 static void heads_softmax512(size_t rows, size_t length, size_t ld, float *s, float scale) {
+    __m512 vscale = _mm512_set1_ps(scale);
+    for (size_t i = 0; i < rows; i++) {
+        float *row = s + i * ld;
+        size_t j = 0;
+        __m512 vmax = _mm512_set1_ps(-INFINITY);
+        for (; j + 16 <= length; j += 16) vmax = _mm512_max_ps(vmax, _mm512_loadu_ps(row + j));
+        float maximum = _mm512_reduce_max_ps(vmax);
+        for (; j < length; j++) maximum = row[j] > maximum ? row[j] : maximum;
+        __m512 shift = _mm512_set1_ps(maximum * scale), vsum = _mm512_setzero_ps();
+        for (j = 0; j + 16 <= length; j += 16) {
+            __m512 e = exp512(_mm512_fmsub_ps(_mm512_loadu_ps(row + j), vscale, shift));
+            _mm512_storeu_ps(row + j, e);
+            vsum = _mm512_add_ps(vsum, e);
+        }
+        float sum = _mm512_reduce_add_ps(vsum);
+        for (; j < length; j++) sum += (row[j] = expf(row[j] * scale - maximum * scale));
+        __m512 inverse = _mm512_set1_ps(1.0f / sum);
+        for (j = 0; j + 16 <= length; j += 16) _mm512_storeu_ps(row + j, _mm512_mul_ps(_mm512_loadu_ps(row + j), inverse));
+        for (; j < length; j++) row[j] *= 1.0f / sum;
+    }
+}
+
+LOUPE_AVX512 static void attention_heads_avx512(size_t length, size_t heads, size_t d, size_t stride, const float *q,
+                                                const float *k, const float *v, float *o, size_t o_stride,
+                                                float *probabilities, heads_scratch s) {
+    float scale = 1.0f / sqrtf((float)d);
+    size_t columns = up(length, WIDE);
+    for (size_t h = 0; h < heads; h++) {
+        const float *qh = q + h * d, *kh = k + h * d, *vh = v + h * d;
+        float *oh = o + h * d;
+        loupe_pack_b_transposed_wide(d, length, kh, stride, s.k_panel);
+        loupe_pack_b_wide(length, d, vh, stride, s.v_panel);
+        for (size_t i0 = 0; i0 < length; i0 += BR) {
+            size_t rows = length - i0 < BR ? length - i0 : BR;
+            for (size_t jr = 0; jr < length; jr += WIDE)
+                for (size_t ir = 0; ir < rows; ir += ROWS512)
+                    microkernel_rows_12x32(d, qh + (i0 + ir) * stride, stride, s.k_panel + jr * d,
+                                           s.s_tile + ir * columns + jr, columns,
+                                           rows - ir < ROWS512 ? rows - ir : ROWS512,
+                                           length - jr < WIDE ? length - jr : WIDE, 1);
+            heads_softmax512(rows, length, columns, s.s_tile, scale);
+            if (probabilities)
+                for (size_t i = 0; i < rows; i++)
+                    memcpy(probabilities + (h * length + i0 + i) * length, s.s_tile + i * columns,
+                           length * sizeof(float));
+            for (size_t jr = 0; jr < d; jr += WIDE)
+                for (size_t ir = 0; ir < rows; ir += ROWS512)
+                    microkernel_rows_12x32(length, s.s_tile + ir * columns, columns, s.v_panel + jr * length,
+                                           oh + (i0 + ir) * o_stride + jr, o_stride,
+                                           rows - ir < ROWS512 ? rows - ir : ROWS512, d - jr < WIDE ? d - jr : WIDE,
+                                           0);
+        }
+    }
+}
+
 // Without AVX2: scores, softmax and P · V row by row in plain C (the same arithmetic).
 static void attention_heads_baseline(size_t length, size_t heads, size_t d, size_t stride, const float *q,
                                      const float *k, const float *v, float *o, size_t o_stride, float *probabilities,
@@ -302,10 +497,11 @@ static void attention_heads_baseline(size_t length, size_t heads, size_t d, size
         }
 }
 
-int loupe_attention_heads(size_t length, size_t heads, size_t d, size_t stride, const float *q, const float *k,
-                          const float *v, float *o, size_t o_stride, float *probabilities) {
+int loupe_attention_heads_isa(size_t length, size_t heads, size_t d, size_t stride, const float *q, const float *k,
+                              const float *v, float *o, size_t o_stride, float *probabilities, loupe_isa widest) {
     if (length == 0) return 0;
-    if (!loupe_has_avx2_fma()) {
+    loupe_isa isa = loupe_usable_isa(widest);
+    if (isa == LOUPE_ISA_PORTABLE) {
         float *row = malloc(length * sizeof(float));
         if (!row) return -1;
         attention_heads_baseline(length, heads, d, stride, q, k, v, o, o_stride, probabilities, row);
@@ -314,12 +510,22 @@ int loupe_attention_heads(size_t length, size_t heads, size_t d, size_t stride, 
     }
     float *memory = malloc(heads_floats(length, d) * sizeof(float));
     if (!memory) return -1;
-    size_t columns = up(length, LOUPE_NR);
+    size_t columns = up(length, WIDE);
     heads_scratch s;
     s.k_panel = memory;
     s.v_panel = s.k_panel + d * columns;
-    s.s_tile = s.v_panel + length * up(d, LOUPE_NR);
-    attention_heads_avx2(length, heads, d, stride, q, k, v, o, o_stride, probabilities, s);
+    s.s_tile = s.v_panel + length * up(d, WIDE);
+    if (isa == LOUPE_ISA_AVX512) {
+        attention_heads_avx512(length, heads, d, stride, q, k, v, o, o_stride, probabilities, s);
+    } else {
+        attention_heads_avx2(length, heads, d, stride, q, k, v, o, o_stride, probabilities, s);
+    }
     free(memory);
     return 0;
+}
+
+int loupe_attention_heads(size_t length, size_t heads, size_t d, size_t stride, const float *q, const float *k,
+                          const float *v, float *o, size_t o_stride, float *probabilities) {
+    return loupe_attention_heads_isa(length, heads, d, stride, q, k, v, o, o_stride, probabilities,
+                                     LOUPE_ISA_AVX512);
 }

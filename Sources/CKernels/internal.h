@@ -1,6 +1,7 @@
 // Shared pieces of the C kernels (not part of the module's public header).
 #ifndef LOUPE_CKERNELS_INTERNAL_H
 #define LOUPE_CKERNELS_INTERNAL_H
+#include "ckernels.h"
 #include <immintrin.h>
 #include <math.h>
 #include <stddef.h>
@@ -22,6 +23,9 @@ static inline float loupe_largest_magnitude(const float *x, size_t count) {
 
 /// Whether the CPU has AVX2 and FMA (checked once).
 int loupe_has_avx2_fma(void);
+
+/// The widest of the tiled kernels' forms, up to `widest`, that the CPU has.
+loupe_isa loupe_usable_isa(loupe_isa widest);
 
 /// `c[0..<mr][0..<nr] += Σ_p a[p][·] · b[p][·]` over `kc` steps, where `a` is a packed panel
 /// of 6 rows (`a[p * 6 + i]`) and `b` a packed panel of 16 columns (`b[p * 16 + j]`), both
@@ -79,6 +83,60 @@ LOUPE_AVX2 static inline __attribute__((always_inline)) void loupe_tile_6x16(
         for (size_t j = 0; j < nr; j++)
             c[i * ldc + j] = overwrite ? tile[i * LOUPE_NR + j] : c[i * ldc + j] + tile[i * LOUPE_NR + j];
 }
+
+#define LOUPE_AVX512 __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,fma")))
+
+/// The AVX-512 register tile: 12 rows × 32 columns = 24 zmm accumulators, leaving 8 of the 32
+/// registers for the two B loads and the A broadcast.
+enum { LOUPE_MR512 = 12, LOUPE_NR512 = 32 };
+
+/// The `mr × nr` corner of a 12 × 32 tile of sums stored over `c` (`overwrite`) or added to it.
+LOUPE_AVX512 static inline __attribute__((always_inline)) void loupe_store_12x32(
+    __m512 acc[LOUPE_MR512][2], float *c, size_t ldc, size_t mr, size_t nr, int overwrite) {
+    __mmask16 low = nr >= 16 ? 0xFFFF : (__mmask16)((1u << nr) - 1);
+    __mmask16 high = nr >= 32 ? 0xFFFF : (nr <= 16 ? 0 : (__mmask16)((1u << (nr - 16)) - 1));
+    for (size_t i = 0; i < mr; i++) {
+        float *row = c + i * ldc;
+        __m512 lo = acc[i][0], hi = acc[i][1];
+        if (!overwrite) {
+            lo = _mm512_add_ps(lo, _mm512_maskz_loadu_ps(low, row));
+            hi = _mm512_add_ps(hi, _mm512_maskz_loadu_ps(high, row + 16));
+        }
+        _mm512_mask_storeu_ps(row, low, lo);
+        _mm512_mask_storeu_ps(row + 16, high, hi);
+    }
+}
+
+/// `loupe_tile_6x16` on AVX-512: a 12 × 32 tile of 24 zmm accumulators, A's 12 values of step p at
+/// `a + p · a_step` (12 for a packed panel; the flash kernel reads its transposed P in place), B a
+/// panel of 32 columns. Masked stores write the `mr × nr` corner.
+LOUPE_AVX512 static inline __attribute__((always_inline)) void loupe_tile_12x32(
+    size_t kc, const float *a, size_t a_step, const float *b, float *c, size_t ldc, size_t mr, size_t nr,
+    int overwrite) {
+    __m512 acc[LOUPE_MR512][2];
+    for (int i = 0; i < LOUPE_MR512; i++) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+    for (size_t p = 0; p < kc; p++) {
+        __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+#pragma GCC unroll 12
+        for (int i = 0; i < LOUPE_MR512; i++) {
+            __m512 x = _mm512_set1_ps(a[i]);
+            acc[i][0] = _mm512_fmadd_ps(x, b0, acc[i][0]);
+            acc[i][1] = _mm512_fmadd_ps(x, b1, acc[i][1]);
+        }
+        a += a_step;
+        b += LOUPE_NR512;
+    }
+    loupe_store_12x32(acc, c, ldc, mr, nr, overwrite);
+}
+
+/// `loupe_pack_a` in 12-row panels (`a[i][p]` at `p · 12 + i`), for the 12 × 32 tile.
+void loupe_pack_a_tall(size_t m, size_t k, const float *a, size_t lda, float *packed);
+
+/// `loupe_pack_b` in 32-column panels. `packed` holds `ceil(n / 32) · 32 · k` floats.
+void loupe_pack_b_wide(size_t k, size_t n, const float *b, size_t ldb, float *packed);
+
+/// `loupe_pack_b_transposed` in 32-column panels.
+void loupe_pack_b_transposed_wide(size_t k, size_t n, const float *b, size_t ldb, float *packed);
 
 /// Packs rows `[0, m)` × columns `[0, k)` of row-major `a` (stride `lda`) into 6-row panels,
 /// zero-padding the last panel. `packed` holds `ceil(m / 6) · 6 · k` floats.

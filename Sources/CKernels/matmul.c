@@ -1,6 +1,7 @@
 // Matrix multiplication two ways: the textbook triple loop, and a cache-blocked version in the
 // GotoBLAS/BLIS structure (pack a KC × NC slab of B for L3, an MC × KC block of A for L2, and
-// run a 6 × 16 register tile over them). Both are single-threaded; callers split rows.
+// run a register tile over them: 12 × 32 with AVX-512, 6 × 16 with AVX2). Both are
+// single-threaded; callers split rows.
 #include "ckernels.h"
 #include "internal.h"
 #include <stdlib.h>
@@ -11,6 +12,20 @@ enum { KC = 256, MC = 72, NC = 2048 };
 int loupe_has_avx2_fma(void) {
     static int known = -1;
     if (known < 0) known = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    return known;
+}
+
+loupe_isa loupe_usable_isa(loupe_isa widest) {
+    if (widest >= LOUPE_ISA_AVX512 && loupe_has_avx512() && loupe_has_avx2_fma()) return LOUPE_ISA_AVX512;
+    if (widest >= LOUPE_ISA_AVX2 && loupe_has_avx2_fma()) return LOUPE_ISA_AVX2;
+    return LOUPE_ISA_PORTABLE;
+}
+
+int loupe_has_avx512(void) {
+    static int known = -1;
+    if (known < 0)
+        known = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+                __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw");
     return known;
 }
 
@@ -67,6 +82,44 @@ void loupe_pack_b_transposed(size_t k, size_t n, const float *b, size_t ldb, flo
     }
 }
 
+void loupe_pack_a_tall(size_t m, size_t k, const float *a, size_t lda, float *packed) {
+    for (size_t i0 = 0; i0 < m; i0 += LOUPE_MR512) {
+        size_t rows = m - i0 < LOUPE_MR512 ? m - i0 : LOUPE_MR512;
+        for (size_t p = 0; p < k; p++) {
+            for (size_t i = 0; i < rows; i++) packed[i] = a[(i0 + i) * lda + p];
+            for (size_t i = rows; i < LOUPE_MR512; i++) packed[i] = 0;
+            packed += LOUPE_MR512;
+        }
+    }
+}
+
+void loupe_pack_b_wide(size_t k, size_t n, const float *b, size_t ldb, float *packed) {
+    for (size_t j0 = 0; j0 < n; j0 += LOUPE_NR512) {
+        size_t columns = n - j0 < LOUPE_NR512 ? n - j0 : LOUPE_NR512;
+        for (size_t p = 0; p < k; p++) {
+            const float *row = b + p * ldb + j0;
+            if (columns == LOUPE_NR512) {
+                memcpy(packed, row, LOUPE_NR512 * sizeof(float));
+            } else {
+                for (size_t j = 0; j < columns; j++) packed[j] = row[j];
+                for (size_t j = columns; j < LOUPE_NR512; j++) packed[j] = 0;
+            }
+            packed += LOUPE_NR512;
+        }
+    }
+}
+
+void loupe_pack_b_transposed_wide(size_t k, size_t n, const float *b, size_t ldb, float *packed) {
+    for (size_t j0 = 0; j0 < n; j0 += LOUPE_NR512) {
+        size_t columns = n - j0 < LOUPE_NR512 ? n - j0 : LOUPE_NR512;
+        for (size_t p = 0; p < k; p++) {
+            for (size_t j = 0; j < columns; j++) packed[j] = b[(j0 + j) * ldb + p];
+            for (size_t j = columns; j < LOUPE_NR512; j++) packed[j] = 0;
+            packed += LOUPE_NR512;
+        }
+    }
+}
+
 static size_t round_up(size_t value, size_t step) { return (value + step - 1) / step * step; }
 
 // Packs one KC × NC slab of B: fp32 row-major, or int8 n × k rows with a scale per row
@@ -78,25 +131,39 @@ typedef struct {
     size_t ld;
 } b_source;
 
-static void pack_b_slab(const b_source *source, size_t p0, size_t kc, size_t j0, size_t nc, float *packed) {
+// Packs one KC × NC slab of B in panels `width` columns wide (16 for the AVX2 tile, 32 for AVX-512).
+static void pack_b_slab(const b_source *source, size_t p0, size_t kc, size_t j0, size_t nc, size_t width,
+                        float *packed) {
     if (source->f32) {
-        loupe_pack_b(kc, nc, source->f32 + p0 * source->ld + j0, source->ld, packed);
+        const float *slab = source->f32 + p0 * source->ld + j0;
+        if (width == LOUPE_NR512) {
+            loupe_pack_b_wide(kc, nc, slab, source->ld, packed);
+        } else {
+            loupe_pack_b(kc, nc, slab, source->ld, packed);
+        }
         return;
     }
-    for (size_t jp = 0; jp < nc; jp += LOUPE_NR) {
-        size_t columns = nc - jp < LOUPE_NR ? nc - jp : LOUPE_NR;
+    for (size_t jp = 0; jp < nc; jp += width) {
+        size_t columns = nc - jp < width ? nc - jp : width;
         for (size_t p = 0; p < kc; p++) {
             for (size_t j = 0; j < columns; j++) {
                 size_t row = j0 + jp + j;
                 packed[j] = (float)source->i8[row * source->ld + p0 + p] * source->scales[row];
             }
-            for (size_t j = columns; j < LOUPE_NR; j++) packed[j] = 0;
-            packed += LOUPE_NR;
+            for (size_t j = columns; j < width; j++) packed[j] = 0;
+            packed += width;
         }
     }
 }
 
-static int gemm_blocked(size_t m, size_t n, size_t k, const float *a, size_t lda, const b_source *b, float *c, size_t ldc) {
+// The 12 × 32 tile adding into C (the blocked loop's C starts zeroed).
+LOUPE_AVX512 static void microkernel_12x32(size_t kc, const float *a, const float *b, float *c, size_t ldc, size_t mr,
+                                           size_t nr) {
+    loupe_tile_12x32(kc, a, LOUPE_MR512, b, c, ldc, mr, nr, 0);
+}
+
+static int gemm_blocked(size_t m, size_t n, size_t k, const float *a, size_t lda, const b_source *b, float *c, size_t ldc,
+                        loupe_isa widest) {
     for (size_t i = 0; i < m; i++) memset(c + i * ldc, 0, n * sizeof(float));
     float *packed_a = aligned_alloc(64, round_up(MC * KC * sizeof(float), 64));
     float *packed_b = aligned_alloc(64, round_up(KC * NC * sizeof(float), 64));
@@ -105,23 +172,33 @@ static int gemm_blocked(size_t m, size_t n, size_t k, const float *a, size_t lda
         free(packed_b);
         return -1;
     }
-    int avx2 = loupe_has_avx2_fma();
+    loupe_isa isa = loupe_usable_isa(widest);
+    int avx2 = isa == LOUPE_ISA_AVX2;
+    // With AVX-512 the tile is 12 × 32 (MC and NC are multiples of both tiles' sides).
+    int avx512 = isa == LOUPE_ISA_AVX512;
+    size_t tile_rows = avx512 ? LOUPE_MR512 : LOUPE_MR, tile_columns = avx512 ? LOUPE_NR512 : LOUPE_NR;
     for (size_t j0 = 0; j0 < n; j0 += NC) {
         size_t nc = n - j0 < NC ? n - j0 : NC;
         for (size_t p0 = 0; p0 < k; p0 += KC) {
             size_t kc = k - p0 < KC ? k - p0 : KC;
-            pack_b_slab(b, p0, kc, j0, nc, packed_b);
+            pack_b_slab(b, p0, kc, j0, nc, tile_columns, packed_b);
             for (size_t i0 = 0; i0 < m; i0 += MC) {
                 size_t mc = m - i0 < MC ? m - i0 : MC;
-                loupe_pack_a(mc, kc, a + i0 * lda + p0, lda, packed_a);
-                for (size_t jr = 0; jr < nc; jr += LOUPE_NR) {
-                    size_t nr = nc - jr < LOUPE_NR ? nc - jr : LOUPE_NR;
+                if (avx512) {
+                    loupe_pack_a_tall(mc, kc, a + i0 * lda + p0, lda, packed_a);
+                } else {
+                    loupe_pack_a(mc, kc, a + i0 * lda + p0, lda, packed_a);
+                }
+                for (size_t jr = 0; jr < nc; jr += tile_columns) {
+                    size_t nr = nc - jr < tile_columns ? nc - jr : tile_columns;
                     const float *panel_b = packed_b + jr * kc;
-                    for (size_t ir = 0; ir < mc; ir += LOUPE_MR) {
-                        size_t mr = mc - ir < LOUPE_MR ? mc - ir : LOUPE_MR;
+                    for (size_t ir = 0; ir < mc; ir += tile_rows) {
+                        size_t mr = mc - ir < tile_rows ? mc - ir : tile_rows;
                         float *tile = c + (i0 + ir) * ldc + j0 + jr;
                         const float *panel_a = packed_a + ir * kc;
-                        if (avx2) {
+                        if (avx512) {
+                            microkernel_12x32(kc, panel_a, panel_b, tile, ldc, mr, nr);
+                        } else if (avx2) {
                             loupe_microkernel_6x16(kc, panel_a, panel_b, tile, ldc, mr, nr);
                         } else {
                             microkernel_baseline(kc, panel_a, panel_b, tile, ldc, mr, nr);
@@ -136,16 +213,21 @@ static int gemm_blocked(size_t m, size_t n, size_t k, const float *a, size_t lda
     return 0;
 }
 
+int loupe_sgemm_blocked_isa(size_t m, size_t n, size_t k, const float *a, size_t lda, const float *b, size_t ldb,
+                            float *c, size_t ldc, loupe_isa widest) {
+    b_source source = {.f32 = b, .ld = ldb};
+    return gemm_blocked(m, n, k, a, lda, &source, c, ldc, widest);
+}
+
 int loupe_sgemm_blocked(size_t m, size_t n, size_t k, const float *a, size_t lda, const float *b, size_t ldb, float *c,
                         size_t ldc) {
-    b_source source = {.f32 = b, .ld = ldb};
-    return gemm_blocked(m, n, k, a, lda, &source, c, ldc);
+    return loupe_sgemm_blocked_isa(m, n, k, a, lda, b, ldb, c, ldc, LOUPE_ISA_AVX512);
 }
 
 int loupe_matmul_int8(size_t m, size_t n, size_t k, const float *a, size_t lda, const int8_t *weight,
                       const float *scales, float *c, size_t ldc) {
     b_source source = {.i8 = weight, .scales = scales, .ld = k};
-    return gemm_blocked(m, n, k, a, lda, &source, c, ldc);
+    return gemm_blocked(m, n, k, a, lda, &source, c, ldc, LOUPE_ISA_AVX512);
 }
 
 // The triple loop once, compiled twice: inlined into an AVX2+FMA function and a plain one.

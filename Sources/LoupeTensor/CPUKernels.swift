@@ -16,13 +16,15 @@ package enum CPUKernels {
         }
     }
 
-    /// `a · b`, cache-blocked around a 6 × 16 register tile.
+    /// `a · b`, cache-blocked around a 12 × 32 register tile (AVX-512) or 6 × 16 (AVX2), in the
+    /// widest form up to `widest` that the CPU has.
     package static func matmulBlocked(
         _ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, _ c: UnsafeMutablePointer<Float>, m: Int, n: Int, k: Int,
-        threads: Int = 1
+        threads: Int = 1, widest: InstructionSet = .avx512
     ) {
-        splitRows(m, threads: threads, granularity: 6) { start, count in
-            let status = loupe_sgemm_blocked(count, n, k, a + start * k, k, b, n, c + start * n, n)
+        splitRows(m, threads: threads, granularity: 12) { start, count in
+            let status = loupe_sgemm_blocked_isa(
+                count, n, k, a + start * k, k, b, n, c + start * n, n, widest.level)
             precondition(status == 0, "out of memory for the matmul panels")
         }
     }
@@ -94,16 +96,33 @@ package enum CPUKernels {
         case flash
     }
 
-    /// Single-head attention of T × d `q`, `k`, `v` into `o`.
+    /// The instruction sets the tiled kernels (blocked matmul, attention) are written for, widest
+    /// last. A kernel given one runs the widest form the CPU has up to it, so tests can run every
+    /// form this CPU can.
+    package enum InstructionSet: CaseIterable, Sendable {
+        case portable, avx2, avx512
+
+        var level: loupe_isa {
+            switch self {
+            case .portable: LOUPE_ISA_PORTABLE
+            case .avx2: LOUPE_ISA_AVX2
+            case .avx512: LOUPE_ISA_AVX512
+            }
+        }
+    }
+
+    /// Single-head attention of T × d `q`, `k`, `v` into `o`; `.flash` in the widest form up to
+    /// `widest` that the CPU has.
     package static func attention(
         _ method: AttentionMethod, q: UnsafePointer<Float>, k: UnsafePointer<Float>, v: UnsafePointer<Float>,
-        o: UnsafeMutablePointer<Float>, length t: Int, headSize d: Int
+        o: UnsafeMutablePointer<Float>, length t: Int, headSize d: Int, widest: InstructionSet = .avx512
     ) {
         switch method {
         case .naive:
             precondition(loupe_attention_naive(t, d, q, k, v, o) == 0, "out of memory for the scores")
         case .flash:
-            precondition(loupe_attention_flash(t, d, q, k, v, o) == 0, "out of memory for the tiles")
+            precondition(
+                loupe_attention_flash_isa(t, d, q, k, v, o, widest.level) == 0, "out of memory for the tiles")
         case .blas:
             let scores = UnsafeMutablePointer<Float>.allocate(capacity: t * t)
             defer { scores.deallocate() }

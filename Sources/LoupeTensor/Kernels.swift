@@ -119,7 +119,8 @@ package enum Kernels {
     ///   `[heads, length, length]` (for capture); nil keeps them in the kernel's tile only.
     package static func attention(
         qkv: Tensor, lengths: [Int], heads: Int, headSize: Int,
-        probabilities: ((_ sequence: Int, _ weights: Tensor) -> Void)? = nil
+        probabilities: ((_ sequence: Int, _ weights: Tensor) -> Void)? = nil,
+        widest: CPUKernels.InstructionSet = .avx512
     ) -> Tensor {
         let width = qkv.shape[1]
         let hidden = heads * headSize
@@ -132,9 +133,10 @@ package enum Kernels {
                     var weights = [Float](repeating: 0, count: probabilities == nil ? 0 : heads * length * length)
                     let status = weights.withUnsafeMutableBufferPointer { wp -> Int32 in
                         guard length > 0 else { return 0 }
-                        return loupe_attention_heads(
+                        return loupe_attention_heads_isa(
                             length, heads, headSize, 3 * hidden, q, q + hidden, q + 2 * hidden,
-                            cp.baseAddress! + b * width * hidden, hidden, probabilities == nil ? nil : wp.baseAddress)
+                            cp.baseAddress! + b * width * hidden, hidden, probabilities == nil ? nil : wp.baseAddress,
+                            widest.level)
                     }
                     precondition(status == 0, "attention: out of memory for \(length) tokens")
                     probabilities?(b, Tensor(shape: [heads, length, length], storage: weights))

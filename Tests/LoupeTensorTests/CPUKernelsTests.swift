@@ -31,22 +31,28 @@ import Testing
         zip(x, y).reduce(0) { $1.0.isNaN ? .infinity : max($0, abs(Double($1.0) - $1.1)) }
     }
 
-    @Test(arguments: [(1, 1, 1), (7, 13, 5), (6, 16, 8), (37, 70, 300), (100, 33, 17), (13, 17, 513)])
+    // Shapes past and short of both tiles (6 × 16 and 12 × 32) and of the 256-deep block.
+    @Test(arguments: [
+        (1, 1, 1), (7, 13, 5), (6, 16, 8), (12, 32, 8), (37, 70, 300), (100, 33, 17), (13, 17, 513), (25, 47, 64),
+    ])
     func matmulsMatchTheReference(m: Int, n: Int, k: Int) {
         let a = random(m * k, seed: 1)
         let b = random(k * n, seed: 2)
         let expected = reference(a, b, m: m, n: n, k: k)
         for threads in [1, 2] {
             var naive = [Float](repeating: .nan, count: m * n)
-            var blocked = [Float](repeating: .nan, count: m * n)
             naive.withUnsafeMutableBufferPointer {
                 CPUKernels.matmulNaive(a, b, $0.baseAddress!, m: m, n: n, k: k, threads: threads)
             }
-            blocked.withUnsafeMutableBufferPointer {
-                CPUKernels.matmulBlocked(a, b, $0.baseAddress!, m: m, n: n, k: k, threads: threads)
-            }
             #expect(worst(naive, expected) < 1e-3 * Double(k).squareRoot())
-            #expect(worst(blocked, expected) < 1e-3 * Double(k).squareRoot())
+            for widest in CPUKernels.InstructionSet.allCases {
+                var blocked = [Float](repeating: .nan, count: m * n)
+                blocked.withUnsafeMutableBufferPointer {
+                    CPUKernels.matmulBlocked(
+                        a, b, $0.baseAddress!, m: m, n: n, k: k, threads: threads, widest: widest)
+                }
+                #expect(worst(blocked, expected) < 1e-3 * Double(k).squareRoot(), "\(widest), \(threads) threads")
+            }
         }
     }
 
@@ -137,7 +143,7 @@ import Testing
         }
     }
 
-    @Test(arguments: [(1, 8), (5, 17), (47, 64), (48, 64), (49, 64), (130, 32), (200, 64)])
+    @Test(arguments: [(1, 8), (5, 17), (47, 64), (48, 64), (49, 64), (97, 33), (130, 32), (200, 64)])
     func attentionMethodsMatchTheReference(length t: Int, headSize d: Int) {
         let q = random(t * d, seed: 10, scale: 2)
         let k = random(t * d, seed: 11, scale: 2)
@@ -156,11 +162,16 @@ import Testing
             }
         }
         for method in CPUKernels.AttentionMethod.allCases {
-            var o = [Float](repeating: .nan, count: t * d)
-            o.withUnsafeMutableBufferPointer {
-                CPUKernels.attention(method, q: q, k: k, v: v, o: $0.baseAddress!, length: t, headSize: d)
+            // Flash in every form this CPU runs (12 × 32 tiles and 96-row blocks with AVX-512).
+            let forms = method == .flash ? CPUKernels.InstructionSet.allCases : [.avx512]
+            for widest in forms {
+                var o = [Float](repeating: .nan, count: t * d)
+                o.withUnsafeMutableBufferPointer {
+                    CPUKernels.attention(
+                        method, q: q, k: k, v: v, o: $0.baseAddress!, length: t, headSize: d, widest: widest)
+                }
+                #expect(worst(o, expected) < 1e-5, "\(method) \(widest)")
             }
-            #expect(worst(o, expected) < 1e-5, "\(method)")
         }
     }
 
@@ -168,7 +179,7 @@ import Testing
     /// size, never the T × T scores the naive form keeps.
     @Test func flashAttentionNeedsNoMemoryThatGrowsWithTSquared() {
         let bytes = { (t: Int) in CPUKernels.attentionScratchBytes(.flash, length: t, headSize: 64) }
-        // Lengths that fill whole panels (multiples of 6 and 16), where linear means exactly so.
+        // Lengths that fill whole panels (multiples of 6, 12, 16 and 32), where linear means exactly so.
         #expect(bytes(6144) - bytes(3072) == 2 * (bytes(3072) - bytes(1536)))
         #expect(bytes(6144) <= 2 * 6144 * 64 * 4 + 100_000)
         #expect(CPUKernels.attentionScratchBytes(.naive, length: 2048, headSize: 64) == 2048 * 2048 * 4)

@@ -71,9 +71,11 @@ private func random(_ shape: [Int], seed: UInt64) -> Tensor {
     }
 
     /// The fused attention kernel against softmax(q·kᵀ/√d)·v in Double, head by head, on lengths
-    /// that fill no tile exactly (the kernel works in 48-row blocks and 6 × 16 register tiles),
-    /// padded into one batch; padding rows must stay zero.
-    @Test func attentionMatchesSoftmaxOfScaledScoresTimesValues() {
+    /// that fill no tile exactly (the kernel works in 48-row blocks and 6 × 16 or 12 × 32 register
+    /// tiles), padded into one batch; padding rows must stay zero. Every form this CPU runs: the
+    /// plain C loops, AVX2, AVX-512.
+    @Test(arguments: CPUKernels.InstructionSet.allCases)
+    func attentionMatchesSoftmaxOfScaledScoresTimesValues(widest: CPUKernels.InstructionSet) {
         let heads = 3
         let d = 32
         let hidden = heads * d
@@ -82,7 +84,7 @@ private func random(_ shape: [Int], seed: UInt64) -> Tensor {
         let qkv = random([lengths.count, width, 3 * hidden], seed: 21)
         var kept: [Int: Tensor] = [:]
         let context = Kernels.attention(
-            qkv: qkv, lengths: lengths, heads: heads, headSize: d, probabilities: { kept[$0] = $1 })
+            qkv: qkv, lengths: lengths, heads: heads, headSize: d, probabilities: { kept[$0] = $1 }, widest: widest)
         #expect(context.shape == [lengths.count, width, hidden])
         var worstOutput: Double = 0
         var worstWeight: Double = 0
@@ -112,8 +114,8 @@ private func random(_ shape: [Int], seed: UInt64) -> Tensor {
             let padding = context.storage[((b * width + length) * hidden)..<((b + 1) * width * hidden)]
             #expect(padding.allSatisfy { $0 == 0 })
         }
-        #expect(worstWeight < 1e-6, "attention weights: max |diff| \(worstWeight)")
-        #expect(worstOutput < 1e-5, "outputs: max |diff| \(worstOutput)")
+        #expect(worstWeight < 1e-6, "\(widest): attention weights: max |diff| \(worstWeight)")
+        #expect(worstOutput < 1e-5, "\(widest): outputs: max |diff| \(worstOutput)")
     }
 
     @Test func geluIsTheErfForm() {

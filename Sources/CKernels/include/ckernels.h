@@ -14,14 +14,27 @@ void loupe_gelu_f32(float *values, size_t count);
 
 #include <stdint.h>
 
+/// The instruction sets the tiled kernels (blocked matmul, attention) are written for, widest
+/// last. A kernel given a level runs the widest form the CPU has up to it, so tests can run every
+/// form the CPU can.
+typedef enum { LOUPE_ISA_PORTABLE = 0, LOUPE_ISA_AVX2 = 1, LOUPE_ISA_AVX512 = 2 } loupe_isa;
+
+/// Whether the CPU has AVX-512 F, VL, DQ and BW (checked once): the 12 × 32 tiles of the
+/// attention kernels.
+int loupe_has_avx512(void);
+
 /// c = a · b, row-major, m × k times k × n, the textbook i-j-p triple loop (a scalar dot
 /// product per output: the strided column of b and the ordered sum keep it from vectorising).
 void loupe_sgemm_naive(size_t m, size_t n, size_t k, const float *a, const float *b, float *c);
 
 /// c = a · b, row-major with row strides, cache-blocked (KC = 256, MC = 72, NC = 2048) around a
-/// 6 × 16 AVX2 register tile; single-threaded. Returns 0, or -1 when its panels cannot be allocated.
+/// 12 × 32 AVX-512 register tile, or 6 × 16 with AVX2; single-threaded. Returns 0, or -1 when its
+/// panels cannot be allocated.
 int loupe_sgemm_blocked(size_t m, size_t n, size_t k, const float *a, size_t lda, const float *b, size_t ldb,
                         float *c, size_t ldc);
+/// `loupe_sgemm_blocked` in the widest form up to `widest` that the CPU has.
+int loupe_sgemm_blocked_isa(size_t m, size_t n, size_t k, const float *a, size_t lda, const float *b, size_t ldb,
+                            float *c, size_t ldc, loupe_isa widest);
 
 /// Per-row symmetric int8 quantisation of a `rows × columns` weight: scale = max|w| / 127,
 /// q = round(w / scale) clamped to ±127.
@@ -82,10 +95,14 @@ void loupe_add_layernorm(float *x, const float *residual, const float *gamma, co
 int loupe_attention_naive(size_t t, size_t d, const float *q, const float *k, const float *v, float *o);
 size_t loupe_attention_naive_scratch(size_t t);
 
-/// The same attention, tiled (48 query rows × 96 keys) with an online softmax, so no T × T
-/// matrix exists: loupe_attention_flash_scratch(t, d) bytes of extra memory, O(T·d) for Kᵀ and V
-/// packed once.
+/// The same attention, tiled with an online softmax, so no T × T matrix exists:
+/// loupe_attention_flash_scratch(t, d) bytes of extra memory, O(T·d) for Kᵀ and V packed once.
+/// Blocks of 96 query rows × 96 keys on a 12 × 32 tile with AVX-512, 48 × 96 on a 6 × 16 tile with
+/// AVX2, the naive form without either.
 int loupe_attention_flash(size_t t, size_t d, const float *q, const float *k, const float *v, float *o);
+/// `loupe_attention_flash` in the widest form up to `widest` that the CPU has.
+int loupe_attention_flash_isa(size_t t, size_t d, const float *q, const float *k, const float *v, float *o,
+                              loupe_isa widest);
 size_t loupe_attention_flash_scratch(size_t t, size_t d);
 
 /// One sequence of a multi-head attention layer: Q, K, V are `[T, heads · d]` row-major with row
@@ -96,6 +113,9 @@ size_t loupe_attention_flash_scratch(size_t t, size_t d);
 /// Returns 0, or -1 when its scratch cannot be allocated.
 int loupe_attention_heads(size_t length, size_t heads, size_t d, size_t stride, const float *q, const float *k,
                           const float *v, float *o, size_t o_stride, float *probabilities);
+/// `loupe_attention_heads` in the widest form up to `widest` that the CPU has.
+int loupe_attention_heads_isa(size_t length, size_t heads, size_t d, size_t stride, const float *q, const float *k,
+                              const float *v, float *o, size_t o_stride, float *probabilities, loupe_isa widest);
 
 #endif
 
