@@ -163,6 +163,10 @@ LOUPE_VNNI static void int8_tile_vnni(size_t groups, const uint8_t *a, size_t ld
     for (size_t i = 0; i < I8_MR; i++) rows[i] = a + (i < mr ? i : mr - 1) * lda;
     for (size_t g = 0; g < groups; g++) {
         __m512i b0 = _mm512_loadu_si512(b), b1 = _mm512_loadu_si512(b + 64);
+        // The weight panel 16 groups ahead: the first row tile of a panel reads it from L3 or
+        // memory, and without the prefetch it waits for each line (3–12% over MiniLM's 24 layers).
+        _mm_prefetch((const char *)(b + 16 * I8_NR * 4), _MM_HINT_T0);
+        _mm_prefetch((const char *)(b + 16 * I8_NR * 4 + 64), _MM_HINT_T0);
         for (int i = 0; i < I8_MR; i++) {
             int32_t four;
             memcpy(&four, rows[i] + 4 * g, 4);
