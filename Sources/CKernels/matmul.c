@@ -44,80 +44,60 @@ static void microkernel_baseline(size_t kc, const float *a, const float *b, floa
         for (size_t j = 0; j < nr; j++) c[i * ldc + j] += tile[i * LOUPE_NR + j];
 }
 
-void loupe_pack_a(size_t m, size_t k, const float *a, size_t lda, float *packed) {
-    for (size_t i0 = 0; i0 < m; i0 += LOUPE_MR) {
-        size_t rows = m - i0 < LOUPE_MR ? m - i0 : LOUPE_MR;
+// The packings once, for any panel size: rows of A in panels `height` tall, columns of B (or of
+// Bᵀ) in panels `width` wide, the last zero-padded. Inlined into the wrappers below, so each gets
+// its constant size.
+static inline __attribute__((always_inline)) void pack_rows(size_t m, size_t k, const float *a, size_t lda,
+                                                            size_t height, float *packed) {
+    for (size_t i0 = 0; i0 < m; i0 += height) {
+        size_t rows = m - i0 < height ? m - i0 : height;
         for (size_t p = 0; p < k; p++) {
             for (size_t i = 0; i < rows; i++) packed[i] = a[(i0 + i) * lda + p];
-            for (size_t i = rows; i < LOUPE_MR; i++) packed[i] = 0;
-            packed += LOUPE_MR;
+            for (size_t i = rows; i < height; i++) packed[i] = 0;
+            packed += height;
         }
     }
+}
+
+static inline __attribute__((always_inline)) void pack_columns(size_t k, size_t n, const float *b, size_t ldb,
+                                                               int transposed, size_t width, float *packed) {
+    for (size_t j0 = 0; j0 < n; j0 += width) {
+        size_t columns = n - j0 < width ? n - j0 : width;
+        for (size_t p = 0; p < k; p++) {
+            if (!transposed && columns == width) {
+                memcpy(packed, b + p * ldb + j0, width * sizeof(float));
+            } else {
+                for (size_t j = 0; j < columns; j++)
+                    packed[j] = transposed ? b[(j0 + j) * ldb + p] : b[p * ldb + j0 + j];
+                for (size_t j = columns; j < width; j++) packed[j] = 0;
+            }
+            packed += width;
+        }
+    }
+}
+
+void loupe_pack_a(size_t m, size_t k, const float *a, size_t lda, float *packed) {
+    pack_rows(m, k, a, lda, LOUPE_MR, packed);
 }
 
 void loupe_pack_b(size_t k, size_t n, const float *b, size_t ldb, float *packed) {
-    for (size_t j0 = 0; j0 < n; j0 += LOUPE_NR) {
-        size_t columns = n - j0 < LOUPE_NR ? n - j0 : LOUPE_NR;
-        for (size_t p = 0; p < k; p++) {
-            const float *row = b + p * ldb + j0;
-            if (columns == LOUPE_NR) {
-                memcpy(packed, row, LOUPE_NR * sizeof(float));
-            } else {
-                for (size_t j = 0; j < columns; j++) packed[j] = row[j];
-                for (size_t j = columns; j < LOUPE_NR; j++) packed[j] = 0;
-            }
-            packed += LOUPE_NR;
-        }
-    }
+    pack_columns(k, n, b, ldb, 0, LOUPE_NR, packed);
 }
 
 void loupe_pack_b_transposed(size_t k, size_t n, const float *b, size_t ldb, float *packed) {
-    for (size_t j0 = 0; j0 < n; j0 += LOUPE_NR) {
-        size_t columns = n - j0 < LOUPE_NR ? n - j0 : LOUPE_NR;
-        for (size_t p = 0; p < k; p++) {
-            for (size_t j = 0; j < columns; j++) packed[j] = b[(j0 + j) * ldb + p];
-            for (size_t j = columns; j < LOUPE_NR; j++) packed[j] = 0;
-            packed += LOUPE_NR;
-        }
-    }
+    pack_columns(k, n, b, ldb, 1, LOUPE_NR, packed);
 }
 
 void loupe_pack_a_tall(size_t m, size_t k, const float *a, size_t lda, float *packed) {
-    for (size_t i0 = 0; i0 < m; i0 += LOUPE_MR512) {
-        size_t rows = m - i0 < LOUPE_MR512 ? m - i0 : LOUPE_MR512;
-        for (size_t p = 0; p < k; p++) {
-            for (size_t i = 0; i < rows; i++) packed[i] = a[(i0 + i) * lda + p];
-            for (size_t i = rows; i < LOUPE_MR512; i++) packed[i] = 0;
-            packed += LOUPE_MR512;
-        }
-    }
+    pack_rows(m, k, a, lda, LOUPE_MR512, packed);
 }
 
 void loupe_pack_b_wide(size_t k, size_t n, const float *b, size_t ldb, float *packed) {
-    for (size_t j0 = 0; j0 < n; j0 += LOUPE_NR512) {
-        size_t columns = n - j0 < LOUPE_NR512 ? n - j0 : LOUPE_NR512;
-        for (size_t p = 0; p < k; p++) {
-            const float *row = b + p * ldb + j0;
-            if (columns == LOUPE_NR512) {
-                memcpy(packed, row, LOUPE_NR512 * sizeof(float));
-            } else {
-                for (size_t j = 0; j < columns; j++) packed[j] = row[j];
-                for (size_t j = columns; j < LOUPE_NR512; j++) packed[j] = 0;
-            }
-            packed += LOUPE_NR512;
-        }
-    }
+    pack_columns(k, n, b, ldb, 0, LOUPE_NR512, packed);
 }
 
 void loupe_pack_b_transposed_wide(size_t k, size_t n, const float *b, size_t ldb, float *packed) {
-    for (size_t j0 = 0; j0 < n; j0 += LOUPE_NR512) {
-        size_t columns = n - j0 < LOUPE_NR512 ? n - j0 : LOUPE_NR512;
-        for (size_t p = 0; p < k; p++) {
-            for (size_t j = 0; j < columns; j++) packed[j] = b[(j0 + j) * ldb + p];
-            for (size_t j = columns; j < LOUPE_NR512; j++) packed[j] = 0;
-            packed += LOUPE_NR512;
-        }
-    }
+    pack_columns(k, n, b, ldb, 1, LOUPE_NR512, packed);
 }
 
 static size_t round_up(size_t value, size_t step) { return (value + step - 1) / step * step; }
