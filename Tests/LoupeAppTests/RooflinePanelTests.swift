@@ -119,6 +119,29 @@ import Testing
         #expect(text.contains("FP32 (2 cores) 200 GFLOP/s"))
     }
 
+    /// A kernel above the compute peak (the peak measured with an older loop, or in a slower phase
+    /// of the machine) is told to measure the roofs again, not that it reuses a faster level.
+    @Test func aKernelAboveThePeakSaysTheRoofsAreOlderThanItsRun() {
+        let stale = RooflineModel.Profile(
+            name: "Test CPU, 2 cores", kind: "cpu",
+            ceilings: [
+                .init(kind: "compute", name: "FP32 (2 cores)", value: 100, precision: "FP32"),
+                .init(kind: "memory", name: "DRAM", value: 30, smallestBytes: 64 << 20, largestBytes: 1 << 30),
+            ],
+            points: [
+                .init(
+                    name: "sgemm", suite: "kernels", shape: "1024x1024x1024", seconds: 0.010, flops: ["FP32": 1.5e9],
+                    bytes: 1.5e9 / 200)
+            ])
+        var state = AppFixtures.state(width: 160, height: 48)
+        AppFixtures.press([.character("4")], on: &state)
+        _ = state.update(AppFixtures.answer(RooflinePanel.LoadRoofline(), RooflineModel(profiles: [stale])))
+        let text = state.render().text()
+        #expect(text.contains("150%"))
+        #expect(text.contains("above the peak, measured slower than this run: roofline measure again"))
+        #expect(!text.contains("reuses data from a faster level"))
+    }
+
     @Test func sortingReordersTheTable() {
         var state = loaded(width: 160, height: 48)
         // By time, longest first.

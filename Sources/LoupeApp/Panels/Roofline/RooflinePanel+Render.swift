@@ -326,10 +326,17 @@ extension RooflinePanel {
             state: &state, theme: theme)
         let selected = list.selected < placements.count ? placements[list.selected] : nil
         if let selected, let level = selected.level {
-            // Above 100%: the level it was judged at is not where its data came from.
-            let above =
-                (selected.fraction ?? 0) > 1.005
-                ? " · above that roof: it reuses data from a faster level than \(level)" : ""
+            // Above 100%: under a memory roof, the level it was judged at is not where its data came
+            // from; under the peak, the peak was measured slower than this run went (an older FMA
+            // loop, or the machine in a slower phase).
+            let above: String
+            if (selected.fraction ?? 0) <= 1.005 {
+                above = ""
+            } else if selected.bound == "compute" {
+                above = " · above the peak, measured slower than this run: roofline measure again"
+            } else {
+                above = " · above that roof: it reuses data from a faster level than \(level)"
+            }
             let levels = profile.map { $0.levelPlacements(selected.point, precision: precision) } ?? []
             let perLevel =
                 levels.count > 1
