@@ -95,7 +95,6 @@ LOUPE_AVX512 static void microkernel_rows_12x32(size_t kc, const float *a, size_
     loupe_store_12x32(acc, c, ldc, mr, nr, overwrite);
 }
 
-
 // The AVX-512 form's blocks: BR512 a multiple of 32 (Qᵀ panels) and of 12 (P · V row tiles), BC512
 // of 12 (K panels).
 enum { BR512 = 96, BC512 = 96 };
@@ -265,14 +264,14 @@ LOUPE_AVX512 static void flash_avx512(size_t t, size_t d, const float *q, const 
             size_t columns = t - j0 < BC512 ? t - j0 : BC512;
             for (size_t jr = 0; jr < columns; jr += ROWS512)
                 for (size_t ic = 0; ic < rows; ic += WIDE)
-                    loupe_tile_12x32(d, k_panel + (j0 + jr) * d, ROWS512, q_panel + ic * d, st + jr * BR512 + ic, BR512,
-                               columns - jr < ROWS512 ? columns - jr : ROWS512, rows - ic < WIDE ? rows - ic : WIDE,
-                               1);
+                    loupe_tile_12x32(d, k_panel + (j0 + jr) * d, ROWS512, q_panel + ic * d, st + jr * BR512 + ic,
+                                     BR512, columns - jr < ROWS512 ? columns - jr : ROWS512,
+                                     rows - ic < WIDE ? rows - ic : WIDE, 1);
             flash_softmax_transposed512(rows, columns, st, BR512, m, l, o_block, d, scale);
             for (size_t jc = 0; jc < d; jc += WIDE)
                 for (size_t ir = 0; ir < rows; ir += ROWS512)
-                    loupe_tile_12x32(columns, st + ir, BR512, v_panel + jc * t + j0 * WIDE, o_block + ir * d + jc, d,
-                               rows - ir < ROWS512 ? rows - ir : ROWS512, d - jc < WIDE ? d - jc : WIDE, 0);
+                    loupe_tile_12x32(columns, st + ir, BR512, v_panel + jc * t + j0 * WIDE, o_block + ir * d + jc,
+                                     d, rows - ir < ROWS512 ? rows - ir : ROWS512, d - jc < WIDE ? d - jc : WIDE, 0);
         }
         for (size_t i = 0; i < rows; i++) {
             float inverse = 1.0f / l[i];

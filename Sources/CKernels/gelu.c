@@ -1,4 +1,5 @@
 #include "ckernels.h"
+#include "internal.h"
 #include <stdint.h>
 #include <string.h>
 
@@ -36,13 +37,12 @@ static inline float gelu_one(float x) {
     return 0.5f * x * (1.0f + erf_value);
 }
 
-__attribute__((target("avx2,fma"))) static void gelu_avx2(float *values, size_t count) {
+LOUPE_AVX2 static void gelu_avx2(float *values, size_t count) {
     for (size_t i = 0; i < count; i++) values[i] = gelu_one(values[i]);
 }
 
 // The same loop on 16 lanes where the CPU has AVX-512.
-__attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,fma"))) static void gelu_avx512(float *values,
-                                                                                            size_t count) {
+LOUPE_AVX512 static void gelu_avx512(float *values, size_t count) {
     for (size_t i = 0; i < count; i++) values[i] = gelu_one(values[i]);
 }
 
@@ -51,13 +51,9 @@ static void gelu_baseline(float *values, size_t count) {
 }
 
 void loupe_gelu_f32(float *values, size_t count) {
-    static int has_avx2 = -1;
-    if (has_avx2 < 0) has_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    if (has_avx2 && loupe_has_avx512()) {
-        gelu_avx512(values, count);
-    } else if (has_avx2) {
-        gelu_avx2(values, count);
-    } else {
-        gelu_baseline(values, count);
+    switch (loupe_usable_isa(LOUPE_ISA_AVX512)) {
+    case LOUPE_ISA_AVX512: gelu_avx512(values, count); break;
+    case LOUPE_ISA_AVX2: gelu_avx2(values, count); break;
+    case LOUPE_ISA_PORTABLE: gelu_baseline(values, count); break;
     }
 }
