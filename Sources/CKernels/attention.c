@@ -381,37 +381,49 @@ LOUPE_AVX2 static void heads_softmax(size_t rows, size_t length, size_t ld, floa
     }
 }
 
-LOUPE_AVX2 static void attention_heads_avx2(size_t length, size_t heads, size_t d, size_t stride, const float *q,
-                                            const float *k, const float *v, float *o, size_t o_stride,
-                                            float *probabilities, heads_scratch s) {
+// The heads' loops once, for either tile: `rows_step` × `width` is the register tile, `pack_kt` and
+// `pack_v` pack Kᵀ and V in panels `width` wide, `tile` is the micro-kernel reading A in place and
+// `softmax` the row softmax. Inlined into each form, so every call is direct and every size constant.
+typedef void (*pack_fn)(size_t, size_t, const float *, size_t, float *);
+typedef void (*rows_tile_fn)(size_t, const float *, size_t, const float *, float *, size_t, size_t, size_t, int);
+typedef void (*softmax_fn)(size_t, size_t, size_t, float *, float);
+
+static inline __attribute__((always_inline)) void attention_heads_body(
+    size_t length, size_t heads, size_t d, size_t stride, const float *q, const float *k, const float *v, float *o,
+    size_t o_stride, float *probabilities, heads_scratch s, size_t rows_step, size_t width, pack_fn pack_kt,
+    pack_fn pack_v, rows_tile_fn tile, softmax_fn softmax) {
     float scale = 1.0f / sqrtf((float)d);
-    size_t columns = up(length, LOUPE_NR);
+    size_t columns = up(length, width);
     for (size_t h = 0; h < heads; h++) {
         const float *qh = q + h * d, *kh = k + h * d, *vh = v + h * d;
         float *oh = o + h * d;
-        loupe_pack_b_transposed(d, length, kh, stride, s.k_panel);
-        loupe_pack_b(length, d, vh, stride, s.v_panel);
+        pack_kt(d, length, kh, stride, s.k_panel);
+        pack_v(length, d, vh, stride, s.v_panel);
         for (size_t i0 = 0; i0 < length; i0 += BR) {
             size_t rows = length - i0 < BR ? length - i0 : BR;
-            for (size_t jr = 0; jr < length; jr += LOUPE_NR)
-                for (size_t ir = 0; ir < rows; ir += LOUPE_MR)
-                    microkernel_rows_6x16(d, qh + (i0 + ir) * stride, stride, s.k_panel + jr * d,
-                                          s.s_tile + ir * columns + jr, columns,
-                                          rows - ir < LOUPE_MR ? rows - ir : LOUPE_MR,
-                                          length - jr < LOUPE_NR ? length - jr : LOUPE_NR, 1);
-            heads_softmax(rows, length, columns, s.s_tile, scale);
+            for (size_t jr = 0; jr < length; jr += width)
+                for (size_t ir = 0; ir < rows; ir += rows_step)
+                    tile(d, qh + (i0 + ir) * stride, stride, s.k_panel + jr * d, s.s_tile + ir * columns + jr, columns,
+                         rows - ir < rows_step ? rows - ir : rows_step, length - jr < width ? length - jr : width, 1);
+            softmax(rows, length, columns, s.s_tile, scale);
             if (probabilities)
                 for (size_t i = 0; i < rows; i++)
                     memcpy(probabilities + (h * length + i0 + i) * length, s.s_tile + i * columns,
                            length * sizeof(float));
-            for (size_t jr = 0; jr < d; jr += LOUPE_NR)
-                for (size_t ir = 0; ir < rows; ir += LOUPE_MR)
-                    microkernel_rows_6x16(length, s.s_tile + ir * columns, columns, s.v_panel + jr * length,
-                                          oh + (i0 + ir) * o_stride + jr, o_stride,
-                                          rows - ir < LOUPE_MR ? rows - ir : LOUPE_MR,
-                                          d - jr < LOUPE_NR ? d - jr : LOUPE_NR, 0);
+            for (size_t jr = 0; jr < d; jr += width)
+                for (size_t ir = 0; ir < rows; ir += rows_step)
+                    tile(length, s.s_tile + ir * columns, columns, s.v_panel + jr * length,
+                         oh + (i0 + ir) * o_stride + jr, o_stride, rows - ir < rows_step ? rows - ir : rows_step,
+                         d - jr < width ? d - jr : width, 0);
         }
     }
+}
+
+LOUPE_AVX2 static void attention_heads_avx2(size_t length, size_t heads, size_t d, size_t stride, const float *q,
+                                            const float *k, const float *v, float *o, size_t o_stride,
+                                            float *probabilities, heads_scratch s) {
+    attention_heads_body(length, heads, d, stride, q, k, v, o, o_stride, probabilities, s, LOUPE_MR, LOUPE_NR,
+                         loupe_pack_b_transposed, loupe_pack_b, microkernel_rows_6x16, heads_softmax);
 }
 
 // ---- The same on AVX-512: a 12 × 32 tile of 24 zmm accumulators (BR = 48 is four of its row
@@ -444,34 +456,8 @@ LOUPE_AVX512 static void heads_softmax512(size_t rows, size_t length, size_t ld,
 LOUPE_AVX512 static void attention_heads_avx512(size_t length, size_t heads, size_t d, size_t stride, const float *q,
                                                 const float *k, const float *v, float *o, size_t o_stride,
                                                 float *probabilities, heads_scratch s) {
-    float scale = 1.0f / sqrtf((float)d);
-    size_t columns = up(length, WIDE);
-    for (size_t h = 0; h < heads; h++) {
-        const float *qh = q + h * d, *kh = k + h * d, *vh = v + h * d;
-        float *oh = o + h * d;
-        loupe_pack_b_transposed_wide(d, length, kh, stride, s.k_panel);
-        loupe_pack_b_wide(length, d, vh, stride, s.v_panel);
-        for (size_t i0 = 0; i0 < length; i0 += BR) {
-            size_t rows = length - i0 < BR ? length - i0 : BR;
-            for (size_t jr = 0; jr < length; jr += WIDE)
-                for (size_t ir = 0; ir < rows; ir += ROWS512)
-                    microkernel_rows_12x32(d, qh + (i0 + ir) * stride, stride, s.k_panel + jr * d,
-                                           s.s_tile + ir * columns + jr, columns,
-                                           rows - ir < ROWS512 ? rows - ir : ROWS512,
-                                           length - jr < WIDE ? length - jr : WIDE, 1);
-            heads_softmax512(rows, length, columns, s.s_tile, scale);
-            if (probabilities)
-                for (size_t i = 0; i < rows; i++)
-                    memcpy(probabilities + (h * length + i0 + i) * length, s.s_tile + i * columns,
-                           length * sizeof(float));
-            for (size_t jr = 0; jr < d; jr += WIDE)
-                for (size_t ir = 0; ir < rows; ir += ROWS512)
-                    microkernel_rows_12x32(length, s.s_tile + ir * columns, columns, s.v_panel + jr * length,
-                                           oh + (i0 + ir) * o_stride + jr, o_stride,
-                                           rows - ir < ROWS512 ? rows - ir : ROWS512, d - jr < WIDE ? d - jr : WIDE,
-                                           0);
-        }
-    }
+    attention_heads_body(length, heads, d, stride, q, k, v, o, o_stride, probabilities, s, ROWS512, WIDE,
+                         loupe_pack_b_transposed_wide, loupe_pack_b_wide, microkernel_rows_12x32, heads_softmax512);
 }
 
 // Without AVX2: scores, softmax and P · V row by row in plain C (the same arithmetic).
