@@ -145,49 +145,6 @@ LOUPE_AVX2 static void flash_softmax_transposed(size_t rows, size_t columns, flo
     }
 }
 
-LOUPE_AVX2 static void flash_avx2(size_t t, size_t d, const float *q, const float *k, const float *v, float *o,
-                                  float *memory) {
-    float *k_panel = memory;                          // K: T × d in 6-row panels
-    float *v_panel = k_panel + up(t, LOUPE_MR) * d;   // V: T × d in 16-column panels
-    float *q_panel = v_panel + t * up(d, LOUPE_NR);   // the block's Qᵀ: d × BR in 16-column panels
-    float *st = q_panel + d * BR;                     // Sᵀ, then Pᵀ: BC keys × BR queries
-    float *m = st + BC * BR, *l = m + BR;             // each query row's running maximum and sum
-    loupe_pack_a(t, d, k, d, k_panel);
-    loupe_pack_b(t, d, v, d, v_panel);
-    float scale = 1.0f / sqrtf((float)d);
-    memset(o, 0, t * d * sizeof(float));
-    for (size_t i0 = 0; i0 < t; i0 += BR) {
-        size_t rows = t - i0 < BR ? t - i0 : BR;
-        loupe_pack_b_transposed(d, rows, q + i0 * d, d, q_panel);
-        for (size_t i = 0; i < BR; i++) {
-            m[i] = -INFINITY;
-            l[i] = 0;
-        }
-        float *o_block = o + i0 * d;
-        for (size_t j0 = 0; j0 < t; j0 += BC) {
-            size_t columns = t - j0 < BC ? t - j0 : BC;
-            // Sᵀ = K_block · Q_blockᵀ, stored over the tile.
-            for (size_t jr = 0; jr < columns; jr += LOUPE_MR)
-                for (size_t ic = 0; ic < rows; ic += LOUPE_NR)
-                    loupe_tile_6x16(d, k_panel + (j0 + jr) * d, LOUPE_MR, q_panel + ic * d, st + jr * BR + ic, BR,
-                                      columns - jr < LOUPE_MR ? columns - jr : LOUPE_MR,
-                                      rows - ic < LOUPE_NR ? rows - ic : LOUPE_NR, 1);
-            flash_softmax_transposed(rows, columns, st, BR, m, l, o_block, d, scale);
-            // O_block += P · V_block, P read in place from the tile: six queries' probabilities
-            // for key j are st[j · BR + ir …].
-            for (size_t jc = 0; jc < d; jc += LOUPE_NR)
-                for (size_t ir = 0; ir < rows; ir += LOUPE_MR)
-                    loupe_tile_6x16(columns, st + ir, BR, v_panel + jc * t + j0 * LOUPE_NR, o_block + ir * d + jc, d,
-                                      rows - ir < LOUPE_MR ? rows - ir : LOUPE_MR,
-                                      d - jc < LOUPE_NR ? d - jc : LOUPE_NR, 0);
-        }
-        for (size_t i = 0; i < rows; i++) {
-            float inverse = 1.0f / l[i];
-            for (size_t p = 0; p < d; p++) o_block[i * d + p] *= inverse;
-        }
-    }
-}
-
 // e^x for 16 lanes: loupe_exp256's range reduction and polynomial on zmm registers.
 LOUPE_AVX512 static inline __m512 exp512(__m512 x) {
     x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-87.3f)), _mm512_set1_ps(88.3f));
@@ -239,45 +196,70 @@ LOUPE_AVX512 static void flash_softmax_transposed512(size_t rows, size_t columns
     }
 }
 
-// flash_avx2 on the 12 × 32 tile: K in 12-row panels, V and each block's Qᵀ in 32-column panels,
-// blocks of 96 queries × 96 keys; the same online softmax on the transposed tile.
-LOUPE_AVX512 static void flash_avx512(size_t t, size_t d, const float *q, const float *k, const float *v, float *o,
-                                      float *memory) {
-    float *k_panel = memory;                        // K: T × d in 12-row panels
-    float *v_panel = k_panel + up(t, ROWS512) * d;  // V: T × d in 32-column panels
-    float *q_panel = v_panel + t * up(d, WIDE);     // the block's Qᵀ: d × BR512 in 32-column panels
-    float *st = q_panel + d * BR512;                // Sᵀ, then Pᵀ: BC512 keys × BR512 queries
-    float *m = st + BC512 * BR512, *l = m + BR512;  // each query row's running maximum and sum
-    loupe_pack_a_tall(t, d, k, d, k_panel);
-    loupe_pack_b_wide(t, d, v, d, v_panel);
+// The flash loops once, for either tile: blocks of `block_rows` queries × `block_keys` keys, a
+// `tile_rows` × `width` register tile (`tile`, A at a step), K packed `tile_rows` tall by `pack_k`,
+// V and each block's Qᵀ `width` wide by `pack_v` and `pack_qt`, and the online softmax on the
+// transposed tile. Inlined into each form, so every call is direct and every size constant.
+typedef void (*pack_fn)(size_t, size_t, const float *, size_t, float *);
+typedef void (*step_tile_fn)(size_t, const float *, size_t, const float *, float *, size_t, size_t, size_t, int);
+typedef void (*online_softmax_fn)(size_t, size_t, float *, size_t, float *, float *, float *, size_t, float);
+
+static inline __attribute__((always_inline)) void flash_body(
+    size_t t, size_t d, const float *q, const float *k, const float *v, float *o, float *memory, size_t block_rows,
+    size_t block_keys, size_t tile_rows, size_t width, pack_fn pack_k, pack_fn pack_v, pack_fn pack_qt,
+    step_tile_fn tile, online_softmax_fn softmax) {
+    float *k_panel = memory;                                // K: T × d in panels tile_rows tall
+    float *v_panel = k_panel + up(t, tile_rows) * d;        // V: T × d in panels `width` wide
+    float *q_panel = v_panel + t * up(d, width);            // the block's Qᵀ: d × block_rows, `width` wide
+    float *st = q_panel + d * block_rows;                   // Sᵀ, then Pᵀ: block_keys × block_rows
+    float *m = st + block_keys * block_rows, *l = m + block_rows;  // each query's running maximum and sum
+    pack_k(t, d, k, d, k_panel);
+    pack_v(t, d, v, d, v_panel);
     float scale = 1.0f / sqrtf((float)d);
     memset(o, 0, t * d * sizeof(float));
-    for (size_t i0 = 0; i0 < t; i0 += BR512) {
-        size_t rows = t - i0 < BR512 ? t - i0 : BR512;
-        loupe_pack_b_transposed_wide(d, rows, q + i0 * d, d, q_panel);
-        for (size_t i = 0; i < BR512; i++) {
+    for (size_t i0 = 0; i0 < t; i0 += block_rows) {
+        size_t rows = t - i0 < block_rows ? t - i0 : block_rows;
+        pack_qt(d, rows, q + i0 * d, d, q_panel);
+        for (size_t i = 0; i < block_rows; i++) {
             m[i] = -INFINITY;
             l[i] = 0;
         }
         float *o_block = o + i0 * d;
-        for (size_t j0 = 0; j0 < t; j0 += BC512) {
-            size_t columns = t - j0 < BC512 ? t - j0 : BC512;
-            for (size_t jr = 0; jr < columns; jr += ROWS512)
-                for (size_t ic = 0; ic < rows; ic += WIDE)
-                    loupe_tile_12x32(d, k_panel + (j0 + jr) * d, ROWS512, q_panel + ic * d, st + jr * BR512 + ic,
-                                     BR512, columns - jr < ROWS512 ? columns - jr : ROWS512,
-                                     rows - ic < WIDE ? rows - ic : WIDE, 1);
-            flash_softmax_transposed512(rows, columns, st, BR512, m, l, o_block, d, scale);
-            for (size_t jc = 0; jc < d; jc += WIDE)
-                for (size_t ir = 0; ir < rows; ir += ROWS512)
-                    loupe_tile_12x32(columns, st + ir, BR512, v_panel + jc * t + j0 * WIDE, o_block + ir * d + jc,
-                                     d, rows - ir < ROWS512 ? rows - ir : ROWS512, d - jc < WIDE ? d - jc : WIDE, 0);
+        for (size_t j0 = 0; j0 < t; j0 += block_keys) {
+            size_t columns = t - j0 < block_keys ? t - j0 : block_keys;
+            // Sᵀ = K_block · Q_blockᵀ, stored over the tile.
+            for (size_t jr = 0; jr < columns; jr += tile_rows)
+                for (size_t ic = 0; ic < rows; ic += width)
+                    tile(d, k_panel + (j0 + jr) * d, tile_rows, q_panel + ic * d, st + jr * block_rows + ic,
+                         block_rows, columns - jr < tile_rows ? columns - jr : tile_rows,
+                         rows - ic < width ? rows - ic : width, 1);
+            softmax(rows, columns, st, block_rows, m, l, o_block, d, scale);
+            // O_block += P · V_block, P read in place from the tile: tile_rows queries' probabilities
+            // for key j are st[j · block_rows + ir …].
+            for (size_t jc = 0; jc < d; jc += width)
+                for (size_t ir = 0; ir < rows; ir += tile_rows)
+                    tile(columns, st + ir, block_rows, v_panel + jc * t + j0 * width, o_block + ir * d + jc, d,
+                         rows - ir < tile_rows ? rows - ir : tile_rows, d - jc < width ? d - jc : width, 0);
         }
         for (size_t i = 0; i < rows; i++) {
             float inverse = 1.0f / l[i];
             for (size_t p = 0; p < d; p++) o_block[i * d + p] *= inverse;
         }
     }
+}
+
+LOUPE_AVX2 static void flash_avx2(size_t t, size_t d, const float *q, const float *k, const float *v, float *o,
+                                  float *memory) {
+    flash_body(t, d, q, k, v, o, memory, BR, BC, LOUPE_MR, LOUPE_NR, loupe_pack_a, loupe_pack_b,
+               loupe_pack_b_transposed, loupe_tile_6x16, flash_softmax_transposed);
+}
+
+// On the 12 × 32 tile: K in 12-row panels, V and each block's Qᵀ in 32-column panels, blocks of
+// 96 queries × 96 keys, the softmax sixteen queries a lane group.
+LOUPE_AVX512 static void flash_avx512(size_t t, size_t d, const float *q, const float *k, const float *v, float *o,
+                                      float *memory) {
+    flash_body(t, d, q, k, v, o, memory, BR512, BC512, ROWS512, WIDE, loupe_pack_a_tall, loupe_pack_b_wide,
+               loupe_pack_b_transposed_wide, loupe_tile_12x32, flash_softmax_transposed512);
 }
 
 int loupe_attention_flash_isa(size_t t, size_t d, const float *q, const float *k, const float *v, float *o,
@@ -384,7 +366,6 @@ LOUPE_AVX2 static void heads_softmax(size_t rows, size_t length, size_t ld, floa
 // The heads' loops once, for either tile: `rows_step` × `width` is the register tile, `pack_kt` and
 // `pack_v` pack Kᵀ and V in panels `width` wide, `tile` is the micro-kernel reading A in place and
 // `softmax` the row softmax. Inlined into each form, so every call is direct and every size constant.
-typedef void (*pack_fn)(size_t, size_t, const float *, size_t, float *);
 typedef void (*rows_tile_fn)(size_t, const float *, size_t, const float *, float *, size_t, size_t, size_t, int);
 typedef void (*softmax_fn)(size_t, size_t, size_t, float *, float);
 
