@@ -1,4 +1,5 @@
 import Foundation
+import LoupeTensor
 
 /// Trains a ``SparseAutoencoder`` with Adam: a linear learning-rate warm-up, a constant phase and a
 /// final linear decay to zero; TopK keeps decoder rows at unit norm (the radial part of their
@@ -151,6 +152,12 @@ package struct SAETrainer: Sendable {
 
     /// One Adam step on `batch` (rows × inputs).
     package mutating func train(_ batch: [Float], rows: Int) -> StepMetrics {
+        // The step splits its work across cores itself. OpenBLAS's own threads, left on, spin
+        // between its calls (sched_yield until a timeout longer than a step) on the cores the
+        // step's other loops need: a sixth of a step on two cores.
+        let threads = BLAS.threads
+        BLAS.threads = 1
+        defer { BLAS.threads = threads }
         let dead = self.dead
         var (loss, gradients, forward) = sae.lossAndGradients(batch, rows: rows, dead: dead)
         var keepsUnitNorm = false
@@ -164,8 +171,8 @@ package struct SAETrainer: Sendable {
         let correction1 = 1 - pow(settings.beta1, t)
         let correction2 = 1 - pow(settings.beta2, t)
         let (b1, b2, eps) = (settings.beta1, settings.beta2, settings.epsilon)
-        // One pass over raw buffers (no bounds or exclusivity checks per element): Adam touches
-        // every parameter, millions of them, every step.
+        // One vector pass a core over raw buffers: Adam touches every parameter, millions of
+        // them, every step.
         func update(_ parameter: inout [Float], _ gradient: [Float], _ slot: Int) {
             let step1 = rate / correction1
             let inverse2 = 1 / correction2
@@ -174,14 +181,11 @@ package struct SAETrainer: Sendable {
                     moments[slot].withUnsafeMutableBufferPointer { m in
                         squares[slot].withUnsafeMutableBufferPointer { v in
                             SparseAutoencoder.inParallel(p.count, granularity: 4096) { part in
-                                for index in part {
-                                    let gradient = g[index]
-                                    let moment = b1 * m[index] + (1 - b1) * gradient
-                                    let square = b2 * v[index] + (1 - b2) * gradient * gradient
-                                    m[index] = moment
-                                    v[index] = square
-                                    p[index] -= step1 * moment / ((square * inverse2).squareRoot() + eps)
-                                }
+                                let at = part.lowerBound
+                                CPUKernels.adamStep(
+                                    p.baseAddress! + at, gradient: g.baseAddress! + at, moments: m.baseAddress! + at,
+                                    squares: v.baseAddress! + at, count: part.count, beta1: b1, beta2: b2,
+                                    step: step1, inverse2: inverse2, epsilon: eps)
                             }
                         }
                     }

@@ -74,15 +74,28 @@ package struct SparseAutoencoder: Hashable, Sendable {
         precondition(x.count == rows * inputs, "expected \(rows) × \(inputs) values")
         var centered = x
         for r in 0..<rows { for i in 0..<inputs { centered[r * inputs + i] -= decoderBias[i] } }
-        var pre = [Float](repeating: 0, count: rows * width)
-        pre.withUnsafeMutableBufferPointer { p in
-            encoderBias.withUnsafeBufferPointer { b in
-                for r in 0..<rows { (p.baseAddress! + r * width).update(from: b.baseAddress!, count: width) }
+        // The bias in every row, then the product added (not zeros first: a step's buffers are
+        // tens of MB).
+        var pre = encoderBias.withUnsafeBufferPointer { b in
+            [Float](unsafeUninitializedCapacity: rows * width) { p, count in
+                for r in 0..<rows { (p.baseAddress! + r * width).initialize(from: b.baseAddress!, count: width) }
+                count = rows * width
             }
         }
-        BLAS.sgemm(
-            m: rows, n: width, k: inputs, a: centered, lda: inputs, b: encoder, ldb: width, c: &pre, ldc: width,
-            beta: 1)
+        // Rows split across cores, each part one sgemm (single-threaded when the caller made
+        // BLAS so, as a training step does).
+        centered.withUnsafeBufferPointer { a in
+            encoder.withUnsafeBufferPointer { b in
+                pre.withUnsafeMutableBufferPointer { c in
+                    Self.inParallel(rows, granularity: 16) { part in
+                        BLAS.sgemm(
+                            m: part.count, n: width, k: inputs, a: a.baseAddress! + part.lowerBound * inputs,
+                            lda: inputs, b: b.baseAddress!, ldb: width, c: c.baseAddress! + part.lowerBound * width,
+                            ldc: width, beta: 1)
+                    }
+                }
+            }
+        }
         var reconstruction = [Float](repeating: 0, count: rows * inputs)
         for r in 0..<rows { for i in 0..<inputs { reconstruction[r * inputs + i] = decoderBias[i] } }
         if case .topK(let k, _, _) = activation {
@@ -122,6 +135,20 @@ package struct SparseAutoencoder: Hashable, Sendable {
         let kk = min(k, width)
         var chosen = [Int32](repeating: 0, count: rows * kk)
         guard kk > 0 else { return chosen }
+        if among == nil {
+            // Every latent a candidate: the C kernel, which passes over runs of values that cannot
+            // enter the heap a vector at a time; the same heap, so the same order.
+            values.withUnsafeBufferPointer { v in
+                chosen.withUnsafeMutableBufferPointer { out in
+                    inParallel(rows, granularity: 16) { part in
+                        CPUKernels.topKRows(
+                            v.baseAddress! + part.lowerBound * width, rows: part.count, width: width, k: kk,
+                            into: out.baseAddress! + part.lowerBound * kk)
+                    }
+                }
+            }
+            return chosen
+        }
         let parts = min(rows, max(1, ProcessInfo.processInfo.activeProcessorCount))
         values.withUnsafeBufferPointer { v in
             chosen.withUnsafeMutableBufferPointer { out in
@@ -268,7 +295,7 @@ package struct SparseAutoencoder: Hashable, Sendable {
         let f = forward(x, rows: rows)
         let n = Float(rows)
         // dL/dx̂ = 2 (x̂ − x) / n.
-        var residual = [Float](repeating: 0, count: rows * inputs)
+        var residual = Self.unset(rows * inputs)
         var reconstruction: Float = 0
         for index in 0..<residual.count {
             let difference = f.reconstruction[index] - x[index]
@@ -289,8 +316,9 @@ package struct SparseAutoencoder: Hashable, Sendable {
         }
         var gDecoderBias = [Float](repeating: 0, count: inputs)
         for r in 0..<rows { for i in 0..<inputs { gDecoderBias[i] += residual[r * inputs + i] } }
-        // dL/dz = residual · W_decᵀ (TopK: only where a code is active, the only places it is used).
-        var gCodes = [Float](repeating: 0, count: rows * width)
+        // dL/dz = residual · W_decᵀ (TopK: only where a code is active, the only places it is
+        // written and read).
+        var gCodes = sparse ? Self.unset(rows * width) : [Float](repeating: 0, count: rows * width)
         if sparse {
             Self.activeDots(
                 codes: f.codes, chosen: f.chosen, rows: rows, width: width, residual: residual, decoder: decoder,
@@ -302,7 +330,8 @@ package struct SparseAutoencoder: Hashable, Sendable {
         }
         var sparsity: Float = 0
         var auxiliary: Float = 0
-        var gPre = [Float](repeating: 0, count: rows * width)
+        // TopK: written where it is read, at `entries` below.
+        var gPre = sparse ? Self.unset(rows * width) : [Float](repeating: 0, count: rows * width)
         // TopK: the flat indices (row · width + latent) where gPre can be nonzero, each once.
         var entries: [Int]?
         switch activation {
@@ -354,14 +383,19 @@ package struct SparseAutoencoder: Hashable, Sendable {
                 auxCodes.withUnsafeBufferPointer { z in
                     Self.forEachActive(z, chosen: auxChosen, rows: rows, width: width) { r, j, _ in
                         let index = r * width + j
-                        if f.codes[index] <= 0 { active.append(index) }
-                        gPre[index] += gAux[index]
+                        if f.codes[index] <= 0 {
+                            active.append(index)
+                            gPre[index] = gAux[index]
+                        } else {
+                            gPre[index] += gAux[index]
+                        }
                     }
                 }
             }
             entries = active
         }
-        var gEncoder = [Float](repeating: 0, count: inputs * width)
+        // TopK: every value written by the transpose below.
+        var gEncoder = entries != nil ? Self.unset(inputs * width) : [Float](repeating: 0, count: inputs * width)
         var gEncoderBias = [Float](repeating: 0, count: width)
         if let entries {
             // gEncoder = centeredᵀ · gPre over the few nonzero entries: accumulated as rows of
@@ -413,6 +447,12 @@ package struct SparseAutoencoder: Hashable, Sendable {
             Loss(reconstruction: reconstruction, auxiliary: auxiliary, sparsity: sparsity),
             Gradients(encoder: gEncoder, encoderBias: gEncoderBias, decoder: gDecoder, decoderBias: gDecoderBias), f
         )
+    }
+
+    /// `count` floats left as memory held them, for a buffer the caller writes before it reads
+    /// each value: not zeroed, a pass over tens of MB a training step.
+    static func unset(_ count: Int) -> [Float] {
+        [Float](unsafeUninitializedCapacity: count) { _, initialized in initialized = count }
     }
 
     /// gDecoder[j] += code(r, j) · residual[r] over each row's active latents.

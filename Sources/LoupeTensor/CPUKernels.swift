@@ -29,6 +29,27 @@ package enum CPUKernels {
         }
     }
 
+    /// Each row's `k` largest values as column indices (rows × k, in a min-heap's order), in the
+    /// widest form up to `widest` that the CPU has.
+    package static func topKRows(
+        _ x: UnsafePointer<Float>, rows: Int, width: Int, k: Int, into chosen: UnsafeMutablePointer<Int32>,
+        widest: InstructionSet = .avx512
+    ) {
+        let status = loupe_top_k_rows(rows, width, k, x, chosen, widest.level)
+        precondition(status == 0, "out of memory for the top-k heap")
+    }
+
+    /// One Adam update of `count` parameters in place (the moments updated too); `step` is the
+    /// rate over the first moment's bias correction, `inverse2` one over the second's.
+    package static func adamStep(
+        _ parameters: UnsafeMutablePointer<Float>, gradient: UnsafePointer<Float>,
+        moments: UnsafeMutablePointer<Float>, squares: UnsafeMutablePointer<Float>, count: Int,
+        beta1: Float, beta2: Float, step: Float, inverse2: Float, epsilon: Float, widest: InstructionSet = .avx512
+    ) {
+        loupe_adam_step(
+            parameters, gradient, moments, squares, count, beta1, beta2, step, inverse2, epsilon, widest.level)
+    }
+
     /// Per-row int8 quantisation of an `rows × columns` weight: the values and one scale a row.
     package static func quantizeRows(_ weight: [Float], rows: Int, columns: Int) -> (values: [Int8], scales: [Float]) {
         precondition(weight.count == rows * columns, "weight of \(weight.count) for \(rows) × \(columns)")

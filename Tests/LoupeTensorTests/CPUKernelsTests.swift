@@ -185,4 +185,74 @@ import Testing
         #expect(CPUKernels.attentionScratchBytes(.naive, length: 2048, headSize: 64) == 2048 * 2048 * 4)
         #expect(bytes(2048) * 10 < 2048 * 2048 * 4)
     }
+
+    /// Each row's k largest: every form gives the same columns in the same order, and they are the
+    /// k largest values (a reference sort, ties to the earlier column where no tie straddles the
+    /// k-th place). Rows: random; rising (the cut's weakest case); with ties; with a NaN (every
+    /// value offered); narrower than two lanes a group (uncut); fewer values than k (padded with -1).
+    @Test(arguments: [(7, 3072, 32), (5, 100, 3), (3, 40, 32), (4, 20, 32), (9, 333, 8), (4, 1000, 32)])
+    func topKRowsFindTheLargestInEveryForm(rows: Int, width: Int, k: Int) {
+        var x = random(rows * width, seed: UInt64(width * 31 + k))
+        for j in 0..<width {
+            x[width + j] = Float(j) * 0.01  // rising
+            if rows > 2 { x[2 * width + j] = Float(j % 7) }  // ties
+        }
+        if rows > 3 { x[3 * width + width / 2] = .nan }
+        let kk = min(k, width)
+        var forms: [[Int32]] = []
+        for widest in CPUKernels.InstructionSet.allCases {
+            var chosen = [Int32](repeating: -7, count: rows * kk)
+            x.withUnsafeBufferPointer { v in
+                chosen.withUnsafeMutableBufferPointer {
+                    CPUKernels.topKRows(
+                        v.baseAddress!, rows: rows, width: width, k: kk, into: $0.baseAddress!, widest: widest)
+                }
+            }
+            forms.append(chosen)
+        }
+        #expect(forms.allSatisfy { $0 == forms[0] }, "the forms disagree")
+        for r in 0..<rows where r != 3 {
+            let row = Array(x[(r * width)..<((r + 1) * width)])
+            let got = forms[0][(r * kk)..<((r + 1) * kk)].filter { $0 >= 0 }.map { row[Int($0)] }.sorted(by: >)
+            let expected = Array(row.sorted(by: >).prefix(kk))
+            #expect(got == expected, "row \(r)")
+            #expect(Set(forms[0][(r * kk)..<((r + 1) * kk)]).count == kk, "row \(r) repeats a column")
+        }
+    }
+
+    /// Adam's update in every form, against the formula in Double: the same floats.
+    @Test(arguments: [1, 15, 16, 17, 1000])
+    func adamStepMatchesTheFormulaInEveryForm(count: Int) {
+        let gradient = random(count, seed: 3)
+        let start = random(count, seed: 4)
+        let (b1, b2, step, inverse2, eps): (Float, Float, Float, Float, Float) = (0.9, 0.999, 4e-3, 1.7, 1e-8)
+        var results: [[Float]] = []
+        for widest in CPUKernels.InstructionSet.allCases {
+            var p = start
+            var m = random(count, seed: 5, scale: 0.1)
+            var v = random(count, seed: 6, scale: 0.1).map { $0 * $0 }
+            let m0 = m
+            let v0 = v
+            p.withUnsafeMutableBufferPointer { p in
+                m.withUnsafeMutableBufferPointer { m in
+                    v.withUnsafeMutableBufferPointer { v in
+                        CPUKernels.adamStep(
+                            p.baseAddress!, gradient: gradient, moments: m.baseAddress!, squares: v.baseAddress!,
+                            count: count, beta1: b1, beta2: b2, step: step, inverse2: inverse2, epsilon: eps,
+                            widest: widest)
+                    }
+                }
+            }
+            for i in 0..<count {
+                let g = Double(gradient[i])
+                let moment = 0.9 * Double(m0[i]) + 0.1 * g
+                let square = 0.999 * Double(v0[i]) + 0.001 * g * g
+                let expected =
+                    Double(start[i]) - Double(step) * moment / ((square * Double(inverse2)).squareRoot() + 1e-8)
+                #expect(abs(Double(p[i]) - expected) <= 1e-6 * max(1, abs(expected)), "\(widest) at \(i)")
+            }
+            results.append(p + m + v)
+        }
+        #expect(results.allSatisfy { $0 == results[0] }, "the forms disagree")
+    }
 }

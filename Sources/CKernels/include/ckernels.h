@@ -285,3 +285,23 @@ size_t loupe_bm25_top_k(const loupe_bm25_term *terms, size_t count, size_t docum
 /// every training step) stay in the heap instead of being mapped and zeroed page by page anew.
 void loupe_keep_large_allocations_in_heap(void);
 #endif
+
+#ifndef LOUPE_CKERNELS_TOPK_H
+#define LOUPE_CKERNELS_TOPK_H
+/// Each of `rows` rows' `k` largest of its `width` values (row-major `x`), as column indices into
+/// `chosen` (rows × k) in the order a min-heap of them leaves them; a row with fewer than k values
+/// is padded with -1. Of equal values at the k-th place, which are kept depends on the heap's
+/// history. In the widest form up to `widest` that the CPU has; every form gives the same indices
+/// in the same order. Returns 0, or -1 when its heap cannot be allocated.
+int loupe_top_k_rows(size_t rows, size_t width, size_t k, const float *x, int32_t *chosen, loupe_isa widest);
+#endif
+
+#ifndef LOUPE_CKERNELS_ADAM_H
+#define LOUPE_CKERNELS_ADAM_H
+/// One Adam update of `n` parameters `p` given their gradient `g`, first moments `m` and second
+/// moments `v` (both updated): m = b1·m + (1−b1)·g, v = b2·v + (1−b2)·g·g, then
+/// p −= step·m / (√(v·inverse2) + eps), where `step` is the rate over the first moment's bias
+/// correction and `inverse2` one over the second's. The same rounded operations in every form.
+void loupe_adam_step(float *p, const float *g, float *m, float *v, size_t n, float b1, float b2, float step,
+                     float inverse2, float eps, loupe_isa widest);
+#endif
