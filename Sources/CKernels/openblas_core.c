@@ -19,6 +19,7 @@
 extern char *openblas_get_corename(void) __attribute__((weak));
 extern void gotoblas_dynamic_init(void) __attribute__((weak));
 extern void gotoblas_dynamic_quit(void) __attribute__((weak));
+extern int blas_thread_shutdown_(void) __attribute__((weak));
 
 static char replaced[32];
 
@@ -34,7 +35,7 @@ static const char *supported_core(void) {
     return NULL;
 }
 
-__attribute__((constructor)) static void loupe_openblas_choose_core(void) {
+static void choose_core(void) {
     if (!openblas_get_corename || !gotoblas_dynamic_init || !gotoblas_dynamic_quit) return;
     if (getenv("OPENBLAS_CORETYPE")) return;
     const char *chosen = openblas_get_corename();
@@ -49,3 +50,18 @@ __attribute__((constructor)) static void loupe_openblas_choose_core(void) {
 }
 
 const char *loupe_openblas_replaced_core(void) { return replaced[0] ? replaced : NULL; }
+
+// OpenBLAS starts its worker threads as it loads, and each then spins (sched_yield) for its thread
+// timeout, about a tenth of a second, before it sleeps; it spins so again after every threaded
+// call. On two cores that took one from every command at start, BLAS or not (an import of a trace
+// file, a second of parsing on both cores, gave the spinning thread 4% of its samples). Those
+// threads are joined here; OpenBLAS starts them again on its next threaded call, as it does after
+// a fork (`exec_blas`, "lazy re-init of the thread-pool").
+static void park_threads(void) {
+    if (blas_thread_shutdown_) blas_thread_shutdown_();
+}
+
+__attribute__((constructor)) static void loupe_openblas_setup(void) {
+    choose_core();
+    park_threads();
+}
