@@ -165,4 +165,32 @@ import Testing
         let service = TraceService(workspace: try Workspace(path: path + ".sqlite"))
         #expect(try service.importFiles([path]).spans == 1)
     }
+
+    /// Each span one below its parent, a span whose parent is not in the trace at 0, an id given
+    /// twice taking its last depth: over 5,000 spans, so the id table probes past collisions. The
+    /// reference is the dictionary the open used before.
+    @Test func openingATraceGivesEachSpanItsDepth() throws {
+        let workspace = try KitFixtures.workspace("depths")
+        var spans = [TraceSpan(spanID: "root", parentID: nil, kind: .agent, name: "agent", startNs: 0, endNs: 10)]
+        for i in 0..<5_000 {
+            // Chains of five under the root, each link's parent the one before.
+            let parent = i % 5 == 0 ? "root" : "s\(i - 1)"
+            spans.append(
+                TraceSpan(spanID: "s\(i)", parentID: parent, kind: .llm, name: "call", startNs: Int64(i), endNs: nil))
+        }
+        spans.append(TraceSpan(spanID: "orphan", parentID: "gone", kind: .tool, name: "t", startNs: 1, endNs: 2))
+        spans.append(TraceSpan(spanID: "s3", parentID: "orphan", kind: .tool, name: "again", startNs: 3, endNs: 4))
+        spans.append(TraceSpan(spanID: "after", parentID: "s3", kind: .tool, name: "t", startNs: 5, endNs: 6))
+        let trace = Trace(externalID: "deep", format: .loupe, name: "deep", spans: spans)
+        let id = try #require(try workspace.importTraces([TraceService.record(trace, sourceFile: nil)]).ids.first)
+        let loaded = try TraceService(workspace: workspace).load(id)
+        var depthOf: [String: Int] = [:]
+        let expected = loaded.spans.map { span -> Int in
+            let depth = span.parentSpanID.flatMap { depthOf[$0] }.map { $0 + 1 } ?? 0
+            depthOf[span.spanID] = depth
+            return depth
+        }
+        #expect(loaded.depths == expected)
+        #expect(expected.max() == 5 && expected.last == 2)
+    }
 }

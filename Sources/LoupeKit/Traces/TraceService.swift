@@ -289,11 +289,21 @@ package struct TraceService: Sendable {
         let prices = PriceTable(try tables.modelPrices())
         var spans = try tables.spanRows(trace: id)
         var total: Double? = 0
-        let measured = spans.indices.filter {
-            spans[$0].kind == SpanKind.llm.rawValue
-                && (spans[$0].cost != nil || spans[$0].inputTokens != nil || spans[$0].outputTokens != nil)
-        }
-        for i in measured {
+        var measured = false
+        // One pass of plain loops over the rows (a 50,000-span trace opens from here): each row
+        // read in place, not copied into a closure's argument with its strings retained.
+        var kinds: [(ordinal: Int, kind: SpanKind, startNs: Int64)] = []
+        kinds.reserveCapacity(spans.count)
+        var depths = [Int](repeating: 0, count: spans.count)
+        var depthOf = SpanDepths(capacity: spans.count)
+        for i in spans.indices {
+            let kind = SpanKind(rawValue: spans[i].kind) ?? .other
+            kinds.append((spans[i].ordinal, kind, spans[i].startNs))
+            if let parent = spans[i].parentSpanID, let depth = depthOf[parent] { depths[i] = depth + 1 }
+            depthOf[spans[i].spanID] = depths[i]
+            guard kind == .llm, spans[i].cost != nil || spans[i].inputTokens != nil || spans[i].outputTokens != nil
+            else { continue }
+            measured = true
             if spans[i].cost == nil {
                 spans[i].cost = prices.cost(
                     model: spans[i].model, input: spans[i].inputTokens, output: spans[i].outputTokens,
@@ -301,15 +311,8 @@ package struct TraceService: Sendable {
             }
             total = total.flatMap { a in spans[i].cost.map { a + $0 } }
         }
-        if !measured.isEmpty { summary.cost = total }
-        let steps = TraceImport.steps(
-            spans.map { ($0.ordinal, SpanKind(rawValue: $0.kind) ?? .other, $0.startNs) })
-        var depthOf: [String: Int] = [:]
-        let depths = spans.map { span -> Int in
-            let depth = span.parentSpanID.flatMap { depthOf[$0] }.map { $0 + 1 } ?? 0
-            depthOf[span.spanID] = depth
-            return depth
-        }
+        if measured { summary.cost = total }
+        let steps = TraceImport.steps(kinds)
         return Loaded(
             summary: summary, spans: spans, steps: steps, scores: try tables.traceScores(trace: id), depths: depths)
     }
@@ -363,6 +366,51 @@ package struct TraceService: Sendable {
     private static func raw(_ stored: StoredPayload) -> JSONValue? {
         if let packed = stored.rawZstd { return Zstd.decompress(packed).flatMap(OTLPDecoding.storedSourceJSON) }
         return stored.rawJSON.flatMap { try? JSONValue.parse($0) }
+    }
+}
+
+/// Span id → depth for opening a trace: open addressing over FNV-1a of the id's bytes. A
+/// `[String: Int]` spent most of the open of a 50,000-span trace hashing (Swift's seeded
+/// SipHash, set up per key) and comparing ids. Ids are compared in full, as bytes (an id is a
+/// token, not text to normalise), so a collision costs a probe, never a wrong depth; the last
+/// depth given for an id wins, as a dictionary's would.
+struct SpanDepths {
+    private var keys: [String?]
+    private var values: [Int]
+    private let mask: Int
+
+    init(capacity: Int) {
+        var size = 16
+        while size < 2 * capacity { size *= 2 }
+        keys = Array(repeating: nil, count: size)
+        values = Array(repeating: 0, count: size)
+        mask = size - 1
+    }
+
+    private static func hash(_ id: String) -> Int {
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        for byte in id.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01B3 }
+        return Int(truncatingIfNeeded: hash ^ (hash >> 29))
+    }
+
+    /// Where `id` is, or the empty slot it would take.
+    private func slot(_ id: String) -> Int {
+        var at = Self.hash(id) & mask
+        while let key = keys[at], !key.utf8.elementsEqual(id.utf8) { at = (at + 1) & mask }
+        return at
+    }
+
+    subscript(id: String) -> Int? {
+        get {
+            let at = slot(id)
+            return keys[at] == nil ? nil : values[at]
+        }
+        set {
+            guard let newValue else { return }
+            let at = slot(id)
+            keys[at] = id
+            values[at] = newValue
+        }
     }
 }
 
