@@ -376,6 +376,7 @@ package struct TraceService: Sendable {
 /// depth given for an id wins, as a dictionary's would.
 struct SpanDepths {
     private var keys: [String?]
+    private var hashes: [Int]
     private var values: [Int]
     private let mask: Int
 
@@ -383,32 +384,48 @@ struct SpanDepths {
         var size = 16
         while size < 2 * capacity { size *= 2 }
         keys = Array(repeating: nil, count: size)
+        hashes = Array(repeating: 0, count: size)
         values = Array(repeating: 0, count: size)
         mask = size - 1
     }
 
+    /// FNV-1a over the id's bytes, read in place (an id is a native string: contiguous UTF-8).
     private static func hash(_ id: String) -> Int {
-        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
-        for byte in id.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01B3 }
-        return Int(truncatingIfNeeded: hash ^ (hash >> 29))
+        func fnv(_ bytes: some Sequence<UInt8>) -> Int {
+            var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+            for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01B3 }
+            return Int(truncatingIfNeeded: hash ^ (hash >> 29))
+        }
+        return id.utf8.withContiguousStorageIfAvailable { fnv($0) } ?? fnv(id.utf8)
     }
 
-    /// Where `id` is, or the empty slot it would take.
-    private func slot(_ id: String) -> Int {
-        var at = Self.hash(id) & mask
-        while let key = keys[at], !key.utf8.elementsEqual(id.utf8) { at = (at + 1) & mask }
-        return at
+    private static func same(_ a: String, _ b: String) -> Bool {
+        let inPlace = a.utf8.withContiguousStorageIfAvailable { a in
+            b.utf8.withContiguousStorageIfAvailable { b in
+                a.count == b.count && (a.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0)
+            }
+        }
+        return (inPlace ?? nil) ?? a.utf8.elementsEqual(b.utf8)
+    }
+
+    /// Where `id` is, or the empty slot it would take, and its hash.
+    private func slot(_ id: String) -> (at: Int, hash: Int) {
+        let hash = Self.hash(id)
+        var at = hash & mask
+        while let key = keys[at], hashes[at] != hash || !Self.same(key, id) { at = (at + 1) & mask }
+        return (at, hash)
     }
 
     subscript(id: String) -> Int? {
         get {
-            let at = slot(id)
+            let at = slot(id).at
             return keys[at] == nil ? nil : values[at]
         }
         set {
             guard let newValue else { return }
-            let at = slot(id)
+            let (at, hash) = slot(id)
             keys[at] = id
+            hashes[at] = hash
             values[at] = newValue
         }
     }
