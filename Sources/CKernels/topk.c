@@ -3,8 +3,16 @@
 #include "internal.h"
 #include <stdlib.h>
 
-// A min-heap of the best k so far (values and their columns); its root is the least kept. The
-// same sift-up and sift-down as the Swift loop it replaces, so rows come out in the same order.
+// A min-heap of the best k so far (values and their columns); its root is the least kept.
+static inline __attribute__((always_inline)) void swap_entries(float *values, int32_t *columns, size_t a, size_t b) {
+    float v = values[a];
+    values[a] = values[b];
+    values[b] = v;
+    int32_t c = columns[a];
+    columns[a] = columns[b];
+    columns[b] = c;
+}
+
 static inline __attribute__((always_inline)) void offer(float *values, int32_t *columns, size_t k, size_t *count,
                                                         float value, int32_t column) {
     if (*count < k) {
@@ -14,12 +22,7 @@ static inline __attribute__((always_inline)) void offer(float *values, int32_t *
         while (child > 0) {
             size_t parent = (child - 1) / 2;
             if (values[parent] <= values[child]) break;
-            float v = values[parent];
-            values[parent] = values[child];
-            values[child] = v;
-            int32_t c = columns[parent];
-            columns[parent] = columns[child];
-            columns[child] = c;
+            swap_entries(values, columns, parent, child);
             child = parent;
         }
     } else if (value > values[0]) {
@@ -32,12 +35,7 @@ static inline __attribute__((always_inline)) void offer(float *values, int32_t *
             size_t right = left + 1;
             size_t smaller = right < k && values[right] < values[left] ? right : left;
             if (values[parent] <= values[smaller]) break;
-            float v = values[parent];
-            values[parent] = values[smaller];
-            values[smaller] = v;
-            int32_t c = columns[parent];
-            columns[parent] = columns[smaller];
-            columns[smaller] = c;
+            swap_entries(values, columns, parent, smaller);
             parent = smaller;
         }
     }
