@@ -8,6 +8,17 @@
 // multiply-adds), so the forms agree to the bit.
 #pragma clang fp contract(off)
 
+static void adam_portable(float *p, const float *g, float *m, float *v, size_t n, float b1, float b2, float step,
+                          float inverse2, float eps) {
+    for (size_t i = 0; i < n; i++) {
+        float moment = b1 * m[i] + (1 - b1) * g[i];
+        float square = b2 * v[i] + (1 - b2) * g[i] * g[i];
+        m[i] = moment;
+        v[i] = square;
+        p[i] -= step * moment / (sqrtf(square * inverse2) + eps);
+    }
+}
+
 LOUPE_AVX512 static void adam_avx512(float *p, const float *g, float *m, float *v, size_t n, float b1, float b2,
                                      float step, float inverse2, float eps) {
     const __m512 vb1 = _mm512_set1_ps(b1), vc1 = _mm512_set1_ps(1 - b1), vb2 = _mm512_set1_ps(b2),
@@ -25,24 +36,8 @@ LOUPE_AVX512 static void adam_avx512(float *p, const float *g, float *m, float *
         _mm512_storeu_ps(p + i, _mm512_sub_ps(_mm512_loadu_ps(p + i),
                                               _mm512_div_ps(_mm512_mul_ps(vstep, moment), denominator)));
     }
-    for (; i < n; i++) {
-        float moment = b1 * m[i] + (1 - b1) * g[i];
-        float square = b2 * v[i] + (1 - b2) * g[i] * g[i];
-        m[i] = moment;
-        v[i] = square;
-        p[i] -= step * moment / (sqrtf(square * inverse2) + eps);
-    }
-}
-
-static void adam_portable(float *p, const float *g, float *m, float *v, size_t n, float b1, float b2, float step,
-                          float inverse2, float eps) {
-    for (size_t i = 0; i < n; i++) {
-        float moment = b1 * m[i] + (1 - b1) * g[i];
-        float square = b2 * v[i] + (1 - b2) * g[i] * g[i];
-        m[i] = moment;
-        v[i] = square;
-        p[i] -= step * moment / (sqrtf(square * inverse2) + eps);
-    }
+    // The tail past a multiple of 16, one at a time.
+    adam_portable(p + i, g + i, m + i, v + i, n - i, b1, b2, step, inverse2, eps);
 }
 
 void loupe_adam_step(float *p, const float *g, float *m, float *v, size_t n, float b1, float b2, float step,

@@ -47,6 +47,17 @@ typedef uint32_t (*beats_fn)(const float *x, float least);
 /// The largest of the `count` values at `x`, or NaN when one of them is NaN.
 typedef float (*largest_fn)(const float *x, size_t count);
 
+static inline __attribute__((always_inline)) uint32_t beats1(const float *x, float least) { return x[0] > least; }
+
+static inline __attribute__((always_inline)) float largest1(const float *x, size_t count) {
+    float largest = -INFINITY;
+    for (size_t i = 0; i < count; i++) {
+        if (x[i] != x[i]) return NAN;
+        largest = x[i] > largest ? x[i] : largest;
+    }
+    return largest;
+}
+
 LOUPE_AVX512 static inline __attribute__((always_inline)) uint32_t beats16(const float *x, float least) {
     return _mm512_cmp_ps_mask(_mm512_loadu_ps(x), _mm512_set1_ps(least), _CMP_GT_OQ);
 }
@@ -81,23 +92,10 @@ LOUPE_AVX2 static inline __attribute__((always_inline)) float largest8(const flo
         unordered = _mm256_or_ps(unordered, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
         top = _mm256_max_ps(top, v);
     }
-    float largest = loupe_hmax256(top);
-    for (; i < count; i++) {
-        if (x[i] != x[i]) return NAN;
-        largest = x[i] > largest ? x[i] : largest;
-    }
-    return _mm256_movemask_ps(unordered) ? NAN : largest;
-}
-
-static inline __attribute__((always_inline)) uint32_t beats1(const float *x, float least) { return x[0] > least; }
-
-static inline __attribute__((always_inline)) float largest1(const float *x, size_t count) {
-    float largest = -INFINITY;
-    for (size_t i = 0; i < count; i++) {
-        if (x[i] != x[i]) return NAN;
-        largest = x[i] > largest ? x[i] : largest;
-    }
-    return largest;
+    // The tail past a multiple of 8, one at a time.
+    float largest = loupe_hmax256(top), rest = largest1(x + i, count - i);
+    if (_mm256_movemask_ps(unordered) || rest != rest) return NAN;
+    return rest > largest ? rest : largest;
 }
 
 // A row's k largest:

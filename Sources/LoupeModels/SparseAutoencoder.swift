@@ -82,17 +82,19 @@ package struct SparseAutoencoder: Hashable, Sendable {
                 count = rows * width
             }
         }
-        // Rows split across cores, each part one sgemm (single-threaded when the caller made
-        // BLAS so, as a training step does).
+        // With single-threaded BLAS (the caller's choice, as a training step makes it) the rows
+        // are split across cores, one sgemm a part; otherwise OpenBLAS splits its one product
+        // itself, rather than each part asking it for every core.
         centered.withUnsafeBufferPointer { a in
             encoder.withUnsafeBufferPointer { b in
                 pre.withUnsafeMutableBufferPointer { c in
-                    Self.inParallel(rows, granularity: 16) { part in
+                    func product(_ part: Range<Int>) {
                         BLAS.sgemm(
                             m: part.count, n: width, k: inputs, a: a.baseAddress! + part.lowerBound * inputs,
                             lda: inputs, b: b.baseAddress!, ldb: width, c: c.baseAddress! + part.lowerBound * width,
                             ldc: width, beta: 1)
                     }
+                    if BLAS.threads == 1 { Self.inParallel(rows, granularity: 16, product) } else { product(0..<rows) }
                 }
             }
         }
@@ -136,8 +138,9 @@ package struct SparseAutoencoder: Hashable, Sendable {
         var chosen = [Int32](repeating: 0, count: rows * kk)
         guard kk > 0 else { return chosen }
         if among == nil {
-            // Every latent a candidate: the C kernel, which passes over runs of values that cannot
-            // enter the heap a vector at a time; the same heap, so the same order.
+            // Every latent a candidate: the C kernel, which offers the heap only the values that a
+            // lower bound on the k-th largest lets through, found a vector at a time (the chosen
+            // latents come out in another order than the loop below leaves them).
             values.withUnsafeBufferPointer { v in
                 chosen.withUnsafeMutableBufferPointer { out in
                     inParallel(rows, granularity: 16) { part in
