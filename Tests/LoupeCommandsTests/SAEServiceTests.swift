@@ -94,6 +94,38 @@ import Testing
         #expect(try service.fidelity(identity, layer: 3) > 0.99999)
     }
 
+    /// Settings no SAE can train with are refused before anything is stored, naming the option.
+    @Test func settingsThatCannotTrainAreRefusedNamingTheOption() throws {
+        let (workspace, service, _) = try workspace()
+        let collected = try service.collect(layer: 3, tokens: 2_000)
+        let cases: [(String, (inout SAEService.TrainOptions) -> Void)] = [
+            ("--width must be at least 1 latent, got 0", { $0.width = 0 }),
+            ("--k must be between 1 and the width (64), got 0", { $0.k = 0 }),
+            ("--k must be between 1 and the width (64), got 65", { $0.k = 65 }),
+            ("--steps must be at least 1, got 0", { $0.steps = 0 }),
+            ("--batch must be at least 1 token, got 0", { $0.batch = 0 }),
+            ("--lr must be a positive number, got -1.0", { $0.learningRate = -1 }),
+            (
+                "--l1 must be a number of at least 0, got -2.0",
+                {
+                    $0.k = nil
+                    $0.l1 = -2
+                }
+            ),
+        ]
+        for (message, change) in cases {
+            var options = SAEService.TrainOptions()
+            options.width = 64
+            options.batch = 16
+            change(&options)
+            let error = #expect(throws: SAEError.self) {
+                try service.train(set: collected.set, layer: nil, options: options)
+            }
+            #expect(error?.description == message)
+        }
+        #expect(try workspace.saeTables.saeModels().isEmpty)
+    }
+
     /// A 32-latent TopK (k 4) SAE trained 30 steps on 10,000 tokens after layer 3.
     private static func trainSmall(_ service: SAEService) throws -> (
         collected: SAEService.Collected, trained: SAEService.Trained

@@ -172,6 +172,25 @@ package struct SAEService: Sendable {
         package var logEvery = 10
 
         package init() {}
+
+        /// What is wrong with these settings, named by the option that sets each (`loupe sae
+        /// train`'s and `:sae train`'s): thrown before anything is stored. An SAE of no latents
+        /// stopped the process on a precondition, and a batch of none stored a NaN loss into a
+        /// NOT NULL column.
+        func check() throws(SAEError) {
+            guard width >= 1 else { throw SAEError("--width must be at least 1 latent, got \(width)") }
+            if let k, !(1...width).contains(k) {
+                throw SAEError("--k must be between 1 and the width (\(width)), got \(k)")
+            }
+            guard steps >= 1 else { throw SAEError("--steps must be at least 1, got \(steps)") }
+            guard batch >= 1 else { throw SAEError("--batch must be at least 1 token, got \(batch)") }
+            guard learningRate.isFinite, learningRate > 0 else {
+                throw SAEError("--lr must be a positive number, got \(learningRate)")
+            }
+            guard k != nil || (l1.isFinite && l1 >= 0) else {
+                throw SAEError("--l1 must be a number of at least 0, got \(l1)")
+            }
+        }
     }
 
     package struct Trained: Sendable {
@@ -189,6 +208,7 @@ package struct SAEService: Sendable {
         set: Int64?, layer: Int?, options: TrainOptions, resume: Int64? = nil, reporter: JobReporter = .detached(),
         onStep: @Sendable (SAETrainer.StepMetrics) -> Void = { _ in }
     ) throws -> Trained {
+        if resume == nil { try options.check() }
         // Training allocates tens of MB of temporaries per step: kept in the heap, not mapped afresh.
         Memory.keepLargeAllocationsInTheHeap()
         var trainer: SAETrainer
