@@ -199,3 +199,12 @@ void loupe_dot_rows_i8(const int16_t *query, float query_scale, const int8_t *co
     for (; i < n; i++)
         out[i] = (float)dot_i8(query, codes + (size_t)ids[i] * count, count) * scales[ids[i]] * query_scale;
 }
+
+void loupe_dot_code_rows_i8(const int8_t *codes, const float *scales, int32_t from, const int32_t *ids, size_t n,
+                            size_t count, int16_t *scratch, float *out) {
+    /* Row `from` widened to 16 bits is a query like any other: with |code| ≤ 127 no int32 lane
+       comes near overflow below 133,000 codes a row. */
+    const int8_t *row = codes + (size_t)from * count;
+    for (size_t i = 0; i < count; i++) scratch[i] = row[i];
+    loupe_dot_rows_i8(scratch, scales[from], codes, scales, ids, n, count, out);
+}

@@ -1,3 +1,4 @@
+import CKernels
 import Foundation
 import LoupeRetrieval
 import Testing
@@ -23,29 +24,70 @@ import Testing
     @Test func findsTheExactNeighboursAtHighRecall() {
         let vectors = Self.clustered(1500, dimensions: 32, clusters: 30, seed: 7)
         let queries = Self.clustered(50, dimensions: 32, clusters: 30, seed: 99)
-        var index = HNSWIndex(dimensions: 32, parameters: .init(m: 12, efConstruction: 100, efSearch: 64))
         var flat = FlatIndex(dimensions: 32)
-        for vector in vectors {
-            index.add(vector)
-            flat.add(vector)
-        }
-        #expect(index.count == 1500 && index.maxLevel >= 1)
-        for beam in HNSWIndex.Beam.allCases {
-            var found = 0
-            for query in queries {
-                let exact = Set(flat.search(query, k: 10).map(\.index))
-                let approximate = index.search(query, k: 10, beam: beam)
-                #expect(approximate.count == 10)
-                #expect(zip(approximate, approximate.dropFirst()).allSatisfy { $0.score >= $1.score })
-                // The scores are the exact cosines, whichever beam found the nodes.
-                for hit in approximate {
-                    let cosine = zip(query, vectors[hit.index]).reduce(Float(0)) { $0 + $1.0 * $1.1 }
-                    #expect(abs(hit.score - cosine) < 1e-5, "\(beam): \(hit.score) against \(cosine)")
-                }
-                found += approximate.filter { exact.contains($0.index) }.count
+        for vector in vectors { flat.add(vector) }
+        // Built on the floats, and on the 8-bit codes alone (the default); searched either way.
+        for build in HNSWIndex.Beam.allCases {
+            var index = HNSWIndex(
+                dimensions: 32, parameters: .init(m: 12, efConstruction: 100, efSearch: 64, buildBeam: build))
+            for vector in vectors { index.add(vector) }
+            #expect(index.count == 1500 && index.maxLevel >= 1)
+            for beam in HNSWIndex.Beam.allCases {
+                Self.expectHighRecall(index, flat: flat, vectors: vectors, queries: queries, beam: beam, build: build)
             }
-            let recall = Double(found) / Double(queries.count * 10)
-            #expect(recall >= 0.95, "\(beam) beam: recall@10 \(recall)")
+        }
+    }
+
+    private static func expectHighRecall(
+        _ index: HNSWIndex, flat: FlatIndex, vectors: [[Float]], queries: [[Float]], beam: HNSWIndex.Beam,
+        build: HNSWIndex.Beam
+    ) {
+        var found = 0
+        for query in queries {
+            let exact = Set(flat.search(query, k: 10).map(\.index))
+            let approximate = index.search(query, k: 10, beam: beam)
+            #expect(approximate.count == 10)
+            #expect(zip(approximate, approximate.dropFirst()).allSatisfy { $0.score >= $1.score })
+            // The scores are the exact cosines, whichever beam found the nodes.
+            for hit in approximate {
+                let cosine = zip(query, vectors[hit.index]).reduce(Float(0)) { $0 + $1.0 * $1.1 }
+                #expect(abs(hit.score - cosine) < 1e-5, "\(beam): \(hit.score) against \(cosine)")
+            }
+            found += approximate.filter { exact.contains($0.index) }.count
+        }
+        let recall = Double(found) / Double(queries.count * 10)
+        #expect(recall >= 0.95, "built on \(build), \(beam) beam: recall@10 \(recall)")
+    }
+
+    /// What a build on the codes measures between two nodes: the integer dot product of their
+    /// codes times both scales, for 1 to 9 rows (the kernel's four at a time and the one to three
+    /// left), rows of 37 and 384 codes (past 16 and 32 a step, and not).
+    @Test(arguments: [37, 384])
+    func codeRowsDotAsTheirIntegersSay(dimensions: Int) {
+        let rows = Self.clustered(12, dimensions: dimensions, clusters: 3, seed: 11)
+        var codes = [Int8](repeating: 0, count: rows.count * dimensions)
+        var scales = [Float](repeating: 0, count: rows.count)
+        for (r, row) in rows.enumerated() {
+            scales[r] = codes.withUnsafeMutableBufferPointer {
+                loupe_quantize_row_i8(row, dimensions, $0.baseAddress! + r * dimensions)
+            }
+        }
+        var scratch = [Int16](repeating: 0, count: dimensions)
+        for n in 1...9 {
+            let from = Int32(n % 3)
+            let ids = (0..<n).map { Int32((5 * $0 + n) % rows.count) }
+            var dots = [Float](repeating: .nan, count: n)
+            loupe_dot_code_rows_i8(codes, scales, from, ids, n, dimensions, &scratch, &dots)
+            for (i, id) in ids.enumerated() {
+                let integer = (0..<dimensions).reduce(0) {
+                    $0 + Int(codes[Int(from) * dimensions + $1]) * Int(codes[Int(id) * dimensions + $1])
+                }
+                let expected = Float(integer) * scales[Int(id)] * scales[Int(from)]
+                #expect(abs(dots[i] - expected) <= 1e-6 * max(1, abs(expected)), "n \(n), row \(i)")
+                // And close to the float rows' own dot product.
+                let exact = zip(rows[Int(from)], rows[Int(id)]).reduce(Float(0)) { $0 + $1.0 * $1.1 }
+                #expect(abs(dots[i] - exact) < 0.02, "n \(n), row \(i): \(dots[i]) against \(exact)")
+            }
         }
     }
 

@@ -184,6 +184,12 @@ float loupe_quantize_query_i16(const float *query, size_t count, int16_t *out);
 void loupe_dot_rows_i8(const int16_t *query, float query_scale, const int8_t *codes, const float *scales,
                        const int32_t *ids, size_t n, size_t count, float *out);
 
+/// out[i] ≈ dot(row from, row ids[i]) from the 8-bit rows alone (`loupe_dot_rows_i8` with row `from`
+/// widened into `scratch`, `count` int16, as the query): what an HNSW build on the codes measures
+/// between two nodes.
+void loupe_dot_code_rows_i8(const int8_t *codes, const float *scales, int32_t from, const int32_t *ids, size_t n,
+                            size_t count, int16_t *scratch, float *out);
+
 /// What an HNSW beam scores candidates with: `codes` non-null, the 8-bit rows against the 16-bit
 /// query (`loupe_dot_rows_i8`); otherwise the float rows against the float query.
 typedef struct {
@@ -284,6 +290,11 @@ size_t loupe_bm25_top_k(const loupe_bm25_term *terms, size_t count, size_t docum
 /// Raises glibc's mmap and trim thresholds so large temporaries (tens of MB, allocated and freed
 /// every training step) stay in the heap instead of being mapped and zeroed page by page anew.
 void loupe_keep_large_allocations_in_heap(void);
+/// Asks Linux to back the whole 2 MiB pages inside [start, start + bytes) with transparent huge
+/// pages (`madvise(MADV_HUGEPAGE)`, where the kernel's setting is "madvise"). Pages not yet touched
+/// then arrive 2 MiB at a time, so random reads over tens of MB miss the TLB far less. Advice
+/// only: nothing happens where the kernel does not take it.
+void loupe_advise_huge_pages(void *start, size_t bytes);
 #endif
 
 #ifndef LOUPE_CKERNELS_TOPK_H

@@ -33,7 +33,7 @@ extension BenchCommand {
         @Option(help: "Dimensions of a row.") var dimensions = 384
         @Option(help: "M.") var m = 16
         @Option(help: "efConstruction.") var efConstruction = 200
-        @Option(help: "How an insert's beam measures distances: float32 or int8 (then ranked exactly).")
+        @Option(help: "How an insert measures distances (its beam and the neighbour heuristic): float32 or int8.")
         var buildBeam = "int8"
         @Option(help: "efSearch values to sweep, comma-separated.") var ef = "10,16,24,32,48,64,96,128"
         @Flag(help: "Print JSON.") var json = false
@@ -67,7 +67,13 @@ extension BenchCommand {
         }
 
         static func load(_ path: String, dimensions: Int) throws -> [[Float]] {
-            guard let data = FileManager.default.contents(atPath: path), data.count % (4 * dimensions) == 0 else {
+            let data: Data
+            do {
+                data = try Data(contentsOf: URL(fileURLWithPath: path))
+            } catch {
+                throw CommandFailure("\(path): cannot be read (\(error.localizedDescription))")
+            }
+            guard data.count % (4 * dimensions) == 0 else {
                 throw CommandFailure("\(path): not a whole number of \(dimensions)-dimensional Float32 rows")
             }
             let floats = data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
