@@ -140,7 +140,8 @@ package struct HNSWIndex: Sendable {
         precondition(vector.count == dimensions, "vector of \(vector.count), index of \(dimensions)")
         let node = Int32(count)
         let level = randomLevel()
-        // The beam reads rows and lists at random: storage in huge pages spares a TLB miss a read.
+        // Beams read codes and lists at random, and a search's exact ranking vectors: storage in
+        // huge pages spares a TLB miss a read.
         Memory.reserveInHugePages(&vectors, adding: dimensions)
         Memory.reserveInHugePages(&codes, adding: dimensions)
         Memory.reserveInHugePages(&bottom, adding: width)
