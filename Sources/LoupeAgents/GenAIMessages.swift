@@ -7,7 +7,7 @@ import LoupeBase
 /// (`gen_ai.user.message`, …, `gen_ai.choice`); OpenInference's flattened
 /// `llm.input_messages.{i}.message.*`; Traceloop's `gen_ai.prompt.{i}.*`.
 enum GenAIMessages {
-    static func messages(attributes: [String: JSONValue], events: [(name: String, attributes: [String: JSONValue])])
+    static func messages(attributes: JSONObject, events: [(name: String, attributes: JSONObject)])
         -> (input: [Message], output: [Message])
     {
         let details = events.first { $0.name == "gen_ai.client.inference.operation.details" }?.attributes ?? [:]
@@ -87,7 +87,7 @@ enum GenAIMessages {
         return value.isNull ? "" : value.compactJSON
     }
 
-    private static func legacyEvents(_ events: [(name: String, attributes: [String: JSONValue])]) -> (
+    private static func legacyEvents(_ events: [(name: String, attributes: JSONObject)]) -> (
         [Message], [Message]
     ) {
         var input: [Message] = []
@@ -115,7 +115,7 @@ enum GenAIMessages {
     }
 
     /// `prefix.{i}{inner}.role` / `.content` (and OpenInference's `.tool_calls.{j}.tool_call.*`).
-    private static func flattened(_ a: [String: JSONValue], prefix: String, inner: String) -> [Message] {
+    private static func flattened(_ a: JSONObject, prefix: String, inner: String) -> [Message] {
         var messages: [Message] = []
         var i = 0
         while let role = a["\(prefix).\(i)\(inner).role"]?.string {

@@ -118,7 +118,7 @@ package enum InspectImporter {
         }
     }
 
-    private static func trace(_ sample: JSONValue, spec: [String: JSONValue], file: String, part: String)
+    private static func trace(_ sample: JSONValue, spec: JSONObject, file: String, part: String)
         throws(TraceImportError) -> Trace
     {
         guard let id = sample["id"].map({ $0.string ?? $0.compactJSON }) else {

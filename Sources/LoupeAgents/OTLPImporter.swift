@@ -28,7 +28,7 @@ package enum OTLPImporter {
     /// (``spans(in:file:line:)``) and the protobuf one (`LoupeOTLP`, straight from the generated
     /// message, with no JSON in between) fill it the same way.
     package struct SpanParts: Sendable {
-        package typealias Event = (name: String, attributes: [String: JSONValue])
+        package typealias Event = (name: String, attributes: JSONObject)
 
         /// Hex digits, as written (checked and lower-cased by the mapping).
         package var traceID: String
@@ -38,7 +38,7 @@ package enum OTLPImporter {
         package var startNs: Int64
         package var endNs: Int64?
         /// Plain JSON values (``anyValue(_:)``'s reading of OTLP's `AnyValue`).
-        package var attributes: [String: JSONValue]
+        package var attributes: JSONObject
         package var events: [Event]
         /// OTLP's status code: 0 unset, 1 ok, 2 error.
         package var statusCode: Int
@@ -46,7 +46,7 @@ package enum OTLPImporter {
 
         package init(
             traceID: String, spanID: String, parentID: String?, name: String, startNs: Int64, endNs: Int64?,
-            attributes: [String: JSONValue], events: [Event], statusCode: Int, statusMessage: String?
+            attributes: JSONObject, events: [Event], statusCode: Int, statusMessage: String?
         ) {
             self.traceID = traceID
             self.spanID = spanID
@@ -241,13 +241,14 @@ package enum OTLPImporter {
     }
 
     /// An OTLP `KeyValue[]` list as a dictionary of plain JSON values.
-    static func attributes(_ list: JSONValue?) -> [String: JSONValue] {
-        var out: [String: JSONValue] = [:]
+    static func attributes(_ list: JSONValue?) -> JSONObject {
+        var members: [JSONObject.Element] = []
         for item in list?.array ?? [] {
             guard let key = item["key"]?.string else { continue }
-            out[key] = anyValue(item["value"])
+            members.append((key, anyValue(item["value"])))
         }
-        return out
+        // Sorted once; of a key given twice, the last is kept.
+        return JSONObject(parsed: members)
     }
 
     /// OTLP's `AnyValue` as plain JSON (int64s arrive as decimal strings; kept as numbers).
@@ -342,7 +343,7 @@ package enum OTLPImporter {
         return OTLPSpan(traceID: traceID.lowercased(), span: span, service: nil, scores: evaluationScores(events))
     }
 
-    private static func kind(_ a: [String: JSONValue]) -> SpanKind {
+    private static func kind(_ a: JSONObject) -> SpanKind {
         if let own = a["loupe.span.kind"]?.string.flatMap(SpanKind.init(rawValue:)) { return own }
         switch a["gen_ai.operation.name"]?.string {
         case "chat", "generate_content", "text_completion", "completion": return .llm
@@ -366,7 +367,7 @@ package enum OTLPImporter {
         return .other
     }
 
-    private static func usage(_ a: [String: JSONValue]) throws(CheckedNumber.Failure) -> Usage {
+    private static func usage(_ a: JSONObject) throws(CheckedNumber.Failure) -> Usage {
         func int(_ keys: String...) throws(CheckedNumber.Failure) -> Int? {
             guard let key = keys.first(where: { a[$0]?.int != nil }) else { return nil }
             return try Usage.tokenCount(a[key], field: "attributes.\(key)")
@@ -385,7 +386,7 @@ package enum OTLPImporter {
             cost: a["llm.cost.total"]?.number ?? a["gen_ai.usage.cost"]?.number)
     }
 
-    private static func tool(_ a: [String: JSONValue], kind: SpanKind) -> ToolCall? {
+    private static func tool(_ a: JSONObject, kind: SpanKind) -> ToolCall? {
         guard kind == .tool, let name = (a["gen_ai.tool.name"] ?? a["tool.name"])?.string else { return nil }
         // OpenInference's `tool.parameters` is the tool's schema, not the call's arguments: those
         // are its `input.value`.
@@ -399,7 +400,7 @@ package enum OTLPImporter {
     /// The attributes less those whose content became the span's messages or tool call: they are
     /// most of a span's bytes, the raw source keeps them as written, and storing them twice more
     /// (in attributes and as messages) was most of what an import wrote.
-    private static func withoutContent(_ a: [String: JSONValue], span: TraceSpan) -> [String: JSONValue] {
+    private static func withoutContent(_ a: JSONObject, span: TraceSpan) -> JSONObject {
         var keep = a
         if !span.input.isEmpty || !span.output.isEmpty {
             for key in ["gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions"] {

@@ -24,7 +24,7 @@ package enum OpenAIAgentsImporter {
             throw TraceImportError(file: file, field: "data", "missing: not an OpenAI Agents SDK trace export")
         }
         var order: [String] = []
-        var headers: [String: JSONValue] = [:]
+        var headers: JSONObject = [:]
         var spans: [String: [TraceSpan]] = [:]
         for (index, item) in items.enumerated() {
             let part = "data[\(index)]"
@@ -76,7 +76,7 @@ package enum OpenAIAgentsImporter {
             spanID: id, parentID: item["parent_id"]?.string, kind: .other, name: type, startNs: start,
             endNs: try time("ended_at"))
         span.raw = item
-        var attributes: [String: JSONValue] = ["openai_agents.span_type": .string(type)]
+        var attributes: JSONObject = ["openai_agents.span_type": .string(type)]
         switch type {
         case "agent":
             span.kind = .agent

@@ -7,10 +7,10 @@ package struct SpanPayload: Hashable, Sendable {
     package var input: [Message]
     package var output: [Message]
     package var tool: ToolCall?
-    package var attributes: [String: JSONValue]
+    package var attributes: JSONObject
 
     package init(
-        input: [Message] = [], output: [Message] = [], tool: ToolCall? = nil, attributes: [String: JSONValue] = [:]
+        input: [Message] = [], output: [Message] = [], tool: ToolCall? = nil, attributes: JSONObject = [:]
     ) {
         self.input = input
         self.output = output
@@ -23,7 +23,7 @@ package struct SpanPayload: Hashable, Sendable {
     }
 
     package var json: JSONValue {
-        var members: [String: JSONValue] = [:]
+        var members: JSONObject = [:]
         if !input.isEmpty { members["input"] = .array(input.map(Self.encode)) }
         if !output.isEmpty { members["output"] = .array(output.map(Self.encode)) }
         if let tool { members["tool"] = Self.encode(tool) }
@@ -39,7 +39,7 @@ package struct SpanPayload: Hashable, Sendable {
     }
 
     private static func encode(_ m: Message) -> JSONValue {
-        var members: [String: JSONValue] = ["role": .string(m.role), "text": .string(m.text)]
+        var members: JSONObject = ["role": .string(m.role), "text": .string(m.text)]
         if let r = m.reasoning { members["reasoning"] = .string(r) }
         if !m.toolCalls.isEmpty { members["tool_calls"] = .array(m.toolCalls.map(encode)) }
         if let id = m.toolCallID { members["tool_call_id"] = .string(id) }
@@ -48,7 +48,7 @@ package struct SpanPayload: Hashable, Sendable {
     }
 
     private static func encode(_ t: ToolCall) -> JSONValue {
-        var members: [String: JSONValue] = ["name": .string(t.name), "arguments": .string(t.arguments)]
+        var members: JSONObject = ["name": .string(t.name), "arguments": .string(t.arguments)]
         if let id = t.id { members["id"] = .string(id) }
         if let e = t.argumentsError { members["arguments_error"] = .string(e) }
         if let r = t.result { members["result"] = .string(r) }

@@ -14,7 +14,7 @@ package struct Trace: Hashable, Sendable {
     package var scores: [Score] = []
     /// Whether span times are real clock times (a message list has only an order).
     package var timed = true
-    package var metadata: [String: JSONValue] = [:]
+    package var metadata: JSONObject = [:]
 
     package init(externalID: String, format: TraceFormat, name: String, spans: [TraceSpan]) {
         self.externalID = externalID

@@ -181,7 +181,7 @@ package enum TraceExport {
                 if let result = tool.result { a.append(attribute("gen_ai.tool.call.result", .string(result))) }
             }
             a += openInference(span)
-            var status: [String: JSONValue] = [:]
+            var status: JSONObject = [:]
             switch span.status {
             case .ok: status["code"] = .number(1)
             case .error(let message):
@@ -189,7 +189,7 @@ package enum TraceExport {
                 a.append(attribute("error.type", .string(span.tool?.error ?? message)))
             case .unset: break
             }
-            var out: [String: JSONValue] = [
+            var out: JSONObject = [
                 "traceId": .string(traceID), "spanId": .string(hexID(span.spanID, digits: 16, scope: trace.externalID)),
                 "name": .string(span.name),
                 "kind": .number(span.kind == .llm ? 3 : 1), "startTimeUnixNano": .string(String(span.startNs)),
@@ -237,7 +237,7 @@ package enum TraceExport {
 
     static func openai(_ trace: Trace) -> JSONValue {
         let messages: [JSONValue] = conversation(trace).map { m in
-            var out: [String: JSONValue] = ["role": .string(m.role)]
+            var out: JSONObject = ["role": .string(m.role)]
             out["content"] = m.text.isEmpty && !m.toolCalls.isEmpty ? .null : .string(m.text)
             if !m.toolCalls.isEmpty {
                 out["tool_calls"] = .array(
@@ -251,7 +251,7 @@ package enum TraceExport {
             if let id = m.toolCallID { out["tool_call_id"] = .string(id) }
             return .object(out)
         }
-        var out: [String: JSONValue] = ["messages": .array(messages)]
+        var out: JSONObject = ["messages": .array(messages)]
         if let tools = trace.metadata["tools"] { out["tools"] = tools }
         return .object(out)
     }
@@ -275,7 +275,7 @@ package enum TraceExport {
             trace.spans[$0]
         }
         var steps: [JSONValue] = []
-        func add(_ fields: [String: JSONValue]) {
+        func add(_ fields: JSONObject) {
             var step = fields
             step["step_id"] = .number(Double(steps.count + 1))
             steps.append(.object(step))
@@ -291,7 +291,7 @@ package enum TraceExport {
             let next = n + 1 < calls.count ? calls[n + 1].offset : ordered.count
             let tools = ordered[(index + 1)..<next].filter { $0.kind == .tool }
             let output = call.output.first
-            var step: [String: JSONValue] = ["source": "agent", "message": .string(output?.text ?? "")]
+            var step: JSONObject = ["source": "agent", "message": .string(output?.text ?? "")]
             if trace.timed { step["timestamp"] = .string(isoTimestamp(call.startNs)) }
             if let model = call.model { step["model_name"] = .string(model) }
             if let reasoning = output?.reasoning { step["reasoning_content"] = .string(reasoning) }
@@ -308,7 +308,7 @@ package enum TraceExport {
             }
             let results: [JSONValue] = tools.compactMap { span in
                 guard let tool = span.tool else { return nil }
-                var result: [String: JSONValue] = [
+                var result: JSONObject = [
                     "content": .string(tool.error.map { "error: \($0)" } ?? tool.result ?? "")
                 ]
                 if let id = tool.id ?? toolCalls.first(where: { $0.name == tool.name })?.id {
@@ -317,7 +317,7 @@ package enum TraceExport {
                 return .object(result)
             }
             if !results.isEmpty { step["observation"] = .object(["results": .array(results)]) }
-            var metrics: [String: JSONValue] = [:]
+            var metrics: JSONObject = [:]
             if let v = call.usage.inputTokens {
                 metrics["prompt_tokens"] = .number(Double(v))
                 totals.prompt += v
@@ -338,13 +338,13 @@ package enum TraceExport {
             if !metrics.isEmpty { step["metrics"] = .object(metrics) }
             add(step)
         }
-        var final: [String: JSONValue] = [
+        var final: JSONObject = [
             "total_prompt_tokens": .number(Double(totals.prompt)),
             "total_completion_tokens": .number(Double(totals.completion)),
             "total_cached_tokens": .number(Double(totals.cached)), "total_steps": .number(Double(steps.count)),
         ]
         if totals.costed { final["total_cost_usd"] = .number(totals.cost) }
-        var agent: [String: JSONValue] = ["name": .string(trace.name), "version": .string(trace.format.rawValue)]
+        var agent: JSONObject = ["name": .string(trace.name), "version": .string(trace.format.rawValue)]
         if let model = calls.lazy.compactMap(\.element.model).first { agent["model_name"] = .string(model) }
         return .object([
             "schema_version": "ATIF-v1.6", "session_id": .string(trace.externalID), "agent": .object(agent),

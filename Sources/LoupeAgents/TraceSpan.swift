@@ -16,7 +16,7 @@ package struct TraceSpan: Hashable, Sendable {
     package var output: [Message] = []
     /// The call a tool span executed, with its result or error.
     package var tool: ToolCall?
-    package var attributes: [String: JSONValue] = [:]
+    package var attributes: JSONObject = [:]
     /// The span as its source wrote it (for `r` in the trace view and re-export).
     package var raw: JSONValue?
     /// The span's OTLP `Span` message, when it arrived as protobuf (then `raw` is nil): kept as

@@ -8,7 +8,10 @@ package enum JSONValue: Hashable, Sendable {
     case number(Double)
     case string(String)
     case array([JSONValue])
-    case object([String: JSONValue])
+    case object(JSONObject)
+
+    /// An object from a dictionary's members.
+    package static func object(_ members: [String: JSONValue]) -> JSONValue { .object(JSONObject(members)) }
 
     package subscript(key: String) -> JSONValue? {
         if case .object(let members) = self { return members[key] }
@@ -56,7 +59,7 @@ package enum JSONValue: Hashable, Sendable {
         return nil
     }
 
-    package var object: [String: JSONValue]? {
+    package var object: JSONObject? {
         if case .object(let o) = self { return o }
         return nil
     }
@@ -114,13 +117,13 @@ package enum JSONValue: Hashable, Sendable {
         case .object(let members):
             guard !members.isEmpty else { return out.append(contentsOf: "{}".utf8) }
             out.append(UInt8(ascii: "{"))
-            for (i, key) in members.keys.sorted().enumerated() {
+            for (i, member) in members.enumerated() {
                 if i > 0 { out.append(UInt8(ascii: ",")) }
                 newline(level + 1)
-                Self.quote(key, into: &out)
+                Self.quote(member.key, into: &out)
                 out.append(UInt8(ascii: ":"))
                 if indent != nil { out.append(0x20) }
-                members[key]!.write(to: &out, indent: indent, level: level + 1)
+                member.value.write(to: &out, indent: indent, level: level + 1)
             }
             newline(level)
             out.append(UInt8(ascii: "}"))
@@ -331,11 +334,11 @@ private struct JSONParser {
         try enter()
         defer { depth -= 1 }
         position += 1
-        var members: [String: JSONValue] = [:]
+        var members: [JSONObject.Element] = []
         skipWhitespace()
         if position < bytes.count, bytes[position] == UInt8(ascii: "}") {
             position += 1
-            return .object(members)
+            return .object(JSONObject())
         }
         while true {
             skipWhitespace()
@@ -349,7 +352,7 @@ private struct JSONParser {
             }
             position += 1
             skipWhitespace()
-            members[key] = try parseValue()
+            members.append((key, try parseValue()))
             skipWhitespace()
             guard position < bytes.count else { throw error("unexpected end of input in an object") }
             if bytes[position] == UInt8(ascii: ",") {
@@ -358,7 +361,7 @@ private struct JSONParser {
             }
             guard bytes[position] == UInt8(ascii: "}") else { throw error("expected ',' or '}' in an object") }
             position += 1
-            return .object(members)
+            return .object(JSONObject(parsed: members))
         }
     }
 

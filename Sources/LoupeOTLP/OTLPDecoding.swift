@@ -243,11 +243,8 @@ extension OTLPDecoding {
 
     /// OTLP `KeyValue`s as plain JSON values, as `OTLPImporter.attributes` reads their JSON form
     /// (the last of a repeated key wins).
-    static func plain(_ list: [Opentelemetry_Proto_Common_V1_KeyValue]) -> [String: JSONValue] {
-        var out: [String: JSONValue] = [:]
-        out.reserveCapacity(list.count)
-        for pair in list { out[pair.key] = plain(pair.value) }
-        return out
+    static func plain(_ list: [Opentelemetry_Proto_Common_V1_KeyValue]) -> JSONObject {
+        JSONObject(list.map { ($0.key, plain($0.value)) })
     }
 
     /// An `AnyValue` as plain JSON: int64s as numbers, bytes as base64, a non-finite double as its

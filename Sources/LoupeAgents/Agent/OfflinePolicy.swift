@@ -70,7 +70,7 @@ package struct OfflinePolicy: ChatProvider {
         }
         func answer(_ text: String, citations: [Int64] = [], thought: String) -> Message {
             guard available["final_answer"] != nil else { return Message(role: "assistant", text: text) }
-            var arguments: [String: JSONValue] = ["answer": .string(text)]
+            var arguments: JSONObject = ["answer": .string(text)]
             if !citations.isEmpty { arguments["citations"] = .array(citations.map { .number(Double($0)) }) }
             return call("final_answer", .object(arguments), thought: thought)
         }

@@ -31,7 +31,7 @@ package struct OpenAICompatibleProvider: ChatProvider {
 
     /// The request body: messages in chat-completions shape, the tools, streaming with usage.
     package func body(_ request: ChatRequest) -> JSONValue {
-        var body: [String: JSONValue] = [
+        var body: JSONObject = [
             "model": .string(model), "messages": .array(request.messages.map(Self.encode)),
         ]
         if !request.tools.isEmpty { body["tools"] = .array(request.tools.map(\.openAI)) }
@@ -44,7 +44,7 @@ package struct OpenAICompatibleProvider: ChatProvider {
     }
 
     static func encode(_ message: Message) -> JSONValue {
-        var object: [String: JSONValue] = ["role": .string(message.role), "content": .string(message.text)]
+        var object: JSONObject = ["role": .string(message.role), "content": .string(message.text)]
         if !message.toolCalls.isEmpty {
             object["tool_calls"] = .array(
                 message.toolCalls.enumerated().map { i, call in

@@ -10,13 +10,13 @@ package struct EvalItem: Hashable, Sendable {
     /// The target's stated confidence, when the dataset gives one.
     package var confidence: Double?
     /// Every other field, for filtering and for scorers that need them.
-    package var metadata: [String: JSONValue]
+    package var metadata: JSONObject
     /// The JSONL line it came from.
     package var line: Int
 
     package init(
         id: String, input: String, targets: [String] = [], confidence: Double? = nil,
-        metadata: [String: JSONValue] = [:], line: Int = 0
+        metadata: JSONObject = [:], line: Int = 0
     ) {
         self.id = id
         self.input = input

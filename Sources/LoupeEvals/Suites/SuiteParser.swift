@@ -256,7 +256,7 @@ extension YAMLReader {
             for item in sequence { out.append(try json(item)) }
             return .array(out)
         case .mapping(let mapping):
-            var out: [String: JSONValue] = [:]
+            var out: JSONObject = [:]
             for (key, value) in mapping {
                 guard let name = key.string else { throw error(key, "schema keys must be text") }
                 out[name] = try json(value)

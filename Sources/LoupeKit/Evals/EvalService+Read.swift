@@ -385,7 +385,7 @@ extension EvalService {
 
     package static func runJSON(_ run: EvalRunRecord) -> JSONValue {
         let formatter = ISO8601DateFormatter()
-        return .object([
+        let members: [String: JSONValue] = [
             "id": .number(Double(run.id ?? 0)), "suite": .string(run.suite),
             "suite_file": run.suiteFile.map { .string($0) } ?? .null, "suite_hash": .string(run.suiteHash),
             "dataset_hash": .string(run.datasetHash), "target": (try? JSONValue.parse(run.targetJSON)) ?? .null,
@@ -396,7 +396,8 @@ extension EvalService {
             "workspace": run.workspaceJSON.flatMap { try? JSONValue.parse($0) } ?? .null,
             "started_at": .string(formatter.string(from: run.startedAt)),
             "ended_at": run.endedAt.map { .string(formatter.string(from: $0)) } ?? .null,
-        ])
+        ]
+        return .object(members)
     }
 
     static func csvField(_ text: String) -> String {
@@ -419,7 +420,7 @@ extension EvalService {
             $0.format == TraceFormat.inspect.rawValue && !linked.contains($0.id)
         }
         guard !inspect.isEmpty else { return }
-        var groups: [String: [(TraceSummary, [String: JSONValue])]] = [:]
+        var groups: [String: [(TraceSummary, JSONObject)]] = [:]
         var order: [String] = []
         for trace in inspect {
             let metadata =

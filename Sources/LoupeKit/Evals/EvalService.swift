@@ -547,12 +547,12 @@ package struct EvalService: Sendable {
                 "kind": "agent", "max_steps": .number(Double(t.maxSteps)), "timeout": .number(t.timeout),
             ]
             if let tokens = t.maxTokens { out["max_tokens"] = .number(Double(tokens)) }
-            out.merge(provider(t.provider).object!) { a, _ in a }
+            out.merge(provider(t.provider).object!.dictionary) { a, _ in a }
             return .object(out)
         case .model(let t):
             var out: [String: JSONValue] = ["kind": "model"]
             if let system = t.system { out["system"] = .string(system) }
-            out.merge(provider(t.provider).object!) { a, _ in a }
+            out.merge(provider(t.provider).object!.dictionary) { a, _ in a }
             return .object(out)
         }
     }

@@ -221,7 +221,7 @@ package struct ProfilesBrowser: Sendable {
             guard let rank = file["rank"]?.int, case .object(let names) = file["thread_names"] ?? .null else {
                 continue
             }
-            out[Int(rank)] = names.compactMapValues(\.string)
+            out[Int(rank)] = names.dictionary.compactMapValues(\.string)
         }
         return out
     }

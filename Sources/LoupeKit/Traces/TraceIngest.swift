@@ -256,7 +256,7 @@ package final class TraceIngest: Sendable {
             var spans: [OTLPImporter.OTLPSpan] = []
             var encoded: [String: TraceService.EncodedSpan] = [:]
             var index: [String: Int] = [:]
-            var metadata: [String: JSONValue] = [:]
+            var metadata: JSONObject = [:]
             if let before = stored[id] {
                 metadata = before.metadataJSON.flatMap { try? JSONValue.parse($0) }?.object ?? [:]
                 for packed in before.spans {

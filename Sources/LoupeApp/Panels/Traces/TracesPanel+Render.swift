@@ -437,7 +437,7 @@ extension TracesPanel {
     private static func tokensText(_ input: Int?, _ output: Int?) -> String { tokens(input, output) }
 
     /// `temperature 0.2 · max_tokens 512 · finish stop`, from the GenAI attributes a call carries.
-    static func modelParameters(_ attributes: [String: JSONValue]) -> String {
+    static func modelParameters(_ attributes: JSONObject) -> String {
         let names: [(String, String)] = [
             ("gen_ai.request.temperature", "temperature"), ("gen_ai.request.top_p", "top_p"),
             ("gen_ai.request.max_tokens", "max_tokens"), ("gen_ai.request.seed", "seed"),
@@ -480,7 +480,7 @@ extension TracesPanel {
     ]
 
     /// An Inspect sample's limits: the ones it ran under and the one that stopped it.
-    package static func limitLines(_ attributes: [String: JSONValue], theme: Theme) -> [[Span]] {
+    package static func limitLines(_ attributes: JSONObject, theme: Theme) -> [[Span]] {
         let configured = [
             ("message_limit", "messages"), ("token_limit", "tokens"), ("time_limit", "time (s)"),
             ("working_limit", "working time (s)"), ("cost_limit", "cost ($)"),
@@ -607,7 +607,7 @@ extension TracesPanel {
     /// A MiniLM forward pass or one of its layers: each operation's time, share, GFLOP/s and
     /// FLOP/byte (calls and FLOP/byte only where `width` has room), and on the pass itself, the
     /// key to its place on the roofline.
-    static func forwardPassLines(_ attributes: [String: JSONValue], theme: Theme, width: Int) -> [[Span]] {
+    static func forwardPassLines(_ attributes: JSONObject, theme: Theme, width: Int) -> [[Span]] {
         let operations = ForwardPassRecord.operations(attributes[ForwardPassRecord.operationsAttribute])
         guard !operations.isEmpty else { return [] }
         let total = operations.reduce(Int64(0)) { $0 + $1.nanoseconds }
