@@ -401,26 +401,28 @@ package enum OTLPImporter {
     /// most of a span's bytes, the raw source keeps them as written, and storing them twice more
     /// (in attributes and as messages) was most of what an import wrote.
     private static func withoutContent(_ a: JSONObject, span: TraceSpan) -> JSONObject {
-        var keep = a
-        if !span.input.isEmpty || !span.output.isEmpty {
-            for key in ["gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions"] {
-                keep[key] = nil
+        let messages = !span.input.isEmpty || !span.output.isEmpty
+        let tool = span.tool != nil
+        guard messages || tool else { return a }
+        // One pass over the attributes (a span has dozens; dropping them one name at a time
+        // searched the object for each).
+        return a.filter { member in
+            switch member.key {
+            case "gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions": !messages
+            // OpenInference's summary of the same messages (what Loupe's own export adds); for a
+            // tool, the arguments and result again when the GenAI attributes carried them.
+            case "input.value", "output.value", "input.mime_type", "output.mime_type":
+                !(tool || messages && span.kind == .llm)
+            case "gen_ai.tool.call.arguments", "gen_ai.tool.call.result": !tool
+            case let key:
+                !(messages && Self.flattenedMessagePrefixes.contains(where: key.hasPrefix))
             }
-            // OpenInference's summary of the same messages (what Loupe's own export adds).
-            if span.kind == .llm {
-                for key in ["input.value", "output.value", "input.mime_type", "output.mime_type"] { keep[key] = nil }
-            }
-            let prefixes = ["llm.input_messages.", "llm.output_messages.", "gen_ai.prompt.", "gen_ai.completion."]
-            for key in a.keys where prefixes.contains(where: key.hasPrefix) { keep[key] = nil }
         }
-        if span.tool != nil {
-            for key in ["gen_ai.tool.call.arguments", "gen_ai.tool.call.result"] { keep[key] = nil }
-            // input.value and output.value are the arguments and result again when the GenAI
-            // attributes carried them.
-            for key in ["input.value", "output.value", "input.mime_type", "output.mime_type"] { keep[key] = nil }
-        }
-        return keep
     }
+
+    private static let flattenedMessagePrefixes = [
+        "llm.input_messages.", "llm.output_messages.", "gen_ai.prompt.", "gen_ai.completion.",
+    ]
 
     private static func evaluationScores(_ events: [SpanParts.Event]) -> [Score] {
         events.compactMap { event in

@@ -40,19 +40,32 @@ package struct JSONObject: Hashable, Sendable, RandomAccessCollection, Expressib
             break
         }
         guard !sorted else { return }
-        // Stable: of equal names the later stays later, so the dedup below keeps it.
-        members = members.enumerated().sorted { ($0.element.key, $0.offset) < ($1.element.key, $1.offset) }
-            .map(\.element)
-        var kept: [Element] = []
-        kept.reserveCapacity(members.count)
-        for member in members {
-            if let last = kept.last, last.key == member.key {
-                kept[kept.count - 1] = member
+        if members.count <= 32 {
+            // In place, by insertion (stable: an equal name stops the shift, so the later stays
+            // later); OTLP's attributes, a few dozen in the exporter's order, are most of these.
+            for i in 1..<members.count {
+                var j = i
+                while j > 0, members[i].key < members[j - 1].key { j -= 1 }
+                if j < i {
+                    let member = members.remove(at: i)
+                    members.insert(member, at: j)
+                }
+            }
+        } else {
+            members = members.enumerated().sorted { ($0.element.key, $0.offset) < ($1.element.key, $1.offset) }
+                .map(\.element)
+        }
+        // Of equal names, the last given is kept.
+        var kept = 0
+        for i in members.indices {
+            if kept > 0, members[kept - 1].key == members[i].key {
+                members.swapAt(kept - 1, i)
             } else {
-                kept.append(member)
+                members.swapAt(kept, i)
+                kept += 1
             }
         }
-        members = kept
+        members.removeLast(members.count - kept)
     }
 
     package var startIndex: Int { 0 }

@@ -415,22 +415,48 @@ private struct JSONParser {
         return .number(value)
     }
 
+    /// Advances past bytes that neither end a string nor start an escape (no quote, backslash or
+    /// control byte), eight at a time; returns the OR of the bytes passed (ASCII when its high bits
+    /// are clear). The text of a model's messages is long, so the scan dominates a string's parse.
+    @inline(__always)
+    mutating func skipPlainText() -> UInt64 {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        var seen: UInt64 = 0
+        while position + 8 <= bytes.count {
+            let word = UnsafeRawPointer(bytes.baseAddress! + position).loadUnaligned(as: UInt64.self)
+            let quote = word ^ (ones &* 0x22)
+            let backslash = word ^ (ones &* 0x5C)
+            // A lane below 0x20, or zero after the xor, sets its high bit here (exact for "any").
+            let special = ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | ((word &- ones &* 0x20) & ~word)
+            if special & highs != 0 { break }
+            seen |= word
+            position += 8
+        }
+        while position < bytes.count {
+            let byte = bytes[position]
+            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+            seen |= UInt64(byte)
+            position += 1
+        }
+        return seen
+    }
+
     mutating func parseString() throws(JSONSyntaxError) -> String {
         position += 1
         let start = position
         // Fast path: no escapes.
-        while position < bytes.count {
-            let byte = bytes[position]
-            if byte == UInt8(ascii: "\"") {
-                let slice = UnsafeBufferPointer(rebasing: bytes[start..<position])
-                position += 1
-                return try validated(slice, from: start)
-            }
-            if byte == UInt8(ascii: "\\") { break }
-            if byte < 0x20 { throw error("control character in a string (escape it)") }
+        let seen = skipPlainText()
+        guard position < bytes.count else { throw error("unterminated string") }
+        if bytes[position] == UInt8(ascii: "\"") {
+            let slice = UnsafeBufferPointer(rebasing: bytes[start..<position])
             position += 1
+            if seen & 0x8080_8080_8080_8080 == 0 { return String(decoding: slice, as: UTF8.self) }
+            return try validated(slice, from: start)
         }
+        if bytes[position] < 0x20 { throw error("control character in a string (escape it)") }
         var buffer = Array(UnsafeBufferPointer(rebasing: bytes[start..<position]))
+        buffer.reserveCapacity(2 * buffer.count + 64)
         while position < bytes.count {
             let byte = bytes[position]
             switch byte {
@@ -479,12 +505,7 @@ private struct JSONParser {
                 // The run up to the next quote, escape or control byte, copied at once (JSON
                 // held in a string attribute escapes every quote, so runs are short but many).
                 let run = position
-                position += 1
-                while position < bytes.count {
-                    let next = bytes[position]
-                    if next == UInt8(ascii: "\"") || next == UInt8(ascii: "\\") || next < 0x20 { break }
-                    position += 1
-                }
+                _ = skipPlainText()
                 buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run..<position]))
             }
         }
