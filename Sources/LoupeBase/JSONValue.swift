@@ -428,7 +428,8 @@ private struct JSONParser {
             let quote = word ^ (ones &* 0x22)
             let backslash = word ^ (ones &* 0x5C)
             // A lane below 0x20, or zero after the xor, sets its high bit here (exact for "any").
-            let special = ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | ((word &- ones &* 0x20) & ~word)
+            let special =
+                ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | ((word &- ones &* 0x20) & ~word)
             if special & highs != 0 { break }
             seen |= word
             position += 8

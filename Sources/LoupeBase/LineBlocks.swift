@@ -30,7 +30,9 @@ package final class LineBlocks {
     package func next() throws(FileReadError) -> (bytes: [UInt8], firstLine: Int)? {
         var block = carry
         carry = []
-        var hasNewline = block.withUnsafeBytes { raw in raw.count > 0 && memchr(raw.baseAddress!, 0x0A, raw.count) != nil }
+        var hasNewline = block.withUnsafeBytes { raw in
+            raw.count > 0 && memchr(raw.baseAddress!, 0x0A, raw.count) != nil
+        }
         while !atEnd && (block.count < blockBytes || !hasNewline) {
             var want = max(blockBytes - block.count, min(blockBytes, 1 << 20))
             // Room for what is left of a file smaller than that (and some, to see its end), not a
@@ -49,7 +51,8 @@ package final class LineBlocks {
             } while n < 0 && errno == EINTR
             if n < 0 { throw FileReadError(path: path, errno: errno) }
             block.removeLast(want - n)
-            hasNewline = hasNewline || n > 0 && block.withUnsafeBytes { memchr($0.baseAddress! + start, 0x0A, n) != nil }
+            hasNewline =
+                hasNewline || n > 0 && block.withUnsafeBytes { memchr($0.baseAddress! + start, 0x0A, n) != nil }
             if n == 0 { atEnd = true }
         }
         if block.isEmpty { return nil }
