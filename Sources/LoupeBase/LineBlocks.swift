@@ -68,7 +68,7 @@ package final class LineBlocks {
 
     /// How many newline bytes `bytes` holds, eight at a time (a block is megabytes; a byte at a
     /// time was most of the time the reader kept a core from parsing).
-    static func newlines(in bytes: [UInt8]) -> Int {
+    package static func newlines(in bytes: [UInt8]) -> Int {
         bytes.withUnsafeBytes { raw in
             let ones: UInt64 = 0x0101_0101_0101_0101
             var count = 0
