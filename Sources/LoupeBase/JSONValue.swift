@@ -71,61 +71,61 @@ package enum JSONValue: Hashable, Sendable {
 
     /// Compact JSON with keys sorted: the same bytes for the same value.
     package var compactJSON: String {
-        var out: [UInt8] = []
-        out.reserveCapacity(256)
+        var out = JSONBytes()
         write(to: &out, indent: nil, level: 0)
-        return String(decoding: out, as: UTF8.self)
+        return out.string
     }
 
     /// Two-space indented JSON with keys sorted, as the trace view shows tool arguments.
     package var prettyJSON: String {
-        var out: [UInt8] = []
+        var out = JSONBytes()
         write(to: &out, indent: 2, level: 0)
-        return String(decoding: out, as: UTF8.self)
+        return out.string
     }
 
-    /// Serialises into bytes: strings are copied in runs between the characters that need
-    /// escaping, not character by character.
-    private func write(to out: inout [UInt8], indent: Int?, level: Int) {
-        func newline(_ level: Int) {
-            guard let indent else { return }
-            out.append(0x0A)
-            out.append(contentsOf: repeatElement(0x20, count: indent * level))
-        }
+    private static func newline(_ out: inout JSONBytes, indent: Int?, level: Int) {
+        guard let indent else { return }
+        out.append(0x0A)
+        for _ in 0..<(indent * level) { out.append(0x20) }
+    }
+
+    /// Serialises into bytes: strings are copied a word at a time between the characters that
+    /// need escaping, not character by character.
+    private func write(to out: inout JSONBytes, indent: Int?, level: Int) {
         switch self {
-        case .null: out.append(contentsOf: "null".utf8)
-        case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
+        case .null: out.append("null")
+        case .bool(let b): out.append(b ? "true" : "false")
         case .number(let n):
             if n.isFinite, n == n.rounded(), abs(n) < 1e15 {
-                out.append(contentsOf: String(Int64(n)).utf8)
+                out.append(String(Int64(n)))
             } else if n.isFinite {
-                out.append(contentsOf: "\(n)".utf8)
+                out.append("\(n)")
             } else {
-                out.append(contentsOf: "null".utf8)
+                out.append("null")
             }
         case .string(let s): Self.quote(s, into: &out)
         case .array(let items):
-            guard !items.isEmpty else { return out.append(contentsOf: "[]".utf8) }
+            guard !items.isEmpty else { return out.append("[]") }
             out.append(UInt8(ascii: "["))
             for (i, item) in items.enumerated() {
                 if i > 0 { out.append(UInt8(ascii: ",")) }
-                newline(level + 1)
+                Self.newline(&out, indent: indent, level: level + 1)
                 item.write(to: &out, indent: indent, level: level + 1)
             }
-            newline(level)
+            Self.newline(&out, indent: indent, level: level)
             out.append(UInt8(ascii: "]"))
         case .object(let members):
-            guard !members.isEmpty else { return out.append(contentsOf: "{}".utf8) }
+            guard !members.isEmpty else { return out.append("{}") }
             out.append(UInt8(ascii: "{"))
             for (i, member) in members.enumerated() {
                 if i > 0 { out.append(UInt8(ascii: ",")) }
-                newline(level + 1)
+                Self.newline(&out, indent: indent, level: level + 1)
                 Self.quote(member.key, into: &out)
                 out.append(UInt8(ascii: ":"))
                 if indent != nil { out.append(0x20) }
                 member.value.write(to: &out, indent: indent, level: level + 1)
             }
-            newline(level)
+            Self.newline(&out, indent: indent, level: level)
             out.append(UInt8(ascii: "}"))
         }
     }
@@ -158,82 +158,97 @@ package enum JSONValue: Hashable, Sendable {
     package static func escapingInvisibleCharacters(in json: String) -> String {
         var json = json
         return json.withUTF8 { bytes in
-            var out: [UInt8] = []
-            out.reserveCapacity(bytes.count)
+            var out = JSONBytes(capacity: bytes.count + 16)
             escape(bytes, into: &out, quoting: false)
-            return String(decoding: out, as: UTF8.self)
+            return out.string
         }
     }
 
-    private static func quote(_ s: String, into out: inout [UInt8]) {
+    private static func quote(_ s: String, into out: inout JSONBytes) {
         out.append(UInt8(ascii: "\""))
         var s = s
         s.withUTF8 { escape($0, into: &out, quoting: true) }
         out.append(UInt8(ascii: "\""))
     }
 
-    /// Whether none of the eight bytes of `word` can need escaping: none is DEL or above (the
-    /// invisible characters start with 0x7F, 0xC2, 0xE2 or 0xEF) and, when `quoting`, none is a
-    /// C0 control, a quote or a backslash. Exact: a byte-wise compare, eight lanes at once.
+    /// The lanes of `word` that may need escaping, as their high bits: DEL and above (the
+    /// invisible characters start with 0x7F, 0xC2, 0xE2 or 0xEF) and, when `quoting`, C0
+    /// controls, quotes and backslashes. The lowest lane set is exact (a borrow only runs upward
+    /// from a lane that matched), so the bytes before it are plain.
     @inline(__always)
-    private static func isPlain(_ word: UInt64, quoting: Bool) -> Bool {
+    private static func specialLanes(_ word: UInt64, quoting: Bool) -> UInt64 {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highs: UInt64 = 0x8080_8080_8080_8080
-        // Some lane of x is zero exactly when this is nonzero (every lane is below 0x80 here).
-        func anyZero(_ x: UInt64) -> Bool { (x &- ones) & ~x & highs != 0 }
-        if word & highs != 0 || anyZero(word ^ (ones &* 0x7F)) { return false }
-        guard quoting else { return true }
-        return (word &- ones &* 0x20) & ~word & highs == 0 && !anyZero(word ^ (ones &* 0x22))
-            && !anyZero(word ^ (ones &* 0x5C))
+        func zeroLanes(_ x: UInt64) -> UInt64 { (x &- ones) & ~x & highs }
+        var special = (word & highs) | zeroLanes(word ^ (ones &* 0x7F))
+        if quoting {
+            special |= ((word &- ones &* 0x20) & ~word & highs) | zeroLanes(word ^ (ones &* 0x22))
+                | zeroLanes(word ^ (ones &* 0x5C))
+        }
+        return special
     }
 
     /// Appends `bytes` with the invisible characters as `\uXXXX` and, when `quoting`, what JSON
     /// strings must escape (quotes, backslashes, C0 controls) escaped too.
-    private static func escape(_ bytes: UnsafeBufferPointer<UInt8>, into out: inout [UInt8], quoting: Bool) {
-        var runStart = 0
+    private static func escape(_ bytes: UnsafeBufferPointer<UInt8>, into out: inout JSONBytes, quoting: Bool) {
+        guard let start = bytes.baseAddress else { return }
         var i = 0
         while i < bytes.count {
-            // Eight plain ASCII bytes at a time: most text needs no escape at all.
-            while i + 8 <= bytes.count {
-                let word = UnsafeRawPointer(bytes.baseAddress! + i).loadUnaligned(as: UInt64.self)
-                if !isPlain(word, quoting: quoting) { break }
-                i += 8
+            out.reserve(8)
+            if i + 8 <= bytes.count {
+                // Eight bytes at a time, stored as they are up to the first that may need an
+                // escape: most text needs none.
+                let word = UnsafeRawPointer(start + i).loadUnaligned(as: UInt64.self)
+                let special = specialLanes(word, quoting: quoting)
+                let plain = special == 0 ? 8 : special.trailingZeroBitCount / 8
+                out.store(word, keeping: plain)
+                i += plain
+                if plain == 8 { continue }
             }
-            guard i < bytes.count else { break }
-            let byte = bytes[i]
-            if byte == 0x7F || byte == 0xC2 || byte == 0xE2 || byte == 0xEF,
-                case let length = invisibleSequenceLength(bytes, at: i), length > 0
-            {
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<i]))
-                // One BMP scalar: its code point, written as four hex digits.
-                let scalar = String(decoding: UnsafeBufferPointer(rebasing: bytes[i..<i + length]), as: UTF8.self)
-                    .unicodeScalars.first!.value
-                out.append(contentsOf: "\\u".utf8)
-                for shift in stride(from: 12, through: 0, by: -4) {
-                    out.append(hexDigits[Int((scalar >> UInt32(shift)) & 0xF)])
-                }
-                i += length
-                runStart = i
-                continue
-            }
-            defer { i += 1 }
-            guard quoting, byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<i]))
-            runStart = i + 1
-            out.append(UInt8(ascii: "\\"))
-            switch byte {
-            case UInt8(ascii: "\""): out.append(UInt8(ascii: "\""))
-            case UInt8(ascii: "\\"): out.append(UInt8(ascii: "\\"))
-            case 0x0A: out.append(UInt8(ascii: "n"))
-            case 0x0D: out.append(UInt8(ascii: "r"))
-            case 0x09: out.append(UInt8(ascii: "t"))
-            default:
-                out.append(contentsOf: "u00".utf8)
-                out.append(hexDigits[Int(byte >> 4)])
-                out.append(hexDigits[Int(byte & 0xF)])
-            }
+            i += escapeOne(bytes, at: i, into: &out, quoting: quoting)
         }
-        out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count]))
+    }
+
+    /// Writes the byte at `i` (or the invisible character starting there) as it must appear,
+    /// and says how many bytes it took.
+    @inline(__always)
+    private static func escapeOne(
+        _ bytes: UnsafeBufferPointer<UInt8>, at i: Int, into out: inout JSONBytes, quoting: Bool
+    ) -> Int {
+        let byte = bytes[i]
+        out.reserve(6)
+        if byte == 0x7F || byte == 0xC2 || byte == 0xE2 || byte == 0xEF,
+            case let length = invisibleSequenceLength(bytes, at: i), length > 0
+        {
+            // One BMP scalar: its code point, written as four hex digits.
+            let scalar = String(decoding: UnsafeBufferPointer(rebasing: bytes[i..<i + length]), as: UTF8.self)
+                .unicodeScalars.first!.value
+            out.appendReserved(UInt8(ascii: "\\"))
+            out.appendReserved(UInt8(ascii: "u"))
+            for shift in stride(from: 12, through: 0, by: -4) {
+                out.appendReserved(hexDigits[Int((scalar >> UInt32(shift)) & 0xF)])
+            }
+            return length
+        }
+        guard quoting, byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else {
+            out.appendReserved(byte)
+            return 1
+        }
+        out.appendReserved(UInt8(ascii: "\\"))
+        switch byte {
+        case UInt8(ascii: "\""): out.appendReserved(UInt8(ascii: "\""))
+        case UInt8(ascii: "\\"): out.appendReserved(UInt8(ascii: "\\"))
+        case 0x0A: out.appendReserved(UInt8(ascii: "n"))
+        case 0x0D: out.appendReserved(UInt8(ascii: "r"))
+        case 0x09: out.appendReserved(UInt8(ascii: "t"))
+        default:
+            out.appendReserved(UInt8(ascii: "u"))
+            out.appendReserved(UInt8(ascii: "0"))
+            out.appendReserved(UInt8(ascii: "0"))
+            out.appendReserved(hexDigits[Int(byte >> 4)])
+            out.appendReserved(hexDigits[Int(byte & 0xF)])
+        }
+        return 1
     }
 }
 
