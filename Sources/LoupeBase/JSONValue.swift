@@ -182,7 +182,8 @@ package enum JSONValue: Hashable, Sendable {
         func zeroLanes(_ x: UInt64) -> UInt64 { (x &- ones) & ~x & highs }
         var special = (word & highs) | zeroLanes(word ^ (ones &* 0x7F))
         if quoting {
-            special |= ((word &- ones &* 0x20) & ~word & highs) | zeroLanes(word ^ (ones &* 0x22))
+            special |=
+                ((word &- ones &* 0x20) & ~word & highs) | zeroLanes(word ^ (ones &* 0x22))
                 | zeroLanes(word ^ (ones &* 0x5C))
         }
         return special
