@@ -49,14 +49,16 @@ package struct TraceService: Sendable {
         // the import is stamped with one time: the list orders untimed traces by it, and each
         // core's clock would shuffle them.
         let importedAt = Date()
-        let records = ParallelOrderedStream(read) {
+        let inspect = read.contains { $0.trace.format == .inspect }
+        // Handed over: the stream lets each trace go once its rows are made.
+        let records = ParallelOrderedStream(consume read) {
             Self.record($0.trace, sourceFile: $0.file, encoded: $0.encoded, importedAt: importedAt)
         }
         defer { records.cancel() }
         report.counts = try tables.importTraces(records)
         // Inspect logs are eval runs too: they become runs here, at import, so that reading the
         // runs (the Evals panel, `eval list`) never writes.
-        if read.contains(where: { $0.trace.format == .inspect }) {
+        if inspect {
             try EvalService(evals: EvalTables(tables.database)).syncInspectRuns()
         }
         return report
