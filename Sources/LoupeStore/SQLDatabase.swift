@@ -246,17 +246,9 @@ extension GRDBStatements {
                 case .null: try check(sqlite3_bind_null(handle, position))
                 case .integer(let n): try check(sqlite3_bind_int64(handle, position, n))
                 case .real(let x): try check(sqlite3_bind_double(handle, position, x))
-                case .text(var text):
-                    // An empty text stays a text (a null pointer would bind NULL).
-                    try check(
-                        text.withUTF8 { bytes in
-                            guard let start = bytes.baseAddress, !bytes.isEmpty else {
-                                return sqlite3_bind_text(handle, position, "", 0, transient)
-                            }
-                            return start.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
-                                sqlite3_bind_text(handle, position, $0, Int32(bytes.count), transient)
-                            }
-                        })
+                case .text(let text):
+                    // As a C string, as GRDB binds it: the same text stored to the byte (a NUL ends it).
+                    try check(text.withCString { sqlite3_bind_text(handle, position, $0, -1, transient) })
                 case .blob(let bytes):
                     // An empty blob stays a blob (a null pointer would bind NULL).
                     try check(
