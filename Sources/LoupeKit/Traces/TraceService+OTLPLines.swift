@@ -73,16 +73,18 @@ extension TraceService {
             }
             block = spread ? nil : try blocks.next()
         }
-        return order.map { id in
-            let grouped = traces.removeValue(forKey: id)!
-            let trace = OTLPImporter.trace(id: id, spans: grouped.spans, service: services[id])
+        // Each trace's tree is made on every core (they are independent); the groups are handed
+        // over in order, so each is let go where its trace was made.
+        let groups = order.map { id in (id: id, grouped: traces.removeValue(forKey: id)!, service: services[id]) }
+        return parallelMap(groups) { group in
+            let trace = OTLPImporter.trace(id: group.id, spans: group.grouped.spans, service: group.service)
             var encoded: [String: EncodedSpan] = [:]
             for span in trace.spans {
-                let forms = grouped.encoded[span.spanID]!
+                let forms = group.grouped.encoded[span.spanID]!
                 // The form of the span the tree kept (a span left without its parent in a cycle
-                // has lost its parent id).
-                let kept = forms.first {
-                    var read = grouped.spans[$0.at].span
+                // has lost its parent id); a span read once has one form.
+                let kept = forms.count == 1 ? forms[0] : forms.first {
+                    var read = group.grouped.spans[$0.at].span
                     read.parentID = span.parentID
                     return read == span
                 }
