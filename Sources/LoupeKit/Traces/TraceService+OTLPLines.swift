@@ -83,11 +83,14 @@ extension TraceService {
                 let forms = group.grouped.encoded[span.spanID]!
                 // The form of the span the tree kept (a span left without its parent in a cycle
                 // has lost its parent id); a span read once has one form.
-                let kept = forms.count == 1 ? forms[0] : forms.first {
-                    var read = group.grouped.spans[$0.at].span
-                    read.parentID = span.parentID
-                    return read == span
-                }
+                let kept =
+                    forms.count == 1
+                    ? forms[0]
+                    : forms.first {
+                        var read = group.grouped.spans[$0.at].span
+                        read.parentID = span.parentID
+                        return read == span
+                    }
                 encoded[span.spanID] = (kept ?? forms[0]).encoded
             }
             return ReadTrace(trace: trace, file: path, encoded: encoded)
