@@ -40,21 +40,8 @@ package struct JSONObject: Hashable, Sendable, RandomAccessCollection, Expressib
             break
         }
         guard !sorted else { return }
-        if members.count <= 32 {
-            // In place, by insertion (stable: an equal name stops the shift, so the later stays
-            // later); OTLP's attributes, a few dozen in the exporter's order, are most of these.
-            for i in 1..<members.count {
-                var j = i
-                while j > 0, members[i].key < members[j - 1].key { j -= 1 }
-                if j < i {
-                    let member = members.remove(at: i)
-                    members.insert(member, at: j)
-                }
-            }
-        } else {
-            members = members.enumerated().sorted { ($0.element.key, $0.offset) < ($1.element.key, $1.offset) }
-                .map(\.element)
-        }
+        // Swift's sort is stable: of equal names the later stays later, so the pass below keeps it.
+        members.sort { $0.key < $1.key }
         // Of equal names, the last given is kept.
         var kept = 0
         for i in members.indices {
