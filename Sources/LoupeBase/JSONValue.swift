@@ -177,14 +177,11 @@ package enum JSONValue: Hashable, Sendable {
     /// from a lane that matched), so the bytes before it are plain.
     @inline(__always)
     private static func specialLanes(_ word: UInt64, quoting: Bool) -> UInt64 {
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let highs: UInt64 = 0x8080_8080_8080_8080
-        func zeroLanes(_ x: UInt64) -> UInt64 { (x &- ones) & ~x & highs }
-        var special = (word & highs) | zeroLanes(word ^ (ones &* 0x7F))
+        var special = ByteLanes.high(in: word) | ByteLanes.equal(to: 0x7F, in: word)
         if quoting {
             special |=
-                ((word &- ones &* 0x20) & ~word & highs) | zeroLanes(word ^ (ones &* 0x22))
-                | zeroLanes(word ^ (ones &* 0x5C))
+                ByteLanes.below(0x20, in: word) | ByteLanes.equal(to: UInt8(ascii: "\""), in: word)
+                | ByteLanes.equal(to: UInt8(ascii: "\\"), in: word)
         }
         return special
     }
@@ -436,17 +433,13 @@ private struct JSONParser {
     /// are clear). The text of a model's messages is long, so the scan dominates a string's parse.
     @inline(__always)
     mutating func skipPlainText() -> UInt64 {
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let highs: UInt64 = 0x8080_8080_8080_8080
         var seen: UInt64 = 0
         while position + 8 <= bytes.count {
             let word = UnsafeRawPointer(bytes.baseAddress! + position).loadUnaligned(as: UInt64.self)
-            let quote = word ^ (ones &* 0x22)
-            let backslash = word ^ (ones &* 0x5C)
-            // A lane below 0x20, or zero after the xor, sets its high bit here (exact for "any").
             let special =
-                ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | ((word &- ones &* 0x20) & ~word)
-            if special & highs != 0 { break }
+                ByteLanes.equal(to: UInt8(ascii: "\""), in: word) | ByteLanes.equal(to: UInt8(ascii: "\\"), in: word)
+                | ByteLanes.below(0x20, in: word)
+            if special != 0 { break }
             seen |= word
             position += 8
         }
@@ -468,7 +461,7 @@ private struct JSONParser {
         if bytes[position] == UInt8(ascii: "\"") {
             let slice = UnsafeBufferPointer(rebasing: bytes[start..<position])
             position += 1
-            if seen & 0x8080_8080_8080_8080 == 0 { return String(decoding: slice, as: UTF8.self) }
+            if ByteLanes.high(in: seen) == 0 { return String(decoding: slice, as: UTF8.self) }
             return try validated(slice, from: start)
         }
         if bytes[position] < 0x20 { throw error("control character in a string (escape it)") }
@@ -541,7 +534,7 @@ private struct JSONParser {
             high |= UInt64(raw[offset])
             offset += 1
         }
-        return high & 0x8080_8080_8080_8080 == 0
+        return ByteLanes.high(in: high) == 0
     }
 
     mutating func hex4() throws(JSONSyntaxError) -> UInt32 {

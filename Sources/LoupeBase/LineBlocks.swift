@@ -70,14 +70,11 @@ package final class LineBlocks {
     /// time was most of the time the reader kept a core from parsing).
     package static func newlines(in bytes: [UInt8]) -> Int {
         bytes.withUnsafeBytes { raw in
-            let ones: UInt64 = 0x0101_0101_0101_0101
             var count = 0
             var offset = 0
             while offset + 8 <= raw.count {
-                let x = raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self) ^ (ones &* 0x0A)
-                // A lane's high bit is set exactly when the lane is zero (no borrow crosses lanes).
-                let zero = ~(((x & (ones &* 0x7F)) &+ (ones &* 0x7F)) | x) & (ones &* 0x80)
-                count += zero.nonzeroBitCount
+                let word = raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+                count += ByteLanes.exactlyEqual(to: 0x0A, in: word).nonzeroBitCount
                 offset += 8
             }
             while offset < raw.count {

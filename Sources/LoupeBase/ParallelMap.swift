@@ -36,20 +36,12 @@ package func parallelMap<T: Sendable, R: Sendable, E: Error>(
 /// A result per item, each written by the one worker that claimed it, read after
 /// `concurrentPerform` returns (which orders every write before the reads).
 private final class Results<R, E: Error>: @unchecked Sendable {
-    private let slots: UnsafeMutableBufferPointer<Result<R, E>?>
+    private let slots: PositionSlots<Result<R, E>>
     private let next = Atomic<Int>(0)
     /// The least position that failed so far (`Int.max` while none has).
     private let firstFailure = Atomic<Int>(.max)
 
-    init(count: Int) {
-        slots = .allocate(capacity: count)
-        slots.initialize(repeating: nil)
-    }
-
-    deinit {
-        _ = slots.deinitialize()
-        slots.deallocate()
-    }
+    init(count: Int) { slots = PositionSlots(count: count) }
 
     /// The next position to map; nil when all are taken or the rest come after a failure.
     func claim() -> Int? {
@@ -66,7 +58,7 @@ private final class Results<R, E: Error>: @unchecked Sendable {
     func collect() throws(E) -> [R] {
         var out: [R] = []
         out.reserveCapacity(slots.count)
-        for index in slots.indices {
+        for index in 0..<slots.count {
             guard let result = slots[index] else { preconditionFailure("item \(index) was never mapped") }
             out.append(try result.get())
         }

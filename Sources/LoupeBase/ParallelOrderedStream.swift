@@ -21,12 +21,13 @@ package final class ParallelOrderedStream<R: Sendable>: Sequence, IteratorProtoc
         // Each item is let go by the worker that transformed it, on its own core: dropped all at
         // once by the caller, a trace import's parsed traces took a core a third of a second to
         // free, after everything else was done.
-        let pending = Pending(consume items)
+        let pending = PositionSlots(consume items)
         let workers = Swift.max(1, Swift.min(ProcessInfo.processInfo.activeProcessorCount, results.count))
         for _ in 0..<workers {
             DispatchQueue.global(qos: .userInitiated).async { [self] in
                 while let range = claim(batch) {
-                    let made = range.map { transform(pending.take($0)) }
+                    // A position is claimed once, so its item is there to take.
+                    let made = range.map { transform(pending.take($0)!) }
                     condition.lock()
                     for (index, value) in zip(range, made) { results[index] = value }
                     condition.broadcast()
@@ -65,29 +66,5 @@ package final class ParallelOrderedStream<R: Sendable>: Sequence, IteratorProtoc
         condition.lock()
         cancelled = true
         condition.unlock()
-    }
-}
-
-/// Items waiting to be transformed, each taken once by the worker that claimed its position.
-///
-/// Thread-safety: a position is claimed by one worker (under the stream's lock), and only that
-/// worker reads and clears it, so no two threads touch the same slot.
-private final class Pending<T>: @unchecked Sendable {
-    private let slots: UnsafeMutableBufferPointer<T?>
-
-    init(_ items: consuming [T]) {
-        slots = .allocate(capacity: items.count)
-        for (index, item) in items.enumerated() { (slots.baseAddress! + index).initialize(to: item) }
-    }
-
-    deinit {
-        _ = slots.deinitialize()
-        slots.deallocate()
-    }
-
-    func take(_ index: Int) -> T {
-        let item = slots[index]!
-        slots[index] = nil
-        return item
     }
 }
