@@ -6,8 +6,9 @@
 //
 // With AVX-512 VNNI, vpdpbusd multiplies four u8 × s8 pairs and adds them into each int32 lane, 64
 // multiply-adds an instruction, into int32 (no 16-bit saturation as vpmaddubsw has). The register
-// tile is 12 rows × 32 columns (24 accumulators of the 32 zmm registers). Without VNNI a plain C
-// loop gives the same integers.
+// tile is 12 rows × 32 columns (24 accumulators of the 32 zmm registers). With AMX, tile registers
+// and tdpbusd do 256 times as many an instruction (below). Without VNNI a plain C loop gives the
+// same integers.
 #include "ckernels.h"
 #include "internal.h"
 #include <math.h>
@@ -134,9 +135,74 @@ static void quantize_rows_baseline(size_t m, size_t k, const float *x, size_t ld
     quantize_rows_body(m, k, x, ldx, multipliers, q, ldq, scales, zeros, 0);
 }
 
+// The same rows sixteen lanes at a time. The AVX2 form's compiler contracts v · inverse + offset
+// into one FMA, and so does this one, so the two store the same bytes. The pack saturates as
+// unsigned, so a lane below 0 (a rounding sliver that truncation takes to 0 in the loops above)
+// is clamped to 0 first.
+LOUPE_AVX512 static void quantize_rows_avx512(size_t m, size_t k, const float *x, size_t ldx, const float *multipliers,
+                                            uint8_t *q, size_t ldq, float *scales, int32_t *zeros) {
+    size_t k4 = up_to(k, 4), whole = k / 16 * 16;
+    for (size_t i = 0; i < m; i++) {
+        const float *row = x + i * ldx;
+        // Two chains each way: one min and one max a step would wait on the last one's latency.
+        __m512 low = _mm512_setzero_ps(), high = _mm512_setzero_ps(), low2 = low, high2 = high;
+        size_t p = 0;
+        for (; p + 32 <= whole; p += 32) {
+            __m512 v = _mm512_loadu_ps(row + p), w = _mm512_loadu_ps(row + p + 16);
+            if (multipliers) {
+                v = _mm512_mul_ps(v, _mm512_loadu_ps(multipliers + p));
+                w = _mm512_mul_ps(w, _mm512_loadu_ps(multipliers + p + 16));
+            }
+            low = _mm512_min_ps(low, v);
+            high = _mm512_max_ps(high, v);
+            low2 = _mm512_min_ps(low2, w);
+            high2 = _mm512_max_ps(high2, w);
+        }
+        for (; p < whole; p += 16) {
+            __m512 v = _mm512_loadu_ps(row + p);
+            if (multipliers) v = _mm512_mul_ps(v, _mm512_loadu_ps(multipliers + p));
+            low = _mm512_min_ps(low, v);
+            high = _mm512_max_ps(high, v);
+        }
+        low = _mm512_min_ps(low, low2);
+        high = _mm512_max_ps(high, high2);
+        // The lanes reduced as the AVX2 form reduces them (a NaN lane is passed over).
+        float lanes_low[16], lanes_high[16], lo = 0, hi = 0;
+        _mm512_storeu_ps(lanes_low, low);
+        _mm512_storeu_ps(lanes_high, high);
+        for (int lane = 0; lane < 16; lane++) {
+            lo = lanes_low[lane] < lo ? lanes_low[lane] : lo;
+            hi = lanes_high[lane] > hi ? lanes_high[lane] : hi;
+        }
+        for (p = whole; p < k; p++) {
+            float v = multipliers ? row[p] * multipliers[p] : row[p];
+            lo = v < lo ? v : lo;
+            hi = v > hi ? v : hi;
+        }
+        float scale = hi > lo ? (hi - lo) / 255.0f : 1.0f, inverse = 1.0f / scale;
+        float zero = floorf(-lo * inverse + 0.5f), offset = zero + 0.5f;
+        scales[i] = scale;
+        zeros[i] = (int32_t)zero;
+        uint8_t *out = q + i * ldq;
+        const __m512 inverses = _mm512_set1_ps(inverse), offsets = _mm512_set1_ps(offset);
+        const __m512i top = _mm512_set1_epi32(255), bottom = _mm512_setzero_si512();
+        for (size_t p = 0; p < k; p += 16) {
+            __mmask16 mask = p < whole ? (__mmask16)0xFFFF : (__mmask16)((1u << (k - p)) - 1);
+            __m512 v = _mm512_maskz_loadu_ps(mask, row + p);
+            if (multipliers) v = _mm512_mul_ps(v, _mm512_maskz_loadu_ps(mask, multipliers + p));
+            __m512i level = _mm512_cvttps_epi32(_mm512_fmadd_ps(v, inverses, offsets));
+            level = _mm512_max_epi32(_mm512_min_epi32(level, top), bottom);
+            _mm512_mask_cvtusepi32_storeu_epi8(out + p, mask, level);
+        }
+        for (size_t p = k; p < k4; p++) out[p] = (uint8_t)zeros[i];
+    }
+}
+
 void loupe_int8_quantize_rows(size_t m, size_t k, const float *x, size_t ldx, const float *column_multipliers,
                               uint8_t *q, size_t ldq, float *scales, int32_t *zeros) {
-    if (loupe_has_avx2_fma()) {
+    if (loupe_has_avx512()) {
+        quantize_rows_avx512(m, k, x, ldx, column_multipliers, q, ldq, scales, zeros);
+    } else if (loupe_has_avx2_fma()) {
         quantize_rows_avx2(m, k, x, ldx, column_multipliers, q, ldq, scales, zeros);
     } else {
         quantize_rows_baseline(m, k, x, ldx, column_multipliers, q, ldq, scales, zeros);
@@ -152,6 +218,29 @@ int loupe_has_avx512_vnni(void) {
 }
 
 #define LOUPE_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,fma")))
+
+// c = (acc − z · Σw) · sx · sw + bias for sixteen columns of one row, masked at the edge: the
+// epilogue of both the VNNI tile and the AMX tiles, so the two store the same bits.
+LOUPE_VNNI static inline __attribute__((always_inline)) void int8_store16(__m512i acc, __m512i column_sums, __m512 ws,
+                                                                          __m512 bv, float a_scale, int32_t a_zero,
+                                                                          float *c, __mmask16 mask) {
+    __m512i shift = _mm512_mullo_epi32(column_sums, _mm512_set1_epi32(a_zero));
+    __m512 v = _mm512_cvtepi32_ps(_mm512_sub_epi32(acc, shift));
+    __m512 y = _mm512_fmadd_ps(v, _mm512_mul_ps(ws, _mm512_set1_ps(a_scale)), bv);
+    _mm512_mask_storeu_ps(c, mask, y);
+}
+
+// The sixteen-column groups of a panel's `nr` columns: the first column, the mask, and the column
+// sums, weight scales and bias under it (`h0` the group's first column, `mask` its columns).
+#define INT8_FOR_EACH_HALF(nr, sums, w_scales, bias, body)                                                            \
+    for (size_t half = 0; half < 2 && 16 * half < (nr); half++) {                                                      \
+        size_t h0 = 16 * half, width = (nr) - h0 < 16 ? (nr) - h0 : 16;                                                \
+        __mmask16 mask = (__mmask16)((1u << width) - 1);                                                               \
+        __m512i column_sums = _mm512_maskz_loadu_epi32(mask, (sums) + h0);                                             \
+        __m512 ws = _mm512_maskz_loadu_ps(mask, (w_scales) + h0);                                                      \
+        __m512 bv = (bias) ? _mm512_maskz_loadu_ps(mask, (bias) + h0) : _mm512_setzero_ps();                           \
+        body                                                                                                           \
+    }
 
 LOUPE_VNNI static void int8_tile_vnni(size_t groups, const uint8_t *a, size_t lda, size_t mr, const int8_t *b,
                                       const float *a_scales, const int32_t *a_zeros, const float *w_scales,
@@ -176,22 +265,147 @@ LOUPE_VNNI static void int8_tile_vnni(size_t groups, const uint8_t *a, size_t ld
         }
         b += I8_NR * 4;
     }
-    // c = (acc − z · Σw) · sx · sw + bias, sixteen columns at a time, masked at the edge.
-    for (int half = 0; half < 2; half++) {
-        size_t j0 = 16 * (size_t)half;
-        if (j0 >= nr) break;
-        size_t width = nr - j0 < 16 ? nr - j0 : 16;
-        __mmask16 mask = (__mmask16)((1u << width) - 1);
-        __m512i column_sums = _mm512_maskz_loadu_epi32(mask, sums + j0);
-        __m512 ws = _mm512_maskz_loadu_ps(mask, w_scales + j0);
-        __m512 bv = bias ? _mm512_maskz_loadu_ps(mask, bias + j0) : _mm512_setzero_ps();
-        for (size_t i = 0; i < mr; i++) {
-            __m512i shift = _mm512_mullo_epi32(column_sums, _mm512_set1_epi32(a_zeros[i]));
-            __m512 v = _mm512_cvtepi32_ps(_mm512_sub_epi32(acc[i][half], shift));
-            __m512 y = _mm512_fmadd_ps(v, _mm512_mul_ps(ws, _mm512_set1_ps(a_scales[i])), bv);
-            _mm512_mask_storeu_ps(c + i * ldc + j0, mask, y);
+    INT8_FOR_EACH_HALF(nr, sums, w_scales, bias, {
+        for (size_t i = 0; i < mr; i++)
+            int8_store16(acc[i][half], column_sums, ws, bv, a_scales[i], a_zeros[i], c + i * ldc + h0, mask);
+    })
+}
+
+// AMX (Sapphire Rapids and later): eight tile registers of 16 rows × 64 bytes, and tdpbusd, which
+// multiplies a 16 × 64 u8 tile by a 16 × 64 s8 tile holding 16 groups of 4 inputs for 16 columns
+// (the bytes vpdpbusd reads, 16 columns wide) into 16 × 16 int32: 16,384 multiply-adds an
+// instruction, about eleven times what vpdpbusd does a cycle here. A 32-column weight panel is two
+// such B tiles side by side (row stride 128 bytes), so the VNNI packing serves unchanged.
+//
+// Tiles 0–3 hold C, 32 rows × 32 columns (row block r, column half h in tile 2r + h); 4 and 5 the
+// two row blocks of A; 6 and 7 the two halves of B. The sums are the same integers as VNNI's, and
+// the epilogue is the same code, so the two forms store the same bits. Inputs are taken 64 at a
+// time, so AMX runs when k is a multiple of 64 (MiniLM's 384 and 1536) and VNNI otherwise.
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
+int loupe_has_amx_int8(void) {
+    static int known = -1;
+    if (known < 0) {
+        int usable = 0;
+#if defined(__linux__) && defined(SYS_arch_prctl)
+        // Linux gives a process the 8 KiB tile state only once it asks (arch_prctl
+        // ARCH_REQ_XCOMP_PERM for XFEATURE_XTILEDATA, Linux 5.16+); before that the first tile
+        // instruction is a fault. The permission is the whole process's.
+        enum { ARCH_REQ_XCOMP_PERM = 0x1023, XFEATURE_XTILEDATA = 18 };
+        usable = loupe_has_avx512_vnni() && __builtin_cpu_supports("amx-tile") && __builtin_cpu_supports("amx-int8") &&
+                 syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) == 0;
+#endif
+        known = usable;
+    }
+    return known;
+}
+
+#define LOUPE_AMX __attribute__((target("amx-tile,amx-int8,avx512f,avx512bw,avx512vl,avx512vnni,fma")))
+
+typedef struct {
+    uint8_t palette, start_row, reserved[14];
+    uint16_t bytes_per_row[16];
+    uint8_t rows[16];
+} amx_tile_config;
+
+// Row blocks of `top` and `bottom` rows (bottom 0: tiles 2, 3 and 5 left unconfigured).
+LOUPE_AMX static void amx_configure(size_t top, size_t bottom) {
+    amx_tile_config config;
+    memset(&config, 0, sizeof config);
+    config.palette = 1;
+    const uint8_t rows[8] = {(uint8_t)top, (uint8_t)top, (uint8_t)bottom, (uint8_t)bottom,
+                             (uint8_t)top, (uint8_t)bottom, 16, 16};
+    for (int t = 0; t < 8; t++) {
+        config.rows[t] = rows[t];
+        config.bytes_per_row[t] = rows[t] ? 64 : 0;
+    }
+    _tile_loadconfig(&config);
+}
+
+// One 32-column panel against `mr` ≤ 32 rows of A, the int32 sums stored in `out` (32 × 32).
+LOUPE_AMX static inline __attribute__((always_inline)) void amx_block(size_t steps, const uint8_t *a, size_t lda,
+                                                                    int two, const int8_t *panel, int32_t *out) {
+    _tile_zero(0);
+    _tile_zero(1);
+    if (two) {
+        _tile_zero(2);
+        _tile_zero(3);
+    }
+    for (size_t s = 0; s < steps; s++) {
+        const int8_t *b = panel + s * 16 * I8_NR * 4;
+        _tile_loadd(6, b, I8_NR * 4);
+        _tile_loadd(7, b + 64, I8_NR * 4);
+        _tile_loadd(4, a + 64 * s, lda);
+        _tile_dpbusd(0, 4, 6);
+        _tile_dpbusd(1, 4, 7);
+        if (two) {
+            _tile_loadd(5, a + 16 * lda + 64 * s, lda);
+            _tile_dpbusd(2, 5, 6);
+            _tile_dpbusd(3, 5, 7);
         }
     }
+    _tile_stored(0, out, 32 * 4);
+    _tile_stored(1, out + 16, 32 * 4);
+    if (two) {
+        _tile_stored(2, out + 16 * 32, 32 * 4);
+        _tile_stored(3, out + 16 * 32 + 16, 32 * 4);
+    }
+}
+
+// The epilogue of one block: `mr` ≤ 32 rows from row i0 against the panel of columns from p0,
+// their int32 sums in `out`.
+LOUPE_AMX static inline __attribute__((always_inline)) void amx_store(size_t i0, size_t mr, size_t p0, size_t n,
+                                                                    const float *a_scales, const int32_t *a_zeros,
+                                                                    const float *w_scales, const int32_t *column_sums,
+                                                                    const float *bias, float *c, size_t ldc,
+                                                                    const int32_t *out) {
+    size_t nr = n - p0 < I8_NR ? n - p0 : I8_NR;
+    const int32_t *sums = column_sums + p0;
+    const float *scales = w_scales + p0, *b = bias ? bias + p0 : NULL;
+    INT8_FOR_EACH_HALF(nr, sums, scales, b, {
+        for (size_t i = 0; i < mr; i++)
+            int8_store16(_mm512_loadu_si512(out + i * 32 + h0), column_sums, ws, bv, a_scales[i0 + i], a_zeros[i0 + i],
+                         c + (i0 + i) * ldc + p0 + h0, mask);
+    })
+}
+
+// The `mr` ≤ 32 rows from row i0 against every panel. The epilogue of panel p − 1 comes after
+// the tile instructions of panel p in program order, so the core works on it while the tile unit
+// works through p's products (two buffers of sums).
+LOUPE_AMX static void amx_rows(size_t steps, size_t i0, size_t mr, size_t n, const uint8_t *a, size_t lda,
+                               const float *a_scales, const int32_t *a_zeros, const int8_t *packed,
+                               const float *w_scales, const int32_t *column_sums, const float *bias, float *c,
+                               size_t ldc) {
+    int32_t out[2][32 * 32];
+    size_t panels = (n + I8_NR - 1) / I8_NR;
+    for (size_t p = 0; p <= panels; p++) {
+        if (p < panels) amx_block(steps, a + i0 * lda, lda, mr > 16, packed + p * I8_NR * steps * 64, out[p & 1]);
+        if (p > 0)
+            amx_store(i0, mr, (p - 1) * I8_NR, n, a_scales, a_zeros, w_scales, column_sums, bias, c, ldc,
+                      out[(p - 1) & 1]);
+    }
+}
+
+LOUPE_AMX static void int8_linear_amx(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, const float *a_scales,
+                                      const int32_t *a_zeros, const int8_t *packed, const float *w_scales,
+                                      const int32_t *column_sums, const float *bias, float *c, size_t ldc) {
+    size_t steps = k / 64, full = m / 32 * 32;
+    // Row blocks outside, panels inside: a block of A (32 rows) stays in L1 across the panels. The
+    // other order (each panel across the row blocks) measured the same.
+    if (full) {
+        amx_configure(16, 16);
+        for (size_t i0 = 0; i0 < full; i0 += 32)
+            amx_rows(steps, i0, 32, n, a, lda, a_scales, a_zeros, packed, w_scales, column_sums, bias, c, ldc);
+    }
+    if (full < m) {
+        size_t mr = m - full, top = mr < 16 ? mr : 16;
+        amx_configure(top, mr - top);
+        amx_rows(steps, full, mr, n, a, lda, a_scales, a_zeros, packed, w_scales, column_sums, bias, c, ldc);
+    }
+    _tile_release();
 }
 
 static void int8_tile_baseline(size_t groups, const uint8_t *a, size_t lda, size_t mr, const int8_t *b,
@@ -207,19 +421,31 @@ static void int8_tile_baseline(size_t groups, const uint8_t *a, size_t lda, size
         }
 }
 
-static void int8_linear(int vnni, size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, const float *a_scales,
-                        const int32_t *a_zeros, const int8_t *packed, const float *w_scales, const int32_t *column_sums, const float *bias,
-                        float *c, size_t ldc) {
-    size_t groups = up_to(k, 4) / 4;
+loupe_int8_form loupe_int8_usable_form(loupe_int8_form widest) {
+    if (widest >= LOUPE_INT8_AMX && loupe_has_amx_int8()) return LOUPE_INT8_AMX;
+    if (widest >= LOUPE_INT8_VNNI && loupe_has_avx512_vnni()) return LOUPE_INT8_VNNI;
+    return LOUPE_INT8_PORTABLE;
+}
+
+void loupe_int8_linear_form(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, const float *a_scales,
+                            const int32_t *a_zeros, const int8_t *packed, const float *w_scales,
+                            const int32_t *column_sums, const float *bias, float *c, size_t ldc,
+                            loupe_int8_form widest) {
+    loupe_int8_form form = loupe_int8_usable_form(widest);
+    size_t k4 = up_to(k, 4), groups = k4 / 4;
+    if (m == 0) return;
+    if (form == LOUPE_INT8_AMX && k4 % 64 == 0) {
+        int8_linear_amx(m, n, k4, a, lda, a_scales, a_zeros, packed, w_scales, column_sums, bias, c, ldc);
+        return;
+    }
     for (size_t j0 = 0; j0 < n; j0 += I8_NR) {
         size_t nr = n - j0 < I8_NR ? n - j0 : I8_NR;
         const int8_t *panel = packed + (j0 / I8_NR) * I8_NR * groups * 4;
         for (size_t i0 = 0; i0 < m; i0 += I8_MR) {
             size_t mr = m - i0 < I8_MR ? m - i0 : I8_MR;
-            if (vnni) {
+            if (form != LOUPE_INT8_PORTABLE) {
                 int8_tile_vnni(groups, a + i0 * lda, lda, mr, panel, a_scales + i0, a_zeros + i0, w_scales + j0,
-                               column_sums + j0,
-                               bias ? bias + j0 : NULL, c + i0 * ldc + j0, ldc, nr);
+                               column_sums + j0, bias ? bias + j0 : NULL, c + i0 * ldc + j0, ldc, nr);
             } else {
                 int8_tile_baseline(groups, a + i0 * lda, lda, mr, panel, a_scales + i0, a_zeros + i0, w_scales + j0,
                                    column_sums + j0, bias ? bias + j0 : NULL, c + i0 * ldc + j0, ldc, nr);
@@ -228,17 +454,17 @@ static void int8_linear(int vnni, size_t m, size_t n, size_t k, const uint8_t *a
     }
 }
 
+static _Atomic loupe_int8_form process_widest = LOUPE_INT8_AMX;
+
+void loupe_int8_set_widest(loupe_int8_form widest) { process_widest = widest; }
+
+loupe_int8_form loupe_int8_widest(void) { return loupe_int8_usable_form(process_widest); }
+
 void loupe_int8_linear(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, const float *a_scales,
                        const int32_t *a_zeros, const int8_t *packed, const float *w_scales, const int32_t *column_sums,
                        const float *bias, float *c, size_t ldc) {
-    int8_linear(loupe_has_avx512_vnni(), m, n, k, a, lda, a_scales, a_zeros, packed, w_scales, column_sums, bias, c,
-                ldc);
-}
-
-void loupe_int8_linear_portable(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, const float *a_scales,
-                                const int32_t *a_zeros, const int8_t *packed, const float *w_scales,
-                                const int32_t *column_sums, const float *bias, float *c, size_t ldc) {
-    int8_linear(0, m, n, k, a, lda, a_scales, a_zeros, packed, w_scales, column_sums, bias, c, ldc);
+    loupe_int8_linear_form(m, n, k, a, lda, a_scales, a_zeros, packed, w_scales, column_sums, bias, c, ldc,
+                           process_widest);
 }
 
 // The int8 compute roof: independent multiply-add chains on registers, as the fp32 FMA loop in
@@ -256,6 +482,29 @@ LOUPE_VNNI static int32_t int8_peak_vnni(uint64_t iterations) {
     __m512i sum = acc[0];
     for (int i = 1; i < 12; i++) sum = _mm512_add_epi32(sum, acc[i]);
     return _mm512_reduce_add_epi32(sum);
+}
+
+// With AMX: four independent tdpbusd on tiles 0–3 from tiles 4–7, each 16 × 16 × 64 multiply-adds.
+LOUPE_AMX static int32_t int8_peak_amx(uint64_t iterations) {
+    amx_configure(16, 16);
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+    _tile_zero(4);
+    _tile_zero(5);
+    _tile_zero(6);
+    _tile_zero(7);
+    for (uint64_t it = 0; it < iterations; it++) {
+        _tile_dpbusd(0, 4, 6);
+        _tile_dpbusd(1, 4, 7);
+        _tile_dpbusd(2, 5, 6);
+        _tile_dpbusd(3, 5, 7);
+    }
+    int32_t out[16 * 16];
+    _tile_stored(0, out, 64);
+    _tile_release();
+    return out[0];
 }
 
 // Without VNNI: vpmaddubsw (u8 × s8 pairs summed into int16), vpmaddwd by ones (into int32),
@@ -286,6 +535,7 @@ static int has_avx2(void) {
 }
 
 int32_t loupe_int8_peak(uint64_t iterations) {
+    if (loupe_has_amx_int8()) return int8_peak_amx(iterations);
     if (loupe_has_avx512_vnni()) return int8_peak_vnni(iterations);
     if (has_avx2()) return int8_peak_avx2(iterations);
     // The portable kernel's own arithmetic: int32 multiply-adds of widened bytes.
@@ -300,12 +550,14 @@ int32_t loupe_int8_peak(uint64_t iterations) {
 }
 
 uint64_t loupe_int8_ops_per_iteration(void) {
+    if (loupe_has_amx_int8()) return 4 * 16 * 16 * 64 * 2;
     if (loupe_has_avx512_vnni()) return 12 * 64 * 2;
     if (has_avx2()) return 8 * 32 * 2;
     return 64 * 2;
 }
 
 const char *loupe_int8_peak_method(void) {
+    if (loupe_has_amx_int8()) return "tdpbusd loop, AMX-INT8 tiles";
     if (loupe_has_avx512_vnni()) return "vpdpbusd loop, AVX-512 VNNI";
     if (has_avx2()) return "vpmaddubsw + vpmaddwd loop, AVX2";
     return "scalar int32 multiply-add loop";

@@ -85,6 +85,38 @@ package struct QuantizedLinear: Sendable {
         }
     }
 
+    /// The forms of the int8 kernel, widest last (`loupe_int8_form`): the plain C loop, the AVX-512
+    /// VNNI register tile, AMX's tile registers. VNNI and AMX store the same bits.
+    package enum Form: String, CaseIterable, Sendable {
+        case portable, vnni, amx
+
+        var level: loupe_int8_form {
+            switch self {
+            case .portable: LOUPE_INT8_PORTABLE
+            case .vnni: LOUPE_INT8_VNNI
+            case .amx: LOUPE_INT8_AMX
+            }
+        }
+
+        init(_ form: loupe_int8_form) {
+            switch form {
+            case LOUPE_INT8_AMX: self = .amx
+            case LOUPE_INT8_VNNI: self = .vnni
+            default: self = .portable
+            }
+        }
+
+        /// The form a kernel asked for `self` runs on this CPU.
+        package var usable: Form { Form(loupe_int8_usable_form(level)) }
+
+        /// The form the int8 layers run in this process: the widest the CPU has, or what was set
+        /// (to compare the forms on one machine), narrowed to what the CPU has.
+        package static var processWidest: Form {
+            get { Form(loupe_int8_widest()) }
+            set { loupe_int8_set_widest(newValue.level) }
+        }
+    }
+
     /// Bytes the quantised weight takes (against 4 · inputs · outputs in fp32).
     package var weightBytes: Int { packed.count }
 
@@ -92,13 +124,13 @@ package struct QuantizedLinear: Sendable {
     /// of `outputs` floats at `output`: the rows quantised (smoothed first when the layer is), then
     /// the int8 kernel with the bias added as it stores.
     ///
-    /// - Parameter portable: the plain C loop even where the CPU has VNNI (for tests: it is what a
-    ///   CPU without VNNI runs).
+    /// - Parameter widest: the widest form of the kernel to run, where the CPU has it (tests run
+    ///   each form this CPU can; a CPU without VNNI runs `.portable`); nil for the process's
+    ///   (`Form.processWidest`).
     package func apply(
-        rows: Int, input: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>, portable: Bool = false
+        rows: Int, input: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>, widest: Form? = nil
     ) {
         guard rows > 0 else { return }
-        let kernel = portable ? loupe_int8_linear_portable : loupe_int8_linear
         let stride = loupe_int8_row_bytes(inputs)
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: rows * stride) { quantized in
             withUnsafeTemporaryAllocation(of: Float.self, capacity: rows) { rowScales in
@@ -112,10 +144,10 @@ package struct QuantizedLinear: Sendable {
                         scales.withUnsafeBufferPointer { scales in
                             columnSums.withUnsafeBufferPointer { sums in
                                 Self.withPointer(bias) { bias in
-                                    kernel(
+                                    loupe_int8_linear_form(
                                         rows, outputs, inputs, quantized.baseAddress, stride, rowScales.baseAddress,
                                         zeros.baseAddress, packed.baseAddress, scales.baseAddress, sums.baseAddress,
-                                        bias, output, outputs)
+                                        bias, output, outputs, (widest ?? Form.processWidest).level)
                                 }
                             }
                         }
@@ -155,11 +187,11 @@ extension Kernels {
     /// The int8 form of `linear(_:rows:weight:bias:into:at:)`: a block of `x`'s rows into the
     /// rows of `output` from `outputRow`.
     ///
-    /// - Parameter portable: the plain C loop even where the CPU has VNNI (for tests: it is what a
-    ///   CPU without VNNI runs).
+    /// - Parameter widest: the widest form of the int8 kernel to run where the CPU has it (nil:
+    ///   the process's).
     package static func linear(
         _ x: Tensor, rows: Range<Int>, quantized layer: QuantizedLinear, into output: inout Tensor, at outputRow: Int,
-        portable: Bool = false
+        widest: QuantizedLinear.Form? = nil
     ) {
         let inputs = x.columns
         precondition(inputs == layer.inputs, "layer takes rows of \(layer.inputs), got \(inputs)")
@@ -171,7 +203,7 @@ extension Kernels {
             output.storage.withUnsafeMutableBufferPointer { out in
                 layer.apply(
                     rows: rows.count, input: xp.baseAddress! + rows.lowerBound * inputs,
-                    output: out.baseAddress! + outputRow * layer.outputs, portable: portable)
+                    output: out.baseAddress! + outputRow * layer.outputs, widest: widest)
             }
         }
     }

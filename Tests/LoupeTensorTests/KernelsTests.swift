@@ -196,9 +196,32 @@ private func random(_ shape: [Int], seed: UInt64) -> Tensor {
         var fast = Tensor(zeros: [29, 70])
         var portable = Tensor(zeros: [29, 70])
         Kernels.linear(x, rows: 0..<29, quantized: layer, into: &fast, at: 0)
-        Kernels.linear(x, rows: 0..<29, quantized: layer, into: &portable, at: 0, portable: true)
+        Kernels.linear(x, rows: 0..<29, quantized: layer, into: &portable, at: 0, widest: .portable)
         let worst = zip(fast.storage, portable.storage).map { abs($0 - $1) / max(1, abs($1)) }.max() ?? .infinity
         #expect(worst < 1e-5, "max relative difference \(worst)")
+    }
+
+    /// AMX's tiles (32 rows × 32 columns, inputs 64 at a time) sum the same integers as the VNNI
+    /// register tile and share its epilogue, so the two store the same bits: on row counts around
+    /// the 16-row tile and the 32-row block, column counts short of a 32-column panel, and inputs
+    /// that are a multiple of 64 (AMX runs) or not (AMX falls back to VNNI). On a CPU without one of
+    /// them the widest form it has runs both times.
+    @Test(arguments: [1, 15, 16, 17, 31, 32, 33, 45, 64, 250])
+    func amxAndVNNIStoreTheSameBits(rows: Int) {
+        for (inputs, outputs) in [(384, 70), (1536, 384), (64, 24), (390, 33)] {
+            let x = random([rows, inputs], seed: 71 + rows)
+            let layer = QuantizedLinear(
+                weight: random([outputs, inputs], seed: 72), bias: outputs % 2 == 0 ? random([outputs], seed: 73) : nil)
+            var amx = Tensor(zeros: [rows, outputs])
+            var vnni = Tensor(zeros: [rows, outputs])
+            Kernels.linear(x, rows: 0..<rows, quantized: layer, into: &amx, at: 0, widest: .amx)
+            Kernels.linear(x, rows: 0..<rows, quantized: layer, into: &vnni, at: 0, widest: .vnni)
+            #expect(amx.storage == vnni.storage, "\(rows) × \(inputs) → \(outputs)")
+            var portable = Tensor(zeros: [rows, outputs])
+            Kernels.linear(x, rows: 0..<rows, quantized: layer, into: &portable, at: 0, widest: .portable)
+            let worst = zip(amx.storage, portable.storage).map { abs($0 - $1) / max(1, abs($1)) }.max() ?? .infinity
+            #expect(worst < 1e-5, "\(rows) × \(inputs) → \(outputs): max relative difference \(worst)")
+        }
     }
 
     /// Rows that are almost all positive (as GELU's output is) keep all 256 levels with the zero
@@ -211,9 +234,9 @@ private func random(_ shape: [Int], seed: UInt64) -> Tensor {
         for index in x.storage.indices { x.storage[index] = max(-0.17, x.storage[index]) }
         for r in 0..<rows { x.storage[r * inputs + 856] = 24 + x.storage[r * inputs + 856] }
         let reference = Kernels.linear(x, weight: w, bias: nil)
-        func error(_ layer: QuantizedLinear, portable: Bool = false) -> Double {
+        func error(_ layer: QuantizedLinear, widest: QuantizedLinear.Form = .amx) -> Double {
             var y = Tensor(zeros: [rows, outputs])
-            Kernels.linear(x, rows: 0..<rows, quantized: layer, into: &y, at: 0, portable: portable)
+            Kernels.linear(x, rows: 0..<rows, quantized: layer, into: &y, at: 0, widest: widest)
             var error: Double = 0
             var norm: Double = 0
             for (a, e) in zip(y.storage, reference.storage) {
@@ -225,7 +248,7 @@ private func random(_ shape: [Int], seed: UInt64) -> Tensor {
         let plain = error(QuantizedLinear(weight: w, bias: nil))
         let kept = QuantizedLinear(weight: w, bias: nil, outliers: [856])
         #expect(error(kept) < plain * 0.5, "with the channel in fp32 \(error(kept)), without \(plain)")
-        #expect(abs(error(kept, portable: true) - error(kept)) < 1e-6)
+        #expect(abs(error(kept, widest: .portable) - error(kept)) < 1e-6)
         #expect(error(kept) < 0.01)
     }
 

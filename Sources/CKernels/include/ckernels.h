@@ -60,18 +60,32 @@ size_t loupe_int8_row_bytes(size_t k);
 /// 1 / s_p; the weight's column p was multiplied by s_p before it was packed).
 void loupe_int8_quantize_rows(size_t m, size_t k, const float *x, size_t ldx, const float *column_multipliers,
                               uint8_t *q, size_t ldq, float *scales, int32_t *zeros);
+/// The forms of the int8 kernel, widest last: the plain C loop, the AVX-512 VNNI register tile, and
+/// AMX's tile registers (which need k a multiple of 64, and run VNNI otherwise).
+typedef enum { LOUPE_INT8_PORTABLE = 0, LOUPE_INT8_VNNI = 1, LOUPE_INT8_AMX = 2 } loupe_int8_form;
+/// The widest form up to `widest` that this CPU and, for AMX, the operating system allow.
+loupe_int8_form loupe_int8_usable_form(loupe_int8_form widest);
+/// Caps the form `loupe_int8_linear` runs in this process (AMX, the widest, unless set): for
+/// comparing the forms on one machine (`loupe bench embed --int8-kernel`).
+void loupe_int8_set_widest(loupe_int8_form widest);
+/// The form `loupe_int8_linear` runs here: the cap, narrowed to what the CPU has.
+loupe_int8_form loupe_int8_widest(void);
 /// c = dequant(a) · dequant(w)ᵀ + bias for quantised rows `a` (their scales and zero points) and
-/// packed weights: int32 sums
-/// (AVX-512 VNNI when the CPU has it), scaled back and biased as they are stored. `bias` may be NULL.
+/// packed weights: int32 sums in the widest form the CPU has (up to the process's cap), scaled
+/// back and biased as they are stored. `bias` may be NULL. The VNNI and AMX forms store the same
+/// bits.
 void loupe_int8_linear(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, const float *a_scales,
                        const int32_t *a_zeros, const int8_t *packed, const float *w_scales, const int32_t *column_sums,
                        const float *bias, float *c, size_t ldc);
-/// The same with the plain C loop whatever the CPU has (what a CPU without VNNI runs; for tests).
-void loupe_int8_linear_portable(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, const float *a_scales,
-                                const int32_t *a_zeros, const int8_t *packed, const float *w_scales,
-                                const int32_t *column_sums, const float *bias, float *c, size_t ldc);
+/// `loupe_int8_linear` in the widest form up to `widest` that the CPU has (for tests and benches).
+void loupe_int8_linear_form(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, const float *a_scales,
+                            const int32_t *a_zeros, const int8_t *packed, const float *w_scales,
+                            const int32_t *column_sums, const float *bias, float *c, size_t ldc,
+                            loupe_int8_form widest);
 /// Whether the CPU has AVX-512 with VNNI (checked once).
 int loupe_has_avx512_vnni(void);
+/// Whether the CPU has AMX-INT8 and the process may use its tiles (asked of Linux once).
+int loupe_has_amx_int8(void);
 
 /// Softmax of each row, three passes: maximum; exp(x − max) written to y and summed; scale.
 /// y may equal x.
@@ -137,8 +151,8 @@ uint64_t loupe_fma_flops_per_iteration(void);
 const char *loupe_fma_peak_method(void);
 
 /// The int8 compute roof's loop: `iterations` rounds of independent u8 × s8 multiply-add chains
-/// on registers, with the instruction the int8 kernels can use here (vpdpbusd with AVX-512 VNNI,
-/// else vpmaddubsw + vpmaddwd with AVX2, else scalar). Returns a value derived from the
+/// on registers, with the instruction the int8 kernels can use here (tdpbusd on AMX tiles, else
+/// vpdpbusd with AVX-512 VNNI, else vpmaddubsw + vpmaddwd with AVX2, else scalar). Returns a value derived from the
 /// accumulators, so the work cannot be removed.
 int32_t loupe_int8_peak(uint64_t iterations);
 

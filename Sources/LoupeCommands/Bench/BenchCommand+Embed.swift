@@ -32,6 +32,11 @@ extension BenchCommand {
                 "The linear layers' arithmetic: fp32, or int8 (then each embedding's cosine to the fp32 one is reported too)."
         )
         var precision: Precision = .fp32
+        @Option(
+            help:
+                "With int8: the widest int8 kernel to run (amx, vnni or portable; default the widest this CPU has), to compare them on one machine."
+        )
+        var int8Kernel: QuantizedLinear.Form?
         @Flag(
             help:
                 "Also profile one pass per operation (time, GFLOP/s, FLOP/byte) and store it in the workspace's kernel_runs for the roofline."
@@ -49,6 +54,8 @@ extension BenchCommand {
             var precision: String
             /// The kernels OpenBLAS runs (see `BLAS.core`).
             var blasCore: String
+            /// With int8: the int8 kernel the linear layers ran (amx, vnni or portable).
+            var int8Kernel: String?
             /// With int8: the lowest and the mean cosine between a sentence's int8 and fp32 embeddings.
             var minimumCosineToFP32: Double?
             var meanCosineToFP32: Double?
@@ -79,6 +86,7 @@ extension BenchCommand {
             }
             let lines = text.split(separator: "\n").map(String.init).filter { !$0.isEmpty }
             guard !lines.isEmpty else { throw CommandFailure("\(sentences): no sentences") }
+            if let int8Kernel { QuantizedLinear.Form.processWidest = int8Kernel }
             var watch = Stopwatch()
             let embedder = try context.session.models.miniLM(precision: precision)
             let loadSeconds = watch.lap()
@@ -131,6 +139,7 @@ extension BenchCommand {
                 passSeconds: passes, sentencesPerSecond: Double(lines.count) / median,
                 tokensPerSecond: Double(tokens.reduce(0, +)) / median, precision: precision.rawValue,
                 blasCore: BLAS.core,
+                int8Kernel: precision == .fp32 ? nil : QuantizedLinear.Form.processWidest.rawValue,
                 minimumCosineToFP32: cosines.min(),
                 meanCosineToFP32: cosines.isEmpty ? nil : cosines.reduce(0, +) / Double(cosines.count),
                 operations: operations, gflopsPerPass: gflopsPerPass, fp32PeakGflops: peak,
@@ -148,8 +157,9 @@ extension BenchCommand {
             if let lowest = result.minimumCosineToFP32, let mean = result.meanCosineToFP32 {
                 context.print(
                     String(
-                        format: "  %@: cosine to the fp32 embedding, lowest %.5f, mean %.5f over the %d sentences",
-                        precision.rawValue, lowest, mean, lines.count))
+                        format:
+                            "  %@ (%@ kernel): cosine to the fp32 embedding, lowest %.5f, mean %.5f over the %d sentences",
+                        precision.rawValue, result.int8Kernel ?? "?", lowest, mean, lines.count))
             }
             if let work = gflopsPerPass, let peak, let fraction = result.fractionOfRoof {
                 context.print(

@@ -107,6 +107,7 @@ struct EmbedCommand: LoupeCommand {
 }
 
 extension Precision: ExpressibleByArgument {}
+extension QuantizedLinear.Form: ExpressibleByArgument {}
 
 /// `loupe similarity A B`: cosine similarity of two texts' MiniLM embeddings.
 struct SimilarityCommand: LoupeCommand {
