@@ -495,3 +495,218 @@ int loupe_attention_heads(size_t length, size_t heads, size_t d, size_t stride, 
     return loupe_attention_heads_isa(length, heads, d, stride, q, k, v, o, o_stride, probabilities,
                                      LOUPE_ISA_AVX512);
 }
+
+// ---- The heads in bf16 on AMX tiles (the int8 encoder's attention). With a head of 32, one
+// tdpbf16ps multiplies 16 queries by 16 keys over the whole head (16 × 16 × 32 multiply-adds into
+// fp32), and P · V takes 32 keys a step into two 16-column tiles. Q, K, V and P are rounded to
+// bf16 (8 bits of mantissa, as the int8 layers around it keep about 8 bits); the scores, the
+// softmax and the sums stay fp32. Tiles: 0–3 scores (four key blocks) or the two halves of O;
+// 4 the A operand (Q, then P); 5–7 B operands. ----
+
+#define LOUPE_AMX_BF16 __attribute__((target("amx-tile,amx-bf16,avx512f,avx512vl,avx512dq,avx512bw,avx512bf16,fma")))
+
+int loupe_has_amx_bf16(void) {
+    static int known = -1;
+    if (known < 0)
+        known = loupe_has_avx512() && __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("amx-bf16") &&
+                loupe_amx_permitted();
+    return known;
+}
+
+enum { BF_HEAD = 32 };
+
+// 32 floats (fewer when `count` < 32, the rest zero) as 32 bf16, rounded to nearest even.
+LOUPE_AMX_BF16 static inline __m512i bf16_32(const float *x, size_t count) {
+    __mmask16 low = count >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << count) - 1);
+    __mmask16 high = count >= 32 ? (__mmask16)0xFFFF : count > 16 ? (__mmask16)((1u << (count - 16)) - 1) : 0;
+    __m512 lo = _mm512_maskz_loadu_ps(low, x), hi = _mm512_maskz_loadu_ps(high, x + 16);
+    return (__m512i)_mm512_cvtne2ps_pbh(hi, lo);
+}
+
+// Q's rows as bf16 (row i at qb + 32 i; rows past `length` up to a multiple of 16 zero). K as
+// B tiles for Q · Kᵀ: block b of 16 keys is 16 rows (dimension pairs) of 16 keys × 2 bf16, i.e.
+// the 16 × 16 transpose of the keys' dimension pairs. V as B tiles for P · V: block b of 32 keys,
+// half c of the columns, is 16 rows (key pairs) of 16 columns × 2 bf16, two keys interleaved.
+LOUPE_AMX_BF16 static void bf16_pack_head(size_t length, size_t stride, const float *q, const float *k, const float *v,
+                                          uint16_t *qb, uint32_t *kb, uint16_t *vb) {
+    size_t rows16 = up(length, 16), rows32 = up(length, 32);
+    for (size_t i = 0; i < rows16; i++)
+        _mm512_storeu_si512(qb + i * BF_HEAD, i < length ? bf16_32(q + i * stride, BF_HEAD) : _mm512_setzero_si512());
+    for (size_t j0 = 0; j0 < rows16; j0 += 16) {
+        uint32_t pairs[16][16];
+        for (size_t j = 0; j < 16; j++)
+            _mm512_storeu_si512(pairs[j], j0 + j < length ? bf16_32(k + (j0 + j) * stride, BF_HEAD)
+                                                          : _mm512_setzero_si512());
+        uint32_t *block = kb + j0 * 16;
+        for (size_t r = 0; r < 16; r++)
+            for (size_t j = 0; j < 16; j++) block[r * 16 + j] = pairs[j][r];
+    }
+    // Output lane 2t holds key 2r's column t and lane 2t + 1 key 2r + 1's (16 + t for the second half).
+    __m512i first, second;
+    {
+        uint16_t lanes[2][32];
+        for (int t = 0; t < 16; t++) {
+            lanes[0][2 * t] = (uint16_t)t;
+            lanes[0][2 * t + 1] = (uint16_t)(32 + t);
+            lanes[1][2 * t] = (uint16_t)(16 + t);
+            lanes[1][2 * t + 1] = (uint16_t)(48 + t);
+        }
+        first = _mm512_loadu_si512(lanes[0]);
+        second = _mm512_loadu_si512(lanes[1]);
+    }
+    for (size_t j0 = 0; j0 < rows32; j0 += 32) {
+        uint16_t *block = vb + j0 * BF_HEAD;
+        for (size_t r = 0; r < 16; r++) {
+            size_t a = j0 + 2 * r, b = a + 1;
+            __m512i x = a < length ? bf16_32(v + a * stride, BF_HEAD) : _mm512_setzero_si512();
+            __m512i y = b < length ? bf16_32(v + b * stride, BF_HEAD) : _mm512_setzero_si512();
+            _mm512_storeu_si512(block + r * 32, _mm512_permutex2var_epi16(x, first, y));
+            _mm512_storeu_si512(block + 512 + r * 32, _mm512_permutex2var_epi16(x, second, y));
+        }
+    }
+}
+
+// e^x for 16 lanes, for weights that are rounded to bf16 next: exp512's range reduction with a
+// degree-4 polynomial (relative error under 4e-5, a hundredth of bf16's half step of 2e-3).
+LOUPE_AVX512 static inline __m512 exp512_bf16(__m512 x) {
+    x = _mm512_max_ps(x, _mm512_set1_ps(-87.3f));
+    const __m512 shift = _mm512_set1_ps(12582912.0f);
+    __m512 shifted = _mm512_fmadd_ps(x, _mm512_set1_ps(1.44269504f), shift);
+    __m512 n = _mm512_sub_ps(shifted, shift);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.69314718f), x);
+    __m512 p = _mm512_set1_ps(1.0f / 24);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    __m512i e = _mm512_slli_epi32(
+        _mm512_add_epi32(_mm512_castps_si512(shifted), _mm512_set1_epi32(127 - 0x4B400000)), 23);
+    return _mm512_mul_ps(p, _mm512_castsi512_ps(e));
+}
+
+// The softmax of 16 rows of scores (`length` real columns, row stride `ls`), written as bf16
+// weights into `pb` (row stride `rows32`, zero past `length`): the maximum, then exp(scale · s −
+// scale · max) kept in place and summed, then the division folded into the rounding to bf16.
+// The scores are ≤ 0 after the shift, so only the lower clamp is needed.
+LOUPE_AMX_BF16 static void bf16_softmax(size_t length, float scale, float *s, size_t ls, uint16_t *pb, size_t rows32) {
+    const __m512 vscale = _mm512_set1_ps(scale);
+    for (size_t i = 0; i < 16; i++) {
+        float *row = s + i * ls;
+        __m512 vmax = _mm512_set1_ps(-INFINITY);
+        for (size_t j = 0; j < length; j += 16) {
+            __mmask16 mask = length - j >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (length - j)) - 1);
+            vmax = _mm512_mask_max_ps(vmax, mask, vmax, _mm512_maskz_loadu_ps(mask, row + j));
+        }
+        __m512 shift = _mm512_set1_ps(_mm512_reduce_max_ps(vmax) * scale), vsum = _mm512_setzero_ps();
+        for (size_t j = 0; j < length; j += 16) {
+            __mmask16 mask = length - j >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (length - j)) - 1);
+            __m512 e = exp512_bf16(_mm512_fmsub_ps(_mm512_maskz_loadu_ps(mask, row + j), vscale, shift));
+            e = _mm512_maskz_mov_ps(mask, e);
+            _mm512_storeu_ps(row + j, e);
+            vsum = _mm512_add_ps(vsum, e);
+        }
+        __m512 inverse = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(vsum));
+        for (size_t p = 0; p < rows32; p += 32) {
+            __m512 lo = p < length ? _mm512_mul_ps(_mm512_loadu_ps(row + p), inverse) : _mm512_setzero_ps();
+            __m512 hi = p + 16 < length ? _mm512_mul_ps(_mm512_loadu_ps(row + p + 16), inverse) : _mm512_setzero_ps();
+            _mm512_storeu_si512(pb + i * rows32 + p, (__m512i)_mm512_cvtne2ps_pbh(hi, lo));
+        }
+    }
+}
+
+LOUPE_AMX_BF16 static void bf16_configure(void) {
+    loupe_amx_config config;
+    memset(&config, 0, sizeof config);
+    config.palette = 1;
+    for (int t = 0; t < 8; t++) {
+        config.rows[t] = 16;
+        config.bytes_per_row[t] = 64;
+    }
+    _tile_loadconfig(&config);
+}
+
+// Sixteen query rows from i0 of one head: scores into `s` (16 × `ls` floats), softmax, P in bf16
+// into `pb` (16 × rows32), and P · V added into O.
+LOUPE_AMX_BF16 static void bf16_query_block(size_t length, size_t i0, float scale, const uint16_t *qb,
+                                            const uint32_t *kb, const uint16_t *vb, float *s, size_t ls,
+                                            uint16_t *pb, float *o, size_t o_stride) {
+    size_t blocks = up(length, 16) / 16, rows32 = up(length, 32);
+    _tile_loadd(4, qb + i0 * BF_HEAD, 64);
+    size_t b = 0;
+    for (; b + 4 <= blocks; b += 4) {
+        _tile_zero(0);
+        _tile_zero(1);
+        _tile_zero(2);
+        _tile_zero(3);
+        _tile_loadd(5, kb + b * 256, 64);
+        _tile_dpbf16ps(0, 4, 5);
+        _tile_loadd(6, kb + (b + 1) * 256, 64);
+        _tile_dpbf16ps(1, 4, 6);
+        _tile_loadd(7, kb + (b + 2) * 256, 64);
+        _tile_dpbf16ps(2, 4, 7);
+        _tile_loadd(5, kb + (b + 3) * 256, 64);
+        _tile_dpbf16ps(3, 4, 5);
+        _tile_stored(0, s + b * 16, ls * 4);
+        _tile_stored(1, s + (b + 1) * 16, ls * 4);
+        _tile_stored(2, s + (b + 2) * 16, ls * 4);
+        _tile_stored(3, s + (b + 3) * 16, ls * 4);
+    }
+    for (; b < blocks; b++) {
+        _tile_zero(0);
+        _tile_loadd(5, kb + b * 256, 64);
+        _tile_dpbf16ps(0, 4, 5);
+        _tile_stored(0, s + b * 16, ls * 4);
+    }
+    bf16_softmax(length, scale, s, ls, pb, rows32);
+    _tile_zero(0);
+    _tile_zero(1);
+    for (size_t j0 = 0; j0 < rows32; j0 += 32) {
+        _tile_loadd(4, pb + j0, rows32 * 2);
+        _tile_loadd(5, vb + j0 * BF_HEAD, 64);
+        _tile_dpbf16ps(0, 4, 5);
+        _tile_loadd(6, vb + j0 * BF_HEAD + 512, 64);
+        _tile_dpbf16ps(1, 4, 6);
+    }
+    float out[16 * BF_HEAD];
+    _tile_stored(0, out, BF_HEAD * 4);
+    _tile_stored(1, out + 16, BF_HEAD * 4);
+    size_t rows = length - i0 < 16 ? length - i0 : 16;
+    for (size_t i = 0; i < rows; i++) {
+        float *row = o + (i0 + i) * o_stride;
+        _mm512_storeu_ps(row, _mm512_add_ps(_mm512_loadu_ps(row), _mm512_loadu_ps(out + i * BF_HEAD)));
+        _mm512_storeu_ps(row + 16, _mm512_add_ps(_mm512_loadu_ps(row + 16), _mm512_loadu_ps(out + i * BF_HEAD + 16)));
+    }
+}
+
+LOUPE_AMX_BF16 static void attention_heads_bf16_amx(size_t length, size_t heads, size_t stride, const float *q,
+                                                    const float *k, const float *v, float *o, size_t o_stride,
+                                                    void *memory) {
+    size_t rows16 = up(length, 16), rows32 = up(length, 32), ls = rows32;
+    uint16_t *qb = memory;
+    uint32_t *kb = (uint32_t *)(qb + rows16 * BF_HEAD);
+    uint16_t *vb = (uint16_t *)(kb + rows16 * 16);
+    uint16_t *pb = vb + rows32 * BF_HEAD;
+    float *s = (float *)(pb + 16 * rows32);
+    float scale = 1.0f / sqrtf((float)BF_HEAD);
+    bf16_configure();
+    for (size_t h = 0; h < heads; h++) {
+        bf16_pack_head(length, stride, q + h * BF_HEAD, k + h * BF_HEAD, v + h * BF_HEAD, qb, kb, vb);
+        for (size_t i0 = 0; i0 < length; i0 += 16)
+            bf16_query_block(length, i0, scale, qb, kb, vb, s, ls, pb, o + h * BF_HEAD, o_stride);
+    }
+    _tile_release();
+}
+
+int loupe_attention_heads_bf16(size_t length, size_t heads, size_t d, size_t stride, const float *q, const float *k,
+                               const float *v, float *o, size_t o_stride) {
+    if (length == 0) return 0;
+    if (d != BF_HEAD || !loupe_has_amx_bf16())
+        return loupe_attention_heads(length, heads, d, stride, q, k, v, o, o_stride, NULL);
+    size_t rows16 = up(length, 16), rows32 = up(length, 32);
+    size_t bytes = rows16 * BF_HEAD * 2 + rows16 * 16 * 4 + rows32 * BF_HEAD * 2 + 16 * rows32 * 2 + 16 * rows32 * 4;
+    void *memory = malloc(bytes);
+    if (!memory) return -1;
+    attention_heads_bf16_amx(length, heads, stride, q, k, v, o, o_stride, memory);
+    free(memory);
+    return 0;
+}

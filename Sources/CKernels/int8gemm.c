@@ -286,7 +286,7 @@ LOUPE_VNNI static void int8_tile_vnni(size_t groups, const uint8_t *a, size_t ld
 #include <unistd.h>
 #endif
 
-int loupe_has_amx_int8(void) {
+int loupe_amx_permitted(void) {
     static int known = -1;
     if (known < 0) {
         int usable = 0;
@@ -295,25 +295,24 @@ int loupe_has_amx_int8(void) {
         // ARCH_REQ_XCOMP_PERM for XFEATURE_XTILEDATA, Linux 5.16+); before that the first tile
         // instruction is a fault. The permission is the whole process's.
         enum { ARCH_REQ_XCOMP_PERM = 0x1023, XFEATURE_XTILEDATA = 18 };
-        usable = loupe_has_avx512_vnni() && __builtin_cpu_supports("amx-tile") && __builtin_cpu_supports("amx-int8") &&
-                 syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) == 0;
+        usable = __builtin_cpu_supports("amx-tile") && syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) == 0;
 #endif
         known = usable;
     }
     return known;
 }
 
-#define LOUPE_AMX __attribute__((target("amx-tile,amx-int8,avx512f,avx512bw,avx512vl,avx512vnni,fma")))
+int loupe_has_amx_int8(void) {
+    static int known = -1;
+    if (known < 0) known = loupe_has_avx512_vnni() && __builtin_cpu_supports("amx-int8") && loupe_amx_permitted();
+    return known;
+}
 
-typedef struct {
-    uint8_t palette, start_row, reserved[14];
-    uint16_t bytes_per_row[16];
-    uint8_t rows[16];
-} amx_tile_config;
+#define LOUPE_AMX __attribute__((target("amx-tile,amx-int8,avx512f,avx512bw,avx512vl,avx512vnni,fma")))
 
 // Row blocks of `top` and `bottom` rows (bottom 0: tiles 2, 3 and 5 left unconfigured).
 LOUPE_AMX static void amx_configure(size_t top, size_t bottom) {
-    amx_tile_config config;
+    loupe_amx_config config;
     memset(&config, 0, sizeof config);
     config.palette = 1;
     const uint8_t rows[8] = {(uint8_t)top, (uint8_t)top, (uint8_t)bottom, (uint8_t)bottom,

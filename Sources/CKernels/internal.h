@@ -21,6 +21,16 @@ static inline float loupe_largest_magnitude(const float *x, size_t count) {
     return largest;
 }
 
+/// Whether the CPU has AMX tiles and Linux lets this process use them (asked once; int8gemm.c).
+int loupe_amx_permitted(void);
+
+/// The 64 bytes `ldtilecfg` reads: palette 1 has eight tiles of up to 16 rows × 64 bytes.
+typedef struct {
+    uint8_t palette, start_row, reserved[14];
+    uint16_t bytes_per_row[16];
+    uint8_t rows[16];
+} loupe_amx_config;
+
 /// Whether the CPU has AVX2 and FMA (checked once).
 int loupe_has_avx2_fma(void);
 

@@ -284,7 +284,8 @@ package struct BertEncoder: Sendable {
         let context = OperationProfile.measure(profile, "attention QKᵀ·softmax·V", attentionCost) {
             Kernels.attention(
                 qkv: qkv, lengths: lengths, heads: heads, headSize: headSize,
-                probabilities: keepAttention ? { _, weights in kept.append(weights) } : nil)
+                probabilities: keepAttention ? { _, weights in kept.append(weights) } : nil,
+                bf16: layer.int8.queryKeyValue != nil)
         }
         if keepAttention { report(kept) }
         let addNorm = KernelCost.addLayerNorm(rows: rows, columns: hidden)

@@ -115,12 +115,15 @@ package enum Kernels {
     /// `[B, width, 3 · heads · headSize]` (Q, K, V as column blocks); the result is
     /// `[B, width, heads · headSize]`, with rows past a sequence's length zero.
     ///
-    /// - Parameter probabilities: when given, called with each sequence's weights
-    ///   `[heads, length, length]` (for capture); nil keeps them in the kernel's tile only.
+    /// - Parameters:
+    ///   - probabilities: when given, called with each sequence's weights `[heads, length, length]`
+    ///     (for capture); nil keeps them in the kernel's tile only.
+    ///   - bf16: Q, K, V and the weights rounded to bf16 and multiplied on AMX tiles, where the CPU
+    ///     has them and no weights are asked for (`loupe_attention_heads_bf16`; the int8 encoder's).
     package static func attention(
         qkv: Tensor, lengths: [Int], heads: Int, headSize: Int,
         probabilities: ((_ sequence: Int, _ weights: Tensor) -> Void)? = nil,
-        widest: CPUKernels.InstructionSet = .avx512
+        widest: CPUKernels.InstructionSet = .avx512, bf16: Bool = false
     ) -> Tensor {
         let width = qkv.shape[1]
         let hidden = heads * headSize
@@ -133,6 +136,11 @@ package enum Kernels {
                     var weights = [Float](repeating: 0, count: probabilities == nil ? 0 : heads * length * length)
                     let status = weights.withUnsafeMutableBufferPointer { wp -> Int32 in
                         guard length > 0 else { return 0 }
+                        if bf16 && probabilities == nil {
+                            return loupe_attention_heads_bf16(
+                                length, heads, headSize, 3 * hidden, q, q + hidden, q + 2 * hidden,
+                                cp.baseAddress! + b * width * hidden, hidden)
+                        }
                         return loupe_attention_heads_isa(
                             length, heads, headSize, 3 * hidden, q, q + hidden, q + 2 * hidden,
                             cp.baseAddress! + b * width * hidden, hidden, probabilities == nil ? nil : wp.baseAddress,
@@ -145,6 +153,9 @@ package enum Kernels {
         }
         return context
     }
+
+    /// Whether `attention(…, bf16: true)` runs the bf16 AMX kernel here (else the fp32 one).
+    package static var bf16AttentionRuns: Bool { loupe_has_amx_bf16() != 0 }
 
     /// Softmax of each row of a `rows × columns` block starting at `base`, in place, over the
     /// first `valid` columns; columns past `valid` (padding) get probability 0.

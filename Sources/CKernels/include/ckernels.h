@@ -130,6 +130,13 @@ int loupe_attention_heads(size_t length, size_t heads, size_t d, size_t stride, 
 /// `loupe_attention_heads` in the widest form up to `widest` that the CPU has.
 int loupe_attention_heads_isa(size_t length, size_t heads, size_t d, size_t stride, const float *q, const float *k,
                               const float *v, float *o, size_t o_stride, float *probabilities, loupe_isa widest);
+/// `loupe_attention_heads` (no probabilities) with Q, K, V and the weights rounded to bf16 and
+/// multiplied on AMX tiles, scores, softmax and sums in fp32: the int8 encoder's attention. Needs
+/// AMX-BF16 and a head of 32; otherwise it runs `loupe_attention_heads`.
+int loupe_attention_heads_bf16(size_t length, size_t heads, size_t d, size_t stride, const float *q, const float *k,
+                               const float *v, float *o, size_t o_stride);
+/// Whether the CPU has AMX-BF16 and AVX-512 BF16 and the process may use the tiles (checked once).
+int loupe_has_amx_bf16(void);
 
 #endif
 
