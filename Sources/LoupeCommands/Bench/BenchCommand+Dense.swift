@@ -5,6 +5,7 @@ import LoupeKit
 import LoupeModels
 import LoupeProfiling
 import LoupeRetrieval
+import LoupeTensor
 
 extension BenchCommand {
     /// `loupe bench dense`: MiniLM dense retrieval on Cranfield in fp32 and in int8, side by side.
@@ -27,6 +28,11 @@ extension BenchCommand {
         @Option(help: "Queries JSONL.") var queries = "sample-data/cranfield/queries.jsonl"
         @Option(help: "Qrels (TREC).") var qrels = "sample-data/cranfield/qrels.trec"
         @Flag(help: "Print JSON.") var json = false
+        @Option(
+            help:
+                "The widest int8 kernel (amx: AMX tiles and bf16 attention; vnni: VNNI and fp32 attention; portable), to compare them on one machine."
+        )
+        var int8Kernel: QuantizedLinear.Form?
 
         struct Run: Encodable {
             var precision: String
@@ -46,6 +52,7 @@ extension BenchCommand {
         }
 
         func run(in context: CommandContext) throws {
+            if let int8Kernel { QuantizedLinear.Form.processWidest = int8Kernel }
             let read = BenchCommand.readInput
             let documents = try CorpusReader.jsonl(read(corpus), file: corpus, strict: true).documents
             let queryList = try CorpusReader.jsonl(read(queries), file: queries, strict: true).documents

@@ -34,7 +34,7 @@ extension BenchCommand {
         var precision: Precision = .fp32
         @Option(
             help:
-                "With int8: the widest int8 kernel to run (amx, vnni or portable; default the widest this CPU has), to compare them on one machine."
+                "With int8: the widest int8 kernel (amx: AMX tiles and bf16 attention; vnni: VNNI and fp32 attention; portable; default the widest this CPU has), to compare them on one machine."
         )
         var int8Kernel: QuantizedLinear.Form?
         @Flag(
