@@ -145,17 +145,27 @@ LOUPE_AVX2 static void flash_softmax_transposed(size_t rows, size_t columns, flo
     }
 }
 
-// e^x for 16 lanes: loupe_exp256's range reduction and polynomial on zmm registers.
-LOUPE_AVX512 static inline __m512 exp512(__m512 x) {
-    x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-87.3f)), _mm512_set1_ps(88.3f));
+// e^x for 16 lanes: loupe_exp256's range reduction and polynomial on zmm registers. With
+// `precise` 0 (for weights rounded to bf16 next; they are ≤ 0 after the max is taken off, so only
+// the lower clamp is kept), ln 2 in one part and a degree-4 polynomial: relative error under 4e-5,
+// a hundredth of bf16's half step of 2e-3.
+LOUPE_AVX512 static inline __attribute__((always_inline)) __m512 exp512_form(__m512 x, int precise) {
+    x = _mm512_max_ps(x, _mm512_set1_ps(-87.3f));
+    if (precise) x = _mm512_min_ps(x, _mm512_set1_ps(88.3f));
     const __m512 shift = _mm512_set1_ps(12582912.0f);
     __m512 shifted = _mm512_fmadd_ps(x, _mm512_set1_ps(1.44269504f), shift);
     __m512 n = _mm512_sub_ps(shifted, shift);
-    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.69314575f), x);
-    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(1.4286068e-6f), r);
-    __m512 p = _mm512_set1_ps(1.0f / 720);
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24));
+    __m512 r, p;
+    if (precise) {
+        r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.69314575f), x);
+        r = _mm512_fnmadd_ps(n, _mm512_set1_ps(1.4286068e-6f), r);
+        p = _mm512_set1_ps(1.0f / 720);
+        p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120));
+        p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24));
+    } else {
+        r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.69314718f), x);
+        p = _mm512_set1_ps(1.0f / 24);
+    }
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6));
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
@@ -164,6 +174,8 @@ LOUPE_AVX512 static inline __m512 exp512(__m512 x) {
         _mm512_add_epi32(_mm512_castps_si512(shifted), _mm512_set1_epi32(127 - 0x4B400000)), 23);
     return _mm512_mul_ps(p, _mm512_castsi512_ps(e));
 }
+
+LOUPE_AVX512 static inline __m512 exp512(__m512 x) { return exp512_form(x, 1); }
 
 // flash_softmax_transposed sixteen queries a lane group (`ld` a multiple of 16).
 LOUPE_AVX512 static void flash_softmax_transposed512(size_t rows, size_t columns, float *st, size_t ld, float *m,
@@ -566,28 +578,10 @@ LOUPE_AMX_BF16 static void bf16_pack_head(size_t length, size_t stride, const fl
     }
 }
 
-// e^x for 16 lanes, for weights that are rounded to bf16 next: exp512's range reduction with a
-// degree-4 polynomial (relative error under 4e-5, a hundredth of bf16's half step of 2e-3).
-LOUPE_AVX512 static inline __m512 exp512_bf16(__m512 x) {
-    x = _mm512_max_ps(x, _mm512_set1_ps(-87.3f));
-    const __m512 shift = _mm512_set1_ps(12582912.0f);
-    __m512 shifted = _mm512_fmadd_ps(x, _mm512_set1_ps(1.44269504f), shift);
-    __m512 n = _mm512_sub_ps(shifted, shift);
-    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.69314718f), x);
-    __m512 p = _mm512_set1_ps(1.0f / 24);
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-    __m512i e = _mm512_slli_epi32(
-        _mm512_add_epi32(_mm512_castps_si512(shifted), _mm512_set1_epi32(127 - 0x4B400000)), 23);
-    return _mm512_mul_ps(p, _mm512_castsi512_ps(e));
-}
-
 // The softmax of 16 rows of scores (`length` real columns, row stride `ls`), written as bf16
 // weights into `pb` (row stride `rows32`, zero past `length`): the maximum, then exp(scale · s −
-// scale · max) kept in place and summed, then the division folded into the rounding to bf16.
-// The scores are ≤ 0 after the shift, so only the lower clamp is needed.
+// scale · max) kept in place and summed (exp512_form's bf16 form), then the division folded into
+// the rounding to bf16.
 LOUPE_AMX_BF16 static void bf16_softmax(size_t length, float scale, float *s, size_t ls, uint16_t *pb, size_t rows32) {
     const __m512 vscale = _mm512_set1_ps(scale);
     for (size_t i = 0; i < 16; i++) {
@@ -600,7 +594,7 @@ LOUPE_AMX_BF16 static void bf16_softmax(size_t length, float scale, float *s, si
         __m512 shift = _mm512_set1_ps(_mm512_reduce_max_ps(vmax) * scale), vsum = _mm512_setzero_ps();
         for (size_t j = 0; j < length; j += 16) {
             __mmask16 mask = length - j >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (length - j)) - 1);
-            __m512 e = exp512_bf16(_mm512_fmsub_ps(_mm512_maskz_loadu_ps(mask, row + j), vscale, shift));
+            __m512 e = exp512_form(_mm512_fmsub_ps(_mm512_maskz_loadu_ps(mask, row + j), vscale, shift), 0);
             e = _mm512_maskz_mov_ps(mask, e);
             _mm512_storeu_ps(row + j, e);
             vsum = _mm512_add_ps(vsum, e);
