@@ -608,17 +608,6 @@ LOUPE_AMX_BF16 static void bf16_softmax(size_t length, float scale, float *s, si
     }
 }
 
-LOUPE_AMX_BF16 static void bf16_configure(void) {
-    loupe_amx_config config;
-    memset(&config, 0, sizeof config);
-    config.palette = 1;
-    for (int t = 0; t < 8; t++) {
-        config.rows[t] = 16;
-        config.bytes_per_row[t] = 64;
-    }
-    _tile_loadconfig(&config);
-}
-
 // Sixteen query rows from i0 of one head: scores into `s` (16 × `ls` floats), softmax, P in bf16
 // into `pb` (16 × rows32), and P · V added into O.
 LOUPE_AMX_BF16 static void bf16_query_block(size_t length, size_t i0, float scale, const uint16_t *qb,
@@ -682,7 +671,7 @@ LOUPE_AMX_BF16 static void attention_heads_bf16_amx(size_t length, size_t heads,
     uint16_t *pb = vb + rows32 * BF_HEAD;
     float *s = (float *)(pb + 16 * rows32);
     float scale = 1.0f / sqrtf((float)BF_HEAD);
-    bf16_configure();
+    loupe_amx_configure(16, 16);
     for (size_t h = 0; h < heads; h++) {
         bf16_pack_head(length, stride, q + h * BF_HEAD, k + h * BF_HEAD, v + h * BF_HEAD, qb, kb, vb);
         for (size_t i0 = 0; i0 < length; i0 += 16)

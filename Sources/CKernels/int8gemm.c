@@ -45,12 +45,32 @@ void loupe_int8_pack_weights(size_t n, size_t k, const float *weight, int8_t *pa
     }
 }
 
-// The loops once, compiled twice (AVX2 + FMA, and plain): clang vectorises the bounds and the
-// rounding. Asymmetric: each row's range [min(0, lo), max(0, hi)] is mapped onto 0…255 with a zero
-// point, so a row that is almost all positive (GELU's output) keeps all 256 levels.
+// The loops once, compiled for each instruction set (AVX-512, AVX2 + FMA, plain): clang
+// vectorises the bounds and the rounding of the AVX2 and plain forms. Asymmetric: each row's range
+// [min(0, lo), max(0, hi)] is mapped onto 0…255 with a zero point, so a row that is almost all
+// positive (GELU's output) keeps all 256 levels.
+//
 // A row's lowest and highest value (each multiplied by its column's multiplier when there are
 // multipliers), 0 included. The compiler keeps fminf/fmaxf reductions scalar (their NaN rules), so
-// the AVX2 form is written with intrinsics.
+// the vector forms are written with intrinsics. Each ends here: its lanes' bounds (`lanes` of
+// them), then the row's columns from `from` one by one (a NaN is passed over throughout).
+static inline __attribute__((always_inline)) void finish_bounds(const float *lanes_low, const float *lanes_high,
+                                                                int lanes, const float *row, const float *multipliers,
+                                                                size_t from, size_t k, float *lo, float *hi) {
+    float l = 0, h = 0;
+    for (int lane = 0; lane < lanes; lane++) {
+        l = lanes_low[lane] < l ? lanes_low[lane] : l;
+        h = lanes_high[lane] > h ? lanes_high[lane] : h;
+    }
+    for (size_t p = from; p < k; p++) {
+        float v = multipliers ? row[p] * multipliers[p] : row[p];
+        l = v < l ? v : l;
+        h = v > h ? v : h;
+    }
+    *lo = l;
+    *hi = h;
+}
+
 LOUPE_AVX2 static void row_bounds_avx2(const float *row, const float *multipliers, size_t k, float *lo, float *hi) {
     __m256 low = _mm256_setzero_ps(), high = _mm256_setzero_ps();
     size_t p = 0;
@@ -63,43 +83,70 @@ LOUPE_AVX2 static void row_bounds_avx2(const float *row, const float *multiplier
     float lanes_low[8], lanes_high[8];
     _mm256_storeu_ps(lanes_low, low);
     _mm256_storeu_ps(lanes_high, high);
-    float l = 0, h = 0;
-    for (int lane = 0; lane < 8; lane++) {
-        l = lanes_low[lane] < l ? lanes_low[lane] : l;
-        h = lanes_high[lane] > h ? lanes_high[lane] : h;
-    }
-    for (; p < k; p++) {
-        float v = multipliers ? row[p] * multipliers[p] : row[p];
-        l = v < l ? v : l;
-        h = v > h ? v : h;
-    }
-    *lo = l;
-    *hi = h;
+    finish_bounds(lanes_low, lanes_high, 8, row, multipliers, p, k, lo, hi);
 }
 
-static void row_bounds_baseline(const float *row, const float *multipliers, size_t k, float *lo, float *hi) {
-    float l = 0, h = 0;
-    for (size_t p = 0; p < k; p++) {
-        float v = multipliers ? row[p] * multipliers[p] : row[p];
-        l = v < l ? v : l;
-        h = v > h ? v : h;
+// Sixteen lanes, two chains each way: one min and one max a step would wait on the last one's
+// latency.
+LOUPE_AVX512 static void row_bounds_avx512(const float *row, const float *multipliers, size_t k, float *lo, float *hi) {
+    __m512 low = _mm512_setzero_ps(), high = _mm512_setzero_ps(), low2 = low, high2 = high;
+    size_t p = 0;
+    for (; p + 32 <= k; p += 32) {
+        __m512 v = _mm512_loadu_ps(row + p), w = _mm512_loadu_ps(row + p + 16);
+        if (multipliers) {
+            v = _mm512_mul_ps(v, _mm512_loadu_ps(multipliers + p));
+            w = _mm512_mul_ps(w, _mm512_loadu_ps(multipliers + p + 16));
+        }
+        low = _mm512_min_ps(low, v);
+        high = _mm512_max_ps(high, v);
+        low2 = _mm512_min_ps(low2, w);
+        high2 = _mm512_max_ps(high2, w);
     }
-    *lo = l;
-    *hi = h;
+    for (; p + 16 <= k; p += 16) {
+        __m512 v = _mm512_loadu_ps(row + p);
+        if (multipliers) v = _mm512_mul_ps(v, _mm512_loadu_ps(multipliers + p));
+        low = _mm512_min_ps(low, v);
+        high = _mm512_max_ps(high, v);
+    }
+    float lanes_low[16], lanes_high[16];
+    _mm512_storeu_ps(lanes_low, _mm512_min_ps(low, low2));
+    _mm512_storeu_ps(lanes_high, _mm512_max_ps(high, high2));
+    finish_bounds(lanes_low, lanes_high, 16, row, multipliers, p, k, lo, hi);
 }
 
+// The rounding sixteen lanes at a time. The AVX2 form's compiler contracts v · inverse + offset
+// into one FMA, and so does this one, so the two store the same bytes. The pack saturates as
+// unsigned, so a lane below 0 (a rounding sliver that truncation takes to 0 in the loops) is
+// clamped to 0 first.
+LOUPE_AVX512 static void quantize_row_avx512(const float *row, const float *multipliers, size_t k, float inverse,
+                                             float offset, uint8_t *out) {
+    const __m512 inverses = _mm512_set1_ps(inverse), offsets = _mm512_set1_ps(offset);
+    const __m512i top = _mm512_set1_epi32(255), bottom = _mm512_setzero_si512();
+    for (size_t p = 0; p < k; p += 16) {
+        __mmask16 mask = k - p >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (k - p)) - 1);
+        __m512 v = _mm512_maskz_loadu_ps(mask, row + p);
+        if (multipliers) v = _mm512_mul_ps(v, _mm512_maskz_loadu_ps(mask, multipliers + p));
+        __m512i level = _mm512_cvttps_epi32(_mm512_fmadd_ps(v, inverses, offsets));
+        level = _mm512_max_epi32(_mm512_min_epi32(level, top), bottom);
+        _mm512_mask_cvtusepi32_storeu_epi8(out + p, mask, level);
+    }
+}
+
+// `isa`: 2 AVX-512, 1 AVX2, 0 plain.
 static inline __attribute__((always_inline)) void quantize_rows_body(size_t m, size_t k, const float *x, size_t ldx,
                                                                      const float *column_multipliers, uint8_t *q,
                                                                      size_t ldq, float *scales, int32_t *zeros,
-                                                                     int avx2) {
+                                                                     int isa) {
     size_t k4 = up_to(k, 4);
     for (size_t i = 0; i < m; i++) {
         const float *row = x + i * ldx;
         float lo, hi;
-        if (avx2) {
+        if (isa == 2) {
+            row_bounds_avx512(row, column_multipliers, k, &lo, &hi);
+        } else if (isa == 1) {
             row_bounds_avx2(row, column_multipliers, k, &lo, &hi);
         } else {
-            row_bounds_baseline(row, column_multipliers, k, &lo, &hi);
+            finish_bounds(NULL, NULL, 0, row, column_multipliers, 0, k, &lo, &hi);
         }
         float scale = hi > lo ? (hi - lo) / 255.0f : 1.0f, inverse = 1.0f / scale;
         float zero = floorf(-lo * inverse + 0.5f);
@@ -109,7 +156,9 @@ static inline __attribute__((always_inline)) void quantize_rows_body(size_t m, s
         // + 0.5 and truncation round half up: the sum is ≥ 0 but for rounding (a sliver below 0
         // truncates to 0, as the clamp would), and the clamp catches one that rounds to 256.
         float offset = zero + 0.5f;
-        if (column_multipliers) {
+        if (isa == 2) {
+            quantize_row_avx512(row, column_multipliers, k, inverse, offset, out);
+        } else if (column_multipliers) {
             for (size_t p = 0; p < k; p++) {
                 int v = (int)(row[p] * column_multipliers[p] * inverse + offset);
                 out[p] = (uint8_t)(v > 255 ? 255 : v);
@@ -125,6 +174,11 @@ static inline __attribute__((always_inline)) void quantize_rows_body(size_t m, s
     }
 }
 
+LOUPE_AVX512 static void quantize_rows_avx512(size_t m, size_t k, const float *x, size_t ldx, const float *multipliers,
+                                            uint8_t *q, size_t ldq, float *scales, int32_t *zeros) {
+    quantize_rows_body(m, k, x, ldx, multipliers, q, ldq, scales, zeros, 2);
+}
+
 LOUPE_AVX2 static void quantize_rows_avx2(size_t m, size_t k, const float *x, size_t ldx, const float *multipliers,
                                           uint8_t *q, size_t ldq, float *scales, int32_t *zeros) {
     quantize_rows_body(m, k, x, ldx, multipliers, q, ldq, scales, zeros, 1);
@@ -133,69 +187,6 @@ LOUPE_AVX2 static void quantize_rows_avx2(size_t m, size_t k, const float *x, si
 static void quantize_rows_baseline(size_t m, size_t k, const float *x, size_t ldx, const float *multipliers,
                                    uint8_t *q, size_t ldq, float *scales, int32_t *zeros) {
     quantize_rows_body(m, k, x, ldx, multipliers, q, ldq, scales, zeros, 0);
-}
-
-// The same rows sixteen lanes at a time. The AVX2 form's compiler contracts v · inverse + offset
-// into one FMA, and so does this one, so the two store the same bytes. The pack saturates as
-// unsigned, so a lane below 0 (a rounding sliver that truncation takes to 0 in the loops above)
-// is clamped to 0 first.
-LOUPE_AVX512 static void quantize_rows_avx512(size_t m, size_t k, const float *x, size_t ldx, const float *multipliers,
-                                            uint8_t *q, size_t ldq, float *scales, int32_t *zeros) {
-    size_t k4 = up_to(k, 4), whole = k / 16 * 16;
-    for (size_t i = 0; i < m; i++) {
-        const float *row = x + i * ldx;
-        // Two chains each way: one min and one max a step would wait on the last one's latency.
-        __m512 low = _mm512_setzero_ps(), high = _mm512_setzero_ps(), low2 = low, high2 = high;
-        size_t p = 0;
-        for (; p + 32 <= whole; p += 32) {
-            __m512 v = _mm512_loadu_ps(row + p), w = _mm512_loadu_ps(row + p + 16);
-            if (multipliers) {
-                v = _mm512_mul_ps(v, _mm512_loadu_ps(multipliers + p));
-                w = _mm512_mul_ps(w, _mm512_loadu_ps(multipliers + p + 16));
-            }
-            low = _mm512_min_ps(low, v);
-            high = _mm512_max_ps(high, v);
-            low2 = _mm512_min_ps(low2, w);
-            high2 = _mm512_max_ps(high2, w);
-        }
-        for (; p < whole; p += 16) {
-            __m512 v = _mm512_loadu_ps(row + p);
-            if (multipliers) v = _mm512_mul_ps(v, _mm512_loadu_ps(multipliers + p));
-            low = _mm512_min_ps(low, v);
-            high = _mm512_max_ps(high, v);
-        }
-        low = _mm512_min_ps(low, low2);
-        high = _mm512_max_ps(high, high2);
-        // The lanes reduced as the AVX2 form reduces them (a NaN lane is passed over).
-        float lanes_low[16], lanes_high[16], lo = 0, hi = 0;
-        _mm512_storeu_ps(lanes_low, low);
-        _mm512_storeu_ps(lanes_high, high);
-        for (int lane = 0; lane < 16; lane++) {
-            lo = lanes_low[lane] < lo ? lanes_low[lane] : lo;
-            hi = lanes_high[lane] > hi ? lanes_high[lane] : hi;
-        }
-        for (p = whole; p < k; p++) {
-            float v = multipliers ? row[p] * multipliers[p] : row[p];
-            lo = v < lo ? v : lo;
-            hi = v > hi ? v : hi;
-        }
-        float scale = hi > lo ? (hi - lo) / 255.0f : 1.0f, inverse = 1.0f / scale;
-        float zero = floorf(-lo * inverse + 0.5f), offset = zero + 0.5f;
-        scales[i] = scale;
-        zeros[i] = (int32_t)zero;
-        uint8_t *out = q + i * ldq;
-        const __m512 inverses = _mm512_set1_ps(inverse), offsets = _mm512_set1_ps(offset);
-        const __m512i top = _mm512_set1_epi32(255), bottom = _mm512_setzero_si512();
-        for (size_t p = 0; p < k; p += 16) {
-            __mmask16 mask = p < whole ? (__mmask16)0xFFFF : (__mmask16)((1u << (k - p)) - 1);
-            __m512 v = _mm512_maskz_loadu_ps(mask, row + p);
-            if (multipliers) v = _mm512_mul_ps(v, _mm512_maskz_loadu_ps(mask, multipliers + p));
-            __m512i level = _mm512_cvttps_epi32(_mm512_fmadd_ps(v, inverses, offsets));
-            level = _mm512_max_epi32(_mm512_min_epi32(level, top), bottom);
-            _mm512_mask_cvtusepi32_storeu_epi8(out + p, mask, level);
-        }
-        for (size_t p = k; p < k4; p++) out[p] = (uint8_t)zeros[i];
-    }
 }
 
 void loupe_int8_quantize_rows(size_t m, size_t k, const float *x, size_t ldx, const float *column_multipliers,
@@ -310,9 +301,15 @@ int loupe_has_amx_int8(void) {
 
 #define LOUPE_AMX __attribute__((target("amx-tile,amx-int8,avx512f,avx512bw,avx512vl,avx512vnni,fma")))
 
-// Row blocks of `top` and `bottom` rows (bottom 0: tiles 2, 3 and 5 left unconfigured).
-LOUPE_AMX static void amx_configure(size_t top, size_t bottom) {
-    loupe_amx_config config;
+// The 64 bytes `ldtilecfg` reads: palette 1 has eight tiles of up to 16 rows × 64 bytes.
+typedef struct {
+    uint8_t palette, start_row, reserved[14];
+    uint16_t bytes_per_row[16];
+    uint8_t rows[16];
+} amx_config;
+
+__attribute__((target("amx-tile"))) void loupe_amx_configure(size_t top, size_t bottom) {
+    amx_config config;
     memset(&config, 0, sizeof config);
     config.palette = 1;
     const uint8_t rows[8] = {(uint8_t)top, (uint8_t)top, (uint8_t)bottom, (uint8_t)bottom,
@@ -395,13 +392,13 @@ LOUPE_AMX static void int8_linear_amx(size_t m, size_t n, size_t k, const uint8_
     // Row blocks outside, panels inside: a block of A (32 rows) stays in L1 across the panels. The
     // other order (each panel across the row blocks) measured the same.
     if (full) {
-        amx_configure(16, 16);
+        loupe_amx_configure(16, 16);
         for (size_t i0 = 0; i0 < full; i0 += 32)
             amx_rows(steps, i0, 32, n, a, lda, a_scales, a_zeros, packed, w_scales, column_sums, bias, c, ldc);
     }
     if (full < m) {
         size_t mr = m - full, top = mr < 16 ? mr : 16;
-        amx_configure(top, mr - top);
+        loupe_amx_configure(top, mr - top);
         amx_rows(steps, full, mr, n, a, lda, a_scales, a_zeros, packed, w_scales, column_sums, bias, c, ldc);
     }
     _tile_release();
@@ -420,7 +417,8 @@ static void int8_tile_baseline(size_t groups, const uint8_t *a, size_t lda, size
         }
 }
 
-loupe_int8_form loupe_int8_usable_form(loupe_int8_form widest) {
+// The widest form up to `widest` that this CPU and, for AMX, the operating system allow.
+static loupe_int8_form usable_form(loupe_int8_form widest) {
     if (widest >= LOUPE_INT8_AMX && loupe_has_amx_int8()) return LOUPE_INT8_AMX;
     if (widest >= LOUPE_INT8_VNNI && loupe_has_avx512_vnni()) return LOUPE_INT8_VNNI;
     return LOUPE_INT8_PORTABLE;
@@ -430,7 +428,7 @@ void loupe_int8_linear_form(size_t m, size_t n, size_t k, const uint8_t *a, size
                             const int32_t *a_zeros, const int8_t *packed, const float *w_scales,
                             const int32_t *column_sums, const float *bias, float *c, size_t ldc,
                             loupe_int8_form widest) {
-    loupe_int8_form form = loupe_int8_usable_form(widest);
+    loupe_int8_form form = usable_form(widest);
     size_t k4 = up_to(k, 4), groups = k4 / 4;
     if (m == 0) return;
     if (form == LOUPE_INT8_AMX && k4 % 64 == 0) {
@@ -457,7 +455,7 @@ static _Atomic loupe_int8_form process_widest = LOUPE_INT8_AMX;
 
 void loupe_int8_set_widest(loupe_int8_form widest) { process_widest = widest; }
 
-loupe_int8_form loupe_int8_widest(void) { return loupe_int8_usable_form(process_widest); }
+loupe_int8_form loupe_int8_widest(void) { return usable_form(process_widest); }
 
 void loupe_int8_linear(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, const float *a_scales,
                        const int32_t *a_zeros, const int8_t *packed, const float *w_scales, const int32_t *column_sums,
@@ -485,7 +483,7 @@ LOUPE_VNNI static int32_t int8_peak_vnni(uint64_t iterations) {
 
 // With AMX: four independent tdpbusd on tiles 0–3 from tiles 4–7, each 16 × 16 × 64 multiply-adds.
 LOUPE_AMX static int32_t int8_peak_amx(uint64_t iterations) {
-    amx_configure(16, 16);
+    loupe_amx_configure(16, 16);
     _tile_zero(0);
     _tile_zero(1);
     _tile_zero(2);

@@ -24,12 +24,10 @@ static inline float loupe_largest_magnitude(const float *x, size_t count) {
 /// Whether the CPU has AMX tiles and Linux lets this process use them (asked once; int8gemm.c).
 int loupe_amx_permitted(void);
 
-/// The 64 bytes `ldtilecfg` reads: palette 1 has eight tiles of up to 16 rows × 64 bytes.
-typedef struct {
-    uint8_t palette, start_row, reserved[14];
-    uint16_t bytes_per_row[16];
-    uint8_t rows[16];
-} loupe_amx_config;
+/// Configures the AMX tiles (each row 64 bytes) for two row blocks of `top` and `bottom` ≤ 16
+/// rows: C tiles 0, 1 and A tile 4 of `top` rows, C tiles 2, 3 and A tile 5 of `bottom` (left
+/// unconfigured when 0), B tiles 6 and 7 of 16. (16, 16) makes all eight 16 × 64 bytes.
+void loupe_amx_configure(size_t top, size_t bottom);
 
 /// Whether the CPU has AVX2 and FMA (checked once).
 int loupe_has_avx2_fma(void);

@@ -106,9 +106,6 @@ package struct QuantizedLinear: Sendable {
             }
         }
 
-        /// The form a kernel asked for `self` runs on this CPU.
-        package var usable: Form { Form(loupe_int8_usable_form(level)) }
-
         /// The form the int8 layers run in this process: the widest the CPU has, or what was set
         /// (to compare the forms on one machine), narrowed to what the CPU has. The int8 encoder
         /// runs its attention in bf16 on AMX tiles only when this is `.amx`.

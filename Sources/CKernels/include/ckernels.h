@@ -63,8 +63,6 @@ void loupe_int8_quantize_rows(size_t m, size_t k, const float *x, size_t ldx, co
 /// The forms of the int8 kernel, widest last: the plain C loop, the AVX-512 VNNI register tile, and
 /// AMX's tile registers (which need k a multiple of 64, and run VNNI otherwise).
 typedef enum { LOUPE_INT8_PORTABLE = 0, LOUPE_INT8_VNNI = 1, LOUPE_INT8_AMX = 2 } loupe_int8_form;
-/// The widest form up to `widest` that this CPU and, for AMX, the operating system allow.
-loupe_int8_form loupe_int8_usable_form(loupe_int8_form widest);
 /// Caps the form `loupe_int8_linear` runs in this process (AMX, the widest, unless set): for
 /// comparing the forms on one machine (`loupe bench embed --int8-kernel`).
 void loupe_int8_set_widest(loupe_int8_form widest);
@@ -159,8 +157,8 @@ const char *loupe_fma_peak_method(void);
 
 /// The int8 compute roof's loop: `iterations` rounds of independent u8 × s8 multiply-add chains
 /// on registers, with the instruction the int8 kernels can use here (tdpbusd on AMX tiles, else
-/// vpdpbusd with AVX-512 VNNI, else vpmaddubsw + vpmaddwd with AVX2, else scalar). Returns a value derived from the
-/// accumulators, so the work cannot be removed.
+/// vpdpbusd with AVX-512 VNNI, else vpmaddubsw + vpmaddwd with AVX2, else scalar). Returns a
+/// value derived from the accumulators, so the work cannot be removed.
 int32_t loupe_int8_peak(uint64_t iterations);
 
 /// The int8 operations (a multiply-add is 2) one call of `loupe_int8_peak` does per iteration.
