@@ -508,27 +508,51 @@ int loupe_attention_heads(size_t length, size_t heads, size_t d, size_t stride, 
                                      LOUPE_ISA_AVX512);
 }
 
-// ---- The heads in bf16 on AMX tiles (the int8 encoder's attention). With a head of 32, one
-// tdpbf16ps multiplies 16 queries by 16 keys over the whole head (16 × 16 × 32 multiply-adds into
-// fp32), and P · V takes 32 keys a step into two 16-column tiles. Q, K, V and P are rounded to
-// bf16 (8 bits of mantissa, as the int8 layers around it keep about 8 bits); the scores, the
-// softmax and the sums stay fp32. Tiles: 0–3 scores (four key blocks) or the two halves of O;
-// 4 the A operand (Q, then P); 5–7 B operands. ----
+// ---- The heads in bf16 (the int8 encoder's attention). Q, K, V and P are rounded to bf16 (8 bits
+// of mantissa, as the int8 layers around it keep about 8 bits); the scores, the softmax and the
+// sums stay fp32. Two forms share the packing and the softmax:
+// - AMX tiles: with a head of 32, one tdpbf16ps multiplies 16 queries by 16 keys over the whole
+//   head (16 × 16 × 32 multiply-adds into fp32), and P · V takes 32 keys a step into two
+//   16-column tiles. Tiles: 0–3 scores (four key blocks) or the two halves of O; 4 the A operand
+//   (Q, then P); 5–7 B operands.
+// - AVX-512 BF16 registers (Zen 4, Cooper Lake and later): vdpbf16ps multiplies a pair of bf16 in
+//   each of 16 lanes and adds both products into fp32, twice the multiply-adds of an fp32 FMA.
+//   The packed tiles serve as they are: a row of the packed K (16 keys × one dimension pair) with
+//   a query's pair broadcast gives 16 partial scores, a row of the packed V (16 columns × a pair
+//   of keys) with a pair of weights broadcast 16 partial outputs. ----
 
+#define LOUPE_BF16 __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx512bf16,fma")))
 #define LOUPE_AMX_BF16 __attribute__((target("amx-tile,amx-bf16,avx512f,avx512vl,avx512dq,avx512bw,avx512bf16,fma")))
 
-int loupe_has_amx_bf16(void) {
+static int has_avx512_bf16(void) {
     static int known = -1;
-    if (known < 0)
-        known = loupe_has_avx512() && __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("amx-bf16") &&
-                loupe_amx_permitted();
+    if (known < 0) known = loupe_has_avx512() && __builtin_cpu_supports("avx512bf16");
+    return known;
+}
+
+static int has_amx_bf16(void) {
+    static int known = -1;
+    if (known < 0) known = has_avx512_bf16() && __builtin_cpu_supports("amx-bf16") && loupe_amx_permitted();
     return known;
 }
 
 enum { BF_HEAD = 32 };
 
+loupe_attention_form loupe_attention_usable_form(size_t d, loupe_attention_form widest) {
+    if (d != BF_HEAD) return LOUPE_ATTENTION_FP32;
+    if (widest >= LOUPE_ATTENTION_BF16_AMX && has_amx_bf16()) return LOUPE_ATTENTION_BF16_AMX;
+    if (widest >= LOUPE_ATTENTION_BF16_AVX512 && has_avx512_bf16()) return LOUPE_ATTENTION_BF16_AVX512;
+    return LOUPE_ATTENTION_FP32;
+}
+
+static _Atomic loupe_attention_form attention_widest = LOUPE_ATTENTION_BF16_AMX;
+
+void loupe_attention_set_widest(loupe_attention_form widest) { attention_widest = widest; }
+
+loupe_attention_form loupe_attention_widest(void) { return loupe_attention_usable_form(BF_HEAD, attention_widest); }
+
 // 32 floats (fewer when `count` < 32, the rest zero) as 32 bf16, rounded to nearest even.
-LOUPE_AMX_BF16 static inline __m512i bf16_32(const float *x, size_t count) {
+LOUPE_BF16 static inline __m512i bf16_32(const float *x, size_t count) {
     __mmask16 low = count >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << count) - 1);
     __mmask16 high = count >= 32 ? (__mmask16)0xFFFF : count > 16 ? (__mmask16)((1u << (count - 16)) - 1) : 0;
     __m512 lo = _mm512_maskz_loadu_ps(low, x), hi = _mm512_maskz_loadu_ps(high, x + 16);
@@ -539,7 +563,7 @@ LOUPE_AMX_BF16 static inline __m512i bf16_32(const float *x, size_t count) {
 // B tiles for Q · Kᵀ: block b of 16 keys is 16 rows (dimension pairs) of 16 keys × 2 bf16, i.e.
 // the 16 × 16 transpose of the keys' dimension pairs. V as B tiles for P · V: block b of 32 keys,
 // half c of the columns, is 16 rows (key pairs) of 16 columns × 2 bf16, two keys interleaved.
-LOUPE_AMX_BF16 static void bf16_pack_head(size_t length, size_t stride, const float *q, const float *k, const float *v,
+LOUPE_BF16 static void bf16_pack_head(size_t length, size_t stride, const float *q, const float *k, const float *v,
                                           uint16_t *qb, uint32_t *kb, uint16_t *vb) {
     size_t rows16 = up(length, 16), rows32 = up(length, 32);
     for (size_t i = 0; i < rows16; i++)
@@ -582,7 +606,7 @@ LOUPE_AMX_BF16 static void bf16_pack_head(size_t length, size_t stride, const fl
 // weights into `pb` (row stride `rows32`, zero past `length`): the maximum, then exp(scale · s −
 // scale · max) kept in place and summed (exp512_form's bf16 form), then the division folded into
 // the rounding to bf16.
-LOUPE_AMX_BF16 static void bf16_softmax(size_t length, float scale, float *s, size_t ls, uint16_t *pb, size_t rows32) {
+LOUPE_BF16 static void bf16_softmax(size_t length, float scale, float *s, size_t ls, uint16_t *pb, size_t rows32) {
     const __m512 vscale = _mm512_set1_ps(scale);
     for (size_t i = 0; i < 16; i++) {
         float *row = s + i * ls;
@@ -608,7 +632,7 @@ LOUPE_AMX_BF16 static void bf16_softmax(size_t length, float scale, float *s, si
     }
 }
 
-// Sixteen query rows from i0 of one head: scores into `s` (16 × `ls` floats), softmax, P in bf16
+// Sixteen query rows from i0 of one head on AMX tiles: scores into `s` (16 × `ls` floats), softmax, P in bf16
 // into `pb` (16 × rows32), and P · V added into O.
 LOUPE_AMX_BF16 static void bf16_query_block(size_t length, size_t i0, float scale, const uint16_t *qb,
                                             const uint32_t *kb, const uint16_t *vb, float *s, size_t ls,
@@ -661,9 +685,74 @@ LOUPE_AMX_BF16 static void bf16_query_block(size_t length, size_t i0, float scal
     }
 }
 
-LOUPE_AMX_BF16 static void attention_heads_bf16_amx(size_t length, size_t heads, size_t stride, const float *q,
-                                                    const float *k, const float *v, float *o, size_t o_stride,
-                                                    void *memory) {
+// The same sixteen query rows on AVX-512 BF16 registers, a register tile of 8 queries × 32 keys
+// (or columns of O): 16 accumulators, two B rows and the broadcast pair.
+LOUPE_BF16 static inline __attribute__((always_inline)) __m512bh bf16_pair(const uint32_t *pair) {
+    return (__m512bh)_mm512_set1_epi32((int)*pair);
+}
+
+LOUPE_BF16 static void bf16_query_block_avx512(size_t length, size_t i0, float scale, const uint16_t *qb,
+                                               const uint32_t *kb, const uint16_t *vb, float *s, size_t ls,
+                                               uint16_t *pb, float *o, size_t o_stride) {
+    enum { PAIRS = BF_HEAD / 2 };
+    size_t blocks = up(length, 16) / 16, rows32 = up(length, 32);
+    for (size_t top = 0; top < 16; top += 8) {
+        const uint32_t *qt = (const uint32_t *)qb + (i0 + top) * PAIRS;
+        for (size_t b = 0; b < blocks; b += 2) {
+            int two = b + 1 < blocks;
+            const uint32_t *k0 = kb + b * 256, *k1 = two ? k0 + 256 : k0;
+            __m512 acc[8][2];
+            for (int i = 0; i < 8; i++) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+            for (int r = 0; r < PAIRS; r++) {
+                __m512bh b0 = (__m512bh)_mm512_loadu_si512(k0 + r * 16), b1 = (__m512bh)_mm512_loadu_si512(k1 + r * 16);
+                for (int i = 0; i < 8; i++) {
+                    __m512bh a = bf16_pair(qt + i * PAIRS + r);
+                    acc[i][0] = _mm512_dpbf16_ps(acc[i][0], a, b0);
+                    acc[i][1] = _mm512_dpbf16_ps(acc[i][1], a, b1);
+                }
+            }
+            for (int i = 0; i < 8; i++) {
+                _mm512_storeu_ps(s + (top + i) * ls + b * 16, acc[i][0]);
+                if (two) _mm512_storeu_ps(s + (top + i) * ls + b * 16 + 16, acc[i][1]);
+            }
+        }
+    }
+    bf16_softmax(length, scale, s, ls, pb, rows32);
+    size_t rows = length - i0 < 16 ? length - i0 : 16;
+    for (size_t top = 0; top < rows; top += 8) {
+        const uint32_t *pt = (const uint32_t *)pb + top * (rows32 / 2);
+        __m512 acc[8][2];
+        for (int i = 0; i < 8; i++) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+        for (size_t j0 = 0; j0 < rows32; j0 += 32) {
+            const uint16_t *block = vb + j0 * BF_HEAD;
+            for (int r = 0; r < 16; r++) {
+                __m512bh b0 = (__m512bh)_mm512_loadu_si512(block + r * 32);
+                __m512bh b1 = (__m512bh)_mm512_loadu_si512(block + 512 + r * 32);
+                for (int i = 0; i < 8; i++) {
+                    __m512bh a = bf16_pair(pt + i * (rows32 / 2) + j0 / 2 + r);
+                    acc[i][0] = _mm512_dpbf16_ps(acc[i][0], a, b0);
+                    acc[i][1] = _mm512_dpbf16_ps(acc[i][1], a, b1);
+                }
+            }
+        }
+        size_t count = rows - top < 8 ? rows - top : 8;
+        for (size_t i = 0; i < count; i++) {
+            float *row = o + (i0 + top + i) * o_stride;
+            _mm512_storeu_ps(row, _mm512_add_ps(_mm512_loadu_ps(row), acc[i][0]));
+            _mm512_storeu_ps(row + 16, _mm512_add_ps(_mm512_loadu_ps(row + 16), acc[i][1]));
+        }
+    }
+}
+
+// The heads' loop once for both forms (the scratch laid out as `loupe_attention_heads_bf16`
+// sizes it): each head packed, then its query blocks of 16.
+typedef void (*bf16_block_fn)(size_t, size_t, float, const uint16_t *, const uint32_t *, const uint16_t *, float *,
+                              size_t, uint16_t *, float *, size_t);
+
+static inline __attribute__((always_inline)) void bf16_heads_body(size_t length, size_t heads, size_t stride,
+                                                                  const float *q, const float *k, const float *v,
+                                                                  float *o, size_t o_stride, void *memory,
+                                                                  bf16_block_fn block) {
     size_t rows16 = up(length, 16), rows32 = up(length, 32), ls = rows32;
     uint16_t *qb = memory;
     uint32_t *kb = (uint32_t *)(qb + rows16 * BF_HEAD);
@@ -671,25 +760,41 @@ LOUPE_AMX_BF16 static void attention_heads_bf16_amx(size_t length, size_t heads,
     uint16_t *pb = vb + rows32 * BF_HEAD;
     float *s = (float *)(pb + 16 * rows32);
     float scale = 1.0f / sqrtf((float)BF_HEAD);
-    loupe_amx_configure(16, 16);
     for (size_t h = 0; h < heads; h++) {
         bf16_pack_head(length, stride, q + h * BF_HEAD, k + h * BF_HEAD, v + h * BF_HEAD, qb, kb, vb);
         for (size_t i0 = 0; i0 < length; i0 += 16)
-            bf16_query_block(length, i0, scale, qb, kb, vb, s, ls, pb, o + h * BF_HEAD, o_stride);
+            block(length, i0, scale, qb, kb, vb, s, ls, pb, o + h * BF_HEAD, o_stride);
     }
+}
+
+LOUPE_AMX_BF16 static void attention_heads_bf16_amx(size_t length, size_t heads, size_t stride, const float *q,
+                                                    const float *k, const float *v, float *o, size_t o_stride,
+                                                    void *memory) {
+    loupe_amx_configure(16, 16);
+    bf16_heads_body(length, heads, stride, q, k, v, o, o_stride, memory, bf16_query_block);
     _tile_release();
 }
 
+LOUPE_BF16 static void attention_heads_bf16_avx512(size_t length, size_t heads, size_t stride, const float *q,
+                                                   const float *k, const float *v, float *o, size_t o_stride,
+                                                   void *memory) {
+    bf16_heads_body(length, heads, stride, q, k, v, o, o_stride, memory, bf16_query_block_avx512);
+}
+
 int loupe_attention_heads_bf16(size_t length, size_t heads, size_t d, size_t stride, const float *q, const float *k,
-                               const float *v, float *o, size_t o_stride) {
+                               const float *v, float *o, size_t o_stride, loupe_attention_form widest) {
     if (length == 0) return 0;
-    if (d != BF_HEAD || !loupe_has_amx_bf16())
-        return loupe_attention_heads(length, heads, d, stride, q, k, v, o, o_stride, NULL);
+    loupe_attention_form form = loupe_attention_usable_form(d, widest);
+    if (form == LOUPE_ATTENTION_FP32) return loupe_attention_heads(length, heads, d, stride, q, k, v, o, o_stride, NULL);
     size_t rows16 = up(length, 16), rows32 = up(length, 32);
     size_t bytes = rows16 * BF_HEAD * 2 + rows16 * 16 * 4 + rows32 * BF_HEAD * 2 + 16 * rows32 * 2 + 16 * rows32 * 4;
     void *memory = malloc(bytes);
     if (!memory) return -1;
-    attention_heads_bf16_amx(length, heads, stride, q, k, v, o, o_stride, memory);
+    if (form == LOUPE_ATTENTION_BF16_AMX) {
+        attention_heads_bf16_amx(length, heads, stride, q, k, v, o, o_stride, memory);
+    } else {
+        attention_heads_bf16_avx512(length, heads, stride, q, k, v, o, o_stride, memory);
+    }
     free(memory);
     return 0;
 }

@@ -281,13 +281,13 @@ package struct BertEncoder: Sendable {
         }
         var kept: [Tensor] = []
         let attentionCost = KernelCost.attention(lengths: lengths, heads: heads, headSize: headSize)
-        // The int8 encoder's attention in bf16 on AMX tiles where the CPU has them, unless the
-        // process keeps its int8 kernels below AMX (`bench embed --int8-kernel vnni`).
+        // The int8 encoder's attention in bf16 (AMX tiles or AVX-512 BF16) where the CPU has
+        // them, unless the process keeps it narrower (`bench embed --int8-attention fp32`).
         let context = OperationProfile.measure(profile, "attention QKᵀ·softmax·V", attentionCost) {
             Kernels.attention(
                 qkv: qkv, lengths: lengths, heads: heads, headSize: headSize,
                 probabilities: keepAttention ? { _, weights in kept.append(weights) } : nil,
-                bf16: layer.int8.queryKeyValue != nil && QuantizedLinear.Form.processWidest == .amx)
+                form: layer.int8.queryKeyValue != nil ? Kernels.AttentionForm.processWidest : .fp32)
         }
         if keepAttention { report(kept) }
         let addNorm = KernelCost.addLayerNorm(rows: rows, columns: hidden)

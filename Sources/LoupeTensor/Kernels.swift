@@ -118,12 +118,13 @@ package enum Kernels {
     /// - Parameters:
     ///   - probabilities: when given, called with each sequence's weights `[heads, length, length]`
     ///     (for capture); nil keeps them in the kernel's tile only.
-    ///   - bf16: Q, K, V and the weights rounded to bf16 and multiplied on AMX tiles, where the CPU
-    ///     has them and no weights are asked for (`loupe_attention_heads_bf16`; the int8 encoder's).
+    ///   - form: the widest form to run where no weights are asked for: `.fp32`, or Q, K, V and the
+    ///     weights rounded to bf16 on AVX-512 BF16 registers or AMX tiles, narrowed to what the CPU
+    ///     has (`loupe_attention_heads_bf16`; the int8 encoder's).
     package static func attention(
         qkv: Tensor, lengths: [Int], heads: Int, headSize: Int,
         probabilities: ((_ sequence: Int, _ weights: Tensor) -> Void)? = nil,
-        widest: CPUKernels.InstructionSet = .avx512, bf16: Bool = false
+        widest: CPUKernels.InstructionSet = .avx512, form: AttentionForm = .fp32
     ) -> Tensor {
         let width = qkv.shape[1]
         let hidden = heads * headSize
@@ -136,10 +137,10 @@ package enum Kernels {
                     var weights = [Float](repeating: 0, count: probabilities == nil ? 0 : heads * length * length)
                     let status = weights.withUnsafeMutableBufferPointer { wp -> Int32 in
                         guard length > 0 else { return 0 }
-                        if bf16 && probabilities == nil {
+                        if form != .fp32 && probabilities == nil {
                             return loupe_attention_heads_bf16(
                                 length, heads, headSize, 3 * hidden, q, q + hidden, q + 2 * hidden,
-                                cp.baseAddress! + b * width * hidden, hidden)
+                                cp.baseAddress! + b * width * hidden, hidden, form.level)
                         }
                         return loupe_attention_heads_isa(
                             length, heads, headSize, 3 * hidden, q, q + hidden, q + 2 * hidden,
@@ -154,8 +155,41 @@ package enum Kernels {
         return context
     }
 
-    /// Whether `attention(…, bf16: true)` runs the bf16 AMX kernel here (else the fp32 one).
-    package static var bf16AttentionRuns: Bool { loupe_has_amx_bf16() != 0 }
+    /// The forms of `attention` without captured weights (`loupe_attention_form`), widest last:
+    /// fp32, and Q, K, V and the weights rounded to bf16 (scores, softmax and sums in fp32) on
+    /// AVX-512 BF16 registers (`vdpbf16ps`) or AMX tiles (`tdpbf16ps`). The bf16 forms need a head
+    /// of 32; the int8 encoder runs its attention in the process's widest.
+    package enum AttentionForm: String, CaseIterable, Sendable {
+        case fp32, avx512, amx
+
+        var level: loupe_attention_form {
+            switch self {
+            case .fp32: LOUPE_ATTENTION_FP32
+            case .avx512: LOUPE_ATTENTION_BF16_AVX512
+            case .amx: LOUPE_ATTENTION_BF16_AMX
+            }
+        }
+
+        init(_ form: loupe_attention_form) {
+            switch form {
+            case LOUPE_ATTENTION_BF16_AMX: self = .amx
+            case LOUPE_ATTENTION_BF16_AVX512: self = .avx512
+            default: self = .fp32
+            }
+        }
+
+        /// The form that runs here for heads of `headSize` when this is the widest asked for.
+        package func usable(headSize: Int) -> AttentionForm {
+            AttentionForm(loupe_attention_usable_form(headSize, level))
+        }
+
+        /// The widest form the int8 encoder's attention takes in this process: AMX unless set (to
+        /// compare the forms on one machine), narrowed to what the CPU has.
+        package static var processWidest: AttentionForm {
+            get { AttentionForm(loupe_attention_widest()) }
+            set { loupe_attention_set_widest(newValue.level) }
+        }
+    }
 
     /// Softmax of each row of a `rows × columns` block starting at `base`, in place, over the
     /// first `valid` columns; columns past `valid` (padding) get probability 0.

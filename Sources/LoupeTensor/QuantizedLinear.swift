@@ -107,8 +107,7 @@ package struct QuantizedLinear: Sendable {
         }
 
         /// The form the int8 layers run in this process: the widest the CPU has, or what was set
-        /// (to compare the forms on one machine), narrowed to what the CPU has. The int8 encoder
-        /// runs its attention in bf16 on AMX tiles only when this is `.amx`.
+        /// (to compare the forms on one machine), narrowed to what the CPU has.
         package static var processWidest: Form {
             get { Form(loupe_int8_widest()) }
             set { loupe_int8_set_widest(newValue.level) }

@@ -128,13 +128,24 @@ int loupe_attention_heads(size_t length, size_t heads, size_t d, size_t stride, 
 /// `loupe_attention_heads` in the widest form up to `widest` that the CPU has.
 int loupe_attention_heads_isa(size_t length, size_t heads, size_t d, size_t stride, const float *q, const float *k,
                               const float *v, float *o, size_t o_stride, float *probabilities, loupe_isa widest);
-/// `loupe_attention_heads` (no probabilities) with Q, K, V and the weights rounded to bf16 and
-/// multiplied on AMX tiles, scores, softmax and sums in fp32: the int8 encoder's attention. Needs
-/// AMX-BF16 and a head of 32; otherwise it runs `loupe_attention_heads`.
+/// The forms of the int8 encoder's attention, widest last: fp32 (`loupe_attention_heads`), and Q,
+/// K, V and the weights rounded to bf16 (scores, softmax and sums in fp32) on AVX-512 BF16
+/// registers (vdpbf16ps) or on AMX tiles (tdpbf16ps).
+typedef enum {
+    LOUPE_ATTENTION_FP32 = 0,
+    LOUPE_ATTENTION_BF16_AVX512 = 1,
+    LOUPE_ATTENTION_BF16_AMX = 2
+} loupe_attention_form;
+/// The form `loupe_attention_heads_bf16` runs for heads of `d` given `widest`: the bf16 forms need
+/// a head of 32, AVX-512 BF16, and for AMX the tiles and the operating system's leave.
+loupe_attention_form loupe_attention_usable_form(size_t d, loupe_attention_form widest);
+/// `loupe_attention_heads` (no probabilities) in the widest form up to `widest` usable here.
 int loupe_attention_heads_bf16(size_t length, size_t heads, size_t d, size_t stride, const float *q, const float *k,
-                               const float *v, float *o, size_t o_stride);
-/// Whether the CPU has AMX-BF16 and AVX-512 BF16 and the process may use the tiles (checked once).
-int loupe_has_amx_bf16(void);
+                               const float *v, float *o, size_t o_stride, loupe_attention_form widest);
+/// The widest form the int8 encoder's attention may take in this process (AMX unless set): for
+/// comparing the forms on one machine (`loupe bench embed --int8-attention`).
+void loupe_attention_set_widest(loupe_attention_form widest);
+loupe_attention_form loupe_attention_widest(void);
 
 #endif
 

@@ -30,9 +30,14 @@ extension BenchCommand {
         @Flag(help: "Print JSON.") var json = false
         @Option(
             help:
-                "The widest int8 kernel (amx: AMX tiles and bf16 attention; vnni: VNNI and fp32 attention; portable), to compare them on one machine."
+                "The widest kernel of the int8 linear layers (amx: AMX tiles; vnni: AVX-512 VNNI; portable; default the widest this CPU has), to compare them on one machine."
         )
         var int8Kernel: QuantizedLinear.Form?
+        @Option(
+            help:
+                "With int8: the widest form of the attention (amx: bf16 on AMX tiles; avx512: bf16 on AVX-512 BF16; fp32; default the widest this CPU has), to compare them on one machine."
+        )
+        var int8Attention: LoupeTensor.Kernels.AttentionForm?
 
         struct Run: Encodable {
             var precision: String
@@ -53,6 +58,7 @@ extension BenchCommand {
 
         func run(in context: CommandContext) throws {
             if let int8Kernel { QuantizedLinear.Form.processWidest = int8Kernel }
+            if let int8Attention { LoupeTensor.Kernels.AttentionForm.processWidest = int8Attention }
             let read = BenchCommand.readInput
             let documents = try CorpusReader.jsonl(read(corpus), file: corpus, strict: true).documents
             let queryList = try CorpusReader.jsonl(read(queries), file: queries, strict: true).documents

@@ -34,9 +34,14 @@ extension BenchCommand {
         var precision: Precision = .fp32
         @Option(
             help:
-                "With int8: the widest int8 kernel (amx: AMX tiles and bf16 attention; vnni: VNNI and fp32 attention; portable; default the widest this CPU has), to compare them on one machine."
+                "With int8: the widest kernel of the linear layers (amx: AMX tiles; vnni: AVX-512 VNNI; portable; default the widest this CPU has), to compare them on one machine."
         )
         var int8Kernel: QuantizedLinear.Form?
+        @Option(
+            help:
+                "With int8: the widest form of the attention (amx: bf16 on AMX tiles; avx512: bf16 on AVX-512 BF16; fp32; default the widest this CPU has), to compare them on one machine."
+        )
+        var int8Attention: LoupeTensor.Kernels.AttentionForm?
         @Flag(
             help:
                 "Also profile one pass per operation (time, GFLOP/s, FLOP/byte) and store it in the workspace's kernel_runs for the roofline."
@@ -56,6 +61,8 @@ extension BenchCommand {
             var blasCore: String
             /// With int8: the int8 kernel the linear layers ran (amx, vnni or portable).
             var int8Kernel: String?
+            /// With int8: the form the attention ran in (amx, avx512 or fp32; see `LoupeTensor.Kernels.AttentionForm`).
+            var int8Attention: String?
             /// With int8: the lowest and the mean cosine between a sentence's int8 and fp32 embeddings.
             var minimumCosineToFP32: Double?
             var meanCosineToFP32: Double?
@@ -77,6 +84,16 @@ extension BenchCommand {
             var flopsPerByte: Double
         }
 
+        /// How the int8 line names the attention's form.
+        private func attentionName(_ form: String?) -> String {
+            switch form.flatMap(LoupeTensor.Kernels.AttentionForm.init(rawValue:)) {
+            case .amx: "bf16 AMX"
+            case .avx512: "bf16 AVX-512"
+            case .fp32: "fp32"
+            case nil: "?"
+            }
+        }
+
         func run(in context: CommandContext) throws {
             let text: String
             do {
@@ -87,6 +104,7 @@ extension BenchCommand {
             let lines = text.split(separator: "\n").map(String.init).filter { !$0.isEmpty }
             guard !lines.isEmpty else { throw CommandFailure("\(sentences): no sentences") }
             if let int8Kernel { QuantizedLinear.Form.processWidest = int8Kernel }
+            if let int8Attention { LoupeTensor.Kernels.AttentionForm.processWidest = int8Attention }
             var watch = Stopwatch()
             let embedder = try context.session.models.miniLM(precision: precision)
             let loadSeconds = watch.lap()
@@ -140,6 +158,8 @@ extension BenchCommand {
                 tokensPerSecond: Double(tokens.reduce(0, +)) / median, precision: precision.rawValue,
                 blasCore: BLAS.core,
                 int8Kernel: precision == .fp32 ? nil : QuantizedLinear.Form.processWidest.rawValue,
+                int8Attention: precision == .fp32
+                    ? nil : LoupeTensor.Kernels.AttentionForm.processWidest.usable(headSize: embedder.encoder.configuration.headSize).rawValue,
                 minimumCosineToFP32: cosines.min(),
                 meanCosineToFP32: cosines.isEmpty ? nil : cosines.reduce(0, +) / Double(cosines.count),
                 operations: operations, gflopsPerPass: gflopsPerPass, fp32PeakGflops: peak,
@@ -158,8 +178,9 @@ extension BenchCommand {
                 context.print(
                     String(
                         format:
-                            "  %@ (%@ kernel): cosine to the fp32 embedding, lowest %.5f, mean %.5f over the %d sentences",
-                        precision.rawValue, result.int8Kernel ?? "?", lowest, mean, lines.count))
+                            "  %@ (%@ kernel, %@ attention): cosine to the fp32 embedding, lowest %.5f, mean %.5f over the %d sentences",
+                        precision.rawValue, result.int8Kernel ?? "?", attentionName(result.int8Attention), lowest, mean,
+                        lines.count))
             }
             if let work = gflopsPerPass, let peak, let fraction = result.fractionOfRoof {
                 context.print(

@@ -108,6 +108,7 @@ struct EmbedCommand: LoupeCommand {
 
 extension Precision: ExpressibleByArgument {}
 extension QuantizedLinear.Form: ExpressibleByArgument {}
+extension Kernels.AttentionForm: ExpressibleByArgument {}
 
 /// `loupe similarity A B`: cosine similarity of two texts' MiniLM embeddings.
 struct SimilarityCommand: LoupeCommand {
