@@ -151,6 +151,8 @@ extension BenchCommand {
                         flopsPerByte: entry.flopsPerByte)
                 }
             }
+            let attention = LoupeTensor.Kernels.AttentionForm.processWidest.usable(
+                headSize: embedder.encoder.configuration.headSize)
             let result = Result(
                 sentences: lines.count, batchSize: batchSize,
                 meanTokens: Double(tokens.reduce(0, +)) / Double(tokens.count), loadSeconds: loadSeconds,
@@ -158,8 +160,7 @@ extension BenchCommand {
                 tokensPerSecond: Double(tokens.reduce(0, +)) / median, precision: precision.rawValue,
                 blasCore: BLAS.core,
                 int8Kernel: precision == .fp32 ? nil : QuantizedLinear.Form.processWidest.rawValue,
-                int8Attention: precision == .fp32
-                    ? nil : LoupeTensor.Kernels.AttentionForm.processWidest.usable(headSize: embedder.encoder.configuration.headSize).rawValue,
+                int8Attention: precision == .fp32 ? nil : attention.rawValue,
                 minimumCosineToFP32: cosines.min(),
                 meanCosineToFP32: cosines.isEmpty ? nil : cosines.reduce(0, +) / Double(cosines.count),
                 operations: operations, gflopsPerPass: gflopsPerPass, fp32PeakGflops: peak,

@@ -264,30 +264,16 @@ extension BenchCommand {
             _ file: String, workspace: String, command: [String] = ["trace", "import"]
         ) throws -> (seconds: Double, rss: Double) {
             guard let executable = CheckoutDirectory.executablePath else { throw NoExecutableError() }
-            // Spawned and reaped here, not through Foundation's Process: its waitUntilExit polls
-            // every 50 ms on Linux (rounding each import up to the next poll) and its termination
-            // handler came a quarter of a second late. wait4 returns as the child is reaped, with
-            // the child's own peak RSS.
-            var actions = posix_spawn_file_actions_t()
-            posix_spawn_file_actions_init(&actions)
-            defer { posix_spawn_file_actions_destroy(&actions) }
-            posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-            let arguments = [executable, "--workspace", workspace] + command + [file]
-            var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-            defer { for pointer in argv { free(pointer) } }
-            var pid = pid_t()
+            // Not through Foundation's Process: its waitUntilExit polls every 50 ms on Linux
+            // (rounding each import up to the next poll) and its termination handler came a
+            // quarter of a second late. ChildProcess returns as the child is reaped, with the
+            // child's own peak RSS.
             var clock = Stopwatch()
-            let spawned = posix_spawn(&pid, executable, &actions, nil, &argv, environ)
-            guard spawned == 0 else { throw ImportFailedError(status: -1) }
-            var status: Int32 = 0
-            var usage = rusage()
-            while wait4(pid, &status, 0, &usage) < 0 {
-                guard errno == EINTR else { throw ImportFailedError(status: -1) }
-            }
+            let exit = ChildProcess.run([executable, "--workspace", workspace] + command + [file], silenceOutput: true)
             let seconds = clock.lap()
-            // WIFEXITED and WEXITSTATUS, which Swift does not import as functions.
-            guard status & 0x7F == 0, (status >> 8) & 0xFF == 0 else { throw ImportFailedError(status: status) }
-            return (seconds, Double(usage.ru_maxrss) * 1024)
+            guard let exit else { throw ImportFailedError(status: -1) }
+            guard exit.status == 0 else { throw ImportFailedError(status: exit.status) }
+            return (seconds, exit.peakResidentBytes)
         }
 
         struct NoExecutableError: UserFacingError {
