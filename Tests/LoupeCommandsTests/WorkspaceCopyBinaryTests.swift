@@ -120,6 +120,7 @@ import Testing
             func steady(_ text: String, _ workspace: String) -> String {
                 text.replacingOccurrences(of: workspace, with: "W")
                     .replacingOccurrences(of: #"in [0-9.]+ s"#, with: "in T s", options: .regularExpression)
+                    .replacingOccurrences(of: #"\([0-9.]+ MB/s\)"#, with: "(R MB/s)", options: .regularExpression)
                     .replacingOccurrences(
                         of: #"[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9:.]+Z?"#, with: "DATE", options: .regularExpression)
             }

@@ -6,8 +6,10 @@
 # comparison always runs on a warmer or busier machine. Before each script the 1-minute load
 # average is recorded and printed beside its figures. Each script's last line of output is its
 # JSON; scripts/bench/performance_table.py turns the rounds into one table (median of the rounds):
-# workload, Loupe, best peer, ratio, % of roof where one applies. The logs stay in OUT
-# (default .bench-data/all) for a figure to be traced back.
+# workload, Loupe, best peer, ratio, % of roof where one applies. The records (each with its load,
+# commit and CPU) are kept in RECORDS (default docs/bench-records, committed with the table, so a
+# later session or clone can run a part again with KEEP=1); the logs stay in OUT (default
+# .bench-data/all) for a figure to be traced back.
 #
 # A full run takes about an hour on the 2-core machine (HNSW builds 100,000 vectors three times
 # per round); BENCHES="embed retrieval" runs a part. KEEP=1 keeps the other scripts' figures from
@@ -19,12 +21,14 @@ cd "$(dirname "$0")/../.."
 benches=(${BENCHES:-embed retrieval retrieval-scale kernels sae hnsw traces})
 rounds=${ROUNDS:-2}
 out=${OUT:-.bench-data/all}
-mkdir -p "$out"
+records=${RECORDS:-docs/bench-records}
+mkdir -p "$out" "$records"
 if [ "${KEEP:-0}" = 1 ]; then
-  for bench in "${benches[@]}"; do rm -f "$out/$bench".*.json; done
+  for bench in "${benches[@]}"; do rm -f "$records/$bench".*.json; done
 else
-  rm -f "$out"/*.json
+  rm -f "$records"/*.json
 fi
+cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
 commit=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- Sources Package.swift scripts || echo "+changes")
 swift build -c release --product loupe >&2
 for round in $(seq 1 "$rounds"); do
@@ -38,16 +42,17 @@ for round in $(seq 1 "$rounds"); do
     echo "== round $round: $bench (load $load)" >&2
     log="$out/$bench.$round.log"
     bash "scripts/bench/$bench.sh" > "$log" 2>&1 || { echo "$bench failed, see $log" >&2; exit 1; }
-    # Every JSON line the script printed (embed and hnsw print one per set), with the load and the
-    # commit beside it.
+    # Every JSON line the script printed (embed and hnsw print one per set), with the load, the
+    # commit and the CPU beside it.
     grep '^{' "$log" | python3 -c '
 import json, sys
 for line in sys.stdin:
     record = json.loads(line)
     record["load_average"] = float(sys.argv[1])
     record["commit"] = sys.argv[2]
-    print(json.dumps(record))' "$load" "$commit" > "$out/$bench.$round.json"
+    record["cpu"] = f"{sys.argv[3]} ({sys.argv[4]} cores)"
+    print(json.dumps(record))' "$load" "$commit" "$cpu" "$(nproc)" > "$records/$bench.$round.json"
   done
 done
-python3 scripts/bench/performance_table.py "$out" > docs/PERFORMANCE.md
+python3 scripts/bench/performance_table.py "$records" > docs/PERFORMANCE.md
 echo "wrote docs/PERFORMANCE.md" >&2

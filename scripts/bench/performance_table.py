@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Turns the JSON lines that scripts/bench/all.sh collected (OUT/BENCH.ROUND.json, each line one
-script's final JSON plus the load average it started at) into docs/PERFORMANCE.md: one row per
+"""Turns the JSON lines that scripts/bench/all.sh collected (RECORDS/BENCH.ROUND.json, each line one
+script's final JSON plus the load average it started at, its commit and its CPU) into docs/PERFORMANCE.md: one row per
 workload with Loupe's figure, the best peer's, the ratio (above 1: Loupe is faster), the share of
 the roof where the script measured one, and the load averages. A figure is the median over the
-rounds. Each record names the commit it was measured at; the table says which scripts ran at which.
-Usage: performance_table.py OUT"""
+rounds. Each record names the commit and the CPU it was measured at; the table says which scripts
+ran at which. Usage: performance_table.py RECORDS"""
 import collections
 import datetime
 import glob
@@ -16,6 +16,7 @@ import sys
 
 out = sys.argv[1]
 commits = collections.defaultdict(set)  # script -> the commits its records were measured at
+machines = collections.defaultdict(set)  # script -> the CPUs its records were measured on
 rows = collections.OrderedDict()  # workload -> list of (loupe, peer name, peer, unit, higher_is_better, roof, load)
 
 
@@ -119,22 +120,30 @@ for path in sorted(glob.glob(os.path.join(out, "*.json"))):
     for line in open(path):
         record = json.loads(line)
         commits[bench].add(record.get("commit", "?"))
+        machines[bench].add(record.get("cpu", "?"))
         readers[bench](record, record.get("load_average"))
 
-cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")), "?")
 print("# Performance\n")
 every = sorted(set().union(*commits.values())) if commits else ["?"]
+cpus = sorted(set().union(*machines.values())) if machines else ["?"]
 at = f"at commit {every[0]}" if len(every) == 1 else "at commits " + ", ".join(every) + " (per script below)"
-print(f"Written by `scripts/bench/all.sh` on {datetime.date.today().isoformat()} {at}, on {cpu} "
-      f"({os.cpu_count()} cores, {platform.system()}). Each figure is the median of its rounds; each script runs its "
+on = f"on {cpus[0]}" if len(cpus) == 1 else "on " + "; ".join(cpus) + " (per script below)"
+print(f"Written by `scripts/bench/all.sh` on {datetime.date.today().isoformat()} {at}, {on}, "
+      f"{platform.system()}. Each figure is the median of its rounds; each script runs its "
       "peers in the same run, so compare ratios, not figures across rows. The ratio is above 1 when Loupe is faster. "
       "The load average is the 1-minute average when the script started, one per round.\n")
 missing = [bench for bench in readers if bench not in seen]
 def script(bench, count):
-    return f"{bench} ({count}" + (f", {', '.join(sorted(commits[bench]))})" if len(every) > 1 else ")")
+    details = [str(count)]
+    if len(every) > 1:
+        details.append(", ".join(sorted(commits[bench])))
+    if len(cpus) > 1:
+        details.append("; ".join(sorted(machines[bench])))
+    return f"{bench} ({', '.join(details)})"
 
 
-print("Scripts in this table (rounds" + (", commit" if len(every) > 1 else "") + "): "
+print("Scripts in this table (rounds" + (", commit" if len(every) > 1 else "") + (", CPU" if len(cpus) > 1 else "")
+      + "): "
       + ", ".join(script(bench, count) for bench, count in seen.items())
       + (f"; not in it: {', '.join(missing)}." if missing else ".") + "\n")
 print("| Workload | Loupe | Best peer | Peer | Ratio | % of FP32 roof | Load | Notes |")
