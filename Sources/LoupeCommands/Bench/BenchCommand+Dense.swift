@@ -57,8 +57,8 @@ extension BenchCommand {
         }
 
         func run(in context: CommandContext) throws {
-            if let int8Kernel { QuantizedLinear.Form.processWidest = int8Kernel }
-            if let int8Attention { LoupeTensor.Kernels.AttentionForm.processWidest = int8Attention }
+            let restore = BenchCommand.narrowInt8Forms(kernel: int8Kernel, attention: int8Attention)
+            defer { restore() }
             let read = BenchCommand.readInput
             let documents = try CorpusReader.jsonl(read(corpus), file: corpus, strict: true).documents
             let queryList = try CorpusReader.jsonl(read(queries), file: queries, strict: true).documents

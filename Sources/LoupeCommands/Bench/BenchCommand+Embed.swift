@@ -103,8 +103,8 @@ extension BenchCommand {
             }
             let lines = text.split(separator: "\n").map(String.init).filter { !$0.isEmpty }
             guard !lines.isEmpty else { throw CommandFailure("\(sentences): no sentences") }
-            if let int8Kernel { QuantizedLinear.Form.processWidest = int8Kernel }
-            if let int8Attention { LoupeTensor.Kernels.AttentionForm.processWidest = int8Attention }
+            let restore = BenchCommand.narrowInt8Forms(kernel: int8Kernel, attention: int8Attention)
+            defer { restore() }
             var watch = Stopwatch()
             let embedder = try context.session.models.miniLM(precision: precision)
             let loadSeconds = watch.lap()
@@ -206,6 +206,24 @@ extension BenchCommand {
                             operation.milliseconds, operation.share * 100, operation.gflopsPerSecond,
                             operation.flopsPerByte))
             }
+        }
+    }
+}
+
+extension BenchCommand {
+    /// Narrows the process's int8 kernel and int8 attention to the forms given (nil leaves one as
+    /// it is) for one command, and returns what puts them back: the caps are the process's, and a
+    /// notebook or the TUI runs many commands in one process.
+    static func narrowInt8Forms(
+        kernel: QuantizedLinear.Form?, attention: LoupeTensor.Kernels.AttentionForm?
+    ) -> () -> Void {
+        let kernelBefore = QuantizedLinear.Form.processWidest
+        let attentionBefore = LoupeTensor.Kernels.AttentionForm.processWidest
+        if let kernel { QuantizedLinear.Form.processWidest = kernel }
+        if let attention { LoupeTensor.Kernels.AttentionForm.processWidest = attention }
+        return {
+            QuantizedLinear.Form.processWidest = kernelBefore
+            LoupeTensor.Kernels.AttentionForm.processWidest = attentionBefore
         }
     }
 }
