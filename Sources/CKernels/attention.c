@@ -603,19 +603,25 @@ LOUPE_BF16 static void bf16_pack_head(size_t length, size_t stride, const float 
 }
 
 // The softmax of 16 rows of scores (`length` real columns, row stride `ls`), written as bf16
-// weights into `pb` (row stride `rows32`, zero past `length`): the maximum, then exp(scale · s −
-// scale · max) kept in place and summed (exp512_form's bf16 form), then the division folded into
-// the rounding to bf16.
-LOUPE_BF16 static void bf16_softmax(size_t length, float scale, float *s, size_t ls, uint16_t *pb, size_t rows32) {
+// weights into `pb` (row stride `rows32`, zero past `length`): the maximum (`maxima`, one a row,
+// when the scores' pass took it, else a pass of its own), then exp(scale · s − scale · max) kept in
+// place and summed (exp512_form's bf16 form), then the division folded into the rounding to bf16.
+LOUPE_BF16 static void bf16_softmax(size_t length, float scale, float *s, size_t ls, uint16_t *pb, size_t rows32, const float *maxima) {
     const __m512 vscale = _mm512_set1_ps(scale);
     for (size_t i = 0; i < 16; i++) {
         float *row = s + i * ls;
-        __m512 vmax = _mm512_set1_ps(-INFINITY);
-        for (size_t j = 0; j < length; j += 16) {
-            __mmask16 mask = length - j >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (length - j)) - 1);
-            vmax = _mm512_mask_max_ps(vmax, mask, vmax, _mm512_maskz_loadu_ps(mask, row + j));
+        float maximum;
+        if (maxima) {
+            maximum = maxima[i];
+        } else {
+            __m512 vmax = _mm512_set1_ps(-INFINITY);
+            for (size_t j = 0; j < length; j += 16) {
+                __mmask16 mask = length - j >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (length - j)) - 1);
+                vmax = _mm512_mask_max_ps(vmax, mask, vmax, _mm512_maskz_loadu_ps(mask, row + j));
+            }
+            maximum = _mm512_reduce_max_ps(vmax);
         }
-        __m512 shift = _mm512_set1_ps(_mm512_reduce_max_ps(vmax) * scale), vsum = _mm512_setzero_ps();
+        __m512 shift = _mm512_set1_ps(maximum * scale), vsum = _mm512_setzero_ps();
         for (size_t j = 0; j < length; j += 16) {
             __mmask16 mask = length - j >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (length - j)) - 1);
             __m512 e = exp512_form(_mm512_fmsub_ps(_mm512_maskz_loadu_ps(mask, row + j), vscale, shift), 0);
@@ -664,7 +670,7 @@ LOUPE_AMX_BF16 static void bf16_query_block(size_t length, size_t i0, float scal
         _tile_dpbf16ps(0, 4, 5);
         _tile_stored(0, s + b * 16, ls * 4);
     }
-    bf16_softmax(length, scale, s, ls, pb, rows32);
+    bf16_softmax(length, scale, s, ls, pb, rows32, NULL);
     _tile_zero(0);
     _tile_zero(1);
     for (size_t j0 = 0; j0 < rows32; j0 += 32) {
@@ -686,7 +692,9 @@ LOUPE_AMX_BF16 static void bf16_query_block(size_t length, size_t i0, float scal
 }
 
 // The same sixteen query rows on AVX-512 BF16 registers, a register tile of 8 queries × 32 keys
-// (or columns of O): 16 accumulators, two B rows and the broadcast pair.
+// (or columns of O): 16 accumulators, two B rows and the broadcast pair. Each row's maximum is
+// taken from the accumulators as they are stored, sparing the softmax its first pass (6–8% of the
+// kernel at 128 and 256 tokens, alternating in one process).
 LOUPE_BF16 static inline __attribute__((always_inline)) __m512bh bf16_pair(const uint32_t *pair) {
     return (__m512bh)_mm512_set1_epi32((int)*pair);
 }
@@ -696,8 +704,11 @@ LOUPE_BF16 static void bf16_query_block_avx512(size_t length, size_t i0, float s
                                                uint16_t *pb, float *o, size_t o_stride) {
     enum { PAIRS = BF_HEAD / 2 };
     size_t blocks = up(length, 16) / 16, rows32 = up(length, 32);
+    float maxima[16];
     for (size_t top = 0; top < 16; top += 8) {
         const uint32_t *qt = (const uint32_t *)qb + (i0 + top) * PAIRS;
+        __m512 vmax[8];
+        for (int i = 0; i < 8; i++) vmax[i] = _mm512_set1_ps(-INFINITY);
         for (size_t b = 0; b < blocks; b += 2) {
             int two = b + 1 < blocks;
             const uint32_t *k0 = kb + b * 256, *k1 = two ? k0 + 256 : k0;
@@ -711,13 +722,20 @@ LOUPE_BF16 static void bf16_query_block_avx512(size_t length, size_t i0, float s
                     acc[i][1] = _mm512_dpbf16_ps(acc[i][1], a, b1);
                 }
             }
+            // The row maxima over the real keys only (a padded key's score is 0).
+            size_t real = length - b * 16;
+            __mmask16 m0 = real >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << real) - 1);
+            __mmask16 m1 = !two || real <= 16 ? 0 : real >= 32 ? (__mmask16)0xFFFF : (__mmask16)((1u << (real - 16)) - 1);
             for (int i = 0; i < 8; i++) {
                 _mm512_storeu_ps(s + (top + i) * ls + b * 16, acc[i][0]);
                 if (two) _mm512_storeu_ps(s + (top + i) * ls + b * 16 + 16, acc[i][1]);
+                vmax[i] = _mm512_mask_max_ps(vmax[i], m0, vmax[i], acc[i][0]);
+                vmax[i] = _mm512_mask_max_ps(vmax[i], m1, vmax[i], acc[i][1]);
             }
         }
+        for (int i = 0; i < 8; i++) maxima[top + i] = _mm512_reduce_max_ps(vmax[i]);
     }
-    bf16_softmax(length, scale, s, ls, pb, rows32);
+    bf16_softmax(length, scale, s, ls, pb, rows32, maxima);
     size_t rows = length - i0 < 16 ? length - i0 : 16;
     for (size_t top = 0; top < rows; top += 8) {
         const uint32_t *pt = (const uint32_t *)pb + top * (rows32 / 2);

@@ -14,6 +14,17 @@ private func random(_ shape: [Int], seed: UInt64) -> Tensor {
     return Tensor(shape: shape, storage: values)
 }
 
+/// ‖actual − expected‖ / ‖expected‖ (Frobenius), in Double.
+private func relativeError(_ actual: Tensor, _ expected: Tensor) -> Double {
+    var error: Double = 0
+    var norm: Double = 0
+    for (a, e) in zip(actual.storage, expected.storage) {
+        error += Double(a - e) * Double(a - e)
+        norm += Double(e) * Double(e)
+    }
+    return (error / max(norm, 1e-30)).squareRoot()
+}
+
 @Suite struct KernelsTests {
 
     @Test(arguments: [(1, 1, 1), (3, 5, 7), (17, 33, 9), (64, 384, 384)])
@@ -133,15 +144,6 @@ private func random(_ shape: [Int], seed: UInt64) -> Tensor {
         let width = lengths.max()!
         let qkv = random([lengths.count, width, 3 * hidden], seed: 23)
         let fp32 = Kernels.attention(qkv: qkv, lengths: lengths, heads: heads, headSize: d)
-        func relative(_ a: Tensor, _ e: Tensor) -> Double {
-            var error: Double = 0
-            var norm: Double = 0
-            for (x, y) in zip(a.storage, e.storage) {
-                error += Double(x - y) * Double(x - y)
-                norm += Double(y) * Double(y)
-            }
-            return (error / norm).squareRoot()
-        }
         var ran: [Kernels.AttentionForm: Tensor] = [:]
         for form in [Kernels.AttentionForm.avx512, .amx] {
             let bf16 = Kernels.attention(qkv: qkv, lengths: lengths, heads: heads, headSize: d, form: form)
@@ -154,13 +156,42 @@ private func random(_ shape: [Int], seed: UInt64) -> Tensor {
                 #expect(d != 32 || form.usable(headSize: 32) == .fp32)
                 #expect(bf16.storage == fp32.storage, "\(form)")
             } else {
-                let error = relative(bf16, fp32)
+                let error = relativeError(bf16, fp32)
                 #expect(error > 0 && error < 1e-2, "\(form) ran as \(usable): relative error \(error)")
                 ran[usable] = bf16
             }
         }
         if let avx512 = ran[.avx512], let amx = ran[.amx] {
-            #expect(relative(amx, avx512) < 3e-4, "AMX against AVX-512 BF16")
+            #expect(relativeError(amx, avx512) < 3e-4, "AMX against AVX-512 BF16")
+        }
+    }
+
+    /// Every real score far below zero: the softmax's maximum must come from the real keys only,
+    /// not from the zero scores of the keys padding a block. Measured from 0, every weight would
+    /// be exp's lowest value and all keys would weigh the same; measured from the real maximum,
+    /// the keys nearest the queries (every third, 90 below the others after scaling) take all
+    /// the weight, so each output row is the mean of those keys' values.
+    @Test(arguments: [Kernels.AttentionForm.avx512, .amx])
+    func bf16AttentionTakesTheMaximumOverRealKeysOnly(form: Kernels.AttentionForm) {
+        let (heads, d, length) = (2, 32, 17)
+        let hidden = heads * d
+        var qkv = Tensor(zeros: [1, length, 3 * hidden])
+        func value(_ t: Int, _ c: Int) -> Float { Float(t % 5) - 2 + Float(c) / 64 }
+        for t in 0..<length {
+            for c in 0..<hidden {
+                qkv.storage[t * 3 * hidden + c] = 8
+                qkv.storage[t * 3 * hidden + hidden + c] = t % 3 == 0 ? -8 : -10
+                qkv.storage[t * 3 * hidden + 2 * hidden + c] = value(t, c)
+            }
+        }
+        let out = Kernels.attention(qkv: qkv, lengths: [length], heads: heads, headSize: d, form: form)
+        let nearest = (0..<length).filter { $0 % 3 == 0 }
+        for c in 0..<hidden {
+            let mean = nearest.map { value($0, c) }.reduce(0, +) / Float(nearest.count)
+            for t in 0..<length {
+                let got = out.storage[t * hidden + c]
+                #expect(abs(got - mean) < 0.02, "\(form) row \(t) column \(c): \(got), mean \(mean)")
+            }
         }
     }
 
@@ -215,13 +246,7 @@ private func random(_ shape: [Int], seed: UInt64) -> Tensor {
                 smoothing: smoothed ? QuantizedLinear.smoothing(activationMaxima: maxima, weight: w) : nil)
             let y = Kernels.linear(x, quantized: layer)
             #expect(y.shape == reference.shape)
-            var error: Double = 0
-            var norm: Double = 0
-            for (a, e) in zip(y.storage, reference.storage) {
-                error += Double(a - e) * Double(a - e)
-                norm += Double(e) * Double(e)
-            }
-            return (error / max(norm, 1e-30)).squareRoot()
+            return relativeError(y, reference)
         }
         let x = random([rows, inputs], seed: 31)
         let plain = error(x, smoothed: false)
@@ -283,13 +308,7 @@ private func random(_ shape: [Int], seed: UInt64) -> Tensor {
         func error(_ layer: QuantizedLinear, widest: QuantizedLinear.Form = .amx) -> Double {
             var y = Tensor(zeros: [rows, outputs])
             Kernels.linear(x, rows: 0..<rows, quantized: layer, into: &y, at: 0, widest: widest)
-            var error: Double = 0
-            var norm: Double = 0
-            for (a, e) in zip(y.storage, reference.storage) {
-                error += Double(a - e) * Double(a - e)
-                norm += Double(e) * Double(e)
-            }
-            return (error / norm).squareRoot()
+            return relativeError(y, reference)
         }
         let plain = error(QuantizedLinear(weight: w, bias: nil))
         let kept = QuantizedLinear(weight: w, bias: nil, outliers: [856])
