@@ -564,7 +564,7 @@ LOUPE_BF16 static inline __m512i bf16_32(const float *x, size_t count) {
 // the 16 × 16 transpose of the keys' dimension pairs. V as B tiles for P · V: block b of 32 keys,
 // half c of the columns, is 16 rows (key pairs) of 16 columns × 2 bf16, two keys interleaved.
 LOUPE_BF16 static void bf16_pack_head(size_t length, size_t stride, const float *q, const float *k, const float *v,
-                                          uint16_t *qb, uint32_t *kb, uint16_t *vb) {
+                                      uint16_t *qb, uint32_t *kb, uint16_t *vb) {
     size_t rows16 = up(length, 16), rows32 = up(length, 32);
     for (size_t i = 0; i < rows16; i++)
         _mm512_storeu_si512(qb + i * BF_HEAD, i < length ? bf16_32(q + i * stride, BF_HEAD) : _mm512_setzero_si512());
@@ -606,7 +606,8 @@ LOUPE_BF16 static void bf16_pack_head(size_t length, size_t stride, const float 
 // weights into `pb` (row stride `rows32`, zero past `length`): the maximum (`maxima`, one a row,
 // when the scores' pass took it, else a pass of its own), then exp(scale · s − scale · max) kept in
 // place and summed (exp512_form's bf16 form), then the division folded into the rounding to bf16.
-LOUPE_BF16 static void bf16_softmax(size_t length, float scale, float *s, size_t ls, uint16_t *pb, size_t rows32, const float *maxima) {
+LOUPE_BF16 static void bf16_softmax(size_t length, float scale, float *s, size_t ls, uint16_t *pb, size_t rows32,
+                                    const float *maxima) {
     const __m512 vscale = _mm512_set1_ps(scale);
     for (size_t i = 0; i < 16; i++) {
         float *row = s + i * ls;
@@ -638,8 +639,8 @@ LOUPE_BF16 static void bf16_softmax(size_t length, float scale, float *s, size_t
     }
 }
 
-// Sixteen query rows from i0 of one head on AMX tiles: scores into `s` (16 × `ls` floats), softmax, P in bf16
-// into `pb` (16 × rows32), and P · V added into O.
+// Sixteen query rows from i0 of one head on AMX tiles: scores into `s` (16 × `ls` floats),
+// softmax, P in bf16 into `pb` (16 × rows32), and P · V added into O.
 LOUPE_AMX_BF16 static void bf16_query_block(size_t length, size_t i0, float scale, const uint16_t *qb,
                                             const uint32_t *kb, const uint16_t *vb, float *s, size_t ls,
                                             uint16_t *pb, float *o, size_t o_stride) {
