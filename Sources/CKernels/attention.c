@@ -711,6 +711,7 @@ LOUPE_BF16 static void bf16_query_block_avx512(size_t length, size_t i0, float s
         __m512 vmax[8];
         for (int i = 0; i < 8; i++) vmax[i] = _mm512_set1_ps(-INFINITY);
         for (size_t b = 0; b < blocks; b += 2) {
+            // An odd last block multiplies its keys twice and stores them once (one tile shape).
             int two = b + 1 < blocks;
             const uint32_t *k0 = kb + b * 256, *k1 = two ? k0 + 256 : k0;
             __m512 acc[8][2];

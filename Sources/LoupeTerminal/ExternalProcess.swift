@@ -11,7 +11,6 @@ package enum ExternalProcess {
     /// until the program exits (ctrl+c in the editor's terminal is the editor's, not a request to
     /// quit Loupe), and the program gets them with their default actions.
     package static func run(_ arguments: [String]) -> Int32 {
-        guard !arguments.isEmpty else { return -1 }
         var ignore = sigaction()
         ignore.__sigaction_handler.sa_handler = SIG_IGN
         sigemptyset(&ignore.sa_mask)

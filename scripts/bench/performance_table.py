@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Turns the JSON lines that scripts/bench/all.sh collected (RECORDS/BENCH.ROUND.json, each line one
-script's final JSON plus the load average it started at, its commit and its CPU) into docs/PERFORMANCE.md: one row per
-workload with Loupe's figure, the best peer's, the ratio (above 1: Loupe is faster), the share of
-the roof where the script measured one, and the load averages. A figure is the median over the
-rounds. Each record names the commit and the CPU it was measured at; the table says which scripts
+script's final JSON plus the load average it started at, its commit and its CPU) into
+docs/PERFORMANCE.md: one row per workload with Loupe's figure, the best peer's, the ratio (above
+1: Loupe is faster), the share of the roof where the script measured one, and the load averages.
+A figure is the median over the rounds. Each record names the commit and the CPU it was measured at; the table says which scripts
 ran at which. Usage: performance_table.py RECORDS"""
 import collections
 import datetime

@@ -85,12 +85,11 @@ extension BenchCommand {
         }
 
         /// How the int8 line names the attention's form.
-        private func attentionName(_ form: String?) -> String {
-            switch form.flatMap(LoupeTensor.Kernels.AttentionForm.init(rawValue:)) {
+        private func attentionName(_ form: LoupeTensor.Kernels.AttentionForm) -> String {
+            switch form {
             case .amx: "bf16 AMX"
             case .avx512: "bf16 AVX-512"
             case .fp32: "fp32"
-            case nil: "?"
             }
         }
 
@@ -180,7 +179,7 @@ extension BenchCommand {
                     String(
                         format:
                             "  %@ (%@ kernel, %@ attention): cosine to the fp32 embedding, lowest %.5f, mean %.5f over the %d sentences",
-                        precision.rawValue, result.int8Kernel ?? "?", attentionName(result.int8Attention), lowest, mean,
+                        precision.rawValue, result.int8Kernel ?? "?", attentionName(attention), lowest, mean,
                         lines.count))
             }
             if let work = gflopsPerPass, let peak, let fraction = result.fractionOfRoof {
