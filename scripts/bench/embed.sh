@@ -3,9 +3,9 @@
 # sentence-transformers (torch on CPU, same threads) and the numpy reference, batch 32, on two
 # sets: 256 Cranfield sentences of ~30 tokens, and 128 Cranfield passages cut to 256 tokens
 # (SETS=sentences or SETS=passages runs one); Loupe in fp32 and in int8 (`--precision int8`, with
-# its cosine to the fp32 embeddings). Prints each figure, Loupe's ratio to each peer and Loupe's
-# share of the FP32 roof measured in the same run. The peers install into .venv-bench
-# from PyPI on first use.
+# its cosine to the fp32 embeddings). Prints each figure, Loupe's ratio to each peer, and Loupe's
+# and sentence-transformers' shares of the FP32 roof measured in the same run. The peers install
+# into .venv-bench from PyPI on first use.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 repeats=${REPEATS:-5}
@@ -42,10 +42,16 @@ print(f"  loupe (Swift + OpenBLAS)        {ours:8.1f} sentences/s   {loupe['frac
 q = int8["sentences_per_second"]
 print(f"  loupe int8                      {q:8.1f} sentences/s   cosine to fp32: lowest {int8['minimum_cosine_to_fp32']:.5f}, mean {int8['mean_cosine_to_fp32']:.5f}")
 print(f"  sentence-transformers (torch)   {st:8.1f} sentences/s   loupe ÷ it = {ours / st:.2f}x, loupe int8 ÷ it = {q / st:.2f}x   ({peers['torch_threads']} threads)")
+# The same model on the same tokens: the peer's share of the roof is Loupe's scaled by the speeds,
+# and at the roof itself Loupe would be 1 / that share times the peer.
+peer_roof = loupe["fraction_of_roof"] * st / ours
+print(f"  sentence-transformers at {peer_roof * 100:.0f}% of the FP32 roof: twice it needs {2 * peer_roof * 100:.0f}%, "
+      f"the roof itself is {1 / peer_roof:.2f}x it")
 print(f"  numpy reference                 {ref:8.1f} sentences/s   loupe ÷ it = {ours / ref:.2f}x")
 print(f"  numpy vs sentence-transformers embeddings: max |diff| {peers['numpy_vs_sentence_transformers_max_abs_diff']:.2e}")
 print(json.dumps({"set": name, "loupe": loupe, "loupe_int8": int8, "peers": peers, "ratio_vs_sentence_transformers": ours / st,
                   "int8_ratio_vs_sentence_transformers": q / st,
+                  "sentence_transformers_fraction_of_roof": peer_roof,
                   "ratio_vs_numpy": ours / ref}))
 PY
 done

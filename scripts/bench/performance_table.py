@@ -17,17 +17,19 @@ import sys
 out = sys.argv[1]
 commits = collections.defaultdict(set)  # script -> the commits its records were measured at
 machines = collections.defaultdict(set)  # script -> the CPUs its records were measured on
-rows = collections.OrderedDict()  # workload -> list of (loupe, peer name, peer, unit, higher_is_better, roof, load)
+# workload -> list of (loupe, peer name, peer, unit, higher_is_better, roof, load, peer's roof)
+rows = collections.OrderedDict()
 
 
 notes = collections.defaultdict(list)  # workload -> notes, one a round
 
 
-def add(workload, loupe, peer_name, peer, unit, load, higher=True, roof=None, note=None):
-    """A row; `peer` None for a figure with a target but no peer program."""
+def add(workload, loupe, peer_name, peer, unit, load, higher=True, roof=None, note=None, peer_roof=None):
+    """A row; `peer` None for a figure with a target but no peer program. `roof` and `peer_roof`: the
+    shares of the FP32 roof Loupe and the peer reach, where the script measured the roof."""
     if loupe is None:
         return
-    rows.setdefault(workload, []).append((loupe, peer_name, peer, unit, higher, roof, load))
+    rows.setdefault(workload, []).append((loupe, peer_name, peer, unit, higher, roof, load, peer_roof))
     if note:
         notes[workload].append(note)
 
@@ -36,8 +38,10 @@ def embed(r, load):
     st = r["peers"]["sentence_transformers"]["sentences_per_second"]
     l = r["loupe"]
     shape = f"{l['sentences']} × {l['mean_tokens']:.0f} tokens, batch {l['batch_size']}"
+    roof = l.get("fraction_of_roof")
+    # The same model and tokens, so the peer's share of the roof is Loupe's scaled by their speeds.
     add(f"MiniLM fp32, {r['set']} ({shape})", l["sentences_per_second"], "sentence-transformers", st,
-        "sentences/s", load, roof=l.get("fraction_of_roof"))
+        "sentences/s", load, roof=roof, peer_roof=roof and roof * st / l["sentences_per_second"])
     q = r.get("loupe_int8")
     if q:
         add(f"MiniLM int8 against the fp32 peer, {r['set']} ({shape})",
@@ -160,5 +164,10 @@ for workload, runs in rows.items():
     def figure(x):
         return f"{x:,.0f} {unit}" if x >= 100 else f"{x:.3g} {unit}"
     note = "; ".join(dict.fromkeys(notes[workload]))
+    peer_roofs = [r[7] for r in runs if r[7] is not None]
+    if peer_roofs:
+        share = statistics.median(peer_roofs)
+        note = (f"the peer at {share * 100:.0f}% of the roof: twice its speed would need "
+                f"{2 * share * 100:.0f}%, {1 / share:.2f}× it at the roof itself" + ("; " + note if note else ""))
     peer_figure = "—" if peer is None else figure(peer)
     print(f"| {workload} | {figure(loupe)} | {runs[0][1] or '—'} | {peer_figure} | {ratio} | {roof} | {loads} | {note} |")
