@@ -7,8 +7,8 @@
 // With AVX-512 VNNI, vpdpbusd multiplies four u8 × s8 pairs and adds them into each int32 lane, 64
 // multiply-adds an instruction, into int32 (no 16-bit saturation as vpmaddubsw has). The register
 // tile is 12 rows × 32 columns (24 accumulators of the 32 zmm registers). With AMX, tile registers
-// and tdpbusd do 256 times as many an instruction (below). Without VNNI a plain C loop gives the
-// same integers.
+// and tdpbusd do 256 times as many an instruction (below). With AVX2 alone, vpmaddwd on bytes
+// widened to int16 (below); without AVX2 a plain C loop. All give the same integers.
 #include "ckernels.h"
 #include "internal.h"
 #include <math.h>
@@ -262,6 +262,101 @@ LOUPE_VNNI static void int8_tile_vnni(size_t groups, const uint8_t *a, size_t ld
     })
 }
 
+// With AVX2 alone (Haswell to Skylake, Zen 1 to 3): the products in 16 bits, exact. vpmaddubsw
+// (u8 × s8 pairs summed into int16, as an AVX2 int8 GEMM usually does) saturates: 255 · 127 · 2 is
+// past 32,767, so it would change the sums wherever a row's bytes and a column's weights are both
+// large, and with them the bits VNNI and AMX store. Here both sides are widened to int16 and
+// vpmaddwd multiplies pairs into int32, 16 multiply-adds an instruction (a quarter of vpdpbusd's
+// 64, with a vpaddd beside it); the weight panel is widened once per call into a scratch copy, the
+// row's four bytes are widened as they are broadcast. A lane holds one column's sum over an input
+// pair, so a register is 4 columns × 2 pairs and the pairs are added as the tile is stored. Tile 3
+// rows × 16 columns: 12 accumulators of the 16 ymm registers, the weights read from memory.
+enum { I8_AVX2_MR = 2 };
+
+// c = (acc − z · Σw) · sx · sw + bias for eight columns of one row: int8_store16's arithmetic in
+// eight lanes, so the three vector forms store the same bits.
+LOUPE_AVX2 static inline __attribute__((always_inline)) void int8_store8(__m256i acc, __m256i column_sums, __m256 ws,
+                                                                         __m256 bv, float a_scale, int32_t a_zero,
+                                                                         float *c, size_t width) {
+    __m256i shift = _mm256_mullo_epi32(column_sums, _mm256_set1_epi32(a_zero));
+    __m256 v = _mm256_cvtepi32_ps(_mm256_sub_epi32(acc, shift));
+    __m256 y = _mm256_fmadd_ps(v, _mm256_mul_ps(ws, _mm256_set1_ps(a_scale)), bv);
+    if (width == 8) {
+        _mm256_storeu_ps(c, y);
+    } else {
+        float lanes[8];
+        _mm256_storeu_ps(lanes, y);
+        memcpy(c, lanes, width * sizeof(float));
+    }
+}
+
+// The panel's bytes (groups × 32 columns × 4) as int16, in the same order.
+LOUPE_AVX2 static void int8_widen_panel(size_t groups, const int8_t *panel, int16_t *wide) {
+    for (size_t i = 0; i < groups * I8_NR * 4; i += 16)
+        _mm256_storeu_si256((__m256i *)(wide + i), _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(panel + i))));
+}
+
+// Sixteen columns (`h0` the first within the widened panel `wide`) of up to three rows.
+LOUPE_AVX2 static void int8_tile_avx2(size_t groups, const uint8_t *a, size_t lda, size_t mr, const int16_t *wide,
+                                      size_t h0, const float *a_scales, const int32_t *a_zeros, const float *w_scales,
+                                      const int32_t *sums, const float *bias, float *c, size_t ldc, size_t nr) {
+    __m256i acc[I8_AVX2_MR][4];
+    for (int i = 0; i < I8_AVX2_MR; i++)
+        for (int q = 0; q < 4; q++) acc[i][q] = _mm256_setzero_si256();
+    const uint8_t *rows[I8_AVX2_MR];
+    for (size_t i = 0; i < I8_AVX2_MR; i++) rows[i] = a + (i < mr ? i : mr - 1) * lda;
+    const int16_t *w = wide + 4 * h0;
+    for (size_t g = 0; g < groups; g++, w += I8_NR * 4) {
+        for (int i = 0; i < I8_AVX2_MR; i++) {
+            int32_t four;
+            memcpy(&four, rows[i] + 4 * g, 4);
+            // The row's four bytes as int16, once in each 64-bit quarter: the four inputs of a column.
+            __m256i x = _mm256_cvtepu8_epi16(_mm_set1_epi32(four));
+            for (int q = 0; q < 4; q++)
+                acc[i][q] = _mm256_add_epi32(
+                    acc[i][q], _mm256_madd_epi16(x, _mm256_loadu_si256((const __m256i *)(w + 16 * q))));
+        }
+    }
+    for (size_t half = 0; half < 2 && 8 * half < nr; half++) {
+        size_t c0 = 8 * half, width = nr - c0 < 8 ? nr - c0 : 8;
+        // Masked loads: past the last column, nothing is read.
+        __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)width), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+        __m256i column_sums = _mm256_maskload_epi32(sums + c0, mask);
+        __m256 ws = _mm256_maskload_ps(w_scales + c0, mask);
+        __m256 bv = bias ? _mm256_maskload_ps(bias + c0, mask) : _mm256_setzero_ps();
+        for (size_t i = 0; i < mr; i++) {
+            // Columns 0–3 and 4–7 each as pairs of lanes: hadd gives 0 1 4 5 | 2 3 6 7, the
+            // permutation puts them in order.
+            __m256i pairs = _mm256_hadd_epi32(acc[i][2 * half], acc[i][2 * half + 1]);
+            __m256i total = _mm256_permute4x64_epi64(pairs, _MM_SHUFFLE(3, 1, 2, 0));
+            int8_store8(total, column_sums, ws, bv, a_scales[i], a_zeros[i], c + i * ldc + c0, width);
+        }
+    }
+}
+
+// Panels outside, rows inside, as the VNNI form: each panel is widened once and stays in L1 or L2
+// (96 KiB at 1,536 inputs) while the rows pass over it. Returns -1, having done nothing, when the
+// scratch copy cannot be had.
+static int int8_linear_avx2(size_t m, size_t n, size_t groups, const uint8_t *a, size_t lda, const float *a_scales,
+                             const int32_t *a_zeros, const int8_t *packed, const float *w_scales,
+                             const int32_t *column_sums, const float *bias, float *c, size_t ldc) {
+    int16_t *wide = aligned_alloc(64, groups * I8_NR * 4 * sizeof(int16_t));
+    if (!wide) return -1;
+    for (size_t j0 = 0; j0 < n; j0 += I8_NR) {
+        size_t nr = n - j0 < I8_NR ? n - j0 : I8_NR;
+        int8_widen_panel(groups, packed + (j0 / I8_NR) * I8_NR * groups * 4, wide);
+        for (size_t i0 = 0; i0 < m; i0 += I8_AVX2_MR) {
+            size_t mr = m - i0 < I8_AVX2_MR ? m - i0 : I8_AVX2_MR;
+            for (size_t h0 = 0; h0 < nr; h0 += 16)
+                int8_tile_avx2(groups, a + i0 * lda, lda, mr, wide, h0, a_scales + i0, a_zeros + i0,
+                               w_scales + j0 + h0, column_sums + j0 + h0, bias ? bias + j0 + h0 : NULL,
+                               c + i0 * ldc + j0 + h0, ldc, nr - h0 < 16 ? nr - h0 : 16);
+        }
+    }
+    free(wide);
+    return 0;
+}
+
 // AMX (Sapphire Rapids and later): eight tile registers of 16 rows × 64 bytes, and tdpbusd, which
 // multiplies a 16 × 64 u8 tile by a 16 × 64 s8 tile holding 16 groups of 4 inputs for 16 columns
 // (the bytes vpdpbusd reads, 16 columns wide) into 16 × 16 int32: 16,384 multiply-adds an
@@ -421,6 +516,7 @@ static void int8_tile_baseline(size_t groups, const uint8_t *a, size_t lda, size
 static loupe_int8_form usable_form(loupe_int8_form widest) {
     if (widest >= LOUPE_INT8_AMX && loupe_has_amx_int8()) return LOUPE_INT8_AMX;
     if (widest >= LOUPE_INT8_VNNI && loupe_has_avx512_vnni()) return LOUPE_INT8_VNNI;
+    if (widest >= LOUPE_INT8_AVX2 && loupe_has_avx2_fma()) return LOUPE_INT8_AVX2;
     return LOUPE_INT8_PORTABLE;
 }
 
@@ -435,12 +531,15 @@ void loupe_int8_linear_form(size_t m, size_t n, size_t k, const uint8_t *a, size
         int8_linear_amx(m, n, k4, a, lda, a_scales, a_zeros, packed, w_scales, column_sums, bias, c, ldc);
         return;
     }
+    if (form == LOUPE_INT8_AVX2 &&
+        int8_linear_avx2(m, n, groups, a, lda, a_scales, a_zeros, packed, w_scales, column_sums, bias, c, ldc) == 0)
+        return;
     for (size_t j0 = 0; j0 < n; j0 += I8_NR) {
         size_t nr = n - j0 < I8_NR ? n - j0 : I8_NR;
         const int8_t *panel = packed + (j0 / I8_NR) * I8_NR * groups * 4;
         for (size_t i0 = 0; i0 < m; i0 += I8_MR) {
             size_t mr = m - i0 < I8_MR ? m - i0 : I8_MR;
-            if (form != LOUPE_INT8_PORTABLE) {
+            if (form >= LOUPE_INT8_VNNI) {
                 int8_tile_vnni(groups, a + i0 * lda, lda, mr, panel, a_scales + i0, a_zeros + i0, w_scales + j0,
                                column_sums + j0, bias ? bias + j0 : NULL, c + i0 * ldc + j0, ldc, nr);
             } else {
@@ -504,20 +603,24 @@ LOUPE_AMX static int32_t int8_peak_amx(uint64_t iterations) {
     return out[0];
 }
 
-// Without VNNI: vpmaddubsw (u8 × s8 pairs summed into int16), vpmaddwd by ones (into int32),
-// vpaddd, as an AVX2 int8 GEMM's inner loop does.
+// Without VNNI: vpmaddwd on int16 and vpaddd, what the AVX2 tile does. The input passes through
+// an empty asm each round, so the products are not hoisted out of the loop as loop-invariant (a
+// loop over constants measures only the adds: 2.5 times this), and each chain has its own
+// multiplier, so they are not one product either.
 __attribute__((target("avx2"))) static int32_t int8_peak_avx2(uint64_t iterations) {
-    __m256i acc[8];
-    for (int i = 0; i < 8; i++) acc[i] = _mm256_setzero_si256();
-    const __m256i a = _mm256_set1_epi8(3), b = _mm256_set1_epi8(-2), ones = _mm256_set1_epi16(1);
+    __m256i acc[6], b[6];
+    for (int i = 0; i < 6; i++) {
+        acc[i] = _mm256_setzero_si256();
+        b[i] = _mm256_set1_epi16((short)(-2 - i));
+    }
+    __m256i a = _mm256_set1_epi16(3);
     for (uint64_t it = 0; it < iterations; it++) {
-        for (int i = 0; i < 8; i++)
-            acc[i] = _mm256_add_epi32(acc[i], _mm256_madd_epi16(_mm256_maddubs_epi16(a, b), ones));
-        __asm__ volatile("" : "+x"(acc[0]), "+x"(acc[1]), "+x"(acc[2]), "+x"(acc[3]), "+x"(acc[4]), "+x"(acc[5]),
-                         "+x"(acc[6]), "+x"(acc[7]));
+        __asm__ volatile("" : "+x"(a));
+        for (int i = 0; i < 6; i++) acc[i] = _mm256_add_epi32(acc[i], _mm256_madd_epi16(a, b[i]));
+        __asm__ volatile("" : "+x"(acc[0]), "+x"(acc[1]), "+x"(acc[2]), "+x"(acc[3]), "+x"(acc[4]), "+x"(acc[5]));
     }
     __m256i sum = acc[0];
-    for (int i = 1; i < 8; i++) sum = _mm256_add_epi32(sum, acc[i]);
+    for (int i = 1; i < 6; i++) sum = _mm256_add_epi32(sum, acc[i]);
     int32_t lanes[8];
     _mm256_storeu_si256((__m256i *)lanes, sum);
     int32_t total = 0;
@@ -525,16 +628,10 @@ __attribute__((target("avx2"))) static int32_t int8_peak_avx2(uint64_t iteration
     return total;
 }
 
-static int has_avx2(void) {
-    static int known = -1;
-    if (known < 0) known = __builtin_cpu_supports("avx2");
-    return known;
-}
-
 int32_t loupe_int8_peak(uint64_t iterations) {
     if (loupe_has_amx_int8()) return int8_peak_amx(iterations);
     if (loupe_has_avx512_vnni()) return int8_peak_vnni(iterations);
-    if (has_avx2()) return int8_peak_avx2(iterations);
+    if (loupe_has_avx2_fma()) return int8_peak_avx2(iterations);
     // The portable kernel's own arithmetic: int32 multiply-adds of widened bytes.
     int32_t acc[64] = {0};
     volatile int8_t b = -2;
@@ -549,13 +646,13 @@ int32_t loupe_int8_peak(uint64_t iterations) {
 uint64_t loupe_int8_ops_per_iteration(void) {
     if (loupe_has_amx_int8()) return 4 * 16 * 16 * 64 * 2;
     if (loupe_has_avx512_vnni()) return 12 * 64 * 2;
-    if (has_avx2()) return 8 * 32 * 2;
+    if (loupe_has_avx2_fma()) return 6 * 16 * 2;
     return 64 * 2;
 }
 
 const char *loupe_int8_peak_method(void) {
     if (loupe_has_amx_int8()) return "tdpbusd loop, AMX-INT8 tiles";
     if (loupe_has_avx512_vnni()) return "vpdpbusd loop, AVX-512 VNNI";
-    if (has_avx2()) return "vpmaddubsw + vpmaddwd loop, AVX2";
+    if (loupe_has_avx2_fma()) return "vpmaddwd + vpaddd loop, AVX2, 16-bit products";
     return "scalar int32 multiply-add loop";
 }

@@ -85,14 +85,16 @@ package struct QuantizedLinear: Sendable {
         }
     }
 
-    /// The forms of the int8 kernel, widest last (`loupe_int8_form`): the plain C loop, the AVX-512
-    /// VNNI register tile, AMX's tile registers. VNNI and AMX store the same bits.
+    /// The forms of the int8 kernel, widest last (`loupe_int8_form`): the plain C loop, the AVX2
+    /// register tile (products in int16), the AVX-512 VNNI register tile, AMX's tile registers.
+    /// The three vector forms store the same bits.
     package enum Form: String, CaseIterable, Sendable {
-        case portable, vnni, amx
+        case portable, avx2, vnni, amx
 
         var level: loupe_int8_form {
             switch self {
             case .portable: LOUPE_INT8_PORTABLE
+            case .avx2: LOUPE_INT8_AVX2
             case .vnni: LOUPE_INT8_VNNI
             case .amx: LOUPE_INT8_AMX
             }
@@ -102,6 +104,7 @@ package struct QuantizedLinear: Sendable {
             switch form {
             case LOUPE_INT8_AMX: self = .amx
             case LOUPE_INT8_VNNI: self = .vnni
+            case LOUPE_INT8_AVX2: self = .avx2
             default: self = .portable
             }
         }
@@ -122,7 +125,7 @@ package struct QuantizedLinear: Sendable {
     /// the int8 kernel with the bias added as it stores.
     ///
     /// - Parameter widest: the widest form of the kernel to run, where the CPU has it (tests run
-    ///   each form this CPU can; a CPU without VNNI runs `.portable`); nil for the process's
+    ///   each form this CPU can; a CPU without AVX2 runs `.portable`); nil for the process's
     ///   (`Form.processWidest`).
     package func apply(
         rows: Int, input: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>, widest: Form? = nil

@@ -272,26 +272,53 @@ private func relativeError(_ actual: Tensor, _ expected: Tensor) -> Double {
         #expect(worst < 1e-5, "max relative difference \(worst)")
     }
 
-    /// AMX's tiles (32 rows × 32 columns, inputs 64 at a time) sum the same integers as the VNNI
-    /// register tile and share its epilogue, so the two store the same bits: on row counts around
-    /// the 16-row tile and the 32-row block, column counts short of a 32-column panel, and inputs
-    /// that are a multiple of 64 (AMX runs) or not (AMX falls back to VNNI). On a CPU without one of
-    /// them the widest form it has runs both times.
-    @Test(arguments: [1, 15, 16, 17, 31, 32, 33, 45, 64, 250])
-    func amxAndVNNIStoreTheSameBits(rows: Int) {
-        for (inputs, outputs) in [(384, 70), (1536, 384), (64, 24), (390, 33)] {
+    /// AMX's tiles (32 rows × 32 columns, inputs 64 at a time), the VNNI register tile (12 × 32)
+    /// and the AVX2 one (2 × 16, products in int16) sum the same integers and store them with the
+    /// same arithmetic, so the three store the same bits: on row counts around the tiles and the
+    /// 32-row block, column counts short of a 16- or 32-column panel, and inputs that are a multiple
+    /// of 64 (AMX runs) or not (AMX falls back to VNNI). On a CPU without one of them the widest form
+    /// it has runs in its place.
+    @Test(arguments: [1, 2, 3, 15, 16, 17, 31, 32, 33, 45, 64, 250])
+    func theVectorFormsStoreTheSameBits(rows: Int) {
+        for (inputs, outputs) in [(384, 70), (1536, 384), (64, 24), (390, 33), (8, 9)] {
             let x = random([rows, inputs], seed: 71 + UInt64(rows))
             let layer = QuantizedLinear(
                 weight: random([outputs, inputs], seed: 72), bias: outputs % 2 == 0 ? random([outputs], seed: 73) : nil)
             var amx = Tensor(zeros: [rows, outputs])
             var vnni = Tensor(zeros: [rows, outputs])
+            var avx2 = Tensor(zeros: [rows, outputs])
             Kernels.linear(x, rows: 0..<rows, quantized: layer, into: &amx, at: 0, widest: .amx)
             Kernels.linear(x, rows: 0..<rows, quantized: layer, into: &vnni, at: 0, widest: .vnni)
+            Kernels.linear(x, rows: 0..<rows, quantized: layer, into: &avx2, at: 0, widest: .avx2)
             #expect(amx.storage == vnni.storage, "\(rows) × \(inputs) → \(outputs)")
+            #expect(avx2.storage == vnni.storage, "\(rows) × \(inputs) → \(outputs)")
             var portable = Tensor(zeros: [rows, outputs])
             Kernels.linear(x, rows: 0..<rows, quantized: layer, into: &portable, at: 0, widest: .portable)
             let worst = zip(amx.storage, portable.storage).map { abs($0 - $1) / max(1, abs($1)) }.max() ?? .infinity
             #expect(worst < 1e-5, "\(rows) × \(inputs) → \(outputs): max relative difference \(worst)")
+        }
+    }
+
+    /// The bytes where an AVX2 int8 GEMM built on vpmaddubsw saturates: rows whose every input
+    /// quantises to 255 against columns whose every weight quantises to ±127, so each pair of
+    /// products is ±64,770, past int16's 32,767. Every form gives the exact sums, k · 255 · 127 (with
+    /// the zero point 0 and the scales the rows and columns set), where saturation would give half.
+    @Test func noFormSaturatesOnTheLargestBytes() {
+        let (rows, inputs) = (5, 384)
+        let x = Tensor(shape: [rows, inputs], storage: [Float](repeating: 0.5, count: rows * inputs))
+        var w = [Float](repeating: 0.25, count: 3 * inputs)
+        for p in 0..<inputs { w[inputs + p] = -0.25 }
+        let layer = QuantizedLinear(weight: Tensor(shape: [3, inputs], storage: w), bias: nil)
+        let expected: [Float] = [0.125, -0.125, 0.125].map { $0 * Float(inputs) }
+        for form in QuantizedLinear.Form.allCases {
+            var y = Tensor(zeros: [rows, 3])
+            Kernels.linear(x, rows: 0..<rows, quantized: layer, into: &y, at: 0, widest: form)
+            for r in 0..<rows {
+                for j in 0..<3 {
+                    let got = y.storage[r * 3 + j]
+                    #expect(abs(got - expected[j]) < 1e-4, "\(form): row \(r), column \(j): \(got), not \(expected[j])")
+                }
+            }
         }
     }
 

@@ -60,9 +60,10 @@ size_t loupe_int8_row_bytes(size_t k);
 /// 1 / s_p; the weight's column p was multiplied by s_p before it was packed).
 void loupe_int8_quantize_rows(size_t m, size_t k, const float *x, size_t ldx, const float *column_multipliers,
                               uint8_t *q, size_t ldq, float *scales, int32_t *zeros);
-/// The forms of the int8 kernel, widest last: the plain C loop, the AVX-512 VNNI register tile, and
-/// AMX's tile registers (which need k a multiple of 64, and run VNNI otherwise).
-typedef enum { LOUPE_INT8_PORTABLE = 0, LOUPE_INT8_VNNI = 1, LOUPE_INT8_AMX = 2 } loupe_int8_form;
+/// The forms of the int8 kernel, widest last: the plain C loop, the AVX2 register tile (products in
+/// int16), the AVX-512 VNNI register tile, and AMX's tile registers (which need k a multiple of 64,
+/// and run VNNI otherwise). The three vector forms store the same bits.
+typedef enum { LOUPE_INT8_PORTABLE = 0, LOUPE_INT8_AVX2 = 1, LOUPE_INT8_VNNI = 2, LOUPE_INT8_AMX = 3 } loupe_int8_form;
 /// Caps the form `loupe_int8_linear` runs in this process (AMX, the widest, unless set): for
 /// comparing the forms on one machine (`loupe bench embed --int8-kernel`).
 void loupe_int8_set_widest(loupe_int8_form widest);
@@ -168,7 +169,7 @@ const char *loupe_fma_peak_method(void);
 
 /// The int8 compute roof's loop: `iterations` rounds of independent u8 × s8 multiply-add chains
 /// on registers, with the instruction the int8 kernels can use here (tdpbusd on AMX tiles, else
-/// vpdpbusd with AVX-512 VNNI, else vpmaddubsw + vpmaddwd with AVX2, else scalar). Returns a
+/// vpdpbusd with AVX-512 VNNI, else vpmaddwd on int16 with AVX2, else scalar). Returns a
 /// value derived from the accumulators, so the work cannot be removed.
 int32_t loupe_int8_peak(uint64_t iterations);
 

@@ -30,7 +30,7 @@ extension BenchCommand {
         @Flag(help: "Print JSON.") var json = false
         @Option(
             help:
-                "The widest kernel of the int8 linear layers (amx: AMX tiles; vnni: AVX-512 VNNI; portable; default the widest this CPU has), to compare them on one machine."
+                "The widest kernel of the int8 linear layers (amx: AMX tiles; vnni: AVX-512 VNNI; avx2: AVX2, products in int16; portable; default the widest this CPU has), to compare them on one machine."
         )
         var int8Kernel: QuantizedLinear.Form?
         @Option(

@@ -34,7 +34,7 @@ extension BenchCommand {
         var precision: Precision = .fp32
         @Option(
             help:
-                "With int8: the widest kernel of the linear layers (amx: AMX tiles; vnni: AVX-512 VNNI; portable; default the widest this CPU has), to compare them on one machine."
+                "With int8: the widest kernel of the linear layers (amx: AMX tiles; vnni: AVX-512 VNNI; avx2: AVX2, products in int16; portable; default the widest this CPU has), to compare them on one machine."
         )
         var int8Kernel: QuantizedLinear.Form?
         @Option(
