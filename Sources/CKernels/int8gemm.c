@@ -269,12 +269,13 @@ LOUPE_VNNI static void int8_tile_vnni(size_t groups, const uint8_t *a, size_t ld
 // vpmaddwd multiplies pairs into int32, 16 multiply-adds an instruction (a quarter of vpdpbusd's
 // 64, with a vpaddd beside it); the weight panel is widened once per call into a scratch copy, the
 // row's four bytes are widened as they are broadcast. A lane holds one column's sum over an input
-// pair, so a register is 4 columns × 2 pairs and the pairs are added as the tile is stored. Tile 3
-// rows × 16 columns: 12 accumulators of the 16 ymm registers, the weights read from memory.
+// pair, so a register is 4 columns × 2 pairs and the pairs are added as the tile is stored. Tile 2
+// rows × 16 columns: 8 accumulators, 4 weight registers and the broadcast of the 16 ymm registers
+// (at 3 rows the compiler spilled accumulators every group, and ran at less than half the speed).
 enum { I8_AVX2_MR = 2 };
 
 // c = (acc − z · Σw) · sx · sw + bias for eight columns of one row: int8_store16's arithmetic in
-// eight lanes, so the three vector forms store the same bits.
+// eight lanes, so the vector forms (and the plain loop's fmaf) store the same bits.
 LOUPE_AVX2 static inline __attribute__((always_inline)) void int8_store8(__m256i acc, __m256i column_sums, __m256 ws,
                                                                          __m256 bv, float a_scale, int32_t a_zero,
                                                                          float *c, size_t width) {
@@ -296,7 +297,7 @@ LOUPE_AVX2 static void int8_widen_panel(size_t groups, const int8_t *panel, int1
         _mm256_storeu_si256((__m256i *)(wide + i), _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(panel + i))));
 }
 
-// Sixteen columns (`h0` the first within the widened panel `wide`) of up to three rows.
+// Sixteen columns (`h0` the first within the widened panel `wide`) of up to two rows.
 LOUPE_AVX2 static void int8_tile_avx2(size_t groups, const uint8_t *a, size_t lda, size_t mr, const int16_t *wide,
                                       size_t h0, const float *a_scales, const int32_t *a_zeros, const float *w_scales,
                                       const int32_t *sums, const float *bias, float *c, size_t ldc, size_t nr) {
@@ -334,8 +335,8 @@ LOUPE_AVX2 static void int8_tile_avx2(size_t groups, const uint8_t *a, size_t ld
     }
 }
 
-// Panels outside, rows inside, as the VNNI form: each panel is widened once and stays in L1 or L2
-// (96 KiB at 1,536 inputs) while the rows pass over it. Returns -1, having done nothing, when the
+// Panels outside, rows inside, as the VNNI form: each panel is widened once and stays in L2 (24
+// KiB at 384 inputs, 96 KiB at 1,536) while the rows pass over it. Returns -1, having done nothing, when the
 // scratch copy cannot be had.
 static int int8_linear_avx2(size_t m, size_t n, size_t groups, const uint8_t *a, size_t lda, const float *a_scales,
                              const int32_t *a_zeros, const int8_t *packed, const float *w_scales,
@@ -508,7 +509,8 @@ static void int8_tile_baseline(size_t groups, const uint8_t *a, size_t lda, size
             for (size_t g = 0; g < groups; g++)
                 for (size_t t = 0; t < 4; t++)
                     acc += (int32_t)a[i * lda + 4 * g + t] * (int32_t)b[g * I8_NR * 4 + j * 4 + t];
-            c[i * ldc + j] = (float)(acc - a_zeros[i] * sums[j]) * (w_scales[j] * a_scales[i]) + (bias ? bias[j] : 0);
+            // Fused as the vector epilogues are (one rounding), so every form stores the same bits.
+            c[i * ldc + j] = fmaf((float)(acc - a_zeros[i] * sums[j]), w_scales[j] * a_scales[i], bias ? bias[j] : 0);
         }
 }
 
@@ -621,11 +623,12 @@ __attribute__((target("avx2"))) static int32_t int8_peak_avx2(uint64_t iteration
     }
     __m256i sum = acc[0];
     for (int i = 1; i < 6; i++) sum = _mm256_add_epi32(sum, acc[i]);
-    int32_t lanes[8];
+    uint32_t lanes[8];
     _mm256_storeu_si256((__m256i *)lanes, sum);
-    int32_t total = 0;
+    // Unsigned: the lanes wrap as the vector adds do, and a signed sum may overflow.
+    uint32_t total = 0;
     for (int i = 0; i < 8; i++) total += lanes[i];
-    return total;
+    return (int32_t)total;
 }
 
 int32_t loupe_int8_peak(uint64_t iterations) {
@@ -633,14 +636,15 @@ int32_t loupe_int8_peak(uint64_t iterations) {
     if (loupe_has_avx512_vnni()) return int8_peak_vnni(iterations);
     if (loupe_has_avx2_fma()) return int8_peak_avx2(iterations);
     // The portable kernel's own arithmetic: int32 multiply-adds of widened bytes.
-    int32_t acc[64] = {0};
+    // Unsigned, so that a long loop wraps instead of overflowing (undefined for int32_t).
+    uint32_t acc[64] = {0};
     volatile int8_t b = -2;
     for (uint64_t it = 0; it < iterations; it++) {
-        for (int lane = 0; lane < 64; lane++) acc[lane] += (int32_t)(uint8_t)(3 + lane) * b;
+        for (int lane = 0; lane < 64; lane++) acc[lane] += (uint32_t)((int32_t)(uint8_t)(3 + lane) * b);
     }
-    int32_t total = 0;
+    uint32_t total = 0;
     for (int lane = 0; lane < 64; lane++) total += acc[lane];
-    return total;
+    return (int32_t)total;
 }
 
 uint64_t loupe_int8_ops_per_iteration(void) {

@@ -165,8 +165,8 @@ package enum CPUKernels {
     }
 
     /// `quant(a) · quant(w)ᵀ + bias` as dynamic quantisation runs a Linear layer: `a`'s rows
-    /// (m × k) quantised per row on every call, then the int8 kernel (AVX-512 VNNI where the CPU
-    /// has it) against the layer's packed weight; rows split across threads.
+    /// (m × k) quantised per row on every call, then the int8 kernel (the widest form the CPU
+    /// has: AMX, AVX-512 VNNI, AVX2) against the layer's packed weight; rows split across threads.
     package static func matmulInt8Dynamic(
         _ a: UnsafePointer<Float>, layer: QuantizedLinear, _ c: UnsafeMutablePointer<Float>, m: Int, threads: Int = 1
     ) {

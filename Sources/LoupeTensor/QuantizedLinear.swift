@@ -87,7 +87,7 @@ package struct QuantizedLinear: Sendable {
 
     /// The forms of the int8 kernel, widest last (`loupe_int8_form`): the plain C loop, the AVX2
     /// register tile (products in int16), the AVX-512 VNNI register tile, AMX's tile registers.
-    /// The three vector forms store the same bits.
+    /// All four store the same bits.
     package enum Form: String, CaseIterable, Sendable {
         case portable, avx2, vnni, amx
 

@@ -31,7 +31,8 @@ for set in $sets; do
     --sentences "$file" --repeats "$repeats")
   int8_json=$(.build/release/loupe --workspace "$scratch/bench.sqlite" bench embed --json --precision int8 \
     --sentences "$file" --repeats "$repeats")
-  # What a CPU with AVX2 and no AVX-512 VNNI or BF16 runs: the AVX2 int8 tile, fp32 attention.
+  # The int8 kernel and attention a CPU with AVX2 and no AVX-512 VNNI or BF16 runs: the AVX2 int8
+  # tile and fp32 attention (the other kernels keep their forms here).
   avx2_json=$(.build/release/loupe --workspace "$scratch/bench.sqlite" bench embed --json --precision int8 \
     --int8-kernel avx2 --int8-attention fp32 --sentences "$file" --repeats "$repeats")
   peers_json=$(.venv-bench/bin/python scripts/bench/embed_peers.py "$model_dir" "$file" "$repeats")
@@ -47,7 +48,7 @@ q = int8["sentences_per_second"]
 print(f"  loupe int8                      {q:8.1f} sentences/s   cosine to fp32: lowest {int8['minimum_cosine_to_fp32']:.5f}, mean {int8['mean_cosine_to_fp32']:.5f}")
 a = avx2["sentences_per_second"]
 print(f"  loupe int8, AVX2 path           {a:8.1f} sentences/s   ({avx2['int8_kernel']} kernel, {avx2['int8_attention']} attention: "
-      f"a CPU without AVX-512 VNNI)")
+      f"as on a CPU without AVX-512 VNNI and BF16)")
 print(f"  sentence-transformers (torch)   {st:8.1f} sentences/s   loupe ÷ it = {ours / st:.2f}x, loupe int8 ÷ it = {q / st:.2f}x, "
       f"AVX2 path {a / st:.2f}x   ({peers['torch_threads']} threads)")
 # The same model on the same tokens: the peer's share of the roof is Loupe's scaled by the speeds,

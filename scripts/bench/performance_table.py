@@ -49,9 +49,11 @@ def embed(r, load):
             note=f"cosine to fp32 ≥ {q['minimum_cosine_to_fp32']:.4f}")
     a = r.get("loupe_int8_avx2")
     if a:
-        add(f"MiniLM int8 on its AVX2 path against the fp32 peer, {r['set']} ({shape})",
+        # Named by the kernel that ran: a CPU without AVX2 narrows `--int8-kernel avx2` further.
+        kernel = (a.get("int8_kernel") or "?").upper()
+        add(f"MiniLM int8 on its {kernel} path against the fp32 peer, {r['set']} ({shape})",
             a["sentences_per_second"], "sentence-transformers fp32", st, "sentences/s", load,
-            note="AVX2 int8 tile and fp32 attention, what a CPU without AVX-512 VNNI runs")
+            note=f"{kernel} int8 kernel and {a.get('int8_attention')} attention, as on a CPU without AVX-512 VNNI and BF16")
 
 
 def retrieval(r, load):
@@ -170,8 +172,8 @@ for workload, runs in rows.items():
         return f"{x:,.0f} {unit}" if x >= 100 else f"{x:.3g} {unit}"
     note = "; ".join(dict.fromkeys(notes[workload]))
     peer_roofs = [r[7] for r in runs if r[7] is not None]
-    if peer_roofs:
-        share = statistics.median(peer_roofs)
+    share = statistics.median(peer_roofs) if peer_roofs else 0
+    if share > 0:
         note = (f"the peer at {share * 100:.0f}% of the roof: twice its speed would need "
                 f"{2 * share * 100:.0f}%, {1 / share:.2f}× it at the roof itself" + ("; " + note if note else ""))
     peer_figure = "—" if peer is None else figure(peer)

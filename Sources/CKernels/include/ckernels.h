@@ -62,7 +62,7 @@ void loupe_int8_quantize_rows(size_t m, size_t k, const float *x, size_t ldx, co
                               uint8_t *q, size_t ldq, float *scales, int32_t *zeros);
 /// The forms of the int8 kernel, widest last: the plain C loop, the AVX2 register tile (products in
 /// int16), the AVX-512 VNNI register tile, and AMX's tile registers (which need k a multiple of 64,
-/// and run VNNI otherwise). The three vector forms store the same bits.
+/// and run VNNI otherwise). All four store the same bits.
 typedef enum { LOUPE_INT8_PORTABLE = 0, LOUPE_INT8_AVX2 = 1, LOUPE_INT8_VNNI = 2, LOUPE_INT8_AMX = 3 } loupe_int8_form;
 /// Caps the form `loupe_int8_linear` runs in this process (AMX, the widest, unless set): for
 /// comparing the forms on one machine (`loupe bench embed --int8-kernel`).

@@ -59,7 +59,7 @@ extension BenchCommand {
             var precision: String
             /// The kernels OpenBLAS runs (see `BLAS.core`).
             var blasCore: String
-            /// With int8: the int8 kernel the linear layers ran (amx, vnni or portable).
+            /// With int8: the int8 kernel the linear layers ran (amx, vnni, avx2 or portable).
             var int8Kernel: String?
             /// With int8: the form the attention ran in (amx, avx512 or fp32; see `LoupeTensor.Kernels.AttentionForm`).
             var int8Attention: String?
