@@ -25,6 +25,23 @@ import Testing
         }
     }
 
+    /// On Zen 4 (AMD family 25 with AVX-512) OpenBLAS runs its Zen kernels, not the 512-bit ones
+    /// it picks there (openblas_core.c), unless the user chose a core.
+    @Test func zen4RunsOpenBLASsZenKernels() throws {
+        let info = try String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)
+        func field(_ name: String) -> String? {
+            info.split(separator: "\n").first { $0.hasPrefix(name) }.flatMap {
+                $0.split(separator: ":", maxSplits: 1).last?.trimmingCharacters(in: .whitespaces)
+            }
+        }
+        let zen4 = field("vendor_id") == "AuthenticAMD" && field("cpu family") == "25" && cpuFlags.contains("avx512f")
+        guard zen4, ProcessInfo.processInfo.environment["OPENBLAS_CORETYPE"] == nil else {
+            #expect(!BLAS.core.contains("(OpenBLAS chose Cooperlake)") && !BLAS.core.contains("(OpenBLAS chose SkylakeX)"))
+            return
+        }
+        #expect(BLAS.core == "Zen (OpenBLAS chose Cooperlake)" || BLAS.core == "Zen (OpenBLAS chose SkylakeX)", "\(BLAS.core)")
+    }
+
     /// 97 × 61 × 300 (odd sizes, K past a block), threads as OpenBLAS has them, against Doubles.
     @Test func theChosenKernelsMultiplyCorrectly() {
         let (m, n, k) = (97, 61, 300)
