@@ -36,10 +36,13 @@ import Testing
         }
         let zen4 = field("vendor_id") == "AuthenticAMD" && field("cpu family") == "25" && cpuFlags.contains("avx512f")
         guard zen4, ProcessInfo.processInfo.environment["OPENBLAS_CORETYPE"] == nil else {
-            #expect(!BLAS.core.contains("(OpenBLAS chose Cooperlake)") && !BLAS.core.contains("(OpenBLAS chose SkylakeX)"))
+            #expect(
+                !BLAS.core.contains("(OpenBLAS chose Cooperlake)") && !BLAS.core.contains("(OpenBLAS chose SkylakeX)"))
             return
         }
-        #expect(BLAS.core == "Zen (OpenBLAS chose Cooperlake)" || BLAS.core == "Zen (OpenBLAS chose SkylakeX)", "\(BLAS.core)")
+        #expect(
+            BLAS.core == "Zen (OpenBLAS chose Cooperlake)" || BLAS.core == "Zen (OpenBLAS chose SkylakeX)",
+            "\(BLAS.core)")
     }
 
     /// 97 × 61 × 300 (odd sizes, K past a block), threads as OpenBLAS has them, against Doubles.
