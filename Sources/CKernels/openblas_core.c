@@ -8,9 +8,9 @@
 //
 // The second case is a CPU it knows but serves less well: on AMD's Zen 4 (family 25 with AVX-512)
 // 0.3.21 picks its Cooper Lake or Skylake-X kernels, 512-bit FMAs, which Zen 4 runs as two 256-bit
-// halves. Its Zen kernels (256-bit, Haswell's) ran MiniLM fp32 3–5% faster on a 2-core EPYC
-// (passages 31.2–31.3 against 29.8–30.4 a second, sentences 270–272 against 261, alternating),
-// and sgemm at MiniLM's shapes 107 against 91–98 GFLOP/s a core. Zen 5 (family 26) has full-width
+// halves. Its Zen kernels (256-bit, Haswell's) ran MiniLM fp32 3% faster on a 2-core EPYC
+// (passages 30.6–30.7 against 29.8–29.9 a second, sentences 265–266 against 257–259, alternating
+// in one binary), and sgemm 1024³ on both cores at 176 against 166 GFLOP/s. Zen 5 (family 26) has full-width
 // 512-bit units and is left to OpenBLAS.
 //
 // Only those two choices are replaced, only when the CPU has what the replacement needs (the
@@ -35,9 +35,8 @@ static char replaced[32];
 
 /// The core the CPU's features allow: "SkylakeX" (AVX-512 F, CD, BW, DQ, VL), "Haswell" (AVX2
 /// and FMA), else NULL. `__builtin_cpu_supports`, as the kernels ask, counts a feature only when
-/// the operating system saves its registers; in a constructor it needs `__builtin_cpu_init` first.
+/// the operating system saves its registers.
 static const char *supported_core(void) {
-    __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
         __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
         return "SkylakeX";
@@ -63,6 +62,9 @@ static void choose_core(void) {
     if (getenv("OPENBLAS_CORETYPE")) return;
     const char *chosen = openblas_get_corename();
     if (!chosen) return;
+    // `__builtin_cpu_is` and `__builtin_cpu_supports` read what this fills in, and in a
+    // constructor it may not have run yet.
+    __builtin_cpu_init();
     const char *core = NULL;
     if (strcmp(chosen, "Prescott") == 0) {
         core = supported_core();

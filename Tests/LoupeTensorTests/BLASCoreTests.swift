@@ -5,11 +5,15 @@ import Testing
 /// OpenBLAS runs kernels the CPU allows, not its SSE3 fallback for a CPU it does not know (see
 /// openblas_core.c), and they multiply correctly once chosen again.
 @Suite struct BLASCoreTests {
-    private var cpuFlags: Set<Substring> {
+    /// The first CPU's `name` line in /proc/cpuinfo, after its colon; nil where there is none.
+    private func cpuinfo(_ name: String) -> String? {
         let info = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
-        let line = info.split(separator: "\n").first { $0.hasPrefix("flags") } ?? ""
-        return Set(line.split(separator: " "))
+        return info.split(separator: "\n").first { $0.hasPrefix(name) }.flatMap {
+            $0.split(separator: ":", maxSplits: 1).last?.trimmingCharacters(in: .whitespaces)
+        }
     }
+
+    private var cpuFlags: Set<Substring> { Set((cpuinfo("flags") ?? "").split(separator: " ")) }
 
     @Test func aCPUWithAVX2RunsMoreThanTheSSE3Fallback() throws {
         let flags = cpuFlags
@@ -28,13 +32,9 @@ import Testing
     /// On Zen 4 (AMD family 25 with AVX-512) OpenBLAS runs its Zen kernels, not the 512-bit ones
     /// it picks there (openblas_core.c), unless the user chose a core.
     @Test func zen4RunsOpenBLASsZenKernels() throws {
-        let info = try String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)
-        func field(_ name: String) -> String? {
-            info.split(separator: "\n").first { $0.hasPrefix(name) }.flatMap {
-                $0.split(separator: ":", maxSplits: 1).last?.trimmingCharacters(in: .whitespaces)
-            }
-        }
-        let zen4 = field("vendor_id") == "AuthenticAMD" && field("cpu family") == "25" && cpuFlags.contains("avx512f")
+        try #require(cpuinfo("flags") != nil, "no flags line in /proc/cpuinfo")
+        let zen4 =
+            cpuinfo("vendor_id") == "AuthenticAMD" && cpuinfo("cpu family") == "25" && cpuFlags.contains("avx512f")
         guard zen4, ProcessInfo.processInfo.environment["OPENBLAS_CORETYPE"] == nil else {
             #expect(
                 !BLAS.core.contains("(OpenBLAS chose Cooperlake)") && !BLAS.core.contains("(OpenBLAS chose SkylakeX)"))
