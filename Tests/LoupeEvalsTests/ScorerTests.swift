@@ -109,7 +109,8 @@ import Testing
     }
 
     @Test func summariesPickTheIntervalThatFitsTheData() {
-        // Single epoch, pass/fail: Wilson. Repeated: clustered by item, pass@k and pass^k.
+        // Single epoch, pass/fail: Wilson. Repeated: Wilson over the effective trials (clustered
+        // by item), pass@k and pass^k.
         let single = (0..<20).map {
             ScoredRow(itemID: "\($0)", epoch: 1, values: ["s": $0 < 15 ? 1 : 0], passed: ["s": $0 < 15])
         }
@@ -124,11 +125,11 @@ import Testing
             }
         }
         let clustered = RunSummary(rows: repeated, scorers: ["s"]).scorers[0]
-        #expect(clustered.interval.method == "clustered-t" && clustered.interval.n == 10)
+        #expect(clustered.interval.method == "wilson-clustered" && clustered.interval.n == 10)
         #expect(abs(clustered.interval.estimate - (4 + 3.0 / 3) / 10) < 1e-12)
         #expect(clustered.passAtK.map(\.k) == [1, 2, 3])
         #expect(abs(clustered.passAtK[2].passAt - 0.7) < 1e-12 && abs(clustered.passAtK[2].passHat - 0.4) < 1e-12)
-        // Continuous: Student-t, and a pass rate never reaches past [0, 1].
+        // Continuous: Student-t cut to [0, 1]; a pass rate's interval lies in [0, 1] and holds it.
         let continuous = RunSummary(
             rows: (0..<5).map { ScoredRow(itemID: "\($0)", epoch: 1, values: ["f1": Double($0) / 4]) }, scorers: ["f1"])
         #expect(continuous.scorers[0].interval == Interval.studentT([0, 0.25, 0.5, 0.75, 1]).clamped(to: 0...1))
@@ -138,6 +139,7 @@ import Testing
             }
         }
         let bounded = RunSummary(rows: few, scorers: ["s"]).scorers[0].interval
-        #expect(bounded.upper == 1 && bounded.lower >= 0)
+        #expect(bounded.method == "wilson-clustered")
+        #expect(bounded.lower > 0 && bounded.lower < 5.0 / 6 && bounded.upper > 5.0 / 6 && bounded.upper < 1)
     }
 }

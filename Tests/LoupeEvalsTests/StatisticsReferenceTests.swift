@@ -39,6 +39,26 @@ import Testing
         }
     }
 
+    @Test func wilsonAtAFractionalCountMatchesStatsmodels() {
+        for row in Self.reference["wilson_fractional"]!.array! {
+            let nobs = row["nobs"]!.number!
+            let interval = Interval.wilson(proportion: row["count"]!.number! / nobs, effectiveN: nobs, n: Int(nobs))
+            #expect(abs(interval.lower - row["lower"]!.number!) < 1e-12, "\(row)")
+            #expect(abs(interval.upper - row["upper"]!.number!) < 1e-12, "\(row)")
+        }
+    }
+
+    @Test func aPassRateOverEpochsIsWilsonOverTheEffectiveTrials() {
+        for row in Self.reference["clustered_proportion"]!.array! {
+            let epochs = row["epochs"]!.array!.map(Self.numbers)
+            let interval = Interval.clusteredProportion(epochs)
+            #expect(interval.method == "wilson-clustered" && interval.n == epochs.count)
+            #expect(abs(interval.estimate - row["estimate"]!.number!) < 1e-12)
+            #expect(abs(interval.lower - row["lower"]!.number!) < 1e-10, "\(row["n_eff"]!)")
+            #expect(abs(interval.upper - row["upper"]!.number!) < 1e-10, "\(row["n_eff"]!)")
+        }
+    }
+
     @Test func studentTIntervalsMatchScipy() {
         for row in Self.reference["t_intervals"]!.array! {
             let interval = Interval.studentT(Self.numbers(row["values"]))

@@ -116,6 +116,30 @@ out["benjamini_hochberg"] = {
     "p": p_values, "adjusted": [float(v) for v in multipletests(p_values, method="fdr_bh")[1]],
 }
 
+# Wilson at a fractional count (a tie as half a win; a design-effect-adjusted n).
+out["wilson_fractional"] = []
+for count, nobs in ((4.5, 9.0), (10.0, 10.0), (0.0, 7.5), (33.3, 61.7)):
+    lo, hi = proportion_confint(count, nobs, alpha=0.05, method="wilson")
+    out["wilson_fractional"].append({"count": count, "nobs": nobs, "lower": float(lo), "upper": float(hi)})
+
+# A pass rate over items with several epochs: Wilson over the effective number of trials, the
+# rows over the design effect, n_eff = p(1 - p) / Var(p), Var(p) from the item means (Korn and
+# Graubard 1998), held between the items and the rows; the rows where p is 0 or 1.
+out["clustered_proportion"] = []
+for items, epochs, spread in ((30, 4, 0.8), (12, 3, 0.3), (5, 2, 0.0), (40, 5, 1.0)):
+    rates = np.clip(0.6 + (rng.uniform(size=items) - 0.5) * spread, 0, 1)
+    data = [[float(v) for v in (rng.uniform(size=epochs) < r)] for r in rates]
+    if spread == 0.0:
+        data = [[1.0] * epochs for _ in range(items)]
+    m = np.array([np.mean(e) for e in data])
+    p = m.mean()
+    rows = items * epochs
+    var = m.var(ddof=1) / items
+    n_eff = float(rows) if (var == 0 or p in (0.0, 1.0)) else float(min(rows, max(items, p * (1 - p) / var)))
+    lo, hi = proportion_confint(p * n_eff, n_eff, alpha=0.05, method="wilson")
+    out["clustered_proportion"].append(
+        {"epochs": data, "estimate": float(p), "n_eff": n_eff, "lower": float(lo), "upper": float(hi)})
+
 path = os.path.join(os.path.dirname(__file__), "..", "..", "Tests", "LoupeEvalsTests", "Fixtures", "reference-stats.json")
 with open(path, "w") as f:
     json.dump(out, f, indent=1)

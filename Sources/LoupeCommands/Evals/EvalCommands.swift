@@ -152,14 +152,15 @@ struct EvalCommand: ParsableCommand {
             "\(Formatting.count(summary.items, "item")), \(Formatting.count(summary.rows, "answer")), "
                 + "\(Formatting.count(summary.errors, "error"))"
                 + (summary.medianLatency.map { String(format: ", median latency %.1f ms", $0.estimate * 1e3) } ?? ""))
-        context.print("scorer                 mean   95% interval       method       n   bootstrap 95%")
+        context.print(
+            "scorer               statistic   value   95% interval       method             n   bootstrap 95%")
         for scorer in scorers {
             guard let s = summary.scorers.first(where: { $0.scorer == scorer }) else { continue }
             let i = s.interval
             context.print(
-                TextWidth.truncate(scorer, toColumns: 20).padded(to: 20)
-                    + String(format: " %6.3f   [%.3f, %.3f]  ", i.estimate, i.lower, i.upper)
-                    + (s.binary ? "\(i.method == "t" ? "t" : i.method)" : i.method).padded(to: 11)
+                TextWidth.truncate(scorer, toColumns: 20).padded(to: 20) + " " + s.statistic.padded(to: 9)
+                    + String(format: "  %6.3f   [%.3f, %.3f]  ", i.estimate, i.lower, i.upper)
+                    + i.method.padded(to: 17)
                     + String(format: " %4d   [%.3f, %.3f]", i.n, s.bootstrap.lower, s.bootstrap.upper))
             if !s.passAtK.isEmpty {
                 context.print(

@@ -23,7 +23,11 @@ package struct RaterAgreement: Hashable, Sendable, Codable {
     /// The asymptotic standard error of kappa (Fleiss, Cohen and Everitt 1969), as statsmodels'
     /// `cohens_kappa(table).std_kappa` computes it.
     package var kappaStandardError: Double
-    /// Kappa ± z · its standard error, method "asymptotic". Not cut to [−1, 1], like statsmodels'.
+    /// Kappa ± z · its standard error, method "asymptotic", cut to [−1, 1] (statsmodels' is not
+    /// cut: past ±1 it claims values kappa cannot take). Where the standard error is 0 (every
+    /// label agrees, as three agreeing items do) the asymptotic interval says nothing: it would be
+    /// the point itself, a certainty no sample gives, so its bounds are NaN and views say
+    /// "no interval" instead of [1, 1].
     package var kappaInterval: Interval
 
     /// - Parameters:
@@ -82,9 +86,13 @@ package struct RaterAgreement: Hashable, Sendable, Codable {
         let variance = (termA + termB - termC) / ((1 - pe) * (1 - pe)) / total
         // At perfect agreement the variance is 0 up to rounding, which can land just below it.
         kappaStandardError = Swift.max(0, variance).squareRoot()
-        kappaInterval = Interval(
-            estimate: kappa, lower: kappa - z * kappaStandardError, upper: kappa + z * kappaStandardError,
-            method: "asymptotic", n: n)
+        kappaInterval =
+            kappaStandardError > 0
+            ? Interval(
+                estimate: kappa, lower: kappa - z * kappaStandardError, upper: kappa + z * kappaStandardError,
+                method: "asymptotic", n: n
+            ).clamped(to: -1...1)
+            : Interval(estimate: kappa, lower: .nan, upper: .nan, method: "asymptotic", n: n)
     }
 }
 

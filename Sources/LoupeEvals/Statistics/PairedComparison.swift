@@ -54,7 +54,11 @@ package struct PairedComparison: Hashable, Sendable, Codable {
         let differences = zip(scoresB, scoresA).map { $0 - $1 }
         meanA = n > 0 ? mean(scoresA) : .nan
         meanB = n > 0 ? mean(scoresB) : .nan
-        difference = Interval.studentT(differences)
+        // Scores in [0, 1] differ by at most 1 either way; the t interval over few items can
+        // reach past that and is cut there.
+        let paired = Interval.studentT(differences)
+        difference =
+            RunSummary.domain(of: [a, b].flatMap { $0.values.joined() }) != nil ? paired.clamped(to: -1...1) : paired
         bootstrapDifference = Interval.bootstrap(differences, seed: seed)
         wins = differences.filter { $0 > 0 }.count
         losses = differences.filter { $0 < 0 }.count

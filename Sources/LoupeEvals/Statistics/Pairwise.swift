@@ -160,7 +160,13 @@ package struct WinRate: Hashable, Sendable, Codable {
             if score == 1 { wins += 1 } else if score == 0 { losses += 1 } else { ties += 1 }
         }
         (self.wins, self.losses, self.ties) = (wins, losses, ties)
-        rate = Self.wilson(successes: Double(wins) + Double(ties) / 2, n: wins + losses + ties, confidence: confidence)
+        let games = wins + losses + ties
+        rate =
+            games == 0
+            ? Interval(estimate: .nan, lower: .nan, upper: .nan, method: "wilson", n: 0)
+            : Interval.wilson(
+                proportion: (Double(wins) + Double(ties) / 2) / Double(games), effectiveN: Double(games), n: games,
+                confidence: confidence)
     }
 
     /// Every ordered pair of distinct `systems` that played at least once, in `systems` order.
@@ -172,21 +178,5 @@ package struct WinRate: Hashable, Sendable, Codable {
                 WinRate(of: system, over: $0, outcomes: outcomes, confidence: confidence)
             }
         }.filter { $0.n > 0 }
-    }
-
-    /// The Wilson score interval for a success count that may be fractional.
-    private static func wilson(successes: Double, n: Int, confidence: Double) -> Interval {
-        guard n > 0 else { return Interval(estimate: .nan, lower: .nan, upper: .nan, method: "wilson", n: 0) }
-        let z = Distributions.normalQuantile(1 - (1 - confidence) / 2)
-        let nn = Double(n)
-        let p = successes / nn
-        let denominator = 1 + z * z / nn
-        let centre = (p + z * z / (2 * nn)) / denominator
-        let half = z * (p * (1 - p) / nn + z * z / (4 * nn * nn)).squareRoot() / denominator
-        // At 0 and 1 the bound is exactly 0 or 1; the formula leaves rounding dust there.
-        return Interval(
-            estimate: p, lower: p == 0 ? 0 : Swift.max(0, centre - half),
-            upper: p == 1 ? 1 : Swift.min(1, centre + half),
-            method: "wilson", n: n)
     }
 }

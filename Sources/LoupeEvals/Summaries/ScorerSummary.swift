@@ -1,6 +1,8 @@
-/// A scorer's aggregate over a run, with the interval that fits its data: Wilson for a pass rate
-/// over single trials, clustered Student-t (epochs averaged within each item first) when items
-/// have several trials, Student-t for a continuous mean; a percentile bootstrap beside each.
+/// A scorer's aggregate over a run, with the interval that fits its data: for a pass rate,
+/// Wilson over the items, or over the effective number of trials when items ran several
+/// epochs ("wilson-clustered"); for a mean, Student-t, or clustered Student-t (epochs averaged
+/// within each item first) with epochs, cut to [0, 1] when the scores lie there; a percentile
+/// bootstrap beside each.
 package struct ScorerSummary: Hashable, Sendable, Codable {
     package struct PassAt: Hashable, Sendable, Codable {
         package var k: Int
@@ -9,8 +11,11 @@ package struct ScorerSummary: Hashable, Sendable, Codable {
     }
 
     package var scorer: String
-    /// Every scored row has pass/fail: the headline is a pass rate.
+    /// Every scored row has pass/fail: the headline is a pass rate (a thresholded score like
+    /// token F1 ≥ 0.5 included), not the mean of the raw values.
     package var binary: Bool
+    /// "pass rate" or "mean": what the headline figure is, as every view names it.
+    package var statistic: String { binary ? "pass rate" : "mean" }
     package var interval: Interval
     package var bootstrap: Interval
     package var items: Int

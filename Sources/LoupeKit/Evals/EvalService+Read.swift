@@ -161,7 +161,8 @@ extension EvalService {
         let scorers = Self.scorers(run)
         let summary: RunSummary
         if let json = run.summaryJSON, run.status != "running", run.status != "interrupted",
-            let decoded = try? Self.decoder.decode(RunSummary.self, from: Data(json.utf8))
+            let decoded = try? Self.decoder.decode(RunSummary.self, from: Data(json.utf8)),
+            decoded.revision == RunSummary.currentRevision
         {
             summary = decoded
         } else {

@@ -37,9 +37,11 @@ extension ReviewService.JudgeCalibration {
                 + String(format: "  %7.3f", agreement.accuracy)
                 + (kappa.isNaN
                     ? "       —   (one verdict only)"
-                    : String(
-                        format: "  %6.3f   [%+.3f, %+.3f]", kappa, max(-1, agreement.kappaInterval.lower),
-                        min(1, agreement.kappaInterval.upper)))
+                    : agreement.kappaInterval.lower.isNaN
+                        ? String(format: "  %6.3f   none (std. error 0)", kappa)
+                        : String(
+                            format: "  %6.3f   [%+.3f, %+.3f]", kappa, agreement.kappaInterval.lower,
+                            agreement.kappaInterval.upper))
         }
         lines.append(row("judge vs people", versus.agreement))
         for other in judgeVersusAnnotators where annotators.count > 1 {
@@ -70,20 +72,24 @@ extension ReviewService.JudgeCalibration {
                     }.joined(separator: " · "))
         }
         if let ppi = passRate {
-            lines.append("pass rate                          estimate   95% interval      width")
+            lines.append("pass rate                          estimate   95% interval      width   method")
             func rate(_ name: String, _ interval: Interval) -> String {
                 Self.padded(name, to: 34)
                     + (interval.estimate.isNaN
                         ? "   —"
                         : String(
-                            format: "%7.3f   [%.3f, %.3f]   %.3f", interval.estimate, interval.lower,
-                            interval.upper, interval.upper - interval.lower))
+                            format: "%7.3f   [%.3f, %.3f]   %.3f   ", interval.estimate, interval.lower,
+                            interval.upper, interval.upper - interval.lower) + interval.method)
             }
-            lines.append(rate("judge alone (\(ppi.labeledCount + ppi.unlabeledCount) answers)", ppi.naive))
-            lines.append(rate("people alone (\(ppi.labeledCount) labelled)", ppi.classical))
-            lines.append(rate(String(format: "prediction-powered (PPI++ λ %.2f)", ppi.lambda), ppi.estimate))
-            let ppiWidth = ppi.estimate.upper - ppi.estimate.lower
-            let peopleWidth = ppi.classical.upper - ppi.classical.lower
+            let none = Interval(estimate: .nan, lower: .nan, upper: .nan, method: "", n: 0)
+            let judge = judgeAlone ?? none
+            let people = peopleAlone ?? none
+            let powered = predictionPowered ?? none
+            lines.append(rate("judge alone (\(ppi.labeledCount + ppi.unlabeledCount) answers)", judge))
+            lines.append(rate("people alone (\(ppi.labeledCount) labelled)", people))
+            lines.append(rate(String(format: "prediction-powered (PPI++ λ %.2f)", ppi.lambda), powered))
+            let ppiWidth = powered.upper - powered.lower
+            let peopleWidth = people.upper - people.lower
             if ppiWidth.isFinite, peopleWidth.isFinite, peopleWidth > 0 {
                 let change = 1 - ppiWidth / peopleWidth
                 lines.append(

@@ -53,6 +53,18 @@ extension ReviewService {
         /// The pass rate: PPI++ from the labelled answers and the judge on the rest, beside the
         /// judge alone and the people alone.
         package var passRate: PredictionPoweredMean?
+        /// The judge's pass rate over every answer with its interval, computed as the Evals panel
+        /// computes the run's (Wilson over items, or over the effective trials with epochs), so the
+        /// two views of one run show one interval.
+        package var judgeAlone: Interval?
+        /// The people's pass rate on the labelled answers, with Wilson's interval (a normal
+        /// interval on 3 labels reaches below 0).
+        package var peopleAlone: Interval?
+        /// The PPI++ estimate with its interval cut to [0, 1]: a pass rate cannot leave it.
+        package var predictionPowered: Interval? {
+            guard let passRate, !passRate.estimate.estimate.isNaN else { return nil }
+            return passRate.estimate.clamped(to: 0...1)
+        }
     }
 
     /// Calibrates `scorer` of `run` against the queue's labels on `criterion` (default: the
@@ -170,12 +182,21 @@ extension ReviewService {
             run: run, queue: queue.name, scorer: judge, criterion: chosen.name, answers: rows.count,
             labelled: labelled, ties: ties, judgeVersusPeople: nil, judgeVersusAnnotators: [],
             peopleVersusPeople: nil, alpha: nil, annotators: annotators, perCriterion: [],
-            disagreements: disagreements, passRate: nil)
+            disagreements: disagreements, passRate: nil, judgeAlone: nil, peopleAlone: nil)
         if !people.isEmpty {
             calibration.judgeVersusPeople = .init(
                 reference: "people", agreement: RaterAgreement(reference: people, rated: judged))
             calibration.passRate = PredictionPoweredMean(
                 labels: labelsOnLabelled, predictionsOnLabeled: judgeOnLabelled, predictionsOnUnlabeled: judgeOnOthers)
+            calibration.peopleAlone = .wilson(
+                successes: labelsOnLabelled.filter { $0 == 1 }.count, n: labelsOnLabelled.count)
+            let judgeRows = rows.compactMap { row -> ScoredRow? in
+                guard let verdict = judgePasses(row) else { return nil }
+                return ScoredRow(
+                    itemID: row.result.itemID, epoch: row.result.epoch, values: [judge: verdict.value],
+                    passed: [judge: verdict.passes])
+            }
+            calibration.judgeAlone = RunSummary.summary(judge, rows: judgeRows)?.interval
         }
         calibration.judgeVersusAnnotators = annotators.compactMap { name in
             guard let pair = perAnnotator[name], !pair.people.isEmpty else { return nil }

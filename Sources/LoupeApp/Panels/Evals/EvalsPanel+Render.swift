@@ -95,7 +95,7 @@ extension EvalsPanel {
             TableColumn("", width: .length(1)), TableColumn("run", width: .length(4), alignment: .trailing),
             TableColumn("suite", width: .fill(1)), TableColumn("target", width: .length(9)),
             TableColumn("status", width: .length(9)), TableColumn("n", width: .length(8), alignment: .trailing),
-            TableColumn("headline", width: .length(10)), TableColumn("mean", width: .length(6), alignment: .trailing),
+            TableColumn("headline", width: .length(10)), TableColumn("value", width: .length(6), alignment: .trailing),
             TableColumn("95% CI", width: .length(14)), TableColumn("trend", width: .length(10)),
             TableColumn("when", width: .length(11)),
         ]
@@ -135,7 +135,7 @@ extension EvalsPanel {
             let i = s.interval
             var line = [
                 Span(TextWidth.fit(UntrustedText.sanitized(name), toColumns: 14, alignment: .leading), theme.text),
-                Span(String(format: " %.3f ", i.estimate), theme.accent),
+                Span(" " + s.statistic, theme.dim), Span(String(format: " %.3f ", i.estimate), theme.accent),
                 Span(String(format: "[%.3f, %.3f] ", i.lower, i.upper) + "\(i.method) n \(i.n)", theme.text),
                 Span(String(format: "   bootstrap [%.3f, %.3f]", s.bootstrap.lower, s.bootstrap.upper), theme.dim),
             ]
