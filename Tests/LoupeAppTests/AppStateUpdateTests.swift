@@ -319,13 +319,30 @@ import Testing
         AppFixtures.press([.character("2")], on: &state)
         #expect(state.message == nil)
 
+        // An error expires later, and it too stays with the panel it was read in (the walkthrough's
+        // `:trce` error shown over a Retrieval query); the log keeps it.
         state.message = StatusMessage(text: "✗ ingest failed", level: .error)
-        AppFixtures.press([.character("3")], on: &state)
-        #expect(state.message?.level == .error)
         _ = state.update(.tick(120))
         #expect(state.message != nil)
         _ = state.update(.tick(129))
         #expect(state.message == nil)
+        state.message = StatusMessage(text: "✗ 2 unexpected arguments: 'trce'", level: .error)
+        AppFixtures.press([.character("4")], on: &state)
+        #expect(state.message == nil)
+    }
+
+    /// A panel's message answers its action: the panel's next key takes it away (the walkthrough's
+    /// "✓ copied" over zoom and play, "run 2 is the baseline" through the compare view), while a
+    /// message of the shell's own stays until it expires or another panel is shown.
+    @Test func aPanelsMessageGoesAtItsNextAction() {
+        var state = AppFixtures.state()
+        let panel = state.panels[state.focusedPanel].id
+        state.message = StatusMessage(text: "run 2 is the baseline", level: .ok, origin: panel)
+        AppFixtures.press([.character("j")], on: &state)
+        #expect(state.message == nil)
+        state.message = StatusMessage(text: "✓ workspace  demo.sqlite", level: .ok)
+        AppFixtures.press([.character("j")], on: &state)
+        #expect(state.message?.text == "✓ workspace  demo.sqlite")
     }
 
     /// After a command, tab completes file and folder names, as a shell does (the repository's

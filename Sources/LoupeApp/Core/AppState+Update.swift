@@ -189,11 +189,13 @@ extension AppState {
             if cut { text = String(text.prefix(limit)) }
             message = StatusMessage(
                 text: "✓ copied \(text.count) characters to the clipboard" + (cut ? " (cut at \(limit))" : ""),
-                level: .ok)
+                level: .ok, origin: panels[focusedPanel].id)
             return [.copy(text)]
         case .suspend: return [.suspend]
         case .redraw: return [.redraw]
-        case .toggleZoom: zoomed.toggle()
+        case .toggleZoom:
+            zoomed.toggle()
+            if message?.origin == panels[focusedPanel].id { message = nil }
         case .toggleOutput:
             if output.isVisible, output.showsLog {
                 output.isVisible = false
@@ -214,8 +216,9 @@ extension AppState {
     private mutating func focusPanel(_ index: Int) -> [Effect] {
         if index != focusedPanel {
             deferredKeys = []
-            // What was said about the panel left behind would be read as about this one.
-            if message?.level != .error { message = nil }
+            // What was said about the panel left behind would be read as about this one; an error
+            // stays in the log (`o`).
+            message = nil
         }
         focusedPanel = index
         focus = .panel
@@ -224,6 +227,8 @@ extension AppState {
     }
 
     private mutating func performOnPanel(_ action: PanelAction) -> [Effect] {
+        // A panel's message answered its last action; this one says its own or moves on.
+        if let origin = message?.origin, origin == panels[focusedPanel].id { message = nil }
         let area = layout.panel
         let effects = panels[focusedPanel].perform(action, area: area)
         return apply(effects, from: panels[focusedPanel].id)
@@ -255,7 +260,7 @@ extension AppState {
                 return [startJob(line, origin: .panel(panel, tag: tag), place: place)]
             case .navigate(let navigation): return navigate(navigation)
             case .status(let text, let level):
-                message = StatusMessage(text: text, level: level)
+                message = StatusMessage(text: text, level: level, origin: panel)
                 return []
             case .editCommand(let line):
                 mode = .commandLine
