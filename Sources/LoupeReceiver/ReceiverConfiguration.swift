@@ -1,6 +1,10 @@
 import Foundation
 import LoupeBase
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Where the OTLP receiver listens and what it accepts.
 package struct ReceiverConfiguration: Hashable, Sendable {
     /// The address both servers bind; loopback unless a token is set.
@@ -65,5 +69,35 @@ package struct ReceiverConfiguration: Hashable, Sendable {
         var difference = UInt8(given.count == expected.count ? 0 : 1)
         for i in 0..<expected.count { difference |= expected[i] ^ (i < given.count ? given[i] : 0) }
         return difference == 0
+    }
+
+    /// Whether another process already listens on `host:port` (TCP): a bind there fails with
+    /// EADDRINUSE. Asked before a server opens its workspace, so a busy port is a one-line answer
+    /// that names the port and creates nothing. SO_REUSEADDR as the servers set it, so a port
+    /// whose last connections are closing is not taken for busy. A race with a process that
+    /// binds in between still ends in the server's own bind error.
+    package static func isInUse(host: String, port: Int) -> Bool {
+        guard (1...65535).contains(port) else { return false }
+        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        var hints = addrinfo()
+        hints.ai_flags = AI_PASSIVE
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var list: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(bare, String(port), &hints, &list) == 0, let first = list else { return false }
+        defer { freeaddrinfo(first) }
+        var entry: UnsafeMutablePointer<addrinfo>? = first
+        while let info = entry {
+            let fd = socket(info.pointee.ai_family, info.pointee.ai_socktype, info.pointee.ai_protocol)
+            if fd >= 0 {
+                var one: Int32 = 1
+                setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+                let failed = bind(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) != 0 && errno == EADDRINUSE
+                close(fd)
+                if failed { return true }
+            }
+            entry = info.pointee.ai_next
+        }
+        return false
     }
 }

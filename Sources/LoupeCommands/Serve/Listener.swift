@@ -100,6 +100,14 @@ struct ReceiverOptions: ParsableArguments {
         if let token { configuration.token = token }
         guard (1...1024).contains(maxBodyMB) else { throw CommandFailure("--max-body-mb \(maxBodyMB): use 1 to 1024") }
         configuration.maxBodyBytes = maxBodyMB << 20
+        // Before the workspace is opened: a busy port creates nothing.
+        for (flag, port) in [("--http-port", configuration.httpPort), ("--grpc-port", configuration.grpcPort)] {
+            if let port, ReceiverConfiguration.isInUse(host: host, port: port) {
+                throw CommandFailure(
+                    "port \(port) on \(host) is in use (another loupe serve, or a Collector?); pick another with "
+                        + "\(flag) PORT (0: any free one)")
+            }
+        }
         return configuration
     }
 }
