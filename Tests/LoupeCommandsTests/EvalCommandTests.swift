@@ -181,9 +181,10 @@ import Testing
         let shown = try JSONValue.parse(Data(try loupe(file, ["eval", "show", "1", "--json"]).utf8))
         let results = try #require(shown["results"]?.array)
         #expect(results.allSatisfy { $0["trace_id"]?.int != nil })
-        // The log's own scores (C/I) as pass/fail; two epochs: clustered by sample, pass@k.
+        // The log's own scores (C/I) as pass/fail; two epochs: Wilson over the effective trials
+        // (clustered by sample), pass@k.
         let match = try #require(shown["summary"]?["scorers"]?.array?.first)
-        #expect(match["interval"]?["method"] == "clustered-t" && match["passAtK"]?.array?.count == 2)
+        #expect(match["interval"]?["method"] == "wilson-clustered" && match["passAtK"]?.array?.count == 2)
         // Listing again does not import the log twice.
         _ = try loupe(file, ["eval", "list"])
         #expect(try JSONValue.parse(Data(try loupe(file, ["eval", "list", "--json"]).utf8)).array?.count == 1)

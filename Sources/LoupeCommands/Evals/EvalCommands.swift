@@ -158,7 +158,7 @@ struct EvalCommand: ParsableCommand {
             guard let s = summary.scorers.first(where: { $0.scorer == scorer }) else { continue }
             let i = s.interval
             context.print(
-                TextWidth.truncate(scorer, toColumns: 20).padded(to: 20) + " " + s.statistic.padded(to: 9)
+                TextWidth.truncate(scorer, toColumns: 20).padded(to: 20) + " " + s.statistic.padded(to: 10)
                     + String(format: "  %6.3f   [%.3f, %.3f]  ", i.estimate, i.lower, i.upper)
                     + i.method.padded(to: 17)
                     + String(format: " %4d   [%.3f, %.3f]", i.n, s.bootstrap.lower, s.bootstrap.upper))

@@ -6,7 +6,8 @@ package struct Interval: Hashable, Sendable, Codable {
     package var estimate: Double
     package var lower: Double
     package var upper: Double
-    /// "wilson", "t", "bootstrap" or "clustered-t".
+    /// "wilson", "wilson-clustered", "t", "clustered-t", "bootstrap", "normal", "ppi", "ppi++" or
+    /// "asymptotic" (kappa).
     package var method: String
     /// The number of independent units behind it (items, not item × epoch rows).
     package var n: Int

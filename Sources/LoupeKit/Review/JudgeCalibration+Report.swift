@@ -88,18 +88,16 @@ extension ReviewService.JudgeCalibration {
             lines.append(rate("judge alone (\(ppi.labeledCount + ppi.unlabeledCount) answers)", judge))
             lines.append(rate("people alone (\(ppi.labeledCount) labelled)", people))
             lines.append(rate(String(format: "prediction-powered (PPI++ λ %.2f)", ppi.lambda), powered))
-            let ppiWidth = powered.upper - powered.lower
-            let peopleWidth = people.upper - people.lower
-            if ppiWidth.isFinite, peopleWidth.isFinite, peopleWidth > 0 {
-                let change = 1 - ppiWidth / peopleWidth
+            // Like for like: PPI++'s normal interval against the labels' own normal interval
+            // (ppi_python's classical_mean_ci), not against the Wilson interval shown above.
+            let ppiWidth = ppi.estimate.upper - ppi.estimate.lower
+            let classicalWidth = ppi.classical.upper - ppi.classical.lower
+            if ppiWidth.isFinite, classicalWidth.isFinite, classicalWidth > 0 {
+                let change = 1 - ppiWidth / classicalWidth
                 lines.append(
-                    change >= 0
-                        ? String(
-                            format: "the prediction-powered interval is %.0f%% narrower than the people's alone",
-                            change * 100)
-                        : String(
-                            format: "the prediction-powered interval is %.0f%% wider than the people's alone",
-                            -change * 100))
+                    String(
+                        format: "the prediction-powered interval is %.0f%% %@ than the labels' alone by the same "
+                            + "(normal) method", abs(change) * 100, change >= 0 ? "narrower" : "wider"))
             }
             if ppi.unlabeledCount == 0 {
                 lines.append("every answer is labelled: the people's mean is the pass rate, PPI has nothing to add")
