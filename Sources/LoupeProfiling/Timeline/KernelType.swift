@@ -80,10 +80,11 @@ package enum KernelFamily: Int, CaseIterable, Codable, Sendable, Comparable {
             "scudnn", "hcudnn")
         {
             self = .convolution
-        } else if has(
-            "gemm", "gemv", "cutlass", "cublas", "matmul", "_mm_", "xmma", "wgmma", "hmma", "dot_kernel",
-            // cuBLAS's JIT-generated Hopper GEMMs.
-            "nvjet_")
+        } else if Self.namesGEMM(lower)
+            || has(
+                "cutlass", "cublas", "matmul", "_mm_", "xmma", "wgmma", "hmma", "dot_kernel",
+                // cuBLAS's JIT-generated Hopper GEMMs.
+                "nvjet_")
         {
             self = .gemm
         } else if has("norm", "layer_norm", "batch_norm", "rms", "bn_fw", "bn_bw") {
@@ -92,11 +93,28 @@ package enum KernelFamily: Int, CaseIterable, Codable, Sendable, Comparable {
             self = .reduction
         } else if has(
             "elementwise", "vectorized", "unrolled", "pointwise", "triton_poi", "copy", "fill", "cat_", "index",
-            "nchwtonhwc", "nhwctonchw", "transpose")
+            "nchwtonhwc", "nhwctonchw", "transpose", "permute")
         {
             self = .elementwise
         } else {
             self = .other
+        }
+    }
+
+    /// Whether a word of the lowercased function name (split at anything but letters and
+    /// digits) is a BLAS-style GEMM or GEMV name: `gemm`/`gemv` after nothing, after up to three
+    /// BLAS type letters (`sgemm`, `hgemm`, `gcgemm`, `igemm`) or after a tile code ending in a
+    /// digit (`s1688gemm`, `h16816gemm`), followed by anything (`gemmk1`, `gemv2t`).
+    ///
+    /// Not "gemm" anywhere: in `fbgemm_gpu::permute_2D_data_kernel` it names the FBGEMM library,
+    /// and the kernel permutes. Holistic Trace Analysis likewise classifies by patterns anchored
+    /// at a name's start (`^nccl.*Kernel`, `^Memcpy`), never by a word somewhere inside it.
+    static func namesGEMM(_ lower: String) -> Bool {
+        lower.split { !($0.isLetter || $0.isNumber) }.contains { word in
+            guard let found = word.firstRange(of: "gemm") ?? word.firstRange(of: "gemv") else { return false }
+            let before = word[..<found.lowerBound]
+            return before.count <= 3 && before.allSatisfy { "sdczhbgi".contains($0) }
+                || before.last.map(\.isNumber) == true
         }
     }
 
