@@ -134,15 +134,68 @@ import Testing
         let window = panel(state).window
         #expect(window.lowerBound <= selected.start && window.upperBound >= selected.end)
         #expect(window.upperBound - window.lowerBound < 2 * max(1000, selected.duration) + selected.duration + 1)
-        // 0 shows the whole profile again; - cannot zoom out past it.
+        // 0 shows the whole window again; - cannot zoom out past it.
         press([.character("0"), .character("-")])
         let whole = panel(state).window
-        #expect(whole == (panel(state).opened!.start...panel(state).opened!.end))
+        let analysed = try #require(panel(state).report?.window)
+        #expect(whole == analysed.start...analysed.end)
         // Panning right by a quarter of a zoomed window.
         press([.character("+"), .character("+")])
         let zoomed = panel(state).window
         press([.character("l")])
         #expect(panel(state).window.lowerBound > zoomed.lowerBound)
+    }
+
+    /// Every view states the one window they share; `a` switches all of them to every step
+    /// and back, the timeline spanning the window; the list shows the window's span once known.
+    @Test func everyViewStatesTheWindowAndASwitchesThemAll() throws {
+        var (state, port, ids) = try opened()
+        let ports = ports(port)
+        func press(_ keys: [Key]) { AppFixtures.settle(AppFixtures.press(keys, on: &state), &state, ports: ports) }
+        let htaDefault = "window: ProfilerSteps 1–1 of 2 (last left out, as HTA) · GPU span 600.827 ms"
+        #expect(state.render().text().contains(htaDefault))
+        press([.character("v")])
+        var text = state.render().text()
+        #expect(
+            text.contains(htaDefault) && text.contains("% of summed kernel time (overlaps each count): rank 0 "),
+            "\(text)")
+        press([.character("v")])
+        #expect(state.render().text().contains(htaDefault))
+        let window = try #require(panel(state).report?.window)
+        #expect(panel(state).window == window.start...window.end)
+        // a: every step, in the timeline and the other views.
+        let effects = AppFixtures.press([.character("a")], on: &state)
+        #expect(
+            AppFixtures.requests(ProfilesPanel.ProfileReportRequest.self, in: effects)
+                == [ProfilesPanel.ProfileReportRequest(id: ids[1], allSteps: true)])
+        AppFixtures.settle(effects, &state, ports: ports)
+        let every = try #require(panel(state).report?.window)
+        #expect(!every.leavesOutLastStep && every.span > window.span)
+        #expect(panel(state).window == every.start...every.end)
+        text = state.render().text()
+        #expect(text.contains("window: ProfilerSteps 1–2 of 2 (all) · GPU span "), "\(text)")
+        press([.character("v"), .character("v")])
+        #expect(panel(state).view == .breakdown && state.render().text().contains("ProfilerSteps 1–2 of 2 (all)"))
+        // a again: HTA's default; the list shows its span, not the recording's.
+        press([.character("a"), .escape])
+        #expect(panel(state).report?.window == window)
+        text = state.render().text()
+        #expect(text.contains("window ms") && text.contains("600.827"), "\(text)")
+    }
+
+    /// Idle time is not drawn in communication's colour.
+    @Test func idleHasItsOwnColour() throws {
+        let (state, _, _) = try opened()
+        let frame = state.render()
+        let rows = frame.text().split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        func barColour(_ label: String) throws -> RGB? {
+            let y = try #require(rows.firstIndex { $0.contains(label) && $0.contains("█") }, "\(label)")
+            let x = try #require((0..<frame.width).first { frame[$0, y].grapheme == "█" })
+            return frame[x, y].style.foreground
+        }
+        let idle = try barColour("  idle ")
+        let communication = try barColour("  communication ")
+        #expect(idle != nil && idle != communication)
     }
 
     /// b marks a baseline on the list; compare on another profile asks for the comparison and
@@ -167,7 +220,7 @@ import Testing
     @Test func emptyWorkspaceSaysHowToImport() {
         var state = AppFixtures.state(width: 120, height: 36)
         AppFixtures.press([.character("9")], on: &state)
-        _ = state.update(AppFixtures.answer(ProfilesPanel.ListProfiles(), []))
+        _ = state.update(AppFixtures.answer(ProfilesPanel.ListProfiles(), ProfilesBrowser.Listing(records: [])))
         #expect(state.render().text().contains(":profile import trace.json.gz"))
     }
 }

@@ -23,8 +23,15 @@ import Testing
         var names: ProfileNames
     }
 
-    /// The set's files read by Loupe, one rank each; `htaRounding` rounds as HTA does.
+    /// The set's files read by Loupe, one rank each, in HTA's default window; `htaRounding`
+    /// rounds as HTA does.
     static func load(_ set: String, htaRounding: Bool) throws -> Loaded {
+        let all = try loadAllSteps(set, htaRounding: htaRounding)
+        return Loaded(ranks: AnalysisWindow.select(all.ranks, names: all.names).ranks, names: all.names)
+    }
+
+    /// The set's files read by Loupe, every event of every step.
+    static func loadAllSteps(_ set: String, htaRounding: Bool) throws -> Loaded {
         let files = try #require(reference["sets"]?[set]?["files"]?.object)
         var names = ProfileNames()
         var ranks: [RankEvents] = []
@@ -54,7 +61,7 @@ import Testing
                 }
             }
         }
-        return Loaded(ranks: ProfileAnalysis.withoutLastStep(ranks, names: names), names: names)
+        return Loaded(ranks: ranks, names: names)
     }
 
     static func close(_ a: Double, _ b: Double, relative: Double = 0.01, absolute: Double = 0) -> Bool {

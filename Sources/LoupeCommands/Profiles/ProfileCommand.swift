@@ -67,34 +67,38 @@ struct ProfileCommand: ParsableCommand {
         @Flag(help: "Print JSON.") var json = false
 
         func run(in context: CommandContext) throws {
-            let profiles = try ProfilerTables(context.database(access: .read)).profilerTraces()
+            let listing = try ProfilesBrowser(database: context.database(access: .read)).list()
+            let profiles = listing.records
             if json {
                 struct Entry: Encodable {
                     var id: Int64
                     var name: String
                     var ranks: Int
                     var events: Int
-                    var durationNs: Int64
+                    /// The default window, once analysed (`profile show`, or opened in the TUI).
+                    var window: AnalysisWindow?
                 }
                 return context.print(
                     try Formatting.json(
                         profiles.map {
                             Entry(
                                 id: $0.id ?? 0, name: $0.name, ranks: $0.ranks, events: $0.events,
-                                durationNs: $0.endNs - $0.startNs)
+                                window: $0.id.flatMap { listing.windows[$0] })
                         }))
             }
             guard !profiles.isEmpty else {
                 return context.print("no profiles: import one with `loupe profile import FILE…`")
             }
-            context.print("   id  ranks     events     span ms  name")
+            context.print("   id  ranks     events   window ms  name")
             for p in profiles {
+                let span = p.id.flatMap { listing.windows[$0] }.map { String(format: "%10.3f", Double($0.span) / 1e6) }
                 context.print(
-                    String(
-                        format: "%5lld  %5d  %9d  %10.3f  ", p.id ?? 0, p.ranks, p.events,
-                        Double(p.endNs - p.startNs) / 1e6)
-                        + UntrustedText.sanitized(p.name))
+                    String(format: "%5lld  %5d  %9d  ", p.id ?? 0, p.ranks, p.events)
+                        + (span ?? "         —") + "  " + UntrustedText.sanitized(p.name))
             }
+            context.print(
+                "window ms: the GPU span of HTA's default window (the last ProfilerStep left out), "
+                    + "the span `profile show` states; — until it has analysed the profile")
         }
     }
 
@@ -173,7 +177,8 @@ struct ProfileCommand: ParsableCommand {
         @Flag(help: "Print JSON.") var json = false
 
         func run(in context: CommandContext) throws {
-            let ranks = try ProfileCommand.report(profile, rank: rank, allSteps: allSteps, top: top, in: context).ranks
+            let report = try ProfileCommand.report(profile, rank: rank, allSteps: allSteps, top: top, in: context)
+            let ranks = report.ranks
             if json {
                 struct RankKernels: Encodable {
                     var rank: Int
@@ -181,8 +186,14 @@ struct ProfileCommand: ParsableCommand {
                 }
                 return context.print(try Formatting.json(ranks.map { RankKernels(rank: $0.rank, kernels: $0.kernels) }))
             }
+            context.print(ProfileText.window(report.window))
             for r in ranks {
-                context.print("rank \(r.rank)" + (r.cpuOnly ? " · operators on the host (no GPU events)" : ""))
+                context.print(
+                    "rank \(r.rank)"
+                        + (r.cpuOnly
+                            ? " · operators on the host (no GPU events); % of the ProfilerSteps' time"
+                            : " · % of summed kernel time \(ProfileText.ms(r.kernelNs)) (overlapping kernels each count)")
+                )
                 for line in ProfileText.kernels(r.cpuOnly ? r.operators : r.kernels) { context.print(line) }
             }
         }
@@ -256,11 +267,13 @@ struct ProfileCommand: ParsableCommand {
         @Argument(help: "The profile before.") var before: String
         @Argument(help: "The profile after.") var after: String
         @Option(help: "How many kernels to list.") var top = 20
+        @Flag(help: "Keep each profile's last ProfilerStep.") var allSteps = false
         @Flag(help: "Print JSON.") var json = false
 
         func run(in context: CommandContext) throws {
             let comparison = ProfileComparison.make(
-                try ProfileCommand.load(before, in: context), try ProfileCommand.load(after, in: context))
+                try ProfileCommand.load(before, in: context), try ProfileCommand.load(after, in: context),
+                allSteps: allSteps)
             if json { return context.print(try Formatting.json(comparison)) }
             for line in ProfileText.comparison(comparison, top: top) { context.print(line) }
         }

@@ -14,7 +14,7 @@ enum ProfileText {
     static func report(_ report: ProfileReport) -> [String] {
         var lines = [
             "profile \(report.id) · \(UntrustedText.sanitized(report.name)) · \(report.ranks.count) rank\(report.ranks.count == 1 ? "" : "s")",
-            "window: \(report.window)",
+            window(report.window),
         ]
         for rank in report.ranks {
             lines.append("")
@@ -23,7 +23,9 @@ enum ProfileText {
                 lines += kernels(rank.operators)
                 continue
             }
-            lines.append("rank \(rank.rank) · GPU span \(ms(rank.spanNs))")
+            lines.append(
+                "rank \(rank.rank) · GPU span \(ms(rank.spanNs)) · summed kernel time \(ms(rank.kernelNs)) "
+                    + "(overlapping kernels each count; the families' and kernels' % are of it)")
             lines.append(
                 "  time          "
                     + rank.temporal.map { "\($0.label) \(ms($0.nanoseconds)) \(String(format: "%.1f%%", $0.percent))" }
@@ -47,6 +49,12 @@ enum ProfileText {
             lines += kernels(rank.kernels)
         }
         return lines
+    }
+
+    /// The window every figure is of, and how to get the other one.
+    static func window(_ window: AnalysisWindow) -> String {
+        window.description
+            + (window.steps < 2 ? "" : window.allSteps ? "" : " (--all-steps keeps the last)")
     }
 
     static func kernels(_ kernels: [ProfileReport.Kernel]) -> [String] {
@@ -101,8 +109,10 @@ enum ProfileText {
     static func comparison(_ c: ProfileComparison, top: Int) -> [String] {
         let change = c.beforeGPUNs > 0 ? 100 * Double(c.afterGPUNs - c.beforeGPUNs) / Double(c.beforeGPUNs) : 0
         var lines = [
-            "before: \(UntrustedText.sanitized(c.before)) · GPU time \(ms(c.beforeGPUNs))",
-            "after:  \(UntrustedText.sanitized(c.after)) · GPU time \(ms(c.afterGPUNs)) (\(String(format: "%+.1f%%", change)))",
+            "before: \(UntrustedText.sanitized(c.before)) · summed kernel time \(ms(c.beforeGPUNs)) · "
+                + window(c.beforeWindow),
+            "after:  \(UntrustedText.sanitized(c.after)) · summed kernel time \(ms(c.afterGPUNs)) "
+                + "(\(String(format: "%+.1f%%", change))) · " + window(c.afterWindow),
             "",
             "  before ms   after ms   delta ms  count b→a     kernel",
         ]

@@ -6,14 +6,16 @@ import LoupeStore
 package struct ProfileReport: Codable, Hashable, Sendable {
     package var id: Int64
     package var name: String
-    /// Which events were analysed: HTA's default (the last ProfilerStep left out) or all.
-    package var window: String
+    /// Which events were analysed (HTA's default: the last ProfilerStep left out, or all) and
+    /// the span they cover: what every view states.
+    package var window: AnalysisWindow
     package var ranks: [Rank]
 
     package struct Share: Codable, Hashable, Sendable {
         package var label: String
         package var nanoseconds: Int64
-        /// Of the rank's GPU span (temporal), or of the busy time the table covers (the others).
+        /// Of the rank's GPU span (temporal), of the busy time (kernel types), or of the summed
+        /// kernel time (families).
         package var percent: Double
     }
 
@@ -28,6 +30,7 @@ package struct ProfileReport: Codable, Hashable, Sendable {
         package var p99Ns: Double
         package var minNs: Int64
         package var maxNs: Int64
+        /// Of the rank's summed kernel time (a kernel), or of its ProfilerSteps' time (an operator).
         package var percent: Double
     }
 
@@ -48,12 +51,16 @@ package struct ProfileReport: Codable, Hashable, Sendable {
 
     package struct Rank: Codable, Hashable, Sendable {
         package var rank: Int
+        /// The rank's GPU span in the window (HTA's `kernel_time`).
         package var spanNs: Int64
+        /// The rank's GPU events' durations summed, overlapping ones each counted: what the
+        /// kernels' and families' percentages are of.
+        package var kernelNs: Int64
         /// Compute, non-compute (communication, copies, syncs) and idle, of the GPU span.
         package var temporal: [Share]
         /// Exactly which kernel types ran at once, of the busy time (HTA's kernel-type table).
         package var kernelTypes: [Share]
-        /// GEMM, attention, elementwise… by busy time.
+        /// GEMM, attention, elementwise… by summed kernel time.
         package var families: [Share]
         package var kernels: [Kernel]
         /// Framework operators on the host by total (inclusive) time: what a CPU trace has.
@@ -73,13 +80,7 @@ package struct ProfileReport: Codable, Hashable, Sendable {
         -> ProfileReport
     {
         let names = loaded.names
-        let ranks = allSteps ? loaded.ranks : ProfileAnalysis.withoutLastStep(loaded.ranks, names: names)
-        // The names table holds only names that occur.
-        let stepCount = names.names.filter { $0.hasPrefix("ProfilerStep#") }.count
-        let window =
-            allSteps || stepCount < 2
-            ? "all events" + (stepCount > 0 ? " (\(stepCount) ProfilerStep\(stepCount == 1 ? "" : "s"))" : "")
-            : "ProfilerSteps 1–\(stepCount - 1) of \(stepCount): the last is left out, as HTA does (--all-steps keeps it)"
+        let (window, ranks) = AnalysisWindow.select(loaded.ranks, names: names, allSteps: allSteps)
         return ProfileReport(
             id: loaded.record.id ?? 0, name: loaded.record.name, window: window,
             ranks: ranks.map { rank(of: $0, names: names, top: top) })
@@ -87,7 +88,6 @@ package struct ProfileReport: Codable, Hashable, Sendable {
 
     static func rank(of rank: RankEvents, names: ProfileNames, top: Int) -> Rank {
         let temporal = ProfileAnalysis.temporal(rank, names: names)
-        let busy = temporal.compute + temporal.nonCompute
         func share(_ label: String, _ ns: Int64, of total: Int64) -> Share {
             Share(label: label, nanoseconds: ns, percent: total > 0 ? 100 * Double(ns) / Double(total) : 0)
         }
@@ -96,10 +96,9 @@ package struct ProfileReport: Codable, Hashable, Sendable {
         let kernelTypes = overlaps.sorted { $0.value > $1.value }.map { types, ns in
             share(types.sorted().map(\.label).joined(separator: " + "), ns, of: covered)
         }
-        let families = ProfileAnalysis.families(rank, names: names).sorted { $0.value > $1.value }.map {
-            share($0.key.label, $0.value, of: busy)
-        }
-        let gpuTotal = rank.gpuEvents.reduce(0) { $0 + $1.duration }
+        let gpuTotal = ProfileAnalysis.summedKernelTime(rank)
+        let families = ProfileAnalysis.families(rank, names: names).sorted { ($0.value, $1.key) > ($1.value, $0.key) }
+            .map { share($0.key.label, $0.value, of: gpuTotal) }
         let kernels = ProfileAnalysis.kernels(rank.events, names: names).prefix(top).map { k in
             Kernel(
                 name: k.name, type: k.type.label, family: k.family.label, count: k.durations.count,
@@ -118,7 +117,7 @@ package struct ProfileReport: Codable, Hashable, Sendable {
         }
         let launches = ProfileAnalysis.launches(rank, names: names)
         return Rank(
-            rank: rank.rank, spanNs: temporal.span,
+            rank: rank.rank, spanNs: temporal.span, kernelNs: gpuTotal,
             temporal: [
                 share("compute", temporal.compute, of: temporal.span),
                 share("non-compute", temporal.nonCompute, of: temporal.span),
@@ -141,6 +140,10 @@ package struct ProfileReport: Codable, Hashable, Sendable {
 package struct ProfileComparison: Codable, Hashable, Sendable {
     package var before: String
     package var after: String
+    /// Each profile's window: the same choice of steps for both (``AnalysisWindow``).
+    package var beforeWindow: AnalysisWindow
+    package var afterWindow: AnalysisWindow
+    /// Each profile's summed kernel time in its window, all ranks.
     package var beforeGPUNs: Int64
     package var afterGPUNs: Int64
     package var rows: [Row]
@@ -157,16 +160,21 @@ package struct ProfileComparison: Codable, Hashable, Sendable {
         package var presence: String
     }
 
-    package static func make(_ before: ProfileService.Loaded, _ after: ProfileService.Loaded) -> ProfileComparison {
-        func totals(_ loaded: ProfileService.Loaded) -> [String: (family: String, count: Int, ns: Int64)] {
+    /// The comparison of the two profiles' windows: both HTA's default, or both with every step.
+    package static func make(
+        _ before: ProfileService.Loaded, _ after: ProfileService.Loaded, allSteps: Bool = false
+    ) -> ProfileComparison {
+        let beforeWindow = AnalysisWindow.select(before.ranks, names: before.names, allSteps: allSteps)
+        let afterWindow = AnalysisWindow.select(after.ranks, names: after.names, allSteps: allSteps)
+        func totals(_ ranks: [RankEvents], _ names: ProfileNames) -> [String: (family: String, count: Int, ns: Int64)] {
             var out: [String: (family: String, count: Int, ns: Int64)] = [:]
-            for kernel in ProfileAnalysis.kernels(loaded.ranks.flatMap(\.events), names: loaded.names) {
+            for kernel in ProfileAnalysis.kernels(ranks.flatMap(\.events), names: names) {
                 out[kernel.name] = (kernel.family.label, kernel.durations.count, kernel.durations.total)
             }
             return out
         }
-        let a = totals(before)
-        let b = totals(after)
+        let a = totals(beforeWindow.ranks, before.names)
+        let b = totals(afterWindow.ranks, after.names)
         let rows = Set(a.keys).union(b.keys).map { name in
             Row(
                 name: name, family: (b[name] ?? a[name])!.family, beforeCount: a[name]?.count ?? 0,
@@ -175,7 +183,8 @@ package struct ProfileComparison: Codable, Hashable, Sendable {
         }
         .sorted { (abs($0.deltaNs), $1.name) > (abs($1.deltaNs), $0.name) }
         return ProfileComparison(
-            before: before.record.name, after: after.record.name, beforeGPUNs: a.values.reduce(0) { $0 + $1.ns },
+            before: before.record.name, after: after.record.name, beforeWindow: beforeWindow.window,
+            afterWindow: afterWindow.window, beforeGPUNs: a.values.reduce(0) { $0 + $1.ns },
             afterGPUNs: b.values.reduce(0) { $0 + $1.ns }, rows: rows)
     }
 }

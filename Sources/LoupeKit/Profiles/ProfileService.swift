@@ -284,22 +284,31 @@ package struct ProfileService: Sendable {
     }
 
     /// The profile's report over HTA's default window, worked out from every event the first
-    /// time it is asked for and kept: opening the profile again reads it back.
-    package func report(_ record: ProfilerTraceRecord, reporter: JobReporter = .detached()) throws -> ProfileReport {
+    /// time it is asked for and kept: opening the profile again reads it back. With `allSteps`
+    /// (every ProfilerStep kept) it is worked out each time.
+    package func report(
+        _ record: ProfilerTraceRecord, allSteps: Bool = false, reporter: JobReporter = .detached()
+    ) throws -> ProfileReport {
         let id = record.id ?? 0
-        if let json = try profiles.profilerReport(traceID: id),
-            let report = try? JSONDecoder().decode(ProfileReport.self, from: Data(json.utf8)), report.id == id
-        {
-            return report
-        }
+        if !allSteps, let report = try keptReport(record) { return report }
         reporter.report(JobProgress(completed: 0, total: 2, detail: "reading \(record.events) events"))
         let loaded = try load(record)
         try reporter.checkCancellation()
         reporter.report(JobProgress(completed: 1, total: 2, detail: "analysing"))
-        let report = ProfileReport.make(loaded)
-        if let data = try? JSONEncoder().encode(report) {
+        let report = ProfileReport.make(loaded, allSteps: allSteps)
+        if !allSteps, let data = try? JSONEncoder().encode(report) {
             try profiles.storeProfilerReport(String(decoding: data, as: UTF8.self), traceID: id)
         }
+        return report
+    }
+
+    /// The default report as kept, nil before it is first worked out (or when it was kept by
+    /// an older Loupe whose report this one cannot read: it is worked out again).
+    package func keptReport(_ record: ProfilerTraceRecord) throws -> ProfileReport? {
+        let id = record.id ?? 0
+        guard let json = try profiles.profilerReport(traceID: id),
+            let report = try? JSONDecoder().decode(ProfileReport.self, from: Data(json.utf8)), report.id == id
+        else { return nil }
         return report
     }
 

@@ -15,7 +15,27 @@ package struct ProfilesBrowser: Sendable {
 
     package init(workspace: Workspace) { self.init(database: workspace) }
 
-    package func list() throws -> [ProfilerTraceRecord] { try profiles.profilerTraces() }
+    /// The profiles, newest first, each with its default window once its report is kept.
+    package struct Listing: Hashable, Sendable {
+        package var records: [ProfilerTraceRecord]
+        /// By profile id; a profile not analysed yet has none.
+        package var windows: [Int64: AnalysisWindow]
+
+        package init(records: [ProfilerTraceRecord], windows: [Int64: AnalysisWindow] = [:]) {
+            self.records = records
+            self.windows = windows
+        }
+    }
+
+    package func list() throws -> Listing {
+        let records = try profiles.profilerTraces()
+        let service = ProfileService(database: profiles.database)
+        var windows: [Int64: AnalysisWindow] = [:]
+        for record in records {
+            if let id = record.id, let report = try service.keptReport(record) { windows[id] = report.window }
+        }
+        return Listing(records: records, windows: windows)
+    }
 
     /// One GPU stream (or host thread) of one rank: its summary, and the events longer than a bin.
     package struct Lane: Hashable, Sendable {
@@ -55,8 +75,9 @@ package struct ProfilesBrowser: Sendable {
     }
 
     /// A profile opened: its lanes for the timeline (each rank's GPU streams, then the host
-    /// threads that launched work) and their span. The report comes on its own (`report`): it
-    /// reads every event the first time.
+    /// threads that launched work) and the time they cover, every event's. The report comes on
+    /// its own (`report`): it reads every event the first time, and gives the window the views
+    /// show.
     package struct Opened: Hashable, Sendable {
         package var record: ProfilerTraceRecord
         package var lanes: [Lane]
@@ -84,14 +105,17 @@ package struct ProfilesBrowser: Sendable {
                 label: Self.label(lane, names: names, threadNames: threadNames), summary: lane,
                 long: lane.long.map { Self.event($0, names: names) })
         }
-        let start = summaries.first?.start ?? record.startNs
-        let end = summaries.first?.end ?? record.endNs
+        let start = summaries.lazy.map(\.start).min() ?? record.startNs
+        let end = summaries.lazy.map(\.end).max() ?? record.endNs
         return (Opened(record: record, lanes: lanes, start: start, end: max(end, start + 1)), names)
     }
 
-    /// The profile's report over HTA's default window (kept once worked out).
-    package func report(_ id: Int64, reporter: JobReporter = .detached()) throws -> ProfileReport {
-        try ProfileService(database: profiles.database).report(try record(id), reporter: reporter)
+    /// The profile's report over HTA's default window (kept once worked out), or over every
+    /// step.
+    package func report(_ id: Int64, allSteps: Bool = false, reporter: JobReporter = .detached()) throws
+        -> ProfileReport
+    {
+        try ProfileService(database: profiles.database).report(try record(id), allSteps: allSteps, reporter: reporter)
     }
 
     /// The events of `lanes` that reach into `window`: those starting in it or a bin before it,
@@ -175,9 +199,10 @@ package struct ProfilesBrowser: Sendable {
         return parts.isEmpty ? nil : parts.joined(separator: " · ")
     }
 
-    package func compare(before: Int64, after: Int64) throws -> ProfileComparison {
+    package func compare(before: Int64, after: Int64, allSteps: Bool = false) throws -> ProfileComparison {
         let service = ProfileService(database: profiles.database)
-        return ProfileComparison.make(try service.load(try record(before)), try service.load(try record(after)))
+        return ProfileComparison.make(
+            try service.load(try record(before)), try service.load(try record(after)), allSteps: allSteps)
     }
 
     private func record(_ id: Int64) throws -> ProfilerTraceRecord {

@@ -149,28 +149,9 @@ package enum ProfileAnalysis {
 
     // MARK: Steps
 
-    /// The events HTA analyses by default: with two or more `ProfilerStep#N` ranges, the last
-    /// one (often cut short by the profiler stopping) is left out, and so is GPU work whose
-    /// launch is left out or missing. With fewer, every event.
+    /// The events HTA analyses by default: ``AnalysisWindow``'s default window.
     package static func withoutLastStep(_ ranks: [RankEvents], names: ProfileNames) -> [RankEvents] {
-        let steps = Set(names.names.indices.filter { names.names[$0].contains("ProfilerStep") }.map(Int32.init))
-        guard steps.count >= 2 else { return ranks }
-        return ranks.map { rank in
-            let lastStart = rank.events.lazy.filter { !$0.kind.isStreamWork }
-                .filter { steps.contains($0.name) }.map(\.start).max()
-            guard let lastStart else { return rank }
-            var kept: [ProfileEvent] = []
-            var launched = Set<Int64>()
-            for event in rank.events
-            where !event.kind.isStreamWork && event.start < lastStart {
-                kept.append(event)
-                if event.correlation != 0 { launched.insert(event.correlation) }
-            }
-            for event in rank.events where event.kind.isStreamWork {
-                if launched.contains(event.correlation) { kept.append(event) }
-            }
-            return RankEvents(rank: rank.rank, events: kept.sorted { ($0.start, $0.index) < ($1.start, $1.index) })
-        }
+        AnalysisWindow.select(ranks, names: names).ranks
     }
 
     // MARK: Breakdowns
@@ -235,13 +216,22 @@ package enum ProfileAnalysis {
         .sorted { ($0.durations.total, $1.name) > ($1.durations.total, $0.name) }
     }
 
-    /// Busy time (the union of its kernels' intervals) per kernel family.
+    /// Summed kernel time per kernel family: each GPU event's duration, overlapping ones each
+    /// counted, as HTA's kernel breakdown sums a kernel's time. The families add up to
+    /// ``summedKernelTime(_:)``, so their shares of it add up to 100% and equal the kernels'.
     package static func families(_ rank: RankEvents, names: ProfileNames) -> [KernelFamily: Int64] {
-        var byFamily: [KernelFamily: [ProfileEvent]] = [:]
+        var byFamily: [KernelFamily: Int64] = [:]
         for event in rank.gpuEvents {
-            byFamily[names.family(event), default: []].append(event)
+            byFamily[names.family(event), default: 0] += event.duration
         }
-        return byFamily.mapValues { length(union(intervals($0))) }
+        return byFamily
+    }
+
+    /// The rank's GPU events' durations summed (HTA's `dur` summed over the events with a
+    /// stream): what the kernels' and families' percentages are of. Larger than the busy time
+    /// when kernels on different streams overlap.
+    package static func summedKernelTime(_ rank: RankEvents) -> Int64 {
+        rank.gpuEvents.reduce(0) { $0 + $1.duration }
     }
 
     /// The share of communication time that computation overlapped, in percent; nil without

@@ -5,6 +5,8 @@ extension ProfilesPanel {
         case nextView
         /// Mark the selected profile as the baseline (again clears it).
         case baseline
+        /// Every ProfilerStep, or HTA's default window.
+        case allSteps
         case zoomIn
         case zoomOut
         case resetZoom

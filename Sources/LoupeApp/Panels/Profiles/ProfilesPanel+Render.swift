@@ -55,12 +55,12 @@ extension ProfilesPanel {
             TableColumn("id", width: .length(4), alignment: .trailing), TableColumn("profile", width: .fill(1)),
             TableColumn("ranks", width: .length(5), alignment: .trailing),
             TableColumn("events", width: .length(9), alignment: .trailing),
-            TableColumn("span ms", width: .length(11), alignment: .trailing), TableColumn("", width: .length(8)),
+            TableColumn("window ms", width: .length(11), alignment: .trailing), TableColumn("", width: .length(8)),
         ]
         let rows = profiles.map { p -> [String] in
             [
                 "\(p.id ?? 0)", UntrustedText.sanitized(p.name), "\(p.ranks)", "\(p.events)",
-                Self.ms(p.endNs - p.startNs),
+                p.id.flatMap { windows[$0] }.map { Self.ms($0.span) } ?? "—",
                 p.id == baselineID ? "baseline" : p.id == opened?.record.id ? "open" : "",
             ]
         }
@@ -71,7 +71,8 @@ extension ProfilesPanel {
                 into: &frame, area: Rect(x: area.x, y: area.y, width: area.width, height: area.height - 1),
                 state: &state, theme: theme)
         frame.draw(
-            "enter opens · v next view · b marks the baseline to compare with · :profile import FILE adds one",
+            "window ms: GPU span of the analysis window (— until opened) · enter opens · b baseline · "
+                + ":profile import FILE",
             at: Point(x: area.x + 1, y: area.maxY - 1), style: theme.dim, clip: area)
     }
 
@@ -110,7 +111,7 @@ extension ProfilesPanel {
                 ])
             }
         }
-        line([Span(report.window, theme.dim)])
+        line(windowLine(report.window, theme: theme))
         for rank in report.ranks {
             if y >= area.maxY { break }
             y += 1
@@ -126,15 +127,18 @@ extension ProfilesPanel {
                     } ?? "",
                     theme.dim),
             ])
-            shares("  time", rank.temporal, limit: 3) { label in
+            shares("  time (of the GPU span)", rank.temporal, limit: 3) { label in
                 label == "idle"
-                    ? theme.status(.warn) : label == "compute" ? self.familyStyle(.gemm, theme) : theme.accent
+                    ? self.idleStyle(theme) : label == "compute" ? self.familyStyle(.gemm, theme) : theme.accent
             }
-            shares("  kernel types (at once)", rank.kernelTypes, limit: 4) { label in
+            shares("  kernel types (at once, of the time any ran)", rank.kernelTypes, limit: 4) { label in
                 label.contains("communication")
                     ? self.familyStyle(.communication, theme) : self.familyStyle(.gemm, theme)
             }
-            shares("  families", rank.families, limit: 6) { label in
+            shares(
+                "  families (of \(Self.ms(rank.kernelNs)) ms summed kernel time, overlapping kernels each count)",
+                rank.families, limit: 6
+            ) { label in
                 self.familyStyle(KernelFamily.allCases.first { $0.label == label } ?? .other, theme)
             }
             let l = rank.launches
@@ -164,10 +168,14 @@ extension ProfilesPanel {
 
     private func renderKernels(into frame: inout Frame, area: Rect, theme: Theme, focused: Bool) {
         let kernels = self.kernels
-        guard report != nil else { return renderAnalysing(into: &frame, area: area, theme: theme) }
+        guard let report else { return renderAnalysing(into: &frame, area: area, theme: theme) }
         guard !kernels.isEmpty else {
             frame.draw("no kernels", at: Point(x: area.x + 1, y: area.y), style: theme.dim, clip: area)
             return
+        }
+        // Rank 0's kernels, then rank 1's…: a rank column says whose once there are several.
+        let ranks = report.ranks.flatMap { rank in
+            Array(repeating: rank.rank, count: rank.cpuOnly ? rank.operators.count : rank.kernels.count)
         }
         let all = [
             TableColumn("total ms", width: .length(9), alignment: .trailing),
@@ -177,21 +185,34 @@ extension ProfilesPanel {
             TableColumn("p50 µs", width: .length(9), alignment: .trailing),
             TableColumn("p99 µs", width: .length(9), alignment: .trailing),
             TableColumn("family", width: .length(13)),
+            TableColumn("rank", width: .length(4), alignment: .trailing),
             TableColumn(kernels[0].type == "cpu_op" ? "operator" : "kernel", width: .fill(1)),
         ]
-        let rows = kernels.map { k -> [String] in
+        let rows = zip(kernels, ranks).map { k, rank -> [String] in
             [
                 Self.ms(k.totalNs), String(format: "%.1f", k.percent), "\(k.count)",
                 String(format: "%.1f", k.meanNs / 1e3),
-                String(format: "%.1f", k.p50Ns / 1e3), String(format: "%.1f", k.p99Ns / 1e3), k.family,
+                String(format: "%.1f", k.p50Ns / 1e3), String(format: "%.1f", k.p99Ns / 1e3), k.family, "\(rank)",
                 UntrustedText.sanitized(k.name),
             ]
         }
-        let shown = TableColumn.fitting(all, in: area.width, dropping: [4, 3, 1, 6], fillMinimum: 24)
+        // The rank column only when there are several.
+        let offered = all.indices.filter { $0 != 7 || report.ranks.count > 1 }
+        let shown = TableColumn.fitting(
+            offered.map { all[$0] }, in: area.width, dropping: [4, 3, 7, 1, 6].compactMap(offered.firstIndex),
+            fillMinimum: 24
+        ).map { offered[$0] }
+        let denominator =
+            report.ranks.contains(where: \.cpuOnly)
+            ? "% of the ProfilerSteps' time (operators, inclusive)"
+            : "% of summed kernel time (overlaps each count): "
+                + report.ranks.map { "rank \($0.rank) \(Self.ms($0.kernelNs)) ms" }.joined(separator: ", ")
+        _ = frame.draw(windowLine(report.window, theme: theme), at: Point(x: area.x + 1, y: area.y), clip: area)
+        frame.draw(denominator, at: Point(x: area.x + 1, y: area.y + 1), style: theme.dim, clip: area)
         var state = kernelList
         TableView(columns: shown.map { all[$0] }, rows: rows.map { row in shown.map { row[$0] } }, focused: focused)
             .render(
-                into: &frame, area: Rect(x: area.x, y: area.y, width: area.width, height: area.height - 2),
+                into: &frame, area: Rect(x: area.x, y: area.y + 2, width: area.width, height: area.height - 4),
                 state: &state, theme: theme)
         if kernelList.selected < kernels.count {
             let k = kernels[kernelList.selected]
@@ -202,6 +223,20 @@ extension ProfilesPanel {
                 "\(k.type) · \(k.family) · \(k.count) launches · min \(String(format: "%.1f", Double(k.minNs) / 1e3)) µs · max \(String(format: "%.1f", Double(k.maxNs) / 1e3)) µs",
                 at: Point(x: area.x + 1, y: area.maxY - 1), style: theme.dim, clip: area)
         }
+    }
+
+    /// The window the views analyse, and the key that switches it.
+    func windowLine(_ window: AnalysisWindow, theme: Theme) -> [Span] {
+        [
+            Span(window.description, theme.text),
+            Span(window.steps >= 2 ? (allSteps ? " (a: HTA's default)" : " (a: all steps)") : "", theme.dim),
+        ]
+    }
+
+    /// Idle time: the border's colour, apart from every family's (communication's is the warning
+    /// colour).
+    func idleStyle(_ theme: Theme) -> Style {
+        theme.isMonochrome ? Style(attributes: .dim) : Style(foreground: theme.color(.border))
     }
 
     func familyStyle(_ family: KernelFamily, _ theme: Theme) -> Style {
@@ -235,8 +270,18 @@ extension ProfilesPanel {
         guard plot.width > 4, plot.height > 0 else { return }
         let t0 = window.lowerBound
         let span = max(1, window.upperBound - window.lowerBound)
-        // The axis: the window's start, middle and end from the profile's start.
-        func at(_ t: Int64) -> String { String(format: "%.3f ms", Double(t - opened.start) / 1e6) }
+        // The axis: the view's start, middle and end from the analysis window's start.
+        let origin = timelineRange.lowerBound
+        func at(_ t: Int64) -> String { String(format: "%.3f ms", Double(t - origin) / 1e6) }
+        if let report {
+            _ = frame.draw(
+                windowLine(report.window, theme: theme) + [Span(" · axis from its start", theme.dim)],
+                at: Point(x: area.x + 1, y: plot.maxY), clip: area)
+        } else {
+            frame.draw(
+                "window: every event until the analysis is in (it picks the steps, as HTA does)",
+                at: Point(x: area.x + 1, y: plot.maxY), style: theme.dim, clip: area)
+        }
         frame.draw(at(t0), at: Point(x: plot.x, y: area.y), style: theme.dim, clip: area)
         let middle = at(t0 + span / 2)
         frame.draw(
@@ -341,7 +386,7 @@ extension ProfilesPanel {
                 at: Point(x: area.x + 1, y: y), style: theme.dim, clip: area)
         } else {
             frame.draw(
-                "] selects the lane's next kernel · ←/→ pan · +/- zoom · 0 whole profile · f fit to the kernel",
+                "] selects the lane's next kernel · ←/→ pan · +/- zoom · 0 whole window · f fit to the kernel",
                 at: Point(x: area.x + 1, y: y), style: theme.dim, clip: area)
         }
         var legend: [Span] = []
@@ -379,11 +424,18 @@ extension ProfilesPanel {
         _ = frame.draw(
             [
                 Span("before ", theme.dim), Span(UntrustedText.sanitized(comparison.before), theme.text),
-                Span(" \(Self.ms(comparison.beforeGPUNs)) ms GPU  →  after ", theme.dim),
+                Span(" \(Self.ms(comparison.beforeGPUNs)) ms  →  after ", theme.dim),
                 Span(UntrustedText.sanitized(comparison.after), theme.text),
                 Span(" \(Self.ms(comparison.afterGPUNs)) ms ", theme.dim),
                 Span(String(format: "(%+.1f%%)", change), change > 0 ? theme.status(.warn) : theme.status(.ok)),
+                Span(" summed kernel time", theme.dim),
             ], at: Point(x: area.x + 1, y: area.y), clip: area)
+        let windows = [comparison.beforeWindow, comparison.afterWindow].map { "\($0.shortStepsLabel), \($0.spanLabel)" }
+        _ = frame.draw(
+            [
+                Span("window: before ", theme.dim), Span(windows[0], theme.text), Span(" · after ", theme.dim),
+                Span(windows[1], theme.text),
+            ], at: Point(x: area.x + 1, y: area.y + 1), clip: area)
         let all = [
             TableColumn("before ms", width: .length(10), alignment: .trailing),
             TableColumn("after ms", width: .length(10), alignment: .trailing),

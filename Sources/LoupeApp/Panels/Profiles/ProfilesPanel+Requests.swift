@@ -6,7 +6,7 @@ extension ProfilesPanel {
     package struct ListProfiles: PortRequest {
         package init() {}
 
-        package func ask(_ port: ProfilesBrowser) throws -> [ProfilerTraceRecord] { try port.list() }
+        package func ask(_ port: ProfilesBrowser) throws -> ProfilesBrowser.Listing { try port.list() }
     }
 
     /// One profile with its timeline lanes.
@@ -18,18 +18,23 @@ extension ProfilesPanel {
         package func ask(_ port: ProfilesBrowser) throws -> ProfilesBrowser.Opened { try port.open(id) }
     }
 
-    /// The open profile's report: a job, as the first time it reads every event.
+    /// The open profile's report over HTA's default window or every step: a job, as the first
+    /// time it reads every event.
     package struct ProfileReportRequest: PortRequest {
         package var id: Int64
+        package var allSteps: Bool
 
-        package init(id: Int64) { self.id = id }
+        package init(id: Int64, allSteps: Bool = false) {
+            self.id = id
+            self.allSteps = allSteps
+        }
 
-        package var jobTitle: String? { "analysing profile \(id)" }
+        package var jobTitle: String? { "analysing profile \(id)" + (allSteps ? " (all steps)" : "") }
 
-        package func ask(_ port: ProfilesBrowser) throws -> ProfileReport { try port.report(id) }
+        package func ask(_ port: ProfilesBrowser) throws -> ProfileReport { try port.report(id, allSteps: allSteps) }
 
         package func ask(_ port: ProfilesBrowser, reporter: JobReporter) throws -> ProfileReport {
-            try port.report(id, reporter: reporter)
+            try port.report(id, allSteps: allSteps, reporter: reporter)
         }
     }
 
@@ -86,18 +91,20 @@ extension ProfilesPanel {
         }
     }
 
-    /// The open profile against the baseline.
+    /// The open profile against the baseline, both over the same choice of steps.
     package struct CompareProfiles: PortRequest {
         package var before: Int64
         package var after: Int64
+        package var allSteps: Bool
 
-        package init(before: Int64, after: Int64) {
+        package init(before: Int64, after: Int64, allSteps: Bool = false) {
             self.before = before
             self.after = after
+            self.allSteps = allSteps
         }
 
         package func ask(_ port: ProfilesBrowser) throws -> ProfileComparison {
-            try port.compare(before: before, after: after)
+            try port.compare(before: before, after: after, allSteps: allSteps)
         }
     }
 }

@@ -10,6 +10,9 @@ import LoupeTUI
 /// host thread, `←/→` pan, `+/-` zoom, `[`/`]` step through the lane's kernels) and the
 /// comparison with a baseline (`b` on the list marks one).
 ///
+/// Every view analyses the same window (``AnalysisWindow``) and says which: HTA's default, the
+/// last ProfilerStep left out, or every step (`a` switches). The timeline spans the window.
+///
 /// The timeline draws each lane's level of detail (bins stored at import) until the window is
 /// narrow enough to hold at most `detailLimit` events; those are then read for the window (and a
 /// window either side, for panning) and drawn one by one. A gigabyte trace opens on its timeline
@@ -42,6 +45,10 @@ package struct ProfilesPanel: Panel {
     }
 
     package private(set) var profiles: [ProfilerTraceRecord] = []
+    /// Each listed profile's default window, once its report is kept.
+    package private(set) var windows: [Int64: AnalysisWindow] = [:]
+    /// Whether the views keep the last ProfilerStep that HTA's default window leaves out (`a`).
+    package private(set) var allSteps = false
     package private(set) var error: String?
     package var list = ListState()
     package private(set) var view = View.list
@@ -95,6 +102,10 @@ package struct ProfilesPanel: Panel {
                     [.character("f")], .panel(.own(Action.zoomToEvent)),
                     help: "Timeline: fit the view to the selected kernel"),
                 KeyBinding(
+                    [.character("a")], .panel(.own(Action.allSteps)),
+                    help: "Every view: all ProfilerSteps, or HTA's default window (the last step left out)",
+                    footer: "all steps"),
+                KeyBinding(
                     [.character("r")], .panel(.own(Action.reload)), help: "Reload the profiles", footer: "reload"),
             ])
     }
@@ -143,6 +154,14 @@ package struct ProfilesPanel: Panel {
     /// The lanes of the open profile.
     package var lanes: [ProfilesBrowser.Lane] { opened?.lanes ?? [] }
 
+    /// What the timeline spans: the open profile's window once its report is in, every event
+    /// before.
+    package var timelineRange: ClosedRange<Int64> {
+        guard let opened else { return 0...1 }
+        guard let window = report?.window, window.end > window.start else { return opened.start...opened.end }
+        return window.start...window.end
+    }
+
     /// The events read for lane `index`, when they cover the window shown.
     package func events(ofLane index: Int) -> [ProfilesBrowser.Event]? {
         guard let detail, covers(detail.window), detail.lanes.indices.contains(index) else { return nil }
@@ -160,10 +179,11 @@ package struct ProfilesPanel: Panel {
         if let (_, result) = answer.matching(ListProfiles.self) {
             loaded = true
             switch result {
-            case .loaded(let records):
-                profiles = records
+            case .loaded(let listing):
+                profiles = listing.records
+                windows = listing.windows
                 error = nil
-                list.selected = min(list.selected, max(0, records.count - 1))
+                list.selected = min(list.selected, max(0, profiles.count - 1))
             case .failed(let message): error = message
             }
         } else if let (request, result) = answer.matching(OpenProfile.self), request.id == loadingID {
@@ -181,17 +201,27 @@ package struct ProfilesPanel: Panel {
                 kernelList = ListState()
                 if view == .list { view = .breakdown }
                 return [
-                    .ask(ProfileReportRequest(id: request.id)),
+                    .ask(ProfileReportRequest(id: request.id, allSteps: allSteps)),
                     .status(
-                        "profile \(request.id): \(value.record.ranks) rank(s), \(value.record.events) events · v for kernels, timeline, compare",
+                        "profile \(request.id): \(value.record.ranks) rank(s), \(value.record.events) events · v for kernels, timeline, compare · a all steps",
                         .ok),
                 ] + detailEffects()
             case .failed(let message):
                 return [.status(message, .error)]
             }
-        } else if let (request, result) = answer.matching(ProfileReportRequest.self), request.id == opened?.record.id {
+        } else if let (request, result) = answer.matching(ProfileReportRequest.self), request.id == opened?.record.id,
+            request.allSteps == allSteps
+        {
             switch result {
-            case .loaded(let value): report = value
+            case .loaded(let value):
+                // The timeline follows the window unless it was zoomed or panned away from it.
+                let following = window == timelineRange
+                report = value
+                if !allSteps { windows[request.id] = value.window }
+                if following {
+                    window = timelineRange
+                    return detailEffects()
+                }
             case .failed(let message):
                 reportError = message
                 return [.status(message, .error)]
@@ -220,7 +250,7 @@ package struct ProfilesPanel: Panel {
             request.index == selected?.index
         {
             if case .loaded(let summary) = result { selectedLaunch = summary }
-        } else if let (_, result) = answer.matching(CompareProfiles.self) {
+        } else if let (request, result) = answer.matching(CompareProfiles.self), request.allSteps == allSteps {
             switch result {
             case .loaded(let value):
                 comparison = value
@@ -280,6 +310,8 @@ package struct ProfilesPanel: Panel {
                     baselineID == nil
                         ? "baseline cleared" : "baseline: profile \(id) (\(profiles[list.selected].name))", .ok)
             ]
+        case PanelAction.own(Action.allSteps):
+            return toggleAllSteps()
         case PanelAction.own(Action.zoomIn):
             zoom(by: 0.5)
             return detailEffects()
@@ -287,7 +319,7 @@ package struct ProfilesPanel: Panel {
             zoom(by: 2)
             return detailEffects()
         case PanelAction.own(Action.resetZoom):
-            if let opened { window = opened.start...opened.end }
+            window = timelineRange
             return detailEffects()
         case PanelAction.own(Action.nextEvent), PanelAction.own(Action.previousEvent):
             guard view == .timeline, let id = opened?.record.id, lane < lanes.count, lanes[lane].summary.events > 0
@@ -303,6 +335,26 @@ package struct ProfilesPanel: Panel {
         default: break
         }
         return []
+    }
+
+    /// Switches every view between HTA's default window and all steps: the report (and a
+    /// comparison) for the other window is asked for, and the timeline spans it once in.
+    private mutating func toggleAllSteps() -> [PanelEffect] {
+        allSteps.toggle()
+        let status = PanelEffect.status(
+            allSteps
+                ? "window: every ProfilerStep (a again: HTA's default, the last left out)"
+                : "window: HTA's default, the last ProfilerStep left out (a again: every step)", .info)
+        guard let id = opened?.record.id else { return [status] }
+        report = nil
+        reportError = nil
+        window = timelineRange
+        comparison = nil
+        kernelList = ListState()
+        compareList = ListState()
+        var effects: [PanelEffect] = [.ask(ProfileReportRequest(id: id, allSteps: allSteps)), status]
+        if view == .compare, baselineID != nil { effects += compareEffects() }
+        return effects
     }
 
     /// The lane's next or previous event: from the events read when they hold it, else asked.
@@ -351,7 +403,8 @@ package struct ProfilesPanel: Panel {
         }
         guard estimate(window) <= Self.detailLimit else { return [] }
         let span = window.upperBound - window.lowerBound
-        let wide = max(opened.start, window.lowerBound - span)...min(opened.end, window.upperBound + span)
+        let range = timelineRange
+        let wide = max(range.lowerBound, window.lowerBound - span)...min(range.upperBound, window.upperBound + span)
         let asked = estimate(wide) <= Self.detailLimit ? wide : window
         if let detailAsked, covers(detailAsked) { return [] }
         detailAsked = asked
@@ -368,24 +421,27 @@ package struct ProfilesPanel: Panel {
         {
             return []
         }
-        return [.ask(CompareProfiles(before: baselineID, after: id))]
+        return [.ask(CompareProfiles(before: baselineID, after: id, allSteps: allSteps))]
     }
 
     private mutating func shift(by step: Int64) {
-        guard let opened else { return }
+        guard opened != nil else { return }
+        let range = timelineRange
         let span = window.upperBound - window.lowerBound
-        let low = min(max(opened.start, window.lowerBound + step), max(opened.start, opened.end - span))
+        let low = min(
+            max(range.lowerBound, window.lowerBound + step), max(range.lowerBound, range.upperBound - span))
         window = low...(low + span)
     }
 
     private mutating func zoom(by factor: Double) {
-        guard view == .timeline, let opened else { return }
+        guard view == .timeline, opened != nil else { return }
+        let range = timelineRange
         let span = Double(window.upperBound - window.lowerBound)
-        let whole = opened.end - opened.start
+        let whole = range.upperBound - range.lowerBound
         let newSpan = Int64(min(Double(whole), max(1000, span * factor)))
         // Around the selected kernel when there is one, else the window's middle.
         let center = selected.map { $0.start + $0.duration / 2 } ?? (window.lowerBound + Int64(span / 2))
-        let low = min(max(opened.start, center - newSpan / 2), opened.end - newSpan)
+        let low = max(range.lowerBound, min(center - newSpan / 2, range.upperBound - newSpan))
         window = low...(low + newSpan)
     }
 }
