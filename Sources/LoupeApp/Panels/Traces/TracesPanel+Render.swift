@@ -74,11 +74,13 @@ extension TracesPanel {
                 [],
                 [Span("No traces in this workspace yet. Import some:", theme.dim)],
                 [Span("  $ ", theme.dim), Span("loupe trace import FILE…", theme.accent)],
+                [Span("OTLP JSON, Inspect logs, SWE-agent, OpenAI messages: see sample-data/traces.", theme.dim)],
                 [
-                    Span(
-                        "OTLP/JSON (GenAI, OpenInference) and OpenAI message lists; sample-data/traces has examples.",
-                        theme.dim)
+                    Span("Or live over OTLP: ", theme.dim), Span(":listen", theme.accent),
+                    Span(" here, or ", theme.dim), Span("$ loupe serve", theme.accent),
+                    Span(" on a shell, exporting", theme.dim),
                 ],
+                [Span("to http://127.0.0.1:4318 (OTEL_EXPORTER_OTLP_ENDPOINT, protocol http/protobuf).", theme.dim)],
             ]
             let text = Rect(x: inner.x + 1, y: inner.y + 1, width: inner.width - 2, height: inner.height - 1)
             TextView(lines: lines).render(into: &frame, area: text, offset: 0, theme: theme)
