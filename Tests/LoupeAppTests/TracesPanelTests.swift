@@ -234,6 +234,40 @@ import Testing
         #expect(empty.message?.text == "Nothing selected to copy here")
     }
 
+    /// A model call shows its own output first, then the conversation it was sent with the earlier
+    /// messages folded to a line each (the walkthrough's SWE-agent step: 37 half-pages of system
+    /// prompt before the output); `c` unfolds them, and `y` copies them whole either way.
+    @Test func aModelCallShowsItsOutputFirstAndFoldsTheConversation() throws {
+        let state = try opened()
+        let traces = panel(state)
+        let trace = try #require(traces.trace)
+        let ordinal = try #require(traces.currentOrdinal)
+        func text(_ expanded: Bool) -> [String] {
+            TracesPanel.detailLines(
+                trace: trace, ordinal: ordinal, detail: traces.detail, raw: false, theme: .builtInDefault,
+                conversationExpanded: expanded
+            ).map { $0.map(\.text).joined() }
+        }
+        let folded = text(false)
+        let output = try #require(folded.firstIndex { $0.hasPrefix("── output ──") })
+        let conversation = try #require(folded.firstIndex { $0.hasPrefix("── conversation as sent") })
+        #expect(output < conversation)
+        #expect(folded[conversation].hasSuffix("c: unfold"))
+        // The system prompt is one folded line; the last message (what the model answered) is whole.
+        #expect(folded.contains { $0.hasPrefix("▸ [system] Answer from the Cranfield collection") })
+        #expect(!folded.contains("[system]"))
+        #expect(folded.last?.contains("what is the effect of heat transfer on boundary layer") == true)
+        let whole = text(true)
+        #expect(whole.contains("[system]") && whole.contains("  Answer from the Cranfield collection. Cite chunk ids."))
+        #expect(!whole.contains { $0.hasPrefix("▸ ") })
+        // The key switches the pane's view.
+        var keyed = state
+        #expect(!panel(keyed).conversationExpanded)
+        AppFixtures.press([.character("c")], on: &keyed)
+        #expect(panel(keyed).conversationExpanded)
+        #expect(keyed.render().text().contains("c: fold"))
+    }
+
     /// The steps beside the cursor are read ahead: stepping shows the next one at once.
     @Test func theNextStepIsReadAheadSoSteppingShowsItAtOnce() throws {
         var state = try opened()

@@ -33,5 +33,7 @@ extension TracesPanel {
         case sessions
         /// The step's MiniLM forward pass (an agent's search) on the roofline.
         case roofline
+        /// The conversation a model call was sent: earlier messages folded to a line each, or whole.
+        case conversation
     }
 }

@@ -345,7 +345,8 @@ extension TracesPanel {
             into: &frame, area: area, theme: theme)
         guard inner.width > 8, inner.height > 0 else { return }
         var lines = Self.detailLines(
-            trace: trace, ordinal: ordinal, detail: detail, raw: raw, theme: theme, width: inner.width)
+            trace: trace, ordinal: ordinal, detail: detail, raw: raw, theme: theme, width: inner.width,
+            conversationExpanded: conversationExpanded)
         // A step found by `/` shows where the text is.
         if let matches = deepMatches, matches.ordinals.contains(ordinal) {
             lines = lines.map { $0.highlighting(matches.query, as: theme.match) }
@@ -354,9 +355,13 @@ extension TracesPanel {
     }
 
     /// What the detail pane shows for span `ordinal` (a step or any other span): numbers, then
-    /// its content (or its raw source).
+    /// its content (or its raw source). A model call shows its own output first, then the
+    /// conversation it was sent: folded (each earlier message on one line, the last one whole)
+    /// unless `conversationExpanded`, as Langfuse and Inspect collapse the history, so a long
+    /// agent run's step does not bury what the step said under its system prompt.
     package static func detailLines(
-        trace: TraceService.Loaded, ordinal: Int, detail: SpanDetail?, raw: Bool, theme: Theme, width: Int = 200
+        trace: TraceService.Loaded, ordinal: Int, detail: SpanDetail?, raw: Bool, theme: Theme, width: Int = 200,
+        conversationExpanded: Bool = false
     ) -> [[Span]] {
         let span = trace.spans[ordinal]
         var lines: [[Span]] = []
@@ -425,13 +430,23 @@ extension TracesPanel {
                 lines += UntrustedText.lines(prettyIfJSON(result)).map { [Span($0, theme.text)] }
             }
         }
-        if !payload.input.isEmpty {
-            lines.append([Span("── conversation as sent (\(payload.input.count) messages) ──", theme.title)])
-            for message in payload.input { lines += messageLines(message, theme: theme) }
-        }
         if !payload.output.isEmpty {
             lines.append([Span("── output ──", theme.title)])
             for message in payload.output { lines += messageLines(message, theme: theme) }
+        }
+        if !payload.input.isEmpty {
+            let count = payload.input.count
+            let folds = count > 1 && !conversationExpanded
+            lines.append([
+                Span("── conversation as sent (\(count) message\(count == 1 ? "" : "s")) ──", theme.title),
+                Span(count > 1 ? (folds ? "  c: unfold" : "  c: fold") : "", theme.dim),
+            ])
+            for (index, message) in payload.input.enumerated() {
+                // The last message is what the model answered: always whole.
+                lines +=
+                    folds && index < count - 1
+                    ? [foldedMessageLine(message, theme: theme, width: width)] : messageLines(message, theme: theme)
+            }
         }
         return lines
     }
@@ -649,6 +664,23 @@ extension TracesPanel {
 
     /// `1 step`, `3 steps`.
     private static func plural(_ n: Int, _ word: String) -> String { "\(n) \(word)\(n == 1 ? "" : "s")" }
+
+    /// A message on one line: its role, the start of its text (or its tool calls) and how much
+    /// is folded away.
+    private static func foldedMessageLine(_ message: Message, theme: Theme, width: Int) -> [Span] {
+        let text = UntrustedText.lines(message.text)
+        let calls = message.toolCalls.map { UntrustedText.sanitized($0.name) + "(…)" }.joined(separator: ", ")
+        let first =
+            text.first { !$0.trimmingCharacters(in: .whitespaces).isEmpty } ?? (calls.isEmpty ? "" : "→ " + calls)
+        let role = "[\(UntrustedText.sanitized(message.role))] "
+        let more = text.count > 1 ? " (\(text.count) lines)" : ""
+        let room = max(8, width - 2 - TextWidth.of(role) - more.count - 1)
+        return [
+            Span("▸ ", theme.dim), Span(role, theme.key),
+            Span(TextWidth.truncate(first.trimmingCharacters(in: .whitespaces), toColumns: room), theme.dim),
+            Span(more, theme.dim),
+        ]
+    }
 
     private static func messageLines(_ message: Message, theme: Theme) -> [[Span]] {
         var lines: [[Span]] = [[Span("[\(UntrustedText.sanitized(message.role))]", theme.key)]]

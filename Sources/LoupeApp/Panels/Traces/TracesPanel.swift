@@ -29,6 +29,8 @@ package struct TracesPanel: Panel {
     private var detailGeneration = 0
     private var detailsAsked: Set<Int> = []
     package private(set) var raw = false
+    /// Whether a model call's earlier messages show whole (`c`); folded to a line each by default.
+    package private(set) var conversationExpanded = false
     package var detailOffset = 0
     package private(set) var error: String?
     /// Playback: `space` steps forward on its own every `playSpeeds[speed]` seconds.
@@ -89,11 +91,13 @@ package struct TracesPanel: Panel {
     package var initialEffects: [PanelEffect] { [.ask(ListFirstTraces())] }
     package var isLoadingFirstView: Bool { traces == nil }
 
-    /// The span on screen as its pane shows it, or the selected trace's id and name.
+    /// The span on screen as its pane shows it (its conversation whole), or the selected trace's
+    /// id and name.
     package var selectionText: String? {
         if let trace, let ordinal = currentOrdinal {
             let lines = Self.detailLines(
-                trace: trace, ordinal: ordinal, detail: detail, raw: raw, theme: .builtInDefault)
+                trace: trace, ordinal: ordinal, detail: detail, raw: raw, theme: .builtInDefault,
+                conversationExpanded: true)
             return ([trace.spans[ordinal].name] + lines.map { $0.map(\.text).joined() }).joined(separator: "\n")
         }
         guard list.selected < rows.count else { return nil }
@@ -121,6 +125,9 @@ package struct TracesPanel: Panel {
                 KeyBinding([.character("t")], .panel(.own(Action.tool)), help: "Next tool call"),
                 KeyBinding(
                     [.character("r")], .panel(.own(Action.raw)), help: "The step's raw source payload on or off"),
+                KeyBinding(
+                    [.character("c")], .panel(.own(Action.conversation)),
+                    help: "A model call's earlier messages: folded to a line each, or whole"),
                 KeyBinding(
                     [.character("p")], .panel(.own(Action.roofline)),
                     help:
@@ -623,6 +630,8 @@ package struct TracesPanel: Panel {
             case PanelAction.own(Action.raw):
                 raw.toggle()
                 detailOffset = 0
+            case PanelAction.own(Action.conversation):
+                conversationExpanded.toggle()
             case PanelAction.own(Action.play):
                 playing.toggle()
                 lastAdvance = 0
