@@ -16,6 +16,27 @@ import Testing
         ("q5", "Largest planet?", "Jupiter"), ("q6", "Boiling point of water in °C?", "100"),
     ]
 
+    /// Imported Inspect logs of one task are told apart: each is listed with its log's file name
+    /// and is a trend series of its own; a suite's runs share one series until its suite or
+    /// dataset changes.
+    @Test func inspectLogsOfOneTaskAreToldApartAndTrendsKeepToOneSeries() {
+        func inspect(_ log: String) -> EvalRunRecord {
+            EvalRunRecord(
+                suite: "inspect:arith_agent", suiteFile: "/logs/" + log, suiteHash: "", datasetHash: "",
+                targetKind: "inspect", targetJSON: "{}", scorersJSON: "[]", epochs: 1, planned: 5, status: "complete",
+                source: "inspect", loupeVersion: "0.1.0", gitRevision: nil, startedAt: Date())
+        }
+        let v1 = inspect("v1.eval")
+        let v2 = inspect("v2.json")
+        #expect(EvalsPanel.runName(v1) == "inspect:arith_agent · v1.eval")
+        #expect(EvalsPanel.series(v1) != EvalsPanel.series(v2))
+        let a = Self.run(1, suite: "qa", passes: { _ in true }).listing.run
+        var b = Self.run(2, suite: "qa", passes: { _ in false }).listing.run
+        #expect(EvalsPanel.runName(a) == "qa" && EvalsPanel.series(a) == EvalsPanel.series(b))
+        b.datasetHash = String(repeating: "ef", count: 32)
+        #expect(EvalsPanel.series(a) != EvalsPanel.series(b))
+    }
+
     /// Run `id`: item i passes when `passes(i)`; answers link to traces 10+i.
     static func run(_ id: Int64, suite: String, passes: (Int) -> Bool) -> EvalService.RunDetail {
         var record = EvalRunRecord(

@@ -149,6 +149,12 @@ import Testing
         #expect(try loupe(file, ["eval", "export", "1", "--format", "json", "-o", path]).contains("wrote run 1"))
         let json = try JSONValue.parse(Data(contentsOf: URL(fileURLWithPath: path)))
         #expect(json["results"]?.array?.count == 4)
+        // Both forms in one command (what the Evals panel's e runs), each by its file's ending,
+        // and the message names both files.
+        let both = try loupe(file, ["eval", "export", "1", "-o", directory + "/b.csv", "-o", directory + "/b.json"])
+        #expect(both.contains("wrote run 1 as csv to \(directory)/b.csv and as json to \(directory)/b.json"), "\(both)")
+        #expect(try String(contentsOfFile: directory + "/b.csv", encoding: .utf8).hasPrefix("item_id,epoch"))
+        #expect(try JSONValue.parse(Data(contentsOf: URL(fileURLWithPath: directory + "/b.json")))["results"] != nil)
     }
 
     @Test func badSuitesAndDatasetsSayWhereTheyAreWrong() throws {

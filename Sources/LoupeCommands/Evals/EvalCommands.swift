@@ -391,19 +391,33 @@ struct EvalCommand: ParsableCommand {
 
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The run's id.") var id: Int64
-        @Option(help: "csv or json.") var format = "csv"
-        @Option(name: .shortAndLong, help: "Write here instead of standard output.") var output: String?
+        @Option(help: "csv or json (a file's .csv or .json ending decides for it).") var format = "csv"
+        @Option(
+            name: .shortAndLong,
+            help: "Write here instead of standard output; give it twice for both forms (-o run.csv -o run.json).")
+        var output: [String] = []
 
         func run(in context: CommandContext) throws {
-            guard let format = EvalService.ExportFormat(rawValue: format.lowercased()) else {
+            guard let chosen = EvalService.ExportFormat(rawValue: format.lowercased()) else {
                 throw CommandFailure("--format \(format): use csv or json")
             }
-            let text = try EvalCommand.plainly {
-                try EvalCommand.service(context, access: .read).export(id, format: format)
+            let service = try EvalCommand.plainly { try EvalCommand.service(context, access: .read) }
+            guard !output.isEmpty else {
+                let text = try EvalCommand.plainly { try service.export(id, format: chosen) }
+                return context.print(String(text.dropLast()))
             }
-            guard let output else { return context.print(String(text.dropLast())) }
-            try text.write(toFile: output, atomically: true, encoding: .utf8)
-            context.print("wrote run \(id) as \(format.rawValue) to \(output)")
+            var wrote: [String] = []
+            for path in output {
+                let form =
+                    EvalService.ExportFormat(rawValue: (path as NSString).pathExtension.lowercased()) ?? chosen
+                let text = try EvalCommand.plainly { try service.export(id, format: form) }
+                try text.write(toFile: path, atomically: true, encoding: .utf8)
+                wrote.append("as \(form.rawValue) to \(path)")
+            }
+            let directory = FileManager.default.currentDirectoryPath
+            context.print(
+                "wrote run \(id) " + wrote.joined(separator: " and ")
+                    + (output.allSatisfy { !$0.hasPrefix("/") } ? " (in \(directory))" : ""))
         }
     }
 }

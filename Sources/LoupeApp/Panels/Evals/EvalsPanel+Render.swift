@@ -66,18 +66,18 @@ extension EvalsPanel {
         let parts = area.split(.vertical, [.fill(1), .length(summaryHeight)])
         let formatter = DateFormatter()
         formatter.dateFormat = "MM-dd HH:mm"
-        let bySuite = Dictionary(grouping: overview.runs, by: \.run.suite)
+        let bySeries = Dictionary(grouping: overview.runs) { Self.series($0.run) }
         let table = rows.map { row -> [String] in
             switch row {
             case .run(let listing):
                 let run = listing.run
                 let headline = listing.headline
-                let trend = (bySuite[run.suite] ?? []).filter { $0.id <= listing.id }.compactMap {
+                let trend = (bySeries[Self.series(run)] ?? []).filter { $0.id <= listing.id }.compactMap {
                     $0.headline?.interval.estimate
                 }
                 return [
                     baseline == listing.id ? "b" : run.status == "running" ? "●" : "", String(listing.id),
-                    UntrustedText.sanitized(run.suite), run.targetKind, run.status,
+                    UntrustedText.sanitized(Self.runName(run)), run.targetKind, run.status,
                     "\(listing.answered)/\(run.planned)", headline.map { UntrustedText.sanitized($0.scorer) } ?? "—",
                     headline.map { String(format: "%.3f", $0.interval.estimate) } ?? "—",
                     headline.map { Self.intervalText($0.interval) } ?? "",
@@ -121,6 +121,7 @@ extension EvalsPanel {
             provenance += " · suite \(run.suiteHash.prefix(8)) · data \(run.datasetHash.prefix(8))"
         }
         if let parent = run.parentRunID { provenance += " · re-run of \(parent)" }
+        if run.source == "inspect", let log = run.suiteFile { provenance += " · log \(log)" }
         let summary = listing.summary
         provenance += " · \(summary.items) items, \(summary.rows) answers, \(summary.errors) errors"
         lines.append([Span(UntrustedText.sanitized(provenance), theme.dim)])
@@ -393,6 +394,21 @@ extension EvalsPanel {
         ).render(
             into: &frame, area: Rect(x: area.x, y: y, width: area.width, height: area.maxY - y), state: &state,
             theme: theme)
+    }
+
+    /// The runs a trend joins: the same suite, dataset and target (a changed suite or dataset
+    /// starts a new series); an imported Inspect log is a series of its own, so four logs of one
+    /// task are told apart rather than drawn as one line.
+    package static func series(_ run: EvalRunRecord) -> String {
+        [run.suite, run.suiteHash, run.datasetHash, run.targetKind, run.source == "inspect" ? run.suiteFile ?? "" : ""]
+            .joined(separator: "\u{1F}")
+    }
+
+    /// The name a run is listed by: its suite, and for an imported Inspect log the log's file name
+    /// (several logs of one task otherwise read the same).
+    package static func runName(_ run: EvalRunRecord) -> String {
+        guard run.source == "inspect", let log = run.suiteFile else { return run.suite }
+        return run.suite + " · " + (log as NSString).lastPathComponent
     }
 
     /// `±0.031` for an interval even about its estimate, `[0.116, 1.000]` for one that is not

@@ -405,10 +405,8 @@ package struct EvalsPanel: Panel {
             return [.ask(CompareRuns(baseline: baseline, run: run.id)), .ask(LoadBaselineRun(id: baseline))]
         case (_, PanelAction.own(Action.export)):
             guard let id = view == .runs ? selectedRun?.id : detail?.listing.id else { return [] }
-            return [
-                .run("eval export \(id) --format csv -o eval-run-\(id).csv", tag: 0),
-                .run("eval export \(id) --format json -o eval-run-\(id).json", tag: 0),
-            ]
+            // One command for both files, so its message names both.
+            return [.run("eval export \(id) -o eval-run-\(id).csv -o eval-run-\(id).json", tag: 0)]
         case (.answers, .down), (.answers, .up), (.answers, .pageDown), (.answers, .pageUp), (.answers, .top),
             (.answers, .bottom):
             answersList.navigate(action, count: answers.count, page: max(1, area.height - 8))
