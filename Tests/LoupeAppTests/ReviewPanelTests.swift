@@ -64,6 +64,27 @@ import Testing
         return state
     }
 
+    /// With no name to label as (no LOUPE_USER, no USER: a container, CI), enter on a queue asks
+    /// for one on the command line (`review as NAME`), and the name kept there is used from then
+    /// on, without quitting (the walkthrough's Review #1).
+    @Test func withNobodyToLabelAsEnterAsksForAName() throws {
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("loupe-home-\(UUID())").path
+        let environment = ["HOME": home]
+        var ports = Ports()
+        ports.register(ReviewBrowser(workspace: workspace, environment: environment))
+        var state = AppFixtures.state()
+        for key in [Key.character("8"), .enter] { state.settle(state.update(.input(.key(key))), ports: ports) }
+        #expect(state.mode == .commandLine && state.commandLine.text == "review as ")
+        // What `:review as ana` does, then the job's end reads the queues again.
+        #expect(
+            try ReviewService.rememberAnnotator("ana", environment: environment) == home + "/.config/loupe/annotator")
+        state.settle(state.update(.input(.key(.escape))), ports: ports)
+        state.settle(state.update(.jobFinished(JobID(99), CommandOutcome(output: "labelling as ana"))), ports: ports)
+        #expect(panel(state).overview?.annotator == "ana")
+        state.settle(state.update(.input(.key(.enter))), ports: ports)
+        #expect(panel(state).view == .item)
+    }
+
     /// The app in the item view of the queue, at ana's first item.
     private func itemView(width: Int = 120, height: Int = 36) -> AppState {
         var state = reviewTab(width: width, height: height)

@@ -215,6 +215,27 @@ import Testing
         #expect(throws: ReviewError.self) { try ReviewService.annotator("a,b", environment: [:]) }
     }
 
+    /// `review as NAME` keeps the name for this person (not the workspace): it is used when neither
+    /// --as nor LOUPE_USER says otherwise, and before the login name.
+    @Test func aKeptNameIsUsedAfterLoupeUserAndBeforeTheLoginName() throws {
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("loupe-home-\(UUID())").path
+        let environment = ["HOME": home, "USER": "root"]
+        #expect(try ReviewService.annotator(nil, environment: environment) == "root")
+        let path = try ReviewService.rememberAnnotator("ana", environment: environment)
+        #expect(path == home + "/.config/loupe/annotator")
+        #expect(try ReviewService.annotator(nil, environment: environment) == "ana")
+        #expect(
+            try ReviewService.annotator(nil, environment: environment.merging(["LOUPE_USER": "ben"]) { $1 }) == "ben")
+        #expect(try ReviewService.annotator("cy", environment: environment) == "cy")
+        // XDG_CONFIG_HOME moves it; a secret-looking name is not kept.
+        let xdg = ["XDG_CONFIG_HOME": home + "/xdg", "API_KEY": "sk-live-abcdef0123456789"]
+        #expect(try ReviewService.rememberAnnotator("dee", environment: xdg) == home + "/xdg/loupe/annotator")
+        #expect(throws: ReviewError.self) {
+            try ReviewService.rememberAnnotator("sk-live-abcdef0123456789", environment: xdg)
+        }
+        #expect(try ReviewService.annotator(nil, environment: xdg) == "dee")
+    }
+
     /// Ten answers, a judge that passes the first five, two people who label the first six
     /// (disagreeing on the sixth) and a third who labels only the first.
     static func judgedRun() throws -> (Workspace, ReviewService, Int64, ReviewService.Queue) {

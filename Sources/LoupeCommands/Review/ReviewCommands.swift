@@ -14,8 +14,33 @@ struct ReviewCommand: ParsableCommand {
         commandName: "review", abstract: "Label answers and traces against a rubric, in queues.",
         subcommands: [
             QueueGroup.self, Next.self, Label.self, Skip.self, Undo.self, Progress.self, Compare.self, Export.self,
-            Import.self,
+            Import.self, As.self,
         ])
+
+    struct As: LoupeCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Who labels: keep your name for the Review panel and these commands (or say who it is).",
+            discussion: """
+                The name goes to ~/.config/loupe/annotator ($XDG_CONFIG_HOME/loupe/annotator): yours, not \
+                the workspace's. --as and LOUPE_USER still win over it; the login name is the last resort.
+                """)
+
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "Your name as an annotator (one line, no commas).") var name: String?
+
+        func run(in context: CommandContext) throws {
+            let environment = ProcessInfo.processInfo.environment
+            guard let name else {
+                let current = try ReviewCommand.plainly { try ReviewService.annotator(nil, environment: environment) }
+                return context.print("labelling as \(UntrustedText.sanitized(current))")
+            }
+            let path = try ReviewCommand.plainly { try ReviewService.rememberAnnotator(name, environment: environment) }
+            context.print("labelling as \(UntrustedText.sanitized(name)) (kept in \(path))")
+            if let override = environment["LOUPE_USER"], !override.isEmpty, override != name {
+                context.print("LOUPE_USER is set to \(UntrustedText.sanitized(override)) and wins while it is")
+            }
+        }
+    }
 
     static func service(_ context: CommandContext, access: WorkspaceAccess = .write) throws -> ReviewService {
         if let database = try context.session.postgresDatabase() { return ReviewService(database: database) }

@@ -28,14 +28,20 @@ package struct ReviewService: Sendable {
 
     // MARK: Annotators
 
-    /// The annotator's name: `--as`, else `LOUPE_USER`, else the login name. Never a secret: a
+    /// The annotator's name: `--as`, else `LOUPE_USER`, else the name `review as NAME` kept for
+    /// this person (``annotatorFile(environment:)``), else the login name. Never a secret: a
     /// name that looks like a key or token is refused.
     package static func annotator(_ given: String?, environment: [String: String] = ProcessInfo.processInfo.environment)
         throws(ReviewError) -> String
     {
-        let name = (given ?? environment["LOUPE_USER"] ?? environment["USER"] ?? "").trimmingCharacters(
+        let kept = annotatorFile(environment: environment).flatMap {
+            try? String(contentsOfFile: $0, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        let name = (given ?? environment["LOUPE_USER"] ?? kept ?? environment["USER"] ?? "").trimmingCharacters(
             in: .whitespaces)
-        guard !name.isEmpty else { throw ReviewError("who is labelling? give --as NAME or set LOUPE_USER") }
+        guard !name.isEmpty else {
+            throw ReviewError("who is labelling? :review as NAME (kept for you), --as NAME, or set LOUPE_USER")
+        }
         guard name.count <= 64, !name.contains(where: { $0.isNewline || $0 == "," }) else {
             throw ReviewError("an annotator's name is one line of at most 64 characters, without commas")
         }
@@ -44,6 +50,31 @@ package struct ReviewService: Sendable {
             throw ReviewError("that annotator name looks like a secret (a key or token): use a person's name")
         }
         return name
+    }
+
+    /// Where `review as NAME` keeps the annotator's name: `$XDG_CONFIG_HOME/loupe/annotator`
+    /// (`~/.config/loupe/annotator`). The person's, not the workspace's: a team's workspace has
+    /// many annotators. Nil without a home to keep it in.
+    package static func annotatorFile(environment: [String: String]) -> String? {
+        let configHome =
+            environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? environment["HOME"].flatMap { $0.isEmpty ? nil : $0 + "/.config" }
+        return configHome.map { $0 + "/loupe/annotator" }
+    }
+
+    /// Keeps `name` as this person's annotator (checked as ``annotator(_:environment:)`` checks a
+    /// given name) and returns where.
+    package static func rememberAnnotator(_ name: String, environment: [String: String]) throws(ReviewError) -> String {
+        let checked = try annotator(name, environment: environment)
+        guard let path = annotatorFile(environment: environment) else {
+            throw ReviewError("no HOME or XDG_CONFIG_HOME to keep the name in: set LOUPE_USER instead")
+        }
+        do {
+            try FileManager.default.createDirectory(
+                atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try Data((checked + "\n").utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+        } catch { throw ReviewError("could not keep the name in \(path): \(error.localizedDescription)") }
+        return path
     }
 
     /// Environment variables whose values are secrets (an annotator name equal to one is refused).

@@ -358,9 +358,10 @@ package struct ReviewPanel: Panel {
             return calibrate(queue, scorer: calibration?.queue == queue ? calibration?.scorer : nil)
         case (.queues, .open):
             guard let listing = selectedListing else { return [] }
-            if let problem = overview?.annotatorProblem {
-                error = problem
-                return []
+            if overview?.annotatorProblem != nil {
+                // Nobody to label as: ask for the name on the command line (kept for this person).
+                error = nil
+                return [.editCommand("review as "), .status("who is labelling? type your name and enter", .info)]
             }
             return open(listing.queue.name)
         case (.queues, _):
