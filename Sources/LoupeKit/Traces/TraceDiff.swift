@@ -10,7 +10,7 @@ package struct TraceDiff: Hashable, Sendable {
     package enum Change: String, Hashable, Sendable, Codable {
         /// Same kind and tool, same output.
         case same
-        /// Same kind and tool, different output (or arguments).
+        /// Same kind and tool, different output (or arguments, or an evaluation's verdict).
         case changed
         /// Only in the left run / only in the right run.
         case onlyLeft = "only-left"
@@ -84,9 +84,15 @@ extension TraceService {
             firstDivergence: rows.firstIndex { $0.change != .same })
     }
 
+    /// The attributes that hold an evaluation's verdict: an Inspect score's value, an OTel GenAI
+    /// evaluation result, an OpenAI Agents guardrail's tripwire.
+    private static let verdictAttributes = [
+        "score.value", "gen_ai.evaluation.score.value", "gen_ai.evaluation.score.label", "guardrail.triggered",
+    ]
+
     /// What each span produced, for comparing steps: the output messages' text and tool calls,
-    /// and a tool's name, arguments, result and error. The input (the conversation so far) is
-    /// left out: after a divergence it always differs.
+    /// a tool's name, arguments, result and error, and an evaluation's verdict. The input (the
+    /// conversation so far) is left out: after a divergence it always differs.
     private func contents(_ trace: Int64) throws -> [Int: (key: String, summary: String)] {
         var result: [Int: (key: String, summary: String)] = [:]
         for (ordinal, stored) in try tables.spanPayloads(trace: trace).enumerated() {
@@ -101,9 +107,17 @@ extension TraceService {
                     ? message.text
                     : "→ " + message.toolCalls.map { "\($0.name)(\($0.arguments))" }.joined(separator: ", ")
             }
-            let summary = payload.tool.map { $0.error.map { "✗ " + $0 } ?? $0.result ?? "" } ?? said ?? ""
+            // A scorer's or guardrail's span has no output of its own: its verdict is what it
+            // produced, so two runs scored differently differ here, and each side shows its value.
+            let verdict = Self.verdictAttributes.compactMap { name in payload.attributes[name].map { (name, $0) } }
+            let produced = payload.tool.map { $0.error.map { "✗ " + $0 } ?? $0.result ?? "" } ?? said ?? ""
+            let summary =
+                verdict.isEmpty
+                ? produced
+                : verdict.map { $0.1.text }.joined(separator: " · ") + (produced.isEmpty ? "" : "\n" + produced)
             result[ordinal] = (
-                output.joined(separator: "\u{3}") + "\u{4}" + tool,
+                output.joined(separator: "\u{3}") + "\u{4}" + tool + "\u{5}"
+                    + verdict.map { $0.0 + "=" + $0.1.compactJSON }.joined(separator: "\u{1}"),
                 String(summary.split(whereSeparator: \.isNewline).joined(separator: " ⏎ ").prefix(300))
             )
         }
