@@ -102,6 +102,30 @@ import Testing
         #expect(missed.contains { $0.contains("a note on flutter") })
     }
 
+    /// With MMR on, the judged line's figures are the MMR'd list's and say so; the retrievers'
+    /// own figures, without MMR, come after them and are named as such.
+    @Test func mmrsJudgedLineNamesTheListItsFiguresAreOf() throws {
+        var state = try searched()
+        let asked = try #require(search(in: AppFixtures.press([.character("x")], on: &state)))
+        var judgedResult = Self.result
+        var scores = RetrievalMetrics.Scores(averagePrecision: 0.3, reciprocalRank: 0.5)
+        scores.ndcg[10] = 0.412
+        scores.recall[100] = 0.5
+        judgedResult.judged = JudgedQuery(
+            source: "qrels.trec", id: "7", judgments: ["879": 2, "52": 0, "9": 1, "12": 2], scores: scores)
+        judgedResult.judged?.mmrLambda = 0.7
+        var hybrid = scores
+        hybrid.ndcg[10] = 0.528
+        judgedResult.judged?.byRetriever = ["bm25": hybrid, "hybrid": hybrid]
+        _ = state.update(AppFixtures.answer(asked, judgedResult))
+        let text = state.render().text()
+        #expect(
+            text.contains(
+                "q7 of qrels.trec · MMR λ 0.7 list: nDCG@10 0.412 · R@100 0.500 · RR 0.500 · 2 of 3 relevant missed (v)"
+                    + " · without MMR: bm25 0.528, hybrid 0.528"))
+        #expect(!text.contains("nDCG@10 0.528"))
+    }
+
     /// A query word that is in no chunk is named, with the closest indexed word.
     @Test func queryTermsNotInTheIndexAreNamedWithADidYouMean() throws {
         var state = try searched()

@@ -152,6 +152,42 @@ import Testing
         #expect(try service.records().isEmpty)
     }
 
+    /// With MMR on, a judged query's metrics are those of the MMR'd list on screen, as trec_eval
+    /// scores that list in its order: not of the ranking before MMR, and not of a deeper MMR run
+    /// whose first ten differ from the ten shown. The ranks the missed view gives continue it.
+    @Test(.enabled(if: KitFixtures.models.hasMiniLM, "needs MiniLM (scripts/fetch-minilm)"))
+    func mmrsJudgedMetricsAreThoseOfTheListShown() throws {
+        // Cranfield query 1 has 19 of its 28 relevant documents among the first 200.
+        let slice = try Self.slice(200)
+        let workspace = try KitFixtures.workspace("retrieval")
+        let service = RetrievalService(workspace: workspace, models: KitFixtures.models)
+        #expect(try service.ingest([slice], embed: true).embedded == 200)
+        _ = try Self.loadQrels(into: workspace)
+        let browser = RetrievalBrowser(database: workspace, models: KitFixtures.models)
+        let query =
+            "what similarity laws must be obeyed when constructing aeroelastic models of heated high speed aircraft ."
+        var options = Self.bm25
+        let plain = try #require(try browser.search(RetrievalRequest(query, options: options)).judged)
+        #expect(plain.mmrLambda == nil)
+        options.mmr = true
+        let result = try browser.search(RetrievalRequest(query, options: options))
+        let judged = try #require(result.judged)
+        #expect(judged.mmrLambda == options.mmrLambda)
+        var shown: [String] = []
+        for hit in result.hits where !shown.contains(hit.documentID) { shown.append(hit.documentID) }
+        try #require(shown.count == 10)
+        // MMR changed the list, so a figure of the list before MMR would differ.
+        #expect(shown != (0..<10).compactMap { rank in plain.ranks.first { $0.value == rank + 1 }?.key })
+        // trec_eval orders a run by score: the list in its order is scored by its rank.
+        let expected = RetrievalMetrics.evaluate(
+            run: shown.enumerated().map { ($0.element, Double(shown.count - $0.offset)) }, qrels: judged.judgments)
+        #expect(abs((judged.scores.ndcg[10] ?? -1) - (expected.ndcg[10] ?? -2)) < 1e-12)
+        #expect(judged.scores.reciprocalRank == expected.reciprocalRank)
+        for (index, document) in shown.enumerated() { #expect(judged.ranks[document] == index + 1) }
+        // Without MMR the same holds for BM25's own list, which is what byRetriever compares.
+        #expect(judged.byRetriever["bm25"]?.ndcg[10] == plain.scores.ndcg[10])
+    }
+
     /// `ingest --precision int8` embeds the corpus in int8 and the workspace remembers it: the
     /// vectors are stored under the int8 name, queries are embedded in int8 too (the top hit's
     /// dense score is the cosine of the int8 query with its stored vector), an ingest without the

@@ -8,7 +8,10 @@ package struct JudgedQuery: Hashable, Sendable {
     package var source: String
     package var id: String
     package var judgments: [String: Int]
+    /// The metrics of the ranking shown (MMR's when ``mmrLambda`` is set), at depth 100.
     package var scores: RetrievalMetrics.Scores
+    /// MMR's λ when ``scores`` and ``ranks`` are of the MMR'd list; nil without MMR.
+    package var mmrLambda: Float?
     /// Each document's rank in this ranking at depth 100 (its best chunk), from 1.
     package var ranks: [String: Int] = [:]
     /// The titles of the documents judged relevant, for the list of those not retrieved.

@@ -149,9 +149,15 @@ extension RetrievalService {
         return Candidates(terms: terms, lexical: lexical, semantic: semantic, queryVector: queryVector)
     }
 
-    /// The first `options.k` hits of `options.retriever` (fused for hybrid, MMR when asked) from
-    /// `candidates`; `details` adds the matched terms and BM25 contributions.
-    package func assemble(_ candidates: Candidates, options: Options, context: Context, details: Bool = true) -> [Hit] {
+    /// The first `depth` hits (`options.k` when nil) of `options.retriever` (fused for hybrid, MMR
+    /// when asked) from `candidates`; `details` adds the matched terms and BM25 contributions.
+    ///
+    /// MMR re-ranks the first max(3k, 30) of the ranking whatever the depth, and the rest follow in
+    /// their order, so a deeper list begins with the k hits shown.
+    package func assemble(
+        _ candidates: Candidates, options: Options, context: Context, details: Bool = true, depth: Int? = nil
+    ) -> [Hit] {
+        let depth = depth ?? options.k
         let (terms, lexical, semantic, queryVector) = (
             candidates.terms, candidates.lexical, candidates.semantic, candidates.queryVector
         )
@@ -176,17 +182,22 @@ extension RetrievalService {
             order = fused.map { (Int($0.document)!, $0.score) }
         }
         if options.mmr, let queryVector, let flat = context.flat {
-            let candidates = order.prefix(max(options.k * 3, 30)).map { item in
+            let pool = order.prefix(max(options.k * 3, 30))
+            let candidates = pool.map { item in
                 (
                     id: item.index,
                     vector: Array(flat.vectors[(item.index * flat.dimensions)..<((item.index + 1) * flat.dimensions)])
                 )
             }
             let scores = Dictionary(order.map { ($0.index, $0.score) }, uniquingKeysWith: { a, _ in a })
-            order = MMR.rerank(query: queryVector, candidates: candidates, k: options.k, lambda: options.mmrLambda).map
-            {
-                ($0, scores[$0] ?? 0)
-            }
+            // MMR picks greedily, so its first k are the same whether it is asked for k or more.
+            let picked = MMR.rerank(
+                query: queryVector, candidates: candidates, k: min(candidates.count, max(depth, options.k)),
+                lambda: options.mmrLambda)
+            let chosen = Set(picked)
+            order =
+                picked.map { ($0, scores[$0] ?? 0) } + pool.filter { !chosen.contains($0.index) }
+                + order.dropFirst(pool.count)
         }
         let querySet = Set(terms)
         // A chunk's section: the heading of the nearest chunk at or before it in its document
@@ -203,7 +214,7 @@ extension RetrievalService {
             }
             return nil
         }
-        return order.prefix(options.k).enumerated().map { rank, item in
+        return order.prefix(depth).enumerated().map { rank, item in
             let chunk = context.chunks[item.index]
             let chunkTerms = details ? Set(tokenizer.terms(chunk.text)) : []
             var hit = Hit(
@@ -260,7 +271,9 @@ extension RetrievalService {
     }
 
     /// The judgments of a typed query that is one of the loaded judged queries (same terms),
-    /// with this ranking's metrics for it (depth 100, chunks rolled up to documents).
+    /// with the metrics of the ranking shown (MMR's when it is on) continued to depth 100, chunks
+    /// rolled up to documents. Each document is scored by its place in that list, so trec_eval's
+    /// order (score descending) is the order on screen, not the scores' order before MMR.
     package func judge(_ query: String, candidates: Candidates, options: Options, context: Context) throws
         -> JudgedQuery?
     {
@@ -270,22 +283,21 @@ extension RetrievalService {
             let match = try corpus.judgedQueries().first(where: { tokenizer.terms($0.text) == terms }),
             let judgments = try corpus.qrels(source: match.source)?.judgments[match.id]
         else { return nil }
-        // Documents in the order of their best chunk, at depth 100.
-        func documents(_ options: Options) -> [(String, Double)] {
-            var deep = options
-            deep.k = 100
-            var best: [String: Double] = [:]
+        // Documents in the order of their best chunk, at depth 100, each scored by its place.
+        func documents(_ options: Options) -> [(document: String, score: Double)] {
             var order: [String] = []
-            for hit in assemble(candidates, options: deep, context: context, details: false) {
-                if best[hit.documentID] == nil { order.append(hit.documentID) }
-                best[hit.documentID] = max(best[hit.documentID] ?? -.infinity, hit.fused.score)
+            var seen = Set<String>()
+            for hit in assemble(candidates, options: options, context: context, details: false, depth: 100)
+            where seen.insert(hit.documentID).inserted {
+                order.append(hit.documentID)
             }
-            return order.map { ($0, best[$0]!) }
+            return order.enumerated().map { ($0.element, Double(order.count - $0.offset)) }
         }
         let ranked = documents(options)
         var judged = JudgedQuery(
             source: match.source, id: match.id, judgments: judgments,
             scores: RetrievalMetrics.evaluate(run: ranked, qrels: judgments))
+        judged.mmrLambda = options.mmr ? options.mmrLambda : nil
         for (index, (document, _)) in ranked.enumerated() { judged.ranks[document] = index + 1 }
         for (document, grade) in judgments where grade > 0 {
             judged.titles[document] = try corpus.document(externalID: document)?.title

@@ -247,31 +247,35 @@ extension RetrievalPanel {
         _ = TextView(lines: lines).render(into: &frame, area: inner, offset: documentOffset, theme: theme)
     }
 
-    /// `query 2 of qrels.trec · nDCG@10 0.519 (bm25 0.523, dense 0.454) · R@100 0.333 · RR 1.000 ·
-    /// 20 of 24 relevant not shown (v)`: the metrics, and what the other retrievers score.
+    /// `q2 of qrels.trec · nDCG@10 0.519 (bm25 0.523, dense 0.454) · R@100 0.333 · RR 1.000 ·
+    /// 20 of 24 relevant missed (v)`: the metrics of the list shown, and what the other retrievers
+    /// score. With MMR on, every figure is of the MMR'd list and says so; the retrievers' own
+    /// figures (without MMR) follow the line's own.
     private func renderJudged(
         _ judged: JudgedQuery, hits: [RetrievalService.Hit], into frame: inout Frame, area: Rect, theme: Theme
     ) {
         let s = judged.scores
-        var spans = [
-            Span(
-                " q\(judged.id) of \(judged.source) · " + String(format: "nDCG@10 %.3f", s.ndcg[10] ?? 0),
-                theme.accent)
-        ]
-        let others = ["bm25", "dense", "hybrid"].filter { $0 != options.retriever.rawValue || options.mmr }
-            .compactMap { name in judged.byRetriever[name].map { (name, $0.ndcg[10] ?? 0) } }
-        if !others.isEmpty {
-            spans.append(
-                Span(
-                    " (" + others.map { String(format: "%@ %.3f", $0.0, $0.1) }.joined(separator: ", ") + ")",
-                    theme.dim))
-        }
         let relevant = judged.judgments.values.filter { $0 > 0 }.count
         let missed = judged.missed(from: Set(hits.map(\.documentID))).count
+        let ranking = judged.mmrLambda.map { String(format: "MMR λ %.1f list: ", $0) } ?? ""
+        var spans = [
+            Span(
+                " q\(judged.id) of \(judged.source) · \(ranking)" + String(format: "nDCG@10 %.3f", s.ndcg[10] ?? 0),
+                theme.accent)
+        ]
+        let others = ["bm25", "dense", "hybrid"].filter { $0 != options.retriever.rawValue || judged.mmrLambda != nil }
+            .compactMap { name in judged.byRetriever[name].map { (name, $0.ndcg[10] ?? 0) } }
+        let compared = others.map { String(format: "%@ %.3f", $0.0, $0.1) }.joined(separator: ", ")
+        if !others.isEmpty, judged.mmrLambda == nil {
+            spans.append(Span(" (" + compared + ")", theme.dim))
+        }
         spans.append(
             Span(
                 String(format: " · R@100 %.3f · RR %.3f · ", s.recall[100] ?? 0, s.reciprocalRank)
                     + "\(missed) of \(relevant) relevant missed (v)", theme.accent))
+        if !others.isEmpty, judged.mmrLambda != nil {
+            spans.append(Span(" · without MMR: " + compared, theme.dim))
+        }
         frame.draw(spans, at: Point(x: area.x, y: area.y), clip: area)
     }
 
