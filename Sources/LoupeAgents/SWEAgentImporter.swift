@@ -133,8 +133,7 @@ package enum SWEAgentImporter {
                 } else if extra?["interrupt_type"]?.string == "FormatError", spans.count > 1 {
                     spans[spans.count - 1].status = .error("format error: " + firstLine(message.text))
                 } else if role == "user" && messages.allSatisfy({ $0.role != "user" }) {
-                    spans[0].name = firstLine(
-                        message.text.replacingOccurrences(of: "Please solve this issue: ", with: ""))
+                    spans[0].name = taskName(message.text, instance: id)
                 }
                 messages.append(message)
             }
@@ -188,7 +187,7 @@ package enum SWEAgentImporter {
                 cost: stats?["instance_cost"]?.number)
         } catch { throw TraceImportError(file: file, error.message) }
         if let task = history.first(where: { $0.role == "user" && $0.name != "demo" }) {
-            root.name = firstLine(task.text)
+            root.name = taskName(task.text, instance: id)
         }
         let exit = info?["exit_status"]?.string
         if let exit { root.status = exit.hasPrefix("submitted") ? .ok : .error(exit) }
@@ -246,6 +245,28 @@ package enum SWEAgentImporter {
     private static func config(_ value: JSONValue) -> JSONValue? {
         if value.object != nil { return value }
         return value.string.flatMap { try? JSONValue.parse($0) }
+    }
+
+    /// What a run is about, as its list shows it: the task's first line past the agent's
+    /// boilerplate ("We're currently solving the following issue within our repository. Here's
+    /// the issue text: ISSUE: …", "Please solve this issue: …"), after the SWE-bench instance id
+    /// when the file is named by one (`pydicom__pydicom-1458.traj`), so two runs of the same
+    /// template on different issues are told apart.
+    package static func taskName(_ text: String, instance: String) -> String {
+        var task = Substring(text)
+        if let issue = task.range(of: "ISSUE:") {
+            task = task[issue.upperBound...]
+        } else {
+            for prefix in [
+                "Please solve this issue: ", "We're currently solving the following issue within our repository. ",
+                "We're currently solving the following issue: ", "Here's the issue text: ",
+            ] where task.hasPrefix(prefix) {
+                task = task.dropFirst(prefix.count)
+            }
+        }
+        let line = firstLine(String(task).trimmingCharacters(in: .whitespacesAndNewlines))
+        let isInstance = instance.contains("__") || instance.range(of: #"-\d+$"#, options: .regularExpression) != nil
+        return isInstance ? instance + ": " + line : line
     }
 
     private static func firstLine(_ text: String) -> String {

@@ -260,6 +260,22 @@ import Testing
         #expect(trace.spans[2].tool?.result?.contains("stats.py") == true)
     }
 
+    /// SWE-agent runs are named by their issue, not their template's first words, and by the
+    /// SWE-bench instance their file is named after (the walkthrough's two pydicom runs read alike).
+    @Test func sweAgentRunsAreNamedByTheirIssueAndInstance() throws {
+        let (data, file) = try ImporterTests.sample("swe-agent-v0.traj")
+        let trace = try #require(try TraceImport.traces(data, file: file).first)
+        #expect(trace.name == "stats.mean([]) raises ZeroDivisionError; it should return 0.0 for an empty list.")
+        let template =
+            "We're currently solving the following issue within our repository. Here's the issue text:\nISSUE:\n"
+            + "Dataset.to_json_dict fails on PN with empty components\n\nINSTRUCTIONS: ..."
+        #expect(
+            SWEAgentImporter.taskName(template, instance: "pydicom__pydicom-1458")
+                == "pydicom__pydicom-1458: Dataset.to_json_dict fails on PN with empty components")
+        #expect(
+            SWEAgentImporter.taskName("Please solve this issue: fix the parser", instance: "run") == "fix the parser")
+    }
+
     @Test func sweAgentOldAndNewLayoutsReadAlike() throws {
         let (old, oldFile) = try ImporterTests.sample("swe-agent-v0.traj")
         let (new, newFile) = try ImporterTests.sample("swe-agent-v1.traj")

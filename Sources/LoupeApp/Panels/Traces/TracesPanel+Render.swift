@@ -86,10 +86,16 @@ extension TracesPanel {
             TextView(lines: lines).render(into: &frame, area: text, offset: 0, theme: theme)
             return
         }
+        // The start the list is sorted by (a trace without timestamps: when it was imported, marked ~).
+        let when = DateFormatter()
+        when.dateFormat = "MM-dd HH:mm:ss"
         let table = rows.map { t -> [String] in
             [
-                (t.id == marked ? "◆" : "") + "\(t.id)", t.format, "\(t.stepCount)", "\(t.spanCount)",
-                t.errorCount > 0 ? "✗ \(t.errorCount)" : "",
+                (t.id == marked ? "◆" : "") + "\(t.id)", t.format,
+                t.timed
+                    ? when.string(from: Date(timeIntervalSince1970: Double(t.startedNs) / 1e9))
+                    : "~" + when.string(from: t.importedAt),
+                "\(t.stepCount)", "\(t.spanCount)", t.errorCount > 0 ? "✗ \(t.errorCount)" : "",
                 TraceText.duration(t.timed ? t.durationNs : nil), Self.tokens(t.inputTokens, t.outputTokens),
                 TraceText.cost(t.cost), (live.contains(t.id) ? "● " : "") + UntrustedText.sanitized(t.name),
             ]
@@ -98,16 +104,20 @@ extension TracesPanel {
             // Wide enough for the largest id (and the mark), so ids past 9,999 are not cut.
             TableColumn(
                 "id", width: .length(max(4, String(traces.map(\.id).max() ?? 0).count + 1)), alignment: .trailing),
-            TableColumn("format", width: .length(9)),
+            TableColumn("format", width: .length(9)), TableColumn("start", width: .length(15)),
             TableColumn("steps", width: .length(5), alignment: .trailing),
             TableColumn("spans", width: .length(5), alignment: .trailing), TableColumn("errors", width: .length(6)),
             TableColumn("duration", width: .length(9), alignment: .trailing),
             TableColumn("tokens in/out", width: .length(13), alignment: .trailing),
             TableColumn("cost", width: .length(9), alignment: .trailing), TableColumn("name", width: .fill(1)),
         ]
+        // Narrow terminals keep the name: spans and tokens give way first.
+        let kept = inner.width >= 110 ? Array(columns.indices) : columns.indices.filter { ![4, 7].contains($0) }
         var state = list
-        TableView(columns: columns, rows: table, focused: context.focused).render(
-            into: &frame, area: inner, state: &state, theme: theme)
+        TableView(
+            columns: kept.map { columns[$0] }, rows: table.map { row in kept.map { row[$0] } }, focused: context.focused
+        )
+        .render(into: &frame, area: inner, state: &state, theme: theme)
     }
 
     /// The Sessions view: every session with its totals, or one session's turns in order.
