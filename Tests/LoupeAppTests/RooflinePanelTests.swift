@@ -1,5 +1,8 @@
+import Foundation
 import LoupeApp
 import LoupeKit
+import LoupeProfiling
+import LoupeStore
 import LoupeTUI
 import LoupeTestSupport
 import Testing
@@ -281,4 +284,221 @@ import Testing
         #expect(
             RooflinePanel.decade(4) == "10k" && RooflinePanel.decade(6) == "1M" && RooflinePanel.decade(-3) == "1e-3")
     }
+    /// The A100 profile `loupe roofline import-ncu a100-sgemm-splitk-details.csv --gpu a100`
+    /// stores: the real Ampere export in sample-data (no peak_sustained metrics) under the A100
+    /// 40GB datasheet's roofs, read back through the Roofline port.
+    static func a100() throws -> RooflineModel {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../sample-data/ncu/a100-sgemm-splitk-details.csv").standardized.path
+        let file = (path as NSString).lastPathComponent
+        let kernels = try NsightComputeImport.parse(String(contentsOfFile: path, encoding: .utf8), file: file)
+        let datasheet = try #require(GPUDatasheet.matching("a100"))
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("loupe-roofline-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let workspace = try Workspace(path: directory + "/w.sqlite")
+        let ceilings =
+            datasheet.compute.map {
+                CeilingRecord(
+                    kind: "compute", name: $0.name, value: $0.gflops, provenance: datasheet.source,
+                    precision: $0.precision)
+            }
+            + [
+                CeilingRecord(
+                    kind: "memory", name: datasheet.memoryName, value: datasheet.memoryGigabytesPerSecond,
+                    provenance: datasheet.source)
+            ]
+        let profileID = try workspace.record(
+            MachineProfileRecord(machine: datasheet.name, cores: 0, sweepJSON: "[]", kind: "gpu"), ceilings: ceilings)
+        _ = try workspace.record(
+            kernels.map { kernel in
+                KernelRun(
+                    suite: "ncu:\(file)", kernel: kernel.name,
+                    workload: "launches \(kernel.launchIDs.joined(separator: ","))", calls: kernel.launchIDs.count,
+                    nanoseconds: Int64(kernel.nanoseconds.rounded()), flops: kernel.flops.values.reduce(0, +),
+                    bytes: kernel.bytes["DRAM"] ?? 0, threads: 1, machine: datasheet.name, profileID: profileID,
+                    flopsByPrecision: kernel.flops, bytesByLevel: kernel.bytes.isEmpty ? nil : kernel.bytes)
+            })
+        return try RooflineBrowser(workspace: workspace).model()
+    }
+
+    /// This machine's roofs as `roofline measure` found them (notebooks/roofline.md): four memory
+    /// levels within a decade of each other, an INT8 roof above the FP32 one, and kernels under them.
+    static let measuredCPU = RooflineModel.Profile(
+        name: "AMD EPYC, 2 cores", kind: "cpu",
+        ceilings: [
+            .init(kind: "compute", name: "FP32 (2 cores)", value: 528, precision: "FP32"),
+            .init(kind: "compute", name: "INT8 (2 cores)", value: 2_080, precision: "INT8"),
+            .init(kind: "memory", name: "L1", value: 368.8, smallestBytes: 32 << 10, largestBytes: 64 << 10),
+            .init(kind: "memory", name: "L2", value: 220.4, smallestBytes: 128 << 10, largestBytes: 1 << 20),
+            .init(kind: "memory", name: "L3", value: 177.9, smallestBytes: 2 << 20, largestBytes: 16 << 20),
+            .init(kind: "memory", name: "DRAM", value: 40, smallestBytes: 128 << 20, largestBytes: 256 << 20),
+        ],
+        points: [
+            .init(
+                name: "sgemm-openblas", suite: "kernels", shape: "2048x2048x2048", seconds: 0.0372,
+                flops: ["FP32": 1.718e10], bytes: 5.03e7, footprintBytes: 48 << 20),
+            .init(
+                name: "softmax", suite: "kernels", shape: "64x4096", seconds: 0.00021, flops: ["FP32": 1.31e6],
+                bytes: 2.1e6, footprintBytes: 1 << 20),
+            .init(
+                name: "layernorm", suite: "kernels", shape: "512x384", seconds: 0.00018, flops: ["FP32": 1.57e6],
+                bytes: 1.6e6, footprintBytes: 768 << 10),
+            .init(
+                name: "gelu", suite: "kernels", shape: "512x1536", seconds: 0.0011, flops: ["FP32": 6.3e6],
+                bytes: 6.3e6, footprintBytes: 3 << 20),
+            .init(
+                name: "axpy", suite: "kernels", shape: "16M", seconds: 0.0098, flops: ["FP32": 3.4e7],
+                bytes: 2.0e8, footprintBytes: 192 << 20),
+        ])
+
+    /// Roof labels sit on their own lines, in the order of the lines, never over a kernel; the y
+    /// axis gives every decade the same number of rows. Read back from the rendered frame: the
+    /// axes' decade ticks say where each roof and kernel must be.
+    @Test(arguments: [(120, 36), (80, 24)])
+    func roofLabelsSitOnTheirLinesInTheirOrder(width: Int, height: Int) throws {
+        let a100 = try Self.a100()
+        let gpu = try #require(a100.profiles.first)
+        #expect(gpu.name == "A100 40GB" && gpu.points.count == 2)
+        for model in [a100, RooflineModel(profiles: [Self.measuredCPU])] {
+            let profile = model.profiles[0]
+            var state = AppFixtures.state(width: width, height: height)
+            AppFixtures.press([.character("4")], on: &state)
+            _ = state.update(AppFixtures.answer(RooflinePanel.LoadRoofline(), model))
+            let chart = try ChartReading(state.render())
+            let context = "\(profile.name) at \(width)x\(height)"
+            // Compute roofs: each label on the row of its roof, the faster roofs' higher up (a row
+            // shared by two roofs is read left to right, fastest first).
+            let peak = try #require(profile.peak("FP32"))
+            let roofs = profile.computeCeilings.filter { $0.value != peak.value || $0 == peak }
+                .sorted { $0.value > $1.value }
+            var previous: Point?
+            for roof in roofs {
+                let text =
+                    roof.name + " "
+                    + RooflinePanel.rate(roof.value, unit: RooflinePanel.operations(roof.precision ?? "FP32"))
+                let found = chart.find(text)
+                let at = try #require(found, "\(text) shown, \(context)")
+                #expect(at.y == chart.row(roof.value), "\(text) on its roof's row, \(context)")
+                if let previous {
+                    #expect(
+                        previous.y < at.y || (previous.y == at.y && previous.x < at.x),
+                        "\(text) below the faster roofs, \(context)")
+                }
+                previous = at
+            }
+            // Memory roofs: each label beside its own diagonal, on a row that diagonal crosses,
+            // the faster levels' higher up.
+            var above = -1
+            for roof in profile.memoryCeilings.sorted(by: { $0.value > $1.value }) {
+                let text = "\(roof.name) \(RooflinePanel.rate(roof.value, unit: "B/s"))"
+                let found = chart.find(text)
+                let at = try #require(found, "\(text) shown, \(context)")
+                #expect(at.y > above, "\(text) below the faster levels' labels, \(context)")
+                above = at.y
+                // Within a column of the label's end or start, a line cell where this diagonal
+                // crosses the row (another line may pass between them).
+                let span = chart.columns(ofDiagonal: roof.value, row: at.y)
+                let end = at.x + text.count
+                #expect(
+                    [end, end + 1, at.x - 1, at.x - 2].contains {
+                        chart.isLine(column: $0, row: at.y) && (span.lowerBound - 2...span.upperBound + 2).contains($0)
+                    }, "\(text) at columns \(at.x)..<\(end) beside its line at \(span), \(context)")
+            }
+            // Every kernel's mark is where the axes put it, not under a label.
+            for placement in profile.placements("FP32") {
+                guard let intensity = placement.flopsPerByte, let rate = placement.gflopsPerSecond else { continue }
+                let cell = chart.cell(intensity, rate)
+                #expect(
+                    ["●", "◆"].contains(chart.frame[cell.x, cell.y].grapheme),
+                    "\(placement.point.name) at \(cell), \(context)")
+            }
+        }
+    }
+}
+
+/// A roofline chart read back from a rendered frame: its decade ticks (y down the left, x
+/// along the bottom) give the rows and columns of any value, as a reader of the chart would.
+private struct ChartReading {
+    let frame: Frame
+    /// The first y tick's row and exponent, and rows per decade (below 1 when ticks skip decades).
+    let yTick: (row: Int, exponent: Int)
+    let rowsPerDecade: Double
+    let xTick: (column: Int, exponent: Int)
+    let columnsPerDecade: Int
+
+    init(_ frame: Frame) throws {
+        self.frame = frame
+        let legend = try #require(frame.find("/byte →"))
+        let axis = legend.y - 1
+        let labels = Dictionary(uniqueKeysWithValues: (-6...15).map { (RooflinePanel.decade($0), $0) })
+        // The y ticks: right-aligned in the six columns after the panel's border.
+        var yTicks: [(row: Int, exponent: Int)] = []
+        for row in 0..<axis {
+            let text = (1..<7).map { frame[$0, row].grapheme }.joined().trimmingCharacters(in: .whitespaces)
+            if let exponent = labels[text] { yTicks.append((row, exponent)) }
+        }
+        try #require(yTicks.count >= 3, "y ticks in \(frame.text())")
+        let rowGaps = Set(zip(yTicks, yTicks.dropFirst()).map { $1.row - $0.row })
+        let decadeGaps = Set(zip(yTicks, yTicks.dropFirst()).map { $0.exponent - $1.exponent })
+        #expect(rowGaps.count == 1 && decadeGaps.count == 1, "evenly spaced decades: \(yTicks)")
+        yTick = yTicks[0]
+        rowsPerDecade = Double(rowGaps.first!) / Double(decadeGaps.first!)
+        // The x ticks: the words on the axis row, each starting at its decade's column.
+        var xTicks: [(column: Int, exponent: Int)] = []
+        var column = 7
+        while column < frame.width {
+            guard frame[column, axis].grapheme != " " else {
+                column += 1
+                continue
+            }
+            var word = ""
+            let start = column
+            while column < frame.width, frame[column, axis].grapheme != " ", frame[column, axis].grapheme != "│" {
+                word += frame[column, axis].grapheme
+                column += 1
+            }
+            if let exponent = labels[word] { xTicks.append((start, exponent)) }
+            column += 1
+        }
+        try #require(xTicks.count >= 3, "x ticks in \(frame.text())")
+        let columnGaps = Set(zip(xTicks, xTicks.dropFirst()).map { $1.column - $0.column })
+        #expect(columnGaps.count == 1, "evenly spaced decades: \(xTicks)")
+        xTick = xTicks[0]
+        columnsPerDecade = columnGaps.first!
+    }
+
+    /// The row of a rate (GFLOP/s), where its roof is drawn.
+    func row(_ rate: Double) -> Int {
+        let dots = ((Double(yTick.exponent) - log10(rate)) * rowsPerDecade * 4).rounded()
+        return yTick.row + Int(floor(dots / 4))
+    }
+
+    /// The cell of a kernel.
+    func cell(_ intensity: Double, _ rate: Double) -> Point {
+        let dots = ((log10(intensity) - Double(xTick.exponent)) * Double(columnsPerDecade * 2)).rounded()
+        return Point(x: xTick.column + Int(floor(dots / 2)), y: row(rate))
+    }
+
+    /// The columns a memory roof's diagonal (rate = bandwidth × intensity) crosses on `row`.
+    func columns(ofDiagonal gigabytesPerSecond: Double, row: Int) -> ClosedRange<Int> {
+        // The rates at the row's top and bottom edges.
+        let top = Double(yTick.exponent) - Double(row - yTick.row) / rowsPerDecade
+        let bottom = top - 1 / rowsPerDecade
+        func column(_ logRate: Double) -> Int {
+            let intensity = logRate - log10(gigabytesPerSecond)
+            return xTick.column + Int(floor((intensity - Double(xTick.exponent)) * Double(columnsPerDecade)))
+        }
+        return column(bottom)...column(top)
+    }
+
+    /// True when the cell holds braille dots (part of a line).
+    func isLine(column: Int, row: Int) -> Bool {
+        guard column >= 0, column < frame.width, let scalar = frame[column, row].grapheme.unicodeScalars.first else {
+            return false
+        }
+        return (0x2801...0x28FF).contains(scalar.value)
+    }
+
+    /// Where `text` starts, if it is on the screen.
+    func find(_ text: String) -> Point? { frame.find(text) }
 }

@@ -57,13 +57,15 @@ extension RooflinePanel {
         }
         let rows = self.rows
         // Wide: the chart beside the table. Otherwise the chart above a full-width table, so the
-        // kernel names (what one reads first) keep their room.
+        // kernel names (what one reads first) keep their room; the rows a short table leaves
+        // (its header, its kernels and two lines under it) go to the chart.
+        let chartHeight = max(8, inner.height * 11 / 20, min(inner.height - rows.count - 3, inner.height * 3 / 4))
         let parts: [Rect] =
             context.zoomed
             ? [inner, Rect(x: inner.x, y: inner.maxY, width: inner.width, height: 0)]
             : inner.width >= 170
                 ? inner.split(.horizontal, [.fill(1), .length(min(100, inner.width * 11 / 20))])
-                : inner.split(.vertical, [.length(max(8, inner.height * 11 / 20)), .fill(1)])
+                : inner.split(.vertical, [.length(chartHeight), .fill(1)])
         renderChart(profile, rows: rows, peak: peak, into: &frame, area: parts[0], theme: theme)
         if !parts[1].isEmpty {
             renderTable(rows, into: &frame, area: parts[1], theme: theme, focused: context.focused)
@@ -76,22 +78,33 @@ extension RooflinePanel {
     ) {
         let plot = Rect(x: area.x + 7, y: area.y, width: area.width - 8, height: area.height - 2)
         guard plot.width > 10, plot.height > 4 else { return }
-        var canvas = BrailleCanvas(columns: plot.width, rows: plot.height)
         let memory = profile.memoryCeilings.sorted { $0.value > $1.value }
         let compute = profile.computeCeilings
         let plotted = rows.filter { ($0.flopsPerByte ?? 0) > 0 && ($0.gflopsPerSecond ?? 0) > 0 }
         // Axes cover every point, every ridge and every roof.
-        let intensities = plotted.compactMap(\.flopsPerByte) + memory.map { peak / $0.value }
-        let xLow = floor(log10(min(0.1, (intensities.min() ?? 1) / 2)))
-        let xHigh = ceil(log10(max(100, (intensities.max() ?? 1) * 2)))
+        let ridges = compute.compactMap { roof in memory.map { roof.value / $0.value }.min() }
+        let intensities = plotted.compactMap(\.flopsPerByte) + memory.map { peak / $0.value } + ridges
         let rates = plotted.compactMap(\.gflopsPerSecond)
-        let yLow = floor(log10(min(1, (rates.min() ?? 1) / 2)))
-        let yHigh = ceil(log10(max(peak, compute.map(\.value).max() ?? peak, rates.max() ?? 0) * 1.5))
+        // Each decade the same whole number of cells. The last x tick's label takes 3 more columns.
+        let xAxis = DecadeAxis(
+            low: Int(floor(log10(min(0.1, (intensities.min() ?? 1) / 2)))),
+            high: Int(ceil(log10(max(100, (intensities.max() ?? 1) * 2)))), cells: plot.width - 3)
+        let yAxis = DecadeAxis(
+            low: Int(floor(log10(min(1, (rates.min() ?? 1) / 2)))),
+            high: Int(ceil(log10(max(peak, compute.map(\.value).max() ?? peak, rates.max() ?? 0) * 1.5))),
+            cells: plot.height)
+        var canvas = BrailleCanvas(columns: xAxis.cells, rows: yAxis.cells)
+        // The chart stands on the x axis; rows its decades leave over stay free above it.
+        let origin = Point(x: plot.x, y: plot.maxY - yAxis.cells)
+        let (xLow, xHigh, yLow) = (Double(xAxis.low), Double(xAxis.high), Double(yAxis.low))
+        // In dots, from the top left; the low y decade is the top dot of the bottom row.
+        let bottomDot = Double(4 * (yAxis.cells - 1))
         func point(_ x: Double, _ y: Double) -> Point {
-            let px = (log10(x) - xLow) / (xHigh - xLow) * Double(canvas.dotWidth - 1)
-            let py = Double(canvas.dotHeight - 1) - (log10(y) - yLow) / (yHigh - yLow) * Double(canvas.dotHeight - 1)
-            return Point(x: Int(px.rounded()), y: Int(py.rounded()))
+            Point(
+                x: Int(xAxis.dots(log10(x), dotsPerCell: 2).rounded()),
+                y: Int((bottomDot - yAxis.dots(log10(y), dotsPerCell: 4)).rounded()))
         }
+        func cell(_ dot: Point) -> Point { Point(x: origin.x + dot.x / 2, y: origin.y + dot.y / 4) }
         let computeStyle =
             theme.isMonochrome ? Style(attributes: .bold) : Style(foreground: theme.color(.rooflineCompute))
         let memoryStyle = theme.isMonochrome ? Style() : Style(foreground: theme.color(.rooflineMemory))
@@ -103,9 +116,15 @@ extension RooflinePanel {
             canvas.line(from: point(start, roof.value), to: point(pow(10, xHigh), roof.value), style: theme.dim)
         }
         canvas.line(from: point(ridgeLow, peak), to: point(pow(10, xHigh), peak), style: computeStyle)
+        // Each diagonal also alone, to find the cells beside it for its label.
+        var diagonals: [BrailleCanvas] = []
         for roof in memory {
             let start = max(pow(10, xLow), pow(10, yLow) / roof.value)
-            canvas.line(from: point(start, roof.value * start), to: point(peak / roof.value, peak), style: memoryStyle)
+            let (from, to) = (point(start, roof.value * start), point(peak / roof.value, peak))
+            canvas.line(from: from, to: to, style: memoryStyle)
+            var alone = BrailleCanvas(columns: canvas.columns, rows: canvas.rows)
+            alone.line(from: from, to: to, style: memoryStyle)
+            diagonals.append(alone)
         }
         // Against a baseline: a line from each kernel's baseline run to it.
         var baselinePoints: [Point] = []
@@ -120,106 +139,132 @@ extension RooflinePanel {
                 baselinePoints.append(from)
             }
         }
-        canvas.render(into: &frame, origin: Point(x: plot.x, y: plot.y))
-        for dot in baselinePoints {
-            let at = Point(x: plot.x + dot.x / 2, y: plot.y + dot.y / 4)
-            if plot.contains(at) { frame.draw("○", at: at, style: theme.dim) }
-        }
-        // Ridge points, then kernels over the lines (the selected one marked).
+        canvas.render(into: &frame, origin: origin)
+        // Every mark is drawn and kept free of labels before any label is placed: a label moves or
+        // goes to the legend rather than hide a kernel.
         let lines = canvas
-        var placer = LabelPlacer(area: plot) { x, y in lines.hasDots(column: x - plot.x, row: y - plot.y) }
-        func cell(_ dot: Point) -> Point { Point(x: plot.x + dot.x / 2, y: plot.y + dot.y / 4) }
-        for roof in memory {
-            let at = cell(point(peak / roof.value, peak))
-            if plot.contains(at) {
-                frame.draw("◇", at: at, style: computeStyle)
-                placer.reserve(Rect(x: at.x, y: at.y, width: 1, height: 1))
-            }
-        }
-        let selectedName = list.selected < rows.count ? rows[list.selected].point : nil
-        for placement in plotted {
-            let at = cell(point(placement.flopsPerByte!, placement.gflopsPerSecond!))
-            guard plot.contains(at) else { continue }
+        var placer = LabelPlacer(area: plot) { x, y in lines.hasDots(column: x - origin.x, row: y - origin.y) }
+        func mark(_ text: String, at: Point, style: Style) {
+            guard plot.contains(at) else { return }
+            frame.draw(text, at: at, style: style)
             placer.reserve(Rect(x: at.x, y: at.y, width: 1, height: 1))
-            guard placement.point != selectedName else { continue }
-            let style = theme.isMonochrome ? Style(attributes: .bold) : Style(foreground: theme.color(.rooflinePoint))
-            frame.draw("●", at: at, style: style)
         }
-        // The selected kernel's name first (it is what one is looking at), beside its point and
-        // off the roofs where it can be; then the roofs' labels wherever no label is, at their
-        // lines; a roof label with no room left goes to the legend instead.
+        for dot in baselinePoints { mark("○", at: cell(dot), style: theme.dim) }
+        for roof in memory { mark("◇", at: cell(point(peak / roof.value, peak)), style: computeStyle) }
+        let selectedName = list.selected < rows.count ? rows[list.selected].point : nil
+        let pointStyle = theme.isMonochrome ? Style(attributes: .bold) : Style(foreground: theme.color(.rooflinePoint))
+        for placement in plotted where placement.point != selectedName {
+            mark("●", at: cell(point(placement.flopsPerByte!, placement.gflopsPerSecond!)), style: pointStyle)
+        }
         // The hierarchical roofline: the selected kernel at every level that counted its bytes;
-        // those other than the level it is judged at are marked on the chart and in the legend.
+        // those other than the level it is judged at are marked with the level's digit or letter.
         let selectedRow = rows.first { $0.point == selectedName }
         let levels = selectedRow.map { profile.levelPlacements($0.point, precision: precision) } ?? []
         let otherLevels = levels.filter { $0.level != selectedRow?.level }
-        if let selected = plotted.first(where: { $0.point == selectedName }) {
-            // Each marked with the level's digit or letter.
+        let selected = plotted.first { $0.point == selectedName }
+        if selected != nil {
             for other in otherLevels {
-                let at = cell(point(other.flopsPerByte, other.gflopsPerSecond))
-                guard plot.contains(at) else { continue }
-                frame.draw(Self.levelMark(other.level), at: at, style: theme.accent)
-                placer.reserve(Rect(x: at.x, y: at.y, width: 1, height: 1))
-            }
-            let at = cell(point(selected.flopsPerByte!, selected.gflopsPerSecond!))
-            if plot.contains(at) {
-                frame.draw("◆", at: at, style: theme.selection)
-                let label = " " + TextWidth.truncate(selected.point.name, toColumns: 32) + " "
-                let width = TextWidth.of(label)
-                let candidates = [0, -1, 1, -2, 2].flatMap { dy in
-                    [Point(x: at.x + 1, y: at.y + dy), Point(x: at.x - width, y: at.y + dy)]
-                }
-                if let spot = placer.place(width: width, candidates: candidates) {
-                    frame.draw(label, at: spot, style: theme.selection, clip: plot)
-                }
+                mark(
+                    Self.levelMark(other.level), at: cell(point(other.flopsPerByte, other.gflopsPerSecond)),
+                    style: theme.accent)
             }
         }
+        let selectedAt = selected.map { cell(point($0.flopsPerByte!, $0.gflopsPerSecond!)) }
+        if let selectedAt { mark("◆", at: selectedAt, style: theme.selection) }
         var unplaced: [String] = []
-        func label(_ text: String, style: Style, candidates: [Point]) {
-            if let spot = placer.place(width: TextWidth.of(text), candidates: candidates) {
-                frame.draw(text, at: spot, style: style, clip: plot)
-            } else {
-                unplaced.append(text)
-            }
-        }
-        // With no roof of its own (Tensor FLOPs from ncu's tensor pipe), the top line is the
-        // fastest roof the profile has, named as itself.
+        // Compute roofs, the fastest first. Roofs on one row share its label, fastest first; a
+        // label sits on its roof's row, as far right as the kernels let it, else on the row just
+        // above or below, between its neighbours' labels. With no roof of its own (Tensor FLOPs
+        // from ncu's tensor pipe), the top line is the fastest roof the profile has, named as itself.
         let fastest = profile.computeCeilings.max { $0.value < $1.value }
         let ownRoof = profile.peak(precision)
         let peakName = ownRoof?.name ?? fastest?.name ?? precision
         let roofs =
-            [(peakName, peak, ownRoof == nil ? (fastest?.precision ?? precision) : precision, computeStyle)]
-            + others.map { ($0.name, $0.value, $0.precision ?? "FP32", theme.dim) }
-        for (name, value, roofPrecision, style) in roofs {
+            ([(peakName, peak, ownRoof == nil ? (fastest?.precision ?? precision) : precision)]
+            + others.map { ($0.name, $0.value, $0.precision ?? "FP32") }).sorted { $0.1 > $1.1 }
+        var groups: [(row: Int, text: String, start: Int, holdsPeak: Bool)] = []
+        for (name, value, roofPrecision) in roofs {
             let text = name + " " + Self.rate(value, unit: Self.operations(roofPrecision))
-            let y = cell(point(1, value)).y
-            let right = plot.maxX - TextWidth.of(text) - 1
-            let left = cell(point(memory.map { value / $0.value }.min() ?? pow(10, xLow), value)).x + 2
-            label(
-                text, style: style,
-                candidates: [-1, 1, -2, 2].flatMap { [Point(x: right, y: y + $0), Point(x: left, y: y + $0)] })
+            let row = cell(point(1, value)).y
+            let start = cell(point(memory.map { value / $0.value }.min() ?? pow(10, xLow), value)).x
+            if let last = groups.last, last.row == row {
+                groups[groups.count - 1].text += " · " + text
+                groups[groups.count - 1].start = min(last.start, start)
+                groups[groups.count - 1].holdsPeak = last.holdsPeak || value == peak
+            } else {
+                groups.append((row, text, start, value == peak))
+            }
         }
-        for roof in memory {
+        var labelAbove = Int.min
+        for (index, group) in groups.enumerated() {
+            let text = " " + group.text
+            let width = TextWidth.of(text)
+            let below = index + 1 < groups.count ? groups[index + 1].row : Int.max
+            // On a row: over the line's right end, moving left as kernels require while a few of
+            // its cells stay in sight before the label; else just before the line's start.
+            func along(_ row: Int) -> [[Point]] {
+                [
+                    stride(from: plot.maxX - width, through: group.start + 4, by: -1).map { Point(x: $0, y: row) },
+                    (0..<4).map { Point(x: group.start - 1 - width - $0, y: row) },
+                ]
+            }
+            let tries = ([group.row] + [group.row - 1, group.row + 1].filter { $0 < below }).filter { $0 > labelAbove }
+            var spot: Point?
+            for candidates in tries.flatMap(along) where spot == nil {
+                spot = placer.place(width: width, candidates: candidates)
+            }
+            if let spot {
+                frame.draw(text, at: spot, style: group.holdsPeak ? computeStyle : theme.dim, clip: plot)
+                labelAbove = spot.y
+            } else {
+                unplaced.append(group.text)
+            }
+        }
+        // Memory roofs, the fastest first: each label beside its own diagonal, on a row the
+        // diagonal crosses below the peak's, and below the faster levels' labels (the order of the
+        // lines), wherever it hides the fewest of the other lines.
+        let peakRow = cell(point(1, peak)).y
+        labelAbove = peakRow
+        for (roof, alone) in zip(memory, diagonals) {
             let text = "\(roof.name) \(Self.rate(roof.value, unit: "B/s"))"
             let width = TextWidth.of(text)
-            // Beside its diagonal, below and left of its ridge, walking down the line.
-            let candidates = (1...max(1, plot.height)).flatMap { step -> [Point] in
-                let rate = peak / pow(2, Double(step))
-                let at = cell(point(rate / roof.value, rate))
-                return [Point(x: at.x - width - 1, y: at.y), Point(x: at.x + 2, y: at.y)]
+            var candidates: [Point] = []
+            for row in 0..<alone.rows where origin.y + row > labelAbove {
+                let columns = (0..<alone.columns).filter { alone.hasDots(column: $0, row: row) }
+                guard let first = columns.first, let last = columns.last else { continue }
+                candidates += [
+                    Point(x: origin.x + first - width - 1, y: origin.y + row),
+                    Point(x: origin.x + last + 2, y: origin.y + row),
+                ]
             }
-            label(text, style: memoryStyle, candidates: candidates)
+            if let spot = placer.place(width: width, candidates: candidates) {
+                frame.draw(text, at: spot, style: memoryStyle, clip: plot)
+                labelAbove = spot.y
+            } else {
+                unplaced.append(text)
+            }
         }
-        for decade in Int(yLow)...Int(yHigh) {
-            let y = plot.y + point(1, pow(10, Double(decade))).y / 4
-            frame.draw(
-                TextWidth.fit(Self.decade(decade), toColumns: 6, alignment: .trailing), at: Point(x: area.x, y: y),
-                style: theme.dim, clip: area)
+        // The selected kernel's name beside its point where the roofs' labels leave room (the
+        // table names it too).
+        if let selected, let at = selectedAt, plot.contains(at) {
+            let label = " " + TextWidth.truncate(selected.point.name, toColumns: 32) + " "
+            let width = TextWidth.of(label)
+            let candidates = [0, -1, 1, -2, 2].flatMap { dy in
+                [Point(x: at.x + 1, y: at.y + dy), Point(x: at.x - width, y: at.y + dy)]
+            }
+            if let spot = placer.place(width: width, candidates: candidates) {
+                frame.draw(label, at: spot, style: theme.selection, clip: plot)
+            }
         }
-        for decade in Int(xLow)...Int(xHigh) {
-            let x = plot.x + point(pow(10, Double(decade)), 1).x / 2
+        for tick in yAxis.ticks {
             frame.draw(
-                Self.decade(decade), at: Point(x: min(x, plot.maxX - 4), y: plot.maxY), style: theme.dim, clip: area)
+                TextWidth.fit(Self.decade(tick.exponent), toColumns: 6, alignment: .trailing),
+                at: Point(x: area.x, y: origin.y + yAxis.cells - 1 - tick.cell), style: theme.dim, clip: area)
+        }
+        for tick in xAxis.ticks {
+            frame.draw(
+                Self.decade(tick.exponent), at: Point(x: origin.x + tick.cell, y: plot.maxY), style: theme.dim,
+                clip: area)
         }
         // FLOP/byte and GFLOP/s, or OP/byte and GOP/s for an integer precision.
         let operation = Self.operations(precision).dropLast(2)
@@ -230,10 +275,11 @@ extension RooflinePanel {
                 "   ◆ at " + (selectedRow?.level ?? "its level") + ", "
                 + otherLevels.map { Self.levelMark($0.level) + " " + $0.level }.joined(separator: ", ")
         }
+        // The roofs no place on the chart was left for come first: their figures matter more than
+        // the axes' units, which the table's header also gives.
         frame.draw(
-            [Span(legend, theme.dim)]
-                + (unplaced.isEmpty ? [] : [Span("   " + unplaced.joined(separator: " · "), theme.dim)]),
-            at: Point(x: plot.x, y: plot.maxY + 1), clip: area)
+            (unplaced.isEmpty ? [] : [Span(unplaced.joined(separator: " · ") + "   ", theme.dim)])
+                + [Span(legend, theme.dim)], at: Point(x: plot.x, y: plot.maxY + 1), clip: area)
     }
 
     /// True when the profile holds kernels of more than one import or run (two Nsight Compute
@@ -264,10 +310,10 @@ extension RooflinePanel {
 
     /// What a precision's roof counts: integer operations for `INT8`, `INT4`, floating-point
     /// ones otherwise.
-    static func operations(_ precision: String) -> String { precision.hasPrefix("INT") ? "OP/s" : "FLOP/s" }
+    package static func operations(_ precision: String) -> String { precision.hasPrefix("INT") ? "OP/s" : "FLOP/s" }
 
     /// `67 TFLOP/s`, `204 GFLOP/s`, `37 GB/s`, `3.4 TB/s` from a giga-rate.
-    static func rate(_ giga: Double, unit: String) -> String {
+    package static func rate(_ giga: Double, unit: String) -> String {
         giga >= 1000 ? String(format: "%.3g T", giga / 1000) + unit : String(format: "%.0f G", giga) + unit
     }
 
