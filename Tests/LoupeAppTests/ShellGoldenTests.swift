@@ -13,6 +13,16 @@ import Testing
 
     @Test func emptyStatePanelAt80x24() { check(AppFixtures.state(), "shell-traces-80x24") }
 
+    @Test func tabBarKeepsEveryNameAt80Columns() {
+        var state = AppFixtures.state()
+        AppFixtures.press([.character("4")], on: &state)
+        let tabs = state.render().text().split(separator: "\n")[0]
+        for (index, panel) in state.panels.enumerated() {
+            let name = index == state.focusedPanel ? panel.title : panel.id.shortTitle
+            #expect(tabs.contains("\(index + 1) \(name)"), "\(tabs)")
+        }
+    }
+
     @Test func notebooksAt160x48() {
         var state = AppFixtures.state(width: 160, height: 48)
         AppFixtures.press([.character("6")], on: &state)

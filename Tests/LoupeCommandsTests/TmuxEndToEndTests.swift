@@ -28,10 +28,11 @@ struct TmuxEndToEndTests {
         try tmux.command("wrkspace info", shows: "did you mean 'workspace'?")
         try tmux.command("workspace info", shows: "schema     v\(Workspace.migrationIdentifiers.count)")
 
-        // Narrower, the tab bar keeps the focused tab's name and the others' numbers.
+        // Narrower, the tab bar keeps the focused tab's name and the others' short names.
         tmux.resize(width: 80, height: 24)
         try tmux.waitUntil { screen in
-            screen.split(separator: "\n").first.map { $0.contains("4 Roofline") && !$0.contains("Notebooks") } ?? false
+            screen.split(separator: "\n").first.map { $0.contains("4 Roofline") && $0.contains("2 Retr 3 Attn") }
+                ?? false
         }
         tmux.resize(width: 40, height: 10)
         try tmux.waitFor("Terminal too small")

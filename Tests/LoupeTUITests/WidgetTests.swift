@@ -117,6 +117,24 @@ import Testing
         #expect(frame[9, 0].style == theme.tab(active: true) && frame[17, 0].style == theme.tab(active: true))
         #expect(frame[1, 0].style == theme.key)
     }
+
+    @Test func tabBarShowsShortTitlesBeforeOnlyNumbers() {
+        let bar = TabBar(
+            titles: ["Traces", "Retrieval", "Attention", "Roofline"], shortTitles: ["Traces", "Retr", "Attn", "Roof"],
+            selected: 2)
+        var frame = Frame(size: Size(width: 36, height: 1))
+        bar.render(into: &frame, area: Rect(x: 0, y: 0, width: 36, height: 1), theme: theme)
+        // The selected tab keeps its whole title, padded over the spaces beside it.
+        #expect(frame.text() == " 1 Traces 2 Retr 3 Attention 4 Roof")
+        #expect(frame[16, 0].style == theme.tab(active: true) && frame[28, 0].style == theme.tab(active: true))
+        #expect(frame[29, 0].style == theme.key)
+        let rects = bar.tabRects(in: Rect(x: 0, y: 0, width: 36, height: 1))
+        #expect(rects.map(\.width) == [8, 6, 11, 6] && rects[3].x == 29)
+        // Narrower still, the tabs not selected keep only their numbers.
+        var narrow = Frame(size: Size(width: 26, height: 1))
+        bar.render(into: &narrow, area: Rect(x: 0, y: 0, width: 26, height: 1), theme: theme)
+        #expect(narrow.text() == "  1  2  3 Attention  4")
+    }
 }
 
 @Suite struct TextViewWrapTests {

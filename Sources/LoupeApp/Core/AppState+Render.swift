@@ -46,7 +46,7 @@ extension AppState {
 
     private func renderTabs(into frame: inout Frame, area: Rect) {
         frame.fill(area, style: theme.statusBar)
-        let bar = TabBar(titles: panels.map(\.title), selected: focusedPanel)
+        let bar = tabBar
         bar.render(into: &frame, area: area, theme: theme)
         let used = bar.tabRects(in: area).last(where: { !$0.isEmpty })?.maxX ?? area.x
         let name = "loupe"

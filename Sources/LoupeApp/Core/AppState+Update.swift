@@ -77,6 +77,11 @@ extension AppState {
         ShellLayout(size: size, outputVisible: output.isVisible, zoomed: zoomed, focus: focus)
     }
 
+    /// The panels' tabs, as drawn and as clicked.
+    var tabBar: TabBar {
+        TabBar(titles: panels.map(\.title), shortTitles: panels.map(\.id.shortTitle), selected: focusedPanel)
+    }
+
     // MARK: - Keys
 
     private mutating func handle(_ key: Key) -> [Effect] {
@@ -477,8 +482,7 @@ extension AppState {
         switch event.kind {
         case .press:
             if layout.tabs.contains(event.position) {
-                let bar = TabBar(titles: panels.map(\.title), selected: focusedPanel)
-                if let index = bar.tabRects(in: layout.tabs).firstIndex(where: { $0.contains(event.position) }) {
+                if let index = tabBar.tabRects(in: layout.tabs).firstIndex(where: { $0.contains(event.position) }) {
                     return focusPanel(index)
                 }
                 return []
