@@ -13,6 +13,11 @@ struct ProfileCommand: ParsableCommand {
         commandName: "profile", abstract: "Import PyTorch profiler (Kineto) traces and see where the time went.",
         subcommands: [Import.self, List.self, Show.self, Kernels.self, GEMMs.self, Compare.self, Delete.self])
 
+    /// A rate with the digits it needs: 0.44 for a small file (where "%.0f" printed 0), 76 for a large one.
+    static func rate(_ megabytesPerSecond: Double) -> String {
+        String(format: megabytesPerSecond < 10 ? "%.2f" : "%.0f", megabytesPerSecond)
+    }
+
     struct Import: LoupeCommand {
         static let configuration = CommandConfiguration(
             abstract: "Import Kineto trace files (.json, .json.gz; a directory: one file per rank) as one profile.",
@@ -46,9 +51,8 @@ struct ProfileCommand: ParsableCommand {
             context.print(
                 "profile \(report.id) (\(UntrustedText.sanitized(report.name))): "
                     + "\(Formatting.count(report.ranks, "rank")), \(Formatting.count(report.events, "event")) "
-                    + String(
-                        format: "from %@ in %.2f s (%.0f MB/s)", Formatting.bytes(Int64(report.bytes)), seconds,
-                        Double(report.bytes) / 1e6 / max(seconds, 1e-9)))
+                    + String(format: "from %@ in %.2f s", Formatting.bytes(Int64(report.bytes)), seconds)
+                    + " (\(ProfileCommand.rate(Double(report.bytes) / 1e6 / max(seconds, 1e-9))) MB/s)")
             for file in report.files {
                 let passed = file.passedOver.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }
                 context.print(
