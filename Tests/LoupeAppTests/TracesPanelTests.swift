@@ -268,6 +268,15 @@ import Testing
         #expect(keyed.render().text().contains("c: fold"))
     }
 
+    /// A fork says who continues it: the offline policy, not the model the trace ran (the
+    /// walkthrough's forked mockllm trace answered "2 ** 10 - 24 = 1000" with nothing saying why).
+    @Test func aForkSaysWhoContinuesIt() throws {
+        var state = try opened()
+        AppFixtures.press([.character("f")], on: &state)
+        #expect(panel(state).forking)
+        #expect(state.render().text().contains("fork · new message · continued by the offline policy, not gpt-4o-mini"))
+    }
+
     /// The steps beside the cursor are read ahead: stepping shows the next one at once.
     @Test func theNextStepIsReadAheadSoSteppingShowsItAtOnce() throws {
         var state = try opened()

@@ -25,14 +25,20 @@ extension TracesPanel {
             renderTrace(trace, into: &frame, area: inner, theme: theme, zoomed: context.zoomed)
             if forking {
                 let kind = currentOrdinal.map { trace.spans[$0].kind } ?? ""
+                // Who continues: the `f` key forks with the offline policy; say so, beside the model
+                // the trace ran (a hosted one needs `:trace fork … --provider openai --model M`).
+                let model = trace.spans.lazy.compactMap(\.model).first
                 let line = Rect(x: inner.x, y: inner.y + inner.height - 1, width: inner.width, height: 1)
                 frame.fill(line, style: theme.text)
                 forkInput.render(
                     into: &frame, area: line,
                     prompt: [
                         Span(
-                            kind == SpanKind.tool.rawValue ? " fork · new result › " : " fork · new message › ",
-                            theme.accent)
+                            kind == SpanKind.tool.rawValue ? " fork · new result" : " fork · new message", theme.accent),
+                        Span(
+                            " · continued by the offline policy"
+                                + (model.map { ", not \(UntrustedText.sanitized($0))" } ?? ""), theme.dim),
+                        Span(" › ", theme.accent),
                     ],
                     style: theme.text)
             }
