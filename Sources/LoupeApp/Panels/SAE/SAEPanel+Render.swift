@@ -400,8 +400,11 @@ extension SAEPanel {
         }
         // Losses span decades: they are drawn on a log scale. Each curve has its range beside it
         // (low end left, high end right), and a constant one is a flat line saying so.
-        let series: [(name: String, values: [Double], format: String, log: Bool)] = [
-            ("loss (log)", curve.map(\.loss), "%.4g", true),
+        // Where the loss is the MSE alone (no AuxK or L1 term logged), one row says so rather than
+        // two identical rows.
+        let lossIsMSE = curve.allSatisfy { $0.loss == $0.mse }
+        var series: [(name: String, values: [Double], format: String, log: Bool)] = [
+            (lossIsMSE ? "loss=MSE (log)" : "loss (log)", curve.map(\.loss), "%.4g", true),
             ("MSE (log)", curve.map(\.mse), "%.4g", true),
             ("L0", curve.map(\.l0), "%.1f", false),
             ("explained var", curve.map { 1 - $0.fvu }, "%.3f", false),
@@ -409,11 +412,21 @@ extension SAEPanel {
             ("dense >10%", curve.map { $0.dense * 100 }, "%.1f%%", false),
             ("learning rate", curve.map(\.learningRate), "%.2e", false),
         ]
+        if lossIsMSE { series.remove(at: 1) }
         let labelWidth = 14
         let rangeWidth = 9
         let valueWidth = 11
         let chartWidth = max(10, area.width - labelWidth - 2 * rangeWidth - valueWidth - 6)
-        let spacing = max(1, min(3, (area.height - 3) / series.count))
+        let spacing = max(1, min(3, (area.height - 4) / series.count))
+        // The columns named once: lowest, the curve over the steps, highest, the last step's value.
+        let header = Self.columnHeader(
+            labelWidth: labelWidth, rangeWidth: rangeWidth, chartWidth: chartWidth,
+            steps: "steps \(curve.first?.step ?? 0) → \(curve.last?.step ?? step)")
+        frame.draw(header, at: Point(x: area.x + 1, y: area.y + 1), style: theme.dim, clip: area)
+        let lastX = area.maxX - valueWidth - 1
+        frame.draw(
+            TextWidth.fit("last", toColumns: valueWidth, alignment: .trailing), at: Point(x: lastX, y: area.y + 1),
+            style: theme.dim, clip: area)
         for (index, item) in series.enumerated() {
             let y = area.y + 2 + index * spacing
             guard y < area.maxY - 1 else { break }
@@ -444,6 +457,13 @@ extension SAEPanel {
         frame.draw(
             "steps \(curve.first?.step ?? 0)…\(step) · loss = MSE loss (‖x − x̂‖² per token) + AuxK or L1 · v features",
             at: Point(x: area.x + 1, y: area.maxY - 1), style: theme.dim, clip: area)
+    }
+
+    /// "lowest", the steps the curves span, "highest", laid over the columns the rows use.
+    static func columnHeader(labelWidth: Int, rangeWidth: Int, chartWidth: Int, steps: String) -> String {
+        String(repeating: " ", count: labelWidth)
+            + TextWidth.fit("lowest", toColumns: rangeWidth, alignment: .trailing) + " "
+            + TextWidth.fit(steps, toColumns: chartWidth, alignment: .center) + " highest"
     }
 
     /// `values` squeezed (bucket means) or kept to at most `width` points.
