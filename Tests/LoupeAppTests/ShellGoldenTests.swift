@@ -70,6 +70,46 @@ import Testing
         check(state, "output-error-80x24")
     }
 
+    /// The state after `:line` ran and printed `output`.
+    private func ran(_ line: String, printing output: String, width: Int = 80, height: Int = 24) -> AppState {
+        var state = AppFixtures.state(width: width, height: height)
+        AppFixtures.press([.character(":")], on: &state)
+        _ = AppFixtures.type(line, on: &state)
+        AppFixtures.press([.enter], on: &state)
+        _ = state.update(.jobFinished(JobID(1), CommandOutcome(output: output)))
+        return state
+    }
+
+    @Test func aOneLineResultTakesOneLineOfThePane() {
+        let state = ran("theme light", printing: "theme: light\n")
+        let rows = state.render().text().split(separator: "\n", omittingEmptySubsequences: false)
+        let title = rows.firstIndex { $0.contains("Output: :theme light") }
+        #expect(title.map { rows[$0 + 1].contains("theme: light") && rows[$0 + 2].hasPrefix("╰") } == true)
+        check(state, "output-one-line-80x24")
+    }
+
+    static let traceList = """
+           id  format     steps  spans  errors   duration    tokens in/out       cost  name
+            1  inspect        4     12       0      25 ms            97/59   no price  arith · q1 · epoch 1
+            2  inspect        4     12       0      17 ms           103/61   no price  arith · q2 · epoch 1
+            7  openai-ag      5     12       0     176 ms           359/44   no price  Support desk
+            9  otlp           5      6       1     4.21 s         1485/102   no price  invoke_agent cranfield-qa
+           12  swe-agent     10     11       0          —         9120/412    $0.0184  We're currently solving the following issue
+
+        """
+
+    /// A table wider than the pane keeps one row per line, cut with "…", instead of wrapping.
+    @Test func tablesAreCutNotWrapped() {
+        let state = ran("trace list", printing: Self.traceList)
+        let rows = state.render().text().split(separator: "\n")
+        // The pane's text is 75 columns wide, between "│ " and its scrollbar.
+        for line in Self.traceList.split(separator: "\n") {
+            let cut = "│ " + line.prefix(74) + "…"
+            #expect(rows.contains { $0.hasPrefix(cut) }, "\(cut)")
+        }
+        check(state, "output-table-80x24")
+    }
+
     @Test func commandLineWithCompletionsAt80x24() {
         var state = AppFixtures.state()
         AppFixtures.press([.character(":")], on: &state)

@@ -65,7 +65,11 @@ extension AppState {
             title: failed ? title + "  ✗" : title, trailingTitle: "esc close · o log", focused: focus == .output)
         let inner = block.render(into: &frame, area: area, theme: theme)
         let offset = min(output.offset, max(0, lines.count - inner.height))
-        TextView(lines: lines).render(into: &frame, area: inner.inset(dx: 1, dy: 0), offset: offset, theme: theme)
+        // Command output is mostly tables: a row cut at the edge, marked with "…", reads better
+        // than one wrapped under itself (the pane has no keys to scroll sideways; y copies it whole).
+        let text = inner.inset(dx: 1, dy: 0)
+        TextView(lines: lines.map { $0.truncated(toColumns: text.width - 1) }, wrap: false).render(
+            into: &frame, area: text, offset: offset, theme: theme)
     }
 
     private func renderStatus(into frame: inout Frame, area: Rect) {

@@ -74,7 +74,9 @@ extension AppState {
     }
 
     var layout: ShellLayout {
-        ShellLayout(size: size, outputVisible: output.isVisible, zoomed: zoomed, focus: focus)
+        ShellLayout(
+            size: size, outputVisible: output.isVisible, outputRows: output.lines(theme: theme).count, zoomed: zoomed,
+            focus: focus)
     }
 
     /// The panels' tabs, as drawn and as clicked.

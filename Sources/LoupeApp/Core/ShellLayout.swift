@@ -12,7 +12,9 @@ package struct ShellLayout: Hashable, Sendable {
     package var status: Rect
     package var footer: Rect
 
-    package init(size: Size, outputVisible: Bool, zoomed: Bool, focus: AppState.Focus) {
+    /// `outputRows` is how many lines the output pane has to show: the pane is as tall as they
+    /// are (plus its border) up to two fifths of the body.
+    package init(size: Size, outputVisible: Bool, outputRows: Int, zoomed: Bool, focus: AppState.Focus) {
         let rows = Rect(size: size).split(.vertical, [.length(1), .fill(1), .length(1), .length(1)])
         tabs = rows[0]
         status = rows[2]
@@ -27,7 +29,8 @@ package struct ShellLayout: Hashable, Sendable {
             panel = Rect(x: body.x, y: body.y, width: body.width, height: 0)
             output = body
         case (true, false, _):
-            let outputHeight = min(max(6, body.height * 2 / 5), body.height - 4)
+            let tallest = min(max(6, body.height * 2 / 5), body.height - 4)
+            let outputHeight = min(tallest - 2, max(1, outputRows)) + 2
             let parts = body.split(.vertical, [.fill(1), .length(outputHeight)])
             panel = parts[0]
             output = parts[1]
