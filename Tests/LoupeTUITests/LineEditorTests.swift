@@ -66,6 +66,19 @@ import Testing
         #expect(frame[11, 0].style.attributes.contains(.reverse) || frame.find("END") != nil)
     }
 
+    /// Shown without a cursor (a field not being edited), the text reads from its start and a cut
+    /// end says so: the Attention panel's 42-token sentence showed only its tail.
+    @Test func renderWithoutACursorShowsTheStart() {
+        let editor = typed("START " + String(repeating: "x", count: 30) + " END")
+        var frame = Frame(size: Size(width: 12, height: 1))
+        editor.render(into: &frame, area: frame.area, prompt: [Span(":")], style: .plain, showCursor: false)
+        #expect(frame.text() == ":START xxxx…")
+        let short = typed("fits")
+        var wide = Frame(size: Size(width: 12, height: 1))
+        short.render(into: &wide, area: wide.area, prompt: [Span(":")], style: .plain, showCursor: false)
+        #expect(wide.text() == ":fits")
+    }
+
     /// A prefilled box entered with everything selected: typing, pasting and yanking replace the
     /// text, a deleting key clears it, a movement key keeps it; history sees nothing typed.
     @Test func aSelectedPrefillIsReplacedByTypingAndKeptByMovement() {

@@ -134,16 +134,25 @@ package struct LineEditor: Hashable, Sendable {
         guard room > 0 else { return }
         var widths = graphemes.map { TextWidth.of(UntrustedText.sanitized(String($0))) }
         widths.append(1)
+        // While editing, the text scrolls to keep the cursor in view; shown without a cursor it
+        // reads from its start, and a cut end is marked "…" (a long sentence showed its tail).
         var start = 0
-        var used = widths[..<cursor].reduce(0, +) + widths[cursor]
-        while used > room, start < cursor {
-            used -= widths[start]
-            start += 1
+        if showCursor {
+            var used = widths[..<cursor].reduce(0, +) + widths[cursor]
+            while used > room, start < cursor {
+                used -= widths[start]
+                start += 1
+            }
         }
+        let cut = !showCursor && widths[..<graphemes.count].reduce(0, +) > room
         var x = area.x + promptWidth
         for index in start...graphemes.count {
             let glyph = index < graphemes.count ? String(graphemes[index]) : " "
             let width = widths[index]
+            if cut, x + width > area.maxX - 1 {
+                frame.draw("…", at: Point(x: x, y: area.y), style: style, clip: area)
+                break
+            }
             if x + width > area.maxX { break }
             let selected = isAllSelected && index < graphemes.count
             let cellStyle = (showCursor && index == cursor) || (showCursor && selected) ? style.adding(.reverse) : style
