@@ -48,6 +48,17 @@ import Testing
         check(state, "help-80x24")
     }
 
+    @Test func helpMarksCutDescriptionsWithAnEllipsis() {
+        var state = AppFixtures.state()
+        AppFixtures.press([.character("?")], on: &state)
+        let frame = state.render()
+        // At 80×24 the overlay's text ends at column 74, beside its scrollbar: a description that
+        // reaches it was cut and says so.
+        let reaching = (2..<19).filter { frame[74, $0].grapheme != " " }
+        #expect(!reaching.isEmpty)
+        for y in reaching { #expect(frame[74, y].grapheme == "…", "\(frame.text().split(separator: "\n")[y])") }
+    }
+
     @Test func paletteAt80x24() {
         var state = AppFixtures.state()
         AppFixtures.press([.control("p")], on: &state)

@@ -152,3 +152,18 @@ import Testing
         #expect(rows.last?.last?.style == bold)
     }
 }
+
+@Suite struct SpanTruncationTests {
+    @Test func cutLinesEndInAnEllipsis() {
+        let line = [Span("key  ", .plain), Span("Next span of any kind", .plain)]
+        #expect(line.truncated(toColumns: 12).plainText == "key  Next s…")
+        #expect(line.truncated(toColumns: 26) == line)
+    }
+
+    /// Cut exactly where one span ends, the line still says it was cut.
+    @Test func aCutAtASpanBoundaryStillEndsInAnEllipsis() {
+        let line = [Span("key  ", .plain), Span("help", .plain)]
+        #expect(line.truncated(toColumns: 5).plainText == "key …")
+        #expect(line.truncated(toColumns: 1).plainText == "…")
+    }
+}

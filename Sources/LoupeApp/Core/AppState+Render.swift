@@ -243,8 +243,9 @@ extension AppState {
             body = Rect(x: inner.x, y: inner.y + 1, width: inner.width, height: inner.height - 1)
         }
         let offset = min(helpOffset, max(0, lines.count - body.height))
-        TextView(lines: lines, wrap: false).render(
-            into: &frame, area: body.inset(dx: 1, dy: 0), offset: offset, theme: theme)
+        let text = body.inset(dx: 1, dy: 0)
+        TextView(lines: lines.map { $0.truncated(toColumns: text.width - 1) }, wrap: false).render(
+            into: &frame, area: text, offset: offset, theme: theme)
     }
 
     private func renderPalette(into frame: inout Frame) {

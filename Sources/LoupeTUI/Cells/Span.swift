@@ -34,7 +34,13 @@ extension Array where Element == Span {
                 continue
             }
             let room = columns - used
-            if room > 0 { result.append(Span(TextWidth.truncate(span.text, toColumns: room), span.style)) }
+            // A span that exactly fills the room still has text after it: it gives up its last
+            // column to the ellipsis.
+            let text =
+                spanWidth == room
+                ? TextWidth.truncate(span.text, toColumns: room - 1, ellipsis: "") + "…"
+                : TextWidth.truncate(span.text, toColumns: room)
+            if room > 0 { result.append(Span(text, span.style)) }
             break
         }
         return result
