@@ -222,6 +222,31 @@ import Testing
         #expect(rows.contains { $0.contains("⠉") || $0.contains("⠒") || $0.contains("⣀") || $0.contains("⠤") })
     }
 
+    /// Every query's lines are drawn with their weight, not one grey for all: the head's pattern
+    /// reads without moving the cursor (the walkthrough's BertViz comparison). Here every query of
+    /// L0 H1 looks one token back with weight 1, so the rows away from the cursor carry lines in
+    /// the text colour at full strength, not the dim style.
+    @Test func theLinesViewDrawsEveryQuerysLinesWithTheirWeight() throws {
+        var state = analysed(AttentionPanelTests.analysis, width: 100)
+        AppFixtures.press([.character("l"), .enter, .character("v")], on: &state)
+        let frame = state.render()
+        let theme = Theme.builtInDefault
+        let braille = (0..<frame.size.height).flatMap { y in
+            (0..<frame.size.width).compactMap { x -> Style? in
+                let cell = frame[x, y]
+                guard let scalar = cell.grapheme.unicodeScalars.first, (0x2801...0x28FF).contains(scalar.value)
+                else { return nil }
+                return cell.style
+            }
+        }
+        #expect(braille.count > 20)
+        let strong = braille.filter { $0.foreground == theme.text.foreground }
+        #expect(strong.count > braille.count / 3, "\(strong.count) of \(braille.count) line cells at full weight")
+        #expect(
+            !braille.contains { $0.foreground == theme.dim.foreground && theme.dim.foreground != theme.text.foreground }
+        )
+    }
+
     @Test func aCombinesHeadsInTheHeadView() throws {
         var state = AttentionPanelTests.analysed()
         AppFixtures.press([.enter], on: &state)

@@ -264,8 +264,11 @@ extension AttentionPanel {
     // MARK: - Head lines (BertViz's head view)
 
     /// BertViz's head view: the tokens twice, queries on the left and keys on the right, a line
-    /// from each query to each key it attends to, coloured by the weight. The cursor's query
-    /// (↑/↓) has its lines of weight ≥ 0.05 and its weights; the others their strong ones (≥ 0.3), dim.
+    /// from each query to each key it attends to, coloured by the weight, so the head's pattern
+    /// reads at once (BertViz draws every line with its weight as opacity). Every query's lines of
+    /// weight ≥ 0.1 are drawn in the text colour faded toward the background by their weight (an
+    /// opacity), weakest first; the
+    /// cursor's query (↑/↓) has its lines of weight ≥ 0.05 at full colour over them, and its weights.
     private func renderLines(_ analysis: AttentionAnalysis, into frame: inout Frame, area: Rect, theme: Theme) {
         let t = analysis.count
         let labels = Self.positionedLabels(analysis.tokens)
@@ -290,14 +293,27 @@ extension AttentionPanel {
         frame.draw(heading, at: Point(x: area.x + 1, y: area.y), style: theme.title, clip: area)
         var canvas = BrailleCanvas(columns: plot.width, rows: plot.height)
         func dotY(_ token: Int) -> Int { (token - first) * spacing * 4 + 1 }
-        let strong: Float = 0.3
+        var others: [(query: Int, key: Int, weight: Float)] = []
         for q in first..<(first + shown) where q != query {
             for k in first..<(first + shown) {
                 let p = analysis.weight(aggregate, layer: layer, head: head, query: q, key: k)
-                guard p >= strong else { continue }
-                canvas.line(
-                    from: Point(x: 0, y: dotY(q)), to: Point(x: canvas.dotWidth - 1, y: dotY(k)), style: theme.dim)
+                // Heads overlaid in colour: the other queries' strong lines only, dim, under them.
+                if p >= (overlaid ? 0.3 : 0.1) { others.append((q, k, p)) }
             }
+        }
+        // Weakest first, so a strong line is not hidden under a weak one where they cross.
+        let background = theme.color(.background) ?? (theme.hasLightBackground ? RGB(255, 255, 255) : RGB(0, 0, 0))
+        let ink = theme.text.foreground ?? (theme.hasLightBackground ? RGB(0, 0, 0) : RGB(255, 255, 255))
+        for line in others.sorted(by: { $0.weight < $1.weight }) {
+            let style =
+                overlaid
+                ? theme.dim
+                : theme.isMonochrome
+                    ? (line.weight >= 0.5 ? Style(attributes: .bold) : theme.dim)
+                    : Style(foreground: RGB.mix(background, ink, 0.2 + 0.8 * Double(line.weight)))
+            canvas.line(
+                from: Point(x: 0, y: dotY(line.query)), to: Point(x: canvas.dotWidth - 1, y: dotY(line.key)),
+                style: style)
         }
         // BertViz's overlaid heads: the cursor's lines in every head of the layer, a colour each.
         if overlaid && query >= first && query < first + shown {
