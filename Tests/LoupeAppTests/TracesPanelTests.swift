@@ -256,7 +256,10 @@ import Testing
         // The system prompt is one folded line; the last message (what the model answered) is whole.
         #expect(folded.contains { $0.hasPrefix("▸ [system] Answer from the Cranfield collection") })
         #expect(!folded.contains("[system]"))
-        #expect(folded.last?.contains("what is the effect of heat transfer on boundary layer") == true)
+        let attributes = try #require(folded.firstIndex { $0.hasPrefix("── attributes ──") })
+        #expect(folded[attributes - 1].contains("what is the effect of heat transfer on boundary layer"))
+        // A step has its attribute table too, below the conversation.
+        #expect(folded[attributes...].contains { $0.hasPrefix("gen_ai.request.model  gpt-4o-mini") })
         let whole = text(true)
         #expect(whole.contains("[system]") && whole.contains("  Answer from the Cranfield collection. Cite chunk ids."))
         #expect(!whole.contains { $0.hasPrefix("▸ ") })

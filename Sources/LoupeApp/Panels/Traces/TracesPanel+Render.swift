@@ -464,6 +464,12 @@ extension TracesPanel {
                     ? [foldedMessageLine(message, theme: theme, width: width)] : messageLines(message, theme: theme)
             }
         }
+        // The parameters line above already names these.
+        let named: Set<String> = [
+            "gen_ai.request.temperature", "gen_ai.request.top_p", "gen_ai.request.max_tokens", "gen_ai.request.seed",
+            "gen_ai.response.finish_reasons", "llm.invocation_parameters",
+        ]
+        lines += attributeLines(payload.attributes, excluding: named, theme: theme)
         return lines
     }
 
@@ -624,15 +630,26 @@ extension TracesPanel {
             lines.append([Span("── output ──", theme.title)])
             for message in detail.payload.output { lines += messageLines(message, theme: theme) }
         }
+        lines += attributeLines(attributes, excluding: shown, theme: theme)
+        return lines
+    }
+
+    /// The span's attributes not shown above it, a key and its value a line, sorted by key (every
+    /// span has its table, steps included, as Langfuse and Phoenix show one). A value past 240
+    /// characters (a message list the conversation already shows) is cut, with its length: `r`
+    /// shows the whole raw source.
+    static func attributeLines(_ attributes: JSONObject, excluding shown: Set<String>, theme: Theme) -> [[Span]] {
         let rest = attributes.keys.filter { !shown.contains($0) }.sorted()
-        if !rest.isEmpty {
-            lines.append([Span("── attributes ──", theme.title)])
-            for key in rest {
-                lines.append([
-                    Span(UntrustedText.sanitized(key) + "  ", theme.key),
-                    Span(UntrustedText.sanitized(compact(attributes[key]!)), theme.text),
-                ])
-            }
+        guard !rest.isEmpty else { return [] }
+        var lines: [[Span]] = [[Span("── attributes ──", theme.title)]]
+        for key in rest {
+            let value = UntrustedText.sanitized(compact(attributes[key]!))
+            let cut = value.count > 240
+            lines.append([
+                Span(UntrustedText.sanitized(key) + "  ", theme.key),
+                Span(cut ? String(value.prefix(240)) + "…" : value, theme.text),
+                Span(cut ? "  (\(value.count) characters; r: raw)" : "", theme.dim),
+            ])
         }
         return lines
     }
