@@ -74,10 +74,7 @@ import Testing
         _ = state.update(
             .jobFinished(
                 JobID(1),
-                CommandOutcome(
-                    error:
-                        "2 unexpected arguments: 'wrkspace', 'info' (did you mean 'workspace'?)\nUsage: loupe [--workspace <path>] [--theme <name>] <subcommand>"
-                )))
+                CommandOutcome(error: "unknown command 'wrkspace' (did you mean 'workspace'?)")))
         check(state, "output-error-80x24")
     }
 
@@ -119,6 +116,23 @@ import Testing
             #expect(rows.contains { $0.hasPrefix(cut) }, "\(cut)")
         }
         check(state, "output-table-80x24")
+    }
+
+    /// A one-line error shows on the status line; one the status line would cut (its
+    /// suggestion last) opens the output pane as well.
+    @Test func anErrorTheStatusLineWouldCutOpensThePane() {
+        func failed(_ line: String, _ error: String) -> String {
+            var state = AppFixtures.state()
+            AppFixtures.press([.character(":")], on: &state)
+            _ = AppFixtures.type(line, on: &state)
+            AppFixtures.press([.enter], on: &state)
+            _ = state.update(.jobFinished(JobID(1), CommandOutcome(error: error)))
+            return state.render().text()
+        }
+        let short = failed("trce", "unknown command 'trce' (did you mean 'trace'?)")
+        #expect(short.contains("✗ unknown command 'trce' (did you mean 'trace'?)") && !short.contains("Output:"))
+        let long = failed("workspace inof", "unknown command 'workspace inof' (did you mean 'workspace info'?)")
+        #expect(long.contains("│ unknown command 'workspace inof' (did you mean 'workspace info'?) "))
     }
 
     @Test func commandLineWithCompletionsAt80x24() {

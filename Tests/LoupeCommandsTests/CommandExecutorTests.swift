@@ -51,6 +51,20 @@ import Testing
         #expect(run("workspace inof").error?.contains("did you mean 'workspace info'?") == true)
     }
 
+    /// Inside the TUI a typo is named with the closest command, without the shell's usage line.
+    @Test func typosInsideTheTUINameTheClosestCommand() {
+        #expect(run("trce list", insideTUI: true).error == "unknown command 'trce' (did you mean 'trace'?)")
+        #expect(
+            run("workspace inof", insideTUI: true).error
+                == "unknown command 'workspace inof' (did you mean 'workspace info'?)")
+        #expect(run("zzzz", insideTUI: true).error == "unknown command 'zzzz' (help lists the commands)")
+        #expect(run("trace list --bogus", insideTUI: true).error?.contains("Unknown option '--bogus'") == true)
+        // A notebook's cell says the same in the TUI as in a shell.
+        let cell = CommandExecutor(session: session, isInsideTUI: true).execute(
+            "workspace inof", reporter: .detached(), columns: 80, place: CommandPlace(target: .open, directory: "/"))
+        #expect(cell.error?.contains("Usage: loupe workspace <subcommand>") == true)
+    }
+
     @Test func helpIsOutputNotAnError() {
         let outcome = run("help workspace")
         #expect(outcome.succeeded)

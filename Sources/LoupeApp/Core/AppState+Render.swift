@@ -74,6 +74,18 @@ extension AppState {
 
     private func renderStatus(into frame: inout Frame, area: Rect) {
         frame.fill(area, style: theme.statusBar)
+        let left = frame.draw(statusSpans(), at: Point(x: area.x, y: area.y), clip: area)
+        guard let message else { return }
+        let room = area.width - left - 3
+        guard room > 8 else { return }
+        let text = TextWidth.truncate(UntrustedText.sanitized(message.text), toColumns: room)
+        frame.draw(
+            text, at: Point(x: area.maxX - TextWidth.of(text) - 1, y: area.y),
+            style: theme.status(message.level).patched(with: Style(background: theme.statusBar.background)))
+    }
+
+    /// The status line's left part: workspace, panel, zoom, connection, listener and jobs.
+    private func statusSpans() -> [Span] {
         let bar = theme.statusBar
         var spans: [Span] = [
             Span(" ◆ ", theme.accent.patched(with: Style(background: bar.background))),
@@ -98,14 +110,12 @@ extension AppState {
             spans.append(Span("  │  ", theme.dim.patched(with: Style(background: bar.background))))
             spans.append(Span(jobSummary(job), theme.status(.info).patched(with: Style(background: bar.background))))
         }
-        let left = frame.draw(spans, at: Point(x: area.x, y: area.y), clip: area)
-        guard let message else { return }
-        let room = area.width - left - 3
-        guard room > 8 else { return }
-        let text = TextWidth.truncate(UntrustedText.sanitized(message.text), toColumns: room)
-        frame.draw(
-            text, at: Point(x: area.maxX - TextWidth.of(text) - 1, y: area.y),
-            style: theme.status(message.level).patched(with: Style(background: bar.background)))
+        return spans
+    }
+
+    /// True when `text` would be cut to fit the status line beside what it shows now.
+    func statusLineCuts(_ text: String) -> Bool {
+        TextWidth.of(UntrustedText.sanitized(text)) > size.width - statusSpans().width - 3
     }
 
     /// `⠹ workspace vacuum 40% ETA 3s (+1 more)`.

@@ -546,7 +546,9 @@ extension AppState {
                 let summary = firstLine(outcome.output)
                 message = StatusMessage(text: "✓ " + (summary.isEmpty ? job.title : summary), level: .ok)
             }
-            if lineCount > 1 {
+            // What the status line cannot show whole (a long error, its suggestion last) opens
+            // the pane too.
+            if lineCount > 1 || message.map({ statusLineCuts($0.text) }) == true {
                 output.isVisible = true
                 output.showsLog = false
                 output.offset = 0

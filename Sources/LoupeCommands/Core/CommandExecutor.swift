@@ -60,12 +60,15 @@ package struct CommandExecutor: CommandService {
         // the same on every run.
         let directory = URL(fileURLWithPath: session.path).standardizedFileURL.deletingLastPathComponent().path
         let scratch = session.displayPath != session.path
+        // A line typed on the TUI's `:` line (the open workspace, paths as given) rather than a
+        // notebook's cell, which says the same in the TUI as in a shell.
+        let typed = isInsideTUI && place == .open
         guard scratch || words.contains(where: { $0.contains("$SCRATCH") }) else {
-            return execute(words: words, session: session, reporter: reporter, columns: columns)
+            return execute(words: words, session: session, reporter: reporter, columns: columns, typed: typed)
         }
         var outcome = execute(
             words: words.map { $0.replacingOccurrences(of: "$SCRATCH", with: directory) }, session: session,
-            reporter: reporter, columns: columns)
+            reporter: reporter, columns: columns, typed: typed)
         if scratch {
             outcome.output = outcome.output.replacingOccurrences(of: directory, with: "$SCRATCH")
             outcome.error = outcome.error?.replacingOccurrences(of: directory, with: "$SCRATCH")
@@ -73,7 +76,7 @@ package struct CommandExecutor: CommandService {
         return outcome
     }
 
-    private func execute(words: [String], session: WorkspaceSession, reporter: JobReporter, columns: Int)
+    private func execute(words: [String], session: WorkspaceSession, reporter: JobReporter, columns: Int, typed: Bool)
         -> CommandOutcome
     {
         let parsed: any ParsableCommand
@@ -82,6 +85,11 @@ package struct CommandExecutor: CommandService {
         } catch {
             var text = Loupe.fullMessage(for: error, columns: columns)
             if Loupe.exitCode(for: error) == .success { return CommandOutcome(output: text + "\n") }
+            // The TUI's `:` line has no use for the shell's usage line (`loupe [--workspace …]`):
+            // a mistyped command is named, with the closest one.
+            if typed, let unknown = CommandExecutor.unknownCommand(in: words, catalog: catalog) {
+                return CommandOutcome(error: unknown)
+            }
             // ArgumentParser says "Error: "; every other error here is plain, callers add a prefix.
             if text.hasPrefix("Error: ") { text.removeFirst("Error: ".count) }
             return CommandOutcome(error: CommandExecutor.withSuggestion(text, words: words, catalog: catalog))
@@ -201,6 +209,27 @@ package struct CommandExecutor: CommandService {
         case is CocoaError: return Loupe.message(for: error)
         default: return nil
         }
+    }
+
+    /// "unknown command 'trce' (did you mean 'trace'?)" for the first of `words` that names no
+    /// command where one is expected; nil when every command word is known.
+    static func unknownCommand(in words: [String], catalog: CommandCatalog) -> String? {
+        var path: [String] = []
+        for word in words {
+            let known = catalog.subcommands(of: path)
+            if known.contains(word) {
+                path.append(word)
+                continue
+            }
+            guard !word.hasPrefix("-"), !known.isEmpty else { return nil }
+            let typed = (path + [word]).joined(separator: " ")
+            if let suggestion = catalog.suggestion(for: word, under: path) {
+                return "unknown command '\(typed)' (did you mean '\((path + [suggestion]).joined(separator: " "))'?)"
+            }
+            let help = (["help"] + path).joined(separator: " ")
+            return "unknown command '\(typed)' (\(help) lists the commands)"
+        }
+        return nil
     }
 
     /// Adds "did you mean …?" to an unknown-command error.
