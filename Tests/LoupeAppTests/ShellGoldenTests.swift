@@ -1,3 +1,4 @@
+import Foundation
 import LoupeApp
 import LoupeKit
 import LoupeTUI
@@ -153,6 +154,27 @@ import Testing
 
     @Test func tooSmallSaysSo() {
         check(AppFixtures.state(width: 40, height: 10), "too-small-40x10")
+    }
+
+    /// The walkthrough saw the terminal's black at the right end of the light theme's bars: that
+    /// was `tmux capture-pane` dropping trailing blanks (`-N` keeps them). Every cell of the bars
+    /// has the theme's own background, at 120 and 80 columns.
+    @Test(arguments: [Size(width: 120, height: 36), Size(width: 80, height: 24)])
+    func theLightThemePaintsEveryCellOfTheBars(size: Size) throws {
+        let themes = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("themes").path
+        let light = try ThemeLoader(searchDirectories: [themes]).load("light")
+        var state = ran("theme light", printing: "theme: light\n", width: size.width, height: size.height)
+        state.theme = light
+        let frame = state.render()
+        let bar = try #require(light.color(.statusBackground))
+        let background = try #require(light.color(.background))
+        let activeTab = try #require(light.color(.tabActiveBackground))
+        for x in 0..<size.width {
+            #expect([bar, activeTab].contains(frame[x, 0].style.background), "tab bar, x=\(x)")
+            #expect(frame[x, size.height - 2].style.background == bar, "status line, x=\(x)")
+            #expect(frame[x, size.height - 1].style.background == background, "footer, x=\(x)")
+        }
     }
 
     @Test func monoFramesCarryNoColour() {
