@@ -11,9 +11,15 @@ package enum TraceText {
         case ..<1_000_000: return String(format: "%.0f µs", value / 1e3)
         case ..<1_000_000_000: return String(format: value < 1e7 ? "%.1f ms" : "%.0f ms", value / 1e6)
         case ..<60_000_000_000: return String(format: "%.2f s", value / 1e9)
+        case ..<3_600_000_000_000:
+            let seconds = Int(abs(value) / 1e9)
+            return (value < 0 ? "−" : "") + "\(seconds / 60)m \(String(format: "%02d", seconds % 60))s"
         default:
-            let seconds = Int(value / 1e9)
-            return "\(seconds / 60)m \(String(format: "%02d", seconds % 60))s"
+            // Past an hour, hours and minutes ("11h 21m", not "681m 34s"); past a day, days and hours.
+            let minutes = Int(abs(value) / 6e10)
+            let sign = value < 0 ? "−" : ""
+            if minutes >= 24 * 60 { return sign + "\(minutes / 1440)d \(String(format: "%02d", minutes / 60 % 24))h" }
+            return sign + "\(minutes / 60)h \(String(format: "%02d", minutes % 60))m"
         }
     }
 
