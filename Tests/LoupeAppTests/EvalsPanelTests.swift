@@ -179,7 +179,11 @@ import Testing
     @Test func aBaselineAndARunAreCompared() throws {
         var state = loaded()
         // Rows: run 2, run 1, the unrun suite. Mark run 1, compare run 2 with it.
-        AppFixtures.press([.down, .character("b"), .up], on: &state)
+        AppFixtures.press([.down, .character("b")], on: &state)
+        // c on the baseline itself says what to do, not that there is no baseline.
+        #expect(AppFixtures.press([.character("c")], on: &state).isEmpty)
+        #expect(state.message?.text == "run 1 is the baseline: select another run and press c to compare it")
+        AppFixtures.press([.up], on: &state)
         let effects = AppFixtures.press([.character("c")], on: &state)
         #expect(
             effects == [.ask(EvalsPanel.CompareRuns(baseline: 1, run: 2)), .ask(EvalsPanel.LoadBaselineRun(id: 1))])

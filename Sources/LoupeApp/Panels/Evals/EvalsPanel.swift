@@ -396,9 +396,13 @@ package struct EvalsPanel: Panel {
             ]
         case (_, PanelAction.own(Action.compare)):
             guard let run = selectedRun else { return [] }
-            guard let baseline, baseline != run.id else {
+            guard let baseline else {
                 error = "mark a baseline with b on another run first"
                 return []
+            }
+            guard baseline != run.id else {
+                // Not an error: the user is on the baseline itself.
+                return [.status("run \(run.id) is the baseline: select another run and press c to compare it", .info)]
             }
             error = nil
             if baselineDetail?.listing.id != baseline { baselineDetail = nil }
