@@ -216,6 +216,19 @@ import Testing
         #expect(text.contains("ampere_sgemm_32x32_sliced1x4_tn") || text.contains("new"))
     }
 
+    /// b inside an open profile marks that profile (the walkthrough: it answered "mark a baseline on
+    /// the list of profiles (esc)", where Evals' b works where you are); b again clears it.
+    @Test func bInsideAnOpenProfileMarksIt() throws {
+        var (state, _, _) = try opened()
+        let open = try #require(panel(state).opened?.record.id)
+        #expect(panel(state).view != .list)
+        AppFixtures.press([.character("b")], on: &state)
+        #expect(panel(state).baselineID == open)
+        #expect(state.message?.text.hasPrefix("baseline: profile \(open)") == true)
+        AppFixtures.press([.character("b")], on: &state)
+        #expect(panel(state).baselineID == nil)
+    }
+
     /// With no profile yet, the panel says how to import one.
     @Test func emptyWorkspaceSaysHowToImport() {
         var state = AppFixtures.state(width: 120, height: 36)

@@ -88,7 +88,8 @@ package struct ProfilesPanel: Panel {
                     help: "Next view of the open profile: breakdown, kernels, timeline, compare", footer: "view"),
                 KeyBinding(
                     [.character("b")], .panel(.own(Action.baseline)),
-                    help: "Mark the selected profile as the baseline that compare measures against", footer: "baseline"),
+                    help: "Mark the selected or open profile as the baseline that compare measures against",
+                    footer: "baseline"),
                 KeyBinding([.character("+")], .panel(.own(Action.zoomIn)), help: "Timeline: zoom in", footer: "zoom"),
                 KeyBinding([.character("=")], .panel(.own(Action.zoomIn)), help: "Timeline: zoom in"),
                 KeyBinding([.character("-")], .panel(.own(Action.zoomOut)), help: "Timeline: zoom out"),
@@ -300,15 +301,25 @@ package struct ProfilesPanel: Panel {
             if next == .compare { return compareEffects() }
             if next == .timeline { return detailEffects() }
         case PanelAction.own(Action.baseline):
-            guard view == .list, list.selected < profiles.count, let id = profiles[list.selected].id else {
-                return [.status("mark a baseline on the list of profiles (esc)", .info)]
+            // The profile under the cursor on the list, or the one open in any other view (as `b`
+            // in Evals marks the run where you are).
+            let marked: (id: Int64, name: String)?
+            if view == .list {
+                marked =
+                    list.selected < profiles.count
+                    ? profiles[list.selected].id.map { ($0, profiles[list.selected].name) } : nil
+            } else {
+                marked = opened?.record.id.map { ($0, opened!.record.name) }
             }
-            baselineID = baselineID == id ? nil : id
+            guard let marked else { return [.status("no profile to mark as the baseline here", .info)] }
+            baselineID = baselineID == marked.id ? nil : marked.id
             comparison = nil
             return [
                 .status(
                     baselineID == nil
-                        ? "baseline cleared" : "baseline: profile \(id) (\(profiles[list.selected].name))", .ok)
+                        ? "baseline cleared"
+                        : "baseline: profile \(marked.id) (\(UntrustedText.sanitized(marked.name))); open another and "
+                            + "v to compare", .ok)
             ]
         case PanelAction.own(Action.allSteps):
             return toggleAllSteps()
