@@ -110,6 +110,12 @@ import Testing
         #expect(ran(), "\(screen)")
         #expect(
             FileManager.default.fileExists(atPath: Self.scratchRoot(session) + "/getting-started-md.sqlite"))
+        // The run says how it ended: ✓ under the cell with its time, and a summary on the status line.
+        Self.pump(runtime) { backend.lastFrame?.text().contains("✓ ran in") ?? false }
+        #expect(backend.lastFrame?.text().contains("✓ ran in") == true)
+        #expect(
+            runtime.state.message?.text.hasPrefix("ran 1 cell: ✓ 1 · ") == true,
+            "\(String(describing: runtime.state.message))")
     }
 
     /// A message set by a key after the app sat idle is timed from that key, not from the last

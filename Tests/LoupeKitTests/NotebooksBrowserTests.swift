@@ -25,6 +25,19 @@ import Testing
         #expect(listed.first?.cellCount == 1)
     }
 
+    /// A working directory's notebooks/ beside the checkout's: each notebook once, from the first
+    /// folder that holds its name (the walkthrough's list showed all 11 twice).
+    @Test func aNameIsListedOnceFromTheFirstFolderThatHoldsIt() throws {
+        let mine = try KitFixtures.temporaryDirectory("notebooks")
+        try "# Mine\n\n```loupe\nworkspace info\n```\n".write(
+            toFile: mine + "/getting-started.md", atomically: true, encoding: .utf8)
+        let listed = NotebooksBrowser(directories: [mine, Self.notebooks]).list()
+        let names = listed.map { ($0.path as NSString).lastPathComponent }
+        #expect(names.count == Set(names).count)
+        #expect(listed.first { $0.path.hasSuffix("/getting-started.md") }?.path == mine + "/getting-started.md")
+        #expect(names.contains("retrieval.md"))
+    }
+
     @Test func aNotebookOpensWithItsCells() throws {
         let browser = NotebooksBrowser(directories: [Self.notebooks])
         let notebook = try browser.open(Self.notebooks + "/getting-started.md")

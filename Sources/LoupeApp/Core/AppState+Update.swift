@@ -524,16 +524,20 @@ extension AppState {
         }
         switch job.origin {
         case .panel(let panelID, let tag):
-            if let panelIndex = panels.firstIndex(where: { $0.id == panelID }) {
-                panels[panelIndex].commandFinished(tag: tag, outcome: outcome)
-                effects += apply(panels[panelIndex].takeEffects(), from: panelID)
-            }
             if let error = outcome.error {
                 message = StatusMessage(text: "✗ \(job.title): \(firstLine(error))", level: .error)
             } else {
                 // A panel's command says it is done (an export written, a run finished).
                 let summary = firstLine(outcome.output)
                 message = StatusMessage(text: "✓ " + (summary.isEmpty ? job.title : summary), level: .ok)
+            }
+            if let panelIndex = panels.firstIndex(where: { $0.id == panelID }) {
+                // The panel hears how long it ran; what it says of it (a notebook's summary)
+                // comes after, and so wins the status line.
+                var timed = outcome
+                timed.seconds = max(0, now - job.startedAt)
+                panels[panelIndex].commandFinished(tag: tag, outcome: timed)
+                effects += apply(panels[panelIndex].takeEffects(), from: panelID)
             }
         case .read:
             break

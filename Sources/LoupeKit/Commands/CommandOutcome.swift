@@ -8,6 +8,8 @@ package struct CommandOutcome: Hashable, Sendable {
     package var error: String?
     /// Requests for the TUI.
     package var requests: [UIRequest]
+    /// How long the command ran, where its runner timed it (the TUI's jobs).
+    package var seconds: Double?
 
     package init(output: String = "", error: String? = nil, requests: [UIRequest] = []) {
         self.output = output

@@ -14,7 +14,7 @@ package struct NotebooksBrowser: Sendable {
     /// Notebooks (Markdown files with at least one `loupe` cell), by path, titled by their first
     /// `# ` heading.
     package func list() -> [NotebookSummary] {
-        DirectoryListing.files(in: directories, suffixes: [".md"]).compactMap { path in
+        DirectoryListing.files(in: directories, suffixes: [".md"], firstByName: true).compactMap { path in
             // The browser lists what it can read; opening an unreadable notebook says why.
             guard let text = try? TextFile.read(path) else { return nil }
             let notebook = Notebook.parse(text)

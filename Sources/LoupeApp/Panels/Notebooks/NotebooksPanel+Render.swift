@@ -1,3 +1,4 @@
+import Foundation
 import LoupeKit
 import LoupeTUI
 
@@ -35,7 +36,10 @@ extension NotebooksPanel {
 
     private func renderDocument(into frame: inout Frame, area: Rect, context: PanelRenderContext) {
         let theme = context.theme
-        let name = document.map { String($0.path.split(separator: "/").last ?? "") } ?? ""
+        // The notebook's path, so two folders' notebooks of one name are told apart.
+        let directory = FileManager.default.currentDirectoryPath + "/"
+        let name =
+            document.map { $0.path.hasPrefix(directory) ? String($0.path.dropFirst(directory.count)) : $0.path } ?? ""
         let runsOn = runsOnOpenWorkspace ? "on the open workspace" : "on a scratch workspace"
         let block = Block(
             title: document == nil ? "Notebook" : name,
@@ -89,6 +93,13 @@ extension NotebooksPanel {
                 let output = document.runOutputs[cellIndex] ?? cell.output ?? []
                 if document.running.contains(cellIndex) {
                     rows.append([Span("  running…", theme.status(.info))])
+                } else if let result = document.results[cellIndex] {
+                    // How this session's run of the cell ended.
+                    rows.append([
+                        Span(
+                            result.failed ? "  ✗ failed" : "  ✓ ran", theme.status(result.failed ? .error : .ok)),
+                        Span(String(format: " in %.2f s", result.seconds), theme.dim),
+                    ])
                 }
                 for line in output {
                     let style = line.hasPrefix("error:") ? theme.status(.error) : theme.dim

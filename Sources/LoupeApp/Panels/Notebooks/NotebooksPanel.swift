@@ -1,3 +1,4 @@
+import Foundation
 import LoupeKit
 import LoupeTUI
 
@@ -28,7 +29,19 @@ package struct NotebooksPanel: Panel {
         package var running: Set<Int> = []
         /// Commands finished per running cell, to know when a cell is done.
         package var runDone: [Int: Int] = [:]
+        /// How each cell run in this session ended: ✓ or ✗ and its time, shown beside it.
+        package var results: [Int: CellResult] = [:]
     }
+
+    /// A cell's run: whether a command failed where the notebook did not expect it, and how long
+    /// its commands took together.
+    package struct CellResult: Hashable, Sendable {
+        package var failed = false
+        package var seconds = 0.0
+    }
+
+    /// The cells of the run under way (`enter` one, `r` all), for the summary when it ends.
+    private var batch: [Int] = []
 
     package init() {}
 
@@ -146,7 +159,9 @@ package struct NotebooksPanel: Panel {
             }
             document.runOutputs[index] = []
             document.runDone[index] = 0
+            document.results[index] = nil
             document.running.insert(index)
+            batch.append(index)
             for command in cells[index].commands {
                 let line = command.hasPrefix("!") ? String(command.dropFirst()).trimmingWhitespace() : command
                 if command.hasPrefix("!") { expectedFailures.insert(line) }
@@ -194,11 +209,35 @@ package struct NotebooksPanel: Panel {
         while text.hasSuffix("\n") { text.removeLast() }
         lines += text.isEmpty ? [] : text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         document.runOutputs[tag] = lines
+        var result = document.results[tag] ?? CellResult()
+        result.failed = result.failed || (outcome.error != nil && !expectedToFail)
+        result.seconds += outcome.seconds ?? 0
+        document.results[tag] = result
         let expected = document.notebook?.cells[safe: tag]?.commands.count ?? 1
         let done = (document.runDone[tag] ?? 0) + 1
         document.runDone[tag] = done
         if done >= expected { document.running.remove(tag) }
         self.document = document
+        if queue.isEmpty, !inFlight, !batch.isEmpty, document.running.isEmpty {
+            pendingEffects.append(summary(of: document))
+            batch = []
+        }
+    }
+
+    /// "ran 7 cells: ✓ 6 · ✗ 1 (cell 4) · 3.2 s", for the status line when a run ends.
+    private func summary(of document: Document) -> PanelEffect {
+        let results = batch.compactMap { index in document.results[index].map { (index, $0) } }
+        let failed = results.filter(\.1.failed).map { $0.0 + 1 }
+        let seconds = results.reduce(0) { $0 + $1.1.seconds }
+        let cells = results.count == 1 ? "1 cell" : "\(results.count) cells"
+        var text = "ran \(cells): ✓ \(results.count - failed.count)"
+        if !failed.isEmpty {
+            text +=
+                " · ✗ \(failed.count) (cell" + (failed.count == 1 ? " " : "s ")
+                + failed.map(String.init).joined(separator: ", ") + ")"
+        }
+        text += String(format: " · %.1f s", seconds)
+        return .status(text, failed.isEmpty ? .ok : .error)
     }
 
     package mutating func receive(_ msg: Msg) -> [PanelEffect] {
