@@ -211,9 +211,11 @@ package struct CommandExecutor: CommandService {
         }
     }
 
-    /// "unknown command 'trce' (did you mean 'trace'?)" for the first of `words` that names no
-    /// command where one is expected; nil when every command word is known.
-    static func unknownCommand(in words: [String], catalog: CommandCatalog) -> String? {
+    /// The first of `words` that names no command where one is expected, with the command path
+    /// before it; nil when every command word is known (or an option or argument comes first).
+    private static func firstUnknownCommand(in words: [String], catalog: CommandCatalog) -> (
+        path: [String], word: String
+    )? {
         var path: [String] = []
         for word in words {
             let known = catalog.subcommands(of: path)
@@ -222,34 +224,32 @@ package struct CommandExecutor: CommandService {
                 continue
             }
             guard !word.hasPrefix("-"), !known.isEmpty else { return nil }
-            let typed = (path + [word]).joined(separator: " ")
-            if let suggestion = catalog.suggestion(for: word, under: path) {
-                return "unknown command '\(typed)' (did you mean '\((path + [suggestion]).joined(separator: " "))'?)"
-            }
-            let help = (["help"] + path).joined(separator: " ")
-            return "unknown command '\(typed)' (\(help) lists the commands)"
+            return (path, word)
         }
         return nil
     }
 
+    /// "unknown command 'trce' (did you mean 'trace'?)" for the first of `words` that names no
+    /// command where one is expected; nil when every command word is known.
+    static func unknownCommand(in words: [String], catalog: CommandCatalog) -> String? {
+        guard let (path, word) = firstUnknownCommand(in: words, catalog: catalog) else { return nil }
+        let typed = (path + [word]).joined(separator: " ")
+        if let suggestion = catalog.suggestion(for: word, under: path) {
+            return "unknown command '\(typed)' (did you mean '\((path + [suggestion]).joined(separator: " "))'?)"
+        }
+        let help = (["help"] + path).joined(separator: " ")
+        return "unknown command '\(typed)' (\(help) lists the commands)"
+    }
+
     /// Adds "did you mean …?" to an unknown-command error.
     static func withSuggestion(_ text: String, words: [String], catalog: CommandCatalog) -> String {
-        var path: [String] = []
-        for word in words {
-            let known = catalog.subcommands(of: path)
-            if known.contains(word) {
-                path.append(word)
-                continue
-            }
-            if !word.hasPrefix("-"), !known.isEmpty, let suggestion = catalog.suggestion(for: word, under: path) {
-                let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
-                let first =
-                    (lines.first.map(String.init) ?? text)
-                    + " (did you mean '\((path + [suggestion]).joined(separator: " "))'?)"
-                return ([first] + lines.dropFirst().map(String.init)).joined(separator: "\n")
-            }
-            break
-        }
-        return text
+        guard let (path, word) = firstUnknownCommand(in: words, catalog: catalog),
+            let suggestion = catalog.suggestion(for: word, under: path)
+        else { return text }
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        let first =
+            (lines.first.map(String.init) ?? text)
+            + " (did you mean '\((path + [suggestion]).joined(separator: " "))'?)"
+        return ([first] + lines.dropFirst().map(String.init)).joined(separator: "\n")
     }
 }
