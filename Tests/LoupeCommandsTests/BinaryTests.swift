@@ -1,11 +1,8 @@
 import Foundation
 import GRDB
 import LoupeStore
+import LoupeTestSupport
 import Testing
-
-#if canImport(Glibc)
-    import Glibc
-#endif
 
 /// The built `loupe` binary as a user's shell runs it.
 @Suite struct BinaryTests {
@@ -19,23 +16,13 @@ import Testing
 
     @Test func serveOnABusyPortNamesThePortAndCreatesNothing() throws {
         // Another program holds a loopback port (bound and listening, as a server would).
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #expect(fd >= 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, length) == 0 && listen(fd, 1) == 0 && getsockname(fd, $0, &length) == 0
-            }
-        }
-        #expect(bound)
-        let port = Int(UInt16(bigEndian: address.sin_port))
+        let held = try LoopbackSocket(listening: true)
+        let port = held.port
         let workspace = TestEnvironment.temporaryDirectory() + "/busy.sqlite"
-        let result = try TestEnvironment.run(["serve", "--workspace", workspace, "--http-port", "\(port)", "--no-grpc"])
+        // Held open until the server has tried (ARC could close it after its last use).
+        let result = try withExtendedLifetime(held) {
+            try TestEnvironment.run(["serve", "--workspace", workspace, "--http-port", "\(port)", "--no-grpc"])
+        }
         #expect(result.status == 1)
         #expect(result.error.contains("port \(port) on 127.0.0.1 is in use"), "\(result.error)")
         #expect(result.error.contains("--http-port"))
