@@ -28,6 +28,13 @@ extension NotebooksPanel {
                     highlight: focusOnDocument ? "" : context.searchQuery
                 )
                 .render(into: &frame, area: inner, state: &state, theme: theme)
+                if list.selected < notebooks.count {
+                    // Which file the selected entry is: a name is listed once, from the first folder that
+                    // holds it (a working directory's notebooks/ before the checkout's).
+                    let path = Self.shownPath(notebooks[list.selected].path, from: Self.workingDirectory)
+                    let text = " " + Self.fitted(path, toColumns: max(1, listArea.width - 6)) + " "
+                    frame.draw(text, at: Point(x: listArea.x + 2, y: listArea.maxY - 1), style: theme.dim)
+                }
             }
         }
         guard !documentArea.isEmpty else { return }
@@ -37,9 +44,7 @@ extension NotebooksPanel {
     private func renderDocument(into frame: inout Frame, area: Rect, context: PanelRenderContext) {
         let theme = context.theme
         // The notebook's path, so two folders' notebooks of one name are told apart.
-        let directory = FileManager.default.currentDirectoryPath + "/"
-        let name =
-            document.map { $0.path.hasPrefix(directory) ? String($0.path.dropFirst(directory.count)) : $0.path } ?? ""
+        let name = document.map { Self.shownPath($0.path, from: Self.workingDirectory) } ?? ""
         let runsOn = runsOnOpenWorkspace ? "on the open workspace" : "on a scratch workspace"
         let block = Block(
             title: document == nil ? "Notebook" : name,
@@ -129,6 +134,31 @@ extension NotebooksPanel {
                 clip: Rect(x: body.x, y: body.y, width: body.width - 1, height: body.height))
         }
         Scrollbar.render(into: &frame, x: inner.maxX - 1, rows: inner, offset: offset, count: rows.count, theme: theme)
+    }
+
+    /// The directory paths are shown relative to: the one Loupe was started in.
+    static var workingDirectory: String { FileManager.default.currentDirectoryPath }
+
+    /// `path` as the panel shows it: relative to `directory` when inside it, else as it is.
+    static func shownPath(_ path: String, from directory: String) -> String {
+        let prefix = directory.hasSuffix("/") ? directory : directory + "/"
+        return path.hasPrefix(prefix) ? String(path.dropFirst(prefix.count)) : path
+    }
+
+    /// `path` in `columns`: whole when it fits, else its folder (what tells two notebooks of one
+    /// name apart), cut at the front ("…/checkout/notebooks/") when that is too long too.
+    static func fitted(_ path: String, toColumns columns: Int) -> String {
+        guard TextWidth.of(path) > columns else { return path }
+        let folder = path.contains("/") ? String(path[...path.lastIndex(of: "/")!]) : path
+        guard TextWidth.of(folder) > columns else { return folder }
+        var kept = ""
+        var used = TextWidth.of("…")
+        for character in folder.reversed() {
+            used += TextWidth.of(character)
+            guard used <= columns else { break }
+            kept.insert(character, at: kept.startIndex)
+        }
+        return "…" + kept
     }
 
     /// Markdown prose as the lines to wrap: the lines of a paragraph joined (its source line
