@@ -465,24 +465,23 @@ extension TracesPanel {
             }
         }
         // The parameters line above already names these.
-        let named: Set<String> = [
-            "gen_ai.request.temperature", "gen_ai.request.top_p", "gen_ai.request.max_tokens", "gen_ai.request.seed",
-            "gen_ai.response.finish_reasons", "llm.invocation_parameters",
-        ]
-        lines += attributeLines(payload.attributes, excluding: named, theme: theme)
+        lines += attributeLines(
+            payload.attributes, excluding: Set(parameterAttributes.map(\.key)), theme: theme)
         return lines
     }
 
     private static func tokensText(_ input: Int?, _ output: Int?) -> String { tokens(input, output) }
 
+    /// The GenAI attributes the parameters line shows, with its label for each.
+    static let parameterAttributes: [(key: String, label: String)] = [
+        ("gen_ai.request.temperature", "temperature"), ("gen_ai.request.top_p", "top_p"),
+        ("gen_ai.request.max_tokens", "max_tokens"), ("gen_ai.request.seed", "seed"),
+        ("gen_ai.response.finish_reasons", "finish"), ("llm.invocation_parameters", "parameters"),
+    ]
+
     /// `temperature 0.2 · max_tokens 512 · finish stop`, from the GenAI attributes a call carries.
     static func modelParameters(_ attributes: JSONObject) -> String {
-        let names: [(String, String)] = [
-            ("gen_ai.request.temperature", "temperature"), ("gen_ai.request.top_p", "top_p"),
-            ("gen_ai.request.max_tokens", "max_tokens"), ("gen_ai.request.seed", "seed"),
-            ("gen_ai.response.finish_reasons", "finish"), ("llm.invocation_parameters", "parameters"),
-        ]
-        return names.compactMap { key, label in
+        parameterAttributes.compactMap { key, label in
             attributes[key].map { label + " " + UntrustedText.sanitized(compact($0)) }
         }.joined(separator: " · ")
     }
