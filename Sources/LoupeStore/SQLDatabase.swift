@@ -115,9 +115,15 @@ package protocol SQLDatabase: Sendable {
     /// Runs one statement that writes, atomic on its own: no transaction around it where the
     /// backend need not open one (PostgreSQL runs it in one round trip, not BEGIN…COMMIT's three).
     func writeStatement(_ sql: String, _ arguments: [SQLValue]) throws(WorkspaceError) -> [SQLRow]
+    /// Folds what the backend keeps beside the workspace (SQLite's write-ahead log) into it: all
+    /// of it when `bytes` is nil (a process that wrote stops), else once the log passes `bytes`.
+    /// Nothing on PostgreSQL, whose server keeps its own log.
+    func foldLog(past bytes: Int64?) throws(WorkspaceError)
 }
 
 extension SQLDatabase {
+    package func foldLog(past bytes: Int64?) throws(WorkspaceError) {}
+
     package func writeStatement(_ sql: String, _ arguments: [SQLValue]) throws(WorkspaceError) -> [SQLRow] {
         try writeStatements { try $0.execute(sql, arguments) }
     }

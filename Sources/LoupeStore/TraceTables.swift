@@ -46,14 +46,14 @@ package struct TraceTables: Sendable {
         "reasoning_tokens", "cost", "tool_name", "payload_json", "raw_zstd",
     ]
 
-    private static let traceColumns = [
+    static let traceColumns = [
         "external_id", "format", "source_file", "name", "started_ns", "ended_ns", "timed", "span_count", "step_count",
         "error_count", "input_tokens", "output_tokens", "cost", "parent_trace_id", "fork_ordinal", "metadata_json",
         "content_hash", "imported_at", "models", "session_id", "awaiting_parents",
     ]
 
     /// A trace's row as ``traceColumns`` lists its columns.
-    private static func traceValues(_ trace: NewTrace) -> [SQLValue] {
+    static func traceValues(_ trace: NewTrace) -> [SQLValue] {
         let s = trace.summary
         return [
             .text(s.externalID), .text(s.format), SQLValue(s.sourceFile), .text(s.name), SQLValue(s.startedNs),
@@ -112,7 +112,7 @@ package struct TraceTables: Sendable {
     /// Stores traces whose keys differ: one query finds those already stored, one statement adds
     /// the new ones, and their spans, usage and scores go in a statement each (a few on
     /// PostgreSQL for many rows).
-    private static func store(
+    static func store(
         _ chunk: [NewTrace], leaseKind: String?, into sql: any SQLStatements, counts: inout TraceImportCounts
     ) throws {
         guard !chunk.isEmpty else { return }

@@ -78,7 +78,10 @@ package final class Workspace: Sendable {
         configuration.prepareDatabase { db in
             // WAL with synchronous=NORMAL is safe against application crashes and kills;
             // only a power loss can drop the last transactions, never corrupt the file.
-            if !db.configuration.readonly { try db.execute(sql: "PRAGMA synchronous = NORMAL") }
+            if !db.configuration.readonly {
+                try db.execute(sql: "PRAGMA synchronous = NORMAL")
+                try db.execute(sql: "PRAGMA journal_size_limit = \(Workspace.logLimit)")
+            }
         }
         return configuration
     }
@@ -216,6 +219,26 @@ package final class Workspace: Sendable {
         let writer = try writer()
         try translatingErrors(writing: true) {
             try writer.writeWithoutTransaction { db in _ = try Row.fetchAll(db, sql: "PRAGMA wal_checkpoint(PASSIVE)") }
+        }
+    }
+
+    /// The size past which SQLite cuts the log back once a checkpoint has copied it all
+    /// (`journal_size_limit`): a burst of large spans leaves no gigabyte of log behind.
+    package static let logLimit: Int64 = 16 << 20
+
+    /// Folds the write-ahead log into the file, so that the file alone (a copy of it) holds
+    /// everything committed. With `bytes` nil, all of it, emptying the log (SQLite's TRUNCATE
+    /// checkpoint, which waits up to the busy timeout for readers of the log): what a process
+    /// that wrote does when it stops. Otherwise only once the log passes `bytes`, without
+    /// waiting for anyone (a passive checkpoint; the log then starts over and is cut back to
+    /// ``logLimit``): what a writer that defers SQLite's own checkpoint does after each commit.
+    /// Nothing when this workspace never opened its writer.
+    package func foldLog(past bytes: Int64?) throws(WorkspaceError) {
+        guard let writer = writerPool.withLock({ $0 }) else { return }
+        if let bytes, Workspace.fileSize(path + "-wal") <= bytes { return }
+        let mode = bytes == nil ? "TRUNCATE" : "PASSIVE"
+        try translatingErrors(writing: true) {
+            try writer.writeWithoutTransaction { db in _ = try Row.fetchAll(db, sql: "PRAGMA wal_checkpoint(\(mode))") }
         }
     }
 

@@ -11,9 +11,12 @@ import Synchronization
 /// refuses at once (the server answers 503 with `Retry-After`, gRPC `UNAVAILABLE`) so exporters
 /// back off instead of piling up memory.
 ///
-/// Spans of one trace may come in any order and over many requests: the trace is put together
-/// again from the spans already stored and the new ones, by span id, so a trace grows and a
-/// request sent twice changes nothing.
+/// Spans of one trace may come in any order and over many requests: each request's spans are
+/// appended to the stored trace by span id (a span sent again replaces itself), so a trace grows,
+/// a request sent twice changes nothing, and a request costs what its own spans cost.
+///
+/// The workspace file stays whole: the log is folded into the file once it passes
+/// ``logBound`` bytes, and when the ingest drains (a clean stop of `loupe serve` or a listener).
 package final class TraceIngest: Sendable {
     package enum Refusal: Error, Hashable, Sendable, CustomStringConvertible {
         /// The queue holds `queued` spans, and this request's would pass `capacity`.
@@ -175,13 +178,16 @@ package final class TraceIngest: Sendable {
         }
     }
 
+    /// The log size, in bytes, past which the writer folds it into the workspace file after
+    /// answering (about twice what SQLite's own checkpoint would copy at a time): bytes, not
+    /// spans, since a few spans of 30 MB each made a log of a gigabyte.
+    package static let logBound: Int64 = 8 << 20
+
     /// Until ``drain()``: waits for requests, takes every one queued, commits them together.
+    /// The commit that answers requests leaves SQLite's checkpoint to here, after the answers;
+    /// the last thing it does is fold the whole log into the file, so that the file alone (a
+    /// copy of it) holds everything acknowledged.
     private func writer() {
-        // Spans written since the log was last copied into the database (a trace that grows is
-        // written whole each time, so this counts its stored spans too): the commit that
-        // answers requests leaves that to here, after the answers (about 8 MB at a time, twice what
-        // SQLite's own checkpoint would copy).
-        var sinceCheckpoint = 0
         while true {
             wake.wait()
             let batch = state.withLock { state -> [Pending] in
@@ -191,17 +197,15 @@ package final class TraceIngest: Sendable {
                 return batch
             }
             if !batch.isEmpty {
-                sinceCheckpoint += commit(batch)
-                if sinceCheckpoint >= 4096 {
-                    try? (tables.database as? Workspace)?.checkpoint()
-                    sinceCheckpoint = 0
-                }
+                _ = commit(batch)
+                try? tables.database.foldLog(past: Self.logBound)
             }
             let finished = state.withLock { state -> Bool in
                 state.writing = false
                 return state.stopping && state.pending.isEmpty
             }
             if finished {
+                try? tables.database.foldLog(past: nil)
                 drained.signal()
                 return
             }
@@ -233,9 +237,12 @@ package final class TraceIngest: Sendable {
         }
     }
 
-    /// Stores the spans of several requests in one transaction: each trace they touch is put
-    /// together from its stored spans and the new ones (a span sent again replaces itself).
-    /// Returns the spans written: every span of each trace touched, stored ones included.
+    /// Stores the spans of several requests in one transaction. The spans of each trace they
+    /// touch are put together as a trace of their own (a span sent twice in the batch: its last
+    /// copy) and appended to the stored trace (``TraceTables/appendSpans(_:deferringCheckpoint:)``),
+    /// which reads and writes no other span's content: a trace that grows over many requests
+    /// costs each what its new spans cost, and two receivers on one workspace add to one trace
+    /// without losing each other's spans. Returns the span rows written.
     static func store(_ requests: [(spans: [Prepared], source: String)], in tables: TraceTables) throws -> Int {
         var order: [String] = []
         var incoming: [String: [Prepared]] = [:]
@@ -250,25 +257,12 @@ package final class TraceIngest: Sendable {
                 incoming[traceID, default: []].append(prepared)
             }
         }
-        let stored = try tables.storedSources(format: TraceFormat.otlp.rawValue, externalIDs: order)
-        let traces = try order.map {
-            id -> (trace: Trace, source: String?, encoded: [String: TraceService.EncodedSpan]) in
+        let now = Date()
+        let arrivals = order.map { id -> NewTrace in
             var spans: [OTLPImporter.OTLPSpan] = []
             var encoded: [String: TraceService.EncodedSpan] = [:]
             var index: [String: Int] = [:]
-            var metadata: JSONObject = [:]
-            if let before = stored[id] {
-                metadata = before.metadataJSON.flatMap { try? JSONValue.parse($0) }?.object ?? [:]
-                for packed in before.spans {
-                    guard let source = Zstd.decompress(packed) else {
-                        throw TraceImportError(file: "trace \(id)", "a stored span's source is unreadable")
-                    }
-                    let span = try OTLPDecoding.storedSpan(source, file: "trace \(id)")
-                    index[span.span.spanID] = spans.count
-                    spans.append(span)
-                }
-            }
-            var service = metadata["service.name"]?.string
+            var service: String?
             for prepared in incoming[id]! {
                 let new = prepared.span
                 if let at = index[new.span.spanID] {
@@ -280,16 +274,9 @@ package final class TraceIngest: Sendable {
                 encoded[new.span.spanID] = prepared.encoded
                 service = new.service ?? service
             }
-            var trace = OTLPImporter.trace(id: id, spans: spans, service: service)
-            trace.metadata = metadata.merging(trace.metadata) { _, new in new }
-            return (trace, sources[id], encoded)
+            let trace = OTLPImporter.trace(id: id, spans: spans, service: service)
+            return TraceService.record(trace, sourceFile: sources[id], encoded: encoded, importedAt: now)
         }
-        // The received spans come encoded; a trace's stored spans read again are encoded here.
-        let now = Date()
-        let records = traces.map {
-            TraceService.record($0.trace, sourceFile: $0.source, encoded: $0.encoded, importedAt: now)
-        }
-        _ = try tables.importTraces(records, deferringCheckpoint: true)
-        return records.reduce(0) { $0 + $1.spans.count }
+        return try tables.appendSpans(arrivals, deferringCheckpoint: true)
     }
 }
