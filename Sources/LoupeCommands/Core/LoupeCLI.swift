@@ -31,6 +31,8 @@ package enum LoupeCLI {
                     session: session, output: ProgressClearingSink(progress: progress),
                     reporter: progress?.reporter() ?? .detached(), columns: terminalColumns())
                 defer { progress?.clear() }
+                // A failed command may have written too: the log is folded either way.
+                defer { session.close() }
                 try command.run(in: context)
             } else if let root = parsed as? Loupe {
                 guard let host else { throw NoTUIError() }
@@ -39,6 +41,7 @@ package enum LoupeCLI {
                     session: session, theme: root.theme, jobs: root.jobs,
                     environment: environment,
                     firstFrameSize: benchFirstFrameSize(environment), listen: root.listen)
+                session.close()
             } else {
                 var command = parsed
                 try command.run()

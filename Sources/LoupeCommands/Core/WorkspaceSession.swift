@@ -143,6 +143,17 @@ package final class WorkspaceSession: Sendable {
     /// What the receiver does, for the TUI's status bar; nil when it does not listen.
     package var listenerStatus: String? { listening.withLock { $0 }?.status }
 
+    /// Ends the session's work on its workspace: stops the receiver (committing what it
+    /// acknowledged) and, when this session wrote to a workspace file, folds the write-ahead log
+    /// into it, so that the file alone — copied, mailed, opened by an older sqlite3 — holds
+    /// everything the command stored. Every command that wrote ends here (``LoupeCLI``); a log
+    /// another process still reads is left to it (the fold waits the busy timeout, then gives up:
+    /// nothing is lost, the data stays in the log beside the file).
+    package func close() {
+        stopListening()
+        try? opened.withLock { $0 }?.foldLog(past: nil)
+    }
+
     deinit {
         stopListening()
         openedPostgres.withLock { $0 }?.close()

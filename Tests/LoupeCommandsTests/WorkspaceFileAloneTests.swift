@@ -1,0 +1,81 @@
+import Foundation
+import LoupeAgents
+import LoupeBase
+import LoupeKit
+import LoupeStore
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The file is the workspace (reliability finding F-4): once a process that wrote stops, the
+/// `.sqlite` file alone — copied without its `-wal` — holds everything it stored, and a receiver's
+/// log stays bounded in bytes while it runs.
+@Suite(.serialized) struct WorkspaceFileAloneTests {
+    static func fileSize(_ path: String) -> Int64 {
+        ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.int64Value ?? 0
+    }
+
+    /// Copies the workspace file alone (not its `-wal` or `-shm`) into a directory of its own.
+    static func copyAlone(_ path: String) throws -> String {
+        let copy = TestEnvironment.temporaryDirectory() + "/copy.sqlite"
+        try FileManager.default.copyItem(atPath: path, toPath: copy)
+        return copy
+    }
+
+    @Test func aCopyOfTheFileAloneHoldsWhatServeStoredBeforeItStopped() async throws {
+        let server = try OTLPPeerTests.Server()
+        let line = try String(
+            contentsOf: TestEnvironment.repositoryRoot.appendingPathComponent("sample-data/traces/otlp-genai.jsonl"),
+            encoding: .utf8
+        ).split(separator: "\n")[0]
+        var request = URLRequest(url: URL(string: "\(server.http)/v1/traces")!)
+        request.httpMethod = "POST"
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.httpBody = Data(line.utf8)
+        request.timeoutInterval = 900
+        let (_, response) = try await URLSession.shared.data(for: request)
+        #expect((response as? HTTPURLResponse)?.statusCode == 200)
+        let stopped = server.stop()
+        #expect(stopped.status == 0, "\(stopped.output)")
+        #expect(Self.fileSize(server.workspacePath + "-wal") == 0)
+        let copy = try Self.copyAlone(server.workspacePath)
+        let list = try TestEnvironment.run(["trace", "list", "--workspace", copy])
+        #expect(list.status == 0, "\(list.error)")
+        #expect(list.output.contains("cranfield-qa-agent"), "\(list.output)")
+    }
+
+    @Test func aCommandThatWroteLeavesTheLogEmpty() throws {
+        let directory = TestEnvironment.temporaryDirectory()
+        let path = directory + "/w.sqlite"
+        let set = try TestEnvironment.run(
+            ["prices", "set", "model-f4", "--input", "1.5", "--output", "2", "--workspace", path])
+        #expect(set.status == 0, "\(set.error)")
+        #expect(Self.fileSize(path + "-wal") == 0)
+        let copy = try Self.copyAlone(path)
+        let list = try TestEnvironment.run(["prices", "list", "--workspace", copy])
+        #expect(list.output.contains("model-f4"), "\(list.output)\(list.error)")
+    }
+
+    /// Large spans, one a request: the log is folded by its size in bytes, not after a count of
+    /// spans, so 40 MB of spans leave no 40 MB log beside the file while the receiver runs.
+    @Test func aReceiversLogStaysBoundedInBytes() async throws {
+        let path = TestEnvironment.temporaryDirectory() + "/w.sqlite"
+        let workspace = try Workspace(path: path)
+        let ingest = TraceIngest(workspace: workspace)
+        // A 4 MB attribute: the payload column keeps it as JSON text.
+        let text = String(repeating: "abcdefghij", count: 400_000)
+        for i in 0..<10 {
+            let spans = try GrowingTraceTests.spans(1, traceID: String(format: "%032x", i + 1), payload: 0)
+            var span = spans[0]
+            span.span.attributes["big"] = .string(text)
+            try await ingest.submit([span], source: "OTLP/HTTP")
+        }
+        let log = Self.fileSize(path + "-wal")
+        #expect(log < Workspace.logLimit + 2 * TraceIngest.logBound, "a \(log)-byte log after 40 MB of spans")
+        ingest.drain()
+        #expect(Self.fileSize(path + "-wal") == 0)
+        #expect(try workspace.traceSummaries().count == 10)
+    }
+}
