@@ -58,54 +58,97 @@ extension TraceTables {
         return try database.writeStatements(body)
     }
 
-    /// A stored span's columns that order the trace and make its summary.
-    private struct Node {
-        var ordinal: Int
-        var spanID: String
-        var parentID: String?
-        var kind: String
-        var name: String
-        var startNs: Int64
-        var endNs: Int64?
-        var status: String
-        var model: String?
-        var inputTokens: Int?
-        var outputTokens: Int?
-        var cost: Double?
+    /// A trace's spans as their stored columns that order the trace and make its summary, a
+    /// column to an array: read on every request that adds to a trace, so a row costs a few
+    /// appends, not a structure of strings copied around.
+    private struct Columns {
+        var ordinal: [Int] = []
+        var spanID: [String] = []
+        var parentID: [String?] = []
+        var kind: [String] = []
+        var name: [String] = []
+        var startNs: [Int64] = []
+        var endNs: [Int64?] = []
+        var isError: [Bool] = []
+        var model: [String?] = []
+        var inputTokens: [Int?] = []
+        var outputTokens: [Int?] = []
+        var cost: [Double?] = []
 
-        init(_ row: SpanRow) {
-            ordinal = row.ordinal
-            spanID = row.spanID
-            parentID = row.parentSpanID
-            kind = row.kind
-            name = row.name
-            startNs = row.startNs
-            endNs = row.endNs
-            status = row.status
-            model = row.model
-            inputTokens = row.inputTokens
-            outputTokens = row.outputTokens
-            cost = row.cost
+        var count: Int { ordinal.count }
+
+        static let sql =
+            "SELECT ordinal, span_id, parent_span_id, kind, name, start_ns, end_ns, status, model, input_tokens, "
+            + "output_tokens, cost FROM spans WHERE trace_id = ? ORDER BY ordinal"
+
+        /// The stored spans of trace `id`, in ordinal order: on SQLite through a cursor by column
+        /// position, on PostgreSQL from its rows.
+        init(trace id: Int64, _ sql: any SQLStatements) throws {
+            if let grdb = sql as? GRDBStatements {
+                let rows = try Row.fetchCursor(grdb.db, sql: Self.sql, arguments: [id])
+                while let r = try rows.next() {
+                    ordinal.append(r[0])
+                    spanID.append(r[1])
+                    parentID.append(r[2])
+                    kind.append(r[3])
+                    name.append(r[4])
+                    startNs.append(r[5])
+                    endNs.append(r[6])
+                    isError.append((r[7] as String?) == "error")
+                    model.append(r[8])
+                    inputTokens.append(r[9])
+                    outputTokens.append(r[10])
+                    cost.append(r[11])
+                }
+                return
+            }
+            for row in try sql.execute(Self.sql, [.integer(id)]) {
+                let v = row.values
+                ordinal.append(Int(v[0].integer ?? 0))
+                spanID.append(v[1].text ?? "")
+                parentID.append(v[2].text)
+                kind.append(v[3].text ?? "")
+                name.append(v[4].text ?? "")
+                startNs.append(v[5].integer ?? 0)
+                endNs.append(v[6].integer)
+                isError.append(v[7].text == "error")
+                model.append(v[8].text)
+                inputTokens.append(v[9].integer.map(Int.init))
+                outputTokens.append(v[10].integer.map(Int.init))
+                cost.append(v[11].real ?? v[11].integer.map(Double.init))
+            }
         }
 
-        init(stored v: [SQLValue]) {
-            ordinal = Int(v[0].integer ?? 0)
-            spanID = v[1].text ?? ""
-            parentID = v[2].text
-            kind = v[3].text ?? ""
-            name = v[4].text ?? ""
-            startNs = v[5].integer ?? 0
-            endNs = v[6].integer
-            status = v[7].text ?? ""
-            model = v[8].text
-            inputTokens = v[9].integer.map(Int.init)
-            outputTokens = v[10].integer.map(Int.init)
-            cost = v[11].real ?? v[11].integer.map(Double.init)
+        /// Sets span `i` (or adds it, at the end) from an arriving row.
+        mutating func set(_ i: Int, _ row: SpanRow) {
+            if i == count {
+                ordinal.append(row.ordinal)
+                spanID.append(row.spanID)
+                parentID.append(nil)
+                kind.append("")
+                name.append("")
+                startNs.append(0)
+                endNs.append(nil)
+                isError.append(false)
+                model.append(nil)
+                inputTokens.append(nil)
+                outputTokens.append(nil)
+                cost.append(nil)
+            }
+            ordinal[i] = row.ordinal
+            spanID[i] = row.spanID
+            parentID[i] = row.parentSpanID
+            kind[i] = row.kind
+            name[i] = row.name
+            startNs[i] = row.startNs
+            endNs[i] = row.endNs
+            isError[i] = row.status == "error"
+            model[i] = row.model
+            inputTokens[i] = row.inputTokens
+            outputTokens[i] = row.outputTokens
+            cost[i] = row.cost
         }
     }
-
-    private static let nodeColumns =
-        "ordinal, span_id, parent_span_id, kind, name, start_ns, end_ns, status, model, input_tokens, output_tokens, cost"
 
     /// The span rows of `arrival` added to its stored trace; the rows written.
     private static func append(_ arrival: NewTrace, dialect: SQLDialect, into sql: any SQLStatements) throws -> Int {
@@ -127,15 +170,14 @@ extension TraceTables {
         }
         let traceID = SQLValue.integer(id)
         // The narrow read: what orders the trace and sums it, in stored (tree) order.
-        var nodes = try sql.execute(
-            "SELECT \(nodeColumns) FROM spans WHERE trace_id = ? ORDER BY ordinal", [traceID]
-        ).map { Node(stored: $0.values) }
+        var nodes = try Columns(trace: id, sql)
         var slot: [String: Int] = [:]
-        for (i, node) in nodes.enumerated() { slot[node.spanID] = i }
-        let previousRoot = nodes.first { $0.parentID == nil }?.spanID
+        slot.reserveCapacity(nodes.count + arrival.spans.count)
+        for i in 0..<nodes.count { slot[nodes.spanID[i]] = i }
+        let previousRoot = nodes.parentID.firstIndex { $0 == nil }.map { nodes.spanID[$0] }
 
         // Arriving spans already stored: read in full (by primary key) to tell a resend.
-        let matched = arrival.spans.compactMap { slot[$0.row.spanID].map { nodes[$0].ordinal } }
+        let matched = arrival.spans.compactMap { slot[$0.row.spanID].map { nodes.ordinal[$0] } }
         var stored: [Int: (row: [SQLValue], payload: String?, raw: SQLValue)] = [:]
         for start in stride(from: 0, to: matched.count, by: 8_000) {
             let chunk = matched[start..<min(matched.count, start + 8_000)]
@@ -148,13 +190,13 @@ extension TraceTables {
                 stored[Int(v[0].integer ?? -1)] = (Array(v[1..<17]), v[17].text, v[18])
             }
         }
-        var nextOrdinal = (nodes.map(\.ordinal).max() ?? -1) + 1
+        var nextOrdinal = (nodes.ordinal.max() ?? -1) + 1
         var written: [(ordinal: Int, span: NewTrace.SpanRecord)] = []
         var replaced: [Int] = []
         for span in arrival.spans {
             var record = span
             if let at = slot[span.row.spanID] {
-                let ordinal = nodes[at].ordinal
+                let ordinal = nodes.ordinal[at]
                 record.row.ordinal = ordinal
                 if let before = stored[ordinal], before.row == Array(spanValues(record).dropFirst(2).prefix(16)),
                     before.payload == record.payloadJSON, before.raw == SQLValue(record.rawZstd)
@@ -162,12 +204,12 @@ extension TraceTables {
                     continue
                 }
                 replaced.append(ordinal)
-                nodes[at] = Node(record.row)
+                nodes.set(at, record.row)
                 written.append((ordinal, record))
             } else {
                 record.row.ordinal = nextOrdinal
                 slot[span.row.spanID] = nodes.count
-                nodes.append(Node(record.row))
+                nodes.set(nodes.count, record.row)
                 written.append((nextOrdinal, record))
                 nextOrdinal += 1
             }
@@ -178,16 +220,17 @@ extension TraceTables {
 
         // Tree order over every span, stored and arriving, from their columns.
         let order = treeOrder(nodes)
+        let sequence = order.indices + order.unreached
         var place: [Int: Int] = [:]
-        for (position, index) in (order.indices + order.unreached).enumerated() {
-            place[nodes[index].ordinal] = position
-        }
-        let arriving = Dictionary(uniqueKeysWithValues: written.map { ($0.ordinal, $0.span) })
+        place.reserveCapacity(nodes.count)
+        for (position, index) in sequence.enumerated() { place[nodes.ordinal[index]] = position }
+        let arriving = Set(written.map(\.ordinal))
         // Stored rows not replaced whose place changes: moved through negative ordinals, since
         // (trace_id, ordinal) is the key and each row is checked as it is updated.
-        let moves = nodes.compactMap { node -> (from: Int, to: Int)? in
-            guard arriving[node.ordinal] == nil, let to = place[node.ordinal], to != node.ordinal else { return nil }
-            return (node.ordinal, to)
+        var moves: [(from: Int, to: Int)] = []
+        for (position, index) in sequence.enumerated() {
+            let ordinal = nodes.ordinal[index]
+            if ordinal != position && !arriving.contains(ordinal) { moves.append((ordinal, position)) }
         }
         if !replaced.isEmpty {
             for start in stride(from: 0, to: replaced.count, by: 8_000) {
@@ -211,63 +254,82 @@ extension TraceTables {
         }
         // Spans in a cycle of parents are reached from no root: kept as roots, as the import does.
         if !order.unreached.isEmpty {
-            let ids = order.unreached.map { nodes[$0].spanID }
+            let ids = order.unreached.map { nodes.spanID[$0] }
             try sql.execute(
                 "UPDATE spans SET parent_span_id = NULL WHERE trace_id = ? AND span_id IN "
                     + "(\(StoreTable.placeholders(ids.count)))", [traceID] + ids.map(SQLValue.text))
-            for index in order.unreached { nodes[index].parentID = nil }
+            for index in order.unreached { nodes.parentID[index] = nil }
         }
         try sql.insertRows(
             into: "spans", columns: spanColumns,
             rows: written.map { ordinal, span in
                 var span = span
                 span.row.ordinal = place[ordinal] ?? ordinal
-                if order.unreached.contains(where: { nodes[$0].spanID == span.row.spanID }) {
+                if order.unreached.contains(where: { nodes.spanID[$0] == span.row.spanID }) {
                     span.row.parentSpanID = nil
                 }
                 return [traceID] + spanValues(span).dropFirst()
             })
 
-        // The summary, from the columns in tree order, as Trace and TraceService.record make it.
-        let ordered = order.indices.map { nodes[$0] } + order.unreached.map { nodes[$0] }
-        let ids = Set(ordered.map(\.spanID))
-        func sum<T: AdditiveArithmetic>(_ values: [T?]) -> T? {
-            values.reduce(nil as T?) { a, b in a == nil && b == nil ? nil : (a ?? .zero) + (b ?? .zero) }
+        // The summary, from the columns in tree order, as Trace and TraceService.record make it
+        // (sums in that order: a cost is the same double an import of the whole trace adds up).
+        func add<T: AdditiveArithmetic>(_ a: T?, _ b: T?) -> T? {
+            a == nil && b == nil ? nil : (a ?? .zero) + (b ?? .zero)
         }
-        let work = ordered.filter { $0.kind != "agent" && $0.kind != "other" }.count
-        let root = ordered.first { $0.parentID == nil }
+        let ids = Set(nodes.spanID)
+        var work = 0
+        var errors = 0
+        var awaiting = 0
+        var started = Int64.max
+        var ended = Int64.min
+        var inputTokens: Int?
+        var outputTokens: Int?
+        var cost: Double?
+        var root: Int?
+        var models = Set<String>()
+        for i in sequence {
+            if nodes.kind[i] != "agent" && nodes.kind[i] != "other" { work += 1 }
+            if nodes.isError[i] { errors += 1 }
+            if let parent = nodes.parentID[i] {
+                if !ids.contains(parent) { awaiting += 1 }
+            } else if root == nil {
+                root = i
+            }
+            started = min(started, nodes.startNs[i])
+            ended = max(ended, nodes.endNs[i] ?? nodes.startNs[i])
+            inputTokens = add(inputTokens, nodes.inputTokens[i])
+            outputTokens = add(outputTokens, nodes.outputTokens[i])
+            cost = add(cost, nodes.cost[i])
+            if let model = nodes.model[i] { models.insert(model) }
+        }
+        let count = sequence.count
         let name: String
         if let root {
-            if arrival.spans.contains(where: { $0.row.spanID == root.spanID && $0.row.parentSpanID == nil }) {
+            let rootID = nodes.spanID[root]
+            if arrival.spans.contains(where: { $0.row.spanID == rootID && $0.row.parentSpanID == nil }) {
                 name = arrival.summary.name
-            } else if root.spanID == previousRoot, let kept = trace.text("name") {
+            } else if rootID == previousRoot, let kept = trace.text("name") {
                 name = kept
             } else {
-                name = root.name
+                name = nodes.name[root]
             }
         } else {
             name = after["service.name"]?.string ?? externalID
         }
-        let models = Set(ordered.compactMap(\.model)).sorted()
+        let sortedModels = models.sorted()
         let values: [(String, SQLValue)] = [
             ("source_file", SQLValue(arrival.summary.sourceFile)), ("name", .text(name)),
-            ("started_ns", .integer(ordered.map(\.startNs).min() ?? 0)),
-            ("ended_ns", .integer(ordered.map { $0.endNs ?? $0.startNs }.max() ?? 0)),
-            ("timed", SQLValue(arrival.summary.timed)), ("span_count", SQLValue(ordered.count)),
-            ("step_count", SQLValue(work > 0 ? work : ordered.count)),
-            ("error_count", SQLValue(ordered.filter { $0.status == "error" }.count)),
-            ("input_tokens", SQLValue(sum(ordered.map(\.inputTokens)))),
-            ("output_tokens", SQLValue(sum(ordered.map(\.outputTokens)))),
-            ("cost", SQLValue(sum(ordered.map(\.cost)))),
+            ("started_ns", .integer(count > 0 ? started : 0)), ("ended_ns", .integer(count > 0 ? ended : 0)),
+            ("timed", SQLValue(arrival.summary.timed)), ("span_count", SQLValue(count)),
+            ("step_count", SQLValue(work > 0 ? work : count)), ("error_count", SQLValue(errors)),
+            ("input_tokens", SQLValue(inputTokens)), ("output_tokens", SQLValue(outputTokens)),
+            ("cost", SQLValue(cost)),
             ("metadata_json", .text(JSONValue.object(after).compactJSON)),
             ("content_hash", .text(appendedHashPrefix + arrival.contentHash)),
             ("imported_at", SQLValue(arrival.summary.importedAt)),
-            ("models", models.isEmpty ? .null : .text(models.joined(separator: "\u{1F}"))),
+            ("models", sortedModels.isEmpty ? .null : .text(sortedModels.joined(separator: "\u{1F}"))),
             ("session_id", trace.text("session_id").map(SQLValue.text) ?? SQLValue(arrival.summary.sessionID)),
-            (
-                "awaiting_parents",
-                SQLValue(ordered.filter { $0.parentID.map { !ids.contains($0) } ?? false }.count)
-            ),
+            ("awaiting_parents", SQLValue(awaiting)),
         ]
         try sql.execute(
             "UPDATE traces SET \(values.map { "\($0.0) = ?" }.joined(separator: ", ")) WHERE id = ?",
@@ -316,30 +378,32 @@ extension TraceTables {
     /// `OTLPImporter.treeOrder` over stored columns: parents before children, siblings by start
     /// time then by `nodes`' order; spans whose parent is missing are roots; spans no root
     /// reaches (a cycle of parents) come last, in `nodes`' order. Indices into `nodes`.
-    private static func treeOrder(_ nodes: [Node]) -> (indices: [Int], unreached: [Int]) {
-        let ids = Set(nodes.map(\.spanID))
+    private static func treeOrder(_ nodes: Columns) -> (indices: [Int], unreached: [Int]) {
+        let ids = Set(nodes.spanID)
         var children: [String: [Int]] = [:]
         var roots: [Int] = []
-        for (i, node) in nodes.enumerated() {
-            if let parent = node.parentID, ids.contains(parent), parent != node.spanID {
+        for i in 0..<nodes.count {
+            if let parent = nodes.parentID[i], ids.contains(parent), parent != nodes.spanID[i] {
                 children[parent, default: []].append(i)
             } else {
                 roots.append(i)
             }
         }
+        let starts = nodes.startNs
         func byStart(_ a: Int, _ b: Int) -> Bool {
-            nodes[a].startNs != nodes[b].startNs ? nodes[a].startNs < nodes[b].startNs : a < b
+            starts[a] != starts[b] ? starts[a] < starts[b] : a < b
         }
         var out: [Int] = []
         out.reserveCapacity(nodes.count)
-        var seen = Set<String>()
+        var seen = [Bool](repeating: false, count: nodes.count)
         var stack = roots.sorted(by: byStart).reversed().map { $0 }
         while let i = stack.popLast() {
-            guard seen.insert(nodes[i].spanID).inserted else { continue }
+            guard !seen[i] else { continue }
+            seen[i] = true
             out.append(i)
-            stack += (children[nodes[i].spanID] ?? []).sorted(by: byStart).reversed()
+            stack += (children[nodes.spanID[i]] ?? []).sorted(by: byStart).reversed()
         }
-        let unreached = nodes.indices.filter { !seen.contains(nodes[$0].spanID) }
+        let unreached = nodes.spanID.indices.filter { !seen[$0] }
         return (out, unreached)
     }
 }
