@@ -184,10 +184,24 @@ import Testing
     /// Two receivers (two processes' worth: each its own workspace connection and ingest) add
     /// spans of one trace at once: every span is stored.
     @Test func twoReceiversAddingToOneTraceLoseNothing() async throws {
-        let spans = try Self.spans(600)
         let path = TestEnvironment.temporaryDirectory() + "/shared.sqlite"
-        let first = TraceIngest(tables: TraceTables(try Workspace(path: path, busyTimeout: 60)))
-        let second = TraceIngest(tables: TraceTables(try Workspace(path: path, busyTimeout: 60)))
+        try await checkTwoReceivers {
+            TraceTables(try Workspace(path: path, busyTimeout: 60))
+        }
+    }
+
+    /// The same on PostgreSQL: two connections, each with its ingest, on one database.
+    @Test func twoReceiversAddingToOneTraceLoseNothingOnPostgreSQL() async throws {
+        let cluster = try PostgresCluster.shared
+        let url = try PostgresURL(
+            cluster.url(try cluster.database("grow-two-\(UUID().uuidString.prefix(8))")), environment: [:])
+        try await checkTwoReceivers { TraceTables(try PostgresStore.open(url)) }
+    }
+
+    func checkTwoReceivers(_ open: () throws -> TraceTables) async throws {
+        let spans = try Self.spans(600)
+        let first = TraceIngest(tables: try open())
+        let second = TraceIngest(tables: try open())
         try await withThrowingTaskGroup(of: Void.self) { group in
             for (n, ingest) in [first, second].enumerated() {
                 group.addTask {
@@ -200,7 +214,7 @@ import Testing
         }
         first.drain()
         second.drain()
-        let tables = TraceTables(try Workspace(path: path))
+        let tables = try open()
         let summary = try #require(try tables.traceSummaries().first)
         #expect(summary.spanCount == 600)
         let rows = try tables.spanRows(trace: summary.id)

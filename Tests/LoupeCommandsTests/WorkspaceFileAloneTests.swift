@@ -46,9 +46,15 @@ import Testing
         #expect(list.output.contains("cranfield-qa-agent"), "\(list.output)")
     }
 
+    /// While another process has the workspace open (a TUI watching it), SQLite's own fold at
+    /// close cannot run: the command folds the log itself.
     @Test func aCommandThatWroteLeavesTheLogEmpty() throws {
         let directory = TestEnvironment.temporaryDirectory()
         let path = directory + "/w.sqlite"
+        let first = try TestEnvironment.run(["workspace", "init", "--workspace", path])
+        #expect(first.status == 0, "\(first.error)")
+        let watching = try Workspace(path: path, access: .read)
+        #expect(try watching.modelPrices().isEmpty)
         let set = try TestEnvironment.run(
             ["prices", "set", "model-f4", "--input", "1.5", "--output", "2", "--workspace", path])
         #expect(set.status == 0, "\(set.error)")
@@ -56,6 +62,7 @@ import Testing
         let copy = try Self.copyAlone(path)
         let list = try TestEnvironment.run(["prices", "list", "--workspace", copy])
         #expect(list.output.contains("model-f4"), "\(list.output)\(list.error)")
+        withExtendedLifetime(watching) {}
     }
 
     /// Large spans, one a request: the log is folded by its size in bytes, not after a count of
