@@ -524,44 +524,6 @@ package struct TraceTables: Sendable {
             costed: Int(row.integer("costed") ?? 0))
     }
 
-    /// What a trace that grows over many requests is put together again from: for each of
-    /// `externalIDs` stored in `format`, its metadata and every span's source as written
-    /// (zstd-compressed JSON), in tree order. Ids not stored are absent.
-    package func storedSources(
-        format: String, externalIDs: some Collection<String>
-    ) throws(WorkspaceError) -> [String: StoredSources] {
-        guard !externalIDs.isEmpty else { return [:] }
-        let ids = Array(externalIDs)
-        return try database.readStatements { sql in
-            var out: [String: StoredSources] = [:]
-            // SQLite binds at most 32,766 parameters, PostgreSQL 65,535; a request holds far
-            // fewer traces.
-            for start in stride(from: 0, to: ids.count, by: 10_000) {
-                let chunk = ids[start..<min(ids.count, start + 10_000)]
-                let rows = try sql.execute(
-                    """
-                    SELECT t.external_id, t.metadata_json, s.raw_zstd, s.raw_json FROM traces t
-                    LEFT JOIN spans s ON s.trace_id = t.id
-                    WHERE t.format = ? AND t.external_id IN (\(StoreTable.placeholders(chunk.count)))
-                    ORDER BY t.id, s.ordinal
-                    """,
-                    [.text(format)] + chunk.map(SQLValue.text))
-                for row in rows {
-                    guard let id = row.text("external_id") else { continue }
-                    var stored = out[id] ?? StoredSources(metadataJSON: row.text("metadata_json"), spans: [])
-                    // Sources stored before v9 are JSON text: compressed here like the others.
-                    if case .blob(let raw) = row["raw_zstd"] {
-                        stored.spans.append(Data(raw))
-                    } else if let text = row.text("raw_json") {
-                        stored.spans.append(Zstd.compress(text))
-                    }
-                    out[id] = stored
-                }
-            }
-            return out
-        }
-    }
-
     // MARK: - Model prices
 
     package func modelPrices() throws(WorkspaceError) -> [ModelPrice] {

@@ -81,11 +81,4 @@ extension Workspace {
     package func searchSpans(trace: Int64, text: String) throws(WorkspaceError) -> [Int] {
         try traces.searchSpans(trace: trace, text: text)
     }
-
-    /// ``TraceTables/storedSources(format:externalIDs:)``.
-    package func storedSources(
-        format: String, externalIDs: some Collection<String>
-    ) throws(WorkspaceError) -> [String: StoredSources] {
-        try traces.storedSources(format: format, externalIDs: externalIDs)
-    }
 }
