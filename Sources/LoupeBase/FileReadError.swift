@@ -9,6 +9,16 @@ package struct FileReadError: UserFacingError, Hashable, Sendable {
         case isDirectory
         case permissionDenied
         case tooLarge(bytes: Int, limitBytes: Int)
+        /// Over the input limit (`InputFile.limitBytes`); `streamed` when the size is what was
+        /// read before stopping (standard input), not the file's size.
+        case overInputLimit(bytes: Int, limitBytes: Int, streamed: Bool)
+        /// A FIFO, device or socket ("a named pipe (FIFO)").
+        case notRegularFile(kind: String)
+        case symlinkLoop
+        /// A symbolic link to a path that does not exist.
+        case danglingSymlink(target: String)
+        /// The name given was not UTF-8, and so reached Loupe changed (with U+FFFD).
+        case nameNotUTF8
         case notUTF8(byteOffset: Int)
         case system(String)
     }
@@ -26,9 +36,27 @@ package struct FileReadError: UserFacingError, Hashable, Sendable {
         self.path = path
         switch code {
         case ENOENT, ENOTDIR: reason = .noSuchFile
+        case ELOOP: reason = .symlinkLoop
         case EISDIR: reason = .isDirectory
         case EACCES, EPERM: reason = .permissionDenied
         default: reason = .system(String(cString: strerror(code)))
+        }
+    }
+
+    /// The error for `errno` value `code` from opening `path`, saying more than "no such file"
+    /// where it can: a symbolic link to nothing, a name that was not UTF-8.
+    package init(opening path: String, errno code: Int32) {
+        self.init(path: path, errno: code)
+        guard code == ENOENT else { return }
+        if path.unicodeScalars.contains("\u{FFFD}") {
+            reason = .nameNotUTF8
+            return
+        }
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink(path, &buffer, buffer.count - 1)
+        if count > 0 {
+            reason = .danglingSymlink(
+                target: String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self))
         }
     }
 
@@ -42,9 +70,30 @@ package struct FileReadError: UserFacingError, Hashable, Sendable {
         case .permissionDenied: "permission denied (check the file's permissions)"
         case .tooLarge(let bytes, let limit):
             "the file is \(Self.megabytes(bytes)), the limit for this kind of file is \(Self.megabytes(limit))"
+        case .overInputLimit(let bytes, let limit, let streamed):
+            (streamed ? "more than \(Self.size(bytes)) came from it" : "it is \(Self.size(bytes))")
+                + "; Loupe reads inputs up to \(Self.size(limit)) (raise it with --max-input-mb MB or "
+                + "\(InputFile.limitVariable)=MB)"
+        case .notRegularFile(let kind):
+            "is \(kind), not a regular file; Loupe reads files, and standard input given as - "
+                + "(save the data to a file, or run loupe ... - < source)"
+        case .symlinkLoop: "is a symbolic link loop (too many levels of symbolic links)"
+        case .danglingSymlink(let target): "is a symbolic link to \(target), which does not exist"
+        case .nameNotUTF8:
+            "no such file: the name given is not valid UTF-8, so it cannot be opened by that name "
+                + "(rename the file, or give a name without those bytes)"
         case .notUTF8(let offset): "not UTF-8 text (invalid byte at offset \(offset))"
         case .system(let message): "cannot be read (\(message))"
         }
+    }
+
+    /// `bytes` as people read a file's size: "3.1 GB", "12 MB", "512 bytes".
+    private static func size(_ bytes: Int) -> String {
+        if bytes >= 1 << 30 {
+            let tenths = Int((Double(bytes) / Double(1 << 30) * 10).rounded(.down))
+            return tenths % 10 == 0 ? "\(tenths / 10) GB" : "\(tenths / 10).\(tenths % 10) GB"
+        }
+        return megabytes(bytes)
     }
 
     private static func megabytes(_ bytes: Int) -> String {

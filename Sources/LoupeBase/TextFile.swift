@@ -3,15 +3,22 @@ import Glibc
 /// Reads a user's file whole, and says why not with a `FileReadError` (missing, a directory,
 /// permission denied, too large, not UTF-8 at byte N) instead of one vague message for all.
 package enum TextFile {
-    /// The default size limit for files read whole: 1 GiB.
-    package static let defaultLimitBytes = 1 << 30
-
-    /// The bytes of `path`. Throws `FileReadError` when it cannot be opened or read, or when it is
-    /// larger than `limitBytes` (checked before reading, so a huge file costs nothing).
-    package static func bytes(_ path: String, limitBytes: Int = defaultLimitBytes) throws(FileReadError) -> [UInt8] {
+    /// The bytes of `path` (a regular file, or standard input as `-`: see `InputFile`). Throws
+    /// `FileReadError` when it cannot be opened or read, or when it is larger than `limitBytes`
+    /// (checked from a file's size before reading, so a huge file costs nothing; standard input is
+    /// read up to the limit). Without `limitBytes`, the input limit (`InputFile.limitBytes`).
+    package static func bytes(_ path: String, limitBytes: Int? = nil) throws(FileReadError) -> [UInt8] {
         let (fd, size) = try openForReading(path)
         defer { close(fd) }
-        if size > limitBytes { throw FileReadError(path: path, reason: .tooLarge(bytes: size, limitBytes: limitBytes)) }
+        let limit = limitBytes ?? InputFile.limitBytes
+        func tooLarge(_ bytes: Int, streamed: Bool) -> FileReadError {
+            FileReadError(
+                path: path,
+                reason: limitBytes == nil
+                    ? .overInputLimit(bytes: bytes, limitBytes: limit, streamed: streamed)
+                    : .tooLarge(bytes: bytes, limitBytes: limit))
+        }
+        if size > limit { throw tooLarge(size, streamed: false) }
         // Pipes and /proc files report size 0: read until end of file either way.
         var out: [UInt8] = []
         out.reserveCapacity(size)
@@ -24,9 +31,7 @@ package enum TextFile {
             }
             if n == 0 { break }
             out.append(contentsOf: chunk[0..<n])
-            if out.count > limitBytes {
-                throw FileReadError(path: path, reason: .tooLarge(bytes: out.count, limitBytes: limitBytes))
-            }
+            if out.count > limit { throw tooLarge(limit, streamed: true) }
         }
         return out
     }
@@ -40,25 +45,13 @@ package enum TextFile {
         return size
     }
 
-    /// An open descriptor of `path` (the caller closes it) and its size; a directory is refused.
+    /// An open descriptor of `path` (the caller closes it) and its size: `InputFile.open`.
     static func openForReading(_ path: String) throws(FileReadError) -> (fd: Int32, size: Int) {
-        let fd = open(path, O_RDONLY)
-        guard fd >= 0 else { throw FileReadError(path: path, errno: errno) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else {
-            let code = errno
-            close(fd)
-            throw FileReadError(path: path, errno: code)
-        }
-        if (info.st_mode & S_IFMT) == S_IFDIR {
-            close(fd)
-            throw FileReadError(path: path, reason: .isDirectory)
-        }
-        return (fd, Int(info.st_size))
+        try InputFile.open(path)
     }
 
     /// The text of `path`, which must be UTF-8; the error names the offset of the first invalid byte.
-    package static func read(_ path: String, limitBytes: Int = defaultLimitBytes) throws(FileReadError) -> String {
+    package static func read(_ path: String, limitBytes: Int? = nil) throws(FileReadError) -> String {
         let data = try bytes(path, limitBytes: limitBytes)
         if let offset = firstInvalidUTF8Offset(data) {
             throw FileReadError(path: path, reason: .notUTF8(byteOffset: offset))

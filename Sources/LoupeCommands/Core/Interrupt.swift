@@ -39,16 +39,19 @@ enum Interrupt {
     ///   (give back what it holds), on the watcher's thread.
     static func cancellable<T>(
         _ context: CommandContext, work: String = "an answer was being made",
+        advice: String = "run the same command again to resume",
         abandoning: @escaping @Sendable () -> Void = {}, _ body: () throws -> T
     ) throws -> T {
         if context.isInsideTUI { return try body() }
-        return try cancelling(context.reporter, work: work, abandoning: abandoning)(body)
+        return try cancelling(context.reporter, work: work, advice: advice, abandoning: abandoning)(body)
     }
 
     /// - Parameter work: what is abandoned when the work has not stopped a second after the
     ///   signal ("an answer was being made"), for the message.
+    /// - Parameter advice: what to do then, for the message.
     static func cancelling<T>(
         _ reporter: JobReporter, work: String = "an answer was being made",
+        advice: String = "run the same command again to resume",
         abandoning: @escaping @Sendable () -> Void = {}
     ) -> (() throws -> T) throws -> T {
         { body in
@@ -84,7 +87,7 @@ enum Interrupt {
                         let name = number == SIGTERM ? "SIGTERM" : "SIGINT"
                         let line =
                             "error: stopped by \(name) while \(work); "
-                            + "run the same command again to resume\n"
+                            + advice + "\n"
                         abandoning()
                         _ = line.withCString { write(2, $0, strlen($0)) }
                         _exit(128 + number)

@@ -47,19 +47,40 @@ struct ServeCommand: LoupeCommand {
             throw CommandFailure(error.description)
         }
         let needsToken = configuration.token != nil
+        // The first signal stops taking requests and commits those in flight; a second leaves at
+        // once (everything acknowledged is already committed). The same signal again within half a
+        // second is the first one delivered twice, not a second request: `timeout` and a terminal's
+        // Ctrl-C send it to the process and to its group, and loupe serve can be both. The
+        // handlers are in place before the first line says where it listens, so a script that
+        // signals on reading it never meets the default action.
+        let stop = Mutex<(serving: TraceReceiver.Serving?, first: (number: Int32, atNanoseconds: UInt64)?)>((nil, nil))
+        let stopping = Signals.onInterrupt { number in
+            let now = DispatchTime.now().uptimeNanoseconds
+            let (again, serving) = stop.withLock { state -> (Bool, TraceReceiver.Serving?) in
+                guard let earlier = state.first else {
+                    state.first = (number, now)
+                    return (false, state.serving)
+                }
+                let again =
+                    earlier.number != number || now - earlier.atNanoseconds >= Signals.repeatWindowNanoseconds
+                return (again, state.serving)
+            }
+            if !again {
+                serving?.requestStop()
+            } else {
+                FileHandle.standardError.write(Data("loupe serve: stopping at once\n".utf8))
+                _exit(128 + number)
+            }
+        }
         let serving = server.start { addresses in
             context.print(Listener.listening(addresses, workspace: context.session.displayPath, token: needsToken))
         }
-        // The first signal stops taking requests and commits those in flight; a second leaves at
-        // once (everything acknowledged is already committed).
-        let signals = Atomic<Int>(0)
-        let stopping = Signals.onInterrupt {
-            if signals.wrappingAdd(1, ordering: .relaxed).oldValue == 0 {
-                serving.requestStop()
-            } else {
-                FileHandle.standardError.write(Data("loupe serve: stopping at once\n".utf8))
-                _exit(130)
-            }
+        // A signal that came while it started stops it now.
+        if stop.withLock({ state in
+            state.serving = serving
+            return state.first != nil
+        }) {
+            serving.requestStop()
         }
         defer { stopping.restore() }
         let done = Atomic<Bool>(false)
@@ -106,12 +127,18 @@ enum Signals {
         }
     }
 
-    static func onInterrupt(_ body: @escaping @Sendable () -> Void) -> Handle {
+    /// How soon the same signal again counts as the first delivered twice (to the process and to
+    /// its group), in nanoseconds.
+    static let repeatWindowNanoseconds: UInt64 = 500_000_000
+
+    /// - Parameter body: called with the signal's number; signals that arrive together before it
+    ///   runs are one call.
+    static func onInterrupt(_ body: @escaping @Sendable (Int32) -> Void) -> Handle {
         var sources: [any DispatchSourceSignal] = []
         for number in [SIGINT, SIGTERM] {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler(handler: body)
+            source.setEventHandler { body(number) }
             source.resume()
             sources.append(source)
         }

@@ -117,14 +117,17 @@ struct TraceCommand: ParsableCommand {
                 """)
 
         @OptionGroup var global: GlobalOptions
-        @Argument(help: "Trace files.") var files: [String]
+        @OptionGroup var input: InputOptions
+        @Argument(help: "Trace files (- for standard input).") var files: [String]
 
         func run(in context: CommandContext) throws {
             guard !files.isEmpty else { throw CommandFailure("name at least one trace file") }
             let report: TraceService.ImportReport
             do {
-                report = try TraceService(tables: try context.traceTables()).importFiles(
-                    files, reporter: context.reporter)
+                let service = TraceService(tables: try context.traceTables())
+                report = try Interrupt.importing(context, "traces") {
+                    try service.importFiles(files, reporter: context.reporter)
+                }
             } catch let error as TraceImportError {
                 throw CommandFailure("\(UntrustedText.sanitized(error.description)); nothing was imported")
             }

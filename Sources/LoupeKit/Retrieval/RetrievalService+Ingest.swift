@@ -1,4 +1,5 @@
 import Foundation
+import LoupeBase
 import LoupeModels
 import LoupeRetrieval
 import LoupeStore
@@ -57,8 +58,10 @@ extension RetrievalService {
                 JobProgress(
                     completed: Double(index), total: Double(files.count), detail: (file as NSString).lastPathComponent))
             report.files += 1
-            guard let data = FileManager.default.contents(atPath: file) else {
-                report.warnings.append("\(file): cannot be read, skipped")
+            // Within the input limit, and never a pipe or device (`InputFile`); why not, said.
+            let data: Data
+            do { data = Data(try TextFile.bytes(file)) } catch {
+                report.warnings.append("\(error), skipped")
                 report.skippedFiles += 1
                 continue
             }
@@ -123,8 +126,9 @@ extension RetrievalService {
                 JobProgress(
                     completed: Double(index), total: Double(files.count),
                     detail: "checking " + (file as NSString).lastPathComponent))
-            guard let data = FileManager.default.contents(atPath: file) else {
-                throw RetrievalError("\(file): cannot be read; nothing was stored (--strict)")
+            let data: Data
+            do { data = Data(try TextFile.bytes(file)) } catch {
+                throw RetrievalError("\(error); nothing was stored (--strict)")
             }
             let text: String
             do {

@@ -32,14 +32,12 @@ package struct TraceService: Sendable {
             try reporter.checkCancellation()
             let name = (path as NSString).lastPathComponent
             reporter.report(JobProgress(completed: Double(index), total: Double(paths.count), detail: name))
-            let traces =
-                try Self.otlpLines(path) { fraction in
-                    reporter.report(
-                        JobProgress(completed: Double(index) + fraction, total: Double(paths.count), detail: name))
-                }
-                ?? TraceImport.traces(Data(try TextFile.bytes(path)), file: path).map {
-                    ReadTrace(trace: $0, file: path)
-                }
+            let traces = try Self.readTraces(path) { fraction in
+                reporter.report(
+                    JobProgress(completed: Double(index) + fraction, total: Double(paths.count), detail: name))
+            } checkCancellation: {
+                try reporter.checkCancellation()
+            }
             report.files += 1
             report.traces += traces.count
             report.spans += traces.reduce(0) { $0 + $1.trace.spans.count }
@@ -51,6 +49,7 @@ package struct TraceService: Sendable {
         let importedAt = Date()
         let inspect = read.contains { $0.trace.format == .inspect }
         // Handed over: the stream lets each trace go once its rows are made.
+        try reporter.checkCancellation()
         let records = ParallelOrderedStream(consume read) {
             Self.record($0.trace, sourceFile: $0.file, encoded: $0.encoded, importedAt: importedAt)
         }
