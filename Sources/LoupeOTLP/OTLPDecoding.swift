@@ -53,11 +53,40 @@ package enum OTLPDecoding {
     private static func decoded(_ request: JSONValue, encoding: String) throws(Malformed) -> Decoded {
         do {
             let (spans, rejected) = try OTLPImporter.spans(in: request, file: "request", line: nil)
-            return Decoded(spans: spans, rejected: rejected)
+            // The mapping reads the spans in order and rejects some, naming each by its path: the
+            // paths left, in the same order, are those of the spans read.
+            let rejectedPaths = Set(rejected.compactMap { $0.field.flatMap(spanPath) })
+            let paths = spanPaths(request).filter { !rejectedPaths.contains($0) }
+            precondition(paths.count == spans.count, "the request's spans and their paths disagree")
+            return checked(Array(zip(paths, spans.map(normalized))), rejected: rejected)
         } catch {
             throw Malformed(
                 description: "the \(encoding) body has no resourceSpans list: not an ExportTraceServiceRequest")
         }
+    }
+
+    /// The path of each span of an OTLP/JSON request, in the order `OTLPImporter.spans(in:)`
+    /// reads them.
+    private static func spanPaths(_ request: JSONValue) -> [String] {
+        var paths: [String] = []
+        let resources = request["resourceSpans"]?.array ?? request["resource_spans"]?.array ?? []
+        for (r, resource) in resources.enumerated() {
+            let scopes = resource["scopeSpans"]?.array ?? resource["scope_spans"]?.array ?? []
+            for (s, scope) in scopes.enumerated() {
+                for i in (scope["spans"]?.array ?? []).indices {
+                    paths.append("resourceSpans[\(r)].scopeSpans[\(s)].spans[\(i)]")
+                }
+            }
+        }
+        return paths
+    }
+
+    /// The span's path at the start of a rejected field's (`resourceSpans[0].scopeSpans[1].spans[2]`
+    /// of `resourceSpans[0].scopeSpans[1].spans[2].spanId`).
+    private static func spanPath(_ field: String) -> String? {
+        guard let bracket = field.range(of: ".spans[") else { return nil }
+        guard let close = field[bracket.upperBound...].firstIndex(of: "]") else { return nil }
+        return String(field[..<field.index(after: close)])
     }
 
     /// The request in OTLP/JSON's shape.
@@ -179,15 +208,18 @@ extension OTLPDecoding {
             }
         }
         let results = parallelMap(located, serialBelow: 64, read)
-        var decoded = Decoded(spans: [], rejected: [])
-        decoded.spans.reserveCapacity(results.count)
-        for result in results {
+        var accepted: [(path: String, span: OTLPImporter.OTLPSpan)] = []
+        var rejected: [TraceImportError] = []
+        accepted.reserveCapacity(results.count)
+        for (item, result) in zip(located, results) {
             switch result {
-            case .success(let span): decoded.spans.append(span)
-            case .failure(let error): decoded.rejected.append(error)
+            case .success(let span):
+                let (r, s, i) = item.at
+                accepted.append(("resourceSpans[\(r)].scopeSpans[\(s)].spans[\(i)]", span))
+            case .failure(let error): rejected.append(error)
             }
         }
-        return decoded
+        return checked(accepted, rejected: rejected)
     }
 
     /// One protobuf span through the mapping, its message bytes kept as its source.
@@ -208,7 +240,7 @@ extension OTLPDecoding {
             events: span.events.map { (name: $0.name, attributes: plain($0.attributes)) },
             statusCode: span.hasStatus ? span.status.code.rawValue : 0,
             statusMessage: span.status.message.isEmpty ? nil : span.status.message)
-        var found = try OTLPImporter.span(parts, file: file, line: nil, path: path())
+        var found = normalized(try OTLPImporter.span(parts, file: file, line: nil, path: path()))
         found.span.rawProtobuf = try? span.serializedBytes()
         return found
     }
@@ -229,7 +261,7 @@ extension OTLPDecoding {
         do { raw = try JSONValue.parse(bytes) } catch {
             throw TraceImportError(file: file, "a stored span's source is unreadable: \(error)")
         }
-        return try OTLPImporter.span(stored: raw, file: file)
+        return normalized(try OTLPImporter.span(stored: raw, file: file))
     }
 
     /// A stored span source as OTLP/JSON, for showing it: JSON text as it is, a `Span` message's

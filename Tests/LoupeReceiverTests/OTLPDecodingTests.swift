@@ -311,6 +311,75 @@ enum Requests {
     }
 }
 
+/// What OTLP allows beyond a span's shape: each span Loupe would not keep as sent is rejected in
+/// the partial success with its path, and its neighbours are stored.
+@Suite struct OTLPSemanticsTests {
+    static let t0: UInt64 = 1_763_900_000_000_000_000
+
+    /// The same hostile request in protobuf and in OTLP/JSON: what each rejects, by path.
+    @Test(arguments: ["protobuf", "JSON"])
+    func spansOTLPForbidsAreRejectedByPathAndTheirNeighboursKept(encoding: String) throws {
+        let trace = Requests.trace
+        let zeroTrace = String(repeating: "0", count: 32)
+        let spans = [
+            Requests.span(trace: trace, id: "00000000000000a1", name: "first copy", start: Self.t0, end: Self.t0 + 5),
+            Requests.span(trace: zeroTrace, id: "00000000000000a2", name: "zero trace", start: Self.t0, end: Self.t0),
+            Requests.span(trace: trace, id: "0000000000000000", name: "zero span", start: Self.t0, end: Self.t0),
+            Requests.span(trace: trace, id: "00000000000000a3", name: "backwards", start: Self.t0 + 9, end: Self.t0),
+            Requests.span(
+                trace: trace, id: "00000000000000a4", parent: "0000000000000000", name: "zero parent\u{0}cut",
+                start: Self.t0, end: Self.t0 + 1),
+            Requests.span(trace: trace, id: "00000000000000a1", name: "second copy", start: Self.t0, end: Self.t0 + 7),
+            // The same span id in another trace is another span.
+            Requests.span(
+                trace: "5b8efff798038103d269b633813fc60d", id: "00000000000000a1", name: "other trace",
+                start: Self.t0, end: Self.t0),
+        ]
+        let request = Requests.request(spans)
+        let decoded =
+            encoding == "protobuf"
+            ? try OTLPDecoding.protobuf(try request.serializedData())
+            : try OTLPDecoding.json(Data(OTLPDecoding.json(request).compactJSON.utf8))
+        let at = "resourceSpans[0].scopeSpans[0].spans"
+        #expect(decoded.spans.map(\.span.name) == ["zero parent\u{FFFD}cut", "second copy", "other trace"])
+        let rooted = try #require(decoded.spans.first)
+        #expect(rooted.span.parentID == nil)
+        #expect(!rooted.span.name.contains("\u{0}"))
+        let fields = decoded.rejected.compactMap(\.field)
+        #expect(
+            Set(fields) == [
+                "\(at)[1].traceId", "\(at)[2].spanId", "\(at)[3].endTimeUnixNano", "\(at)[0].spanId",
+            ])
+        let duplicate = try #require(decoded.rejected.first { $0.field == "\(at)[0].spanId" })
+        #expect(duplicate.message.contains("\(at)[5]"))
+        let response = OTLPDecoding.partialSuccess(decoded.rejected)
+        #expect(response.partialSuccess.rejectedSpans == 4)
+        #expect(response.partialSuccess.errorMessage.contains("\(at)[1].traceId: is all zeros"))
+        #expect(response.partialSuccess.errorMessage.contains("\(at)[3].endTimeUnixNano: "))
+    }
+
+    /// What only OTLP/JSON can carry: a negative start and a parent id that is not hex.
+    @Test func negativeStartsAndParentsThatAreNotHexAreRejected() throws {
+        let body = """
+            {"resourceSpans": [{"scopeSpans": [{"spans": [
+              {"traceId": "\(Requests.trace)", "spanId": "00000000000000b1", "name": "early",
+               "startTimeUnixNano": "-5", "endTimeUnixNano": "10"},
+              {"traceId": "\(Requests.trace)", "spanId": "00000000000000b2", "name": "bad parent",
+               "parentSpanId": "nothex!!", "startTimeUnixNano": "5", "endTimeUnixNano": "10"},
+              {"traceId": "\(Requests.trace)", "spanId": "00000000000000b3", "name": "nul\\u0000name",
+               "startTimeUnixNano": "5", "endTimeUnixNano": "10"},
+              {"traceId": "\(Requests.trace)", "spanId": "00000000000000b4", "name": "fine",
+               "parentSpanId": "00000000000000b3", "startTimeUnixNano": "5", "endTimeUnixNano": "10"}
+            ]}]}]}
+            """
+        let decoded = try OTLPDecoding.json(Data(body.utf8))
+        #expect(decoded.spans.map(\.span.name) == ["nul\u{FFFD}name", "fine"])
+        let at = "resourceSpans[0].scopeSpans[0].spans"
+        #expect(decoded.rejected.map(\.field) == ["\(at)[0].startTimeUnixNano", "\(at)[1].parentSpanId"])
+        #expect(decoded.rejected[1].message == "\"nothex!!\" is not 16 hex digits")
+    }
+}
+
 @Suite struct ReceiverConfigurationTests {
     @Test func loopbackIsTheDefaultAndAnythingElseNeedsAToken() throws {
         #expect(ReceiverConfiguration.isLoopback("127.0.0.1"))
