@@ -31,7 +31,8 @@ package struct FileReadError: UserFacingError, Hashable, Sendable {
         self.reason = reason
     }
 
-    /// The error for `errno` value `code` from `open`/`read` on `path`.
+    /// The error for `errno` value `code` from `open`/`stat`/`read` on `path`, saying more than
+    /// "no such file" where it can: a symbolic link to nothing, a name that was not UTF-8.
     package init(path: String, errno code: Int32) {
         self.path = path
         switch code {
@@ -41,12 +42,6 @@ package struct FileReadError: UserFacingError, Hashable, Sendable {
         case EACCES, EPERM: reason = .permissionDenied
         default: reason = .system(String(cString: strerror(code)))
         }
-    }
-
-    /// The error for `errno` value `code` from opening `path`, saying more than "no such file"
-    /// where it can: a symbolic link to nothing, a name that was not UTF-8.
-    package init(opening path: String, errno code: Int32) {
-        self.init(path: path, errno: code)
         guard code == ENOENT else { return }
         if path.unicodeScalars.contains("\u{FFFD}") {
             reason = .nameNotUTF8

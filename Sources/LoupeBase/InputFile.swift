@@ -58,7 +58,7 @@ package enum InputFile {
             guard fd >= 0 else { throw FileReadError(path: path, reason: .system("standard input is closed")) }
         } else {
             fd = Glibc.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-            guard fd >= 0 else { throw FileReadError(opening: path, errno: errno) }
+            guard fd >= 0 else { throw FileReadError(path: path, errno: errno) }
         }
         var info = stat()
         guard fstat(fd, &info) == 0 else {

@@ -37,8 +37,10 @@ struct ProfileCommand: ParsableCommand {
             let started = Date()
             let report: ProfileService.ImportReport
             do {
-                report = try ProfileService(database: try context.database()).importFiles(
-                    files, name: name, reporter: context.reporter)
+                let service = ProfileService(database: try context.database())
+                report = try Interrupt.importing(context, "profiles") {
+                    try service.importFiles(files, name: name, reporter: context.reporter)
+                }
             } catch let error as ProfileReadError {
                 throw CommandFailure("\(UntrustedText.sanitized(error.description)); nothing was imported")
             } catch let error as FileReadError {

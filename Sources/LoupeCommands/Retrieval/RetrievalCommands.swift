@@ -32,6 +32,7 @@ struct IngestCommand: LoupeCommand {
     )
 
     @OptionGroup var global: GlobalOptions
+    @OptionGroup var input: InputOptions
     @Argument(help: ArgumentHelp("Files or folders.", valueName: "path")) var paths: [String]
     @Option(help: "Cut every document into windows of this many words (0: whole documents).") var chunkWords: Int?
     @Option(help: "Words shared by consecutive windows.") var overlap = 40
@@ -53,8 +54,16 @@ struct IngestCommand: LoupeCommand {
     func run(in context: CommandContext) throws {
         let chunker: Chunker? = chunkWords.map { $0 == 0 ? .document : .words(size: $0, overlap: overlap) }
         let started = Date()
-        let report = try RetrievalService.on(context).ingest(
-            paths, chunker: chunker, strict: strict, embed: !noEmbed, precision: precision, reporter: context.reporter)
+        let service = try RetrievalService.on(context)
+        // Each file is its own transaction (without --strict): those stored before a signal stay.
+        let report = try Interrupt.importing(
+            context, "corpus files",
+            kept: "the files stored before it are kept; run the same command again for the rest"
+        ) {
+            try service.ingest(
+                paths, chunker: chunker, strict: strict, embed: !noEmbed, precision: precision,
+                reporter: context.reporter)
+        }
         if json {
             context.print(try Formatting.json(report))
             try Self.failIfSkipped(report)
