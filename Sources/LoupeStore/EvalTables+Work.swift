@@ -121,16 +121,30 @@ extension EvalTables {
     }
 
     /// Extends the leases `worker` holds on open items by `leaseSeconds` from now: a worker
-    /// alive on a slow answer keeps it. Returns how many it holds.
+    /// alive on a slow answer keeps it. `held`: only these items, the ones its threads are
+    /// answering; a lease it was granted but never heard of (the server went away before the
+    /// answer reached it) then runs out and its item goes back to the queue, instead of being
+    /// renewed for as long as the worker lives. Returns how many leases it renewed.
     @discardableResult
-    package func renewEvalLeases(worker: String, leaseSeconds: Double) throws(WorkspaceError) -> Int {
+    package func renewEvalLeases(
+        worker: String, leaseSeconds: Double, held: [(run: Int64, itemID: String, epoch: Int)]? = nil
+    ) throws(WorkspaceError) -> Int {
         let now = dialect.nowSeconds
-        return try database.writeStatements { sql in
-            try sql.changes(
-                "UPDATE eval_work_items SET lease_until = \(now) + ? WHERE worker = ? AND done_at IS NULL "
-                    + "AND lease_until IS NOT NULL",
-                [.real(leaseSeconds), .text(worker)])
+        var sql =
+            "UPDATE eval_work_items SET lease_until = \(now) + ? WHERE worker = ? AND done_at IS NULL "
+            + "AND lease_until IS NOT NULL"
+        var arguments: [SQLValue] = [.real(leaseSeconds), .text(worker)]
+        if let held {
+            guard !held.isEmpty else { return 0 }
+            sql +=
+                " AND ("
+                + Array(repeating: "(run_id = ? AND item_id = ? AND epoch = ?)", count: held.count)
+                .joined(separator: " OR ") + ")"
+            for item in held { arguments += [.integer(item.run), .text(item.itemID), .integer(Int64(item.epoch))] }
         }
+        let statement = sql
+        let bound = arguments
+        return try database.writeStatements { sql in try sql.changes(statement, bound) }
     }
 
     /// Gives back the open items `worker` holds (a worker stopping early), so others take them at

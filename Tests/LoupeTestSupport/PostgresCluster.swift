@@ -76,6 +76,10 @@ package final class PostgresCluster: Sendable {
     /// Stops the server (`pg_ctl stop -m fast`); a later ``start()`` brings it back.
     package func stopServer() throws { try pgctl(["stop", "-m", "fast"]) }
 
+    /// Stops the server as a crash would (`pg_ctl stop -m immediate`: connections cut, no
+    /// checkpoint); a later ``start()`` brings it back after recovery.
+    package func stopImmediately() throws { try pgctl(["stop", "-m", "immediate"]) }
+
     /// Starts a stopped server again.
     package func start() throws { try pgctl(["start"]) }
 

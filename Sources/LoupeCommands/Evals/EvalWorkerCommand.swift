@@ -47,6 +47,13 @@ extension EvalCommand {
                 }
                 options.worker = name
             }
+            // Said on stderr while the workspace is away (a server restarting), so that --json's
+            // output stays JSON: the worker waits and stores nothing meanwhile.
+            options.waiting = { [worker = options.worker] message in
+                let line = "loupe eval worker \(UntrustedText.sanitized(worker)): \(UntrustedText.sanitized(message))"
+                if context.isInsideTUI { return context.print(line) }
+                FileHandle.standardError.write(Data((line + "\n").utf8))
+            }
             if let run, try service.evals.evalRun(run) == nil { throw CommandFailure("there is no eval run \(run)") }
             let outcome = try EvalCommand.plainly {
                 // Answers still being made past the grace period are abandoned: their items go back

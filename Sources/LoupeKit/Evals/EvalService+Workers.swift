@@ -26,7 +26,7 @@ extension EvalService {
         var items = loaded.items
         if let limit = options.limit { items = Array(items.prefix(limit)) }
         var record = try newRun(loaded, epochs: epochs, planned: items.count * epochs)
-        record.suiteText = loaded.suiteText
+        record.suiteText = try Self.storableSuiteText(loaded)
         var work: [EvalWorkItem] = []
         for (index, item) in items.enumerated() {
             let json = Self.itemJSON(item)
@@ -110,6 +110,9 @@ extension EvalService {
         package var maxAttempts = 3
         /// How long to keep trying when the workspace cannot be reached (a server restarting).
         package var reconnectSeconds = 60.0
+        /// Told, once an outage, that the workspace cannot be reached and the worker waits for it
+        /// (and again once it is back); `eval worker` prints it.
+        package var waiting: (@Sendable (String) -> Void)?
 
         package init() {}
     }
@@ -143,14 +146,20 @@ extension EvalService {
         let state = Mutex((outcome: WorkOutcome(), failure: nil as (any Error)?, touched: Set<Int64>()))
         let renewing = Atomic<Bool>(true)
         let evals = self.evals
-        // Renews this worker's leases while it answers, so a slow answer is not taken from it.
+        // The items this worker's threads are answering, by thread.
+        let held = Mutex<[Int: (run: Int64, itemID: String, epoch: Int)]>([:])
+        // Renews the leases of the items this worker is answering, so a slow answer is not taken
+        // from it. Only those: a lease granted while the server went away, whose grant never
+        // reached the worker, runs out and its item goes back to the queue.
         let renewer = Thread {
             var last = Date()
             while renewing.load(ordering: .relaxed) {
                 usleep(100_000)
                 guard Date().timeIntervalSince(last) >= options.leaseSeconds / 3 else { continue }
                 last = Date()
-                _ = try? evals.renewEvalLeases(worker: options.worker, leaseSeconds: options.leaseSeconds)
+                _ = try? evals.renewEvalLeases(
+                    worker: options.worker, leaseSeconds: options.leaseSeconds,
+                    held: Array(held.withLock { $0.values }))
             }
         }
         renewer.start()
@@ -160,23 +169,25 @@ extension EvalService {
         }
 
         let service = self
+        let wait = WorkspaceWait(seconds: options.reconnectSeconds, waiting: options.waiting)
         // One thread at a time looks for finished runs (a run's statistics are worked out once per
         // worker, not once per idle thread), and tells the others when to stop.
         let finisher = NSLock()
         let stopping = Atomic<Bool>(false)
-        let loop: @Sendable () -> Void = {
+        let loop: @Sendable (Int) -> Void = { thread in
+            defer { held.withLock { _ = $0.removeValue(forKey: thread) } }
             while !reporter.isCancelled, !stopping.load(ordering: .relaxed), state.withLock({ $0.failure == nil }) {
                 // Read before looking for work: a change announced while it looks wakes it.
                 let seen = options.announced?()
                 do {
-                    let leased = try service.retrying(options) {
+                    let leased = try wait.retrying {
                         try evals.leaseEvalWork(
                             run: options.run, worker: options.worker, leaseSeconds: options.leaseSeconds)
                     }
                     guard let work = leased else {
                         if finisher.try() {
                             defer { finisher.unlock() }
-                            if try service.retrying(options, { try service.finishRuns(options, state: state) }) {
+                            if try wait.retrying({ try service.finishRuns(options, state: state) }) {
                                 stopping.store(true, ordering: .relaxed)
                                 return
                             }
@@ -185,9 +196,10 @@ extension EvalService {
                         continue
                     }
                     state.withLock { _ = $0.touched.insert(work.runID) }
+                    held.withLock { $0[thread] = (work.runID, work.itemID, work.epoch) }
                     let context = try contexts.withLock { cached throws -> RunContext in
                         if let context = cached[work.runID] { return context }
-                        let context = try service.retrying(options) { try service.context(run: work.runID) }
+                        let context = try wait.retrying { try service.context(run: work.runID, storing: wait) }
                         cached[work.runID] = context
                         return context
                     }
@@ -200,19 +212,25 @@ extension EvalService {
                                 "abandoned: leased \(work.attempts - 1) times and never answered (its workers "
                                     + "stopped or stalled past the lease)")
                         } : context.answerer
-                    let (result, scores) =
-                        context.serial.map { lock in
-                            lock.withLock {
-                                Self.answer(
+                    // A workspace error while answering is never the answer: once the workspace is
+                    // back the item is answered again (a model target's answer is kept: only its
+                    // trace waited, ``modelAnswer``).
+                    let (result, scores) = try wait.retrying {
+                        try context.serial.map { lock in
+                            try lock.withLock {
+                                try Self.answer(
                                     task, runID: work.runID, suite: context.suite, answerer: answerer,
                                     tools: context.tools)
                             }
                         }
-                        ?? Self.answer(
-                            task, runID: work.runID, suite: context.suite, answerer: answerer, tools: context.tools)
-                    let stored = try service.retrying(options) {
+                            ?? Self.answer(
+                                task, runID: work.runID, suite: context.suite, answerer: answerer,
+                                tools: context.tools)
+                    }
+                    let stored = try wait.retrying {
                         try evals.recordEvalResult(result, scores: scores, worker: options.worker)
                     }
+                    held.withLock { _ = $0.removeValue(forKey: thread) }
                     guard stored else { continue }
                     let answered = state.withLock { state -> Int in
                         state.outcome.answered += 1
@@ -230,7 +248,7 @@ extension EvalService {
             }
         }
         // Threads of their own: the answers wait on a model, not on a core.
-        onThreads(max(1, options.concurrency)) { _ in loop() }
+        onThreads(max(1, options.concurrency)) { thread in loop(thread) }
         let final = state.withLock { $0 }
         if let failure = final.failure { throw failure }
         var outcome = final.outcome
@@ -275,7 +293,7 @@ extension EvalService {
     }
 
     /// The suite of run `id` parsed from the text the run keeps, its target and its scorers.
-    private func context(run id: Int64) throws -> RunContext {
+    private func context(run id: Int64, storing wait: WorkspaceWait) throws -> RunContext {
         let run = try evals.existingEvalRun(id)
         guard let text = run.suiteText else {
             throw EvalError("run \(id) was not queued for workers (loupe eval run SUITE --workers)")
@@ -290,23 +308,8 @@ extension EvalService {
             else { throw EvalError("run \(id): its qrels \(target.qrelsPath) cannot be read on this machine") }
             loaded.qrels = try Qrels.parse(qrels, file: target.qrelsPath).judgments
         }
-        let answerer = try makeAnswerer(loaded)
+        let answerer = try makeAnswerer(loaded, storing: wait)
         return RunContext(
             suite: suite, answerer: answerer, tools: try scoringTools(), serial: answerer.serial ? NSLock() : nil)
-    }
-
-    /// `body`, tried again while the workspace cannot be reached (a server restarting), for up
-    /// to `options.reconnectSeconds`: only for statements that may run twice (leases, answers
-    /// stored first-wins, reads).
-    func retrying<T>(_ options: WorkOptions, _ body: () throws -> T) throws -> T {
-        let deadline = Date().addingTimeInterval(options.reconnectSeconds)
-        var pause: UInt32 = 100_000
-        while true {
-            do { return try body() } catch let error as WorkspaceError where error.code == .unreachable {
-                guard Date() < deadline else { throw error }
-                usleep(pause)
-                pause = min(pause * 2, 2_000_000)
-            }
-        }
     }
 }

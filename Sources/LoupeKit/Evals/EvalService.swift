@@ -213,9 +213,13 @@ package struct EvalService: Sendable {
                 }
                 guard let index else { return }
                 let task = taskList[index]
-                let (result, scores) = Self.answer(
-                    task, runID: runID, suite: suite, answerer: answerer, tools: tools)
+                let result: EvalResultRecord
+                let scores: [EvalScoreRecord]
                 do {
+                    // A workspace error while answering (the trace not stored) fails the run
+                    // rather than being stored as the item's answer: run again to resume.
+                    (result, scores) = try Self.answer(
+                        task, runID: runID, suite: suite, answerer: answerer, tools: tools)
                     try evals.recordEvalResult(result, scores: scores)
                 } catch {
                     state.withLock { $0.failure = $0.failure ?? error }
@@ -280,16 +284,23 @@ package struct EvalService: Sendable {
         var stopReason: String?
     }
 
+    /// Answers and scores `task`. The target's errors (the model's, the provider's) are the
+    /// answer, stored as an errored one; the workspace's (``isWorkspaceError(_:)``: its trace
+    /// could not be stored) are thrown, since they say nothing about the target.
     static func answer(
         _ task: Task, runID: Int64, suite: EvalSuite, answerer: Answerer, tools: ScoringTools
-    ) -> (EvalResultRecord, [EvalScoreRecord]) {
+    ) throws -> (EvalResultRecord, [EvalScoreRecord]) {
         let item = task.item
         var answer: Answer?
         var failure: String?
+        var workspaceFailure: (any Error)?
         let latency =
             Stopwatch.seconds {
-                do { answer = try answerer.answer(item) } catch { failure = "\(error)" }
+                do { answer = try answerer.answer(item) } catch  where isWorkspaceError(error) {
+                    workspaceFailure = error
+                } catch { failure = "\(error)" }
             } * 1e3
+        if let workspaceFailure { throw workspaceFailure }
         var scores: [Verdict] = []
         if let answer {
             scores = answer.scores
@@ -327,7 +338,9 @@ package struct EvalService: Sendable {
         return (result, records)
     }
 
-    func makeAnswerer(_ loaded: LoadedSuite) throws -> Answerer {
+    /// What answers `loaded`'s items. `storing`: how a worker waits to store a model call's trace
+    /// while the workspace cannot be reached (nil: an error at once).
+    func makeAnswerer(_ loaded: LoadedSuite, storing wait: WorkspaceWait? = nil) throws -> Answerer {
         if instantTarget {
             return Answerer(serial: false) { item in Answer(output: item.targets.first ?? item.input) }
         }
@@ -359,7 +372,7 @@ package struct EvalService: Sendable {
             // Prices read once a run (not once an answer, a read the server answers each time).
             let prices = PriceTable(try TraceTables(evals.database).modelPrices())
             return Answerer(serial: false) { item in
-                try modelAnswer(item, target: target, provider: provider, prices: prices)
+                try modelAnswer(item, target: target, provider: provider, prices: prices, storing: wait)
             }
         }
     }
@@ -434,9 +447,10 @@ package struct EvalService: Sendable {
         }
     }
 
-    func modelAnswer(_ item: EvalItem, target: ModelTarget, provider: any ChatProvider, prices: PriceTable) throws
-        -> Answer
-    {
+    func modelAnswer(
+        _ item: EvalItem, target: ModelTarget, provider: any ChatProvider, prices: PriceTable,
+        storing wait: WorkspaceWait? = nil
+    ) throws -> Answer {
         var messages: [Message] = []
         if let system = target.system { messages.append(Message(role: "system", text: system)) }
         messages.append(Message(role: "user", text: item.input))
@@ -460,7 +474,11 @@ package struct EvalService: Sendable {
         let externalID = "eval-\(item.id)-" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
         let trace = Trace(externalID: externalID, format: .loupe, name: "eval · \(item.id)", spans: [root, call])
         // The call's trace, with its cost, in the workspace the run is in (SQLite or PostgreSQL).
-        let id = try TraceTables(evals.database).importTraces([TraceService.record(trace, sourceFile: nil)]).ids.first
+        // The model's answer is kept while the workspace is away: the trace waits, not the model.
+        let store = { [evals] () throws -> Int64? in
+            try TraceTables(evals.database).importTraces([TraceService.record(trace, sourceFile: nil)]).ids.first
+        }
+        let id = try wait.map { try $0.retrying(store) } ?? store()
         // The cost the trace's summary gives (``TraceService/load(_:)``): the call's own, else its
         // tokens at the workspace's prices.
         let usage = response.usage
@@ -491,7 +509,9 @@ package struct EvalService: Sendable {
             return agents.offlinePolicy()
         default:
             let base = spec.baseURL ?? environment["OPENAI_BASE_URL"] ?? "https://api.openai.com/v1"
-            guard let url = URL(string: base) else { throw EvalError("base_url \(base) is not a URL") }
+            guard let url = URL(string: base) else {
+                throw EvalError("base_url \(URLCredentials.redacted(base, placeholder: "***")) is not a URL")
+            }
             guard let model = spec.model ?? environment["OPENAI_MODEL"] else {
                 throw EvalError("name the model: model: NAME in the suite, or $OPENAI_MODEL")
             }
@@ -531,7 +551,10 @@ package struct EvalService: Sendable {
     static func targetJSON(_ target: EvalTarget) -> JSONValue {
         func provider(_ spec: ProviderSpec) -> JSONValue {
             var out: [String: JSONValue] = ["provider": .string(spec.kind)]
-            if let url = spec.baseURL { out["base_url"] = .string(url) }
+            // The request uses the URL's credentials; the run, which is shared, keeps none.
+            if let url = spec.baseURL {
+                out["base_url"] = .string(URLCredentials.redacted(url, placeholder: SecretRedactor.placeholder))
+            }
             if let model = spec.model { out["model"] = .string(model) }
             return .object(out)
         }
