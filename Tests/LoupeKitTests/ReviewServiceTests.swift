@@ -175,7 +175,7 @@ import Testing
         let directory = try KitFixtures.temporaryDirectory("review-import")
         let file = directory + "/labels.jsonl"
         try jsonl.write(toFile: file, atomically: true, encoding: .utf8)
-        #expect(try service.importLabels(copy, file: file) == 3)
+        #expect(try service.importLabels(copy, file: file, from: "source") == .init(labels: 3, replaced: 0))
         let imported = try workspace.reviewLabels(queue: copy.id)
         #expect(
             Set(imported.map { "\($0.itemKey) \($0.criterion)=\($0.value) \($0.annotator)" })

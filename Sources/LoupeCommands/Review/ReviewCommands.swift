@@ -429,17 +429,25 @@ struct ReviewCommand: ParsableCommand {
 
     struct Import: LoupeCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Read labels made elsewhere: JSON Lines of item, criterion, value and annotator.")
+            abstract: "Read labels made elsewhere: JSON Lines of item, criterion, value and annotator.",
+            discussion: """
+                A line's queue field, when there is one, must name this queue (or the queue given with \
+                --from-queue). A later line for the same item, criterion and annotator replaces an earlier \
+                one, as does a line for a label the queue already holds; the count says how many did.
+                """)
 
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The queue (name or id).") var queue: String
         @Argument(help: "The JSON Lines file.") var file: String
+        @Option(help: "Accept lines exported from this other queue (their queue field).") var fromQueue: String?
 
         func run(in context: CommandContext) throws {
             let service = try ReviewCommand.service(context)
             let queue = try ReviewCommand.plainly { try service.queue(self.queue) }
-            let count = try ReviewCommand.plainly { try service.importLabels(queue, file: file) }
-            context.print("imported \(Formatting.count(count, "label")) into \(queue.name)")
+            let report = try ReviewCommand.plainly { try service.importLabels(queue, file: file, from: fromQueue) }
+            context.print(
+                "imported \(Formatting.count(report.labels, "label")) into \(queue.name)"
+                    + (report.replaced > 0 ? ", \(report.replaced) replaced" : ""))
         }
     }
 }

@@ -44,15 +44,39 @@ extension ReviewService {
         }
     }
 
+    /// What an import of labels stored.
+    package struct LabelImport: Hashable, Sendable {
+        /// The labels the queue holds from this file: one per item, criterion and annotator.
+        package var labels = 0
+        /// Lines that replaced a label: one already in the queue, or an earlier line of the file
+        /// for the same item, criterion and annotator (the later line wins).
+        package var replaced = 0
+
+        package init(labels: Int = 0, replaced: Int = 0) {
+            self.labels = labels
+            self.replaced = replaced
+        }
+    }
+
     /// Reads labels made elsewhere: JSON Lines of `item` (the queue's item key), `criterion`,
     /// `value` and `annotator` (an export's other fields are ignored). Every line is checked
     /// against the queue and its rubric before anything is stored; a mistake is reported at
-    /// file:line:column and stores nothing. Returns how many labels were stored.
+    /// file:line:column and stores nothing.
+    ///
+    /// A line's `queue` field, when it has one, must name `queue` or `otherQueue`: an export of
+    /// another queue is imported only when asked for by name, so a file given to the wrong queue
+    /// is refused instead of labelling its items.
     @discardableResult
-    package func importLabels(_ queue: Queue, file: String, at date: Date = Date()) throws -> Int {
+    package func importLabels(
+        _ queue: Queue, file: String, from otherQueue: String? = nil, at date: Date = Date()
+    ) throws -> LabelImport {
         let data: [UInt8]
         do { data = try TextFile.bytes(file) } catch { throw ReviewError("\(error)") }
         let keys = Set(try reviews.reviewItems(queue: queue.id).map(\.itemKey))
+        // Item, criterion and annotator: a label's identity, which a later one replaces.
+        func identity(_ label: ReviewLabelRecord) -> [String] { [label.itemKey, label.criterion, label.annotator] }
+        var held = Set(try reviews.reviewLabels(queue: queue.id).map(identity))
+        var report = LabelImport()
         var labels: [ReviewLabelRecord] = []
         var line = 0
         for raw in data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
@@ -75,6 +99,14 @@ extension ReviewService {
                 default: throw failure("'\(name)' must be text, a number or true/false")
                 }
             }
+            if fields["queue"] != nil {
+                let named = try text("queue")
+                guard named == queue.name || named == otherQueue else {
+                    throw failure(
+                        "the label is for queue \(named), not \(queue.name): import it into \(named), or add "
+                            + "--from-queue \(named) to import \(named)'s labels into \(queue.name)")
+                }
+            }
             let key = try text("item")
             guard keys.contains(key) else { throw failure("queue \(queue.name) has no item \(key)") }
             let given = try text("annotator")
@@ -94,8 +126,10 @@ extension ReviewService {
                     queueID: queue.id, itemKey: key, criterion: name, value: read.description, number: read.number,
                     annotator: annotator, rubricVersion: queue.rubric.version, rubricHash: queue.record.rubricHash,
                     origin: "import", createdAt: date))
+            if !held.insert(identity(labels[labels.count - 1])).inserted { report.replaced += 1 }
         }
         try reviews.addReviewLabels(labels)
-        return labels.count
+        report.labels = Set(labels.map(identity)).count
+        return report
     }
 }
