@@ -30,42 +30,73 @@ package struct ProfileService: Sendable {
     package static func traceFiles(_ paths: [String]) throws -> [String] {
         var files: [String] = []
         for path in paths {
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-                throw FileReadError(path: path, reason: .noSuchFile)
-            }
-            if isDirectory.boolValue {
-                let inside = try FileManager.default.contentsOfDirectory(atPath: path).sorted()
+            var info = stat()
+            guard stat(path, &info) == 0 else { throw FileReadError(path: path, errno: errno) }
+            let type = info.st_mode & S_IFMT
+            if type == S_IFDIR {
+                let inside = try Self.names(inDirectory: path).sorted()
                     .filter { name in [".json", ".json.gz", ".gz", ".sqlite"].contains { name.hasSuffix($0) } }
                 guard !inside.isEmpty else {
                     throw ProfileReadError(
                         file: path, message: "the directory holds no .json, .json.gz or .sqlite trace")
                 }
                 files += inside.map { (path as NSString).appendingPathComponent($0) }
-            } else {
+            } else if type == S_IFREG {
                 files.append(path)
+            } else {
+                // A file is read twice (its first and last megabyte tell a re-import, then its
+                // events), which a pipe cannot be; a FIFO with no writer would wait forever.
+                throw ProfileReadError(
+                    file: path, message: "it is a pipe or a device, not a regular file: save the trace to a file first")
             }
         }
         return files
     }
 
+    /// The names in the directory at `path`, or why it cannot be listed (permission denied).
+    private static func names(inDirectory path: String) throws(FileReadError) -> [String] {
+        guard let directory = opendir(path) else { throw FileReadError(path: path, errno: errno) }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
     /// A key that is the same for the same files: each one's name and size, and a hash of its
     /// first and last megabyte (a whole-file hash would read gigabytes twice).
     static func sourceKey(_ files: [String]) throws -> String {
-        try files.map { path in
-            let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
-            defer { try? handle.close() }
-            let size = try handle.seekToEnd()
-            try handle.seek(toOffset: 0)
+        try files.map { path throws(FileReadError) in
+            let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+            guard fd >= 0 else { throw FileReadError(path: path, errno: errno) }
+            defer { close(fd) }
+            var info = stat()
+            guard fstat(fd, &info) == 0 else { throw FileReadError(path: path, errno: errno) }
+            let size = Int(info.st_size)
             // The fingerprint traces' re-imports are told by.
             var hash = ContentHash()
-            hash.add(try handle.read(upToCount: 1 << 20) ?? Data())
-            if size > 2 << 20 {
-                try handle.seek(toOffset: size - (1 << 20))
-                hash.add(try handle.read(upToCount: 1 << 20) ?? Data())
-            }
+            hash.add(try Self.bytes(fd, path: path, at: 0, count: min(size, 1 << 20)))
+            if size > 2 << 20 { hash.add(try Self.bytes(fd, path: path, at: size - (1 << 20), count: 1 << 20)) }
             return "\((path as NSString).lastPathComponent):\(size):\(hash.hex)"
         }.joined(separator: "|")
+    }
+
+    /// `count` bytes of the open file `fd` from `offset` (fewer at its end).
+    private static func bytes(_ fd: Int32, path: String, at offset: Int, count: Int) throws(FileReadError) -> Data {
+        var data = Data(count: count)
+        var filled = 0
+        while filled < count {
+            let n = data.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + filled, count - filled, offset + filled) }
+            if n < 0 && errno == EINTR { continue }
+            if n < 0 { throw FileReadError(path: path, errno: errno) }
+            if n == 0 { break }
+            filled += n
+        }
+        return data.prefix(filled)
     }
 
     /// Reads the files as one profile (one rank each) and stores it in one transaction: a bad

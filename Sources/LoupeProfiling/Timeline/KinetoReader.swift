@@ -85,6 +85,7 @@ package enum KinetoReader {
         var walker = Walker(file: file, path: path)
         var info = KinetoFileInfo(path: path)
         var open: [String: [(event: ProfileEvent, index: Int)]] = [:]
+        try walker.skipByteOrderMark()
         try walker.skipWhitespace()
         if walker.atEnd { throw walker.failure("the file is empty") }
         if walker.peek == UInt8(ascii: "[") {
@@ -96,6 +97,7 @@ package enum KinetoReader {
         } else {
             try walker.expect(UInt8(ascii: "{"), "the trace is no JSON object or array")
             var first = true
+            var sawEvents = false
             while true {
                 try walker.skipWhitespace()
                 if walker.peek == UInt8(ascii: "}") { break }
@@ -103,6 +105,7 @@ package enum KinetoReader {
                 first = false
                 let key = try walker.key()
                 if key == "traceEvents" {
+                    sawEvents = true
                     try walker.streamArray { batch in
                         try deliver(batch, into: &info, names: &names, open: &open, events: events)
                         progress(file.fraction)
@@ -111,6 +114,13 @@ package enum KinetoReader {
                     let value = try walker.value()
                     read(member: key, value, into: &info)
                 }
+            }
+            // An object without the member is some other JSON (a config, a summary), not an
+            // empty profile: storing it would hide the mistake.
+            guard sawEvents else {
+                throw ProfileReadError(
+                    file: path,
+                    message: "the JSON object has no traceEvents member, so it is not a Kineto or Chrome trace")
             }
         }
         let unclosed = open.values.reduce(0) { $0 + $1.count }
@@ -424,6 +434,13 @@ private struct Walker {
         }
         buffer += chunk
         return true
+    }
+
+    /// Steps over a UTF-8 byte order mark at the start of the file (some Windows tools write one
+    /// before the JSON).
+    mutating func skipByteOrderMark() throws {
+        while buffer.count - position < 3, try fill() {}
+        if buffer[position...].starts(with: [0xEF, 0xBB, 0xBF]) { position += 3 }
     }
 
     mutating func skipWhitespace() throws {

@@ -10,12 +10,13 @@ package enum ProfileFormat: String, Hashable, Sendable {
 
     /// The format of the file at `path`.
     package static func of(_ path: String) throws -> ProfileFormat {
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw FileReadError(path: path, reason: .noSuchFile)
-        }
-        defer { try? handle.close() }
-        let head = (try? handle.read(upToCount: 16)) ?? Data()
-        return head.starts(with: Array("SQLite format 3".utf8) + [0]) ? .nsightSystems : .kineto
+        // Non-blocking, so that a FIFO with no writer cannot make the open wait.
+        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { throw FileReadError(path: path, errno: errno) }
+        defer { close(fd) }
+        var head = [UInt8](repeating: 0, count: 16)
+        let n = head.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+        return n == 16 && head.starts(with: Array("SQLite format 3".utf8) + [0]) ? .nsightSystems : .kineto
     }
 }
 
