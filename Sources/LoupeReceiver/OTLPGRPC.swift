@@ -1,33 +1,117 @@
 import Foundation
 import GRPCCore
+import GRPCProtobuf
 import LoupeKit
 import LoupeOTLP
+import Synchronization
 
 /// OTLP/gRPC's `TraceService/Export` on grpc-swift-2: OK with an `ExportTraceServiceResponse`
 /// (partial success when spans were rejected) only once the spans are committed;
-/// `UNAVAILABLE` when the ingest queue is full (exporters retry it with backoff);
+/// `UNAVAILABLE` when the ingest is full (exporters retry it with backoff);
 /// `UNAUTHENTICATED` without the configured bearer token.
-struct OTLPGRPC: Opentelemetry_Proto_Collector_Trace_V1_TraceService.ServiceProtocol {
+///
+/// Registered by hand rather than through the generated service protocol, for two reasons that
+/// both come from how grpc-swift-2 runs an RPC:
+///
+/// - The handler is called as soon as the request's headers have arrived, with its message still
+///   to come (a lazy sequence; GRPCCore's `ServerRPCExecutor` deserializes a message only when it
+///   is pulled). The token is checked there, before the message is pulled, and an unauthenticated
+///   RPC ends at once: its stream is closed and the rest of its message is dropped by the HTTP/2
+///   layer rather than buffered. (The generated protocol's unary `export` is called only once the
+///   whole message has been collected and decoded.)
+/// - Below that, the transport (GRPCNIOTransportHTTP2's `GRPCServerStreamHandler`) buffers each
+///   message of an open stream whole, whether or not anyone asks for it: its deframer keeps the
+///   bytes until the message is complete, and HTTP/2 flow control is replenished as frames arrive.
+///   That is bounded per message by `maxRequestPayloadSize` (the body limit), and only for
+///   authenticated clients. The message's bytes are then taken from the ingest's byte budget and
+///   one of its decoding slots, the ones OTLP/HTTP draws on, by the deserializer
+///   (``AdmittingDeserializer``), so that decoding is counted in the same admission as HTTP's and
+///   a request refused there is answered `UNAVAILABLE` before it is decoded.
+struct OTLPGRPC: RegistrableRPCService {
+    typealias Request = Opentelemetry_Proto_Collector_Trace_V1_ExportTraceServiceRequest
+    typealias Response = Opentelemetry_Proto_Collector_Trace_V1_ExportTraceServiceResponse
+
     let configuration: ReceiverConfiguration
     let ingest: TraceIngest
 
-    func export(
-        request: ServerRequest<Opentelemetry_Proto_Collector_Trace_V1_ExportTraceServiceRequest>,
-        context: ServerContext
-    ) async throws -> ServerResponse<Opentelemetry_Proto_Collector_Trace_V1_ExportTraceServiceResponse> {
+    func registerMethods<Transport: ServerTransport>(with router: inout RPCRouter<Transport>) {
+        router.registerHandler(
+            forMethod: Opentelemetry_Proto_Collector_Trace_V1_TraceService.Method.Export.descriptor,
+            deserializer: AdmittingDeserializer(ingest: ingest),
+            serializer: ProtobufSerializer<Response>(),
+            handler: { request, context in
+                StreamingServerResponse(single: try await export(request))
+            })
+    }
+
+    func export(_ request: StreamingServerRequest<Admitted>) async throws -> ServerResponse<Response> {
+        // Before the message is pulled (deserialized, admitted): see the type's comment.
         let authorization = request.metadata[stringValues: "authorization"].first { _ in true }
         guard configuration.authorizes(authorization) else {
             throw RPCError(code: .unauthenticated, message: "a bearer token is required")
         }
-        do { try ingest.admit() } catch { throw RPCError(code: .unavailable, message: error.description) }
-        let decoded = OTLPDecoding.message(request.message)
+        var messages = request.messages.makeAsyncIterator()
+        guard let admitted = try await messages.next() else {
+            throw RPCError(code: .invalidArgument, message: "Export takes one request message; none was sent")
+        }
+        let decoded = OTLPDecoding.message(admitted.message)
         let prepared = ingest.prepare(decoded.spans)
-        ingest.finishedDecoding()
+        admitted.release()
+        guard try await messages.next() == nil else {
+            throw RPCError(code: .invalidArgument, message: "Export takes one request message; more were sent")
+        }
         do {
             try await ingest.submit(prepared, source: "OTLP/gRPC")
         } catch let refusal as TraceIngest.Refusal {
             throw RPCError(code: .unavailable, message: refusal.description)
         }
         return ServerResponse(message: OTLPDecoding.partialSuccess(decoded.rejected))
+    }
+
+    /// A decoded request message holding its bytes in the ingest's byte budget and a decoding
+    /// slot, both given back by ``release()`` (or when it is dropped, whatever ended its RPC).
+    final class Admitted: Sendable {
+        let message: Request
+        private let ingest: TraceIngest
+        private let bytes: Int
+        private let held = Atomic(true)
+
+        fileprivate init(message: Request, ingest: TraceIngest, bytes: Int) {
+            self.message = message
+            self.ingest = ingest
+            self.bytes = bytes
+        }
+
+        func release() {
+            guard held.exchange(false, ordering: .acquiringAndReleasing) else { return }
+            ingest.finishedDecoding()
+            ingest.release(bytes: bytes)
+        }
+
+        deinit { release() }
+    }
+
+    /// Decodes a message that the transport has in hand only once it has its bytes in the
+    /// ingest's byte budget and a decoding slot; `UNAVAILABLE` when either is full.
+    struct AdmittingDeserializer: MessageDeserializer {
+        let ingest: TraceIngest
+
+        func deserialize<Bytes: GRPCContiguousBytes>(_ serializedMessageBytes: Bytes) throws -> Admitted {
+            let count = serializedMessageBytes.count
+            do { try ingest.reserve(bytes: count) } catch {
+                throw RPCError(code: .unavailable, message: error.description)
+            }
+            do { try ingest.admit() } catch {
+                ingest.release(bytes: count)
+                throw RPCError(code: .unavailable, message: error.description)
+            }
+            let message: Request
+            do { message = try ProtobufDeserializer<Request>().deserialize(serializedMessageBytes) } catch {
+                ingest.finishedDecoding()
+                ingest.release(bytes: count)
+                throw error
+            }
+            return Admitted(message: message, ingest: ingest, bytes: count)
+        }
     }
 }

@@ -18,6 +18,13 @@ package struct ReceiverConfiguration: Hashable, Sendable {
     package var token: String?
     /// The largest request body, before and after inflating gzip.
     package var maxBodyBytes = 32 << 20
+    /// How long an OTLP/HTTP body may take to arrive, whatever its rate.
+    package var bodyDeadline: Duration = .seconds(60)
+    /// How long a body may arrive at any rate before it must keep up ``minimumBodyRate``.
+    package var bodyGrace: Duration = .seconds(5)
+    /// The slowest a body may arrive once ``bodyGrace`` is over, in bytes a second on average
+    /// since its request began; a slower one is answered 408 and its connection closed.
+    package var minimumBodyRate = 1024
 
     package init() {}
 
@@ -57,6 +64,9 @@ package struct ReceiverConfiguration: Hashable, Sendable {
             }
         }
         if maxBodyBytes < 1024 { throw Invalid(description: "the body limit \(maxBodyBytes) bytes is too small") }
+        if bodyDeadline <= .zero || bodyGrace < .zero || minimumBodyRate < 0 {
+            throw Invalid(description: "the body deadline must be positive, the grace and minimum rate not negative")
+        }
         return self
     }
 

@@ -25,6 +25,8 @@ package final class TraceIngest: Sendable {
         case stopping
         /// The workspace could not commit; the spans were not stored.
         case notStored(String)
+        /// Bodies being read hold `reading` bytes; this request's next bytes would pass `budget`.
+        case tooManyBytes(reading: Int, budget: Int)
 
         package var description: String {
             switch self {
@@ -32,6 +34,8 @@ package final class TraceIngest: Sendable {
                 "busy: \(queued) spans are waiting to be stored (the queue holds \(capacity)); retry later"
             case .stopping: "the receiver is stopping; retry against it once it is back"
             case .notStored(let why): "the spans were not stored: \(why)"
+            case .tooManyBytes(let reading, let budget):
+                "busy: \(reading) bytes of requests are being read (at most \(budget) at once); retry later"
             }
         }
     }
@@ -42,6 +46,12 @@ package final class TraceIngest: Sendable {
         package var spans = 0
         package var refused = 0
         package var queued = 0
+        /// Requests admitted to be decoded (``admit()``).
+        package var admitted = 0
+        /// Bytes of request bodies and messages taken into the byte budget (``reserve(bytes:)``).
+        package var admittedBytes = 0
+        /// Bytes held by requests being read right now.
+        package var reading = 0
         /// Spans committed in the last few seconds, per second.
         package var spansPerSecond = 0.0
     }
@@ -70,6 +80,8 @@ package final class TraceIngest: Sendable {
         var writing = false
         /// Requests being read and decoded (admitted, not yet queued).
         var decoding = 0
+        /// Bytes of requests being read and decoded (``reserve(bytes:)``, not yet released).
+        var reading = 0
         var statistics = Statistics()
         /// (time, spans) of recent commits, for the rate.
         var recent: [(at: ContinuousClock.Instant, spans: Int)] = []
@@ -81,6 +93,9 @@ package final class TraceIngest: Sendable {
     /// The most requests read and decoded at once: with the queue's capacity, what bounds memory
     /// whatever the number of connections.
     package let decoders: Int
+    /// The most bytes of request bodies held at once while they are read and decoded: what bounds
+    /// the memory of requests before they take a decoding slot.
+    package let byteBudget: Int
     private let state = Mutex(State())
     private let wake = DispatchSemaphore(value: 0)
     private let drained = DispatchSemaphore(value: 0)
@@ -88,15 +103,19 @@ package final class TraceIngest: Sendable {
     /// - Parameter capacity: the most spans waiting to be stored at once; a request that would
     ///   pass it is refused (unless the queue is empty: one request always fits, its size is
     ///   bounded by the server's body limit).
-    package convenience init(workspace: Workspace, capacity: Int = 16_384, decoders: Int = 4) {
-        self.init(tables: TraceTables(workspace), capacity: capacity, decoders: decoders)
+    /// - Parameter byteBudget: the most bytes of requests being read at once (``reserve(bytes:)``).
+    package convenience init(
+        workspace: Workspace, capacity: Int = 16_384, decoders: Int = 4, byteBudget: Int = 256 << 20
+    ) {
+        self.init(tables: TraceTables(workspace), capacity: capacity, decoders: decoders, byteBudget: byteBudget)
     }
 
     /// An ingest into `tables`, on SQLite or PostgreSQL.
-    package init(tables: TraceTables, capacity: Int = 16_384, decoders: Int = 4) {
+    package init(tables: TraceTables, capacity: Int = 16_384, decoders: Int = 4, byteBudget: Int = 256 << 20) {
         self.tables = tables
         self.capacity = capacity
         self.decoders = decoders
+        self.byteBudget = byteBudget
         let thread = Thread { [self] in writer() }
         thread.name = "loupe-ingest"
         thread.start()
@@ -137,9 +156,12 @@ package final class TraceIngest: Sendable {
         }
     }
 
-    /// Admits one request to be read and decoded, or refuses it at once — before its body is
-    /// read — when the queue is full or ``decoders`` requests are being decoded. An admitted
-    /// request calls ``finishedDecoding()`` once it is queued or failed.
+    /// Admits one request whose body has been read to be decoded, or refuses it at once when the
+    /// queue is full or ``decoders`` requests are being decoded. A slot is taken only once the
+    /// whole body is in hand (the servers read it first, against ``reserve(bytes:)``), so a client
+    /// that sends slowly holds no slot and cannot shut others out; a slot is held only for the
+    /// CPU work of decoding and ``prepare(_:)``. An admitted request calls ``finishedDecoding()``
+    /// once it is queued or failed.
     package func admit() throws(Refusal) {
         let refusal: Refusal? = state.withLock { state in
             if state.stopping { return .stopping }
@@ -148,6 +170,7 @@ package final class TraceIngest: Sendable {
                 return .busy(queued: state.queued, capacity: capacity)
             }
             state.decoding += 1
+            state.statistics.admitted += 1
             return nil
         }
         if let refusal { throw refusal }
@@ -155,6 +178,30 @@ package final class TraceIngest: Sendable {
 
     package func finishedDecoding() {
         state.withLock { $0.decoding -= 1 }
+    }
+
+    /// Takes `bytes` of a request being read (a chunk of an HTTP body as it arrives, a gRPC
+    /// message once the transport has it) from ``byteBudget``, or refuses at once when that would
+    /// pass it. Nothing reserved is the exception: one request always fits, its size bounded by
+    /// the server's body limit. The bytes are given back with ``release(bytes:)`` once the
+    /// request is queued or failed; what waits in the queue is bounded by ``capacity`` instead.
+    package func reserve(bytes: Int) throws(Refusal) {
+        let refusal: Refusal? = state.withLock { state in
+            if state.stopping { return .stopping }
+            if state.reading > 0 && state.reading + bytes > byteBudget {
+                state.statistics.refused += 1
+                return .tooManyBytes(reading: state.reading, budget: byteBudget)
+            }
+            state.reading += bytes
+            state.statistics.admittedBytes += bytes
+            return nil
+        }
+        if let refusal { throw refusal }
+    }
+
+    /// Gives back bytes taken with ``reserve(bytes:)``.
+    package func release(bytes: Int) {
+        state.withLock { $0.reading -= bytes }
     }
 
     /// Refuses new requests, then waits until every queued one is committed and answered.
@@ -171,6 +218,7 @@ package final class TraceIngest: Sendable {
         state.withLock { state in
             var statistics = state.statistics
             statistics.queued = state.queued
+            statistics.reading = state.reading
             let now = ContinuousClock.now
             let window = state.recent.filter { now - $0.at < .seconds(5) }
             statistics.spansPerSecond = Double(window.reduce(0) { $0 + $1.spans }) / 5
