@@ -24,9 +24,11 @@ package struct SecretRedactor: Sendable {
     }
 
     /// `line` with known secrets and credential-shaped parts replaced: for command history,
-    /// where what was typed is not known to be a secret.
+    /// where what was typed is not known to be a secret. URLs are taken apart
+    /// (``URLCredentials``), so a password with `/`, `@`, `#` or quoted spaces is hidden whole.
     package func redactCredentials(in line: String) -> String {
-        Self.credentialPatterns.reduce(redact(line)) { text, pattern in
+        let line = URLCredentials.redactingURLs(inCommandLine: redact(line), placeholder: Self.placeholder)
+        return Self.credentialPatterns.reduce(line) { text, pattern in
             pattern.regex.stringByReplacingMatches(
                 in: text, range: NSRange(text.startIndex..., in: text), withTemplate: pattern.template)
         }
@@ -45,8 +47,6 @@ package struct SecretRedactor: Sendable {
     }
 
     private static let credentialPatterns: [Pattern] = [
-        // scheme://user:password@host → scheme://user:[redacted]@host
-        Pattern(#"([a-z][a-z0-9+.-]*://[^/\s:@]*:)[^/\s@]+@"#, "$1[redacted]@"),
         Pattern(#"(\bbearer\s+)[^\s"']+"#, "$1[redacted]"),
         Pattern(#"(authorization\s*[=:]\s*basic\s+)[^\s"']+"#, "$1[redacted]"),
         // --header 'Name=value…' / --header Name=value: a header sent on may carry a key.

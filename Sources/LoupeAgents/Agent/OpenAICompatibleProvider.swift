@@ -66,7 +66,13 @@ package struct OpenAICompatibleProvider: ChatProvider {
         urlRequest.httpMethod = "POST"
         urlRequest.setValue("application/json", forHTTPHeaderField: "Content-Type")
         if stream { urlRequest.setValue("text/event-stream", forHTTPHeaderField: "Accept") }
-        if let apiKey, !apiKey.isEmpty { urlRequest.setValue("Bearer \(apiKey)", forHTTPHeaderField: "Authorization") }
+        if let apiKey, !apiKey.isEmpty {
+            urlRequest.setValue("Bearer \(apiKey)", forHTTPHeaderField: "Authorization")
+        } else if let parts = URLComponents(url: baseURL, resolvingAgainstBaseURL: false), let user = parts.user {
+            // A base URL's `user:password@` is HTTP Basic credentials (URLSession on Linux sends none).
+            let credentials = Data("\(user):\(parts.password ?? "")".utf8).base64EncodedString()
+            urlRequest.setValue("Basic \(credentials)", forHTTPHeaderField: "Authorization")
+        }
         urlRequest.httpBody = Data(body(request).compactJSON.utf8)
 
         let accumulator = StreamAccumulator(model: model)

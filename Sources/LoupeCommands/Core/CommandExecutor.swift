@@ -36,11 +36,22 @@ package struct CommandExecutor: CommandService {
     }
 
     package func execute(_ line: String, reporter: JobReporter, columns: Int, place: CommandPlace) -> CommandOutcome {
+        var outcome = executeShowingURLs(line, reporter: reporter, columns: columns, place: place)
+        // What fails reaches a status line or a shell: a URL a message repeats (a mistyped
+        // option's value) shows no password.
+        outcome.error = outcome.error.map { URLCredentials.redactingURLs(inText: $0, placeholder: "***") }
+        return outcome
+    }
+
+    private func executeShowingURLs(_ line: String, reporter: JobReporter, columns: Int, place: CommandPlace)
+        -> CommandOutcome
+    {
         var words: [String]
         do {
             words = try CommandLineSplitter.split(line)
         } catch {
-            return CommandOutcome(error: error.message)
+            return CommandOutcome(
+                error: URLCredentials.redactingURLs(inCommandLine: error.message, placeholder: "***"))
         }
         if words.first == "loupe" { words.removeFirst() }
         if let directory = place.directory { words = words.map { Self.resolving($0, from: directory) } }
@@ -120,7 +131,7 @@ package struct CommandExecutor: CommandService {
             if isInsideTUI {
                 return CommandOutcome(
                     error:
-                        "the TUI is on \(session.displayPath); --workspace cannot change it here (quit and run loupe --workspace \(other))"
+                        "the TUI is on \(session.displayPath); --workspace cannot change it here (quit and run loupe --workspace \(PostgresURL.redact(other)))"
                 )
             }
             lineSession = session.with(path: other)

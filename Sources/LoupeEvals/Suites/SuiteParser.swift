@@ -119,7 +119,7 @@ extension YAMLReader {
         if let node = fields["base_url"] {
             let url = try string(node, "base_url")
             guard url.hasPrefix("http://") || url.hasPrefix("https://") else {
-                throw error(node, "base_url \(url): not an http(s) URL")
+                throw error(node, "base_url \(URLCredentials.redacted(url, placeholder: "***")): not an http(s) URL")
             }
             spec.baseURL = url
         }

@@ -1,4 +1,5 @@
 import Foundation
+import LoupeBase
 
 /// Where a team's workspace lives: a PostgreSQL database named by a `postgres://` URL, as libpq
 /// reads one (`postgres://user:password@host:port/database?sslmode=require`).
@@ -43,13 +44,13 @@ package struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
         _ text: String, environment: [String: String] = ProcessInfo.processInfo.environment,
         home: String = NSHomeDirectory()
     ) throws(WorkspaceError) {
-        guard Self.isURL(text), let components = URLComponents(string: text) else {
-            throw WorkspaceError(
-                .notAWorkspace, path: Self.redact(text),
-                message: "is not a PostgreSQL URL; write postgres://user@host:5432/database")
-        }
         let shown = Self.redact(text)
         func refuse(_ why: String) -> WorkspaceError { WorkspaceError(.notAWorkspace, path: shown, message: why) }
+        // The userinfo is taken off before URLComponents sees the rest: a password may hold `#`,
+        // `/`, `?` or `@`, which URLComponents would read as the URL's structure.
+        guard Self.isURL(text), let parts = URLCredentials.split(text[...]),
+            let components = URLComponents(string: String(parts.scheme) + String(parts.rest))
+        else { throw refuse("is not a PostgreSQL URL; write postgres://user@host:5432/database") }
         host = components.host.flatMap { $0.isEmpty ? nil : $0 } ?? environment["PGHOST"] ?? "localhost"
         if host.hasPrefix("/") {
             throw refuse("names a Unix socket directory; give a host name or address (TCP is what Loupe speaks)")
@@ -63,9 +64,21 @@ package struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
             port = 5432
         }
         guard (1...65535).contains(port) else { throw refuse("port \(port) is not between 1 and 65535") }
-        user =
-            components.user.flatMap { $0.removingPercentEncoding }.flatMap { $0.isEmpty ? nil : $0 }
-            ?? environment["PGUSER"] ?? Self.loginName()
+        var typedUser: String?
+        var typedPassword: String?
+        if let userinfo = parts.userinfo {
+            guard let user = String(userinfo.user).removingPercentEncoding else {
+                throw refuse("the user name has a %-escape that is not two hex digits (write % as %25)")
+            }
+            typedUser = user.isEmpty ? nil : user
+            if let password = userinfo.password {
+                guard let decoded = String(password).removingPercentEncoding else {
+                    throw refuse("the password has a %-escape that is not two hex digits (write % as %25)")
+                }
+                typedPassword = decoded
+            }
+        }
+        user = typedUser ?? environment["PGUSER"] ?? Self.loginName()
         let path = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
         if path.contains("/") { throw refuse("has a path of more than one part; the path is the database's name") }
         database = path.removingPercentEncoding.flatMap { $0.isEmpty ? nil : $0 } ?? environment["PGDATABASE"] ?? user
@@ -73,11 +86,13 @@ package struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
         for item in components.queryItems ?? [] {
             switch item.name {
             case "sslmode": mode = item.value ?? ""
+            // libpq reads a password here too, and it wins over the userinfo's, as the later one.
+            case "password": typedPassword = item.value ?? ""
             case "application_name", "connect_timeout": continue
             default:
                 throw refuse(
-                    "has the parameter \(item.name), which Loupe does not use (it knows sslmode, application_name "
-                        + "and connect_timeout)")
+                    "has the parameter \(item.name), which Loupe does not use (it knows sslmode, password, "
+                        + "application_name and connect_timeout)")
             }
         }
         guard let sslMode = SSLMode(rawValue: mode) else {
@@ -87,7 +102,7 @@ package struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
         }
         self.sslMode = sslMode
         password =
-            components.password?.removingPercentEncoding
+            typedPassword
             ?? environment["PGPASSWORD"]
             ?? Self.passwordFromFile(
                 environment["PGPASSFILE"] ?? home + "/.pgpass", host: host, port: port, database: database, user: user)
@@ -101,15 +116,10 @@ package struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// `text` with any password in it replaced by `***`, for messages about a URL that may not
-    /// even parse.
+    /// even parse: the userinfo's password (up to the URL's last `@`, whatever it holds) and
+    /// secret query parameters (`password`, `sslpassword`), as ``URLCredentials`` finds them.
     package static func redact(_ text: String) -> String {
-        guard let scheme = text.range(of: "://") else { return text }
-        let rest = text[scheme.upperBound...]
-        let authorityEnd = rest.firstIndex { "/?#".contains($0) } ?? rest.endIndex
-        guard let at = rest[..<authorityEnd].lastIndex(of: "@") else { return text }
-        let credentials = rest[..<at]
-        guard let colon = credentials.firstIndex(of: ":") else { return text }
-        return String(text[..<colon]) + ":***" + String(text[at...])
+        URLCredentials.redacted(text, placeholder: "***")
     }
 
     private static func encode(_ part: String) -> String {
