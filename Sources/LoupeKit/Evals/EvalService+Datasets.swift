@@ -63,8 +63,8 @@ extension EvalService {
     /// expected output (`expected`, else the answer's targets or the step's output), and a
     /// `source` object (workspace, run, item, epoch, trace, span) that links it back. With `suite`,
     /// a suite using the dataset is created from `like` (its target and scorers), or checked to use
-    /// it already. The dataset is rewritten whole through a temporary file, so a kill leaves the old
-    /// one or the new one.
+    /// it already. The item is appended in place to the file the path resolves to (a symlinked
+    /// dataset's target), in one write that is undone if it fails.
     package func addToDataset(
         _ path: String, from source: DatasetSource, expected: String?, id: String?, suite: String?, like: String?
     ) throws -> DatasetAddition {
@@ -162,7 +162,7 @@ extension EvalService {
         if !text.isEmpty, !text.hasSuffix("\n") { text += "\n" }
         text += item.compactJSON + "\n"
         let lineNumber = text.split(separator: "\n", omittingEmptySubsequences: false).count - 1
-        try Self.replace(path, with: text)
+        try Self.append(item.compactJSON + "\n", to: path)
         var addition = DatasetAddition(
             dataset: path, id: chosen, line: lineNumber, input: input, expected: targets, suite: suite,
             suiteCreated: false)
@@ -185,6 +185,43 @@ extension EvalService {
             return answer
         }
         return spans.last(where: { $0.output.contains { !$0.text.isEmpty } })?.output.last { !$0.text.isEmpty }?.text
+    }
+
+    /// Appends `line` to the file at `path` (created if missing), in place: a symlink's target gets
+    /// it and the file keeps its owner and mode. A newline goes first when the file does not end
+    /// with one; the bytes go in one `write`, and the file is cut back to its length if it fails.
+    ///
+    /// - Throws: ``EvalError`` naming the file when it is read-only or cannot be written.
+    static func append(_ line: String, to path: String) throws {
+        var status = stat()
+        // Write permission is checked on the mode, not left to open(2): root may write anything.
+        if stat(path, &status) == 0, status.st_mode & 0o222 == 0 {
+            throw EvalError(
+                "cannot add to \(path): it is read-only (mode \(String(status.st_mode & 0o7777, radix: 8))); "
+                    + "make it writable (chmod u+w) or name another dataset")
+        }
+        let file = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
+        guard file >= 0 else { throw EvalError("cannot add to \(path): \(String(cString: strerror(errno)))") }
+        defer { close(file) }
+        guard fstat(file, &status) == 0 else {
+            throw EvalError("cannot add to \(path): \(String(cString: strerror(errno)))")
+        }
+        let length = status.st_size
+        var bytes = Array(line.utf8)
+        if length > 0 {
+            var last: UInt8 = 0
+            guard pread(file, &last, 1, length - 1) == 1 else {
+                throw EvalError("cannot read the end of \(path): \(String(cString: strerror(errno)))")
+            }
+            if last != UInt8(ascii: "\n") { bytes.insert(UInt8(ascii: "\n"), at: 0) }
+        }
+        let written = bytes.withUnsafeBytes { write(file, $0.baseAddress, $0.count) }
+        guard written == bytes.count else {
+            let reason =
+                written < 0 ? String(cString: strerror(errno)) : "only \(written) of \(bytes.count) bytes written"
+            _ = ftruncate(file, length)
+            throw EvalError("cannot add to \(path): \(reason); the file is as it was")
+        }
     }
 
     /// Writes `text` to `path` through a temporary file beside it and a rename.
