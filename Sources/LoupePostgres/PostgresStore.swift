@@ -377,7 +377,15 @@ package final class PostgresStore: Sendable {
     private static func shortReason(_ reason: String) -> String {
         if reason.contains("refused") || reason.contains("111") { return "connection refused" }
         if reason.contains("imeout") { return "timed out" }
-        return String(reason.prefix(160))
+        if reason.contains("reset by peer") { return "connection reset by the server" }
+        // NIO ends an I/O error with "(errno: N)": said without the parentheses, inside the
+        // message's own.
+        var short = String(reason.prefix(160))
+        if let errno = short.range(of: #" \(errno: (\d+)\)$"#, options: .regularExpression) {
+            let number = String(short[errno].filter(\.isNumber))
+            short = String(short[..<errno.lowerBound]) + ", errno " + number
+        }
+        return short
     }
 }
 

@@ -67,6 +67,12 @@ package enum WorkspaceCopy {
         ("profiles", ["profiler_traces", "profiler_names", "profiler_events", "profiler_lanes"]),
     ]
 
+    /// The setting a copy writes into its destination before anything else and removes in its
+    /// last transaction: while it is there the destination holds part of the source (a copy
+    /// stopped by a kill, a lost server), and `workspace check` says so. Its value is the command
+    /// that finishes the copy.
+    package static let inProgressKey = "loupe.workspace_copy_in_progress"
+
     /// Tables never copied: a lease names a process on one machine.
     package static let machineLocal: Set<String> = ["job_leases"]
 
@@ -133,20 +139,37 @@ package enum WorkspaceCopy {
     /// Copies the tables of `only`'s groups (every group when nil) from `source` to
     /// `destination`; with `since`, only the work made since then (``Since``).
     ///
+    /// The destination is marked as holding an unfinished copy (``inProgressKey``) until the last
+    /// table is copied.
+    ///
+    /// - Parameter rerun: the command that finishes the copy if it is stopped (kept in the mark).
     /// - Parameter progress: called after each batch with the table and the rows copied so far.
     package static func copy(
         from source: WorkspaceEndpoint, to destination: WorkspaceEndpoint, only: [String]? = nil,
-        since: Since? = nil, progress: (String, Int) -> Void = { _, _ in }
+        since: Since? = nil, rerun: String? = nil, progress: (String, Int) -> Void = { _, _ in }
     ) throws -> Report {
         let start = DispatchTime.now().uptimeNanoseconds
         let (tables, added) = try plan(only: only)
         var report = Report(addedGroups: added)
+        try SettingsTables(destination.database).setSetting(
+            inProgressKey, to: rerun ?? "loupe workspace copy \(source.name) \(destination.name)")
         for table in tables {
-            let condition = try since?.condition(table.name)
+            var condition = try since?.condition(table.name)
+            if table.name == "settings" {
+                // The source's own mark, if it is an unfinished copy itself, is not this copy's.
+                condition = (
+                    sql: ([condition?.sql].compactMap { $0 } + ["\(StoreTable.quote("key")) <> ?"])
+                        .joined(separator: " AND "),
+                    arguments: (condition?.arguments ?? []) + [.text(inProgressKey)]
+                )
+            }
             report.tables.append(
                 try copy(table, from: source, to: destination, condition: condition, progress: progress))
         }
         if case .postgres(let store) = destination { try resetIdentities(tables, in: store) }
+        _ = try destination.write { execute in
+            try execute("DELETE FROM settings WHERE \(StoreTable.quote("key")) = ?", [.text(inProgressKey)])
+        }
         report.seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
         return report
     }

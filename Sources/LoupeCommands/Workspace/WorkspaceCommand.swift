@@ -3,6 +3,7 @@ import Foundation
 import LoupeKit
 import LoupePostgres
 import LoupeStore
+import LoupeTUI
 
 /// `loupe workspace …`: create, inspect, check, compact and copy the workspace.
 struct WorkspaceCommand: ParsableCommand {
@@ -96,28 +97,66 @@ struct WorkspaceCommand: ParsableCommand {
         @Flag(help: "Print JSON instead of text.") var json = false
 
         func run(in context: CommandContext) throws {
-            try WorkspaceCommand.fileOnly("check", context, instead: "the server checks its own pages (amcheck)")
             context.reporter.report(JobProgress(completed: 0, total: nil, detail: "integrity check"))
-            // Checked raw, not opened as a workspace: a file too damaged to open is what check is for.
-            let result = try Workspace.check(path: context.session.path, busyTimeout: context.session.busyTimeout)
-            if json {
-                context.print(try Formatting.json(result))
+            if context.session.isPostgres {
+                // The server checks its own pages (amcheck); what a stopped copy leaves is checked below.
+                if !json { context.print("integrity     checked by the server (amcheck)") }
             } else {
-                context.print(
-                    "integrity     "
-                        + (result.integrity == ["ok"] ? "ok" : Formatting.count(result.integrity.count, "problem")))
-                for problem in result.integrity where problem != "ok" { context.print("  " + problem) }
-                context.print(
-                    "foreign keys  "
-                        + (result.foreignKeyViolations.isEmpty
-                            ? "ok" : Formatting.count(result.foreignKeyViolations.count, "violation")))
-                for violation in result.foreignKeyViolations { context.print("  " + violation) }
+                // Checked raw, not opened as a workspace: a file too damaged to open is what check is for.
+                let result = try Workspace.check(path: context.session.path, busyTimeout: context.session.busyTimeout)
+                if json {
+                    context.print(try Formatting.json(result))
+                } else {
+                    context.print(
+                        "integrity     "
+                            + (result.integrity == ["ok"] ? "ok" : Formatting.count(result.integrity.count, "problem")))
+                    for problem in result.integrity where problem != "ok" { context.print("  " + problem) }
+                    context.print(
+                        "foreign keys  "
+                            + (result.foreignKeyViolations.isEmpty
+                                ? "ok" : Formatting.count(result.foreignKeyViolations.count, "violation")))
+                    for violation in result.foreignKeyViolations { context.print("  " + violation) }
+                }
+                if !result.isHealthy {
+                    let file = context.session.displayPath
+                    if !json { context.print(Check.repairHint(for: result, file: file)) }
+                    throw CommandFailure("\(file) failed its check; copy the file before repairing it")
+                }
             }
-            if !result.isHealthy {
-                let file = context.session.displayPath
-                if !json { context.print(Check.repairHint(for: result, file: file)) }
-                throw CommandFailure("\(file) failed its check; copy the file before repairing it")
+            try Self.checkWhole(context, json: json)
+        }
+
+        /// What a stopped `workspace copy` leaves: its mark, and traces with fewer spans than
+        /// they count (their spans were still to come). Both are finished by running the copy again.
+        static func checkWhole(_ context: CommandContext, json: Bool) throws {
+            let database = try context.database(access: .read)
+            let copying = try SettingsTables(database).setting(WorkspaceCopy.inProgressKey)
+            let short = try database.readStatements { sql in
+                try sql.execute(
+                    "SELECT t.id AS id FROM traces t WHERE t.span_count > "
+                        + "(SELECT count(*) FROM spans s WHERE s.trace_id = t.id) ORDER BY t.id", []
+                ).compactMap { $0.integer("id") }
             }
+            if !json {
+                context.print("copy          " + (copying == nil ? "ok" : "unfinished"))
+                context.print(
+                    "traces        "
+                        + (short.isEmpty
+                            ? "ok"
+                            : "\(Formatting.count(short.count, "trace")) without all their spans "
+                                + "(first: \(short[0]))"))
+            }
+            guard copying != nil || !short.isEmpty else { return }
+            let name = context.session.displayPath
+            if let copying {
+                throw CommandFailure(
+                    "\(name) holds an unfinished workspace copy (it was stopped part-way: \(short.count) traces "
+                        + "without all their spans); finish it by running the copy again: "
+                        + UntrustedText.sanitized(copying))
+            }
+            throw CommandFailure(
+                "\(name): \(Formatting.count(short.count, "trace")) have fewer spans than they count (first: trace "
+                    + "\(short[0])); if it was filled by loupe workspace copy, run the copy again to finish it")
         }
 
         /// How to repair what the check found: REINDEX when only indexes are damaged, else

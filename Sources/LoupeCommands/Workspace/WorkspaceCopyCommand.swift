@@ -54,8 +54,13 @@ extension WorkspaceCommand {
                 for end in [from, into] { if case .postgres(let store) = end { store.close() } }
             }
             let groups = only.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
+            // What finishes this copy if it stops part-way, kept in the destination until it ends
+            // (the URLs without their passwords).
+            let rerun =
+                (["loupe", "workspace", "copy", from.name, into.name] + (only.map { ["--only", $0] } ?? [])
+                + (since.map { ["--since", $0] } ?? [])).map(Self.shellQuoted).joined(separator: " ")
             let report = try WorkspaceCopy.copy(
-                from: from, to: into, only: groups, since: sinceDate.map(WorkspaceCopy.Since.init)
+                from: from, to: into, only: groups, since: sinceDate.map(WorkspaceCopy.Since.init), rerun: rerun
             ) { table, rows in
                 context.reporter.report(JobProgress(completed: Double(rows), total: nil, detail: table))
             }
@@ -95,6 +100,12 @@ extension WorkspaceCommand {
                         + "ids with other values and were left as they were (first: \(table.table) "
                         + "\(table.firstDifference ?? "")): the two hold different work under the same ids")
             }
+        }
+
+        /// `word` as a shell reads it back: quoted when it holds anything but plain characters.
+        static func shellQuoted(_ word: String) -> String {
+            let plain = word.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "-_./:@,=+%".contains($0)) }
+            return plain && !word.isEmpty ? word : "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
         }
 
         /// `--since` as a date, parsed before anything is opened.
