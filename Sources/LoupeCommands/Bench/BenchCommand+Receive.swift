@@ -44,6 +44,14 @@ extension BenchCommand {
                 .venv-peers/bin/phoenix when it is there; none: leave it out).
                 """)
         var phoenix: String?
+        @Flag(
+            inversion: .prefixedNo,
+            help: """
+                The abuse phase: one exporter alone, then beside slow uploads, bodies past the limit and a \
+                trace growing a span a request.
+                """)
+        var abuse = true
+        @Option(help: "Uploads that send a byte a second in the abuse phase.") var slowClients = 4
         @Flag(help: "Print JSON.") var json = false
 
         /// The same sustained load against a peer. A peer that acknowledges before it commits is
@@ -75,6 +83,7 @@ extension BenchCommand {
             var storedSpans: Int
             var lostSpans: Int
             var serverPeakRSSMegabytes: Double
+            var abuse: Abuse?
             var peers: [Peer]
         }
 
@@ -115,11 +124,17 @@ extension BenchCommand {
                 rate: offered, seconds: seconds, batch: batch, generator, endpoint, overload)
             let latencyCounts = latency.counts.withLock { $0 }
             let overloadCounts = overload.counts.withLock { $0 }
+            let abused =
+                try abuse
+                ? Self.abuse(
+                    endpoint, generator, seconds: seconds, slowClients: slowClients,
+                    peakRSS: { server.peakRSSMegabytes() }) : nil
 
             let peak = server.peakRSSMegabytes()
             server.stop()
             let acknowledged =
                 (sustainedCounts.acknowledged + latencyCounts.acknowledged + overloadCounts.acknowledged) * batch
+                + (abused?.acknowledgedSpans ?? 0)
             let stored = try Workspace(path: directory + "/w.sqlite").traceSummaries().reduce(0) { $0 + $1.spanCount }
             let result = Result(
                 spanBytes: spanBytes, batch: batch, sustainedSpansPerSecond: throughput,
@@ -128,7 +143,7 @@ extension BenchCommand {
                 overloadOfferedSpansPerSecond: offered,
                 overloadAcceptedSpansPerSecond: Double(overloadCounts.acknowledged * batch) / overloadElapsed,
                 overloadRefusedRequests: overloadCounts.refused, acknowledgedSpans: acknowledged, storedSpans: stored,
-                lostSpans: max(0, acknowledged - stored), serverPeakRSSMegabytes: peak,
+                lostSpans: max(0, acknowledged - stored), serverPeakRSSMegabytes: peak, abuse: abused,
                 peers: try phoenixProgram().map {
                     [try Self.phoenixPeer($0, generator, connections: connections, seconds: seconds, loupe: throughput)]
                 } ?? [])
@@ -146,6 +161,20 @@ extension BenchCommand {
                     result.latencyMilliseconds.median, result.latencyMilliseconds.p99, result.latencyMilliseconds.max,
                     offered, result.overloadAcceptedSpansPerSecond, overloadCounts.refused, acknowledged, stored,
                     result.lostSpans, peak))
+            if let abused {
+                context.print(
+                    String(
+                        format: """
+                            abuse       one exporter alone %.0f spans/s; beside %d slow uploads, bodies past the \
+                            limit and a growing trace %.0f spans/s (%.2f× alone; %d refused, %d failed)
+                                        slow uploads closed %d times; oversized bodies %d, %d answered 413; \
+                            growing trace %d spans, p50 %.1f ms, p99 %.1f ms a span
+                            """, abused.aloneSpansPerSecond, abused.slowClients, abused.abusedSpansPerSecond,
+                        abused.ratio, abused.exporterRefusedRequests, abused.exporterFailedRequests,
+                        abused.slowConnectionsClosed, abused.oversizedRequests, abused.oversizedRefused,
+                        abused.growingTraceSpans, abused.growingTraceMilliseconds.median,
+                        abused.growingTraceMilliseconds.p99))
+            }
             for peer in result.peers {
                 context.print(
                     String(
