@@ -205,13 +205,15 @@ package final class TraceIngest: Sendable {
     }
 
     /// Refuses new requests, then waits until every queued one is committed and answered.
+    ///
+    /// It waits for the writer to finish even when nothing is queued: the writer folds the log
+    /// into the file as it stops, and a caller that copies the file next must find it folded.
+    /// Calling it again returns at once.
     package func drain() {
-        let idle = state.withLock { state -> Bool in
-            state.stopping = true
-            return state.pending.isEmpty && !state.writing
-        }
+        state.withLock { $0.stopping = true }
         wake.signal()
-        if !idle { drained.wait() }
+        drained.wait()
+        drained.signal()
     }
 
     package var statistics: Statistics {
