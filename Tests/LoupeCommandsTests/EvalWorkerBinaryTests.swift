@@ -19,7 +19,7 @@ import Testing
 
     /// A model target answering "Paris" to everything, after about 40 ms; half the items expect
     /// Paris, so `exact` passes half.
-    private func suite(_ directory: String, server: LocalChatServer, items: Int = Self.items) throws -> String {
+    static func suite(_ directory: String, server: LocalChatServer, items: Int = Self.items) throws -> String {
         try (0..<items).map { n in
             "{\"id\": \"q\(String(format: "%02d", n))\", \"input\": \"City number \(n)?\", "
                 + "\"target\": \"\(n % 2 == 0 ? "Paris" : "Lyon")\"}"
@@ -91,7 +91,7 @@ import Testing
         let directory = TestEnvironment.temporaryDirectory()
         let server = try Self.server(answers: Self.items)
         defer { server.stop() }
-        let suite = try suite(directory, server: server)
+        let suite = try Self.suite(directory, server: server)
         let url = cluster.url(try cluster.database("idle"))
         let store = try PostgresStore.open(try PostgresURL(url, environment: [:]))
         defer { store.close() }
@@ -133,7 +133,7 @@ import Testing
     /// The suite asking `server`, queued for workers (`eval run --workers`) in a workspace file
     /// in `directory`, opened.
     private func queuedOnAFile(_ directory: String, server: LocalChatServer) throws -> Workspace {
-        let suite = try suite(directory, server: server)
+        let suite = try Self.suite(directory, server: server)
         let path = directory + "/queued.sqlite"
         let queued = try TestEnvironment.run(["eval", "run", suite, "--workers", "--workspace", path])
         #expect(queued.status == 0, "\(queued.error)")
@@ -201,7 +201,7 @@ import Testing
         let directory = TestEnvironment.temporaryDirectory()
         let server = try Self.server(answers: Self.items * 3, pauseMicroseconds: 150_000)
         defer { server.stop() }
-        let suite = try suite(directory, server: server)
+        let suite = try Self.suite(directory, server: server)
         let url = cluster.url(try cluster.database("workers"))
 
         let queued = try TestEnvironment.run(["eval", "run", suite, "--workers", "--workspace", url])
@@ -327,7 +327,7 @@ import Testing
                 return reply
             }, host: databaseHost)
         defer { server.stop() }
-        let suite = try suite(directory, server: server, items: items)
+        let suite = try Self.suite(directory, server: server, items: items)
         let database = try cluster.database("hosts")
         let here = cluster.url(database)
         let queued = try TestEnvironment.run(["eval", "run", suite, "--workers", "--workspace", here])
@@ -391,7 +391,7 @@ import Testing
                 return reply
             })
         defer { server.stop() }
-        let suite = try suite(directory, server: server)
+        let suite = try Self.suite(directory, server: server)
         let file = directory + "/w.sqlite"
         let queued = try TestEnvironment.run(["eval", "run", suite, "--workers", "--workspace", file])
         #expect(queued.status == 0, "\(queued.error)")
@@ -417,7 +417,7 @@ import Testing
         let directory = TestEnvironment.temporaryDirectory()
         let server = try Self.server(answers: Self.items * 2)
         defer { server.stop() }
-        let suite = try suite(directory, server: server)
+        let suite = try Self.suite(directory, server: server)
         let url = cluster.url(try cluster.database("restart"))
         let queued = try TestEnvironment.run(["eval", "run", suite, "--workers", "--workspace", url])
         #expect(queued.status == 0, "\(queued.error)")

@@ -17,24 +17,6 @@ import Testing
 @Suite(.serialized) struct EvalWorkerOutageTests {
     static let items = 60
 
-    /// A model target on `server` answering "Paris" to everything; half the items expect Paris.
-    private func suite(_ directory: String, server: LocalChatServer) throws -> String {
-        try (0..<Self.items).map { n in
-            "{\"id\": \"q\(String(format: "%02d", n))\", \"input\": \"City number \(n)?\", "
-                + "\"target\": \"\(n % 2 == 0 ? "Paris" : "Lyon")\"}"
-        }.joined(separator: "\n").write(toFile: directory + "/cities.jsonl", atomically: true, encoding: .utf8)
-        let path = directory + "/cities.yaml"
-        try """
-        name: cities
-        dataset: cities.jsonl
-        target:
-          model: {provider: openai, base_url: "\(server.baseURL)", model: gpt-4o-mini, stream: false}
-        scorers:
-          - exact
-        """.write(toFile: path, atomically: true, encoding: .utf8)
-        return path
-    }
-
     /// Waits (bounded) until `condition` holds; a condition that throws (the server away) is false.
     private func wait(seconds: Double, _ condition: () throws -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
@@ -49,7 +31,7 @@ import Testing
     /// the model, once each: none is stored as an errored answer carrying the connection error,
     /// and the run is complete with the score the model earns (0.5).
     @Test func workersWaitOutAServerOutageAndStoreNoWorkspaceErrorAsAnAnswer() throws {
-        let cluster = try PostgresCluster.dedicated()
+        let cluster = try PostgresCluster.dedicated(durable: true)
         defer { cluster.shutdown() }
         let directory = TestEnvironment.temporaryDirectory()
         // One answer at a time, each about 100 ms (four network writes 25 ms apart): the run
@@ -61,7 +43,8 @@ import Testing
                 return reply
             })
         defer { server.stop() }
-        let suitePath = try suite(directory, server: server)
+        // Half the items expect Paris, which the server answers to everything.
+        let suitePath = try EvalWorkerBinaryTests.suite(directory, server: server, items: Self.items)
         let url = try PostgresURL(cluster.url(try cluster.database("outage")), environment: [:])
         let models = ModelLibrary(root: directory + "/no-models")
 
@@ -130,8 +113,9 @@ import Testing
         #expect(server.requests.count >= Self.items && server.requests.count <= Self.items + 8)
         let outcome = outcomes.withLock { $0 }
         // What each worker counts may differ from the rows by an answer or two: an answer stored
-        // again when its commit was lost in transit is not counted, and the test's server
-        // (synchronous_commit=off) may lose an acknowledged commit in the crash, answered again.
+        // again when its commit was lost in transit is not counted. The server is durable
+        // (synchronous_commit=on): with it off, a crash can lose a trace whose commit was
+        // acknowledged, and the answer that names it then fails its foreign key.
         #expect(outcome.count == 2, "\(failures.withLock { $0 })")
         #expect(outcome.allSatisfy { $0.errors == 0 }, "\(outcome)")
         // The workers said why they waited, naming the workspace, without its password.
