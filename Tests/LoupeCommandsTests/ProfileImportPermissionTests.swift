@@ -5,19 +5,7 @@ import Testing
 /// (root reads anything): the path and "permission denied", not Foundation's error domain.
 struct ProfileImportPermissionTests {
     private func importAsNobody(_ path: String, workspace: String) throws -> (status: Int32, error: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-        process.arguments = [
-            "--reuid=65534", "--regid=65534", "--clear-groups", TestEnvironment.binary, "--workspace", workspace,
-            "profile", "import", path,
-        ]
-        let error = Pipe()
-        process.standardError = error
-        process.standardOutput = Pipe()
-        try process.run()
-        let message = String(decoding: error.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, message)
+        try TestEnvironment.runAsNobody(["--workspace", workspace, "profile", "import", path])
     }
 
     @Test func anUnreadableFileAndDirectoryAreSaidToBePermissionDenied() throws {

@@ -28,6 +28,22 @@ enum TestEnvironment {
         WorkspaceSession(path: directory + "/w.sqlite", displayPath: "w.sqlite", busyTimeout: 2, themes: themes)
     }
 
+    /// Runs `binary` (the real one unless told) as `nobody` through setpriv (util-linux), for
+    /// what root would not be refused: exit status and stderr. The test must run as root.
+    static func runAsNobody(_ arguments: [String], binary: String = binary) throws -> (status: Int32, error: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        process.arguments = ["--reuid=nobody", "--regid=nogroup", "--clear-groups", binary] + arguments
+        process.environment = ["LANG": "C.UTF-8", "HOME": "/tmp"]
+        let error = Pipe()
+        process.standardError = error
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let text = error.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: text, as: UTF8.self))
+    }
+
     /// Runs the real binary; returns exit status, stdout and stderr.
     static func run(
         _ arguments: [String], environment extra: [String: String] = [:], input: String? = nil, directory: String? = nil

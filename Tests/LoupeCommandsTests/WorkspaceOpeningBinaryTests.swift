@@ -81,17 +81,7 @@ import Testing
         try FileManager.default.setAttributes([.posixPermissions: 0o555], ofItemAtPath: directory)
         defer { try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory) }
         func runAsNobody(_ arguments: [String]) throws -> (status: Int32, error: String) {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-            process.arguments = ["--reuid=nobody", "--regid=nogroup", "--clear-groups", binary] + arguments
-            process.environment = ["LANG": "C.UTF-8", "HOME": "/tmp"]
-            let error = Pipe()
-            process.standardError = error
-            process.standardOutput = FileHandle.nullDevice
-            try process.run()
-            let text = error.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return (process.terminationStatus, String(decoding: text, as: UTF8.self))
+            try TestEnvironment.runAsNobody(arguments, binary: binary)
         }
         // Every listing opens the workspace read-only.
         for listing in [
