@@ -2,7 +2,8 @@ import Glibc
 
 /// A loopback TCP port nothing listens on now: bound to port 0, read and closed, for a child
 /// server (Phoenix) that must be told its port. Another process may take it in between; the
-/// callers are a bench and tests, which start their server at once.
+/// callers are a bench and tests, which start their server at once. And a raw connection to a
+/// loopback port, for the clients no HTTP library imitates (an upload a byte a second).
 package enum LoopbackPort {
     package struct Unavailable: Error, CustomStringConvertible {
         package var description: String { "no free loopback port" }
@@ -32,5 +33,25 @@ package enum LoopbackPort {
             ports.append(Int(UInt16(bigEndian: address.sin_port)))
         }
         return ports
+    }
+
+    /// A TCP socket connected to 127.0.0.1:`port` (the caller closes it), or nil.
+    package static func connect(_ port: Int) -> Int32? {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { return nil }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard result == 0 else {
+            close(socket)
+            return nil
+        }
+        return socket
     }
 }

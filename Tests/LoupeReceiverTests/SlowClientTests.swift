@@ -1,6 +1,7 @@
 import Foundation
 import GRPCCore
 import GRPCNIOTransportHTTP2
+import LoupeBase
 import LoupeKit
 import LoupeOTLP
 import LoupeStore
@@ -29,19 +30,8 @@ final class SlowUpload: Sendable {
     init(port: Int, bytes: Int = 40, every interval: Double = 0.5) {
         Thread { [self] in
             defer { finished.signal() }
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            guard fd >= 0 else { return }
+            guard let fd = LoopbackPort.connect(port) else { return }
             defer { close(fd) }
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = in_port_t(UInt16(port).bigEndian)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
-            }
-            guard connected == 0 else { return }
             var timeout = timeval(tv_sec: 0, tv_usec: 10_000)
             setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
             let head = Array(

@@ -1,8 +1,7 @@
-import AsyncHTTPClient
 import Foundation
 import Glibc
+import LoupeBase
 import LoupeOTLP
-import NIOCore
 import Synchronization
 
 extension BenchCommand.Receive {
@@ -91,11 +90,9 @@ extension BenchCommand.Receive {
     /// whenever the server closes it, until `stop`. Raw bytes on a socket: no HTTP client sends
     /// this slowly, which is the point.
     private static func trickle(port: Int, _ counters: Counters) {
-        let header = Array(
-            "POST /v1/traces HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-protobuf\r\nContent-Length: 1000000\r\n\r\n"
-                .utf8)
+        let header = head(declaring: 1_000_000)
         while !counters.stop.load(ordering: .relaxed) {
-            guard let socket = connected(port: port) else { return }
+            guard let socket = LoopbackPort.connect(port) else { return }
             defer { close(socket) }
             guard send(socket, header, header.count, Int32(MSG_NOSIGNAL)) == header.count else { continue }
             var open = true
@@ -112,11 +109,9 @@ extension BenchCommand.Receive {
     /// Requests that declare a body past the 32 MB limit, ten a second until `stop`: each is
     /// answered (413 expected) before its body is sent, and its connection closed.
     private static func oversize(port: Int, _ counters: Counters) {
-        let header = Array(
-            "POST /v1/traces HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-protobuf\r\nContent-Length: \(33 << 20)\r\n\r\n"
-                .utf8)
+        let header = head(declaring: 33 << 20)
         while !counters.stop.load(ordering: .relaxed) {
-            guard let socket = connected(port: port) else { return }
+            guard let socket = LoopbackPort.connect(port) else { return }
             defer { close(socket) }
             counters.oversized.add(1, ordering: .relaxed)
             guard send(socket, header, header.count, Int32(MSG_NOSIGNAL)) == header.count else { continue }
@@ -132,24 +127,11 @@ extension BenchCommand.Receive {
         }
     }
 
-    /// A socket connected to 127.0.0.1:`port`, or nil.
-    private static func connected(port: Int) -> Int32? {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard socket >= 0 else { return nil }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard result == 0 else {
-            close(socket)
-            return nil
-        }
-        return socket
+    /// An OTLP/HTTP request's head that declares a protobuf body of `length` bytes.
+    private static func head(declaring length: Int) -> [UInt8] {
+        Array(
+            "POST /v1/traces HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-protobuf\r\nContent-Length: \(length)\r\n\r\n"
+                .utf8)
     }
 
     /// Whether the server has answered or closed `socket` (readable without blocking).
