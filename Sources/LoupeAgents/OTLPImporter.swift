@@ -436,36 +436,15 @@ package enum OTLPImporter {
         }
     }
 
-    /// Parents before children, siblings by start time; spans whose parent is missing are roots.
+    /// `TreeOrder` over whole spans; spans no root reaches (a cycle of parents) are kept, as roots.
     static func treeOrder(_ spans: [TraceSpan]) -> [TraceSpan] {
-        let ids = Set(spans.map(\.spanID))
-        var children: [String: [Int]] = [:]
-        var roots: [Int] = []
-        for (i, span) in spans.enumerated() {
-            if let parent = span.parentID, ids.contains(parent), parent != span.spanID {
-                children[parent, default: []].append(i)
-            } else {
-                roots.append(i)
+        let (order, unreached) = TreeOrder.indices(
+            ids: spans.map(\.spanID), parents: spans.map(\.parentID), starts: spans.map(\.startNs))
+        return order.map { spans[$0] }
+            + unreached.map { i in
+                var orphan = spans[i]
+                orphan.parentID = nil
+                return orphan
             }
-        }
-        func byStart(_ a: Int, _ b: Int) -> Bool {
-            spans[a].startNs != spans[b].startNs ? spans[a].startNs < spans[b].startNs : a < b
-        }
-        var out: [TraceSpan] = []
-        out.reserveCapacity(spans.count)
-        var seen = Set<String>()
-        var stack = roots.sorted(by: byStart).reversed().map { $0 }
-        while let i = stack.popLast() {
-            guard seen.insert(spans[i].spanID).inserted else { continue }
-            out.append(spans[i])
-            stack += (children[spans[i].spanID] ?? []).sorted(by: byStart).reversed()
-        }
-        // A cycle leaves spans unreached: keep them, as roots.
-        for span in spans where !seen.contains(span.spanID) {
-            var orphan = span
-            orphan.parentID = nil
-            out.append(orphan)
-        }
-        return out
     }
 }

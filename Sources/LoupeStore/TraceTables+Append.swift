@@ -219,7 +219,7 @@ extension TraceTables {
         if written.isEmpty && after == before { return 0 }
 
         // Tree order over every span, stored and arriving, from their columns.
-        let order = treeOrder(nodes)
+        let order = TreeOrder.indices(ids: nodes.spanID, parents: nodes.parentID, starts: nodes.startNs)
         let sequence = order.indices + order.unreached
         var place: [Int: Int] = [:]
         place.reserveCapacity(nodes.count)
@@ -373,38 +373,6 @@ extension TraceTables {
             SQLValue(r.cacheWriteTokens), SQLValue(r.reasoningTokens), SQLValue(r.cost), SQLValue(r.toolName),
             .text(span.payloadJSON), SQLValue(span.rawZstd),
         ]
-    }
-
-    /// `OTLPImporter.treeOrder` over stored columns: parents before children, siblings by start
-    /// time then by `nodes`' order; spans whose parent is missing are roots; spans no root
-    /// reaches (a cycle of parents) come last, in `nodes`' order. Indices into `nodes`.
-    private static func treeOrder(_ nodes: Columns) -> (indices: [Int], unreached: [Int]) {
-        let ids = Set(nodes.spanID)
-        var children: [String: [Int]] = [:]
-        var roots: [Int] = []
-        for i in 0..<nodes.count {
-            if let parent = nodes.parentID[i], ids.contains(parent), parent != nodes.spanID[i] {
-                children[parent, default: []].append(i)
-            } else {
-                roots.append(i)
-            }
-        }
-        let starts = nodes.startNs
-        func byStart(_ a: Int, _ b: Int) -> Bool {
-            starts[a] != starts[b] ? starts[a] < starts[b] : a < b
-        }
-        var out: [Int] = []
-        out.reserveCapacity(nodes.count)
-        var seen = [Bool](repeating: false, count: nodes.count)
-        var stack = roots.sorted(by: byStart).reversed().map { $0 }
-        while let i = stack.popLast() {
-            guard !seen[i] else { continue }
-            seen[i] = true
-            out.append(i)
-            stack += (children[nodes.spanID[i]] ?? []).sorted(by: byStart).reversed()
-        }
-        let unreached = nodes.spanID.indices.filter { !seen[$0] }
-        return (out, unreached)
     }
 }
 
