@@ -58,7 +58,8 @@ let package = Package(
         .target(name: "CKernels", cSettings: [.unsafeFlags(["-O3"])]),
         .target(
             name: "LoupeTensor", dependencies: ["LoupeBase", "COpenBLAS", "CKernels"], swiftSettings: strictSwift6),
-        .target(name: "LoupeModels", dependencies: ["LoupeBase", "LoupeTensor"], swiftSettings: strictSwift6),
+        .target(
+            name: "LoupeModels", dependencies: ["LoupeBase", "LoupeTensor", "CKernels"], swiftSettings: strictSwift6),
         .target(
             name: "LoupeRetrieval", dependencies: ["LoupeBase", "LoupeTensor", "CKernels"], swiftSettings: strictSwift6),
         .target(

@@ -347,3 +347,56 @@ int loupe_top_k_rows(size_t rows, size_t width, size_t k, const float *x, int32_
 void loupe_adam_step(float *p, const float *g, float *m, float *v, size_t n, float b1, float b2, float step,
                      float inverse2, float eps, loupe_isa widest);
 #endif
+
+// MARK: - GGUF quantized weights (quant.c)
+#ifndef LOUPE_CKERNELS_QUANT_H
+#define LOUPE_CKERNELS_QUANT_H
+/// GGUF weight types the quantized products read (their ggml numbers).
+typedef enum { LOUPE_QUANT_Q4_1 = 3, LOUPE_QUANT_Q8_0 = 8 } loupe_quant_type;
+/// The forms of the quantized kernels, widest last. Every form stores the same bits.
+typedef enum {
+    LOUPE_QUANT_PORTABLE = 0,
+    LOUPE_QUANT_AVX2 = 1,
+    LOUPE_QUANT_AVX_VNNI = 2,
+    LOUPE_QUANT_AVX512_VNNI = 3
+} loupe_quant_form;
+/// The widest form up to `widest` that the CPU has (checked once).
+loupe_quant_form loupe_quant_usable_form(loupe_quant_form widest);
+
+/// 32 activations quantized to 8 bits (llama.cpp's Q8_1 with fp32 scales): x ≈ d · q with
+/// d = max|x| / 127 and q rounded to nearest even; `sum` = Σ q and `s` = d · Σ q (Q4_1's min term).
+/// The same block serves Q8_0 weights (which ignore `s`). 48 bytes.
+typedef struct {
+    float d;
+    float s;
+    int32_t sum;
+    int32_t reserved;
+    int8_t q[32];
+} loupe_q8_block;
+/// Quantizes `rows` rows of `k` floats (k a multiple of 32; row stride `ldx`) into `rows · k / 32`
+/// blocks, row after row. Every form stores the same bytes.
+void loupe_q8_quantize_rows(size_t rows, size_t k, const float *x, size_t ldx, loupe_q8_block *out);
+/// `loupe_q8_quantize_rows` in the widest form up to `widest` the CPU has (only the portable and
+/// AVX-512 forms exist; the others run the portable loop).
+void loupe_q8_quantize_rows_form(size_t rows, size_t k, const float *x, size_t ldx, loupe_q8_block *out,
+                                 loupe_quant_form widest);
+
+/// Bytes of one repacked group: 16 rows × one block of 32 columns (320 for Q4_1, 544 for Q8_0).
+size_t loupe_quant_group_bytes(loupe_quant_type type);
+/// Bytes `loupe_quant_repack` writes for `rows` rows of `k` columns (rows rounded up to 16).
+size_t loupe_quant_packed_bytes(loupe_quant_type type, size_t rows, size_t k);
+/// Rearranges a GGUF tensor's raw blocks (`rows` rows of `k / 32` blocks, k a multiple of 32) into
+/// groups of 16 rows, each row's bytes in its own 32-bit lane (layout in quant.c); rows past the
+/// last are zero.
+void loupe_quant_repack(loupe_quant_type type, size_t rows, size_t k, const uint8_t *raw, uint8_t *packed);
+/// y[t · ldy + r] = Σ_b dot(row r's block b, token t's block b) for the rows of row groups
+/// [group_begin, group_end) (16 rows each) and `tokens` quantized activation rows `x` (each
+/// k / 32 blocks): Q4_1 weights d_w · d_x · Σ q_w q_x + m_w · s_x per block, Q8_0 d_w · d_x · Σ q_w
+/// q_x. Each row's blocks are accumulated in order with fused multiply-adds, so every form and
+/// every token count store the same bits. Tokens go four at a time through each weight vector.
+void loupe_quant_product(loupe_quant_type type, size_t rows, size_t k, const uint8_t *packed, size_t tokens,
+                         const loupe_q8_block *x, float *y, size_t ldy, size_t group_begin, size_t group_end,
+                         loupe_quant_form widest);
+/// An IEEE half's float value (exact).
+float loupe_half_to_float(uint16_t half);
+#endif

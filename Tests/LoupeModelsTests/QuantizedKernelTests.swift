@@ -1,0 +1,226 @@
+import Foundation
+import LoupeModels
+import Testing
+
+/// The Q4_1 / Q8_0 integer products (`QuantizedMatrix`) and the activations' 8-bit blocks: every
+/// SIMD form against the portable loop bit for bit, and the products against float arithmetic on
+/// the dequantized weights, within what the 8-bit activations explain.
+@Suite(.serialized)
+struct QuantizedKernelTests {
+    /// A deterministic generator (SplitMix64), so a failure reproduces.
+    struct Random {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+        mutating func float(_ range: ClosedRange<Float>) -> Float {
+            range.lowerBound + Float(next() >> 40) / Float(1 << 24) * (range.upperBound - range.lowerBound)
+        }
+        mutating func int(_ range: ClosedRange<Int>) -> Int {
+            range.lowerBound + Int(next() % UInt64(range.count))
+        }
+    }
+
+    /// A GGUF tensor's bytes and its weights dequantized (`[rows][columns]`), built block by block.
+    struct Weights {
+        var raw: [UInt8] = []
+        var dequantized: [Float] = []
+    }
+
+    static func halfBits(_ value: Float) -> (UInt16, Float) {
+        let half = Float16(value)
+        return (half.bitPattern, Float(half))
+    }
+
+    /// Random Q4_1 blocks with the edges: nibbles 0 and 15, negative and positive mins, zero scales.
+    static func q4Weights(rows: Int, columns: Int, seed: UInt64) -> Weights {
+        var random = Random(state: seed)
+        var weights = Weights()
+        for _ in 0..<rows {
+            for _ in 0..<(columns / 32) {
+                let kind = random.int(0...5)
+                let (d, df) = halfBits(kind == 0 ? 0 : random.float(0.0001...0.02))
+                let (m, mf) = halfBits(kind == 1 ? 0 : random.float(-0.2...0.05))
+                var q = (0..<32).map { _ in UInt8(random.int(0...15)) }
+                if kind == 2 { q = (0..<32).map { $0 % 2 == 0 ? 0 : 15 } }
+                if kind == 3 { q = [UInt8](repeating: 15, count: 32) }
+                weights.raw += [UInt8(d & 0xFF), UInt8(d >> 8), UInt8(m & 0xFF), UInt8(m >> 8)]
+                weights.raw += (0..<16).map { q[$0] | q[$0 + 16] << 4 }
+                weights.dequantized += q.map { Float($0) * df + mf }
+            }
+        }
+        return weights
+    }
+
+    static func weights(_ type: QuantizedMatrix.WeightType, rows: Int, columns: Int, seed: UInt64) -> Weights {
+        type == .q4_1
+            ? q4Weights(rows: rows, columns: columns, seed: seed) : q8Weights(rows: rows, columns: columns, seed: seed)
+    }
+
+    /// Random Q8_0 blocks, with −128, ±127 and 0 among the values.
+    static func q8Weights(rows: Int, columns: Int, seed: UInt64) -> Weights {
+        var random = Random(state: seed)
+        var weights = Weights()
+        for _ in 0..<(rows * columns / 32) {
+            let kind = random.int(0...4)
+            let (d, df) = halfBits(kind == 0 ? 0 : random.float(0.0001...0.01))
+            var q = (0..<32).map { _ in Int8(random.int(-128...127)) }
+            if kind == 1 { q = (0..<32).map { [-128, 127, -127, 0][$0 % 4] } }
+            weights.raw += [UInt8(d & 0xFF), UInt8(d >> 8)] + q.map { UInt8(bitPattern: $0) }
+            weights.dequantized += q.map { Float($0) * df }
+        }
+        return weights
+    }
+
+    /// Activation rows with the edges: a zero row, a row of one sign, a row with one outlier.
+    static func activations(rows: Int, columns: Int, seed: UInt64) -> [Float] {
+        var random = Random(state: seed)
+        var x = (0..<(rows * columns)).map { _ in random.float(-2...2) }
+        if rows > 1 { for c in 0..<columns { x[columns + c] = 0 } }
+        if rows > 2 { for c in 0..<columns { x[2 * columns + c] = abs(x[2 * columns + c]) } }
+        if rows > 3 { x[3 * columns + 5] = 300 }
+        return x
+    }
+
+    func product(
+        _ matrix: QuantizedMatrix, _ x: [Float], tokens: Int, form: QuantizedKernels.Form, threads: Int = 1
+    ) -> [Float] {
+        let saved = QuantizedKernels.form
+        defer { QuantizedKernels.form = saved }
+        QuantizedKernels.form = form
+        var y = [Float](repeating: .nan, count: tokens * matrix.rows)
+        x.withUnsafeBufferPointer { x in
+            y.withUnsafeMutableBufferPointer { y in
+                matrix.multiply(rows: tokens, x.baseAddress!, into: y.baseAddress!, threads: threads)
+            }
+        }
+        return y
+    }
+
+    func matrix(_ type: QuantizedMatrix.WeightType, _ weights: Weights, rows: Int, columns: Int) throws
+        -> QuantizedMatrix
+    {
+        try weights.raw.withUnsafeBytes {
+            try QuantizedMatrix(type: type, rows: rows, columns: columns, raw: $0, name: "test", file: "random")
+        }
+    }
+
+    static let forms = QuantizedKernels.Form.allCases
+
+    @Test(arguments: forms)
+    func quantizationMatchesThePortableLoop(form: QuantizedKernels.Form) {
+        let x = Self.activations(rows: 6, columns: 96, seed: 7)
+        let saved = QuantizedKernels.form
+        defer { QuantizedKernels.form = saved }
+        QuantizedKernels.form = .portable
+        let reference = x.withUnsafeBufferPointer { QuantizedActivations(rows: 6, columns: 96, $0.baseAddress!) }
+        QuantizedKernels.form = form
+        let quantized = x.withUnsafeBufferPointer { QuantizedActivations(rows: 6, columns: 96, $0.baseAddress!) }
+        for row in 0..<6 {
+            for block in 0..<3 {
+                let (a, b) = (reference.block(row: row, block), quantized.block(row: row, block))
+                #expect(a.d.bitPattern == b.d.bitPattern && a.s.bitPattern == b.s.bitPattern && a.q == b.q)
+            }
+        }
+    }
+
+    @Test func quantizationRoundsToNearestEvenWithinHalfAStep() {
+        var x = Self.activations(rows: 6, columns: 64, seed: 3)
+        // 127 · 2.5 / 127: q = 2.5 exactly when amax is 127 → rounds to 2; 3.5 → 4.
+        for c in 0..<32 { x[c] = 0 }
+        x[0] = 127
+        x[1] = 2.5
+        x[2] = 3.5
+        x[3] = -2.5
+        let quantized = x.withUnsafeBufferPointer { QuantizedActivations(rows: 6, columns: 64, $0.baseAddress!) }
+        let first = quantized.block(row: 0, 0)
+        #expect(first.d == 1 && first.q[0] == 127 && first.q[1] == 2 && first.q[2] == 4 && first.q[3] == -2)
+        #expect(first.s == Float(127 + 2 + 4 - 2))
+        let zero = quantized.block(row: 1, 1)
+        #expect(zero.d == 0 && zero.s == 0 && zero.q.allSatisfy { $0 == 0 })
+        for row in 0..<6 {
+            for block in 0..<2 {
+                let b = quantized.block(row: row, block)
+                for (j, q) in b.q.enumerated() {
+                    let value = x[row * 64 + block * 32 + j]
+                    #expect(abs(Float(q) * b.d - value) <= b.d * 0.5001, "row \(row) column \(block * 32 + j)")
+                }
+                #expect(b.s == b.d * Float(b.q.reduce(0) { $0 + Int($1) }))
+            }
+        }
+    }
+
+    /// Every form, every token count through the four-token tiles (1…9), a row count that leaves a
+    /// partial group of 16, and two threads: the same bits as the portable loop.
+    @Test(arguments: [QuantizedMatrix.WeightType.q4_1, .q8_0])
+    func everyFormStoresThePortableBits(type: QuantizedMatrix.WeightType) throws {
+        let (rows, columns) = (53, 128)
+        let weights = Self.weights(type, rows: rows, columns: columns, seed: 11)
+        let matrix = try matrix(type, weights, rows: rows, columns: columns)
+        let x = Self.activations(rows: 9, columns: columns, seed: 13)
+        let reference = product(matrix, x, tokens: 9, form: .portable)
+        #expect(!reference.contains { $0.isNaN }, "every output written")
+        for form in Self.forms {
+            for tokens in 1...9 {
+                let y = product(matrix, Array(x[..<(tokens * columns)]), tokens: tokens, form: form, threads: 2)
+                #expect(
+                    y.map(\.bitPattern) == reference[..<(tokens * rows)].map(\.bitPattern),
+                    "\(type) \(form) (runs as \(form.usable)) with \(tokens) tokens")
+            }
+        }
+    }
+
+    /// The product against double-precision sums over the dequantized weights and the exact
+    /// activations. The bound is what the activations' rounding explains: per block, half a step
+    /// (d_x / 2) times Σ |w|, plus float rounding.
+    @Test(arguments: [QuantizedMatrix.WeightType.q4_1, .q8_0])
+    func productMatchesFloatArithmeticOnTheDequantizedWeights(type: QuantizedMatrix.WeightType) throws {
+        let (rows, columns, tokens) = (40, 192, 6)
+        let weights = Self.weights(type, rows: rows, columns: columns, seed: 21)
+        let matrix = try matrix(type, weights, rows: rows, columns: columns)
+        let x = Self.activations(rows: tokens, columns: columns, seed: 23)
+        let quantized = x.withUnsafeBufferPointer {
+            QuantizedActivations(rows: tokens, columns: columns, $0.baseAddress!)
+        }
+        let y = product(matrix, x, tokens: tokens, form: QuantizedKernels.Form.avx512VNNI.usable)
+        for t in 0..<tokens {
+            for r in 0..<rows {
+                var exact = 0.0
+                var bound = 0.0
+                for block in 0..<(columns / 32) {
+                    let d = Double(quantized.block(row: t, block).d)
+                    for j in 0..<32 {
+                        let c = block * 32 + j
+                        let w = Double(weights.dequantized[r * columns + c])
+                        exact += w * Double(x[t * columns + c])
+                        bound += abs(w) * d / 2
+                    }
+                }
+                let difference = abs(Double(y[t * rows + r]) - exact)
+                #expect(difference <= bound * 1.001 + 1e-5 * abs(exact) + 1e-6, "token \(t) row \(r)")
+            }
+        }
+    }
+
+    @Test func badShapesAndSizesAreRefusedByName() {
+        #expect(throws: ModelError.self) {
+            try [UInt8](repeating: 0, count: 20).withUnsafeBytes {
+                try QuantizedMatrix(type: .q4_1, rows: 1, columns: 16, raw: $0, name: "blk.0.x", file: "f.gguf")
+            }
+        }
+        do {
+            try [UInt8](repeating: 0, count: 39).withUnsafeBytes {
+                _ = try QuantizedMatrix(type: .q4_1, rows: 2, columns: 32, raw: $0, name: "blk.0.x", file: "f.gguf")
+            }
+            Issue.record("39 bytes for two Q4_1 blocks accepted")
+        } catch let error as ModelError {
+            #expect(error.description.contains("blk.0.x") && error.description.contains("39 bytes"))
+        } catch {
+            Issue.record("unexpected \(error)")
+        }
+    }
+}
