@@ -91,17 +91,35 @@ package enum OTLPImporter {
     package static func spans(
         in body: JSONValue, file: String, line: Int?
     ) throws(TraceImportError) -> (read: [OTLPSpan], rejected: [TraceImportError]) {
-        guard let resourceSpans = body["resourceSpans"]?.array ?? body["resource_spans"]?.array else {
+        guard let list = body["resourceSpans"] ?? body["resource_spans"] else {
             throw TraceImportError(
                 file: file, line: line, field: "resourceSpans", "missing: not an OTLP trace export")
         }
+        func fail(_ field: String, _ value: JSONValue, _ expected: String) -> TraceImportError {
+            TraceImportError(file: file, line: line, field: field, "is \(value.kindName), not \(expected)")
+        }
+        // A value of the wrong type where the request's structure is (proto3 JSON's parse error)
+        // makes the whole body no request: its spans cannot be told apart, let alone named.
+        func elements(_ value: JSONValue?, field: String, of expected: String) throws(TraceImportError) -> [JSONValue] {
+            guard let value, value != .null else { return [] }
+            guard let items = value.array else { throw fail(field, value, "a list") }
+            for (index, item) in items.enumerated() where item.object == nil {
+                throw fail("\(field)[\(index)]", item, expected)
+            }
+            return items
+        }
+        let resourceSpans = try elements(list, field: "resourceSpans", of: "a ResourceSpans object")
         var read: [OTLPSpan] = []
         var rejected: [TraceImportError] = []
         for (r, resource) in resourceSpans.enumerated() {
             let service = attributes(resource["resource"]?["attributes"])["service.name"]?.string
-            let scopes = resource["scopeSpans"]?.array ?? resource["scope_spans"]?.array ?? []
+            let scopes = try elements(
+                resource["scopeSpans"] ?? resource["scope_spans"], field: "resourceSpans[\(r)].scopeSpans",
+                of: "a ScopeSpans object")
             for (s, scope) in scopes.enumerated() {
-                for (i, raw) in (scope["spans"]?.array ?? []).enumerated() {
+                let spans = try elements(
+                    scope["spans"], field: "resourceSpans[\(r)].scopeSpans[\(s)].spans", of: "a Span object")
+                for (i, raw) in spans.enumerated() {
                     do {
                         read.append(
                             try span(
@@ -446,5 +464,19 @@ package enum OTLPImporter {
                 orphan.parentID = nil
                 return orphan
             }
+    }
+}
+
+extension JSONValue {
+    /// What the value is, for an error that names a value of the wrong type ("a list").
+    fileprivate var kindName: String {
+        switch self {
+        case .null: "null"
+        case .bool: "a boolean"
+        case .number: "a number"
+        case .string: "a string"
+        case .array: "a list"
+        case .object: "an object"
+        }
     }
 }

@@ -25,14 +25,28 @@ package enum OTLPDecoding {
     /// conventions nest a few levels at most.
     static let recursionLimit = 64
 
-    /// Reads a protobuf `ExportTraceServiceRequest`.
+    /// Reads a protobuf `ExportTraceServiceRequest`. A request that protobuf refuses only because
+    /// of some of its spans (a string in one that is not UTF-8, an attribute nested too deep) has
+    /// those spans rejected, named by their path, and the others read: OTLP's partial success.
     package static func protobuf(_ body: Data) throws(Malformed) -> Decoded {
+        let result = body.withUnsafeBytes { bytes in
+            Result { () throws(Malformed) -> Decoded in try protobuf(bytes: bytes) }
+        }
+        return try result.get()
+    }
+
+    /// ``protobuf(_:)`` of bytes in memory that stay valid for the call (a gRPC message's).
+    package static func protobuf(bytes: UnsafeRawBufferPointer) throws(Malformed) -> Decoded {
+        guard let base = bytes.baseAddress, !bytes.isEmpty else { return Decoded(spans: [], rejected: []) }
+        // Not copied: decoding copies what it keeps out of the bytes.
+        let body = Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: base), count: bytes.count, deallocator: .none)
         let request: Opentelemetry_Proto_Collector_Trace_V1_ExportTraceServiceRequest
         do {
             var options = BinaryDecodingOptions()
             options.messageDepthLimit = recursionLimit
             request = try .init(serializedBytes: body, options: options)
         } catch {
+            if let salvaged = spanBySpan(bytes) { return salvaged }
             throw Malformed(description: "the body is not a protobuf ExportTraceServiceRequest (\(error))")
         }
         return message(request)
@@ -60,8 +74,10 @@ package enum OTLPDecoding {
             precondition(paths.count == spans.count, "the request's spans and their paths disagree")
             return checked(Array(zip(paths, spans.map(normalized))), rejected: rejected)
         } catch {
+            // The structure is wrong (no list, a list where an object belongs): named by its field.
             throw Malformed(
-                description: "the \(encoding) body has no resourceSpans list: not an ExportTraceServiceRequest")
+                description: "the \(encoding) body is not an ExportTraceServiceRequest: "
+                    + (error.field.map { "\($0) " } ?? "") + error.message)
         }
     }
 
@@ -189,17 +205,30 @@ extension OTLPDecoding {
         _ request: Opentelemetry_Proto_Collector_Trace_V1_ExportTraceServiceRequest
     ) -> Decoded {
         // Every span with where it is; then read on every core, a big request being many spans.
-        var located: [(span: Opentelemetry_Proto_Trace_V1_Span, service: String?, at: (Int, Int, Int))] = []
+        var located: [LocatedSpan] = []
         for (r, resource) in request.resourceSpans.enumerated() {
-            let service = resource.resource.attributes.last { $0.key == "service.name" }.flatMap {
-                plain($0.value).string
-            }
+            let service = serviceName(resource.resource)
             for (s, scope) in resource.scopeSpans.enumerated() {
                 located += scope.spans.enumerated().map { ($1, service, (r, s, $0)) }
             }
         }
-        let read = {
-            @Sendable (item: (span: Opentelemetry_Proto_Trace_V1_Span, service: String?, at: (Int, Int, Int))) in
+        return read(located, rejected: [])
+    }
+
+    /// A span of a request, the `service.name` of its resource, and its indices in the request
+    /// (resource, scope, span).
+    typealias LocatedSpan = (span: Opentelemetry_Proto_Trace_V1_Span, service: String?, at: (Int, Int, Int))
+
+    /// A resource's `service.name` (the last, if repeated).
+    static func serviceName(_ resource: Opentelemetry_Proto_Resource_V1_Resource) -> String? {
+        resource.attributes.last { $0.key == "service.name" }.flatMap { plain($0.value).string }
+    }
+
+    /// `located` read through the mapping on every core, then checked against OTLP's rules; each
+    /// span that cannot be kept is added to `rejected`, named by its path.
+    static func read(_ located: [LocatedSpan], rejected alreadyRejected: [TraceImportError]) -> Decoded {
+        let readOne = {
+            @Sendable (item: LocatedSpan) in
             Result { () throws(TraceImportError) -> OTLPImporter.OTLPSpan in
                 let (r, s, i) = item.at
                 var found = try Self.read(item.span, path: "resourceSpans[\(r)].scopeSpans[\(s)].spans[\(i)]")
@@ -207,9 +236,9 @@ extension OTLPDecoding {
                 return found
             }
         }
-        let results = parallelMap(located, serialBelow: 64, read)
+        let results = parallelMap(located, serialBelow: 64, readOne)
         var accepted: [(path: String, span: OTLPImporter.OTLPSpan)] = []
-        var rejected: [TraceImportError] = []
+        var rejected = alreadyRejected
         accepted.reserveCapacity(results.count)
         for (item, result) in zip(located, results) {
             switch result {

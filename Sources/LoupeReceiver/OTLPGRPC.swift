@@ -54,7 +54,7 @@ struct OTLPGRPC: RegistrableRPCService {
         guard let admitted = try await messages.next() else {
             throw RPCError(code: .invalidArgument, message: "Export takes one request message; none was sent")
         }
-        let decoded = OTLPDecoding.message(admitted.message)
+        let decoded = admitted.decoded
         let prepared = ingest.prepare(decoded.spans)
         admitted.release()
         guard try await messages.next() == nil else {
@@ -68,16 +68,17 @@ struct OTLPGRPC: RegistrableRPCService {
         return ServerResponse(message: OTLPDecoding.partialSuccess(decoded.rejected))
     }
 
-    /// A decoded request message holding its bytes in the ingest's byte budget and a decoding
-    /// slot, both given back by ``release()`` (or when it is dropped, whatever ended its RPC).
+    /// A request message read into spans (those rejected named for the partial success), holding
+    /// its bytes in the ingest's byte budget and a decoding slot, both given back by ``release()``
+    /// (or when it is dropped, whatever ended its RPC).
     final class Admitted: Sendable {
-        let message: Request
+        let decoded: OTLPDecoding.Decoded
         private let ingest: TraceIngest
         private let bytes: Int
         private let held = Atomic(true)
 
-        fileprivate init(message: Request, ingest: TraceIngest, bytes: Int) {
-            self.message = message
+        fileprivate init(decoded: OTLPDecoding.Decoded, ingest: TraceIngest, bytes: Int) {
+            self.decoded = decoded
             self.ingest = ingest
             self.bytes = bytes
         }
@@ -92,7 +93,10 @@ struct OTLPGRPC: RegistrableRPCService {
     }
 
     /// Decodes a message that the transport has in hand only once it has its bytes in the
-    /// ingest's byte budget and a decoding slot; `UNAVAILABLE` when either is full.
+    /// ingest's byte budget and a decoding slot; `UNAVAILABLE` when either is full. Read as
+    /// OTLP/HTTP reads a protobuf body (``OTLPDecoding/protobuf(bytes:)``): a span protobuf
+    /// refuses is rejected in the partial success, not the whole request; a message that is no
+    /// request is `INVALID_ARGUMENT`, saying why.
     struct AdmittingDeserializer: MessageDeserializer {
         let ingest: TraceIngest
 
@@ -105,13 +109,17 @@ struct OTLPGRPC: RegistrableRPCService {
                 ingest.release(bytes: count)
                 throw RPCError(code: .unavailable, message: error.description)
             }
-            let message: Request
-            do { message = try ProtobufDeserializer<Request>().deserialize(serializedMessageBytes) } catch {
+            let decoded = serializedMessageBytes.withUnsafeBytes { bytes in
+                Result { () throws(OTLPDecoding.Malformed) in try OTLPDecoding.protobuf(bytes: bytes) }
+            }
+            switch decoded {
+            case .success(let decoded):
+                return Admitted(decoded: decoded, ingest: ingest, bytes: count)
+            case .failure(let malformed):
                 ingest.finishedDecoding()
                 ingest.release(bytes: count)
-                throw error
+                throw RPCError(code: .invalidArgument, message: malformed.description)
             }
-            return Admitted(message: message, ingest: ingest, bytes: count)
         }
     }
 }

@@ -275,7 +275,14 @@ enum Requests {
         var scope: [UInt8] = [0x12] + varint(spanBytes.count) + spanBytes
         scope = [0x12] + varint(scope.count) + scope
         request = [0x0A] + varint(scope.count) + scope
-        #expect(throws: OTLPDecoding.Malformed.self) { try OTLPDecoding.protobuf(Data(request)) }
+        // The span is rejected, not decoded (and not the whole request: its neighbours would go).
+        let decoded = try OTLPDecoding.protobuf(Data(request))
+        #expect(decoded.spans.isEmpty)
+        #expect(
+            decoded.rejected.map(\.description) == [
+                "request: resourceSpans[0].scopeSpans[0].spans[0]: is not a valid Span: "
+                    + "nests messages deeper than 64 levels"
+            ])
         var nested = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)
         nested = #"{"resourceSpans": "# + nested + "}"
         #expect(throws: OTLPDecoding.Malformed.self) { try OTLPDecoding.json(Data(nested.utf8)) }
@@ -302,12 +309,81 @@ enum Requests {
         let at = try #require(bytes.indices.first { Array(bytes[$0..<min(bytes.count, $0 + name.count)]) == name })
         bytes[at + 13] = 0xFF
         bytes[at + 14] = 0xFE
-        // swift-protobuf refuses a string that is not UTF-8, as proto3 requires.
-        #expect(throws: OTLPDecoding.Malformed.self) { try OTLPDecoding.protobuf(Data(bytes)) }
+        // proto3 refuses a string that is not UTF-8: that span is rejected, its neighbours read.
+        let broken = try OTLPDecoding.protobuf(Data(bytes))
+        #expect(broken.spans.map(\.span.name) == ["chat gpt-4o-mini", "execute_tool get_weather"])
+        #expect(
+            broken.rejected.map(\.description) == [
+                "request: resourceSpans[0].scopeSpans[0].spans[2]: is not a valid Span: "
+                    + "has a string that is not valid UTF-8"
+            ])
         // A start past Int64's range is rejected with the reason; the other spans are read.
         let decoded = try OTLPDecoding.protobuf(try Requests.request(spans).serializedData())
         #expect(decoded.spans.count == 2)
         #expect(decoded.rejected.first?.field?.hasSuffix("startTimeUnixNano") == true)
+    }
+
+    /// A resource that is not UTF-8 rejects the spans under it, naming it; the other resource's
+    /// spans are read, with their paths as sent.
+    @Test func aResourceThatDoesNotDecodeRejectsItsSpansOnly() throws {
+        var good = Requests.request(Requests.agentRun(), service: "good").resourceSpans[0]
+        good.scopeSpans.append(good.scopeSpans[0])
+        good.scopeSpans[1].spans = [
+            Requests.span(trace: Requests.trace, id: "00000000000000b1", name: "more", start: 5, end: 6)
+        ]
+        let bad = Requests.request([Requests.agentRun()[0]], service: "bad\u{E9}").resourceSpans[0]
+        var request = Requests.request([])
+        request.resourceSpans = [bad, good]
+        var bytes = try request.serializedBytes() as [UInt8]
+        // "bad\u{E9}" (C3 A9 in UTF-8) becomes "bad\xFF\xA9".
+        let at = try #require(bytes.indices.dropLast().first { bytes[$0] == 0xC3 && bytes[$0 + 1] == 0xA9 })
+        bytes[at] = 0xFF
+        let decoded = try OTLPDecoding.protobuf(Data(bytes))
+        #expect(decoded.spans.map(\.span.name) == Requests.agentRun().map(\.name) + ["more"])
+        #expect(decoded.spans.allSatisfy { $0.service == "good" })
+        #expect(
+            decoded.rejected.map(\.description) == [
+                "request: resourceSpans[0].scopeSpans[0].spans[0]: not read: resourceSpans[0].resource has a string "
+                    + "that is not valid UTF-8"
+            ])
+        // Its structure broken (a length past the end), the request is malformed whatever its spans.
+        #expect(throws: OTLPDecoding.Malformed.self) { try OTLPDecoding.protobuf(Data(bytes.dropLast())) }
+    }
+
+    /// A list or an object where the other belongs is no request (proto3 JSON's parse error): the
+    /// field is named, nothing is read.
+    @Test(arguments: [
+        (#"{"resourceSpans": [[[]]]}"#, "resourceSpans[0] is a list, not a ResourceSpans object"),
+        (#"{"resourceSpans": {}}"#, "resourceSpans is an object, not a list"),
+        (
+            #"{"resourceSpans": [{"scopeSpans": {"spans": []}}]}"#,
+            "resourceSpans[0].scopeSpans is an object, not a list"
+        ),
+        (
+            #"{"resourceSpans": [{"scopeSpans": [3]}]}"#,
+            "resourceSpans[0].scopeSpans[0] is a number, not a ScopeSpans object"
+        ),
+        (
+            #"{"resourceSpans": [{"scopeSpans": [{"spans": [[]]}]}]}"#,
+            "resourceSpans[0].scopeSpans[0].spans[0] is a list, not a Span object"
+        ),
+        (
+            #"{"resourceSpans": [{"scopeSpans": [{"spans": "x"}]}]}"#,
+            "resourceSpans[0].scopeSpans[0].spans is a string, not a list"
+        ),
+    ])
+    func jsonOfTheWrongShapeIsMalformedNamingTheField(body: String, named: String) throws {
+        let error = try #require(throws: OTLPDecoding.Malformed.self) { try OTLPDecoding.json(Data(body.utf8)) }
+        #expect(error.description == "the JSON body is not an ExportTraceServiceRequest: \(named)")
+    }
+
+    /// Empty or null lists are proto3 JSON's empty ones.
+    @Test func nullAndEmptyListsAreEmpty() throws {
+        let body = #"{"resource_spans": null}"#
+        #expect(try OTLPDecoding.json(Data(body.utf8)).spans.isEmpty)
+        let lists = #"{"resourceSpans": [{"scopeSpans": null}, {"scopeSpans": [{"spans": null}, {"spans": []}]}]}"#
+        let decoded = try OTLPDecoding.json(Data(lists.utf8))
+        #expect(decoded.spans.isEmpty && decoded.rejected.isEmpty)
     }
 }
 

@@ -250,6 +250,55 @@ final class RunningReceiver: Sendable {
         try await rx.stop()
     }
 
+    /// One span whose name is not UTF-8 (proto3 refuses the whole message for it): over HTTP and
+    /// gRPC alike its neighbours are stored and it is named in the partial success. A JSON list
+    /// where an object belongs is answered 400 naming the field, and stores nothing.
+    @Test func aSpanThatIsNotUTF8IsRejectedAloneOverHTTPAndGRPC() async throws {
+        let rx = try await RunningReceiver()
+        func broken(trace: String) throws -> Data {
+            var bytes = try Requests.request(Requests.agentRun(trace: trace)).serializedBytes() as [UInt8]
+            let name = Array("invoke_agent weather".utf8)
+            let at = try #require(bytes.indices.first { Array(bytes[$0..<min(bytes.count, $0 + name.count)]) == name })
+            bytes[at + 13] = 0xFF
+            return Data(bytes)
+        }
+        let expected =
+            "1 span rejected: resourceSpans[0].scopeSpans[0].spans[2]: is not a valid Span: "
+            + "has a string that is not valid UTF-8"
+        let answer = try await rx.post(try broken(trace: Requests.trace))
+        #expect(answer.status == 200)
+        let response = try Response(serializedBytes: answer.body)
+        #expect(response.partialSuccess.rejectedSpans == 1)
+        #expect(response.partialSuccess.errorMessage == expected)
+        #expect(try rx.traces().map(\.spanCount) == [2])
+
+        let port = try #require(rx.addresses.grpc.flatMap { $0.split(separator: ":").last }.flatMap { Int($0) })
+        let sent = try broken(trace: "0af7651916cd43dd8448eb211c80319c")
+        try await withGRPCClient(
+            transport: .http2NIOPosix(target: .ipv4(address: "127.0.0.1", port: port), transportSecurity: .plaintext)
+        ) { client in
+            // The message's bytes as they are: a Swift string cannot hold what is not UTF-8.
+            let grpc = try await client.unary(
+                request: ClientRequest(message: [UInt8](sent)),
+                descriptor: Opentelemetry_Proto_Collector_Trace_V1_TraceService.Method.Export.descriptor,
+                serializer: RawMessage(), deserializer: Coder<Response>(), options: .defaults
+            ) { try $0.message }
+            #expect(grpc.partialSuccess.rejectedSpans == 1)
+            #expect(grpc.partialSuccess.errorMessage == expected)
+        }
+        #expect(try rx.traces().map(\.spanCount) == [2, 2])
+
+        let shape = try await rx.post(Data(#"{"resourceSpans": [[[]]]}"#.utf8), type: "application/json")
+        #expect(shape.status == 400)
+        #expect(
+            try Google_Rpc_Status(jsonUTF8Data: shape.body).message
+                == "the JSON body is not an ExportTraceServiceRequest: "
+                + "resourceSpans[0] is a list, not a ResourceSpans object"
+        )
+        #expect(try rx.traces().count == 2)
+        try await rx.stop()
+    }
+
     /// Gzip made by the system's gzip program, as an exporter's zlib makes it.
     private func gzip(_ data: Data) throws -> Data {
         let process = Process()
@@ -269,4 +318,9 @@ final class RunningReceiver: Sendable {
         process.waitUntilExit()
         return packed
     }
+}
+
+/// A message sent as the bytes given, unchecked.
+struct RawMessage: MessageSerializer {
+    func serialize<Bytes: GRPCContiguousBytes>(_ message: [UInt8]) throws -> Bytes { Bytes(message) }
 }
