@@ -229,25 +229,32 @@ static inline int32_t x_word(const loupe_q8_block *block, int offset) {
     return word;
 }
 
-// AVX-512 VNNI: one zmm per 16 rows. `T` tokens share each unpacked weight vector.
+// AVX-512 VNNI: one zmm per 16 rows. `T` tokens share each unpacked weight vector. Each token's
+// integer sum runs in two chains (even and odd vectors) when there are few tokens, so that the
+// dpbusd latency overlaps; with four or more the tokens' chains do that, and one chain each
+// leaves registers for eight tokens.
 #define VNNI512_BODY(T)                                                                                                \
     do {                                                                                                               \
+        enum { S = (T) >= 4 ? 1 : 2 };                                                                                 \
         __m512 acc[T];                                                                                                 \
         for (int t = 0; t < T; t++) acc[t] = _mm512_setzero_ps();                                                      \
         for (size_t b = 0; b < blocks; b++) {                                                                          \
             const uint8_t *g = packed + (group * blocks + b) * group_bytes;                                            \
-            __m512i even[T], odd[T];                                                                                   \
-            for (int t = 0; t < T; t++) even[t] = odd[t] = _mm512_setzero_si512();                                     \
+            __m512i sums[T][S];                                                                                        \
+            for (int t = 0; t < T; t++)                                                                                \
+                for (int c = 0; c < S; c++) sums[t][c] = _mm512_setzero_si512();                                       \
             __m512 dw, mw = _mm512_setzero_ps();                                                                       \
             if (q41) {                                                                                                 \
                 _mm_prefetch((const char *)(g + 8 * Q4_1_GROUP), _MM_HINT_T0);                                         \
                 for (int h = 0; h < 4; h++) {                                                                          \
                     __m512i raw = _mm512_loadu_si512(g + h * 64);                                                      \
-                    __m512i lo = _mm512_and_si512(raw, nibble), hi = _mm512_and_si512(_mm512_srli_epi16(raw, 4), nibble); \
+                    __m512i lo = _mm512_and_si512(raw, nibble);                                                        \
+                    __m512i hi = _mm512_and_si512(_mm512_srli_epi16(raw, 4), nibble);                                  \
                     for (int t = 0; t < T; t++) {                                                                      \
                         const loupe_q8_block *xb = x + t * blocks + b;                                                 \
-                        even[t] = _mm512_dpbusd_epi32(even[t], lo, _mm512_set1_epi32(x_word(xb, 4 * h)));             \
-                        odd[t] = _mm512_dpbusd_epi32(odd[t], hi, _mm512_set1_epi32(x_word(xb, 16 + 4 * h)));          \
+                        sums[t][0] = _mm512_dpbusd_epi32(sums[t][0], lo, _mm512_set1_epi32(x_word(xb, 4 * h)));       \
+                        sums[t][S - 1] =                                                                               \
+                            _mm512_dpbusd_epi32(sums[t][S - 1], hi, _mm512_set1_epi32(x_word(xb, 16 + 4 * h)));       \
                     }                                                                                                  \
                 }                                                                                                      \
                 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(g + 256)));                                  \
@@ -259,16 +266,17 @@ static inline int32_t x_word(const loupe_q8_block *block, int offset) {
                     __m512i w1 = _mm512_xor_si512(_mm512_loadu_si512(g + c * 64 + 64), bias128);                       \
                     for (int t = 0; t < T; t++) {                                                                      \
                         const loupe_q8_block *xb = x + t * blocks + b;                                                 \
-                        even[t] = _mm512_dpbusd_epi32(even[t], w0, _mm512_set1_epi32(x_word(xb, 4 * c)));             \
-                        odd[t] = _mm512_dpbusd_epi32(odd[t], w1, _mm512_set1_epi32(x_word(xb, 4 * c + 4)));           \
+                        sums[t][0] = _mm512_dpbusd_epi32(sums[t][0], w0, _mm512_set1_epi32(x_word(xb, 4 * c)));       \
+                        sums[t][S - 1] =                                                                               \
+                            _mm512_dpbusd_epi32(sums[t][S - 1], w1, _mm512_set1_epi32(x_word(xb, 4 * c + 4)));        \
                     }                                                                                                  \
                 }                                                                                                      \
                 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(g + 512)));                                  \
             }                                                                                                          \
             for (int t = 0; t < T; t++) {                                                                              \
                 const loupe_q8_block *xb = x + t * blocks + b;                                                         \
-                __m512i sum = _mm512_add_epi32(even[t], odd[t]);                                                       \
-                /* The weights were read as q + 128: take 128 · Σ q_x back. */                                         \
+                __m512i sum = S == 2 ? _mm512_add_epi32(sums[t][0], sums[t][S - 1]) : sums[t][0];                      \
+                /* The weights were read as q + 128: take 128 · Σ q_x back. */                                     \
                 if (!q41) sum = _mm512_sub_epi32(sum, _mm512_set1_epi32(128 * xb->sum));                               \
                 __m512 dd = _mm512_mul_ps(dw, _mm512_set1_ps(xb->d));                                                  \
                 acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum), dd, acc[t]);                                         \
@@ -278,9 +286,9 @@ static inline int32_t x_word(const loupe_q8_block *block, int offset) {
         for (int t = 0; t < T; t++) _mm512_mask_storeu_ps(y + (t0 + t) * ldy + group * QROWS, mask, acc[t]);          \
     } while (0)
 
-TARGET_VNNI512 static void product_vnni512(loupe_quant_type type, size_t k, const uint8_t *packed,
-                                                size_t tokens, const loupe_q8_block *x_all, float *y, size_t ldy,
-                                                size_t rows, size_t group_begin, size_t group_end) {
+TARGET_VNNI512 static void product_vnni512(loupe_quant_type type, size_t k, const uint8_t *packed, size_t tokens,
+                                           const loupe_q8_block *x_all, float *y, size_t ldy, size_t rows,
+                                           size_t group_begin, size_t group_end) {
     size_t blocks = k / QK, group_bytes = loupe_quant_group_bytes(type);
     const int q41 = type == LOUPE_QUANT_Q4_1;
     const __m512i nibble = _mm512_set1_epi8(0x0F), bias128 = _mm512_set1_epi8((char)0x80);
@@ -288,9 +296,14 @@ TARGET_VNNI512 static void product_vnni512(loupe_quant_type type, size_t k, cons
         size_t live = rows - group * QROWS < QROWS ? rows - group * QROWS : QROWS;
         __mmask16 mask = (__mmask16)((1u << live) - 1);
         size_t t0 = 0;
-        for (; t0 + 4 <= tokens; t0 += 4) {
+        for (; t0 + 8 <= tokens; t0 += 8) {
+            const loupe_q8_block *x = x_all + t0 * blocks;
+            VNNI512_BODY(8);
+        }
+        if (tokens - t0 >= 4) {
             const loupe_q8_block *x = x_all + t0 * blocks;
             VNNI512_BODY(4);
+            t0 += 4;
         }
         const loupe_q8_block *x = x_all + t0 * blocks;
         switch (tokens - t0) {
