@@ -1,0 +1,318 @@
+import Foundation
+import LoupeBase
+import LoupeTensor
+
+/// Which positions of a forward pass get logits.
+package enum LlamaLogits: Sendable, Equatable {
+    /// Each sequence's last new token only (generation): one `[1, vocabulary]` row per sequence.
+    case last
+    /// Every new token (teacher forcing, prompt logprobs): `[new tokens, vocabulary]`.
+    case all
+}
+
+extension LlamaModel {
+    /// Every position's logits for `ids` read from the start: `[ids.count, vocabulary]`, row t
+    /// the distribution of the token after `ids[t]` (teacher forcing).
+    ///
+    /// - Throws: ``ModelError`` for an id outside the vocabulary or more ids than the model's
+    ///   context.
+    package func logits(for ids: [Int32]) throws(ModelError) -> Tensor {
+        var cache = try makeCache(context: min(max(ids.count, 1), configuration.contextLength))
+        guard ids.count <= cache.capacity else {
+            throw ModelError(
+                file: fileName,
+                message: "a sequence of \(ids.count) tokens is longer than the model's context of \(cache.capacity)")
+        }
+        return try forward(ids, cache: &cache, logits: .all)
+    }
+
+    /// Reads `tokens` after what `cache` holds (a prefill of many tokens, or one decode step) and
+    /// returns the logits `logits` asks for.
+    package func forward(
+        _ tokens: [Int32], cache: inout LlamaKVCache, logits: LlamaLogits = .last
+    ) throws(ModelError) -> Tensor {
+        var caches = [cache]
+        cache = LlamaKVCache(layers: 0, keyValueWidth: 0, capacity: 0)  // the one copy lives in `caches`
+        defer { cache = caches[0] }
+        return try forward([tokens], caches: &caches, logits: logits)[0]
+    }
+
+    /// Reads new tokens for several sequences in one pass: sequence b's `tokens[b]` go after what
+    /// `caches[b]` holds, at its next positions.
+    ///
+    /// All the sequences' new tokens are packed into the rows of one matrix (no padding), so each
+    /// projection is one sgemm over every row: a batch of prefills of different lengths, a batch
+    /// of decode steps (one token each), or a mix. Attention runs per sequence and head against
+    /// that sequence's own cache. A sequence with no new tokens is left as it is and gets a
+    /// `[0, vocabulary]` tensor.
+    ///
+    /// - Returns: per sequence, its logits as `logits` asks (`[1 or count, vocabulary]`).
+    /// - Throws: ``ModelError`` for an id outside the vocabulary or more tokens than a cache has
+    ///   room for, before any cache changes.
+    package func forward(
+        _ tokens: [[Int32]], caches: inout [LlamaKVCache], logits: LlamaLogits = .last
+    ) throws(ModelError) -> [Tensor] {
+        precondition(tokens.count == caches.count, "\(tokens.count) sequences for \(caches.count) caches")
+        let vocabulary = configuration.vocabularySize
+        for (b, ids) in tokens.enumerated() {
+            precondition(
+                caches[b].keys.count == configuration.layers && caches[b].keyValueWidth == configuration.keyValueWidth,
+                "sequence \(b)'s cache was made for another model")
+            if let bad = ids.first(where: { $0 < 0 || Int($0) >= vocabulary }) {
+                throw ModelError(
+                    file: fileName,
+                    message: "sequence \(b): token id \(bad) is outside the vocabulary (0..<\(vocabulary))")
+            }
+            guard ids.count <= caches[b].remaining else {
+                throw ModelError(
+                    file: fileName,
+                    message:
+                        "sequence \(b): \(ids.count) new tokens after \(caches[b].count) do not fit its context of "
+                        + "\(caches[b].capacity) tokens")
+            }
+        }
+        let batch = Batch(tokens: tokens, caches: caches)
+        var x = embed(batch)
+        for (index, layer) in layers.enumerated() {
+            x = run(layer, index: index, on: x, batch: batch, caches: &caches)
+        }
+        for b in caches.indices { caches[b].advance(by: tokens[b].count) }
+        return project(x, batch: batch, logits: logits)
+    }
+
+    /// Where each sequence's new tokens sit among the packed rows, and their positions.
+    struct Batch {
+        /// Sequence b's rows: `starts[b] ..< starts[b] + lengths[b]`.
+        var starts: [Int]
+        var lengths: [Int]
+        /// What each cache held before this pass: the position of the sequence's first new token.
+        var past: [Int]
+        var tokens: [Int32]
+        /// Each row's position in its sequence.
+        var positions: [Int]
+        var rows: Int { tokens.count }
+
+        init(tokens: [[Int32]], caches: [LlamaKVCache]) {
+            lengths = tokens.map(\.count)
+            past = caches.map(\.count)
+            starts = []
+            self.tokens = []
+            positions = []
+            for (b, ids) in tokens.enumerated() {
+                starts.append(self.tokens.count)
+                self.tokens += ids
+                positions += (0..<ids.count).map { past[b] + $0 }
+            }
+        }
+    }
+
+    /// The embedding rows of the batch's tokens: `[rows, width]`.
+    private func embed(_ batch: Batch) -> Tensor {
+        let width = configuration.width
+        var x = Tensor(zeros: [batch.rows, width])
+        x.storage.withUnsafeMutableBufferPointer { out in
+            if let embedding {
+                embedding.storage.withUnsafeBufferPointer { table in
+                    for (row, id) in batch.tokens.enumerated() {
+                        (out.baseAddress! + row * width).update(
+                            from: table.baseAddress! + Int(id) * width, count: width)
+                    }
+                }
+            } else {
+                for (row, id) in batch.tokens.enumerated() {
+                    file.dequantizeRow(embeddingTensor, row: Int(id), into: out.baseAddress! + row * width)
+                }
+            }
+        }
+        return x
+    }
+
+    /// One decoder block over all rows: `h = x + attention(…)`, then `h + FFN(…)`. The residual
+    /// stream in and out is `[rows, width]`.
+    private func run(
+        _ layer: Layer, index: Int, on x: Tensor, batch: Batch, caches: inout [LlamaKVCache]
+    ) -> Tensor {
+        let width = configuration.width
+        let keyValueWidth = configuration.keyValueWidth
+        var qkv = layer.queryKeyValue.apply(
+            Self.rmsNorm(x, weight: layer.attentionNorm, epsilon: configuration.rmsEpsilon), threads: threads)
+        applyRoPE(&qkv, positions: batch.positions)
+        let stride = qkv.columns
+        for b in caches.indices where batch.lengths[b] > 0 {
+            for row in batch.starts[b]..<(batch.starts[b] + batch.lengths[b]) {
+                let base = row * stride + width
+                caches[b].keys[index].append(contentsOf: qkv.storage[base..<(base + keyValueWidth)])
+                caches[b].values[index].append(
+                    contentsOf: qkv.storage[(base + keyValueWidth)..<(base + 2 * keyValueWidth)])
+            }
+        }
+        var context = Tensor(zeros: [batch.rows, width])
+        for b in caches.indices where batch.lengths[b] > 0 {
+            attend(qkv: qkv, sequence: b, batch: batch, cache: caches[b], layer: index, into: &context)
+        }
+        var h = layer.attentionOutput.apply(context, threads: threads)
+        Kernels.add(&h, x)
+        let gateUp = layer.gateUp.apply(
+            Self.rmsNorm(h, weight: layer.feedForwardNorm, epsilon: configuration.rmsEpsilon), threads: threads)
+        let hidden = configuration.feedForwardWidth
+        var activation = Tensor(zeros: [batch.rows, hidden])
+        gateUp.storage.withUnsafeBufferPointer { gu in
+            activation.storage.withUnsafeMutableBufferPointer { out in
+                for row in 0..<batch.rows {
+                    let gate = gu.baseAddress! + row * 2 * hidden
+                    let up = gate + hidden
+                    let target = out.baseAddress! + row * hidden
+                    for j in 0..<hidden {
+                        let g = gate[j]
+                        target[j] = g / (1 + Foundation.exp(-g)) * up[j]
+                    }
+                }
+            }
+        }
+        var output = layer.down.apply(activation, threads: threads)
+        Kernels.add(&output, h)
+        return output
+    }
+
+    /// Causal grouped-query attention of sequence `b`'s new rows against its cache (which already
+    /// holds their keys and values), written into their rows of `context` `[rows, width]`.
+    ///
+    /// Per query head h (reading key/value head h / groupSize): scores = Q_h · K_hᵀ / √d over the
+    /// cache's positions, masked past each row's own position, softmax, then · V_h. Both products
+    /// are sgemms on strided views: Q_h is columns of the fused Q·K·V output, K_h and V_h columns of
+    /// the cache's rows.
+    private func attend(
+        qkv: Tensor, sequence b: Int, batch: Batch, cache: LlamaKVCache, layer: Int, into context: inout Tensor
+    ) {
+        let d = configuration.headSize
+        let width = configuration.width
+        let keyValueWidth = configuration.keyValueWidth
+        let stride = qkv.columns
+        let newRows = batch.lengths[b]
+        let past = batch.past[b]
+        let total = past + newRows
+        let firstRow = batch.starts[b]
+        var scores = [Float](repeating: 0, count: newRows * total)
+        qkv.storage.withUnsafeBufferPointer { q in
+            cache.keys[layer].withUnsafeBufferPointer { keys in
+                cache.values[layer].withUnsafeBufferPointer { values in
+                    scores.withUnsafeMutableBufferPointer { s in
+                        context.storage.withUnsafeMutableBufferPointer { out in
+                            for head in 0..<configuration.heads {
+                                let kv = head / configuration.groupSize
+                                BLAS.sgemm(
+                                    m: newRows, n: total, k: d, a: q.baseAddress! + firstRow * stride + head * d,
+                                    lda: stride, b: keys.baseAddress! + kv * d, ldb: keyValueWidth, transposeB: true,
+                                    c: s.baseAddress!, ldc: total, alpha: 1 / Float(d).squareRoot())
+                                for i in 0..<newRows {
+                                    Self.causalSoftmax(s.baseAddress! + i * total, valid: past + i + 1, count: total)
+                                }
+                                BLAS.sgemm(
+                                    m: newRows, n: d, k: total, a: s.baseAddress!, lda: total,
+                                    b: values.baseAddress! + kv * d, ldb: keyValueWidth,
+                                    c: out.baseAddress! + firstRow * width + head * d, ldc: width)
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Softmax over the first `valid` of `count` scores; the rest (future positions) become 0.
+    private static func causalSoftmax(_ scores: UnsafeMutablePointer<Float>, valid: Int, count: Int) {
+        var top = -Float.infinity
+        for j in 0..<valid { top = max(top, scores[j]) }
+        var sum: Float = 0
+        for j in 0..<valid {
+            let e = Foundation.exp(scores[j] - top)
+            scores[j] = e
+            sum += e
+        }
+        let scale = 1 / sum
+        for j in 0..<valid { scores[j] *= scale }
+        for j in valid..<count { scores[j] = 0 }
+    }
+
+    /// RoPE in llama.cpp's NORM mode on the Q and K columns of the fused Q·K·V rows: within each
+    /// head, the pair (2i, 2i + 1) for i < ropeDimensions / 2 turns by position · base^(−2i / n).
+    /// The angles are computed in double and rounded once, as the numpy reference does.
+    private func applyRoPE(_ qkv: inout Tensor, positions: [Int]) {
+        let d = configuration.headSize
+        let pairs = configuration.ropeDimensions / 2
+        let stride = qkv.columns
+        let rotatedHeads = configuration.heads + configuration.keyValueHeads  // Q's heads, then K's
+        let base = Double(configuration.ropeBase)
+        let frequencies = (0..<pairs).map { Foundation.pow(base, -Double(2 * $0) / Double(2 * pairs)) }
+        var cosines = [Float](repeating: 0, count: pairs)
+        var sines = [Float](repeating: 0, count: pairs)
+        qkv.storage.withUnsafeMutableBufferPointer { values in
+            for (row, position) in positions.enumerated() {
+                for i in 0..<pairs {
+                    let angle = Double(position) * frequencies[i]
+                    cosines[i] = Float(Foundation.cos(angle))
+                    sines[i] = Float(Foundation.sin(angle))
+                }
+                for head in 0..<rotatedHeads {
+                    let v = values.baseAddress! + row * stride + head * d
+                    for i in 0..<pairs {
+                        let even = v[2 * i]
+                        let odd = v[2 * i + 1]
+                        v[2 * i] = even * cosines[i] - odd * sines[i]
+                        v[2 * i + 1] = even * sines[i] + odd * cosines[i]
+                    }
+                }
+            }
+        }
+    }
+
+    /// RMSNorm of every row, `x / √(mean(x²) + ε) · weight`, the mean of squares summed in double.
+    static func rmsNorm(_ x: Tensor, weight: [Float], epsilon: Float) -> Tensor {
+        let columns = x.columns
+        precondition(weight.count == columns, "RMSNorm weight of \(weight.count) for rows of \(columns)")
+        var out = x
+        out.storage.withUnsafeMutableBufferPointer { values in
+            weight.withUnsafeBufferPointer { g in
+                for row in 0..<(values.count / max(1, columns)) {
+                    let v = values.baseAddress! + row * columns
+                    var squares: Double = 0
+                    for j in 0..<columns { squares += Double(v[j]) * Double(v[j]) }
+                    let scale = Float(1 / (squares / Double(columns) + Double(epsilon)).squareRoot())
+                    for j in 0..<columns { v[j] = v[j] * scale * g[j] }
+                }
+            }
+        }
+        return out
+    }
+
+    /// The final RMSNorm and the head on the rows `logits` asks for, split per sequence.
+    private func project(_ x: Tensor, batch: Batch, logits: LlamaLogits) -> [Tensor] {
+        let width = configuration.width
+        var selected: [Int] = []
+        var counts: [Int] = []
+        for b in batch.lengths.indices {
+            let rows = batch.starts[b]..<(batch.starts[b] + batch.lengths[b])
+            let chosen = logits == .all ? Array(rows) : rows.last.map { [$0] } ?? []
+            selected += chosen
+            counts.append(chosen.count)
+        }
+        var gathered = Tensor(zeros: [selected.count, width])
+        for (index, row) in selected.enumerated() {
+            gathered.storage.replaceSubrange(
+                (index * width)..<((index + 1) * width), with: x.storage[(row * width)..<((row + 1) * width)])
+        }
+        let all = head.apply(
+            Self.rmsNorm(gathered, weight: outputNorm, epsilon: configuration.rmsEpsilon), threads: threads)
+        let vocabulary = configuration.vocabularySize
+        var results: [Tensor] = []
+        var offset = 0
+        for count in counts {
+            results.append(
+                Tensor(
+                    shape: [count, vocabulary],
+                    storage: Array(all.storage[(offset * vocabulary)..<((offset + count) * vocabulary)])))
+            offset += count
+        }
+        return results
+    }
+}

@@ -1,0 +1,41 @@
+/// One sequence's keys and values, per layer, for every token the model has read so far.
+///
+/// Keys are stored after RoPE. Each layer's keys (and values) are row-major `[count,
+/// keyValueWidth]` float32, grown as tokens arrive up to `capacity`, so a short sequence in a
+/// long context holds only what it has read: 30 × 2 × 192 × 4 B = 46,080 B per token for
+/// SmolLM2-135M (377 MB for all 8192 tokens of its context). Made by ``LlamaModel/makeCache(context:)``.
+package struct LlamaKVCache: Sendable {
+    /// Tokens read so far: the position the next token takes.
+    package private(set) var count: Int = 0
+    /// The most tokens the sequence may hold (the context asked for).
+    package let capacity: Int
+    let keyValueWidth: Int
+    var keys: [[Float]]
+    var values: [[Float]]
+
+    init(layers: Int, keyValueWidth: Int, capacity: Int) {
+        self.capacity = capacity
+        self.keyValueWidth = keyValueWidth
+        keys = Array(repeating: [], count: layers)
+        values = Array(repeating: [], count: layers)
+    }
+
+    /// Tokens the cache can still take.
+    package var remaining: Int { capacity - count }
+
+    /// Forgets every token but the first `length` (to rewind a sequence, say, after a rejected
+    /// speculative draft or to reuse a shared prompt prefix).
+    package mutating func truncate(to length: Int) {
+        precondition(length >= 0 && length <= count, "truncate to \(length) of \(count) tokens")
+        for layer in keys.indices {
+            keys[layer].removeSubrange((length * keyValueWidth)...)
+            values[layer].removeSubrange((length * keyValueWidth)...)
+        }
+        count = length
+    }
+
+    /// Records that `tokens` more tokens were appended to every layer.
+    mutating func advance(by tokens: Int) {
+        count += tokens
+    }
+}

@@ -1,0 +1,203 @@
+import Foundation
+import LoupeBase
+import LoupeTensor
+
+/// The arithmetic of a LLaMA model's linear layers.
+package enum LlamaPrecision: String, Sendable, CaseIterable, Codable {
+    /// Every weight dequantized to float32 when the model loads, every product in float32 (OpenBLAS
+    /// sgemm): the exact path, within float rounding of the numpy reference.
+    case f32
+    /// Q4_1 and Q8_0 weights kept as the file stores them (``QuantizedMatrix``), activations
+    /// quantized to 8 bits per block of 32 as each product runs, as llama.cpp's CPU backend does;
+    /// norms, RoPE, attention and SwiGLU stay float32. A quarter of the float path's memory.
+    case q8
+}
+
+/// A LLaMA-family decoder (llama.cpp's `llama` architecture: RMSNorm, grouped-query attention
+/// with NORM RoPE, SwiGLU, no biases) with its weights from a GGUF file.
+///
+/// For each token: `h = x + Wo·attention(RoPE(Wq·n), RoPE(Wk·n), Wv·n)` with `n = RMSNorm(x)·g₁`,
+/// then `x' = h + Wdown·(silu(Wgate·m) ⊙ Wup·m)` with `m = RMSNorm(h)·g₂`; the logits are
+/// `E·(RMSNorm(x)·g)`, with `E` = `output.weight`, or `token_embd` when the file ties the head to
+/// the embedding. RoPE turns each head's adjacent pairs (2i, 2i+1), as GGUF's permuted Q and K
+/// rows need (research brief local-llm.md §3).
+///
+/// Thread-safety: immutable; any number of threads may run it at once, each with its own
+/// ``LlamaKVCache``s.
+package struct LlamaModel: Sendable {
+    package let configuration: LlamaConfiguration
+    package let precision: LlamaPrecision
+    /// The model file's last path component, for errors.
+    package let fileName: String
+    /// The token embedding `[vocabulary, width]` in float32 (`.f32`), or nil when its rows are
+    /// dequantized from `file` as tokens arrive (`.q8`).
+    let embedding: Tensor?
+    /// The file, kept open for the embedding's rows in `.q8`.
+    let file: GGUFFile
+    let embeddingTensor: GGUFTensorInfo
+    /// Threads a quantized product splits its rows over (OpenBLAS keeps its own for sgemm).
+    package var threads: Int = ProcessInfo.processInfo.activeProcessorCount
+    /// The language-model head `[vocabulary, width]`: the embedding itself when tied.
+    let head: LlamaLinear
+    /// The final RMSNorm's weight `[width]`.
+    let outputNorm: [Float]
+    let layers: [Layer]
+
+    /// One decoder block's weights.
+    struct Layer: Sendable {
+        var attentionNorm: [Float]
+        /// Q, K and V stacked: `[width + 2 · keyValueWidth, width]`, so the three are one product
+        /// (and their outputs are column blocks of one row).
+        var queryKeyValue: LlamaLinear
+        var attentionOutput: LlamaLinear
+        var feedForwardNorm: [Float]
+        /// Gate and up stacked: `[2 · feedForwardWidth, width]`.
+        var gateUp: LlamaLinear
+        var down: LlamaLinear
+    }
+
+    /// Opens `path` and loads the model from it.
+    package init(path: String, precision: LlamaPrecision = .f32) throws(ModelError) {
+        try self.init(file: try GGUFFile(path: path), precision: precision)
+    }
+
+    /// Loads and shape-checks every tensor the model needs from `file`.
+    ///
+    /// - Throws: ``ModelError`` naming the file and, where one is at fault, the tensor (see
+    ///   ``LlamaConfiguration/init(file:)``).
+    package init(file: GGUFFile, precision: LlamaPrecision = .f32) throws(ModelError) {
+        let configuration = try LlamaConfiguration(file: file)
+        self.configuration = configuration
+        self.precision = precision
+        fileName = file.fileName
+        self.file = file
+        func floats(_ name: String) throws(ModelError) -> [Float] { try file.floats(try file.tensor(name)) }
+        func stacked(_ names: [String], columns: Int) throws(ModelError) -> LlamaLinear {
+            if precision == .q8 {
+                var parts: [QuantizedMatrix] = []
+                for name in names {
+                    let tensor = try file.tensor(name)
+                    let type: QuantizedMatrix.WeightType
+                    switch tensor.type {
+                    case .q4_1: type = .q4_1
+                    case .q8_0: type = .q8_0
+                    default:
+                        throw ModelError(
+                            file: file.fileName, tensor: name,
+                            message: "is \(tensor.type.name); the q8 precision multiplies Q4_1 and Q8_0 weights only "
+                                + "(use f32)")
+                    }
+                    parts.append(
+                        try QuantizedMatrix(
+                            type: type, rows: tensor.rows, columns: columns, raw: file.bytes(tensor), name: name,
+                            file: file.fileName))
+                }
+                return .quantized(parts)
+            }
+            var storage: [Float] = []
+            for name in names { storage += try floats(name) }
+            return .float(Tensor(shape: [storage.count / columns, columns], storage: storage))
+        }
+        let width = configuration.width
+        embeddingTensor = try file.tensor("token_embd.weight")
+        let embedding =
+            precision == .f32
+            ? Tensor(shape: [configuration.vocabularySize, width], storage: try file.floats(embeddingTensor)) : nil
+        self.embedding = embedding
+        if file.tensors.contains(where: { $0.name == "output.weight" }) {
+            head = try stacked(["output.weight"], columns: width)
+        } else if let embedding {
+            head = .float(embedding)
+        } else {
+            head = try stacked(["token_embd.weight"], columns: width)
+        }
+        outputNorm = try floats("output_norm.weight")
+        var layers: [Layer] = []
+        for index in 0..<configuration.layers {
+            let prefix = "blk.\(index)."
+            layers.append(
+                Layer(
+                    attentionNorm: try floats(prefix + "attn_norm.weight"),
+                    queryKeyValue: try stacked(
+                        [prefix + "attn_q.weight", prefix + "attn_k.weight", prefix + "attn_v.weight"], columns: width),
+                    attentionOutput: try stacked([prefix + "attn_output.weight"], columns: width),
+                    feedForwardNorm: try floats(prefix + "ffn_norm.weight"),
+                    gateUp: try stacked([prefix + "ffn_gate.weight", prefix + "ffn_up.weight"], columns: width),
+                    down: try stacked([prefix + "ffn_down.weight"], columns: configuration.feedForwardWidth)))
+        }
+        self.layers = layers
+    }
+
+    /// A key/value cache for one sequence of up to `context` tokens (the file's context length
+    /// when nil).
+    ///
+    /// - Throws: ``ModelError`` when `context` is not in 1...``LlamaConfiguration/contextLength``.
+    package func makeCache(context: Int? = nil) throws(ModelError) -> LlamaKVCache {
+        let context = context ?? configuration.contextLength
+        guard context >= 1, context <= configuration.contextLength else {
+            throw ModelError(
+                file: fileName,
+                message: "a context of \(context) tokens was asked for; the model takes 1 to "
+                    + "\(configuration.contextLength)")
+        }
+        return LlamaKVCache(
+            layers: configuration.layers, keyValueWidth: configuration.keyValueWidth, capacity: context)
+    }
+}
+
+/// A linear layer's weight `[outputs, inputs]` (each row one output's weights, as GGUF stores
+/// it), in the form the model's precision keeps it.
+enum LlamaLinear: Sendable {
+    /// `[outputs, inputs]` float32.
+    case float(Tensor)
+    /// Quantized matrices stacked along the outputs (Q, K and V; gate and up), which read one
+    /// quantization of their shared input.
+    case quantized([QuantizedMatrix])
+
+    var outputs: Int {
+        switch self {
+        case .float(let weight): weight.shape[0]
+        case .quantized(let parts): parts.reduce(0) { $0 + $1.rows }
+        }
+    }
+
+    /// `x · Wᵀ` for `x` of shape `[rows, inputs]`: one sgemm over all rows, or the integer
+    /// products of activations quantized once, the parts' outputs side by side in each row.
+    func apply(_ x: Tensor, threads: Int) -> Tensor {
+        switch self {
+        case .float(let weight):
+            return Kernels.linear(x, weight: weight, bias: nil)
+        case .quantized(let parts):
+            let rows = x.rows
+            let activations = x.storage.withUnsafeBufferPointer {
+                QuantizedActivations(rows: rows, columns: x.columns, $0.baseAddress!)
+            }
+            let total = outputs
+            var y = Tensor(zeros: [rows, total])
+            guard rows > 0 else { return y }
+            if parts.count == 1 {
+                y.storage.withUnsafeMutableBufferPointer {
+                    parts[0].multiply(activations, into: $0.baseAddress!, threads: threads)
+                }
+                return y
+            }
+            var column = 0
+            for part in parts {
+                var scratch = [Float](repeating: 0, count: rows * part.rows)
+                scratch.withUnsafeMutableBufferPointer {
+                    part.multiply(activations, into: $0.baseAddress!, threads: threads)
+                }
+                scratch.withUnsafeBufferPointer { source in
+                    y.storage.withUnsafeMutableBufferPointer { out in
+                        for row in 0..<rows {
+                            (out.baseAddress! + row * total + column).update(
+                                from: source.baseAddress! + row * part.rows, count: part.rows)
+                        }
+                    }
+                }
+                column += part.rows
+            }
+            return y
+        }
+    }
+}
