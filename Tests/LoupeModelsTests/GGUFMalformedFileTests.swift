@@ -92,6 +92,11 @@ struct GGUFMalformedFileTests {
         #expect(
             GGUFBuilder.error(opening: unknownElement.bytes)
                 == "bad.gguf: x at byte 37: array element type 99 is not a GGUF value type (0–12)")
+        var escape = GGUFBuilder()
+        escape.pair("a\u{1B}[31m", type: 13, value: [0])
+        #expect(
+            GGUFBuilder.error(opening: escape.bytes)
+                == "bad.gguf: a\\u{1b}[31m value type at byte 38: 13 is not a GGUF value type (0–12)")
         var badBool = GGUFBuilder()
         badBool.pair("flag", type: 7, value: [2])
         #expect(GGUFBuilder.error(opening: badBool.bytes) == "bad.gguf: flag at byte 40: bool is 2, not 0 or 1")

@@ -18,9 +18,31 @@ struct GGUFCursor {
     /// Bytes after the cursor.
     var remaining: Int { bytes.count - offset }
 
-    /// `file: [tensor 'name': ]field at byte N: problem`.
+    /// `file: [tensor 'name': ]field at byte N: problem`, with the file's own text (keys, names,
+    /// values) made terminal-safe by ``GGUFCursor/visible(_:)``.
     func error(_ field: String, at offset: Int, tensor: String? = nil, _ problem: String) -> ModelError {
-        ModelError(file: file, tensor: tensor, message: "\(field) at byte \(offset): \(problem)")
+        ModelError(
+            file: file, tensor: tensor.map(Self.visible),
+            message: "\(Self.visible(field)) at byte \(offset): \(Self.visible(problem))")
+    }
+
+    /// `text` with control characters (C0, DEL, C1) written as `\u{…}`: names and keys come from
+    /// the file and reach the terminal in error messages.
+    static func visible(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isControl) else { return text }
+        var result = ""
+        for scalar in text.unicodeScalars {
+            if isControl(scalar) {
+                result += "\\u{" + String(scalar.value, radix: 16) + "}"
+            } else {
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
     }
 
     private func truncated(_ field: String, needs count: Int, tensor: String?) -> ModelError {

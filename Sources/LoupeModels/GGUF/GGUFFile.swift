@@ -83,7 +83,7 @@ package final class GGUFFile: @unchecked Sendable {
     /// The tensor called `name`; the error names it when the file has none.
     package func tensor(_ name: String) throws(ModelError) -> GGUFTensorInfo {
         guard let index = tensorIndex[name] else {
-            throw ModelError(file: fileName, tensor: name, message: "is missing")
+            throw ModelError(file: fileName, tensor: GGUFCursor.visible(name), message: "is missing")
         }
         return tensors[index]
     }
@@ -102,7 +102,7 @@ package final class GGUFFile: @unchecked Sendable {
     package func validateSupported(_ tensor: GGUFTensorInfo) throws(ModelError) {
         guard tensor.type.isSupported else {
             throw ModelError(
-                file: fileName, tensor: tensor.name,
+                file: fileName, tensor: GGUFCursor.visible(tensor.name),
                 message: "is \(tensor.type.name), which Loupe does not read yet (it reads \(GGMLType.supportedNames))")
         }
     }
