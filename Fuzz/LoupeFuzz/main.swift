@@ -26,6 +26,8 @@ private let targets: [String: @Sendable (Data) -> Void] = [
     "trace-import": { _ = try? TraceImport.traces($0, file: "fuzz.json") },
     "nsight-compute": { _ = try? NsightComputeImport.parse(text($0), file: "fuzz.csv") },
     "safetensors": safeTensors,
+    // A GGUF model file: header, metadata, tensor infos, then every tensor dequantized.
+    "gguf": gguf,
     "suite": { _ = try? SuiteParser.parse(text($0), file: "fuzz.yaml") },
     "rubric": { _ = try? RubricParser.parse(text($0), file: "fuzz.yaml") },
     // Labels made elsewhere, imported into a queue of a scratch workspace.
@@ -61,6 +63,28 @@ private let scratchPath = NSTemporaryDirectory() + "loupe-fuzz-\(getpid()).safet
 private func safeTensors(_ data: Data) {
     guard FileManager.default.createFile(atPath: scratchPath, contents: data) else { return }
     _ = try? SafeTensors(path: scratchPath)
+}
+
+/// `GGUFFile` maps a path too. Each supported tensor is dequantized whole and row by row, and
+/// the typed metadata reads a model loader makes are tried, so that every checked size is used.
+private let ggufPath = NSTemporaryDirectory() + "loupe-fuzz-\(getpid()).gguf"
+private func gguf(_ data: Data) {
+    guard FileManager.default.createFile(atPath: ggufPath, contents: data),
+        let file = try? GGUFFile(path: ggufPath)
+    else { return }
+    for key in file.keys {
+        _ = try? file.integer(key)
+        _ = try? file.float(key)
+        _ = try? file.strings(key)
+        _ = try? file.integers(key)
+    }
+    for tensor in file.tensors where (try? file.validateSupported(tensor)) != nil {
+        guard let values = try? file.floats(tensor) else { continue }
+        var row = [Float](repeating: 0, count: tensor.dimensions[0])
+        row.withUnsafeMutableBufferPointer { file.dequantizeRow(tensor, row: tensor.rows - 1, into: $0.baseAddress!) }
+        precondition(row[...] == values[(values.count - row.count)...] || values.contains { $0.isNaN })
+    }
+    _ = try? file.validateSupported()
 }
 
 /// `KinetoReader` streams a file, so each input goes through one scratch file per process.
