@@ -53,6 +53,9 @@ package struct BPETokenizer: Sendable {
     private let merges: [UInt64: Merge]
     /// Tokens matched whole before pre-tokenization, longest first.
     private let specials: [Special]
+    /// Whether some special token begins with byte b (when parsing specials) and some USER_DEFINED one does.
+    private let specialStarts: [Bool]
+    private let alwaysStarts: [Bool]
     private let cache = PieceCache()
 
     private struct Merge {
@@ -156,6 +159,14 @@ package struct BPETokenizer: Sendable {
         self.byteIDs = byteIDs
         self.merges = mergeTable
         self.specials = specials.sorted { $0.bytes.count > $1.bytes.count }
+        var specialStarts = [Bool](repeating: false, count: 256)
+        var alwaysStarts = [Bool](repeating: false, count: 256)
+        for special in specials {
+            specialStarts[Int(special.bytes[0])] = true
+            if special.always { alwaysStarts[Int(special.bytes[0])] = true }
+        }
+        self.specialStarts = specialStarts
+        self.alwaysStarts = alwaysStarts
     }
 
     /// The number of tokens.
@@ -181,12 +192,15 @@ package struct BPETokenizer: Sendable {
     package func encode(_ text: String, parseSpecial: Bool = false) -> [Int32] {
         var ids: [Int32] = []
         ids.reserveCapacity(text.utf8.count / 3 + 4)
+        let starts = parseSpecial ? specialStarts : alwaysStarts
         var text = text
         text.withUTF8 { utf8 in
             var start = 0
             var position = 0
             while position < utf8.count {
-                guard let special = special(at: position, in: utf8, parseSpecial: parseSpecial) else {
+                guard starts[Int(utf8[position])],
+                    let special = special(at: position, in: utf8, parseSpecial: parseSpecial)
+                else {
                     position += 1
                     continue
                 }
