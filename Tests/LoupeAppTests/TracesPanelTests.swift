@@ -546,6 +546,30 @@ import Testing
         #expect(panel(state).rows.first?.durationNs == 1_450_000_000)
     }
 
+    /// Two epochs of an Inspect sample scored differently (`match`: C, then I): the diff's table
+    /// shows both verdicts on the score's row, not only "≠".
+    @Test func aDiffOfScoredRunsShowsEachSidesVerdictInTheTable() throws {
+        let sample = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../sample-data/traces/inspect-arith.json").standardized.path
+        _ = try service.importFiles([sample])
+        var state = AppFixtures.state(width: 120, height: 36)
+        try settle([.ask(TracesPanel.ListTraces())], &state)
+        let rows = panel(state).rows
+        let first = try #require(rows.firstIndex { $0.externalID.hasSuffix("/q3/1") })
+        let second = try #require(rows.firstIndex { $0.externalID.hasSuffix("/q3/2") })
+        AppFixtures.press([.character("g")] + Array(repeating: .character("j"), count: first), on: &state)
+        AppFixtures.press([.character("m"), .character("g")], on: &state)
+        AppFixtures.press(Array(repeating: .character("j"), count: second), on: &state)
+        try settle(AppFixtures.press([.character("d")], on: &state), &state)
+        let diff = try #require(panel(state).diff)
+        let scored = try #require(diff.rows.firstIndex { $0.left?.name == "score match" })
+        #expect(diff.rows[scored].change == .changed)
+        let screen = state.render().text().split(separator: "\n").map(String.init)
+        let line = try #require(screen.first { $0.contains("score match") })
+        #expect(line.contains("≠") && line.contains("C → I"), "\(line)")
+        #expect(screen.contains { $0.contains("score") && $0.contains("Δ tokens") })
+    }
+
     @Test func screensAt120x36() throws {
         var state = try opened()
         expectFrame(state.render(), matchesGolden: "traces-step-120x36")

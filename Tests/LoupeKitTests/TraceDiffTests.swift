@@ -31,6 +31,14 @@ import Testing
         #expect(row.right?.name == "score match")
         #expect(row.change == .changed)
         #expect(row.leftText.hasPrefix("C") && row.rightText.hasPrefix("I"))
+        // The table reads the change without opening the row: both verdicts, in order.
+        #expect(row.leftVerdict == "C" && row.rightVerdict == "I")
+        #expect(row.verdictChange == "C → I")
+        // A step that is not an evaluation has no verdict.
+        #expect(
+            diff.rows.filter { $0.left?.kind != "eval" && $0.right?.kind != "eval" }.allSatisfy {
+                $0.verdictChange == nil
+            })
         // The header's count is the rows' own: the score row is among the changed ones.
         let changed = diff.rows.filter { $0.change == .changed }.count
         #expect(diff.counts[.changed] == changed)
@@ -42,5 +50,6 @@ import Testing
         let row = try scoreRow(diff)
         #expect(row.change == .same)
         #expect(row.leftText.hasPrefix("C") && row.rightText.hasPrefix("C"))
+        #expect(row.verdictChange == "C")
     }
 }

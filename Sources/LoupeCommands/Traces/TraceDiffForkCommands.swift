@@ -35,7 +35,11 @@ extension TraceCommand {
                     + "\(counts[.onlyLeft, default: 0]) only in \(left), \(counts[.onlyRight, default: 0]) only in \(right)"
                     + (diff.firstDivergence.map { " — first divergence at row \($0 + 1)" } ?? " — no divergence"))
             let timed = diff.left.timed && diff.right.timed
-            context.print("  row    left                          right                          Δ tokens   Δ latency")
+            // A scorer's verdict on each side (`C → I`) when the runs were scored.
+            let scored = diff.rows.contains { $0.verdictChange != nil }
+            context.print(
+                "  row    left                          right                         "
+                    + (scored ? " score       " : "") + " Δ tokens   Δ latency")
             for (index, row) in diff.rows.enumerated() {
                 let mark = index == diff.firstDivergence ? "▶" : " "
                 let symbol = ["same": "=", "changed": "≠", "only-left": "−", "only-right": "+"][row.change.rawValue]!
@@ -48,6 +52,7 @@ extension TraceCommand {
                 context.print(
                     "\(mark)\(String(index + 1).leftPadded(to: 4)) \(symbol)  "
                         + Self.cell(row.left).padded(to: 30) + " " + Self.cell(row.right).padded(to: 30) + " "
+                        + (scored ? UntrustedText.sanitized(row.verdictChange ?? "").padded(to: 12) + " " : "")
                         + tokens.leftPadded(to: 9) + "  " + latency.leftPadded(to: 10))
             }
         }
@@ -74,6 +79,8 @@ extension TraceCommand {
                     diff.rows.map { row in
                         .object([
                             "change": .string(row.change.rawValue), "left": side(row.left), "right": side(row.right),
+                            "left_verdict": row.leftVerdict.map(JSONValue.string) ?? .null,
+                            "right_verdict": row.rightVerdict.map(JSONValue.string) ?? .null,
                             "token_delta": row.tokenDelta.map { .number(Double($0)) } ?? .null,
                             "latency_delta_ns": row.latencyDeltaNs.map { .number(Double($0)) } ?? .null,
                         ])

@@ -24,6 +24,21 @@ package struct TraceDiff: Hashable, Sendable {
         /// What each side produced, in one line (the model's answer or call, the tool's result).
         package var leftText = ""
         package var rightText = ""
+        /// An evaluation step's verdict on each side (`C`, `I`, `0.5`, `true`), nil for other
+        /// steps: the table shows both, so a changed score reads `C → I` without opening the row.
+        package var leftVerdict: String?
+        package var rightVerdict: String?
+
+        /// `C → I` when the verdicts differ, `C` when they agree, the one side's alone when the
+        /// other has none; nil when neither side is an evaluation.
+        package var verdictChange: String? {
+            switch (leftVerdict, rightVerdict) {
+            case (nil, nil): return nil
+            case (let l?, let r?): return l == r ? l : l + " → " + r
+            case (let l?, nil): return l
+            case (nil, let r?): return r
+            }
+        }
 
         /// Right minus left, input + output tokens; nil when either side has none.
         package var tokenDelta: Int? {
@@ -71,6 +86,8 @@ extension TraceService {
             var row = TraceDiff.Row(left: l, right: r, change: .same)
             row.leftText = l.flatMap { leftContent[$0.ordinal]?.summary } ?? ""
             row.rightText = r.flatMap { rightContent[$0.ordinal]?.summary } ?? ""
+            row.leftVerdict = l.flatMap { leftContent[$0.ordinal]?.verdict }
+            row.rightVerdict = r.flatMap { rightContent[$0.ordinal]?.verdict }
             guard let l, let r else {
                 row.change = l == nil ? .onlyRight : .onlyLeft
                 return row
@@ -93,8 +110,8 @@ extension TraceService {
     /// What each span produced, for comparing steps: the output messages' text and tool calls,
     /// a tool's name, arguments, result and error, and an evaluation's verdict. The input (the
     /// conversation so far) is left out: after a divergence it always differs.
-    private func contents(_ trace: Int64) throws -> [Int: (key: String, summary: String)] {
-        var result: [Int: (key: String, summary: String)] = [:]
+    private func contents(_ trace: Int64) throws -> [Int: (key: String, summary: String, verdict: String?)] {
+        var result: [Int: (key: String, summary: String, verdict: String?)] = [:]
         for (ordinal, stored) in try tables.spanPayloads(trace: trace).enumerated() {
             guard let json = try? JSONValue.parse(stored.payload) else { continue }
             let payload = SpanPayload(json: json)
@@ -118,7 +135,12 @@ extension TraceService {
             result[ordinal] = (
                 output.joined(separator: "\u{3}") + "\u{4}" + tool + "\u{5}"
                     + verdict.map { $0.0 + "=" + $0.1.compactJSON }.joined(separator: "\u{1}"),
-                String(summary.split(whereSeparator: \.isNewline).joined(separator: " ⏎ ").prefix(300))
+                String(summary.split(whereSeparator: \.isNewline).joined(separator: " ⏎ ").prefix(300)),
+                verdict.isEmpty
+                    ? nil
+                    : String(
+                        verdict.map { $0.1.text }.joined(separator: " · ").split(whereSeparator: \.isNewline)
+                            .joined(separator: " ").prefix(24))
             )
         }
         return result

@@ -235,18 +235,28 @@ extension TracesPanel {
             }
             return [
                 (index == diff.firstDivergence ? "▶" : "") + "\(index + 1)", symbols[row.change]!, cell(row.left),
-                cell(row.right), row.tokenDelta.map { $0 == 0 ? "" : ($0 > 0 ? "+" : "") + String($0) } ?? "", latency,
+                cell(row.right), UntrustedText.sanitized(row.verdictChange ?? ""),
+                row.tokenDelta.map { $0 == 0 ? "" : ($0 > 0 ? "+" : "") + String($0) } ?? "", latency,
             ]
         }
-        let columns = [
+        // An evaluation's verdict on each side (`C → I`) gets its own column when the runs were
+        // scored, so a changed score is read in the table, not only in the row's detail.
+        let verdictWidth = min(16, diff.rows.compactMap(\.verdictChange).map(TextWidth.of).max() ?? 0)
+        var columns = [
             TableColumn("row", width: .length(5), alignment: .trailing), TableColumn("", width: .length(1)),
             TableColumn("left · trace \(diff.left.id)", width: .fill(1)),
             TableColumn("right · trace \(diff.right.id)", width: .fill(1)),
+            TableColumn("score", width: .length(max(5, verdictWidth))),
             TableColumn("Δ tokens", width: .length(8), alignment: .trailing),
             TableColumn("Δ latency", width: .length(9), alignment: .trailing),
         ]
+        var cells = table
+        if verdictWidth == 0 {
+            columns.remove(at: 4)
+            cells = table.map { row in row.enumerated().filter { $0.offset != 4 }.map(\.element) }
+        }
         var state = diffList
-        TableView(columns: columns, rows: table, focused: context.focused).render(
+        TableView(columns: columns, rows: cells, focused: context.focused).render(
             into: &frame, area: tableArea, state: &state, theme: theme)
         guard diffList.selected < diff.rows.count else { return }
         let row = diff.rows[diffList.selected]
