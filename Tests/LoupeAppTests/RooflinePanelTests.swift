@@ -98,7 +98,7 @@ import Testing
         let text = state.render().text()
         #expect(text.contains("baseline: ncu:before.csv (1 kernels); 1 runs of them elsewhere show the change"))
         #expect(text.contains("vs base") && text.contains("base") && text.contains("2.00×"))
-        #expect(text.contains("before.csv · launches 0") && text.contains("○ baseline ncu:before.csv"))
+        #expect(text.contains("before.csv · launch #0") && text.contains("○ baseline ncu:before.csv"))
         #expect(text.contains("L1 0.50 F/B, L2 2.00 F/B, HBM2 20.00 F/B"))
         AppFixtures.press([.character("b")], on: &state)
         #expect(panel(state).baselineSuite == nil && !state.render().text().contains("vs base"))
@@ -253,6 +253,29 @@ import Testing
     @Test func anotherProcesssCommitReloadsTheRoofs() {
         var state = loaded()
         #expect(state.update(.workspaceChanged).contains(.ask(RooflinePanel.LoadRoofline())))
+    }
+
+    /// The selected kernel is named on the legend line under the chart, never in a box over the
+    /// plot; an Nsight Compute kernel's shape names its launch, not "launches 0".
+    @Test(arguments: [(160, 48), (120, 36), (80, 24)])
+    func theSelectedKernelIsNamedUnderTheChartAndLaunchesReadAsLaunches(width: Int, height: Int) {
+        var state = loaded(width: width, height: height)
+        AppFixtures.press([.character("p")], on: &state)
+        let lines = state.render().text().split(separator: "\n").map(String.init)
+        let selected = panel(state).rows[panel(state).list.selected].point.name
+        let legend = lines.filter { $0.contains("◆ \(selected)") }
+        #expect(legend.count == 1 && legend.allSatisfy { $0.contains("FLOP/byte →") }, "\(legend)")
+        #expect(!lines.contains { $0.contains("launches 0") || $0.contains("launches 1") })
+        if width >= 160 {
+            #expect(lines.contains { $0.contains("launch #0") } && lines.contains { $0.contains("launch #1") })
+        }
+        let many = RooflineModel.Point(
+            name: "k", suite: "ncu:x.csv", shape: "launches 3,7,9", seconds: 1, flops: [:], bytes: 1)
+        #expect(many.shownShape == "3 launches")
+        // H100's FP8 tensor roof, 1,979 TFLOP/s, in PFLOP/s rather than %g's "1.98e+03".
+        #expect(RooflinePanel.rate(1_979_000, unit: "FLOP/s") == "1.98 PFLOP/s")
+        #expect(RooflinePanel.rate(989_400, unit: "FLOP/s") == "989 TFLOP/s")
+        #expect(Self.cpu.points[0].shownShape == Self.cpu.points[0].shape)
     }
 
     @Test func screensAt160x48() {

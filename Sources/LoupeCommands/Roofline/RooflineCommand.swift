@@ -479,7 +479,7 @@ struct RooflineCommand: ParsableCommand {
                 var line =
                     "  "
                     + TextWidth.truncate(p.point.name, toColumns: 28).padding(toLength: 29, withPad: " ", startingAt: 0)
-                    + p.point.shape.padding(toLength: 28, withPad: " ", startingAt: 0)
+                    + p.point.shownShape.padding(toLength: 28, withPad: " ", startingAt: 0)
                     + String(format: "%10.3f ms", p.point.seconds * 1000)
                 guard let rate = p.gflopsPerSecond else {
                     context.print(line + "  no \(precision) FLOPs")

@@ -117,6 +117,16 @@ extension RooflineModel.Point {
     }
 }
 
+extension RooflineModel.Point {
+    /// The shape as tables show it. An Nsight Compute import stores its launches' IDs
+    /// (`launches 0,4,8`), which read as a count: they show as `3 launches`, or `launch #0`.
+    package var shownShape: String {
+        guard shape.hasPrefix("launches ") else { return shape }
+        let ids = shape.dropFirst("launches ".count).split(separator: ",")
+        return ids.count == 1 ? "launch #\(ids[0])" : "\(ids.count) launches"
+    }
+}
+
 extension RooflineModel {
     /// The import or run (`suite`) a kernel is compared against: its run of the same kernel at
     /// the same shape (any launch, for an Nsight Compute import), wherever it is plotted.

@@ -244,18 +244,6 @@ extension RooflinePanel {
                 unplaced.append(text)
             }
         }
-        // The selected kernel's name beside its point where the roofs' labels leave room (the
-        // table names it too).
-        if let selected, let at = selectedAt, plot.contains(at) {
-            let label = " " + TextWidth.truncate(selected.point.name, toColumns: 32) + " "
-            let width = TextWidth.of(label)
-            let candidates = [0, -1, 1, -2, 2].flatMap { dy in
-                [Point(x: at.x + 1, y: at.y + dy), Point(x: at.x - width, y: at.y + dy)]
-            }
-            if let spot = placer.place(width: width, candidates: candidates) {
-                frame.draw(label, at: spot, style: theme.selection, clip: plot)
-            }
-        }
         for tick in yAxis.ticks {
             frame.draw(
                 TextWidth.fit(Self.decade(tick.exponent), toColumns: 6, alignment: .trailing),
@@ -270,15 +258,23 @@ extension RooflinePanel {
         let operation = Self.operations(precision).dropLast(2)
         var legend = "\(operation)/byte →   ↑ \(precision == "FP32" ? "" : precision + " ")G\(operation)/s   ◇ ridge"
         if let baselineSuite, !baselinePoints.isEmpty { legend += "   ○ baseline \(baselineSuite)" }
-        if levels.count > 1 {
-            legend +=
-                "   ◆ at " + (selectedRow?.level ?? "its level") + ", "
-                + otherLevels.map { Self.levelMark($0.level) + " " + $0.level }.joined(separator: ", ")
+        // The selected kernel is named here, not beside its point: a label box in the plot hides
+        // the kernels and roofs around the one you are looking at. Its other levels' marks are
+        // explained after its name, which gives up columns (down to 12) before they do.
+        var named: [Span] = []
+        if let selected {
+            let levelsText =
+                levels.count > 1
+                ? " at " + (selectedRow?.level ?? "its level") + ", "
+                    + otherLevels.map { Self.levelMark($0.level) + " " + $0.level }.joined(separator: ", ") : ""
+            let room = plot.width - TextWidth.of(levelsText) - TextWidth.of(legend) - 5
+            let name = TextWidth.truncate(selected.point.name, toColumns: max(12, min(32, room)))
+            named = [Span("◆ " + name, theme.accent), Span(levelsText + "   ", theme.dim)]
         }
-        // The roofs no place on the chart was left for come first: their figures matter more than
+        // The roofs no place on the chart was left for come next: their figures matter more than
         // the axes' units, which the table's header also gives.
         frame.draw(
-            (unplaced.isEmpty ? [] : [Span(unplaced.joined(separator: " · ") + "   ", theme.dim)])
+            named + (unplaced.isEmpty ? [] : [Span(unplaced.joined(separator: " · ") + "   ", theme.dim)])
                 + [Span(legend, theme.dim)], at: Point(x: plot.x, y: plot.maxY + 1), clip: area)
     }
 
@@ -289,9 +285,10 @@ extension RooflinePanel {
     /// The table's `shape` cell: the shape, after the import or run it came from when
     /// ``showsSuites``.
     func shapeCell(_ point: RooflineModel.Point, showsSuites: Bool) -> String {
-        guard showsSuites else { return point.shape }
+        let shape = point.shownShape
+        guard showsSuites else { return shape }
         let suite = point.suite.hasPrefix("ncu:") ? String(point.suite.dropFirst(4)) : point.suite
-        return suite + " · " + point.shape
+        return suite + " · " + shape
     }
 
     /// The table's `vs base` cell: `base` for the baseline's own kernels, the speedup of the
@@ -312,9 +309,11 @@ extension RooflinePanel {
     /// ones otherwise.
     package static func operations(_ precision: String) -> String { precision.hasPrefix("INT") ? "OP/s" : "FLOP/s" }
 
-    /// `67 TFLOP/s`, `204 GFLOP/s`, `37 GB/s`, `3.4 TB/s` from a giga-rate.
+    /// `67 TFLOP/s`, `204 GFLOP/s`, `37 GB/s`, `3.4 TB/s`, `1.98 PFLOP/s` from a giga-rate
+    /// (`%g` would print 1,979 TFLOP/s as `1.98e+03`).
     package static func rate(_ giga: Double, unit: String) -> String {
-        giga >= 1000 ? String(format: "%.3g T", giga / 1000) + unit : String(format: "%.0f G", giga) + unit
+        if giga >= 1e6 { return String(format: "%.3g P", giga / 1e6) + unit }
+        return giga >= 1000 ? String(format: "%.3g T", giga / 1000) + unit : String(format: "%.0f G", giga) + unit
     }
 
     /// An axis decade in one notation: `0.01`, `0.1`, `1`, `10`, `100`, `1k` … `100k`, `1M`, and
