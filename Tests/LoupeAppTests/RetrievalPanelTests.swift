@@ -182,6 +182,47 @@ import Testing
         #expect(RetrievalPanel.movement(Self.result.hits[3]) == "↓2")
     }
 
+    /// At 120 columns the hybrid list keeps the RRF score that orders it; the rank-change column
+    /// is named for the retriever that moved the hit (none for BM25 alone, where nothing moves).
+    @Test func theRRFColumnFitsAt120AndTheRankChangeIsNamedForTheMode() throws {
+        var state = try searched(width: 120, height: 36)
+        func header(_ state: AppState) -> String {
+            state.render().text().split(separator: "\n").first { $0.contains("title") && $0.contains("bm25") }
+                .map(String.init) ?? ""
+        }
+        #expect(header(state).contains(" rrf"), "\(header(state))")
+        #expect(state.render().text().contains("0.0320"))
+        #expect(!header(state).contains("Δbm25"))
+        var wide = try searched()
+        #expect(header(wide).contains("Δrrf"))
+        let bm25 = try #require(search(in: AppFixtures.press([.character("m")], on: &wide)))
+        _ = wide.update(AppFixtures.answer(bm25, Self.result))
+        #expect(!header(wide).contains("Δ") && !header(wide).contains(" rrf"), "\(header(wide))")
+        let dense = try #require(search(in: AppFixtures.press([.character("m")], on: &wide)))
+        #expect(dense.request.options.retriever == .dense)
+        _ = wide.update(AppFixtures.answer(dense, Self.result))
+        #expect(header(wide).contains("Δdense"), "\(header(wide))")
+    }
+
+    /// Side by side, each hit shows its retriever's score, and the cursor is a rank lit in both
+    /// columns, with where each of its documents ranks in the other retriever.
+    @Test func sideBySideShowsScoresAndARankCursor() throws {
+        var state = try searched(width: 120, height: 36)
+        AppFixtures.press([.character("v")], on: &state)
+        var text = state.render().text()
+        #expect(text.contains("BM25 · score") && text.contains("dense · cosine"))
+        #expect(text.contains("1.   9.00  879") && text.contains("1. 0.890  1337"), "\(text)")
+        #expect(
+            text.contains(
+                "rank 1 · BM25: doc 879 9.00, not in dense's candidates · dense: doc 1337 0.890, not in BM25's"))
+        AppFixtures.press([.character("j")], on: &state)
+        #expect(panel(state).list.selected == 1)
+        text = state.render().text()
+        #expect(text.contains("rank 2 · BM25: doc 415 8.00"))
+        AppFixtures.press([.character("j"), .character("j")], on: &state)
+        #expect(panel(state).list.selected == 1)  // two ranks in each column
+    }
+
     @Test func switchingTheRetrieverReRanksTheSameQuery() throws {
         var state = try searched()
         let asked = try #require(search(in: AppFixtures.press([.character("m")], on: &state)))

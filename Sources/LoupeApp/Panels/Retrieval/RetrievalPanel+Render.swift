@@ -116,6 +116,16 @@ extension RetrievalPanel {
         return change > 0 ? "↑\(change)" : change < 0 ? "↓\(-change)" : "="
     }
 
+    /// The rank-change column's header, named for what moved the hit against its BM25 rank:
+    /// `Δrrf` for fusion, `Δdense` for the dense ranking; none for BM25 alone, where it is 0.
+    package static func movementHeader(_ retriever: RetrievalService.Retriever) -> String? {
+        switch retriever {
+        case .hybrid: return "Δrrf"
+        case .dense: return "Δdense"
+        case .bm25: return nil
+        }
+    }
+
     private func renderHits(
         _ hits: [RetrievalService.Hit], into frame: inout Frame, area: Rect, theme: Theme, focused: Bool
     ) {
@@ -134,14 +144,20 @@ extension RetrievalPanel {
             ]
         }
         // The title is what people scan: it comes first after the rank and keeps the most room;
-        // the scores give way, the least telling first, as the pane narrows.
+        // the score that orders the list comes next (RRF's in hybrid mode), then each
+        // retriever's, then the rank change, which give way, the least telling first, as the
+        // pane narrows.
         var columns: [(TableColumn, Int)] = [
             (TableColumn("#", width: .length(3), alignment: .trailing), 0), (TableColumn("rel", width: .length(3)), 1),
             (TableColumn("title", width: .fill(1)), 7),
-            (TableColumn("bm25 (rank)", width: .length(11)), 3), (TableColumn("dense (rank)", width: .length(12)), 4),
-            (TableColumn("Δbm25", width: .length(5)), 2),
         ]
         if options.retriever == .hybrid { columns.append((TableColumn("rrf", width: .length(6)), 5)) }
+        columns += [
+            (TableColumn("bm25 (rank)", width: .length(11)), 3), (TableColumn("dense (rank)", width: .length(12)), 4),
+        ]
+        if let header = Self.movementHeader(options.retriever) {
+            columns.append((TableColumn(header, width: .length(6)), 2))
+        }
         columns.append((TableColumn("doc", width: .length(7)), 6))
         // The last columns give way first, down to rank, relevance and title.
         let shown = TableColumn.fitting(
@@ -201,32 +217,62 @@ extension RetrievalPanel {
         _ = TextView(lines: lines).render(into: &frame, area: inner, offset: 0, theme: theme)
     }
 
+    /// BM25's and dense's top k in two columns, each hit with its own retriever's score; the
+    /// cursor (j/k) is a rank, lit in both columns, and the line under them says where each of
+    /// its two documents ranks in the other retriever.
     private func renderSideBySide(_ result: RetrievalResult, into frame: inout Frame, area: Rect, theme: Theme) {
         let k = options.k
         let left = Array(result.bm25Top.prefix(k))
         let right = Array(result.denseTop.prefix(k))
         let shared = Set(left.map(\.documentID)).intersection(right.map(\.documentID))
+        let cursor = min(list.selected, max(0, max(left.count, right.count) - 1))
         frame.draw(
-            "\(shared.count) of \(k) documents in both top \(k)s (● in both)", at: Point(x: area.x + 1, y: area.y),
-            style: theme.dim, clip: area)
-        let columns = Rect(x: area.x, y: area.y + 1, width: area.width, height: area.height - 1).split(
+            "\(shared.count) of \(k) documents in both top \(k)s (● in both) · j/k: rank \(cursor + 1)",
+            at: Point(x: area.x + 1, y: area.y), style: theme.dim, clip: area)
+        guard area.height > 4 else { return }
+        let columns = Rect(x: area.x, y: area.y + 1, width: area.width, height: area.height - 2).split(
             .horizontal, [.percentage(50), .fill(1)])
-        for (index, (name, hits)) in [("BM25", left), ("dense", right)].enumerated() {
+        func score(_ hit: RetrievalService.Hit, dense: Bool) -> String {
+            (dense ? hit.dense : hit.bm25).map { String(format: dense ? "%.3f" : "%6.2f", $0.score) } ?? "—"
+        }
+        let sides = [("BM25 · score", left, false), ("dense · cosine", right, true)]
+        for (index, (name, hits, dense)) in sides.enumerated() {
             let box = Block(title: name, focused: false).render(into: &frame, area: columns[index], theme: theme)
             if hits.isEmpty {
-                frame.draw("no embeddings", at: Point(x: box.x + 1, y: box.y), style: theme.dim, clip: box)
+                // BM25 mode runs no dense search; otherwise the corpus has no embeddings.
+                let why = options.retriever == .bm25 ? "BM25 mode runs no dense search (m)" : "no embeddings"
+                frame.draw(why, at: Point(x: box.x + 1, y: box.y), style: theme.dim, clip: box)
             }
-            for (row, hit) in hits.enumerated() where row < box.height {
+            let idWidth = hits.prefix(k).map { TextWidth.of($0.documentID) }.max() ?? 0
+            // Keep the cursor's rank in view.
+            let top = max(0, min(cursor - box.height / 2, hits.count - box.height))
+            for (offset, hit) in hits.dropFirst(top).prefix(box.height).enumerated() {
+                let row = top + offset
                 let mark = shared.contains(hit.documentID) ? "●" : " "
+                let rank = TextWidth.fit(String(row + 1), toColumns: 3, alignment: .trailing)
                 let text =
-                    "\(mark) \(row + 1). \(hit.documentID)  "
-                    + UntrustedText.sanitized(hit.shownTitle).replacingOccurrences(
-                        of: "\n", with: " ")
+                    "\(mark)\(rank). \(score(hit, dense: dense))  "
+                    + TextWidth.fit(UntrustedText.sanitized(hit.documentID), toColumns: idWidth) + "  "
+                    + UntrustedText.sanitized(hit.shownTitle).replacingOccurrences(of: "\n", with: " ")
+                let style =
+                    row == cursor ? theme.selection : shared.contains(hit.documentID) ? theme.accent : theme.text
                 frame.draw(
-                    TextWidth.truncate(text, toColumns: box.width), at: Point(x: box.x, y: box.y + row),
-                    style: shared.contains(hit.documentID) ? theme.accent : theme.text, clip: box)
+                    TextWidth.fit(text, toColumns: box.width), at: Point(x: box.x, y: box.y + offset), style: style,
+                    clip: box)
             }
         }
+        func elsewhere(_ hits: [RetrievalService.Hit], dense: Bool, other: String) -> String {
+            guard cursor < hits.count else { return "—" }
+            let hit = hits[cursor]
+            let place = dense ? hit.bm25 : hit.dense
+            return "doc \(hit.documentID) " + score(hit, dense: dense).trimmingWhitespace() + ", "
+                + (place.map { "\(other) #\($0.rank)" } ?? "not in \(other)'s candidates")
+        }
+        frame.draw(
+            UntrustedText.sanitized(
+                "rank \(cursor + 1) · BM25: " + elsewhere(left, dense: false, other: "dense") + " · dense: "
+                    + elsewhere(right, dense: true, other: "BM25")),
+            at: Point(x: area.x + 1, y: area.maxY - 1), style: theme.dim, clip: area)
     }
 
     private func renderDocument(into frame: inout Frame, area: Rect, theme: Theme) {

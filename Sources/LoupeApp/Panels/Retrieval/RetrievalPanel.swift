@@ -168,7 +168,11 @@ package struct RetrievalPanel: Panel {
     }
 
     package mutating func perform(_ action: PanelAction, area: Rect) -> [PanelEffect] {
-        let count = result?.hits.count ?? 0
+        // The side-by-side view's cursor is a rank over both columns.
+        let count =
+            view == .sideBySide
+            ? max(result?.bm25Top.prefix(options.k).count ?? 0, result?.denseTop.prefix(options.k).count ?? 0)
+            : result?.hits.count ?? 0
         switch action {
         case PanelAction.own(Action.edit):
             editing = true
