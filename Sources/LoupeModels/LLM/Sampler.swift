@@ -95,7 +95,7 @@ package struct Sampler: Sendable {
     }
 
     /// The log of the softmax's denominator, its entropy, and the `top` most likely tokens.
-    static func logSoftmaxSummary(_ logits: UnsafeBufferPointer<Float>, top: Int) -> (
+    package static func logSoftmaxSummary(_ logits: UnsafeBufferPointer<Float>, top: Int) -> (
         logSumExp: Float, entropy: Float, top: [TokenLogprob]
     ) {
         var maximum = -Float.infinity

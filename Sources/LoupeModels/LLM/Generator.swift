@@ -1,0 +1,171 @@
+import Foundation
+import LoupeBase
+import LoupeTensor
+
+/// What a generation may do: how tokens are chosen, how many, and where it stops.
+package struct GenerationOptions: Sendable, Equatable {
+    package var sampling = SamplingOptions()
+    /// The most tokens to generate.
+    package var maxTokens = 256
+    /// Strings that end the answer when they appear in it (not included in the text).
+    package var stops: [String] = []
+    /// The context to allocate (tokens); nil: the prompt and `maxTokens`, within the model's.
+    package var context: Int?
+
+    package init() {}
+}
+
+/// Why generation ended, in llama-server's words (`stop_type`).
+package enum StopReason: String, Sendable, Codable {
+    /// The model produced an end-of-generation token (`<|im_end|>`, `<|endoftext|>`).
+    case eos
+    /// `maxTokens` tokens, or the context, ran out.
+    case limit
+    /// A stop string appeared.
+    case word
+    /// The caller asked to stop (ctrl+c).
+    case cancelled
+}
+
+/// One generated token: its id, its text, and how sure the model was of it.
+package struct GeneratedToken: Sendable, Equatable {
+    package var id: Int32
+    /// The token's own text (a byte fragment of a character shows as its bytes' replacement).
+    package var piece: String
+    package var choice: TokenChoice
+}
+
+/// How long a generation took, the way llama.cpp's `timings` report it.
+package struct GenerationTimings: Sendable, Equatable, Codable {
+    package var promptTokens: Int
+    package var generatedTokens: Int
+    /// From the start to the first generated token chosen: the prefill and one sampling.
+    package var timeToFirstTokenSeconds: Double
+    package var prefillSeconds: Double
+    /// The decode steps after the first token (each one forward pass of one token and a choice).
+    package var decodeSeconds: Double
+
+    package var prefillTokensPerSecond: Double {
+        prefillSeconds > 0 ? Double(promptTokens) / prefillSeconds : 0
+    }
+    /// Tokens after the first over the time their steps took (the first one comes with the prefill).
+    package var decodeTokensPerSecond: Double {
+        decodeSeconds > 0 && generatedTokens > 1 ? Double(generatedTokens - 1) / decodeSeconds : 0
+    }
+}
+
+/// A finished generation.
+package struct Generation: Sendable {
+    package var promptIDs: [Int32]
+    package var tokens: [GeneratedToken]
+    /// The answer's text: every token's bytes decoded, cut before a stop string.
+    package var text: String
+    package var stopReason: StopReason
+    /// The stop string that ended it (``StopReason/word``).
+    package var stoppingWord: String?
+    package var timings: GenerationTimings
+}
+
+/// Generates text with a model and its tokenizer, one token at a time, streaming the text as it
+/// becomes final (never part of a character, never part of a stop string).
+package struct Generator: Sendable {
+    package let model: LlamaModel
+    package let tokenizer: BPETokenizer
+    /// How a conversation becomes a prompt (the file's own template).
+    package let template: ChatTemplate
+
+    package init(model: LlamaModel, tokenizer: BPETokenizer, template: ChatTemplate) {
+        self.model = model
+        self.tokenizer = tokenizer
+        self.template = template
+    }
+
+    /// The prompt ids of a conversation, with the turn that asks for the assistant's reply.
+    package func prompt(_ messages: [ChatMessage]) throws(ModelError) -> [Int32] {
+        try template.encode(messages, addGenerationPrompt: true, with: tokenizer)
+    }
+
+    /// Generates after `prompt` (token ids, chat template already applied where wanted).
+    ///
+    /// - Parameters:
+    ///   - isCancelled: asked before each decode step; true ends generation (``StopReason/cancelled``).
+    ///   - onText: the text each token makes final, with the token (its text may be empty while
+    ///     a character or a possible stop string is incomplete); the rest comes with a nil token
+    ///     at the end.
+    /// - Throws: ``ModelError`` for an empty prompt, a prompt that leaves no room in the context,
+    ///   or an id outside the vocabulary.
+    package func generate(
+        prompt: [Int32], options: GenerationOptions, isCancelled: () -> Bool = { false },
+        onText: (String, GeneratedToken?) -> Void = { _, _ in }
+    ) throws(ModelError) -> Generation {
+        if let problem = options.sampling.problem { throw ModelError(file: model.fileName, message: problem) }
+        guard !prompt.isEmpty else { throw ModelError(file: model.fileName, message: "the prompt has no tokens") }
+        let limit = model.configuration.contextLength
+        let context = min(options.context ?? (prompt.count + max(options.maxTokens, 1)), limit)
+        guard prompt.count < context else {
+            throw ModelError(
+                file: model.fileName,
+                message:
+                    "a prompt of \(prompt.count) tokens leaves no room to generate in a context of \(context) tokens"
+                    + (context < limit ? " (ask for a larger context, up to \(limit))" : ""))
+        }
+        var cache = try model.makeCache(context: context)
+        var sampler = Sampler(options.sampling)
+        var decoder = BPETokenizer.StreamDecoder(tokenizer)
+        var stops = StopStrings(options.stops)
+        var history = prompt
+        var tokens: [GeneratedToken] = []
+        var text = ""
+        var reason = StopReason.limit
+        var word: String?
+        let budget = min(options.maxTokens, context - prompt.count)
+
+        let start = DispatchTime.now().uptimeNanoseconds
+        var logits = try model.forward(prompt, cache: &cache, logits: .last)
+        let prefilled = DispatchTime.now().uptimeNanoseconds
+        var firstChosen = prefilled
+        while tokens.count < budget {
+            if !tokens.isEmpty && isCancelled() {
+                reason = .cancelled
+                break
+            }
+            let choice = logits.storage.withUnsafeBufferPointer { sampler.choose($0, history: history) }
+            if tokens.isEmpty { firstChosen = DispatchTime.now().uptimeNanoseconds }
+            let id = choice.token.id
+            if tokenizer.endOfGenerationIDs.contains(id) {
+                reason = .eos
+                break
+            }
+            let token = GeneratedToken(id: id, piece: tokenizer.piece(id), choice: choice)
+            tokens.append(token)
+            history.append(id)
+            let (released, stop) = stops.feed(decoder.append(id))
+            text += released
+            onText(released, token)
+            if let stop {
+                reason = .word
+                word = stop
+                break
+            }
+            guard tokens.count < budget else { break }
+            logits = try model.forward([id], cache: &cache, logits: .last)
+        }
+        if word == nil {
+            let (released, stop) = stops.feed(decoder.finish())
+            let rest = released + (stop == nil ? stops.finish() : "")
+            if let stop {
+                reason = .word
+                word = stop
+            }
+            text += rest
+            if !rest.isEmpty { onText(rest, nil) }
+        }
+        let end = DispatchTime.now().uptimeNanoseconds
+        let timings = GenerationTimings(
+            promptTokens: prompt.count, generatedTokens: tokens.count,
+            timeToFirstTokenSeconds: Double(firstChosen - start) / 1e9, prefillSeconds: Double(prefilled - start) / 1e9,
+            decodeSeconds: Double(end - firstChosen) / 1e9)
+        return Generation(
+            promptIDs: prompt, tokens: tokens, text: text, stopReason: reason, stoppingWord: word, timings: timings)
+    }
+}
