@@ -147,12 +147,25 @@ package final class QuantizedMatrix: @unchecked Sendable {
     }
 }
 
+extension QuantizedMatrix {
+    /// A product's analytic work, for the Roofline panel (`OperationProfile.measure`): 2 integer
+    /// operations per weight and token (judged against the INT8 roof; the per-block float scaling,
+    /// a few operations per 32 multiply-adds, is left out), and the bytes it moves: the repacked
+    /// weights once, the float activations read and quantized (4 + 1.5 bytes an element), the
+    /// outputs written.
+    package func cost(tokens: Int) -> KernelCost {
+        let (t, k, n) = (Double(tokens), Double(columns), Double(rows))
+        return KernelCost(
+            flops: 2 * t * k * n, bytes: Double(weightByteCount) + t * k * (4 + 1.5) + 4 * t * n, precision: "INT8")
+    }
+}
+
 /// Activation rows quantized to 8 bits per block of 32 (`loupe_q8_block`: d = max|x| / 127, q
 /// rounded to nearest even, Σ q and d · Σ q), ready for `QuantizedMatrix.multiply`.
 package struct QuantizedActivations: Sendable {
     package let rows: Int
     package let columns: Int
-    let blocks: [loupe_q8_block]
+    private(set) var blocks: [loupe_q8_block]
 
     /// Quantizes `rows` rows of `columns` floats (a multiple of 32), row-major.
     package init(rows: Int, columns: Int, _ x: UnsafePointer<Float>) {
@@ -163,6 +176,16 @@ package struct QuantizedActivations: Sendable {
         blocks = [loupe_q8_block](unsafeUninitializedCapacity: rows * columns / 32) { buffer, count in
             loupe_q8_quantize_rows_form(rows, columns, x, columns, buffer.baseAddress, form)
             count = rows * columns / 32
+        }
+    }
+
+    /// Quantizes new rows of the same shape into this storage: no allocation, for a decode loop
+    /// that keeps one `QuantizedActivations` per input width.
+    package mutating func update(_ x: UnsafePointer<Float>) {
+        let (rows, columns) = (rows, columns)
+        let form = loupe_quant_form(UInt32(QuantizedKernels.form.rawValue))
+        blocks.withUnsafeMutableBufferPointer { buffer in
+            loupe_q8_quantize_rows_form(rows, columns, x, columns, buffer.baseAddress, form)
         }
     }
 
