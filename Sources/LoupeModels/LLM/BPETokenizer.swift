@@ -122,6 +122,8 @@ package struct BPETokenizer: Sendable {
         }
         // A byte without a token (SmolLM2 has none for 21 bytes, among them 0x04 and 0xF5...0xFF)
         // is left out of the text before merging, as Hugging Face's BPE does without an unknown token.
+        // (llama.cpp leaves it out after merging, so its neighbours stay apart: "!\u{4}!" is [17, 17]
+        // there and [10095] here; on the parity corpus, which has no such byte, the two agree.)
         let byteIDs = (0..<256).map { byte in ids[String(Character(ByteAlphabet.scalar(for: UInt8(byte))))] ?? -1 }
         guard byteIDs.contains(where: { $0 >= 0 }) else {
             throw failure("tokenizer.ggml.tokens", "has no byte tokens: not a byte-level BPE vocabulary")
