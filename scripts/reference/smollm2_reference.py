@@ -23,6 +23,7 @@ Input: one JSON object on stdin.
   "top":       K                   report the top K (id, logit) at each prompt's last position
   "greedy":    N                   report each prompt's greedy continuation of up to N tokens,
                                    stopping after <|im_end|> (2) or <|endoftext|> (0)
+With none of "logits", "top" and "greedy" the script only tokenizes (and loads no weights).
 Output: one JSON object on stdout: {"prompts": [[ids]], "top": [[[id, logit], ...]], "greedy":
 [[ids]]}.
 
@@ -77,6 +78,10 @@ class Model:
         self.head_dim = self.width // self.heads
         self.base = float(field("llama.rope.freq_base"))
         self.eps = float(field("llama.attention.layer_norm_rms_epsilon"))
+        self.blocks = None  # the weights, loaded by the first forward pass (tokenizing needs none)
+
+    def load_weights(self):
+        reader = self.reader
         tensors = {t.name: t for t in reader.tensors}
 
         def weight(name):
@@ -114,6 +119,8 @@ class Model:
 
     def logits(self, ids):
         """Every position's logits, [T, vocab] float32."""
+        if self.blocks is None:
+            self.load_weights()
         t = len(ids)
         positions = np.arange(t)
         group = self.heads // self.kv_heads
@@ -181,6 +188,8 @@ def run(model, request):
     if request.get("positions"):
         prompts = [p[:int(request["positions"])] for p in prompts]
     result = {"prompts": prompts, "top": [], "greedy": []}
+    if not (request.get("logits") or request.get("top") or request.get("greedy")):
+        return result
     sink = open(request["logits"], "wb") if request.get("logits") else None
     for ids in prompts:
         logits = model.logits(ids)
