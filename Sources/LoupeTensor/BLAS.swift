@@ -32,4 +32,14 @@ package enum BLAS {
             Int32(m), Int32(n), Int32(k), alpha, a, Int32(lda), b, Int32(ldb), beta, c, Int32(ldc)
         )
     }
+
+    /// `y = alpha · a · x + beta · y` for a row-major `rows × columns` matrix `a` (row stride
+    /// `lda`). One pass over `a`: for a single activation row, sgemm would first copy (pack) the
+    /// whole weight matrix, which doubles the memory traffic of a decode step.
+    package static func sgemv(
+        rows: Int, columns: Int, a: UnsafePointer<Float>, lda: Int, x: UnsafePointer<Float>,
+        y: UnsafeMutablePointer<Float>, alpha: Float = 1, beta: Float = 0
+    ) {
+        cblas_sgemv(CblasRowMajor, CblasNoTrans, Int32(rows), Int32(columns), alpha, a, Int32(lda), x, 1, beta, y, 1)
+    }
 }

@@ -199,9 +199,13 @@ struct LlamaForwardTests {
         let prompts = try #require(reply["prompts"] as? [[Int]]).map { $0.map(Int32.init) }
         var divergences: [Double] = []
         var (agreeing, counted) = (0, 0)
+        var (prefillSeconds, prefillTokens) = (0.0, 0)
         for ids in prompts + [Self.france + Self.franceAnswer] {
             let exact = try model.logits(for: ids)
+            let start = Date()
             let approximate = try quantized.logits(for: ids)
+            prefillSeconds += Date().timeIntervalSince(start)
+            prefillTokens += ids.count
             for position in 0..<ids.count {
                 let p = Array(exact.row(position))
                 let q = Array(approximate.row(position))
@@ -218,7 +222,8 @@ struct LlamaForwardTests {
         let agreement = Double(agreeing) / Double(max(1, counted))
         print(
             "SmolLM2 q8 vs f32 over \(divergences.count) positions: KL mean \(mean), max \(worst); "
-                + "top-1 \(agreeing)/\(counted) where the margin is ≥ 0.5")
+                + "top-1 \(agreeing)/\(counted) where the margin is ≥ 0.5; prefill "
+                + "\(String(format: "%.1f", Double(prefillTokens) / prefillSeconds)) tok/s (this build)")
         #expect(mean <= 1e-2 && worst <= 0.1, "KL mean \(mean), max \(worst)")
         #expect(agreement >= 0.97, "top-1 agreement \(agreement)")
 

@@ -154,6 +154,10 @@ enum LlamaLinear: Sendable {
     /// quantization of their shared input.
     case quantized([QuantizedMatrix])
 
+    /// Up to this many rows (decode steps) a float product is one sgemv per row, which streams
+    /// the weights once each; from there sgemm's packing pays off.
+    static let vectorRows = 2
+
     var outputs: Int {
         switch self {
         case .float(let weight): weight.shape[0]
@@ -165,6 +169,21 @@ enum LlamaLinear: Sendable {
     /// products of activations quantized once, the parts' outputs side by side in each row.
     func apply(_ x: Tensor, threads: Int) -> Tensor {
         switch self {
+        case .float(let weight) where x.rows <= Self.vectorRows:
+            var y = Tensor(zeros: [x.rows, weight.shape[0]])
+            let (outputs, inputs) = (weight.shape[0], weight.shape[1])
+            weight.storage.withUnsafeBufferPointer { w in
+                x.storage.withUnsafeBufferPointer { input in
+                    y.storage.withUnsafeMutableBufferPointer { out in
+                        for row in 0..<x.rows {
+                            BLAS.sgemv(
+                                rows: outputs, columns: inputs, a: w.baseAddress!, lda: inputs,
+                                x: input.baseAddress! + row * inputs, y: out.baseAddress! + row * outputs)
+                        }
+                    }
+                }
+            }
+            return y
         case .float(let weight):
             return Kernels.linear(x, weight: weight, bias: nil)
         case .quantized(let parts):
