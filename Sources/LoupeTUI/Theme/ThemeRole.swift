@@ -27,4 +27,16 @@ package enum ThemeRole: String, CaseIterable, Hashable, Sendable {
     case rooflineMemory = "roofline.memory"
     case rooflinePoint = "roofline.point"
     case chartAxis = "chart.axis"
+    // A profile's kernel families on the timeline and in the breakdown: nine colours any two of
+    // which stay apart (ΔE ≥ 20 in CIELAB in every built-in theme; a test measures it), since
+    // GEMM sits next to sync and normalisation next to copies on a lane.
+    case profileGEMM = "profile.gemm"
+    case profileConvolution = "profile.conv"
+    case profileAttention = "profile.attention"
+    case profileNormalization = "profile.norm"
+    case profileReduction = "profile.reduce"
+    case profileElementwise = "profile.elementwise"
+    case profileCommunication = "profile.comm"
+    case profileMemory = "profile.copy"
+    case profileSync = "profile.sync"
 }

@@ -71,7 +71,7 @@ extension ProfilesPanel {
                 into: &frame, area: Rect(x: area.x, y: area.y, width: area.width, height: area.height - 1),
                 state: &state, theme: theme)
         frame.draw(
-            "window ms: GPU span of the analysis window (— until opened) · enter opens · b baseline · "
+            "window ms: GPU span of the analysis window (HTA's default) · enter opens · b baseline · "
                 + ":profile import FILE",
             at: Point(x: area.x + 1, y: area.maxY - 1), style: theme.dim, clip: area)
     }
@@ -233,30 +233,33 @@ extension ProfilesPanel {
         ]
     }
 
-    /// Idle time: the border's colour, apart from every family's (communication's is the warning
-    /// colour).
-    func idleStyle(_ theme: Theme) -> Style {
+    /// Idle time: the border's colour, apart from every family's.
+    package func idleStyle(_ theme: Theme) -> Style {
         theme.isMonochrome ? Style(attributes: .dim) : Style(foreground: theme.color(.border))
     }
 
-    func familyStyle(_ family: KernelFamily, _ theme: Theme) -> Style {
+    /// A kernel family's colour: the theme's `profile.*` roles, nine colours kept apart so that
+    /// neighbours on a lane (GEMM and sync, normalisation and copies) are told apart.
+    package func familyStyle(_ family: KernelFamily, _ theme: Theme) -> Style {
         if theme.isMonochrome { return family == .other ? Style(attributes: .dim) : Style() }
-        let role: ThemeRole
-        switch family {
-        // Nine families on a theme's roles: the ones next to each other on a lane most often
-        // (GEMM, elementwise, normalization, communication) far apart.
-        case .gemm: role = .rooflineCompute
-        case .convolution: role = .statusOK
-        case .attention: role = .textAccent
-        case .normalization: role = .statusInfo
-        case .reduction: role = .key
-        case .elementwise: role = .rooflinePoint
-        case .communication: role = .statusWarn
-        case .memory: role = .rooflineMemory
-        case .sync: role = .statusError
-        case .other: role = .textDim
-        }
+        guard let role = Self.familyRole(family) else { return Style(foreground: theme.color(.textDim)) }
         return Style(foreground: theme.color(role))
+    }
+
+    /// The theme role that colours `family`; nil for `other`, drawn dim.
+    package static func familyRole(_ family: KernelFamily) -> ThemeRole? {
+        switch family {
+        case .gemm: .profileGEMM
+        case .convolution: .profileConvolution
+        case .attention: .profileAttention
+        case .normalization: .profileNormalization
+        case .reduction: .profileReduction
+        case .elementwise: .profileElementwise
+        case .communication: .profileCommunication
+        case .memory: .profileMemory
+        case .sync: .profileSync
+        case .other: nil
+        }
     }
 
     private func renderTimeline(into frame: inout Frame, area: Rect, theme: Theme) {
@@ -361,13 +364,38 @@ extension ProfilesPanel {
                     : (key - 100 == Int(ProfileEventKind.runtime.rawValue) ? theme.text : theme.dim)
                 frame.draw(glyph, at: Point(x: plot.x + column, y: y), style: style, clip: plot)
             }
+            // Kernel names on the slices wide enough to hold a few letters of them, as Perfetto
+            // writes them: a GPU lane's events run one after another, so names never overlap.
+            if l.isGPU {
+                for slice in Self.nameSlices(events(ofLane: index) ?? l.long, from: t0, span: span, columns: plot.width)
+                {
+                    let style =
+                        theme.isMonochrome
+                        ? Style(attributes: .reverse)
+                        : Style(
+                            foreground: theme.color(.background) ?? RGB(0, 0, 0),
+                            background: familyStyle(slice.family, theme).foreground)
+                    frame.draw(slice.text, at: Point(x: plot.x + slice.column, y: y), style: style, clip: plot)
+                }
+            }
             // The selected kernel, marked on its lane.
             if index == lane, let selected {
                 let a = Int((max(selected.start, t0) - t0) * Int64(plot.width) / span)
                 let b = Int((min(selected.end, t0 + span) - t0) * Int64(plot.width) / span)
                 if selected.end >= t0, selected.start <= t0 + span {
-                    for column in max(0, a)...min(plot.width - 1, max(a, b)) {
-                        frame.draw("█", at: Point(x: plot.x + column, y: y), style: theme.selection, clip: plot)
+                    let columns = max(0, a)...min(plot.width - 1, max(a, b))
+                    if columns.count >= 4 {
+                        // Wide enough for its name: the name on the selection's colour.
+                        let name = TextWidth.truncate(
+                            UntrustedText.sanitized(Self.sliceName(selected.name)), toColumns: columns.count - 1)
+                        frame.draw(
+                            TextWidth.fit(name, toColumns: columns.count),
+                            at: Point(x: plot.x + columns.lowerBound, y: y),
+                            style: theme.selection, clip: plot)
+                    } else {
+                        for column in columns {
+                            frame.draw("█", at: Point(x: plot.x + column, y: y), style: theme.selection, clip: plot)
+                        }
                     }
                 }
             }
@@ -402,6 +430,35 @@ extension ProfilesPanel {
         legend.append(Span("█", theme.text))
         legend.append(Span(" launch calls", theme.dim))
         _ = frame.draw(legend, at: Point(x: area.x + 1, y: area.maxY - 1), clip: area)
+    }
+
+    /// A kernel's name as a slice shows it: `at::native::vectorized_elementwise_kernel<4, …>(…)`
+    /// reads `vectorized_elementwise_kernel`; the template and arguments are in the details line.
+    package static func sliceName(_ name: String) -> String {
+        var text = Substring(name)
+        if text.hasPrefix("void ") { text = text.dropFirst(5) }
+        if let cut = text.firstIndex(where: { $0 == "<" || $0 == "(" }) { text = text[..<cut] }
+        if let colons = text.range(of: "::", options: .backwards) { text = text[colons.upperBound...] }
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        return trimmed.isEmpty ? name : trimmed
+    }
+
+    /// Where the names of `events` go on a lane of `columns` cells showing `span` ns from `t0`:
+    /// each event at least 4 cells wide gets its name (cut with `…` to fit, a cell left
+    /// between it and the next), in its family's colour.
+    package static func nameSlices(
+        _ events: [ProfilesBrowser.Event], from t0: Int64, span: Int64, columns: Int
+    ) -> [(column: Int, text: String, family: KernelFamily)] {
+        var slices: [(column: Int, text: String, family: KernelFamily)] = []
+        for event in events where event.end > t0 && event.start < t0 + span {
+            let first = Int((max(event.start, t0) - t0) * Int64(columns) / span)
+            let last = Int((min(event.end, t0 + span) - t0) * Int64(columns) / span)
+            let width = min(columns, last) - first
+            guard width >= 4 else { continue }
+            let text = TextWidth.truncate(UntrustedText.sanitized(sliceName(event.name)), toColumns: width - 1)
+            slices.append((first, text, event.family ?? .other))
+        }
+        return slices
     }
 
     /// What colours an event: its family on a stream, `100 + kind` on the host (as the bins).
