@@ -23,14 +23,14 @@ import Testing
         #expect(json?["schema_version"] as? Int == Workspace.migrationIdentifiers.count)
     }
 
-    /// `profile show` reads the report the workspace keeps once it is made, and it is the same
-    /// report the analysis makes.
+    /// `profile show` reads the report the workspace keeps from the import on, and it is the
+    /// same report the analysis makes.
     @Test func profileShowReadsTheKeptReport() throws {
         let sample = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .appendingPathComponent("../../sample-data/profiles/distributed-2rank").standardized.path
         #expect(run("profile import \(sample) --name two").succeeded)
         let workspace = try session.workspace()
-        #expect(try workspace.profiles.profilerReport(traceID: 1) == nil)
+        #expect(try workspace.profiles.profilerReport(traceID: 1) != nil)
         let first = run("profile show two --top 5 --json")
         #expect(first.succeeded, "\(first.error ?? "")")
         #expect(try workspace.profiles.profilerReport(traceID: 1) != nil)

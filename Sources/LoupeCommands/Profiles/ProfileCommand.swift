@@ -64,6 +64,7 @@ struct ProfileCommand: ParsableCommand {
                         + (passed.isEmpty
                             ? "" : " · passed over: " + UntrustedText.sanitized(passed.joined(separator: ", "))))
             }
+            if let window = report.window { context.print(window.description) }
         }
     }
 
@@ -104,7 +105,7 @@ struct ProfileCommand: ParsableCommand {
             }
             context.print(
                 "window ms: the GPU span of HTA's default window (the last ProfilerStep left out), "
-                    + "the span `profile show` states; — until it has analysed the profile")
+                    + "the span `profile show` states (worked out at import)")
         }
     }
 

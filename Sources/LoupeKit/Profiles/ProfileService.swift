@@ -23,6 +23,9 @@ package struct ProfileService: Sendable {
         package var ranks: Int
         package var events: Int
         package var bytes: Int
+        /// HTA's default window, analysed at import so the list shows its span from the start;
+        /// nil when the files were imported before (`unchanged`).
+        package var window: AnalysisWindow?
     }
 
     /// The trace files `paths` name: files as given, and in a directory every `.json`,
@@ -171,9 +174,15 @@ package struct ProfileService: Sendable {
             throw error
         }
         let stored = try profiles.profilerTrace(id: result.id)
+        // The default report is worked out and kept now, not on first open: every view, the
+        // list included, then states the same window and span from the start.
+        var window: AnalysisWindow?
+        if !result.unchanged, let stored {
+            window = try report(stored, reporter: reporter).window
+        }
         return ImportReport(
             id: result.id, name: stored?.name ?? title, unchanged: result.unchanged, files: infos.withLock { $0 },
-            ranks: stored?.ranks ?? 0, events: stored?.events ?? 0, bytes: Int(total))
+            ranks: stored?.ranks ?? 0, events: stored?.events ?? 0, bytes: Int(total), window: window)
     }
 
     /// The least the stored events take per byte of trace read: a generated 1 GB Kineto trace
