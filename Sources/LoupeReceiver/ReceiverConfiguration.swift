@@ -25,6 +25,15 @@ package struct ReceiverConfiguration: Hashable, Sendable {
     /// The slowest a body may arrive once ``bodyGrace`` is over, in bytes a second on average
     /// since its request began; a slower one is answered 408 and its connection closed.
     package var minimumBodyRate = 1024
+    /// The most bytes of bodies and gRPC messages held at once while they are read and decoded,
+    /// whatever the number of connections: the byte budget of the ``TraceIngest`` the receiver
+    /// hands its requests to (``TraceIngest/byteBudget``; its creator gives it this). At least
+    /// ``maxBodyBytes``, so that a body at the limit can be read.
+    package var bodyBudgetBytes = 256 << 20
+    /// The most gRPC streams (calls) open at once on one connection, advertised in HTTP/2's
+    /// SETTINGS_MAX_CONCURRENT_STREAMS: a client opening more is refused (a well-behaved one
+    /// waits), so that one connection cannot hold a handler for every stream it opens.
+    package var maxConcurrentStreams = 100
 
     package init() {}
 
@@ -66,6 +75,21 @@ package struct ReceiverConfiguration: Hashable, Sendable {
         if maxBodyBytes < 1024 { throw Invalid(description: "the body limit \(maxBodyBytes) bytes is too small") }
         if bodyDeadline <= .zero || bodyGrace < .zero || minimumBodyRate < 0 {
             throw Invalid(description: "the body deadline must be positive, the grace and minimum rate not negative")
+        }
+        if bodyGrace >= bodyDeadline {
+            throw Invalid(
+                description:
+                    "the grace before the minimum body rate applies (\(bodyGrace)) must be shorter than the body "
+                    + "deadline (\(bodyDeadline))")
+        }
+        if bodyBudgetBytes < maxBodyBytes {
+            throw Invalid(
+                description:
+                    "the byte budget for bodies being read (\(bodyBudgetBytes) bytes) is smaller than the body limit "
+                    + "(\(maxBodyBytes) bytes): a body at the limit could never be read")
+        }
+        if maxConcurrentStreams < 1 {
+            throw Invalid(description: "the gRPC stream limit \(maxConcurrentStreams) must be at least 1")
         }
         return self
     }

@@ -60,6 +60,9 @@ package final class TraceReceiver: Sendable {
         let grpc = configuration.grpcPort.map { port in
             var config = HTTP2ServerTransport.Posix.Config.defaults
             config.rpc.maxRequestPayloadSize = configuration.maxBodyBytes
+            // NIOHTTP2 enforces it once the client acknowledges the setting: a stream past it
+            // is a protocol error that closes that client's connection, not the server's problem.
+            config.http2.maxConcurrentStreams = configuration.maxConcurrentStreams
             config.compression.enabledAlgorithms = .all
             let address: GRPCNIOTransportCore.SocketAddress =
                 host.contains(":") ? .ipv6(host: host, port: port) : .ipv4(host: host, port: port)

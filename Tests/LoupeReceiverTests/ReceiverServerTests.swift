@@ -25,7 +25,10 @@ final class RunningReceiver: Sendable {
     let addresses: TraceReceiver.Addresses
     private let served: Task<Void, any Error>
 
-    init(token: String? = nil, maxBodyBytes: Int = 32 << 20, capacity: Int = 65_536) async throws {
+    init(
+        token: String? = nil, maxBodyBytes: Int = 32 << 20, capacity: Int = 65_536,
+        configure: (inout ReceiverConfiguration) -> Void = { _ in }
+    ) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("loupe-rx-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         path = directory.appendingPathComponent("w.sqlite").path
@@ -35,6 +38,7 @@ final class RunningReceiver: Sendable {
         configuration.grpcPort = 0
         configuration.token = token
         configuration.maxBodyBytes = maxBodyBytes
+        configure(&configuration)
         let receiver = try TraceReceiver(
             configuration: configuration, ingest: TraceIngest(workspace: workspace, capacity: capacity))
         self.receiver = receiver

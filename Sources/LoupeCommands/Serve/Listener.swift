@@ -20,7 +20,7 @@ package final class Listener: Sendable {
     private let bound = Bound()
 
     package init(workspace: Workspace, configuration: ReceiverConfiguration) throws(ReceiverConfiguration.Invalid) {
-        let ingest = TraceIngest(workspace: workspace)
+        let ingest = TraceIngest(workspace: workspace, byteBudget: configuration.bodyBudgetBytes)
         let receiver: TraceReceiver
         do { receiver = try TraceReceiver(configuration: configuration, ingest: ingest) } catch {
             ingest.drain()
@@ -91,6 +91,37 @@ struct ReceiverOptions: ParsableArguments {
             valueName: "token")) var token: String?
     @Option(name: .customLong("max-body-mb"), help: "The largest request body, in MiB, before and after gzip.")
     var maxBodyMB = 32
+    @Option(
+        name: .customLong("body-timeout"),
+        help: ArgumentHelp(
+            "The longest an OTLP/HTTP body may take to arrive, in seconds; then 408 and the connection closed.",
+            valueName: "seconds"))
+    var bodyTimeout = 60.0
+    @Option(
+        name: .customLong("body-grace"),
+        help: ArgumentHelp(
+            "How long a body may arrive at any rate before --min-body-rate applies, in seconds.",
+            valueName: "seconds"))
+    var bodyGrace = 5.0
+    @Option(
+        name: .customLong("min-body-rate"),
+        help: ArgumentHelp(
+            "After the grace, the slowest a body may arrive on average, in bytes/s (0: any rate); slower gets 408.",
+            valueName: "bytes/s"))
+    var minBodyRate = 1024
+    @Option(
+        name: .customLong("body-budget-mb"),
+        help: ArgumentHelp(
+            "The most MiB of bodies and gRPC messages held at once while read and decoded, all clients together; "
+                + "past it requests get 503 and are retried. At least --max-body-mb.",
+            valueName: "MiB"))
+    var bodyBudgetMB = 256
+    @Option(
+        name: .customLong("max-streams"),
+        help: ArgumentHelp(
+            "The most gRPC calls open at once on one connection (HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS).",
+            valueName: "n"))
+    var maxStreams = 100
 
     func configuration(environment: [String: String]) throws -> ReceiverConfiguration {
         var configuration = ReceiverConfiguration(environment: environment)
@@ -100,6 +131,7 @@ struct ReceiverOptions: ParsableArguments {
         if let token { configuration.token = token }
         guard (1...1024).contains(maxBodyMB) else { throw CommandFailure("--max-body-mb \(maxBodyMB): use 1 to 1024") }
         configuration.maxBodyBytes = maxBodyMB << 20
+        try applyBodyLimits(to: &configuration)
         // Before the workspace is opened: a busy port creates nothing.
         for (flag, port) in [("--http-port", configuration.httpPort), ("--grpc-port", configuration.grpcPort)] {
             if let port, ReceiverConfiguration.isInUse(host: host, port: port) {
@@ -109,5 +141,39 @@ struct ReceiverOptions: ParsableArguments {
             }
         }
         return configuration
+    }
+
+    /// The body deadline, grace, minimum rate, byte budget and stream limit, each refused with
+    /// its flag when it makes no sense alone or beside the others.
+    private func applyBodyLimits(to configuration: inout ReceiverConfiguration) throws {
+        func seconds(_ value: Double, _ flag: String, allowZero: Bool) throws -> Duration {
+            guard value.isFinite, allowZero ? value >= 0 : value > 0, value <= 86_400 else {
+                throw CommandFailure(
+                    "\(flag) \(value): give a number of seconds, \(allowZero ? "0" : "more than 0") to 86400")
+            }
+            return .nanoseconds(Int64((value * 1e9).rounded()))
+        }
+        configuration.bodyDeadline = try seconds(bodyTimeout, "--body-timeout", allowZero: false)
+        configuration.bodyGrace = try seconds(bodyGrace, "--body-grace", allowZero: true)
+        guard bodyGrace < bodyTimeout else {
+            throw CommandFailure(
+                "--body-grace \(bodyGrace) is not shorter than --body-timeout \(bodyTimeout): the minimum rate "
+                    + "would never apply")
+        }
+        guard minBodyRate >= 0 else { throw CommandFailure("--min-body-rate \(minBodyRate): give 0 or more bytes/s") }
+        configuration.minimumBodyRate = minBodyRate
+        guard (1...65_536).contains(bodyBudgetMB) else {
+            throw CommandFailure("--body-budget-mb \(bodyBudgetMB): use 1 to 65536")
+        }
+        guard bodyBudgetMB >= maxBodyMB else {
+            throw CommandFailure(
+                "--body-budget-mb \(bodyBudgetMB) is less than --max-body-mb \(maxBodyMB): a body at the limit "
+                    + "could never be read")
+        }
+        configuration.bodyBudgetBytes = bodyBudgetMB << 20
+        guard (1...10_000).contains(maxStreams) else {
+            throw CommandFailure("--max-streams \(maxStreams): use 1 to 10000")
+        }
+        configuration.maxConcurrentStreams = maxStreams
     }
 }

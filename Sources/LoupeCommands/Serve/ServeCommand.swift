@@ -25,6 +25,12 @@ struct ServeCommand: LoupeCommand {
             (gRPC UNAVAILABLE) so exporters back off. It binds loopback unless a token is given; with a \
             token every request must carry `Authorization: Bearer TOKEN`. SIGINT or SIGTERM stops taking \
             requests, commits those in flight and exits.
+
+            One client cannot shut out the others: a body is read whole before it is decoded, within \
+            --body-timeout seconds and, after --body-grace seconds, at --min-body-rate bytes/s or faster (else \
+            408 and its connection closed); the bodies and gRPC messages of all clients being read share \
+            --body-budget-mb MiB (past it, 503 and a retry); a gRPC connection has at most --max-streams calls \
+            open at once.
             """)
 
     static let runsInsideTUI = false
@@ -38,7 +44,8 @@ struct ServeCommand: LoupeCommand {
         let configuration = try receiver.configuration(environment: ProcessInfo.processInfo.environment)
         guard queue >= 1 else { throw CommandFailure("--queue \(queue): give at least 1") }
         // A SQLite file, or PostgreSQL from a URL (a team's one place to send traces to).
-        let ingest = TraceIngest(tables: try context.traceTables(), capacity: queue)
+        let ingest = TraceIngest(
+            tables: try context.traceTables(), capacity: queue, byteBudget: configuration.bodyBudgetBytes)
         let server: TraceReceiver
         do {
             server = try TraceReceiver(configuration: configuration, ingest: ingest)
