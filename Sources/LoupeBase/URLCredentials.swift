@@ -20,10 +20,15 @@ package enum URLCredentials {
     /// `url` split into its scheme with `://`, its userinfo (nil when there is no `@`) and what
     /// follows the userinfo's `@` (host, port, path, query); nil when `url` does not start with
     /// `scheme://`.
+    ///
+    /// An `@` in a query value (`?application_name=me@work`, `?password=p@ss`) does not end the
+    /// userinfo: once the URL has a query that starts with a parameter libpq knows
+    /// (``queryStart(_:)``), the userinfo ends at the last `@` before it.
     package static func split(_ url: Substring) -> (scheme: Substring, userinfo: Userinfo?, rest: Substring)? {
         guard let afterScheme = schemeEnd(url, from: url.startIndex) else { return nil }
         let authority = url[afterScheme...]
-        guard let at = authority.lastIndex(of: "@") else { return (url[..<afterScheme], nil, authority) }
+        let searched = queryStart(authority).map { authority[..<$0] } ?? authority
+        guard let at = searched.lastIndex(of: "@") else { return (url[..<afterScheme], nil, authority) }
         let text = authority[..<at]
         let userinfo =
             if let colon = text.firstIndex(of: ":") {
@@ -34,13 +39,48 @@ package enum URLCredentials {
         return (url[..<afterScheme], userinfo, authority[authority.index(after: at)...])
     }
 
+    /// The parameters libpq takes in a URL's query (those a password is least likely to hold
+    /// after a `?`): where one follows a `?`, the query starts.
+    private static let queryParameters = [
+        "sslmode", "password", "sslpassword", "application_name", "connect_timeout", "options", "user", "host",
+        "port", "dbname", "target_session_attrs", "sslrootcert", "sslcert", "sslkey", "passfile",
+    ]
+
+    /// Where the query of a URL's part after `scheme://` starts: the first `?` followed by a
+    /// parameter libpq knows and `=`. Nil when there is none (a `?` may be a password's).
+    package static func queryStart(_ authority: Substring) -> String.Index? {
+        var search = authority.startIndex
+        while let mark = authority[search...].firstIndex(of: "?") {
+            let after = authority[authority.index(after: mark)...]
+            if queryParameters.contains(where: { after.hasPrefix($0 + "=") }) { return mark }
+            search = authority.index(after: mark)
+        }
+        return nil
+    }
+
+    /// A URL with no `@` whose authority has a `:` followed by what is no port (`postgres://ana:pa`,
+    /// the rest of the password cut off at a space): the range after the `:`, which is most
+    /// likely part of a password. Nil for a URL with a userinfo or a numeric port.
+    package static func cutPassword(in url: Substring) -> Range<String.Index>? {
+        guard let parts = split(url), parts.userinfo == nil else { return nil }
+        let authority = parts.rest
+        guard !authority.hasPrefix("[") else { return nil }
+        let end = authority.firstIndex { "/?#".contains($0) } ?? authority.endIndex
+        guard let colon = authority[..<end].firstIndex(of: ":") else { return nil }
+        let after = authority[authority.index(after: colon)..<end]
+        guard !after.isEmpty, !after.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+        return after.startIndex..<end
+    }
+
     /// The ranges of `url` that are secret: the password and the values of secret query
     /// parameters, merged and in order. `url` must start with `scheme://`; nothing is secret
-    /// otherwise.
+    /// otherwise. A URL that looks cut at a password's space (``cutPassword(in:)``) has its
+    /// would-be port hidden.
     package static func secretRanges(in url: Substring) -> [Range<String.Index>] {
         guard let parts = split(url) else { return [] }
         var ranges: [Range<String.Index>] = []
         if let password = parts.userinfo?.password { ranges.append(password.startIndex..<password.endIndex) }
+        if let cut = cutPassword(in: url) { ranges.append(cut) }
         let afterScheme = parts.scheme.endIndex
         var index = afterScheme
         while index < url.endIndex {
@@ -51,8 +91,9 @@ package enum URLCredentials {
                 isSecretName(url[index..<equals])
             else { continue }
             let valueStart = url.index(after: equals)
-            let valueEnd = url[valueStart...].firstIndex(of: "&") ?? url.endIndex
+            let valueEnd = secretValueEnd(url, from: valueStart)
             ranges.append(valueStart..<valueEnd)
+            index = valueEnd
         }
         return merged(ranges)
     }
@@ -64,9 +105,14 @@ package enum URLCredentials {
 
     /// `line` with the secrets of every URL in it replaced by `placeholder`, its words found as a
     /// shell finds them: a quoted URL keeps its spaces, so a password with spaces is hidden whole.
+    ///
+    /// An unquoted password with a space splits its URL in two words (`postgres://ana:pa` and
+    /// `ss@host/db`): the first's would-be port is hidden (``cutPassword(in:)``) and, when a later
+    /// word has an `@`, every word up to it and that word's text before its `@`.
     package static func redactingURLs(inCommandLine line: String, placeholder: String) -> String {
         var ranges: [Range<String.Index>] = []
-        for word in words(of: line) {
+        let all = words(of: line)
+        for (index, word) in all.enumerated() {
             guard let start = urlStart(in: word) else { continue }
             var url = word[start...]
             // The closing quote of a quoted word is not part of its URL.
@@ -74,6 +120,10 @@ package enum URLCredentials {
                 url = url.dropLast()
             }
             ranges += secretRanges(in: url)
+            guard let cut = cutPassword(in: url),
+                let end = all[(index + 1)...].firstIndex(where: { $0.contains("@") })
+            else { continue }
+            ranges.append(cut.lowerBound..<all[end].firstIndex(of: "@")!)
         }
         return replacing(merged(ranges), in: line, with: placeholder)
     }
@@ -99,6 +149,30 @@ package enum URLCredentials {
             index = text.index(after: index)
         }
         return replacing(merged(ranges), in: text, with: placeholder)
+    }
+
+    /// Where a secret query value starting at `start` ends: at the next `&` that starts a
+    /// `name=` pair, else the end. A raw `&` in a password (`?password=a&b`) is taken as part of
+    /// it: more is hidden, never less.
+    private static func secretValueEnd(_ url: Substring, from start: String.Index) -> String.Index {
+        var search = start
+        while let amp = url[search...].firstIndex(of: "&") {
+            let name = url[url.index(after: amp)...].prefix { $0.isLetter || $0.isNumber || $0 == "_" }
+            if !name.isEmpty, url[name.endIndex...].hasPrefix("=") { return amp }
+            search = url.index(after: amp)
+        }
+        return url.endIndex
+    }
+
+    /// Whether a command line's words hold a URL cut at a space in its password
+    /// (`postgres://ana:pa ss@host/db` unquoted): one whose would-be port is no port
+    /// (``cutPassword(in:)``), followed by a word with an `@`.
+    package static func hasURLCutAtSpace(_ words: [String]) -> Bool {
+        for (index, word) in words.enumerated() {
+            guard let start = urlStart(in: word[...]), cutPassword(in: word[start...]) != nil else { continue }
+            if words[(index + 1)...].contains(where: { $0.contains("@") }) { return true }
+        }
+        return false
     }
 
     // MARK: - Parts

@@ -42,6 +42,11 @@ import Testing
             password: "mixPWk/#? @tailPWk", tail: "/team?password=mixQPWk", secrets: ["mixPWk", "tailPWk", "mixQPWk"]),
         Hostile(password: nil, secrets: []),
         Hostile(password: "", secrets: []),
+        // A raw `&` in a query password: not taken for a parameter, and neither half shown.
+        Hostile(password: nil, tail: "/team?password=ampPWl&tailPWl", secrets: ["ampPWl", "tailPWl"], error: "%26"),
+        // A raw `@` in a query value is no userinfo's end: the host is the host.
+        Hostile(password: nil, tail: "/team?password=atQPWn@tailQPWn", secrets: ["atQPWn", "tailQPWn"]),
+        Hostile(password: "appPWm", tail: "/team?application_name=me@work", secrets: ["appPWm"]),
     ]
 
     private static func expectHidden(_ text: String, _ hostile: Hostile, _ place: String) {
@@ -90,6 +95,44 @@ import Testing
         let message = try #require(outcome.error)
         Self.expectHidden(message + outcome.output, hostile, "the status line")
         #expect(message.contains("quit and run loupe --workspace postgres://loupe"), "\(message)")
+    }
+
+    /// An unquoted password with a space, typed on a `:` line, splits the URL in two words:
+    /// refused before anything parses either half, which neither the message nor the history
+    /// shows. Alone (a shell split it), the first half is hidden and the cause named.
+    @Test func aURLCutAtAnUnquotedSpaceIsRefusedWithoutEitherHalf() throws {
+        let line = "trace list --workspace postgres://loupe:cutPWo tailPWo@127.0.0.1:1/team"
+        for insideTUI in [true, false] {
+            let outcome = CommandExecutor(session: TestEnvironment.session(), isInsideTUI: insideTUI).execute(
+                line, reporter: .detached(), columns: 80)
+            let message = try #require(outcome.error)
+            #expect(message.contains("quote the URL"), "\(message)")
+            #expect(!message.contains("cutPWo") && !message.contains("tailPWo"), "\(message)")
+        }
+        let history = SecretRedactor(secrets: []).redactCredentials(in: line)
+        #expect(!history.contains("cutPWo") && !history.contains("tailPWo"), "\(history)")
+        #expect(history.hasPrefix("trace list --workspace postgres://loupe:"))
+        let error = try #require(throws: WorkspaceError.self) {
+            try PostgresURL("postgres://loupe:cutPWo", environment: [:])
+        }
+        #expect(!error.description.contains("cutPWo"), "\(error)")
+        #expect(error.description.contains("write the space as %20"), "\(error)")
+        // A port is a port, and an IPv6 host's colons are no password.
+        #expect(try PostgresURL("postgres://db:5433/team", environment: [:]).port == 5433)
+        #expect(try PostgresURL("postgres://[::1]:5433/team", environment: [:]).port == 5433)
+    }
+
+    @Test func anAtInAQueryValueDoesNotEndTheUserinfo() throws {
+        let url = try PostgresURL(
+            "postgres://ana:p@w@db.example:5433/team?application_name=me@work&password=q@ss", environment: [:])
+        #expect(url.host == "db.example")
+        #expect(url.port == 5433)
+        #expect(url.user == "ana")
+        #expect(url.database == "team")
+        #expect(url.password == "q@ss")
+        // Without a query parameter libpq knows, the last `@` still ends the userinfo.
+        let raw = try PostgresURL("postgres://ana:p?w@x@db.example/team", environment: [:])
+        #expect(raw.host == "db.example" && raw.password == "p?w@x")
     }
 
     @Test func aBaseURLsPasswordIsUsedButNotStored() throws {

@@ -53,6 +53,13 @@ package struct CommandExecutor: CommandService {
             return CommandOutcome(
                 error: URLCredentials.redactingURLs(inCommandLine: error.message, placeholder: "***"))
         }
+        // An unquoted password with a space splits its URL in two words: said before anything
+        // parses (and would repeat) either half.
+        if URLCredentials.hasURLCutAtSpace(words) {
+            return CommandOutcome(
+                error: "a URL's password holds a space, which ends the word there: quote the URL "
+                    + "('postgres://user:pass word@host/db') or write the space as %20; nothing was run")
+        }
         if words.first == "loupe" { words.removeFirst() }
         if let directory = place.directory { words = words.map { Self.resolving($0, from: directory) } }
         var session = self.session

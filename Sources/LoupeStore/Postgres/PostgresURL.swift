@@ -48,6 +48,11 @@ package struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
         func refuse(_ why: String) -> WorkspaceError { WorkspaceError(.notAWorkspace, path: shown, message: why) }
         // The userinfo is taken off before URLComponents sees the rest: a password may hold `#`,
         // `/`, `?` or `@`, which URLComponents would read as the URL's structure.
+        if Self.isURL(text), URLCredentials.cutPassword(in: text[...]) != nil {
+            throw refuse(
+                "is not a PostgreSQL URL: what follows the user's `:` is no port, and no `@host` follows it. If it "
+                    + "is a password with a space, quote the whole URL or write the space as %20")
+        }
         guard Self.isURL(text), let parts = URLCredentials.split(text[...]),
             let components = URLComponents(string: String(parts.scheme) + String(parts.rest))
         else { throw refuse("is not a PostgreSQL URL; write postgres://user@host:5432/database") }
@@ -83,13 +88,22 @@ package struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
         if path.contains("/") { throw refuse("has a path of more than one part; the path is the database's name") }
         database = path.removingPercentEncoding.flatMap { $0.isEmpty ? nil : $0 } ?? environment["PGDATABASE"] ?? user
         var mode = environment["PGSSLMODE"] ?? SSLMode.prefer.rawValue
+        var afterPassword = false
         for item in components.queryItems ?? [] {
             switch item.name {
             case "sslmode": mode = item.value ?? ""
             // libpq reads a password here too, and it wins over the userinfo's, as the later one.
-            case "password": typedPassword = item.value ?? ""
+            case "password":
+                typedPassword = item.value ?? ""
+                afterPassword = true
             case "application_name", "connect_timeout": continue
             default:
+                // What follows a password's raw `&` may be the rest of it: not named.
+                if afterPassword {
+                    throw refuse(
+                        "has a query part after password= that is no parameter Loupe knows; if the password holds "
+                            + "& or =, write them as %26 and %3D")
+                }
                 throw refuse(
                     "has the parameter \(item.name), which Loupe does not use (it knows sslmode, password, "
                         + "application_name and connect_timeout)")
