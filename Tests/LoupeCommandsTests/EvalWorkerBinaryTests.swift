@@ -410,6 +410,37 @@ import Testing
         #expect(after.output.contains("0 in flight"), "\(after.output)")
     }
 
+    /// A worker started while the server is down (a fleet started before its database) waits for
+    /// it with the running workers' back-off, says so once on stderr without the password, and
+    /// answers the run once the server is up.
+    @Test func aWorkerStartedWhileTheServerIsDownWaitsForIt() throws {
+        let cluster = try PostgresCluster.dedicated(durable: true)
+        defer { cluster.shutdown() }
+        let directory = TestEnvironment.temporaryDirectory()
+        let server = try Self.server(answers: Self.items * 2)
+        defer { server.stop() }
+        let suite = try Self.suite(directory, server: server)
+        let url = cluster.url(try cluster.database("late"))
+        let queued = try TestEnvironment.run(["eval", "run", suite, "--workers", "--workspace", url])
+        #expect(queued.status == 0, "\(queued.error)")
+        try cluster.stopServer()
+        let log = directory + "/late.log"
+        let late = try worker(url, ["1", "--name", "late", "--concurrency", "2"], log: log)
+        defer { if late.isRunning { late.terminate() } }
+        #expect(wait(seconds: 60) { said(log).contains("Waiting up to") }, "the worker did not wait: \(said(log))")
+        #expect(late.isRunning, "the worker stopped while the server was down: \(said(log))")
+        try cluster.start()
+        late.waitUntilExit()
+        let text = said(log)
+        #expect(late.terminationStatus == 0, "\(text)")
+        #expect(text.components(separatedBy: "Waiting up to").count == 2, "not said once: \(text)")
+        #expect(text.contains("the workspace is back; carrying on"), "\(text)")
+        #expect(!text.contains(PostgresCluster.password))
+        let run = try shown(url, 1)
+        #expect(run["run"]?["status"] == "complete")
+        #expect(run["results"]?.array?.count == Self.items)
+    }
+
     /// The server restarts under a running worker: it reconnects and finishes, nothing is lost.
     @Test func aWorkerRidesOutAServerRestart() throws {
         let cluster = try PostgresCluster.dedicated()

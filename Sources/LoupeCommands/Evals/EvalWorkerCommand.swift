@@ -31,16 +31,11 @@ extension EvalCommand {
         func run(in context: CommandContext) throws {
             guard concurrency >= 1 else { throw CommandFailure("--concurrency must be at least 1") }
             guard lease >= 1 else { throw CommandFailure("--lease must be at least 1 second") }
-            let service = try EvalCommand.service(context)
             var options = EvalService.WorkOptions()
             options.run = run
             options.concurrency = concurrency
             options.leaseSeconds = lease
             options.follow = follow
-            // On PostgreSQL an idle worker sleeps until the workspace announces a change.
-            let watcher = context.session.isPostgres ? try PostgresWatcher(url: PostgresURL(context.session.path)) : nil
-            defer { watcher?.stop() }
-            if let watcher { options.announced = { watcher.notices } }
             if let name {
                 guard !name.isEmpty, name.count <= 200 else {
                     throw CommandFailure("--name must be 1 to 200 characters")
@@ -54,7 +49,17 @@ extension EvalCommand {
                 if context.isInsideTUI { return context.print(line) }
                 FileHandle.standardError.write(Data((line + "\n").utf8))
             }
-            if let run, try service.evals.evalRun(run) == nil { throw CommandFailure("there is no eval run \(run)") }
+            // A worker started while the server is away (restarting, or not up yet when a fleet of
+            // workers starts) waits for it as a running worker does, rather than failing at once.
+            let starting = WorkspaceWait(seconds: options.reconnectSeconds, waiting: options.waiting)
+            let service = try starting.retrying { try EvalCommand.service(context) }
+            // On PostgreSQL an idle worker sleeps until the workspace announces a change.
+            let watcher = context.session.isPostgres ? try PostgresWatcher(url: PostgresURL(context.session.path)) : nil
+            defer { watcher?.stop() }
+            if let watcher { options.announced = { watcher.notices } }
+            if let run, try starting.retrying({ try service.evals.evalRun(run) }) == nil {
+                throw CommandFailure("there is no eval run \(run)")
+            }
             let outcome = try EvalCommand.plainly {
                 // Answers still being made past the grace period are abandoned: their items go back
                 // to the other workers now rather than when their lease runs out.
