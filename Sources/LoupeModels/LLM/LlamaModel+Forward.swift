@@ -180,19 +180,20 @@ extension LlamaModel {
     /// Per query head h (reading key/value head h / groupSize): scores = Q_h · K_hᵀ / √d over the
     /// cache's positions, masked past each row's own position, softmax, then · V_h. Both products
     /// are sgemms on strided views: Q_h is columns of the fused Q·K·V output, K_h and V_h columns of
-    /// the cache's rows.
+    /// the cache's rows. Query rows go in blocks of ``attentionBlockRows``.
     private func attend(
         qkv: Tensor, sequence b: Int, batch: Batch, cache: LlamaKVCache, layer: Int, into context: inout Tensor
     ) {
         let d = configuration.headSize
         let width = configuration.width
         let keyValueWidth = configuration.keyValueWidth
-        let stride = qkv.columns
+        let qkvStride = qkv.columns
         let newRows = batch.lengths[b]
         let past = batch.past[b]
         let total = past + newRows
         let firstRow = batch.starts[b]
-        var scores = [Float](repeating: 0, count: newRows * total)
+        let blockRows = min(newRows, Self.attentionBlockRows)
+        var scores = [Float](repeating: 0, count: blockRows * total)
         qkv.storage.withUnsafeBufferPointer { q in
             cache.keys[layer].withUnsafeBufferPointer { keys in
                 cache.values[layer].withUnsafeBufferPointer { values in
@@ -200,17 +201,24 @@ extension LlamaModel {
                         context.storage.withUnsafeMutableBufferPointer { out in
                             for head in 0..<configuration.heads {
                                 let kv = head / configuration.groupSize
-                                BLAS.sgemm(
-                                    m: newRows, n: total, k: d, a: q.baseAddress! + firstRow * stride + head * d,
-                                    lda: stride, b: keys.baseAddress! + kv * d, ldb: keyValueWidth, transposeB: true,
-                                    c: s.baseAddress!, ldc: total, alpha: 1 / Float(d).squareRoot())
-                                for i in 0..<newRows {
-                                    Self.causalSoftmax(s.baseAddress! + i * total, valid: past + i + 1, count: total)
+                                for start in stride(from: 0, to: newRows, by: blockRows) {
+                                    let rows = min(blockRows, newRows - start)
+                                    // The block's last row sees every key up to its own position.
+                                    let seen = past + start + rows
+                                    BLAS.sgemm(
+                                        m: rows, n: seen, k: d,
+                                        a: q.baseAddress! + (firstRow + start) * qkvStride + head * d, lda: qkvStride,
+                                        b: keys.baseAddress! + kv * d, ldb: keyValueWidth, transposeB: true,
+                                        c: s.baseAddress!, ldc: seen, alpha: 1 / Float(d).squareRoot())
+                                    for i in 0..<rows {
+                                        Self.causalSoftmax(
+                                            s.baseAddress! + i * seen, valid: past + start + i + 1, count: seen)
+                                    }
+                                    BLAS.sgemm(
+                                        m: rows, n: d, k: seen, a: s.baseAddress!, lda: seen,
+                                        b: values.baseAddress! + kv * d, ldb: keyValueWidth,
+                                        c: out.baseAddress! + (firstRow + start) * width + head * d, ldc: width)
                                 }
-                                BLAS.sgemm(
-                                    m: newRows, n: d, k: total, a: s.baseAddress!, lda: total,
-                                    b: values.baseAddress! + kv * d, ldb: keyValueWidth,
-                                    c: out.baseAddress! + firstRow * width + head * d, ldc: width)
                             }
                         }
                     }
@@ -218,6 +226,11 @@ extension LlamaModel {
             }
         }
     }
+
+    /// Query rows whose scores are computed at once: the scores of a block (`[rows, keys]`) stay
+    /// small (1 MB at 8192 keys) however long the prompt, and each block skips the keys after its
+    /// last row.
+    static let attentionBlockRows = 32
 
     /// Softmax over the first `valid` of `count` scores; the rest (future positions) become 0.
     private static func causalSoftmax(_ scores: UnsafeMutablePointer<Float>, valid: Int, count: Int) {
