@@ -125,7 +125,7 @@ extension BenchCommand {
             if json { return context.print(try Formatting.json(result)) }
             context.print(
                 "\(result.model), \(precision.rawValue): pp\(promptTokens), tg\(generateTokens) after it, median of "
-                    + "\(repeats); loaded in \(String(format: "%.2f", loadSeconds)) s, peak RSS "
+                    + "\(repeats); model ready in \(String(format: "%.2f", loadSeconds)) s, peak RSS "
                     + String(format: "%.0f MB", result.peakRSSMegabytes))
             for row in rows {
                 context.print(

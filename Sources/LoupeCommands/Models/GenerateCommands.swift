@@ -127,6 +127,7 @@ struct GenerateCommand: LoupeCommand {
     var topLogprobs = 0
     @OptionGroup var sampling: SamplingFlags
     @Flag(help: "Print JSON: the tokens, their log-probabilities and alternatives, the timings.") var json = false
+    @Flag(help: "Leave out the timings line (llama.cpp's --no-perf).") var noPerf = false
 
     func run(in context: CommandContext) throws {
         let options = try sampling.options(alternatives: topLogprobs)
@@ -145,12 +146,30 @@ struct GenerateCommand: LoupeCommand {
         if json { return context.print(try Formatting.json(GenerationRecord(generation, generator: generator))) }
         let t = generation.timings
         context.print()
+        if topLogprobs > 0 { printTokens(generation, tokenizer: generator.tokenizer, context) }
+        if noPerf { return }
         context.print(
             "(\(Formatting.count(t.generatedTokens, "token")), stopped by \(generation.stopReason.rawValue)"
                 + (generation.stoppingWord.map { " \(UntrustedText.sanitized($0).debugDescription)" } ?? "")
                 + String(
                     format: "; first token %.0f ms, prefill %.0f tokens/s, decode %.0f tokens/s)",
                     t.timeToFirstTokenSeconds * 1000, t.prefillTokensPerSecond, t.decodeTokensPerSecond))
+    }
+}
+
+extension GenerateCommand {
+    /// Each generated token with its probability and the most likely alternatives.
+    fileprivate func printTokens(_ generation: Generation, tokenizer: BPETokenizer, _ context: CommandContext) {
+        func shown(_ id: Int32) -> String { UntrustedText.sanitized(tokenizer.piece(id)).debugDescription }
+        context.print("token            p      alternatives")
+        for token in generation.tokens {
+            let alternatives = token.choice.alternatives.filter { $0.id != token.id }.map {
+                shown($0.id) + String(format: " %.3f", exp(Double($0.logprob)))
+            }
+            context.print(
+                shown(token.id).padded(to: 14) + String(format: " %6.3f  ", exp(Double(token.choice.token.logprob)))
+                    + alternatives.joined(separator: "  "))
+        }
     }
 }
 
@@ -227,6 +246,42 @@ struct LogitsCommand: LoupeCommand {
             context.print(
                 String(format: "%4d %6d ", position.position, position.id) + piece.padded(to: 14) + " "
                     + next + "  " + alternatives)
+        }
+    }
+}
+
+/// `loupe tokenize TEXT`: the local model's tokens for a text, as llama-server's `/tokenize`
+/// gives them `with_pieces`.
+struct TokenizeCommand: LoupeCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tokenize",
+        abstract: "The local model's (SmolLM2's) token ids and pieces for a text.",
+        discussion: """
+            Byte-level BPE from the GGUF's own vocabulary and merges, with its smollm pre-tokenizer \
+            (every digit its own piece). Special tokens such as <|im_start|> are read as such only \
+            with --special. A piece is shown as Swift writes a string: a space is a space, a newline \\n.
+            """)
+    static var runsInsideTUI: Bool { false }
+
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The text.") var text: String
+    @Flag(help: "Read special tokens (<|im_start|>, <|im_end|>…) as the tokens they name.") var special = false
+    @Flag(help: "Print JSON.") var json = false
+
+    struct Record: Encodable {
+        var ids: [Int32]
+        var pieces: [String]
+    }
+
+    func run(in context: CommandContext) throws {
+        // The tokenizer is the same at either precision; f32 would dequantize every weight.
+        let tokenizer = try context.session.models.smolLM2(precision: .q8).tokenizer
+        let ids = tokenizer.encode(text, parseSpecial: special)
+        let pieces = ids.map { tokenizer.piece($0) }
+        if json { return context.print(try Formatting.json(Record(ids: ids, pieces: pieces))) }
+        context.print("\(Formatting.count(ids.count, "token"))")
+        for (id, piece) in zip(ids, pieces) {
+            context.print(String(format: "%6d  ", id) + UntrustedText.sanitized(piece).debugDescription)
         }
     }
 }
