@@ -43,7 +43,8 @@ struct LlamaConfigurationTests {
         }
     }
 
-    /// On random weights, decoding through the cache and batching give the prefill's logits.
+    /// On random weights, decoding through the cache, batching and rewinding the cache give the
+    /// prefill's logits.
     @Test func tinyModelDecodesAndBatchesLikeItsPrefill() throws {
         let file = try TinyLlama.write()
         defer { try? FileManager.default.removeItem(atPath: file) }
@@ -61,6 +62,12 @@ struct LlamaConfigurationTests {
         }
         #expect(worst <= 1e-5, "max |Δlogit| \(worst)")
         #expect(caches.map(\.count) == [10, 2])
+        // Rewound to 6 tokens, the cache reads the last 4 again as if they were new.
+        caches[0].truncate(to: 6)
+        #expect(caches[0].count == 6 && caches[0].remaining == 26)
+        let again = try model.forward(Array(ids[6...]), cache: &caches[0], logits: .all)
+        worst = zip(again.storage, whole.storage[(6 * 40)...]).map { abs($0 - $1) }.max() ?? .infinity
+        #expect(worst <= 1e-5, "after truncate: max |Δlogit| \(worst)")
         let alone = try model.logits(for: [3, 4])
         #expect(zip(first[1].storage, alone.storage).allSatisfy { abs($0 - $1) <= 1e-5 })
     }
