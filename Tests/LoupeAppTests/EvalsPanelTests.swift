@@ -16,20 +16,24 @@ import Testing
         ("q5", "Largest planet?", "Jupiter"), ("q6", "Boiling point of water in °C?", "100"),
     ]
 
-    /// Imported Inspect logs of one task are told apart: each is listed with its log's file name
-    /// and is a trend series of its own; a suite's runs share one series until its suite or
-    /// dataset changes.
-    @Test func inspectLogsOfOneTaskAreToldApartAndTrendsKeepToOneSeries() {
-        func inspect(_ log: String) -> EvalRunRecord {
+    /// Imported Inspect logs are listed with their log's file name, and join a trend series by
+    /// task and model (logs imported before the model was kept stay a series each); a suite's
+    /// runs share one series until its suite or dataset changes.
+    @Test func inspectLogsJoinASeriesByTaskAndModel() {
+        func inspect(_ log: String, model: String?, task: String = "arith_agent") -> EvalRunRecord {
             EvalRunRecord(
-                suite: "inspect:arith_agent", suiteFile: "/logs/" + log, suiteHash: "", datasetHash: "",
-                targetKind: "inspect", targetJSON: "{}", scorersJSON: "[]", epochs: 1, planned: 5, status: "complete",
-                source: "inspect", loupeVersion: "0.1.0", gitRevision: nil, startedAt: Date())
+                suite: "inspect:" + task, suiteFile: "/logs/" + log, suiteHash: "", datasetHash: "",
+                targetKind: "inspect", targetJSON: model.map { #"{"kind":"inspect","model":"\#($0)"}"# } ?? "{}",
+                scorersJSON: "[]", epochs: 1, planned: 5, status: "complete", source: "inspect", loupeVersion: "0.1.0",
+                gitRevision: nil, startedAt: Date())
         }
-        let v1 = inspect("v1.eval")
-        let v2 = inspect("v2.json")
+        let v1 = inspect("v1.eval", model: "openai/gpt-4o-mini")
+        let v2 = inspect("v2.json", model: "openai/gpt-4o-mini")
         #expect(EvalsPanel.runName(v1) == "inspect:arith_agent · v1.eval")
-        #expect(EvalsPanel.series(v1) != EvalsPanel.series(v2))
+        #expect(EvalsPanel.series(v1) == EvalsPanel.series(v2))
+        #expect(EvalsPanel.series(v1) != EvalsPanel.series(inspect("v3.eval", model: "anthropic/claude-sonnet-4")))
+        #expect(EvalsPanel.series(v1) != EvalsPanel.series(inspect("v1.eval", model: "openai/gpt-4o-mini", task: "b")))
+        #expect(EvalsPanel.series(inspect("a.eval", model: nil)) != EvalsPanel.series(inspect("b.eval", model: nil)))
         let a = Self.run(1, suite: "qa", passes: { _ in true }).listing.run
         var b = Self.run(2, suite: "qa", passes: { _ in false }).listing.run
         #expect(EvalsPanel.runName(a) == "qa" && EvalsPanel.series(a) == EvalsPanel.series(b))
@@ -113,6 +117,20 @@ import Testing
         // Newest first; the suite not run yet last; a sparkline over the suite's two runs.
         #expect(text.contains("new.yaml") && text.contains("not run"))
         #expect(text.contains("clustered") == false && text.contains("wilson n 6"))
+    }
+
+    /// A labelled run is listed by its label before its suite, and its provenance names it.
+    @Test func aLabelledRunIsListedByItsLabel() {
+        var state = AppFixtures.state(width: 120, height: 36)
+        AppFixtures.press([.character("5")], on: &state)
+        var labelled = Self.candidate.listing
+        labelled.label = "prompt v2"
+        _ = state.update(
+            AppFixtures.answer(
+                EvalsPanel.LoadOverview(), EvalsOverview(runs: [Self.baseline.listing, labelled], suites: [])))
+        let lines = state.render().text().split(separator: "\n")
+        #expect(lines.contains { $0.contains("prompt v2 · qa-offline") })
+        #expect(lines.contains { $0.contains("run 2 “prompt v2” · complete") })
     }
 
     /// Another process's commits (a worker storing answers) read the runs again, and the open

@@ -34,6 +34,21 @@ import Testing
         #expect(run.headline?.scorer == "match")
     }
 
+    /// An imported log's run keeps the model its samples called (with the task, what makes logs
+    /// comparable), and a label set on it comes back with its listing.
+    @Test func anImportedRunKeepsItsModelAndItsLabel() throws {
+        let (workspace, browser) = try Self.imported()
+        let run = try #require(try browser.overview().runs.first)
+        #expect(run.run.targetJSON.contains(#""model":"mockllm/model""#), "\(run.run.targetJSON)")
+        #expect(run.label == nil)
+        let service = EvalService(workspace: workspace)
+        try service.setLabel("  baseline  ", run: run.id)
+        #expect(try browser.overview().runs.first?.label == "baseline")
+        try service.setLabel("", run: run.id)
+        #expect(try browser.overview().runs.first?.label == nil)
+        #expect(throws: EvalError.self) { try service.setLabel("x", run: 42) }
+    }
+
     @Test func aWorkspaceWithoutInspectLogsHasNoRuns() throws {
         let workspace = try KitFixtures.workspace("evals")
         _ = try TraceService(workspace: workspace).importFiles([KitFixtures.path("sample-data/traces/otlp-genai.jsonl")]

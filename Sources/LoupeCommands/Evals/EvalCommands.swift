@@ -16,7 +16,8 @@ struct EvalCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "eval", abstract: "Run eval suites and read, compare and export their runs.",
         subcommands: [
-            Run.self, Worker.self, List.self, Show.self, Compare.self, Export.self, Calibrate.self, Plan.self,
+            Run.self, Worker.self, List.self, Show.self, Label.self, Compare.self, Export.self, Calibrate.self,
+            Plan.self,
         ])
 
     /// The eval service on the workspace; readers (list, show, compare, export) open it read-only,
@@ -185,6 +186,7 @@ struct EvalCommand: ParsableCommand {
         let encoder = EvalService.encoder
         run["summary"] = try JSONValue.parse(encoder.encode(listing.summary))
         run["answered"] = .number(Double(listing.answered))
+        run["label"] = listing.label.map(JSONValue.string) ?? .null
         return .object(run)
     }
 
@@ -199,20 +201,51 @@ struct EvalCommand: ParsableCommand {
             let runs = try EvalCommand.plainly { try EvalCommand.service(context, access: .read).list() }
             if json { return context.print(JSONValue.array(try runs.map(EvalCommand.listingJSON)).prettyJSON) }
             guard !runs.isEmpty else { return context.print("no eval runs yet: loupe eval run SUITE.yaml") }
+            // Labelled runs get a wider suite column, so the label does not push the suite out.
+            let suiteWidth = runs.contains { $0.label != nil } ? 40 : 24
             context.print(
-                "  id  suite                     target      status       answers  headline                        when"
-            )
+                "  id  " + "suite".padded(to: suiteWidth)
+                    + "  target      status       answers  headline                        when")
             let formatter = DateFormatter()
             formatter.dateFormat = "yyyy-MM-dd HH:mm"
             for listing in runs {
                 let run = listing.run
                 context.print(
                     String(format: "%4lld  ", listing.id)
-                        + TextWidth.truncate(UntrustedText.sanitized(run.suite), toColumns: 24).padded(to: 24) + "  "
+                        + TextWidth.truncate(
+                            UntrustedText.sanitized((listing.label.map { $0 + " · " } ?? "") + run.suite),
+                            toColumns: suiteWidth
+                        ).padded(to: suiteWidth) + "  "
                         + run.targetKind.padded(to: 10) + "  " + run.status.padded(to: 12) + " "
                         + "\(listing.answered)/\(run.planned)".leftPadded(to: 7) + "  "
                         + EvalCommand.headline(listing).padded(to: 30) + "  " + formatter.string(from: run.startedAt))
             }
+        }
+    }
+
+    struct Label: LoupeCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Name a run (\"baseline\", \"prompt v2\"): the runs list shows it before the suite.",
+            discussion: """
+                The label is kept in the workspace; an empty one (or --clear) removes it. At most \
+                \(EvalService.longestLabel) characters.
+                """)
+
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The run's id (loupe eval list).") var id: Int64
+        @Argument(help: "The label; the words are joined with spaces.") var words: [String] = []
+        @Flag(help: "Remove the run's label.") var clear = false
+
+        func run(in context: CommandContext) throws {
+            let text = clear ? "" : words.joined(separator: " ")
+            guard clear || !text.trimmingCharacters(in: .whitespaces).isEmpty else {
+                throw CommandFailure("give the label's text, or --clear to remove it")
+            }
+            let service = try EvalCommand.service(context)
+            try EvalCommand.plainly { try service.setLabel(text, run: id) }
+            let label = try service.label(run: id)
+            context.print(
+                label.map { "run \(id) is labelled “\(UntrustedText.sanitized($0))”" } ?? "run \(id) has no label")
         }
     }
 

@@ -15,6 +15,8 @@ extension EvalService {
         package var work: EvalWorkProgress?
         /// The workers that leased its items, busiest first.
         package var workers: [EvalWorkerActivity]
+        /// The label people gave the run (`loupe eval label`), nil when none.
+        package var label: String?
 
         package init(
             run: EvalRunRecord, scorers: [String], summary: RunSummary, answered: Int, work: EvalWorkProgress? = nil,
@@ -169,6 +171,7 @@ extension EvalService {
             summary = try self.summary(run: run.id!)
         }
         var listing = RunListing(run: run, scorers: scorers, summary: summary, answered: summary.rows)
+        if let id = run.id { listing.label = try label(run: id) }
         if run.suiteText != nil, let id = run.id {
             listing.work = try evals.evalWorkProgress(run: id)
             listing.workers = try evals.evalWorkers(run: id)
@@ -477,9 +480,14 @@ extension EvalService {
             }
             let task = String(key[key.index(after: key.lastIndex(of: "#")!)...])
             let file = String(key[..<key.lastIndex(of: "#")!])
+            // The models the log's samples called: with the task, what makes two logs' runs a
+            // comparable series.
+            let models = Set(members.flatMap(\.0.models)).sorted()
+            var target: [(String, JSONValue)] = [("kind", "inspect"), ("log", .string(file))]
+            if !models.isEmpty { target.append(("model", .string(models.joined(separator: ", ")))) }
             var run = EvalRunRecord(
                 suite: "inspect:" + task, suiteFile: file, suiteHash: "", datasetHash: "", targetKind: "inspect",
-                targetJSON: JSONValue.object(["kind": "inspect", "log": .string(file)]).compactJSON,
+                targetJSON: JSONValue.object(JSONObject(target)).compactJSON,
                 scorersJSON: JSONValue.array(scorerNames.map { .string($0) }).compactJSON, epochs: epochs,
                 planned: rows.count, status: "complete", source: "inspect", sourceKey: key,
                 loupeVersion: loupeVersion, gitRevision: nil, startedAt: members.map(\.0.importedAt).min() ?? Date())

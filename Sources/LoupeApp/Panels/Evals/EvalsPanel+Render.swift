@@ -77,7 +77,8 @@ extension EvalsPanel {
                 }
                 return [
                     baseline == listing.id ? "b" : run.status == "running" ? "●" : "", String(listing.id),
-                    UntrustedText.sanitized(Self.runName(run)), run.targetKind, run.status,
+                    UntrustedText.sanitized((listing.label.map { $0 + " · " } ?? "") + Self.runName(run)),
+                    run.targetKind, run.status,
                     "\(listing.answered)/\(run.planned)", headline.map { UntrustedText.sanitized($0.scorer) } ?? "—",
                     headline.map { String(format: "%.3f", $0.interval.estimate) } ?? "—",
                     headline.map { Self.intervalText($0.interval) } ?? "",
@@ -115,7 +116,9 @@ extension EvalsPanel {
         }
         var lines: [[Span]] = []
         let run = listing.run
-        var provenance = "run \(listing.id) · \(run.status) · epochs \(run.epochs) · loupe \(run.loupeVersion)"
+        var provenance =
+            "run \(listing.id)" + (listing.label.map { " “\($0)”" } ?? "")
+            + " · \(run.status) · epochs \(run.epochs) · loupe \(run.loupeVersion)"
         if let git = run.gitRevision { provenance += " · git \(git)" }
         if !run.suiteHash.isEmpty {
             provenance += " · suite \(run.suiteHash.prefix(8)) · data \(run.datasetHash.prefix(8))"
@@ -397,11 +400,15 @@ extension EvalsPanel {
     }
 
     /// The runs a trend joins: the same suite, dataset and target (a changed suite or dataset
-    /// starts a new series); an imported Inspect log is a series of its own, so four logs of one
-    /// task are told apart rather than drawn as one line.
+    /// starts a new series). Imported Inspect logs join by task and model, as Inspect's own log
+    /// list compares them; a log imported before its model was kept is a series of its own.
     package static func series(_ run: EvalRunRecord) -> String {
-        [run.suite, run.suiteHash, run.datasetHash, run.targetKind, run.source == "inspect" ? run.suiteFile ?? "" : ""]
-            .joined(separator: "\u{1F}")
+        var inspect = ""
+        if run.source == "inspect" {
+            let model = (try? JSONValue.parse(run.targetJSON))?.object?["model"]?.string
+            inspect = model.map { "model " + $0 } ?? "log " + (run.suiteFile ?? "")
+        }
+        return [run.suite, run.suiteHash, run.datasetHash, run.targetKind, inspect].joined(separator: "\u{1F}")
     }
 
     /// The name a run is listed by: its suite, and for an imported Inspect log the log's file name
