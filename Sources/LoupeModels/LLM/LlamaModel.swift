@@ -75,23 +75,7 @@ package struct LlamaModel: Sendable {
         func stacked(_ names: [String], columns: Int) throws(ModelError) -> LlamaLinear {
             if precision == .q8 {
                 var parts: [QuantizedMatrix] = []
-                for name in names {
-                    let tensor = try file.tensor(name)
-                    let type: QuantizedMatrix.WeightType
-                    switch tensor.type {
-                    case .q4_1: type = .q4_1
-                    case .q8_0: type = .q8_0
-                    default:
-                        throw ModelError(
-                            file: file.fileName, tensor: name,
-                            message: "is \(tensor.type.name); the q8 precision multiplies Q4_1 and Q8_0 weights only "
-                                + "(use f32)")
-                    }
-                    parts.append(
-                        try QuantizedMatrix(
-                            type: type, rows: tensor.rows, columns: columns, raw: file.bytes(tensor), name: name,
-                            file: file.fileName))
-                }
+                for name in names { parts.append(try QuantizedMatrix(name, in: file)) }
                 return .quantized(parts)
             }
             var storage: [Float] = []
