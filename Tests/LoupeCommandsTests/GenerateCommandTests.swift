@@ -91,4 +91,23 @@ import Testing
         #expect(missing.status == 1)
         #expect(missing.error.contains("run loupe models fetch smollm2"), "\(missing.error)")
     }
+
+    @Test func chatKeepsTheConversationAndForgetsItOnReset() throws {
+        try #require(
+            FileManager.default.fileExists(atPath: ModelsCommandTests.smolLM2Path),
+            "SmolLM2 weights not found at \(ModelsCommandTests.smolLM2Path): run scripts/fetch-smollm2")
+        let directory = TestEnvironment.temporaryDirectory()
+        let result = try TestEnvironment.run(
+            ["chat", "--precision", "f32", "--max-tokens", "24", "--workspace", directory + "/w.sqlite"],
+            environment: ["LOUPE_MODELS": ModelsCommandTests.modelsRoot],
+            input: "What is the capital of France?\nAnd of Germany?\n/reset\nAnd of Germany?\n")
+        #expect(result.status == 0, "\(result.error)")
+        let lines = result.output.split(separator: "\n").map(String.init)
+        #expect(lines.first == "The capital of France is Paris.")
+        // The second turn reads the first: "And of Germany?" is understood as a capital.
+        #expect(lines.count > 1 && lines[1].contains("Berlin"), "\(lines)")
+        #expect(lines.contains("(the conversation is forgotten)"))
+        // Without the first turn, the same words are answered differently.
+        #expect(lines.last.map { !$0.contains("Berlin") } == true, "\(lines)")
+    }
 }

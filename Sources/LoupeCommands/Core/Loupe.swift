@@ -16,7 +16,8 @@ package struct Loupe: ParsableCommand {
             """,
         version: version,
         subcommands: [
-            WorkspaceCommand.self, GenerateCommand.self, LogitsCommand.self, TokenizeCommand.self, EmbedCommand.self,
+            WorkspaceCommand.self, GenerateCommand.self, ChatCommand.self, LogitsCommand.self, TokenizeCommand.self,
+            EmbedCommand.self,
             SimilarityCommand.self,
             AttentionCommand.self,
             ModelsCommand.self, IngestCommand.self, SearchCommand.self, QrelsCommand.self, RetrievalCommand.self,
