@@ -127,22 +127,23 @@ package struct Sampler: Sendable {
     }
 
     private mutating func draw(_ logits: UnsafeBufferPointer<Float>, history: some Collection<Int32>) -> Int32 {
-        var penalised: [Int32: Float] = [:]
+        // The logits with the penalty applied once to each token of the window: one copy of the
+        // row, where a lookup per token would sit on every decode step's path.
+        var values = Array(logits)
         if options.repetitionPenalty != 1 && options.repetitionWindow > 0 {
-            for id in history.suffix(options.repetitionWindow) where penalised[id] == nil {
-                guard id >= 0 && Int(id) < logits.count else { continue }
-                let value = logits[Int(id)]
-                penalised[id] = value > 0 ? value / options.repetitionPenalty : value * options.repetitionPenalty
+            var seen = Set<Int32>()
+            for id in history.suffix(options.repetitionWindow) where id >= 0 && Int(id) < values.count {
+                guard seen.insert(id).inserted else { continue }
+                let value = values[Int(id)]
+                values[Int(id)] = value > 0 ? value / options.repetitionPenalty : value * options.repetitionPenalty
             }
         }
-        func logit(_ index: Int) -> Float { penalised[Int32(index)] ?? logits[index] }
-
         if options.temperature == 0 {
             var best = 0
             var bestValue = -Float.infinity
-            for index in 0..<logits.count where logit(index) > bestValue {
+            for index in 0..<logits.count where values[index] > bestValue {
                 best = index
-                bestValue = logit(index)
+                bestValue = values[index]
             }
             return Int32(best)
         }
@@ -150,10 +151,10 @@ package struct Sampler: Sendable {
         // probability, 5e-9 of it over the whole vocabulary) are left out before sorting.
         let inverse = 1 / options.temperature
         var maximum = -Float.infinity
-        for index in 0..<logits.count { maximum = max(maximum, logit(index) * inverse) }
+        for index in 0..<logits.count { maximum = max(maximum, values[index] * inverse) }
         var candidates: [(id: Int32, logit: Float)] = []
         for index in 0..<logits.count {
-            let value = logit(index) * inverse
+            let value = values[index] * inverse
             if value >= maximum - 30 { candidates.append((Int32(index), value)) }
         }
         candidates.sort { $0.logit > $1.logit || ($0.logit == $1.logit && $0.id < $1.id) }
