@@ -71,8 +71,7 @@ extension BenchCommand {
             let loadStart = DispatchTime.now().uptimeNanoseconds
             let generator = try models.smolLM2(precision: precision)
             let loadSeconds = Double(DispatchTime.now().uptimeNanoseconds - loadStart) / 1e9
-            let file = try GGUFFile(path: models.smolLM2Path)
-            let weightBytes = file.tensors.reduce(0) { $0 + $1.byteCount }
+            let weightBytes = generator.model.tensorBytes
             let configuration = generator.model.configuration
             var random = SplitMix64(seed: 42)
             // Ordinary tokens (past the 17 control ones), as llama-bench feeds random ids.

@@ -34,6 +34,9 @@ package struct LlamaModel: Sendable {
     let embedding: Tensor?
     /// The file, kept open for the embedding's rows in `.q8`.
     let file: GGUFFile
+
+    /// The bytes of every tensor in the file, as stored: what one decode step reads of the weights.
+    package var tensorBytes: Int { file.tensors.reduce(0) { $0 + $1.byteCount } }
     let embeddingTensor: GGUFTensorInfo
     /// Threads a quantized product splits its rows over (OpenBLAS keeps its own for sgemm).
     package var threads: Int = ProcessInfo.processInfo.activeProcessorCount
