@@ -11,14 +11,16 @@ import Testing
         198, 1, 4093, 198, 1780, 314, 260, 3575, 282, 4649, 47, 2, 198, 1, 520, 9531, 198,
     ]
 
-    private func run(_ arguments: [String]) throws -> (status: Int32, output: String, error: String) {
+    private func run(_ arguments: [String], input: String? = nil) throws -> (
+        status: Int32, output: String, error: String
+    ) {
         try #require(
             FileManager.default.fileExists(atPath: ModelsCommandTests.smolLM2Path),
             "SmolLM2 weights not found at \(ModelsCommandTests.smolLM2Path): run scripts/fetch-smollm2")
         let directory = TestEnvironment.temporaryDirectory()
         let result = try TestEnvironment.run(
             arguments + ["--workspace", directory + "/w.sqlite"],
-            environment: ["LOUPE_MODELS": ModelsCommandTests.modelsRoot])
+            environment: ["LOUPE_MODELS": ModelsCommandTests.modelsRoot], input: input)
         return (result.status, result.output, result.error)
     }
 
@@ -93,13 +95,8 @@ import Testing
     }
 
     @Test func chatKeepsTheConversationAndForgetsItOnReset() throws {
-        try #require(
-            FileManager.default.fileExists(atPath: ModelsCommandTests.smolLM2Path),
-            "SmolLM2 weights not found at \(ModelsCommandTests.smolLM2Path): run scripts/fetch-smollm2")
-        let directory = TestEnvironment.temporaryDirectory()
-        let result = try TestEnvironment.run(
-            ["chat", "--precision", "f32", "--max-tokens", "24", "--workspace", directory + "/w.sqlite"],
-            environment: ["LOUPE_MODELS": ModelsCommandTests.modelsRoot],
+        let result = try run(
+            ["chat", "--precision", "f32", "--max-tokens", "24"],
             input: "What is the capital of France?\nAnd of Germany?\n/reset\nAnd of Germany?\n")
         #expect(result.status == 0, "\(result.error)")
         let lines = result.output.split(separator: "\n").map(String.init)

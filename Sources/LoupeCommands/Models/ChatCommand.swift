@@ -36,7 +36,7 @@ struct ChatCommand: LoupeCommand {
                 "\(ModelLibrary.smolLM2Name), \(sampling.precision.rawValue). /system TEXT, /reset, /exit; ctrl+c stops an answer."
             )
         }
-        while let line = interactive ? Self.readInteractive() : readLine(strippingNewline: true) {
+        while let line = interactive ? ReplCommand.readInteractive("you› ") : readLine(strippingNewline: true) {
             let typed = line.trimmingWhitespace()
             if typed.isEmpty { continue }
             if interactive { add_history(typed) }
@@ -69,11 +69,5 @@ struct ChatCommand: LoupeCommand {
             messages.append(.assistant(generation.text))
             if generation.stopReason == .cancelled { context.print("(stopped)") }
         }
-    }
-
-    private static func readInteractive() -> String? {
-        guard let raw = readline("you› ") else { return nil }
-        defer { free(raw) }
-        return String(cString: raw)
     }
 }

@@ -29,7 +29,7 @@ struct ReplCommand: LoupeCommand {
         if interactive {
             context.print("loupe \(Loupe.version) on \(context.session.displayPath). help lists commands; exit leaves.")
         }
-        while let line = interactive ? ReplCommand.readInteractive() : readLine(strippingNewline: true) {
+        while let line = interactive ? ReplCommand.readInteractive("loupe› ") : readLine(strippingNewline: true) {
             let trimmed = line.trimmingWhitespace()
             if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
             if ["exit", "quit", "q"].contains(trimmed) { break }
@@ -48,8 +48,9 @@ struct ReplCommand: LoupeCommand {
         if !interactive, failures > 0 { throw CommandFailure(Formatting.count(failures, "command") + " failed") }
     }
 
-    private static func readInteractive() -> String? {
-        guard let raw = readline("loupe› ") else { return nil }
+    /// A line typed at GNU readline's `prompt`; nil at end of input (ctrl+d).
+    static func readInteractive(_ prompt: String) -> String? {
+        guard let raw = readline(prompt) else { return nil }
         defer { free(raw) }
         return String(cString: raw)
     }
