@@ -120,6 +120,32 @@ extension EvalTables {
         }
     }
 
+    /// Whether `worker` may answer (item, epoch) of `run`: no other worker has leased it since
+    /// (an item with no work row, or never leased, is anyone's).
+    static func holds(_ worker: String, run: Int64, itemID: String, epoch: Int, sql: any SQLStatements) throws
+        -> Bool
+    {
+        let holder = try sql.execute(
+            "SELECT worker FROM eval_work_items WHERE run_id = ? AND item_id = ? AND epoch = ?",
+            [.integer(run), .text(itemID), .integer(Int64(epoch))]
+        ).first?.text("worker")
+        return holder == nil || holder == worker
+    }
+
+    /// Stores the trace of a model call made for (item, epoch) of `run` while `worker` holds the
+    /// item, in one transaction with that check; nil, storing nothing, once another worker has
+    /// leased it (this worker's answer is then dropped too, ``recordEvalResult(_:scores:worker:)``).
+    /// The trace's external id names the item's answer, not the attempt, so an answer made again
+    /// replaces the trace of the one before it in place: no attempt leaves a trace behind.
+    package func importWorkTrace(_ trace: NewTrace, run: Int64, itemID: String, epoch: Int, worker: String)
+        throws(WorkspaceError) -> Int64?
+    {
+        try database.writeStatements { sql in
+            guard try Self.holds(worker, run: run, itemID: itemID, epoch: epoch, sql: sql) else { return nil }
+            return try TraceTables.importTraces([trace], leaseKind: nil, into: sql).ids.first
+        }
+    }
+
     /// Extends the leases `worker` holds on open items by `leaseSeconds` from now: a worker
     /// alive on a slow answer keeps it. `held`: only these items, the ones its threads are
     /// answering; a lease it was granted but never heard of (the server went away before the

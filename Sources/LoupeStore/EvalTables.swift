@@ -71,7 +71,10 @@ package struct EvalTables: Sendable {
     ///
     /// Two processes can answer the same (item, epoch) of one run (two `eval run` of a suite at
     /// once both resume it; a worker whose lease ran out while it still worked): the first
-    /// answer stored wins and the other is dropped, so nothing is scored twice.
+    /// answer stored wins and the other is dropped, so nothing is scored twice. A `worker`'s
+    /// answer is dropped too once another worker has leased its item: the item, its answer and
+    /// the trace of its model call (``importWorkTrace(_:run:itemID:epoch:worker:)``) are then
+    /// the other worker's.
     ///
     /// - Returns: whether this answer was stored (false when another was there first).
     @discardableResult
@@ -80,6 +83,10 @@ package struct EvalTables: Sendable {
     ) throws(WorkspaceError) -> Bool {
         let now = dialect.nowSeconds
         return try database.writeStatements { sql in
+            if let worker {
+                guard try Self.holds(worker, run: result.runID, itemID: result.itemID, epoch: result.epoch, sql: sql)
+                else { return false }
+            }
             guard try sql.insert(result, ignoringConflicts: true).inserted > 0 else { return false }
             for score in scores { try sql.insert(score) }
             _ = try sql.changes(

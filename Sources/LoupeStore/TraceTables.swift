@@ -69,7 +69,7 @@ package struct TraceTables: Sendable {
     private static let chunkTraces = 256
     private static let chunkSpans = 8_192
 
-    private static func importTraces(
+    static func importTraces(
         _ traces: some Sequence<NewTrace>, leaseKind: String?, into sql: any SQLStatements
     ) throws -> TraceImportCounts {
         var counts = TraceImportCounts()

@@ -251,6 +251,8 @@ import Testing
         #expect(listed.status == 0, "\(listed.error)")
         let traces = try #require(try JSONValue.parse(Data(listed.output.utf8)).array)
         #expect(Set(traceIDs).isSubset(of: Set(traces.compactMap { $0["id"]?.number.map { Int64($0) } })))
+        // And no other: an item answered again after A died replaced the trace A had stored for it.
+        #expect(traces.count == Self.items, "\(traces.count) traces for \(Self.items) answers")
         let trace = try TestEnvironment.run(["trace", "show", String(traceIDs[0]), "--workspace", url])
         #expect(trace.status == 0 && trace.output.contains("chat gpt-4o-mini"), "\(trace.output)\(trace.error)")
 

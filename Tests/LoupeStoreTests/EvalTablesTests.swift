@@ -115,6 +115,43 @@ import Testing
         #expect(Dictionary(uniqueKeysWithValues: workers.map { ($0.worker, $0.answered) }) == ["a": 1, "c": 1])
     }
 
+    /// A worker that stalled past its lease while its item went to another stores neither its
+    /// model call's trace nor its answer; the trace of the answer made again replaces the one
+    /// the stalled worker stored before it stalled, so no attempt leaves a trace behind.
+    @Test(arguments: Backend.allCases) func aStalledWorkersTraceAndAnswerGiveWayToTheNewHolder(_ backend: Backend)
+        throws
+    {
+        let evals = try tables(backend, "stalled")
+        let traces = TraceTables(evals.database)
+        let id = try evals.queueEvalRun(run(1), items: items(1))
+        #expect(try evals.leaseEvalWork(run: id, worker: "a", leaseSeconds: 0.2)?.itemID == "q0")
+        // A stores its call's trace, then stalls past its lease; B takes the item.
+        let first = try #require(
+            try evals.importWorkTrace(
+                WorkspaceTracesTests.trace("eval-\(id)-q0-1", hash: "a", answer: "Lyon"), run: id, itemID: "q0",
+                epoch: 1, worker: "a"))
+        usleep(400_000)
+        #expect(try evals.leaseEvalWork(run: id, worker: "b", leaseSeconds: 60)?.itemID == "q0")
+        // A wakes: its second call's trace and its answer are refused, nothing is stored.
+        #expect(
+            try evals.importWorkTrace(
+                WorkspaceTracesTests.trace("eval-\(id)-q0-1", hash: "a2", answer: "Nice"), run: id, itemID: "q0",
+                epoch: 1, worker: "a") == nil)
+        let (late, lateScores) = answer(id, "q0", output: "Lyon")
+        #expect(try !evals.recordEvalResult(late, scores: lateScores, worker: "a"))
+        // B's trace takes the place (and the id) of A's, and its answer is the one stored.
+        let second = try evals.importWorkTrace(
+            WorkspaceTracesTests.trace("eval-\(id)-q0-1", hash: "b", answer: "Paris"), run: id, itemID: "q0",
+            epoch: 1, worker: "b")
+        #expect(second == first)
+        let (result, scores) = answer(id, "q0")
+        #expect(try evals.recordEvalResult(result, scores: scores, worker: "b"))
+        #expect(try evals.evalResults(run: id).map(\.output) == ["Paris"])
+        let summaries = try traces.traceSummaries()
+        #expect(summaries.map(\.externalID) == ["eval-\(id)-q0-1"])
+        #expect(try traces.traceScores(trace: first).map(\.answer) == ["Paris"])
+    }
+
     /// Several workers finishing at once: exactly one marks the run complete.
     @Test(arguments: Backend.allCases) func exactlyOneWorkerCompletesARun(_ backend: Backend) throws {
         let evals = try tables(backend, "complete")

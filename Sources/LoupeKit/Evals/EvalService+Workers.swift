@@ -207,7 +207,7 @@ extension EvalService {
                     let task = Task(item: item, epoch: work.epoch)
                     let answerer =
                         work.attempts > options.maxAttempts
-                        ? Answerer(serial: false) { _ in
+                        ? Answerer(serial: false) { _, _ in
                             throw EvalError(
                                 "abandoned: leased \(work.attempts - 1) times and never answered (its workers "
                                     + "stopped or stalled past the lease)")
@@ -220,12 +220,12 @@ extension EvalService {
                             try lock.withLock {
                                 try Self.answer(
                                     task, runID: work.runID, suite: context.suite, answerer: answerer,
-                                    tools: context.tools)
+                                    tools: context.tools, worker: options.worker)
                             }
                         }
                             ?? Self.answer(
                                 task, runID: work.runID, suite: context.suite, answerer: answerer,
-                                tools: context.tools)
+                                tools: context.tools, worker: options.worker)
                     }
                     let stored = try wait.retrying {
                         try evals.recordEvalResult(result, scores: scores, worker: options.worker)

@@ -267,7 +267,15 @@ package struct EvalService: Sendable {
     /// What answers an item: a retrieval ranking, an agent run or a model call.
     struct Answerer: Sendable {
         var serial: Bool
-        var answer: @Sendable (EvalItem) throws -> Answer
+        var answer: @Sendable (EvalItem, AnswerSlot) throws -> Answer
+    }
+
+    /// Which answer is being made: the run, the item's epoch and, for a worked run, the worker
+    /// holding the item. A model call's trace is named after it (``modelAnswer``).
+    struct AnswerSlot: Sendable {
+        var runID: Int64
+        var epoch: Int
+        var worker: String?
     }
 
     struct Answer: Sendable {
@@ -288,7 +296,7 @@ package struct EvalService: Sendable {
     /// answer, stored as an errored one; the workspace's (``isWorkspaceError(_:)``: its trace
     /// could not be stored) are thrown, since they say nothing about the target.
     static func answer(
-        _ task: Task, runID: Int64, suite: EvalSuite, answerer: Answerer, tools: ScoringTools
+        _ task: Task, runID: Int64, suite: EvalSuite, answerer: Answerer, tools: ScoringTools, worker: String? = nil
     ) throws -> (EvalResultRecord, [EvalScoreRecord]) {
         let item = task.item
         var answer: Answer?
@@ -296,7 +304,9 @@ package struct EvalService: Sendable {
         var workspaceFailure: (any Error)?
         let latency =
             Stopwatch.seconds {
-                do { answer = try answerer.answer(item) } catch  where isWorkspaceError(error) {
+                do {
+                    answer = try answerer.answer(item, AnswerSlot(runID: runID, epoch: task.epoch, worker: worker))
+                } catch  where isWorkspaceError(error) {
                     workspaceFailure = error
                 } catch { failure = "\(error)" }
             } * 1e3
@@ -342,7 +352,7 @@ package struct EvalService: Sendable {
     /// while the workspace cannot be reached (nil: an error at once).
     func makeAnswerer(_ loaded: LoadedSuite, storing wait: WorkspaceWait? = nil) throws -> Answerer {
         if instantTarget {
-            return Answerer(serial: false) { item in Answer(output: item.targets.first ?? item.input) }
+            return Answerer(serial: false) { item, _ in Answer(output: item.targets.first ?? item.input) }
         }
         switch loaded.suite.target {
         case .retrieval(let target): return try retrievalAnswerer(target, loaded: loaded)
@@ -355,7 +365,7 @@ package struct EvalService: Sendable {
             limits.maxSeconds = target.timeout
             let traces = TraceService(tables: TraceTables(evals.database))
             let fixedLimits = limits
-            return Answerer(serial: provider.label == "offline") { item in
+            return Answerer(serial: provider.label == "offline") { item, _ in
                 let (id, trace) = try agents.run(item.input, provider: provider, limits: fixedLimits)
                 let usage = trace.usage
                 let cost = try traces.load(id).summary.cost
@@ -371,8 +381,8 @@ package struct EvalService: Sendable {
                 target.provider, agents: AgentService(database: evals.database, models: try models))
             // Prices read once a run (not once an answer, a read the server answers each time).
             let prices = PriceTable(try TraceTables(evals.database).modelPrices())
-            return Answerer(serial: false) { item in
-                try modelAnswer(item, target: target, provider: provider, prices: prices, storing: wait)
+            return Answerer(serial: false) { item, slot in
+                try modelAnswer(item, slot: slot, target: target, provider: provider, prices: prices, storing: wait)
             }
         }
     }
@@ -400,7 +410,7 @@ package struct EvalService: Sendable {
         let qrels = loaded.qrels
         let scorers = loaded.suite.scorers
         let shown = target.k
-        return Answerer(serial: true) { item in
+        return Answerer(serial: true) { item, _ in
             // One pass of each retriever; the ranking to depth for the metrics, and the top k with
             // each hit's matched terms and BM25 contributions for the record.
             let found = retrieval.candidates(item.input, options: fixedOptions, context: context.value)
@@ -448,7 +458,7 @@ package struct EvalService: Sendable {
     }
 
     func modelAnswer(
-        _ item: EvalItem, target: ModelTarget, provider: any ChatProvider, prices: PriceTable,
+        _ item: EvalItem, slot: AnswerSlot, target: ModelTarget, provider: any ChatProvider, prices: PriceTable,
         storing wait: WorkspaceWait? = nil
     ) throws -> Answer {
         var messages: [Message] = []
@@ -471,12 +481,20 @@ package struct EvalService: Sendable {
         call.usage = response.usage
         call.input = messages
         call.output = [response.message]
-        let externalID = "eval-\(item.id)-" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
+        // Named after the answer, not the attempt: an item answered again (a resumed run, a
+        // worker's lease that ran out) replaces its trace rather than leaving one behind.
+        let externalID = "eval-\(slot.runID)-\(item.id)-\(slot.epoch)"
         let trace = Trace(externalID: externalID, format: .loupe, name: "eval · \(item.id)", spans: [root, call])
         // The call's trace, with its cost, in the workspace the run is in (SQLite or PostgreSQL).
         // The model's answer is kept while the workspace is away: the trace waits, not the model.
+        // A worker stores it only while the item is still its own, in the same transaction.
         let store = { [evals] () throws -> Int64? in
-            try TraceTables(evals.database).importTraces([TraceService.record(trace, sourceFile: nil)]).ids.first
+            let record = TraceService.record(trace, sourceFile: nil)
+            guard let worker = slot.worker else {
+                return try TraceTables(evals.database).importTraces([record]).ids.first
+            }
+            return try evals.importWorkTrace(
+                record, run: slot.runID, itemID: item.id, epoch: slot.epoch, worker: worker)
         }
         let id = try wait.map { try $0.retrying(store) } ?? store()
         // The cost the trace's summary gives (``TraceService/load(_:)``): the call's own, else its
