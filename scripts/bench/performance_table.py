@@ -178,3 +178,9 @@ for workload, runs in rows.items():
                 f"{2 * share * 100:.0f}%, {1 / share:.2f}× it at the roof itself" + ("; " + note if note else ""))
     peer_figure = "—" if peer is None else figure(peer)
     print(f"| {workload} | {figure(loupe)} | {runs[0][1] or '—'} | {peer_figure} | {ratio} | {roof} | {loads} | {note} |")
+
+# The hand-written history beside the table: what each round changed and how it was measured.
+# all.sh overwrites this file, so the history lives in docs/performance/ and is only linked here.
+print("\nHow these figures moved, round by round, and what was tried and dropped: "
+      "[performance/](performance/README.md) (MiniLM, kernels, retrieval, SAE training, traces); "
+      "the PostgreSQL and eval-worker figures: [team.md](team.md#measured).")
