@@ -9,7 +9,7 @@
 #
 # It trusts every connection from this machine's loopback address (no password), as a container
 # started with POSTGRES_HOST_AUTH_METHOD=trust does, and listens on nothing else: a server for
-# trying things, not a team's (README: "For a team").
+# trying things, not a team's (docs/team.md).
 set -euo pipefail
 command=${1:-}
 dir=${2:-}
