@@ -570,6 +570,28 @@ import Testing
         #expect(screen.contains { $0.contains("score") && $0.contains("Δ tokens") })
     }
 
+    /// Every action of the panel does something (changes the panel or asks for something) in
+    /// one of its views: the list, an open trace, a diff. The compiler checks that each is
+    /// considered in every view; this checks that none is considered and then dropped everywhere.
+    @Test func everyActionDoesSomethingInOneOfTheViews() throws {
+        let area = Rect(x: 0, y: 0, width: 120, height: 30)
+        var list = AppFixtures.state(width: 120, height: 36)
+        try settle([.ask(TracesPanel.ListTraces())], &list)
+        let trace = try opened()
+        var diff = list
+        try settle(AppFixtures.press([.character("m"), .character("G"), .character("d")], on: &diff), &diff)
+        #expect(panel(diff).diff != nil)
+        for action in TracesPanel.Action.allCases {
+            let acted = [list, trace, diff].contains { state in
+                var acting = panel(state)
+                let before = String(describing: acting)
+                let effects = acting.perform(.own(action), area: area)
+                return !effects.isEmpty || String(describing: acting) != before
+            }
+            #expect(acted, "\(action) does nothing in the list, an open trace or a diff")
+        }
+    }
+
     @Test func screensAt120x36() throws {
         var state = try opened()
         expectFrame(state.render(), matchesGolden: "traces-step-120x36")

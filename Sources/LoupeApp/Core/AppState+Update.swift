@@ -251,7 +251,7 @@ extension AppState {
         case .pageUp: output.offset = max(0, current - page)
         case .top: output.offset = 0
         case .bottom: output.offset = Int.max
-        default: break
+        case .left, .right, .open, .specific: break
         }
     }
 

@@ -14,7 +14,7 @@ extension ListState {
         case .pageUp: move(by: -max(1, page), count: count)
         case .top: jump(toEnd: false, count: count)
         case .bottom: jump(toEnd: true, count: count)
-        default: return false
+        case .left, .right, .open, .specific: return false
         }
         return true
     }

@@ -4,6 +4,10 @@ import LoupeTUI
 /// A tab of the TUI. Panels render their state and emit effects; they never compute or do
 /// I/O themselves (LoupeKit does the work, through commands and effects).
 package protocol Panel: Sendable {
+    /// The panel's own actions, bound in ``keymap`` with `.panel(.own(Action.x))` and handled by
+    /// an exhaustive switch in ``perform(_:area:)``; `allCases` lets a test check each is bound.
+    associatedtype Action: PanelActionKind & CaseIterable
+
     var id: PanelID { get }
     var title: String { get }
     /// The panel's own keys (help, footer); navigation keys are shared.
@@ -31,6 +35,9 @@ package protocol Panel: Sendable {
     /// What `y` copies: the selection as plain text (nil when nothing is selected).
     var selectionText: String? { get }
 
+    /// Does what a key bound to `action` does. Shared navigation and ``PanelAction/open`` are
+    /// cases of `action`; the panel's own actions arrive as ``PanelAction/specific(_:)`` and are
+    /// read with ``PanelOwnAction/action(as:)``.
     mutating func perform(_ action: PanelAction, area: Rect) -> [PanelEffect]
     mutating func goBack()
     /// Moves the selection to the next match of `query`; false when nothing matches.
@@ -49,6 +56,9 @@ package protocol Panel: Sendable {
 // MARK: - Default implementations
 
 extension Panel {
+    /// Every own action of the panel, type-erased as its keymap binds them.
+    package static var ownActions: [PanelOwnAction] { Action.allCases.map(PanelOwnAction.init) }
+
     package var keymap: Keymap { Keymap(title, []) }
     package var isSearchable: Bool { false }
     package var searchHint: String? { nil }
@@ -61,7 +71,6 @@ extension Panel {
     package var isLoadingFirstView: Bool { false }
     package var selectionText: String? { nil }
     package mutating func handleText(_ key: Key) -> [PanelEffect] { [] }
-    package mutating func perform(_ action: PanelAction, area: Rect) -> [PanelEffect] { [] }
     package mutating func goBack() {}
     package mutating func search(_ query: String, forward: Bool, includeCurrent: Bool) -> Bool { false }
     package mutating func searchSubmitted(_ query: String) -> [PanelEffect] { [] }

@@ -1,6 +1,6 @@
 extension AttentionPanel {
     /// The Attention panel's own actions, bound in ``keymap``.
-    package enum Action: PanelActionKind {
+    package enum Action: PanelActionKind, CaseIterable {
         /// Type a sentence, or pick one with ↑/↓ (enter analyses it, esc cancels).
         case edit
         /// Sentence pair: a second sentence, [CLS] A [SEP] B [SEP] (tab switches, p again for one).

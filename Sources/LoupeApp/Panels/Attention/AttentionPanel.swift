@@ -148,13 +148,61 @@ package struct AttentionPanel: Panel {
     }
 
     package mutating func perform(_ action: PanelAction, area: Rect) -> [PanelEffect] {
+        if case .specific(let own) = action { return perform(own.action(as: Action.self)) }
+        guard let analysis else {
+            if action == .open { return analyze() }
+            return []
+        }
+        switch view {
+        case .grid:
+            switch action {
+            case .left: head = max(0, head - 1)
+            case .right: head = min(analysis.heads - 1, head + 1)
+            case .up: layer = max(0, layer - 1)
+            case .down: layer = min(analysis.layers - 1, layer + 1)
+            case .open: view = .head
+            case .pageUp, .pageDown, .top, .bottom, .specific: break
+            }
+        case .head, .lines, .neuron:
+            // The cursor is a query token (and in the head and neuron views a key token); the
+            // lines view's left and right are the previous and next head.
+            switch action {
+            case .left where view == .lines: head = max(0, head - 1)
+            case .right where view == .lines: head = min(analysis.heads - 1, head + 1)
+            case .left: key = max(0, key - 1)
+            case .right: key = min(analysis.count - 1, key + 1)
+            case .up: query = max(0, query - 1)
+            case .down: query = min(analysis.count - 1, query + 1)
+            case .top: query = 0
+            case .bottom: query = analysis.count - 1
+            case .open, .pageUp, .pageDown, .specific: break
+            }
+        case .table:
+            switch action {
+            case .down, .up, .pageDown, .pageUp, .top, .bottom:
+                tableState.navigate(action, count: analysis.statistics.count)
+            case .open:
+                let rows = sortedStatistics(analysis)
+                if tableState.selected < rows.count {
+                    layer = rows[tableState.selected].layer
+                    head = rows[tableState.selected].head
+                    view = .head
+                }
+            case .left, .right, .specific: break
+            }
+        case .lens: break
+        }
+        return []
+    }
+
+    /// The panel's own keys; those that read an analysis do nothing before the first.
+    private mutating func perform(_ action: Action) -> [PanelEffect] {
         switch action {
-        case PanelAction.own(Action.edit):
+        case .edit:
             editingField = 0
             input.selectAll()
             sentences.reset()
-            return []
-        case PanelAction.own(Action.pair):
+        case .pair:
             if secondInput == nil {
                 secondInput = LineEditor("It was tired after the long day.")
                 secondInput?.selectAll()
@@ -163,56 +211,31 @@ package struct AttentionPanel: Panel {
                 secondInput = nil
                 editingField = nil
             }
-            return []
-        case PanelAction.own(Action.view):
+        case .view:
             let all = View.allCases
             view = all[(all.firstIndex(of: view)! + 1) % all.count]
-            return []
-        default:
-            break
-        }
-        guard let analysis else {
-            if action == .open { return analyze() }
-            return []
-        }
-        switch (view, action) {
-        case (_, PanelAction.own(Action.exportJSON)): return export("json", analysis.json(layer: layer, head: head))
-        case (_, PanelAction.own(Action.export)):
+        case .exportJSON:
+            guard let analysis else { return [] }
+            return export("json", analysis.json(layer: layer, head: head))
+        case .export:
             // What is on screen: one head, or the heads as combined.
+            guard let analysis else { return [] }
             return export("csv", analysis.csv(analysis.matrix(aggregate, layer: layer, head: head)))
-        case (_, PanelAction.own(Action.aggregate)):
+        case .aggregate:
+            guard analysis != nil else { return [] }
             let all = AttentionAnalysis.Aggregate.allCases
             aggregate = all[(all.firstIndex(of: aggregate)! + 1) % all.count]
-        case (_, PanelAction.own(Action.nextHead)): step(by: 1, analysis)
-        case (_, PanelAction.own(Action.previousHead)): step(by: -1, analysis)
-        case (.grid, .left): head = max(0, head - 1)
-        case (.grid, .right): head = min(analysis.heads - 1, head + 1)
-        case (.grid, .up): layer = max(0, layer - 1)
-        case (.grid, .down): layer = min(analysis.layers - 1, layer + 1)
-        case (.grid, .open): view = .head
-        case (.head, .left), (.neuron, .left): key = max(0, key - 1)
-        case (.head, .right), (.neuron, .right): key = min(analysis.count - 1, key + 1)
-        case (.head, .up), (.lines, .up), (.neuron, .up): query = max(0, query - 1)
-        case (.head, .down), (.lines, .down), (.neuron, .down): query = min(analysis.count - 1, query + 1)
-        case (.head, .top), (.lines, .top), (.neuron, .top): query = 0
-        case (.head, .bottom), (.lines, .bottom), (.neuron, .bottom): query = analysis.count - 1
-        case (.lines, .left): head = max(0, head - 1)
-        case (.lines, .right): head = min(analysis.heads - 1, head + 1)
-        case (.table, .down), (.table, .up), (.table, .pageDown), (.table, .pageUp), (.table, .top), (.table, .bottom):
-            tableState.navigate(action, count: analysis.statistics.count)
-        case (.table, PanelAction.own(Action.sort)):
+        case .nextHead, .previousHead:
+            guard let analysis else { return [] }
+            step(by: action == .nextHead ? 1 : -1, analysis)
+        case .sort:
             // Head name and entropy read best ascending (focused heads first), masses descending.
+            guard analysis != nil, view == .table else { return [] }
             let next = (sort.column + 1) % 7
             sort = TableSort(column: next, ascending: next <= 1)
-        case (.table, PanelAction.own(Action.reverse)): sort.ascending.toggle()
-        case (.table, .open):
-            let rows = sortedStatistics(analysis)
-            if tableState.selected < rows.count {
-                layer = rows[tableState.selected].layer
-                head = rows[tableState.selected].head
-                view = .head
-            }
-        default: break
+        case .reverse:
+            guard analysis != nil, view == .table else { return [] }
+            sort.ascending.toggle()
         }
         return []
     }

@@ -1,6 +1,6 @@
 extension EvalsPanel {
     /// The Evals panel's own actions, bound in ``keymap``.
-    package enum Action: PanelActionKind {
+    package enum Action: PanelActionKind, CaseIterable {
         /// Run the selected suite.
         case run
         /// Re-run the failed and errored answers of the selected run.

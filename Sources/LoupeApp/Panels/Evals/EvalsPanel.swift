@@ -355,36 +355,90 @@ package struct EvalsPanel: Panel {
     // MARK: - Keys
 
     package mutating func perform(_ action: PanelAction, area: Rect) -> [PanelEffect] {
-        switch (view, action) {
-        case (_, PanelAction.own(Action.reload)): return [.ask(LoadOverview())]
-        case (.runs, .down), (.runs, .up), (.runs, .pageDown), (.runs, .pageUp), (.runs, .top), (.runs, .bottom):
-            runsList.navigate(action, count: rows.count)
-        case (.runs, .open):
-            guard let run = selectedRun else {
-                // Running costs time and perhaps money: only r starts a run.
-                guard case .suite(let path) = selectedRow else { return [] }
-                return [.status("\(URL(fileURLWithPath: path).lastPathComponent) has not been run: r runs it", .info)]
+        switch action {
+        case .specific(let own): return perform(own.action(as: Action.self))
+        case .open:
+            switch view {
+            case .runs: return openSelectedRun()
+            case .answers:
+                let shown = answers
+                guard answersList.selected < shown.count else { return [] }
+                openAnswer(shown[answersList.selected].key, from: .answers)
+            case .answer: break
+            case .compare: return openChangedItem()
             }
-            view = .answers
-            filter = .all
-            order = .item
-            if detail?.listing.id != run.id || loadingRun != nil {
-                detail = nil
-                loadingRun = run.id
-                return [.ask(LoadRun(id: run.id))]
+        case .left, .right: break
+        case .down, .up, .pageDown, .pageUp, .top, .bottom:
+            switch view {
+            case .runs: runsList.navigate(action, count: rows.count)
+            case .answers: answersList.navigate(action, count: answers.count, page: max(1, area.height - 8))
+            case .answer: scrollAnswer(action, page: max(1, area.height - 4))
+            case .compare: compareList.navigate(action, count: changedItems.count)
             }
-        case (_, PanelAction.own(Action.run)): return runSuite()
-        case (_, PanelAction.own(Action.cancel)):
+        }
+        return []
+    }
+
+    /// The runs list's enter: the selected run's answers.
+    private mutating func openSelectedRun() -> [PanelEffect] {
+        guard let run = selectedRun else {
+            // Running costs time and perhaps money: only r starts a run.
+            guard case .suite(let path) = selectedRow else { return [] }
+            return [.status("\(URL(fileURLWithPath: path).lastPathComponent) has not been run: r runs it", .info)]
+        }
+        view = .answers
+        filter = .all
+        order = .item
+        if detail?.listing.id != run.id || loadingRun != nil {
+            detail = nil
+            loadingRun = run.id
+            return [.ask(LoadRun(id: run.id))]
+        }
+        return []
+    }
+
+    /// The comparison's enter: the changed item's answer in the compared run.
+    private mutating func openChangedItem() -> [PanelEffect] {
+        let items = changedItems
+        guard compareList.selected < items.count, let run = comparison?.b.id else { return [] }
+        let item = items[compareList.selected].itemID
+        if detail?.listing.id == run, let row = detail?.rows.first(where: { $0.result.itemID == item }) {
+            openAnswer(row.key, from: .compare)
+            return []
+        }
+        pendingAnswer = item
+        loadingRun = run
+        return [.ask(LoadRun(id: run))]
+    }
+
+    /// Scrolls the open answer: a line, `page` lines, or back to the top (its end is not known
+    /// here, so `G` does nothing).
+    private mutating func scrollAnswer(_ action: PanelAction, page: Int) {
+        switch action {
+        case .down: answerOffset += 1
+        case .up: answerOffset = max(0, answerOffset - 1)
+        case .pageDown: answerOffset += page
+        case .pageUp: answerOffset = max(0, answerOffset - page)
+        case .top: answerOffset = 0
+        case .bottom, .left, .right, .open, .specific: break
+        }
+    }
+
+    private mutating func perform(_ action: Action) -> [PanelEffect] {
+        switch action {
+        case .reload: return [.ask(LoadOverview())]
+        case .run: return runSuite()
+        case .cancel:
             guard !runningTags.isEmpty else { return [] }
             return [.app(.cancelJobs)]
-        case (_, PanelAction.own(Action.rerun)):
+        case .rerun:
             guard let run = selectedRun else { return [] }
             guard let file = run.run.suiteFile, run.run.source == "loupe" else {
                 error = "run \(run.id) was imported (\(run.run.source)): it has no suite to re-run"
                 return []
             }
             return start("eval run \(Self.quote(file)) --only-failed \(run.id)")
-        case (_, PanelAction.own(Action.baseline)):
+        case .baseline:
             guard let run = selectedRun else { return [] }
             baseline = baseline == run.id ? nil : run.id
             return [
@@ -394,7 +448,7 @@ package struct EvalsPanel: Panel {
                         : "run \(run.id) is the baseline: c compares a run with it",
                     .ok)
             ]
-        case (_, PanelAction.own(Action.compare)):
+        case .compare:
             guard let run = selectedRun else { return [] }
             guard let baseline else {
                 error = "mark a baseline with b on another run first"
@@ -407,67 +461,55 @@ package struct EvalsPanel: Panel {
             error = nil
             if baselineDetail?.listing.id != baseline { baselineDetail = nil }
             return [.ask(CompareRuns(baseline: baseline, run: run.id)), .ask(LoadBaselineRun(id: baseline))]
-        case (_, PanelAction.own(Action.export)):
+        case .export:
             guard let id = view == .runs ? selectedRun?.id : detail?.listing.id else { return [] }
             // One command for both files, so its message names both.
             return [.run("eval export \(id) -o eval-run-\(id).csv -o eval-run-\(id).json", tag: 0)]
-        case (.answers, .down), (.answers, .up), (.answers, .pageDown), (.answers, .pageUp), (.answers, .top),
-            (.answers, .bottom):
-            answersList.navigate(action, count: answers.count, page: max(1, area.height - 8))
-        case (.runs, PanelAction.own(Action.filter)), (.runs, PanelAction.own(Action.sort)):
-            return [.status("f and s filter and sort a run's answers: enter opens them", .info)]
-        case (.answers, PanelAction.own(Action.filter)):
-            filter = Filter.allCases[(Filter.allCases.firstIndex(of: filter)! + 1) % Filter.allCases.count]
-            answersList = ListState()
-        case (.compare, PanelAction.own(Action.sort)):
-            // The fixed/regressed lists follow the next scorer both runs have.
-            guard let scorers = comparison?.metrics.metrics.map(\.scorer), !scorers.isEmpty else { return [] }
-            let current = scorers.firstIndex(of: compareScorer ?? scorers[0]) ?? 0
-            compareScorer = scorers[(current + 1) % scorers.count]
-            compareList = ListState()
-        case (.answers, PanelAction.own(Action.sort)):
-            order = Order.allCases[(Order.allCases.firstIndex(of: order)! + 1) % Order.allCases.count]
-            answersList = ListState()
-        case (.answers, .open):
-            let shown = answers
-            guard answersList.selected < shown.count else { return [] }
-            openAnswer(shown[answersList.selected].key, from: .answers)
-        case (.answers, PanelAction.own(Action.evidence)):
-            let shown = answers
-            guard answersList.selected < shown.count else { return [] }
-            return evidence(shown[answersList.selected])
-        case (.answer, PanelAction.own(Action.evidence)):
-            guard let row = openAnswer else { return [] }
-            return evidence(row)
-        case (.answers, PanelAction.own(Action.keep)):
-            let shown = answers
-            guard answersList.selected < shown.count else { return [] }
-            return keep(shown[answersList.selected])
-        case (.answer, PanelAction.own(Action.keep)):
-            guard let row = openAnswer else { return [] }
-            return keep(row)
-        case (_, PanelAction.own(Action.keep)):
-            return [.status("d keeps an answer as a dataset item: enter opens a run's answers", .info)]
-        case (.answer, .down): answerOffset += 1
-        case (.answer, .up): answerOffset = max(0, answerOffset - 1)
-        case (.answer, .pageDown): answerOffset += max(1, area.height - 4)
-        case (.answer, .pageUp): answerOffset = max(0, answerOffset - max(1, area.height - 4))
-        case (.answer, .top): answerOffset = 0
-        case (.compare, .down), (.compare, .up), (.compare, .pageDown), (.compare, .pageUp), (.compare, .top),
-            (.compare, .bottom):
-            compareList.navigate(action, count: changedItems.count)
-        case (.compare, .open):
-            let items = changedItems
-            guard compareList.selected < items.count, let run = comparison?.b.id else { return [] }
-            let item = items[compareList.selected].itemID
-            if detail?.listing.id == run, let row = detail?.rows.first(where: { $0.result.itemID == item }) {
-                openAnswer(row.key, from: .compare)
-                return []
+        case .filter:
+            switch view {
+            case .runs: return [.status("f and s filter and sort a run's answers: enter opens them", .info)]
+            case .answers:
+                filter = Filter.allCases[(Filter.allCases.firstIndex(of: filter)! + 1) % Filter.allCases.count]
+                answersList = ListState()
+            case .answer, .compare: break
             }
-            pendingAnswer = item
-            loadingRun = run
-            return [.ask(LoadRun(id: run))]
-        default: break
+        case .sort:
+            switch view {
+            case .runs: return [.status("f and s filter and sort a run's answers: enter opens them", .info)]
+            case .compare:
+                // The fixed/regressed lists follow the next scorer both runs have.
+                guard let scorers = comparison?.metrics.metrics.map(\.scorer), !scorers.isEmpty else { return [] }
+                let current = scorers.firstIndex(of: compareScorer ?? scorers[0]) ?? 0
+                compareScorer = scorers[(current + 1) % scorers.count]
+                compareList = ListState()
+            case .answers:
+                order = Order.allCases[(Order.allCases.firstIndex(of: order)! + 1) % Order.allCases.count]
+                answersList = ListState()
+            case .answer: break
+            }
+        case .evidence:
+            switch view {
+            case .answers:
+                let shown = answers
+                guard answersList.selected < shown.count else { return [] }
+                return evidence(shown[answersList.selected])
+            case .answer:
+                guard let row = openAnswer else { return [] }
+                return evidence(row)
+            case .runs, .compare: break
+            }
+        case .keep:
+            switch view {
+            case .answers:
+                let shown = answers
+                guard answersList.selected < shown.count else { return [] }
+                return keep(shown[answersList.selected])
+            case .answer:
+                guard let row = openAnswer else { return [] }
+                return keep(row)
+            case .runs, .compare:
+                return [.status("d keeps an answer as a dataset item: enter opens a run's answers", .info)]
+            }
         }
         return []
     }

@@ -73,7 +73,7 @@ package struct NotebooksPanel: Panel {
     package mutating func goBack() { focusOnDocument = false }
 
     /// The Notebooks panel's own actions.
-    package enum Action: PanelActionKind {
+    package enum Action: PanelActionKind, CaseIterable {
         /// Run every cell of the open notebook, in order.
         case runAll
         /// Switch between the open workspace and a scratch one.
@@ -81,19 +81,20 @@ package struct NotebooksPanel: Panel {
     }
 
     package mutating func perform(_ action: PanelAction, area: Rect) -> [PanelEffect] {
-        switch action.own(Action.self) {
-        case .runAll?:
-            guard let cells = document?.notebook?.cells else { return [] }
-            return run(cells: Array(cells.indices))
-        case .workspace?:
-            runsOnOpenWorkspace.toggle()
-            return [
-                .status(
-                    runsOnOpenWorkspace
-                        ? "notebooks now run on the open workspace: their commands change it"
-                        : "notebooks now run on a scratch workspace of their own", .info)
-            ]
-        case nil: break
+        if case .specific(let own) = action {
+            switch own.action(as: Action.self) {
+            case .runAll:
+                guard let cells = document?.notebook?.cells else { return [] }
+                return run(cells: Array(cells.indices))
+            case .workspace:
+                runsOnOpenWorkspace.toggle()
+                return [
+                    .status(
+                        runsOnOpenWorkspace
+                            ? "notebooks now run on the open workspace: their commands change it"
+                            : "notebooks now run on a scratch workspace of their own", .info)
+                ]
+            }
         }
         let page = max(1, area.height / 2)
         if focusOnDocument, var document, let cells = document.notebook?.cells {
@@ -114,7 +115,7 @@ package struct NotebooksPanel: Panel {
                 }
                 self.document = document
                 return run(cells: [document.cell])
-            default: break
+            case .right, .specific: break
             }
             self.document = document
             return []
@@ -124,7 +125,7 @@ package struct NotebooksPanel: Panel {
             list.navigate(action, count: notebooks.count, page: page)
         case .right: if document != nil { focusOnDocument = true }
         case .open: return openSelected()
-        default: break
+        case .left, .specific: break
         }
         return []
     }

@@ -1,6 +1,6 @@
 extension ProfilesPanel {
     /// The Profiles panel's own actions, bound in ``keymap``.
-    package enum Action: PanelActionKind {
+    package enum Action: PanelActionKind, CaseIterable {
         /// Next view of the open profile.
         case nextView
         /// Mark the selected profile as the baseline (again clears it).

@@ -293,14 +293,22 @@ package struct ProfilesPanel: Panel {
             let step = max(1, span / 4) * (action == .left ? -1 : 1)
             shift(by: step)
             return detailEffects()
-        case PanelAction.own(Action.nextView):
+        case .specific(let own): return perform(own.action(as: Action.self))
+        case .open: break
+        }
+        return []
+    }
+
+    private mutating func perform(_ action: Action) -> [PanelEffect] {
+        switch action {
+        case .nextView:
             guard opened != nil else { return [.status("open a profile first (enter)", .info)] }
             let order: [View] = [.breakdown, .kernels, .timeline, .compare]
             let next = order[((order.firstIndex(of: view) ?? -1) + 1) % order.count]
             view = next
             if next == .compare { return compareEffects() }
             if next == .timeline { return detailEffects() }
-        case PanelAction.own(Action.baseline):
+        case .baseline:
             // The profile under the cursor on the list, or the one open in any other view (as `b`
             // in Evals marks the run where you are).
             let marked: (id: Int64, name: String)?
@@ -321,29 +329,28 @@ package struct ProfilesPanel: Panel {
                         : "baseline: profile \(marked.id) (\(UntrustedText.sanitized(marked.name))); open another and "
                             + "v to compare", .ok)
             ]
-        case PanelAction.own(Action.allSteps):
+        case .allSteps:
             return toggleAllSteps()
-        case PanelAction.own(Action.zoomIn):
+        case .zoomIn:
             zoom(by: 0.5)
             return detailEffects()
-        case PanelAction.own(Action.zoomOut):
+        case .zoomOut:
             zoom(by: 2)
             return detailEffects()
-        case PanelAction.own(Action.resetZoom):
+        case .resetZoom:
             window = timelineRange
             return detailEffects()
-        case PanelAction.own(Action.nextEvent), PanelAction.own(Action.previousEvent):
+        case .nextEvent, .previousEvent:
             guard view == .timeline, let id = opened?.record.id, lane < lanes.count, lanes[lane].summary.events > 0
             else { return [] }
-            return step(id: id, forward: action == PanelAction.own(Action.nextEvent))
-        case PanelAction.own(Action.zoomToEvent):
+            return step(id: id, forward: action == .nextEvent)
+        case .zoomToEvent:
             guard let selected else { return [.status("select a kernel with ] first", .info)] }
             let margin = max(1000, selected.duration / 2)
             window = (selected.start - margin)...(selected.end + margin)
             return detailEffects()
-        case PanelAction.own(Action.reload):
+        case .reload:
             return [.ask(ListProfiles())]
-        default: break
         }
         return []
     }

@@ -1,6 +1,6 @@
 extension RetrievalPanel {
     /// The Retrieval panel's own actions, bound in ``keymap``.
-    package enum Action: PanelActionKind {
+    package enum Action: PanelActionKind, CaseIterable {
         /// Type a query, or pick one with ↑/↓ (enter searches, esc cancels).
         case edit
         /// Next retriever: hybrid, BM25, dense (the list re-ranks).

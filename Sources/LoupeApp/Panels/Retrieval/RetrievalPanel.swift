@@ -174,42 +174,7 @@ package struct RetrievalPanel: Panel {
             ? max(result?.bm25Top.prefix(options.k).count ?? 0, result?.denseTop.prefix(options.k).count ?? 0)
             : result?.hits.count ?? 0
         switch action {
-        case PanelAction.own(Action.edit):
-            editing = true
-            input.selectAll()
-            queries.reset()
-        case PanelAction.own(Action.retriever):
-            let all: [RetrievalService.Retriever] = [.hybrid, .bm25, .dense]
-            options.retriever = all[((all.firstIndex(of: options.retriever) ?? 0) + 1) % all.count]
-            return rerun()
-        case PanelAction.own(Action.stem):
-            options.stem.toggle()
-            return rerun()
-        case PanelAction.own(Action.mmr):
-            options.mmr.toggle()
-            return rerun()
-        case PanelAction.own(Action.view):
-            switch view {
-            case .hits: view = .sideBySide
-            case .sideBySide: view = result?.judged == nil ? .hits : .missed
-            case .missed, .document, .curves: view = .hits
-            }
-        case PanelAction.own(Action.curves):
-            view = .curves
-            error = nil
-            return [.ask(LoadCurves())]
-        case PanelAction.own(Action.deeper), PanelAction.own(Action.shallower):
-            let depths = [10, 20, 50, 100]
-            let current = depths.lastIndex { $0 <= options.k } ?? 0
-            let next = action == .own(Action.deeper) ? min(depths.count - 1, current + 1) : max(0, current - 1)
-            guard depths[next] != options.k else { return [] }
-            options.k = depths[next]
-            return rerun()
-        case PanelAction.own(Action.lambdaUp), PanelAction.own(Action.lambdaDown):
-            guard options.mmr else { return [.status("λ weighs MMR's re-ranking: x turns MMR on first", .info)] }
-            let step: Float = action == .own(Action.lambdaUp) ? 0.1 : -0.1
-            options.mmrLambda = min(1, max(0, ((options.mmrLambda + step) * 10).rounded() / 10))
-            return rerun()
+        case .specific(let own): return perform(own.action(as: Action.self))
         case .open:
             guard let hits = result?.hits, list.selected < hits.count else { return [] }
             view = .document
@@ -229,7 +194,49 @@ package struct RetrievalPanel: Panel {
             }
         case .top: list.jump(toEnd: false, count: count)
         case .bottom: list.jump(toEnd: true, count: count)
-        default: break
+        case .left, .right, .pageUp, .pageDown: break
+        }
+        return []
+    }
+
+    private mutating func perform(_ action: Action) -> [PanelEffect] {
+        switch action {
+        case .edit:
+            editing = true
+            input.selectAll()
+            queries.reset()
+        case .retriever:
+            let all: [RetrievalService.Retriever] = [.hybrid, .bm25, .dense]
+            options.retriever = all[((all.firstIndex(of: options.retriever) ?? 0) + 1) % all.count]
+            return rerun()
+        case .stem:
+            options.stem.toggle()
+            return rerun()
+        case .mmr:
+            options.mmr.toggle()
+            return rerun()
+        case .view:
+            switch view {
+            case .hits: view = .sideBySide
+            case .sideBySide: view = result?.judged == nil ? .hits : .missed
+            case .missed, .document, .curves: view = .hits
+            }
+        case .curves:
+            view = .curves
+            error = nil
+            return [.ask(LoadCurves())]
+        case .deeper, .shallower:
+            let depths = [10, 20, 50, 100]
+            let current = depths.lastIndex { $0 <= options.k } ?? 0
+            let next = action == .deeper ? min(depths.count - 1, current + 1) : max(0, current - 1)
+            guard depths[next] != options.k else { return [] }
+            options.k = depths[next]
+            return rerun()
+        case .lambdaUp, .lambdaDown:
+            guard options.mmr else { return [.status("λ weighs MMR's re-ranking: x turns MMR on first", .info)] }
+            let step: Float = action == .lambdaUp ? 0.1 : -0.1
+            options.mmrLambda = min(1, max(0, ((options.mmrLambda + step) * 10).rounded() / 10))
+            return rerun()
         }
         return []
     }

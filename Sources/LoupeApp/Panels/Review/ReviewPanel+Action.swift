@@ -1,8 +1,6 @@
 extension ReviewPanel {
     /// The Review panel's own actions, bound in ``keymap``.
-    package enum Action: PanelActionKind {
-        /// Item: the verdict a rubric key stands for (an option, true or false, a digit).
-        case label(String)
+    package enum Action: PanelActionKind, CaseIterable {
         /// Item: write the note (the rubric's text criterion) on a line.
         case note
         /// Item: skip it (it comes back after the rest); calibration: the next scorer.
@@ -25,5 +23,16 @@ extension ReviewPanel {
         case back
         /// Read the queues again.
         case reload
+    }
+}
+
+extension ReviewPanel {
+    /// Item: the verdict a rubric key stands for (an option, true or false, a digit). Apart from
+    /// ``Action`` because its keys come from the open queue's rubric, not from a fixed list.
+    package struct Label: PanelActionKind {
+        /// The rubric key, as the rubric spells it.
+        package var key: String
+
+        package init(_ key: String) { self.key = key }
     }
 }

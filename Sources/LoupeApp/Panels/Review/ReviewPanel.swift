@@ -112,20 +112,20 @@ package struct ReviewPanel: Panel {
                     guard let key = Self.key(option.key) else { continue }
                     bindings.append(
                         KeyBinding(
-                            [key], .panel(.own(Action.label(option.key))),
+                            [key], .panel(.own(Label(option.key))),
                             help: "Label \(name): \(UntrustedText.sanitized(option.name))"))
                 }
             case .boolean(let trueKey, let falseKey):
                 for (text, verdict) in [(trueKey, "true"), (falseKey, "false")] {
                     guard let key = Self.key(text) else { continue }
                     bindings.append(
-                        KeyBinding([key], .panel(.own(Action.label(text))), help: "Label \(name): \(verdict)"))
+                        KeyBinding([key], .panel(.own(Label(text))), help: "Label \(name): \(verdict)"))
                 }
             case .numeric(let lower, let upper, _, _) where criterion.takesDigit && lower <= upper:
                 for digit in Int(lower)...Int(upper) {
                     bindings.append(
                         KeyBinding(
-                            [.character(Character(String(digit)))], .panel(.own(Action.label(String(digit)))),
+                            [.character(Character(String(digit)))], .panel(.own(Label(String(digit)))),
                             help: "Label \(name): \(digit)"))
                 }
             case .numeric, .text: break
@@ -335,9 +335,46 @@ package struct ReviewPanel: Panel {
     }
 
     package mutating func perform(_ action: PanelAction, area: Rect) -> [PanelEffect] {
-        if view == .item, case .label(let key)? = action.own(Action.self) { return label(key) }
-        switch (view, action) {
-        case (_, PanelAction.own(Action.reload)):
+        let page = max(1, area.height / 2)
+        switch action {
+        case .specific(let own):
+            // A rubric key labels only the item on show (the keymap binds them only there).
+            if let label = own.matching(Label.self) { return view == .item ? self.label(label.key) : [] }
+            return perform(own.action(as: Action.self), area: area)
+        case .open:
+            switch view {
+            case .queues: return openSelectedQueue()
+            case .item:
+                guard let queue = openQueue else { return [] }
+                return [.ask(NextItem(queue: queue, after: item?.key, serial: nextSerial()))]
+            case .calibration: return openDisagreement()
+            }
+        case .left, .right:
+            // Only the item view has a left and right: the previous and the next item.
+            guard view == .item else { return [] }
+            return step(by: action == .left ? -1 : 1)
+        case .up, .down, .pageUp, .pageDown, .top, .bottom:
+            switch view {
+            case .queues: queueList.navigate(action, count: overview?.queues.count ?? 0, page: page)
+            case .item: scrollContext(action, page: page)
+            case .calibration:
+                if action == .pageDown {
+                    reportOffset += max(1, area.height / 3)
+                } else if action == .pageUp {
+                    reportOffset = max(0, reportOffset - max(1, area.height / 3))
+                } else {
+                    disagreementList.navigate(action, count: calibration?.disagreements.count ?? 0)
+                }
+            }
+        }
+        return []
+    }
+
+    /// The panel's own keys; those of the item view do nothing in the queues and calibration
+    /// views (no item is on show there).
+    private mutating func perform(_ action: Action, area: Rect) -> [PanelEffect] {
+        switch action {
+        case .reload:
             var effects: [PanelEffect] = [.ask(ListQueues())]
             if view == .item, let queue = openQueue, let key = item?.key {
                 effects.append(.ask(OpenItem(queue: queue, key: key, serial: nextSerial())))
@@ -345,9 +382,9 @@ package struct ReviewPanel: Panel {
                 effects += calibrate(calibration.queue, scorer: calibration.scorer)
             }
             return effects
-        case (_, PanelAction.own(Action.back)):
+        case .back:
             goBack()
-        case (_, PanelAction.own(Action.calibrate)):
+        case .calibrate:
             let queue: String?
             switch view {
             case .queues: queue = selectedListing?.queue.name
@@ -356,17 +393,21 @@ package struct ReviewPanel: Panel {
             }
             guard let queue else { return [] }
             return calibrate(queue, scorer: calibration?.queue == queue ? calibration?.scorer : nil)
-        case (.queues, .open):
-            guard let listing = selectedListing else { return [] }
-            if overview?.annotatorProblem != nil {
-                // Nobody to label as: ask for the name on the command line (kept for this person).
-                error = nil
-                return [.editCommand("review as "), .status("who is labelling? type your name and enter", .info)]
+        case .skip:
+            switch view {
+            case .queues: break
+            case .item:
+                guard let queue = openQueue, let item else { return [] }
+                return [.ask(SkipItem(queue: queue, key: item.key, serial: nextSerial()))]
+            case .calibration:
+                // The next scorer.
+                guard let calibration, !calibration.scorers.isEmpty else { return [] }
+                let index = calibration.scorers.firstIndex(of: calibration.scorer) ?? -1
+                return calibrate(
+                    calibration.queue, scorer: calibration.scorers[(index + 1) % calibration.scorers.count])
             }
-            return open(listing.queue.name)
-        case (.queues, _):
-            queueList.navigate(action, count: overview?.queues.count ?? 0, page: max(1, area.height / 2))
-        case (.item, PanelAction.own(Action.note)):
+        case .note:
+            guard view == .item else { return [] }
             guard item != nil, let note = noteCriterion else {
                 return [.status("this rubric has no note (a text criterion)", .info)]
             }
@@ -374,50 +415,60 @@ package struct ReviewPanel: Panel {
             noteInput = LineEditor(mine?.value ?? "")
             noteInput.selectAll()
             editingNote = true
-        case (.item, PanelAction.own(Action.skip)):
-            guard let queue = openQueue, let item else { return [] }
-            return [.ask(SkipItem(queue: queue, key: item.key, serial: nextSerial()))]
-        case (.item, PanelAction.own(Action.undo)):
-            guard let queue = openQueue else { return [] }
+        case .undo:
+            guard view == .item, let queue = openQueue else { return [] }
             return [.ask(UndoLabel(queue: queue, key: item?.key, serial: nextSerial()))]
-        case (.item, .open):
-            guard let queue = openQueue else { return [] }
-            return [.ask(NextItem(queue: queue, after: item?.key, serial: nextSerial()))]
-        case (.item, PanelAction.own(Action.previous)), (.item, .left):
-            return step(by: -1)
-        case (.item, PanelAction.own(Action.next)), (.item, .right):
-            return step(by: 1)
-        case (.item, PanelAction.own(Action.keep)):
+        case .previous, .next:
+            guard view == .item else { return [] }
+            return step(by: action == .previous ? -1 : 1)
+        case .keep:
+            guard view == .item else { return [] }
             return keep()
-        case (.item, PanelAction.own(Action.trace)):
+        case .trace:
+            guard view == .item else { return [] }
             guard let trace = item?.record.traceID ?? item?.answer?.result.traceID else {
                 return [.status("this item links to no trace", .info)]
             }
             return [.navigate(.trace(trace))]
-        case (.item, .down): contextOffset += 1
-        case (.item, .up): contextOffset = max(0, contextOffset - 1)
-        case (.item, .pageDown), (.item, PanelAction.own(Action.page)): contextOffset += max(1, area.height / 2)
-        case (.item, .pageUp): contextOffset = max(0, contextOffset - max(1, area.height / 2))
-        case (.item, .top): contextOffset = 0
-        case (.item, .bottom): contextOffset = Int.max / 2
-        case (.calibration, PanelAction.own(Action.skip)):
-            guard let calibration, !calibration.scorers.isEmpty else { return [] }
-            let index = calibration.scorers.firstIndex(of: calibration.scorer) ?? -1
-            return calibrate(calibration.queue, scorer: calibration.scorers[(index + 1) % calibration.scorers.count])
-        case (.calibration, .open):
-            guard let calibration, disagreementList.selected < calibration.disagreements.count else { return [] }
-            let key = calibration.disagreements[disagreementList.selected].key
-            // The item is opened on top of the calibration: esc comes back to it, and from it to
-            // the queues (never round again to an item the calibration was opened from).
-            calibrationFrom = .queues
-            return open(calibration.queue, key: key, from: .calibration)
-        case (.calibration, .pageDown): reportOffset += max(1, area.height / 3)
-        case (.calibration, .pageUp): reportOffset = max(0, reportOffset - max(1, area.height / 3))
-        case (.calibration, _):
-            disagreementList.navigate(action, count: calibration?.disagreements.count ?? 0)
-        default: break
+        case .page:
+            guard view == .item else { return [] }
+            scrollContext(.pageDown, page: max(1, area.height / 2))
         }
         return []
+    }
+
+    /// The queue list's enter: the selected queue at the annotator's next item.
+    private mutating func openSelectedQueue() -> [PanelEffect] {
+        guard let listing = selectedListing else { return [] }
+        if overview?.annotatorProblem != nil {
+            // Nobody to label as: ask for the name on the command line (kept for this person).
+            error = nil
+            return [.editCommand("review as "), .status("who is labelling? type your name and enter", .info)]
+        }
+        return open(listing.queue.name)
+    }
+
+    /// The calibration's enter: the selected disagreement's item.
+    private mutating func openDisagreement() -> [PanelEffect] {
+        guard let calibration, disagreementList.selected < calibration.disagreements.count else { return [] }
+        let key = calibration.disagreements[disagreementList.selected].key
+        // The item is opened on top of the calibration: esc comes back to it, and from it to
+        // the queues (never round again to an item the calibration was opened from).
+        calibrationFrom = .queues
+        return open(calibration.queue, key: key, from: .calibration)
+    }
+
+    /// Scrolls the item's context: a line, half a page (`page` lines), to the top or the end.
+    private mutating func scrollContext(_ action: PanelAction, page: Int) {
+        switch action {
+        case .down: contextOffset += 1
+        case .up: contextOffset = max(0, contextOffset - 1)
+        case .pageDown: contextOffset += page
+        case .pageUp: contextOffset = max(0, contextOffset - page)
+        case .top: contextOffset = 0
+        case .bottom: contextOffset = Int.max / 2
+        case .left, .right, .open, .specific: break
+        }
     }
 
     /// Opens `queue` at the annotator's next item, or at `key`.

@@ -1,6 +1,6 @@
 extension RooflinePanel {
     /// The Roofline panel's own actions, bound in ``keymap``.
-    package enum Action: PanelActionKind {
+    package enum Action: PanelActionKind, CaseIterable {
         /// Next machine profile (this CPU, imported GPUs).
         case profile
         /// Next precision to plot (FP32, FP64, FP16…).

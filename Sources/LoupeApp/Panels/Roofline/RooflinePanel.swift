@@ -142,23 +142,31 @@ package struct RooflinePanel: Panel {
         switch action {
         case .down, .up, .pageDown, .pageUp, .top, .bottom:
             list.navigate(action, count: count)
-        case PanelAction.own(Action.reload): return [.ask(LoadRoofline(focus: focus))]
-        case PanelAction.own(Action.profile):
+        case .specific(let own): return perform(own.action(as: Action.self))
+        case .left, .right, .open: break
+        }
+        return []
+    }
+
+    private mutating func perform(_ action: Action) -> [PanelEffect] {
+        switch action {
+        case .reload: return [.ask(LoadRoofline(focus: focus))]
+        case .profile:
             guard let profiles = data?.profiles, !profiles.isEmpty else { return [] }
             profileIndex = (profileIndex + 1) % profiles.count
             precisionIndex = 0
             list.jump(toEnd: false, count: rows.count)
-        case PanelAction.own(Action.precision):
+        case .precision:
             let precisions = profile?.precisions ?? []
             guard precisions.count > 1 else {
                 return [.status("\(profile?.name ?? "this profile") has only \(precision) roofs and kernels", .info)]
             }
             precisionIndex = (precisionIndex + 1) % precisions.count
-        case PanelAction.own(Action.sort):
+        case .sort:
             let next = (sort.column + 1) % Self.sortColumns.count
             sort = TableSort(column: next, ascending: next <= 1 || next == 7)
-        case PanelAction.own(Action.reverse): sort.ascending.toggle()
-        case PanelAction.own(Action.baseline):
+        case .reverse: sort.ascending.toggle()
+        case .baseline:
             let rows = self.rows
             guard list.selected < rows.count, let data else { return [] }
             let suite = rows[list.selected].point.suite
@@ -173,7 +181,7 @@ package struct RooflinePanel: Panel {
                     "baseline: \(suite) (\(data.kernelCount(suite: suite)) kernels); \(matched) runs of them elsewhere show the change",
                     .ok)
             ]
-        case PanelAction.own(Action.export):
+        case .export:
             guard let profile else { return [] }
             return [
                 .app(
@@ -181,7 +189,6 @@ package struct RooflinePanel: Panel {
                         path: FileManager.default.currentDirectoryPath + "/" + profile.exportName(precision),
                         contents: profile.csv(precision)))
             ]
-        default: break
         }
         return []
     }

@@ -1,6 +1,6 @@
 extension SAEPanel {
     /// The SAE panel's own actions, bound in ``keymap``.
-    package enum Action: PanelActionKind {
+    package enum Action: PanelActionKind, CaseIterable {
         /// Sort features by density, max, label, number.
         case sort
         /// Reverse the feature order.

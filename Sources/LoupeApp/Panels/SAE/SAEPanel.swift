@@ -308,19 +308,33 @@ package struct SAEPanel: Panel {
     }
 
     package mutating func perform(_ action: PanelAction, area: Rect) -> [PanelEffect] {
-        let count = sortedFeatures.count
-        switch (view, action) {
-        case (_, PanelAction.own(Action.reload)):
+        switch action {
+        case .specific(let own): return perform(own.action(as: Action.self))
+        case .down, .up, .pageDown, .pageUp, .top, .bottom:
+            // Only the feature list moves; the card and the training curves fit their pane.
+            guard view == .features else { return [] }
+            featureList.navigate(action, count: sortedFeatures.count)
+        case .open:
+            guard view == .features, let feature = selectedFeature?.feature else { return [] }
+            return openCard(feature)
+        case .left, .right: break
+        }
+        return []
+    }
+
+    private mutating func perform(_ action: Action) -> [PanelEffect] {
+        switch action {
+        case .reload:
             return [.ask(ListSAEs())] + loadFeatures()
-        case (_, PanelAction.own(Action.model)):
+        case .model:
             guard let listings, !listings.isEmpty else { return [] }
             let index = listings.firstIndex { $0.id == selectedModel } ?? -1
             select(model: listings[(index + 1) % listings.count].id)
             if view == .card { view = .features }
             return loadFeatures()
-        case (_, PanelAction.own(Action.training)):
+        case .training:
             view = view == .training ? .features : .training
-        case (_, PanelAction.own(Action.train)):
+        case .train:
             guard let listing else { return [.editCommand("sae train --layer 3 --width 3072 --k 32 --steps 2000")] }
             if !listing.finished { return [.editCommand("sae train --resume \(listing.id)")] }
             let kind = listing.k.map { "--k \($0)" } ?? "--l1 \(String(format: "%g", listing.l1))"
@@ -329,42 +343,44 @@ package struct SAEPanel: Panel {
                     "sae train --set \(listing.activationSet) --width \(listing.width) \(kind) --steps \(listing.steps)"
                 )
             ]
-        case (_, PanelAction.own(Action.label)):
+        case .label:
             guard let feature = view == .card ? card?.feature : selectedFeature?.feature else { return [] }
             labelInput = LineEditor(features?.first { $0.feature == feature }?.label ?? "")
             labelInput.selectAll()
             editing = .label
-        case (_, PanelAction.own(Action.sort)) where view == .features:
+        case .sort:
+            guard view == .features else { return [] }
             let all = Order.allCases
             order = all[(all.firstIndex(of: order)! + 1) % all.count]
             // Densities and activations read best largest first, labels and numbers ascending.
             ascending = order == .label || order == .feature
             featureList = ListState()
-        case (_, PanelAction.own(Action.hide)) where view == .features:
+        case .hide:
+            guard view == .features else { return [] }
             hidesDenseAndDead.toggle()
             featureList = ListState()
-        case (_, PanelAction.own(Action.reverse)) where view == .features:
+        case .reverse:
+            guard view == .features else { return [] }
             ascending.toggle()
-        case (.features, .down), (.features, .up), (.features, .pageDown), (.features, .pageUp), (.features, .top),
-            (.features, .bottom):
-            featureList.navigate(action, count: count)
-        case (.features, .open):
+        case .next, .previous:
+            guard view == .card else { return [] }
+            featureList.move(by: action == .next ? 1 : -1, count: sortedFeatures.count)
             if let feature = selectedFeature?.feature { return openCard(feature) }
-        case (.card, PanelAction.own(Action.next)), (.card, PanelAction.own(Action.previous)):
-            featureList.move(by: action == .own(Action.next) ? 1 : -1, count: count)
-            if let feature = selectedFeature?.feature { return openCard(feature) }
-        case (.card, PanelAction.own(Action.test)):
+        case .test:
+            guard view == .card else { return [] }
             editing = .test
             testInput.selectAll()
-        case (.card, PanelAction.own(Action.export)):
-            return card.map(Self.export) ?? []
-        case (.features, PanelAction.own(Action.export)):
-            // The card is built first, then written.
-            if let feature = selectedFeature?.feature {
-                exportWhenLoaded = true
-                return openCard(feature)
+        case .export:
+            switch view {
+            case .card: return card.map(Self.export) ?? []
+            case .features:
+                // The card is built first, then written.
+                if let feature = selectedFeature?.feature {
+                    exportWhenLoaded = true
+                    return openCard(feature)
+                }
+            case .training: break
             }
-        default: break
         }
         return []
     }

@@ -1,6 +1,6 @@
 extension TracesPanel {
     /// The Traces panel's own actions, bound in ``keymap``.
-    package enum Action: PanelActionKind {
+    package enum Action: PanelActionKind, CaseIterable {
         /// Next step with an error.
         case error
         /// Next tool call.

@@ -556,55 +556,13 @@ package struct TracesPanel: Panel {
     }
 
     package mutating func perform(_ action: PanelAction, area: Rect) -> [PanelEffect] {
+        if case .specific(let own) = action { return perform(own.action(as: Action.self), area: area) }
         if let diff {
-            let count = diff.rows.count
-            switch action {
-            case .down, .up, .pageDown, .pageUp, .top, .bottom:
-                diffList.navigate(action, count: count, page: max(1, area.height - 8))
-            case PanelAction.own(Action.error):
-                // The next row where the runs part.
-                if let next = diff.rows.indices.first(where: { $0 > diffList.selected && diff.rows[$0].change != .same }
-                ) {
-                    diffList.selected = next
-                }
-            default: break
-            }
+            // The aligned rows move; enter, left and right do nothing in the diff.
+            diffList.navigate(action, count: diff.rows.count, page: max(1, area.height - 8))
             return []
-        }
-        switch action {
-        case PanelAction.own(Action.mark):
-            marked = trace?.summary.id ?? (list.selected < rows.count ? rows[list.selected].id : nil)
-            return []
-        case PanelAction.own(Action.diff):
-            let current = trace?.summary.id ?? (list.selected < rows.count ? rows[list.selected].id : nil)
-            guard let marked, let current else {
-                error = marked == nil ? "mark a trace with m first, then press d on another" : nil
-                return []
-            }
-            error = nil
-            return [.ask(DiffTraces(left: marked, right: current))]
-        default: break
         }
         if let trace {
-            if action == .own(Action.fork) || action == .own(Action.forkInEditor) {
-                guard let ordinal = currentOrdinal, let detail else { return [] }
-                let span = trace.spans[ordinal]
-                let text: String
-                if span.kind == SpanKind.tool.rawValue {
-                    text = detail.payload.tool?.result ?? ""
-                } else if span.kind == SpanKind.llm.rawValue {
-                    text = detail.payload.input.last { $0.role == "user" }?.text ?? ""
-                } else {
-                    return [.status("fork from a tool step (its result) or a model step (its user message)", .info)]
-                }
-                if action == .own(Action.forkInEditor) {
-                    editingFork = (ordinal, text)
-                    return [.app(.editText(name: Self.forkEditorName, text: text))]
-                }
-                forkInput = LineEditor(text)
-                forking = true
-                return []
-            }
             switch action {
             case .right:
                 // From a span that is not a step, the next step is the first after it.
@@ -619,32 +577,8 @@ package struct TracesPanel: Panel {
             case .up: detailOffset = max(0, detailOffset - 1)
             case .pageDown: detailOffset += max(1, area.height - 6)
             case .pageUp: detailOffset = max(0, detailOffset - max(1, area.height - 6))
-            case PanelAction.own(Action.error): return nextSpan { $0.status == "error" }
-            case PanelAction.own(Action.nextSpan):
-                return moveSpan(to: min(trace.spans.count - 1, (currentOrdinal ?? -1) + 1))
-            case PanelAction.own(Action.previousSpan): return moveSpan(to: max(0, (currentOrdinal ?? 1) - 1))
-            case PanelAction.own(Action.tool): return next { $0.kind == SpanKind.tool.rawValue }
-            case PanelAction.own(Action.roofline):
-                guard let ordinal = currentOrdinal else { return [] }
-                return [.ask(ForwardPasses(trace: trace.summary.id, ordinal: ordinal))]
-            case PanelAction.own(Action.raw):
-                raw.toggle()
-                detailOffset = 0
-            case PanelAction.own(Action.conversation):
-                conversationExpanded.toggle()
-            case PanelAction.own(Action.play):
-                playing.toggle()
-                lastAdvance = 0
-                if playing, step >= trace.steps.count - 1 { return moveStep(to: 0) }
-            case PanelAction.own(Action.faster): speed = min(Self.playSpeeds.count - 1, speed + 1)
-            case PanelAction.own(Action.slower): speed = max(0, speed - 1)
-            default: break
+            case .open, .specific: break
             }
-            return []
-        }
-        if action == .own(Action.sessions) {
-            showingSessions.toggle()
-            openSession = nil
             return []
         }
         if showingSessions { return performInSessions(action, area: area) }
@@ -658,13 +592,101 @@ package struct TracesPanel: Panel {
             trace = nil
             opening = id
             return [.ask(OpenTrace(id: id))]
-        case PanelAction.own(Action.sort):
+        case .left, .right, .specific: break
+        }
+        return []
+    }
+
+    /// The panel's own keys, in whichever of its views is open.
+    private mutating func perform(_ action: Action, area: Rect) -> [PanelEffect] {
+        if let diff {
+            switch action {
+            case .error:
+                // The next row where the runs part.
+                if let next = diff.rows.indices.first(where: { $0 > diffList.selected && diff.rows[$0].change != .same }
+                ) {
+                    diffList.selected = next
+                }
+            case .mark, .diff, .fork, .forkInEditor, .tool, .raw, .play, .faster, .slower, .sort, .reverse, .reload,
+                .nextSpan, .previousSpan, .sessions, .roofline, .conversation:
+                break
+            }
+            return []
+        }
+        switch action {
+        case .mark:
+            marked = trace?.summary.id ?? (list.selected < rows.count ? rows[list.selected].id : nil)
+            return []
+        case .diff:
+            let current = trace?.summary.id ?? (list.selected < rows.count ? rows[list.selected].id : nil)
+            guard let marked, let current else {
+                error = marked == nil ? "mark a trace with m first, then press d on another" : nil
+                return []
+            }
+            error = nil
+            return [.ask(DiffTraces(left: marked, right: current))]
+        case .error, .fork, .forkInEditor, .tool, .raw, .play, .faster, .slower, .nextSpan, .previousSpan, .roofline,
+            .conversation:
+            guard let trace else { return [] }
+            return perform(action, on: trace)
+        case .sessions:
+            guard trace == nil else { return [] }
+            showingSessions.toggle()
+            openSession = nil
+        case .sort:
+            guard trace == nil, !showingSessions else { return [] }
             // Start ascends (oldest first); the measures descend (largest first).
             let next = (sort.column + 1) % Self.sortColumns.count
             sort = TableSort(column: next, ascending: next == 0)
-        case PanelAction.own(Action.reverse): sort.ascending.toggle()
-        case PanelAction.own(Action.reload): return [.ask(ListTraces(fresh: true))]
-        default: break
+        case .reverse:
+            guard trace == nil, !showingSessions else { return [] }
+            sort.ascending.toggle()
+        case .reload:
+            guard trace == nil else { return [] }
+            return [.ask(ListTraces(fresh: true))]
+        }
+        return []
+    }
+
+    /// The keys of an open trace.
+    private mutating func perform(_ action: Action, on trace: TraceService.Loaded) -> [PanelEffect] {
+        switch action {
+        case .fork, .forkInEditor:
+            guard let ordinal = currentOrdinal, let detail else { return [] }
+            let span = trace.spans[ordinal]
+            let text: String
+            if span.kind == SpanKind.tool.rawValue {
+                text = detail.payload.tool?.result ?? ""
+            } else if span.kind == SpanKind.llm.rawValue {
+                text = detail.payload.input.last { $0.role == "user" }?.text ?? ""
+            } else {
+                return [.status("fork from a tool step (its result) or a model step (its user message)", .info)]
+            }
+            if action == .forkInEditor {
+                editingFork = (ordinal, text)
+                return [.app(.editText(name: Self.forkEditorName, text: text))]
+            }
+            forkInput = LineEditor(text)
+            forking = true
+        case .error: return nextSpan { $0.status == "error" }
+        case .nextSpan: return moveSpan(to: min(trace.spans.count - 1, (currentOrdinal ?? -1) + 1))
+        case .previousSpan: return moveSpan(to: max(0, (currentOrdinal ?? 1) - 1))
+        case .tool: return next { $0.kind == SpanKind.tool.rawValue }
+        case .roofline:
+            guard let ordinal = currentOrdinal else { return [] }
+            return [.ask(ForwardPasses(trace: trace.summary.id, ordinal: ordinal))]
+        case .raw:
+            raw.toggle()
+            detailOffset = 0
+        case .conversation:
+            conversationExpanded.toggle()
+        case .play:
+            playing.toggle()
+            lastAdvance = 0
+            if playing, step >= trace.steps.count - 1 { return moveStep(to: 0) }
+        case .faster: speed = min(Self.playSpeeds.count - 1, speed + 1)
+        case .slower: speed = max(0, speed - 1)
+        case .mark, .diff, .sort, .reverse, .reload, .sessions: break
         }
         return []
     }
@@ -682,8 +704,7 @@ package struct TracesPanel: Panel {
                 guard turnList.selected < turns.count else { return [] }
                 opening = turns[turnList.selected].id
                 return [.ask(OpenTrace(id: turns[turnList.selected].id))]
-            case PanelAction.own(Action.reload): return [.ask(ListTraces(fresh: true))]
-            default: break
+            case .left, .right, .specific: break
             }
             return []
         }
@@ -694,8 +715,7 @@ package struct TracesPanel: Panel {
             guard sessionList.selected < sessions.count else { return [] }
             openSession = sessions[sessionList.selected].id
             turnList = ListState()
-        case PanelAction.own(Action.reload): return [.ask(ListTraces(fresh: true))]
-        default: break
+        case .left, .right, .specific: break
         }
         return []
     }
