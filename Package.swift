@@ -74,8 +74,9 @@ let package = Package(
             name: "LoupeEvals", dependencies: ["LoupeBase", "LoupeAgents", .product(name: "Yams", package: "Yams")],
             swiftSettings: strictSwift6),
 
-        // Pure terminal-UI model: cells, frames, layout, widgets, themes. No C, no I/O.
-        .target(name: "LoupeTUI", swiftSettings: strictSwift6),
+        // Pure terminal-UI model: cells, frames, layout, widgets, themes. No C, no I/O; text widths and
+        // untrusted-text sanitizing come from LoupeBase, which the command line shares.
+        .target(name: "LoupeTUI", dependencies: ["LoupeBase"], swiftSettings: strictSwift6),
         // The only TUI code that touches C: ncurses and the headless test backend.
         .target(
             name: "LoupeTerminal", dependencies: ["LoupeBase", "LoupeTUI", "CNCurses"], swiftSettings: strictSwift6),
@@ -175,13 +176,13 @@ let package = Package(
 
         .target(
             name: "LoupeTestSupport",
-            dependencies: ["LoupeTUI", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["LoupeBase", "LoupeTUI", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Tests/LoupeTestSupport",
             swiftSettings: strictSwift6
         ),
         .testTarget(name: "LoupeBaseTests", dependencies: ["LoupeBase"], swiftSettings: strictSwift6),
         .testTarget(
-            name: "LoupeRetrievalTests", dependencies: ["LoupeRetrieval"], exclude: ["Fixtures"],
+            name: "LoupeRetrievalTests", dependencies: ["CKernels", "LoupeRetrieval"], exclude: ["Fixtures"],
             swiftSettings: strictSwift6),
         .testTarget(
             name: "LoupeEvalsTests", dependencies: ["LoupeBase", "LoupeEvals", "LoupeAgents"], exclude: ["Fixtures"],
@@ -192,7 +193,9 @@ let package = Package(
             swiftSettings: strictSwift6),
         .testTarget(
             name: "LoupeProfilingTests",
-            dependencies: ["LoupeProfiling", "LoupeTensor", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "LoupeBase", "LoupeProfiling", "LoupeTensor", .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             exclude: ["Fixtures"],
             swiftSettings: strictSwift6
         ),
@@ -203,11 +206,12 @@ let package = Package(
             swiftSettings: strictSwift6
         ),
         .testTarget(
-            name: "LoupeTUITests", dependencies: ["LoupeTUI", "LoupeTestSupport"], exclude: ["__snapshots__"],
+            name: "LoupeTUITests", dependencies: ["LoupeBase", "LoupeTUI", "LoupeTestSupport"],
+            exclude: ["__snapshots__"],
             swiftSettings: strictSwift6),
         .testTarget(
             name: "LoupeTerminalTests",
-            dependencies: ["LoupeTerminal", "LoupeTUI", "CNCurses"],
+            dependencies: ["LoupeBase", "LoupeTerminal", "LoupeTUI", "CNCurses"],
             swiftSettings: strictSwift6
         ),
         .testTarget(
@@ -220,8 +224,8 @@ let package = Package(
         .testTarget(
             name: "LoupeKitTests",
             dependencies: [
-                "LoupeBase", "LoupeKit", "LoupeStore", "LoupeTUI", "LoupeAgents", "LoupeEvals", "LoupeProfiling",
-                "LoupeRetrieval", .product(name: "GRDB", package: "GRDB.swift"),
+                "LoupeBase", "LoupeKit", "LoupeStore", "LoupeTUI", "LoupeAgents", "LoupeEvals", "LoupeModels",
+                "LoupeProfiling", "LoupeRetrieval", .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strictSwift6
         ),
@@ -240,7 +244,7 @@ let package = Package(
             name: "LoupeAppTests",
             dependencies: [
                 "LoupeBase", "LoupeApp", "LoupeKit", "LoupeTUI", "LoupeTerminal", "LoupeStore", "LoupeTestSupport",
-                "LoupeRetrieval", "LoupeAgents", "LoupeEvals", "LoupeProfiling",
+                "LoupeRetrieval", "LoupeAgents", "LoupeEvals", "LoupeProfiling", "LoupeModels", "LoupeTensor",
             ],
             exclude: ["__snapshots__", "Fixtures"],
             swiftSettings: strictSwift6

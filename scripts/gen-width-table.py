@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes Sources/LoupeTUI/Text/TextWidth+Table.swift from Python's unicodedata.
+"""Writes Sources/LoupeBase/TextWidth+Table.swift from Python's unicodedata.
 
 Wide: East Asian Width W or F. Zero: nonspacing/enclosing marks, format characters
 (ZWJ, bidi marks, soft hyphen excepted) and Hangul medial/final jamo. Run it again when

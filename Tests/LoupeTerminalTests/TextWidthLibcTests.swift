@@ -1,5 +1,6 @@
 import CNCurses
 import Glibc
+import LoupeBase
 import LoupeTUI
 import Testing
 

@@ -1,4 +1,5 @@
 import Foundation
+import LoupeBase
 import LoupeTUI
 
 /// Golden files: a frame's expected text and styles kept next to the tests, rewritten with

@@ -1,3 +1,4 @@
+import LoupeBase
 import LoupeTUI
 
 /// A frame's styles as text for golden files: a legend of its distinct styles, then one key per cell.

@@ -1,3 +1,4 @@
+import LoupeBase
 import LoupeKit
 import LoupeTUI
 

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Glibc
+import LoupeBase
 import LoupeKit
 import LoupeTUI
 import LoupeTerminal

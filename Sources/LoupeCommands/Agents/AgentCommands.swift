@@ -3,7 +3,6 @@ import Foundation
 import LoupeAgents
 import LoupeBase
 import LoupeKit
-import LoupeTUI
 
 /// `loupe agent run "question"`: Loupe's own ReAct agent on the workspace, recorded as a trace.
 struct AgentCommand: ParsableCommand {

@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
+import LoupeBase
 import LoupeKit
-import LoupeTUI
 import Synchronization
 
 /// Progress of a shell command on one line of standard error, redrawn in place at most ten times

@@ -4,7 +4,6 @@ import LoupeBase
 import LoupeEvals
 import LoupeKit
 import LoupeStore
-import LoupeTUI
 
 /// `loupe dataset add`: keep what you saw (an answer, a trace, a step) as a regression item.
 struct DatasetCommand: ParsableCommand {

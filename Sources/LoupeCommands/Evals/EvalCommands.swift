@@ -8,7 +8,6 @@ import LoupeKit
 import LoupePostgres
 import LoupeRetrieval
 import LoupeStore
-import LoupeTUI
 import Synchronization
 
 /// `loupe eval run|list|show|compare|export`: what the Evals panel shows, on the shell.

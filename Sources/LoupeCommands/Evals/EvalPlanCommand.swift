@@ -4,7 +4,6 @@ import LoupeBase
 import LoupeEvals
 import LoupeKit
 import LoupeStore
-import LoupeTUI
 
 extension EvalCommand {
     struct Plan: LoupeCommand {

@@ -4,7 +4,6 @@ import LoupeBase
 import LoupeKit
 import LoupePostgres
 import LoupeStore
-import LoupeTUI
 
 extension EvalCommand {
     struct Worker: LoupeCommand {

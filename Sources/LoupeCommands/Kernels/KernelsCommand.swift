@@ -3,7 +3,6 @@ import Foundation
 import LoupeKit
 import LoupeProfiling
 import LoupeStore
-import LoupeTUI
 
 /// `loupe kernels …`: the engine's kernels, measured and placed under this machine's roofs.
 struct KernelsCommand: ParsableCommand {

@@ -3,7 +3,6 @@ import Foundation
 import LoupeBase
 import LoupeKit
 import LoupeModels
-import LoupeTUI
 import LoupeTensor
 
 extension LlamaPrecision: ExpressibleByArgument {}

@@ -1,8 +1,8 @@
 import Foundation
+import LoupeBase
 import LoupeKit
 import LoupeModels
 import LoupeStore
-import LoupeTUI
 
 /// `loupe models info smollm2` and SmolLM2's registration: what the GGUF file says about itself.
 ///

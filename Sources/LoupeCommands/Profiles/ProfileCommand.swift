@@ -4,7 +4,6 @@ import LoupeBase
 import LoupeKit
 import LoupeProfiling
 import LoupeStore
-import LoupeTUI
 
 /// `loupe profile import|list|show|kernels|compare|delete`: PyTorch profiler (Kineto) traces,
 /// "where did the time go", as Holistic Trace Analysis answers it.

@@ -1,7 +1,7 @@
 import Foundation
+import LoupeBase
 import LoupeKit
 import LoupeProfiling
-import LoupeTUI
 
 /// A profile's report as the shell prints it.
 enum ProfileText {

@@ -5,7 +5,6 @@ import LoupeKit
 import LoupeModels
 import LoupeRetrieval
 import LoupeStore
-import LoupeTUI
 
 extension RetrievalService {
     /// The service on the command's workspace.

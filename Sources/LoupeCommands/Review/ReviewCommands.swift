@@ -5,7 +5,6 @@ import LoupeBase
 import LoupeEvals
 import LoupeKit
 import LoupeStore
-import LoupeTUI
 
 /// `loupe review …`: annotation queues on the shell — everything the Review view does, as commands
 /// a notebook or a script can run.

@@ -5,7 +5,6 @@ import LoupeBase
 import LoupeKit
 import LoupeProfiling
 import LoupeStore
-import LoupeTUI
 
 /// `loupe roofline …`: this machine's compute and bandwidth ceilings.
 struct RooflineCommand: ParsableCommand {

@@ -5,7 +5,6 @@ import LoupeBase
 import LoupeKit
 import LoupeReceiver
 import LoupeStore
-import LoupeTUI
 import Synchronization
 
 #if canImport(Glibc)

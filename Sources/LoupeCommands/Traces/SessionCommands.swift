@@ -3,7 +3,6 @@ import Foundation
 import LoupeBase
 import LoupeKit
 import LoupeStore
-import LoupeTUI
 
 /// `loupe session list|show`: traces grouped into sessions (conversations, threads, an Inspect
 /// sample's epochs), as the Traces panel's Sessions view shows them.

@@ -6,7 +6,6 @@ import LoupeKit
 import LoupeOTLP
 import LoupeReceiver
 import LoupeStore
-import LoupeTUI
 
 /// `loupe trace import|list|show`: what the Traces panel shows, on the shell.
 struct TraceCommand: ParsableCommand {

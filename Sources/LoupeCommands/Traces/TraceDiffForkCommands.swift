@@ -4,7 +4,6 @@ import LoupeAgents
 import LoupeBase
 import LoupeKit
 import LoupeStore
-import LoupeTUI
 
 extension TraceCommand {
     struct Diff: LoupeCommand {

@@ -1,9 +1,9 @@
 import ArgumentParser
 import Foundation
+import LoupeBase
 import LoupeKit
 import LoupePostgres
 import LoupeStore
-import LoupeTUI
 
 /// `loupe workspace …`: create, inspect, check, compact and copy the workspace.
 struct WorkspaceCommand: ParsableCommand {

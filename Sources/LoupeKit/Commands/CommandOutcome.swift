@@ -1,5 +1,3 @@
-import LoupeTUI
-
 /// What running one command line produced.
 package struct CommandOutcome: Hashable, Sendable {
     /// What the command printed.

@@ -1,5 +1,3 @@
-import LoupeTUI
-
 /// Runs command lines of the Loupe command language. The TUI, the REPL and notebooks hold one;
 /// LoupeCommands provides it, so these callers need not know ArgumentParser.
 package protocol CommandService: Sendable {

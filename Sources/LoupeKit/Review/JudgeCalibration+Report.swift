@@ -1,6 +1,6 @@
 import Foundation
+import LoupeBase
 import LoupeEvals
-import LoupeTUI
 
 extension ReviewService.JudgeCalibration {
     /// The report as `eval calibrate` prints it and the Review panel shows it: ``summaryLines()``

@@ -1,6 +1,6 @@
 import Foundation
+import LoupeBase
 import LoupeStore
-import LoupeTUI
 
 /// The trace list's filter, typed after `/` and kept with `enter` (k9s's and Langfuse's list
 /// filters): every term must hold.

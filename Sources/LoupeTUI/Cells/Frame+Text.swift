@@ -1,3 +1,5 @@
+import LoupeBase
+
 extension Frame {
     /// The frame as text: one line per row, wide glyphs once, trailing spaces removed.
     ///

@@ -1,3 +1,5 @@
+import LoupeBase
+
 /// An in-memory grid of cells: what one screen shows.
 ///
 /// Rendering writes into a `Frame`; a backend then paints what changed (``diff(from:)``) on a

@@ -1,3 +1,5 @@
+import LoupeBase
+
 /// A run of text in one style; a display line is an array of spans.
 package struct Span: Hashable, Sendable {
     package var text: String

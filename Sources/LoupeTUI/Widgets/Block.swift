@@ -1,3 +1,5 @@
+import LoupeBase
+
 /// A bordered pane with a title on its top edge.
 package struct Block: Sendable {
     package var title: String

@@ -1,3 +1,5 @@
+import LoupeBase
+
 /// A horizontal progress bar with a label: `████████░░░░ 62%`.
 package struct Gauge: Sendable {
     package var fraction: Double

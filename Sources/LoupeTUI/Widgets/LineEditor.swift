@@ -1,3 +1,5 @@
+import LoupeBase
+
 /// A one-line text editor with a grapheme-cluster cursor and emacs-style keys.
 ///
 /// It is a value: ``handle(_:)`` mutates it and says whether the key was consumed, so the

@@ -1,3 +1,5 @@
+import LoupeBase
+
 /// A scrolling list of one-line items with a selected row and an optional scrollbar.
 package struct ListView: Sendable {
     package var items: [[Span]]

@@ -1,3 +1,5 @@
+import LoupeBase
+
 /// The row of panel tabs: `1 Traces  2 Retrieval …`, the active one highlighted.
 package struct TabBar: Sendable {
     package var titles: [String]

@@ -1,3 +1,5 @@
+import LoupeBase
+
 /// A column of a ``TableView``.
 package struct TableColumn: Hashable, Sendable {
     package var title: String

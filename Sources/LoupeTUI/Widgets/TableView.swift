@@ -1,3 +1,5 @@
+import LoupeBase
+
 /// A table with a header row, a selected row and a sort indicator (`▲`/`▼`) on the sorted column.
 package struct TableView: Sendable {
     package var columns: [TableColumn]

@@ -1,3 +1,5 @@
+import LoupeBase
+
 /// Scrollable multi-line text, wrapped at the viewport width when `wrap` is on.
 package struct TextView: Sendable {
     package var lines: [[Span]]

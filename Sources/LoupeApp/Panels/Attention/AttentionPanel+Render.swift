@@ -1,4 +1,5 @@
 import Foundation
+import LoupeBase
 import LoupeKit
 import LoupeTUI
 

@@ -1,5 +1,6 @@
 import Foundation
 import LoupeAgents
+import LoupeBase
 import LoupeEvals
 import LoupeKit
 import LoupeStore

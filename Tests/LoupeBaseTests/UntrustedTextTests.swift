@@ -1,4 +1,4 @@
-import LoupeTUI
+import LoupeBase
 import Testing
 
 @Suite struct UntrustedTextTests {
