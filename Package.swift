@@ -30,6 +30,8 @@ let package = Package(
         // A team's workspace on PostgreSQL (LoupeStore's second backend).
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        // `loupe mcp`: the Model Context Protocol server (LoupeMCP) that coding agents talk to.
+        .package(url: "https://github.com/modelcontextprotocol/swift-sdk", exact: "0.12.1"),
     ],
     targets: [
         // System-library shims: the only places C headers enter the build.
@@ -140,6 +142,18 @@ let package = Package(
             exclude: ["Generated/README.md"],
             swiftSettings: strictSwift6
         ),
+        // The workspace as MCP tools for coding agents (`loupe mcp`): the Kit services the panels use,
+        // over stdio or streamable HTTP (Hummingbird). Never sees the screen.
+        .target(
+            name: "LoupeMCP",
+            dependencies: [
+                "LoupeBase", "LoupeKit", "LoupeStore", "LoupeAgents", "LoupeEvals",
+                .product(name: "MCP", package: "swift-sdk"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSwift6
+        ),
         // The TUI program: state, messages, update, render, panels, keymaps, the loop.
         .target(
             name: "LoupeApp",
@@ -155,7 +169,7 @@ let package = Package(
             dependencies: [
                 "LoupeBase", "LoupeKit", "LoupeStore", "LoupeTUI", "LoupeModels", "LoupeTensor",
                 "LoupeProfiling", "LoupeRetrieval", "LoupeAgents", "LoupeEvals", "LoupeReceiver", "LoupeOTLP",
-                "LoupePostgres", "CReadline",
+                "LoupePostgres", "LoupeMCP", "CReadline",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -247,6 +261,14 @@ let package = Package(
                 "LoupeRetrieval", "LoupeAgents", "LoupeEvals", "LoupeProfiling", "LoupeModels", "LoupeTensor",
             ],
             exclude: ["__snapshots__", "Fixtures"],
+            swiftSettings: strictSwift6
+        ),
+        .testTarget(
+            name: "LoupeMCPTests",
+            dependencies: [
+                "LoupeMCP", "LoupeBase", "LoupeKit", "LoupeStore", "LoupeAgents", "LoupeEvals",
+                .product(name: "MCP", package: "swift-sdk"),
+            ],
             swiftSettings: strictSwift6
         ),
         .testTarget(

@@ -37,6 +37,7 @@ import Testing
             "GRPCCore", "GRPCNIOTransportHTTP2", "GRPCProtobuf", "Hummingbird", "Logging", "LoupeBase", "LoupeKit",
             "LoupeOTLP", "NIOCore", "ServiceLifecycle", "SwiftProtobuf",
         ],
+        "LoupeMCP": ["LoupeAgents", "LoupeBase", "LoupeEvals", "LoupeKit", "LoupeStore", "MCP"],
         "LoupeCommands": [
             "ArgumentParser", "AsyncHTTPClient", "CReadline", "LoupeAgents", "LoupeBase", "LoupeEvals", "LoupeKit",
             "LoupeModels", "LoupeOTLP", "LoupeProfiling", "LoupePostgres", "LoupeReceiver", "LoupeRetrieval",
@@ -64,7 +65,7 @@ import Testing
         ["LoupeStore"],
         ["LoupePostgres"],
         ["LoupeKit"],
-        ["LoupeReceiver"],
+        ["LoupeReceiver", "LoupeMCP"],
         ["LoupeCommands"],
         ["LoupeTUI"],
         ["LoupeTerminal"],
