@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// Profiler traces (Kineto, Nsight Systems): a trace's row, its events, names, timeline lanes
 /// and last report, written once for both backends over a ``SQLDatabase`` (a SQLite
@@ -201,35 +200,22 @@ package struct ProfilerTables: Sendable {
     private static func list(_ kinds: Set<Int>) -> String { kinds.sorted().map(String.init).joined(separator: ",") }
 
     /// The events a query selects (its columns in `profilerEvents`' order, `args` last when
-    /// `withArgs`). A SQLite file reads them straight from its cursor: a trace can hold millions.
+    /// `withArgs`). Read from the cursor (on SQLite in place): a trace can hold millions.
     private func eventRows(
         _ query: String, _ arguments: [SQLValue], withArgs: Bool = false
     ) throws(WorkspaceError) -> [ProfilerEventRow] {
-        if let workspace = database as? Workspace {
-            return try workspace.read { db in
-                var rows: [ProfilerEventRow] = []
-                let cursor = try Row.fetchCursor(
-                    db, sql: query, arguments: StatementArguments(arguments.map(\.databaseValue)))
-                while let row = try cursor.next() {
-                    rows.append(
-                        ProfilerEventRow(
-                            rank: row[0], kind: row[1], name: row[2], category: row[3], startNs: row[4],
-                            durationNs: row[5], pid: row[6], tid: row[7], correlation: row[8] ?? 0,
-                            externalID: row[9] ?? 0, index: row[10], args: withArgs ? row[11] : nil))
-                }
-                return rows
+        try database.readStatements { sql in
+            var rows: [ProfilerEventRow] = []
+            try sql.forEachRow(query, arguments) { row in
+                func number(_ index: Int) -> Int64 { row.integer(index) ?? 0 }
+                rows.append(
+                    ProfilerEventRow(
+                        rank: Int(number(0)), kind: Int(number(1)), name: Int32(number(2)),
+                        category: Int32(number(3)), startNs: number(4), durationNs: number(5), pid: number(6),
+                        tid: number(7), correlation: number(8), externalID: number(9), index: Int(number(10)),
+                        args: withArgs ? row.text(11) : nil))
             }
-        }
-        return try database.readStatements { sql in
-            try sql.execute(query, arguments).map { row in
-                let values = row.values
-                func number(_ index: Int) -> Int64 { values[index].integer ?? 0 }
-                return ProfilerEventRow(
-                    rank: Int(number(0)), kind: Int(number(1)), name: Int32(number(2)), category: Int32(number(3)),
-                    startNs: number(4), durationNs: number(5), pid: number(6), tid: number(7),
-                    correlation: number(8), externalID: number(9), index: Int(number(10)),
-                    args: withArgs ? values[11].text : nil)
-            }
+            return rows
         }
     }
 }

@@ -60,6 +60,61 @@ package protocol SQLStatements {
     /// are not 50,000 round trips. The rows returned may come in any order.
     func insertRows(into table: String, columns: [String], rows: [[SQLValue]], returning: [String]) throws
         -> [SQLRow]
+
+    /// Runs one query and hands `body` its rows one at a time, columns by position: on SQLite
+    /// each read in place from the statement's cursor, never copied into a row of its own (a
+    /// trace's 50,000 spans, a profile's million events); elsewhere from the rows `execute`
+    /// returns. `body` must not keep the row it is given.
+    func forEachRow(_ sql: String, _ arguments: [SQLValue], _ body: (SQLCursorRow) throws -> Void) throws
+}
+
+extension SQLStatements {
+    /// The rows of ``execute(_:_:)``, one at a time.
+    package func forEachRow(_ sql: String, _ arguments: [SQLValue], _ body: (SQLCursorRow) throws -> Void) throws {
+        for row in try execute(sql, arguments) { try body(SQLCursorRow(values: row.values)) }
+    }
+}
+
+/// One row of a query as ``SQLStatements/forEachRow(_:_:_:)`` reads it, its columns by
+/// position, each as the type asked for: nil for NULL or for a value of another kind.
+package struct SQLCursorRow {
+    private enum Source {
+        case sqlite(Row)
+        case values([SQLValue])
+    }
+
+    private let source: Source
+
+    fileprivate init(sqlite row: Row) { source = .sqlite(row) }
+
+    init(values: [SQLValue]) { source = .values(values) }
+
+    /// The integer in column `index` (a whole real counts).
+    package func integer(_ index: Int) -> Int64? {
+        switch source {
+        case .sqlite(let row): row[index]
+        case .values(let values): values[index].integer
+        }
+    }
+
+    /// The integer in column `index` as an `Int`.
+    package func int(_ index: Int) -> Int? { integer(index).map { Int($0) } }
+
+    /// The number in column `index` (an integer counts).
+    package func real(_ index: Int) -> Double? {
+        switch source {
+        case .sqlite(let row): row[index]
+        case .values(let values): values[index].real
+        }
+    }
+
+    /// The text in column `index`.
+    package func text(_ index: Int) -> String? {
+        switch source {
+        case .sqlite(let row): row[index]
+        case .values(let values): values[index].text
+        }
+    }
 }
 
 extension SQLStatements {
@@ -115,14 +170,33 @@ package protocol SQLDatabase: Sendable {
     /// Runs one statement that writes, atomic on its own: no transaction around it where the
     /// backend need not open one (PostgreSQL runs it in one round trip, not BEGIN…COMMIT's three).
     func writeStatement(_ sql: String, _ arguments: [SQLValue]) throws(WorkspaceError) -> [SQLRow]
+    /// Runs `body` in one write transaction, as ``writeStatements(_:)`` does; with
+    /// `deferringCheckpoint`, a backend that copies its log into the workspace inside the commit
+    /// that crosses a mark (SQLite) leaves that to ``foldLog(past:)``, so a caller that answers
+    /// someone once its data is committed (the OTLP receiver) answers first. PostgreSQL's server
+    /// keeps its own log: there it is ``writeStatements(_:)``.
+    func writeStatements<T: Sendable>(
+        deferringCheckpoint: Bool, _ body: @Sendable (any SQLStatements) throws -> T
+    ) throws(WorkspaceError) -> T
     /// Folds what the backend keeps beside the workspace (SQLite's write-ahead log) into it: all
     /// of it when `bytes` is nil (a process that wrote stops), else once the log passes `bytes`.
     /// Nothing on PostgreSQL, whose server keeps its own log.
     func foldLog(past bytes: Int64?) throws(WorkspaceError)
+    /// The file the workspace is, on this machine's disk (whose free space a large import
+    /// checks first); nil for a server's database.
+    var file: String? { get }
 }
 
 extension SQLDatabase {
     package func foldLog(past bytes: Int64?) throws(WorkspaceError) {}
+
+    package var file: String? { nil }
+
+    package func writeStatements<T: Sendable>(
+        deferringCheckpoint: Bool, _ body: @Sendable (any SQLStatements) throws -> T
+    ) throws(WorkspaceError) -> T {
+        try writeStatements(body)
+    }
 
     package func writeStatement(_ sql: String, _ arguments: [SQLValue]) throws(WorkspaceError) -> [SQLRow] {
         try writeStatements { try $0.execute(sql, arguments) }
@@ -197,6 +271,12 @@ struct GRDBStatements: SQLStatements {
             out.append(SQLRow(columns: columns, values: row.databaseValues.map(SQLValue.init)))
         }
         return out
+    }
+
+    func forEachRow(_ sql: String, _ arguments: [SQLValue], _ body: (SQLCursorRow) throws -> Void) throws {
+        let statement = try db.cachedStatement(sql: sql)
+        let rows = try Row.fetchCursor(statement, arguments: StatementArguments(arguments.map(\.databaseValue)))
+        while let row = try rows.next() { try body(SQLCursorRow(sqlite: row)) }
     }
 
     func changes(_ sql: String, _ arguments: [SQLValue]) throws -> Int {
@@ -275,6 +355,7 @@ extension GRDBStatements {
 extension Workspace: SQLDatabase {
     package var dialect: SQLDialect { .sqlite }
     package var displayName: String { path }
+    package var file: String? { path }
 
     package func readStatements<T: Sendable>(
         _ body: @Sendable (any SQLStatements) throws -> T

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import LoupeBase
 
 extension TraceTables {
@@ -52,10 +51,7 @@ extension TraceTables {
         let body: @Sendable (any SQLStatements) throws -> Int = { sql in
             try arrivals.reduce(0) { $0 + (try Self.append($1, dialect: dialect, into: sql)) }
         }
-        if let workspace = database as? Workspace {
-            return try workspace.writeStatements(deferringCheckpoint: deferringCheckpoint, body)
-        }
-        return try database.writeStatements(body)
+        return try database.writeStatements(deferringCheckpoint: deferringCheckpoint, body)
     }
 
     /// A trace's spans as their stored columns that order the trace and make its summary, a
@@ -81,41 +77,21 @@ extension TraceTables {
             "SELECT ordinal, span_id, parent_span_id, kind, name, start_ns, end_ns, status, model, input_tokens, "
             + "output_tokens, cost FROM spans WHERE trace_id = ? ORDER BY ordinal"
 
-        /// The stored spans of trace `id`, in ordinal order: on SQLite through a cursor by column
-        /// position, on PostgreSQL from its rows.
+        /// The stored spans of trace `id`, in ordinal order, from the cursor by column position.
         init(trace id: Int64, _ sql: any SQLStatements) throws {
-            if let grdb = sql as? GRDBStatements {
-                let rows = try Row.fetchCursor(grdb.db, sql: Self.sql, arguments: [id])
-                while let r = try rows.next() {
-                    ordinal.append(r[0])
-                    spanID.append(r[1])
-                    parentID.append(r[2])
-                    kind.append(r[3])
-                    name.append(r[4])
-                    startNs.append(r[5])
-                    endNs.append(r[6])
-                    isError.append((r[7] as String?) == "error")
-                    model.append(r[8])
-                    inputTokens.append(r[9])
-                    outputTokens.append(r[10])
-                    cost.append(r[11])
-                }
-                return
-            }
-            for row in try sql.execute(Self.sql, [.integer(id)]) {
-                let v = row.values
-                ordinal.append(Int(v[0].integer ?? 0))
-                spanID.append(v[1].text ?? "")
-                parentID.append(v[2].text)
-                kind.append(v[3].text ?? "")
-                name.append(v[4].text ?? "")
-                startNs.append(v[5].integer ?? 0)
-                endNs.append(v[6].integer)
-                isError.append(v[7].text == "error")
-                model.append(v[8].text)
-                inputTokens.append(v[9].integer.map(Int.init))
-                outputTokens.append(v[10].integer.map(Int.init))
-                cost.append(v[11].real ?? v[11].integer.map(Double.init))
+            try sql.forEachRow(Self.sql, [.integer(id)]) { r in
+                ordinal.append(r.int(0) ?? 0)
+                spanID.append(r.text(1) ?? "")
+                parentID.append(r.text(2))
+                kind.append(r.text(3) ?? "")
+                name.append(r.text(4) ?? "")
+                startNs.append(r.integer(5) ?? 0)
+                endNs.append(r.integer(6))
+                isError.append(r.text(7) == "error")
+                model.append(r.text(8))
+                inputTokens.append(r.int(9))
+                outputTokens.append(r.int(10))
+                cost.append(r.real(11))
             }
         }
 

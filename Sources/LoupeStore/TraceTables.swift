@@ -32,12 +32,9 @@ package struct TraceTables: Sendable {
     package func importTraces(
         _ traces: some Sequence<NewTrace> & Sendable, leaseKind: String? = nil, deferringCheckpoint: Bool = false
     ) throws(WorkspaceError) -> TraceImportCounts {
-        if let workspace = database as? Workspace {
-            return try workspace.writeStatements(deferringCheckpoint: deferringCheckpoint) { sql in
-                try Self.importTraces(traces, leaseKind: leaseKind, into: sql)
-            }
+        try database.writeStatements(deferringCheckpoint: deferringCheckpoint) { sql in
+            try Self.importTraces(traces, leaseKind: leaseKind, into: sql)
         }
-        return try database.writeStatements { sql in try Self.importTraces(traces, leaseKind: leaseKind, into: sql) }
     }
 
     static let spanColumns = [
@@ -387,22 +384,25 @@ package struct TraceTables: Sendable {
         input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, cost, tool_name
         """
 
-    /// A trace's spans in tree order, without payloads.
+    /// A trace's spans in tree order, without payloads: read from the cursor by column position
+    /// (``SQLStatements/forEachRow(_:_:_:)``), since a long trace has tens of thousands of rows
+    /// and copying each into a row of its own and looking its columns up by name was most of
+    /// the time it took to open.
     package func spanRows(trace: Int64) throws(WorkspaceError) -> [SpanRow] {
-        if let workspace = database as? Workspace { return try workspace.spanRowsByPosition(trace: trace) }
-        return try database.readStatements { sql in
-            try sql.execute(
+        try database.readStatements { sql in
+            var out: [SpanRow] = []
+            try sql.forEachRow(
                 "SELECT \(Self.spanRowColumns) FROM spans WHERE trace_id = ? ORDER BY ordinal", [.integer(trace)]
-            ).map { row in
-                let r = row.grdbRow
-                return SpanRow(
-                    ordinal: r["ordinal"], spanID: r["span_id"], parentSpanID: r["parent_span_id"], kind: r["kind"],
-                    name: r["name"], startNs: r["start_ns"], endNs: r["end_ns"], status: r["status"],
-                    statusMessage: r["status_message"], model: r["model"], inputTokens: r["input_tokens"],
-                    outputTokens: r["output_tokens"], cacheReadTokens: r["cache_read_tokens"],
-                    cacheWriteTokens: r["cache_write_tokens"], reasoningTokens: r["reasoning_tokens"], cost: r["cost"],
-                    toolName: r["tool_name"])
+            ) { r in
+                out.append(
+                    SpanRow(
+                        ordinal: r.int(0) ?? 0, spanID: r.text(1) ?? "", parentSpanID: r.text(2), kind: r.text(3) ?? "",
+                        name: r.text(4) ?? "", startNs: r.integer(5) ?? 0, endNs: r.integer(6), status: r.text(7) ?? "",
+                        statusMessage: r.text(8), model: r.text(9), inputTokens: r.int(10), outputTokens: r.int(11),
+                        cacheReadTokens: r.int(12), cacheWriteTokens: r.int(13), reasoningTokens: r.int(14),
+                        cost: r.real(15), toolName: r.text(16)))
             }
+            return out
         }
     }
 

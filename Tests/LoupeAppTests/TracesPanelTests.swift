@@ -167,7 +167,7 @@ import Testing
 
     /// `/` then enter keeps a filter over the list: words, `field:text` and comparisons.
     @Test func theListFiltersWithAFilterLanguage() throws {
-        let summaries = try workspace.traceSummaries()
+        let summaries = try workspace.traces.traceSummaries()
         #expect(summaries.count >= 3)
         for query in ["errors", "steps>1", "spans<=3", "tokens>=1000", "cost>0", "duration>2s", "format:otlp", "qa"] {
             let filter = TraceFilter(query)
@@ -492,7 +492,8 @@ import Testing
         let trace = ReActRunner(
             provider: OfflinePolicy(similarity: OfflinePolicy.wordOverlap, named: "word-overlap"), tools: [search]
         ).run("heated aircraft models", id: "with-a-pass")
-        let id = try #require(try workspace.importTraces([TraceService.record(trace, sourceFile: nil)]).ids.first)
+        let id = try #require(
+            try workspace.traces.importTraces([TraceService.record(trace, sourceFile: nil)]).ids.first)
         let attributes = try #require(trace.spans.first { $0.kind == .embedding }?.attributes)
         let runs = try #require(attributes[ForwardPassRecord.kernelRunsAttribute]?.array).compactMap(\.number).map {
             Int64($0)

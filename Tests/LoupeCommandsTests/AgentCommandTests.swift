@@ -90,9 +90,9 @@ import Testing
         #expect(toolMessage["content"]?.string?.contains("\"title\":\"Heated wings\"") == true)
 
         let workspace = try Workspace(path: file)
-        let trace = try #require(try workspace.traceSummaries().first)
+        let trace = try #require(try workspace.traces.traceSummaries().first)
         #expect(trace.format == "loupe" && trace.errorCount == 1)
-        let spans = try workspace.spanRows(trace: trace.id)
+        let spans = try workspace.traces.spanRows(trace: trace.id)
         #expect(spans.map(\.kind) == ["agent", "llm", "llm", "tool", "llm", "tool"])
         #expect(spans[1].status == "error" && spans[1].statusMessage?.contains("HTTP 429") == true)
         #expect(spans[2].inputTokens == 412 && spans[2].cacheReadTokens == 256)
@@ -121,8 +121,8 @@ import Testing
         #expect(result.error.contains("HTTP 401: Incorrect API key provided: Bearer [redacted]"), "\(result.error)")
         #expect(!result.output.contains(secret) && !result.error.contains(secret))
         let workspace = try Workspace(path: file)
-        let trace = try #require(try workspace.traceSummaries().first)
-        let messages = try workspace.spanRows(trace: trace.id).compactMap(\.statusMessage)
+        let trace = try #require(try workspace.traces.traceSummaries().first)
+        let messages = try workspace.traces.spanRows(trace: trace.id).compactMap(\.statusMessage)
         #expect(messages.contains { $0.contains("[redacted]") })
         for path in [file, file + "-wal"] where FileManager.default.fileExists(atPath: path) {
             let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
@@ -182,8 +182,8 @@ import Testing
         #expect(result.status != 0)
         #expect((result.output + result.error).contains("time limit 2 s reached"), "\(result.output)\(result.error)")
         let workspace = try Workspace(path: file)
-        let trace = try #require(try workspace.traceSummaries().first)
-        let call = try #require(try workspace.spanRows(trace: trace.id).first { $0.kind == "llm" })
+        let trace = try #require(try workspace.traces.traceSummaries().first)
+        let call = try #require(try workspace.traces.spanRows(trace: trace.id).first { $0.kind == "llm" })
         #expect(call.statusMessage?.contains("no complete response within") == true, "\(call.statusMessage ?? "")")
     }
 
@@ -210,7 +210,7 @@ import Testing
         ])
         #expect(result.status != 0)
         #expect(result.output.contains("✗ step limit 1 reached"))
-        let summaries = try Workspace(path: file).traceSummaries()
+        let summaries = try Workspace(path: file).traces.traceSummaries()
         #expect(summaries.count == 4 && summaries.allSatisfy { $0.format == "loupe" })
     }
 
@@ -247,7 +247,7 @@ import Testing
         #expect(result.output.contains("answer: Buckling of thin cylindrical shells under axial compression."))
         #expect(result.output.contains("fork: trace 2 (trace 1 at span 4) — loupe trace diff 1 2"))
         let workspace = try Workspace(path: file)
-        let fork = try #require(try workspace.traceSummary(id: 2))
+        let fork = try #require(try workspace.traces.traceSummary(id: 2))
         #expect(fork.parentTraceID == 1 && fork.forkOrdinal == 4)
         result = try TestEnvironment.run(["--workspace", file, "trace", "diff", "1", "2"])
         #expect(result.output.contains("3 same, 3 changed, 0 only in 1, 0 only in 2 — first divergence at row 4"))

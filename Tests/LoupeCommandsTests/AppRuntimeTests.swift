@@ -242,7 +242,7 @@ struct AttentionRuntimeTests {
         let given = try String(contentsOfFile: directory + "/given.txt", encoding: .utf8)
         #expect(given.hasPrefix("chunk ") && !given.contains("Buckling"))
         let workspace = try session.workspace()
-        let fork = try #require(try workspace.traceSummary(id: 2))
+        let fork = try #require(try workspace.traces.traceSummary(id: 2))
         #expect(fork.parentTraceID == 1 && fork.forkOrdinal == 4)
         #expect(
             try TestEnvironment.run(["--workspace", session.path, "trace", "export", "2"]).output.contains("Buckling"))

@@ -122,9 +122,9 @@ import Testing
             "trace import \(data)/otlp.jsonl", reporter: .detached(), columns: 80, place: place)
         #expect(outcome.succeeded, "\(outcome.error ?? "")")
         let scratch = try Workspace(path: repository + "/scratch/t-md.sqlite")
-        #expect(try scratch.traceSummaries().count > 0)
+        #expect(try scratch.traces.traceSummaries().count > 0)
         // The open workspace was left as it was.
-        #expect(try session.workspace().traceSummaries().isEmpty)
+        #expect(try session.workspace().traces.traceSummaries().isEmpty)
 
         // Paths that are not there anywhere, absolute ones and options stay as written.
         let notebooks = repository + "/notebooks"

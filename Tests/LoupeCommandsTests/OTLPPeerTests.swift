@@ -119,11 +119,11 @@ import Testing
         #expect(http.status == 0, "\(http.output)")
         #expect(http.output.contains("exported 11 spans over http/protobuf, 0 failed"))
         let received = try Workspace(path: server.workspacePath)
-        let afterHTTP = try received.traceSummaries()
+        let afterHTTP = try received.traces.traceSummaries()
         // The same runs sent again over gRPC change nothing: gRPC reads them as HTTP did.
         let grpc = try Self.peer("otlp_send.py", ["grpc", server.grpc])
         #expect(grpc.status == 0, "\(grpc.output)")
-        #expect(try received.traceSummaries().map(\.spanCount) == afterHTTP.map(\.spanCount))
+        #expect(try received.traces.traceSummaries().map(\.spanCount) == afterHTTP.map(\.spanCount))
         // Other ids over gRPC: three more traces.
         let other = try Self.peer("otlp_send.py", ["grpc", server.grpc, "8"])
         #expect(other.status == 0, "\(other.output)")
@@ -131,7 +131,8 @@ import Testing
         #expect(stopped.status == 0)
         #expect(stopped.output.contains("stopped: 33 spans stored from 33 requests"), "\(stopped.output)")
 
-        #expect(try received.traceSummaries().map(\.externalID).prefix(3) == afterHTTP.map(\.externalID).prefix(3))
+        #expect(
+            try received.traces.traceSummaries().map(\.externalID).prefix(3) == afterHTTP.map(\.externalID).prefix(3))
         try Self.expectTheSDKsRuns(in: TraceService(workspace: received))
     }
 
@@ -146,7 +147,7 @@ import Testing
         _ = try TraceService(workspace: file).importFiles([
             TestEnvironment.repositoryRoot.appendingPathComponent("sample-data/traces/otlp-genai.jsonl").path
         ])
-        let imported = try file.traceSummaries()
+        let imported = try file.traces.traceSummaries()
         #expect(imported.map(\.externalID) == all.prefix(3).map(\.externalID))
         for (a, b) in zip(imported, all) {
             let fromFile = Self.content(try TraceService(workspace: file).trace(a.id))
@@ -227,7 +228,7 @@ import Testing
         }
         #expect(server.stop().status == 0)
         let workspace = try Workspace(path: server.workspacePath)
-        let traces = try workspace.traceSummaries()
+        let traces = try workspace.traces.traceSummaries()
         #expect(traces.count == 2)
         for summary in traces {
             #expect(summary.name == "invoke_agent weather")
@@ -258,7 +259,7 @@ import Testing
         #expect(run.output.contains("exported 18 spans, 0 failed"))
         #expect(server.stop().status == 0)
         let workspace = try Workspace(path: server.workspacePath)
-        let traces = try workspace.traceSummaries()
+        let traces = try workspace.traces.traceSummaries()
         #expect(traces.map(\.name) == ["Support desk", "Support desk"])
         #expect(traces.map(\.sessionID) == ["thread-42", "thread-42"])
         #expect(traces.map(\.spanCount) == [13, 5])
@@ -284,7 +285,7 @@ import Testing
         ])
         #expect(imported.status == 0, "\(imported.error)")
         let server = try Server(["--no-grpc"])
-        let ids = try Workspace(path: source).traceSummaries().map { String($0.id) }
+        let ids = try Workspace(path: source).traces.traceSummaries().map { String($0.id) }
         for _ in 0..<2 {
             let sent = try TestEnvironment.run(
                 ["trace", "export", "--workspace", source, "--to", server.http] + ids,
@@ -295,8 +296,8 @@ import Testing
         }
         #expect(server.stop().status == 0)
         // Sent twice, stored once; the same traces, spans, tokens and errors.
-        let original = try Workspace(path: source).traceSummaries()
-        let received = try Workspace(path: server.workspacePath).traceSummaries()
+        let original = try Workspace(path: source).traces.traceSummaries()
+        let received = try Workspace(path: server.workspacePath).traces.traceSummaries()
         #expect(received.count == original.count)
         #expect(received.map(\.spanCount) == original.map(\.spanCount))
         #expect(received.map(\.name) == original.map(\.name))
@@ -389,7 +390,7 @@ import Testing
             "trace", "import", "--workspace", source, sample + "/inspect-arith.eval",
         ])
         #expect(imported.status == 0, "\(imported.error)")
-        let summaries = try Workspace(path: source).traceSummaries()
+        let summaries = try Workspace(path: source).traces.traceSummaries()
         let ids = summaries.map { String($0.id) }
         try await phoenix.ready()
         let sent = try TestEnvironment.run(["trace", "export", "--workspace", source, "--to", phoenix.base] + ids)

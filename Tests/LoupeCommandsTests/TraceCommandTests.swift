@@ -23,13 +23,13 @@ import Testing
             result.error.contains(
                 "broken.jsonl:3: not JSON (line 1, column 20: unexpected end of input); nothing was imported"))
         let workspace = try Workspace(path: file)
-        #expect(try workspace.traceSummaries().isEmpty)
+        #expect(try workspace.traces.traceSummaries().isEmpty)
         result = try TestEnvironment.run(["--workspace", file, "trace", "import", otlp, chat])
         #expect(result.status == 0)
         #expect(result.output.contains("2 files: 6 traces, 23 spans — 6 added, 0 replaced, 0 unchanged"))
         result = try TestEnvironment.run(["--workspace", file, "trace", "import", otlp])
         #expect(result.output.contains("0 added, 0 replaced, 3 unchanged"))
-        #expect(try workspace.traceSummaries().count == 6)
+        #expect(try workspace.traces.traceSummaries().count == 6)
         let spans = try workspace.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM spans") }
         #expect(spans == 23)
     }

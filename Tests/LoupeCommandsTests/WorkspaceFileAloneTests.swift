@@ -54,7 +54,7 @@ import Testing
         let first = try TestEnvironment.run(["workspace", "init", "--workspace", path])
         #expect(first.status == 0, "\(first.error)")
         let watching = try Workspace(path: path, access: .read)
-        #expect(try watching.modelPrices().isEmpty)
+        #expect(try watching.traces.modelPrices().isEmpty)
         let set = try TestEnvironment.run(
             ["prices", "set", "model-f4", "--input", "1.5", "--output", "2", "--workspace", path])
         #expect(set.status == 0, "\(set.error)")
@@ -83,6 +83,6 @@ import Testing
         #expect(log < Workspace.logLimit + 2 * TraceIngest.logBound, "a \(log)-byte log after 40 MB of spans")
         ingest.drain()
         #expect(Self.fileSize(path + "-wal") == 0)
-        #expect(try workspace.traceSummaries().count == 10)
+        #expect(try workspace.traces.traceSummaries().count == 10)
     }
 }

@@ -479,9 +479,10 @@ import Testing
             return Trace(externalID: id, format: .loupe, name: "6 * 7", spans: [root])
         }
         let parent = try #require(
-            try workspace.importTraces([TraceService.record(trace("p", answer: "41"), sourceFile: nil)]).ids.first)
+            try workspace.traces.importTraces([TraceService.record(trace("p", answer: "41"), sourceFile: nil)]).ids
+                .first)
         let fork = try #require(
-            try workspace.importTraces([
+            try workspace.traces.importTraces([
                 TraceService.record(trace("f", answer: "42"), sourceFile: nil, parentTraceID: parent, forkOrdinal: 1)
             ]).ids.first)
         let service = ReviewService(workspace: workspace)

@@ -15,7 +15,7 @@ import Testing
         let sample = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .appendingPathComponent("../../sample-data/traces/otlp-genai.jsonl").standardized.path
         _ = try service.importFiles([sample])
-        let stored = try #require(try workspace.spanPayload(trace: 1, ordinal: 1))
+        let stored = try #require(try workspace.traces.spanPayload(trace: 1, ordinal: 1))
         #expect(stored.rawJSON == nil && (stored.rawZstd?.count ?? 0) > 100)
         let raw = try #require(try service.payload(trace: 1, ordinal: 1).raw)
         #expect(raw["name"] == "chat gpt-4o-mini")
@@ -182,7 +182,8 @@ import Testing
         spans.append(TraceSpan(spanID: "s3", parentID: "orphan", kind: .tool, name: "again", startNs: 3, endNs: 4))
         spans.append(TraceSpan(spanID: "after", parentID: "s3", kind: .tool, name: "t", startNs: 5, endNs: 6))
         let trace = Trace(externalID: "deep", format: .loupe, name: "deep", spans: spans)
-        let id = try #require(try workspace.importTraces([TraceService.record(trace, sourceFile: nil)]).ids.first)
+        let id = try #require(
+            try workspace.traces.importTraces([TraceService.record(trace, sourceFile: nil)]).ids.first)
         let loaded = try TraceService(workspace: workspace).load(id)
         var depthOf: [String: Int] = [:]
         let expected = loaded.spans.map { span -> Int in

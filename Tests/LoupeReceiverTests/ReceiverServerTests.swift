@@ -86,7 +86,7 @@ final class RunningReceiver: Sendable {
         return (http.statusCode, fields, data)
     }
 
-    func traces() throws -> [TraceSummary] { try workspace.traceSummaries() }
+    func traces() throws -> [TraceSummary] { try workspace.traces.traceSummaries() }
 }
 
 @Suite(.serialized) struct ReceiverServerTests {

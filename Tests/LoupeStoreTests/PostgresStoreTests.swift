@@ -172,7 +172,7 @@ import Testing
         let original = try TemporaryWorkspace.make("copy-source")
         var traced = WorkspaceTracesTests.trace("run-1", hash: "h1")
         traced.spans[1].rawZstd = Data([0x28, 0xB5, 0x2F, 0xFD, 0, 1, 2, 255])
-        _ = try original.importTraces([traced, WorkspaceTracesTests.trace("run-2", hash: "h2", answer: "7")])
+        _ = try original.traces.importTraces([traced, WorkspaceTracesTests.trace("run-2", hash: "h2", answer: "7")])
         try original.setSetting("theme", to: "dark")
         try original.recordHistory("trace list", source: .repl)
         let store = try open("copy")
@@ -207,13 +207,13 @@ import Testing
                 try WorkspaceEndpoint.sqlite(back).rows(sql, []) == WorkspaceEndpoint.sqlite(original).rows(sql, []),
                 "\(table.name)")
         }
-        #expect(try back.traceSummaries().map(\.externalID).sorted() == ["run-1", "run-2"])
+        #expect(try back.traces.traceSummaries().map(\.externalID).sorted() == ["run-1", "run-2"])
     }
 
     /// Rows held under the same ids with other values are left alone and counted, not overwritten.
     @Test func rowsTheDestinationHoldsOtherwiseAreCountedNotOverwritten() throws {
         let workspace = try TemporaryWorkspace.make("copy-differ")
-        _ = try workspace.importTraces([WorkspaceTracesTests.trace()])
+        _ = try workspace.traces.importTraces([WorkspaceTracesTests.trace()])
         let store = try open("differ")
         defer { store.close() }
         _ = try WorkspaceCopy.copy(from: .sqlite(workspace), to: .postgres(store), only: ["traces"])
@@ -233,7 +233,7 @@ import Testing
     /// once the usage is in.
     @Test func aTracesUsageCopiedAfterAReadMakesTheTraceReadAgain() throws {
         let workspace = try TemporaryWorkspace.make("copy-usage")
-        _ = try workspace.importTraces([WorkspaceTracesTests.trace()])
+        _ = try workspace.traces.importTraces([WorkspaceTracesTests.trace()])
         let store = try open("usage")
         defer { store.close() }
         let destination = TraceTables(store)

@@ -105,7 +105,7 @@ import Testing
 
     @Test func theTracesLinkedFromASourcesAnswersAreListed() throws {
         let workspace = try TemporaryWorkspace.make("evals")
-        let traces = try workspace.importTraces([
+        let traces = try workspace.traces.importTraces([
             WorkspaceTracesTests.trace("t1"), WorkspaceTracesTests.trace("t2"),
         ]).ids
         let inspect = try workspace.createEvalRun(Self.run(source: "inspect", key: "a.eval#arith"))

@@ -68,7 +68,7 @@ import Testing
         try Workspace.createOlder(path: path(), schemaVersion: 9)
         let reader = try Workspace(path: path(), access: .read)
         #expect(try reader.schemaVersion() == Workspace.migrationIdentifiers.count)
-        #expect(try reader.traceSummaries().isEmpty)
+        #expect(try reader.traces.traceSummaries().isEmpty)
     }
 
     /// v17 keeps a trace's models with it: a trace stored before then gets them from its spans.
@@ -92,7 +92,7 @@ import Testing
         }
         try queue.close()
         let workspace = try Workspace(path: path())
-        #expect(try workspace.traceSummaries().map(\.models) == [["claude-sonnet-4", "gpt-4o-mini"]])
+        #expect(try workspace.traces.traceSummaries().map(\.models) == [["claude-sonnet-4", "gpt-4o-mini"]])
     }
 
     /// Four openers queue for the write lock a third connection holds; GRDB reads the applied

@@ -135,7 +135,9 @@ extension BenchCommand {
             let acknowledged =
                 (sustainedCounts.acknowledged + latencyCounts.acknowledged + overloadCounts.acknowledged) * batch
                 + (abused?.acknowledgedSpans ?? 0)
-            let stored = try Workspace(path: directory + "/w.sqlite").traceSummaries().reduce(0) { $0 + $1.spanCount }
+            let stored = try Workspace(path: directory + "/w.sqlite").traces.traceSummaries().reduce(0) {
+                $0 + $1.spanCount
+            }
             let result = Result(
                 spanBytes: spanBytes, batch: batch, sustainedSpansPerSecond: throughput,
                 sustainedRequests: sustainedCounts.acknowledged, latencyRate: rate,

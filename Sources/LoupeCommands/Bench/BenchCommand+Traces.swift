@@ -80,7 +80,7 @@ extension BenchCommand {
                 let parseSeconds = clock.lap()
                 let records = read.map { TraceService.record($0.trace, sourceFile: file, encoded: $0.encoded) }
                 let recordSeconds = clock.lap()
-                _ = try Workspace(path: directory + "/phases.sqlite").importTraces(records)
+                _ = try Workspace(path: directory + "/phases.sqlite").traces.importTraces(records)
                 precondition(report.traces == read.count, "import and read disagree")
                 return (parseSeconds, recordSeconds, clock.lap())
             }()

@@ -113,7 +113,7 @@ package struct ProfileService: Sendable {
         let total = Double(max(1, sizes.reduce(0, +)))
         let key = try Self.sourceKey(files)
         // A file's disk is checked; a server's is the server's to mind.
-        if let file = profiles.database as? Workspace { try Self.checkSpace(for: files, besides: file.path) }
+        if let file = profiles.database.file { try Self.checkSpace(for: files, besides: file) }
         let title = name ?? Self.defaultName(paths)
         let readFailure = Mutex<(any Error)?>(nil)
         let infos = Mutex<[KinetoFileInfo]>([])
