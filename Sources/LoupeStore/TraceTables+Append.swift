@@ -13,6 +13,11 @@ extension TraceTables {
     /// scores, and the summary and metadata those spans alone give). A trace not stored yet is
     /// stored as it is. For a stored one (same format and external id):
     ///
+    /// * Spans that land after every stored span (most requests of an agent exporting its steps
+    ///   as they end) are added by ``appendAtEnd(_:trace:into:)`` in what they alone cost:
+    ///   lookups by key, their rows, the summary moved on. The rest of this list is the path of
+    ///   a request with a span that belongs before a stored one (a parent after its children, a
+    ///   span sent again), which reads the whole trace's columns.
     /// * Span rows are inserted; a span id already stored is replaced in place, keeping its
     ///   ordinal's slot; a span identical to the stored one is not written. A request sent twice
     ///   therefore writes nothing at all. No other span's payload or source is read or written.
@@ -144,6 +149,7 @@ extension TraceTables {
             try store([arrival], leaseKind: nil, into: sql, counts: &counts)
             return arrival.spans.count
         }
+        if let written = try appendAtEnd(arrival, trace: id, into: sql) { return written }
         let traceID = SQLValue.integer(id)
         // The narrow read: what orders the trace and sums it, in stored (tree) order.
         var nodes = try Columns(trace: id, sql)
@@ -190,8 +196,8 @@ extension TraceTables {
                 nextOrdinal += 1
             }
         }
-        let before = JSONValue.parseObject(trace.text("metadata_json"))
-        let after = before.merging(JSONValue.parseObject(arrival.metadataJSON)) { _, new in new }
+        let before = JSONValue.objectIn(trace.text("metadata_json"))
+        let after = before.merging(JSONValue.objectIn(arrival.metadataJSON)) { _, new in new }
         if written.isEmpty && after == before { return 0 }
 
         // Tree order over every span, stored and arriving, from their columns.
@@ -314,25 +320,7 @@ extension TraceTables {
             try sql.execute("DELETE FROM trace_model_usage WHERE trace_id = ?", [traceID])
             try sql.execute(usageOf(traces: 1), [traceID])
         }
-        if !arrival.scores.isEmpty {
-            var kept = try sql.execute(
-                "SELECT scorer, value_json, answer, explanation FROM trace_scores WHERE trace_id = ?", [traceID]
-            ).map { $0.values }
-            var rows: [[SQLValue]] = []
-            for score in arrival.scores {
-                let row: [SQLValue] = [
-                    .text(score.scorer), .text(score.valueJSON), SQLValue(score.answer), SQLValue(score.explanation),
-                ]
-                if let at = kept.firstIndex(of: row) {
-                    kept.remove(at: at)
-                } else {
-                    rows.append([traceID] + row)
-                }
-            }
-            try sql.insertRows(
-                into: "trace_scores", columns: ["trace_id", "scorer", "value_json", "answer", "explanation"], rows: rows
-            )
-        }
+        try addScores(arrival.scores, trace: id, into: sql)
         return written.count + moves.count
     }
 
@@ -349,12 +337,5 @@ extension TraceTables {
             SQLValue(r.cacheWriteTokens), SQLValue(r.reasoningTokens), SQLValue(r.cost), SQLValue(r.toolName),
             .text(span.payloadJSON), SQLValue(span.rawZstd),
         ]
-    }
-}
-
-extension JSONValue {
-    /// The object `text` holds; empty when it holds none.
-    fileprivate static func parseObject(_ text: String?) -> JSONObject {
-        text.flatMap { try? JSONValue.parse($0) }?.object ?? [:]
     }
 }

@@ -633,6 +633,14 @@ extension Workspace {
                     END
                     """)
         }
+        migrator.registerMigration("v26: spans found by id and by parent, for appends") { db in
+            // A receiver adding a span to a trace of thousands asks where it goes: is its id
+            // stored, is its parent, does a stored span wait for it. Without these each question
+            // read every row of the trace, so a trace arriving a span a request cost its spans
+            // squared (TraceTables.appendSpans).
+            try db.create(index: "spans_by_span_id", on: "spans", columns: ["trace_id", "span_id"])
+            try db.create(index: "spans_by_parent", on: "spans", columns: ["trace_id", "parent_span_id"])
+        }
         return migrator
     }()
 

@@ -164,6 +164,48 @@ import Testing
         }
     }
 
+    /// Spans sent in tree order (each after its parent and its earlier siblings) each land after
+    /// every stored span, the path that moves the summary on instead of reading the trace: the
+    /// trace is still the one imported whole, and so after a span sent again and a late parent.
+    func checkSpansInTreeOrderMatchOneImport(_ make: (String) throws -> TraceTables) async throws {
+        let spans = try Self.spans(300)
+        let whole = try make("whole")
+        try await Self.ingest([spans], into: whole)
+        let expected = try Stored(whole)
+        let place = Dictionary(uniqueKeysWithValues: expected.rows.map { ($0.spanID, $0.ordinal) })
+        let inOrder = spans.sorted { place[$0.span.spanID]! < place[$1.span.spanID]! }
+        for size in [1, 7] {
+            let grown = try make("ordered\(size)")
+            // Span 5 held back, so that its children wait for it until it comes last.
+            let held = spans[5].span.spanID
+            let sent = inOrder.filter { $0.span.spanID != held } + [spans[5], spans[9]]
+            try await Self.ingest(
+                stride(from: 0, to: sent.count, by: size).map { Array(sent[$0..<min(sent.count, $0 + size)]) },
+                into: grown)
+            let got = try Stored(grown)
+            #expect(got.summary == expected.summary, "batches of \(size)")
+            #expect(got.rows == expected.rows, "batches of \(size)")
+            #expect(got.payloads == expected.payloads, "batches of \(size)")
+            #expect(got.scores == expected.scores, "batches of \(size)")
+            #expect(got.metadata == expected.metadata, "batches of \(size)")
+            #expect(got.usage.map(Self.rounded) == expected.usage.map(Self.rounded), "batches of \(size)")
+            #expect(got.trace == expected.trace, "batches of \(size)")
+        }
+    }
+
+    @Test func spansSentInTreeOrderStoreTheTraceImportedWholeOnSQLite() async throws {
+        try await checkSpansInTreeOrderMatchOneImport { TraceTables(try Self.workspace($0)) }
+    }
+
+    @Test func spansSentInTreeOrderStoreTheTraceImportedWholeOnPostgreSQL() async throws {
+        let cluster = try PostgresCluster.shared
+        try await checkSpansInTreeOrderMatchOneImport { label in
+            let url = try PostgresURL(
+                cluster.url(try cluster.database("order-\(label)-\(UUID().uuidString.prefix(8))")), environment: [:])
+            return TraceTables(try PostgresStore.open(url))
+        }
+    }
+
     @Test func aTraceStillArrivingSaysHowManySpansAwaitTheirParent() async throws {
         let spans = try Self.spans(50)
         let tables = TraceTables(try Self.workspace("w"))

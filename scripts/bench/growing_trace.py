@@ -8,7 +8,12 @@ an agent session exports them), and at each size posts REPEATS one-span requests
 time, printing the median and the worst milliseconds per request. Before the append (F-3) each
 request re-read and rewrote the whole trace in the one writer, and every other client waited.
 
+With --one-by-one N it sends a trace of N spans one span a request instead (children as they
+end, the root last, as an exporter sends them) and prints the milliseconds per span of the first
+and the last 500 requests: when a request costs what its own span costs, the two agree.
+
 Usage: scripts/bench/growing_trace.py [--loupe .build/release/loupe] [--sizes 1000,5000,20000] [--repeats 20]
+       scripts/bench/growing_trace.py [--loupe .build/release/loupe] --one-by-one 5000
 """
 import argparse
 import json
@@ -57,11 +62,25 @@ def post(address, data):
     return (time.monotonic() - started) * 1000
 
 
+def one_by_one(address, count, window=500):
+    """Sends spans 1..count-1 then the root, one a request; prints the cost per span at each end."""
+    order = list(range(1, count)) + [0]
+    times = [post(address, body([span(number)])) for number in order]
+    window = min(window, count // 2)
+    print(f"{count} spans, one a request, {sum(times) / 1000:.1f} s in all")
+    for label, part in (("first", times[:window]), ("last", times[-window:])):
+        print(f"{label:>5} {window}: median {statistics.median(part):.2f} ms, mean {statistics.mean(part):.2f} ms, "
+              f"worst {max(part):.1f} ms a span", flush=True)
+    return 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--loupe", default=os.path.join(ROOT, ".build/release/loupe"))
     parser.add_argument("--sizes", default="1000,5000,20000")
     parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--one-by-one", type=int, default=0, metavar="N",
+                        help="send a trace of N spans one span a request; print the first and last 500's cost")
     options = parser.parse_args()
     sizes = [int(size) for size in options.sizes.split(",")]
     folder = tempfile.mkdtemp(prefix="loupe-grow-")
@@ -71,6 +90,8 @@ def main():
     try:
         first = process.stdout.readline()
         address = next(word for word in first.split() if word.startswith("http://"))
+        if options.one_by_one:
+            return one_by_one(address, options.one_by_one)
         stored = 0
         print(f"{'spans':>7}  {'median ms':>9}  {'worst ms':>8}")
         for size in sizes:
