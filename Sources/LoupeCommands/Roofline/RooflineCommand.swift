@@ -11,7 +11,7 @@ struct RooflineCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "roofline",
         abstract: "Measure this machine's compute and bandwidth ceilings.",
-        subcommands: [Measure.self, ImportNCU.self, Show.self, Compare.self, Export.self]
+        subcommands: [Measure.self, ImportNCU.self, Show.self, Compare.self, Export.self, Forward.self]
     )
 
     struct Measure: LoupeCommand {

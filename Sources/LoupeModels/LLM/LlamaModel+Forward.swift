@@ -29,12 +29,12 @@ extension LlamaModel {
     /// Reads `tokens` after what `cache` holds (a prefill of many tokens, or one decode step) and
     /// returns the logits `logits` asks for.
     package func forward(
-        _ tokens: [Int32], cache: inout LlamaKVCache, logits: LlamaLogits = .last
+        _ tokens: [Int32], cache: inout LlamaKVCache, logits: LlamaLogits = .last, profile: OperationProfile? = nil
     ) throws(ModelError) -> Tensor {
         var caches = [cache]
         cache = LlamaKVCache(layers: 0, keyValueWidth: 0, capacity: 0)  // the one copy lives in `caches`
         defer { cache = caches[0] }
-        return try forward([tokens], caches: &caches, logits: logits)[0]
+        return try forward([tokens], caches: &caches, logits: logits, profile: profile)[0]
     }
 
     /// Reads new tokens for several sequences in one pass: sequence b's `tokens[b]` go after what
@@ -46,11 +46,16 @@ extension LlamaModel {
     /// that sequence's own cache. A sequence with no new tokens is left as it is and gets a
     /// `[0, vocabulary]` tensor.
     ///
+    /// With `profile`, each operation (named in ``LlamaModel/Operation``) is timed and its analytic
+    /// FLOPs and bytes added (see `LlamaModel+Cost.swift`), each layer a scope: what the Roofline
+    /// panel places.
+    ///
     /// - Returns: per sequence, its logits as `logits` asks (`[1 or count, vocabulary]`).
     /// - Throws: ``ModelError`` for an id outside the vocabulary or more tokens than a cache has
     ///   room for, before any cache changes.
     package func forward(
-        _ tokens: [[Int32]], caches: inout [LlamaKVCache], logits: LlamaLogits = .last
+        _ tokens: [[Int32]], caches: inout [LlamaKVCache], logits: LlamaLogits = .last,
+        profile: OperationProfile? = nil
     ) throws(ModelError) -> [Tensor] {
         precondition(tokens.count == caches.count, "\(tokens.count) sequences for \(caches.count) caches")
         let vocabulary = configuration.vocabularySize
@@ -72,12 +77,16 @@ extension LlamaModel {
             }
         }
         let batch = Batch(tokens: tokens, caches: caches)
-        var x = embed(batch)
+        var x = OperationProfile.measure(profile, Operation.embedding.rawValue, embeddingCost(rows: batch.rows)) {
+            embed(batch)
+        }
         for (index, layer) in layers.enumerated() {
-            x = run(layer, index: index, on: x, batch: batch, caches: &caches)
+            x = OperationProfile.scope(profile, "layer \(index)") {
+                run(layer, index: index, on: x, batch: batch, caches: &caches, profile: profile)
+            }
         }
         for b in caches.indices { caches[b].advance(by: tokens[b].count) }
-        return project(x, batch: batch, logits: logits)
+        return project(x, batch: batch, logits: logits, profile: profile)
     }
 
     /// Where each sequence's new tokens sit among the packed rows, and their positions.
@@ -130,35 +139,68 @@ extension LlamaModel {
     /// One decoder block over all rows: `h = x + attention(…)`, then `h + FFN(…)`. The residual
     /// stream in and out is `[rows, width]`.
     private func run(
-        _ layer: Layer, index: Int, on x: Tensor, batch: Batch, caches: inout [LlamaKVCache]
+        _ layer: Layer, index: Int, on x: Tensor, batch: Batch, caches: inout [LlamaKVCache],
+        profile: OperationProfile?
     ) -> Tensor {
         let width = configuration.width
         let keyValueWidth = configuration.keyValueWidth
-        var qkv = layer.queryKeyValue.apply(
-            Self.rmsNorm(x, weight: layer.attentionNorm, epsilon: configuration.rmsEpsilon), threads: threads)
-        applyRoPE(&qkv, positions: batch.positions)
+        let rows = batch.rows
+        let normCost = rmsNormCost(rows: rows)
+        let normalized = OperationProfile.measure(profile, Operation.rmsNorm.rawValue, normCost) {
+            Self.rmsNorm(x, weight: layer.attentionNorm, epsilon: configuration.rmsEpsilon)
+        }
+        var qkv = OperationProfile.measure(
+            profile, Operation.queryKeyValue.rawValue, layer.queryKeyValue.cost(tokens: rows)
+        ) { layer.queryKeyValue.apply(normalized, threads: threads) }
+        OperationProfile.measure(profile, Operation.rope.rawValue, ropeCost(rows: rows)) {
+            applyRoPE(&qkv, positions: batch.positions)
+        }
         let stride = qkv.columns
-        for b in caches.indices where batch.lengths[b] > 0 {
-            for row in batch.starts[b]..<(batch.starts[b] + batch.lengths[b]) {
-                let base = row * stride + width
-                caches[b].keys[index].append(contentsOf: qkv.storage[base..<(base + keyValueWidth)])
-                caches[b].values[index].append(
-                    contentsOf: qkv.storage[(base + keyValueWidth)..<(base + 2 * keyValueWidth)])
+        OperationProfile.measure(profile, Operation.cacheAppend.rawValue, cacheAppendCost(rows: rows)) {
+            for b in caches.indices where batch.lengths[b] > 0 {
+                for row in batch.starts[b]..<(batch.starts[b] + batch.lengths[b]) {
+                    let base = row * stride + width
+                    caches[b].keys[index].append(contentsOf: qkv.storage[base..<(base + keyValueWidth)])
+                    caches[b].values[index].append(
+                        contentsOf: qkv.storage[(base + keyValueWidth)..<(base + 2 * keyValueWidth)])
+                }
             }
         }
         var context = Tensor(zeros: [batch.rows, width])
-        for b in caches.indices where batch.lengths[b] > 0 {
-            attend(qkv: qkv, sequence: b, batch: batch, cache: caches[b], layer: index, into: &context)
+        OperationProfile.measure(profile, Operation.attention.rawValue, attentionCost(batch)) {
+            for b in caches.indices where batch.lengths[b] > 0 {
+                attend(qkv: qkv, sequence: b, batch: batch, cache: caches[b], layer: index, into: &context)
+            }
         }
-        var h = layer.attentionOutput.apply(context, threads: threads)
-        Kernels.add(&h, x)
-        let gateUp = layer.gateUp.apply(
-            Self.rmsNorm(h, weight: layer.feedForwardNorm, epsilon: configuration.rmsEpsilon), threads: threads)
+        var h = OperationProfile.measure(
+            profile, Operation.attentionOutput.rawValue, layer.attentionOutput.cost(tokens: rows)
+        ) { layer.attentionOutput.apply(context, threads: threads) }
+        let addCost = KernelCost.add(count: rows * width)
+        OperationProfile.measure(profile, Operation.residual.rawValue, addCost) { Kernels.add(&h, x) }
+        let normalizedH = OperationProfile.measure(profile, Operation.rmsNorm.rawValue, normCost) {
+            Self.rmsNorm(h, weight: layer.feedForwardNorm, epsilon: configuration.rmsEpsilon)
+        }
+        let gateUp = OperationProfile.measure(profile, Operation.gateUp.rawValue, layer.gateUp.cost(tokens: rows)) {
+            layer.gateUp.apply(normalizedH, threads: threads)
+        }
         let hidden = configuration.feedForwardWidth
         var activation = Tensor(zeros: [batch.rows, hidden])
+        OperationProfile.measure(profile, Operation.swiGLU.rawValue, swiGLUCost(rows: rows)) {
+            swiGLU(gateUp, into: &activation, rows: rows)
+        }
+        var output = OperationProfile.measure(profile, Operation.down.rawValue, layer.down.cost(tokens: rows)) {
+            layer.down.apply(activation, threads: threads)
+        }
+        OperationProfile.measure(profile, Operation.residual.rawValue, addCost) { Kernels.add(&output, h) }
+        return output
+    }
+
+    /// `silu(gate) ⊙ up` for each row of the fused gate·up output `[rows, 2 · hidden]`.
+    private func swiGLU(_ gateUp: Tensor, into activation: inout Tensor, rows: Int) {
+        let hidden = configuration.feedForwardWidth
         gateUp.storage.withUnsafeBufferPointer { gu in
             activation.storage.withUnsafeMutableBufferPointer { out in
-                for row in 0..<batch.rows {
+                for row in 0..<rows {
                     let gate = gu.baseAddress! + row * 2 * hidden
                     let up = gate + hidden
                     let target = out.baseAddress! + row * hidden
@@ -169,9 +211,6 @@ extension LlamaModel {
                 }
             }
         }
-        var output = layer.down.apply(activation, threads: threads)
-        Kernels.add(&output, h)
-        return output
     }
 
     /// Causal grouped-query attention of sequence `b`'s new rows against its cache (which already
@@ -299,7 +338,7 @@ extension LlamaModel {
     }
 
     /// The final RMSNorm and the head on the rows `logits` asks for, split per sequence.
-    private func project(_ x: Tensor, batch: Batch, logits: LlamaLogits) -> [Tensor] {
+    private func project(_ x: Tensor, batch: Batch, logits: LlamaLogits, profile: OperationProfile?) -> [Tensor] {
         let width = configuration.width
         var selected: [Int] = []
         var counts: [Int] = []
@@ -314,8 +353,12 @@ extension LlamaModel {
             gathered.storage.replaceSubrange(
                 (index * width)..<((index + 1) * width), with: x.storage[(row * width)..<((row + 1) * width)])
         }
-        let all = head.apply(
-            Self.rmsNorm(gathered, weight: outputNorm, epsilon: configuration.rmsEpsilon), threads: threads)
+        let normalized = OperationProfile.measure(
+            profile, Operation.rmsNorm.rawValue, rmsNormCost(rows: selected.count)
+        ) { Self.rmsNorm(gathered, weight: outputNorm, epsilon: configuration.rmsEpsilon) }
+        let all = OperationProfile.measure(profile, Operation.head.rawValue, head.cost(tokens: selected.count)) {
+            head.apply(normalized, threads: threads)
+        }
         let vocabulary = configuration.vocabularySize
         var results: [Tensor] = []
         var offset = 0
