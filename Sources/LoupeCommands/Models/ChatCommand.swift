@@ -13,7 +13,8 @@ struct ChatCommand: LoupeCommand {
         abstract: "Talk with the local model (SmolLM2-135M-Instruct): readline, streaming answers.",
         discussion: """
             Each line you type is a user turn; the model answers with the whole conversation as its \
-            prompt (the chat template with its default system turn). /system TEXT sets the system \
+            prompt (the chat template with its default system turn); the keys and values of the \
+            conversation so far are kept, so each turn reads only its new tokens. /system TEXT sets the system \
             turn and starts over, /reset forgets the conversation, /exit (or ctrl+d) leaves; ctrl+c \
             stops an answer. Lines are kept in readline's memory for this session only: nothing you \
             type is written to a history file. With non-terminal input, each line is a turn.
@@ -30,6 +31,8 @@ struct ChatCommand: LoupeCommand {
         let interactive = isatty(STDIN_FILENO) == 1
         var system = self.system
         var messages: [ChatMessage] = []
+        // The conversation's keys and values: each turn's prompt extends the last one's.
+        var promptCache = PromptCache()
         if interactive {
             loupe_rl_set_name("loupe-chat")
             context.print(
@@ -43,6 +46,7 @@ struct ChatCommand: LoupeCommand {
             if typed == "/exit" || typed == "/quit" { break }
             if typed == "/reset" {
                 messages = []
+                promptCache.reset()
                 context.print("(the conversation is forgotten)")
                 continue
             }
@@ -50,6 +54,7 @@ struct ChatCommand: LoupeCommand {
                 let text = typed.dropFirst("/system".count).trimmingWhitespace()
                 system = text.isEmpty ? nil : text
                 messages = []
+                promptCache.reset()
                 context.print(
                     system == nil ? "(the model's own system turn, a new conversation)" : "(a new conversation)")
                 continue
@@ -62,7 +67,7 @@ struct ChatCommand: LoupeCommand {
                 turn, work: "an answer was being generated", advice: "ask again")
             let generation = try answer {
                 try generator.generate(
-                    prompt: prompt, options: options, isCancelled: { turn.isCancelled },
+                    prompt: prompt, options: options, reusing: &promptCache, isCancelled: { turn.isCancelled },
                     onText: { text, _ in context.output.write(terminalSafe(text)) })
             }
             context.print()

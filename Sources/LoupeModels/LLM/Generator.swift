@@ -38,6 +38,9 @@ package struct GeneratedToken: Sendable, Equatable {
 /// How long a generation took, the way llama.cpp's `timings` report it.
 package struct GenerationTimings: Sendable, Equatable, Codable {
     package var promptTokens: Int
+    /// The prompt's first tokens whose keys and values a ``PromptCache`` already held (an earlier
+    /// chat turn's): only the rest were prefilled.
+    package var cachedPromptTokens = 0
     package var generatedTokens: Int
     /// From the start to the first generated token chosen: the prefill and one sampling.
     package var timeToFirstTokenSeconds: Double
@@ -45,8 +48,11 @@ package struct GenerationTimings: Sendable, Equatable, Codable {
     /// The decode steps after the first token (each one forward pass of one token and a choice).
     package var decodeSeconds: Double
 
+    /// The prompt tokens this generation read (those the cache did not hold already).
+    package var prefilledTokens: Int { promptTokens - cachedPromptTokens }
+
     package var prefillTokensPerSecond: Double {
-        prefillSeconds > 0 ? Double(promptTokens) / prefillSeconds : 0
+        prefillSeconds > 0 ? Double(prefilledTokens) / prefillSeconds : 0
     }
     /// Tokens after the first over the time their steps took (the first one comes with the prefill).
     package var decodeTokensPerSecond: Double {
@@ -64,6 +70,51 @@ package struct Generation: Sendable {
     /// The stop string that ended it (``StopReason/word``).
     package var stoppingWord: String?
     package var timings: GenerationTimings
+}
+
+/// A sequence's key/value cache and the tokens it holds, kept from one generation to the next (a
+/// chat's turns): a prompt that starts with the same tokens prefills only the rest.
+///
+/// The cache holds the prompt and every generated token that was read back (not the last one,
+/// which no pass read). A new prompt keeps the longest common prefix (at least one token is
+/// always read again, for its logits) and forgets the rest.
+package struct PromptCache: Sendable {
+    /// The tokens whose keys and values `cache` holds, in order.
+    package private(set) var tokens: [Int32] = []
+    var cache: LlamaKVCache?
+
+    package init() {}
+
+    /// Forgets everything (a new conversation).
+    package mutating func reset() {
+        tokens = []
+        cache = nil
+    }
+
+    /// A cache for `prompt` in a context of `context` tokens, holding the longest prefix of
+    /// `prompt` it can reuse (short of its last token); returns it and that prefix's length.
+    mutating func take(for prompt: [Int32], context: Int, model: LlamaModel) throws(ModelError)
+        -> (LlamaKVCache, Int)
+    {
+        var shared = 0
+        let limit = min(tokens.count, prompt.count - 1)
+        while shared < limit && tokens[shared] == prompt[shared] { shared += 1 }
+        guard shared > 0, var kept = cache else {
+            reset()
+            return (try model.makeCache(context: context), 0)
+        }
+        cache = nil
+        kept.truncate(to: shared)
+        tokens.removeSubrange(shared...)
+        return (kept.resized(capacity: context), shared)
+    }
+
+    /// Keeps `cache`, which holds `tokens`, for the next generation.
+    mutating func keep(_ cache: LlamaKVCache, holding tokens: [Int32]) {
+        precondition(cache.count == tokens.count, "a cache of \(cache.count) tokens kept as \(tokens.count)")
+        self.cache = cache
+        self.tokens = tokens
+    }
 }
 
 /// Generates text with a model and its tokenizer, one token at a time, streaming the text as it
@@ -98,6 +149,20 @@ package struct Generator: Sendable {
         prompt: [Int32], options: GenerationOptions, isCancelled: () -> Bool = { false },
         onText: (String, GeneratedToken?) -> Void = { _, _ in }
     ) throws(ModelError) -> Generation {
+        var fresh = PromptCache()
+        return try generate(
+            prompt: prompt, options: options, reusing: &fresh, isCancelled: isCancelled, onText: onText)
+    }
+
+    /// `generate(prompt:options:isCancelled:onText:)` reading only the part of `prompt` that
+    /// `promptCache` does not hold already (a chat's earlier turns), and leaving in it the prompt
+    /// and the answer for the next turn. In `.f32` the logits are a fresh prefill's within float
+    /// rounding (attention sums the same terms in blocks of other sizes); in `.q8` that rounding
+    /// can flip an activation's 8-bit level, and they agree within q8's own noise (PromptCacheTests).
+    package func generate(
+        prompt: [Int32], options: GenerationOptions, reusing promptCache: inout PromptCache,
+        isCancelled: () -> Bool = { false }, onText: (String, GeneratedToken?) -> Void = { _, _ in }
+    ) throws(ModelError) -> Generation {
         if let problem = options.sampling.problem { throw ModelError(file: model.fileName, message: problem) }
         guard !prompt.isEmpty else { throw ModelError(file: model.fileName, message: "the prompt has no tokens") }
         let limit = model.configuration.contextLength
@@ -109,7 +174,11 @@ package struct Generator: Sendable {
                     "a prompt of \(prompt.count) tokens leaves no room to generate in a context of \(context) tokens"
                     + (context < limit ? " (ask for a larger context, up to \(limit))" : ""))
         }
-        var cache = try model.makeCache(context: context)
+        let taken = try promptCache.take(for: prompt, context: context, model: model)
+        var cache = taken.0
+        let cached = taken.1
+        var read = Array(prompt.prefix(cached))
+        defer { promptCache.keep(cache, holding: read) }
         var sampler = Sampler(options.sampling)
         var decoder = BPETokenizer.StreamDecoder(tokenizer)
         var stops = StopStrings(options.stops)
@@ -121,7 +190,9 @@ package struct Generator: Sendable {
         let budget = min(options.maxTokens, context - prompt.count)
 
         let start = DispatchTime.now().uptimeNanoseconds
-        var logits = try model.forward(prompt, cache: &cache, logits: .last)
+        let fresh = Array(prompt[cached...])
+        var logits = try model.forward(fresh, cache: &cache, logits: .last)
+        read += fresh
         let prefilled = DispatchTime.now().uptimeNanoseconds
         var firstChosen = prefilled
         while tokens.count < budget {
@@ -149,6 +220,7 @@ package struct Generator: Sendable {
             }
             guard tokens.count < budget else { break }
             logits = try model.forward([id], cache: &cache, logits: .last)
+            read.append(id)
         }
         if word == nil {
             let (released, stop) = stops.feed(decoder.finish())
@@ -162,7 +234,7 @@ package struct Generator: Sendable {
         }
         let end = DispatchTime.now().uptimeNanoseconds
         let timings = GenerationTimings(
-            promptTokens: prompt.count, generatedTokens: tokens.count,
+            promptTokens: prompt.count, cachedPromptTokens: cached, generatedTokens: tokens.count,
             timeToFirstTokenSeconds: Double(firstChosen - start) / 1e9, prefillSeconds: Double(prefilled - start) / 1e9,
             decodeSeconds: Double(end - firstChosen) / 1e9)
         return Generation(

@@ -34,6 +34,17 @@ package struct LlamaKVCache: Sendable {
         count = length
     }
 
+    /// The same keys and values in a context of `capacity` tokens (at least those it holds): a
+    /// conversation's cache grows as its turns do.
+    func resized(capacity: Int) -> LlamaKVCache {
+        precondition(capacity >= count, "a context of \(capacity) for a cache of \(count) tokens")
+        var copy = LlamaKVCache(layers: keys.count, keyValueWidth: keyValueWidth, capacity: capacity)
+        copy.keys = keys
+        copy.values = values
+        copy.count = count
+        return copy
+    }
+
     /// Records that `tokens` more tokens were appended to every layer.
     mutating func advance(by tokens: Int) {
         count += tokens
