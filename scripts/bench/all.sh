@@ -18,7 +18,7 @@
 # .venv-bench on first use.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-benches=(${BENCHES:-embed retrieval retrieval-scale kernels sae hnsw traces})
+benches=(${BENCHES:-embed retrieval retrieval-scale kernels sae hnsw traces generate})
 rounds=${ROUNDS:-2}
 out=${OUT:-.bench-data/all}
 records=${RECORDS:-docs/bench-records}
@@ -30,7 +30,9 @@ else
 fi
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
 commit=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- Sources Package.swift scripts || echo "+changes")
-swift build -c release --product loupe >&2
+# LOUPE_BIN: a release loupe built elsewhere (its own --scratch-path), which the scripts that take
+# it run instead of .build/release/loupe; the build here is skipped then.
+[ -n "${LOUPE_BIN:-}" ] || swift build -c release --product loupe >&2
 for round in $(seq 1 "$rounds"); do
   order=("${benches[@]}")
   if [ $((round % 2)) -eq 0 ]; then

@@ -11,12 +11,14 @@ repeats=${REPEATS:-3}
 model=${LOUPE_MODELS:-$HOME/.cache/loupe/models}/SmolLM2-135M-Instruct/SmolLM2-135M-Instruct.Q4_1.gguf
 [ -f "$model" ] || scripts/fetch-smollm2
 llama_bench=$(scripts/bench/llama-cpp.sh)
-[ -x .build/release/loupe ] || swift build -c release --product loupe
+# LOUPE_BIN: a release loupe built elsewhere (e.g. with --scratch-path); .build/release/loupe else.
+loupe=${LOUPE_BIN:-.build/release/loupe}
+[ -x "$loupe" ] || swift build -c release --product loupe
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 for round in $(seq 1 "$rounds"); do
   run_loupe() {
-    .build/release/loupe --workspace "$scratch/bench.sqlite" bench generate --json --repeats "$repeats" \
+    "$loupe" --workspace "$scratch/bench.sqlite" bench generate --json --repeats "$repeats" \
       --threads 1,2 > "$scratch/loupe.$round.json"
   }
   run_llama() {
@@ -36,14 +38,18 @@ def llama(kind, threads, key):
         for row in json.load(open(f"{scratch}/llama-{kind}.{r}.json")):
             if row["n_threads"] == threads:
                 values.append(row[key])
-    return statistics.median(values)
+    return statistics.median_low(values)  # one round's figure, never the mean of two
 result = {"bench": "generate", "rounds": rounds, "weight_bytes": loupe[0]["weight_bytes"],
           "peak_rss_mb": max(l["peak_rss_megabytes"] for l in loupe), "threads": []}
 print(f"SmolLM2-135M-Instruct Q4_1, median of {rounds} rounds × {loupe[0]['repeats']} runs")
 for i, row in enumerate(loupe[0]["rows"]):
     t = row["threads"]
+    # The median round by decode speed (the lower middle one for an even count): every figure
+    # from that one round, never the mean of two rounds' fields.
+    ranked = sorted(loupe, key=lambda l: l["rows"][i]["decode_tokens_per_second"])
+    middle = ranked[(len(ranked) - 1) // 2]["rows"][i]
     def ours(key):
-        return statistics.median(l["rows"][i][key] for l in loupe)
+        return middle[key]
     pp, tg = ours("prefill_tokens_per_second"), ours("decode_tokens_per_second")
     share, bandwidth = ours("decode_share_of_memory_bound"), ours("memory_bandwidth_g_bs")
     lpp, ltg = llama("pp", t, "avg_ts"), llama("tg", t, "avg_ts")

@@ -122,9 +122,25 @@ def hnsw(r, load):
             builds[fastest], "s", load, higher=False, note="target ≤ 0.5× hnswlib's")
 
 
+def generate(r, load):
+    # scripts/bench/generate.sh: llama-bench's pp512 and tg128 at depth 512, per thread count.
+    peer = "llama.cpp (llama-bench)"
+    for t in r["threads"]:
+        n = t["threads"]
+        threads = f"{n} thread{'s' if n != 1 else ''}"
+        add(f"SmolLM2-135M Q4_1 prefill, 512 tokens, {threads}", t["loupe_prefill"], peer, t["llama_prefill"],
+            "tokens/s", load, note="target 3×")
+        add(f"SmolLM2-135M Q4_1 decode, 128 tokens at depth 512, {threads}", t["loupe_decode"], peer,
+            t["llama_decode"], "tokens/s", load,
+            note=f"{t['decode_share_of_memory_bound'] * 100:.0f}% of the memory bound "
+                 f"({t['memory_bandwidth_gbs']:.1f} GB/s triad); target 2× and 60%")
+    add("SmolLM2-135M peak RSS, pp512 then tg128", r["peak_rss_mb"], "", None, "MB", load, higher=False,
+        note=f"GGUF tensors {r['weight_bytes'] / 1e6:.1f} MB; target ≤ the GGUF + the KV cache (29.5 MB) + 60 MB")
+
+
 seen = collections.Counter()
 readers = {"embed": embed, "retrieval": retrieval, "retrieval-scale": retrieval_scale, "kernels": kernels, "sae": sae,
-           "hnsw": hnsw, "traces": traces}
+           "hnsw": hnsw, "traces": traces, "generate": generate}
 for path in sorted(glob.glob(os.path.join(out, "*.json"))):
     bench = os.path.basename(path).rsplit(".", 2)[0]
     seen[bench] += 1

@@ -15,8 +15,9 @@ extension BenchCommand {
             discussion: """
                 As llama-bench runs pp512 and tg128: a prefill of --prompt-tokens random token ids in one \
                 pass, then --generate-tokens decode steps of one token each after it (so decode reads a \
-                KV cache of the prompt's depth), each forward pass alone (no sampling), the median of \
-                --repeats runs, for each --threads count. Also: time to first token (the prefill and one \
+                KV cache of the prompt's depth), each forward pass alone (no sampling), for each --threads \
+                count. Of --repeats runs, the median run by wall time is reported (the lower middle one \
+                for an even count), all its figures from that one run. Also: time to first token (the prefill and one \
                 greedy choice), peak RSS, and decode's bytes read per token (every weight once, the KV \
                 cache at its depth) against the DRAM bandwidth measured now (a triad over 1 GiB): the \
                 share of the memory bound decode reaches. scripts/bench/generate.sh runs llama.cpp's \
@@ -55,6 +56,13 @@ extension BenchCommand {
             var rows: [Row]
         }
 
+        /// The index of the median of `times`: the lower middle one for an even count, so the
+        /// figures reported are one run's, never the mean of two.
+        static func medianRun(_ times: [UInt64]) -> Int {
+            let order = times.indices.sorted { times[$0] < times[$1] }
+            return order[(order.count - 1) / 2]
+        }
+
         func validate() throws {
             if promptTokens < 1 || generateTokens < 1 || promptTokens + generateTokens > 8192 {
                 throw ValidationError("--prompt-tokens and --generate-tokens: at least 1 each, 8192 in all")
@@ -85,9 +93,7 @@ extension BenchCommand {
             for count in counts {
                 var model = generator.model
                 model.threads = count
-                var prefill: [Double] = []
-                var decode: [Double] = []
-                var firstToken: [Double] = []
+                var runs: [(prefill: Double, decode: Double, firstToken: Double, nanoseconds: UInt64)] = []
                 for run in 0...repeats {
                     var cache = try model.makeCache(context: promptTokens + generateTokens)
                     let start = DispatchTime.now().uptimeNanoseconds
@@ -99,11 +105,15 @@ extension BenchCommand {
                     for id in ids.dropFirst(promptTokens) { _ = try model.forward([id], cache: &cache, logits: .last) }
                     let decoded = DispatchTime.now().uptimeNanoseconds
                     guard run > 0 else { continue }  // the first run warms caches and pages in the file
-                    prefill.append(Double(promptTokens) / (Double(prefilled - start) / 1e9))
-                    decode.append(Double(generateTokens) / (Double(decoded - chosen) / 1e9))
-                    firstToken.append(Double(chosen - start) / 1e6)
+                    runs.append(
+                        (
+                            Double(promptTokens) / (Double(prefilled - start) / 1e9),
+                            Double(generateTokens) / (Double(decoded - chosen) / 1e9), Double(chosen - start) / 1e6,
+                            decoded - start
+                        ))
                 }
-                measured.append((count, Stats(prefill).median, Stats(decode).median, Stats(firstToken).median))
+                let median = Self.medianRun(runs.map(\.nanoseconds))
+                measured.append((count, runs[median].prefill, runs[median].decode, runs[median].firstToken))
             }
             // Before the bandwidth probe, whose 1 GiB of arrays would count otherwise.
             let peakRSS = BenchCommand.peakRSSMegabytes(of: getpid())
