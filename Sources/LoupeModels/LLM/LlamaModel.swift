@@ -181,27 +181,8 @@ enum LlamaLinear: Sendable {
             let total = outputs
             var y = Tensor(zeros: [rows, total])
             guard rows > 0 else { return y }
-            if parts.count == 1 {
-                y.storage.withUnsafeMutableBufferPointer {
-                    parts[0].multiply(activations, into: $0.baseAddress!, threads: threads)
-                }
-                return y
-            }
-            var column = 0
-            for part in parts {
-                var scratch = [Float](repeating: 0, count: rows * part.rows)
-                scratch.withUnsafeMutableBufferPointer {
-                    part.multiply(activations, into: $0.baseAddress!, threads: threads)
-                }
-                scratch.withUnsafeBufferPointer { source in
-                    y.storage.withUnsafeMutableBufferPointer { out in
-                        for row in 0..<rows {
-                            (out.baseAddress! + row * total + column).update(
-                                from: source.baseAddress! + row * part.rows, count: part.rows)
-                        }
-                    }
-                }
-                column += part.rows
+            y.storage.withUnsafeMutableBufferPointer {
+                QuantizedMatrix.multiply(parts, activations, into: $0.baseAddress!, threads: threads)
             }
             return y
         }

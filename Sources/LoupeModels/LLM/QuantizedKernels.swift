@@ -148,6 +148,45 @@ package final class QuantizedMatrix: @unchecked Sendable {
 }
 
 extension QuantizedMatrix {
+    /// `Y = X · [W₀; W₁; …]ᵀ` for matrices of the same width that read the same activations (Q, K
+    /// and V; gate and up): each row of `y` holds every part's outputs side by side (`[x.rows][Σ
+    /// rows]`). One split across threads covers all the parts' row groups, and each part writes
+    /// its columns of `y` in place: one dispatch and no copy, where a product per part would
+    /// dispatch and copy once each. The same bits as the parts multiplied one by one.
+    package static func multiply(
+        _ parts: [QuantizedMatrix], _ x: QuantizedActivations, into y: UnsafeMutablePointer<Float>, threads: Int = 1
+    ) {
+        precondition(parts.allSatisfy { $0.columns == x.columns }, "parts of another width than the activations")
+        let total = parts.reduce(0) { $0 + $1.rows }
+        // Each part's first row group and first output column, in the order they are stacked.
+        var firstGroups: [Int] = []
+        var firstColumns: [Int] = []
+        var groups = 0
+        var column = 0
+        for part in parts {
+            firstGroups.append(groups)
+            firstColumns.append(column)
+            groups += (part.rows + 15) / 16
+            column += part.rows
+        }
+        let form = loupe_quant_form(UInt32(QuantizedKernels.form.rawValue))
+        let (tokens, columns) = (x.rows, x.columns)
+        x.blocks.withUnsafeBufferPointer { blocks in
+            CPUKernels.splitRows(groups, threads: threads, granularity: 1) { start, count in
+                for (index, part) in parts.enumerated() {
+                    let first = firstGroups[index]
+                    let partGroups = (part.rows + 15) / 16
+                    let begin = max(start, first) - first
+                    let end = min(start + count, first + partGroups) - first
+                    guard begin < end else { continue }
+                    loupe_quant_product(
+                        part.type.kernelType, part.rows, columns, part.packed.assumingMemoryBound(to: UInt8.self),
+                        tokens, blocks.baseAddress, y + firstColumns[index], total, begin, end, form)
+                }
+            }
+        }
+    }
+
     /// A product's analytic work, for the Roofline panel (`OperationProfile.measure`): 2 integer
     /// operations per weight and token (judged against the INT8 roof; the per-block float scaling,
     /// a few operations per 32 multiply-adds, is left out), and the bytes it moves: the repacked
