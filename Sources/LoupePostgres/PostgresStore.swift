@@ -398,6 +398,16 @@ extension PostgresStore.Transaction: SQLStatements {
         try store.run(sql, arguments, on: connection).rows
     }
 
+    /// In a transaction made read-only first (a write the caller's check cannot see, such as a
+    /// data-modifying WITH or `nextval`, fails on the server), cut with LIMIT.
+    package func readOnlyQuery(
+        _ sql: String, limit: Int
+    ) throws -> (columns: [String], rows: [[SQLValue]], truncated: Bool) {
+        try execute("SET TRANSACTION READ ONLY", [])
+        let rows = try execute("SELECT * FROM (\(sql)) AS query LIMIT ?", [.integer(Int64(limit) + 1)])
+        return (rows.first?.columns ?? [], rows.prefix(limit).map(\.values), rows.count > limit)
+    }
+
     /// Many rows to a statement (PostgreSQL binds at most 65,535 values), so that rows cost no
     /// round trip each.
     package func insertRows(into table: String, columns: [String], rows: [[SQLValue]], returning: [String]) throws

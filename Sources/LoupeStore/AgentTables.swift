@@ -61,12 +61,9 @@ package struct AgentTables: Sendable {
         guard !trimmed.contains(";") else {
             throw WorkspaceError(.database, path: shown, message: "one statement at a time")
         }
-        if let workspace = database as? Workspace { return try workspace.sqliteReadOnlyQuery(trimmed, limit: limit) }
         return try database.readStatements { sql in
-            try sql.execute("SET TRANSACTION READ ONLY")
-            let rows = try sql.execute("SELECT * FROM (\(trimmed)) AS query LIMIT ?", [.integer(Int64(limit) + 1)])
-            let text = rows.prefix(limit).map { $0.values.map(Self.text) }
-            return (rows.first?.columns ?? [], Array(text), rows.count > limit)
+            let result = try sql.readOnlyQuery(trimmed, limit: limit)
+            return (result.columns, result.rows.map { $0.map(Self.text) }, result.truncated)
         }
     }
 

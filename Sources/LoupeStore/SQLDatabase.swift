@@ -66,6 +66,12 @@ package protocol SQLStatements {
     /// trace's 50,000 spans, a profile's million events); elsewhere from the rows `execute`
     /// returns. `body` must not keep the row it is given.
     func forEachRow(_ sql: String, _ arguments: [SQLValue], _ body: (SQLCursorRow) throws -> Void) throws
+
+    /// Runs one query someone typed (the agent's `sql` tool) so that nothing it does can write,
+    /// and returns its columns, at most `limit` rows and whether there were more: SQLite refuses
+    /// a statement that would write before running it (on a read-only connection besides);
+    /// PostgreSQL makes the transaction read-only and cuts the query with LIMIT.
+    func readOnlyQuery(_ sql: String, limit: Int) throws -> (columns: [String], rows: [[SQLValue]], truncated: Bool)
 }
 
 extension SQLStatements {
@@ -277,6 +283,23 @@ struct GRDBStatements: SQLStatements {
         let statement = try db.cachedStatement(sql: sql)
         let rows = try Row.fetchCursor(statement, arguments: StatementArguments(arguments.map(\.databaseValue)))
         while let row = try rows.next() { try body(SQLCursorRow(sqlite: row)) }
+    }
+
+    func readOnlyQuery(_ sql: String, limit: Int) throws -> (columns: [String], rows: [[SQLValue]], truncated: Bool) {
+        let statement = try db.makeStatement(sql: sql)
+        guard statement.isReadonly else { throw StatementWrites() }
+        let cursor = try Row.fetchCursor(statement)
+        var rows: [[SQLValue]] = []
+        while let row = try cursor.next() {
+            if rows.count == limit { return (statement.columnNames, rows, true) }
+            rows.append(row.databaseValues.map(SQLValue.init))
+        }
+        return (statement.columnNames, rows, false)
+    }
+
+    /// A typed query that would write; the workspace error it becomes says so.
+    private struct StatementWrites: Error, CustomStringConvertible {
+        var description: String { "the statement writes" }
     }
 
     func changes(_ sql: String, _ arguments: [SQLValue]) throws -> Int {
