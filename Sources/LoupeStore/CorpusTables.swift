@@ -184,27 +184,19 @@ package struct CorpusTables: Sendable {
 
     // MARK: - Built indexes
 
-    /// The index of `kind` as last built. An HNSW index of a large corpus is hundreds of MB: a
-    /// SQLite file hands its blob over as it is, without the seam's copy.
+    /// The index of `kind` as last built. An HNSW index of a large corpus is hundreds of MB: its
+    /// bytes are copied once, from the cursor (on SQLite straight from the statement).
     package func storedIndex(kind: String) throws(WorkspaceError) -> StoredIndex? {
-        if let workspace = database as? Workspace {
-            return try workspace.read { db in
-                try Row.fetchOne(
-                    db, sql: "SELECT kind, params_json, corpus_stamp, data FROM retrieval_indexes WHERE kind = ?",
-                    arguments: [kind]
-                ).map { StoredIndex(kind: $0[0], paramsJSON: $0[1], corpusStamp: $0[2], data: $0[3]) }
-            }
-        }
-        return try database.readStatements { sql in
-            try sql.execute(
+        try database.readStatements { sql in
+            var found: StoredIndex?
+            try sql.forEachRow(
                 "SELECT kind, params_json, corpus_stamp, data FROM retrieval_indexes WHERE kind = ?", [.text(kind)]
-            ).first.map { row in
-                var data = Data()
-                if case .blob(let bytes) = row["data"] { data = Data(bytes) }
-                return StoredIndex(
-                    kind: row.text("kind") ?? kind, paramsJSON: row.text("params_json") ?? "{}",
-                    corpusStamp: row.text("corpus_stamp") ?? "", data: data)
+            ) { row in
+                found = StoredIndex(
+                    kind: row.text(0) ?? kind, paramsJSON: row.text(1) ?? "{}", corpusStamp: row.text(2) ?? "",
+                    data: row.data(3) ?? Data())
             }
+            return found
         }
     }
 

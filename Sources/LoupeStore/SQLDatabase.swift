@@ -121,6 +121,19 @@ package struct SQLCursorRow {
         case .values(let values): values[index].text
         }
     }
+
+    /// The bytes in column `index`: a blob, or a text's UTF-8.
+    package func data(_ index: Int) -> Data? {
+        switch source {
+        case .sqlite(let row): row[index]
+        case .values(let values):
+            switch values[index] {
+            case .blob(let bytes): Data(bytes)
+            case .text(let text): Data(text.utf8)
+            default: nil
+            }
+        }
+    }
 }
 
 extension SQLStatements {
