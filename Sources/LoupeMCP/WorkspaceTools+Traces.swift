@@ -143,9 +143,9 @@ extension WorkspaceTools {
                 "from_step": .number(Double(next)),
                 "hint": .string("\(loaded.steps.count - next) more steps: call trace_show with from_step \(next)"),
             ])
-            rendered.append("more: \(loaded.steps.count - next) steps; call again with from_step \(next)")
         }
-        let body = rendered.isEmpty ? "" : "\n" + UntrustedFence.fenced(rendered.joined(separator: "\n"))
+        var body = rendered.isEmpty ? "" : "\n" + UntrustedFence.fenced(rendered.joined(separator: "\n"))
+        if let next { body += "\nmore: \(loaded.steps.count - next) steps; call again with from_step \(next)" }
         return ToolResult(structured: .object(result), text: header + body)
     }
 

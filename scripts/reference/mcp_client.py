@@ -1,0 +1,118 @@
+"""Drive `loupe mcp` with the official MCP Python SDK (`mcp` from PyPI), as an agent host would.
+
+Over stdio (it launches the server) or streamable HTTP (a server already listening), it lists the
+tools, calls each one on a workspace built from sample-data, and makes the protocol errors an agent
+can cause (an unknown tool, arguments of the wrong type, a missing argument), checking that the
+server answers each with a JSON-RPC error and keeps serving. It prints one JSON report on standard
+output; LoupeMCPTests (Tests/LoupeMCPTests/MCPPythonClientTests.swift) reads it.
+
+    python mcp_client.py stdio LOUPE WORKSPACE
+    python mcp_client.py http URL [TOKEN]
+    python mcp_client.py triage stdio LOUPE WORKSPACE     # the docs/mcp.md transcript
+"""
+
+import asyncio
+import json
+import sys
+from contextlib import asynccontextmanager
+
+from mcp import ClientSession, MCPError, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+
+@asynccontextmanager
+async def connect(argv):
+    if argv[0] == "stdio":
+        params = StdioServerParameters(command=argv[1], args=["mcp", "--workspace", argv[2]])
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as session:
+                yield session
+    else:
+        import httpx2
+
+        headers = {"Authorization": f"Bearer {argv[2]}"} if len(argv) > 2 else {}
+        async with httpx2.AsyncClient(headers=headers, timeout=30) as client:
+            async with streamable_http_client(argv[1], http_client=client) as streams:
+                async with ClientSession(streams[0], streams[1]) as session:
+                    yield session
+
+
+def result_json(result):
+    return {
+        "is_error": bool(result.is_error),
+        "structured": result.structured_content,
+        "text": "\n".join(c.text for c in result.content if getattr(c, "type", "") == "text"),
+    }
+
+
+async def protocol_error(session, name, arguments):
+    try:
+        result = await session.call_tool(name, arguments)
+    except MCPError as error:
+        return {"code": error.error.code, "message": error.error.message}
+    return {"unexpected_result": result_json(result)}
+
+
+async def exercise(argv):
+    report = {}
+    async with connect(argv) as session:
+        init = await session.initialize()
+        report["server"] = {"name": init.server_info.name, "protocol": init.protocol_version}
+        tools = (await session.list_tools()).tools
+        report["tools"] = {t.name: {"schema": t.input_schema, "read_only": t.annotations.read_only_hint} for t in tools}
+        calls = {}
+        calls["workspace_info"] = result_json(await session.call_tool("workspace_info", {}))
+        calls["traces_list"] = result_json(await session.call_tool("traces_list", {"limit": 5}))
+        cursor = calls["traces_list"]["structured"]["next_cursor"]
+        calls["traces_list_page2"] = result_json(await session.call_tool("traces_list", {"limit": 5, "cursor": cursor}))
+        calls["traces_list_errors"] = result_json(await session.call_tool("traces_list", {"filter": "errors"}))
+        first = calls["traces_list"]["structured"]["traces"][0]["id"]
+        calls["trace_show"] = result_json(await session.call_tool("trace_show", {"id": first, "max_steps": 2}))
+        calls["trace_show_missing"] = result_json(await session.call_tool("trace_show", {"id": 999999}))
+        calls["trace_search"] = result_json(await session.call_tool("trace_search", {"text": "flutter"}))
+        calls["evals_list"] = result_json(await session.call_tool("evals_list", {}))
+        calls["eval_show"] = result_json(await session.call_tool("eval_show", {"id": 1}))
+        calls["eval_show_all"] = result_json(
+            await session.call_tool("eval_show", {"id": 2, "failed_only": False, "limit": 3})
+        )
+        calls["eval_compare"] = result_json(await session.call_tool("eval_compare", {"a": 2, "b": 3, "items": 3}))
+        report["calls"] = calls
+        report["errors"] = {
+            "unknown_tool": await protocol_error(session, "no_such_tool", {}),
+            "wrong_type": await protocol_error(session, "trace_show", {"id": "three"}),
+            "missing": await protocol_error(session, "eval_show", {}),
+            "unknown_argument": await protocol_error(session, "traces_list", {"limt": 3}),
+        }
+        report["alive_after_errors"] = result_json(await session.call_tool("workspace_info", {}))["structured"]
+    return report
+
+
+async def triage(argv):
+    """A transcript of an agent triaging the failed answers of the demo's Inspect run."""
+    async with connect(argv) as session:
+        await session.initialize()
+        steps = [
+            ("workspace_info", {}),
+            ("evals_list", {}),
+            ("eval_show", {"id": 1, "failed_only": True}),
+        ]
+        for name, arguments in steps:
+            result = await session.call_tool(name, arguments)
+            print(f">>> {name} {json.dumps(arguments)}")
+            print(result_json(result)["text"])
+            print()
+            if name == "eval_show":
+                for answer in result.structured_content["answers"]:
+                    if answer["trace"] is not None:
+                        shown = await session.call_tool("trace_show", {"id": answer["trace"], "max_steps": 5})
+                        print(f">>> trace_show {json.dumps({'id': answer['trace'], 'max_steps': 5})}")
+                        print(result_json(shown)["text"])
+                        print()
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "triage":
+        asyncio.run(triage(sys.argv[2:]))
+    else:
+        print(json.dumps(asyncio.run(exercise(sys.argv[1:])), indent=1, sort_keys=True))
