@@ -6,269 +6,36 @@ import LoupeStore
 import LoupeTUI
 
 extension TracesPanel {
+    /// Draws the view on show: the diff over the rest, else the open trace (with the fork line
+    /// while one is edited), else the sessions or the list.
     package func render(into frame: inout Frame, area: Rect, context: PanelRenderContext) {
         let theme = context.theme
-        if let diff {
-            renderDiff(diff, into: &frame, area: area, context: context)
+        if let diffView {
+            diffView.render(into: &frame, area: area, context: context)
             return
         }
-        if let trace {
+        if let open = traceView {
+            let trace = open.trace
             let inner = Block(
                 title: "Traces · \(UntrustedText.sanitized(trace.summary.name))",
                 trailingTitle: (live.contains(trace.summary.id)
-                    ? "● live" + (step >= trace.steps.count - 1 ? " · following" : "") + " · " : "")
-                    + "step \(trace.steps.isEmpty ? 0 : step + 1)/\(trace.steps.count)"
-                    + (raw ? " · raw" : ""),
+                    ? "● live" + (open.step >= trace.steps.count - 1 ? " · following" : "") + " · " : "")
+                    + "step \(trace.steps.isEmpty ? 0 : open.step + 1)/\(trace.steps.count)"
+                    + (open.raw ? " · raw" : ""),
                 focused: context.focused
             ).render(into: &frame, area: area, theme: theme)
             guard inner.width > 20, inner.height > 4 else { return }
-            renderTrace(trace, into: &frame, area: inner, theme: theme, zoomed: context.zoomed)
-            if forking {
-                let kind = currentOrdinal.map { trace.spans[$0].kind } ?? ""
-                // Who continues: the `f` key forks with the offline policy; say so, beside the model
-                // the trace ran (a hosted one needs `:trace fork … --provider openai --model M`).
-                let model = trace.spans.lazy.compactMap(\.model).first
-                let line = Rect(x: inner.x, y: inner.y + inner.height - 1, width: inner.width, height: 1)
-                frame.fill(line, style: theme.text)
-                forkInput.render(
-                    into: &frame, area: line,
-                    prompt: [
-                        Span(
-                            kind == SpanKind.tool.rawValue ? " fork · new result" : " fork · new message", theme.accent),
-                        Span(
-                            " · continued by the offline policy"
-                                + (model.map { ", not \(UntrustedText.sanitized($0))" } ?? ""), theme.dim),
-                        Span(" › ", theme.accent),
-                    ],
-                    style: theme.text)
-            }
+            open.render(into: &frame, area: inner, theme: theme, zoomed: context.zoomed)
+            forkEditor?.render(
+                into: &frame, area: inner, spanKind: open.currentOrdinal.map { trace.spans[$0].kind } ?? "",
+                model: trace.spans.lazy.compactMap(\.model).first, theme: theme)
             return
         }
         if showingSessions {
-            renderSessions(into: &frame, area: area, context: context)
+            sessionsView.render(into: &frame, area: area, context: context, sessions: sessions, live: live)
             return
         }
-        var sorted = "sort: \(Self.sortColumns[sort.column]) \(sort.ascending ? "↑" : "↓")"
-        if let partOf, let shown = traces?.count {
-            sorted = "first \(grouped(shown)) of \(grouped(partOf)), reading the rest · " + sorted
-        }
-        let inner = Block(
-            title: filter.map {
-                "Traces · filter “\(UntrustedText.sanitized($0.text))” · \(rows.count) of \(traces?.count ?? 0)"
-            }
-                ?? "Traces",
-            trailingTitle: filter == nil ? sorted : "esc clears · " + sorted, focused: context.focused
-        ).render(into: &frame, area: area, theme: theme)
-        guard inner.width > 20, inner.height > 2 else { return }
-        if let error {
-            frame.draw(
-                UntrustedText.sanitized(error), at: Point(x: inner.x + 1, y: inner.y + 1), style: theme.status(.error),
-                clip: inner)
-            return
-        }
-        guard let traces else {
-            frame.draw("Loading traces…", at: Point(x: inner.x + 1, y: inner.y + 1), style: theme.dim, clip: inner)
-            return
-        }
-        guard !traces.isEmpty else {
-            let lines: [[Span]] = [
-                [
-                    Span(
-                        "Replay agent runs step by step: span tree, timeline, tokens, tool calls and errors.",
-                        theme.text)
-                ],
-                [],
-                [Span("No traces in this workspace yet. Import some:", theme.dim)],
-                [Span("  $ ", theme.dim), Span("loupe trace import FILE…", theme.accent)],
-                [Span("OTLP JSON, Inspect logs, SWE-agent, OpenAI messages: see sample-data/traces.", theme.dim)],
-                [
-                    Span("Or live over OTLP: ", theme.dim), Span(":listen", theme.accent),
-                    Span(" here, or ", theme.dim), Span("$ loupe serve", theme.accent),
-                    Span(" on a shell, exporting", theme.dim),
-                ],
-                [Span("to http://127.0.0.1:4318 (OTEL_EXPORTER_OTLP_ENDPOINT, protocol http/protobuf).", theme.dim)],
-            ]
-            let text = Rect(x: inner.x + 1, y: inner.y + 1, width: inner.width - 2, height: inner.height - 1)
-            TextView(lines: lines).render(into: &frame, area: text, offset: 0, theme: theme)
-            return
-        }
-        // The start the list is sorted by (a trace without timestamps: when it was imported, marked ~).
-        let when = DateFormatter()
-        when.dateFormat = "MM-dd HH:mm:ss"
-        let table = rows.map { t -> [String] in
-            [
-                (t.id == marked ? "◆" : "") + "\(t.id)", t.format,
-                t.timed
-                    ? when.string(from: Date(timeIntervalSince1970: Double(t.startedNs) / 1e9))
-                    : "~" + when.string(from: t.importedAt),
-                "\(t.stepCount)", "\(t.spanCount)", t.errorCount > 0 ? "✗ \(t.errorCount)" : "",
-                TraceText.duration(t.timed ? t.durationNs : nil), Self.tokens(t.inputTokens, t.outputTokens),
-                TraceText.cost(t.cost), (live.contains(t.id) ? "● " : "") + UntrustedText.sanitized(t.name),
-            ]
-        }
-        let columns = [
-            // Wide enough for the largest id (and the mark), so ids past 9,999 are not cut.
-            TableColumn(
-                "id", width: .length(max(4, String(traces.map(\.id).max() ?? 0).count + 1)), alignment: .trailing),
-            TableColumn("format", width: .length(9)), TableColumn("start", width: .length(15)),
-            TableColumn("steps", width: .length(5), alignment: .trailing),
-            TableColumn("spans", width: .length(5), alignment: .trailing), TableColumn("errors", width: .length(6)),
-            TableColumn("duration", width: .length(9), alignment: .trailing),
-            TableColumn("tokens in/out", width: .length(13), alignment: .trailing),
-            TableColumn("cost", width: .length(9), alignment: .trailing), TableColumn("name", width: .fill(1)),
-        ]
-        // Narrow terminals keep the name: spans and tokens give way first.
-        let kept = inner.width >= 110 ? Array(columns.indices) : columns.indices.filter { ![4, 7].contains($0) }
-        var state = list
-        TableView(
-            columns: kept.map { columns[$0] }, rows: table.map { row in kept.map { row[$0] } }, focused: context.focused
-        )
-        .render(into: &frame, area: inner, state: &state, theme: theme)
-    }
-
-    /// The Sessions view: every session with its totals, or one session's turns in order.
-    private func renderSessions(into frame: inout Frame, area: Rect, context: PanelRenderContext) {
-        let theme = context.theme
-        if let id = openSession, let session = sessions.first(where: { $0.id == id }) {
-            let inner = Block(
-                title: "Sessions · \(UntrustedText.sanitized(id))"
-                    + (session.turns.contains { live.contains($0.id) } ? " · ● live" : ""),
-                trailingTitle: "\(session.turns.count) turns · \(TraceText.duration(session.durationNs)) · "
-                    + "\(Self.tokens(session.inputTokens, session.outputTokens)) tokens · \(TraceText.cost(session.cost))",
-                focused: context.focused
-            ).render(into: &frame, area: area, theme: theme)
-            guard inner.width > 20, inner.height > 2 else { return }
-            let table = session.turns.enumerated().map { n, t -> [String] in
-                [
-                    "\(n + 1)", "\(t.id)", TraceText.duration(t.startedNs - session.startedNs),
-                    TraceText.duration(t.timed ? t.durationNs : nil), "\(t.stepCount)",
-                    t.errorCount > 0 ? "✗ \(t.errorCount)" : "", Self.tokens(t.inputTokens, t.outputTokens),
-                    TraceText.cost(t.cost), (live.contains(t.id) ? "● " : "") + UntrustedText.sanitized(t.name),
-                ]
-            }
-            let columns = [
-                TableColumn("turn", width: .length(4), alignment: .trailing),
-                TableColumn("trace", width: .length(5), alignment: .trailing),
-                TableColumn("at", width: .length(8), alignment: .trailing),
-                TableColumn("duration", width: .length(9), alignment: .trailing),
-                TableColumn("steps", width: .length(5), alignment: .trailing), TableColumn("errors", width: .length(6)),
-                TableColumn("tokens in/out", width: .length(13), alignment: .trailing),
-                TableColumn("cost", width: .length(9), alignment: .trailing),
-                TableColumn("turn's trace", width: .fill(1)),
-            ]
-            var state = turnList
-            TableView(columns: columns, rows: table, focused: context.focused).render(
-                into: &frame, area: inner, state: &state, theme: theme)
-            return
-        }
-        let inner = Block(
-            title: "Sessions", trailingTitle: "\(sessions.count) sessions · v traces", focused: context.focused
-        ).render(into: &frame, area: area, theme: theme)
-        guard inner.width > 20, inner.height > 2 else { return }
-        guard !sessions.isEmpty else {
-            let lines: [[Span]] = [
-                [Span("No sessions: no trace carries a session or conversation id.", theme.text)],
-                [],
-                [
-                    Span(
-                        "Turns group by session.id, gen_ai.conversation.id, a LangGraph thread_id, or an eval sample's epochs.",
-                        theme.dim)
-                ],
-            ]
-            let text = Rect(x: inner.x + 1, y: inner.y + 1, width: inner.width - 2, height: inner.height - 1)
-            TextView(lines: lines).render(into: &frame, area: text, offset: 0, theme: theme)
-            return
-        }
-        let table = sessions.map { s -> [String] in
-            [
-                (s.turns.contains { live.contains($0.id) } ? "● " : "") + UntrustedText.sanitized(s.id),
-                "\(s.turns.count)", "\(s.steps)",
-                s.errorCount > 0 ? "✗ \(s.errorCount)" : "", TraceText.duration(s.durationNs),
-                Self.tokens(s.inputTokens, s.outputTokens), TraceText.cost(s.cost),
-                UntrustedText.sanitized(s.models.joined(separator: ", ")),
-            ]
-        }
-        let columns = [
-            TableColumn("session", width: .fill(3)), TableColumn("turns", width: .length(5), alignment: .trailing),
-            TableColumn("steps", width: .length(5), alignment: .trailing), TableColumn("errors", width: .length(6)),
-            TableColumn("duration", width: .length(9), alignment: .trailing),
-            TableColumn("tokens in/out", width: .length(13), alignment: .trailing),
-            TableColumn("cost", width: .length(9), alignment: .trailing), TableColumn("models", width: .fill(1)),
-        ]
-        var state = sessionList
-        TableView(columns: columns, rows: table, focused: context.focused).render(
-            into: &frame, area: inner, state: &state, theme: theme)
-    }
-
-    private func renderDiff(_ diff: TraceDiff, into frame: inout Frame, area: Rect, context: PanelRenderContext) {
-        let theme = context.theme
-        let counts = diff.counts
-        let inner = Block(
-            title: "Diff · trace \(diff.left.id) ↔ trace \(diff.right.id)",
-            trailingTitle: "\(counts[.same, default: 0]) same · \(counts[.changed, default: 0]) changed · "
-                + "\(counts[.onlyLeft, default: 0]) −  \(counts[.onlyRight, default: 0]) +",
-            focused: context.focused
-        ).render(into: &frame, area: area, theme: theme)
-        guard inner.width > 30, inner.height > 6 else { return }
-        let timed = diff.left.timed && diff.right.timed
-        frame.draw(
-            [
-                Span(
-                    diff.firstDivergence.map { " ▶ first divergence: row \($0 + 1)" } ?? " the runs did the same steps",
-                    diff.firstDivergence == nil ? theme.status(.ok) : theme.status(.warn)),
-                Span("  − \(UntrustedText.sanitized(diff.left.name))", theme.dim),
-                Span("  + \(UntrustedText.sanitized(diff.right.name))", theme.dim),
-            ], at: Point(x: inner.x, y: inner.y), clip: inner)
-        let detailHeight = min(8, inner.height / 3)
-        let tableArea = Rect(x: inner.x, y: inner.y + 1, width: inner.width, height: inner.height - 1 - detailHeight)
-        let symbols: [TraceDiff.Change: String] = [.same: "=", .changed: "≠", .onlyLeft: "−", .onlyRight: "+"]
-        func cell(_ span: SpanRow?) -> String {
-            guard let span else { return "·" }
-            let name = span.kind == SpanKind.tool.rawValue ? (span.toolName ?? span.name) : span.name
-            return UntrustedText.sanitized(
-                "#\(span.ordinal) \(span.kind) \(name)" + (span.status == "error" ? " ✗" : ""))
-        }
-        let table = diff.rows.enumerated().map { index, row -> [String] in
-            var latency = ""
-            if timed, let delta = row.latencyDeltaNs, delta != 0 {
-                latency = (delta > 0 ? "+" : "−") + TraceText.duration(abs(delta))
-            }
-            return [
-                (index == diff.firstDivergence ? "▶" : "") + "\(index + 1)", symbols[row.change]!, cell(row.left),
-                cell(row.right), UntrustedText.sanitized(row.verdictChange ?? ""),
-                row.tokenDelta.map { $0 == 0 ? "" : ($0 > 0 ? "+" : "") + String($0) } ?? "", latency,
-            ]
-        }
-        // An evaluation's verdict on each side (`C → I`) gets its own column when the runs were
-        // scored, so a changed score is read in the table, not only in the row's detail.
-        let verdictWidth = min(16, diff.rows.compactMap(\.verdictChange).map(TextWidth.of).max() ?? 0)
-        var columns = [
-            TableColumn("row", width: .length(5), alignment: .trailing), TableColumn("", width: .length(1)),
-            TableColumn("left · trace \(diff.left.id)", width: .fill(1)),
-            TableColumn("right · trace \(diff.right.id)", width: .fill(1)),
-            TableColumn("score", width: .length(max(5, verdictWidth))),
-            TableColumn("Δ tokens", width: .length(8), alignment: .trailing),
-            TableColumn("Δ latency", width: .length(9), alignment: .trailing),
-        ]
-        var cells = table
-        if verdictWidth == 0 {
-            columns.remove(at: 4)
-            cells = table.map { row in row.enumerated().filter { $0.offset != 4 }.map(\.element) }
-        }
-        var state = diffList
-        TableView(columns: columns, rows: cells, focused: context.focused).render(
-            into: &frame, area: tableArea, state: &state, theme: theme)
-        guard diffList.selected < diff.rows.count else { return }
-        let row = diff.rows[diffList.selected]
-        let detail = Rect(x: inner.x, y: tableArea.y + tableArea.height, width: inner.width, height: detailHeight)
-        let halves = detail.split(.horizontal, [.percentage(50), .fill(1)])
-        let style = row.change == .same ? theme.dim : theme.text
-        for (half, text, title) in [(halves[0], row.leftText, "left"), (halves[1], row.rightText, "right")] {
-            let box = Block(title: title, focused: false).render(into: &frame, area: half, theme: theme)
-            let lines = UntrustedText.sanitized(text).split(separator: " ⏎ ").map { [Span(String($0), style)] }
-            TextView(lines: lines.isEmpty ? [[Span("—", theme.dim)]] : lines).render(
-                into: &frame, area: box, offset: 0, theme: theme)
-        }
+        listView.render(into: &frame, area: area, context: context, marked: marked, error: error)
     }
 
     package static func tokens(_ input: Int?, _ output: Int?) -> String {
@@ -276,110 +43,6 @@ extension TracesPanel {
     }
 
     /// The header, then the span tree beside the step's detail; zoomed (`z`), the detail alone.
-    private func renderTrace(
-        _ trace: TraceService.Loaded, into frame: inout Frame, area: Rect, theme: Theme, zoomed: Bool
-    ) {
-        let s = trace.summary
-        let usage = (s.inputTokens, s.outputTokens)
-        frame.draw(
-            [
-                Span(" \(s.format)", theme.accent),
-                Span(
-                    " · \(Self.plural(s.stepCount, "step")) · \(Self.plural(s.spanCount, "span")) · "
-                        + (s.timed ? TraceText.duration(s.durationNs) : "untimed") + " · tokens "
-                        + Self.tokens(usage.0, usage.1) + " · cost " + TraceText.cost(s.cost), theme.dim),
-                s.errorCount > 0
-                    ? Span(" · ✗ \(Self.plural(s.errorCount, "error"))", theme.status(.error)) : Span("", theme.dim),
-                playing
-                    ? Span(" · ▶ \(Calculator.format(Self.playSpeeds[speed])) s/step", theme.accent)
-                    : Span("", theme.dim),
-                deepMatches.map {
-                    Span(
-                        " · “\(UntrustedText.sanitized($0.query))” in \(Self.plural($0.ordinals.count, "span"))",
-                        theme.accent)
-                } ?? Span("", theme.dim),
-                // The first error's message, wherever its span is (e goes there), as room allows.
-                trace.spans.first { $0.status == "error" }?.statusMessage.map {
-                    Span(" · first: " + UntrustedText.sanitized($0) + " (e)", theme.status(.error))
-                } ?? Span("", theme.dim),
-            ], at: Point(x: area.x, y: area.y), clip: area)
-        let body = Rect(x: area.x, y: area.y + 1, width: area.width, height: area.height - 1)
-        if zoomed {
-            renderDetail(trace, into: &frame, area: body, theme: theme)
-            return
-        }
-        let parts = body.split(.horizontal, [.percentage(48), .fill(1)])
-        renderTree(trace, into: &frame, area: parts[0], theme: theme)
-        renderDetail(trace, into: &frame, area: parts[1], theme: theme)
-    }
-
-    /// The span tree, each row with its bar on the trace's time axis; the step under the cursor
-    /// selected, errors marked.
-    private func renderTree(_ trace: TraceService.Loaded, into frame: inout Frame, area: Rect, theme: Theme) {
-        let inner = Block(title: "Spans", trailingTitle: trace.summary.timed ? "timeline" : "order", focused: false)
-            .render(into: &frame, area: area, theme: theme)
-        guard inner.width > 8, inner.height > 0 else { return }
-        let current = currentOrdinal ?? -1
-        let barWidth = max(8, inner.width * 2 / 5)
-        let labelWidth = inner.width - barWidth - 1
-        // Keep the current span in view.
-        // The last row is the time axis when the spans leave room for it.
-        let axis = trace.summary.timed && trace.spans.count < inner.height
-        let top = max(0, min(current - inner.height / 2, trace.spans.count - inner.height))
-        let start = trace.summary.startedNs
-        let total = max(1, trace.summary.endedNs - start)
-        let glyph: [String: String] = [
-            "agent": "◆", "llm": "●", "tool": "⚒", "retrieval": "⌕", "embedding": "∿", "eval": "✓",
-        ]
-        for (row, span) in trace.spans.dropFirst(top).prefix(inner.height).enumerated() {
-            let y = inner.y + row
-            let depth = trace.depths[span.ordinal]
-            let failed = span.status == "error"
-            let selected = span.ordinal == current
-            let label =
-                String(repeating: "  ", count: min(depth, 8)) + (glyph[span.kind] ?? "·") + " "
-                + UntrustedText.sanitized(span.name) + (failed ? " ✗" : "")
-            let style: Style =
-                selected
-                ? theme.selection : failed ? theme.status(.error) : span.kind == "agent" ? theme.accent : theme.text
-            frame.draw(
-                TextWidth.fit(label, toColumns: labelWidth), at: Point(x: inner.x, y: y), style: style, clip: inner)
-            // The bar: where the span sits in the trace's time (untimed: its place in order).
-            let begin = span.startNs - start
-            let end = (span.endNs ?? span.startNs) - start
-            let from = Int(Double(begin) / Double(total) * Double(barWidth - 1))
-            let to = max(from, Int(Double(end) / Double(total) * Double(barWidth - 1)))
-            let bar = String(repeating: " ", count: from) + String(repeating: "▬", count: to - from + 1)
-            frame.draw(
-                bar, at: Point(x: inner.x + labelWidth + 1, y: y),
-                style: failed ? theme.status(.error) : selected ? theme.key : theme.dim, clip: inner)
-        }
-        if axis {
-            let end = TraceText.duration(total)
-            let line = "0" + String(repeating: "·", count: max(1, barWidth - 1 - end.count)) + end
-            frame.draw(line, at: Point(x: inner.x + labelWidth + 1, y: inner.maxY - 1), style: theme.dim, clip: inner)
-        }
-    }
-
-    private func renderDetail(_ trace: TraceService.Loaded, into frame: inout Frame, area: Rect, theme: Theme) {
-        guard let ordinal = currentOrdinal else {
-            _ = Block(title: "Step", focused: false).render(into: &frame, area: area, theme: theme)
-            return
-        }
-        let span = trace.spans[ordinal]
-        let inner = Block(title: "\(span.kind) · \(UntrustedText.sanitized(span.name))", focused: false).render(
-            into: &frame, area: area, theme: theme)
-        guard inner.width > 8, inner.height > 0 else { return }
-        var lines = Self.detailLines(
-            trace: trace, ordinal: ordinal, detail: detail, raw: raw, theme: theme, width: inner.width,
-            conversationExpanded: conversationExpanded)
-        // A step found by `/` shows where the text is.
-        if let matches = deepMatches, matches.ordinals.contains(ordinal) {
-            lines = lines.map { $0.highlighting(matches.query, as: theme.match) }
-        }
-        _ = TextView(lines: lines).render(into: &frame, area: inner, offset: detailOffset, theme: theme)
-    }
-
     /// What the detail pane shows for span `ordinal` (a step or any other span): numbers, then
     /// its content (or its raw source). A model call shows its own output first, then the
     /// conversation it was sent: folded (each earlier message on one line, the last one whole)
@@ -705,7 +368,7 @@ extension TracesPanel {
     }
 
     /// `1 step`, `3 steps`.
-    private static func plural(_ n: Int, _ word: String) -> String { "\(n) \(word)\(n == 1 ? "" : "s")" }
+    static func plural(_ n: Int, _ word: String) -> String { "\(n) \(word)\(n == 1 ? "" : "s")" }
 
     /// A message on one line: its role, the start of its text (or its tool calls) and how much
     /// is folded away.
