@@ -3,7 +3,8 @@ import Testing
 
 /// The docs point at files: README and the guides link each other, and the map in
 /// docs/ARCHITECTURE.md names the files a new panel, importer, kernel or command touches. When
-/// a file moves, these tests name the doc that still points at its old place.
+/// a file moves, these tests name the doc that still points at its old place. The map's module
+/// table is the picture `ModuleGraphTests` enforces, row for row.
 @Suite struct DocsLinksTests {
     static let root = TestEnvironment.repositoryRoot
 
@@ -63,5 +64,34 @@ import Testing
                 "docs/ARCHITECTURE.md names \(path), but \(known) does not exist: update the map")
         }
         #expect(checked > 30, "the map names \(checked) paths; the test no longer finds them")
+    }
+
+    /// The map's module table, between its `module-graph` markers: module → its imports.
+    static func mapTable() throws -> [String: Set<String>] {
+        let text = try String(contentsOf: root.appendingPathComponent("docs/ARCHITECTURE.md"), encoding: .utf8)
+        let start = try #require(text.range(of: "<!-- module-graph:start -->"), "the table's start marker is missing")
+        let end = try #require(text.range(of: "<!-- module-graph:end -->"), "the table's end marker is missing")
+        var rows: [String: Set<String>] = [:]
+        for line in text[start.upperBound..<end.lowerBound].split(separator: "\n") {
+            let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard cells.count == 2, cells[0] != "module", !cells[0].hasPrefix("---") else { continue }
+            rows[cells[0]] =
+                cells[1] == "—"
+                ? [] : Set(cells[1].split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+        }
+        return rows
+    }
+
+    @Test func theMapsModuleTableIsTheModuleGraphTestsPicture() throws {
+        let map = try Self.mapTable()
+        #expect(!map.isEmpty)
+        for module in Set(map.keys).union(ModuleGraphTests.imports.keys).sorted() {
+            #expect(
+                map[module] == ModuleGraphTests.imports[module],
+                """
+                docs/ARCHITECTURE.md's table says \(module) imports \(map[module]?.sorted() ?? []), \
+                ModuleGraphTests says \(ModuleGraphTests.imports[module]?.sorted() ?? []): make them agree
+                """)
+        }
     }
 }
