@@ -20,8 +20,8 @@ package struct WorkspaceTools: Sendable {
     package let backend: String
     /// Whether the tools that change the workspace (``labelTool``) are served.
     package let allowsWrites: Bool
-    /// Records a write's command line in the workspace's history (source `mcp`); nil in tests
-    /// that keep none.
+    /// Records a write's command line in the workspace's history (`loupe mcp` marks it as the
+    /// agent's); nil where none is kept.
     package var historyRecorder: (@Sendable (String) throws -> Void)?
 
     /// Characters of recorded text one result carries at most; past it a result says what it left out.

@@ -38,7 +38,9 @@ struct MCPCommand: LoupeCommand {
         var recorder: (@Sendable (String) throws -> Void)?
         if allowWrites {
             let settings = try context.settings()
-            recorder = { line in try settings.recordHistory(line, source: .mcp) }
+            // The history's sources are fixed by its schema (tui, repl): a write from an agent is kept
+            // with the REPL's lines, marked "mcp:" so that it reads as the agent's and never re-runs.
+            recorder = { line in try settings.recordHistory("mcp: " + line, source: .repl) }
         }
         let tools = WorkspaceTools(
             traces: TraceService(tables: try context.traceTables(access: access)),
