@@ -5,6 +5,4 @@ import GRDB
 package enum HistorySource: String, Codable, Sendable {
     case tui
     case repl
-    /// A tool call from a coding agent through `loupe mcp --allow-writes`.
-    case mcp
 }
