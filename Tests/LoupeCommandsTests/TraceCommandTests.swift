@@ -41,11 +41,12 @@ import Testing
         let list = try TestEnvironment.run(["--workspace", file, "trace", "list"])
         #expect(
             list.output.contains(
-                "    1  otlp           5      6       1     4.21 s         1485/102   no price  invoke_agent cranfield-qa\n"
+                "    1  otlp           5      6       1     4.21 s         1485/102  $0.000265  invoke_agent cranfield-qa\n"
             ))
         let show = try TestEnvironment.run(["--workspace", file, "trace", "show", "1"])
         #expect(
-            show.output.contains("trace 1 (otlp): invoke_agent cranfield-qa — 5 steps, 1 error, 4.21 s, cost no price"))
+            show.output.contains("trace 1 (otlp): invoke_agent cranfield-qa — 5 steps, 1 error, 4.21 s, cost $0.000265")
+        )
         #expect(
             show.output.contains(
                 "2.40 s    2.0 ms  tool                                 error     execute_tool calculator  ✗ division by zero"
@@ -65,15 +66,30 @@ import Testing
         #expect(shown.spans.map(\.kind) == ["agent", "llm", "tool", "llm", "tool", "llm"])
         #expect(shown.steps == [1, 2, 3, 4, 5])
         #expect(shown.spans[1].inputTokens == 412)
-        // Costs come from the price table; a model without a price says so, never $0.
-        #expect(list.output.contains("no price"))
+        // Costs come from the price table: a new workspace has the built-in list prices (gpt-4o-mini's
+        // here), a model without a price says so, never $0.
+        #expect(list.output.contains("310/19   no price  qa-chain"))
+        let priced = try TestEnvironment.run(["--workspace", file, "trace", "show", "1"])
+        // 412 in (256 cached), 23 out at gpt-4o-mini's 0.15 / 0.075 / 0.60 per 1M tokens.
+        #expect(priced.output.contains("412/23  $0.000056"))
+        // The workspace's own price replaces the built-in one: ten times the price, ten times the cost.
+        let set = try TestEnvironment.run([
+            "--workspace", file, "prices", "set", "gpt-4o-mini", "--input", "1.5", "--output", "6", "--cached", "0.75",
+        ])
+        #expect(set.status == 0, "\(set.error)")
+        #expect(
+            try TestEnvironment.run(["--workspace", file, "trace", "show", "1"]).output.contains("412/23  $0.000564"))
+        let prices = try TestEnvironment.run(["--workspace", file, "prices", "list"]).output
+        #expect(prices.contains("gpt-4o-mini                       1.500    0.750    6.000  set by hand"), "\(prices)")
+        #expect(prices.contains("built-in: OpenAI list price on 2025-06-01") && !prices.contains("0.150    0.075"))
+        let removed = try TestEnvironment.run(["--workspace", file, "prices", "remove", "gpt-4o"])
+        #expect(removed.status != 0 && removed.error.contains("gpt-4o's price is built in"), "\(removed.error)")
         _ = try TestEnvironment.run([
             "--workspace", file, "prices", "load",
             TestEnvironment.repositoryRoot.appendingPathComponent("sample-data/prices.csv").path,
         ])
-        let priced = try TestEnvironment.run(["--workspace", file, "trace", "show", "1"])
-        // 412 in (256 cached), 23 out at gpt-4o-mini's 0.15 / 0.075 / 0.60 per 1M tokens.
-        #expect(priced.output.contains("412/23  $0.000056"))
+        #expect(
+            try TestEnvironment.run(["--workspace", file, "trace", "show", "1"]).output.contains("412/23  $0.000056"))
         let qa = try TestEnvironment.run(["--workspace", file, "trace", "show", "3"])
         #expect(qa.output.contains("310/19   no price"))
         // Export writes files the importer reads back.

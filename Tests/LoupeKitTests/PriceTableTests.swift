@@ -1,3 +1,4 @@
+import Foundation
 import LoupeBase
 import LoupeKit
 import LoupeStore
@@ -25,6 +26,34 @@ import Testing
         #expect(abs(mini - 1000 * 0.15 / 1e6) < 1e-15)
         #expect(table.cost(model: "unknown", input: 10, output: 10, cachedInput: nil) == nil)
         #expect(table.cost(model: "gpt-4o", input: nil, output: nil, cachedInput: nil) == nil)
+    }
+
+    /// A workspace's own rows win over the built-in prices by name; the built-in rows fill in the
+    /// rest, each dated, and agree with the sample price file where both list a model.
+    @Test func builtInPricesFillInWhatTheWorkspaceDoesNotName() throws {
+        let own = ModelPrice(
+            model: "gpt-4o", inputPerMTok: 1, outputPerMTok: 2, cachedInputPerMTok: nil, source: "mine")
+        let table = PriceTable(workspace: [own])
+        #expect(table.price(for: "gpt-4o-2024-08-06") == own)
+        #expect(table.price(for: "gpt-4o-mini-2024-07-18")?.source.hasPrefix("built-in: OpenAI list price on ") == true)
+        #expect(table.price(for: "claude-sonnet-4-20250514")?.inputPerMTok == 3)
+        #expect(table.price(for: "llama-3.1-8b-instruct") == nil)
+        #expect(PriceTable.effective([own]).filter { $0.model == "gpt-4o" } == [own])
+        #expect(PriceTable(workspace: []).prices.count == PriceTable.builtIn.count)
+        for price in PriceTable.builtIn {
+            #expect(price.source.contains(PriceTable.builtInDate), "\(price.model)")
+            #expect(price.inputPerMTok > 0 && price.outputPerMTok >= price.inputPerMTok, "\(price.model)")
+            #expect((price.cachedInputPerMTok ?? 0) < price.inputPerMTok, "\(price.model)")
+        }
+        let file = #filePath.split(separator: "/").dropLast(3).joined(separator: "/") + "/sample-data/prices.csv"
+        let sample = try PriceTable.parse(try String(contentsOfFile: "/" + file, encoding: .utf8), file: file)
+        #expect(sample.count >= 6)
+        for price in sample {
+            let builtIn = try #require(PriceTable.builtIn.first { $0.model == price.model }, "\(price.model)")
+            #expect(
+                builtIn.inputPerMTok == price.inputPerMTok && builtIn.outputPerMTok == price.outputPerMTok
+                    && builtIn.cachedInputPerMTok == price.cachedInputPerMTok, "\(price.model)")
+        }
     }
 
     @Test func priceFilesNameTheirBadLine() throws {

@@ -10,7 +10,9 @@ struct PricesCommand: ParsableCommand {
         discussion: """
             A call's cost is the source's own when it recorded one, else its tokens at its model's price: \
             the model's own row, or the longest row its name starts with (gpt-4o-mini-2024-07-18 → \
-            gpt-4o-mini). A model with no row has no price, shown as such, never as $0.
+            gpt-4o-mini). A model with no row has no price, shown as such, never as $0. A workspace \
+            starts with Loupe's built-in list prices of common hosted models (dated, in `prices list`); \
+            its own rows replace them.
             """,
         subcommands: [List.self, Set.self, Load.self, Remove.self])
 
@@ -20,11 +22,9 @@ struct PricesCommand: ParsableCommand {
         @Flag(help: "Print JSON.") var json = false
 
         func run(in context: CommandContext) throws {
-            let prices = try context.traceTables(access: .read).modelPrices()
+            // The workspace's rows and the built-in prices of the models they do not name.
+            let prices = PriceTable.effective(try context.traceTables(access: .read).modelPrices())
             if json { return context.print(try Formatting.json(prices)) }
-            guard !prices.isEmpty else {
-                return context.print("no prices: loupe prices load FILE or prices set MODEL …")
-            }
             context.print("$ per 1M tokens                   input   cached   output  source")
             for p in prices {
                 let cached = p.cachedInputPerMTok.map { String(format: "%8.3f", $0) } ?? "       —"
@@ -34,6 +34,9 @@ struct PricesCommand: ParsableCommand {
                         + String(format: " %8.3f  ", p.outputPerMTok)
                         + p.source)
             }
+            context.print(
+                "built-in rows are list prices on \(PriceTable.builtInDate): prices set MODEL or prices load FILE "
+                    + "replaces one")
         }
     }
 
@@ -83,6 +86,11 @@ struct PricesCommand: ParsableCommand {
 
         func run(in context: CommandContext) throws {
             guard try context.traceTables().removeModelPrice(model) else {
+                if PriceTable.builtIn.contains(where: { $0.model == model }) {
+                    throw CommandFailure(
+                        "\(model)'s price is built in (a list price on \(PriceTable.builtInDate)): "
+                            + "prices set \(model) --input X --output Y replaces it")
+                }
                 throw CommandFailure("\(model) has no price")
             }
             context.print("removed the price of \(model)")

@@ -380,7 +380,7 @@ package struct EvalService: Sendable {
             let provider = try provider(
                 target.provider, agents: AgentService(database: evals.database, models: try models))
             // Prices read once a run (not once an answer, a read the server answers each time).
-            let prices = PriceTable(try TraceTables(evals.database).modelPrices())
+            let prices = PriceTable(workspace: try TraceTables(evals.database).modelPrices())
             return Answerer(serial: false) { item, slot in
                 try modelAnswer(item, slot: slot, target: target, provider: provider, prices: prices, storing: wait)
             }

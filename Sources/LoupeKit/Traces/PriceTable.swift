@@ -15,6 +15,45 @@ package struct PriceTable: Hashable, Sendable {
         }
     }
 
+    /// The prices a workspace's calls are costed at: its own rows, then Loupe's built-in list
+    /// for the models it has no row for (as Langfuse ships its maintained model prices beside
+    /// the user's). `prices set` or `prices load` replaces a built-in price by name.
+    package init(workspace rows: [ModelPrice]) {
+        self.init(Self.effective(rows))
+    }
+
+    /// `rows`, then the built-in prices of the models `rows` does not name.
+    package static func effective(_ rows: [ModelPrice]) -> [ModelPrice] {
+        let named = Set(rows.map(\.model))
+        return rows + builtIn.filter { !named.contains($0.model) }
+    }
+
+    /// The day the built-in prices were the providers' list prices.
+    package static let builtInDate = "2025-06-01"
+
+    /// Common hosted models' list prices (standard tier, dollars per million tokens) on
+    /// ``builtInDate``, so a new workspace costs the calls of the models most agents use. Prices
+    /// change: each row says where and when it was read, and the workspace's own row wins.
+    package static let builtIn: [ModelPrice] = {
+        let openAI = "built-in: OpenAI list price on \(builtInDate) (standard tier)"
+        let anthropic = "built-in: Anthropic list price on \(builtInDate) (cache reads)"
+        let rows: [(String, Double, Double, Double, String)] = [
+            ("gpt-4o-mini", 0.15, 0.60, 0.075, openAI),
+            ("gpt-4o", 2.50, 10.00, 1.25, openAI),
+            ("gpt-4.1", 2.00, 8.00, 0.50, openAI),
+            ("gpt-4.1-mini", 0.40, 1.60, 0.10, openAI),
+            ("gpt-4.1-nano", 0.10, 0.40, 0.025, openAI),
+            ("o4-mini", 1.10, 4.40, 0.275, openAI),
+            ("claude-3-5-haiku", 0.80, 4.00, 0.08, anthropic),
+            ("claude-3-7-sonnet", 3.00, 15.00, 0.30, anthropic),
+            ("claude-sonnet-4", 3.00, 15.00, 0.30, anthropic),
+            ("claude-opus-4", 15.00, 75.00, 1.50, anthropic),
+        ]
+        return rows.map {
+            ModelPrice(model: $0.0, inputPerMTok: $0.1, outputPerMTok: $0.2, cachedInputPerMTok: $0.3, source: $0.4)
+        }
+    }()
+
     package func price(for model: String?) -> ModelPrice? {
         guard let model, !model.isEmpty else { return nil }
         let bare = model.split(separator: "/").last.map(String.init) ?? model

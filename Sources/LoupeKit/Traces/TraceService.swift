@@ -184,7 +184,7 @@ package struct TraceService: Sendable {
             mutating func merge(_ changes: TraceChanges, prices newPrices: [ModelPrice]) -> Bool {
                 var changedUsage: [Int64: [ModelUsage]] = [:]
                 for row in changes.usage { changedUsage[row.trace, default: []].append(row) }
-                let table = PriceTable(newPrices)
+                let table = PriceTable(workspace: newPrices)
                 // New prices reprice every trace below; until then the changed ones are priced here.
                 let repricing = newPrices != prices
                 var appended = false
@@ -243,7 +243,7 @@ package struct TraceService: Sendable {
 
     /// `summaries` with their cost: what the source recorded plus their priced model calls.
     private func priced(_ summaries: [TraceSummary], usage: [ModelUsage]) throws -> [TraceSummary] {
-        let prices = PriceTable(try tables.modelPrices())
+        let prices = PriceTable(workspace: try tables.modelPrices())
         var byTrace: [Int64: [ModelUsage]] = [:]
         for row in usage { byTrace[row.trace, default: []].append(row) }
         return summaries.map { Self.priced($0, usage: byTrace[$0.id] ?? [], prices: prices) }
@@ -287,7 +287,7 @@ package struct TraceService: Sendable {
         guard var summary = try tables.traceSummary(id: id) else {
             throw TraceImportError(file: "trace \(id)", "no such trace (loupe trace list shows them)")
         }
-        let prices = PriceTable(try tables.modelPrices())
+        let prices = PriceTable(workspace: try tables.modelPrices())
         var spans = try tables.spanRows(trace: id)
         var total: Double? = 0
         var measured = false
