@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Glibc
+import LoupeBase
 import LoupeKit
 import LoupeModels
 import LoupeStore
