@@ -37,7 +37,9 @@ import Testing
             "GRPCCore", "GRPCNIOTransportHTTP2", "GRPCProtobuf", "Hummingbird", "Logging", "LoupeBase", "LoupeKit",
             "LoupeOTLP", "NIOCore", "ServiceLifecycle", "SwiftProtobuf",
         ],
-        "LoupeMCP": ["Hummingbird", "Logging", "LoupeAgents", "LoupeBase", "LoupeEvals", "LoupeKit", "LoupeStore", "MCP"],
+        "LoupeMCP": [
+            "Hummingbird", "Logging", "LoupeAgents", "LoupeBase", "LoupeEvals", "LoupeKit", "LoupeStore", "MCP",
+        ],
         "LoupeCommands": [
             "ArgumentParser", "AsyncHTTPClient", "CReadline", "LoupeAgents", "LoupeBase", "LoupeEvals", "LoupeKit",
             "LoupeMCP", "LoupeModels", "LoupeOTLP", "LoupeProfiling", "LoupePostgres", "LoupeReceiver",
