@@ -275,6 +275,26 @@ import Testing
         return (workspace, service, run, queue)
     }
 
+    /// Two labels that agree with each other and with the judge: the people's Wilson interval is
+    /// wide, and PPI++'s normal interval, which has no width there, is not shown as certainty.
+    @Test func twoAgreeingLabelsGiveNoPredictionPoweredInterval() throws {
+        let (_, service, run, _) = try Self.judgedRun()
+        let queue = try service.createQueue(Self.request("two", from: "answers run:\(run)"))
+        for index in 0..<2 {
+            let key = ReviewService.answerKey(run: run, item: "i\(index)", epoch: 1)
+            try service.label(queue, key: key, annotator: "ana", values: [("correct", "r"), ("grounded", "g")])
+        }
+        let report = try service.calibrate(run: run, queue: "two", scorer: nil, criterion: nil)
+        let ppi = try #require(report.passRate)
+        #expect(ppi.labeledCount == 2 && ppi.estimate.upper == ppi.estimate.lower)
+        #expect(report.predictionPowered == nil)
+        let people = try #require(report.peopleAlone)
+        #expect(people.lower < 0.5 && people.upper == 1)
+        let lines = report.summaryLines()
+        #expect(lines.contains { $0.hasPrefix("prediction-powered (PPI++") && $0.hasSuffix("   —") }, "\(lines)")
+        #expect(lines.contains { $0.hasPrefix("prediction-powered: no interval: the 2 labels") }, "\(lines)")
+    }
+
     @Test func aJudgeIsCalibratedAgainstThePeoplesMajority() throws {
         let (_, service, run, _) = try Self.judgedRun()
         let report = try service.calibrate(run: run, queue: "people", scorer: nil, criterion: nil)

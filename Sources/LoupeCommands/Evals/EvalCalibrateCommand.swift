@@ -74,7 +74,7 @@ extension EvalCommand {
             if let alpha = report.alpha { out["krippendorff_alpha"] = number(alpha) }
             if let ppi = report.passRate {
                 out["pass_rate"] = .object([
-                    "ppi": interval(report.predictionPowered ?? ppi.estimate), "lambda": number(ppi.lambda),
+                    "ppi": report.predictionPowered.map(interval) ?? .null, "lambda": number(ppi.lambda),
                     "ppi_untuned": interval(ppi.untuned.clamped(to: 0...1)),
                     "people": interval(report.peopleAlone ?? ppi.classical),
                     "judge": interval(report.judgeAlone ?? ppi.naive),

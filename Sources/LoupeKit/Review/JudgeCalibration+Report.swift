@@ -99,6 +99,11 @@ extension ReviewService.JudgeCalibration {
                         format: "the prediction-powered interval is %.0f%% %@ than the labels' alone by the same "
                             + "(normal) method", abs(change) * 100, change >= 0 ? "narrower" : "wider"))
             }
+            if predictionPowered == nil, !ppi.estimate.estimate.isNaN {
+                lines.append(
+                    "prediction-powered: no interval: the \(ppi.labeledCount) labels and the judge's errors on them "
+                        + "do not vary (label more answers)")
+            }
             if ppi.unlabeledCount == 0 {
                 lines.append("every answer is labelled: the people's mean is the pass rate, PPI has nothing to add")
             }

@@ -60,9 +60,13 @@ extension ReviewService {
         /// The people's pass rate on the labelled answers, with Wilson's interval (a normal
         /// interval on 3 labels reaches below 0).
         package var peopleAlone: Interval?
-        /// The PPI++ estimate with its interval cut to [0, 1]: a pass rate cannot leave it.
+        /// The PPI++ estimate with its interval cut to [0, 1]: a pass rate cannot leave it. Nil
+        /// when its normal interval has no width: every label and every correction of the judge
+        /// on the labelled answers alike (two labels that agree), which claims a certainty a
+        /// sample cannot give (the people's Wilson interval on the same labels is wide).
         package var predictionPowered: Interval? {
-            guard let passRate, !passRate.estimate.estimate.isNaN else { return nil }
+            guard let passRate, !passRate.estimate.estimate.isNaN, passRate.estimate.upper > passRate.estimate.lower
+            else { return nil }
             return passRate.estimate.clamped(to: 0...1)
         }
     }
