@@ -66,7 +66,7 @@ package struct BertEncoder: Sendable {
     /// (0.9978), so they are not smoothed. The FFN down projection's input, GELU's output, has one
     /// or two channels far above the rest (~24 against ~0.9): its two largest (by the same
     /// calibration) stay in fp32. With activations quantised asymmetrically (a zero point per
-    /// token), the lowest cosine is 0.9991 (docs/ARCHITECTURE.md).
+    /// token), the lowest cosine is 0.9991 (docs/performance/minilm.md).
     package func quantized() -> BertEncoder {
         var observed: [Int: [Float]] = [:]
         var generator = SplitMix64(seed: 23)

@@ -304,7 +304,7 @@ package struct BM25Index: Sendable {
     /// scores: at Cranfield's size no range of 64 can be skipped, so bounding, bucketing and
     /// offering range by range only add work. Measured against the ranged search on Cranfield
     /// (1,400 documents): 1.33×, the same run file; on 4,000 documents of Cranfield ×100 the two
-    /// were even (docs/ARCHITECTURE.md).
+    /// were even (docs/performance/retrieval.md).
     static let denseSearchDocuments = 2048
 
     /// The `k` best documents with a score above 0, best first (ties: lower document first).

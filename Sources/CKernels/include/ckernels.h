@@ -1,5 +1,5 @@
 // Elementwise kernels in C, where the compiler vectorises them better than Swift's SIMD types
-// on a generic x86-64 target (see docs/ARCHITECTURE.md).
+// on a generic x86-64 target (see docs/decisions/2026-11-22-gelu-in-c.md).
 #ifndef LOUPE_CKERNELS_H
 #define LOUPE_CKERNELS_H
 #include <stddef.h>
