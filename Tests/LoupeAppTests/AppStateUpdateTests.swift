@@ -61,7 +61,8 @@ import Testing
         #expect(state.jobs.isEmpty)
         #expect(state.output.isVisible)
         #expect(state.focus == .output)
-        #expect(state.message == StatusMessage(text: "✓ workspace  demo.sqlite", level: .ok))
+        // Shown whole in the pane: the status line says so, not its first line (a table's header).
+        #expect(state.message == StatusMessage(text: "✓ workspace info: 2 lines below", level: .ok))
         AppFixtures.press([.escape], on: &state)
         #expect(!state.output.isVisible)
         #expect(state.focus == .panel)

@@ -546,6 +546,9 @@ extension AppState {
             let lineCount = text.split(separator: "\n", omittingEmptySubsequences: false).count
             if let error = outcome.error {
                 message = StatusMessage(text: "✗ " + firstLine(error), level: .error)
+            } else if case let shown = outcome.output.split(separator: "\n").count, shown > 1 {
+                // Shown whole in the pane below: its first line would be a table's header.
+                message = StatusMessage(text: "✓ \(job.title): \(shown) lines below", level: .ok)
             } else {
                 let summary = firstLine(outcome.output)
                 message = StatusMessage(text: "✓ " + (summary.isEmpty ? job.title : summary), level: .ok)
