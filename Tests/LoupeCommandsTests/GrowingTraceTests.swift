@@ -151,17 +151,23 @@ import Testing
         #expect(summary.errorCount > 0 && summary.inputTokens ?? 0 > 0 && summary.cost ?? 0 > 0)
     }
 
+    /// Trace tables on a fresh database of the shared PostgreSQL cluster, named `prefix-label-…`.
+    static func postgresTables(_ prefix: String) -> (String) throws -> TraceTables {
+        { label in
+            let cluster = try PostgresCluster.shared
+            let url = try PostgresURL(
+                cluster.url(try cluster.database("\(prefix)-\(label)-\(UUID().uuidString.prefix(8))")), environment: [:]
+            )
+            return TraceTables(try PostgresStore.open(url))
+        }
+    }
+
     @Test func spansAppendedInBatchesStoreTheTraceImportedWholeOnSQLite() async throws {
         try await checkBatchesMatchOneImport { TraceTables(try Self.workspace($0)) }
     }
 
     @Test func spansAppendedInBatchesStoreTheTraceImportedWholeOnPostgreSQL() async throws {
-        let cluster = try PostgresCluster.shared
-        try await checkBatchesMatchOneImport { label in
-            let url = try PostgresURL(
-                cluster.url(try cluster.database("grow-\(label)-\(UUID().uuidString.prefix(8))")), environment: [:])
-            return TraceTables(try PostgresStore.open(url))
-        }
+        try await checkBatchesMatchOneImport(Self.postgresTables("grow"))
     }
 
     /// Spans sent in tree order (each after its parent and its earlier siblings) each land after
@@ -198,12 +204,7 @@ import Testing
     }
 
     @Test func spansSentInTreeOrderStoreTheTraceImportedWholeOnPostgreSQL() async throws {
-        let cluster = try PostgresCluster.shared
-        try await checkSpansInTreeOrderMatchOneImport { label in
-            let url = try PostgresURL(
-                cluster.url(try cluster.database("order-\(label)-\(UUID().uuidString.prefix(8))")), environment: [:])
-            return TraceTables(try PostgresStore.open(url))
-        }
+        try await checkSpansInTreeOrderMatchOneImport(Self.postgresTables("order"))
     }
 
     @Test func aTraceStillArrivingSaysHowManySpansAwaitTheirParent() async throws {
