@@ -142,12 +142,26 @@ let package = Package(
             exclude: ["Generated/README.md"],
             swiftSettings: strictSwift6
         ),
+        // `loupe serve`'s OpenAI-compatible endpoint (`/v1/chat/completions`…): requests scheduled on the
+        // local model (LoupeModels), each recorded as a trace through the receiver's ingest.
+        .target(
+            name: "LoupeServing",
+            dependencies: [
+                "LoupeBase", "LoupeKit", "LoupeModels", "LoupeAgents", "LoupeReceiver",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSwift6
+        ),
         // The workspace as MCP tools for coding agents (`loupe mcp`): the Kit services the panels use,
         // over stdio or streamable HTTP (Hummingbird). Never sees the screen.
         .target(
             name: "LoupeMCP",
             dependencies: [
-                "LoupeBase", "LoupeKit", "LoupeStore", "LoupeAgents", "LoupeEvals",
+                "LoupeBase", "LoupeKit", "LoupeStore", "LoupeAgents", "LoupeEvals", "LoupeModels", "LoupeProfiling",
+                "LoupeRetrieval",
                 .product(name: "MCP", package: "swift-sdk"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -169,7 +183,7 @@ let package = Package(
             dependencies: [
                 "LoupeBase", "LoupeKit", "LoupeStore", "LoupeTUI", "LoupeModels", "LoupeTensor",
                 "LoupeProfiling", "LoupeRetrieval", "LoupeAgents", "LoupeEvals", "LoupeReceiver", "LoupeOTLP",
-                "LoupePostgres", "LoupeMCP", "CReadline",
+                "LoupePostgres", "LoupeMCP", "LoupeServing", "CReadline",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
