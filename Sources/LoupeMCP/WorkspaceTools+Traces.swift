@@ -126,9 +126,9 @@ extension WorkspaceTools {
             "trace": Self.summaryJSON(t), "step_count": .number(Double(loaded.steps.count)),
             "from_step": .number(Double(from)), "steps": .array(steps),
             "scores": .array(
-                loaded.scores.map {
+                try loaded.scores.map {
                     .object([
-                        "scorer": .string($0.scorer), "value": (try? JSONValue.parse($0.valueJSON)) ?? .null,
+                        "scorer": .string($0.scorer), "value": try $0.value.get(),
                         "answer": $0.answer.map(JSONValue.string) ?? .null,
                         "explanation": $0.explanation.map(JSONValue.string) ?? .null,
                     ])

@@ -406,9 +406,28 @@ package struct TraceTables: Sendable {
         }
     }
 
+    /// The columns as stored, whatever their type: GRDB's typed read stops the process on a
+    /// blob that is not UTF-8 where text belongs. A value of the wrong type comes back as text
+    /// (or bytes) that its decoder then refuses, naming the span and column.
     private static func payload(_ row: SQLRow) -> StoredPayload {
-        let row = row.grdbRow
-        return StoredPayload(payload: row["payload_json"], rawJSON: row["raw_json"], rawZstd: row["raw_zstd"])
+        func text(_ value: SQLValue) -> String? {
+            switch value {
+            case .null: nil
+            case .text(let text): text
+            case .blob(let bytes): String(decoding: bytes, as: UTF8.self)
+            case .integer(let number): String(number)
+            case .real(let number): String(number)
+            }
+        }
+        func bytes(_ value: SQLValue) -> Data? {
+            switch value {
+            case .null: nil
+            case .blob(let bytes): Data(bytes)
+            default: text(value).map { Data($0.utf8) }
+            }
+        }
+        return StoredPayload(
+            payload: text(row["payload_json"]) ?? "", rawJSON: text(row["raw_json"]), rawZstd: bytes(row["raw_zstd"]))
     }
 
     /// One span's payload and raw source (read when its step is shown): the source as

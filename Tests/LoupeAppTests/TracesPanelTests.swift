@@ -443,6 +443,25 @@ import Testing
         return state
     }
 
+    /// A span whose stored payload was damaged (a raw `UPDATE` on the workspace) says so, by
+    /// span and column, where its content would be; its numbers and the other steps show as before.
+    @Test func aSpanWhosePayloadDoesNotReadBackSaysSoInItsPane() throws {
+        let id = try #require(try service.list().first?.id)
+        _ = try workspace.writeStatements { sql in
+            try sql.execute(
+                "UPDATE spans SET payload_json = '{\"tool\": ' WHERE trace_id = ? AND ordinal = 2", [.integer(id)])
+        }
+        var state = try opened(width: 200, height: 40)
+        #expect(!state.render().text().contains("unreadable"))
+        try settle(AppFixtures.press([.character("l")], on: &state), &state)
+        #expect(panel(state).currentOrdinal == 2)
+        let text = state.render().text()
+        #expect(text.contains("⚠ unreadable payload (trace \(id), span 2, column payload_json): line 1, column"))
+        #expect(!text.contains("\"query\": \"heat transfer boundary layer transition\""))
+        try settle(AppFixtures.press([.character("l")], on: &state), &state)
+        #expect(!state.render().text().contains("unreadable"))
+    }
+
     @Test func stepsWalkModelAndToolCallsAndJumpToErrorsAndTools() throws {
         var state = try opened()
         #expect(panel(state).trace?.summary.name == "invoke_agent cranfield-qa")
@@ -591,6 +610,14 @@ import Testing
             }
             #expect(acted, "\(action) does nothing in the list, an open trace or a diff")
         }
+    }
+
+    /// At 80 columns the trace's header is cut, and ends in "…" rather than mid-word ("✗ 1 er").
+    @Test func theHeaderCutAtEightyColumnsEndsInAnEllipsis() throws {
+        let state = try opened(width: 80, height: 24)
+        let header = try #require(state.render().text().split(separator: "\n").first { $0.contains("otlp · 5 steps") })
+        #expect(header.hasSuffix("…│"), "\(header)")
+        #expect(!header.contains("✗ 1 er│"))
     }
 
     @Test func screensAt120x36() throws {

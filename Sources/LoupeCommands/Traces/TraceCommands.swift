@@ -194,7 +194,7 @@ struct TraceCommand: ParsableCommand {
                     + "cost \(TraceText.cost(t.cost))")
             for score in loaded.scores {
                 context.print(
-                    "  score \(UntrustedText.sanitized(score.scorer)) = \(UntrustedText.sanitized(score.valueJSON))"
+                    "  score \(UntrustedText.sanitized(score.scorer)) = \(UntrustedText.sanitized(try score.value.get().compactJSON))"
                         + (score.answer.map {
                             "  (answer: \(UntrustedText.sanitized($0.replacingOccurrences(of: "\n", with: " "))))"
                         } ?? ""))

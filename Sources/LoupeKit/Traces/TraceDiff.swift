@@ -113,8 +113,7 @@ extension TraceService {
     private func contents(_ trace: Int64) throws -> [Int: (key: String, summary: String, verdict: String?)] {
         var result: [Int: (key: String, summary: String, verdict: String?)] = [:]
         for (ordinal, stored) in try tables.spanPayloads(trace: trace).enumerated() {
-            guard let json = try? JSONValue.parse(stored.payload) else { continue }
-            let payload = SpanPayload(json: json)
+            let payload = try SpanDetail.payload(stored.payload, row: "trace \(trace), span \(ordinal)")
             let output = payload.output.map { message in
                 message.text + message.toolCalls.map { "\u{2}\($0.name)(\($0.arguments))" }.joined()
             }

@@ -278,7 +278,7 @@ package struct TraceService: Sendable {
         package var spans: [SpanRow]
         /// Ordinals of the step spans, in replay order.
         package var steps: [Int]
-        package var scores: [NewTrace.ScoreRecord]
+        package var scores: [TraceScore]
         /// Each span's depth in the tree (0 for roots), by ordinal.
         package var depths: [Int]
     }
@@ -315,14 +315,20 @@ package struct TraceService: Sendable {
         if measured { summary.cost = total }
         let steps = TraceImport.steps(kinds)
         return Loaded(
-            summary: summary, spans: spans, steps: steps, scores: try tables.traceScores(trace: id), depths: depths)
+            summary: summary, spans: spans, steps: steps,
+            scores: try tables.traceScores(trace: id).enumerated().map { TraceScore($1, trace: id, index: $0) },
+            depths: depths)
     }
 
-    /// A stored trace whole, payloads included, back in the trace model (for export).
+    /// A stored trace whole, payloads included, back in the trace model (for export). A stored
+    /// value that does not read back stops it with a ``StoredValueError`` naming its row and
+    /// column: an export missing a span's content would look complete.
     package func trace(_ id: Int64) throws -> Trace {
         let loaded = try load(id)
         let payloads = try tables.spanPayloads(trace: id)
-        let spans: [TraceSpan] = zip(loaded.spans, payloads).map { row, stored in
+        var spans: [TraceSpan] = []
+        spans.reserveCapacity(loaded.spans.count)
+        for (row, stored) in zip(loaded.spans, payloads) {
             var span = TraceSpan(
                 spanID: row.spanID, parentID: row.parentSpanID, kind: SpanKind(rawValue: row.kind) ?? .other,
                 name: row.name, startNs: row.startNs, endNs: row.endNs)
@@ -332,41 +338,44 @@ package struct TraceService: Sendable {
             span.usage = Usage(
                 inputTokens: row.inputTokens, outputTokens: row.outputTokens, cacheReadTokens: row.cacheReadTokens,
                 cacheWriteTokens: row.cacheWriteTokens, reasoningTokens: row.reasoningTokens, cost: row.cost)
-            let payload = (try? JSONValue.parse(stored.payload)).map(SpanPayload.init(json:)) ?? SpanPayload()
-            span.input = payload.input
-            span.output = payload.output
-            span.tool = payload.tool
-            span.attributes = payload.attributes
-            span.raw = Self.raw(stored)
-            return span
+            let detail = SpanDetail(stored: stored, trace: id, ordinal: row.ordinal)
+            if let problem = detail.unreadable.first { throw problem }
+            span.input = detail.payload.input
+            span.output = detail.payload.output
+            span.tool = detail.payload.tool
+            span.attributes = detail.payload.attributes
+            span.raw = detail.raw
+            spans.append(span)
         }
         var trace = Trace(
             externalID: loaded.summary.externalID, format: TraceFormat(rawValue: loaded.summary.format) ?? .loupe,
             name: loaded.summary.name, spans: spans)
         trace.timed = loaded.summary.timed
-        trace.metadata = (try tables.traceMetadata(trace: id)).flatMap { try? JSONValue.parse($0) }?.object ?? [:]
-        trace.scores = loaded.scores.map {
-            Score(
-                scorer: $0.scorer, value: (try? JSONValue.parse($0.valueJSON)) ?? .null, answer: $0.answer,
-                explanation: $0.explanation)
+        if let metadata = try tables.traceMetadata(trace: id) {
+            let json = try JSONValue.parse(stored: metadata, "metadata", row: "trace \(id)", column: "metadata_json")
+            trace.metadata = json.object ?? [:]
+        }
+        trace.scores = try loaded.scores.map {
+            Score(scorer: $0.scorer, value: try $0.value.get(), answer: $0.answer, explanation: $0.explanation)
         }
         return trace
     }
 
-    /// One span's content and its source as written.
+    /// One span's content and its source as written. A stored column that does not read back
+    /// throws its ``StoredValueError`` (the Traces panel reads ``SpanDetail`` instead, which
+    /// shows it in place).
     package func payload(trace: Int64, ordinal: Int) throws -> (payload: SpanPayload, raw: JSONValue?) {
+        let detail = try detail(trace: trace, ordinal: ordinal)
+        if let problem = detail.unreadable.first { throw problem }
+        return (detail.payload, detail.raw)
+    }
+
+    /// One span's content decoded, with the columns that did not read back.
+    package func detail(trace: Int64, ordinal: Int) throws -> SpanDetail {
         guard let stored = try tables.spanPayload(trace: trace, ordinal: ordinal) else {
             throw TraceImportError(file: "trace \(trace)", part: "span \(ordinal)", "no such span")
         }
-        let payload = (try? JSONValue.parse(stored.payload)).map(SpanPayload.init(json:)) ?? SpanPayload()
-        return (payload, Self.raw(stored))
-    }
-
-    /// The stored source as JSON, from whichever column holds it (a span received as OTLP
-    /// protobuf keeps its message, shown in OTLP/JSON's shape).
-    private static func raw(_ stored: StoredPayload) -> JSONValue? {
-        if let packed = stored.rawZstd { return Zstd.decompress(packed).flatMap(OTLPDecoding.storedSourceJSON) }
-        return stored.rawJSON.flatMap { try? JSONValue.parse($0) }
+        return SpanDetail(stored: stored, trace: trace, ordinal: ordinal)
     }
 }
 

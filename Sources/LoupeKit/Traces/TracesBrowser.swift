@@ -33,10 +33,10 @@ package struct TracesBrowser: Sendable {
     /// One trace's spans (no payloads) and its steps.
     package func open(_ id: Int64) throws -> TraceService.Loaded { try service.load(id) }
 
-    /// One span's content and its source as written, for the step pane.
+    /// One span's content and its source as written, for the step pane: decoded here, once,
+    /// with the columns that do not read back named in ``SpanDetail/unreadable``.
     package func span(trace: Int64, ordinal: Int) throws -> SpanDetail {
-        let loaded = try service.payload(trace: trace, ordinal: ordinal)
-        return SpanDetail(payload: loaded.payload, raw: loaded.raw)
+        try service.detail(trace: trace, ordinal: ordinal)
     }
 
     /// The ordinals of the spans of `trace` whose content contains `text`.

@@ -93,6 +93,7 @@ extension TracesPanel {
             lines.append([Span("loading…", theme.dim)])
             return lines
         }
+        lines += unreadableLines(detail, theme: theme)
         let parameters = modelParameters(detail.payload.attributes)
         if !parameters.isEmpty { lines.append([Span(parameters, theme.dim)]) }
         if raw {
@@ -106,8 +107,7 @@ extension TracesPanel {
                 lines.append([Span("⚠ " + UntrustedText.sanitized(problem), theme.status(.warn))])
                 lines += UntrustedText.lines(tool.arguments).map { [Span($0, theme.text)] }
             } else {
-                let pretty = (try? JSONValue.parse(tool.arguments))?.prettyJSON ?? tool.arguments
-                lines += UntrustedText.lines(pretty).map { [Span($0, theme.text)] }
+                lines += UntrustedText.lines(detail.toolArguments ?? tool.arguments).map { [Span($0, theme.text)] }
             }
             if let error = tool.error {
                 lines.append([Span("── error ──", theme.status(.error))])
@@ -116,7 +116,7 @@ extension TracesPanel {
             if let result = tool.result {
                 lines.append([Span("── result ──", theme.title)])
                 // A JSON result reads as well as the arguments do.
-                lines += UntrustedText.lines(prettyIfJSON(result)).map { [Span($0, theme.text)] }
+                lines += UntrustedText.lines(detail.toolResult ?? result).map { [Span($0, theme.text)] }
             }
         }
         if !payload.output.isEmpty {
@@ -167,9 +167,10 @@ extension TracesPanel {
         return value.text
     }
 
-    /// `text` laid out over several lines when it is a JSON array or object; as it is otherwise.
-    private static func prettyIfJSON(_ text: String) -> String {
-        (try? JSONValue.parse(text)).flatMap { $0.isContainer ? $0.prettyJSON : nil } ?? text
+    /// The span's stored columns that did not read back, each where its content would be:
+    /// `⚠ unreadable payload (trace 3, span 12, column payload_json): …`.
+    private static func unreadableLines(_ detail: SpanDetail, theme: Theme) -> [[Span]] {
+        detail.unreadable.map { [Span("⚠ " + UntrustedText.sanitized($0.description), theme.status(.warn))] }
     }
 
     /// A span's status message, for a span that failed.
@@ -246,8 +247,18 @@ extension TracesPanel {
         if span.parentSpanID == nil, !trace.scores.isEmpty {
             lines.append([Span("── scores ──", theme.title)])
             for score in trace.scores {
-                let value = (try? JSONValue.parse(score.valueJSON)).map(compact) ?? score.valueJSON
-                lines.append([Span(UntrustedText.sanitized(score.scorer) + "  ", theme.key), Span(value, theme.accent)])
+                switch score.value {
+                case .success(let value):
+                    lines.append([
+                        Span(UntrustedText.sanitized(score.scorer) + "  ", theme.key),
+                        Span(UntrustedText.sanitized(compact(value)), theme.accent),
+                    ])
+                case .failure(let problem):
+                    lines.append([
+                        Span(UntrustedText.sanitized(score.scorer) + "  ", theme.key),
+                        Span("⚠ " + UntrustedText.sanitized(problem.description), theme.status(.warn)),
+                    ])
+                }
                 if let answer = score.answer {
                     lines.append([Span("  answer: " + UntrustedText.sanitized(answer), theme.text)])
                 }
@@ -260,6 +271,7 @@ extension TracesPanel {
             lines.append([Span("loading…", theme.dim)])
             return lines
         }
+        lines += unreadableLines(detail, theme: theme)
         if raw {
             lines += rawLines(detail, theme: theme)
             return lines
@@ -290,7 +302,7 @@ extension TracesPanel {
             guard let value = attributes[key] else { continue }
             shown.insert(key)
             lines.append([Span("── \(label) ──", theme.title)])
-            lines += UntrustedText.lines(value.string.map(prettyIfJSON) ?? value.prettyJSON).map {
+            lines += UntrustedText.lines(detail.laidOutAttributes[key] ?? value.string ?? value.prettyJSON).map {
                 [Span($0, theme.text)]
             }
         }
