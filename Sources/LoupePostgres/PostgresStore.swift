@@ -122,10 +122,17 @@ package final class PostgresStore: Sendable {
     /// A store let go without ``close()`` closes its connection: postgres-nio requires it.
     deinit { close() }
 
-    /// Closes the idle connections (every one, once no call is under way).
+    /// Closes the idle connections (every one, once no call is under way). Each close waits at
+    /// most ``closeTimeout`` for the server's goodbye: a process that ends (an eval worker whose
+    /// run is done) must not hang on a connection a restarted server left half-closed.
     package func close() {
-        for connection in idle.withLock({ $0 }) { try? connection.close().wait() }
+        for connection in idle.withLock({ $0 }) {
+            _ = try? Self.waiting(for: connection.close(), on: connection.eventLoop, timeout: Self.closeTimeout)
+        }
     }
+
+    /// How long ``close()`` waits for one connection to close.
+    static let closeTimeout = TimeAmount.seconds(2)
 
     /// How many connections are open and not in use.
     package var idleConnections: Int { idle.withLock { $0.count } }
@@ -233,9 +240,11 @@ package final class PostgresStore: Sendable {
     /// How long one statement may go unanswered before the connection counts as lost.
     static let statementTimeout = TimeAmount.seconds(600)
 
-    /// `future`'s value, or ``statementTimeout`` passing with no answer, whichever comes
-    /// first: a connection the server dropped without a word must not hang a command.
-    private static func waiting<T: Sendable>(for future: EventLoopFuture<T>, on loop: any EventLoop) throws -> T {
+    /// `future`'s value, or `timeout` (``statementTimeout`` unless told) passing with no answer,
+    /// whichever comes first: a connection the server dropped without a word must not hang a command.
+    private static func waiting<T: Sendable>(
+        for future: EventLoopFuture<T>, on loop: any EventLoop, timeout: TimeAmount = statementTimeout
+    ) throws -> T {
         let promise = loop.makePromise(of: T.self)
         let settled = Mutex(false)
         @Sendable func settle(_ result: Result<T, any Error>) {
@@ -248,10 +257,10 @@ package final class PostgresStore: Sendable {
             promise.completeWith(result)
         }
         future.whenComplete(settle)
-        let timeout = loop.scheduleTask(in: statementTimeout) {
+        let timer = loop.scheduleTask(in: timeout) {
             settle(.failure(ConnectionLost()))
         }
-        defer { timeout.cancel() }
+        defer { timer.cancel() }
         return try promise.futureResult.wait()
     }
 
