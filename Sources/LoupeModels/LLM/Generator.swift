@@ -11,6 +11,9 @@ package struct GenerationOptions: Sendable, Equatable {
     package var stops: [String] = []
     /// The context to allocate (tokens); nil: the prompt and `maxTokens`, within the model's.
     package var context: Int?
+    /// A grammar the answer must stay in (tool calls, a JSON schema): tokens it refuses are never
+    /// chosen (``Sampler/choose(_:history:allowing:)``); nil: any token.
+    package var constraint: GrammarConstraint?
 
     package init() {}
 }
@@ -180,6 +183,7 @@ package struct Generator: Sendable {
         var read = Array(prompt.prefix(cached))
         defer { promptCache.keep(cache, holding: read) }
         var sampler = Sampler(options.sampling)
+        var matcher = options.constraint?.start()
         var decoder = BPETokenizer.StreamDecoder(tokenizer)
         var stops = StopStrings(options.stops)
         var history = prompt
@@ -200,7 +204,20 @@ package struct Generator: Sendable {
                 reason = .cancelled
                 break
             }
-            let choice = logits.storage.withUnsafeBufferPointer { sampler.choose($0, history: history) }
+            let choice: TokenChoice
+            if let current = matcher {
+                let allowed = logits.storage.withUnsafeBufferPointer {
+                    sampler.choose($0, history: history, allowing: current.allows)
+                }
+                guard let allowed else {
+                    throw ModelError(
+                        file: model.fileName, message: "the grammar allows no token after \(text.debugDescription)")
+                }
+                choice = allowed
+                matcher?.accept(allowed.token.id)
+            } else {
+                choice = logits.storage.withUnsafeBufferPointer { sampler.choose($0, history: history) }
+            }
             if tokens.isEmpty { firstChosen = DispatchTime.now().uptimeNanoseconds }
             let id = choice.token.id
             if tokenizer.endOfGenerationIDs.contains(id) {

@@ -94,6 +94,76 @@ package struct Sampler: Sendable {
             token: TokenLogprob(id: id, logprob: logprob), alternatives: summary.top, entropy: summary.entropy)
     }
 
+    /// `choose(_:history:)` among the tokens `allows` accepts (a grammar's): the draw is made as
+    /// usual and kept when allowed; otherwise tokens are checked in order of likelihood (as
+    /// llama.cpp's grammar sampler does), every one within the draw's reach (30 tempered nats of
+    /// the best allowed; greedy: the best allowed alone), and the draw is made again among them.
+    /// Log-probabilities stay the model's own. Nil when no token is allowed.
+    package mutating func choose(
+        _ logits: UnsafeBufferPointer<Float>, history: some Collection<Int32>, allowing allows: (Int32) -> Bool
+    ) -> TokenChoice? {
+        let summary = Self.logSoftmaxSummary(logits, top: options.topLogprobs)
+        var values = penalised(logits, history: history)
+        var id = pick(values)
+        if !allows(id) {
+            guard mask(&values, allowing: allows) else { return nil }
+            id = pick(values)
+        }
+        return TokenChoice(
+            token: TokenLogprob(id: id, logprob: logits[Int(id)] - summary.logSumExp), alternatives: summary.top,
+            entropy: summary.entropy)
+    }
+
+    /// Sets to -∞ every token `allows` refuses or that lies beyond the draw's reach of the best
+    /// allowed one; false when none is allowed. The 64 most likely are checked first, then, if
+    /// the reach goes further, the rest in sorted order.
+    private func mask(_ values: inout [Float], allowing allows: (Int32) -> Bool) -> Bool {
+        let reach: Float = options.temperature == 0 ? 0 : 30 * options.temperature
+        var keep = [Bool](repeating: false, count: values.count)
+        var best: Float?
+        let first = Self.topIndices(values, count: 64)
+        var finished = false
+        for index in first {
+            if let best, best - values[index] > reach {
+                finished = true
+                break
+            }
+            if allows(Int32(index)) {
+                keep[index] = true
+                if best == nil { best = values[index] }
+            }
+        }
+        if !finished && first.count < values.count {
+            let seen = Set(first)
+            let rest = values.indices.filter { !seen.contains($0) }.sorted {
+                values[$0] > values[$1] || (values[$0] == values[$1] && $0 < $1)
+            }
+            for index in rest {
+                if let best, best - values[index] > reach { break }
+                if allows(Int32(index)) {
+                    keep[index] = true
+                    if best == nil { best = values[index] }
+                }
+            }
+        }
+        guard best != nil else { return false }
+        for index in values.indices where !keep[index] { values[index] = -.infinity }
+        return true
+    }
+
+    /// The indices of the `count` largest values, largest first (ties: lower index first).
+    private static func topIndices(_ values: [Float], count: Int) -> [Int] {
+        var best: [Int] = []
+        best.reserveCapacity(count + 1)
+        for (index, value) in values.enumerated() {
+            if best.count == count, let last = best.last, value <= values[last] { continue }
+            let at = best.firstIndex { values[$0] < value } ?? best.count
+            best.insert(index, at: at)
+            if best.count > count { best.removeLast() }
+        }
+        return best
+    }
+
     /// The log of the softmax's denominator, its entropy, and the `top` most likely tokens.
     package static func logSoftmaxSummary(_ logits: UnsafeBufferPointer<Float>, top: Int) -> (
         logSumExp: Float, entropy: Float, top: [TokenLogprob]
@@ -127,6 +197,10 @@ package struct Sampler: Sendable {
     }
 
     private mutating func draw(_ logits: UnsafeBufferPointer<Float>, history: some Collection<Int32>) -> Int32 {
+        pick(penalised(logits, history: history))
+    }
+
+    private func penalised(_ logits: UnsafeBufferPointer<Float>, history: some Collection<Int32>) -> [Float] {
         // The logits with the penalty applied once to each token of the window: one copy of the
         // row, where a lookup per token would sit on every decode step's path.
         var values = Array(logits)
@@ -138,10 +212,15 @@ package struct Sampler: Sendable {
                 values[Int(id)] = value > 0 ? value / options.repetitionPenalty : value * options.repetitionPenalty
             }
         }
+        return values
+    }
+
+    /// Draws from penalised logits (-∞ for tokens left out).
+    private mutating func pick(_ values: [Float]) -> Int32 {
         if options.temperature == 0 {
             var best = 0
             var bestValue = -Float.infinity
-            for index in 0..<logits.count where values[index] > bestValue {
+            for index in 0..<values.count where values[index] > bestValue {
                 best = index
                 bestValue = values[index]
             }
@@ -151,9 +230,9 @@ package struct Sampler: Sendable {
         // probability, 5e-9 of it over the whole vocabulary) are left out before sorting.
         let inverse = 1 / options.temperature
         var maximum = -Float.infinity
-        for index in 0..<logits.count { maximum = max(maximum, values[index] * inverse) }
+        for index in 0..<values.count { maximum = max(maximum, values[index] * inverse) }
         var candidates: [(id: Int32, logit: Float)] = []
-        for index in 0..<logits.count {
+        for index in 0..<values.count {
             let value = values[index] * inverse
             if value >= maximum - 30 { candidates.append((Int32(index), value)) }
         }

@@ -1,0 +1,63 @@
+import Foundation
+import LoupeBase
+
+/// Every token's bytes and kind, for checking tokens against a grammar. Build it once per
+/// tokenizer (49,152 small arrays for SmolLM2) and share it: it is immutable.
+package final class TokenTable: Sendable {
+    /// Each token's bytes; a CONTROL token's are its spelling (`<|im_end|>`).
+    let bytes: [[UInt8]]
+    let isControl: [Bool]
+    let endOfGeneration: Set<Int32>
+
+    package init(_ tokenizer: BPETokenizer) {
+        bytes = (0..<tokenizer.count).map { tokenizer.decodeBytes([Int32($0)], renderSpecial: true) }
+        isControl = (0..<tokenizer.count).map { tokenizer.isControl(Int32($0)) }
+        endOfGeneration = tokenizer.endOfGenerationIDs
+    }
+
+    package var count: Int { bytes.count }
+}
+
+/// A grammar over a tokenizer's tokens: what ``GenerationOptions/constraint`` holds to make a
+/// generation stay in the grammar.
+package struct GrammarConstraint: Sendable, Equatable {
+    package let grammar: Grammar
+    package let tokens: TokenTable
+
+    package init(_ grammar: Grammar, tokens: TokenTable) {
+        self.grammar = grammar
+        self.tokens = tokens
+    }
+
+    package static func == (a: GrammarConstraint, b: GrammarConstraint) -> Bool {
+        a.grammar == b.grammar && a.tokens === b.tokens
+    }
+
+    /// A matcher at the grammar's start.
+    package func start() -> TokenMatcher { TokenMatcher(matcher: GrammarMatcher(grammar), tokens: tokens) }
+}
+
+/// A ``GrammarMatcher`` that reads tokens: an end-of-generation token is allowed only where the
+/// grammar may end, another CONTROL token only in free text, and any other token when its bytes
+/// may come next.
+package struct TokenMatcher: Sendable {
+    package private(set) var matcher: GrammarMatcher
+    let tokens: TokenTable
+
+    /// Whether `id` may come next. Leaves the matcher as it was.
+    package func allows(_ id: Int32) -> Bool {
+        guard id >= 0, Int(id) < tokens.count else { return false }
+        if tokens.endOfGeneration.contains(id) { return matcher.canEnd }
+        if matcher.isFreeText { return true }
+        let bytes = tokens.bytes[Int(id)]
+        guard !tokens.isControl[Int(id)], !bytes.isEmpty else { return false }
+        return matcher.accepts(bytes)
+    }
+
+    /// Moves past `id`, which `allows(_:)` accepted (an end-of-generation token changes nothing).
+    package mutating func accept(_ id: Int32) {
+        guard !tokens.endOfGeneration.contains(id), !matcher.isFreeText else { return }
+        let consumed = matcher.consume(tokens.bytes[Int(id)])
+        precondition(consumed, "token \(id) accepted by the grammar, then refused")
+    }
+}
