@@ -123,6 +123,9 @@ package struct ReActRunner: Sendable {
                     span.model = answered.model
                     span.status = .ok
                     if let reason = answered.finishReason { span.attributes["finish_reason"] = .string(reason) }
+                    for (key, value) in answered.attributes where span.attributes[key] == nil {
+                        span.attributes[key] = value
+                    }
                     trace.spans.append(span)
                     onUpdate(trace)
                     response = answered
