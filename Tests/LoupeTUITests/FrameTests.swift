@@ -6,7 +6,30 @@ import Testing
         var frame = Frame(size: Size(width: 6, height: 2))
         let written = frame.draw("hello world", at: Point(x: 1, y: 0), style: .plain)
         #expect(written == 5)
-        #expect(frame.text() == " hello\n")
+        #expect(frame.text() == " hell…\n")
+    }
+
+    @Test func textCutByTheClipEndsInAnEllipsis() {
+        var frame = Frame(size: Size(width: 20, height: 1))
+        frame.draw(
+            "✗ 1 error · first: boom", at: Point(x: 2, y: 0), style: .plain, clip: Rect(x: 0, y: 0, width: 8, height: 1)
+        )
+        #expect(frame.text() == "  ✗ 1 e…")
+    }
+
+    @Test func aFillCutShortHasNoEllipsis() {
+        var frame = Frame(size: Size(width: 6, height: 3))
+        frame.draw(String(repeating: "─", count: 10), at: Point(x: 0, y: 0), style: .plain)
+        frame.draw("ab" + String(repeating: " ", count: 10), at: Point(x: 0, y: 1), style: .plain)
+        frame.draw("0" + String(repeating: "·", count: 10) + "9s", at: Point(x: 0, y: 2), style: .plain)
+        #expect(frame.text() == "──────\nab\n0····…")
+    }
+
+    @Test func spansCutBetweenTwoSpansEndInAnEllipsis() {
+        var frame = Frame(size: Size(width: 8, height: 2))
+        frame.draw([Span("abcdefgh"), Span(" · ✗ 1 error")], at: Point(x: 0, y: 0))
+        frame.draw([Span("abcdefgh"), Span("   ")], at: Point(x: 0, y: 1))
+        #expect(frame.text() == "abcdefg…\nabcdefgh")
     }
 
     @Test func wideGlyphTakesTwoCellsAndNeverStraddlesTheEdge() {
@@ -14,8 +37,8 @@ import Testing
         frame.draw("a中文", at: Point(x: 0, y: 0), style: .plain)
         #expect(frame[1, 0].width == 2)
         #expect(frame[2, 0].isContinuation)
-        #expect(frame[3, 0].grapheme == " ")
-        #expect(frame.text() == "a中")
+        #expect(frame[3, 0].grapheme == "…")
+        #expect(frame.text() == "a中…")
     }
 
     @Test func overwritingHalfAWideGlyphBlanksTheOtherHalf() {

@@ -64,9 +64,11 @@ package struct Frame: Hashable, Sendable {
     /// Draws `text` on one row from `point`, clipped to `clip` and the frame, and returns the
     /// number of columns it took.
     ///
-    /// The text is sanitised first. A wide glyph that would straddle the right edge is drawn as
-    /// a space instead. A style without a background keeps the background already in each cell,
-    /// so text drawn on a filled pane or a selected row stays on it.
+    /// The text is sanitised first. Text cut by the right edge ends in `…` in the last column,
+    /// so a reader knows there is more (a header read "✗ 1 er" at 80 columns); a fill cut short
+    /// (a rule of `─`, trailing spaces) is not text and is cut plainly. A wide glyph that would
+    /// straddle the right edge gives way to the ellipsis. A style without a background keeps the
+    /// background already in each cell, so text drawn on a filled pane or a selected row stays on it.
     @discardableResult
     package mutating func draw(_ text: some StringProtocol, at point: Point, style: Style, clip: Rect? = nil) -> Int {
         let bounds = clip.map { $0.intersection(area) } ?? area
@@ -76,7 +78,9 @@ package struct Frame: Hashable, Sendable {
         let limit = bounds.maxX
         let rowStart = point.y * width
         let firstX = x
-        for character in safe {
+        var previous: Character?
+        for (offset, character) in zip(safe.indices, safe) {
+            defer { previous = character }
             let style =
                 x >= bounds.x && x < limit ? style.keepingBackground(of: cells[rowStart + x].style) : style
             let glyphWidth = TextWidth.of(character)
@@ -88,10 +92,12 @@ package struct Frame: Hashable, Sendable {
                 }
                 continue
             }
-            if x >= limit { break }
             if x + glyphWidth > limit {
-                if x >= bounds.x { cells[rowStart + x] = .blank(style) }
-                x += 1
+                if x < limit, x >= bounds.x { cells[rowStart + x] = .blank(style) }
+                x = min(x + 1, limit)
+                if Self.isText(safe[offset...], after: previous) {
+                    markCut(row: point.y, at: limit - 1, from: max(firstX, bounds.x), style: style)
+                }
                 break
             }
             if x >= bounds.x {
@@ -105,11 +111,14 @@ package struct Frame: Hashable, Sendable {
         return max(0, end - point.x)
     }
 
-    /// Draws spans one after the other from `point`; returns the columns taken.
+    /// Draws spans one after the other from `point`; returns the columns taken. Spans cut by the
+    /// right edge end in `…`, even where the cut falls between two spans.
     @discardableResult
     package mutating func draw(_ spans: [Span], at point: Point, clip: Rect? = nil) -> Int {
+        let bounds = clip.map { $0.intersection(area) } ?? area
+        let room = max(0, bounds.maxX - point.x)
         var x = point.x
-        for span in spans {
+        for span in Self.isCut(spans, toColumns: room) ? spans.truncated(toColumns: room) : spans {
             x += draw(span.text, at: Point(x: x, y: point.y), style: span.style, clip: clip)
         }
         return x - point.x
@@ -120,6 +129,39 @@ package struct Frame: Hashable, Sendable {
     package mutating func put(_ grapheme: String, x: Int, y: Int, style: Style) {
         guard x >= 0, x < width, y >= 0, y < height else { return }
         cells[y * width + x] = Cell(grapheme, style: style.keepingBackground(of: cells[y * width + x].style), width: 1)
+        repairWideGlyphs(row: y, around: x, x + 1)
+    }
+
+    /// True when `spans` do not fit in `columns` and what does not fit is text, not a fill.
+    private static func isCut(_ spans: [Span], toColumns columns: Int) -> Bool {
+        guard spans.width > columns else { return false }
+        let plain = UntrustedText.sanitized(spans.plainText)
+        var used = 0
+        var previous: Character?
+        var index = plain.startIndex
+        while index < plain.endIndex {
+            let glyphWidth = TextWidth.of(plain[index])
+            if used + glyphWidth > columns { break }
+            used += glyphWidth
+            if glyphWidth > 0 { previous = plain[index] }
+            index = plain.index(after: index)
+        }
+        return isText(plain[index...], after: previous)
+    }
+
+    /// True when `rest`, the part of a text the right edge cut off, holds more than a fill: not
+    /// only spaces, nor only more of the glyph drawn last (a rule `────`, a dotted leader `····`).
+    private static func isText(_ rest: Substring, after previous: Character?) -> Bool {
+        rest.contains { !$0.isWhitespace && $0 != previous && TextWidth.of($0) > 0 }
+    }
+
+    /// Puts `…` in column `x` of `row` (when `x` is at or right of `start`, where the text began
+    /// to show), replacing whatever glyph, or half of a wide one, the cut text left there.
+    private mutating func markCut(row y: Int, at x: Int, from start: Int, style: Style) {
+        guard x >= start, x >= 0, x < width else { return }
+        let rowStart = y * width
+        let style = style.keepingBackground(of: cells[rowStart + x].style)
+        cells[rowStart + x] = Cell("…", style: style, width: 1)
         repairWideGlyphs(row: y, around: x, x + 1)
     }
 
