@@ -14,13 +14,19 @@ import Testing
 
     /// A workspace with AlexNet's trace and the 2-rank NCCL trace imported, and its port.
     private func browser() throws -> (ProfilesBrowser, [Int64]) {
+        let (workspace, ids) = try imported()
+        return (ProfilesBrowser(workspace: workspace), ids)
+    }
+
+    /// The workspace ``browser()`` reads, and the two profiles' ids.
+    private func imported() throws -> (Workspace, [Int64]) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("profiles-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let workspace = try Workspace(path: directory.appendingPathComponent("w.sqlite").path)
         let service = ProfileService(workspace: workspace)
         let alexnet = try service.importFiles(["\(Self.kineto)/alexnet-a100"], name: "alexnet")
         let twoRanks = try service.importFiles(["\(Self.kineto)/distributed-2rank"], name: "two ranks")
-        return (ProfilesBrowser(workspace: workspace), [alexnet.id, twoRanks.id])
+        return (workspace, [alexnet.id, twoRanks.id])
     }
 
     private func panel(_ state: AppState) -> ProfilesPanel { state.panels[state.focusedPanel] as! ProfilesPanel }
@@ -202,6 +208,55 @@ import Testing
         }
         #expect(rows.count == 2 && rows.allSatisfy { !$0.contains("—") }, "\(rows)")
         #expect(rows.contains { $0.contains("600.827") })
+    }
+
+    /// The selected kernel's kind says an NCCL kernel's type and family once, and the breakdown
+    /// names the launch delay as HTA defines it (from the call's end).
+    @Test func kindsAreSaidOnceAndTheLaunchDelayIsHTAs() throws {
+        var (state, port, _) = try opened()
+        let ports = ports(port)
+        var text = state.render().text()
+        #expect(text.contains("launch delay (call end → GPU start, as HTA)"), "\(text)")
+        AppFixtures.settle(AppFixtures.press([.character("v")], on: &state), &state, ports: ports)
+        let index = try #require(panel(state).kernels.firstIndex { $0.family == "communication" })
+        #expect(panel(state).kernels[index].type == "communication")
+        for _ in 0..<index { AppFixtures.press([.character("j")], on: &state) }
+        text = state.render().text()
+        let kind = text.split(separator: "\n").first { $0.contains("launches · min") }
+        #expect(
+            kind?.contains("communication · ") == true && kind?.contains("communication · communication") == false,
+            "\(text)")
+    }
+
+    /// At 80 columns the timeline's hints and the window line are cut, and end in "…".
+    @Test func linesCutAtEightyColumnsEndInAnEllipsis() throws {
+        var (state, port, _) = try opened(width: 80, height: 24)
+        let ports = ports(port)
+        AppFixtures.settle(AppFixtures.press([.character("v"), .character("v")], on: &state), &state, ports: ports)
+        #expect(panel(state).view == .timeline)
+        let lines = state.render().text().split(separator: "\n")
+        let hints = try #require(lines.first { $0.contains("] selects the lane's next kernel") })
+        #expect(hints.hasSuffix("…│"), "\(hints)")
+        let window = try #require(lines.first { $0.contains("window: ") })
+        #expect(window.hasSuffix("…│") || window.hasSuffix("ms │") || window.hasSuffix(")│"), "\(window)")
+    }
+
+    /// A profile whose report was not kept (imported by an older Loupe, or kept in a form this
+    /// one cannot read) still shows its window in the list: the list asks for the report itself.
+    @Test func theListWorksOutAWindowThatWasNotKept() throws {
+        let (workspace, ids) = try imported()
+        try ProfilerTables(workspace).storeProfilerReport("{}", traceID: ids[1])
+        let port = ProfilesBrowser(workspace: workspace)
+        var state = AppFixtures.state(width: 120, height: 36)
+        AppFixtures.press([.character("9")], on: &state)
+        let effects = state.update(AppFixtures.answer(ProfilesPanel.ListProfiles(), try port.list()))
+        #expect(
+            AppFixtures.requests(ProfilesPanel.ProfileReportRequest.self, in: effects)
+                == [ProfilesPanel.ProfileReportRequest(id: ids[1])])
+        AppFixtures.settle(effects, &state, ports: ports(port))
+        let row = state.render().text().split(separator: "\n").first { $0.contains("two ranks") }
+        #expect(row?.contains("600.827") == true && row?.contains("—") == false, "\(row ?? "")")
+        #expect(panel(state).view == .list)
     }
 
     /// A slice's name: the kernel's own, without namespaces, template or arguments.

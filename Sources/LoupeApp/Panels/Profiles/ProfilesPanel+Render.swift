@@ -144,13 +144,15 @@ extension ProfilesPanel {
             }
             let l = rank.launches
             if l.pairs > 0 {
+                // HTA's launch_delay: from the launch call's end, not its start, to the GPU work's
+                // start; the call's own time is HTA's cpu_duration, said apart.
                 line([
-                    Span("  launch → start ", theme.title),
+                    Span("  launch delay ", theme.title), Span("(call end → GPU start, as HTA) ", theme.dim),
                     Span(
                         String(
-                            format: "%d launches: mean %.1f µs, p50 %.1f µs, p99 %.1f µs; the call %.1f µs", l.pairs,
-                            l.meanDelayNs / 1e3, l.p50DelayNs / 1e3, l.p99DelayNs / 1e3, l.meanCallNs / 1e3), theme.text
-                    ),
+                            format: "%d launches: mean %.1f µs, p50 %.1f µs, p99 %.1f µs · the call itself %.1f µs",
+                            l.pairs, l.meanDelayNs / 1e3, l.p50DelayNs / 1e3, l.p99DelayNs / 1e3, l.meanCallNs / 1e3),
+                        theme.text),
                 ])
             }
             let idle = rank.idle.filter { $0.hostWaitNs + $0.kernelWaitNs + $0.otherNs > 0 }
@@ -221,9 +223,15 @@ extension ProfilesPanel {
                 UntrustedText.sanitized(k.name), at: Point(x: area.x + 1, y: area.maxY - 2), style: theme.text,
                 clip: area)
             frame.draw(
-                "\(k.type) · \(k.family) · \(k.count) launches · min \(String(format: "%.1f", Double(k.minNs) / 1e3)) µs · max \(String(format: "%.1f", Double(k.maxNs) / 1e3)) µs",
+                "\(Self.kind(type: k.type, family: k.family)) · \(k.count) launches · min \(String(format: "%.1f", Double(k.minNs) / 1e3)) µs · max \(String(format: "%.1f", Double(k.maxNs) / 1e3)) µs",
                 at: Point(x: area.x + 1, y: area.maxY - 1), style: theme.dim, clip: area)
         }
+    }
+
+    /// A kernel's HTA type and Loupe family, said once where they are the same word (an NCCL
+    /// kernel read "communication · communication").
+    static func kind(type: String, family: String) -> String {
+        type.caseInsensitiveCompare(family) == .orderedSame ? type : "\(type) · \(family)"
     }
 
     /// The window the views analyse, and the key that switches it.
@@ -408,10 +416,13 @@ extension ProfilesPanel {
                 TextWidth.truncate(UntrustedText.sanitized(selected.name), toColumns: area.width - 2),
                 at: Point(x: area.x + 1, y: y), style: theme.text, clip: area)
             y += 1
+            // The launch (grid, block, registers) before where the event is, which the lane and
+            // cursor already show: what a narrow screen cuts is the least needed.
             frame.draw(
                 "starts \(at(selected.start)) · lasts \(String(format: "%.1f", Double(selected.duration) / 1e3)) µs · "
-                    + "\(selected.family?.label ?? selected.kind.label) · r\(lanes[lane].rank) \(lanes[lane].label) · event \(selected.index)"
-                    + (selectedLaunch.map { " · " + UntrustedText.sanitized($0) } ?? ""),
+                    + "\(selected.family?.label ?? selected.kind.label)"
+                    + (selectedLaunch.map { " · " + UntrustedText.sanitized($0) } ?? "")
+                    + " · r\(lanes[lane].rank) \(lanes[lane].label) · event \(selected.index)",
                 at: Point(x: area.x + 1, y: y), style: theme.dim, clip: area)
         } else {
             frame.draw(

@@ -48,6 +48,10 @@ package struct ProfilesPanel: Panel {
     package private(set) var profiles: [ProfilerTraceRecord] = []
     /// Each listed profile's default window, once its report is kept.
     package private(set) var windows: [Int64: AnalysisWindow] = [:]
+    /// Profiles whose report the list asked for because none was kept (imported by a Loupe that
+    /// did not keep one, or kept in a form this one cannot read): once each, so one that cannot
+    /// be analysed is not asked again and again.
+    private var windowsAsked: Set<Int64> = []
     /// Whether the views keep the last ProfilerStep that HTA's default window leaves out (`a`).
     package private(set) var allSteps = false
     package private(set) var error: String?
@@ -186,6 +190,14 @@ package struct ProfilesPanel: Panel {
                 windows = listing.windows
                 error = nil
                 list.selected = min(list.selected, max(0, profiles.count - 1))
+                // A profile without a kept report would show its window as "—" until opened: its
+                // report is worked out now, one at a time (the job's end lists them again).
+                if let id = profiles.lazy.compactMap(\.id).first(where: {
+                    windows[$0] == nil && !windowsAsked.contains($0)
+                }) {
+                    windowsAsked.insert(id)
+                    return [.ask(ProfileReportRequest(id: id))]
+                }
             case .failed(let message): error = message
             }
         } else if let (request, result) = answer.matching(OpenProfile.self), request.id == loadingID {
@@ -211,6 +223,9 @@ package struct ProfilesPanel: Panel {
             case .failed(let message):
                 return [.status(message, .error)]
             }
+        } else if let (request, result) = answer.matching(ProfileReportRequest.self), request.id != opened?.record.id {
+            // A listed profile's window, asked for by the list.
+            if case .loaded(let value) = result, !request.allSteps { windows[request.id] = value.window }
         } else if let (request, result) = answer.matching(ProfileReportRequest.self), request.id == opened?.record.id,
             request.allSteps == allSteps
         {
