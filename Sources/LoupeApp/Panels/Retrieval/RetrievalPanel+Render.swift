@@ -60,6 +60,20 @@ extension RetrievalPanel {
         if let judged = result.judged, view == .hits || view == .missed {
             renderJudged(judged, hits: result.hits, into: &frame, area: body.row(0), theme: theme)
             body = Rect(x: body.x, y: body.y + 1, width: body.width, height: body.height - 1)
+            // A count of missed documents says nothing of which: the most relevant one, by name.
+            if view == .hits, let first = judged.missed(from: Set(result.hits.map(\.documentID))).first {
+                let title = UntrustedText.sanitized(judged.titles[first.document] ?? "")
+                    .replacingOccurrences(of: "\n", with: " ")
+                frame.draw(
+                    [
+                        Span(" most relevant missed: ", theme.dim), Span("✓\(first.grade) ", theme.status(.warn)),
+                        Span(UntrustedText.sanitized(first.document), theme.text),
+                        Span(title.isEmpty ? "" : " “\(title)”", theme.text),
+                        Span(first.rank.map { " at rank \($0)" } ?? " not in the top 100", theme.dim),
+                        Span(" · v v lists them all", theme.dim),
+                    ], at: Point(x: body.x, y: body.y), clip: body)
+                body = Rect(x: body.x, y: body.y + 1, width: body.width, height: body.height - 1)
+            }
         }
         switch view {
         case .hits:
