@@ -20,7 +20,9 @@ struct AgentCommand: ParsableCommand {
                 their chunks. --provider openai talks to any OpenAI-compatible chat-completions server \
                 (OpenAI, vLLM, llama.cpp, Ollama) with tool calls and streaming; the base URL and model \
                 come from the flags or $OPENAI_BASE_URL / $OPENAI_MODEL, the key from the environment \
-                variable --api-key-env names, and the key is never stored.
+                variable --api-key-env names, and the key is never stored. --provider local runs \
+                SmolLM2-135M-Instruct in-process (loupe models fetch smollm2), its tool calls constrained \
+                by a grammar from the tools' schemas; its trace keeps each token's log-probability.
                 """)
 
         @OptionGroup var global: GlobalOptions
@@ -88,7 +90,7 @@ struct AgentCommand: ParsableCommand {
 
 /// Which provider answers for the agent (`agent run`, `trace fork`), and the run's limits.
 struct ProviderOptions: ParsableArguments {
-    @Option(help: "offline or openai.") var provider = "offline"
+    @Option(help: "offline, local (SmolLM2 in-process) or openai.") var provider = "offline"
     @Option(help: "The chat-completions base URL (default $OPENAI_BASE_URL or https://api.openai.com/v1).")
     var baseURL: String?
     @Option(help: "The model (default $OPENAI_MODEL).") var model: String?
@@ -112,6 +114,7 @@ struct ProviderOptions: ParsableArguments {
         let environment = ProcessInfo.processInfo.environment
         switch provider.lowercased() {
         case "offline": return service.offlinePolicy()
+        case "local": return try service.localModel()
         case "openai", "openai-compatible":
             let base = baseURL ?? environment["OPENAI_BASE_URL"] ?? "https://api.openai.com/v1"
             guard let url = URL(string: base), url.scheme == "http" || url.scheme == "https" else {
@@ -122,7 +125,7 @@ struct ProviderOptions: ParsableArguments {
             }
             return OpenAICompatibleProvider(
                 baseURL: url, model: name, apiKey: environment[apiKeyEnv], stream: !noStream, timeout: timeout)
-        default: throw CommandFailure("--provider \(provider): use offline or openai")
+        default: throw CommandFailure("--provider \(provider): use offline, local or openai")
         }
     }
 }

@@ -96,8 +96,8 @@ extension YAMLReader {
             let fields = try mapping(
                 body, "the model target", allowed: Self.providerKeys.union(["provider", "system", "max_tokens"]))
             var target = ModelTarget(provider: try provider(body, fields))
-            guard target.provider.kind == "openai" else {
-                throw error(body, "a model target calls a chat-completions server: provider: openai")
+            guard target.provider.kind == "openai" || target.provider.kind == "local" else {
+                throw error(body, "a model target calls a model: provider: openai (a server) or local (SmolLM2)")
             }
             if let node = fields["system"] { target.system = try string(node, "system") }
             if let node = fields["max_tokens"] { target.maxTokens = try int(node, "max_tokens", atLeast: 1) }
@@ -112,8 +112,8 @@ extension YAMLReader {
         if let node = fields["provider"] {
             spec.kind = try string(node, "provider").lowercased()
             if spec.kind == "openai-compatible" { spec.kind = "openai" }
-            guard ["offline", "openai"].contains(spec.kind) else {
-                throw error(node, "provider '\(spec.kind)': use offline or openai")
+            guard ["offline", "local", "openai"].contains(spec.kind) else {
+                throw error(node, "provider '\(spec.kind)': use offline, local or openai")
             }
         }
         if let node = fields["base_url"] {

@@ -150,6 +150,14 @@ package struct AgentService: Sendable {
             }, named: "MiniLM")
     }
 
+    /// The local provider: SmolLM2-135M-Instruct in-process (its GGUF from `loupe models fetch
+    /// smollm2`), tool calls constrained by a grammar.
+    ///
+    /// - Throws: `ModelError` when the model file is missing or does not load.
+    package func localModel() throws -> LocalModelProvider {
+        LocalModelProvider(generator: try models.smolLM2())
+    }
+
     static func cosine(_ a: [Float], _ b: [Float]) -> Float {
         var dot: Float = 0
         var na: Float = 0

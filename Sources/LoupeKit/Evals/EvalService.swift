@@ -365,7 +365,8 @@ package struct EvalService: Sendable {
             limits.maxSeconds = target.timeout
             let traces = TraceService(tables: TraceTables(evals.database))
             let fixedLimits = limits
-            return Answerer(serial: provider.label == "offline") { item, _ in
+            // One model in this process, one conversation cache: the local model answers in turn.
+            return Answerer(serial: provider.label == "offline" || provider.label == "local") { item, _ in
                 let (id, trace) = try agents.run(item.input, provider: provider, limits: fixedLimits)
                 let usage = trace.usage
                 let cost = try traces.load(id).summary.cost
@@ -525,6 +526,8 @@ package struct EvalService: Sendable {
         switch spec.kind {
         case "offline":
             return agents.offlinePolicy()
+        case "local":
+            return try agents.localModel()
         default:
             let base = spec.baseURL ?? environment["OPENAI_BASE_URL"] ?? "https://api.openai.com/v1"
             guard let url = URL(string: base) else {

@@ -12,6 +12,11 @@ package enum SmolLM2ToolFormat {
     package struct Call: Hashable, Sendable {
         package var name: String
         package var arguments: String
+
+        package init(name: String, arguments: String) {
+            self.name = name
+            self.arguments = arguments
+        }
     }
 
     /// `instructions`, then the tools and how to call them.

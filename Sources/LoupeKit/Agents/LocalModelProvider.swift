@@ -1,0 +1,190 @@
+import Foundation
+import LoupeAgents
+import LoupeBase
+import LoupeModels
+import Synchronization
+
+/// The agent's model in-process: SmolLM2-135M-Instruct generating on this machine, offered the
+/// tools in SmolLM2's convention (``SmolLM2ToolFormat``) and constrained by a grammar built from
+/// their schemas, so every reply with tools is a block of calls that parse, name real tools and
+/// carry valid arguments, whatever a 135M model would have written unconstrained.
+///
+/// Each call's span keeps what a hosted model never shows: the prompt's tokens, each generated
+/// token with its log-probability and top alternatives, time to first token, prefill and decode
+/// speeds. The provider keeps the conversation's key/value cache from one call to the next, so
+/// a ReAct step prefills only the turns added since the last.
+package final class LocalModelProvider: ChatProvider {
+    /// How many alternatives each generated token keeps in the trace.
+    package static let alternatives = 5
+    /// The most tokens one reply may take when the request does not say.
+    package static let defaultMaxTokens = 512
+
+    package let generator: Generator
+    package let model: String
+    private let tokens: TokenTable
+    private let sampling: SamplingOptions
+    private let toolChoice: ToolChoice
+    private let cache = Mutex(PromptCache())
+
+    package var label: String { "local" }
+
+    /// - Parameters:
+    ///   - sampling: greedy (the default) or tempered; `topLogprobs` is set to ``alternatives``.
+    ///   - toolChoice: what a reply may be when tools are offered; the agent's default is
+    ///     `required`, since `final_answer` is always among its tools.
+    package init(
+        generator: Generator, model: String = ModelLibrary.smolLM2Name, sampling: SamplingOptions = .greedy(),
+        toolChoice: ToolChoice = .required
+    ) {
+        self.generator = generator
+        self.model = model
+        tokens = TokenTable(generator.tokenizer)
+        var sampling = sampling
+        sampling.topLogprobs = Self.alternatives
+        self.sampling = sampling
+        self.toolChoice = toolChoice
+    }
+
+    /// The conversation as SmolLM2 reads it: the tools in the system turn, calls as
+    /// `<tool_call>` blocks, results as `<tool_response>` user turns (consecutive results in one).
+    package func chatMessages(_ request: ChatRequest) -> [ChatMessage] {
+        let definitions = request.tools.map {
+            ToolDefinition(name: $0.name, description: $0.description, parameters: $0.parameters)
+        }
+        var messages: [ChatMessage] = []
+        var rest = request.messages[...]
+        var instructions = ""
+        if let first = rest.first, first.role == "system" {
+            instructions = first.text
+            rest = rest.dropFirst()
+        }
+        if !definitions.isEmpty {
+            messages.append(.system(SmolLM2ToolFormat.systemPrompt(instructions, tools: definitions)))
+        } else if !instructions.isEmpty {
+            messages.append(.system(instructions))
+        }
+        for message in rest {
+            switch message.role {
+            case "tool":
+                let response = SmolLM2ToolFormat.response(message.text)
+                if let last = messages.last, last.role == "user", last.content.hasSuffix("</tool_response>") {
+                    messages[messages.count - 1].content += "\n" + response
+                } else {
+                    messages.append(.user(response))
+                }
+            case "assistant" where !message.toolCalls.isEmpty:
+                let calls = message.toolCalls.map { SmolLM2ToolFormat.Call(name: $0.name, arguments: $0.arguments) }
+                messages.append(.assistant(SmolLM2ToolFormat.render(calls)))
+            default:
+                messages.append(ChatMessage(role: message.role, content: message.text))
+            }
+        }
+        return messages
+    }
+
+    package func complete(_ request: ChatRequest, onText: @escaping @Sendable (String) -> Void) throws(ProviderError)
+        -> ChatResponse
+    {
+        var options = GenerationOptions()
+        options.sampling = sampling
+        options.maxTokens = request.maxTokens ?? Self.defaultMaxTokens
+        if !request.tools.isEmpty {
+            let definitions = request.tools.map {
+                ToolDefinition(name: $0.name, description: $0.description, parameters: $0.parameters)
+            }
+            do {
+                options.constraint = GrammarConstraint(
+                    try Grammar.toolCalls(definitions, choice: toolChoice), tokens: tokens)
+            } catch {
+                throw ProviderError("the tools cannot be offered to the local model: \(error)", retryable: false)
+            }
+        }
+        let deadline = request.secondsLeft.map { Date().addingTimeInterval($0) }
+        let generation: Generation
+        do {
+            let prompt = try generator.prompt(chatMessages(request))
+            let context = generator.model.configuration.contextLength
+            guard prompt.count < context else {
+                throw ProviderError(
+                    "the conversation is \(prompt.count) tokens, beyond the model's context of \(context)",
+                    retryable: false)
+            }
+            options.context = min(context, prompt.count + max(options.maxTokens, 1))
+            generation = try cache.withLock { (cache: inout PromptCache) throws(ModelError) -> Generation in
+                try generator.generate(
+                    prompt: prompt, options: options, reusing: &cache,
+                    isCancelled: { deadline.map { Date() >= $0 } ?? false },
+                    onText: { text, _ in if !text.isEmpty { onText(text) } })
+            }
+        } catch let error as ProviderError {
+            throw error
+        } catch {
+            throw ProviderError("the local model failed: \(error)", retryable: false)
+        }
+        var message = Message(role: "assistant", text: generation.text)
+        var finish: String
+        switch generation.stopReason {
+        case .eos, .word: finish = "stop"
+        case .limit: finish = "length"
+        case .cancelled: finish = "cancelled"
+        }
+        do {
+            if let calls = try SmolLM2ToolFormat.calls(in: generation.text), !calls.isEmpty {
+                message.toolCalls = calls.enumerated().map { index, call in
+                    ToolCall(id: "call_\(index)", name: call.name, arguments: call.arguments)
+                }
+                message.text = ""
+                finish = "tool_calls"
+            }
+        } catch {
+            // A block cut off by the token limit: the text stays, and the span says why.
+            message.text = generation.text
+        }
+        return ChatResponse(
+            message: message,
+            usage: Usage(
+                inputTokens: generation.promptIDs.count, outputTokens: generation.tokens.count,
+                cacheReadTokens: generation.timings.cachedPromptTokens),
+            model: model, finishReason: finish, attributes: attributes(generation, options: options))
+    }
+
+    /// The generation as span attributes (`loupe.llm.*`).
+    func attributes(_ generation: Generation, options: GenerationOptions) -> [String: JSONValue] {
+        let tokenizer = generator.tokenizer
+        func rounded(_ value: Double, _ places: Double = 1e4) -> JSONValue {
+            .number((value * places).rounded() / places)
+        }
+        let generated = generation.tokens.map { token -> JSONValue in
+            .object([
+                "id": .number(Double(token.id)), "text": .string(token.piece),
+                "logprob": rounded(Double(token.choice.token.logprob)),
+                "entropy": rounded(Double(token.choice.entropy)),
+                "top": .array(
+                    token.choice.alternatives.map { alternative in
+                        .object([
+                            "id": .number(Double(alternative.id)), "text": .string(tokenizer.piece(alternative.id)),
+                            "logprob": rounded(Double(alternative.logprob)),
+                        ])
+                    }),
+            ])
+        }
+        let timings = generation.timings
+        var attributes: [String: JSONValue] = [
+            "gen_ai.request.temperature": .number(Double(options.sampling.temperature)),
+            "gen_ai.request.seed": .number(Double(options.sampling.seed)),
+            "gen_ai.request.max_tokens": .number(Double(options.maxTokens)),
+            "loupe.llm.prompt_tokens": .number(Double(timings.promptTokens)),
+            "loupe.llm.prompt_token_ids": .array(generation.promptIDs.map { .number(Double($0)) }),
+            "loupe.llm.cached_prompt_tokens": .number(Double(timings.cachedPromptTokens)),
+            "loupe.llm.tokens": .array(generated),
+            "loupe.llm.stop_reason": .string(generation.stopReason.rawValue),
+            "loupe.llm.time_to_first_token_s": rounded(timings.timeToFirstTokenSeconds, 1e6),
+            "loupe.llm.prefill_tokens_per_s": rounded(timings.prefillTokensPerSecond, 10),
+            "loupe.llm.decode_tokens_per_s": rounded(timings.decodeTokensPerSecond, 10),
+        ]
+        if options.constraint != nil {
+            attributes["loupe.llm.grammar"] = .string("tool_calls (\(toolChoice))")
+        }
+        return attributes
+    }
+}
