@@ -8,24 +8,47 @@ import Synchronization
 /// connection commits; a check costs microseconds, so the TUI asks several times a second
 /// (SQLite's side of DESIGN.md §7's change notifications: WAL and polling).
 package final class WorkspaceWatcher: ChangeWatcher {
-    private let connection: DatabaseQueue
+    /// The file's name, for the message when it cannot be read.
+    private let name: String
+    /// Reads `PRAGMA data_version` on the watcher's own connection.
+    private let dataVersion: @Sendable () throws -> Int
     private let last = Mutex<Int?>(nil)
+    /// Why the last check could not read the data version; nil after one that could.
+    private let failure = Mutex<String?>(nil)
 
-    init(path: String) throws(WorkspaceError) {
+    convenience init(path: String) throws(WorkspaceError) {
         var configuration = Configuration()
         configuration.readonly = true
         configuration.label = "loupe.watcher"
+        let connection: DatabaseQueue
         do {
             connection = try DatabaseQueue(path: path, configuration: configuration)
         } catch {
             throw WorkspaceError(.inaccessible, path: path, message: "cannot watch the workspace: \(error)")
         }
+        self.init(name: (path as NSString).lastPathComponent) {
+            try connection.inDatabase { db in try Int.fetchOne(db, sql: "PRAGMA data_version") } ?? 0
+        }
     }
 
-    /// True when something was committed since the last call (false on the first).
+    /// A watcher of the file called `name` whose data version `dataVersion` reads (a test's
+    /// stand-in for a file that fails to read).
+    package init(name: String, dataVersion: @escaping @Sendable () throws -> Int) {
+        self.name = name
+        self.dataVersion = dataVersion
+    }
+
+    /// True when something was committed since the last call (false on the first). A check that
+    /// cannot read the file answers false and leaves its reason in ``trouble``, so that the view
+    /// says its live updates stopped instead of going quiet.
     package func changed() -> Bool {
-        guard let version = try? connection.inDatabase({ db in try Int.fetchOne(db, sql: "PRAGMA data_version") })
-        else {
+        let version: Int
+        do {
+            version = try dataVersion()
+            failure.withLock { $0 = nil }
+        } catch {
+            let reason = "\(name): live updates stopped: \(error)"
+            failure.withLock { $0 = reason }
             return false
         }
         return last.withLock { last in
@@ -36,8 +59,9 @@ package final class WorkspaceWatcher: ChangeWatcher {
 }
 
 extension WorkspaceWatcher {
-    /// A file is always there to read.
-    package var trouble: String? { nil }
+    /// Why the last check could not read the workspace (the file gone, unreadable or damaged);
+    /// nil while it can.
+    package var trouble: String? { failure.withLock { $0 } }
 }
 
 /// What an open view asks of its workspace's backend a few times a second: whether someone

@@ -55,7 +55,9 @@ struct LoupeTUIHost: TUIHost {
             history: (try? settings.history(source: .tui)) ?? []
         )
         if let warning { state.message = StatusMessage(text: warning, level: .error) }
-        let watcher = try? session.watcher()
+        // No watcher means no live updates: the status bar says so, rather than a view that
+        // silently stops following what `loupe serve` receives.
+        let watching = Result { () throws(WorkspaceError) in try session.watcher() }
         let ports: Ports
         if let workspace {
             ports = PanelPorts.make(workspace: workspace, session: session, environment: environment)
@@ -67,9 +69,12 @@ struct LoupeTUIHost: TUIHost {
         }
         var changed: (@Sendable () -> Bool)?
         var unreachable: (@Sendable () -> String?)?
-        if let watcher {
+        switch watching {
+        case .success(let watcher):
             changed = { watcher.changed() }
             unreachable = { watcher.trouble }
+        case .failure(let error):
+            unreachable = { "no live updates: \(error)" }
         }
         let appEnvironment = AppEnvironment(
             commands: executor, ports: ports, recordHistory: recordHistory, workspaceChanged: changed,
