@@ -99,7 +99,7 @@ import Testing
         #expect(text.contains("baseline: ncu:before.csv (1 kernels); 1 runs of them elsewhere show the change"))
         #expect(text.contains("vs base") && text.contains("base") && text.contains("2.00×"))
         #expect(text.contains("before.csv · launch #0") && text.contains("○ baseline ncu:before.csv"))
-        #expect(text.contains("L1 0.50 F/B, L2 2.00 F/B, HBM2 20.00 F/B"))
+        #expect(text.contains("L1 0.500 F/B, L2 2.00 F/B, HBM2 20.0 F/B 5.1%"), "\(text)")
         AppFixtures.press([.character("b")], on: &state)
         #expect(panel(state).baselineSuite == nil && !state.render().text().contains("vs base"))
     }
@@ -140,9 +140,71 @@ import Testing
         AppFixtures.press([.character("4")], on: &state)
         _ = state.update(AppFixtures.answer(RooflinePanel.LoadRoofline(), RooflineModel(profiles: [stale])))
         let text = state.render().text()
-        #expect(text.contains("150%"))
-        #expect(text.contains("above the peak, measured slower than this run: roofline measure again"))
+        #expect(text.contains("150% ⚠ compute"))
+        #expect(text.contains("150% ⚠ above the peak: measured slower than this run, roofline measure again"))
         #expect(!text.contains("reuses data from a faster level"))
+    }
+
+    /// A kernel a little above its memory roof is not capped at 100% nor passed off as at its
+    /// roof: the table shows its real figure marked, and its line under the table says what to check.
+    @Test(arguments: [(120, 36), (80, 24)])
+    func aKernelAboveItsRoofShowsItsRealFigureMarked(width: Int, height: Int) {
+        // 3.06 GFLOP/s at 0.1 FLOP/byte under a 30 GB/s DRAM roof: 3.06 of 3, 102%.
+        let over = RooflineModel.Profile(
+            name: "Test CPU, 2 cores", kind: "cpu",
+            ceilings: [
+                .init(kind: "compute", name: "FP32 (2 cores)", value: 200, precision: "FP32"),
+                .init(kind: "memory", name: "DRAM", value: 30, smallestBytes: 64 << 20, largestBytes: 1 << 30),
+            ],
+            points: [
+                .init(
+                    name: "axpy", suite: "kernels", shape: "16M", seconds: 0.01, flops: ["FP32": 3.06e7], bytes: 3.06e8,
+                    footprintBytes: 1 << 30)
+            ])
+        #expect(abs(over.placements("FP32")[0].fraction! - 1.02) < 1e-9)
+        var state = AppFixtures.state(width: width, height: height)
+        AppFixtures.press([.character("4")], on: &state)
+        _ = state.update(AppFixtures.answer(RooflinePanel.LoadRoofline(), RooflineModel(profiles: [over])))
+        let lines = state.render().text().split(separator: "\n").map(String.init)
+        #expect(lines.contains { $0.contains("│▌axpy ") && $0.contains("102% ⚠ memory") }, "\(lines)")
+        #expect(lines.contains { $0.contains("axpy: judged at DRAM (kernels) · 102% ⚠ above the DRAM roof") })
+        #expect(!lines.contains { $0.contains("100%") })
+    }
+
+    /// The sample A100 export's kernels ran 7,488 and 4,224 ns: they read in µs, their rates in
+    /// GFLOP/s and MFLOP/s (hand-computed in RooflineFormatTests), never "0.00" ms or "0.0" GFLOP/s.
+    @Test(arguments: [(120, 36), (80, 24)])
+    func microsecondKernelsReadInMicrosecondsAndMegaflops(width: Int, height: Int) throws {
+        var state = AppFixtures.state(width: width, height: height)
+        AppFixtures.press([.character("4")], on: &state)
+        _ = state.update(AppFixtures.answer(RooflinePanel.LoadRoofline(), try Self.a100()))
+        let lines = state.render().text().split(separator: "\n").map(String.init)
+        let sgemm = try #require(lines.first { $0.contains("│▌ampere_sgemm_32x32") }, "\(lines)")
+        let reduce = try #require(lines.first { $0.contains("│ void splitKreduce_kernel") }, "\(lines)")
+        #expect(
+            sgemm.contains(" 7.49 µs ") && sgemm.contains(" 19.4 GFLOP/s ") && sgemm.contains(" 0.10% "), "\(sgemm)")
+        #expect(reduce.contains(" 4.22 µs ") && reduce.contains(" 3.79 MFLOP/s ") && reduce.contains(" <0.01% "))
+        #expect(!lines.contains { $0.contains(" 0.00 ") || $0.contains(" 0.0 ") || $0.contains(" 0% ") })
+        if width >= 120 {
+            #expect(
+                sgemm.contains(" 19.5 TFLOP/s ") && reduce.contains(" 97.2 GFLOP/s ") && reduce.contains(" 0.0625 "))
+        }
+    }
+
+    /// A line cut by the panel's edge ends in "…": the selected kernel's line names its suite and
+    /// every level, more than 80 columns hold.
+    @Test func cutLinesEndInAnEllipsis() throws {
+        var state = AppFixtures.state(width: 80, height: 24)
+        AppFixtures.press([.character("4")], on: &state)
+        _ = state.update(AppFixtures.answer(RooflinePanel.LoadRoofline(), try Self.a100()))
+        let lines = state.render().text().split(separator: "\n").map(String.init)
+        let judged = try #require(lines.first { $0.contains("ampere_sgemm_32x32_sliced1x4_tn: judged at HBM2") })
+        #expect(judged.hasSuffix("…│"), "\(judged)")
+        // The demo CPU's roofs that find no place beside their lines are named under the chart,
+        // before the axes' units, which give way.
+        _ = state.update(AppFixtures.answer(RooflinePanel.LoadRoofline(), RooflineModel(profiles: [Self.demoCPU])))
+        let legend = try #require(state.render().text().split(separator: "\n").first { $0.contains("◆ matmul-naive") })
+        #expect(legend.hasSuffix("…│") || legend.hasSuffix("ridge │"), "\(legend)")
     }
 
     @Test func sortingReordersTheTable() {
@@ -273,8 +335,8 @@ import Testing
             name: "k", suite: "ncu:x.csv", shape: "launches 3,7,9", seconds: 1, flops: [:], bytes: 1)
         #expect(many.shownShape == "3 launches")
         // H100's FP8 tensor roof, 1,979 TFLOP/s, in PFLOP/s rather than %g's "1.98e+03".
-        #expect(RooflinePanel.rate(1_979_000, unit: "FLOP/s") == "1.98 PFLOP/s")
-        #expect(RooflinePanel.rate(989_400, unit: "FLOP/s") == "989 TFLOP/s")
+        #expect(RooflineFormat.rate(1_979_000, unit: "FLOP/s") == "1.98 PFLOP/s")
+        #expect(RooflineFormat.rate(989_400, unit: "FLOP/s") == "989 TFLOP/s")
         #expect(Self.cpu.points[0].shownShape == Self.cpu.points[0].shape)
     }
 
@@ -299,8 +361,8 @@ import Testing
             }
             let labels =
                 profile == 0
-                ? ["FP32 (2 cores) 200 GFLOP/s", "L1 300 GB/s", "DRAM 30 GB/s"]
-                : ["FP64 34 TFLOP/s", "HBM3 3.35 TB/s"]
+                ? ["FP32 (2 cores) 200 GFLOP/s", "L1 300 GB/s", "DRAM 30.0 GB/s"]
+                : ["FP64 34.0 TFLOP/s", "HBM3 3.35 TB/s"]
             for label in labels { #expect(text.contains(label), "\(label) at \(width)x\(height)") }
             #expect(!text.contains("1e4") && !text.contains("10000"))
         }
@@ -374,15 +436,54 @@ import Testing
                 bytes: 2.0e8, footprintBytes: 192 << 20),
         ])
 
-    /// Roof labels sit on their own lines, in the order of the lines, never over a kernel; the y
-    /// axis gives every decade the same number of rows. Read back from the rendered frame: the
+    /// The demo workspace's CPU profile (`loupe roofline show` on .demo/demo.sqlite): L2 and DRAM
+    /// within a factor 1.4, L1 six times faster, so at 80×24 the three diagonals touch, and
+    /// kernels from microseconds to seconds, some above their roofs.
+    static let demoCPU: RooflineModel.Profile = {
+        let l2 = 32 << 20
+        let dram = 256 << 20
+        // name, shape, seconds, GFLOP/s, FLOP/byte, footprint: as `roofline show` printed them.
+        let kernels: [(String, String, Double, Double, Double, Int)] = [
+            ("sgemm-openblas", "2048x2048x2048", 0.113361, 151.5, 341.33, l2),
+            ("sgemm-openblas", "1024x1024x1024", 0.011440, 187.7, 170.67, l2),
+            ("matmul-naive", "1024x1024x1024", 2.807052, 0.765, 170.67, l2),
+            ("matmul-int8", "1024x1024x1024", 0.008211, 261.5, 227.46, l2),
+            ("softmax-three-pass", "8x262144", 0.001434, 35.1, 1.20, l2),
+            ("softmax-three-pass", "4x33554432", 0.145792, 22.1, 1.20, dram),
+            ("layernorm", "384x4096", 0.000333, 33.1, 0.87, l2),
+            ("gelu", "67108864", 0.029059, 57.7, 3.12, dram),
+            ("attention-naive", "2048x64", 0.276604, 8.5, 9.86, l2),
+            ("attention-flash", "2048x64", 0.011909, 197.9, 25.55, l2),
+            ("embedding lookup", "23 tokens", 0.000030, 0.6, 0.12, dram),
+            ("layer norm", "23 tokens", 0.000006, 10.7, 0.84, dram),
+        ]
+        return RooflineModel.Profile(
+            name: "Intel(R) Xeon(R) Processor, 2 cores", kind: "cpu",
+            ceilings: [
+                .init(kind: "compute", name: "FP32 (2 cores)", value: 260.1, precision: "FP32"),
+                .init(kind: "compute", name: "INT8 (2 cores)", value: 5_832.1, precision: "INT8"),
+                .init(kind: "memory", name: "L1", value: 151.7, smallestBytes: 16 << 10, largestBytes: 2 << 20),
+                .init(kind: "memory", name: "L2", value: 25.8, smallestBytes: 8 << 20, largestBytes: 64 << 20),
+                .init(kind: "memory", name: "DRAM", value: 18.5, smallestBytes: 128 << 20, largestBytes: 1 << 30),
+            ],
+            points: kernels.map { name, shape, seconds, rate, intensity, footprint in
+                let flops = rate * 1e9 * seconds
+                return .init(
+                    name: name, suite: "kernels", shape: shape, seconds: seconds, flops: ["FP32": flops],
+                    bytes: flops / intensity, footprintBytes: footprint)
+            })
+    }()
+
+    /// Roof labels sit on their own lines, in the order of the lines, never over a kernel nor
+    /// against another roof's line (L2's label beside the L1 diagonal at 80×24); the axes give
+    /// every decade the same number of rows and columns. Read back from the rendered frame: the
     /// axes' decade ticks say where each roof and kernel must be.
     @Test(arguments: [(120, 36), (80, 24)])
     func roofLabelsSitOnTheirLinesInTheirOrder(width: Int, height: Int) throws {
         let a100 = try Self.a100()
         let gpu = try #require(a100.profiles.first)
         #expect(gpu.name == "A100 40GB" && gpu.points.count == 2)
-        for model in [a100, RooflineModel(profiles: [Self.measuredCPU])] {
+        for model in [a100, RooflineModel(profiles: [Self.measuredCPU]), RooflineModel(profiles: [Self.demoCPU])] {
             let profile = model.profiles[0]
             var state = AppFixtures.state(width: width, height: height)
             AppFixtures.press([.character("4")], on: &state)
@@ -398,10 +499,16 @@ import Testing
             for roof in roofs {
                 let text =
                     roof.name + " "
-                    + RooflinePanel.rate(roof.value, unit: RooflinePanel.operations(roof.precision ?? "FP32"))
+                    + RooflineFormat.rate(roof.value, unit: RooflineFormat.operations(roof.precision ?? "FP32"))
                 let found = chart.find(text)
                 let at = try #require(found, "\(text) shown, \(context)")
-                #expect(at.y == chart.row(roof.value), "\(text) on its roof's row, \(context)")
+                // On its roof's row; or, where kernels and lines leave no room there, over its right
+                // end on the row just above or below, which no other roof is drawn on.
+                let row = chart.row(roof.value)
+                #expect(
+                    at.y == row
+                        || (abs(at.y - row) == 1 && !profile.computeCeilings.contains { chart.row($0.value) == at.y }),
+                    "\(text) on its roof's row, \(context)\n\(chart.frame.text())")
                 if let previous {
                     #expect(
                         previous.y < at.y || (previous.y == at.y && previous.x < at.x),
@@ -410,22 +517,46 @@ import Testing
                 previous = at
             }
             // Memory roofs: each label beside its own diagonal, on a row that diagonal crosses,
-            // the faster levels' higher up.
+            // the faster levels' higher up; or, with no room beside it, named under the chart.
             var above = -1
-            for roof in profile.memoryCeilings.sorted(by: { $0.value > $1.value }) {
-                let text = "\(roof.name) \(RooflinePanel.rate(roof.value, unit: "B/s"))"
+            let memory = profile.memoryCeilings.sorted(by: { $0.value > $1.value })
+            let legend = chart.axis + 1
+            for roof in memory {
+                let text = "\(roof.name) \(RooflineFormat.rate(roof.value, unit: "B/s"))"
                 let found = chart.find(text)
                 let at = try #require(found, "\(text) shown, \(context)")
+                if at.y == legend { continue }
                 #expect(at.y > above, "\(text) below the faster levels' labels, \(context)")
                 above = at.y
-                // Within a column of the label's end or start, a line cell where this diagonal
-                // crosses the row (another line may pass between them).
+                // One blank cell from the label's end or start, a line cell where this diagonal
+                // crosses the row and no other does; no other diagonal under the label.
                 let span = chart.columns(ofDiagonal: roof.value, row: at.y)
                 let end = at.x + text.count
+                let others = memory.filter { $0 != roof }.map { chart.columns(ofDiagonal: $0.value, row: at.y) }
+                func ownOnly(_ column: Int) -> Bool {
+                    chart.isLine(column: column, row: at.y)
+                        && (span.lowerBound - 2...span.upperBound + 2).contains(column)
+                        && !others.contains { ($0.lowerBound + 1...$0.upperBound - 1).contains(column) }
+                }
+                let blank = { (column: Int) in chart.frame[column, at.y].grapheme == " " }
+                let detail = "\(text) at columns \(at.x)..<\(end) beside its line at \(span), not \(others)"
                 #expect(
-                    [end, end + 1, at.x - 1, at.x - 2].contains {
-                        chart.isLine(column: $0, row: at.y) && (span.lowerBound - 2...span.upperBound + 2).contains($0)
-                    }, "\(text) at columns \(at.x)..<\(end) beside its line at \(span), \(context)")
+                    (blank(end) && ownOnly(end + 1)) || (blank(at.x - 1) && ownOnly(at.x - 2)),
+                    "\(detail), \(context)\n\(chart.frame.text())")
+                for other in others where other.upperBound - other.lowerBound >= 2 {
+                    #expect(
+                        (other.lowerBound + 1...other.upperBound - 1).allSatisfy { !(at.x..<end).contains($0) },
+                        "\(text) at \(at.x)..<\(end) over another level's line at \(other), \(context)")
+                }
+            }
+            // The selected kernel at its other memory levels: each level's mark where the axes put it.
+            let selected = try #require(profile.placements("FP32").max { $0.point.seconds < $1.point.seconds })
+            for level in profile.levelPlacements(selected.point, precision: "FP32") where level.level != selected.level
+            {
+                let cell = chart.cell(level.flopsPerByte, level.gflopsPerSecond)
+                #expect(
+                    chart.frame[cell.x, cell.y].grapheme == RooflinePanel.levelMark(level.level),
+                    "\(level.level) mark at \(cell), \(context)")
             }
             // Every kernel's mark is where the axes put it, not under a label.
             for placement in profile.placements("FP32") {
@@ -443,6 +574,8 @@ import Testing
 /// along the bottom) give the rows and columns of any value, as a reader of the chart would.
 private struct ChartReading {
     let frame: Frame
+    /// The x axis's row; the legend is the row under it.
+    let axis: Int
     /// The first y tick's row and exponent, and rows per decade (below 1 when ticks skip decades).
     let yTick: (row: Int, exponent: Int)
     let rowsPerDecade: Double
@@ -451,9 +584,15 @@ private struct ChartReading {
 
     init(_ frame: Frame) throws {
         self.frame = frame
-        let legend = try #require(frame.find("/byte →"))
-        let axis = legend.y - 1
         let labels = Dictionary(uniqueKeysWithValues: (-6...15).map { (RooflinePanel.decade($0), $0) })
+        // The x axis: the row of decades alone, under the plot.
+        let rows = frame.text().split(separator: "\n", omittingEmptySubsequences: false)
+        let found = rows.indices.first { row in
+            let words = rows[row].dropFirst(7).split(separator: " ").filter { $0 != "│" }
+            return words.count >= 3 && words.allSatisfy { labels[String($0)] != nil }
+        }
+        let axis = try #require(found, "an x axis in \(frame.text())")
+        self.axis = axis
         // The y ticks: right-aligned in the six columns after the panel's border.
         var yTicks: [(row: Int, exponent: Int)] = []
         for row in 0..<axis {

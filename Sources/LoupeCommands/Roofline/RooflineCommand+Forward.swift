@@ -117,16 +117,18 @@ extension RooflineCommand {
             if json { return context.print(try Formatting.json(passes)) }
             for pass in passes {
                 context.print(
-                    "\(pass.suite): \(pass.workload), " + String(format: "%.1f ms", pass.milliseconds)
+                    "\(pass.suite): \(pass.workload), " + RooflineFormat.duration(pass.milliseconds / 1000)
                         + " (the operations' sum)")
-                context.print("        ms  share  calls    GFLOP       MB  GOP/s  FLOP/B  operation")
+                context.print("      time  share  calls    GFLOP       MB         rate   FLOP/B  operation")
                 for op in pass.operations {
                     context.print(
-                        String(
-                            format: "%10.3f %5.1f%% %6d %8.4f %8.2f %6.1f %7.2f  ", op.milliseconds,
-                            100 * op.milliseconds / max(pass.milliseconds, 1e-9), op.calls, op.gflop, op.megabytes,
-                            op.gflopsPerSecond, op.flopsPerByte)
-                            + op.name + (op.precision == "FP32" ? "" : " (\(op.precision))"))
+                        RooflineFormat.duration(op.milliseconds / 1000).leftPadded(to: 10)
+                            + String(
+                                format: " %5.1f%% %6d %8.4f %8.2f ",
+                                100 * op.milliseconds / max(pass.milliseconds, 1e-9), op.calls, op.gflop, op.megabytes)
+                            + RooflineFormat.rate(op.gflopsPerSecond, unit: RooflineFormat.operations(op.precision))
+                            .leftPadded(to: 12) + " " + RooflineFormat.intensity(op.flopsPerByte).leftPadded(to: 8)
+                            + "  " + op.name + (op.precision == "FP32" ? "" : " (\(op.precision))"))
                 }
                 context.print("")
             }

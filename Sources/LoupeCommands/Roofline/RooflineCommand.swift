@@ -435,9 +435,11 @@ struct RooflineCommand: ParsableCommand {
             for ceiling in profile.ceilings {
                 context.print(
                     "  " + ceiling.name.padding(toLength: 16, withPad: " ", startingAt: 0)
-                        + String(format: "%10.1f ", ceiling.value) + (ceiling.kind == "memory" ? "GB/s   " : "GFLOP/s")
-                        + "  "
-                        + ceiling.provenance)
+                        + RooflineFormat.rate(
+                            ceiling.value,
+                            unit: ceiling.kind == "memory"
+                                ? "B/s" : RooflineFormat.operations(ceiling.precision ?? "FP32")
+                        ).leftPadded(to: 13) + "  " + ceiling.provenance)
             }
             context.print("")
             context.print("kernels at \(precision):")
@@ -466,7 +468,7 @@ struct RooflineCommand: ParsableCommand {
                 let total = profile.points.reduce(0) { $0 + $1.seconds }
                 context.print(
                     "  \(Formatting.count(profile.points.count, "operation")), "
-                        + String(format: "%.3f ms", total * 1000) + " on \(profile.name)")
+                        + RooflineFormat.duration(total) + " on \(profile.name)")
                 var sorted = profile
                 sorted.points.sort { $0.seconds > $1.seconds }
                 printKernels(sorted, precision: precision, context: context)
@@ -479,16 +481,23 @@ struct RooflineCommand: ParsableCommand {
                     "  "
                     + TextWidth.truncate(p.point.name, toColumns: 28).padding(toLength: 29, withPad: " ", startingAt: 0)
                     + p.point.shownShape.padding(toLength: 28, withPad: " ", startingAt: 0)
-                    + String(format: "%10.3f ms", p.point.seconds * 1000)
+                    + RooflineFormat.duration(p.point.seconds).leftPadded(to: 9)
                 guard let rate = p.gflopsPerSecond else {
                     context.print(line + "  no \(precision) FLOPs")
                     continue
                 }
-                line += String(format: " %9.1f GFLOP/s", rate)
-                if let ai = p.flopsPerByte { line += String(format: " %8.2f FLOP/B", ai) }
+                let operations = RooflineFormat.operations(precision)
+                line += " " + RooflineFormat.rate(rate, unit: operations).leftPadded(to: 12)
+                if let ai = p.flopsPerByte {
+                    line += " " + RooflineFormat.intensity(ai).leftPadded(to: 8) + " FLOP/B"
+                }
                 if let level = p.level, let attainable = p.attainable, let fraction = p.fraction, let bound = p.bound {
                     line +=
-                        "  \(level) " + String(format: "attainable %.0f, %.0f%%, ", attainable, fraction * 100) + bound
+                        "  \(level) attainable \(RooflineFormat.rate(attainable, unit: operations)), "
+                        + RooflineFormat.percent(fraction) + ", " + bound
+                    if RooflineFormat.isAboveRoof(fraction) {
+                        line += " (" + RooflineFormat.aboveRoofWarning(bound: bound, level: level) + ")"
+                    }
                 }
                 context.print(line)
                 let levels = profile.levelPlacements(p.point, precision: precision)
@@ -496,8 +505,8 @@ struct RooflineCommand: ParsableCommand {
                     context.print(
                         "    per level: "
                             + levels.map {
-                                "\($0.level) " + String(format: "%.2f FLOP/B", $0.flopsPerByte)
-                                    + ($0.fraction.map { String(format: " (%.0f%% of its roof)", $0 * 100) } ?? "")
+                                "\($0.level) \(RooflineFormat.intensity($0.flopsPerByte)) FLOP/B"
+                                    + ($0.fraction.map { " (\(RooflineFormat.percent($0)) of its roof)" } ?? "")
                             }.joined(separator: ", "))
                 }
             }
@@ -533,19 +542,20 @@ struct RooflineCommand: ParsableCommand {
             guard !pairs.isEmpty else {
                 return context.print("no other run of these kernels (same name) in this workspace")
             }
+            let operations = RooflineFormat.operations(precision)
             context.print(
-                "  kernel                        suite                      base ms        ms   speedup   GFLOP/s base → now"
+                "  kernel                        suite                         base       now   speedup   \(operations) base → now"
             )
             func rate(_ point: RooflineModel.Point) -> String {
-                point.gflopsPerSecond(precision).map { String(format: "%.1f", $0) } ?? "—"
+                point.gflopsPerSecond(precision).map { RooflineFormat.rate($0, unit: operations) } ?? "—"
             }
             for (base, point) in pairs {
                 context.print(
                     "  " + TextWidth.truncate(UntrustedText.sanitized(point.name), toColumns: 28).padded(to: 29)
                         + " " + TextWidth.truncate(UntrustedText.sanitized(point.suite), toColumns: 24).padded(to: 24)
-                        + String(
-                            format: " %9.3f %9.3f %8.2f×", base.seconds * 1000, point.seconds * 1000,
-                            point.seconds > 0 ? base.seconds / point.seconds : 0)
+                        + " " + RooflineFormat.duration(base.seconds).leftPadded(to: 9) + " "
+                        + RooflineFormat.duration(point.seconds).leftPadded(to: 9)
+                        + String(format: " %8.2f×", point.seconds > 0 ? base.seconds / point.seconds : 0)
                         + "   \(rate(base)) → \(rate(point))")
             }
         }

@@ -112,11 +112,19 @@ extension RooflinePanel {
         let ridgeLow = memory.map { peak / $0.value }.min() ?? pow(10, xLow)
         // Other precisions' roofs, dim, from the fastest memory's diagonal to the right edge.
         let others = compute.filter { $0.value != peak }
-        for roof in others {
-            let start = memory.map { roof.value / $0.value }.min() ?? pow(10, xLow)
-            canvas.line(from: point(start, roof.value), to: point(pow(10, xHigh), roof.value), style: theme.dim)
+        // Each roof also alone (its value and its dots), to tell its own line from the others'
+        // where its label goes; the plotted precision's peak from the first ridge, bold.
+        let starts = others.map { roof in
+            (roof.value, memory.map { roof.value / $0.value }.min() ?? pow(10, xLow), theme.dim)
         }
-        canvas.line(from: point(ridgeLow, peak), to: point(pow(10, xHigh), peak), style: computeStyle)
+        var roofLines: [(value: Double, canvas: BrailleCanvas)] = []
+        for (value, start, style) in starts + [(peak, ridgeLow, computeStyle)] {
+            let (from, to) = (point(start, value), point(pow(10, xHigh), value))
+            canvas.line(from: from, to: to, style: style)
+            var alone = BrailleCanvas(columns: canvas.columns, rows: canvas.rows)
+            alone.line(from: from, to: to, style: style)
+            roofLines.append((value, alone))
+        }
         // Each diagonal also alone, to find the cells beside it for its label.
         var diagonals: [BrailleCanvas] = []
         for roof in memory {
@@ -145,6 +153,21 @@ extension RooflinePanel {
         // goes to the legend rather than hide a kernel.
         let lines = canvas
         var placer = LabelPlacer(area: plot) { x, y in lines.hasDots(column: x - origin.x, row: y - origin.y) }
+        // A label covers, and touches across a gap, no line but its own: beside another roof's
+        // line it would name that one (L2's label against the L1 diagonal at 80×24).
+        func onlyOwnLines(_ rect: Rect, own: [BrailleCanvas]) -> Bool {
+            for y in rect.y..<rect.maxY {
+                for x in rect.x..<rect.maxX {
+                    let (column, row) = (x - origin.x, y - origin.y)
+                    if lines.hasDots(column: column, row: row),
+                        !own.contains(where: { $0.hasDots(column: column, row: row) })
+                    {
+                        return false
+                    }
+                }
+            }
+            return true
+        }
         func mark(_ text: String, at: Point, style: Style) {
             guard plot.contains(at) else { return }
             frame.draw(text, at: at, style: style)
@@ -175,8 +198,9 @@ extension RooflinePanel {
         var unplaced: [String] = []
         // Compute roofs, the fastest first. Roofs on one row share its label, fastest first; a
         // label sits on its roof's row, as far right as the kernels let it, else on the row just
-        // above or below, between its neighbours' labels. With no roof of its own (Tensor FLOPs
-        // from ncu's tensor pipe), the top line is the fastest roof the profile has, named as itself.
+        // above or below (one no other roof is drawn on), between its neighbours' labels; it
+        // covers no other roof's line. With no roof of its own (Tensor FLOPs from ncu's tensor
+        // pipe), the top line is the fastest roof the profile has, named as itself.
         let fastest = profile.computeCeilings.max { $0.value < $1.value }
         let ownRoof = profile.peak(precision)
         let peakName = ownRoof?.name ?? fastest?.name ?? precision
@@ -185,7 +209,7 @@ extension RooflinePanel {
             + others.map { ($0.name, $0.value, $0.precision ?? "FP32") }).sorted { $0.1 > $1.1 }
         var groups: [(row: Int, text: String, start: Int, holdsPeak: Bool)] = []
         for (name, value, roofPrecision) in roofs {
-            let text = name + " " + Self.rate(value, unit: Self.operations(roofPrecision))
+            let text = name + " " + RooflineFormat.rate(value, unit: RooflineFormat.operations(roofPrecision))
             let row = cell(point(1, value)).y
             let start = cell(point(memory.map { value / $0.value }.min() ?? pow(10, xLow), value)).x
             if let last = groups.last, last.row == row {
@@ -203,13 +227,22 @@ extension RooflinePanel {
             let below = index + 1 < groups.count ? groups[index + 1].row : Int.max
             // On a row: over the line's right end, moving left as kernels require while a few of
             // its cells stay in sight before the label; else just before the line's start.
+            let own = roofLines.filter { cell(point(1, $0.value)).y == group.row }.map(\.canvas)
             func along(_ row: Int) -> [[Point]] {
                 [
-                    stride(from: plot.maxX - width, through: group.start + 4, by: -1).map { Point(x: $0, y: row) },
-                    (0..<4).map { Point(x: group.start - 1 - width - $0, y: row) },
+                    stride(from: plot.maxX - width, through: group.start + 4, by: -1).map { Point(x: $0, y: row) }
+                        .filter { onlyOwnLines(Rect(x: $0.x, y: row, width: width, height: 1), own: own) },
+                    // The cells between it and the line's start are the diagonal that leads
+                    // into the roof: the roofline's elbow, where its label reads as the roof's.
+                    (0..<4).map { Point(x: group.start - 1 - width - $0, y: row) }.filter {
+                        onlyOwnLines(Rect(x: $0.x, y: row, width: width, height: 1), own: own)
+                    },
                 ]
             }
-            let tries = ([group.row] + [group.row - 1, group.row + 1].filter { $0 < below }).filter { $0 > labelAbove }
+            // The rows beside its line, when no other roof is drawn on them.
+            let rows = groups.map(\.row)
+            let tries = ([group.row] + [group.row - 1, group.row + 1].filter { $0 < below && !rows.contains($0) })
+                .filter { $0 > labelAbove }
             var spot: Point?
             for candidates in tries.flatMap(along) where spot == nil {
                 spot = placer.place(width: width, candidates: candidates)
@@ -223,20 +256,25 @@ extension RooflinePanel {
         }
         // Memory roofs, the fastest first: each label beside its own diagonal, on a row the
         // diagonal crosses below the peak's, and below the faster levels' labels (the order of the
-        // lines), wherever it hides the fewest of the other lines.
+        // lines); with no such place (two levels within a few columns), it goes under the chart.
         let peakRow = cell(point(1, peak)).y
         labelAbove = peakRow
         for (roof, alone) in zip(memory, diagonals) {
-            let text = "\(roof.name) \(Self.rate(roof.value, unit: "B/s"))"
+            let text = "\(roof.name) \(RooflineFormat.rate(roof.value, unit: "B/s"))"
             let width = TextWidth.of(text)
             var candidates: [Point] = []
             for row in 0..<alone.rows where origin.y + row > labelAbove {
                 let columns = (0..<alone.columns).filter { alone.hasDots(column: $0, row: row) }
                 guard let first = columns.first, let last = columns.last else { continue }
-                candidates += [
-                    Point(x: origin.x + first - width - 1, y: origin.y + row),
-                    Point(x: origin.x + last + 2, y: origin.y + row),
-                ]
+                // Before its first cell or after its last, one blank cell between; the label and
+                // that cell clear of every other line.
+                let (before, after) = (origin.x + first - width - 1, origin.x + last + 1)
+                if onlyOwnLines(Rect(x: before, y: origin.y + row, width: width + 1, height: 1), own: [alone]) {
+                    candidates.append(Point(x: before, y: origin.y + row))
+                }
+                if onlyOwnLines(Rect(x: after, y: origin.y + row, width: width + 1, height: 1), own: [alone]) {
+                    candidates.append(Point(x: after + 1, y: origin.y + row))
+                }
             }
             if let spot = placer.place(width: width, candidates: candidates) {
                 frame.draw(text, at: spot, style: memoryStyle, clip: plot)
@@ -256,7 +294,7 @@ extension RooflinePanel {
                 clip: area)
         }
         // FLOP/byte and GFLOP/s, or OP/byte and GOP/s for an integer precision.
-        let operation = Self.operations(precision).dropLast(2)
+        let operation = RooflineFormat.operations(precision).dropLast(2)
         var legend = "\(operation)/byte →   ↑ \(precision == "FP32" ? "" : precision + " ")G\(operation)/s   ◇ ridge"
         if let baselineSuite, !baselinePoints.isEmpty { legend += "   ○ baseline \(baselineSuite)" }
         // The selected kernel is named here, not beside its point: a label box in the plot hides
@@ -273,10 +311,12 @@ extension RooflinePanel {
             named = [Span("◆ " + name, theme.accent), Span(levelsText + "   ", theme.dim)]
         }
         // The roofs no place on the chart was left for come next: their figures matter more than
-        // the axes' units, which the table's header also gives.
-        frame.draw(
+        // the axes' units, which the table's header also gives. Cut at the edge, the line ends in "…".
+        let line =
             named + (unplaced.isEmpty ? [] : [Span(unplaced.joined(separator: " · ") + "   ", theme.dim)])
-                + [Span(legend, theme.dim)], at: Point(x: plot.x, y: plot.maxY + 1), clip: area)
+            + [Span(legend, theme.dim)]
+        frame.draw(
+            line.truncated(toColumns: area.maxX - plot.x), at: Point(x: plot.x, y: plot.maxY + 1), clip: area)
     }
 
     /// True when the profile holds kernels of more than one import or run (two Nsight Compute
@@ -302,19 +342,8 @@ extension RooflinePanel {
     }
 
     /// A memory level's mark on the chart: `1` for L1, `2` for L2, `D` for DRAM, else its initial.
-    static func levelMark(_ level: String) -> String {
+    package static func levelMark(_ level: String) -> String {
         level.hasPrefix("L") && level.count == 2 ? String(level.last!) : String(level.prefix(1))
-    }
-
-    /// What a precision's roof counts: integer operations for `INT8`, `INT4`, floating-point
-    /// ones otherwise.
-    package static func operations(_ precision: String) -> String { precision.hasPrefix("INT") ? "OP/s" : "FLOP/s" }
-
-    /// `67 TFLOP/s`, `204 GFLOP/s`, `37 GB/s`, `3.4 TB/s`, `1.98 PFLOP/s` from a giga-rate
-    /// (`%g` would print 1,979 TFLOP/s as `1.98e+03`).
-    package static func rate(_ giga: Double, unit: String) -> String {
-        if giga >= 1e6 { return String(format: "%.3g P", giga / 1e6) + unit }
-        return giga >= 1000 ? String(format: "%.3g T", giga / 1000) + unit : String(format: "%.0f G", giga) + unit
     }
 
     /// An axis decade in one notation: `0.01`, `0.1`, `1`, `10`, `100`, `1k` … `100k`, `1M`, and
@@ -335,14 +364,15 @@ extension RooflinePanel {
     private func renderTable(
         _ placements: [RooflineModel.Placement], into frame: inout Frame, area: Rect, theme: Theme, focused: Bool
     ) {
-        func number(_ value: Double?, _ format: String) -> String { value.map { String(format: format, $0) } ?? "—" }
         let showsSuites = self.showsSuites
+        let operations = RooflineFormat.operations(precision)
         let rows = placements.map { p -> [String] in
             [
-                p.point.name, shapeCell(p.point, showsSuites: showsSuites),
-                String(format: "%.2f", p.point.seconds * 1000),
-                number(p.gflopsPerSecond, "%.1f"), number(p.flopsPerByte, "%.2f"), number(p.attainable, "%.0f"),
-                number(p.fraction.map { $0 * 100 }, "%.0f%%"),
+                p.point.name, shapeCell(p.point, showsSuites: showsSuites), RooflineFormat.duration(p.point.seconds),
+                p.gflopsPerSecond.map { RooflineFormat.rate($0, unit: operations) } ?? "—",
+                p.flopsPerByte.map(RooflineFormat.intensity) ?? "—",
+                p.attainable.map { RooflineFormat.rate($0, unit: operations) } ?? "—",
+                p.fraction.map(RooflineFormat.percent) ?? "—",
                 p.bound ?? (p.gflopsPerSecond == nil ? "no \(precision)" : "—"),
                 baselineCell(p.point),
             ]
@@ -351,11 +381,11 @@ extension RooflinePanel {
         // columns; the other columns give way as the table narrows, least telling first.
         let all = [
             TableColumn("kernel", width: .fill(1)), TableColumn("shape", width: .length(showsSuites ? 24 : 14)),
-            TableColumn("ms", width: .length(8), alignment: .trailing),
-            TableColumn("G" + Self.operations(precision), width: .length(9), alignment: .trailing),
-            TableColumn("F/B", width: .length(7), alignment: .trailing),
-            TableColumn("roof", width: .length(7), alignment: .trailing),
-            TableColumn("%", width: .length(5), alignment: .trailing), TableColumn("bound", width: .length(8)),
+            TableColumn("time", width: .length(8), alignment: .trailing),
+            TableColumn(operations, width: .length(12), alignment: .trailing),
+            TableColumn("F/B", width: .length(8), alignment: .trailing),
+            TableColumn("roof", width: .length(12), alignment: .trailing),
+            TableColumn("%", width: .length(8), alignment: .trailing), TableColumn("bound", width: .length(8)),
             TableColumn("vs base", width: .length(8), alignment: .trailing),
         ]
         let columns = baselineSuite == nil ? Array(all.indices.dropLast()) : Array(all.indices)
@@ -371,33 +401,37 @@ extension RooflinePanel {
             area: Rect(x: area.x, y: area.y, width: area.width, height: min(area.height - 2, rows.count + 1)),
             state: &state, theme: theme)
         let selected = list.selected < placements.count ? placements[list.selected] : nil
+        // A line cut at the edge ends in "…", so a reader knows there is more.
+        let room = area.width - 1
         if let selected, let level = selected.level {
-            // Above 100%: under a memory roof, the level it was judged at is not where its data came
-            // from; under the peak, the peak was measured slower than this run went (an older FMA
-            // loop, or the machine in a slower phase).
-            let above: String
-            if (selected.fraction ?? 0) <= 1.005 {
-                above = ""
-            } else if selected.bound == "compute" {
-                above = " · above the peak, measured slower than this run: roofline measure again"
-            } else {
-                above = " · above that roof: it reuses data from a faster level than \(level)"
-            }
             let levels = profile.map { $0.levelPlacements(selected.point, precision: precision) } ?? []
             let perLevel =
                 levels.count > 1
                 ? " · "
                     + levels.map {
-                        "\($0.level) \(String(format: "%.2f", $0.flopsPerByte)) F/B"
-                            + ($0.fraction.map { String(format: " %.0f%%", $0 * 100) } ?? "")
+                        "\($0.level) \(RooflineFormat.intensity($0.flopsPerByte)) F/B"
+                            + ($0.fraction.map { " " + RooflineFormat.percent($0) } ?? "")
                     }.joined(separator: ", ") : ""
+            // Above its roof, the real figure and what to check come first: a measured peak, a
+            // bandwidth or the bytes counted are off.
+            let above = selected.fraction.flatMap { fraction in
+                RooflineFormat.isAboveRoof(fraction)
+                    ? " · " + RooflineFormat.percent(fraction) + " "
+                        + RooflineFormat.aboveRoofWarning(bound: selected.bound, level: level) : nil
+            }
             frame.draw(
-                "\(selected.point.name): judged at \(level) (\(selected.point.suite))" + perLevel + above,
+                TextWidth.truncate(
+                    UntrustedText.sanitized(selected.point.name)
+                        + ": judged at \(level) (\(UntrustedText.sanitized(selected.point.suite)))" + (above ?? "")
+                        + perLevel,
+                    toColumns: room),
                 at: Point(x: area.x + 1, y: area.maxY - 2),
-                style: above.isEmpty ? theme.dim : theme.status(.warn), clip: area)
+                style: above == nil ? theme.dim : theme.status(.warn), clip: area)
         }
         frame.draw(
-            "roof = min(peak, level GB/s × F/B) · % = G\(Self.operations(precision)) ÷ roof",
+            TextWidth.truncate(
+                "roof = min(peak, level B/s × F/B) · % = \(RooflineFormat.operations(precision)) ÷ roof",
+                toColumns: room),
             at: Point(x: area.x + 1, y: area.maxY - 1),
             style: theme.dim,
             clip: area)
