@@ -40,10 +40,14 @@ import Testing
         "LoupeMCP": [
             "Hummingbird", "Logging", "LoupeAgents", "LoupeBase", "LoupeEvals", "LoupeKit", "LoupeStore", "MCP",
         ],
+        "LoupeServing": [
+            "Hummingbird", "Logging", "LoupeAgents", "LoupeBase", "LoupeKit", "LoupeModels", "LoupeReceiver", "NIOCore",
+            "ServiceLifecycle",
+        ],
         "LoupeCommands": [
             "ArgumentParser", "AsyncHTTPClient", "CReadline", "LoupeAgents", "LoupeBase", "LoupeEvals", "LoupeKit",
             "LoupeMCP", "LoupeModels", "LoupeOTLP", "LoupeProfiling", "LoupePostgres", "LoupeReceiver",
-            "LoupeRetrieval", "LoupeStore", "LoupeTUI", "LoupeTensor", "NIOCore", "NIOHTTP1",
+            "LoupeRetrieval", "LoupeServing", "LoupeStore", "LoupeTUI", "LoupeTensor", "NIOCore", "NIOHTTP1",
         ],
         "LoupeTUI": ["LoupeBase"],
         "LoupeTerminal": ["CNCurses", "LoupeBase", "LoupeTUI"],
@@ -68,6 +72,7 @@ import Testing
         ["LoupePostgres"],
         ["LoupeKit"],
         ["LoupeReceiver", "LoupeMCP"],
+        ["LoupeServing"],
         ["LoupeCommands"],
         ["LoupeTUI"],
         ["LoupeTerminal"],

@@ -1,0 +1,59 @@
+import LoupeModels
+
+/// One sequence to generate: the prompt's token ids and how to generate after them.
+package struct CompletionJob: Sendable {
+    package var prompt: [Int32]
+    package var options: GenerationOptions
+
+    package init(prompt: [Int32], options: GenerationOptions) {
+        self.prompt = prompt
+        self.options = options
+    }
+}
+
+/// What a scheduled sequence reports, in order: text as it becomes final, then the whole
+/// generation once it has ended.
+package enum CompletionEvent: Sendable {
+    /// Text a token made final (possibly empty while a character or a stop string is incomplete),
+    /// with that token; a nil token carries the text released at the end.
+    case text(String, GeneratedToken?)
+    /// The sequence ended (its stop reason says why, ``StopReason/cancelled`` included).
+    case finished(Generation)
+}
+
+/// Why a scheduler did not take a sequence.
+package enum SchedulerRefusal: Error, Hashable, Sendable, CustomStringConvertible {
+    /// `waiting` sequences are queued or running, the most it holds; retry after a while.
+    case full(waiting: Int, capacity: Int)
+    /// The server is stopping.
+    case stopping
+
+    package var description: String {
+        switch self {
+        case .full(let waiting, let capacity):
+            "the model is busy: \(waiting) requests are running or queued (the queue holds \(capacity)); retry later"
+        case .stopping: "the server is stopping"
+        }
+    }
+}
+
+/// Where the OpenAI endpoint sends sequences to be generated: the one seam between the HTTP side
+/// and the model. ``SerialScheduler`` runs one sequence at a time; a batched decoder that lets
+/// sequences join and leave between decode steps implements the same protocol.
+///
+/// A sequence's events end with ``CompletionEvent/finished(_:)`` or an error (a ``ModelError``
+/// for a prompt that does not fit). Ending the stream early (a client that went away) cancels the
+/// sequence: it is dropped from the queue, or stops at its next decode step.
+package protocol CompletionScheduler: Sendable {
+    /// The model's name, as `/v1/models` lists it.
+    var modelName: String { get }
+
+    /// The tokenizer and chat template prompts are made with.
+    var generator: Generator { get }
+
+    /// Queues `job`; refuses at once when the queue is full.
+    func submit(_ job: CompletionJob) throws(SchedulerRefusal) -> AsyncThrowingStream<CompletionEvent, any Error>
+
+    /// Refuses new sequences, cancels those queued, and lets the running ones finish.
+    func shutdown()
+}
