@@ -18,6 +18,9 @@ package final class LocalModelProvider: ChatProvider {
     package static let alternatives = 5
     /// The most tokens one reply may take when the request does not say.
     package static let defaultMaxTokens = 512
+    /// The most characters a string argument may take where its schema sets no lower bound: a
+    /// 135M model can repeat itself inside a string until the token limit.
+    package static let stringLimit = 200
 
     package let generator: Generator
     package let model: String
@@ -94,7 +97,8 @@ package final class LocalModelProvider: ChatProvider {
             }
             do {
                 options.constraint = GrammarConstraint(
-                    try Grammar.toolCalls(definitions, choice: toolChoice), tokens: tokens)
+                    try Grammar.toolCalls(definitions, choice: toolChoice, stringLimit: Self.stringLimit),
+                    tokens: tokens)
             } catch {
                 throw ProviderError("the tools cannot be offered to the local model: \(error)", retryable: false)
             }
@@ -137,8 +141,11 @@ package final class LocalModelProvider: ChatProvider {
                 finish = "tool_calls"
             }
         } catch {
-            // A block cut off by the token limit: the text stays, and the span says why.
-            message.text = generation.text
+            // Only a reply cut off (the token limit, the time limit) leaves a block unfinished:
+            // it is no answer, and reading it as the final one would score a broken call.
+            throw ProviderError(
+                "the reply stopped (\(generation.stopReason.rawValue)) inside a tool call after "
+                    + "\(generation.tokens.count) tokens: \(error)", retryable: false)
         }
         return ChatResponse(
             message: message,

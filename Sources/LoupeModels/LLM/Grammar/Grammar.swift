@@ -51,12 +51,14 @@ package struct Grammar: Hashable, Sendable {
     /// Any JSON object (`response_format: {type: json_object}`).
     package static let jsonObject = Grammar(root: .value(.anyObject))
 
-    /// A SmolLM2 tool-call block for `tools` under `choice`, with at most `maxCalls` calls.
+    /// A SmolLM2 tool-call block for `tools` under `choice`, with at most `maxCalls` calls, and
+    /// strings in arguments at most `stringLimit` scalars long where their schema allows more
+    /// (nil: as the schema says).
     ///
     /// - Throws: ``GrammarError`` for a tool schema feature not enforced (its path starts with the
     ///   tool's name), no tools, two tools of one name, or a named choice that is not offered.
     package static func toolCalls(
-        _ tools: [ToolDefinition], choice: ToolChoice = .auto, maxCalls: Int = 8
+        _ tools: [ToolDefinition], choice: ToolChoice = .auto, maxCalls: Int = 8, stringLimit: Int? = nil
     ) throws(GrammarError) -> Grammar {
         guard !tools.isEmpty else { throw GrammarError(path: "", "no tools to call") }
         var compiled: [ToolCallGrammar.Tool] = []
@@ -65,7 +67,8 @@ package struct Grammar: Hashable, Sendable {
                 throw GrammarError(path: "/" + tool.name, "two tools are named '\(tool.name)'")
             }
             if case .named(let only) = choice, only != tool.name { continue }
-            let arguments = try JSONSchemaNode(schema: tool.parameters, path: "/" + tool.name)
+            var arguments = try JSONSchemaNode(schema: tool.parameters, path: "/" + tool.name)
+            if let stringLimit { arguments = arguments.limitingStrings(to: stringLimit) }
             switch arguments {
             case .object, .anyObject, .any: break
             default:

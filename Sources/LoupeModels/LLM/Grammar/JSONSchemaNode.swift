@@ -36,6 +36,24 @@ package indirect enum JSONSchemaNode: Hashable, Sendable {
         package var schema: JSONSchemaNode
     }
 
+    /// This schema with every string that has no `maxLength` (or a larger one) limited to
+    /// `limit` scalars: a subset of what it accepts, so a small model that repeats itself
+    /// inside a string is made to close it.
+    package func limitingStrings(to limit: Int) -> JSONSchemaNode {
+        switch self {
+        case .string(let minimum, let maximum):
+            return .string(minLength: minimum, maxLength: max(minimum, min(maximum ?? limit, limit)))
+        case .object(let properties, let required):
+            return .object(
+                properties: properties.map { Property(name: $0.name, schema: $0.schema.limitingStrings(to: limit)) },
+                required: required)
+        case .array(let items, let minimum, let maximum):
+            return .array(items: items.limitingStrings(to: limit), minItems: minimum, maxItems: maximum)
+        case .union(let nodes): return .union(nodes.map { $0.limitingStrings(to: limit) })
+        case .any, .anyObject, .integer, .number, .boolean, .null, .oneOf: return self
+        }
+    }
+
     private static let annotations: Set<String> = [
         "description", "title", "default", "examples", "$schema", "$id", "$comment",
     ]
