@@ -264,6 +264,19 @@ import Testing
         #expect(panel(state).view == .queues)
     }
 
+    /// Calibrating a queue nobody has labelled says there is nothing to compare yet and what
+    /// to press, not that the judge and the people agree on every (no) labelled answer.
+    @Test func calibratingBeforeAnyLabelSaysWhatToPress() throws {
+        var state = reviewTab(width: 80, height: 24)
+        press([.character("c")], &state)
+        let calibration = try #require(panel(state).calibration)
+        #expect(calibration.labelled == 0)
+        let text = state.render().text()
+        #expect(!text.contains("agree on every labelled answer"), "\(text)")
+        #expect(text.contains("nothing labelled yet on correct"), "\(text)")
+        #expect(text.contains("esc the queues · enter your next item, its rubric keys label it"), "\(text)")
+    }
+
     @Test func labelTextFromTheWorkspaceIsSanitisedBeforeItIsDrawn() throws {
         try service.label(
             queue, key: keys[0], annotator: "eve\u{1B}[2J",

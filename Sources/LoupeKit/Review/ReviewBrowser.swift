@@ -128,6 +128,9 @@ package struct ReviewBrowser: Sendable {
         /// The run's scorers, in the suite's order (`s` cycles them).
         package var scorers: [String]
         package var criterion: String
+        /// The run's answers people labelled on the criterion: none, and there is nothing to
+        /// calibrate against yet (no disagreement is not agreement).
+        package var labelled: Int
         /// ``ReviewService/JudgeCalibration/summaryLines()``.
         package var summary: [String]
         package var disagreements: [ReviewService.JudgeCalibration.Disagreement]
@@ -229,7 +232,7 @@ package struct ReviewBrowser: Sendable {
         let report = try service.calibrate(run: run, queue: queue.name, scorer: scorer, criterion: nil)
         return Calibration(
             queue: queue.name, run: run, scorer: report.scorer, scorers: scorers, criterion: report.criterion,
-            summary: report.summaryLines(), disagreements: report.disagreements)
+            labelled: report.labelled, summary: report.summaryLines(), disagreements: report.disagreements)
     }
 
     /// The annotator's items in queue order (assigned to them or to nobody) and those they finished.

@@ -602,6 +602,20 @@ extension ReviewPanel {
             into: &frame, area: parts[0].inset(dx: 1, dy: 0), offset: reportOffset, theme: theme)
         let list = parts[1]
         let top = list.y
+        guard calibration.labelled > 0 else {
+            // No label is no evidence: "agree on every labelled answer" would be true of nothing.
+            let criterion = UntrustedText.sanitized(calibration.criterion)
+            frame.draw(
+                "nothing labelled yet on \(criterion): no answer to hold the judge against",
+                at: Point(x: list.x + 1, y: top), style: theme.status(.warn), clip: list)
+            frame.draw(
+                [
+                    Span("esc", theme.key), Span(" the queues · ", theme.dim), Span("enter", theme.key),
+                    Span(" your next item, its rubric keys label it · ", theme.dim), Span("c", theme.key),
+                    Span(" calibrates again", theme.dim),
+                ], at: Point(x: list.x + 1, y: top + 1), clip: list)
+            return
+        }
         guard count > 0 else {
             frame.draw(
                 "no disagreement: the judge and the people's majority agree on every labelled answer",
