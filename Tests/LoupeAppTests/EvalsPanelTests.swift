@@ -194,6 +194,25 @@ import Testing
         #expect(EvalsPanel.quote("") == #""""#)
     }
 
+    /// A run compared with an identical one shows its MDE as "—" and says why, not "0.000".
+    @Test func identicalRunsShowNoMinimumDetectableEffect() throws {
+        var state = loaded()
+        AppFixtures.press([.down, .character("b"), .up], on: &state)
+        _ = AppFixtures.press([.character("c")], on: &state)
+        let metrics = RunComparison(
+            a: Self.scored(Self.baseline), b: Self.scored(Self.baseline), scorers: ["contains", "token_f1"])
+        _ = state.update(
+            AppFixtures.answer(
+                EvalsPanel.CompareRuns(baseline: 1, run: 2),
+                EvalService.Comparison(
+                    a: Self.baseline.listing, b: Self.candidate.listing, metrics: metrics,
+                    deltasByScorer: ["contains": [], "token_f1": []], warnings: [])))
+        let text = state.render().text()
+        let rows = text.split(separator: "\n").filter { $0.contains("0/6/0") }
+        #expect(rows.count == 2 && rows.allSatisfy { $0.contains(" — ") && !$0.contains("0.000  ") }, "\(text)")
+        #expect(text.contains("MDE —: identical scores on every item: the differences have no spread"), "\(text)")
+    }
+
     @Test func aBaselineAndARunAreCompared() throws {
         var state = loaded()
         // Rows: run 2, run 1, the unrun suite. Mark run 1, compare run 2 with it.

@@ -135,6 +135,21 @@ import Testing
         #expect(list.contains("tiny-bm25 ") && list.contains("tiny-bm25-b0") && list.contains("4/4"))
     }
 
+    /// Two identical runs: the MDE is "—" with the reason in text, null with it in JSON.
+    @Test func identicalRunsHaveNoMinimumDetectableEffect() throws {
+        let (file, directory) = try workspace()
+        _ = try loupe(file, ["eval", "run", directory + "/bm25.yaml"])
+        _ = try loupe(file, ["eval", "run", directory + "/bm25.yaml", "--new"])
+        let compared = try JSONValue.parse(Data(try loupe(file, ["eval", "compare", "1", "2", "--json"]).utf8))
+        let metrics = try #require(compared["metrics"]?.array)
+        for metric in metrics {
+            #expect(metric["paired"]?["minimumDetectableEffect"] == .null, "\(metric)")
+            #expect(metric["mde_undefined"]?.string?.hasPrefix("identical scores on every item") == true)
+        }
+        let text = try loupe(file, ["eval", "compare", "1", "2"])
+        #expect(text.contains("MDE —: identical scores on every item") && !text.contains("nan"), "\(text)")
+    }
+
     @Test func exportsAreCSVAndJSON() throws {
         let (file, directory) = try workspace()
         _ = try loupe(file, ["eval", "run", directory + "/bm25.yaml"])

@@ -46,6 +46,19 @@ import Testing
         #expect(comparison.mcnemar?.pValue == 1)
     }
 
+    /// Two identical runs have no spread of differences: the MDE is undefined and says why,
+    /// not 0.000 (which would claim any difference is detectable).
+    @Test func identicalRunsHaveNoMinimumDetectableEffect() {
+        let scores: [String: [Double]] = ["x": [0.2], "y": [0.7], "z": [0.4]]
+        let same = PairedComparison(a: scores, b: scores)
+        #expect(same.minimumDetectableEffect.isNaN)
+        #expect(same.minimumDetectableEffectUndefined?.hasPrefix("identical scores on every item") == true)
+        let shifted = PairedComparison(a: scores, b: scores.mapValues { $0.map { $0 + 0.1 } })
+        #expect(shifted.minimumDetectableEffectUndefined?.hasPrefix("every item moved by the same amount") == true)
+        let spread = PairedComparison(a: scores, b: ["x": [0.3], "y": [0.7], "z": [0.6]])
+        #expect(spread.minimumDetectableEffect > 0 && spread.minimumDetectableEffectUndefined == nil)
+    }
+
     @Test func mcnemarByHand() {
         // 0 regressed, 6 fixed: p = 2 · 0.5⁶.
         #expect(abs(PairedComparison.mcnemarExact(fixed: 6, regressed: 0).pValue - 2.0 / 64) < 1e-15)

@@ -368,7 +368,8 @@ struct EvalCommand: ParsableCommand {
                             metric.adjustedPValue)
                         + (metric.significant ? "* " : "  ")
                         + "\(p.wins)/\(p.ties)/\(p.losses)".padded(to: 11)
-                        + String(format: " %.3f", p.minimumDetectableEffect))
+                        + (p.minimumDetectableEffect.isNaN ? " —" : String(format: " %.3f", p.minimumDetectableEffect)))
+                if let why = p.minimumDetectableEffectUndefined { context.print("    MDE —: \(why)") }
                 if let m = p.mcnemar {
                     context.print(
                         String(
@@ -394,11 +395,24 @@ struct EvalCommand: ParsableCommand {
                 UntrustedText.sanitized(item.input.replacingOccurrences(of: "\n", with: " ")), toColumns: 70)
     }
 
+    /// `value` with every figure the encoder wrote as "nan" (an undefined statistic: the MDE of
+    /// identical runs, a p-value of one item) as null, which JSON readers take as missing.
+    static func nullingNaN(_ value: JSONValue) -> JSONValue {
+        switch value {
+        case .string("nan"): return .null
+        case .object(let object): return .object(JSONObject(object.map { ($0.key, nullingNaN($0.value)) }))
+        case .array(let array): return .array(array.map(nullingNaN))
+        default: return value
+        }
+    }
+
     static func comparisonJSON(_ comparison: EvalService.Comparison) throws -> JSONValue {
         let encoder = EvalService.encoder
         let metrics = try comparison.metrics.metrics.map { metric -> JSONValue in
             .object([
-                "scorer": .string(metric.scorer), "paired": try JSONValue.parse(encoder.encode(metric.paired)),
+                "scorer": .string(metric.scorer),
+                "paired": Self.nullingNaN(try JSONValue.parse(encoder.encode(metric.paired))),
+                "mde_undefined": metric.paired.minimumDetectableEffectUndefined.map { .string($0) } ?? .null,
                 "p_bh": .number(metric.adjustedPValue), "significant": .bool(metric.significant),
             ])
         }

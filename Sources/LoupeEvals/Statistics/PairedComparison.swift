@@ -35,9 +35,21 @@ package struct PairedComparison: Hashable, Sendable, Codable {
     package var regressed: [String]
     /// The smallest true difference a paired t-test at α = 0.05 detects with 80% power at this
     /// n and this spread of differences: (t₀.₉₇₅ + t₀.₈) · sd / √n, with n − 1 degrees of freedom.
+    /// NaN where it is undefined (``minimumDetectableEffectUndefined`` says why).
     package var minimumDetectableEffect: Double
     package var onlyInA: [String]
     package var onlyInB: [String]
+    /// Why there is no minimum detectable effect, nil when there is one. With no spread in the
+    /// differences (two identical runs) the t-test's power formula has nothing to scale: a "0.000"
+    /// would claim any difference at all is detectable.
+    package var minimumDetectableEffectUndefined: String? {
+        guard minimumDetectableEffect.isNaN else { return nil }
+        if n < 2 { return "fewer than 2 items in common" }
+        return wins == 0 && losses == 0
+            ? "identical scores on every item: the differences have no spread"
+            : "every item moved by the same amount: the differences have no spread"
+    }
+
     /// True when the runs scored different item sets (the comparison uses the common ones).
     package var itemSetsDiffer: Bool { !onlyInA.isEmpty || !onlyInB.isEmpty }
 
@@ -105,11 +117,14 @@ package struct PairedComparison: Hashable, Sendable, Codable {
         return 2 * (1 - Distributions.studentTCDF(abs(t), degrees: Double(n - 1)))
     }
 
-    /// (t_{1−α/2} + t_{power}) · sd / √n with n − 1 degrees of freedom.
+    /// (t_{1−α/2} + t_{power}) · sd / √n with n − 1 degrees of freedom; NaN with fewer than 2
+    /// items or no spread (sd below 1e-9).
     package static func minimumDetectableEffect(sd: Double, n: Int, alpha: Double = 0.05, power: Double = 0.8)
         -> Double
     {
-        guard n > 1 else { return .nan }
+        // No spread, no test to power: undefined rather than 0. Rounding leaves a spread of
+        // ~1e-17 where every item moved by the same 0.1; that is none either.
+        guard n > 1, sd > 1e-9 else { return .nan }
         let degrees = Double(n - 1)
         let t =
             Distributions.studentTQuantile(1 - alpha / 2, degrees: degrees)

@@ -336,7 +336,8 @@ extension EvalsPanel {
                 String(format: "[%+.3f, %+.3f]", p.difference.lower, p.difference.upper),
                 String(format: "%.4f", p.mcnemar?.pValue ?? p.pValue) + (p.mcnemar != nil ? " McN" : " t"),
                 String(format: "%.4f", metric.adjustedPValue) + (metric.significant ? " *" : ""),
-                "\(p.wins)/\(p.ties)/\(p.losses)", String(format: "%.3f", p.minimumDetectableEffect), String(p.n),
+                "\(p.wins)/\(p.ties)/\(p.losses)",
+                p.minimumDetectableEffect.isNaN ? "—" : String(format: "%.3f", p.minimumDetectableEffect), String(p.n),
             ]
         }
         let columns = [
@@ -367,7 +368,12 @@ extension EvalsPanel {
                     clip: area)
             }
         }
-        y += tableHeight + 1
+        y += tableHeight
+        // An MDE shown as "—" says why, once (two identical runs: no spread to power a test with).
+        if let why = comparison.metrics.metrics.lazy.compactMap(\.paired.minimumDetectableEffectUndefined).first {
+            frame.draw("MDE —: " + why, at: Point(x: area.x + 1, y: y), style: theme.dim, clip: area)
+        }
+        y += 1
         let changed = changedItems
         let fixed = changed.filter { $0.delta > 0 }.count
         let listed = compareScorer ?? comparison.headline
