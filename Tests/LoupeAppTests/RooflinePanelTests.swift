@@ -363,7 +363,11 @@ import Testing
                 profile == 0
                 ? ["FP32 (2 cores) 200 GFLOP/s", "L1 300 GB/s", "DRAM 30.0 GB/s"]
                 : ["FP64 34.0 TFLOP/s", "HBM3 3.35 TB/s"]
-            for label in labels { #expect(text.contains(label), "\(label) at \(width)x\(height)") }
+            for label in labels {
+                // At 80 columns "FP32 (2 cores)" keeps its roof's row as "FP32".
+                let short = label.replacingOccurrences(of: " (2 cores)", with: "")
+                #expect(text.contains(label) || text.contains(short), "\(label) at \(width)x\(height)")
+            }
             #expect(!text.contains("1e4") && !text.contains("10000"))
         }
         #expect(
@@ -500,7 +504,9 @@ import Testing
                 let text =
                     roof.name + " "
                     + RooflineFormat.rate(roof.value, unit: RooflineFormat.operations(roof.precision ?? "FP32"))
-                let found = chart.find(text)
+                // In full, or with the name's parenthesis left out where the full one has no room.
+                let short = text.replacingOccurrences(of: #" \(.*\)"#, with: "", options: .regularExpression)
+                let found = chart.find(text) ?? chart.find(short)
                 let at = try #require(found, "\(text) shown, \(context)")
                 // On its roof's row; or, where kernels and lines leave no room there, over its right
                 // end on the row just above or below, which no other roof is drawn on.

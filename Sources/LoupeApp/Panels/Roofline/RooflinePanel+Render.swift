@@ -207,28 +207,30 @@ extension RooflinePanel {
         let roofs =
             ([(peakName, peak, ownRoof == nil ? (fastest?.precision ?? precision) : precision)]
             + others.map { ($0.name, $0.value, $0.precision ?? "FP32") }).sorted { $0.1 > $1.1 }
-        var groups: [(row: Int, text: String, start: Int, holdsPeak: Bool)] = []
+        // Each group's label in full, and short (the name without its parenthesis, "FP32 (2
+        // cores)" as "FP32") for a chart with no room for the full one.
+        var groups: [(row: Int, text: String, short: String, start: Int, holdsPeak: Bool)] = []
         for (name, value, roofPrecision) in roofs {
-            let text = name + " " + RooflineFormat.rate(value, unit: RooflineFormat.operations(roofPrecision))
+            let rate = " " + RooflineFormat.rate(value, unit: RooflineFormat.operations(roofPrecision))
+            let short = name.firstIndex(of: "(").map { name[..<$0].trimmingCharacters(in: .whitespaces) } ?? name
             let row = cell(point(1, value)).y
             let start = cell(point(memory.map { value / $0.value }.min() ?? pow(10, xLow), value)).x
             if let last = groups.last, last.row == row {
-                groups[groups.count - 1].text += " · " + text
+                groups[groups.count - 1].text += " · " + name + rate
+                groups[groups.count - 1].short += " · " + short + rate
                 groups[groups.count - 1].start = min(last.start, start)
                 groups[groups.count - 1].holdsPeak = last.holdsPeak || value == peak
             } else {
-                groups.append((row, text, start, value == peak))
+                groups.append((row, name + rate, short + rate, start, value == peak))
             }
         }
         var labelAbove = Int.min
         for (index, group) in groups.enumerated() {
-            let text = " " + group.text
-            let width = TextWidth.of(text)
             let below = index + 1 < groups.count ? groups[index + 1].row : Int.max
             // On a row: over the line's right end, moving left as kernels require while a few of
             // its cells stay in sight before the label; else just before the line's start.
             let own = roofLines.filter { cell(point(1, $0.value)).y == group.row }.map(\.canvas)
-            func along(_ row: Int) -> [[Point]] {
+            func along(_ row: Int, width: Int) -> [[Point]] {
                 [
                     stride(from: plot.maxX - width, through: group.start + 4, by: -1).map { Point(x: $0, y: row) }
                         .filter { onlyOwnLines(Rect(x: $0.x, y: row, width: width, height: 1), own: own) },
@@ -243,13 +245,20 @@ extension RooflinePanel {
             let rows = groups.map(\.row)
             let tries = ([group.row] + [group.row - 1, group.row + 1].filter { $0 < below && !rows.contains($0) })
                 .filter { $0 > labelAbove }
-            var spot: Point?
-            for candidates in tries.flatMap(along) where spot == nil {
-                spot = placer.place(width: width, candidates: candidates)
+            // Its own row with the short label before a row beside it with the full one.
+            var placed: (text: String, at: Point)?
+            let labels = group.short == group.text ? [group.text] : [group.text, group.short]
+            for row in tries {
+                for label in labels where placed == nil {
+                    let text = " " + label
+                    for candidates in along(row, width: TextWidth.of(text)) where placed == nil {
+                        placed = placer.place(width: TextWidth.of(text), candidates: candidates).map { (text, $0) }
+                    }
+                }
             }
-            if let spot {
-                frame.draw(text, at: spot, style: group.holdsPeak ? computeStyle : theme.dim, clip: plot)
-                labelAbove = spot.y
+            if let placed {
+                frame.draw(placed.text, at: placed.at, style: group.holdsPeak ? computeStyle : theme.dim, clip: plot)
+                labelAbove = placed.at.y
             } else {
                 unplaced.append(group.text)
             }
