@@ -23,15 +23,23 @@ package struct WorkspaceTools: Sendable {
     /// Records a write's command line in the workspace's history (`loupe mcp` marks it as the
     /// agent's); nil where none is kept.
     package var historyRecorder: (@Sendable (String) throws -> Void)?
+    /// The workspace's tables for the retrieval, review, SAE and profile tools; nil serves the
+    /// trace and eval tools only.
+    package var database: (any SQLDatabase)?
+    /// Where the retrieval and SAE tools find MiniLM.
+    package var models: ModelLibrary?
 
     /// Characters of recorded text one result carries at most; past it a result says what it left out.
     package static let resultCharacterBudget = 60_000
 
     package init(
         traces: TraceService, evals: EvalService, workspaceName: String, backend: String, allowsWrites: Bool,
-        historyRecorder: (@Sendable (String) throws -> Void)? = nil
+        historyRecorder: (@Sendable (String) throws -> Void)? = nil, database: (any SQLDatabase)? = nil,
+        models: ModelLibrary? = nil
     ) {
         self.historyRecorder = historyRecorder
+        self.database = database
+        self.models = models
         self.traces = traces
         self.evals = evals
         self.workspaceName = workspaceName
@@ -43,8 +51,15 @@ package struct WorkspaceTools: Sendable {
     package var definitions: [ToolDefinition] {
         var tools = [
             Self.workspaceInfoTool, Self.tracesListTool, Self.traceShowTool, Self.traceSearchTool,
-            Self.evalsListTool, Self.evalShowTool, Self.evalCompareTool,
+            Self.traceDiffTool, Self.sessionsListTool, Self.sessionShowTool, Self.evalsListTool, Self.evalShowTool,
+            Self.evalCompareTool,
         ]
+        if database != nil {
+            tools += [
+                Self.retrievalSearchTool, Self.retrievalEvaluateTool, Self.reviewProgressTool,
+                Self.reviewCalibrationTool, Self.reviewDisagreementsTool,
+            ]
+        }
         if allowsWrites { tools.append(Self.labelTool) }
         return tools
     }
@@ -64,6 +79,14 @@ package struct WorkspaceTools: Sendable {
             case Self.tracesListTool.name: return try tracesList(arguments)
             case Self.traceShowTool.name: return try traceShow(arguments)
             case Self.traceSearchTool.name: return try traceSearch(arguments)
+            case Self.traceDiffTool.name: return try traceDiff(arguments)
+            case Self.sessionsListTool.name: return try sessionsList(arguments)
+            case Self.sessionShowTool.name: return try sessionShow(arguments)
+            case Self.retrievalSearchTool.name: return try retrievalSearch(arguments)
+            case Self.retrievalEvaluateTool.name: return try retrievalEvaluate(arguments)
+            case Self.reviewProgressTool.name: return try reviewProgress(arguments)
+            case Self.reviewCalibrationTool.name: return try reviewCalibration(arguments)
+            case Self.reviewDisagreementsTool.name: return try reviewDisagreements(arguments)
             case Self.evalsListTool.name: return try evalsList(arguments)
             case Self.evalShowTool.name: return try evalShow(arguments)
             case Self.evalCompareTool.name: return try evalCompare(arguments)

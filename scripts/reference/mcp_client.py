@@ -77,6 +77,35 @@ async def exercise(argv):
             await session.call_tool("eval_show", {"id": 2, "failed_only": False, "limit": 3})
         )
         calls["eval_compare"] = result_json(await session.call_tool("eval_compare", {"a": 2, "b": 3, "items": 3}))
+        traces = calls["traces_list"]["structured"]["traces"]
+        calls["trace_diff"] = result_json(
+            await session.call_tool("trace_diff", {"left": traces[1]["id"], "right": traces[0]["id"], "max_rows": 3})
+        )
+        calls["sessions_list"] = result_json(await session.call_tool("sessions_list", {"limit": 2}))
+        sessions = calls["sessions_list"]["structured"]["sessions"]
+        if sessions:
+            calls["session_show"] = result_json(await session.call_tool("session_show", {"id": sessions[0]["id"]}))
+        calls["session_show_missing"] = result_json(await session.call_tool("session_show", {"id": "no-such-session"}))
+        calls["retrieval_search"] = result_json(
+            await session.call_tool("retrieval_search", {"query": "boundary layer heat transfer", "k": 5})
+        )
+        calls["retrieval_search_dense"] = result_json(
+            await session.call_tool("retrieval_search", {"query": "boundary layer", "retriever": "dense"})
+        )
+        calls["retrieval_evaluate"] = result_json(
+            await session.call_tool("retrieval_evaluate", {"retriever": "bm25", "stem": True, "limit": 5})
+        )
+        calls["review_progress"] = result_json(await session.call_tool("review_progress", {"queue": "arith"}))
+        calls["review_progress_all"] = result_json(await session.call_tool("review_progress", {}))
+        calls["review_calibration"] = result_json(
+            await session.call_tool("review_calibration", {"run": 1, "queue": "arith"})
+        )
+        calls["review_calibration_missing"] = result_json(
+            await session.call_tool("review_calibration", {"run": 1, "queue": "no-such-queue"})
+        )
+        calls["review_disagreements"] = result_json(
+            await session.call_tool("review_disagreements", {"run": 1, "queue": "arith", "limit": 5})
+        )
         report["calls"] = calls
         report["errors"] = {
             "unknown_tool": await protocol_error(session, "no_such_tool", {}),

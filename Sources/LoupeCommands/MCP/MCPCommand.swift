@@ -47,7 +47,7 @@ struct MCPCommand: LoupeCommand {
             evals: try EvalCommand.service(context, access: access),
             workspaceName: context.session.displayPath, backend: context.session.isPostgres ? "postgresql" : "sqlite",
             allowsWrites: allowWrites,
-            historyRecorder: recorder)
+            historyRecorder: recorder, database: try context.database(access: access), models: context.session.models)
         guard let http else {
             // Standard output is the protocol's channel: nothing else may be printed on it.
             return try awaitFromSync { try await MCPServing.stdio(tools: tools, version: Loupe.version) }
