@@ -21,6 +21,17 @@ package enum CompletionEvent: Sendable {
     case finished(Generation)
 }
 
+/// A queued sequence: its events, and how to cancel it.
+package struct CompletionTicket: Sendable {
+    package var events: AsyncThrowingStream<CompletionEvent, any Error>
+    package var cancel: @Sendable () -> Void
+
+    package init(events: AsyncThrowingStream<CompletionEvent, any Error>, cancel: @escaping @Sendable () -> Void) {
+        self.events = events
+        self.cancel = cancel
+    }
+}
+
 /// Why a scheduler did not take a sequence.
 package enum SchedulerRefusal: Error, Hashable, Sendable, CustomStringConvertible {
     /// `waiting` sequences are queued or running, the most it holds; retry after a while.
@@ -51,8 +62,9 @@ package protocol CompletionScheduler: Sendable {
     /// The tokenizer and chat template prompts are made with.
     var generator: Generator { get }
 
-    /// Queues `job`; refuses at once when the queue is full.
-    func submit(_ job: CompletionJob) throws(SchedulerRefusal) -> AsyncThrowingStream<CompletionEvent, any Error>
+    /// Queues `job`; refuses at once when the queue is full. The ticket's `cancel` stops the
+    /// sequence (a client that went away), as ending its stream does.
+    func submit(_ job: CompletionJob) throws(SchedulerRefusal) -> CompletionTicket
 
     /// Refuses new sequences, cancels those queued, and lets the running ones finish.
     func shutdown()

@@ -48,8 +48,7 @@ package final class SerialScheduler: CompletionScheduler {
     /// Sequences queued or running now.
     package var waiting: Int { state.withLock { $0.queue.count + ($0.running ? 1 : 0) } }
 
-    package func submit(_ job: CompletionJob) throws(SchedulerRefusal) -> AsyncThrowingStream<CompletionEvent, any Error>
-    {
+    package func submit(_ job: CompletionJob) throws(SchedulerRefusal) -> CompletionTicket {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: CompletionEvent.self)
         let entry = Entry(job: job, continuation: continuation)
         continuation.onTermination = { _ in entry.cancelled.store(true, ordering: .relaxed) }
@@ -62,7 +61,7 @@ package final class SerialScheduler: CompletionScheduler {
         }
         if let refusal { throw refusal }
         wake.signal()
-        return stream
+        return CompletionTicket(events: stream, cancel: { entry.cancelled.store(true, ordering: .relaxed) })
     }
 
     package func shutdown() {

@@ -1,0 +1,108 @@
+import Foundation
+import LoupeAgents
+import LoupeBase
+import LoupeKit
+import LoupeModels
+
+/// A served request as a trace: one span named `chat MODEL` (or `text_completion MODEL`) with
+/// OpenTelemetry's GenAI attributes (operation, model, request parameters, usage, finish reasons,
+/// messages), the time to first token (`gen_ai.server.time_to_first_token`, seconds, the
+/// conventions' metric name) and every generated token with its log-probability and alternatives
+/// (`loupe.response.tokens`). It goes through the OTLP importer's own mapping, so the Traces
+/// panel shows it as it shows an instrumented client's span.
+enum CompletionTrace {
+    /// 32 hex digits: the trace's id, and the response's id after its prefix.
+    static func newID() -> String {
+        (0..<2).map { _ in String(format: "%016llx", UInt64.random(in: 0...UInt64.max)) }.joined()
+    }
+
+    /// Hands each finished request to the receiver's ingest (the same queue and writer as OTLP).
+    final class Recorder: Sendable {
+        let ingest: TraceIngest
+
+        init(ingest: TraceIngest) { self.ingest = ingest }
+
+        /// Stores `exchange`'s trace; a refusal (the queue full) loses that trace, not the answer.
+        func record(_ exchange: Exchange, model: String, tokenizer: BPETokenizer) async {
+            guard let span = try? CompletionTrace.span(exchange, model: model, tokenizer: tokenizer) else { return }
+            try? await ingest.submit([span], source: "OpenAI")
+        }
+    }
+
+    static func span(_ exchange: Exchange, model: String, tokenizer: BPETokenizer) throws(TraceImportError)
+        -> OTLPImporter.OTLPSpan
+    {
+        let request = exchange.request
+        let operation = request.kind == .chat ? "chat" : "text_completion"
+        var a = JSONObject()
+        a["gen_ai.operation.name"] = .string(operation)
+        a["gen_ai.provider.name"] = "loupe"
+        a["gen_ai.request.model"] = .string(model)
+        a["gen_ai.response.model"] = .string(model)
+        a["gen_ai.response.id"] = .string(exchange.responseID)
+        a["gen_ai.request.max_tokens"] = .number(Double(request.options.maxTokens))
+        a["gen_ai.request.temperature"] = .number(Double(request.options.sampling.temperature))
+        a["gen_ai.request.top_p"] = .number(Double(request.options.sampling.topP))
+        a["gen_ai.request.seed"] = .string(String(request.options.sampling.seed))
+        a["gen_ai.request.choice.count"] = .number(Double(request.n))
+        if !request.options.stops.isEmpty {
+            a["gen_ai.request.stop_sequences"] = .array(request.options.stops.map(JSONValue.string))
+        }
+        a["gen_ai.usage.input_tokens"] = .number(Double(exchange.prompt.count))
+        a["gen_ai.usage.output_tokens"] = .number(Double(exchange.completionTokens))
+        a["gen_ai.response.finish_reasons"] = .array(
+            exchange.choices.map { Exchange.finishReason($0.generation).string.map(JSONValue.string) ?? "cancelled" })
+        if let first = exchange.firstTokenNs {
+            a["gen_ai.server.time_to_first_token"] = .number(Double(first - exchange.startedNs) / 1e9)
+        }
+        if let user = request.user { a["user.id"] = .string(user) }
+        a["loupe.request.stream"] = .bool(request.stream)
+        let input: [JSONValue] =
+            request.kind == .chat
+            ? request.messages.map {
+                .object(JSONObject([("role", .string($0.role)), ("content", .string($0.content))]))
+            }
+            : [.object(JSONObject([("role", "user"), ("content", .string(request.prompt))]))]
+        a["gen_ai.input.messages"] = .array(input)
+        a["gen_ai.output.messages"] = .array(
+            exchange.choices.map { choice in
+                .object(
+                    JSONObject([
+                        ("role", "assistant"), ("content", .string(choice.text)),
+                        ("finish_reason", Exchange.finishReason(choice.generation)),
+                    ]))
+            })
+        a["loupe.response.tokens"] = .array(
+            exchange.choices.map { choice in
+                .array(
+                    choice.tokens.map { token in
+                        .object(
+                            JSONObject([
+                                ("id", .number(Double(token.id))), ("token", .string(token.piece)),
+                                ("logprob", .number(Double(token.choice.token.logprob))),
+                                (
+                                    "top_logprobs",
+                                    .array(
+                                        token.choice.alternatives.map {
+                                            .object(
+                                                JSONObject([
+                                                    ("token", .string(tokenizer.piece($0.id))),
+                                                    ("logprob", .number(Double($0.logprob))),
+                                                ]))
+                                        })
+                                ),
+                            ]))
+                    })
+            })
+        if let failure = exchange.failure { a["error.type"] = .string(failure) }
+        let startNs = Int64(exchange.startedWall.timeIntervalSince1970 * 1e9)
+        let elapsed = Int64((exchange.endedNs ?? DispatchTime.now().uptimeNanoseconds) - exchange.startedNs)
+        let parts = OTLPImporter.SpanParts(
+            traceID: exchange.id, spanID: String(exchange.id.prefix(16)), parentID: nil, name: "\(operation) \(model)",
+            startNs: startNs, endNs: startNs + elapsed, attributes: a, events: [],
+            statusCode: exchange.failure == nil ? 1 : 2, statusMessage: exchange.failure)
+        var span = try OTLPImporter.span(parts, file: "loupe serve", line: nil, path: "request")
+        span.service = "loupe serve"
+        return span
+    }
+}
