@@ -168,10 +168,16 @@ extension RooflinePanel {
             }
             return true
         }
+        var marks = Set<Point>()
         func mark(_ text: String, at: Point, style: Style) {
             guard plot.contains(at) else { return }
             frame.draw(text, at: at, style: style)
             placer.reserve(Rect(x: at.x, y: at.y, width: 1, height: 1))
+            marks.insert(at)
+        }
+        // A label's ends stay a cell away from any mark, so it does not read as the kernel's.
+        func apartFromMarks(_ at: Point, width: Int) -> Bool {
+            !marks.contains(Point(x: at.x - 1, y: at.y)) && !marks.contains(Point(x: at.x + width, y: at.y))
         }
         for dot in baselinePoints { mark("○", at: cell(dot), style: theme.dim) }
         for roof in memory { mark("◇", at: cell(point(peak / roof.value, peak)), style: computeStyle) }
@@ -207,21 +213,21 @@ extension RooflinePanel {
         let roofs =
             ([(peakName, peak, ownRoof == nil ? (fastest?.precision ?? precision) : precision)]
             + others.map { ($0.name, $0.value, $0.precision ?? "FP32") }).sorted { $0.1 > $1.1 }
-        // Each group's label in full, and short (the name without its parenthesis, "FP32 (2
-        // cores)" as "FP32") for a chart with no room for the full one.
-        var groups: [(row: Int, text: String, short: String, start: Int, holdsPeak: Bool)] = []
+        // Each row's label in full, else short (the names without their parenthesis: "FP32 (2
+        // cores)" as "FP32"); a row of several roofs with room for one names the peak (or its
+        // fastest) alone, the others under the chart.
+        var groups: [(row: Int, parts: [(full: String, short: String, isPeak: Bool)], start: Int)] = []
         for (name, value, roofPrecision) in roofs {
             let rate = " " + RooflineFormat.rate(value, unit: RooflineFormat.operations(roofPrecision))
             let short = name.firstIndex(of: "(").map { name[..<$0].trimmingCharacters(in: .whitespaces) } ?? name
+            let part = (full: name + rate, short: short + rate, isPeak: value == peak)
             let row = cell(point(1, value)).y
             let start = cell(point(memory.map { value / $0.value }.min() ?? pow(10, xLow), value)).x
             if let last = groups.last, last.row == row {
-                groups[groups.count - 1].text += " · " + name + rate
-                groups[groups.count - 1].short += " · " + short + rate
+                groups[groups.count - 1].parts.append(part)
                 groups[groups.count - 1].start = min(last.start, start)
-                groups[groups.count - 1].holdsPeak = last.holdsPeak || value == peak
             } else {
-                groups.append((row, name + rate, short + rate, start, value == peak))
+                groups.append((row, [part], start))
             }
         }
         var labelAbove = Int.min
@@ -245,22 +251,33 @@ extension RooflinePanel {
             let rows = groups.map(\.row)
             let tries = ([group.row] + [group.row - 1, group.row + 1].filter { $0 < below && !rows.contains($0) })
                 .filter { $0 > labelAbove }
-            // Its own row with the short label before a row beside it with the full one.
-            var placed: (text: String, at: Point)?
-            let labels = group.short == group.text ? [group.text] : [group.text, group.short]
+            // Its own row with a shorter label before a row beside it with the full one.
+            let full = group.parts.map(\.full).joined(separator: " · ")
+            let alone = group.parts.firstIndex(where: \.isPeak) ?? 0
+            var labels = [full, group.parts.map(\.short).joined(separator: " · ")]
+            if group.parts.count > 1 { labels.append(group.parts[alone].short) }
+            var placed: (label: String, at: Point)?
             for row in tries {
                 for label in labels where placed == nil {
-                    let text = " " + label
-                    for candidates in along(row, width: TextWidth.of(text)) where placed == nil {
-                        placed = placer.place(width: TextWidth.of(text), candidates: candidates).map { (text, $0) }
+                    let width = TextWidth.of(" " + label)
+                    for candidates in along(row, width: width) where placed == nil {
+                        placed = placer.place(
+                            width: width, candidates: candidates.filter { apartFromMarks($0, width: width) }
+                        ).map { (label, $0) }
                     }
                 }
             }
+            let holdsPeak = group.parts.contains(where: \.isPeak)
             if let placed {
-                frame.draw(placed.text, at: placed.at, style: group.holdsPeak ? computeStyle : theme.dim, clip: plot)
+                frame.draw(" " + placed.label, at: placed.at, style: holdsPeak ? computeStyle : theme.dim, clip: plot)
                 labelAbove = placed.at.y
+                if placed.label == labels.last, labels.count == 3 {
+                    var others = group.parts
+                    others.remove(at: alone)
+                    unplaced.append(others.map(\.full).joined(separator: " · "))
+                }
             } else {
-                unplaced.append(group.text)
+                unplaced.append(full)
             }
         }
         // Memory roofs, the fastest first: each label beside its own diagonal, on a row the
@@ -285,7 +302,8 @@ extension RooflinePanel {
                     candidates.append(Point(x: after + 1, y: origin.y + row))
                 }
             }
-            if let spot = placer.place(width: width, candidates: candidates) {
+            if let spot = placer.place(width: width, candidates: candidates.filter { apartFromMarks($0, width: width) })
+            {
                 frame.draw(text, at: spot, style: memoryStyle, clip: plot)
                 labelAbove = spot.y
             } else {
