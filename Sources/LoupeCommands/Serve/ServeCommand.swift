@@ -3,7 +3,9 @@ import Dispatch
 import Foundation
 import LoupeBase
 import LoupeKit
+import LoupeModels
 import LoupeReceiver
+import LoupeServing
 import LoupeStore
 import Synchronization
 
@@ -30,6 +32,12 @@ struct ServeCommand: LoupeCommand {
             408 and its connection closed); the bodies and gRPC messages of all clients being read share \
             --body-budget-mb MiB (past it, 503 and a retry); a gRPC connection has at most --max-streams calls \
             open at once.
+
+            With --openai-port it also speaks OpenAI's API on that port (same address and token): \
+            /v1/models, /v1/chat/completions and /v1/completions answered by the local model \
+            (SmolLM2-135M-Instruct), one sequence at a time behind a queue of --openai-queue requests \
+            (past it, 429 with Retry-After); each request is stored as a trace. Point a client at it with \
+            base_url http://127.0.0.1:PORT/v1.
             """)
 
     static let runsInsideTUI = false
@@ -38,6 +46,16 @@ struct ServeCommand: LoupeCommand {
     @OptionGroup var receiver: ReceiverOptions
     @Option(help: "The most spans waiting to be stored; past it requests get 503 and are retried.")
     var queue = 16_384
+    @Option(
+        name: .customLong("openai-port"),
+        help: ArgumentHelp(
+            "Also serve OpenAI's API (/v1/chat/completions…) from the local model on this port (0: any free one).",
+            valueName: "port"))
+    var openAIPort: Int?
+    @Option(
+        name: .customLong("openai-queue"),
+        help: "The most OpenAI requests running or waiting at once; past it they get 429 and are retried.")
+    var openAIQueue = 16
 
     func run(in context: CommandContext) throws {
         let configuration = try receiver.configuration(environment: ProcessInfo.processInfo.environment)
@@ -53,6 +71,8 @@ struct ServeCommand: LoupeCommand {
             throw CommandFailure(error.description)
         }
         let needsToken = configuration.token != nil
+        let openAI = try startOpenAI(configuration: configuration, ingest: ingest, context: context)
+        defer { openAI?.server.stop() }
         // The first signal stops taking requests and commits those in flight; a second leaves at
         // once (everything acknowledged is already committed). The same signal again within half a
         // second is the first one delivered twice, not a second request: `timeout` and a terminal's
@@ -72,6 +92,8 @@ struct ServeCommand: LoupeCommand {
                 return (again, state.serving)
             }
             if !again {
+                // The OpenAI answers in flight finish and store their traces before the ingest drains.
+                openAI?.server.stop()
                 serving?.requestStop()
             } else {
                 FileHandle.standardError.write(Data("loupe serve: stopping at once\n".utf8))
@@ -79,7 +101,9 @@ struct ServeCommand: LoupeCommand {
             }
         }
         let serving = server.start { addresses in
-            context.print(Listener.listening(addresses, workspace: context.session.displayPath, token: needsToken))
+            context.print(
+                Listener.listening(addresses, workspace: context.session.displayPath, token: needsToken)
+                    + (openAI.map { ", OpenAI http://\($0.address)/v1" } ?? ""))
         }
         // A signal that came while it started stops it now.
         if stop.withLock({ state in
@@ -117,6 +141,35 @@ struct ServeCommand: LoupeCommand {
             throw CommandFailure("the OTLP receiver stopped: \(UntrustedText.sanitized("\(error)"))")
         }
         context.print("stopped: " + Listener.line(ingest.statistics))
+    }
+}
+
+extension ServeCommand {
+    /// The OpenAI endpoint on --openai-port, with the model loaded; nil without the flag.
+    fileprivate func startOpenAI(
+        configuration: ReceiverConfiguration, ingest: TraceIngest, context: CommandContext
+    ) throws -> (server: OpenAIServer, address: String)? {
+        guard let port = openAIPort else { return nil }
+        guard (0...65535).contains(port) else { throw CommandFailure("--openai-port \(port): use 0 to 65535") }
+        guard openAIQueue >= 1 else { throw CommandFailure("--openai-queue \(openAIQueue): give at least 1") }
+        if port != 0, [configuration.httpPort, configuration.grpcPort].contains(port) {
+            throw CommandFailure("--openai-port \(port) is also an OTLP port; give it a port of its own")
+        }
+        if ReceiverConfiguration.isInUse(host: configuration.host, port: port) {
+            throw CommandFailure(
+                "port \(port) on \(configuration.host) is in use; pick another with --openai-port PORT (0: any free one)"
+            )
+        }
+        let generator = try context.session.models.smolLM2(precision: .q8)
+        let scheduler = SerialScheduler(
+            generator: generator, modelName: ModelLibrary.smolLM2Name, capacity: openAIQueue)
+        let server = OpenAIServer(
+            configuration: try configuration.validated(), port: port, scheduler: scheduler, ingest: ingest)
+        do {
+            return (server, try server.start())
+        } catch {
+            throw CommandFailure("\(error)")
+        }
     }
 }
 
