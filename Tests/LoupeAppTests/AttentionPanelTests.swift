@@ -218,7 +218,7 @@ import Testing
         #expect(text.contains("L0 H1 · query → key lines"))
         // The cursor is on "cat" (token 2), which puts all its weight on "the" (token 1).
         let rows = text.split(separator: "\n")
-        #expect(rows.contains { $0.contains("the 1.00") })
+        #expect(rows.contains { $0.contains("the █1.00") })
         #expect(rows.contains { $0.contains("⠉") || $0.contains("⠒") || $0.contains("⣀") || $0.contains("⠤") })
     }
 
@@ -247,6 +247,30 @@ import Testing
         )
     }
 
+    /// A key's label in the lines view reads on every theme: WCAG contrast of at least 4.5
+    /// against the background at every weight it is drawn at full (the heat ramp's dark purple
+    /// low end measured about 1.6 on the default theme's background).
+    @Test(arguments: ["default", "light", "high-contrast"])
+    func keyLabelsHaveContrastAtEveryWeight(name: String) throws {
+        let themes = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../themes").standardized.path
+        let theme = try ThemeLoader(searchDirectories: [themes]).load(name)
+        let background = theme.color(.background) ?? (theme.hasLightBackground ? RGB(255, 255, 255) : RGB(0, 0, 0))
+        func luminance(_ c: RGB) -> Double {
+            func channel(_ v: UInt8) -> Double {
+                let x = Double(v) / 255
+                return x <= 0.04045 ? x / 12.92 : pow((x + 0.055) / 1.055, 2.4)
+            }
+            return 0.2126 * channel(c.red) + 0.7152 * channel(c.green) + 0.0722 * channel(c.blue)
+        }
+        for p: Float in [0.02, 0.05, 0.1, 0.2, 0.3, 0.6, 1] {
+            let foreground = try #require(AttentionPanel.keyLabelStyle(p, theme: theme).foreground)
+            let (a, b) = (luminance(foreground), luminance(background))
+            let contrast = (max(a, b) + 0.05) / (min(a, b) + 0.05)
+            #expect(contrast >= 4.5, "\(name) p \(p): \(foreground.hex) on \(background.hex) is \(contrast)")
+        }
+    }
+
     @Test func aCombinesHeadsInTheHeadView() throws {
         var state = AttentionPanelTests.analysed()
         AppFixtures.press([.enter], on: &state)
@@ -269,7 +293,7 @@ import Testing
         // "cat" (token 2) looks at itself in head 0, one back in head 1, two back in head 2:
         // the layer mean puts a third on each.
         let rows = text.split(separator: "\n")
-        #expect(rows.contains { $0.contains("the 0.33") })
+        #expect(rows.contains { $0.contains("the █0.33") })
     }
 
     @Test func theNeuronViewShowsQueryKeyAndTheirProduct() throws {

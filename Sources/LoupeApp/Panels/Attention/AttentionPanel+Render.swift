@@ -347,15 +347,15 @@ extension AttentionPanel {
                 TextWidth.fit(labels[token], toColumns: labelWidth, alignment: .trailing), at: Point(x: leftX, y: y),
                 style: token == query ? theme.selection : theme.text, clip: area)
             frame.draw(
-                labels[token], at: Point(x: rightX, y: y),
-                style: p >= 0.02
-                    ? (theme.isMonochrome ? Style(attributes: .bold) : Style(foreground: theme.heatColor(Double(p))))
-                    : theme.dim,
-                clip: area)
+                labels[token], at: Point(x: rightX, y: y), style: Self.keyLabelStyle(p, theme: theme), clip: area)
             if p >= 0.01 {
+                // The weight's colour on a swatch beside its number: the label itself stays in a
+                // text role (the ramp's low end, dark purple, was unreadable on a dark theme).
+                let x = rightX + TextWidth.of(labels[token]) + 1
                 frame.draw(
-                    String(format: "%.2f", p), at: Point(x: rightX + TextWidth.of(labels[token]) + 1, y: y),
-                    style: theme.dim, clip: area)
+                    "█", at: Point(x: x, y: y),
+                    style: theme.isMonochrome ? theme.dim : Style(foreground: theme.heatColor(Double(p))), clip: area)
+                frame.draw(String(format: "%.2f", p), at: Point(x: x + 1, y: y), style: theme.dim, clip: area)
             }
         }
         if overlaid {
@@ -381,6 +381,14 @@ extension AttentionPanel {
 
     /// Head `h`'s colour among `count` overlaid heads: hues spread around the wheel, at the
     /// lightness of the theme's text so they read on its background.
+    /// A key's label in the head-lines view: in the text role (bold from 0.3) when the cursor's
+    /// query attends to it, dim when it hardly does; never in the heat ramp's colours, whose low
+    /// end has no contrast on a dark background.
+    package static func keyLabelStyle(_ p: Float, theme: Theme) -> Style {
+        guard p >= 0.02 else { return theme.dim }
+        return p >= 0.3 ? theme.text.adding(.bold) : theme.text
+    }
+
     static func headColor(_ h: Int, of count: Int, theme: Theme) -> RGB {
         let hue = Double(h) / Double(max(1, count)) * 6
         let sector = Int(hue) % 6
