@@ -207,7 +207,7 @@ package struct Generator: Sendable {
             let choice: TokenChoice
             if let current = matcher {
                 let allowed = logits.storage.withUnsafeBufferPointer {
-                    sampler.choose($0, history: history, allowing: current.allows)
+                    sampler.choose($0, history: history, allowing: current.stepChecker())
                 }
                 guard let allowed else {
                     throw ModelError(

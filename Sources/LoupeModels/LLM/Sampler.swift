@@ -115,39 +115,24 @@ package struct Sampler: Sendable {
     }
 
     /// Sets to -∞ every token `allows` refuses or that lies beyond the draw's reach of the best
-    /// allowed one; false when none is allowed. The 64 most likely are checked first, then, if
-    /// the reach goes further, the rest in sorted order.
+    /// allowed one; false when none is allowed. The 64 most likely are checked first, in order;
+    /// then one pass finds the best allowed token (checking only tokens above the best so far)
+    /// and, when sampling, a second keeps the allowed ones within reach of it. No sort of the
+    /// vocabulary.
     private func mask(_ values: inout [Float], allowing allows: (Int32) -> Bool) -> Bool {
         let reach: Float = options.temperature == 0 ? 0 : 30 * options.temperature
-        var keep = [Bool](repeating: false, count: values.count)
-        var best: Float?
-        let first = Self.topIndices(values, count: 64)
-        var finished = false
-        for index in first {
-            if let best, best - values[index] > reach {
-                finished = true
-                break
-            }
-            if allows(Int32(index)) {
-                keep[index] = true
-                if best == nil { best = values[index] }
-            }
+        var best = -Float.infinity
+        for index in Self.topIndices(values, count: 64) where values[index] > best && allows(Int32(index)) {
+            best = values[index]
+            break
         }
-        if !finished && first.count < values.count {
-            let seen = Set(first)
-            let rest = values.indices.filter { !seen.contains($0) }.sorted {
-                values[$0] > values[$1] || (values[$0] == values[$1] && $0 < $1)
-            }
-            for index in rest {
-                if let best, best - values[index] > reach { break }
-                if allows(Int32(index)) {
-                    keep[index] = true
-                    if best == nil { best = values[index] }
-                }
-            }
+        for index in values.indices where values[index] > best && allows(Int32(index)) { best = values[index] }
+        guard best > -Float.infinity else { return false }
+        for index in values.indices {
+            let value = values[index]
+            if value == -Float.infinity { continue }
+            if !(best - value <= reach && allows(Int32(index))) { values[index] = -.infinity }
         }
-        guard best != nil else { return false }
-        for index in values.indices where !keep[index] { values[index] = -.infinity }
         return true
     }
 

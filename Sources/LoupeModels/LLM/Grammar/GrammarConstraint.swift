@@ -54,6 +54,30 @@ package struct TokenMatcher: Sendable {
         return matcher.accepts(bytes)
     }
 
+    /// `allows(_:)` for one step's many questions: after a few tokens it learns which first
+    /// bytes the grammar takes here (256 checks), and refuses the rest of the vocabulary by
+    /// their first byte alone. Valid until the next `accept(_:)`.
+    package func stepChecker() -> (Int32) -> Bool {
+        var asked = 0
+        var firstBytes: [Bool]?
+        return { [self] id in
+            guard id >= 0, Int(id) < tokens.count else { return false }
+            if tokens.endOfGeneration.contains(id) { return matcher.canEnd }
+            if matcher.isFreeText { return true }
+            let bytes = tokens.bytes[Int(id)]
+            guard !tokens.isControl[Int(id)], let first = bytes.first else { return false }
+            asked += 1
+            if firstBytes == nil && asked > 8 {
+                firstBytes = (0..<256).map { matcher.accepts(CollectionOfOne(UInt8($0))) }
+            }
+            if let firstBytes {
+                guard firstBytes[Int(first)] else { return false }
+                if bytes.count == 1 { return true }
+            }
+            return matcher.accepts(bytes)
+        }
+    }
+
     /// Moves past `id`, which `allows(_:)` accepted (an end-of-generation token changes nothing).
     package mutating func accept(_ id: Int32) {
         guard !tokens.endOfGeneration.contains(id), !matcher.isFreeText else { return }
