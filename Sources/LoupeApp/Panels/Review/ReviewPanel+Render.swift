@@ -610,9 +610,9 @@ extension ReviewPanel {
                 at: Point(x: list.x + 1, y: top), style: theme.status(.warn), clip: list)
             frame.draw(
                 [
-                    Span("esc", theme.key), Span(" the queues · ", theme.dim), Span("enter", theme.key),
-                    Span(" your next item, its rubric keys label it · ", theme.dim), Span("c", theme.key),
-                    Span(" calibrates again", theme.dim),
+                    Span("esc", theme.key), Span(" queues · ", theme.dim), Span("enter", theme.key),
+                    Span(" your next item; its rubric keys label it · ", theme.dim), Span("c", theme.key),
+                    Span(" again", theme.dim),
                 ], at: Point(x: list.x + 1, y: top + 1), clip: list)
             return
         }
