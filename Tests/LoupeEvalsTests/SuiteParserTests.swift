@@ -57,6 +57,23 @@ import Testing
         #expect(provider.kind == "openai" && provider.model == "m")
     }
 
+    @Test func theLocalModelIsAProviderForAgentsAndModelTargets() throws {
+        for target in ["{agent: {provider: local, max_steps: 4}}", "{model: {provider: local, max_tokens: 64}}"] {
+            let suite = try SuiteParser.parse(
+                "name: x\ndataset: d.jsonl\ntarget: \(target)\nscorers: [contains]\n", file: "x.yaml")
+            switch suite.target {
+            case .agent(let agent): #expect(agent.provider.kind == "local")
+            case .model(let model): #expect(model.provider.kind == "local")
+            default: Issue.record("\(suite.target)")
+            }
+        }
+        let error = #expect(throws: (any Error).self) {
+            try SuiteParser.parse(
+                "name: x\ndataset: d.jsonl\ntarget: {agent: {provider: llama}}\nscorers: [contains]\n", file: "x.yaml")
+        }
+        #expect("\(error.map { "\($0)" } ?? "")".contains("provider 'llama': use offline, local or openai"))
+    }
+
     @Test(arguments: [
         ("name: x\ndataset: d.jsonl\ntarget: {agent: {}}\nscorers: [exact]\nepoch: 3\n", 5, 1, "unknown key 'epoch'"),
         ("name: x\ndataset: d.jsonl\ntarget: {agent: {}}\nscorers: [exact, fuzzy]\n", 4, 18, "unknown scorer 'fuzzy'"),
