@@ -195,8 +195,9 @@ import Testing
     }
 
     /// A run compared with an identical one shows its MDE as "—" and says why, not "0.000".
-    @Test func identicalRunsShowNoMinimumDetectableEffect() throws {
-        var state = loaded()
+    @Test(arguments: [120, 80])
+    func identicalRunsShowNoMinimumDetectableEffect(width: Int) throws {
+        var state = loaded(width: width, height: width == 80 ? 24 : 36)
         AppFixtures.press([.down, .character("b"), .up], on: &state)
         _ = AppFixtures.press([.character("c")], on: &state)
         let metrics = RunComparison(
@@ -208,8 +209,10 @@ import Testing
                     a: Self.baseline.listing, b: Self.candidate.listing, metrics: metrics,
                     deltasByScorer: ["contains": [], "token_f1": []], warnings: [])))
         let text = state.render().text()
-        let rows = text.split(separator: "\n").filter { $0.contains("0/6/0") }
-        #expect(rows.count == 2 && rows.allSatisfy { $0.contains(" — ") && !$0.contains("0.000  ") }, "\(text)")
+        let rows = text.split(separator: "\n").filter { $0.contains("+0.000 [+0.000") }
+        #expect(rows.count == 2 && rows.allSatisfy { $0.contains("  —") && !$0.contains("0.000  ") }, "\(text)")
+        // Each row names its scorer, at 80 columns too (other columns give way).
+        #expect(rows.first?.contains("contains") == true && rows.last?.contains("token_f1") == true, "\(text)")
         #expect(text.contains("MDE —: identical scores on every item: the differences have no spread"), "\(text)")
     }
 

@@ -349,21 +349,24 @@ extension EvalsPanel {
             TableColumn("n", width: .length(4), alignment: .trailing),
         ]
         let listedMetric = comparison.metrics.metrics.firstIndex { $0.scorer == (compareScorer ?? comparison.headline) }
-        // A table to read, not to walk: no selection.
+        // A table to read, not to walk: no selection. On a narrow screen n, the raw p and W/T/L
+        // give way before the scorer's name does (at 80 columns it had no room left at all).
+        let shown = TableColumn.fitting(columns, in: area.width - 1, dropping: [9, 5, 7], fillMinimum: 10)
         let tableHeight = min(metrics.count + 1, max(2, area.maxY - y - 4))
-        let rects = TableView(columns: columns, rows: metrics).columnRects(
-            in: Rect(x: area.x + 1, y: y, width: area.width - 1, height: tableHeight))
+        let rects = TableView(columns: shown.map { columns[$0] }, rows: metrics.map { row in shown.map { row[$0] } })
+            .columnRects(in: Rect(x: area.x + 1, y: y, width: area.width - 1, height: tableHeight))
         for (line, cells) in ([columns.map(\.title)] + metrics).prefix(tableHeight).enumerated() {
-            for (index, column) in columns.enumerated() {
+            for (position, index) in shown.enumerated() {
+                let column = columns[index]
                 let significant = line > 0 && index == 6 && cells[index].hasSuffix("*")
                 // The scorer the lists below follow is marked.
                 let listed = line > 0 && index == 0 && line - 1 == listedMetric
                 frame.draw(
                     TextWidth.fit(
                         (listed ? "▸ " : line > 0 && index == 0 ? "  " : "") + cells[index],
-                        toColumns: rects[index].width,
+                        toColumns: rects[position].width,
                         alignment: column.alignment),
-                    at: Point(x: rects[index].x, y: y + line),
+                    at: Point(x: rects[position].x, y: y + line),
                     style: line == 0 ? theme.title : significant ? theme.accent : listed ? theme.key : theme.text,
                     clip: area)
             }
