@@ -57,7 +57,8 @@ package struct WorkspaceTools: Sendable {
         if database != nil {
             tools += [
                 Self.retrievalSearchTool, Self.retrievalEvaluateTool, Self.reviewProgressTool,
-                Self.reviewCalibrationTool, Self.reviewDisagreementsTool,
+                Self.reviewCalibrationTool, Self.reviewDisagreementsTool, Self.saeFeatureTool,
+                Self.saeFeaturesOfTextTool,
             ]
         }
         if allowsWrites { tools.append(Self.labelTool) }
@@ -87,6 +88,8 @@ package struct WorkspaceTools: Sendable {
             case Self.reviewProgressTool.name: return try reviewProgress(arguments)
             case Self.reviewCalibrationTool.name: return try reviewCalibration(arguments)
             case Self.reviewDisagreementsTool.name: return try reviewDisagreements(arguments)
+            case Self.saeFeatureTool.name: return try saeFeature(arguments)
+            case Self.saeFeaturesOfTextTool.name: return try saeFeaturesOfText(arguments)
             case Self.evalsListTool.name: return try evalsList(arguments)
             case Self.evalShowTool.name: return try evalShow(arguments)
             case Self.evalCompareTool.name: return try evalCompare(arguments)

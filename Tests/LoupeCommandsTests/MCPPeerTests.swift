@@ -26,6 +26,9 @@ import Testing
                 "review", "queue", "create", "arith", "--rubric", "rubrics/answer-quality.yaml", "--from",
                 "answers run:1", "--annotators", "ana,ben", "--overlap", "2", "--as", "ana",
             ],
+            // A small SAE (1) on MiniLM's layer 3 over the Cranfield chunks, for the SAE tools.
+            ["sae", "collect", "--layer", "3", "--tokens", "512"],
+            ["sae", "train", "--layer", "3", "--width", "64", "--k", "4", "--steps", "20", "--batch", "64"],
         ]
         // Both people fail q3/1, which the judge passed (a disagreement); they split on q2/2 (a tie).
         let verdicts = [
@@ -44,7 +47,14 @@ import Testing
                 let run = try? TestEnvironment.run(
                     line + ["--workspace", path], directory: TestEnvironment.repositoryRoot.path),
                 run.status == 0
-            else { return .failure(CommandTestFailure("building the MCP test workspace failed at \(line)")) }
+            else {
+                // The SAE lines need MiniLM: scripts/fetch-minilm fetches it.
+                return .failure(
+                    CommandTestFailure(
+                        "building the MCP test workspace failed at \(line): "
+                            + ((try? TestEnvironment.run(line + ["--workspace", path]).error) ?? "")
+                            + " (MiniLM: scripts/fetch-minilm)"))
+            }
         }
         return .success(path)
     }()
@@ -84,12 +94,14 @@ import Testing
                     "workspace_info", "traces_list", "trace_show", "trace_search", "trace_diff", "sessions_list",
                     "session_show", "evals_list", "eval_show", "eval_compare", "retrieval_search",
                     "retrieval_evaluate", "review_progress", "review_calibration", "review_disagreements",
+                    "sae_feature", "sae_features_of_text",
                 ])
         #expect(
             tools.values.allSatisfy { $0["read_only"] == .bool(true) && $0["schema"]?["type"] == .string("object") })
         let calls = try #require(report["calls"])
         let failing: Set = [
             "trace_show_missing", "session_show_missing", "retrieval_search_dense", "review_calibration_missing",
+            "sae_feature_missing",
         ]
         for (name, call) in try #require(calls.object) where !failing.contains(name) {
             #expect(call["is_error"] == .bool(false), "\(name): \(call["text"]?.string ?? "")")
@@ -125,6 +137,7 @@ import Testing
         #expect(cliMetrics.map { $0["scorer"] } == mcpMetrics.map { $0["scorer"] })
         #expect(cliMetrics.map { $0["p_bh"]?.number } == mcpMetrics.map { $0["p_bh"]?.number })
         try checkSessionsAndRetrieval(calls, workspace: workspace)
+        try checkSAEResourcesAndPrompts(report, workspace: workspace)
         // Protocol errors are JSON-RPC "invalid params", and the server goes on serving.
         for (name, error) in try #require(report["errors"]?.object) {
             #expect(error["code"]?.int == -32602, "\(name): \(error.compactJSON)")
@@ -205,6 +218,41 @@ import Testing
         #expect(disagreements.first?["item_id"] == .string("q3") && disagreements.first?["judge_pass"] == .bool(true))
         #expect(disagreements.first?["labels"]?["ana"] == .string("partly"))
         #expect(calls["review_calibration_missing"]?["is_error"] == .bool(true))
+    }
+
+    /// The SAE tools against `loupe sae feature --json`, then the resources and prompts.
+    static func checkSAEResourcesAndPrompts(_ report: JSONValue, workspace: String) throws {
+        let calls = try #require(report["calls"])
+        let cli = try JSONValue.parse(
+            try TestEnvironment.run(["sae", "feature", "1", "3", "--json", "--workspace", workspace]).output)
+        let card = try #require(calls["sae_feature"]?["structured"])
+        for key in ["feature", "density", "max_activation", "histogram", "neighbors"] {
+            #expect(card[key] == cli[key], "\(key)")
+        }
+        #expect(card["groups"]?.array?.count == cli["groups"]?.array?.count)
+        #expect(calls["sae_feature_missing"]?["text"]?.string?.contains("SAE 1 has features 0…63") == true)
+        let tokens = try #require(calls["sae_features_of_text"]?["structured"]?["tokens"]?.array)
+        #expect(tokens.compactMap { $0["token"]?.string } == ["boundary", "layer", "heat", "transfer"])
+        #expect(tokens.allSatisfy { ($0["features"]?.array?.count ?? 0) == 3 })
+        #expect(
+            report["resource_templates"]
+                == .array(
+                    ["loupe://eval/{run}", "loupe://feature/{sae}/{n}", "loupe://trace/{id}"].map(JSONValue.string)))
+        let resources = try #require(report["resources"])
+        let first = try #require(calls["traces_list"]?["structured"]?["traces"]?.array?.first?["id"])
+        #expect(resources["trace"]?["json"]?["trace"]?["id"] == first)
+        #expect(resources["trace"]?["mime"] == .string("application/json"))
+        #expect(resources["eval"]?["json"]?["answers"]?.array?.count == 6, "every answer of run 1, failed or not")
+        #expect(resources["feature"]?["json"]?["density"] == cli["density"])
+        #expect(report["prompts"]?["triage_failed_answers"] == .array([.string("run")]))
+        #expect(report["prompts"]?["explain_regression"] == .array([.string("a"), .string("b")]))
+        #expect(report["prompt_texts"]?["triage"]?.string?.contains(#"eval_show {"id": 1}"#) == true)
+        #expect(report["prompt_texts"]?["regression"]?.string?.contains(#"eval_compare {"a": 2, "b": 3}"#) == true)
+        let errors = try #require(report["resource_errors"])
+        #expect(errors["missing_trace"]?["code"]?.int == -32002)
+        #expect(errors["missing_run"]?["code"]?.int == -32002)
+        #expect(errors["bad_uri"]?["code"]?.int == -32602)
+        #expect(errors["bad_argument"]?["code"]?.int == -32602)
     }
 
     @Test func thePythonClientDrivesEveryToolOverStdio() throws {

@@ -38,8 +38,8 @@ import Testing
             "LoupeOTLP", "NIOCore", "ServiceLifecycle", "SwiftProtobuf",
         ],
         "LoupeMCP": [
-            "Hummingbird", "Logging", "LoupeAgents", "LoupeBase", "LoupeEvals", "LoupeKit", "LoupeRetrieval",
-            "LoupeStore", "MCP",
+            "Hummingbird", "Logging", "LoupeAgents", "LoupeBase", "LoupeEvals", "LoupeKit", "LoupeModels",
+            "LoupeRetrieval", "LoupeStore", "MCP",
         ],
         "LoupeServing": [
             "Hummingbird", "Logging", "LoupeAgents", "LoupeBase", "LoupeKit", "LoupeModels", "LoupeReceiver", "NIOCore",

@@ -54,6 +54,14 @@ async def protocol_error(session, name, arguments):
     return {"unexpected_result": result_json(result)}
 
 
+async def protocol_error_of(request):
+    try:
+        result = await request
+    except MCPError as error:
+        return {"code": error.error.code, "message": error.error.message}
+    return {"unexpected_result": str(result)[:200]}
+
+
 async def exercise(argv):
     report = {}
     async with connect(argv) as session:
@@ -106,7 +114,33 @@ async def exercise(argv):
         calls["review_disagreements"] = result_json(
             await session.call_tool("review_disagreements", {"run": 1, "queue": "arith", "limit": 5})
         )
+        calls["sae_feature"] = result_json(await session.call_tool("sae_feature", {"sae": 1, "feature": 3}))
+        calls["sae_feature_missing"] = result_json(await session.call_tool("sae_feature", {"sae": 1, "feature": 9999}))
+        calls["sae_features_of_text"] = result_json(
+            await session.call_tool("sae_features_of_text", {"sae": 1, "text": "boundary layer heat transfer"})
+        )
         report["calls"] = calls
+        templates = (await session.list_resource_templates()).resource_templates
+        report["resource_templates"] = sorted(t.uri_template for t in templates)
+        resources = {}
+        for name, uri in [("trace", f"loupe://trace/{first}"), ("eval", "loupe://eval/1"), ("feature", "loupe://feature/1/3")]:
+            contents = (await session.read_resource(uri)).contents
+            resources[name] = {"uri": str(contents[0].uri), "mime": contents[0].mime_type, "json": json.loads(contents[0].text)}
+        report["resources"] = resources
+        prompts = (await session.list_prompts()).prompts
+        report["prompts"] = {p.name: [a.name for a in (p.arguments or [])] for p in prompts}
+        triage = await session.get_prompt("triage_failed_answers", {"run": "1"})
+        regression = await session.get_prompt("explain_regression", {"a": "2", "b": "3"})
+        report["prompt_texts"] = {
+            "triage": triage.messages[0].content.text,
+            "regression": regression.messages[0].content.text,
+        }
+        report["resource_errors"] = {
+            "missing_trace": await protocol_error_of(session.read_resource("loupe://trace/999999")),
+            "bad_uri": await protocol_error_of(session.read_resource("loupe://nothing/1")),
+            "missing_run": await protocol_error_of(session.get_prompt("triage_failed_answers", {"run": "99"})),
+            "bad_argument": await protocol_error_of(session.get_prompt("explain_regression", {"a": "x", "b": "3"})),
+        }
         report["errors"] = {
             "unknown_tool": await protocol_error(session, "no_such_tool", {}),
             "wrong_type": await protocol_error(session, "trace_show", {"id": "three"}),
