@@ -101,7 +101,8 @@ extension WorkspaceTools {
         guard let definition = prompts.first(where: { $0.name == name }) else {
             throw .invalidArguments(
                 "prompts/get",
-                "no prompt named '\(UntrustedFence.inline(name, limit: 80))' (\(prompts.map(\.name).joined(separator: ", ")))"
+                "no prompt named '\(UntrustedFence.inline(name, limit: 80))' "
+                    + "(\(prompts.map(\.name).joined(separator: ", ")))"
             )
         }
         var runs: [String: Int64] = [:]
@@ -109,7 +110,8 @@ extension WorkspaceTools {
             guard let text = arguments[argument.name], let run = Int64(text) else {
                 throw .invalidArguments(
                     name,
-                    "'\(argument.name)' must be an eval run's id, found '\(arguments[argument.name]?.prefix(40) ?? "nothing")'"
+                    "'\(argument.name)' must be an eval run's id, found "
+                        + "'\(arguments[argument.name]?.prefix(40) ?? "nothing")'"
                 )
             }
             let known: Bool
@@ -125,7 +127,8 @@ extension WorkspaceTools {
             let run = runs["run"] ?? 0
             return """
                 Triage the failed answers of eval run \(run) in this Loupe workspace.
-                1. Call eval_show {"id": \(run)} for the run's statistics and its failed answers (page with next_cursor).
+                1. Call eval_show {"id": \(run)} for the run's statistics and its failed answers (page with \
+                next_cursor).
                 2. For each failed answer, call trace_show with its trace id; find the first step that went wrong \
                 (a tool error, a wrong tool argument, a model answer that ignores a tool result).
                 3. Group the failures by cause, with the item ids and the step that shows each cause, and say which \

@@ -15,7 +15,8 @@ extension WorkspaceTools {
         properties: [
             "query": ToolDefinition.property("string", "The query.", ["minLength": .number(1)]),
             "retriever": ToolDefinition.property(
-                "string", "bm25, dense or hybrid.", ["enum": .array(["bm25", "dense", "hybrid"].map(JSONValue.string))]),
+                "string", "bm25, dense or hybrid.",
+                ["enum": .array(["bm25", "dense", "hybrid"].map(JSONValue.string))]),
             "k": ToolDefinition.property(
                 "integer", "Hits (1-100, default 10).", ["minimum": .number(1), "maximum": .number(100)]),
             "stem": ToolDefinition.property("boolean", "Porter-stem terms for BM25 (default false)."),

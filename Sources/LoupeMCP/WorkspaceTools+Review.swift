@@ -83,7 +83,8 @@ extension WorkspaceTools {
 
     static func progressLines(_ queue: ReviewService.Queue, _ p: ReviewService.Progress) -> [String] {
         [
-            "queue \(queue.id) \(UntrustedFence.inline(queue.name, limit: 60)): \(p.labelled)/\(p.items) items labelled,"
+            "queue \(queue.id) \(UntrustedFence.inline(queue.name, limit: 60)): "
+                + "\(p.labelled)/\(p.items) items labelled,"
                 + " \(p.shared) by two or more"
                 + (p.agreement.map {
                     String(format: ", people agree on %.0f%%", $0 * 100)

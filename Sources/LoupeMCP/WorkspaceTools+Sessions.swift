@@ -111,7 +111,8 @@ extension WorkspaceTools {
             "rows": .array(rows),
         ]
         var text =
-            "trace \(left) ↔ trace \(right): \(counts[.same, default: 0]) same, \(counts[.changed, default: 0]) changed, "
+            "trace \(left) ↔ trace \(right): \(counts[.same, default: 0]) same, "
+            + "\(counts[.changed, default: 0]) changed, "
             + "\(counts[.onlyLeft, default: 0]) only in \(left), \(counts[.onlyRight, default: 0]) only in \(right)"
             + (diff.firstDivergence.map { " — first divergence at row \($0)" } ?? " — no divergence")
         if !rendered.isEmpty { text += "\n" + UntrustedFence.fenced(rendered.joined(separator: "\n")) }
@@ -183,7 +184,8 @@ extension WorkspaceTools {
         result["turn_count"] = .number(Double(session.turns.count))
         result["next_cursor"] = next.map(JSONValue.string) ?? .null
         let header =
-            "session \(UntrustedFence.inline(session.id, limit: 80)): \(session.turns.count) turns, \(session.steps) steps, "
+            "session \(UntrustedFence.inline(session.id, limit: 80)): \(session.turns.count) turns, "
+            + "\(session.steps) steps, "
             + "\(session.errorCount) errors"
         let lines = page.map { turn, trace in
             "turn \(turn + 1): trace \(trace.id) \(trace.name) — \(trace.stepCount) steps, \(trace.errorCount) errors"

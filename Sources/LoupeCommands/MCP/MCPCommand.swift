@@ -12,11 +12,14 @@ struct MCPCommand: LoupeCommand {
         commandName: "mcp",
         abstract: "Serve the workspace to coding agents over MCP (stdio, or streamable HTTP with --http).",
         discussion: """
-            Tools: workspace_info, traces_list, trace_show, trace_search, evals_list, eval_show and \
-            eval_compare, each with a JSON schema and a structured result, read through the services the \
-            panels use; results are bounded (cursors, step windows, a "more" hint) and recorded text is \
-            fenced as data. Read-only unless --allow-writes, which adds eval_label (recorded in the history \
-            as coming from MCP).
+            Tools: workspace_info; traces_list, trace_show, trace_search, trace_diff, sessions_list, \
+            session_show; evals_list, eval_show, eval_compare; retrieval_search, retrieval_evaluate; \
+            review_progress, review_calibration, review_disagreements; sae_feature, sae_features_of_text. \
+            Each has a JSON schema and a structured result, read through the services the panels use; \
+            resources loupe://trace/{id}, loupe://eval/{run}, loupe://feature/{sae}/{n}; prompts \
+            triage_failed_answers and explain_regression. Results are bounded (cursors, step windows, a \
+            "more" hint) and recorded text is fenced as data. Read-only unless --allow-writes, which adds \
+            eval_label (recorded in the history as coming from MCP).
 
             Without --http it speaks on standard input and output, as agent hosts launch it: \
             {"command": "loupe", "args": ["mcp", "--workspace", "PATH"]}. With --http HOST:PORT it serves \
