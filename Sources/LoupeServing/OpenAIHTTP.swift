@@ -19,6 +19,8 @@ enum OpenAIHTTP {
         var configuration: ReceiverConfiguration
         var scheduler: any CompletionScheduler
         var recorder: CompletionTrace.Recorder?
+        /// The vocabulary as grammars read it, made once (`response_format`).
+        var tokens: TokenTable
     }
 
     static func router(_ setup: Setup) -> Router<BasicRequestContext> {
@@ -109,6 +111,7 @@ enum OpenAIHTTP {
         for index in 0..<parsed.n {
             var options = parsed.options
             options.sampling.seed &+= UInt64(index)
+            options.constraint = parsed.grammar.map { GrammarConstraint($0, tokens: setup.tokens) }
             do {
                 tickets.append(try scheduler.submit(CompletionJob(prompt: prompt, options: options)))
             } catch {

@@ -19,8 +19,10 @@ package struct OpenAIRequest: Sendable {
     /// Whether each token's log-probability is returned (chat `logprobs: true`; completions `logprobs: N`).
     package var logprobs = false
     package var user: String?
+    /// The grammar `response_format` asks the answer to keep to (`json_object`, `json_schema`).
+    package var grammar: Grammar?
 
-    /// The fields the grammar-constrained decoder will serve; until then they are refused, not ignored.
+    /// The fields tool calling will serve; until then they are refused, not ignored.
     static let unsupported = ["tools", "tool_choice", "functions", "function_call"]
 
     /// Reads `body` (the request's JSON) for `kind`; `defaultSeed` is the seed when none is given.
@@ -35,15 +37,10 @@ package struct OpenAIRequest: Sendable {
         self.model = model
         for name in Self.unsupported where object[name] != nil && object[name] != .null {
             throw .invalid(
-                "\(name) is not supported yet: it needs grammar-constrained decoding, which loupe serve does not "
-                    + "offer yet", param: name, code: "unsupported_parameter")
-        }
-        if let format = object["response_format"], format != .null, format["type"]?.string != "text" {
-            throw .invalid(
-                "response_format \(format["type"]?.string ?? format.compactJSON) is not supported yet (only text): "
-                    + "it needs grammar-constrained decoding", param: "response_format",
+                "\(name) is not supported yet: loupe serve does not offer tool calls yet", param: name,
                 code: "unsupported_parameter")
         }
+        grammar = try Self.responseFormat(object["response_format"])
         switch kind {
         case .chat: messages = try Self.messages(object["messages"])
         case .completion: prompt = try Self.prompt(object["prompt"])
@@ -93,6 +90,29 @@ package struct OpenAIRequest: Sendable {
         if let user = object["user"], user != .null {
             guard let text = user.string else { throw .invalid("user must be a string", param: "user") }
             self.user = text
+        }
+    }
+
+    /// `text` (nil), `json_object` (any JSON object) or `json_schema` (a value its `schema` allows).
+    private static func responseFormat(_ value: JSONValue?) throws(OpenAIError) -> Grammar? {
+        guard let value, value != .null else { return nil }
+        switch value["type"]?.string {
+        case "text"?: return nil
+        case "json_object"?: return .jsonObject
+        case "json_schema"?:
+            guard let schema = value["json_schema"]?["schema"], schema.object != nil else {
+                throw .invalid(
+                    "response_format.json_schema.schema must be a JSON schema object",
+                    param: "response_format.json_schema.schema")
+            }
+            do { return try .json(schema: schema) } catch {
+                throw .invalid(
+                    "response_format.json_schema.schema: \(error.description)",
+                    param: "response_format.json_schema.schema", code: "unsupported_parameter")
+            }
+        default:
+            throw .invalid(
+                "response_format.type must be text, json_object or json_schema", param: "response_format.type")
         }
     }
 

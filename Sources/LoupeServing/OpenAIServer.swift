@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import Logging
 import LoupeKit
+import LoupeModels
 import LoupeReceiver
 import ServiceLifecycle
 import Synchronization
@@ -36,7 +37,8 @@ package final class OpenAIServer: Sendable {
         configuration: ReceiverConfiguration, port: Int, scheduler: any CompletionScheduler, ingest: TraceIngest?
     ) {
         setup = OpenAIHTTP.Setup(
-            configuration: configuration, scheduler: scheduler, recorder: ingest.map(CompletionTrace.Recorder.init))
+            configuration: configuration, scheduler: scheduler, recorder: ingest.map(CompletionTrace.Recorder.init),
+            tokens: TokenTable(scheduler.generator.tokenizer))
         self.port = port
     }
 

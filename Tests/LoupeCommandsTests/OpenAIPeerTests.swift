@@ -122,6 +122,18 @@ import Testing
         #expect(report["stop"]?["text"]?.string == String(greedy[..<before]))
         #expect(report["stop"]?["finish_reason"] == "stop")
         #expect(report["n"]?.array?.count == 2)
+        // response_format: an answer that ended on its own is a JSON object, and keeps to the schema.
+        let json = try #require(report["json"])
+        // SmolLM2 greedy writes an object that never closes (keys repeat), so it ends at the token limit:
+        // what it wrote is an object's start, and it parses whenever it ends on its own.
+        let object = json["object_text"]?.string ?? ""
+        #expect(object.hasPrefix("{"), "\(object)")
+        #expect(json["object_finish"] == "stop" || json["object_finish"] == "length")
+        if json["object_finish"] == "stop" { #expect(try JSONValue.parse(object).object != nil) }
+        #expect(json["schema_finish"] == "stop", "\(json["schema_text"]?.string ?? "")")
+        let animal = try JSONValue.parse(json["schema_text"]?.string ?? "")
+        #expect(animal.object?.keys.sorted() == ["legs", "name"])
+        #expect(animal["legs"]?.int != nil && (animal["name"]?.string?.count ?? 99) <= 20)
         #expect(report["after_abandon"]?.string == greedy)
         // Errors as OpenAI shapes them, which the client raises as its own exceptions.
         let errors = try #require(report["errors"])
@@ -131,6 +143,7 @@ import Testing
             ("unknown_model", "NotFoundError", 404, "model"),
             ("tools", "BadRequestError", 400, "tools"),
             ("top_logprobs_alone", "BadRequestError", 400, "top_logprobs"),
+            ("bad_schema", "BadRequestError", 400, "response_format.json_schema.schema"),
             ("queue_full", "RateLimitError", 429, nil),
         ]
         for (name, type, status, param) in expected {
@@ -147,8 +160,8 @@ import Testing
         #expect(server.terminationStatus == 0)
         let list = try TestEnvironment.run(["trace", "list", "--json", "--workspace", workspace])
         let traces = try #require(try JSONValue.parse(list.output).array)
-        // Ten answered requests, the abandoned stream and the two streams held open to fill the queue.
-        #expect(traces.count == 13)
+        // Twelve answered requests, the abandoned stream and the two streams held open to fill the queue.
+        #expect(traces.count == 15)
         let chat = try #require(traces.first { $0["name"]?.string == "chat \(Self.model)" })
         #expect(chat["input_tokens"]?.int == 34)
         #expect(chat["output_tokens"]?.int == report["chat"]?["usage"]?["completion_tokens"]?.int)

@@ -72,6 +72,23 @@ report["stop"] = {"word": stop_word, "text": stopped.choices[0].message.content,
 several = client.chat.completions.create(model=model, messages=question, temperature=1.0, seed=3, n=2, max_tokens=8)
 report["n"] = [c.message.content for c in several.choices]
 
+# Constrained answers: any JSON object, then one a schema allows.
+as_object = client.chat.completions.create(
+    model=model, messages=[{"role": "user", "content": "Reply with a JSON object whose key ok is true."}], temperature=0, max_tokens=200,
+    response_format={"type": "json_object"})
+schema = {"type": "object", "properties": {"name": {"type": "string", "maxLength": 20}, "legs": {"type": "integer"}},
+          "required": ["name", "legs"], "additionalProperties": False}
+as_schema = client.chat.completions.create(
+    model=model, messages=[{"role": "user", "content": "Give an animal's name and its number of legs."}],
+    temperature=0, max_tokens=200,
+    response_format={"type": "json_schema", "json_schema": {"name": "animal", "schema": schema}})
+report["json"] = {
+    "object_text": as_object.choices[0].message.content,
+    "object_finish": as_object.choices[0].finish_reason,
+    "schema_text": as_schema.choices[0].message.content,
+    "schema_finish": as_schema.choices[0].finish_reason,
+}
+
 # A stream the client leaves after three chunks: the server cancels its sequence.
 abandoned = client.chat.completions.create(model=model, messages=[{"role": "user", "content": "Tell a long story."}],
                                            temperature=0, max_tokens=2000, stream=True, user="abandoner")
@@ -101,6 +118,10 @@ report["errors"] = {
     "tools": error(lambda: client.chat.completions.create(
         model=model, messages=question,
         tools=[{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}])),
+    "bad_schema": error(lambda: client.chat.completions.create(
+        model=model, messages=question,
+        response_format={"type": "json_schema", "json_schema": {"name": "x", "schema": {"type": "object",
+                                                                                       "patternProperties": {}}}})),
     "top_logprobs_alone": error(lambda: client.chat.completions.create(model=model, messages=question,
                                                                         top_logprobs=2)),
 }
