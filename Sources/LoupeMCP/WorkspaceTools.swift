@@ -58,7 +58,7 @@ package struct WorkspaceTools: Sendable {
             tools += [
                 Self.retrievalSearchTool, Self.retrievalEvaluateTool, Self.reviewProgressTool,
                 Self.reviewCalibrationTool, Self.reviewDisagreementsTool, Self.saeFeatureTool,
-                Self.saeFeaturesOfTextTool,
+                Self.saeFeaturesOfTextTool, Self.profileBreakdownTool,
             ]
         }
         if allowsWrites { tools.append(Self.labelTool) }
@@ -90,6 +90,7 @@ package struct WorkspaceTools: Sendable {
             case Self.reviewDisagreementsTool.name: return try reviewDisagreements(arguments)
             case Self.saeFeatureTool.name: return try saeFeature(arguments)
             case Self.saeFeaturesOfTextTool.name: return try saeFeaturesOfText(arguments)
+            case Self.profileBreakdownTool.name: return try profileBreakdown(arguments)
             case Self.evalsListTool.name: return try evalsList(arguments)
             case Self.evalShowTool.name: return try evalShow(arguments)
             case Self.evalCompareTool.name: return try evalCompare(arguments)

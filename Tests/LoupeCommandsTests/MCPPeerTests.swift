@@ -29,6 +29,7 @@ import Testing
             // A small SAE (1) on MiniLM's layer 3 over the Cranfield chunks, for the SAE tools.
             ["sae", "collect", "--layer", "3", "--tokens", "512"],
             ["sae", "train", "--layer", "3", "--width", "64", "--k", "4", "--steps", "20", "--batch", "64"],
+            ["profile", "import", "sample-data/profiles/alexnet-a100"],
         ]
         // Both people fail q3/1, which the judge passed (a disagreement); they split on q2/2 (a tie).
         let verdicts = [
@@ -94,14 +95,14 @@ import Testing
                     "workspace_info", "traces_list", "trace_show", "trace_search", "trace_diff", "sessions_list",
                     "session_show", "evals_list", "eval_show", "eval_compare", "retrieval_search",
                     "retrieval_evaluate", "review_progress", "review_calibration", "review_disagreements",
-                    "sae_feature", "sae_features_of_text",
+                    "sae_feature", "sae_features_of_text", "profile_breakdown",
                 ])
         #expect(
             tools.values.allSatisfy { $0["read_only"] == .bool(true) && $0["schema"]?["type"] == .string("object") })
         let calls = try #require(report["calls"])
         let failing: Set = [
             "trace_show_missing", "session_show_missing", "retrieval_search_dense", "review_calibration_missing",
-            "sae_feature_missing",
+            "sae_feature_missing", "profile_breakdown_missing",
         ]
         for (name, call) in try #require(calls.object) where !failing.contains(name) {
             #expect(call["is_error"] == .bool(false), "\(name): \(call["text"]?.string ?? "")")
@@ -248,6 +249,12 @@ import Testing
         #expect(report["prompts"]?["explain_regression"] == .array([.string("a"), .string("b")]))
         #expect(report["prompt_texts"]?["triage"]?.string?.contains(#"eval_show {"id": 1}"#) == true)
         #expect(report["prompt_texts"]?["regression"]?.string?.contains(#"eval_compare {"a": 2, "b": 3}"#) == true)
+        let profile = try JSONValue.parse(
+            try TestEnvironment.run(["profile", "show", "1", "--top", "3", "--json", "--workspace", workspace]).output)
+        let breakdown = try #require(calls["profile_breakdown"]?["structured"]?["ranks"]?.array?.first)
+        #expect(breakdown["temporal"] == profile["ranks"]?.array?.first?["temporal"])
+        #expect(breakdown["kernels"] == profile["ranks"]?.array?.first?["kernels"])
+        #expect(calls["profile_breakdown_missing"]?["is_error"] == .bool(true))
         let errors = try #require(report["resource_errors"])
         #expect(errors["missing_trace"]?["code"]?.int == -32002)
         #expect(errors["missing_run"]?["code"]?.int == -32002)

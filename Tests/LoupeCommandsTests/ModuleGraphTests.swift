@@ -39,7 +39,7 @@ import Testing
         ],
         "LoupeMCP": [
             "Hummingbird", "Logging", "LoupeAgents", "LoupeBase", "LoupeEvals", "LoupeKit", "LoupeModels",
-            "LoupeRetrieval", "LoupeStore", "MCP",
+            "LoupeProfiling", "LoupeRetrieval", "LoupeStore", "MCP",
         ],
         "LoupeServing": [
             "Hummingbird", "Logging", "LoupeAgents", "LoupeBase", "LoupeKit", "LoupeModels", "LoupeReceiver", "NIOCore",

@@ -119,6 +119,10 @@ async def exercise(argv):
         calls["sae_features_of_text"] = result_json(
             await session.call_tool("sae_features_of_text", {"sae": 1, "text": "boundary layer heat transfer"})
         )
+        calls["profile_breakdown"] = result_json(await session.call_tool("profile_breakdown", {"profile": "1", "top": 3}))
+        calls["profile_breakdown_missing"] = result_json(
+            await session.call_tool("profile_breakdown", {"profile": "no-such-profile"})
+        )
         report["calls"] = calls
         templates = (await session.list_resource_templates()).resource_templates
         report["resource_templates"] = sorted(t.uri_template for t in templates)
