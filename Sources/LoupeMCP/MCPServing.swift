@@ -39,6 +39,18 @@ package enum MCPServing {
         let server = await LoupeMCPServer.make(tools: tools, version: version)
         try await server.start(transport: transport)
         defer { Task { await server.stop() } }
+        // The stateless transport shares one Server among every client, and the SDK's own
+        // initialize answers the first client only ("Server is already initialized"): a second
+        // agent could never connect. Every initialize is answered here (the server is not strict,
+        // so no other method waits on it; there is no per-client state to set).
+        let capabilities = await server.capabilities
+        let info = Server.Info(name: server.name, version: server.version, title: server.title)
+        await server.withMethodHandler(Initialize.self) { parameters in
+            Initialize.Result(
+                protocolVersion: Version.supported.contains(parameters.protocolVersion)
+                    ? parameters.protocolVersion : Version.latest,
+                capabilities: capabilities, serverInfo: info, instructions: LoupeMCPServer.instructions)
+        }
         let router = Router()
         let handler: @Sendable (Request, BasicRequestContext) async throws -> Response = { request, _ in
             try await Self.handle(request, transport: transport, authorize: authorize)

@@ -295,6 +295,40 @@ import Testing
         #expect(process.terminationStatus == 0)
     }
 
+    /// A client that gives up on a long call and closes its connection leaves the HTTP server serving
+    /// the clients after it, each of which initializes afresh (the stateless transport shares one
+    /// server among them).
+    @Test func aClientThatDropsMidCallLeavesTheHTTPServerServingTheNext() throws {
+        let workspace = try Self.workspace.get()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: TestEnvironment.binary)
+        process.arguments = ["mcp", "--workspace", workspace, "--http", "127.0.0.1:0", "--token", "s3cret"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer {
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        }
+        var line = Data()
+        while !line.contains(0x0A) {
+            let byte = output.fileHandleForReading.readData(ofLength: 1)
+            if byte.isEmpty { break }
+            line.append(byte)
+        }
+        let text = String(decoding: line, as: UTF8.self)
+        let url = try #require(
+            text.firstRange(of: /http:\/\/127\.0\.0\.1:[0-9]+\/mcp/).map { String(text[$0]) }, "\(text)")
+        for _ in 0..<2 {
+            let report = try Self.client(["drop", "http", url, "s3cret"])
+            #expect(report["dropped"] == .bool(true), "retrieval_evaluate answered within 50 ms: nothing was dropped")
+            #expect(report["after"]?["structured"]?["eval_runs"]?.int == 3)
+            #expect(report["evaluate_after"]?["structured"]?["queries"]?.int == 225)
+        }
+        // Not a graceful stop: after a dropped request the SDK leaks that request's continuation
+        // and SIGTERM's graceful shutdown waits on it (swift-sdk 0.12.1); the defer kills it.
+    }
+
     @Test func aNonLoopbackAddressNeedsAToken() throws {
         let workspace = try Self.workspace.get()
         let run = try TestEnvironment.run(["mcp", "--workspace", workspace, "--http", "0.0.0.0:0"])

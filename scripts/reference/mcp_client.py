@@ -178,8 +178,30 @@ async def triage(argv):
                         print()
 
 
+async def drop(argv):
+    """A client that gives up on a long call (retrieval_evaluate over every judged query) after 50 ms
+    and closes its connection, then a new client whose calls must be answered."""
+    report = {"dropped": False}
+    try:
+        async with connect(argv) as session:
+            await session.initialize()
+            try:
+                await asyncio.wait_for(session.call_tool("retrieval_evaluate", {"limit": 1}), timeout=0.05)
+            except (asyncio.TimeoutError, TimeoutError):
+                report["dropped"] = True
+    except BaseException as error:  # the transport may complain that its request was cut off
+        report["closing_error"] = type(error).__name__
+    async with connect(argv) as session:
+        await session.initialize()
+        report["after"] = result_json(await session.call_tool("workspace_info", {}))
+        report["evaluate_after"] = result_json(await session.call_tool("retrieval_evaluate", {"limit": 1}))
+    return report
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "triage":
         asyncio.run(triage(sys.argv[2:]))
+    elif sys.argv[1] == "drop":
+        print(json.dumps(asyncio.run(drop(sys.argv[2:])), indent=1, sort_keys=True))
     else:
         print(json.dumps(asyncio.run(exercise(sys.argv[1:])), indent=1, sort_keys=True))
