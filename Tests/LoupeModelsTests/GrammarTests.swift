@@ -31,9 +31,9 @@ import Testing
             + #""anything": {}}, "required": ["mode", "items", "offset"]}"#)
 
     static let tools = [
-        ToolDefinition(name: "calculator", description: "", parameters: calculator),
-        ToolDefinition(name: "search", description: "", parameters: search),
-        ToolDefinition(name: "final_answer", description: "", parameters: finalAnswer),
+        ToolSpec(name: "calculator", description: "", parameters: calculator),
+        ToolSpec(name: "search", description: "", parameters: search),
+        ToolSpec(name: "final_answer", description: "", parameters: finalAnswer),
     ]
 
     private func accepts(_ grammar: Grammar, _ text: String) -> Bool {
@@ -131,7 +131,7 @@ import Testing
     func unsupportedSchemaFeaturesAreRefusedByName(keyword: String, schema: String) {
         let parameters = Self.json(#"{"type": "object", "properties": {"x": "# + schema + "}}")
         let error = #expect(throws: GrammarError.self) {
-            try Grammar.toolCalls([ToolDefinition(name: "t", description: "", parameters: parameters)])
+            try Grammar.toolCalls([ToolSpec(name: "t", description: "", parameters: parameters)])
         }
         #expect(error?.description.contains(keyword) == true, "\(String(describing: error))")
         #expect(error?.path.hasPrefix("/t/properties/x") == true, "\(String(describing: error))")

@@ -51,9 +51,6 @@ package final class LocalModelProvider: ChatProvider {
     /// The conversation as SmolLM2 reads it: the tools in the system turn, calls as
     /// `<tool_call>` blocks, results as `<tool_response>` user turns (consecutive results in one).
     package func chatMessages(_ request: ChatRequest) -> [ChatMessage] {
-        let definitions = request.tools.map {
-            ToolDefinition(name: $0.name, description: $0.description, parameters: $0.parameters)
-        }
         var messages: [ChatMessage] = []
         var rest = request.messages[...]
         var instructions = ""
@@ -61,8 +58,8 @@ package final class LocalModelProvider: ChatProvider {
             instructions = first.text
             rest = rest.dropFirst()
         }
-        if !definitions.isEmpty {
-            messages.append(.system(SmolLM2ToolFormat.systemPrompt(instructions, tools: definitions)))
+        if !request.tools.isEmpty {
+            messages.append(.system(SmolLM2ToolFormat.systemPrompt(instructions, tools: request.tools)))
         } else if !instructions.isEmpty {
             messages.append(.system(instructions))
         }
@@ -92,12 +89,9 @@ package final class LocalModelProvider: ChatProvider {
         options.sampling = sampling
         options.maxTokens = request.maxTokens ?? Self.defaultMaxTokens
         if !request.tools.isEmpty {
-            let definitions = request.tools.map {
-                ToolDefinition(name: $0.name, description: $0.description, parameters: $0.parameters)
-            }
             do {
                 options.constraint = GrammarConstraint(
-                    try Grammar.toolCalls(definitions, choice: toolChoice, stringLimit: Self.stringLimit),
+                    try Grammar.toolCalls(request.tools, choice: toolChoice, stringLimit: Self.stringLimit),
                     tokens: tokens)
             } catch {
                 throw ProviderError("the tools cannot be offered to the local model: \(error)", retryable: false)

@@ -1,19 +1,6 @@
 import Foundation
 import LoupeBase
 
-/// A tool a model may call: its name, what it does, and its arguments' JSON schema.
-package struct ToolDefinition: Hashable, Sendable {
-    package var name: String
-    package var description: String
-    package var parameters: JSONValue
-
-    package init(name: String, description: String, parameters: JSONValue) {
-        self.name = name
-        self.description = description
-        self.parameters = parameters
-    }
-}
-
 /// What a reply may be when tools are offered (OpenAI's `tool_choice`, less `none`, which
 /// needs no grammar).
 package enum ToolChoice: Hashable, Sendable {
@@ -58,7 +45,7 @@ package struct Grammar: Hashable, Sendable {
     /// - Throws: ``GrammarError`` for a tool schema feature not enforced (its path starts with the
     ///   tool's name), no tools, two tools of one name, or a named choice that is not offered.
     package static func toolCalls(
-        _ tools: [ToolDefinition], choice: ToolChoice = .auto, maxCalls: Int = 8, stringLimit: Int? = nil
+        _ tools: [ToolSpec], choice: ToolChoice = .auto, maxCalls: Int = 8, stringLimit: Int? = nil
     ) throws(GrammarError) -> Grammar {
         guard !tools.isEmpty else { throw GrammarError(path: "", "no tools to call") }
         var compiled: [ToolCallGrammar.Tool] = []

@@ -20,7 +20,7 @@ package enum SmolLM2ToolFormat {
     }
 
     /// `instructions`, then the tools and how to call them.
-    package static func systemPrompt(_ instructions: String, tools: [ToolDefinition]) -> String {
+    package static func systemPrompt(_ instructions: String, tools: [ToolSpec]) -> String {
         let listed = tools.map { tool in
             JSONValue.object([
                 "name": .string(tool.name), "description": .string(tool.description), "parameters": tool.parameters,
