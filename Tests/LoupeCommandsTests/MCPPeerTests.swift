@@ -279,13 +279,7 @@ import Testing
         defer {
             if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         }
-        var line = Data()
-        while !line.contains(0x0A) {
-            let byte = output.fileHandleForReading.readData(ofLength: 1)
-            if byte.isEmpty { break }
-            line.append(byte)
-        }
-        let text = String(decoding: line, as: UTF8.self)
+        let text = TestEnvironment.firstLine(of: output)
         let url = try #require(
             text.firstRange(of: /http:\/\/127\.0\.0\.1:[0-9]+\/mcp/).map { String(text[$0]) }, "\(text)")
         try Self.check(try Self.client(["http", url, "s3cret"]), workspace: workspace)
@@ -310,13 +304,7 @@ import Testing
         defer {
             if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         }
-        var line = Data()
-        while !line.contains(0x0A) {
-            let byte = output.fileHandleForReading.readData(ofLength: 1)
-            if byte.isEmpty { break }
-            line.append(byte)
-        }
-        let text = String(decoding: line, as: UTF8.self)
+        let text = TestEnvironment.firstLine(of: output)
         let url = try #require(
             text.firstRange(of: /http:\/\/127\.0\.0\.1:[0-9]+\/mcp/).map { String(text[$0]) }, "\(text)")
         for _ in 0..<2 {

@@ -35,15 +35,7 @@ import Testing
             process.standardOutput = output
             process.standardError = output
             try process.run()
-            // The first line says where it listens.
-            var line = Data()
-            let deadline = Date().addingTimeInterval(30)
-            while !line.contains(0x0A) && Date() < deadline {
-                let byte = output.fileHandleForReading.readData(ofLength: 1)
-                if byte.isEmpty { break }
-                line.append(byte)
-            }
-            let text = String(decoding: line, as: UTF8.self)
+            let text = TestEnvironment.firstLine(of: output)
             let http = text.firstRange(of: /http:\/\/[0-9.]+:[0-9]+/).map { String(text[$0]) }
             let grpc = text.firstRange(of: /OTLP\/gRPC [0-9.]+:[0-9]+/).map { String(text[$0].dropFirst(10)) }
             guard text.hasPrefix("listening: "), http != nil || grpc != nil else {

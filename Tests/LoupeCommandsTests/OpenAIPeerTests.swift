@@ -54,13 +54,7 @@ import Testing
                 server.waitUntilExit()
             }
         }
-        var line = Data()
-        while !line.contains(0x0A) {
-            let byte = output.fileHandleForReading.readData(ofLength: 1)
-            if byte.isEmpty { break }
-            line.append(byte)
-        }
-        let text = String(decoding: line, as: UTF8.self)
+        let text = TestEnvironment.firstLine(of: output)
         let baseURL = try #require(
             text.firstRange(of: /OpenAI http:\/\/127\.0\.0\.1:[0-9]+\/v1/).map { String(text[$0].dropFirst(7)) },
             "loupe serve did not say where the OpenAI endpoint listens: \(text)")

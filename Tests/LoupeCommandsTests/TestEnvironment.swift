@@ -24,6 +24,20 @@ enum TestEnvironment {
         return path
     }
 
+    /// The first line a server started by a test prints on `pipe` (where it listens), read a
+    /// byte at a time so that nothing after it is consumed; what came before the pipe closed or
+    /// `seconds` passed.
+    static func firstLine(of pipe: Pipe, within seconds: Double = 30) -> String {
+        var line = Data()
+        let deadline = Date().addingTimeInterval(seconds)
+        while !line.contains(0x0A) && Date() < deadline {
+            let byte = pipe.fileHandleForReading.readData(ofLength: 1)
+            if byte.isEmpty { break }
+            line.append(byte)
+        }
+        return String(decoding: line, as: UTF8.self)
+    }
+
     static func session(_ directory: String = temporaryDirectory()) -> WorkspaceSession {
         WorkspaceSession(path: directory + "/w.sqlite", displayPath: "w.sqlite", busyTimeout: 2, themes: themes)
     }
