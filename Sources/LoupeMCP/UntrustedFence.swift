@@ -36,4 +36,13 @@ package enum UntrustedFence {
     static func truncated(_ text: String, limit: Int) -> (text: String, cut: Bool) {
         text.count > limit ? (String(text.prefix(limit)), true) : (text, false)
     }
+
+    /// `text` cut to `limit` characters as a result's value: the string itself, or, when cut,
+    /// `{"text": the kept part, "omitted_chars": how many were left out}`.
+    static func truncatedValue(_ text: String, limit: Int) -> JSONValue {
+        let (kept, wasCut) = truncated(text, limit: limit)
+        return wasCut
+            ? .object(["text": .string(kept), "omitted_chars": .number(Double(text.count - kept.count))])
+            : .string(kept)
+    }
 }

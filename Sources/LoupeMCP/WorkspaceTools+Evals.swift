@@ -102,12 +102,7 @@ extension WorkspaceTools {
         let shown = detail.rows.filter { !failedOnly || $0.failed }
         let page = shown.dropFirst(offset).prefix(limit)
         let next = offset + page.count < shown.count ? ToolArguments.cursor(at: offset + page.count) : nil
-        func cut(_ text: String) -> JSONValue {
-            let (kept, wasCut) = UntrustedFence.truncated(text, limit: maxChars)
-            return wasCut
-                ? .object(["text": .string(kept), "omitted_chars": .number(Double(text.count - kept.count))])
-                : .string(kept)
-        }
+        func cut(_ text: String) -> JSONValue { UntrustedFence.truncatedValue(text, limit: maxChars) }
         let answers: [JSONValue] = page.map { row in
             .object([
                 "item_id": .string(row.result.itemID), "epoch": .number(Double(row.result.epoch)),

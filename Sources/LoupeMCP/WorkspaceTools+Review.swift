@@ -184,12 +184,7 @@ extension WorkspaceTools {
         let page = report.disagreements.dropFirst(offset).prefix(limit)
         let next =
             offset + page.count < report.disagreements.count ? ToolArguments.cursor(at: offset + page.count) : nil
-        func cut(_ text: String) -> JSONValue {
-            let (kept, wasCut) = UntrustedFence.truncated(text, limit: maxChars)
-            return wasCut
-                ? .object(["text": .string(kept), "omitted_chars": .number(Double(text.count - kept.count))])
-                : .string(kept)
-        }
+        func cut(_ text: String) -> JSONValue { UntrustedFence.truncatedValue(text, limit: maxChars) }
         let json: [JSONValue] = page.map { entry in
             .object([
                 "item": .string(entry.key), "item_id": .string(entry.itemID), "epoch": .number(Double(entry.epoch)),

@@ -156,11 +156,8 @@ extension WorkspaceTools {
     {
         var used = 0
         func cut(_ text: String) -> JSONValue {
-            let (kept, wasCut) = UntrustedFence.truncated(text, limit: maxChars)
-            used += kept.count
-            return wasCut
-                ? .object(["text": .string(kept), "omitted_chars": .number(Double(text.count - kept.count))])
-                : .string(kept)
+            used += min(text.count, maxChars)
+            return UntrustedFence.truncatedValue(text, limit: maxChars)
         }
         func messages(_ list: [Message]) -> JSONValue {
             .array(
