@@ -400,3 +400,44 @@ void loupe_quant_product(loupe_quant_type type, size_t rows, size_t k, const uin
 /// An IEEE half's float value (exact).
 float loupe_half_to_float(uint16_t half);
 #endif
+
+// MARK: - Decode attention (decode_attention.c)
+#ifndef LOUPE_CKERNELS_DECODE_ATTENTION_H
+#define LOUPE_CKERNELS_DECODE_ATTENTION_H
+/// How cached keys and values are stored: float32, or IEEE half (rounded to nearest even).
+typedef enum { LOUPE_KV_F32 = 0, LOUPE_KV_F16 = 1 } loupe_kv_type;
+/// Where one layer's cached keys and values lie. Row t (all key/value heads, `kv_heads · d`
+/// elements) starts at element `blocks[t / block_rows] · block_stride + (t % block_rows) ·
+/// row_stride` of `keys` (and of `values`); with `blocks` NULL the rows are contiguous, row t at
+/// `t · row_stride`. Elements are floats or halves as `type` says.
+typedef struct {
+    const void *keys;
+    const void *values;
+    const int32_t *blocks;
+    size_t block_rows;
+    size_t block_stride;
+    size_t row_stride;
+    loupe_kv_type type;
+} loupe_kv_view;
+/// The form `loupe_decode_attention_part` runs for heads of `d` given `widest`.
+loupe_isa loupe_decode_attention_usable(size_t d, loupe_isa widest);
+/// One query token's grouped-query attention over keys [begin, end) of `kv`, unnormalised: `q` is
+/// `heads · d` floats (query head h reads key/value head h / (heads / kv_heads)); `o` gets each
+/// head's Σ_t exp(q·k_t·scale − m) v_t (`heads · d`), `m` its largest scaled score and `l` its Σ_t
+/// exp(q·k_t·scale − m) (`heads` each; −∞ and 0 for an empty range). Keys stream past in chunks
+/// of 64 with an online softmax; each key row is read once for its group's query heads.
+void loupe_decode_attention_part(const loupe_kv_view *kv, size_t heads, size_t kv_heads, size_t d, const float *q,
+                                 float scale, size_t begin, size_t end, float *o, float *m, float *l,
+                                 loupe_isa widest);
+/// Combines `parts` results of `loupe_decode_attention_part` over disjoint key ranges (part p's
+/// at o + p · heads · d, m + p · heads, l + p · heads) into the normalised output (`heads · d`).
+void loupe_decode_attention_merge(size_t parts, size_t heads, size_t d, const float *o, const float *m,
+                                  const float *l, float *out);
+/// The whole attention of one query token over keys [0, length), normalised, into `out`
+/// (`heads · d`); `scratch` holds 2 · heads floats.
+void loupe_decode_attention(const loupe_kv_view *kv, size_t heads, size_t kv_heads, size_t d, const float *q,
+                            float scale, size_t length, float *out, float *scratch, loupe_isa widest);
+/// `count` floats to IEEE halves, rounded to nearest even (F16C when `widest` allows and the CPU
+/// has it; the same bits either way, NaN payloads aside).
+void loupe_float_to_half_rows(size_t count, const float *x, uint16_t *out, loupe_isa widest);
+#endif

@@ -1,3 +1,4 @@
+import CKernels
 import Foundation
 import LoupeBase
 import LoupeTensor
@@ -219,7 +220,8 @@ extension LlamaModel {
     /// Per query head h (reading key/value head h / groupSize): scores = Q_h · K_hᵀ / √d over the
     /// cache's positions, masked past each row's own position, softmax, then · V_h. Both products
     /// are sgemms on strided views: Q_h is columns of the fused Q·K·V output, K_h and V_h columns of
-    /// the cache's rows. Query rows go in blocks of ``attentionBlockRows``.
+    /// the cache's rows. Query rows go in blocks of ``attentionBlockRows``. A single new row (a
+    /// decode step) goes to ``DecodeAttention`` instead: all heads in one pass over the keys.
     private func attend(
         qkv: Tensor, sequence b: Int, batch: Batch, cache: LlamaKVCache, layer: Int, into context: inout Tensor
     ) {
@@ -231,6 +233,27 @@ extension LlamaModel {
         let past = batch.past[b]
         let total = past + newRows
         let firstRow = batch.starts[b]
+        if newRows == 1 {
+            // A decode step: every head in one kernel call, the keys split across threads.
+            cache.keys[layer].withUnsafeBufferPointer { keys in
+                cache.values[layer].withUnsafeBufferPointer { values in
+                    qkv.storage.withUnsafeBufferPointer { q in
+                        context.storage.withUnsafeMutableBufferPointer { out in
+                            let view = loupe_kv_view(
+                                keys: keys.baseAddress, values: values.baseAddress, blocks: nil, block_rows: 0,
+                                block_stride: 0, row_stride: keyValueWidth, type: LOUPE_KV_F32)
+                            let query = DecodeAttention.Query(
+                                query: q.baseAddress! + firstRow * qkvStride, keyValues: view, length: total,
+                                output: out.baseAddress! + firstRow * width)
+                            DecodeAttention.attend(
+                                [query], heads: configuration.heads, keyValueHeads: configuration.keyValueHeads,
+                                headSize: d, threads: threads)
+                        }
+                    }
+                }
+            }
+            return
+        }
         let blockRows = min(newRows, Self.attentionBlockRows)
         var scores = [Float](repeating: 0, count: blockRows * total)
         qkv.storage.withUnsafeBufferPointer { q in

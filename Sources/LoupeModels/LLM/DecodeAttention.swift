@@ -1,0 +1,107 @@
+import CKernels
+import LoupeTensor
+
+/// Attention of single query rows against cached keys and values, all heads of a row in one C
+/// call (`loupe_decode_attention_part`, `Sources/CKernels/decode_attention.c`): grouped-query, so
+/// each key and value row is read once for its group's query heads, with an online softmax over
+/// chunks of 64 keys.
+///
+/// This is what a decode step runs in place of two sgemms per head and layer (540 calls a token
+/// for SmolLM2-135M). A long row is split across threads by key ranges whose partial results
+/// (unnormalised output, running maximum and sum per head) are merged, so a single sequence's
+/// decode uses every thread too.
+package enum DecodeAttention {
+    /// One query row and where its keys are.
+    package struct Query {
+        /// `heads · headSize` floats, after RoPE.
+        package var query: UnsafePointer<Float>
+        package var keyValues: loupe_kv_view
+        /// Keys it attends to: rows [0, length) of `keyValues`.
+        package var length: Int
+        /// `heads · headSize` floats written.
+        package var output: UnsafeMutablePointer<Float>
+
+        package init(
+            query: UnsafePointer<Float>, keyValues: loupe_kv_view, length: Int, output: UnsafeMutablePointer<Float>
+        ) {
+            self.query = query
+            self.keyValues = keyValues
+            self.length = length
+            self.output = output
+        }
+    }
+
+    /// Fewest keys a part of a split row gets: below this a thread's dispatch costs more than its
+    /// share of the keys.
+    static let keysPerPart = 256
+
+    /// The form the kernel runs for heads of `headSize`, given `widest`.
+    package static func usableForm(headSize: Int, widest: loupe_isa = LOUPE_ISA_AVX512) -> loupe_isa {
+        loupe_decode_attention_usable(headSize, widest)
+    }
+
+    /// Attends every query, spreading rows and the key ranges of long rows over `threads`.
+    ///
+    /// - Parameters:
+    ///   - heads: query heads per row; `keyValueHeads` divides it (query head h reads key/value
+    ///     head h / (heads / keyValueHeads)).
+    ///   - widest: the widest instruction form to use (the CPU's widest by default).
+    package static func attend(
+        _ queries: [Query], heads: Int, keyValueHeads: Int, headSize: Int, threads: Int,
+        widest: loupe_isa = LOUPE_ISA_AVX512
+    ) {
+        guard !queries.isEmpty else { return }
+        let scale = 1 / Float(headSize).squareRoot()
+        // Split rows only when there are fewer rows than threads.
+        var parts: [(query: Int, begin: Int, end: Int)] = []
+        for (index, query) in queries.enumerated() {
+            let pieces =
+                queries.count >= threads ? 1 : max(1, min(threads / queries.count, query.length / keysPerPart))
+            let step = (query.length + pieces - 1) / max(1, pieces)
+            var begin = 0
+            repeat {
+                let end = min(query.length, begin + step)
+                parts.append((index, begin, end))
+                begin = end
+            } while begin < query.length
+        }
+        let width = heads * headSize
+        let stride = width + 2 * heads  // each part's o, then m, then l
+        withUnsafeTemporaryAllocation(of: Float.self, capacity: parts.count * stride) { scratch in
+            let base = scratch.baseAddress!
+            let run = { (index: Int) in
+                let part = parts[index]
+                let query = queries[part.query]
+                let o = base + index * stride
+                withUnsafePointer(to: query.keyValues) { view in
+                    loupe_decode_attention_part(
+                        view, heads, keyValueHeads, headSize, query.query, scale, part.begin, part.end, o, o + width,
+                        o + width + heads, widest)
+                }
+            }
+            CPUKernels.splitRows(parts.count, threads: threads, granularity: 1) { start, count in
+                for index in start..<(start + count) { run(index) }
+            }
+            var first = 0
+            while first < parts.count {
+                var last = first
+                while last + 1 < parts.count && parts[last + 1].query == parts[first].query { last += 1 }
+                let count = last - first + 1
+                // The parts' o, m and l sit interleaved per part; merge wants each array contiguous.
+                withUnsafeTemporaryAllocation(of: Float.self, capacity: count * stride) { gathered in
+                    let o = gathered.baseAddress!
+                    let m = o + count * width
+                    let l = m + count * heads
+                    for p in 0..<count {
+                        let source = base + (first + p) * stride
+                        (o + p * width).update(from: source, count: width)
+                        (m + p * heads).update(from: source + width, count: heads)
+                        (l + p * heads).update(from: source + width + heads, count: heads)
+                    }
+                    loupe_decode_attention_merge(count, heads, headSize, o, m, l, queries[parts[first].query].output)
+                }
+                first = last + 1
+            }
+        }
+    }
+}
