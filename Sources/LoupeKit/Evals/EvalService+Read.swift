@@ -65,14 +65,41 @@ extension EvalService {
         /// limit; a model's `finish_reason` of `length`, `max_tokens` or `content_filter`), from the
         /// answer's metadata.
         package var stopReason: String?
+        /// The item's expected answers, as text.
+        package var targets: [String]
+        /// Where the item came from, for items `dataset add` made: "run 1 cran-5/1 (trace 2) in
+        /// FILE", "trace 7 step 3a in FILE"; nil for other items.
+        package var source: String?
+        /// The answer's stored columns that do not read back, each naming its run, item and
+        /// column; the rest of the row reads as stored.
+        package var unreadable: [StoredValueError] = []
 
+        /// The row with its JSON columns decoded once, here, rather than on each look.
         package init(result: EvalResultRecord, scores: [EvalScoreRecord]) {
             self.result = result
             self.scores = scores
-            // Only answers that carry one pay for parsing their metadata.
-            stopReason =
+            let row = "run \(result.runID), item \(result.itemID) epoch \(result.epoch)"
+            targets = []
+            do {
+                targets =
+                    (try JSONValue.parse(stored: result.targetsJSON, "targets", row: row, column: "targets_json"))
+                    .array?.map(\.text) ?? []
+            } catch {
+                unreadable.append(error)
+            }
+            // Only answers that carry a stop reason or a source pay for parsing their metadata.
+            guard
                 result.metadataJSON.contains("\"\(EvalService.stopReasonKey)\"")
-                ? (try? JSONValue.parse(result.metadataJSON))?[EvalService.stopReasonKey]?.string : nil
+                    || result.metadataJSON.contains("\"source\"")
+            else { return }
+            do {
+                let metadata = try JSONValue.parse(
+                    stored: result.metadataJSON, "metadata", row: row, column: "metadata_json")
+                stopReason = metadata[EvalService.stopReasonKey]?.string
+                source = Self.source(metadata["source"])
+            } catch {
+                unreadable.append(error)
+            }
         }
 
         /// The answer as a table shows it: the error, or the output with the stop reason
@@ -86,18 +113,12 @@ extension EvalService {
         }
 
         package var key: EvalItemKey { result.itemKey }
-        package var targets: [String] {
-            ((try? JSONValue.parse(result.targetsJSON))?.array ?? []).map(\.text)
-        }
 
         package func score(_ scorer: String) -> EvalScoreRecord? { scores.first { $0.scorer == scorer } }
 
-        /// Where the item came from, for items `dataset add` made: "run 1 cran-5/1 (trace 2) in
-        /// FILE", "trace 7 step 3a in FILE"; nil for other items.
-        package var source: String? {
-            guard result.metadataJSON.contains("\"source\""),
-                let source = (try? JSONValue.parse(result.metadataJSON))?["source"], source.object != nil
-            else { return nil }
+        /// The metadata's `source` object as a line.
+        private static func source(_ source: JSONValue?) -> String? {
+            guard let source, source.object != nil else { return nil }
             var said: [String] = []
             if let run = source["run"]?.number, let item = source["item"]?.string {
                 said.append("run \(Int(run)) \(item)/\(Int(source["epoch"]?.number ?? 1))")
@@ -146,8 +167,8 @@ extension EvalService {
     package func detail(_ id: Int64) throws -> RunDetail {
         let run = try evals.existingEvalRun(id)
         let scores = Dictionary(grouping: try evals.evalScores(run: id)) { $0.itemKey }
+        let order = try Self.scorers(run)
         let rows = try evals.evalResults(run: id).map { result in
-            let order = Self.scorers(run)
             let mine = (scores[result.itemKey] ?? []).sorted {
                 (order.firstIndex(of: $0.scorer) ?? .max, $0.scorer) < (
                     order.firstIndex(of: $1.scorer) ?? .max, $1.scorer
@@ -160,7 +181,7 @@ extension EvalService {
     }
 
     func listing(_ run: EvalRunRecord) throws -> RunListing {
-        let scorers = Self.scorers(run)
+        let scorers = try Self.scorers(run)
         let summary: RunSummary
         if let json = run.summaryJSON, run.status != "running", run.status != "interrupted",
             let decoded = try? Self.decoder.decode(RunSummary.self, from: Data(json.utf8)),
@@ -186,14 +207,18 @@ extension EvalService {
         return decoder
     }()
 
-    static func scorers(_ run: EvalRunRecord) -> [String] {
-        ((try? JSONValue.parse(run.scorersJSON))?.array ?? []).compactMap(\.string)
+    /// The run's scorers, in its order; a `scorers_json` that does not read back is an error
+    /// naming the run, not a run with no scorers.
+    static func scorers(_ run: EvalRunRecord) throws(StoredValueError) -> [String] {
+        let json = try JSONValue.parse(
+            stored: run.scorersJSON, "scorers", row: "run \(run.id ?? 0)", column: "scorers_json")
+        return (json.array ?? []).compactMap(\.string)
     }
 
     /// The statistics of a run from its stored rows.
     package func summary(run id: Int64) throws -> RunSummary {
         let run = try evals.existingEvalRun(id)
-        return RunSummary(rows: try scoredRows(run: id), scorers: Self.scorers(run))
+        return RunSummary(rows: try scoredRows(run: id), scorers: try Self.scorers(run))
     }
 
     package func scoredRows(run id: Int64) throws -> [ScoredRow] {
@@ -260,8 +285,8 @@ extension EvalService {
     package func compare(_ a: Int64, _ b: Int64) throws -> Comparison {
         let left = try evals.existingEvalRun(a)
         let right = try evals.existingEvalRun(b)
-        let scorersA = Self.scorers(left)
-        let scorersB = Self.scorers(right)
+        let scorersA = try Self.scorers(left)
+        let scorersB = try Self.scorers(right)
         let shared = scorersA.filter(scorersB.contains)
         guard !shared.isEmpty else {
             throw EvalError(
@@ -277,11 +302,16 @@ extension EvalService {
         }
         if left.datasetHash != right.datasetHash { warnings.append("the datasets differ (hash)") }
         // Embeddings matter only to a target that reads them: not to BM25 on both sides.
-        let lexical = [left, right].allSatisfy { run in
-            (try? JSONValue.parse(run.targetJSON))?["retriever"]?.string == "bm25"
+        let lexical = try [left, right].allSatisfy { run throws(StoredValueError) in
+            try JSONValue.parse(stored: run.targetJSON, "target", row: "run \(run.id ?? 0)", column: "target_json")[
+                "retriever"]?.string == "bm25"
         }
-        if let stateA = left.workspaceJSON.flatMap({ try? JSONValue.parse($0) }),
-            let stateB = right.workspaceJSON.flatMap({ try? JSONValue.parse($0) }),
+        func state(_ run: EvalRunRecord) throws(StoredValueError) -> JSONValue? {
+            try run.workspaceJSON.map { json throws(StoredValueError) in
+                try JSONValue.parse(stored: json, "workspace", row: "run \(run.id ?? 0)", column: "workspace_json")
+            }
+        }
+        if let stateA = try state(left), let stateB = try state(right),
             stateA["corpus"] != stateB["corpus"] || stateA["chunks"] != stateB["chunks"]
                 || (!lexical && stateA["embedded"] != stateB["embedded"]),
             let lineA = Self.workspaceLine(left.workspaceJSON), let lineB = Self.workspaceLine(right.workspaceJSON)
@@ -428,7 +458,9 @@ extension EvalService {
         var order: [String] = []
         for trace in inspect {
             let metadata =
-                (try traces.traceMetadata(trace: trace.id)).flatMap { try? JSONValue.parse($0) }?.object ?? [:]
+                try (try traces.traceMetadata(trace: trace.id)).map { json throws(StoredValueError) in
+                    try JSONValue.parse(stored: json, "metadata", row: "trace \(trace.id)", column: "metadata_json")
+                }?.object ?? [:]
             let task = metadata["task"]?.string ?? "task"
             let key = (trace.sourceFile ?? "?") + "#" + task
             if groups[key] == nil { order.append(key) }
@@ -447,8 +479,10 @@ extension EvalService {
                 epochs = max(epochs, epoch)
                 let scores = try traces.traceScores(trace: trace.id)
                 var records: [EvalScoreRecord] = []
-                for score in scores {
-                    let value = (try? JSONValue.parse(score.valueJSON)) ?? .null
+                for (index, score) in scores.enumerated() {
+                    let value = try JSONValue.parse(
+                        stored: score.valueJSON, "score value", row: "trace \(trace.id), score \(index)",
+                        column: "value_json")
                     guard let (number, passed) = Self.inspectValue(value) else { continue }
                     if !scorerNames.contains(score.scorer) { scorerNames.append(score.scorer) }
                     records.append(
@@ -461,7 +495,7 @@ extension EvalService {
                     metadata["target"].map { $0.array?.map(\.text) ?? [$0.text] } ?? []
                 // The sample's answer: the last message a model produced; its error: the sample's own
                 // (a failed tool call inside it is part of the transcript, not an error of the sample).
-                let spans = (try? TraceService(tables: traces).trace(trace.id).spans) ?? []
+                let spans = try TraceService(tables: traces).trace(trace.id).spans
                 let output = spans.last { $0.kind == .llm && !($0.output.last?.text.isEmpty ?? true) }?.output.last?
                     .text
                 let sampleError = spans.first?.status.message

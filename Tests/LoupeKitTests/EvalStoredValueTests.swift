@@ -1,0 +1,52 @@
+import Foundation
+import LoupeEvals
+import LoupeKit
+import LoupeStore
+import Testing
+
+/// An eval run's stored JSON columns decoded once, when its rows are read: a row damaged by hand
+/// (a raw `UPDATE` on a real workspace) names its run, item and column instead of reading as an
+/// item with no targets, or a run with no scorers.
+@Suite struct EvalStoredValueTests {
+    let workspace: Workspace
+    let browser: EvalsBrowser
+    let run: Int64
+
+    init() throws {
+        workspace = try KitFixtures.workspace("eval-values")
+        _ = try TraceService(workspace: workspace).importFiles([EvalsBrowserTests.log])
+        browser = EvalsBrowser(workspace: workspace, suiteDirectories: [])
+        run = try #require(try browser.overview().runs.first?.id)
+    }
+
+    private func update(_ sql: String) throws {
+        _ = try workspace.writeStatements { statements in try statements.execute(sql, [.integer(run)]) }
+    }
+
+    @Test func anItemWhoseTargetsOrMetadataDoNotParseNamesItsRowAndColumn() throws {
+        let before = try browser.run(run).rows
+        #expect(before.allSatisfy { $0.unreadable.isEmpty && !$0.targets.isEmpty })
+        let damaged = try #require(before.first?.result)
+        try update(
+            "UPDATE eval_results SET targets_json = '[\"4\"', metadata_json = '{\"source\": ' WHERE run_id = ? "
+                + "AND item_id = '\(damaged.itemID)' AND epoch = \(damaged.epoch)")
+
+        let rows = try browser.run(run).rows
+        let row = try #require(rows.first { $0.key == damaged.itemKey })
+        let place = "run \(run), item \(damaged.itemID) epoch \(damaged.epoch)"
+        #expect(
+            row.unreadable.map(\.headline) == [
+                "unreadable targets (\(place), column targets_json)",
+                "unreadable metadata (\(place), column metadata_json)",
+            ])
+        #expect(row.targets.isEmpty && row.source == nil)
+        // The other answers read as before.
+        #expect(rows.filter { $0.key != damaged.itemKey } == before.filter { $0.key != damaged.itemKey })
+    }
+
+    @Test func aRunWhoseScorersDoNotParseIsAnErrorNamingIt() throws {
+        try update("UPDATE eval_runs SET scorers_json = '[\"match\"' WHERE id = ?")
+        let error = #expect(throws: StoredValueError.self) { try browser.run(run) }
+        #expect(error?.headline == "unreadable scorers (run \(run), column scorers_json)")
+    }
+}
