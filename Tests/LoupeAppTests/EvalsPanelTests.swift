@@ -209,11 +209,14 @@ import Testing
                     a: Self.baseline.listing, b: Self.candidate.listing, metrics: metrics,
                     deltasByScorer: ["contains": [], "token_f1": []], warnings: [])))
         let text = state.render().text()
-        let rows = text.split(separator: "\n").filter { $0.contains("+0.000 [+0.000") }
-        #expect(rows.count == 2 && rows.allSatisfy { $0.contains("  —") && !$0.contains("0.000  ") }, "\(text)")
+        // Neither a zero-width interval nor an MDE of 0: both "—", with the reason below.
+        let rows = text.split(separator: "\n").filter { $0.contains("+0.000") && $0.contains(" —") }
+        #expect(
+            rows.count == 2 && rows.allSatisfy { !$0.contains("[+0.000") && !$0.contains("0.000  ") }, "\(text)")
         // Each row names its scorer, at 80 columns too (other columns give way).
         #expect(rows.first?.contains("contains") == true && rows.last?.contains("token_f1") == true, "\(text)")
-        #expect(text.contains("MDE —: identical scores on every item: the differences have no spread"), "\(text)")
+        #expect(
+            text.contains("CI and MDE —: identical scores on every item: the differences have no spread"), "\(text)")
     }
 
     @Test func aBaselineAndARunAreCompared() throws {

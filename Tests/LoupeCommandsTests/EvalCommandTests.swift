@@ -135,7 +135,7 @@ import Testing
         #expect(list.contains("tiny-bm25 ") && list.contains("tiny-bm25-b0") && list.contains("4/4"))
     }
 
-    /// Two identical runs: the MDE is "—" with the reason in text, null with it in JSON.
+    /// Two identical runs: the interval and the MDE are "—" with the reason in text, null with it in JSON.
     @Test func identicalRunsHaveNoMinimumDetectableEffect() throws {
         let (file, directory) = try workspace()
         _ = try loupe(file, ["eval", "run", directory + "/bm25.yaml"])
@@ -145,9 +145,15 @@ import Testing
         for metric in metrics {
             #expect(metric["paired"]?["minimumDetectableEffect"] == .null, "\(metric)")
             #expect(metric["mde_undefined"]?.string?.hasPrefix("identical scores on every item") == true)
+            // The t interval collapsed onto its estimate is no interval: null at both ends.
+            #expect(metric["interval_undefined"]?.string?.hasPrefix("identical scores on every item") == true)
+            #expect(metric["paired"]?["difference"]?["lower"] == .null, "\(metric)")
+            #expect(metric["paired"]?["difference"]?["upper"] == .null, "\(metric)")
+            #expect(metric["paired"]?["difference"]?["estimate"]?.number == 0, "\(metric)")
         }
         let text = try loupe(file, ["eval", "compare", "1", "2"])
-        #expect(text.contains("MDE —: identical scores on every item") && !text.contains("nan"), "\(text)")
+        #expect(text.contains("CI and MDE —: identical scores on every item") && !text.contains("nan"), "\(text)")
+        #expect(!text.contains("[+0.000, +0.000]"), "\(text)")
     }
 
     @Test func exportsAreCSVAndJSON() throws {

@@ -57,6 +57,9 @@ import Testing
         #expect(shifted.minimumDetectableEffectUndefined?.hasPrefix("every item moved by the same amount") == true)
         let spread = PairedComparison(a: scores, b: ["x": [0.3], "y": [0.7], "z": [0.6]])
         #expect(spread.minimumDetectableEffect > 0 && spread.minimumDetectableEffectUndefined == nil)
+        // The interval shares the cause: undefined with no spread, shown with one.
+        #expect(same.differenceIntervalUndefined != nil && shifted.differenceIntervalUndefined != nil)
+        #expect(spread.differenceIntervalUndefined == nil && spread.difference.upper > spread.difference.lower)
     }
 
     @Test func mcnemarByHand() {

@@ -362,14 +362,15 @@ struct EvalCommand: ParsableCommand {
                 let p = metric.paired
                 context.print(
                     TextWidth.truncate(metric.scorer, toColumns: 18).padded(to: 18)
-                        + String(
-                            format: " %6.3f %6.3f %+7.3f  [%+.3f, %+.3f]  %7.4f %7.4f", p.meanA, p.meanB,
-                            p.difference.estimate, p.difference.lower, p.difference.upper, p.pValue,
-                            metric.adjustedPValue)
+                        + String(format: " %6.3f %6.3f %+7.3f  ", p.meanA, p.meanB, p.difference.estimate)
+                        + (p.differenceIntervalUndefined != nil
+                            ? "—".padded(to: 16)
+                            : String(format: "[%+.3f, %+.3f]", p.difference.lower, p.difference.upper))
+                        + String(format: "  %7.4f %7.4f", p.pValue, metric.adjustedPValue)
                         + (metric.significant ? "* " : "  ")
                         + "\(p.wins)/\(p.ties)/\(p.losses)".padded(to: 11)
                         + (p.minimumDetectableEffect.isNaN ? " —" : String(format: " %.3f", p.minimumDetectableEffect)))
-                if let why = p.minimumDetectableEffectUndefined { context.print("    MDE —: \(why)") }
+                if let why = p.minimumDetectableEffectUndefined { context.print("    CI and MDE —: \(why)") }
                 if let m = p.mcnemar {
                     context.print(
                         String(
@@ -406,13 +407,29 @@ struct EvalCommand: ParsableCommand {
         }
     }
 
+    /// A paired comparison as JSON: undefined figures null, and an interval collapsed onto its
+    /// estimate (no spread in the differences) null at both ends, as the screen shows "—".
+    static func paired(_ paired: PairedComparison, encoder: JSONEncoder) throws -> JSONValue {
+        var value = nullingNaN(try JSONValue.parse(encoder.encode(paired)))
+        if paired.differenceIntervalUndefined != nil, case .object(var object) = value,
+            case .object(var difference)? = object["difference"]
+        {
+            difference["lower"] = .null
+            difference["upper"] = .null
+            object["difference"] = .object(difference)
+            value = .object(object)
+        }
+        return value
+    }
+
     static func comparisonJSON(_ comparison: EvalService.Comparison) throws -> JSONValue {
         let encoder = EvalService.encoder
         let metrics = try comparison.metrics.metrics.map { metric -> JSONValue in
             .object([
                 "scorer": .string(metric.scorer),
-                "paired": Self.nullingNaN(try JSONValue.parse(encoder.encode(metric.paired))),
+                "paired": try Self.paired(metric.paired, encoder: encoder),
                 "mde_undefined": metric.paired.minimumDetectableEffectUndefined.map { .string($0) } ?? .null,
+                "interval_undefined": metric.paired.differenceIntervalUndefined.map { .string($0) } ?? .null,
                 "p_bh": .number(metric.adjustedPValue), "significant": .bool(metric.significant),
             ])
         }

@@ -50,6 +50,11 @@ package struct PairedComparison: Hashable, Sendable, Codable {
             : "every item moved by the same amount: the differences have no spread"
     }
 
+    /// Why the paired interval is not shown, nil when it is. It has the MDE's cause: with no
+    /// spread in the differences (or fewer than 2 items) the t interval collapses onto its
+    /// estimate, and "[+0.000, +0.000]" would claim a certainty nothing measured.
+    package var differenceIntervalUndefined: String? { minimumDetectableEffectUndefined }
+
     /// True when the runs scored different item sets (the comparison uses the common ones).
     package var itemSetsDiffer: Bool { !onlyInA.isEmpty || !onlyInB.isEmpty }
 

@@ -333,7 +333,8 @@ extension EvalsPanel {
                 UntrustedText.sanitized(metric.scorer), String(format: "%.3f", p.meanA),
                 String(format: "%.3f", p.meanB),
                 String(format: "%+.3f", p.difference.estimate),
-                String(format: "[%+.3f, %+.3f]", p.difference.lower, p.difference.upper),
+                p.differenceIntervalUndefined != nil
+                    ? "—" : String(format: "[%+.3f, %+.3f]", p.difference.lower, p.difference.upper),
                 String(format: "%.4f", p.mcnemar?.pValue ?? p.pValue) + (p.mcnemar != nil ? " McN" : " t"),
                 String(format: "%.4f", metric.adjustedPValue) + (metric.significant ? " *" : ""),
                 "\(p.wins)/\(p.ties)/\(p.losses)",
@@ -372,9 +373,10 @@ extension EvalsPanel {
             }
         }
         y += tableHeight
-        // An MDE shown as "—" says why, once (two identical runs: no spread to power a test with).
+        // An interval and MDE shown as "—" say why, once (two identical runs: no spread to
+        // estimate a variance from, nor to power a test with).
         if let why = comparison.metrics.metrics.lazy.compactMap(\.paired.minimumDetectableEffectUndefined).first {
-            frame.draw("MDE —: " + why, at: Point(x: area.x + 1, y: y), style: theme.dim, clip: area)
+            frame.draw("CI and MDE —: " + why, at: Point(x: area.x + 1, y: y), style: theme.dim, clip: area)
         }
         y += 1
         let changed = changedItems
