@@ -120,6 +120,15 @@ import Testing
     }
 
     /// A labelled run is listed by its label before its suite, and its provenance names it.
+    /// Where the run's statistics do not fit, lines above give way with a count; the keys that
+    /// name baseline and compare stay on the box's last row.
+    @Test func aShortWindowKeepsTheKeysAndCountsWhatItCut() {
+        let state = loaded(width: 80, height: 14)
+        let text = state.render().text()
+        #expect(text.contains("b baseline") && text.contains("c compare"), "\(text)")
+        #expect(text.contains("more lines: a taller window shows them"), "\(text)")
+    }
+
     @Test func aLabelledRunIsListedByItsLabel() {
         var state = AppFixtures.state(width: 120, height: 36)
         AppFixtures.press([.character("5")], on: &state)

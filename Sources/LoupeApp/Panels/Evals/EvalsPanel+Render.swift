@@ -156,13 +156,21 @@ extension EvalsPanel {
             }
             lines.append(line)
         }
+        // The keys stay on the box's last row whatever else gives way: with many scorers the
+        // lines above are cut (saying how many), never the only place b and c are named.
+        let room = box.height - 2
+        if lines.count > room, room > 0 {
+            let cut = lines.count - room + 1
+            lines =
+                Array(lines.prefix(room - 1)) + [[Span("… \(cut) more lines: a taller window shows them", theme.dim)]]
+        }
         lines.append([
             Span("enter", theme.key), Span(" answers  ", theme.dim), Span("r", theme.key), Span(" run  ", theme.dim),
             Span("R", theme.key), Span(" re-run failed  ", theme.dim), Span("b", theme.key),
-            Span(" baseline  ", theme.dim), Span("c", theme.key), Span(" compare  ", theme.dim), Span("e", theme.key),
-            Span(" export", theme.dim),
+            Span(" baseline  ", theme.dim), Span("c", theme.key), Span(" compare  ", theme.dim),
+            Span("e", theme.key), Span(" export", theme.dim),
         ])
-        for (index, line) in lines.prefix(box.height - 1).enumerated() {
+        for (index, line) in lines.suffix(max(0, box.height - 1)).enumerated() {
             frame.draw(line, at: Point(x: box.x + 1, y: box.y + 1 + index), clip: box)
         }
     }
