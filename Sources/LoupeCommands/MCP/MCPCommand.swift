@@ -5,6 +5,7 @@ import LoupeKit
 import LoupeMCP
 import LoupeReceiver
 import LoupeStore
+import Synchronization
 
 /// `loupe mcp`: the workspace as a Model Context Protocol server for coding agents.
 struct MCPCommand: LoupeCommand {
@@ -25,7 +26,8 @@ struct MCPCommand: LoupeCommand {
             Without --http it speaks on standard input and output, as agent hosts launch it: \
             {"command": "loupe", "args": ["mcp", "--workspace", "PATH"]}. With --http HOST:PORT it serves \
             POST /mcp; it binds loopback unless a token is given (--token or LOUPE_MCP_TOKEN), and with one \
-            every request must carry `Authorization: Bearer TOKEN`. SIGINT or SIGTERM stops it.
+            every request must carry `Authorization: Bearer TOKEN`. SIGINT or SIGTERM stops it, \
+            waiting at most 5 s for the calls in flight.
             """)
 
     static let runsInsideTUI = false
@@ -80,14 +82,40 @@ struct MCPCommand: LoupeCommand {
                             + (token != nil ? " (bearer token required)" : ""))
                 })
         }
-        let stopping = Signals.onInterrupt { _ in serving.cancel() }
+        // A signal cancels the server, which lets the calls in flight finish. One the SDK never
+        // finishes (swift-sdk 0.12.1 leaks a dropped client's pending request) would hold the
+        // graceful shutdown for ever, so the command stops waiting after `shutdownGrace`.
+        let outcome = Mutex<Result<Void, any Error>?>(nil)
+        let settled = DispatchSemaphore(value: 0)
+        Task {
+            let result = await serving.result
+            outcome.withLock { if $0 == nil { $0 = result } }
+            settled.signal()
+        }
+        let stopping = Signals.onInterrupt { _ in
+            serving.cancel()
+            DispatchQueue.global().asyncAfter(deadline: .now() + Self.shutdownGrace) {
+                outcome.withLock { if $0 == nil { $0 = .failure(ShutdownOverdue()) } }
+                settled.signal()
+            }
+        }
         defer { stopping.restore() }
-        do { try awaitFromSync { try await serving.value } } catch is CancellationError {
-            context.print("stopped")
-        } catch {
+        settled.wait()
+        switch outcome.withLock({ $0 })! {
+        case .success: context.print("stopped")
+        case .failure(is CancellationError): context.print("stopped")
+        case .failure(is ShutdownOverdue):
+            context.print("stopped (a call still in flight after \(Int(Self.shutdownGrace)) s was abandoned)")
+        case .failure(let error):
             throw CommandFailure("the MCP server stopped: \(UntrustedText.sanitized("\(error)"))")
         }
     }
+
+    /// How long a stop waits for the calls in flight, in seconds.
+    static let shutdownGrace = 5.0
+
+    /// The calls in flight outlived ``shutdownGrace``.
+    private struct ShutdownOverdue: Error {}
 
     /// `HOST:PORT`, `[::1]:PORT` or `:PORT` (loopback).
     static func address(_ text: String) throws -> (host: String, port: Int) {
