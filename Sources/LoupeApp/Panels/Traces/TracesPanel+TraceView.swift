@@ -277,13 +277,14 @@ extension TracesPanel {
             frame.draw(
                 [
                     Span(" \(s.format)", theme.accent),
+                    // Errors first: on a narrow screen what went wrong survives, counts and cost give way.
+                    s.errorCount > 0
+                        ? Span(" · ✗ \(TracesPanel.plural(s.errorCount, "error"))", theme.status(.error))
+                        : Span("", theme.dim),
                     Span(
                         " · \(TracesPanel.plural(s.stepCount, "step")) · \(TracesPanel.plural(s.spanCount, "span")) · "
                             + (s.timed ? TraceText.duration(s.durationNs) : "untimed") + " · tokens "
                             + TracesPanel.tokens(usage.0, usage.1) + " · cost " + TraceText.cost(s.cost), theme.dim),
-                    s.errorCount > 0
-                        ? Span(" · ✗ \(TracesPanel.plural(s.errorCount, "error"))", theme.status(.error))
-                        : Span("", theme.dim),
                     playing
                         ? Span(" · ▶ \(Calculator.format(TracesPanel.playSpeeds[settings.speed])) s/step", theme.accent)
                         : Span("", theme.dim),
