@@ -33,6 +33,17 @@ import Testing
         state.render().text().split(separator: "\n").map(String.init).last { $0.hasPrefix("╰") } ?? ""
     }
 
+    /// No notebooks found (a binary copied out of its checkout): the list says so in its width
+    /// and the right side says where Loupe looked and how to point it at a folder.
+    @Test func noNotebooksSaysWhereItLookedAndHowToPointIt() {
+        for (width, height) in [(120, 36), (80, 24)] {
+            let text = listed([], width: width, height: height).render().text()
+            #expect(text.contains("No notebooks found."), "\(text)")
+            #expect(text.contains("$LOUPE_NOTEBOOKS, ./notebooks"), "\(text)")
+            #expect(text.contains("LOUPE_NOTEBOOKS=DIR loupe"), "\(text)")
+        }
+    }
+
     /// A name is listed once, from the first folder that holds it: the list's edge says which
     /// file the selected entry is (the walkthrough could not tell two copies apart).
     @Test func theSelectedEntrysPathIsOnTheListsEdge() {

@@ -13,7 +13,8 @@ extension NotebooksPanel {
                 focused: context.focused && !focusOnDocument)
             let inner = block.render(into: &frame, area: listArea, theme: theme)
             if notebooks.isEmpty {
-                let message = isListed ? "No notebooks found in ./notebooks." : "Looking for notebooks…"
+                // Short enough for the list's width; where Loupe looked is on the right.
+                let message = isListed ? "No notebooks found." : "Looking for notebooks…"
                 frame.draw(message, at: Point(x: inner.x + 1, y: inner.y), style: theme.dim, clip: inner)
             } else {
                 // Titles give way to the cell count, which stays right-aligned.
@@ -42,6 +43,17 @@ extension NotebooksPanel {
         renderDocument(into: &frame, area: documentArea, context: context)
     }
 
+    /// Where the composition root looks (`notebookDirectories` in the loupe target), and how to
+    /// point it elsewhere: a binary copied out of its checkout finds none of its own.
+    static let noNotebooksHint = """
+        No notebooks in $LOUPE_NOTEBOOKS, ./notebooks, or the notebooks/ folder of the checkout \
+        this binary was built in. Point Loupe at a folder with `LOUPE_NOTEBOOKS=DIR loupe`, or start \
+        it where a notebooks/ folder is.
+
+        Notebooks are Markdown files with ```loupe blocks; `loupe notebook run FILE.md` writes \
+        their output.
+        """
+
     private func renderDocument(into frame: inout Frame, area: Rect, context: PanelRenderContext) {
         let theme = context.theme
         // The notebook's path, so two folders' notebooks of one name are told apart.
@@ -54,9 +66,11 @@ extension NotebooksPanel {
         let inner = block.render(into: &frame, area: area, theme: theme)
         guard let document else {
             let hint =
-                notebooks.isEmpty
-                ? "Notebooks are Markdown files with ```loupe blocks; `loupe notebook run FILE.md` writes their output."
-                : "Select a notebook and press enter to open it."
+                notebooks.isEmpty && isListed
+                ? Self.noNotebooksHint
+                : notebooks.isEmpty
+                    ? ""
+                    : "Select a notebook and press enter to open it."
             TextView(text: hint, style: theme.dim).render(
                 into: &frame, area: inner.inset(dx: 1, dy: 0), offset: 0, theme: theme)
             return
