@@ -271,6 +271,35 @@ import Testing
         }
     }
 
+    /// The cursor's attention lines read on every theme however weak: from the weakest drawn
+    /// (0.05) up, WCAG's graphics contrast of 3 against the background (the ramp's low end drew
+    /// them in near-background purple on a dark terminal).
+    @Test(arguments: ["default", "light", "high-contrast"])
+    func weakAttentionLinesStayVisible(name: String) throws {
+        let themes = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../themes").standardized.path
+        let theme = try ThemeLoader(searchDirectories: [themes]).load(name)
+        let background = theme.color(.background) ?? (theme.hasLightBackground ? RGB(255, 255, 255) : RGB(0, 0, 0))
+        func luminance(_ c: RGB) -> Double {
+            func channel(_ v: UInt8) -> Double {
+                let x = Double(v) / 255
+                return x <= 0.04045 ? x / 12.92 : pow((x + 0.055) / 1.055, 2.4)
+            }
+            return 0.2126 * channel(c.red) + 0.7152 * channel(c.green) + 0.0722 * channel(c.blue)
+        }
+        var previous = -1.0
+        for p in [0.05, 0.1, 0.2, 0.3, 0.5, 0.8, 1] {
+            let stroke = theme.heatMarkColor(p)
+            let (a, b) = (luminance(stroke), luminance(background))
+            let contrast = (max(a, b) + 0.05) / (min(a, b) + 0.05)
+            #expect(contrast >= 3, "\(name) p \(p): \(stroke.hex) on \(background.hex) is \(contrast)")
+            // Still a ramp: a stronger weight is never drawn with less contrast than a weaker one
+            // (within rounding of 8-bit channels).
+            #expect(contrast >= previous - 0.05, "\(name) p \(p): \(contrast) after \(previous)")
+            previous = contrast
+        }
+    }
+
     @Test func aCombinesHeadsInTheHeadView() throws {
         var state = AttentionPanelTests.analysed()
         AppFixtures.press([.enter], on: &state)

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A 24-bit colour. Frames hold colours as RGB; a backend reduces them to what the terminal
 /// supports (truecolor, 256, 16 or none) when it writes them.
 package struct RGB: Hashable, Sendable {
@@ -28,6 +30,21 @@ package struct RGB: Hashable, Sendable {
     }
 
     /// Linear interpolation between two colours; `t` is clamped to 0...1.
+    /// WCAG 2's relative luminance (sRGB channels linearised).
+    package var relativeLuminance: Double {
+        func linear(_ value: UInt8) -> Double {
+            let x = Double(value) / 255
+            return x <= 0.04045 ? x / 12.92 : pow((x + 0.055) / 1.055, 2.4)
+        }
+        return 0.2126 * linear(red) + 0.7152 * linear(green) + 0.0722 * linear(blue)
+    }
+
+    /// WCAG 2's contrast ratio with `other`, 1 (none) to 21 (black on white).
+    package func contrast(with other: RGB) -> Double {
+        let (a, b) = (relativeLuminance, other.relativeLuminance)
+        return (max(a, b) + 0.05) / (min(a, b) + 0.05)
+    }
+
     package static func mix(_ a: RGB, _ b: RGB, _ t: Double) -> RGB {
         let t = min(1, max(0, t))
         func channel(_ x: UInt8, _ y: UInt8) -> UInt8 {

@@ -36,6 +36,25 @@ package struct Theme: Hashable, Sendable {
         return Int(background.red) + Int(background.green) + Int(background.blue) > 3 * 128
     }
 
+    /// The colour of a mark (a line, a glyph) drawn at `fraction` (0...1) on the background
+    /// itself. A heatmap ramp starts near its theme's background (viridis' #440154 on a dark
+    /// terminal), so its weakest colours vanish as strokes: marks take the ramp from the first
+    /// point whose colour has a WCAG contrast of at least 3 (graphics) against the background.
+    package func heatMarkColor(_ fraction: Double) -> RGB {
+        let clamped = min(1, max(0, fraction.isFinite ? fraction : 0))
+        return heatColor(markFloor + (1 - markFloor) * clamped)
+    }
+
+    /// Where ``heatMarkColor(_:)`` starts on the ramp: the first of 20 steps with a contrast of 3
+    /// against the background (black for the terminal's dark default, white for a light one).
+    package var markFloor: Double {
+        let background = color(.background) ?? (hasLightBackground ? RGB(255, 255, 255) : RGB(0, 0, 0))
+        for step in 0...20 where heatColor(Double(step) / 20).contrast(with: background) >= 3 {
+            return Double(step) / 20
+        }
+        return 0
+    }
+
     /// The colour at `fraction` (0...1) along the heatmap ramp.
     package func heatColor(_ fraction: Double) -> RGB {
         guard heatmapRamp.count > 1 else { return heatmapRamp.first ?? RGB(255, 255, 255) }

@@ -336,7 +336,7 @@ extension AttentionPanel {
         for (k, p) in mine where query >= first && query < first + shown {
             let style =
                 theme.isMonochrome
-                ? Style(attributes: p >= 0.5 ? .bold : []) : Style(foreground: theme.heatColor(Double(p)))
+                ? Style(attributes: p >= 0.5 ? .bold : []) : Style(foreground: theme.heatMarkColor(Double(p)))
             canvas.line(from: Point(x: 0, y: dotY(query)), to: Point(x: canvas.dotWidth - 1, y: dotY(k)), style: style)
         }
         canvas.render(into: &frame, origin: Point(x: plot.x, y: plot.y))
