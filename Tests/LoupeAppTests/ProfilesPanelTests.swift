@@ -241,6 +241,17 @@ import Testing
         #expect(window.hasSuffix("…│") || window.hasSuffix("ms │") || window.hasSuffix(")│"), "\(window)")
     }
 
+    /// At 80 columns a two-rank profile's kernels keep their rank: each row's % is of its own
+    /// rank's kernel time, which the header gives per rank. The p99 gives way first.
+    @Test func theKernelsViewKeepsTheRankAtEightyColumns() throws {
+        var (state, port, _) = try opened(width: 80, height: 24)
+        AppFixtures.settle(AppFixtures.press([.character("v")], on: &state), &state, ports: ports(port))
+        #expect(panel(state).view == .kernels)
+        let lines = state.render().text().split(separator: "\n")
+        let header = try #require(lines.first { $0.contains("total ms") })
+        #expect(header.contains("rank") && header.contains("%") && !header.contains("p99"), "\(header)")
+    }
+
     /// A profile whose report was not kept (imported by an older Loupe, or kept in a form this
     /// one cannot read) still shows its window in the list: the list asks for the report itself.
     @Test func theListWorksOutAWindowThatWasNotKept() throws {

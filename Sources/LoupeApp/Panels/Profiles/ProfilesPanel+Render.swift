@@ -199,10 +199,11 @@ extension ProfilesPanel {
                 UntrustedText.sanitized(k.name),
             ]
         }
-        // The rank column only when there are several.
+        // The rank column only when there are several; then it outlasts the p99, since a row's %
+        // is of its own rank's kernel time and reads wrong without it.
         let offered = all.indices.filter { $0 != 7 || report.ranks.count > 1 }
         let shown = TableColumn.fitting(
-            offered.map { all[$0] }, in: area.width, dropping: [4, 3, 7, 1, 6].compactMap(offered.firstIndex),
+            offered.map { all[$0] }, in: area.width, dropping: [4, 3, 5, 7, 1, 6].compactMap(offered.firstIndex),
             fillMinimum: 24
         ).map { offered[$0] }
         let denominator =
