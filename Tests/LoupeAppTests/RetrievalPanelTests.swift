@@ -87,7 +87,7 @@ import Testing
         let text = frame.text()
         // The metrics with what the other retrievers score on this query (this is BM25 now).
         #expect(text.contains("q7 of qrels.trec · nDCG@10 0.750 (dense 0.900, hybrid 0.700)"))
-        #expect(text.contains("R@100 0.500 · RR 1.000 · 2 of 3 relevant missed (v)"))
+        #expect(text.contains("2 of 3 relevant missed (v) · R@100 0.500 · RR 1.000"))
         // Which one was missed, not only how many: the most relevant, by id and title.
         #expect(text.contains("most relevant missed: ✓2 12 “a note on flutter” not in the top 100 · v v lists"))
         #expect(RetrievalPanel.relevance("879", judgedResult.judged) == "✓2")
@@ -123,16 +123,17 @@ import Testing
         let text = state.render().text()
         #expect(
             text.contains(
-                "q7 of qrels.trec · MMR λ 0.7 list: nDCG@10 0.412 · R@100 0.500 · RR 0.500 · 2 of 3 relevant missed (v)"
+                "q7 of qrels.trec · MMR λ 0.7 list: nDCG@10 0.412 · 2 of 3 relevant missed (v) · R@100 0.500 · RR 0.500"
                     + " · without MMR: bm25 0.528, hybrid 0.528"))
         #expect(!text.contains("nDCG@10 0.528"))
-        // At 80 columns the headline is cut, and says so.
+        // At 80 columns the headline is cut, and says so; what was missed survives the cut.
         var narrow = try searched(width: 80, height: 24)
         let again = try #require(search(in: AppFixtures.press([.character("x")], on: &narrow)))
         _ = narrow.update(AppFixtures.answer(again, judgedResult))
         let headline = try #require(
             narrow.render().text().split(separator: "\n").first { $0.contains("MMR λ 0.7 list") })
         #expect(headline.hasSuffix("…│"), "\(headline)")
+        #expect(headline.contains("2 of 3 relevant missed"), "\(headline)")
     }
 
     /// A query word that is in no chunk is named, with the closest indexed word.

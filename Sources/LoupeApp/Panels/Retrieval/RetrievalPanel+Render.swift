@@ -308,8 +308,8 @@ extension RetrievalPanel {
         _ = TextView(lines: lines).render(into: &frame, area: inner, offset: documentOffset, theme: theme)
     }
 
-    /// `q2 of qrels.trec · nDCG@10 0.519 (bm25 0.523, dense 0.454) · R@100 0.333 · RR 1.000 ·
-    /// 20 of 24 relevant missed (v)`: the metrics of the list shown, and what the other retrievers
+    /// `q2 of qrels.trec · nDCG@10 0.519 (bm25 0.523, dense 0.454) · 20 of 24 relevant missed (v)
+    /// · R@100 0.333 · RR 1.000`: the metrics of the list shown, and what the other retrievers
     /// score. With MMR on, every figure is of the MMR'd list and says so; the retrievers' own
     /// figures (without MMR) follow the line's own.
     private func renderJudged(
@@ -330,10 +330,11 @@ extension RetrievalPanel {
         if !others.isEmpty, judged.mmrLambda == nil {
             spans.append(Span(" (" + compared + ")", theme.dim))
         }
+        // What was missed before recall and RR: on a narrow screen it is what survives the cut.
         spans.append(
             Span(
-                String(format: " · R@100 %.3f · RR %.3f · ", s.recall[100] ?? 0, s.reciprocalRank)
-                    + "\(missed) of \(relevant) relevant missed (v)", theme.accent))
+                " · \(missed) of \(relevant) relevant missed (v)"
+                    + String(format: " · R@100 %.3f · RR %.3f", s.recall[100] ?? 0, s.reciprocalRank), theme.accent))
         if !others.isEmpty, judged.mmrLambda != nil {
             spans.append(Span(" · without MMR: " + compared, theme.dim))
         }
