@@ -75,8 +75,8 @@ package enum MCPServing {
                 status: .unauthorized, headers: [.wwwAuthenticate: "Bearer", .contentType: "application/json"],
                 body: .init(
                     byteBuffer: ByteBuffer(
-                        string:
-                            #"{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"a bearer token is required"}}"#
+                        string: #"{"jsonrpc":"2.0","id":null,"error":"#
+                            + #"{"code":-32001,"message":"a bearer token is required"}}"#
                     )))
         }
         let body = try await request.body.collect(upTo: maxBodyBytes)

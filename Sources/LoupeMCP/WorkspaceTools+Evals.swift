@@ -76,7 +76,8 @@ extension WorkspaceTools {
     func evalsList(_ arguments: ToolArguments) throws -> ToolResult {
         let runs = try evals.list()
         let lines = runs.map { listing in
-            "  \(listing.id)  \(UntrustedFence.inline((listing.label.map { $0 + " · " } ?? "") + listing.run.suite, limit: 50))"
+            let title = (listing.label.map { $0 + " · " } ?? "") + listing.run.suite
+            return "  \(listing.id)  \(UntrustedFence.inline(title, limit: 50))"
                 + "  \(listing.run.status)  \(listing.answered)/\(listing.run.planned)"
                 + (listing.headline.map {
                     String(

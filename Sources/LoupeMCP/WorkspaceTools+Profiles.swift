@@ -50,7 +50,8 @@ extension WorkspaceTools {
         return ToolResult(
             structured: try Self.encoded(report),
             text:
-                "profile \(report.id) · \(UntrustedFence.inline(report.name, limit: 60)) · \(report.ranks.count) ranks\n"
+                "profile \(report.id) · \(UntrustedFence.inline(report.name, limit: 60))"
+                + " · \(report.ranks.count) ranks\n"
                 + UntrustedFence.fenced(lines.joined(separator: "\n")))
     }
 }

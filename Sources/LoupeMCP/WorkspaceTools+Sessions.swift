@@ -73,7 +73,8 @@ extension WorkspaceTools {
         }
         func cell(_ span: SpanRow?) -> String {
             guard let span else { return "·" }
-            return "#\(span.ordinal) \(span.kind) \(span.toolName ?? span.name)" + (span.status == "error" ? " ✗" : "")
+            let mark = span.status == "error" ? " ✗" : ""
+            return "#\(span.ordinal) \(span.kind) \(span.toolName ?? span.name)" + mark
         }
         let window = diff.rows.enumerated().dropFirst(from).prefix(maxRows)
         var rows: [JSONValue] = []
@@ -87,7 +88,8 @@ extension WorkspaceTools {
                     "token_delta": row.tokenDelta.map { .number(Double($0)) } ?? .null,
                     "latency_delta_ms": row.latencyDeltaNs.map { .number(Double($0) / 1e6) } ?? .null,
                 ]))
-            let symbol = ["same": "=", "changed": "≠", "only-left": "−", "only-right": "+"][row.change.rawValue] ?? "?"
+            let symbols = ["same": "=", "changed": "≠", "only-left": "−", "only-right": "+"]
+            let symbol = symbols[row.change.rawValue] ?? "?"
             var line =
                 (index == diff.firstDivergence ? "▶" : " ")
                 + "\(index) \(symbol) \(cell(row.left)) | \(cell(row.right))"
