@@ -8,7 +8,7 @@ import LoupeModels
 /// OpenTelemetry's GenAI attributes (operation, model, request parameters, usage, finish reasons,
 /// messages), the time to first token (`gen_ai.server.time_to_first_token`, seconds, the
 /// conventions' metric name) and every generated token with its log-probability and alternatives
-/// (`loupe.response.tokens`). It goes through the OTLP importer's own mapping, so the Traces
+/// (``GeneratedTokens``, `loupe.llm.tokens`). It goes through the OTLP importer's own mapping, so the Traces
 /// panel shows it as it shows an instrumented client's span.
 enum CompletionTrace {
     /// 32 hex digits: the trace's id, and the response's id after its prefix.
@@ -72,28 +72,8 @@ enum CompletionTrace {
                         ("finish_reason", Exchange.finishReason(choice.generation)),
                     ]))
             })
-        a["loupe.response.tokens"] = .array(
-            exchange.choices.map { choice in
-                .array(
-                    choice.tokens.map { token in
-                        .object(
-                            JSONObject([
-                                ("id", .number(Double(token.id))), ("token", .string(token.piece)),
-                                ("logprob", .number(Double(token.choice.token.logprob))),
-                                (
-                                    "top_logprobs",
-                                    .array(
-                                        token.choice.alternatives.map {
-                                            .object(
-                                                JSONObject([
-                                                    ("token", .string(tokenizer.piece($0.id))),
-                                                    ("logprob", .number(Double($0.logprob))),
-                                                ]))
-                                        })
-                                ),
-                            ]))
-                    })
-            })
+        a[GeneratedTokens.attribute] = GeneratedTokens.attributeValue(
+            exchange.choices.map { GeneratedTokens($0.tokens, piece: tokenizer.piece) })
         if let failure = exchange.failure { a["error.type"] = .string(failure) }
         let startNs = Int64(exchange.startedWall.timeIntervalSince1970 * 1e9)
         let elapsed = Int64((exchange.endedNs ?? DispatchTime.now().uptimeNanoseconds) - exchange.startedNs)

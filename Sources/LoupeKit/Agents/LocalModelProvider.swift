@@ -155,20 +155,6 @@ package final class LocalModelProvider: ChatProvider {
         func rounded(_ value: Double, _ places: Double = 1e4) -> JSONValue {
             .number((value * places).rounded() / places)
         }
-        let generated = generation.tokens.map { token -> JSONValue in
-            .object([
-                "id": .number(Double(token.id)), "text": .string(token.piece),
-                "logprob": rounded(Double(token.choice.token.logprob)),
-                "entropy": rounded(Double(token.choice.entropy)),
-                "top": .array(
-                    token.choice.alternatives.map { alternative in
-                        .object([
-                            "id": .number(Double(alternative.id)), "text": .string(tokenizer.piece(alternative.id)),
-                            "logprob": rounded(Double(alternative.logprob)),
-                        ])
-                    }),
-            ])
-        }
         let timings = generation.timings
         var attributes: [String: JSONValue] = [
             "gen_ai.request.temperature": .number(Double(options.sampling.temperature)),
@@ -177,7 +163,9 @@ package final class LocalModelProvider: ChatProvider {
             "loupe.llm.prompt_tokens": .number(Double(timings.promptTokens)),
             "loupe.llm.prompt_token_ids": .array(generation.promptIDs.map { .number(Double($0)) }),
             "loupe.llm.cached_prompt_tokens": .number(Double(timings.cachedPromptTokens)),
-            "loupe.llm.tokens": .array(generated),
+            GeneratedTokens.attribute: GeneratedTokens.attributeValue([
+                GeneratedTokens(generation.tokens, piece: tokenizer.piece)
+            ]),
             "loupe.llm.stop_reason": .string(generation.stopReason.rawValue),
             "loupe.llm.time_to_first_token_s": rounded(timings.timeToFirstTokenSeconds, 1e6),
             "loupe.llm.prefill_tokens_per_s": rounded(timings.prefillTokensPerSecond, 10),
