@@ -327,6 +327,42 @@ import Testing
         }
     }
 
+    /// A host that quits closes the server's standard input, often while a call runs. The Python
+    /// client's `stdio_client` kills the server on exit, which would hide a hang, so this test speaks
+    /// the protocol's newline-delimited JSON-RPC itself and watches the process.
+    @Test func closingStandardInputMidCallStopsTheStdioServer() throws {
+        let workspace = try Self.workspace.get()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: TestEnvironment.binary)
+        process.arguments = ["mcp", "--workspace", workspace]
+        let input = Pipe()
+        let output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer {
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        }
+        func send(_ line: String) { input.fileHandleForWriting.write(Data((line + "\n").utf8)) }
+        send(
+            #"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","#
+                + #""capabilities":{},"clientInfo":{"name":"peer-test","version":"1"}}}"#)
+        let initialized = TestEnvironment.firstLine(of: output)
+        #expect(initialized.contains(#""result""#), "\(initialized)")
+        send(#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+        // retrieval_evaluate over every judged query: the longest call, still running when input closes.
+        send(
+            #"{"jsonrpc":"2.0","id":2,"method":"tools/call","#
+                + #""params":{"name":"retrieval_evaluate","arguments":{"limit":1}}}"#)
+        try input.fileHandleForWriting.close()
+        // 60 s is a hang detector, not a timing claim.
+        let deadline = Date().addingTimeInterval(60)
+        while process.isRunning && Date() < deadline { usleep(50_000) }
+        #expect(!process.isRunning, "loupe mcp did not stop when its standard input closed mid-call")
+        if !process.isRunning { #expect(process.terminationStatus == 0) }
+    }
+
     @Test func aNonLoopbackAddressNeedsAToken() throws {
         let workspace = try Self.workspace.get()
         let run = try TestEnvironment.run(["mcp", "--workspace", workspace, "--http", "0.0.0.0:0"])
