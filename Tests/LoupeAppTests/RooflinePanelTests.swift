@@ -207,6 +207,19 @@ import Testing
         #expect(legend.hasSuffix("…│") || legend.hasSuffix("ridge │"), "\(legend)")
     }
 
+    /// A long device name (ncu's "NVIDIA H100 80GB HBM3 (ncu FILE)") gives way in the title at
+    /// 80 columns: the precision and which profile of how many stay.
+    @Test func aLongDeviceNameGivesWayToPrecisionAndIndex() {
+        var gpu = Self.gpu
+        gpu.name = "NVIDIA H100 80GB HBM3 (ncu h100-sgemm-raw.csv, h100-elementwise.csv)"
+        var state = AppFixtures.state(width: 80, height: 24)
+        AppFixtures.press([.character("4")], on: &state)
+        _ = state.update(AppFixtures.answer(RooflinePanel.LoadRoofline(), RooflineModel(profiles: [Self.cpu, gpu])))
+        AppFixtures.press([.character("p")], on: &state)
+        let top = state.render().text().split(separator: "\n").first { $0.hasPrefix("╭ Roofline") } ?? ""
+        #expect(top.contains("NVIDIA H100") && top.contains("… · FP64 · 2/2 ─╮"), "\(top)")
+    }
+
     @Test func sortingReordersTheTable() {
         var state = loaded(width: 160, height: 48)
         // By time, longest first.

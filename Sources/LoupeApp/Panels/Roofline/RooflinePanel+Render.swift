@@ -7,12 +7,16 @@ extension RooflinePanel {
     package func render(into frame: inout Frame, area: Rect, context: PanelRenderContext) {
         let theme = context.theme
         let count = data?.profiles.count ?? 0
-        let trailing = profile.map {
-            "\($0.name) · \(precision)" + (count > 1 ? " · \(profileIndex + 1)/\(count)" : "")
-        }
         // A trace step's forward pass names itself; esc goes back to every kernel.
         let title =
             focus.map { "Roofline · " + UntrustedText.sanitized($0.title) + " · esc: all kernels" } ?? "Roofline"
+        // The precision and which profile of how many always show: a long device name
+        // ("NVIDIA H100 80GB HBM3 (ncu FILE)") gives way to them.
+        let trailing = profile.map { profile -> String in
+            let suffix = " · \(precision)" + (count > 1 ? " · \(profileIndex + 1)/\(count)" : "")
+            let room = (area.width - 4) / 2 - TextWidth.of(suffix)  // a Block's trailing title has half its edge
+            return TextWidth.truncate(UntrustedText.sanitized(profile.name), toColumns: max(8, room)) + suffix
+        }
         let inner = Block(title: title, trailingTitle: trailing ?? "", focused: context.focused).render(
             into: &frame, area: area, theme: theme)
         guard inner.width > 30, inner.height > 8 else { return }
