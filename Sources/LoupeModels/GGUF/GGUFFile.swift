@@ -80,6 +80,15 @@ package final class GGUFFile: @unchecked Sendable {
         if let base = mapping.baseAddress { munmap(UnsafeMutableRawPointer(mutating: base), mapping.count) }
     }
 
+    /// Drops the mapping's resident pages (`MADV_DONTNEED`) once a reader has copied what it needs:
+    /// a model that repacks every tensor otherwise keeps the file resident beside its copies, and
+    /// those file pages count in the process's RSS. Safe at any time: the mapping is private and
+    /// never written, so a later read of ``bytes(_:)`` faults the pages in again from the file.
+    package func releaseResidentPages() {
+        guard let base = mapping.baseAddress else { return }
+        _ = madvise(UnsafeMutableRawPointer(mutating: base), mapping.count, MADV_DONTNEED)
+    }
+
     /// The tensor called `name`; the error names it when the file has none.
     package func tensor(_ name: String) throws(ModelError) -> GGUFTensorInfo {
         guard let index = tensorIndex[name] else {

@@ -113,6 +113,9 @@ package struct LlamaModel: Sendable {
                     down: try stacked([prefix + "ffn_down.weight"], columns: configuration.feedForwardWidth)))
         }
         self.layers = layers
+        // Every tensor but the embedding's rows (read per token in `.q8`) is now copied: the file's
+        // pages would otherwise stay resident beside the copies, the weights counted twice in RSS.
+        file.releaseResidentPages()
     }
 
     /// A key/value cache for one sequence of up to `context` tokens (the file's context length
