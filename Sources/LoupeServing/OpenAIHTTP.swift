@@ -57,6 +57,26 @@ enum OpenAIHTTP {
         return nil
     }
 
+    /// How long a request's body may take to arrive: a client that sends headers and then trickles
+    /// is answered 408 and let go, so it holds a connection for at most this long and never a model slot
+    /// (the body is read before anything is queued).
+    static let bodyDeadlineSeconds = 30
+
+    /// The body, or nil when it has not all arrived within `seconds`.
+    private static func collect(_ request: Request, upTo limit: Int, within seconds: Int) async throws
+        -> ByteBuffer?
+    {
+        try await withThrowingTaskGroup(of: ByteBuffer?.self) { group in
+            group.addTask { try await request.body.collect(upTo: limit) }
+            group.addTask {
+                try await Task.sleep(for: .seconds(seconds))
+                return nil
+            }
+            defer { group.cancelAll() }
+            return try await group.next() ?? nil
+        }
+    }
+
     private static func complete(_ request: Request, kind: OpenAIRequest.Kind, _ setup: Setup) async -> Response {
         if let refusal = refuse(request, setup) { return refusal }
         let started = DispatchTime.now().uptimeNanoseconds
@@ -64,7 +84,13 @@ enum OpenAIHTTP {
         let limit = setup.configuration.maxBodyBytes
         let body: ByteBuffer
         do {
-            body = try await request.body.collect(upTo: limit)
+            guard let collected = try await collect(request, upTo: limit, within: bodyDeadlineSeconds) else {
+                return failure(
+                    OpenAIError(
+                        status: 408, type: "invalid_request_error",
+                        message: "the body did not arrive within \(bodyDeadlineSeconds) s"))
+            }
+            body = collected
         } catch {
             return failure(
                 OpenAIError(
