@@ -327,6 +327,16 @@ import Testing
         }
     }
 
+    /// The Python client gives up on a long call, which sends notifications/cancelled: the same
+    /// stdio session's next calls must still be answered.
+    @Test func aCancelledStdioCallLeavesTheSessionAnsweringTheNext() throws {
+        let workspace = try Self.workspace.get()
+        let report = try Self.client(["cancel", "stdio", TestEnvironment.binary, workspace])
+        #expect(report["cancelled"] == .bool(true), "retrieval_evaluate answered within 50 ms: nothing was cancelled")
+        #expect(report["after"]?["structured"]?["eval_runs"]?.int == 3)
+        #expect(report["evaluate_after"]?["structured"]?["queries"]?.int == 225)
+    }
+
     /// A host that quits closes the server's standard input, often while a call runs. The Python
     /// client's `stdio_client` kills the server on exit, which would hide a hang, so this test speaks
     /// the protocol's newline-delimited JSON-RPC itself and watches the process.

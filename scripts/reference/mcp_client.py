@@ -178,6 +178,21 @@ async def triage(argv):
                         print()
 
 
+async def cancel(argv):
+    """One session that gives up on a long call after 50 ms (the SDK then sends notifications/cancelled)
+    and goes on: the server must answer its next calls."""
+    report = {"cancelled": False}
+    async with connect(argv) as session:
+        await session.initialize()
+        try:
+            await asyncio.wait_for(session.call_tool("retrieval_evaluate", {"limit": 1}), timeout=0.05)
+        except (asyncio.TimeoutError, TimeoutError):
+            report["cancelled"] = True
+        report["after"] = result_json(await session.call_tool("workspace_info", {}))
+        report["evaluate_after"] = result_json(await session.call_tool("retrieval_evaluate", {"limit": 1}))
+    return report
+
+
 async def drop(argv):
     """A client that gives up on a long call (retrieval_evaluate over every judged query) after 50 ms
     and closes its connection, then a new client whose calls must be answered."""
@@ -201,6 +216,8 @@ async def drop(argv):
 if __name__ == "__main__":
     if sys.argv[1] == "triage":
         asyncio.run(triage(sys.argv[2:]))
+    elif sys.argv[1] == "cancel":
+        print(json.dumps(asyncio.run(cancel(sys.argv[2:])), indent=1, sort_keys=True))
     elif sys.argv[1] == "drop":
         print(json.dumps(asyncio.run(drop(sys.argv[2:])), indent=1, sort_keys=True))
     else:
