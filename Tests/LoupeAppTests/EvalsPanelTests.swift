@@ -355,6 +355,19 @@ import Testing
 }
 
 @Suite struct EvalsStopReasonTests {
+
+    /// An answer whose stored targets do not read back says so at the top of the drill-down,
+    /// naming its run, item and column, instead of showing no Target section.
+    @Test func anUnreadableTargetIsNamedInTheDrillDown() {
+        let result = EvalResultRecord(
+            runID: 7, itemID: "q0", epoch: 2, input: "what is 2 + 3?", targetsJSON: #"["5""#, output: "5",
+            error: nil, latencyMs: 300, metadataJSON: "{}", finishedAt: Date(timeIntervalSince1970: 0))
+        let row = EvalService.ResultRow(result: result, scores: [])
+        let text = EvalsPanel.answerLines(row, theme: .builtInDefault).map { $0.map(\.text).joined() }
+        #expect(
+            text.contains { $0.hasPrefix("⚠ unreadable targets (run 7, item q0 epoch 2, column targets_json): ") })
+        #expect(!text.contains("Target"))
+    }
     /// An empty answer from an agent that ran out of steps says so in the table and the drill-down.
     @Test func anEmptyAnswerShowsWhyTheTargetStopped() {
         let result = EvalResultRecord(

@@ -101,6 +101,25 @@ import Testing
         #expect(try loupe(file, ["eval", "run", directory + "/bm25.yaml", "--new"]).contains("run 3 complete"))
     }
 
+    /// An answer whose stored targets were damaged by hand (a raw `UPDATE`) is named by `eval show`
+    /// with its run, item and column; the other answers list as before.
+    @Test func anUnreadableAnswerIsNamedByShow() throws {
+        let (file, directory) = try workspace()
+        _ = try loupe(file, ["eval", "run", directory + "/bm25.yaml"])
+        let before = try loupe(file, ["eval", "show", "1"])
+        #expect(!before.contains("unreadable"))
+        let queue = try DatabaseQueue(path: file)
+        try queue.write { db in
+            try db.execute(sql: "UPDATE eval_results SET targets_json = '[\"d3\"' WHERE run_id = 1 AND item_id = '3'")
+        }
+        let shown = try loupe(file, ["eval", "show", "1"])
+        let warnings = shown.split(separator: "\n").filter { $0.hasPrefix("⚠ ") }
+        #expect(warnings.count == 1)
+        #expect(
+            warnings.first?.hasPrefix("⚠ unreadable targets (run 1, item 3 epoch 1, column targets_json): ") == true)
+        #expect(shown.split(separator: "\n").filter { $0.hasPrefix("3         ") }.count == 1)
+    }
+
     @Test func onlyFailedReRunsTheFailedItemsAndCarriesTheRest() throws {
         let (file, directory) = try workspace()
         _ = try loupe(file, ["eval", "run", directory + "/bm25.yaml"])

@@ -286,6 +286,11 @@ struct EvalCommand: ParsableCommand {
             if let parent = run.parentRunID { context.print("re-run of the failed answers of run \(parent)") }
             EvalCommand.printSummary(detail.listing.summary, scorers: detail.listing.scorers, context)
             EvalCommand.printWorkers(detail.listing, context)
+            // Every answer whose stored JSON does not read back is named, listed or not: its targets
+            // or source would otherwise read as empty.
+            for problem in detail.rows.flatMap(\.unreadable) {
+                context.print("⚠ " + UntrustedText.sanitized(problem.description))
+            }
             let shown = detail.rows.filter { !failed || $0.failed }
             guard rows > 0, !shown.isEmpty else { return }
             context.print("")

@@ -255,6 +255,10 @@ extension EvalsPanel {
         if let input = result.inputTokens, let output = result.outputTokens { head += " · tokens \(input)/\(output)" }
         if let cost = result.cost { head += String(format: " · $%.5f", cost) }
         lines.append([Span(UntrustedText.sanitized(head), theme.accent)])
+        // A stored column that does not read back is named, not shown as an empty field.
+        for problem in row.unreadable {
+            lines.append([Span("⚠ " + UntrustedText.sanitized(problem.description), theme.status(.warn))])
+        }
         section("Input")
         text(result.input, theme.text)
         let targets = row.targets
