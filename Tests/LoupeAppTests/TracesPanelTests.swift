@@ -612,14 +612,16 @@ import Testing
         }
     }
 
-    /// At 80 columns the trace's header is cut, and ends in "…" rather than mid-word; what went
-    /// wrong comes first, so the error count survives the cut and counts and cost give way.
+    /// At 80 columns the trace's header is cut, and ends in "…" rather than mid-word; it is ordered
+    /// as Langfuse heads a trace, so errors, latency, cost and tokens survive the cut and the step
+    /// and span counts give way.
     @Test func theHeaderCutAtEightyColumnsEndsInAnEllipsis() throws {
         let state = try opened(width: 80, height: 24)
         let header = try #require(
             state.render().text().split(separator: "\n").first { $0.contains("otlp · ✗ 1 error") })
         #expect(header.hasSuffix("…│"), "\(header)")
-        #expect(header.contains("5 steps"), "\(header)")
+        #expect(header.contains("· 4.21 s · cost $0.000265 · tokens 1485/102 ·"), "\(header)")
+        #expect(!header.contains("6 spans"), "\(header)")
     }
 
     @Test func screensAt120x36() throws {

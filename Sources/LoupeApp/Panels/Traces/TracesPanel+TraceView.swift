@@ -277,14 +277,17 @@ extension TracesPanel {
             frame.draw(
                 [
                     Span(" \(s.format)", theme.accent),
-                    // Errors first: on a narrow screen what went wrong survives, counts and cost give way.
+                    // By importance, as Langfuse heads a trace (level, latency, cost, tokens): on a narrow
+                    // screen what went wrong, how long and how much survive; the step and span counts,
+                    // which the tree beside shows anyway, give way first.
                     s.errorCount > 0
                         ? Span(" · ✗ \(TracesPanel.plural(s.errorCount, "error"))", theme.status(.error))
                         : Span("", theme.dim),
                     Span(
-                        " · \(TracesPanel.plural(s.stepCount, "step")) · \(TracesPanel.plural(s.spanCount, "span")) · "
-                            + (s.timed ? TraceText.duration(s.durationNs) : "untimed") + " · tokens "
-                            + TracesPanel.tokens(usage.0, usage.1) + " · cost " + TraceText.cost(s.cost), theme.dim),
+                        " · " + (s.timed ? TraceText.duration(s.durationNs) : "untimed") + " · cost "
+                            + TraceText.cost(s.cost) + " · tokens " + TracesPanel.tokens(usage.0, usage.1) + " · "
+                            + TracesPanel.plural(s.stepCount, "step") + " · " + TracesPanel.plural(s.spanCount, "span"),
+                        theme.dim),
                     playing
                         ? Span(" · ▶ \(Calculator.format(TracesPanel.playSpeeds[settings.speed])) s/step", theme.accent)
                         : Span("", theme.dim),
