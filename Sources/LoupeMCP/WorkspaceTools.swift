@@ -23,7 +23,7 @@ package struct WorkspaceTools: Sendable {
     /// Records a write's command line in the workspace's history (`loupe mcp` marks it as the
     /// agent's); nil where none is kept.
     package var historyRecorder: (@Sendable (String) throws -> Void)?
-    /// The workspace's tables for the retrieval, review, SAE and profile tools; nil serves the
+    /// The workspace's tables for the retrieval, review, SAE, profile and roofline tools; nil serves the
     /// trace and eval tools only.
     package var database: (any SQLDatabase)?
     /// Where the retrieval and SAE tools find MiniLM.
@@ -58,7 +58,7 @@ package struct WorkspaceTools: Sendable {
             tools += [
                 Self.retrievalSearchTool, Self.retrievalEvaluateTool, Self.reviewProgressTool,
                 Self.reviewCalibrationTool, Self.reviewDisagreementsTool, Self.saeFeatureTool,
-                Self.saeFeaturesOfTextTool, Self.profileBreakdownTool,
+                Self.saeFeaturesOfTextTool, Self.profileBreakdownTool, Self.rooflineKernelsTool,
             ]
         }
         if allowsWrites { tools.append(Self.labelTool) }
@@ -91,6 +91,7 @@ package struct WorkspaceTools: Sendable {
             case Self.saeFeatureTool.name: return try saeFeature(arguments)
             case Self.saeFeaturesOfTextTool.name: return try saeFeaturesOfText(arguments)
             case Self.profileBreakdownTool.name: return try profileBreakdown(arguments)
+            case Self.rooflineKernelsTool.name: return try rooflineKernels(arguments)
             case Self.evalsListTool.name: return try evalsList(arguments)
             case Self.evalShowTool.name: return try evalShow(arguments)
             case Self.evalCompareTool.name: return try evalCompare(arguments)
