@@ -117,7 +117,7 @@ extension LlamaModel {
     }
 
     /// The embedding rows of the batch's tokens: `[rows, width]`.
-    private func embed(_ batch: Batch) -> Tensor {
+    func embed(_ batch: Batch) -> Tensor {
         let width = configuration.width
         var x = Tensor(zeros: [batch.rows, width])
         x.storage.withUnsafeMutableBufferPointer { out in
@@ -197,7 +197,7 @@ extension LlamaModel {
     }
 
     /// `silu(gate) ⊙ up` for each row of the fused gate·up output `[rows, 2 · hidden]`.
-    private func swiGLU(_ gateUp: Tensor, into activation: inout Tensor, rows: Int) {
+    func swiGLU(_ gateUp: Tensor, into activation: inout Tensor, rows: Int) {
         let hidden = configuration.feedForwardWidth
         gateUp.storage.withUnsafeBufferPointer { gu in
             activation.storage.withUnsafeMutableBufferPointer { out in
@@ -312,7 +312,7 @@ extension LlamaModel {
     /// RoPE in llama.cpp's NORM mode on the Q and K columns of the fused Q·K·V rows: within each
     /// head, the pair (2i, 2i + 1) for i < ropeDimensions / 2 turns by position · base^(−2i / n).
     /// The angles are computed in double and rounded once, as the numpy reference does.
-    private func applyRoPE(_ qkv: inout Tensor, positions: [Int]) {
+    func applyRoPE(_ qkv: inout Tensor, positions: [Int]) {
         let d = configuration.headSize
         let pairs = configuration.ropeDimensions / 2
         let stride = qkv.columns
@@ -361,7 +361,7 @@ extension LlamaModel {
     }
 
     /// The final RMSNorm and the head on the rows `logits` asks for, split per sequence.
-    private func project(_ x: Tensor, batch: Batch, logits: LlamaLogits, profile: OperationProfile?) -> [Tensor] {
+    func project(_ x: Tensor, batch: Batch, logits: LlamaLogits, profile: OperationProfile?) -> [Tensor] {
         let width = configuration.width
         var selected: [Int] = []
         var counts: [Int] = []

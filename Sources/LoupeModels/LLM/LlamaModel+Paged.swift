@@ -1,0 +1,124 @@
+import CKernels
+import LoupeTensor
+
+extension LlamaModel.Batch {
+    /// The packed rows of `tokens`, sequence b's first new token at position `past[b]`.
+    init(tokens: [[Int32]], past: [Int]) {
+        lengths = tokens.map(\.count)
+        self.past = past
+        starts = []
+        self.tokens = []
+        positions = []
+        for (b, ids) in tokens.enumerated() {
+            starts.append(self.tokens.count)
+            self.tokens += ids
+            positions += (0..<ids.count).map { past[b] + $0 }
+        }
+    }
+}
+
+extension LlamaModel {
+    /// Reads new tokens for several sequences of a ``PagedKVCache`` in one pass over the weights:
+    /// sequence `ids[b]`'s `tokens[b]` go after the rows it holds. A batch of decode steps (one
+    /// token each, every sequence at its own position), a chunk of a joining sequence's prefill,
+    /// or a mix: every row is packed into one matrix, so each projection reads the weights once.
+    ///
+    /// Attention runs every new row through ``DecodeAttention`` against its own sequence's block
+    /// table, row t of a prefill attending to keys [0, t] (causal), so prefill and decode share
+    /// one kernel. Rows are stored as halves; the logits match the float cache's within the
+    /// rounding of keys and values to f16.
+    ///
+    /// - Returns: per sequence, its logits as `logits` asks.
+    /// - Throws: ``ModelError`` for an unknown id, a token outside the vocabulary, or a full pool
+    ///   (before any row is written; blocks reserved for earlier sequences of the call stay reserved).
+    package func forward(
+        _ tokens: [[Int32]], sequences ids: [Int], cache: PagedKVCache, logits: LlamaLogits = .last
+    ) throws(ModelError) -> [Tensor] {
+        precondition(tokens.count == ids.count, "\(tokens.count) token lists for \(ids.count) sequences")
+        precondition(
+            cache.layers == configuration.layers && cache.rowWidth == configuration.keyValueWidth,
+            "the paged cache was made for another model")
+        let vocabulary = configuration.vocabularySize
+        var past: [Int] = []
+        for (b, new) in tokens.enumerated() {
+            if let bad = new.first(where: { $0 < 0 || Int($0) >= vocabulary }) {
+                throw ModelError(
+                    file: fileName,
+                    message: "sequence \(ids[b]): token id \(bad) is outside the vocabulary (0..<\(vocabulary))")
+            }
+            guard let sequence = cache.sequences[ids[b]] else {
+                throw ModelError(file: fileName, message: "no sequence \(ids[b]) in the paged key/value cache")
+            }
+            past.append(sequence.count)
+            do { try cache.reserve(ids[b], tokens: new.count) } catch {
+                throw ModelError(file: fileName, message: "sequence \(ids[b]): \(error)")
+            }
+        }
+        let batch = Batch(tokens: tokens, past: past)
+        var x = embed(batch)
+        for (index, layer) in layers.enumerated() {
+            x = run(layer, index: index, on: x, batch: batch, ids: ids, cache: cache)
+        }
+        for b in ids.indices {
+            do { try cache.commit(ids[b], tokens: tokens[b]) } catch {
+                throw ModelError(file: fileName, message: "sequence \(ids[b]): \(error)")
+            }
+        }
+        return project(x, batch: batch, logits: logits, profile: nil)
+    }
+
+    /// One decoder block over all rows against the paged cache.
+    private func run(_ layer: Layer, index: Int, on x: Tensor, batch: Batch, ids: [Int], cache: PagedKVCache)
+        -> Tensor
+    {
+        let width = configuration.width
+        let keyValueWidth = configuration.keyValueWidth
+        let rows = batch.rows
+        let normalized = Self.rmsNorm(x, weight: layer.attentionNorm, epsilon: configuration.rmsEpsilon)
+        var qkv = layer.queryKeyValue.apply(normalized, threads: threads)
+        applyRoPE(&qkv, positions: batch.positions)
+        let stride = qkv.columns
+        var context = Tensor(zeros: [rows, width])
+        qkv.storage.withUnsafeBufferPointer { q in
+            for b in ids.indices where batch.lengths[b] > 0 {
+                for row in batch.starts[b]..<(batch.starts[b] + batch.lengths[b]) {
+                    let key = q.baseAddress! + row * stride + width
+                    cache.write(
+                        ids[b], layer: index, position: batch.positions[row], key: key, value: key + keyValueWidth)
+                }
+            }
+            context.storage.withUnsafeMutableBufferPointer { out in
+                // Views hold pointers into each sequence's block table: build them inside its scope.
+                func attend(_ b: Int, _ queries: [DecodeAttention.Query]) {
+                    if b == ids.count {
+                        DecodeAttention.attend(
+                            queries, heads: configuration.heads, keyValueHeads: configuration.keyValueHeads,
+                            headSize: configuration.headSize, threads: threads)
+                        return
+                    }
+                    guard batch.lengths[b] > 0 else { return attend(b + 1, queries) }
+                    cache.withView(ids[b], layer: index) { view in
+                        var more = queries
+                        for row in batch.starts[b]..<(batch.starts[b] + batch.lengths[b]) {
+                            more.append(
+                                DecodeAttention.Query(
+                                    query: q.baseAddress! + row * stride, keyValues: view,
+                                    length: batch.positions[row] + 1, output: out.baseAddress! + row * width))
+                        }
+                        attend(b + 1, more)
+                    }
+                }
+                attend(0, [])
+            }
+        }
+        var h = layer.attentionOutput.apply(context, threads: threads)
+        Kernels.add(&h, x)
+        let normalizedH = Self.rmsNorm(h, weight: layer.feedForwardNorm, epsilon: configuration.rmsEpsilon)
+        let gateUp = layer.gateUp.apply(normalizedH, threads: threads)
+        var activation = Tensor(zeros: [rows, configuration.feedForwardWidth])
+        swiGLU(gateUp, into: &activation, rows: rows)
+        var output = layer.down.apply(activation, threads: threads)
+        Kernels.add(&output, h)
+        return output
+    }
+}

@@ -1,0 +1,123 @@
+import LoupeModels
+import LoupeTensor
+import Testing
+
+/// Batched decoding over the paged key/value cache against each sequence decoded alone, and
+/// against the float reference's greedy answer. Needs the model (`scripts/fetch-smollm2`).
+@Suite(.serialized)
+struct PagedForwardTests {
+    static let prompts: [[Int32]] = [
+        LlamaForwardTests.france,
+        Array(LlamaForwardTests.france.prefix(20)) + [198, 1, 4093, 198, 19556, 47, 2, 198, 1, 520, 9531, 198],
+        [1, 4093, 198, 28120, 905, 2, 198, 1, 520, 9531, 198],
+        Array(LlamaForwardTests.france.prefix(30)) + [2, 198, 1, 520, 9531, 198],
+    ]
+    static let steps = 6
+
+    static func argmax(_ logits: Tensor) -> Int32 {
+        Int32(logits.storage.indices.max { logits.storage[$0] < logits.storage[$1] }!)
+    }
+
+    static func cache(_ model: LlamaModel) -> PagedKVCache {
+        PagedKVCache(
+            layers: model.configuration.layers, rowWidth: model.configuration.keyValueWidth, blockCount: 64,
+            blockRows: 16)
+    }
+
+    /// Greedy tokens and each step's logits of `prompt` decoded alone.
+    static func alone(_ model: LlamaModel, _ prompt: [Int32]) throws -> (tokens: [Int32], logits: [Tensor]) {
+        let cache = cache(model)
+        #expect(try cache.join(0, prompt: prompt) == 0)
+        var logits = try model.forward([prompt], sequences: [0], cache: cache)
+        var tokens: [Int32] = []
+        var all: [Tensor] = []
+        for _ in 0..<steps {
+            all.append(logits[0])
+            tokens.append(argmax(logits[0]))
+            logits = try model.forward([[tokens.last!]], sequences: [0], cache: cache)
+        }
+        return (tokens, all)
+    }
+
+    static func expectClose(_ a: Tensor, _ b: Tensor, _ comment: Comment) {
+        // Batched rows go through sgemms of other shapes (another summation order), and keys and
+        // values are rounded to f16 from those floats: agreement to 1e-3 of the largest logit.
+        let worst = zip(a.storage, b.storage).map { abs($0 - $1) }.max() ?? .infinity
+        let scale = b.storage.map { abs($0) }.max() ?? 0
+        #expect(
+            a.storage.count == b.storage.count && worst <= 1e-3 * scale,
+            "\(comment): logits differ by \(worst) (largest \(scale))")
+    }
+
+    @Test func theFrancePromptDecodedPagedGivesTheReferenceAnswer() throws {
+        let model = try SmolLM2.model()
+        let result = try Self.alone(model, LlamaForwardTests.france)
+        #expect(result.tokens == Array(LlamaForwardTests.franceAnswer.prefix(Self.steps)))
+    }
+
+    @Test func fourPromptsBatchedMatchEachDecodedAlone() throws {
+        let model = try SmolLM2.model()
+        let alone = try Self.prompts.map { try Self.alone(model, $0) }
+        let cache = Self.cache(model)
+        // Distinct ids; no sharing wanted here, so the prompts join before any is stored.
+        for (id, prompt) in Self.prompts.enumerated() { #expect(try cache.join(id, prompt: prompt) == 0) }
+        var logits = try model.forward(Self.prompts, sequences: [0, 1, 2, 3], cache: cache)
+        var tokens = [[Int32]](repeating: [], count: 4)
+        for step in 0..<Self.steps {
+            for b in 0..<4 {
+                Self.expectClose(logits[b], alone[b].logits[step], "prompt \(b), step \(step)")
+                tokens[b].append(Self.argmax(logits[b]))
+            }
+            logits = try model.forward(tokens.map { [$0.last!] }, sequences: [0, 1, 2, 3], cache: cache)
+        }
+        #expect(tokens == alone.map { $0.tokens })
+    }
+
+    @Test func sequencesJoinInChunksAndLeaveMidBatchAndShareAPrefix() throws {
+        let model = try SmolLM2.model()
+        let first = try Self.alone(model, Self.prompts[0])
+        let last = try Self.alone(model, Self.prompts[3])
+        let cache = Self.cache(model)
+        _ = try cache.join(0, prompt: Self.prompts[0])
+        var logits = try model.forward([Self.prompts[0]], sequences: [0], cache: cache)
+        var tokens: [Int32] = [Self.argmax(logits[0])]
+        // Sequence 3 shares the system prompt's first block (16 tokens) and prefills the rest in
+        // chunks of 8 rows, each in the same pass as sequence 0's decode step.
+        let cached = try cache.join(3, prompt: Self.prompts[3])
+        #expect(cached == 16, "the shared prefix block is reused, not recomputed")
+        var rest = Array(Self.prompts[3][cached...] as ArraySlice<Int32>)
+        var joined: [Int32] = []
+        var step = 1
+        while joined.count < Self.steps {
+            var batchTokens: [[Int32]] = []
+            var ids: [Int] = []
+            if tokens.count < 4 {
+                batchTokens.append([tokens.last!])
+                ids.append(0)
+            } else if cache.sequences[0] != nil {
+                try cache.leave(0)  // sequence 0 leaves mid-batch
+            }
+            if !rest.isEmpty {
+                batchTokens.append(Array(rest.prefix(8)))
+                rest.removeFirst(min(8, rest.count))
+            } else {
+                batchTokens.append([joined.last!])
+            }
+            ids.append(3)
+            logits = try model.forward(batchTokens, sequences: ids, cache: cache)
+            if ids.count == 2 {
+                Self.expectClose(logits[0], first.logits[step], "sequence 0, step \(step)")
+                tokens.append(Self.argmax(logits[0]))
+                step += 1
+            }
+            if rest.isEmpty && (batchTokens.last!.count > 1 || !joined.isEmpty || ids.count == 1) {
+                Self.expectClose(logits.last!, last.logits[joined.count], "sequence 3, step \(joined.count)")
+                joined.append(Self.argmax(logits.last!))
+            }
+        }
+        #expect(Array(tokens.prefix(4)) == Array(first.tokens.prefix(4)))
+        #expect(joined == last.tokens)
+        try cache.leave(3)
+        #expect(cache.allocator.freeCount == 64)
+    }
+}
