@@ -95,7 +95,7 @@ import Testing
                     "workspace_info", "traces_list", "trace_show", "trace_search", "trace_diff", "sessions_list",
                     "session_show", "evals_list", "eval_show", "eval_compare", "retrieval_search",
                     "retrieval_evaluate", "review_progress", "review_calibration", "review_disagreements",
-                    "sae_feature", "sae_features_of_text", "profile_breakdown",
+                    "sae_feature", "sae_features_of_text", "profile_breakdown", "roofline_kernels",
                 ])
         #expect(
             tools.values.allSatisfy { $0["read_only"] == .bool(true) && $0["schema"]?["type"] == .string("object") })

@@ -16,7 +16,7 @@ struct MCPCommand: LoupeCommand {
             Tools: workspace_info; traces_list, trace_show, trace_search, trace_diff, sessions_list, \
             session_show; evals_list, eval_show, eval_compare; retrieval_search, retrieval_evaluate; \
             review_progress, review_calibration, review_disagreements; sae_feature, sae_features_of_text; \
-            profile_breakdown. \
+            profile_breakdown; roofline_kernels. \
             Each has a JSON schema and a structured result, read through the services the panels use; \
             resources loupe://trace/{id}, loupe://eval/{run}, loupe://feature/{sae}/{n}; prompts \
             triage_failed_answers and explain_regression. Results are bounded (cursors, step windows, a \
