@@ -130,7 +130,7 @@ extension ReviewPanel {
                             + "[\(record.rubricHash)] · made by \(record.createdBy)"), theme.dim),
             ]
         ]
-        lines.append(Self.criteriaSpans(queue.rubric, theme: theme))
+        lines += Self.criteriaLines(queue.rubric, theme: theme, width: width - 1)
         let nameWidth = min(16, progress.annotators.map { TextWidth.of(UntrustedText.sanitized($0.name)) }.max() ?? 0)
         let barWidth = max(4, min(24, width - nameWidth - 24))
         for person in progress.annotators {
@@ -169,32 +169,52 @@ extension ReviewPanel {
         return lines
     }
 
-    /// `correct r right · p partly · w wrong   grounded g true · x false   clarity 1…5   note n`.
-    static func criteriaSpans(_ rubric: Rubric, theme: Theme) -> [Span] {
-        var spans: [Span] = []
+    /// `correct r right · p partly · w wrong   grounded g true · x false   clarity 1…5   note n`,
+    /// as many lines as `width` needs: a criterion and its keys are never split across two.
+    static func criteriaLines(_ rubric: Rubric, theme: Theme, width: Int) -> [[Span]] {
+        var lines: [[Span]] = []
+        var line: [Span] = []
+        var used = 0
         for criterion in rubric.criteria {
-            if !spans.isEmpty { spans.append(Span("   ")) }
-            spans.append(Span(UntrustedText.sanitized(criterion.name), theme.text))
-            switch criterion.kind {
-            case .categorical(let options):
-                for (index, option) in options.enumerated() {
-                    spans.append(Span(index == 0 ? " " : " · ", theme.dim))
-                    spans.append(Span(UntrustedText.sanitized(option.key), theme.key))
-                    spans.append(Span(" " + UntrustedText.sanitized(option.name), theme.dim))
-                }
-            case .boolean(let trueKey, let falseKey):
-                spans += [
-                    Span(" "), Span(UntrustedText.sanitized(trueKey), theme.key), Span(" true · ", theme.dim),
-                    Span(UntrustedText.sanitized(falseKey), theme.key), Span(" false", theme.dim),
-                ]
-            case .numeric(let lower, let upper, _, _):
-                spans.append(
-                    Span(
-                        " \(Rubric.Criterion.shown(lower))…\(Rubric.Criterion.shown(upper))",
-                        criterion.takesDigit ? theme.key : theme.dim))
-            case .text:
-                spans += [Span(" "), Span("n", theme.key)]
+            let spans = criterionSpans(criterion, theme: theme)
+            let length = spans.reduce(0) { $0 + TextWidth.of($1.text) }
+            if !line.isEmpty, used + 3 + length > width {
+                lines.append(line)
+                (line, used) = ([], 0)
             }
+            if !line.isEmpty {
+                line.append(Span("   "))
+                used += 3
+            }
+            line += spans
+            used += length
+        }
+        if !line.isEmpty { lines.append(line) }
+        return lines
+    }
+
+    /// One criterion and its keys: `correct r right · p partly · w wrong`.
+    static func criterionSpans(_ criterion: Rubric.Criterion, theme: Theme) -> [Span] {
+        var spans = [Span(UntrustedText.sanitized(criterion.name), theme.text)]
+        switch criterion.kind {
+        case .categorical(let options):
+            for (index, option) in options.enumerated() {
+                spans.append(Span(index == 0 ? " " : " · ", theme.dim))
+                spans.append(Span(UntrustedText.sanitized(option.key), theme.key))
+                spans.append(Span(" " + UntrustedText.sanitized(option.name), theme.dim))
+            }
+        case .boolean(let trueKey, let falseKey):
+            spans += [
+                Span(" "), Span(UntrustedText.sanitized(trueKey), theme.key), Span(" true · ", theme.dim),
+                Span(UntrustedText.sanitized(falseKey), theme.key), Span(" false", theme.dim),
+            ]
+        case .numeric(let lower, let upper, _, _):
+            spans.append(
+                Span(
+                    " \(Rubric.Criterion.shown(lower))…\(Rubric.Criterion.shown(upper))",
+                    criterion.takesDigit ? theme.key : theme.dim))
+        case .text:
+            spans += [Span(" "), Span("n", theme.key)]
         }
         return spans
     }
