@@ -11,7 +11,7 @@ import LoupeStore
 struct TraceCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "trace", abstract: "Import agent traces and read them back.",
-        subcommands: [Import.self, List.self, Show.self, Export.self, Diff.self, Fork.self])
+        subcommands: [Import.self, List.self, Show.self, Export.self, Diff.self, Fork.self, Tokens.self])
 
     struct Export: LoupeCommand {
         static let configuration = CommandConfiguration(

@@ -1,0 +1,150 @@
+import ArgumentParser
+import Foundation
+import LoupeAgents
+import LoupeBase
+import LoupeKit
+import LoupeStore
+
+extension TraceCommand {
+    /// `loupe trace tokens TRACE [--span S] [--json]`: what a local model generated in a trace,
+    /// token by token, with how sure it was and what else it considered, so the token where an
+    /// agent went wrong can be found on the shell as in the Traces panel.
+    struct Tokens: LoupeCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "A local model's generated tokens in a trace: probabilities, alternatives, near-ties.",
+            discussion: """
+                For each span that carries generated tokens (loupe.llm.tokens, or the serving endpoint's \
+                older loupe.response.tokens), or the one --span names, every token with its probability \
+                (exp of the model's log-probability, before temperature and filters) and its most likely \
+                alternatives. A token is marked `low` when its probability is below \
+                \(Self.lowConfidence) and `tie` when the two most likely alternatives are less than \
+                \(Self.nearTie) apart: the places the model could easily have gone another way.
+                """)
+
+        /// Below this probability a chosen token is marked low-confidence.
+        static let lowConfidence = 0.3
+        /// Below this gap between the two most likely alternatives' probabilities a position is a near-tie.
+        static let nearTie = 0.1
+
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The trace's id (loupe trace list).") var id: Int64
+        @Option(help: "Only this span: its id or its ordinal (loupe trace show --json).") var span: String?
+        @Flag(help: "Print JSON.") var json = false
+
+        /// One span's generated tokens, one sequence per choice.
+        struct Found {
+            var row: SpanRow
+            var sequences: [GeneratedTokens]
+        }
+
+        func run(in context: CommandContext) throws {
+            let service = TraceService(tables: try context.traceTables(access: .read))
+            let loaded: TraceService.Loaded
+            do {
+                loaded = try service.load(id)
+            } catch let error as TraceImportError {
+                throw CommandFailure(error.description)
+            }
+            var rows = loaded.spans
+            if let span {
+                rows = rows.filter { $0.spanID == span || String($0.ordinal) == span }
+                guard !rows.isEmpty else {
+                    throw CommandFailure(
+                        "trace \(id) has no span \(UntrustedText.sanitized(span)) "
+                            + "(loupe trace show \(id) --json lists them)")
+                }
+            }
+            var found: [Found] = []
+            for row in rows {
+                let payload = try service.payload(trace: id, ordinal: row.ordinal).payload
+                let sequences: [GeneratedTokens]
+                do {
+                    sequences = try GeneratedTokens.decode(payload.attributes, span: row.spanID)
+                } catch {
+                    throw CommandFailure("trace \(id): " + UntrustedText.sanitized(error.description))
+                }
+                if !sequences.isEmpty { found.append(Found(row: row, sequences: sequences)) }
+            }
+            if json { return context.print(JSONValue.array(found.map(Self.json)).prettyJSON) }
+            guard !found.isEmpty else {
+                let which = span.map { "span \(UntrustedText.sanitized($0)) of trace \(id)" } ?? "trace \(id)"
+                return context.print("\(which) has no generated tokens (only a local model's steps record them)")
+            }
+            for (index, item) in found.enumerated() {
+                if index > 0 { context.print("") }
+                for line in Self.lines(item) { context.print(line) }
+            }
+        }
+
+        /// Whether the position's two most likely alternatives are within ``nearTie`` of each other.
+        static func isNearTie(_ token: GeneratedTokens.Token) -> Bool {
+            guard token.alternatives.count >= 2 else { return false }
+            let sorted = token.alternatives.map(\.probability).sorted(by: >)
+            return sorted[0] - sorted[1] < nearTie
+        }
+
+        static func isLow(_ token: GeneratedTokens.Token) -> Bool { token.probability < lowConfidence }
+
+        /// A token's text as one quoted display cell: control characters made visible.
+        static func quoted(_ text: String) -> String { "\"" + UntrustedText.sanitized(text) + "\"" }
+
+        static func lines(_ item: Found) -> [String] {
+            let row = item.row
+            var lines: [String] = []
+            for (choice, sequence) in item.sequences.enumerated() {
+                let low = sequence.tokens.filter(isLow).count
+                let ties = sequence.tokens.filter(isNearTie).count
+                lines.append(
+                    "span \(row.ordinal) (\(UntrustedText.sanitized(row.spanID))) "
+                        + TextWidth.truncate(UntrustedText.sanitized(row.name), toColumns: 50)
+                        + (item.sequences.count > 1 ? ", choice \(choice + 1) of \(item.sequences.count)" : "")
+                        + ": \(Formatting.count(sequence.tokens.count, "token")), \(low) low, "
+                        + "\(Formatting.count(ties, "near-tie"))")
+                lines.append("      #      p  mark      token                 alternatives")
+                for (position, token) in sequence.tokens.enumerated() {
+                    let mark = [isLow(token) ? "low" : "", isNearTie(token) ? "tie" : ""].filter { !$0.isEmpty }
+                        .joined(separator: ",")
+                    let alternatives = token.alternatives.map {
+                        quoted($0.text) + " " + String(format: "%.3f", $0.probability)
+                    }.joined(separator: "  ")
+                    lines.append(
+                        String(position).leftPadded(to: 7) + "  " + String(format: "%.3f", token.probability) + "  "
+                            + mark.padding(toLength: 8, withPad: " ", startingAt: 0) + "  "
+                            + TextWidth.truncate(quoted(token.text), toColumns: 20)
+                            .padding(toLength: 20, withPad: " ", startingAt: 0)
+                            + "  " + alternatives)
+                }
+            }
+            return lines
+        }
+
+        static func json(_ item: Found) -> JSONValue {
+            .object([
+                "span": .string(item.row.spanID), "ordinal": .number(Double(item.row.ordinal)),
+                "name": .string(item.row.name),
+                "choices": .array(
+                    item.sequences.map { sequence in
+                        .array(
+                            sequence.tokens.map { token in
+                                .object([
+                                    "id": token.id.map { .number(Double($0)) } ?? .null,
+                                    "text": .string(token.text), "logprob": .number(token.logprob),
+                                    "probability": .number(token.probability),
+                                    "entropy": token.entropy.map { .number($0) } ?? .null,
+                                    "low_confidence": .bool(isLow(token)), "near_tie": .bool(isNearTie(token)),
+                                    "alternatives": .array(
+                                        token.alternatives.map { alternative in
+                                            .object([
+                                                "id": alternative.id.map { .number(Double($0)) } ?? .null,
+                                                "text": .string(alternative.text),
+                                                "logprob": .number(alternative.logprob),
+                                                "probability": .number(alternative.probability),
+                                            ])
+                                        }),
+                                ])
+                            })
+                    }),
+            ])
+        }
+    }
+}
