@@ -167,4 +167,45 @@ import Testing
                 "trace 1: span d23f0824128b2f33: loupe.llm.tokens[1].logprob: expected a log-probability"),
             "\(result.error)")
     }
+
+    /// On a real run of SmolLM2 through `loupe agent run --provider local`: every printed
+    /// probability is exp of the log-probability the workspace stored, and a position's top
+    /// alternatives never hold more than all the probability. Needs the model
+    /// (`scripts/fetch-smollm2`), as ``LocalAgentTests`` does.
+    @Test func aLocalAgentRunsTokensReadBackAsStored() throws {
+        try #require(
+            FileManager.default.fileExists(atPath: LocalAgentTests.modelPath),
+            "\(LocalAgentTests.modelPath) is missing: run scripts/fetch-smollm2")
+        let file = TestEnvironment.temporaryDirectory() + "/w.sqlite"
+        let run = try TestEnvironment.run([
+            "--workspace", file, "agent", "run", "--provider", "local", "--max-steps", "1", "What is (17 + 25) * 3?",
+        ])
+        #expect(run.output.contains("provider local"), "\(run.output)\(run.error)")
+        let workspace = try Workspace(path: file)
+        let service = TraceService(tables: TraceTables(workspace))
+        let model = try #require(try service.load(1).spans.first { $0.kind == "llm" }, "no model call recorded")
+        let stored = try GeneratedTokens.decode(
+            try service.payload(trace: 1, ordinal: model.ordinal).payload.attributes, span: model.spanID)
+        let tokens = try #require(stored.first?.tokens)
+        try #require(!tokens.isEmpty)
+
+        let text = try TestEnvironment.run(["--workspace", file, "trace", "tokens", "1"])
+        #expect(text.status == 0, "\(text.error)")
+        let lines = text.output.split(separator: "\n").map(String.init)
+        for (position, token) in tokens.enumerated() {
+            let line = try #require(
+                lines.first { $0.hasPrefix(String(repeating: " ", count: 7 - "\(position)".count) + "\(position)  ") })
+            #expect(line.split(separator: " ")[1] == String(format: "%.3f", exp(token.logprob)), "\(line)")
+        }
+        let json = try JSONValue.parse(
+            try TestEnvironment.run(["--workspace", file, "trace", "tokens", "1", "--json"]).output)
+        let printed = try #require(json.array?.first?["choices"]?.array?.first?.array)
+        #expect(printed.count == tokens.count)
+        for (shown, token) in zip(printed, tokens) {
+            #expect(shown["probability"]?.number == exp(token.logprob))
+            let sum = (shown["alternatives"]?.array ?? []).compactMap { $0["probability"]?.number }.reduce(0, +)
+            // Float log-probabilities widened: a near-certain position may sum a few ulps past 1.
+            #expect(sum <= 1 + 1e-6, "alternatives of \(token.text) sum to \(sum)")
+        }
+    }
 }
