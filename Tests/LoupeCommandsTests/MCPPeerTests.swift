@@ -30,6 +30,7 @@ import Testing
             ["sae", "collect", "--layer", "3", "--tokens", "512"],
             ["sae", "train", "--layer", "3", "--width", "64", "--k", "4", "--steps", "20", "--batch", "64"],
             ["profile", "import", "sample-data/profiles/alexnet-a100"],
+            ["roofline", "import-ncu", "sample-data/ncu/h100-sgemm-raw.csv"],
         ]
         // Both people fail q3/1, which the judge passed (a disagreement); they split on q2/2 (a tie).
         let verdicts = [
@@ -255,6 +256,35 @@ import Testing
         #expect(breakdown["temporal"] == profile["ranks"]?.array?.first?["temporal"])
         #expect(breakdown["kernels"] == profile["ranks"]?.array?.first?["kernels"])
         #expect(calls["profile_breakdown_missing"]?["is_error"] == .bool(true))
+        // Each kernel's share of its roof over the wire is `roofline export`'s (%.6g).
+        let export = try TestEnvironment.run([
+            "roofline", "export", "--profile", "H100", "--output", "-", "--workspace", workspace,
+        ]).output
+        var exported: [String: Double] = [:]
+        for line in export.split(separator: "\n") {
+            // Quoted fields (an import's shape, `launches 0,4`) hold commas.
+            var fields = [""]
+            var quoted = false
+            for character in line {
+                if character == "\"" {
+                    quoted.toggle()
+                } else if character == ",", !quoted {
+                    fields.append("")
+                } else {
+                    fields[fields.count - 1].append(character)
+                }
+            }
+            guard fields.first == "kernel", fields.count > 10, let fraction = Double(fields[10]) else { continue }
+            exported[fields[1]] = fraction
+        }
+        let placed = try #require(calls["roofline_kernels"]?["structured"]?["kernels"]?.array)
+        #expect(!placed.isEmpty && placed.count <= 2)
+        for kernel in placed {
+            let name = try #require(kernel["name"]?.string)
+            let fraction = try #require(kernel["fraction_of_attainable"]?.number)
+            let reference = try #require(exported[name], "\(name) not in roofline export")
+            #expect(abs(fraction - reference) <= 1e-5 * reference, "\(name)")
+        }
         let errors = try #require(report["resource_errors"])
         #expect(errors["missing_trace"]?["code"]?.int == -32002)
         #expect(errors["missing_run"]?["code"]?.int == -32002)

@@ -123,6 +123,9 @@ async def exercise(argv):
         calls["profile_breakdown_missing"] = result_json(
             await session.call_tool("profile_breakdown", {"profile": "no-such-profile"})
         )
+        calls["roofline_kernels"] = result_json(
+            await session.call_tool("roofline_kernels", {"profile": "H100", "limit": 2})
+        )
         report["calls"] = calls
         templates = (await session.list_resource_templates()).resource_templates
         report["resource_templates"] = sorted(t.uri_template for t in templates)
