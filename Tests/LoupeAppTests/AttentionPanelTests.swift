@@ -247,15 +247,16 @@ import Testing
         )
     }
 
-    /// A key's label in the lines view reads on every theme: WCAG contrast of at least 4.5
-    /// against the background at every weight it is drawn at full (the heat ramp's dark purple
-    /// low end, #440154, measures 1.1–1.2 on a dark terminal background).
-    @Test(arguments: ["default", "light", "high-contrast"])
-    func keyLabelsHaveContrastAtEveryWeight(name: String) throws {
+    /// One of the themes Loupe ships, from the repository's `themes/`.
+    static func shippedTheme(_ name: String) throws -> Theme {
         let themes = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .appendingPathComponent("../../themes").standardized.path
-        let theme = try ThemeLoader(searchDirectories: [themes]).load(name)
-        let background = theme.color(.background) ?? (theme.hasLightBackground ? RGB(255, 255, 255) : RGB(0, 0, 0))
+        return try ThemeLoader(searchDirectories: [themes]).load(name)
+    }
+
+    /// WCAG 2's contrast ratio, written out here from the standard rather than through
+    /// `RGB.contrast(with:)`, so the tests check the theme against the formula itself.
+    static func wcagContrast(_ first: RGB, _ second: RGB) -> Double {
         func luminance(_ c: RGB) -> Double {
             func channel(_ v: UInt8) -> Double {
                 let x = Double(v) / 255
@@ -263,10 +264,20 @@ import Testing
             }
             return 0.2126 * channel(c.red) + 0.7152 * channel(c.green) + 0.0722 * channel(c.blue)
         }
+        let (a, b) = (luminance(first), luminance(second))
+        return (max(a, b) + 0.05) / (min(a, b) + 0.05)
+    }
+
+    /// A key's label in the lines view reads on every theme: WCAG contrast of at least 4.5
+    /// against the background at every weight it is drawn at full (the heat ramp's dark purple
+    /// low end, #440154, measures 1.1–1.2 on a dark terminal background).
+    @Test(arguments: ["default", "light", "high-contrast"])
+    func keyLabelsHaveContrastAtEveryWeight(name: String) throws {
+        let theme = try Self.shippedTheme(name)
+        let background = theme.backgroundOrDefault
         for p: Float in [0.02, 0.05, 0.1, 0.2, 0.3, 0.6, 1] {
             let foreground = try #require(AttentionPanel.keyLabelStyle(p, theme: theme).foreground)
-            let (a, b) = (luminance(foreground), luminance(background))
-            let contrast = (max(a, b) + 0.05) / (min(a, b) + 0.05)
+            let contrast = Self.wcagContrast(foreground, background)
             #expect(contrast >= 4.5, "\(name) p \(p): \(foreground.hex) on \(background.hex) is \(contrast)")
         }
     }
@@ -276,22 +287,12 @@ import Testing
     /// them in near-background purple on a dark terminal).
     @Test(arguments: ["default", "light", "high-contrast"])
     func weakAttentionLinesStayVisible(name: String) throws {
-        let themes = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("../../themes").standardized.path
-        let theme = try ThemeLoader(searchDirectories: [themes]).load(name)
-        let background = theme.color(.background) ?? (theme.hasLightBackground ? RGB(255, 255, 255) : RGB(0, 0, 0))
-        func luminance(_ c: RGB) -> Double {
-            func channel(_ v: UInt8) -> Double {
-                let x = Double(v) / 255
-                return x <= 0.04045 ? x / 12.92 : pow((x + 0.055) / 1.055, 2.4)
-            }
-            return 0.2126 * channel(c.red) + 0.7152 * channel(c.green) + 0.0722 * channel(c.blue)
-        }
+        let theme = try Self.shippedTheme(name)
+        let background = theme.backgroundOrDefault
         var previous = -1.0
         for p in [0.05, 0.1, 0.2, 0.3, 0.5, 0.8, 1] {
             let stroke = theme.heatMarkColor(p)
-            let (a, b) = (luminance(stroke), luminance(background))
-            let contrast = (max(a, b) + 0.05) / (min(a, b) + 0.05)
+            let contrast = Self.wcagContrast(stroke, background)
             #expect(contrast >= 3, "\(name) p \(p): \(stroke.hex) on \(background.hex) is \(contrast)")
             // Still a ramp: a stronger weight is never drawn with less contrast than a weaker one
             // (within rounding of 8-bit channels).

@@ -48,11 +48,16 @@ package struct Theme: Hashable, Sendable {
     /// Where ``heatMarkColor(_:)`` starts on the ramp: the first of 20 steps with a contrast of 3
     /// against the background (black for the terminal's dark default, white for a light one).
     package var markFloor: Double {
-        let background = color(.background) ?? (hasLightBackground ? RGB(255, 255, 255) : RGB(0, 0, 0))
-        for step in 0...20 where heatColor(Double(step) / 20).contrast(with: background) >= 3 {
+        for step in 0...20 where heatColor(Double(step) / 20).contrast(with: backgroundOrDefault) >= 3 {
             return Double(step) / 20
         }
         return 0
+    }
+
+    /// The background colours are drawn on: the theme's, else the terminal's default taken as
+    /// black (or white for a light theme).
+    package var backgroundOrDefault: RGB {
+        color(.background) ?? (hasLightBackground ? RGB(255, 255, 255) : RGB(0, 0, 0))
     }
 
     /// The colour at `fraction` (0...1) along the heatmap ramp.

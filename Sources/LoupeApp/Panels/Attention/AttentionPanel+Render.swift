@@ -303,7 +303,7 @@ extension AttentionPanel {
             }
         }
         // Weakest first, so a strong line is not hidden under a weak one where they cross.
-        let background = theme.color(.background) ?? (theme.hasLightBackground ? RGB(255, 255, 255) : RGB(0, 0, 0))
+        let background = theme.backgroundOrDefault
         let ink = theme.text.foreground ?? (theme.hasLightBackground ? RGB(0, 0, 0) : RGB(255, 255, 255))
         for line in others.sorted(by: { $0.weight < $1.weight }) {
             let style =
