@@ -102,9 +102,10 @@ extension LlamaModel {
         var positions: [Int]
         var rows: Int { tokens.count }
 
-        init(tokens: [[Int32]], caches: [LlamaKVCache]) {
+        /// The packed rows of `tokens`, sequence b's first new token at position `past[b]`.
+        init(tokens: [[Int32]], past: [Int]) {
             lengths = tokens.map(\.count)
-            past = caches.map(\.count)
+            self.past = past
             starts = []
             self.tokens = []
             positions = []
@@ -113,6 +114,10 @@ extension LlamaModel {
                 self.tokens += ids
                 positions += (0..<ids.count).map { past[b] + $0 }
             }
+        }
+
+        init(tokens: [[Int32]], caches: [LlamaKVCache]) {
+            self.init(tokens: tokens, past: caches.map(\.count))
         }
     }
 

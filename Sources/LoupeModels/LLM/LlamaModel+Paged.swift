@@ -1,22 +1,6 @@
 import CKernels
 import LoupeTensor
 
-extension LlamaModel.Batch {
-    /// The packed rows of `tokens`, sequence b's first new token at position `past[b]`.
-    init(tokens: [[Int32]], past: [Int]) {
-        lengths = tokens.map(\.count)
-        self.past = past
-        starts = []
-        self.tokens = []
-        positions = []
-        for (b, ids) in tokens.enumerated() {
-            starts.append(self.tokens.count)
-            self.tokens += ids
-            positions += (0..<ids.count).map { past[b] + $0 }
-        }
-    }
-}
-
 extension LlamaModel {
     /// Reads new tokens for several sequences of a ``PagedKVCache`` in one pass over the weights:
     /// sequence `ids[b]`'s `tokens[b]` go after the rows it holds. A batch of decode steps (one
