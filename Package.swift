@@ -293,7 +293,7 @@ let package = Package(
             dependencies: [
                 "LoupeBase", "LoupeCommands", "LoupeApp", "LoupeKit", "LoupeStore", "LoupeRetrieval", "LoupeTUI",
                 "LoupeTerminal", "LoupeAgents", "LoupeModels", "LoupeTensor", "LoupeTestSupport", "LoupePostgres",
-                "loupe", .product(name: "GRDB", package: "GRDB.swift"),
+                "LoupeServing", "loupe", .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strictSwift6
         ),
