@@ -139,6 +139,31 @@ package struct Generator: Sendable {
         try template.encode(messages, addGenerationPrompt: true, with: tokenizer)
     }
 
+    /// The context a generation after `prompt` takes (tokens, the prompt's included) and the most
+    /// tokens it may generate in it.
+    ///
+    /// - Throws: ``ModelError`` for options out of range, an empty prompt, an id outside the
+    ///   vocabulary, or a prompt that leaves no room in the context.
+    package func limits(prompt: [Int32], options: GenerationOptions) throws(ModelError) -> (context: Int, budget: Int) {
+        if let problem = options.sampling.problem { throw ModelError(file: model.fileName, message: problem) }
+        guard !prompt.isEmpty else { throw ModelError(file: model.fileName, message: "the prompt has no tokens") }
+        let vocabulary = model.configuration.vocabularySize
+        if let bad = prompt.first(where: { $0 < 0 || Int($0) >= vocabulary }) {
+            throw ModelError(
+                file: model.fileName, message: "token id \(bad) is outside the vocabulary (0..<\(vocabulary))")
+        }
+        let limit = model.configuration.contextLength
+        let context = min(options.context ?? (prompt.count + max(options.maxTokens, 1)), limit)
+        guard prompt.count < context else {
+            throw ModelError(
+                file: model.fileName,
+                message:
+                    "a prompt of \(prompt.count) tokens leaves no room to generate in a context of \(context) tokens"
+                    + (context < limit ? " (ask for a larger context, up to \(limit))" : ""))
+        }
+        return (context, min(options.maxTokens, context - prompt.count))
+    }
+
     /// Generates after `prompt` (token ids, chat template already applied where wanted).
     ///
     /// - Parameters:
@@ -166,32 +191,14 @@ package struct Generator: Sendable {
         prompt: [Int32], options: GenerationOptions, reusing promptCache: inout PromptCache,
         isCancelled: () -> Bool = { false }, onText: (String, GeneratedToken?) -> Void = { _, _ in }
     ) throws(ModelError) -> Generation {
-        if let problem = options.sampling.problem { throw ModelError(file: model.fileName, message: problem) }
-        guard !prompt.isEmpty else { throw ModelError(file: model.fileName, message: "the prompt has no tokens") }
-        let limit = model.configuration.contextLength
-        let context = min(options.context ?? (prompt.count + max(options.maxTokens, 1)), limit)
-        guard prompt.count < context else {
-            throw ModelError(
-                file: model.fileName,
-                message:
-                    "a prompt of \(prompt.count) tokens leaves no room to generate in a context of \(context) tokens"
-                    + (context < limit ? " (ask for a larger context, up to \(limit))" : ""))
-        }
+        let (context, budget) = try limits(prompt: prompt, options: options)
         let taken = try promptCache.take(for: prompt, context: context, model: model)
         var cache = taken.0
         let cached = taken.1
         var read = Array(prompt.prefix(cached))
         defer { promptCache.keep(cache, holding: read) }
-        var sampler = Sampler(options.sampling)
-        var matcher = options.constraint?.start()
-        var decoder = BPETokenizer.StreamDecoder(tokenizer)
-        var stops = StopStrings(options.stops)
-        var history = prompt
-        var tokens: [GeneratedToken] = []
-        var text = ""
-        var reason = StopReason.limit
-        var word: String?
-        let budget = min(options.maxTokens, context - prompt.count)
+        var decoding = Decoding(
+            prompt: prompt, options: options, budget: budget, tokenizer: tokenizer, fileName: model.fileName)
 
         let start = DispatchTime.now().uptimeNanoseconds
         let fresh = Array(prompt[cached...])
@@ -199,62 +206,20 @@ package struct Generator: Sendable {
         read += fresh
         let prefilled = DispatchTime.now().uptimeNanoseconds
         var firstChosen = prefilled
-        while tokens.count < budget {
-            if !tokens.isEmpty && isCancelled() {
-                reason = .cancelled
+        while !decoding.isFinished {
+            if !decoding.tokens.isEmpty && isCancelled() {
+                decoding.cancel()
                 break
             }
-            let choice: TokenChoice
-            if let current = matcher {
-                let allowed = logits.storage.withUnsafeBufferPointer {
-                    sampler.choose($0, history: history, allowing: current.stepChecker())
-                }
-                guard let allowed else {
-                    throw ModelError(
-                        file: model.fileName, message: "the grammar allows no token after \(text.debugDescription)")
-                }
-                choice = allowed
-                matcher?.accept(allowed.token.id)
-            } else {
-                choice = logits.storage.withUnsafeBufferPointer { sampler.choose($0, history: history) }
-            }
-            if tokens.isEmpty { firstChosen = DispatchTime.now().uptimeNanoseconds }
-            let id = choice.token.id
-            if tokenizer.endOfGenerationIDs.contains(id) {
-                reason = .eos
-                break
-            }
-            let token = GeneratedToken(id: id, piece: tokenizer.piece(id), choice: choice)
-            tokens.append(token)
-            history.append(id)
-            let (released, stop) = stops.feed(decoder.append(id))
-            text += released
-            onText(released, token)
-            if let stop {
-                reason = .word
-                word = stop
-                break
-            }
-            guard tokens.count < budget else { break }
-            logits = try model.forward([id], cache: &cache, logits: .last)
-            read.append(id)
+            let next = try decoding.choose(logits, onText: onText)
+            if decoding.steps == 1 { firstChosen = DispatchTime.now().uptimeNanoseconds }
+            guard let next else { break }
+            logits = try model.forward([next], cache: &cache, logits: .last)
+            read.append(next)
         }
-        if word == nil {
-            let (released, stop) = stops.feed(decoder.finish())
-            let rest = released + (stop == nil ? stops.finish() : "")
-            if let stop {
-                reason = .word
-                word = stop
-            }
-            text += rest
-            if !rest.isEmpty { onText(rest, nil) }
-        }
-        let end = DispatchTime.now().uptimeNanoseconds
-        let timings = GenerationTimings(
-            promptTokens: prompt.count, cachedPromptTokens: cached, generatedTokens: tokens.count,
-            timeToFirstTokenSeconds: Double(firstChosen - start) / 1e9, prefillSeconds: Double(prefilled - start) / 1e9,
-            decodeSeconds: Double(end - firstChosen) / 1e9)
-        return Generation(
-            promptIDs: prompt, tokens: tokens, text: text, stopReason: reason, stoppingWord: word, timings: timings)
+        decoding.finish(onText: onText)
+        return decoding.generation(
+            prompt: prompt, cachedPromptTokens: cached, startNs: start, prefilledNs: prefilled,
+            firstChosenNs: firstChosen, endNs: DispatchTime.now().uptimeNanoseconds)
     }
 }
