@@ -35,9 +35,10 @@ struct ServeCommand: LoupeCommand {
 
             With --openai-port it also speaks OpenAI's API on that port (same address and token): \
             /v1/models, /v1/chat/completions and /v1/completions answered by the local model \
-            (SmolLM2-135M-Instruct), one sequence at a time behind a queue of --openai-queue requests \
-            (past it, 429 with Retry-After); each request is stored as a trace. Point a client at it with \
-            base_url http://127.0.0.1:PORT/v1.
+            (SmolLM2-135M-Instruct), up to --openai-batch sequences decoded together (continuous batching: \
+            requests join and leave between decode steps and share cached prompt prefixes; 1: one at a time) \
+            behind a queue of --openai-queue requests (past it, 429 with Retry-After); each request is stored \
+            as a trace. Point a client at it with base_url http://127.0.0.1:PORT/v1.
             """)
 
     static let runsInsideTUI = false
@@ -56,6 +57,12 @@ struct ServeCommand: LoupeCommand {
         name: .customLong("openai-queue"),
         help: "The most OpenAI requests running or waiting at once; past it they get 429 and are retried.")
     var openAIQueue = 16
+    @Option(
+        name: .customLong("openai-batch"),
+        help: ArgumentHelp(
+            "The most OpenAI requests decoded together in one pass over the weights (1: one at a time).",
+            valueName: "sequences"))
+    var openAIBatch = 16
 
     func run(in context: CommandContext) throws {
         let configuration = try receiver.configuration(environment: ProcessInfo.processInfo.environment)
@@ -152,6 +159,7 @@ extension ServeCommand {
         guard let port = openAIPort else { return nil }
         guard (0...65535).contains(port) else { throw CommandFailure("--openai-port \(port): use 0 to 65535") }
         guard openAIQueue >= 1 else { throw CommandFailure("--openai-queue \(openAIQueue): give at least 1") }
+        guard openAIBatch >= 1 else { throw CommandFailure("--openai-batch \(openAIBatch): give at least 1") }
         if port != 0, [configuration.httpPort, configuration.grpcPort].contains(port) {
             throw CommandFailure("--openai-port \(port) is also an OTLP port; give it a port of its own")
         }
@@ -161,8 +169,12 @@ extension ServeCommand {
             )
         }
         let generator = try context.session.models.smolLM2(precision: .q8)
-        let scheduler = SerialScheduler(
-            generator: generator, modelName: ModelLibrary.smolLM2Name, capacity: openAIQueue)
+        let scheduler: any CompletionScheduler =
+            openAIBatch == 1
+            ? SerialScheduler(generator: generator, modelName: ModelLibrary.smolLM2Name, capacity: openAIQueue)
+            : BatchScheduler(
+                generator: generator, modelName: ModelLibrary.smolLM2Name, capacity: openAIQueue,
+                maxSequences: openAIBatch)
         let server = OpenAIServer(
             configuration: try configuration.validated(), port: port, scheduler: scheduler, ingest: ingest)
         do {
