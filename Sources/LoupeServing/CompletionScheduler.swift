@@ -68,4 +68,13 @@ package protocol CompletionScheduler: Sendable {
 
     /// Refuses new sequences, cancels those queued, and lets the running ones finish.
     func shutdown()
+
+    /// Key/value cache blocks held by running sequences and in the pool, for `/metrics`; nil for a
+    /// cache that is not paged.
+    var keyValueBlocks: (inUse: Int, total: Int)? { get }
+}
+
+extension CompletionScheduler {
+    /// None: the cache is contiguous, one per sequence.
+    package var keyValueBlocks: (inUse: Int, total: Int)? { nil }
 }

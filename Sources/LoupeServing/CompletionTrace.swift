@@ -51,7 +51,9 @@ enum CompletionTrace {
         a["gen_ai.usage.input_tokens"] = .number(Double(exchange.prompt.count))
         a["gen_ai.usage.output_tokens"] = .number(Double(exchange.completionTokens))
         a["gen_ai.response.finish_reasons"] = .array(
-            exchange.choices.map { Exchange.finishReason($0.generation).string.map(JSONValue.string) ?? "cancelled" })
+            exchange.choices.indices.map {
+                exchange.finishReason(choice: $0).string.map(JSONValue.string) ?? "cancelled"
+            })
         if let first = exchange.firstTokenNs {
             a["gen_ai.server.time_to_first_token"] = .number(Double(first - exchange.startedNs) / 1e9)
         }
@@ -65,13 +67,25 @@ enum CompletionTrace {
             : [.object(JSONObject([("role", "user"), ("content", .string(request.prompt))]))]
         a["gen_ai.input.messages"] = .array(input)
         a["gen_ai.output.messages"] = .array(
-            exchange.choices.map { choice in
-                .object(
-                    JSONObject([
-                        ("role", "assistant"), ("content", .string(choice.text)),
-                        ("finish_reason", Exchange.finishReason(choice.generation)),
-                    ]))
+            exchange.choices.indices.map { index in
+                var message = JSONObject([
+                    ("role", "assistant"), ("content", .string(exchange.content(choice: index) ?? "")),
+                    ("finish_reason", exchange.finishReason(choice: index)),
+                ])
+                let calls = exchange.toolCallsValue(choice: index)
+                if !calls.isEmpty { message["tool_calls"] = .array(calls) }
+                return .object(message)
             })
+        if !request.tools.isEmpty {
+            a["gen_ai.tool.definitions"] = .array(
+                request.tools.map { tool in
+                    .object(
+                        JSONObject([
+                            ("type", "function"), ("name", .string(tool.name)),
+                            ("description", .string(tool.description)), ("parameters", tool.parameters),
+                        ]))
+                })
+        }
         a[GeneratedTokens.attribute] = GeneratedTokens.attributeValue(
             exchange.choices.map { GeneratedTokens($0.tokens, piece: tokenizer.piece) })
         if let failure = exchange.failure { a["error.type"] = .string(failure) }

@@ -8,6 +8,10 @@ struct Exchange: Sendable {
         var text = ""
         var tokens: [GeneratedToken] = []
         var generation: Generation?
+        /// The calls of a reply that is a whole tool-call block (tools offered), nil otherwise.
+        var toolCalls: [SmolLM2ToolFormat.Call]?
+        /// When its last token came (monotonic nanoseconds).
+        var lastTokenNs: UInt64?
     }
 
     let request: OpenAIRequest
@@ -20,6 +24,8 @@ struct Exchange: Sendable {
     /// When the first token of any choice came (monotonic nanoseconds).
     var firstTokenNs: UInt64?
     var endedNs: UInt64?
+    /// Nanoseconds between consecutive tokens of each choice, in arrival order (`/metrics`).
+    var tokenGapsNs: [UInt64] = []
     /// Why the request did not end well, when it did not.
     var failure: String?
 
@@ -35,12 +41,51 @@ struct Exchange: Sendable {
     mutating func note(_ event: CompletionEvent, choice index: Int) {
         switch event {
         case .text(let text, let token):
-            if token != nil && firstTokenNs == nil { firstTokenNs = DispatchTime.now().uptimeNanoseconds }
+            if token != nil {
+                let now = DispatchTime.now().uptimeNanoseconds
+                if firstTokenNs == nil { firstTokenNs = now }
+                if let last = choices[index].lastTokenNs { tokenGapsNs.append(now - last) }
+                choices[index].lastTokenNs = now
+            }
             choices[index].text += text
             if let token { choices[index].tokens.append(token) }
         case .finished(let generation):
             choices[index].generation = generation
+            // A block cut off by the token limit is no call: it stays text, ending in `length`.
+            if request.toolChoice != nil {
+                choices[index].toolCalls = try? SmolLM2ToolFormat.calls(in: choices[index].text)
+            }
             endedNs = DispatchTime.now().uptimeNanoseconds
+        }
+    }
+
+    /// Call `call` of choice `choice`'s id: unique to this response, the same streamed or not.
+    func toolCallID(choice: Int, call: Int) -> String { "call_\(id.prefix(16))_\(choice)_\(call)" }
+
+    /// Why choice `index` ended, in OpenAI's words: `tool_calls` for a reply that called tools.
+    func finishReason(choice index: Int) -> JSONValue {
+        if let calls = choices[index].toolCalls, !calls.isEmpty { return "tool_calls" }
+        return Self.finishReason(choices[index].generation)
+    }
+
+    /// Choice `index`'s text as the client reads it: nil for a reply that called tools, empty
+    /// for a block of no calls.
+    func content(choice index: Int) -> String? {
+        guard let calls = choices[index].toolCalls else { return choices[index].text }
+        return calls.isEmpty ? "" : nil
+    }
+
+    /// Choice `index`'s calls as chat completions list them, `[{id, type, function: {name, arguments}}]`.
+    func toolCallsValue(choice index: Int) -> [JSONValue] {
+        (choices[index].toolCalls ?? []).enumerated().map { call, value in
+            .object(
+                JSONObject([
+                    ("id", .string(toolCallID(choice: index, call: call))), ("type", "function"),
+                    (
+                        "function",
+                        .object(JSONObject([("name", .string(value.name)), ("arguments", .string(value.arguments))]))
+                    ),
+                ]))
         }
     }
 
@@ -70,14 +115,17 @@ struct Exchange: Sendable {
     func response(model: String, tokenizer: BPETokenizer) -> JSONValue {
         let list = choices.enumerated().map { index, choice -> JSONValue in
             let logprobs = request.logprobs ? logprobsValue(choice.tokens, tokenizer: tokenizer) : .null
-            let reason = Self.finishReason(choice.generation)
+            let reason = finishReason(choice: index)
             switch request.kind {
             case .chat:
-                let message = JSONValue.object(
-                    JSONObject([("role", "assistant"), ("content", .string(choice.text))]))
+                var message = JSONObject([
+                    ("role", "assistant"), ("content", content(choice: index).map(JSONValue.string) ?? .null),
+                ])
+                let calls = toolCallsValue(choice: index)
+                if !calls.isEmpty { message["tool_calls"] = .array(calls) }
                 return .object(
                     JSONObject([
-                        ("index", .number(Double(index))), ("message", message), ("logprobs", logprobs),
+                        ("index", .number(Double(index))), ("message", .object(message)), ("logprobs", logprobs),
                         ("finish_reason", reason),
                     ]))
             case .completion:
@@ -100,13 +148,45 @@ struct Exchange: Sendable {
         choice index: Int, delta text: String, role: Bool, tokens: [GeneratedToken], model: String,
         tokenizer: BPETokenizer
     ) -> JSONValue {
+        var delta = JSONObject()
+        if role { delta["role"] = "assistant" }
+        delta["content"] = .string(text)
+        return chunk(choice: index, delta: delta, text: text, tokens: tokens, model: model, tokenizer: tokenizer)
+    }
+
+    /// A streamed tool-call piece of chat choice `index`, as OpenAI streams it: a call's id, type
+    /// and name first (arguments empty), then its arguments in pieces, each under the call's `index`.
+    func chunk(
+        choice index: Int, toolCall delta: ToolCallStream.Delta, tokens: [GeneratedToken], model: String,
+        tokenizer: BPETokenizer
+    ) -> JSONValue {
+        let call: JSONObject
+        switch delta {
+        case .content(let text):
+            return chunk(choice: index, delta: text, role: false, tokens: tokens, model: model, tokenizer: tokenizer)
+        case .call(let number, let name):
+            call = JSONObject([
+                ("index", .number(Double(number))), ("id", .string(toolCallID(choice: index, call: number))),
+                ("type", "function"), ("function", .object(JSONObject([("name", .string(name)), ("arguments", "")]))),
+            ])
+        case .arguments(let number, let text):
+            call = JSONObject([
+                ("index", .number(Double(number))), ("function", .object(JSONObject([("arguments", .string(text))]))),
+            ])
+        }
+        return chunk(
+            choice: index, delta: JSONObject([("tool_calls", .array([.object(call)]))]), text: "", tokens: tokens,
+            model: model, tokenizer: tokenizer)
+    }
+
+    private func chunk(
+        choice index: Int, delta: JSONObject, text: String, tokens: [GeneratedToken], model: String,
+        tokenizer: BPETokenizer
+    ) -> JSONValue {
         let logprobs = request.logprobs && !tokens.isEmpty ? logprobsValue(tokens, tokenizer: tokenizer) : .null
         let choice: JSONValue
         switch request.kind {
         case .chat:
-            var delta = JSONObject()
-            if role { delta["role"] = "assistant" }
-            delta["content"] = .string(text)
             choice = .object(
                 JSONObject([
                     ("index", .number(Double(index))), ("delta", .object(delta)), ("logprobs", logprobs),
@@ -130,7 +210,7 @@ struct Exchange: Sendable {
         case .completion: choice["text"] = ""
         }
         choice["logprobs"] = .null
-        choice["finish_reason"] = Self.finishReason(choices[index].generation)
+        choice["finish_reason"] = finishReason(choice: index)
         return chunkEnvelope([.object(choice)], model: model)
     }
 

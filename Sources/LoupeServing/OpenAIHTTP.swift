@@ -204,14 +204,43 @@ enum OpenAIHTTP {
                             choice: index, delta: "", role: true, tokens: [], model: model, tokenizer: tokenizer),
                         &writer)
                 }
+                // With tools offered, the reply is read as it comes: text, or calls streamed as OpenAI
+                // streams them; a token that sends nothing yet keeps its log-probability for the next chunk.
+                var reader = exchange.request.toolChoice == nil ? nil : ToolCallStream()
+                var held: [GeneratedToken] = []
                 for try await event in ticket.events {
                     exchange.note(event, choice: index)
-                    if case .text(let text, let token) = event, !text.isEmpty || token != nil {
+                    guard case .text(let text, let token) = event else { continue }
+                    if reader == nil {
+                        if !text.isEmpty || token != nil {
+                            try await send(
+                                exchange.chunk(
+                                    choice: index, delta: text, role: false, tokens: token.map { [$0] } ?? [],
+                                    model: model, tokenizer: tokenizer), &writer)
+                        }
+                        continue
+                    }
+                    if let token { held.append(token) }
+                    for delta in reader?.append(text) ?? [] {
                         try await send(
                             exchange.chunk(
-                                choice: index, delta: text, role: false, tokens: token.map { [$0] } ?? [], model: model,
-                                tokenizer: tokenizer), &writer)
+                                choice: index, toolCall: delta, tokens: held, model: model, tokenizer: tokenizer),
+                            &writer)
+                        held = []
                     }
+                }
+                for delta in reader?.finish() ?? [] {
+                    try await send(
+                        exchange.chunk(
+                            choice: index, toolCall: delta, tokens: held, model: model, tokenizer: tokenizer),
+                        &writer)
+                    held = []
+                }
+                if !held.isEmpty {
+                    try await send(
+                        exchange.chunk(
+                            choice: index, delta: "", role: false, tokens: held, model: model, tokenizer: tokenizer),
+                        &writer)
                 }
                 try await send(exchange.finalChunk(choice: index, model: model), &writer)
             }

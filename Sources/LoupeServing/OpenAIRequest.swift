@@ -1,4 +1,6 @@
+import LoupeAgents
 import LoupeBase
+import LoupeKit
 import LoupeModels
 
 /// A `/v1/chat/completions` or `/v1/completions` request, read and checked field by field; a
@@ -8,8 +10,13 @@ package struct OpenAIRequest: Sendable {
 
     package var kind: Kind
     package var model: String
-    /// Chat: the conversation. Completions: empty.
+    /// Chat: the conversation as the model reads it (tools and tool turns in SmolLM2's
+    /// convention, ``LocalModelProvider/chatMessages(_:tools:)``). Completions: empty.
     package var messages: [ChatMessage] = []
+    /// Chat: the tools offered to the model (`tools`); empty when none are, or `tool_choice` is `none`.
+    package var tools: [ToolSpec] = []
+    /// What a reply may be while tools are offered; nil when none are.
+    package var toolChoice: ToolChoice?
     /// Completions: the prompt text.
     package var prompt = ""
     package var options = GenerationOptions()
@@ -19,11 +26,12 @@ package struct OpenAIRequest: Sendable {
     /// Whether each token's log-probability is returned (chat `logprobs: true`; completions `logprobs: N`).
     package var logprobs = false
     package var user: String?
-    /// The grammar `response_format` asks the answer to keep to (`json_object`, `json_schema`).
+    /// The grammar the answer keeps to: `response_format`'s (`json_object`, `json_schema`), or
+    /// the tool-call block of the tools offered.
     package var grammar: Grammar?
 
-    /// The fields tool calling will serve; until then they are refused, not ignored.
-    static let unsupported = ["tools", "tool_choice", "functions", "function_call"]
+    /// The legacy function-calling fields, refused rather than ignored (`tools` replaces them).
+    static let unsupported = ["functions", "function_call"]
 
     /// Reads `body` (the request's JSON) for `kind`; `defaultSeed` is the seed when none is given.
     package init(_ body: JSONValue, kind: Kind, defaultSeed: UInt64) throws(OpenAIError) {
@@ -37,13 +45,34 @@ package struct OpenAIRequest: Sendable {
         self.model = model
         for name in Self.unsupported where object[name] != nil && object[name] != .null {
             throw .invalid(
-                "\(name) is not supported yet: loupe serve does not offer tool calls yet", param: name,
+                "\(name) is deprecated and not supported: use tools and tool_choice", param: name,
                 code: "unsupported_parameter")
         }
         grammar = try Self.responseFormat(object["response_format"])
         switch kind {
-        case .chat: messages = try Self.messages(object["messages"])
-        case .completion: prompt = try Self.prompt(object["prompt"])
+        case .chat:
+            let conversation = try Self.conversation(object["messages"])
+            let offered = try Self.tools(object["tools"])
+            toolChoice = try Self.toolChoice(object["tool_choice"], tools: offered)
+            if let toolChoice {
+                tools = offered
+                if grammar != nil {
+                    throw .invalid(
+                        "response_format cannot be combined with tools: a reply keeps to one grammar "
+                            + "(set tool_choice to none to use response_format)", param: "response_format")
+                }
+                do { grammar = try LocalModelProvider.toolGrammar(offered, choice: toolChoice) } catch {
+                    throw .invalid(
+                        "tools: \(error.description)", param: error.path.isEmpty ? "tool_choice" : "tools",
+                        code: "unsupported_parameter")
+                }
+            }
+            messages = LocalModelProvider.chatMessages(conversation, tools: tools)
+        case .completion:
+            prompt = try Self.prompt(object["prompt"])
+            for name in ["tools", "tool_choice"] where object[name] != nil && object[name] != .null {
+                throw .invalid("\(name) is only for /v1/chat/completions", param: name)
+            }
         }
         var sampling = SamplingOptions()
         sampling.temperature = Float(try Self.number(object, "temperature", in: 0...2) ?? 1)
@@ -116,26 +145,153 @@ package struct OpenAIRequest: Sendable {
         }
     }
 
-    private static func messages(_ value: JSONValue?) throws(OpenAIError) -> [ChatMessage] {
+    /// The conversation: system, developer, user and assistant turns, an assistant's `tool_calls`,
+    /// and `tool` turns answering them (`tool_call_id` naming a call made earlier).
+    private static func conversation(_ value: JSONValue?) throws(OpenAIError) -> [Message] {
         guard let list = value?.array else {
             throw .invalid("messages must be an array of {role, content}", param: "messages")
         }
         guard !list.isEmpty else { throw .invalid("messages must not be empty", param: "messages") }
-        var messages: [ChatMessage] = []
+        var messages: [Message] = []
+        var callIDs: Set<String> = []
         for (index, message) in list.enumerated() {
             let path = "messages[\(index)]"
             guard let role = message["role"]?.string else {
                 throw .invalid("\(path).role must be a string", param: "\(path).role")
             }
-            guard ["system", "developer", "user", "assistant"].contains(role) else {
+            switch role {
+            case "system", "developer", "user":
+                messages.append(
+                    Message(role: role == "developer" ? "system" : role, text: try content(message, path: path)))
+            case "assistant":
+                let calls = try toolCalls(message["tool_calls"], path: path + ".tool_calls")
+                callIDs.formUnion(calls.compactMap(\.id))
+                let text =
+                    calls.isEmpty || (message["content"] ?? .null) != .null ? try content(message, path: path) : ""
+                messages.append(Message(role: role, text: text, toolCalls: calls))
+            case "tool":
+                guard let id = message["tool_call_id"]?.string else {
+                    throw .invalid("\(path).tool_call_id must be a string", param: "\(path).tool_call_id")
+                }
+                guard callIDs.contains(id) else {
+                    throw .invalid(
+                        "\(path): a tool message answers a call of an earlier assistant message, and none has id "
+                            + "'\(UntrustedText.sanitized(id))'", param: "\(path).tool_call_id")
+                }
+                messages.append(Message(role: role, text: try content(message, path: path), toolCallID: id))
+            default:
                 throw .invalid(
-                    "\(path).role '\(UntrustedText.sanitized(role))': use system, developer, user or assistant "
-                        + "(tool messages need tool support, not offered yet)", param: "\(path).role")
+                    "\(path).role '\(UntrustedText.sanitized(role))': use system, developer, user, assistant or tool",
+                    param: "\(path).role")
             }
-            messages.append(
-                ChatMessage(role: role == "developer" ? "system" : role, content: try content(message, path: path)))
         }
         return messages
+    }
+
+    /// An assistant's `tool_calls`: `[{id, type: function, function: {name, arguments}}]`, the
+    /// arguments a string holding a JSON object.
+    private static func toolCalls(_ value: JSONValue?, path: String) throws(OpenAIError) -> [ToolCall] {
+        guard let value, value != .null else { return [] }
+        guard let list = value.array else {
+            throw .invalid("\(path) must be an array of {id, type, function}", param: path)
+        }
+        var calls: [ToolCall] = []
+        for (index, call) in list.enumerated() {
+            let at = "\(path)[\(index)]"
+            guard let id = call["id"]?.string else { throw .invalid("\(at).id must be a string", param: "\(at).id") }
+            guard call["type"]?.string == "function" else {
+                throw .invalid("\(at).type must be \"function\"", param: "\(at).type")
+            }
+            guard let name = call["function"]?["name"]?.string else {
+                throw .invalid("\(at).function.name must be a string", param: "\(at).function.name")
+            }
+            guard let arguments = call["function"]?["arguments"]?.string,
+                (try? JSONValue.parse(arguments))?.object != nil
+            else {
+                throw .invalid(
+                    "\(at).function.arguments must be a string holding a JSON object", param: "\(at).function.arguments"
+                )
+            }
+            calls.append(ToolCall(id: id, name: name, arguments: arguments))
+        }
+        return calls
+    }
+
+    /// `tools`: `[{type: function, function: {name, description, parameters}}]`, names as OpenAI
+    /// allows them (letters, digits, `_` and `-`, at most 64).
+    private static func tools(_ value: JSONValue?) throws(OpenAIError) -> [ToolSpec] {
+        guard let value, value != .null else { return [] }
+        guard let list = value.array, !list.isEmpty else {
+            throw .invalid(
+                "tools must be a non-empty array of {type: function, function: {name, description, parameters}}",
+                param: "tools")
+        }
+        var tools: [ToolSpec] = []
+        for (index, tool) in list.enumerated() {
+            let path = "tools[\(index)]"
+            guard tool["type"]?.string == "function", let function = tool["function"], function.object != nil else {
+                throw .invalid(
+                    "\(path) must be {type: \"function\", function: {name, description, parameters}}", param: path)
+            }
+            guard let name = function["name"]?.string, (1...64).contains(name.utf8.count),
+                name.utf8.allSatisfy({
+                    $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") || (0x30...0x39).contains($0)
+                        || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0)
+                })
+            else {
+                throw .invalid(
+                    "\(path).function.name must be 1 to 64 letters, digits, _ or -", param: "\(path).function.name")
+            }
+            var description = ""
+            if let text = function["description"], text != .null {
+                guard let string = text.string else {
+                    throw .invalid(
+                        "\(path).function.description must be a string", param: "\(path).function.description")
+                }
+                description = string
+            }
+            let parameters = function["parameters"] ?? .null
+            guard parameters == .null || parameters.object != nil else {
+                throw .invalid(
+                    "\(path).function.parameters must be a JSON schema object", param: "\(path).function.parameters")
+            }
+            tools.append(
+                ToolSpec(
+                    name: name, description: description,
+                    parameters: parameters == .null
+                        ? .object(["type": "object", "properties": .object([:])]) : parameters))
+        }
+        return tools
+    }
+
+    /// `tool_choice`: `none` (nil: no tools offered), `auto` (the default with tools), `required`,
+    /// or `{type: function, function: {name}}`.
+    private static func toolChoice(_ value: JSONValue?, tools: [ToolSpec]) throws(OpenAIError) -> ToolChoice? {
+        let choice: ToolChoice?
+        switch value {
+        case nil, .null?: return tools.isEmpty ? nil : .auto
+        case .string("none")?: return nil
+        case .string("auto")?: choice = .auto
+        case .string("required")?: choice = .required
+        case .object?:
+            guard value?["type"]?.string == "function", let name = value?["function"]?["name"]?.string else {
+                throw .invalid(
+                    "tool_choice must be none, auto, required or {type: \"function\", function: {name}}",
+                    param: "tool_choice")
+            }
+            guard tools.contains(where: { $0.name == name }) else {
+                throw .invalid(
+                    "tool_choice names '\(UntrustedText.sanitized(name))', which is not among the tools",
+                    param: "tool_choice.function.name")
+            }
+            choice = .named(name)
+        default:
+            throw .invalid(
+                "tool_choice must be none, auto, required or {type: \"function\", function: {name}}",
+                param: "tool_choice")
+        }
+        guard !tools.isEmpty else { throw .invalid("tool_choice needs tools to choose from", param: "tool_choice") }
+        return choice
     }
 
     /// A message's text: a string, or text parts (`[{"type": "text", "text": …}]`).

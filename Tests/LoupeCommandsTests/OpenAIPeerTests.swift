@@ -25,7 +25,9 @@ import Testing
         return try #require(try JSONValue.parse(run.output)["text"]?.string)
     }
 
-    @Test func theOpenAIClientGetsTheLocalModelsAnswersAndEachIsATrace() throws {
+    /// Under both schedulers: continuous batching (`--openai-batch 16`, the default) and one
+    /// sequence at a time (`--openai-batch 1`).
+    @Test(arguments: [16, 1]) func theOpenAIClientGetsTheLocalModelsAnswersAndEachIsATrace(batch: Int) throws {
         try #require(
             FileManager.default.fileExists(atPath: ModelsCommandTests.smolLM2Path),
             "SmolLM2 weights not found at \(ModelsCommandTests.smolLM2Path): run scripts/fetch-smollm2")
@@ -39,7 +41,7 @@ import Testing
         server.executableURL = URL(fileURLWithPath: TestEnvironment.binary)
         server.arguments = [
             "serve", "--workspace", workspace, "--http-port", "0", "--grpc-port", "0", "--openai-port", "0",
-            "--openai-queue", "2",
+            "--openai-queue", "2", "--openai-batch", String(batch),
         ]
         var environment = ProcessInfo.processInfo.environment
         environment["LOUPE_MODELS"] = ModelsCommandTests.modelsRoot
@@ -165,10 +167,147 @@ import Testing
         #expect(abandoned.allSatisfy { ($0["output_tokens"]?.int ?? 2000) < 400 })
     }
 
+    /// Starts `loupe serve` with the OpenAI endpoint on a free port over a new workspace; returns the
+    /// process, its output and the endpoint's base URL (`http://127.0.0.1:PORT/v1`).
+    static func startServer(_ extra: [String], workspace: String) throws -> (Process, Pipe, String) {
+        try #require(
+            FileManager.default.fileExists(atPath: ModelsCommandTests.smolLM2Path),
+            "SmolLM2 weights not found at \(ModelsCommandTests.smolLM2Path): run scripts/fetch-smollm2")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: OTLPPeerTests.python),
+            "the Python peers are missing: run scripts/python-peers first")
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: TestEnvironment.binary)
+        server.arguments =
+            ["serve", "--workspace", workspace, "--http-port", "0", "--grpc-port", "0", "--openai-port", "0"] + extra
+        var environment = ProcessInfo.processInfo.environment
+        environment["LOUPE_MODELS"] = ModelsCommandTests.modelsRoot
+        server.environment = environment
+        let output = Pipe()
+        server.standardOutput = output
+        server.standardError = output
+        try server.run()
+        let text = TestEnvironment.firstLine(of: output)
+        guard let range = text.firstRange(of: /OpenAI http:\/\/127\.0\.0\.1:[0-9]+\/v1/) else {
+            kill(server.processIdentifier, SIGKILL)
+            server.waitUntilExit()
+            throw CommandTestFailure("loupe serve did not say where the OpenAI endpoint listens: \(text)")
+        }
+        return (server, output, String(text[range].dropFirst(7)))
+    }
+
+    /// Runs `scripts/reference/NAME` with the Python peers and `arguments`; its stdout as JSON.
+    static func peer(_ name: String, _ arguments: [String]) throws -> JSONValue {
+        let client = Process()
+        client.executableURL = URL(fileURLWithPath: OTLPPeerTests.python)
+        client.arguments =
+            [TestEnvironment.repositoryRoot.appendingPathComponent("scripts/reference/" + name).path] + arguments
+        let clientOutput = Pipe()
+        let clientError = Pipe()
+        client.standardOutput = clientOutput
+        client.standardError = clientError
+        try client.run()
+        let out = clientOutput.fileHandleForReading.readDataToEndOfFile()
+        let err = clientError.fileHandleForReading.readDataToEndOfFile()
+        client.waitUntilExit()
+        guard client.terminationStatus == 0 else {
+            throw CommandTestFailure("\(name) failed: \(String(decoding: err, as: UTF8.self).suffix(3000))")
+        }
+        return try JSONValue.parse(out)
+    }
+
+    /// Tools through the official client (scripts/reference/openai_tools.py): under `required`, a
+    /// named choice and `auto`, every call names an offered tool and its arguments keep to that
+    /// tool's schema (checked by `jsonschema`, not by Loupe); `none` answers in text; the streamed
+    /// calls, joined as the client joins deltas, are the non-streamed ones; a tool message carries
+    /// the conversation on; and each request, calls included, is a trace.
+    @Test func theOpenAIClientCallsToolsThatTheGrammarKeepsValid() throws {
+        let workspace = TestEnvironment.temporaryDirectory() + "/w.sqlite"
+        let (server, output, baseURL) = try Self.startServer([], workspace: workspace)
+        defer {
+            if server.isRunning {
+                kill(server.processIdentifier, SIGKILL)
+                server.waitUntilExit()
+            }
+        }
+        let report = try Self.peer("openai_tools.py", [baseURL, Self.model])
+
+        for name in ["required", "named"] {
+            let answer = try #require(report[name], "\(name)")
+            #expect(answer["finish_reason"] == "tool_calls", "\(name): \(answer.compactJSON)")
+            #expect(answer["content"] == .null, "\(name)")
+            let calls = try #require(answer["calls"]?.array)
+            #expect(!calls.isEmpty, "\(name)")
+            for call in calls {
+                #expect(call["valid"]?.bool == true, "\(name): \(call.compactJSON)")
+                #expect(call["type"] == "function")
+                #expect(call["id"]?.string?.hasPrefix("call_") == true)
+            }
+            #expect(Set(calls.compactMap { $0["id"]?.string }).count == calls.count, "ids are unique")
+        }
+        #expect(
+            report["required"]?["calls"]?.array?.allSatisfy {
+                ["calculator", "get_weather"].contains($0["name"]?.string ?? "")
+            } == true)
+        #expect(report["named"]?["calls"]?.array?.allSatisfy { $0["name"] == "get_weather" } == true)
+        // `none`: tools are not offered, so the reply is text.
+        #expect(report["none"]?["calls"]?.array?.isEmpty == true)
+        #expect(!(report["none"]?["content"]?.string ?? "").isEmpty)
+        #expect(report["none"]?["finish_reason"] == "stop" || report["none"]?["finish_reason"] == "length")
+        // `auto`: text, or calls that are all valid.
+        let auto = try #require(report["auto"])
+        if auto["finish_reason"] == "tool_calls" {
+            #expect(auto["calls"]?.array?.allSatisfy { $0["valid"]?.bool == true } == true, "\(auto.compactJSON)")
+        } else {
+            #expect(auto["calls"]?.array?.isEmpty == true && auto["content"]?.string != nil, "\(auto.compactJSON)")
+        }
+        // Streamed: the same calls (arguments parse to the same objects), ids sent once, one finish reason.
+        let streamed = try #require(report["stream"]?["calls"]?.array)
+        let whole = try #require(report["required"]?["calls"]?.array)
+        #expect(streamed.count == whole.count)
+        for (piece, call) in zip(streamed, whole) {
+            #expect(piece["name"] == call["name"])
+            #expect(piece["id"]?.string?.hasPrefix("call_") == true)
+            #expect(
+                try JSONValue.parse(piece["arguments"]?.string ?? "")
+                    == JSONValue.parse(call["arguments"]?.string ?? ""))
+            #expect((piece["pieces"]?.int ?? 0) >= 1)
+        }
+        #expect(report["stream"]?["finish_reasons"] == .array(["tool_calls"]))
+        // The tool's answer continues the conversation, the calls and the result in the prompt: a
+        // text reply, or more calls that are valid too.
+        let continued = try #require(report["continued"])
+        if continued["finish_reason"] == "tool_calls" {
+            #expect(continued["calls"]?.array?.allSatisfy { $0["valid"]?.bool == true } == true)
+        } else {
+            #expect(!(continued["content"]?.string ?? "").isEmpty, "\(continued.compactJSON)")
+        }
+        #expect((continued["prompt_tokens"]?.int ?? 0) > (continued["first_prompt_tokens"]?.int ?? .max))
+        let errors = try #require(report["errors"])
+        let expected: [(String, String?)] = [
+            ("unanswered_tool", "messages[1].tool_call_id"), ("unknown_choice", "tool_choice.function.name"),
+            ("choice_without_tools", "tool_choice"), ("with_response_format", "response_format"),
+            ("bad_name", "tools[0].function.name"),
+        ]
+        for (name, param) in expected {
+            #expect(errors[name]?["status"]?.int == 400, "\(name)")
+            #expect(errors[name]?["param"] == param.map(JSONValue.string) ?? .null, "\(name)")
+        }
+
+        kill(server.processIdentifier, SIGTERM)
+        _ = output.fileHandleForReading.readDataToEndOfFile()
+        server.waitUntilExit()
+        #expect(server.terminationStatus == 0)
+        let list = try TestEnvironment.run(["trace", "list", "--json", "--workspace", workspace])
+        let traces = try #require(try JSONValue.parse(list.output).array)
+        // Four answers, the stream and the continued conversation; refused requests leave none.
+        #expect(traces.count == 6)
+    }
+
     /// A client that sends its headers and then trickles the body (scripts/reference/openai_slow_body.py)
     /// is answered 408 once the body deadline passes, not waited on; the next request is then served,
     /// so the slow one held no model slot (`--openai-queue 1`: one slot in all).
-    @Test func aClientThatTricklesItsBodyIsCutOffAndHoldsNoSlot() throws {
+    @Test(arguments: [16, 1]) func aClientThatTricklesItsBodyIsCutOffAndHoldsNoSlot(batch: Int) throws {
         try #require(
             FileManager.default.fileExists(atPath: ModelsCommandTests.smolLM2Path),
             "SmolLM2 weights not found at \(ModelsCommandTests.smolLM2Path): run scripts/fetch-smollm2")
@@ -180,7 +319,7 @@ import Testing
         server.executableURL = URL(fileURLWithPath: TestEnvironment.binary)
         server.arguments = [
             "serve", "--workspace", TestEnvironment.temporaryDirectory() + "/w.sqlite", "--http-port", "0",
-            "--grpc-port", "0", "--openai-port", "0", "--openai-queue", "1",
+            "--grpc-port", "0", "--openai-port", "0", "--openai-queue", "1", "--openai-batch", String(batch),
         ]
         var environment = ProcessInfo.processInfo.environment
         environment["LOUPE_MODELS"] = ModelsCommandTests.modelsRoot

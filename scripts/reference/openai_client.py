@@ -117,7 +117,8 @@ report["errors"] = {
     "unknown_model": error(lambda: client.chat.completions.create(model="gpt-9", messages=question)),
     "tools": error(lambda: client.chat.completions.create(
         model=model, messages=question,
-        tools=[{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}])),
+        tools=[{"type": "function", "function": {"name": "f", "parameters": {"type": "object",
+                                                                            "patternProperties": {}}}}])),
     "bad_schema": error(lambda: client.chat.completions.create(
         model=model, messages=question,
         response_format={"type": "json_schema", "json_schema": {"name": "x", "schema": {"type": "object",

@@ -51,15 +51,21 @@ package final class LocalModelProvider: ChatProvider {
     /// The conversation as SmolLM2 reads it: the tools in the system turn, calls as
     /// `<tool_call>` blocks, results as `<tool_response>` user turns (consecutive results in one).
     package func chatMessages(_ request: ChatRequest) -> [ChatMessage] {
+        Self.chatMessages(request.messages, tools: request.tools)
+    }
+
+    /// `conversation` as SmolLM2 reads it with `tools` offered (none: no tool list in the system
+    /// turn); shared with `loupe serve`'s OpenAI endpoint, which renders a client's tool turns the same way.
+    package static func chatMessages(_ conversation: [Message], tools: [ToolSpec]) -> [ChatMessage] {
         var messages: [ChatMessage] = []
-        var rest = request.messages[...]
+        var rest = conversation[...]
         var instructions = ""
         if let first = rest.first, first.role == "system" {
             instructions = first.text
             rest = rest.dropFirst()
         }
-        if !request.tools.isEmpty {
-            messages.append(.system(SmolLM2ToolFormat.systemPrompt(instructions, tools: request.tools)))
+        if !tools.isEmpty {
+            messages.append(.system(SmolLM2ToolFormat.systemPrompt(instructions, tools: tools)))
         } else if !instructions.isEmpty {
             messages.append(.system(instructions))
         }
@@ -82,6 +88,15 @@ package final class LocalModelProvider: ChatProvider {
         return messages
     }
 
+    /// The grammar a reply offered `tools` keeps to under `choice`: SmolLM2's tool-call block,
+    /// string arguments held to ``stringLimit`` where their schema sets no bound.
+    ///
+    /// - Throws: ``GrammarError`` for a schema feature the grammar does not enforce, or a named
+    ///   choice that is not offered.
+    package static func toolGrammar(_ tools: [ToolSpec], choice: ToolChoice) throws(GrammarError) -> Grammar {
+        try Grammar.toolCalls(tools, choice: choice, stringLimit: stringLimit)
+    }
+
     package func complete(_ request: ChatRequest, onText: @escaping @Sendable (String) -> Void) throws(ProviderError)
         -> ChatResponse
     {
@@ -91,8 +106,7 @@ package final class LocalModelProvider: ChatProvider {
         if !request.tools.isEmpty {
             do {
                 options.constraint = GrammarConstraint(
-                    try Grammar.toolCalls(request.tools, choice: toolChoice, stringLimit: Self.stringLimit),
-                    tokens: tokens)
+                    try Self.toolGrammar(request.tools, choice: toolChoice), tokens: tokens)
             } catch {
                 throw ProviderError("the tools cannot be offered to the local model: \(error)", retryable: false)
             }
