@@ -53,6 +53,9 @@ extension PostgresStore {
                 }
                 // Data a migration derives from rows already there, as SQLite's migration does.
                 if !applied.contains(TraceTables.usageMigration) { try session.execute(TraceTables.usageBackfill) }
+                if !applied.contains(SettingsTables.mcpSourceMigration) {
+                    try session.execute(SettingsTables.mcpSourceBackfill)
+                }
                 let now = Self.timestamp(Date())
                 for identifier in known where !applied.contains(identifier) {
                     try session.execute(

@@ -40,6 +40,25 @@ package struct SettingsTables: Sendable {
         }
     }
 
+    /// The most recent `limit` command lines, of one source or of all, oldest first, each with its
+    /// source and time: what `loupe history` lists.
+    ///
+    /// A row whose source this binary does not know (none today: the schema checks it) is left out.
+    package func entries(source: HistorySource? = nil, limit: Int = 1000) throws(WorkspaceError) -> [HistoryEntry] {
+        try database.readStatements { sql in
+            let filter = source == nil ? "" : "WHERE source = ? "
+            let arguments = (source.map { [SQLValue.text($0.rawValue)] } ?? []) + [.integer(Int64(limit))]
+            return try sql.execute(
+                "SELECT line, source, ran_at FROM command_history \(filter)ORDER BY id DESC LIMIT ?", arguments
+            ).compactMap { row -> HistoryEntry? in
+                guard let line = row.text("line"), let source = row.text("source").flatMap(HistorySource.init),
+                    let ranAt = TraceTables.date(row["ran_at"])
+                else { return nil }
+                return HistoryEntry(line: line, source: source, ranAt: ranAt)
+            }.reversed()
+        }
+    }
+
     /// Appends a command line to the history, with credential-shaped parts (URL passwords,
     /// `sk-…` keys, `Bearer …` tokens, `--api-key VALUE`) redacted: the workspace is shared.
     package func recordHistory(_ line: String, source: HistorySource, now: Date = Date()) throws(WorkspaceError) {
@@ -50,4 +69,15 @@ package struct SettingsTables: Sendable {
                 [.text(redacted), .text(source.rawValue), SQLValue(now)])
         }
     }
+
+    /// The migration that let the history keep an MCP agent's commands as its own source.
+    package static let mcpSourceMigration = "v27: commands an MCP agent ran, kept in the history as its own"
+
+    /// Brings forward the lines `loupe mcp --allow-writes` recorded before v27, when the schema
+    /// allowed only `tui` and `repl`: REPL lines marked `mcp: `, which become `mcp` lines without
+    /// the mark. The same SQL on both backends, run once by each migration.
+    package static let mcpSourceBackfill = """
+        UPDATE command_history SET source = 'mcp', line = substr(line, 6)
+        WHERE source = 'repl' AND substr(line, 1, 5) = 'mcp: '
+        """
 }

@@ -641,6 +641,27 @@ extension Workspace {
             try db.create(index: "spans_by_span_id", on: "spans", columns: ["trace_id", "span_id"])
             try db.create(index: "spans_by_parent", on: "spans", columns: ["trace_id", "parent_span_id"])
         }
+        migrator.registerMigration(SettingsTables.mcpSourceMigration) { db in
+            // `loupe mcp --allow-writes` records each write an agent makes, and `loupe history` says
+            // which door a command came through. v1 checked the source against (tui, repl), and
+            // SQLite cannot change a CHECK in place: the table is made again with `mcp` allowed,
+            // its rows and ids kept. PostgreSQL's tables carry no CHECK (StoreTable), so there
+            // the migration is only the backfill.
+            try db.create(table: "command_history_v27") { table in
+                table.autoIncrementedPrimaryKey("id")
+                table.column("line", .text).notNull()
+                table.column("source", .text).notNull().check { ["tui", "repl", "mcp"].contains($0) }
+                table.column("ran_at", .datetime).notNull()
+            }
+            try db.execute(
+                sql: """
+                    INSERT INTO command_history_v27 (id, line, source, ran_at)
+                    SELECT id, line, source, ran_at FROM command_history ORDER BY id
+                    """)
+            try db.drop(table: "command_history")
+            try db.rename(table: "command_history_v27", to: "command_history")
+            try db.execute(sql: SettingsTables.mcpSourceBackfill)
+        }
         return migrator
     }()
 

@@ -66,11 +66,11 @@ import Testing
                 "eval_label", arguments: ["id": .number(1), "label": .string("baseline")])
         }
         let settings = SettingsTables(workspace)
-        let tools = Self.tools(workspace, writes: true) { try settings.recordHistory("mcp: " + $0, source: .repl) }
+        let tools = Self.tools(workspace, writes: true) { try settings.recordHistory($0, source: .mcp) }
         #expect(tools.definitions.contains { $0.name == "eval_label" && $0.writes })
         let result = try tools.call("eval_label", arguments: ["id": .number(1), "label": .string("baseline")])
         #expect(result.structured["label"] == .string("baseline"))
         #expect(try EvalService(workspace: workspace).label(run: 1) == "baseline")
-        #expect(try settings.history(source: .repl) == ["mcp: eval label 1 baseline"])
+        #expect(try settings.entries().map { "\($0.source) \($0.line)" } == ["mcp eval label 1 baseline"])
     }
 }

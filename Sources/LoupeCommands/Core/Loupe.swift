@@ -25,7 +25,8 @@ package struct Loupe: ParsableCommand {
             ReviewCommand.self, DatasetCommand.self,
             SAECommand.self,
             KernelsCommand.self, RooflineCommand.self, ProfileCommand.self, ThemeCommand.self, NotebookCommand.self,
-            ReplCommand.self, DemoCommand.self, ServeCommand.self, ListenCommand.self, MCPCommand.self,
+            ReplCommand.self, HistoryCommand.self, DemoCommand.self, ServeCommand.self, ListenCommand.self,
+            MCPCommand.self,
             BenchCommand.self,
             DocsCommand.self,
         ]

@@ -21,7 +21,7 @@ struct MCPCommand: LoupeCommand {
             resources loupe://trace/{id}, loupe://eval/{run}, loupe://feature/{sae}/{n}; prompts \
             triage_failed_answers and explain_regression. Results are bounded (cursors, step windows, a \
             "more" hint) and recorded text is fenced as data. Read-only unless --allow-writes, which adds \
-            eval_label (recorded in the history as coming from MCP).
+            eval_label (recorded in the history with source mcp: see `loupe history`).
 
             Without --http it speaks on standard input and output, as agent hosts launch it: \
             {"command": "loupe", "args": ["mcp", "--workspace", "PATH"]}. With --http HOST:PORT it serves \
@@ -44,9 +44,9 @@ struct MCPCommand: LoupeCommand {
         var recorder: (@Sendable (String) throws -> Void)?
         if allowWrites {
             let settings = try context.settings()
-            // The history's sources are fixed by its schema (tui, repl): a write from an agent is kept
-            // with the REPL's lines, marked "mcp:" so that it reads as the agent's and never re-runs.
-            recorder = { line in try settings.recordHistory("mcp: " + line, source: .repl) }
+            // Each write an agent makes is kept in the history as its own source (schema v27), so
+            // `loupe history` shows it came through MCP and neither the TUI nor the REPL recalls it.
+            recorder = { line in try settings.recordHistory(line, source: .mcp) }
         }
         let tools = WorkspaceTools(
             traces: TraceService(tables: try context.traceTables(access: access)),

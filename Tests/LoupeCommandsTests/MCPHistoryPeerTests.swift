@@ -1,0 +1,81 @@
+import Foundation
+import LoupeBase
+import LoupeTestSupport
+import Testing
+
+/// A write an agent makes through `loupe mcp --allow-writes` is recorded like any command, with
+/// source `mcp` (schema v27), and `loupe history` shows it: driven by the official MCP Python SDK
+/// (scripts/reference/mcp_write_client.py) over stdio, on a SQLite file and on PostgreSQL.
+@Suite(.serialized) struct MCPHistoryPeerTests {
+    typealias CommandTestFailure = OTLPPeerTests.CommandTestFailure
+
+    enum Backend: String, CaseIterable, CustomTestStringConvertible {
+        case sqlite, postgres
+        var testDescription: String { rawValue }
+
+        /// A new, empty workspace: a file, or a database on the tests' PostgreSQL server.
+        func workspace() throws -> String {
+            switch self {
+            case .sqlite: return TestEnvironment.temporaryDirectory() + "/w.sqlite"
+            case .postgres:
+                let cluster = try PostgresCluster.shared
+                return cluster.url(try cluster.database("mcp-history"))
+            }
+        }
+    }
+
+    /// Runs scripts/reference/mcp_write_client.py and decodes its report.
+    static func client(_ arguments: [String]) throws -> JSONValue {
+        let python = OTLPPeerTests.python
+        guard FileManager.default.isExecutableFile(atPath: python) else {
+            throw CommandTestFailure("the Python peers are missing: run scripts/python-peers first")
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: python)
+        process.arguments =
+            [TestEnvironment.repositoryRoot.appendingPathComponent("scripts/reference/mcp_write_client.py").path]
+            + arguments
+        let output = Pipe()
+        let error = Pipe()
+        process.standardOutput = output
+        process.standardError = error
+        try process.run()
+        let out = output.fileHandleForReading.readDataToEndOfFile()
+        let err = error.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw CommandTestFailure(
+                "mcp_write_client.py failed (\(process.terminationStatus)): "
+                    + String(decoding: err, as: UTF8.self).suffix(2000))
+        }
+        return try JSONValue.parse(out)
+    }
+
+    @Test(arguments: Backend.allCases) func aLabelAnAgentWritesIsInTheHistoryAsMCP(_ backend: Backend) throws {
+        let workspace = try backend.workspace()
+        let root = TestEnvironment.repositoryRoot.path
+        // The Inspect log is eval run 1.
+        for line in [["workspace", "init"], ["trace", "import", "sample-data/traces/inspect-arith.eval"]] {
+            let run = try TestEnvironment.run(line + ["--workspace", workspace], directory: root)
+            try #require(run.status == 0, "\(line): \(run.error)")
+        }
+        let report = try Self.client([TestEnvironment.binary, workspace, "1", "baseline"])
+        #expect(report["writes"]?["eval_label"]?["read_only"] == .bool(false), "\(report.compactJSON)")
+        #expect(report["label"]?["is_error"] == .bool(false), "\(report["label"]?.compactJSON ?? "")")
+        #expect(report["label"]?["structured"]?["label"] == .string("baseline"))
+        let runs = try #require(report["evals_list"]?["structured"]?["runs"]?.array)
+        #expect(runs.first { $0["id"]?.int == 1 }?["label"] == .string("baseline"))
+
+        let listed = try TestEnvironment.run(["history", "--json", "--workspace", workspace])
+        try #require(listed.status == 0, "\(listed.error)")
+        let entries = try #require(try JSONValue.parse(listed.output).array)
+        #expect(entries.map { $0["source"] } == [.string("mcp")], "\(listed.output)")
+        #expect(entries.map { $0["line"] } == [.string("eval label 1 baseline")])
+        #expect(entries.first?["ran_at"]?.string?.hasSuffix("Z") == true)
+        // Kept apart from what people typed: the TUI's line recalls none of it.
+        let typed = try TestEnvironment.run(["history", "--source", "tui", "--workspace", workspace])
+        #expect(typed.status == 0 && typed.output.contains("no tui lines in the history"), "\(typed.output)")
+        let shown = try TestEnvironment.run(["history", "--source", "mcp", "--workspace", workspace])
+        #expect(shown.output.contains("  mcp   eval label 1 baseline"), "\(shown.output)")
+    }
+}

@@ -1,0 +1,50 @@
+"""Make a write through `loupe mcp --allow-writes` with the official MCP Python SDK, as an agent would.
+
+It launches the server over stdio on WORKSPACE, lists the tools, labels eval run RUN through the
+write tool `eval_label`, reads the run back through `evals_list`, and prints one JSON report on
+standard output: the write tools' names and read-only hints, and each call's result.
+Tests/LoupeCommandsTests/MCPHistoryPeerTests.swift reads it, then checks `loupe history`.
+
+    python mcp_write_client.py LOUPE WORKSPACE RUN LABEL
+"""
+
+import asyncio
+import json
+import sys
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+
+def result_json(result):
+    return {
+        "is_error": bool(result.is_error),
+        "structured": result.structured_content,
+        "text": "\n".join(c.text for c in result.content if getattr(c, "type", "") == "text"),
+    }
+
+
+async def exercise(loupe, workspace, run, label):
+    params = StdioServerParameters(command=loupe, args=["mcp", "--workspace", workspace, "--allow-writes"])
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            tools = (await session.list_tools()).tools
+            report = {
+                "writes": {t.name: {"read_only": t.annotations.read_only_hint} for t in tools
+                           if t.annotations is not None and t.annotations.read_only_hint is False},
+                "label": result_json(await session.call_tool("eval_label", {"id": run, "label": label})),
+                "evals_list": result_json(await session.call_tool("evals_list", {})),
+            }
+            return report
+
+
+def main():
+    if len(sys.argv) != 5:
+        sys.exit(__doc__)
+    loupe, workspace, run, label = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+    print(json.dumps(asyncio.run(exercise(loupe, workspace, run, label)), sort_keys=True))
+
+
+if __name__ == "__main__":
+    main()
