@@ -33,12 +33,15 @@ extension WorkspaceTools {
             throw ToolCallError.failed("\(arguments.tool): this server was started without the roofline tables")
         }
         let model = try RooflineBrowser(tables: RooflineTables(database)).model()
-        let (index, profile) = try Self.rooflineProfile(asked, in: model, tool: arguments.tool)
-        // As the profile spells it (`Tensor` is not upper case), matched without case, as `roofline show`.
-        let precision =
-            askedPrecision.map { asked in
-                profile.precisions.first { $0.caseInsensitiveCompare(asked) == .orderedSame } ?? asked.uppercased()
-            } ?? profile.precisions.first ?? "FP32"
+        // The rule `roofline show --profile --precision` and the panel follow.
+        let selection: RooflineModel.Selection
+        do {
+            selection = try model.select(
+                profile: asked, precision: askedPrecision, argument: "\(arguments.tool): profile")
+        } catch {
+            throw ToolCallError.failed(error.description)
+        }
+        let (index, profile, precision) = (selection.index, selection.profile, selection.precision)
         let placements = profile.placements(precision)
         let page = placements.dropFirst(offset).prefix(limit)
         let next = offset + page.count < placements.count ? ToolArguments.cursor(at: offset + page.count) : nil
@@ -115,31 +118,5 @@ extension WorkspaceTools {
         if !lines.isEmpty { text += "\n" + UntrustedFence.fenced(lines.joined(separator: "\n")) }
         if let next { text += "\nmore: call again with cursor \"\(next)\"" }
         return ToolResult(structured: .object(result), text: text)
-    }
-
-    /// The profile `asked` names: its 1-based number in the model, or the first whose name
-    /// contains it (without case), as `loupe roofline show --profile` picks one.
-    static func rooflineProfile(_ asked: String, in model: RooflineModel, tool: String) throws
-        -> (Int, RooflineModel.Profile)
-    {
-        guard !model.profiles.isEmpty else {
-            throw ToolCallError.failed(
-                "\(tool): no machine profile in this workspace: run `loupe roofline measure` or"
-                    + " `loupe roofline import-ncu`")
-        }
-        if let number = Int(asked) {
-            guard (1...model.profiles.count).contains(number) else {
-                throw ToolCallError.failed(
-                    "\(tool): profile \(number): the workspace has \(model.profiles.count) profiles")
-            }
-            return (number - 1, model.profiles[number - 1])
-        }
-        guard let index = model.profiles.firstIndex(where: { $0.name.localizedCaseInsensitiveContains(asked) }) else {
-            throw ToolCallError.failed(
-                UntrustedText.sanitized(
-                    "\(tool): profile \(asked.prefix(60)): none of "
-                        + model.profiles.map(\.name).joined(separator: "; ") + " matches"))
-        }
-        return (index, model.profiles[index])
     }
 }

@@ -378,32 +378,15 @@ struct RooflineCommand: ParsableCommand {
         @Option(help: "The precision to place kernels at (FP32, FP64, FP16); the profile's first when absent.")
         var precision: String?
 
+        /// The profile and precision asked for, by the rule the panel and the MCP tool share
+        /// (``RooflineModel/select(profile:precision:argument:)``).
         func resolve(_ model: RooflineModel) throws -> (RooflineModel.Profile, String) {
-            guard !model.profiles.isEmpty else {
-                throw CommandFailure(
-                    "no machine profile in this workspace: run `loupe roofline measure` or `loupe roofline import-ncu`")
+            do {
+                let chosen = try model.select(profile: profile, precision: precision, argument: "--profile")
+                return (chosen.profile, chosen.precision)
+            } catch {
+                throw CommandFailure(error.description)
             }
-            let chosen: RooflineModel.Profile
-            if let number = Int(profile) {
-                guard (1...model.profiles.count).contains(number) else {
-                    throw CommandFailure("--profile \(number): the workspace has \(model.profiles.count) profiles")
-                }
-                chosen = model.profiles[number - 1]
-            } else {
-                guard let match = model.profiles.first(where: { $0.name.localizedCaseInsensitiveContains(profile) })
-                else {
-                    throw CommandFailure(
-                        "--profile \(profile): none of \(model.profiles.map(\.name).joined(separator: "; ")) matches")
-                }
-                chosen = match
-            }
-            // As the profile spells it (`Tensor` is not upper case), matched without case.
-            let precision =
-                precision.map { asked in
-                    chosen.precisions.first { $0.caseInsensitiveCompare(asked) == .orderedSame } ?? asked.uppercased()
-                }
-                ?? chosen.precisions.first ?? "FP32"
-            return (chosen, precision)
         }
     }
 

@@ -70,16 +70,11 @@ package struct RooflinePanel: Panel {
     }
 
     /// The profile on show.
-    package var profile: RooflineModel.Profile? {
-        guard let profiles = data?.profiles, !profiles.isEmpty else { return nil }
-        return profiles[min(profileIndex, profiles.count - 1)]
-    }
+    package var profile: RooflineModel.Profile? { data?.profile(at: profileIndex) }
 
-    /// The precision plotted.
-    package var precision: String {
-        guard let precisions = profile?.precisions, !precisions.isEmpty else { return "FP32" }
-        return precisions[min(precisionIndex, precisions.count - 1)]
-    }
+    /// The precision plotted: the profile's first until `f` steps on, chosen as `roofline show`
+    /// and the MCP tool choose it (``RooflineModel/Profile/precision(at:)``).
+    package var precision: String { profile?.precision(at: precisionIndex) ?? RooflineModel.defaultPrecision }
 
     /// The kernels placed at the plotted precision, in table order.
     package var rows: [RooflineModel.Placement] {
