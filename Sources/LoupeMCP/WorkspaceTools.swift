@@ -51,8 +51,8 @@ package struct WorkspaceTools: Sendable {
     package var definitions: [ToolDefinition] {
         var tools = [
             Self.workspaceInfoTool, Self.tracesListTool, Self.traceShowTool, Self.traceSearchTool,
-            Self.traceDiffTool, Self.sessionsListTool, Self.sessionShowTool, Self.evalsListTool, Self.evalShowTool,
-            Self.evalCompareTool,
+            Self.traceDiffTool, Self.traceTokensTool, Self.sessionsListTool, Self.sessionShowTool, Self.evalsListTool,
+            Self.evalShowTool, Self.evalCompareTool,
         ]
         if database != nil {
             tools += [
@@ -81,6 +81,7 @@ package struct WorkspaceTools: Sendable {
             case Self.traceShowTool.name: return try traceShow(arguments)
             case Self.traceSearchTool.name: return try traceSearch(arguments)
             case Self.traceDiffTool.name: return try traceDiff(arguments)
+            case Self.traceTokensTool.name: return try traceTokens(arguments)
             case Self.sessionsListTool.name: return try sessionsList(arguments)
             case Self.sessionShowTool.name: return try sessionShow(arguments)
             case Self.retrievalSearchTool.name: return try retrievalSearch(arguments)

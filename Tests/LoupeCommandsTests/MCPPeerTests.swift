@@ -93,8 +93,8 @@ import Testing
         #expect(
             Set(tools.keys)
                 == [
-                    "workspace_info", "traces_list", "trace_show", "trace_search", "trace_diff", "sessions_list",
-                    "session_show", "evals_list", "eval_show", "eval_compare", "retrieval_search",
+                    "workspace_info", "traces_list", "trace_show", "trace_search", "trace_diff", "trace_tokens",
+                    "sessions_list", "session_show", "evals_list", "eval_show", "eval_compare", "retrieval_search",
                     "retrieval_evaluate", "review_progress", "review_calibration", "review_disagreements",
                     "sae_feature", "sae_features_of_text", "profile_breakdown", "roofline_kernels",
                 ])

@@ -9,6 +9,10 @@ output; LoupeMCPTests (Tests/LoupeMCPTests/MCPPythonClientTests.swift) reads it.
     python mcp_client.py stdio LOUPE WORKSPACE
     python mcp_client.py http URL [TOKEN]
     python mcp_client.py triage stdio LOUPE WORKSPACE     # the docs/mcp.md transcript
+    python mcp_client.py tokens stdio LOUPE WORKSPACE TRACE LIMIT   # trace_tokens whole and paged
+    python mcp_client.py list stdio LOUPE WORKSPACE [SERVER-ARGS…]  # notebooks/mcp.md: the tools
+    python mcp_client.py call stdio LOUPE WORKSPACE [SERVER-ARGS…] -- TOOL JSON [text]   # one call, as an agent sees it
+    python mcp_client.py call http URL TOKEN -- TOOL JSON [text]
 """
 
 import asyncio
@@ -24,7 +28,7 @@ from mcp.client.streamable_http import streamable_http_client
 @asynccontextmanager
 async def connect(argv):
     if argv[0] == "stdio":
-        params = StdioServerParameters(command=argv[1], args=["mcp", "--workspace", argv[2]])
+        params = StdioServerParameters(command=argv[1], args=["mcp", "--workspace", argv[2]] + argv[3:])
         async with stdio_client(params) as (read, write):
             async with ClientSession(read, write) as session:
                 yield session
@@ -216,8 +220,72 @@ async def drop(argv):
     return report
 
 
+async def tokens(argv):
+    """trace_tokens on one trace: in one call, then page by page (LIMIT tokens each, following
+    next_cursor), then each span it listed asked for by its id."""
+    trace, limit = int(argv[-2]), int(argv[-1])
+    report = {}
+    async with connect(argv[:-2]) as session:
+        await session.initialize()
+        tools = {t.name: t for t in (await session.list_tools()).tools}
+        report["read_only"] = tools["trace_tokens"].annotations.read_only_hint
+        whole = result_json(await session.call_tool("trace_tokens", {"id": trace, "limit": 2000}))
+        report["whole"] = whole
+        pages, arguments = [], {"id": trace, "limit": limit}
+        while len(pages) < 1000:
+            page = result_json(await session.call_tool("trace_tokens", arguments))
+            pages.append(page["structured"])
+            if page["structured"]["next_cursor"] is None:
+                break
+            arguments["cursor"] = page["structured"]["next_cursor"]
+        report["pages"] = pages
+        report["by_span"] = {
+            span["span"]: result_json(await session.call_tool("trace_tokens", {"id": trace, "span": span["span"]}))[
+                "structured"
+            ]
+            for span in (whole["structured"] or {}).get("spans", [])
+        }
+        report["missing_span"] = result_json(await session.call_tool("trace_tokens", {"id": trace, "span": "nope"}))
+        report["bad_limit"] = await protocol_error(session, "trace_tokens", {"id": trace, "limit": 0})
+    return report
+
+
+async def list_tools(argv):
+    """Each tool as a host shows it: name, read-only or not, title."""
+    async with connect(argv) as session:
+        await session.initialize()
+        for tool in (await session.list_tools()).tools:
+            kind = "read-only" if tool.annotations.read_only_hint else "writes"
+            print(f"{tool.name:22} {kind:9}  {tool.title}")
+
+
+async def call(argv):
+    """One tool call: the text an agent reads, then (unless `text` follows the arguments) the
+    structured result (JSON); a protocol error prints its JSON-RPC code and message."""
+    split = argv.index("--")
+    name, arguments = argv[split + 1], json.loads(argv[split + 2])
+    text_only = argv[split + 3 :] == ["text"]
+    async with connect(argv[:split]) as session:
+        await session.initialize()
+        try:
+            result = await session.call_tool(name, arguments)
+        except MCPError as error:
+            print(f"JSON-RPC error {error.error.code}: {error.error.message}")
+            return
+        print(f"isError: {str(bool(result.is_error)).lower()}")
+        print(result_json(result)["text"])
+        if result.structured_content is not None and not text_only:
+            print("structured:", json.dumps(result.structured_content, indent=1, sort_keys=True))
+
+
 if __name__ == "__main__":
-    if sys.argv[1] == "triage":
+    if sys.argv[1] == "list":
+        asyncio.run(list_tools(sys.argv[2:]))
+    elif sys.argv[1] == "call":
+        asyncio.run(call(sys.argv[2:]))
+    elif sys.argv[1] == "tokens":
+        print(json.dumps(asyncio.run(tokens(sys.argv[2:])), indent=1, sort_keys=True))
+    elif sys.argv[1] == "triage":
         asyncio.run(triage(sys.argv[2:]))
     elif sys.argv[1] == "cancel":
         print(json.dumps(asyncio.run(cancel(sys.argv[2:])), indent=1, sort_keys=True))

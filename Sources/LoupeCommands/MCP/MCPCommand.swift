@@ -13,8 +13,8 @@ struct MCPCommand: LoupeCommand {
         commandName: "mcp",
         abstract: "Serve the workspace to coding agents over MCP (stdio, or streamable HTTP with --http).",
         discussion: """
-            Tools: workspace_info; traces_list, trace_show, trace_search, trace_diff, sessions_list, \
-            session_show; evals_list, eval_show, eval_compare; retrieval_search, retrieval_evaluate; \
+            Tools: workspace_info; traces_list, trace_show, trace_search, trace_diff, trace_tokens, \
+            sessions_list, session_show; evals_list, eval_show, eval_compare; retrieval_search, retrieval_evaluate; \
             review_progress, review_calibration, review_disagreements; sae_feature, sae_features_of_text; \
             profile_breakdown; roofline_kernels. \
             Each has a JSON schema and a structured result, read through the services the panels use; \

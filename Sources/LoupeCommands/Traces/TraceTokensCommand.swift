@@ -32,40 +32,20 @@ extension TraceCommand {
         @Flag(help: "Print JSON.") var json = false
 
         /// One span's generated tokens, one sequence per choice.
-        struct Found {
-            var row: SpanRow
-            var sequences: [GeneratedTokens]
-        }
+        typealias Found = TraceService.TokenSpan
 
         func run(in context: CommandContext) throws {
             let service = TraceService(tables: try context.traceTables(access: .read))
-            let loaded: TraceService.Loaded
+            // Found and decoded in Kit, where the MCP server's trace_tokens tool reads them too.
+            let found: [Found]
             do {
-                loaded = try service.load(id)
+                found = try service.generatedTokens(trace: id, span: span)
             } catch let error as TraceImportError {
                 throw CommandFailure(error.description)
+            } catch let error as TraceService.TokensError {
+                throw CommandFailure(error.description)
             }
-            var rows = loaded.spans
-            if let span {
-                rows = rows.filter { $0.spanID == span || String($0.ordinal) == span }
-                guard !rows.isEmpty else {
-                    throw CommandFailure(
-                        "trace \(id) has no span \(UntrustedText.sanitized(span)) "
-                            + "(loupe trace show \(id) --json lists them)")
-                }
-            }
-            var found: [Found] = []
-            for row in rows {
-                let payload = try service.payload(trace: id, ordinal: row.ordinal).payload
-                let sequences: [GeneratedTokens]
-                do {
-                    sequences = try GeneratedTokens.decode(payload.attributes, span: row.spanID)
-                } catch {
-                    throw CommandFailure("trace \(id): " + UntrustedText.sanitized(error.description))
-                }
-                if !sequences.isEmpty { found.append(Found(row: row, sequences: sequences)) }
-            }
-            if json { return context.print(JSONValue.array(found.map(Self.json)).prettyJSON) }
+            if json { return context.print(JSONValue.array(found.map(\.json)).prettyJSON) }
             guard !found.isEmpty else {
                 let which = span.map { "span \(UntrustedText.sanitized($0)) of trace \(id)" } ?? "trace \(id)"
                 return context.print("\(which) has no generated tokens (only a local model's steps record them)")
@@ -116,35 +96,6 @@ extension TraceCommand {
                 }
             }
             return lines
-        }
-
-        static func json(_ item: Found) -> JSONValue {
-            .object([
-                "span": .string(item.row.spanID), "ordinal": .number(Double(item.row.ordinal)),
-                "name": .string(item.row.name),
-                "choices": .array(
-                    item.sequences.map { sequence in
-                        .array(
-                            sequence.tokens.map { token in
-                                .object([
-                                    "id": token.id.map { .number(Double($0)) } ?? .null,
-                                    "text": .string(token.text), "logprob": .number(token.logprob),
-                                    "probability": .number(token.probability),
-                                    "entropy": token.entropy.map { .number($0) } ?? .null,
-                                    "low_confidence": .bool(isLow(token)), "near_tie": .bool(isNearTie(token)),
-                                    "alternatives": .array(
-                                        token.alternatives.map { alternative in
-                                            .object([
-                                                "id": alternative.id.map { .number(Double($0)) } ?? .null,
-                                                "text": .string(alternative.text),
-                                                "logprob": .number(alternative.logprob),
-                                                "probability": .number(alternative.probability),
-                                            ])
-                                        }),
-                                ])
-                            })
-                    }),
-            ])
         }
     }
 }
