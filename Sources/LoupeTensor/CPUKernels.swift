@@ -182,7 +182,11 @@ package enum CPUKernels {
     }
 
     /// Runs `body(start, count)` over `total` items split in `threads` contiguous chunks (each a
-    /// multiple of `granularity` but the last).
+    /// multiple of `granularity` but the last), on the persistent worker pool
+    /// (`loupe_workers_run`, `Sources/CKernels/workers.c`): a decode step runs ~150 of these, too
+    /// short for a Dispatch wake-up each. When the pool is busy (another thread's region, or a
+    /// chunk splitting again) the chunks go to `concurrentPerform` instead. The chunks are the same
+    /// either way, so the results are too.
     package static func splitRows(_ total: Int, threads: Int, granularity: Int, _ body: (Int, Int) -> Void) {
         let workers = max(1, min(threads, total / max(1, granularity)))
         guard workers > 1 else {
@@ -192,13 +196,31 @@ package enum CPUKernels {
         let chunk = ((total + workers - 1) / workers + granularity - 1) / granularity * granularity
         withoutActuallyEscaping(body) { body in
             // Safe: the workers write disjoint row ranges of buffers the caller keeps alive until
-            // concurrentPerform returns.
-            let shared = UncheckedSendable(body)
-            DispatchQueue.concurrentPerform(iterations: workers) { worker in
-                let start = worker * chunk
-                let count = min(chunk, total - start)
-                if count > 0 { shared.value(start, count) }
+            // the region returns.
+            var region = SplitRegion(body: body, total: total, chunk: chunk)
+            let pooled = withUnsafeMutablePointer(to: &region) { pointer in
+                loupe_workers_run(
+                    workers,
+                    { context, worker in
+                        context!.assumingMemoryBound(to: SplitRegion.self).pointee.run(worker)
+                    }, pointer) == 0
             }
+            guard !pooled else { return }
+            let shared = UncheckedSendable(region)
+            DispatchQueue.concurrentPerform(iterations: workers) { worker in shared.value.run(worker) }
         }
+    }
+}
+
+/// One `splitRows` call: what share `worker` runs.
+private struct SplitRegion {
+    let body: (Int, Int) -> Void
+    let total: Int
+    let chunk: Int
+
+    func run(_ worker: Int) {
+        let start = worker * chunk
+        let count = min(chunk, total - start)
+        if count > 0 { body(start, count) }
     }
 }

@@ -440,4 +440,18 @@ void loupe_decode_attention(const loupe_kv_view *kv, size_t heads, size_t kv_hea
 /// `count` floats to IEEE halves, rounded to nearest even (F16C when `widest` allows and the CPU
 /// has it; the same bits either way, NaN payloads aside).
 void loupe_float_to_half_rows(size_t count, const float *x, uint16_t *out, loupe_isa widest);
+
+// MARK: - Worker pool (workers.c)
+
+/// One share of a parallel region: `worker` in [0, workers).
+typedef void (*loupe_worker_fn)(void *context, size_t worker);
+/// Runs fn(context, w) for every w in [0, workers) at once: share 0 on the calling thread, the
+/// others on persistent helper threads (started on first use, kept for the process; between
+/// regions they poll ~50 µs, then sleep on a futex), and returns when every share has. Returns 0,
+/// or -1 without running anything when the pool is running another region (a second caller, or
+/// a share calling back in), more than 63 helpers are asked for, or a thread cannot be started:
+/// the caller then runs the region some other way.
+int loupe_workers_run(size_t workers, loupe_worker_fn fn, void *context);
+/// Helper threads started so far.
+size_t loupe_workers_started(void);
 #endif
