@@ -5,6 +5,7 @@ import LoupeKit
 import LoupeModels
 import LoupeReceiver
 import NIOCore
+import Synchronization
 
 /// The OpenAI routes on Hummingbird: `GET /v1/models`, `POST /v1/chat/completions` and
 /// `POST /v1/completions`, answered as OpenAI does (JSON, or server-sent events ending in
@@ -12,8 +13,10 @@ import NIOCore
 ///
 /// The bearer token is checked as the OTLP receiver checks it (``ReceiverConfiguration/authorizes(_:)``);
 /// a body past ``ReceiverConfiguration/maxBodyBytes`` is 413; a full queue is 429 with
-/// `Retry-After`; a bad field is 400 naming it. A streaming client that goes away cancels its
-/// sequence at the next token.
+/// `Retry-After`; a bad field is 400 naming it. A client that goes away cancels its sequences at
+/// the next token: a streaming one when a write fails, any other when its connection's inbound
+/// side closes (answered 499 in the metrics and the trace). `GET /metrics` is Prometheus' text
+/// (``ServingMetrics``).
 enum OpenAIHTTP {
     struct Setup: Sendable {
         var configuration: ReceiverConfiguration
@@ -21,7 +24,11 @@ enum OpenAIHTTP {
         var recorder: CompletionTrace.Recorder?
         /// The vocabulary as grammars read it, made once (`response_format`).
         var tokens: TokenTable
+        var metrics: ServingMetrics
     }
+
+    /// The status nginx made the convention for a request whose client closed the connection first.
+    static let clientClosedStatus = 499
 
     static func router(_ setup: Setup) -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
@@ -34,13 +41,53 @@ enum OpenAIHTTP {
                 ]))
             return json(200, .object(JSONObject([("object", "list"), ("data", .array([model]))])))
         }
+        router.get("metrics") { request, _ -> Response in
+            if let refusal = refuse(request, setup) { return refusal }
+            return Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: ResponseBody(byteBuffer: ByteBuffer(string: setup.metrics.exposition())))
+        }
         router.post("v1/chat/completions") { request, _ -> Response in
-            await complete(request, kind: .chat, setup)
+            let response = await complete(request, kind: .chat, setup)
+            setup.metrics.answered(status: Int(response.status.code))
+            return response
         }
         router.post("v1/completions") { request, _ -> Response in
-            await complete(request, kind: .completion, setup)
+            let response = await complete(request, kind: .completion, setup)
+            setup.metrics.answered(status: Int(response.status.code))
+            return response
         }
         return router
+    }
+
+    /// Whether a request's client is still there, and the sequences to cancel once it is not.
+    private final class Departure: Sendable {
+        private struct State {
+            var gone = false
+            var cancels: [@Sendable () -> Void] = []
+        }
+
+        private let state = Mutex(State())
+
+        var isGone: Bool { state.withLock { $0.gone } }
+
+        /// Cancels `ticket` when the client leaves, or at once if it has.
+        func watch(_ ticket: CompletionTicket) {
+            let gone = state.withLock { state -> Bool in
+                if !state.gone { state.cancels.append(ticket.cancel) }
+                return state.gone
+            }
+            if gone { ticket.cancel() }
+        }
+
+        func leave() {
+            let cancels = state.withLock { state -> [@Sendable () -> Void] in
+                state.gone = true
+                defer { state.cancels = [] }
+                return state.cancels
+            }
+            for cancel in cancels { cancel() }
+        }
     }
 
     /// 401 without the token; nil when the request may go on.
@@ -63,11 +110,11 @@ enum OpenAIHTTP {
     static let bodyDeadlineSeconds = 30
 
     /// The body, or nil when it has not all arrived within `seconds`.
-    private static func collect(_ request: Request, upTo limit: Int, within seconds: Int) async throws
+    private static func collect(_ body: RequestBody, upTo limit: Int, within seconds: Int) async throws
         -> ByteBuffer?
     {
         try await withThrowingTaskGroup(of: ByteBuffer?.self) { group in
-            group.addTask { try await request.body.collect(upTo: limit) }
+            group.addTask { try await body.collect(upTo: limit) }
             group.addTask {
                 try await Task.sleep(for: .seconds(seconds))
                 return nil
@@ -79,6 +126,26 @@ enum OpenAIHTTP {
 
     private static func complete(_ request: Request, kind: OpenAIRequest.Kind, _ setup: Setup) async -> Response {
         if let refusal = refuse(request, setup) { return refusal }
+        // The connection is watched while the request is answered, so a client that closes it
+        // cancels its sequences even when no byte is being written to it.
+        let departure = Departure()
+        do {
+            var response = try await request.body.consumeWithInboundCloseHandler { body in
+                await complete(body, kind: kind, setup, departure: departure)
+            } onInboundClosed: {
+                departure.leave()
+            }
+            // Watching reads the connection past this request, so it cannot carry another.
+            response.headers[.connection] = "close"
+            return response
+        } catch {
+            return failure(OpenAIError(status: 500, type: "server_error", message: "\(error)"))
+        }
+    }
+
+    private static func complete(_ request: RequestBody, kind: OpenAIRequest.Kind, _ setup: Setup, departure: Departure)
+        async -> Response
+    {
         let started = DispatchTime.now().uptimeNanoseconds
         let startedWall = Date()
         let limit = setup.configuration.maxBodyBytes
@@ -151,6 +218,8 @@ enum OpenAIHTTP {
                 return response
             }
         }
+        let metrics = setup.metrics
+        metrics.queued(tickets.count, promptTokens: prompt.count)
         if parsed.stream {
             let tokenizer = scheduler.generator.tokenizer
             let recorder = setup.recorder
@@ -165,8 +234,12 @@ enum OpenAIHTTP {
                     await stream(
                         &exchange, tickets: chosen, writer: &writer, tokenizer: tokenizer, model: model,
                         recorder: recorder)
+                    metrics.left(chosen.count)
+                    metrics.record(exchange)
                 })
         }
+        for ticket in tickets { departure.watch(ticket) }
+        defer { metrics.left(tickets.count) }
         for (index, ticket) in tickets.enumerated() {
             do {
                 try await withTaskCancellationHandler {
@@ -179,10 +252,22 @@ enum OpenAIHTTP {
             } catch {
                 for ticket in tickets { ticket.cancel() }
                 exchange.failure = "\(error)"
+                metrics.record(exchange)
                 await setup.recorder?.record(
                     exchange, model: scheduler.modelName, tokenizer: scheduler.generator.tokenizer)
                 return failure(OpenAIError(status: 500, type: "server_error", message: "\(error)"))
             }
+        }
+        metrics.record(exchange)
+        if departure.isGone {
+            exchange.failure = "the client went away: the answer was cancelled"
+            await setup.recorder?.record(
+                exchange, model: scheduler.modelName, tokenizer: scheduler.generator.tokenizer)
+            // Nobody reads it; the status is for the metrics.
+            return failure(
+                OpenAIError(
+                    status: clientClosedStatus, type: "invalid_request_error",
+                    message: "the client closed the connection before the answer"))
         }
         await setup.recorder?.record(exchange, model: scheduler.modelName, tokenizer: scheduler.generator.tokenizer)
         return json(200, exchange.response(model: scheduler.modelName, tokenizer: scheduler.generator.tokenizer))

@@ -38,7 +38,7 @@ package final class OpenAIServer: Sendable {
     ) {
         setup = OpenAIHTTP.Setup(
             configuration: configuration, scheduler: scheduler, recorder: ingest.map(CompletionTrace.Recorder.init),
-            tokens: TokenTable(scheduler.generator.tokenizer))
+            tokens: TokenTable(scheduler.generator.tokenizer), metrics: ServingMetrics(scheduler: scheduler))
         self.port = port
     }
 

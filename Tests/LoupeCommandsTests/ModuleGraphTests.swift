@@ -43,7 +43,7 @@ import Testing
         ],
         "LoupeServing": [
             "Hummingbird", "Logging", "LoupeAgents", "LoupeBase", "LoupeKit", "LoupeModels", "LoupeReceiver", "NIOCore",
-            "ServiceLifecycle",
+            "Prometheus", "ServiceLifecycle",
         ],
         "LoupeCommands": [
             "ArgumentParser", "AsyncHTTPClient", "CReadline", "LoupeAgents", "LoupeBase", "LoupeEvals", "LoupeKit",

@@ -304,6 +304,65 @@ import Testing
         #expect(traces.count == 6)
     }
 
+    /// A non-streaming client that closes its connection mid-answer cancels its request
+    /// (scripts/reference/openai_disconnect.py, a raw socket): with one slot in all
+    /// (`--openai-queue 1`) the next request is answered, not refused, and `/metrics`, parsed by
+    /// prometheus_client, counts it as 499. Every figure /metrics shows is checked against the
+    /// traces the server stored: tokens in and out, one first token per answer, one gap per later token.
+    @Test func aClientThatLeavesMidAnswerCancelsItAndMetricsCountIt() throws {
+        let workspace = TestEnvironment.temporaryDirectory() + "/w.sqlite"
+        let (server, output, baseURL) = try Self.startServer(["--openai-queue", "1"], workspace: workspace)
+        defer {
+            if server.isRunning {
+                kill(server.processIdentifier, SIGKILL)
+                server.waitUntilExit()
+            }
+        }
+        let report = try Self.peer("openai_disconnect.py", [baseURL, Self.model])
+        #expect(report["scrapes_until_running"]?.int != nil, "the abandoned request never showed in the queue")
+        #expect(report["scrapes_until_cancelled"]?.int != nil, "the abandoned request was never counted as 499")
+        #expect(report["next"]?["finish_reason"] == "stop")
+        #expect(report["bad_status"]?.int == 400)
+        #expect(report["content_type"]?.string?.hasPrefix("text/plain; version=0.0.4") == true)
+        let samples = try #require(report["samples"]?.array)
+        func value(_ name: String, _ labels: [String: String] = [:]) -> Double? {
+            samples.first { sample in
+                sample["name"]?.string == name
+                    && labels.allSatisfy { sample["labels"]?[$0.key]?.string == $0.value }
+            }?["value"]?.number
+        }
+        #expect(value("loupe_serve_requests_total", ["status": "200"]) == 1)
+        #expect(value("loupe_serve_requests_total", ["status": "499"]) == 1)
+        #expect(value("loupe_serve_requests_total", ["status": "400"]) == 1)
+        #expect(value("loupe_serve_queue_depth") == 0)
+        #expect(report["types"]?["loupe_serve_time_to_first_token_seconds"] == "histogram")
+        #expect(report["types"]?["loupe_serve_inter_token_latency_seconds"] == "histogram")
+        let infinite = samples.first {
+            $0["name"] == "loupe_serve_inter_token_latency_seconds_bucket" && $0["labels"]?["le"] == "+Inf"
+        }
+        #expect(infinite?["value"]?.number == value("loupe_serve_inter_token_latency_seconds_count"))
+        // A paged cache reports its blocks; a contiguous one reports none.
+        if let total = value("loupe_serve_kv_blocks") {
+            #expect(total > 0 && (value("loupe_serve_kv_blocks_in_use") ?? -1) >= 0)
+        }
+
+        kill(server.processIdentifier, SIGTERM)
+        _ = output.fileHandleForReading.readDataToEndOfFile()
+        server.waitUntilExit()
+        let list = try TestEnvironment.run(["trace", "list", "--json", "--workspace", workspace])
+        let traces = try #require(try JSONValue.parse(list.output).array)
+        #expect(traces.count == 2, "the abandoned request and the next; the 400 leaves no trace")
+        let abandoned = try #require(traces.first { ($0["error_count"]?.int ?? 0) > 0 })
+        #expect((abandoned["output_tokens"]?.int ?? 2000) < 2000, "the abandoned answer ran to its limit")
+        let generated = traces.compactMap { $0["output_tokens"]?.int }.reduce(0, +)
+        let prompts = traces.compactMap { $0["input_tokens"]?.int }.reduce(0, +)
+        #expect(value("loupe_serve_generated_tokens_total") == Double(generated))
+        #expect(value("loupe_serve_prompt_tokens_total") == Double(prompts))
+        let answered = traces.filter { ($0["output_tokens"]?.int ?? 0) > 0 }.count
+        #expect(value("loupe_serve_time_to_first_token_seconds_count") == Double(answered))
+        #expect(value("loupe_serve_inter_token_latency_seconds_count") == Double(generated - answered))
+    }
+
     /// A client that sends its headers and then trickles the body (scripts/reference/openai_slow_body.py)
     /// is answered 408 once the body deadline passes, not waited on; the next request is then served,
     /// so the slow one held no model slot (`--openai-queue 1`: one slot in all).
