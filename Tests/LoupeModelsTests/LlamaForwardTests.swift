@@ -183,6 +183,33 @@ struct LlamaForwardTests {
         #expect(caches.map(\.count) == [first.count + 3, second.count + 3])
     }
 
+    /// Two threads give the bits one gives, on both paths: the products split by row groups that
+    /// each compute alone, and a decode step's attention splits a row by key ranges that depend on
+    /// its length only (`DecodeAttention.parts(length:)`). A prompt of 629 tokens puts the decode
+    /// steps past the first split (two parts from 512 keys), and each step's greedy token comes
+    /// from the one-thread run, so both read the same tokens.
+    @Test(arguments: [false, true])
+    func twoThreadsGiveTheBitsOfOne(quantized: Bool) throws {
+        var one = quantized ? try SmolLM2.quantizedModel() : try SmolLM2.model()
+        one.threads = 1
+        var two = one
+        two.threads = 2
+        let prompt = Array(repeating: Self.france, count: 17).flatMap { $0 }
+        var caches = [try one.makeCache(context: prompt.count + 8), try two.makeCache(context: prompt.count + 8)]
+        var logits = [
+            try one.forward(prompt, cache: &caches[0], logits: .all),
+            try two.forward(prompt, cache: &caches[1], logits: .all),
+        ]
+        #expect(logits[0].storage == logits[1].storage, "prefill logits differ between 1 and 2 threads")
+        var differing: [Int] = []
+        for step in 0..<8 {
+            let next = Int32(SmolLM2.argmax(Array(logits[0].row(logits[0].rows - 1))))
+            logits = [try one.forward([next], cache: &caches[0]), try two.forward([next], cache: &caches[1])]
+            if logits[0].storage != logits[1].storage { differing.append(step) }
+        }
+        #expect(differing.isEmpty, "decode steps \(differing) differ between 1 and 2 threads")
+    }
+
     /// The q8 path (Q4_1 and Q8_0 weights as the file has them × activations quantized to 8 bits per
     /// block of 32) stays close to the float path on 4 prompts × 64 positions plus the France
     /// prompt and answer: mean KL(f32 ‖ q8) ≤ 1e-2, each position's ≤ 0.1, and the same top-1 on at

@@ -31,16 +31,28 @@ package enum DecodeAttention {
         }
     }
 
-    /// Fewest keys a part of a split row gets: below this a thread's dispatch costs more than its
-    /// share of the keys.
+    /// Fewest keys a part of a split row gets: below this a thread's share costs more than its
+    /// keys.
     static let keysPerPart = 256
+    /// Most parts a row is split in.
+    static let maxParts = 8
+
+    /// How many parts a row of `length` keys is split in: a power of two (so 2 or 4 threads share
+    /// them evenly) that depends on the length only, never on the threads, so a row's output has
+    /// the same bits however many threads run it.
+    static func parts(length: Int) -> Int {
+        var parts = 1
+        while parts < maxParts && length / (2 * parts) >= keysPerPart { parts *= 2 }
+        return parts
+    }
 
     /// The form the kernel runs for heads of `headSize`, given `widest`.
     package static func usableForm(headSize: Int, widest: loupe_isa = LOUPE_ISA_AVX512) -> loupe_isa {
         loupe_decode_attention_usable(headSize, widest)
     }
 
-    /// Attends every query, spreading rows and the key ranges of long rows over `threads`.
+    /// Attends every query, spreading rows and the key ranges of long rows (``parts(length:)``)
+    /// over `threads`.
     ///
     /// - Parameters:
     ///   - heads: query heads per row; `keyValueHeads` divides it (query head h reads key/value
@@ -52,11 +64,9 @@ package enum DecodeAttention {
     ) {
         guard !queries.isEmpty else { return }
         let scale = 1 / Float(headSize).squareRoot()
-        // Split rows only when there are fewer rows than threads.
         var parts: [(query: Int, begin: Int, end: Int)] = []
         for (index, query) in queries.enumerated() {
-            let pieces =
-                queries.count >= threads ? 1 : max(1, min(threads / queries.count, query.length / keysPerPart))
+            let pieces = Self.parts(length: query.length)
             let step = (query.length + pieces - 1) / max(1, pieces)
             var begin = 0
             repeat {
