@@ -123,18 +123,31 @@ def hnsw(r, load):
 
 
 def generate(r, load):
-    # scripts/bench/generate.sh: llama-bench's pp512 and tg128 at depth 512, per thread count.
+    # scripts/bench/generate.sh: llama-bench's pp512 and tg128 at depth 512, per thread count. Its
+    # rounds alternate single runs of both programs; each figure carries the median and range of
+    # the load averages read before its runs (older records have none).
     peer = "llama.cpp (llama-bench)"
+
+    def loads(t, ours, theirs):
+        if ours not in t:
+            return ""
+        a, b = t[ours], t[theirs]
+        return (f"; load during runs: Loupe {a['median']:.1f} ({a['min']:.1f}–{a['max']:.1f}), "
+                f"llama.cpp {b['median']:.1f} ({b['min']:.1f}–{b['max']:.1f})")
+
     for t in r["threads"]:
         n = t["threads"]
         threads = f"{n} thread{'s' if n != 1 else ''}"
         add(f"SmolLM2-135M Q4_1 prefill, 512 tokens, {threads}", t["loupe_prefill"], peer, t["llama_prefill"],
-            "tokens/s", load, note="target 3×")
+            "tokens/s", load, note="target 3×" + loads(t, "loupe_load", "llama_prefill_load"))
         add(f"SmolLM2-135M Q4_1 decode, 128 tokens at depth 512, {threads}", t["loupe_decode"], peer,
             t["llama_decode"], "tokens/s", load,
             note=f"{t['decode_share_of_memory_bound'] * 100:.0f}% of the memory bound "
-                 f"({t['memory_bandwidth_gbs']:.1f} GB/s triad); target 2× and 60%")
-    add("SmolLM2-135M peak RSS, pp512 then tg128", r["peak_rss_mb"], "", None, "MB", load, higher=False,
+                 f"({t['memory_bandwidth_gbs']:.1f} GB/s triad); target 2× and 60%"
+                 + loads(t, "loupe_load", "llama_decode_load"))
+    llama_rss = r.get("llama_peak_rss_mb")
+    add("SmolLM2-135M peak RSS, pp512 then tg128", r["peak_rss_mb"], "llama.cpp (llama-bench)" if llama_rss else "",
+        llama_rss, "MB", load, higher=False,
         note=f"GGUF tensors {r['weight_bytes'] / 1e6:.1f} MB; target ≤ the GGUF + the KV cache (29.5 MB) + 60 MB")
 
 
