@@ -151,9 +151,18 @@ def generate(r, load):
         note=f"GGUF tensors {r['weight_bytes'] / 1e6:.1f} MB; target ≤ the GGUF + the KV cache (29.5 MB) + 60 MB")
 
 
+def mcp(r, load):
+    # Phoenix's MCP server is not installed: the peer column is the loupe CLI, one process per call.
+    for tool in ("traces_list", "trace_show", "eval_show"):
+        stdio, cli = r["stdio"][tool], r["cli"][tool]
+        add(f"MCP {tool} over stdio, p99 (peer: the loupe CLI per call, p50)", stdio["p99_ms"], "loupe CLI",
+            cli["p50_ms"], "ms", load, higher=False,
+            note=f"p50 {stdio['p50_ms']:.1f} ms, HTTP p99 {r['http'][tool]['p99_ms']:.1f} ms; target p99 ≤ 20 ms")
+
+
 seen = collections.Counter()
 readers = {"embed": embed, "retrieval": retrieval, "retrieval-scale": retrieval_scale, "kernels": kernels, "sae": sae,
-           "hnsw": hnsw, "traces": traces, "generate": generate}
+           "hnsw": hnsw, "traces": traces, "generate": generate, "mcp": mcp}
 for path in sorted(glob.glob(os.path.join(out, "*.json"))):
     bench = os.path.basename(path).rsplit(".", 2)[0]
     seen[bench] += 1
