@@ -89,6 +89,20 @@ package final class GGUFFile: @unchecked Sendable {
         _ = madvise(UnsafeMutableRawPointer(mutating: base), mapping.count, MADV_DONTNEED)
     }
 
+    /// ``releaseResidentPages()`` for the pages `tensor`'s bytes lie on (rounded out to whole
+    /// pages): a loader that copies tensor by tensor calls it after each, so the file and its
+    /// copies are never resident together and the peak RSS is that of the copies alone. A page
+    /// shared with a neighbour that is still to be read faults in again when it is.
+    package func releaseResidentPages(of tensor: GGUFTensorInfo) {
+        guard let base = mapping.baseAddress, tensor.byteCount > 0 else { return }
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let start = UInt(bitPattern: base) + UInt(tensor.offset)
+        let first = start / UInt(page) * UInt(page)
+        let end = min(start + UInt(tensor.byteCount), UInt(bitPattern: base) + UInt(mapping.count))
+        let last = (end + UInt(page) - 1) / UInt(page) * UInt(page)
+        _ = madvise(UnsafeMutableRawPointer(bitPattern: first), Int(last - first), MADV_DONTNEED)
+    }
+
     /// The tensor called `name`; the error names it when the file has none.
     package func tensor(_ name: String) throws(ModelError) -> GGUFTensorInfo {
         guard let index = tensorIndex[name] else {

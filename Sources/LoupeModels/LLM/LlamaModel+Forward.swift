@@ -164,6 +164,7 @@ extension LlamaModel {
         let stride = qkv.columns
         OperationProfile.measure(profile, Operation.cacheAppend.rawValue, cacheAppendCost(rows: rows)) {
             for b in caches.indices where batch.lengths[b] > 0 {
+                caches[b].reserve(adding: batch.lengths[b], layer: index)
                 for row in batch.starts[b]..<(batch.starts[b] + batch.lengths[b]) {
                     let base = row * stride + width
                     caches[b].keys[index].append(contentsOf: qkv.storage[base..<(base + keyValueWidth)])

@@ -45,6 +45,17 @@ package struct LlamaKVCache: Sendable {
         return copy
     }
 
+    /// Makes room in `layer`'s keys and values for `rows` more tokens: doubling, as an array
+    /// grows, but never past the context asked for. An array's own doubling left up to twice the
+    /// context allocated (a 640-token context grown to 1,024 rows: 47 MB where 29.5 MB is needed).
+    mutating func reserve(adding rows: Int, layer: Int) {
+        let needed = keys[layer].count + rows * keyValueWidth
+        guard needed > keys[layer].capacity else { return }
+        let target = min(capacity * keyValueWidth, max(needed, 2 * keys[layer].capacity))
+        keys[layer].reserveCapacity(target)
+        values[layer].reserveCapacity(target)
+    }
+
     /// Records that `tokens` more tokens were appended to every layer.
     mutating func advance(by tokens: Int) {
         count += tokens
