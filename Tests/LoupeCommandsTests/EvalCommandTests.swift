@@ -154,25 +154,36 @@ import Testing
         #expect(list.contains("tiny-bm25 ") && list.contains("tiny-bm25-b0") && list.contains("4/4"))
     }
 
-    /// Two identical runs: the interval and the MDE are "—" with the reason in text, null with it in JSON.
+    /// Two identical runs: the MDE is "—" with the reason in text, null with it in JSON. So is a t
+    /// interval (collapsed onto its estimate); a pass/fail scorer's Tango interval keeps its width.
     @Test func identicalRunsHaveNoMinimumDetectableEffect() throws {
         let (file, directory) = try workspace()
         _ = try loupe(file, ["eval", "run", directory + "/bm25.yaml"])
         _ = try loupe(file, ["eval", "run", directory + "/bm25.yaml", "--new"])
         let compared = try JSONValue.parse(Data(try loupe(file, ["eval", "compare", "1", "2", "--json"]).utf8))
         let metrics = try #require(compared["metrics"]?.array)
+        let text = try loupe(file, ["eval", "compare", "1", "2"])
         for metric in metrics {
             #expect(metric["paired"]?["minimumDetectableEffect"] == .null, "\(metric)")
             #expect(metric["mde_undefined"]?.string?.hasPrefix("identical scores on every item") == true)
-            // The t interval collapsed onto its estimate is no interval: null at both ends.
-            #expect(metric["interval_undefined"]?.string?.hasPrefix("identical scores on every item") == true)
-            #expect(metric["paired"]?["difference"]?["lower"] == .null, "\(metric)")
-            #expect(metric["paired"]?["difference"]?["upper"] == .null, "\(metric)")
             #expect(metric["paired"]?["difference"]?["estimate"]?.number == 0, "\(metric)")
+            let difference = try #require(metric["paired"]?["difference"])
+            if difference["method"]?.string == "tango-score" {
+                // Four items, none discordant: ±z² / (n + z²), no zero-width certainty, named as such.
+                let z2 = 1.959_963_984_540_054 * 1.959_963_984_540_054
+                #expect(metric["interval_undefined"] == .null, "\(metric)")
+                #expect(abs((difference["upper"]?.number ?? 0) - z2 / (4 + z2)) < 1e-9, "\(metric)")
+                #expect(difference["lower"]?.number == difference["upper"]?.number.map { -$0 }, "\(metric)")
+                #expect(metric["paired"]?["mcnemar"]?["method"]?.string == "asymptotic", "\(metric)")
+                #expect(text.contains("MDE —: identical scores on every item"), "\(text)")
+            } else {
+                // The t interval collapsed onto its estimate is no interval: null at both ends.
+                #expect(metric["interval_undefined"]?.string?.hasPrefix("identical scores on every item") == true)
+                #expect(difference["lower"] == .null && difference["upper"] == .null, "\(metric)")
+                #expect(text.contains("CI and MDE —: identical scores on every item"), "\(text)")
+            }
         }
-        let text = try loupe(file, ["eval", "compare", "1", "2"])
-        #expect(text.contains("CI and MDE —: identical scores on every item") && !text.contains("nan"), "\(text)")
-        #expect(!text.contains("[+0.000, +0.000]"), "\(text)")
+        #expect(!text.contains("nan") && !text.contains("[+0.000, +0.000]"), "\(text)")
     }
 
     @Test func exportsAreCSVAndJSON() throws {

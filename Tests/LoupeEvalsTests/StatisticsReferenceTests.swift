@@ -130,7 +130,7 @@ import Testing
         #expect(comparison.wins + comparison.ties + comparison.losses == 50)
     }
 
-    @Test func pairedPassFailScoresUseMcNemarsExactTest() {
+    @Test func pairedPassFailScoresUseMcNemarsAsymptoticTest() {
         let row = Self.reference["paired_binary"]!
         let a = Self.numbers(row["a"])
         let b = Self.numbers(row["b"])
@@ -138,10 +138,72 @@ import Testing
             a: Dictionary(uniqueKeysWithValues: a.enumerated().map { ("q\($0)", [$1]) }),
             b: Dictionary(uniqueKeysWithValues: b.enumerated().map { ("q\($0)", [$1]) }))
         let table = row["table"]!.array!.map(Self.numbers)
-        #expect(comparison.mcnemar?.regressed == Int(table[0][1]))
-        #expect(comparison.mcnemar?.fixed == Int(table[1][0]))
-        #expect(abs(comparison.pValue - row["mcnemar_p"]!.number!) < 1e-12)
-        #expect(comparison.fixed.count == Int(table[1][0]) && comparison.regressed.count == Int(table[0][1]))
+        let (regressed, fixed) = (Int(table[0][1]), Int(table[1][0]))
+        #expect(comparison.mcnemar?.regressed == regressed && comparison.mcnemar?.fixed == fixed)
+        #expect(comparison.mcnemar?.method == "asymptotic")
+        #expect(abs(comparison.pValue - row["mcnemar_asymptotic_p"]!.number!) < 1e-12)
+        // The exact conditional test is still there to compare with, and matches statsmodels.
+        let exact = PairedComparison.mcnemarExact(fixed: fixed, regressed: regressed).pValue
+        #expect(abs(exact - row["mcnemar_p"]!.number!) < 1e-12)
+        #expect(comparison.fixed.count == fixed && comparison.regressed.count == regressed)
+        #expect(comparison.difference.method == "tango-score")
+    }
+
+    /// Tango's score interval against the reference written from Tango (1998) with scipy's root
+    /// finder, and McNemar's asymptotic p against statsmodels, on tables from none discordant to
+    /// every item fixed.
+    @Test func pairedPassRatesGetTangosIntervalAsTheReferenceComputesIt() {
+        for row in Self.reference["paired_proportions"]!.array! {
+            let (fixed, regressed, n) = (
+                Int(row["fixed"]!.number!), Int(row["regressed"]!.number!), Int(row["n"]!.number!)
+            )
+            let interval = Interval.tangoScore(fixed: fixed, regressed: regressed, n: n)
+            #expect(interval.method == "tango-score" && interval.n == n)
+            #expect(abs(interval.estimate - row["estimate"]!.number!) < 1e-15, "\(row)")
+            #expect(abs(interval.lower - row["lower"]!.number!) < 1e-9, "\(row) \(interval)")
+            #expect(abs(interval.upper - row["upper"]!.number!) < 1e-9, "\(row) \(interval)")
+            let test = PairedComparison.mcnemarAsymptotic(fixed: fixed, regressed: regressed)
+            #expect(abs(test.pValue - row["mcnemar_asymptotic_p"]!.number!) < 1e-12, "\(row)")
+            #expect(
+                abs(
+                    PairedComparison.mcnemarExact(fixed: fixed, regressed: regressed).pValue
+                        - row["mcnemar_exact_p"]!.number!) < 1e-12, "\(row)")
+            // Through a comparison of two runs, the same interval and test.
+            let a = (0..<n).map { $0 < fixed ? 0.0 : $0 < fixed + regressed ? 1 : Double($0 % 2) }
+            let b = (0..<n).map { $0 < fixed ? 1.0 : $0 < fixed + regressed ? 0 : Double($0 % 2) }
+            let comparison = PairedComparison(
+                a: Dictionary(uniqueKeysWithValues: a.enumerated().map { ("q\($0)", [$1]) }),
+                b: Dictionary(uniqueKeysWithValues: b.enumerated().map { ("q\($0)", [$1]) }))
+            #expect(comparison.difference == interval && comparison.pValue == test.pValue, "\(row)")
+        }
+    }
+
+    /// The worked example of Fagerland, Lydersen and Laake's R package contingencytables (Cavo et
+    /// al. 2012, the table [[59, 6], [16, 80]]), as that package prints it: Tango's interval
+    /// excludes 0 beside the asymptotic McNemar p 0.033006, while the exact test's 0.052479 would
+    /// not have agreed with it.
+    @Test func tangosIntervalMatchesContingencytablesPrintedExample() {
+        let interval = Interval.tangoScore(fixed: 6, regressed: 16, n: 161)
+        #expect(
+            String(format: "%.4f %.4f %.4f", interval.estimate, interval.lower, interval.upper)
+                == "-0.0621 -0.1240 -0.0054")
+        #expect(
+            String(format: "%.6f", PairedComparison.mcnemarAsymptotic(fixed: 6, regressed: 16).pValue) == "0.033006")
+        #expect(String(format: "%.6f", PairedComparison.mcnemarExact(fixed: 6, regressed: 16).pValue) == "0.052479")
+    }
+
+    /// The clustered pass rate's variance against statsmodels' cluster-robust (sandwich) estimator
+    /// of a weighted mean, each item weighted once whatever its epochs, then Korn and Graubard's
+    /// effective n and statsmodels' Wilson interval over it; epochs unequal across items too.
+    @Test func theClusteredPassRateMatchesStatsmodelsClusterRobustVariance() {
+        for row in Self.reference["clustered_proportion_sandwich"]!.array! {
+            let epochs = row["epochs"]!.array!.map(Self.numbers)
+            let interval = Interval.clusteredProportion(epochs)
+            #expect(interval.method == "wilson-clustered" && interval.n == epochs.count)
+            #expect(abs(interval.estimate - row["estimate"]!.number!) < 1e-12)
+            #expect(abs(interval.lower - row["lower"]!.number!) < 1e-9, "\(row["n_eff"]!)")
+            #expect(abs(interval.upper - row["upper"]!.number!) < 1e-9, "\(row["n_eff"]!)")
+        }
     }
 
     @Test func benjaminiHochbergMatchesStatsmodels() {

@@ -3,16 +3,23 @@
 datasets. Writes Tests/LoupeEvalsTests/Fixtures/reference-stats.json, which the Swift tests
 (StatisticsReferenceTests) compare against.
 
-  python3 -m venv .venv-reference && .venv-reference/bin/pip install numpy scipy statsmodels
-  .venv-reference/bin/python scripts/reference/eval_stats.py
+  scripts/python-peers   # .venv-peers has numpy, scipy and statsmodels
+  .venv-peers/bin/python scripts/reference/eval_stats.py
+
+Tango's score interval for paired pass rates has no statsmodels function: it is written here from
+the published formula (Tango 1998) with scipy's root finder, and checked on the way against the
+figures that Fagerland, Lydersen and Laake's R package contingencytables prints for its worked
+example, and against statsmodels' asymptotic McNemar test, which it inverts at a difference of 0.
 """
 import json
+import math
 import os
 
 import numpy as np
 import scipy
 import statsmodels
-from scipy import stats
+import statsmodels.api as sm
+from scipy import optimize, stats
 from scipy.special import comb
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.multitest import multipletests
@@ -108,6 +115,7 @@ table = [[int(((pa == 1) & (pb == 1)).sum()), int(((pa == 1) & (pb == 0)).sum())
 out["paired_binary"] = {
     "a": pa.tolist(), "b": pb.tolist(), "table": table,
     "mcnemar_p": float(mcnemar(table, exact=True).pvalue),
+    "mcnemar_asymptotic_p": float(mcnemar(table, exact=False, correction=False).pvalue),
 }
 
 # Benjamini-Hochberg.
@@ -139,6 +147,76 @@ for items, epochs, spread in ((30, 4, 0.8), (12, 3, 0.3), (5, 2, 0.0), (40, 5, 1
     lo, hi = proportion_confint(p * n_eff, n_eff, alpha=0.05, method="wilson")
     out["clustered_proportion"].append(
         {"epochs": data, "estimate": float(p), "n_eff": n_eff, "lower": float(lo), "upper": float(hi)})
+
+# Paired pass rates: Tango's score interval for the difference p(B passes) - p(A passes), from
+# "fixed" items (A failed, B passed) and "regressed" ones (A passed, B failed) among n.
+def tango_statistic(fixed, regressed, n, delta):
+    a = 2 * n
+    b = -fixed - regressed + (2 * n - fixed + regressed) * delta
+    c = -regressed * delta * (1 - delta)
+    q = (-b + math.sqrt(max(0.0, b * b - 4 * a * c))) / (2 * a)
+    variance = n * (2 * q + delta * (1 - delta))
+    return (fixed - regressed - n * delta) / math.sqrt(variance)
+
+
+def tango_interval(fixed, regressed, n, alpha=0.05):
+    z = stats.norm.ppf(1 - alpha / 2)
+    estimate = (fixed - regressed) / n
+    eps = 1e-12
+    lower = -1.0 if estimate == -1 else optimize.brentq(
+        lambda d: tango_statistic(fixed, regressed, n, d) - z, -1 + eps, estimate - eps, xtol=1e-14, rtol=1e-15)
+    upper = 1.0 if estimate == 1 else optimize.brentq(
+        lambda d: tango_statistic(fixed, regressed, n, d) + z, estimate + eps, 1 - eps, xtol=1e-14, rtol=1e-15)
+    return estimate, lower, upper
+
+
+# contingencytables (Fagerland, Lydersen and Laake), chapter 8's example, Cavo et al. 2012: the
+# table [[59, 6], [16, 80]] prints "estimate = -0.0621 (95% CI -0.1240 to -0.0054)" for Tango and
+# "The McNemar asymptotic test: P = 0.033006" beside "exact conditional test: P = 0.052479".
+cavo = tango_interval(6, 16, 161)
+assert [round(v, 4) for v in cavo] == [-0.0621, -0.1240, -0.0054], cavo
+cavo_table = [[59, 6], [16, 80]]
+assert round(float(mcnemar(cavo_table, exact=False, correction=False).pvalue), 6) == 0.033006
+assert round(float(mcnemar(cavo_table, exact=True).pvalue), 6) == 0.052479
+
+out["paired_proportions"] = []
+for fixed, regressed, n in ((6, 16, 161), (5, 0, 20), (2, 1, 6), (0, 0, 10), (9, 2, 40), (12, 0, 12),
+                            (0, 7, 7), (1, 0, 1), (30, 18, 200), (3, 3, 9)):
+    estimate, lower, upper = tango_interval(fixed, regressed, n)
+    table = [[n - fixed - regressed, regressed], [fixed, 0]]
+    asymptotic = 1.0 if fixed + regressed == 0 else float(mcnemar(table, exact=False, correction=False).pvalue)
+    out["paired_proportions"].append({
+        "fixed": fixed, "regressed": regressed, "n": n, "estimate": estimate, "lower": lower, "upper": upper,
+        "mcnemar_asymptotic_p": asymptotic, "mcnemar_exact_p": float(mcnemar(table, exact=True).pvalue),
+    })
+
+# A pass rate over items with several epochs, its variance from statsmodels' cluster-robust
+# (sandwich) estimator rather than from the item means by hand: weighted least squares on a
+# constant, each answer weighted 1 / (its item's epochs) so every item counts once, standard
+# errors clustered by item. Then Korn and Graubard's effective n = p(1 - p) / Var(p), held between
+# the items and the answers, and statsmodels' Wilson interval over it.
+out["clustered_proportion_sandwich"] = []
+sandwich_rng = np.random.default_rng(62)
+for items, epochs, rate in ((25, [3], 0.7), (12, [1, 2, 5], 0.5), (40, [2, 4], 0.85), (8, [5], 0.3),
+                            (30, [1], 0.6)):
+    data = []
+    for item in range(items):
+        difficulty = min(1.0, max(0.0, rate + (sandwich_rng.uniform() - 0.5) * 0.8))
+        count = epochs[item % len(epochs)]
+        data.append([float(v) for v in (sandwich_rng.uniform(size=count) < difficulty)])
+    y = np.concatenate([np.array(e) for e in data])
+    groups = np.concatenate([np.full(len(e), i) for i, e in enumerate(data)])
+    weights = np.concatenate([np.full(len(e), 1 / len(e)) for e in data])
+    fit = sm.WLS(y, np.ones_like(y), weights=weights).fit(cov_type="cluster", cov_kwds={"groups": groups})
+    p = float(fit.params[0])
+    variance = float(fit.bse[0]) ** 2
+    rows = len(y)
+    n_eff = float(rows) if (variance == 0 or p in (0.0, 1.0)) else float(min(rows, max(items, p * (1 - p) / variance)))
+    lo, hi = proportion_confint(p * n_eff, n_eff, alpha=0.05, method="wilson")
+    out["clustered_proportion_sandwich"].append({
+        "epochs": data, "estimate": p, "cluster_variance": variance, "n_eff": n_eff,
+        "lower": float(lo), "upper": float(hi),
+    })
 
 path = os.path.join(os.path.dirname(__file__), "..", "..", "Tests", "LoupeEvalsTests", "Fixtures", "reference-stats.json")
 with open(path, "w") as f:

@@ -335,10 +335,11 @@ struct EvalCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Run B against baseline A on the items both answered: paired differences with CIs and p-values.",
             discussion: """
-                Per scorer: the mean of per-item differences with its Student-t interval and a paired \
-                bootstrap interval, McNemar's exact test for pass/fail scorers with one epoch (else a paired \
-                t-test), wins/ties/losses, the minimum detectable effect at this n (80% power, α 0.05), and \
-                Benjamini-Hochberg adjusted p-values across scorers. Items fixed and regressed follow.
+                Per scorer: the mean of per-item differences with its interval and p-value, which agree on \
+                significance: for pass/fail scorers with one epoch Tango's score interval and McNemar's \
+                asymptotic test, else a Student-t interval and a paired t-test. Then wins/ties/losses, the \
+                minimum detectable effect at this n (80% power, α 0.05), and Benjamini-Hochberg adjusted \
+                p-values across scorers. Items fixed and regressed follow.
                 """)
 
         @OptionGroup var global: GlobalOptions
@@ -375,12 +376,13 @@ struct EvalCommand: ParsableCommand {
                         + (metric.significant ? "* " : "  ")
                         + "\(p.wins)/\(p.ties)/\(p.losses)".padded(to: 11)
                         + (p.minimumDetectableEffect.isNaN ? " —" : String(format: " %.3f", p.minimumDetectableEffect)))
-                if let why = p.minimumDetectableEffectUndefined { context.print("    CI and MDE —: \(why)") }
+                if let why = p.minimumDetectableEffectUndefined {
+                    context.print("    \(p.differenceIntervalUndefined != nil ? "CI and MDE" : "MDE") —: \(why)")
+                }
                 if let m = p.mcnemar {
                     context.print(
-                        String(
-                            format: "    McNemar exact: %d fixed, %d regressed, p %.4f", m.fixed, m.regressed, m.pValue)
-                    )
+                        "    pass/fail: \(m.fixed) fixed, \(m.regressed) regressed; interval: Tango's score; "
+                            + "p: McNemar's \(m.method) test")
                 }
             }
             let deltas = comparison.itemDeltas(scorer)
