@@ -47,9 +47,8 @@ extension WorkspaceTools {
 
     static let labelTool = ToolDefinition(
         name: "eval_label", title: "Label an eval run",
-        description: "Names a run (\"baseline\", \"prompt v2\"); an empty label removes it. The only tool that"
-            + " writes, served with `loupe mcp --allow-writes`; it is recorded in the workspace's history as coming"
-            + " from MCP.",
+        description: "Names a run (\"baseline\", \"prompt v2\"); an empty label removes it. Writes: served only"
+            + " with `loupe mcp --allow-writes`; it is recorded in the workspace's history as coming from MCP.",
         properties: [
             "id": ToolDefinition.property("integer", "The run's id (evals_list)."),
             "label": ToolDefinition.property("string", "The label; empty to remove it."),
@@ -231,7 +230,7 @@ extension WorkspaceTools {
             throw ToolCallError.failed(error.description)
         }
         let label = try evals.label(run: id)
-        try historyRecorder?("eval label \(id) \(text)")
+        try historyRecorder?("eval label \(id) " + Self.shellQuoted(text))
         return ToolResult(
             structured: .object(["id": .number(Double(id)), "label": label.map(JSONValue.string) ?? .null]),
             text: label.map { "run \(id) is labelled “\(UntrustedFence.inline($0, limit: 80))”" }

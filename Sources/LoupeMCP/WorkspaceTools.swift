@@ -18,7 +18,7 @@ package struct WorkspaceTools: Sendable {
     package let workspaceName: String
     /// "sqlite" or "postgresql".
     package let backend: String
-    /// Whether the tools that change the workspace (``labelTool``) are served.
+    /// Whether the tools that change the workspace (``labelTool``, ``traceImportTool``) are served.
     package let allowsWrites: Bool
     /// Records a write's command line in the workspace's history (`loupe mcp` marks it as the
     /// agent's); nil where none is kept.
@@ -61,7 +61,7 @@ package struct WorkspaceTools: Sendable {
                 Self.saeFeaturesOfTextTool, Self.profileBreakdownTool, Self.rooflineKernelsTool,
             ]
         }
-        if allowsWrites { tools.append(Self.labelTool) }
+        if allowsWrites { tools += [Self.labelTool, Self.traceImportTool] }
         return tools
     }
 
@@ -97,6 +97,7 @@ package struct WorkspaceTools: Sendable {
             case Self.evalShowTool.name: return try evalShow(arguments)
             case Self.evalCompareTool.name: return try evalCompare(arguments)
             case Self.labelTool.name: return try label(arguments)
+            case Self.traceImportTool.name: return try traceImport(arguments)
             default: throw ToolCallError.unknownTool(name)
             }
         } catch let error as ToolCallError {

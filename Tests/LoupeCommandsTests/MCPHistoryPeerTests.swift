@@ -59,23 +59,42 @@ import Testing
             let run = try TestEnvironment.run(line + ["--workspace", workspace], directory: root)
             try #require(run.status == 0, "\(line): \(run.error)")
         }
-        let report = try Self.client([TestEnvironment.binary, workspace, "1", "baseline"])
+        let before =
+            try JSONValue.parse(
+                try TestEnvironment.run(["trace", "list", "--json", "--workspace", workspace]).output
+            ).array?.count ?? -1
+        let trace = root + "/sample-data/traces/openai-chat.jsonl"
+        let report = try Self.client([TestEnvironment.binary, workspace, "1", "prompt v2", trace])
         #expect(report["writes"]?["eval_label"]?["read_only"] == .bool(false), "\(report.compactJSON)")
+        #expect(report["writes"]?["trace_import"]?["read_only"] == .bool(false), "\(report.compactJSON)")
         #expect(report["label"]?["is_error"] == .bool(false), "\(report["label"]?.compactJSON ?? "")")
-        #expect(report["label"]?["structured"]?["label"] == .string("baseline"))
+        #expect(report["label"]?["structured"]?["label"] == .string("prompt v2"))
         let runs = try #require(report["evals_list"]?["structured"]?["runs"]?.array)
-        #expect(runs.first { $0["id"]?.int == 1 }?["label"] == .string("baseline"))
+        #expect(runs.first { $0["id"]?.int == 1 }?["label"] == .string("prompt v2"))
+        // The import lands as `trace import` lands it; a file that is not there imports nothing,
+        // and standard input (the protocol's channel) is refused as a bad argument.
+        let imported = try #require(report["trace_import"])
+        #expect(imported["is_error"] == .bool(false), "\(imported.compactJSON)")
+        let added = try #require(imported["structured"]?["added"]?.int)
+        #expect(added > 0 && imported["structured"]?["traces"]?.int == added)
+        #expect(report["traces_list"]?["structured"]?["total"]?.int == Int64(before) + added)
+        #expect(report["trace_import_missing"]?["is_error"] == .bool(true))
+        #expect(report["trace_import_missing"]?["text"]?.string?.contains("nothing was imported") == true)
+        #expect(
+            report["trace_import_stdin"]?["code"]?.int == -32602, "\(report["trace_import_stdin"]?.compactJSON ?? "")")
 
         let listed = try TestEnvironment.run(["history", "--json", "--workspace", workspace])
         try #require(listed.status == 0, "\(listed.error)")
         let entries = try #require(try JSONValue.parse(listed.output).array)
-        #expect(entries.map { $0["source"] } == [.string("mcp")], "\(listed.output)")
-        #expect(entries.map { $0["line"] } == [.string("eval label 1 baseline")])
+        // Each write once, as a line that runs again: the failed and refused imports are not kept.
+        #expect(entries.map { $0["source"] } == [.string("mcp"), .string("mcp")], "\(listed.output)")
+        #expect(
+            entries.map { $0["line"] } == [.string("eval label 1 'prompt v2'"), .string("trace import " + trace)])
         #expect(entries.first?["ran_at"]?.string?.hasSuffix("Z") == true)
         // Kept apart from what people typed: the TUI's line recalls none of it.
         let typed = try TestEnvironment.run(["history", "--source", "tui", "--workspace", workspace])
         #expect(typed.status == 0 && typed.output.contains("no tui lines in the history"), "\(typed.output)")
         let shown = try TestEnvironment.run(["history", "--source", "mcp", "--workspace", workspace])
-        #expect(shown.output.contains("  mcp   eval label 1 baseline"), "\(shown.output)")
+        #expect(shown.output.contains("  mcp   eval label 1 'prompt v2'"), "\(shown.output)")
     }
 }

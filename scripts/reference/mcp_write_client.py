@@ -1,18 +1,19 @@
 """Make a write through `loupe mcp --allow-writes` with the official MCP Python SDK, as an agent would.
 
 It launches the server over stdio on WORKSPACE, lists the tools, labels eval run RUN through the
-write tool `eval_label`, reads the run back through `evals_list`, and prints one JSON report on
-standard output: the write tools' names and read-only hints, and each call's result.
+write tool `eval_label`, reads the run back through `evals_list`, imports TRACE through
+`trace_import` (and a file that is not there, and `-`, which must be refused), and prints one JSON
+report on standard output: the write tools' names and read-only hints, and each call's result.
 Tests/LoupeCommandsTests/MCPHistoryPeerTests.swift reads it, then checks `loupe history`.
 
-    python mcp_write_client.py LOUPE WORKSPACE RUN LABEL
+    python mcp_write_client.py LOUPE WORKSPACE RUN LABEL TRACE
 """
 
 import asyncio
 import json
 import sys
 
-from mcp import ClientSession, StdioServerParameters
+from mcp import ClientSession, MCPError, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 
@@ -24,7 +25,15 @@ def result_json(result):
     }
 
 
-async def exercise(loupe, workspace, run, label):
+async def protocol_error(session, name, arguments):
+    try:
+        result = await session.call_tool(name, arguments)
+    except MCPError as error:
+        return {"code": error.error.code, "message": error.error.message}
+    return {"unexpected_result": result_json(result)}
+
+
+async def exercise(loupe, workspace, run, label, trace):
     params = StdioServerParameters(command=loupe, args=["mcp", "--workspace", workspace, "--allow-writes"])
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as session:
@@ -35,15 +44,21 @@ async def exercise(loupe, workspace, run, label):
                            if t.annotations is not None and t.annotations.read_only_hint is False},
                 "label": result_json(await session.call_tool("eval_label", {"id": run, "label": label})),
                 "evals_list": result_json(await session.call_tool("evals_list", {})),
+                "trace_import": result_json(await session.call_tool("trace_import", {"path": trace})),
+                "trace_import_missing": result_json(
+                    await session.call_tool("trace_import", {"path": trace + ".missing"})
+                ),
+                "trace_import_stdin": await protocol_error(session, "trace_import", {"path": "-"}),
+                "traces_list": result_json(await session.call_tool("traces_list", {})),
             }
             return report
 
 
 def main():
-    if len(sys.argv) != 5:
+    if len(sys.argv) != 6:
         sys.exit(__doc__)
-    loupe, workspace, run, label = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
-    print(json.dumps(asyncio.run(exercise(loupe, workspace, run, label)), sort_keys=True))
+    loupe, workspace, run, label, trace = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
+    print(json.dumps(asyncio.run(exercise(loupe, workspace, run, label, trace)), sort_keys=True))
 
 
 if __name__ == "__main__":
