@@ -62,7 +62,7 @@ struct ServeCommand: LoupeCommand {
         help: ArgumentHelp(
             "The most OpenAI requests decoded together in one pass over the weights (1: one at a time).",
             valueName: "sequences"))
-    var openAIBatch = 16
+    var openAIBatch = 1
 
     func run(in context: CommandContext) throws {
         let configuration = try receiver.configuration(environment: ProcessInfo.processInfo.environment)

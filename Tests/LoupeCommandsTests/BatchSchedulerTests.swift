@@ -1,0 +1,163 @@
+import Foundation
+import LoupeKit
+import LoupeModels
+import LoupeServing
+import Testing
+
+/// Continuous batching on the real SmolLM2-135M-Instruct (q8, as `loupe serve` runs it):
+/// sequences decoded together answer as each does alone, a shared prompt prefix is read once,
+/// a cancelled sequence gives its blocks back, and the queue bound refuses as the serial
+/// scheduler's does. Needs the model (`scripts/fetch-smollm2`).
+@Suite(.serialized) struct BatchSchedulerTests {
+    static let questions = [
+        "Name three colors.", "What is the capital of France?", "Write a haiku about the sea.",
+        "Give me two tips for sleeping well.",
+    ]
+
+    static func generator() throws -> Generator {
+        try #require(
+            FileManager.default.fileExists(atPath: ModelsCommandTests.smolLM2Path),
+            "SmolLM2 weights not found at \(ModelsCommandTests.smolLM2Path): run scripts/fetch-smollm2")
+        return try ModelLibrary(root: ModelsCommandTests.modelsRoot).smolLM2(precision: .q8)
+    }
+
+    static func options(maxTokens: Int, temperature: Float = 0, seed: UInt64 = 0) -> GenerationOptions {
+        var options = GenerationOptions()
+        options.maxTokens = maxTokens
+        options.sampling.temperature = temperature
+        options.sampling.seed = seed
+        options.sampling.topLogprobs = 2
+        return options
+    }
+
+    /// The streamed text and the generation a ticket ends with.
+    static func answer(_ ticket: CompletionTicket) async throws -> (streamed: String, generation: Generation) {
+        var streamed = ""
+        var generation: Generation?
+        for try await event in ticket.events {
+            switch event {
+            case .text(let text, _): streamed += text
+            case .finished(let ended): generation = ended
+            }
+        }
+        return (streamed, try #require(generation, "the stream ended without its generation"))
+    }
+
+    /// Polls (the scheduler works on its own thread) until `condition` holds, for at most 60 s.
+    static func eventually(_ condition: () -> Bool) async throws {
+        for _ in 0..<6000 where !condition() { try await Task.sleep(for: .milliseconds(10)) }
+    }
+
+    @Test func fourConcurrentGreedyAnswersAreEachOnesAlone() async throws {
+        let generator = try Self.generator()
+        let scheduler = BatchScheduler(generator: generator, modelName: "m", capacity: 8, maxSequences: 4)
+        defer { scheduler.shutdown() }
+        let prompts = try Self.questions.map { try generator.prompt([.user($0)]) }
+        var alone: [Generation] = []
+        for prompt in prompts {
+            alone.append(
+                try await Self.answer(try scheduler.submit(.init(prompt: prompt, options: Self.options(maxTokens: 24))))
+                    .generation)
+        }
+        let tickets = try prompts.map { try scheduler.submit(.init(prompt: $0, options: Self.options(maxTokens: 24))) }
+        var together: [(streamed: String, generation: Generation)] = []
+        for ticket in tickets { together.append(try await Self.answer(ticket)) }
+        for index in prompts.indices {
+            #expect(together[index].generation.text == alone[index].text, "question \(index)")
+            #expect(together[index].generation.tokens.map(\.id) == alone[index].tokens.map(\.id), "question \(index)")
+            #expect(together[index].streamed == together[index].generation.text, "question \(index)")
+            #expect(!alone[index].text.isEmpty)
+        }
+    }
+
+    /// Sampling, stop strings and limits are per sequence: a seeded draw in a full batch repeats
+    /// the same draw alone, and each sequence ends for its own reason.
+    @Test func seedsStopsAndLimitsArePerSequence() async throws {
+        let generator = try Self.generator()
+        let scheduler = BatchScheduler(generator: generator, modelName: "m", capacity: 8, maxSequences: 4)
+        defer { scheduler.shutdown() }
+        let prompt = try generator.prompt([.user(Self.questions[2])])
+        var sampled = Self.options(maxTokens: 24, temperature: 1, seed: 7)
+        sampled.sampling.topP = 0.95
+        var otherSeed = sampled
+        otherSeed.sampling.seed = 8
+        let greedy = try await Self.answer(
+            try scheduler.submit(.init(prompt: prompt, options: Self.options(maxTokens: 40))))
+        let word = try #require(greedy.generation.text.split(separator: " ").dropFirst(2).first.map(String.init))
+        var stopped = Self.options(maxTokens: 40)
+        stopped.stops = [word]
+        let alone = try await Self.answer(try scheduler.submit(.init(prompt: prompt, options: sampled))).generation
+        let tickets = try [sampled, stopped, Self.options(maxTokens: 5), otherSeed].map {
+            try scheduler.submit(.init(prompt: prompt, options: $0))
+        }
+        var answers: [Generation] = []
+        for ticket in tickets { answers.append(try await Self.answer(ticket).generation) }
+        #expect(answers[0].tokens.map(\.id) == alone.tokens.map(\.id))
+        #expect(answers[3].text != answers[0].text, "another seed draws another answer")
+        let before = try #require(greedy.generation.text.range(of: word)).lowerBound
+        #expect(answers[1].text == String(greedy.generation.text[..<before]))
+        #expect(answers[1].stopReason == .word && answers[1].stoppingWord == word)
+        #expect(answers[2].tokens.count == 5 && answers[2].stopReason == .limit)
+        #expect(answers[2].tokens.first?.choice.alternatives.count == 2)
+        #expect(answers[2].tokens.map(\.id) == Array(greedy.generation.tokens.prefix(5).map(\.id)))
+    }
+
+    @Test func aSharedPromptPrefixIsReadOnce() async throws {
+        let generator = try Self.generator()
+        let scheduler = BatchScheduler(generator: generator, modelName: "m", capacity: 8, maxSequences: 4)
+        defer { scheduler.shutdown() }
+        let system = String(repeating: "You are a careful assistant who answers briefly and plainly. ", count: 4)
+        let first = try generator.prompt([.system(system), .user(Self.questions[0])])
+        let second = try generator.prompt([.system(system), .user(Self.questions[1])])
+        let shared = zip(first, second).prefix { $0 == $1 }.count
+        try #require(shared >= 32, "the prompts share \(shared) tokens")
+        let one = try await Self.answer(try scheduler.submit(.init(prompt: first, options: Self.options(maxTokens: 4))))
+        #expect(one.generation.timings.cachedPromptTokens == 0)
+        let two = try await Self.answer(
+            try scheduler.submit(.init(prompt: second, options: Self.options(maxTokens: 4))))
+        // Whole 16-token blocks of the shared prefix are reused.
+        #expect(two.generation.timings.cachedPromptTokens == shared / 16 * 16)
+        #expect(scheduler.usage.reusedPromptTokens == shared / 16 * 16)
+    }
+
+    @Test func aCancelledSequenceGivesItsBlocksBackAndTheQueueIsBounded() async throws {
+        let generator = try Self.generator()
+        let scheduler = BatchScheduler(generator: generator, modelName: "m", capacity: 2, maxSequences: 2)
+        defer { scheduler.shutdown() }
+        let prompt = try generator.prompt([.user(Self.questions[2])])
+        let long = try scheduler.submit(.init(prompt: prompt, options: Self.options(maxTokens: 2000)))
+        let other = try scheduler.submit(.init(prompt: prompt, options: Self.options(maxTokens: 3)))
+        #expect(throws: SchedulerRefusal.full(waiting: 2, capacity: 2)) {
+            try scheduler.submit(.init(prompt: prompt, options: Self.options(maxTokens: 3)))
+        }
+        #expect(try await Self.answer(other).generation.tokens.count == 3)
+        var tokens = 0
+        for try await event in long.events {
+            if case .text(_, _?) = event { tokens += 1 }
+            if tokens == 3 { break }
+        }
+        long.cancel()
+        try await Self.eventually { scheduler.waiting == 0 }
+        #expect(scheduler.waiting == 0)
+        try await Self.eventually { scheduler.usage.blocksInUse == 0 }
+        #expect(scheduler.usage.blocksInUse == 0, "the cancelled sequence's blocks are free")
+        // Its slot is free again: two more are taken.
+        let again = try scheduler.submit(.init(prompt: prompt, options: Self.options(maxTokens: 2)))
+        #expect(try await Self.answer(again).generation.tokens.count == 2)
+    }
+
+    @Test func aRequestLargerThanThePoolFailsAloneNamingIt() async throws {
+        let generator = try Self.generator()
+        let scheduler = BatchScheduler(generator: generator, modelName: "m", capacity: 4, maxSequences: 2, kvTokens: 64)
+        defer { scheduler.shutdown() }
+        let prompt = try generator.prompt([.user(Self.questions[0])])
+        let big = try scheduler.submit(.init(prompt: prompt, options: Self.options(maxTokens: 100)))
+        let small = try scheduler.submit(.init(prompt: prompt, options: Self.options(maxTokens: 4)))
+        await #expect {
+            _ = try await Self.answer(big)
+        } throws: { error in
+            "\(error)".contains("do not fit the key/value pool of 64 tokens")
+        }
+        #expect(try await Self.answer(small).generation.tokens.count == 4)
+    }
+}
