@@ -255,6 +255,12 @@ import Testing
                     deltasByScorer: ["contains": deltas, "token_f1": Array(deltas.prefix(1))], warnings: [])))
         check(state, "evals-compare-120x36")
         #expect(state.render().text().contains("2 fixed") && state.render().text().contains("1 regressed"))
+        // The columns say which run is which, and a legend names the runs, as promptfoo heads its
+        // columns with what ran; the interval and the test are named beneath.
+        let compared = state.render().text()
+        #expect(compared.contains("A·run 1") && compared.contains("B·run 2") && compared.contains("run 1 → run 2"))
+        #expect(compared.contains("A run 1 (baseline) ") && compared.contains("   B run 2 "), "\(compared)")
+        #expect(compared.contains("pass/fail: Tango score CI, asymptotic McNemar p · scores: t CI, paired t p"))
         // s lists another scorer's changed items, and back.
         AppFixtures.press([.character("s")], on: &state)
         #expect((state.panels[state.focusedPanel] as? EvalsPanel)?.changedItems == Array(deltas.prefix(1)))

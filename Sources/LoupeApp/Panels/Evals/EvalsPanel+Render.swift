@@ -333,6 +333,16 @@ extension EvalsPanel {
     private func renderComparison(into frame: inout Frame, area: Rect, theme: Theme, focused: Bool) {
         guard let comparison else { return }
         var y = area.y
+        // Which run is which, as promptfoo and Inspect head a comparison's columns with what ran.
+        let (runA, runB) = ("run \(comparison.a.id)", "run \(comparison.b.id)")
+        frame.draw(
+            [
+                Span("A ", theme.key), Span(runA + " (baseline) ", theme.title),
+                Span(UntrustedText.sanitized(Self.comparedName(comparison.a)), theme.dim), Span("   B ", theme.key),
+                Span(runB + " ", theme.title),
+                Span(UntrustedText.sanitized(Self.comparedName(comparison.b)), theme.dim),
+            ], at: Point(x: area.x + 1, y: y), clip: area)
+        y += 1
         for warning in comparison.warnings {
             frame.draw(
                 "⚠ " + UntrustedText.sanitized(warning), at: Point(x: area.x + 1, y: y), style: theme.status(.warn),
@@ -354,8 +364,9 @@ extension EvalsPanel {
             ]
         }
         let columns = [
-            TableColumn("scorer", width: .fill(1)), TableColumn("A", width: .length(6), alignment: .trailing),
-            TableColumn("B", width: .length(6), alignment: .trailing),
+            TableColumn("scorer", width: .fill(1)),
+            TableColumn("A·" + runA, width: .length(max(6, runA.count + 2)), alignment: .trailing),
+            TableColumn("B·" + runB, width: .length(max(6, runB.count + 2)), alignment: .trailing),
             TableColumn("B−A", width: .length(7), alignment: .trailing), TableColumn("95% CI", width: .length(17)),
             TableColumn("p", width: .length(10)), TableColumn("p (BH)", width: .length(8)),
             TableColumn("W/T/L", width: .length(11)), TableColumn("MDE", width: .length(6), alignment: .trailing),
@@ -385,12 +396,20 @@ extension EvalsPanel {
             }
         }
         y += tableHeight
+        // The interval and the test named: for pass/fail scorers both come from Tango's score
+        // statistic, so the CI excludes 0 exactly when p < 0.05.
+        frame.draw(
+            Self.comparisonMethods(comparison.metrics), at: Point(x: area.x + 1, y: y), style: theme.dim, clip: area)
+        y += 1
         // An interval and MDE shown as "—" say why, once (two identical runs: no spread to
         // estimate a variance from, nor to power a test with).
         if let why = comparison.metrics.metrics.lazy.compactMap(\.paired.minimumDetectableEffectUndefined).first {
-            frame.draw("CI and MDE —: " + why, at: Point(x: area.x + 1, y: y), style: theme.dim, clip: area)
+            let what =
+                comparison.metrics.metrics.contains { $0.paired.differenceIntervalUndefined != nil }
+                ? "CI and MDE" : "MDE"
+            frame.draw(what + " —: " + why, at: Point(x: area.x + 1, y: y), style: theme.dim, clip: area)
+            y += 1
         }
-        y += 1
         let changed = changedItems
         let fixed = changed.filter { $0.delta > 0 }.count
         let listed = compareScorer ?? comparison.headline
@@ -414,7 +433,8 @@ extension EvalsPanel {
         TableView(
             columns: [
                 TableColumn("", width: .length(9)), TableColumn("item", width: .length(12)),
-                TableColumn("A → B", width: .length(14)), TableColumn("Δ", width: .length(7), alignment: .trailing),
+                TableColumn("\(runA) → \(runB)", width: .length(max(14, runA.count + runB.count + 3))),
+                TableColumn("Δ", width: .length(7), alignment: .trailing),
                 TableColumn("input", width: .fill(1)),
             ], rows: rows, focused: focused
         ).render(
@@ -432,6 +452,20 @@ extension EvalsPanel {
             inspect = model.map { "model " + $0 } ?? "log " + (run.suiteFile ?? "")
         }
         return [run.suite, run.suiteHash, run.datasetHash, run.targetKind, inspect].joined(separator: "\u{1F}")
+    }
+
+    /// A compared run as its column legend names it: its label, then its suite (and log).
+    static func comparedName(_ listing: EvalService.RunListing) -> String {
+        (listing.label.map { "“\($0)” · " } ?? "") + runName(listing.run)
+    }
+
+    /// The line under a comparison that names its intervals and tests, those of the metrics shown.
+    package static func comparisonMethods(_ metrics: RunComparison) -> String {
+        let tango = metrics.metrics.filter { $0.paired.difference.method == "tango-score" }
+        var parts: [String] = []
+        if !tango.isEmpty { parts.append("pass/fail: Tango score CI, asymptotic McNemar p") }
+        if tango.count < metrics.metrics.count { parts.append("scores: t CI, paired t p") }
+        return parts.joined(separator: " · ")
     }
 
     /// The name a run is listed by: its suite, and for an imported Inspect log the log's file name
