@@ -1,4 +1,5 @@
 import Foundation
+import LoupeBase
 import LoupeEvals
 import LoupeKit
 import LoupeStore
@@ -48,5 +49,25 @@ import Testing
         try update("UPDATE eval_runs SET scorers_json = '[\"match\"' WHERE id = ?")
         let error = #expect(throws: StoredValueError.self) { try browser.run(run) }
         #expect(error?.headline == "unreadable scorers (run \(run), column scorers_json)")
+    }
+
+    /// `eval show --json` and export: a run's target or workspace column that does not parse is
+    /// null beside an `unreadable` line naming the run, the column and where the text breaks,
+    /// never a key that is silently null or missing.
+    @Test func anExportedRunWhoseTargetDoesNotParseSaysSo() throws {
+        let service = EvalService(workspace: workspace)
+        let intact = try JSONValue.parse(try service.export(run, format: .json))
+        #expect(intact["run"]?["unreadable"] == nil && intact["run"]?["target"]?.object != nil)
+        try update("UPDATE eval_runs SET target_json = '{\"kind\": ', workspace_json = '[1,' WHERE id = ?")
+
+        let exported = try JSONValue.parse(try service.export(run, format: .json))
+        let record = try #require(exported["run"])
+        #expect(record["target"] == .null && record["workspace"] == .null)
+        let lines = record["unreadable"]?.array?.compactMap(\.string) ?? []
+        #expect(lines.count == 2, "\(record)")
+        #expect(lines.contains { $0.hasPrefix("run \(run), column target_json: line 1, column ") }, "\(lines)")
+        #expect(lines.contains { $0.hasPrefix("run \(run), column workspace_json: line 1, column ") }, "\(lines)")
+        // The answers are still exported.
+        #expect(exported["results"]?.array?.count == intact["results"]?.array?.count)
     }
 }

@@ -386,7 +386,13 @@ extension EvalService {
             return lines.joined(separator: "\n") + "\n"
         case .json:
             let run = detail.listing.run
-            let summaryJSON = Self.encode(detail.listing.summary).flatMap { try? JSONValue.parse($0) } ?? .null
+            // The summary is Loupe's own; one it cannot write is a bug to report, not a null to ship.
+            let summaryJSON: JSONValue
+            do {
+                summaryJSON = try JSONValue.parse(Self.encoder.encode(detail.listing.summary))
+            } catch {
+                throw EvalError("run \(id): its summary could not be written as JSON: \(error)")
+            }
             let results: [JSONValue] = detail.rows.map { row in
                 let result = row.result
                 var object: [String: JSONValue] = [
@@ -417,20 +423,35 @@ extension EvalService {
         }
     }
 
+    /// A run's record as JSON (`eval show --json`, export, MCP). Its stored JSON columns (target,
+    /// scorers, workspace) are parsed back; one that does not parse is null, and an `unreadable`
+    /// list, present only then, names the run, the column and where its text breaks, so a reader
+    /// tells a damaged value from one that was never stored.
     package static func runJSON(_ run: EvalRunRecord) -> JSONValue {
         let formatter = ISO8601DateFormatter()
-        let members: [String: JSONValue] = [
+        var unreadable: [JSONValue] = []
+        func stored(_ text: String?, column: String) -> JSONValue {
+            guard let text else { return .null }
+            do {
+                return try JSONValue.parse(text)
+            } catch {
+                unreadable.append(.string("run \(run.id.map(String.init) ?? "?"), column \(column): \(error)"))
+                return .null
+            }
+        }
+        var members: [String: JSONValue] = [
             "id": .number(Double(run.id ?? 0)), "suite": .string(run.suite),
             "suite_file": run.suiteFile.map { .string($0) } ?? .null, "suite_hash": .string(run.suiteHash),
-            "dataset_hash": .string(run.datasetHash), "target": (try? JSONValue.parse(run.targetJSON)) ?? .null,
-            "scorers": (try? JSONValue.parse(run.scorersJSON)) ?? .null, "epochs": .number(Double(run.epochs)),
+            "dataset_hash": .string(run.datasetHash), "target": stored(run.targetJSON, column: "target_json"),
+            "scorers": stored(run.scorersJSON, column: "scorers_json"), "epochs": .number(Double(run.epochs)),
             "planned": .number(Double(run.planned)), "status": .string(run.status), "source": .string(run.source),
             "parent_run_id": run.parentRunID.map { .number(Double($0)) } ?? .null,
             "loupe_version": .string(run.loupeVersion), "git_revision": run.gitRevision.map { .string($0) } ?? .null,
-            "workspace": run.workspaceJSON.flatMap { try? JSONValue.parse($0) } ?? .null,
+            "workspace": stored(run.workspaceJSON, column: "workspace_json"),
             "started_at": .string(formatter.string(from: run.startedAt)),
             "ended_at": run.endedAt.map { .string(formatter.string(from: $0)) } ?? .null,
         ]
+        if !unreadable.isEmpty { members["unreadable"] = .array(unreadable) }
         return .object(members)
     }
 
