@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# `loupe serve`'s OpenAI endpoint under load: 1, 4 and 16 concurrent streaming clients
+# (scripts/bench/serve_clients.py, http.client in a thread pool) against Loupe one sequence at a
+# time (--openai-batch 1), Loupe with continuous batching (--openai-batch 16) and llama.cpp's
+# llama-server (built by scripts/bench/llama-cpp.sh's tree; -np 16, -c 16×2048, -t 2) on the same
+# GGUF. /v1/completions, a 256-token prompt of its own per request (no shared prefix), greedy,
+# 128 tokens asked. Reports aggregate generated tokens/s and time to first token p50/p99, each the
+# median of REPEATS runs, with the 1-minute load average before each run beside it: the machine
+# may be shared, and then the figures move with the load.
+#
+# LOUPE_BIN: a release loupe (built with --scratch-path elsewhere, never -c release in .build).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+repeats=${REPEATS:-3}
+clients_list=${CLIENTS:-1 4 16}
+max_tokens=${MAX_TOKENS:-128}
+model=${LOUPE_MODELS:-$HOME/.cache/loupe/models}/SmolLM2-135M-Instruct/SmolLM2-135M-Instruct.Q4_1.gguf
+[ -f "$model" ] || scripts/fetch-smollm2
+loupe=${LOUPE_BIN:-.build/release/loupe}
+llama_server=${LLAMA_SERVER:-.venv-bench/llama.cpp/build/bin/llama-server}
+python=${PYTHON:-python3}
+[ -x "$loupe" ] || { echo "no release loupe at $loupe (set LOUPE_BIN)" >&2; exit 1; }
+[ -x "$llama_server" ] || { echo "no llama-server at $llama_server (build llama.cpp's tree)" >&2; exit 1; }
+scratch=$(mktemp -d)
+server=""
+cleanup() { [ -n "$server" ] && kill "$server" 2>/dev/null; wait 2>/dev/null; rm -rf "$scratch"; }
+trap cleanup EXIT
+
+# A prompt of about 256 tokens under SmolLM2's tokenizer: a paragraph repeated, cut at 250 tokens
+# by `loupe tokenize` (serve_clients.py puts "Note N. " before it, and reports the count).
+paragraph="The river town kept its old stone bridge, though the trains had long since taken the trade \
+downstream. Every spring the water rose to the third arch, and every autumn the ferrymen argued about whether \
+the new embankment would hold. "
+"$loupe" --workspace "$scratch/w.sqlite" tokenize --json "$(printf '%.0s'"$paragraph" $(seq 1 12))" \
+  | "$python" -c 'import json,sys; print("".join(json.load(sys.stdin)["pieces"][:250]), end="")' \
+  >"$scratch/prompt.txt"
+
+wait_ready() {  # base URL on stdout once /v1/models answers
+  for _ in $(seq 1 600); do
+    if curl -fs "$1/models" >/dev/null 2>&1; then return 0; fi
+    sleep 0.1
+  done
+  echo "server at $1 did not come up" >&2
+  return 1
+}
+
+start_loupe() {  # $1: --openai-batch
+  "$loupe" serve --workspace "$scratch/serve-$1.sqlite" --http-port 0 --grpc-port 0 --openai-port 18181 \
+    --openai-queue 64 --openai-batch "$1" >"$scratch/loupe-$1.log" 2>&1 &
+  server=$!
+  wait_ready http://127.0.0.1:18181/v1
+}
+
+start_llama() {
+  "$llama_server" -m "$model" -np 16 -c $((16 * 2048)) -t 2 --port 18182 --host 127.0.0.1 --no-webui \
+    >"$scratch/llama.log" 2>&1 &
+  server=$!
+  wait_ready http://127.0.0.1:18182/v1
+}
+
+stop_server() { kill "$server"; wait "$server" 2>/dev/null || true; server=""; }
+
+run_set() {  # $1: name, $2: base URL, $3: model name
+  for c in $clients_list; do
+    per=$(( c == 1 ? 3 : (c == 4 ? 2 : 1) ))
+    for r in $(seq 1 "$repeats"); do
+      load=$(cut -d' ' -f1 /proc/loadavg)
+      result=$("$python" scripts/bench/serve_clients.py "$2" "$3" "$c" "$per" "$scratch/prompt.txt" "$max_tokens")
+      echo "{\"server\": \"$1\", \"repeat\": $r, \"load\": $load, \"result\": $result}" | tee -a "$scratch/all.jsonl" >&2
+    done
+  done
+}
+
+start_loupe 1
+run_set "loupe serial" http://127.0.0.1:18181/v1 SmolLM2-135M-Instruct
+stop_server
+start_loupe 16
+run_set "loupe batched" http://127.0.0.1:18181/v1 SmolLM2-135M-Instruct
+stop_server
+start_llama
+run_set "llama-server" http://127.0.0.1:18182/v1 SmolLM2-135M-Instruct
+stop_server
+
+"$python" - "$scratch/all.jsonl" "$(nproc)" <<'PY'
+import json, statistics, sys
+rows = [json.loads(line) for line in open(sys.argv[1])]
+print(f"SmolLM2-135M-Instruct Q4_1 serving, {sys.argv[2]} cores, median of repeats "
+      "(load: 1-minute averages before each repeat)")
+print("| Server | Clients | Generated tokens/s | TTFT p50 | TTFT p99 | Load |")
+print("|---|---|---|---|---|---|")
+summary = []
+for server in ["loupe serial", "loupe batched", "llama-server"]:
+    for clients in sorted({r["result"]["clients"] for r in rows}):
+        runs = [r for r in rows if r["server"] == server and r["result"]["clients"] == clients]
+        if not runs:
+            continue
+        med = lambda key: statistics.median(r["result"][key] for r in runs)
+        loads = ", ".join(f"{r['load']:.2f}" for r in runs)
+        print(f"| {server} | {clients} | {med('tokens_per_s'):.1f} | {med('ttft_p50_s') * 1000:.0f} ms "
+              f"| {med('ttft_p99_s') * 1000:.0f} ms | {loads} |")
+        summary.append({"server": server, "clients": clients, "tokens_per_s": med("tokens_per_s"),
+                        "ttft_p50_s": med("ttft_p50_s"), "ttft_p99_s": med("ttft_p99_s"),
+                        "loads": [r["load"] for r in runs]})
+print(json.dumps({"bench": "serve", "rows": summary}))
+PY
