@@ -98,6 +98,25 @@ import Testing
         #expect(binned.count > 80 && agree >= binned.count - 2, "\(binned)\n\(exact)")
     }
 
+    /// The timeline's lanes read as Perfetto's: "stream 7", and a host thread by its name and
+    /// number ("python3.8 4037", Kineto's "thread 4037 (python3.8)"), whole at 120 and 80 columns.
+    @Test(arguments: [(120, 36), (80, 24)])
+    func laneNamesStayReadable(width: Int, height: Int) throws {
+        var (state, port, _) = try opened(width: width, height: height)
+        AppFixtures.settle(
+            AppFixtures.press([.character("v"), .character("v")], on: &state), &state, ports: ports(port))
+        #expect(panel(state).view == .timeline)
+        let text = state.render().text()
+        for lane in ["r0 stream 7 ", "r0 python3.8 4037 ", "r0 python3.8 23695 ", "r1 python3.8 4045 "] {
+            #expect(text.contains("│ " + lane), "\(lane) at \(width)x\(height)\n\(text)")
+        }
+        // Narrower, the name gives way and the thread's number stays.
+        #expect(
+            ProfilesPanel.laneLabel(rank: 0, label: "thread 23695 (pt_autograd_0)", columns: 16)
+                == "r0 pt_aut… 23695")
+        #expect(ProfilesPanel.laneLabel(rank: 1, label: "stream 7 ", columns: 16) == "r1 stream 7")
+    }
+
     /// Enter opens the breakdown: HTA's figures per rank, the families, launch delays.
     @Test func enterOpensTheBreakdownPerRank() throws {
         let (state, _, _) = try opened()

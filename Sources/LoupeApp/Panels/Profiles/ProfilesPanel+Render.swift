@@ -277,7 +277,10 @@ extension ProfilesPanel {
             frame.draw("no events to lay out", at: Point(x: area.x + 1, y: area.y), style: theme.dim, clip: area)
             return
         }
-        let labelWidth = min(18, area.width / 4)
+        // As wide as the longest lane's name, up to a fifth of the screen (at least 18 columns).
+        let labelWidth = min(
+            lanes.map { TextWidth.of("r\($0.rank) " + Self.laneName($0.label)) }.max() ?? 18,
+            max(18, area.width / 5))
         let plot = Rect(
             x: area.x + labelWidth + 1, y: area.y + 1, width: area.width - labelWidth - 2, height: area.height - 5)
         guard plot.width > 4, plot.height > 0 else { return }
@@ -308,7 +311,9 @@ extension ProfilesPanel {
             let index = first + row
             let l = lanes[index]
             let y = plot.y + row
-            let label = TextWidth.fit("r\(l.rank) \(l.label)", toColumns: labelWidth, alignment: .leading)
+            let label = TextWidth.fit(
+                Self.laneLabel(rank: l.rank, label: l.label, columns: labelWidth), toColumns: labelWidth,
+                alignment: .leading)
             frame.draw(
                 label, at: Point(x: area.x + 1, y: y), style: index == lane ? theme.selection : theme.text, clip: area)
             var covered = [Int64](repeating: 0, count: plot.width)
@@ -423,7 +428,7 @@ extension ProfilesPanel {
                 "starts \(at(selected.start)) · lasts \(String(format: "%.1f", Double(selected.duration) / 1e3)) µs · "
                     + "\(selected.family?.label ?? selected.kind.label)"
                     + (selectedLaunch.map { " · " + UntrustedText.sanitized($0) } ?? "")
-                    + " · r\(lanes[lane].rank) \(lanes[lane].label) · event \(selected.index)",
+                    + " · r\(lanes[lane].rank) \(Self.laneName(lanes[lane].label)) · event \(selected.index)",
                 at: Point(x: area.x + 1, y: y), style: theme.dim, clip: area)
         } else {
             frame.draw(
@@ -454,6 +459,33 @@ extension ProfilesPanel {
         if let colons = text.range(of: "::", options: .backwards) { text = text[colons.upperBound...] }
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         return trimmed.isEmpty ? name : trimmed
+    }
+
+    /// A lane's name as Perfetto shows a thread, its name before its number: Kineto's
+    /// "thread 4037 (python3.8)" reads "python3.8 4037"; "stream 7" and other names stay. Untrusted
+    /// text from the trace file, made safe to draw.
+    package static func laneName(_ label: String) -> String {
+        let label = UntrustedText.sanitized(label).trimmingCharacters(in: .whitespaces)
+        guard label.hasPrefix("thread "), label.hasSuffix(")"), let open = label.firstIndex(of: "(") else {
+            return label
+        }
+        let number = label[label.index(label.startIndex, offsetBy: 7)..<open].trimmingCharacters(in: .whitespaces)
+        let name = label[label.index(after: open)..<label.index(before: label.endIndex)]
+        guard !number.isEmpty, number.allSatisfy(\.isNumber), !name.isEmpty else { return label }
+        return "\(name) \(number)"
+    }
+
+    /// "r0 python3.8 4037" in `columns`: the rank and the lane's number (a stream's or a thread's,
+    /// what tells two lanes apart) stay whole, and the name before the number gives way ("r0
+    /// pytho… 4037").
+    package static func laneLabel(rank: Int, label: String, columns: Int) -> String {
+        let name = laneName(label)
+        let whole = "r\(rank) " + name
+        guard TextWidth.of(whole) > columns, let space = name.lastIndex(of: " ") else { return whole }
+        let number = String(name[name.index(after: space)...])
+        let room = columns - TextWidth.of("r\(rank)  " + number)
+        guard room >= 2 else { return whole }
+        return "r\(rank) " + TextWidth.truncate(String(name[..<space]), toColumns: room) + " " + number
     }
 
     /// Where the names of `events` go on a lane of `columns` cells showing `span` ns from `t0`:
