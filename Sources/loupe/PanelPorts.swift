@@ -15,7 +15,7 @@ enum PanelPorts {
         ports.register(AttentionBrowser(models: session.models))
         ports.register(RooflineBrowser(workspace: workspace))
         ports.register(EvalsBrowser(workspace: workspace, suiteDirectories: evalSuiteDirectories(session.path)))
-        ports.register(NotebooksBrowser(directories: notebookDirectories(environment)))
+        ports.register(NotebooksBrowser(directories: notebookDirectories(environment, workspacePath: session.path)))
         ports.register(SAEBrowser(workspace: workspace, models: session.models))
         ports.register(ReviewBrowser(workspace: workspace, environment: environment))
         ports.register(ProfilesBrowser(workspace: workspace))
@@ -31,7 +31,7 @@ enum PanelPorts {
         ports.register(AttentionBrowser(models: session.models))
         ports.register(RooflineBrowser(tables: RooflineTables(postgres)))
         ports.register(EvalsBrowser(evals: EvalTables(postgres), suiteDirectories: evalSuiteDirectories(nil)))
-        ports.register(NotebooksBrowser(directories: notebookDirectories(environment)))
+        ports.register(NotebooksBrowser(directories: notebookDirectories(environment, workspacePath: nil)))
         ports.register(ReviewBrowser(database: postgres, environment: environment))
         ports.register(SAEBrowser(database: postgres, models: session.models))
         ports.register(ProfilesBrowser(database: postgres))
@@ -51,14 +51,11 @@ enum PanelPorts {
         return directories
     }
 
-    /// `$LOUPE_NOTEBOOKS`, `./notebooks`, and the checkout's `notebooks/` next to the binary.
-    static func notebookDirectories(_ environment: [String: String]) -> [String] {
-        var directories: [String] = []
-        if let custom = environment["LOUPE_NOTEBOOKS"], !custom.isEmpty { directories.append(custom) }
-        directories.append(FileManager.default.currentDirectoryPath + "/notebooks")
-        if let checkout = CheckoutDirectory.find("notebooks", executablePath: CheckoutDirectory.executablePath) {
-            directories.append(checkout)
-        }
-        return directories
+    /// ``NotebooksBrowser/defaultDirectories(environment:workingDirectory:workspacePath:executablePath:)``
+    /// for this process.
+    static func notebookDirectories(_ environment: [String: String], workspacePath: String?) -> [String] {
+        NotebooksBrowser.defaultDirectories(
+            environment: environment, workingDirectory: FileManager.default.currentDirectoryPath,
+            workspacePath: workspacePath, executablePath: CheckoutDirectory.executablePath)
     }
 }

@@ -40,8 +40,17 @@ import Testing
             let text = listed([], width: width, height: height).render().text()
             #expect(text.contains("No notebooks found."), "\(text)")
             #expect(text.contains("$LOUPE_NOTEBOOKS, ./notebooks"), "\(text)")
+            #expect(text.contains("loupe --notebooks DIR"), "\(text)")
             #expect(text.contains("LOUPE_NOTEBOOKS=DIR loupe"), "\(text)")
         }
+        // With the folders the port searched: each named, and `--notebooks` to point it.
+        var state = listed([])
+        _ = state.update(
+            AppFixtures.answer(
+                NotebooksPanel.NotebookFolders(), ["/tmp/x/notebooks", "/usr/local/share/loupe/notebooks"]))
+        let text = state.render().text()
+        #expect(text.contains("/tmp/x/notebooks/") && text.contains("/usr/local/share/loupe/notebooks/"), "\(text)")
+        #expect(text.contains("loupe --notebooks DIR"), "\(text)")
     }
 
     /// A name is listed once, from the first folder that holds it: the list's edge says which

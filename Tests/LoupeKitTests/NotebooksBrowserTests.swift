@@ -15,6 +15,31 @@ import Testing
         #expect(names == names.sorted() && names.contains("retrieval.md"))
     }
 
+    /// A workspace opened from its checkout's `.demo/` finds the checkout's notebooks whichever
+    /// binary opens it (one copied to /tmp finds none beside itself); `--notebooks`'s folders come
+    /// first, relative ones from the working directory; an installed binary reads
+    /// `share/loupe/notebooks`; each folder is searched once.
+    @Test func theDefaultSearchFindsTheWorkspacesCheckoutAndAnInstalledBinarysShare() throws {
+        let checkout = try KitFixtures.temporaryDirectory("checkout")
+        try FileManager.default.createDirectory(atPath: checkout + "/notebooks", withIntermediateDirectories: true)
+        try "# Getting started\n\n```loupe\nworkspace info\n```\n".write(
+            toFile: checkout + "/notebooks/getting-started.md", atomically: true, encoding: .utf8)
+        let folders = NotebooksBrowser.defaultDirectories(
+            environment: ["LOUPE_NOTEBOOKS": "mine:/abs/theirs"], workingDirectory: "/home/me",
+            workspacePath: checkout + "/.demo/demo.sqlite", executablePath: "/usr/local/bin/loupe")
+        #expect(
+            folders == [
+                "/home/me/mine", "/abs/theirs", "/home/me/notebooks", checkout + "/.demo/notebooks",
+                checkout + "/notebooks", "/usr/local/share/loupe/notebooks",
+            ])
+        let listed = NotebooksBrowser(directories: folders).list()
+        #expect(listed.map(\.path) == [checkout + "/notebooks/getting-started.md"])
+        // Started in the checkout itself: its notebooks/ once.
+        let inside = NotebooksBrowser.defaultDirectories(
+            environment: [:], workingDirectory: checkout, workspacePath: "demo.sqlite", executablePath: nil)
+        #expect(inside == [checkout + "/notebooks"])
+    }
+
     @Test func markdownWithoutLoupeCellsIsNotANotebook() throws {
         let directory = try KitFixtures.temporaryDirectory("notebooks")
         try "# Notes\n\n```sh\nls\n```\n".write(toFile: directory + "/notes.md", atomically: true, encoding: .utf8)

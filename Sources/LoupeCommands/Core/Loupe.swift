@@ -48,6 +48,13 @@ package struct Loupe: ParsableCommand {
             valueName: "command"))
     package var jobs: [String] = []
 
+    @Option(
+        name: .customLong("notebooks"),
+        help: ArgumentHelp(
+            "A folder of notebooks for the Notebooks panel, searched first (repeat for more; $LOUPE_NOTEBOOKS too).",
+            valueName: "dir"))
+    package var notebookDirectories: [String] = []
+
     @Flag(
         help: ArgumentHelp(
             "Receive traces over OTLP while the TUI is open (HTTP 127.0.0.1:4318, gRPC 127.0.0.1:4317): they show live in Traces."

@@ -37,9 +37,15 @@ package enum LoupeCLI {
             } else if let root = parsed as? Loupe {
                 guard let host else { throw NoTUIError() }
                 let session = session(root.global.workspace)
+                // `--notebooks DIR` is `LOUPE_NOTEBOOKS=DIR` for this session, before the variable's own.
+                var tuiEnvironment = environment
+                if !root.notebookDirectories.isEmpty {
+                    tuiEnvironment["LOUPE_NOTEBOOKS"] = (root.notebookDirectories + [environment["LOUPE_NOTEBOOKS"]])
+                        .compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: ":")
+                }
                 try host.openTUI(
                     session: session, theme: root.theme, jobs: root.jobs,
-                    environment: environment,
+                    environment: tuiEnvironment,
                     firstFrameSize: benchFirstFrameSize(environment), listen: root.listen)
                 session.close()
             } else {

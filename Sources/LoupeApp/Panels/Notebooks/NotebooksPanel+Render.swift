@@ -43,16 +43,28 @@ extension NotebooksPanel {
         renderDocument(into: &frame, area: documentArea, context: context)
     }
 
-    /// Where the composition root looks (`notebookDirectories` in the loupe target), and how to
-    /// point it elsewhere: a binary copied out of its checkout finds none of its own.
-    static let noNotebooksHint = """
-        No notebooks in $LOUPE_NOTEBOOKS, ./notebooks, or the notebooks/ folder of the checkout \
-        this binary was built in. Point Loupe at a folder with `LOUPE_NOTEBOOKS=DIR loupe`, or start \
-        it where a notebooks/ folder is.
+    /// Where the composition root looked (each folder searched, shown from the working
+    /// directory), and how to point it elsewhere: a binary copied out of its checkout, on a
+    /// workspace outside one, finds none of its own.
+    static func noNotebooksHint(searched folders: [String]) -> String {
+        let looked =
+            folders.isEmpty
+            ? "$LOUPE_NOTEBOOKS, ./notebooks, notebooks/ beside the workspace or in its checkout, or the "
+                + "notebooks/ of the checkout this binary was built in."
+            : folders.map { "  " + shownPath($0, from: workingDirectory) + "/" }.joined(separator: "\n")
+        return """
+            No notebooks in:
+            \(looked)
 
-        Notebooks are Markdown files with ```loupe blocks; `loupe notebook run FILE.md` writes \
-        their output.
-        """
+            Point Loupe at a folder:
+              loupe --notebooks DIR
+              LOUPE_NOTEBOOKS=DIR loupe
+            (several folders: DIR1:DIR2), or start it where a notebooks/ folder is.
+
+            Notebooks are Markdown files with ```loupe blocks; `loupe notebook run FILE.md` writes \
+            their output.
+            """
+    }
 
     private func renderDocument(into frame: inout Frame, area: Rect, context: PanelRenderContext) {
         let theme = context.theme
@@ -67,7 +79,7 @@ extension NotebooksPanel {
         guard let document else {
             let hint =
                 notebooks.isEmpty && isListed
-                ? Self.noNotebooksHint
+                ? Self.noNotebooksHint(searched: searchedFolders)
                 : notebooks.isEmpty
                     ? ""
                     : "Select a notebook and press enter to open it."

@@ -8,6 +8,13 @@ extension NotebooksPanel {
         package func ask(_ port: NotebooksBrowser) throws -> [NotebookSummary] { port.list() }
     }
 
+    /// The folders searched for notebooks, in order: what the empty list names.
+    package struct NotebookFolders: PortRequest {
+        package init() {}
+
+        package func ask(_ port: NotebooksBrowser) throws -> [String] { port.directories }
+    }
+
     /// One notebook read and parsed.
     package struct OpenNotebook: PortRequest {
         package var path: String

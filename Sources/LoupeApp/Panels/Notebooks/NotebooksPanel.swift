@@ -10,6 +10,8 @@ package struct NotebooksPanel: Panel {
 
     package private(set) var notebooks: [NotebookSummary] = []
     package private(set) var isListed = false
+    /// The folders searched, first wins (``NotebooksBrowser/defaultDirectories(environment:workingDirectory:workspacePath:executablePath:)``).
+    package private(set) var searchedFolders: [String] = []
     package var list = ListState()
     package private(set) var document: Document?
     package private(set) var focusOnDocument = false
@@ -68,7 +70,7 @@ package struct NotebooksPanel: Panel {
 
     package var isSearchable: Bool { true }
     package var canGoBack: Bool { focusOnDocument }
-    package var initialEffects: [PanelEffect] { [.ask(ListNotebooks())] }
+    package var initialEffects: [PanelEffect] { [.ask(ListNotebooks()), .ask(NotebookFolders())] }
 
     package mutating func goBack() { focusOnDocument = false }
 
@@ -248,6 +250,8 @@ package struct NotebooksPanel: Panel {
                 notebooks = found.value ?? []
                 isListed = true
                 list.reveal(height: 1, count: notebooks.count)
+            } else if let (_, folders) = answer.matching(NotebookFolders.self) {
+                searchedFolders = folders.value ?? []
             } else if let (request, opened) = answer.matching(OpenNotebook.self) {
                 guard document?.path == request.path else { return [] }
                 switch opened {
