@@ -25,8 +25,8 @@ import Testing
         return try #require(try JSONValue.parse(run.output)["text"]?.string)
     }
 
-    /// Under both schedulers: continuous batching (`--openai-batch 16`, the default) and one
-    /// sequence at a time (`--openai-batch 1`).
+    /// Under both schedulers: continuous batching (`--openai-batch 16`) and one sequence at a
+    /// time (`--openai-batch 1`, the default).
     @Test(arguments: [16, 1]) func theOpenAIClientGetsTheLocalModelsAnswersAndEachIsATrace(batch: Int) throws {
         try #require(
             FileManager.default.fileExists(atPath: ModelsCommandTests.smolLM2Path),

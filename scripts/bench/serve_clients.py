@@ -4,16 +4,16 @@ client's own view (the request sent to the first chunk with text).
 
 Usage: serve_clients.py BASE_URL MODEL CLIENTS REQUESTS_PER_CLIENT PROMPT_FILE MAX_TOKENS
 
-Each request's prompt is PROMPT_FILE's text after a number of its own, so no two share a prefix
-a server could reuse. Prints one JSON object: generated tokens (the servers' usage counts, or the
+Each request's prompt is PROMPT_FILE's text after a number of its own (a run's random one and the
+request's), so no two share a prefix a server could reuse, across runs too. Prints one JSON object: generated tokens (the servers' usage counts, or the
 chunks with text where a server sends none), the wall time from the first request sent to the
 last answer read, aggregate generated tokens/s, and time to first token p50 and p99 (nearest rank).
 """
 
 import http.client
 import json
+import random
 import sys
-import threading
 import time
 import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
@@ -22,12 +22,12 @@ base_url, model, clients, per_client, prompt_file, max_tokens = sys.argv[1:7]
 clients, per_client, max_tokens = int(clients), int(per_client), int(max_tokens)
 text = open(prompt_file).read()
 url = urllib.parse.urlparse(base_url)
-lock = threading.Lock()
+run = random.randrange(10**6)
 
 
 def one(number):
     body = json.dumps({
-        "model": model, "prompt": f"Note {number}. {text}", "max_tokens": max_tokens, "temperature": 0,
+        "model": model, "prompt": f"Note {run}-{number}. {text}", "max_tokens": max_tokens, "temperature": 0,
         "stream": True, "stream_options": {"include_usage": True},
     })
     connection = http.client.HTTPConnection(url.hostname, url.port, timeout=600)
