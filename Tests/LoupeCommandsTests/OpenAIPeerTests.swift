@@ -252,7 +252,7 @@ import Testing
         #expect(report["named"]?["calls"]?.array?.allSatisfy { $0["name"] == "get_weather" } == true)
         // `none`: tools are not offered, so the reply is text.
         #expect(report["none"]?["calls"]?.array?.isEmpty == true)
-        #expect(!(report["none"]?["content"]?.string ?? "").isEmpty)
+        #expect(report["none"]?["content"]?.string?.isEmpty == false)
         #expect(report["none"]?["finish_reason"] == "stop" || report["none"]?["finish_reason"] == "length")
         // `auto`: text, or calls that are all valid.
         let auto = try #require(report["auto"])
@@ -280,7 +280,7 @@ import Testing
         if continued["finish_reason"] == "tool_calls" {
             #expect(continued["calls"]?.array?.allSatisfy { $0["valid"]?.bool == true } == true)
         } else {
-            #expect(!(continued["content"]?.string ?? "").isEmpty, "\(continued.compactJSON)")
+            #expect(continued["content"]?.string?.isEmpty == false, "\(continued.compactJSON)")
         }
         #expect((continued["prompt_tokens"]?.int ?? 0) > (continued["first_prompt_tokens"]?.int ?? .max))
         let errors = try #require(report["errors"])
@@ -360,7 +360,7 @@ import Testing
         #expect(value("loupe_serve_prompt_tokens_total") == Double(prompts))
         let answered = traces.filter { ($0["output_tokens"]?.int ?? 0) > 0 }.count
         #expect(value("loupe_serve_time_to_first_token_seconds_count") == Double(answered))
-        #expect(value("loupe_serve_inter_token_latency_seconds_count") == Double(generated - answered))
+        #expect(value("loupe_serve_inter_token_latency_seconds_count") == Double(generated) - Double(answered))
     }
 
     /// A client that sends its headers and then trickles the body (scripts/reference/openai_slow_body.py)
