@@ -201,10 +201,12 @@ import Testing
         let judged = try #require(lines.first { $0.contains("ampere_sgemm_32x32_sliced1x4_tn: judged at HBM2") })
         #expect(judged.hasSuffix("…│"), "\(judged)")
         // The demo CPU's roofs that find no place beside their lines are named under the chart,
-        // before the axes' units, which give way.
+        // each whole, before the axes' units, which wrap to the next row.
         _ = state.update(AppFixtures.answer(RooflinePanel.LoadRoofline(), RooflineModel(profiles: [Self.demoCPU])))
-        let legend = try #require(state.render().text().split(separator: "\n").first { $0.contains("◆ matmul-naive") })
-        #expect(legend.hasSuffix("…│") || legend.hasSuffix("ridge │"), "\(legend)")
+        let text = state.render().text().split(separator: "\n")
+        let row = try #require(text.firstIndex { $0.contains("◆ matmul-naive") })
+        #expect(text[row].contains("L1 152 GB/s · L2 25.8 GB/s · DRAM 18.5 GB/s"), "\(text[row])")
+        #expect(text[row + 1].contains("◇ ridge"), "\(text[row + 1])")
     }
 
     /// A long device name (ncu's "NVIDIA H100 80GB HBM3 (ncu FILE)") gives way in the title at
@@ -386,6 +388,40 @@ import Testing
         #expect(
             RooflinePanel.decade(4) == "10k" && RooflinePanel.decade(6) == "1M" && RooflinePanel.decade(-3) == "1e-3")
     }
+    /// A GPU's datasheet roofs (seven on an H100: FP64, FP64 tensor, FP32, TF32, BF16 and FP8
+    /// tensor, HBM3) are each readable at 80×24: on the chart or whole in the legend under it,
+    /// which wraps rather than cut "FP64 tensor 67.0 TFLOP/s" at the edge.
+    @Test(arguments: [(120, 36), (80, 24)])
+    func everyDatasheetRoofIsReadable(width: Int, height: Int) throws {
+        for gpu in ["h100", "a100"] {
+            let datasheet = try #require(GPUDatasheet.matching(gpu))
+            let profile = RooflineModel.Profile(
+                name: datasheet.name, kind: "gpu",
+                ceilings: datasheet.compute.map {
+                    .init(kind: "compute", name: $0.name, value: $0.gflops, precision: $0.precision)
+                } + [.init(kind: "memory", name: datasheet.memoryName, value: datasheet.memoryGigabytesPerSecond)],
+                points: [
+                    // The demo's H100 sgemm (ncu:h100-sgemm-raw.csv): 620 µs at 341 FLOP/byte.
+                    .init(
+                        name: "ampere_sgemm_128x64_tn", suite: "ncu:x.csv", shape: "launches 0", seconds: 620e-6,
+                        flops: ["FP32": 3.43e10], bytes: 3.43e10 / 341)
+                ])
+            var state = AppFixtures.state(width: width, height: height)
+            AppFixtures.press([.character("4")], on: &state)
+            _ = state.update(AppFixtures.answer(RooflinePanel.LoadRoofline(), RooflineModel(profiles: [profile])))
+            let text = state.render().text()
+            let context = "\(datasheet.name) at \(width)x\(height)\n\(text)"
+            for roof in profile.ceilings {
+                let unit = roof.kind == "memory" ? "B/s" : RooflineFormat.operations(roof.precision ?? "FP32")
+                #expect(text.contains(roof.name + " " + RooflineFormat.rate(roof.value, unit: unit)), "\(context)")
+            }
+            let chart = try ChartReading(state.render())
+            let legend = text.split(separator: "\n", omittingEmptySubsequences: false)[(chart.axis + 1)...]
+                .prefix { !$0.contains("kernel") }
+            #expect(!legend.isEmpty && legend.allSatisfy { !$0.contains("…") }, "a legend cut, \(context)")
+        }
+    }
+
     /// The A100 profile `loupe roofline import-ncu a100-sgemm-splitk-details.csv --gpu a100`
     /// stores: the real Ampere export in sample-data (no peak_sustained metrics) under the A100
     /// 40GB datasheet's roofs, read back through the Roofline port.
@@ -539,12 +575,12 @@ import Testing
             // the faster levels' higher up; or, with no room beside it, named under the chart.
             var above = -1
             let memory = profile.memoryCeilings.sorted(by: { $0.value > $1.value })
-            let legend = chart.axis + 1
             for roof in memory {
                 let text = "\(roof.name) \(RooflineFormat.rate(roof.value, unit: "B/s"))"
                 let found = chart.find(text)
                 let at = try #require(found, "\(text) shown, \(context)")
-                if at.y == legend { continue }
+                // Under the x axis: in the legend.
+                if at.y > chart.axis { continue }
                 #expect(at.y > above, "\(text) below the faster levels' labels, \(context)")
                 above = at.y
                 // One blank cell from the label's end or start, a line cell where this diagonal

@@ -71,18 +71,34 @@ extension RooflinePanel {
             : inner.width >= 170
                 ? inner.split(.horizontal, [.fill(1), .length(min(100, inner.width * 11 / 20))])
                 : inner.split(.vertical, [.length(chartHeight), .fill(1)])
-        renderChart(profile, rows: rows, peak: peak, into: &frame, area: parts[0], theme: theme)
+        // The legend under the chart wraps onto the rows it needs (up to three) rather than cut a
+        // roof's figure: the chart is drawn again, shorter, when one row did not hold it.
+        var oneRowLegend = frame
+        let legendRows = renderChart(
+            profile, rows: rows, peak: peak, legendRows: 1, into: &oneRowLegend, area: parts[0], theme: theme)
+        if legendRows > 1 {
+            renderChart(
+                profile, rows: rows, peak: peak, legendRows: min(3, legendRows), into: &frame, area: parts[0],
+                theme: theme)
+        } else {
+            frame = oneRowLegend
+        }
         if !parts[1].isEmpty {
             renderTable(rows, into: &frame, area: parts[1], theme: theme, focused: context.focused)
         }
     }
 
+    /// Draws the chart, its axes and the legend under it in `legendRows` rows; returns the rows the
+    /// legend needs whole (more than `legendRows` when it was cut).
+    @discardableResult
     private func renderChart(
-        _ profile: RooflineModel.Profile, rows: [RooflineModel.Placement], peak: Double, into frame: inout Frame,
-        area: Rect, theme: Theme
-    ) {
-        let plot = Rect(x: area.x + 7, y: area.y, width: area.width - 8, height: area.height - 2)
-        guard plot.width > 10, plot.height > 4 else { return }
+        _ profile: RooflineModel.Profile, rows: [RooflineModel.Placement], peak: Double, legendRows: Int,
+        into frame: inout Frame, area: Rect, theme: Theme
+    ) -> Int {
+        // A chart shorter than five rows keeps them: its legend is cut instead.
+        let legendRows = max(1, min(legendRows, area.height - 6))
+        let plot = Rect(x: area.x + 7, y: area.y, width: area.width - 8, height: area.height - 1 - legendRows)
+        guard plot.width > 10, plot.height > 4 else { return 1 }
         let memory = profile.memoryCeilings.sorted { $0.value > $1.value }
         let compute = profile.computeCeilings
         let plotted = rows.filter { ($0.flopsPerByte ?? 0) > 0 && ($0.gflopsPerSecond ?? 0) > 0 }
@@ -216,7 +232,12 @@ extension RooflinePanel {
         let peakName = ownRoof?.name ?? fastest?.name ?? precision
         let roofs =
             ([(peakName, peak, ownRoof == nil ? (fastest?.precision ?? precision) : precision)]
-            + others.map { ($0.name, $0.value, $0.precision ?? "FP32") }).sorted { $0.1 > $1.1 }
+            + others.map { ($0.name, $0.value, $0.precision ?? "FP32") }
+            // A roof as fast as the peak (the H100's FP64 tensor and FP32, 67 TFLOP/s) shares its
+            // line and is named beside it, not left out.
+            + compute.filter { $0.value == peak && $0.name != peakName }.map {
+                ($0.name, $0.value, $0.precision ?? "FP32")
+            }).sorted { $0.1 > $1.1 }
         // Each row's label in full, else short (the names without their parenthesis: "FP32 (2
         // cores)" as "FP32"); a row of several roofs with room for one names the peak (or its
         // fastest) alone, the others under the chart.
@@ -278,10 +299,10 @@ extension RooflinePanel {
                 if placed.label == labels.last, labels.count == 3 {
                     var others = group.parts
                     others.remove(at: alone)
-                    unplaced.append(others.map(\.full).joined(separator: " · "))
+                    unplaced += others.map(\.full)
                 }
             } else {
-                unplaced.append(full)
+                unplaced += group.parts.map(\.full)
             }
         }
         // Memory roofs, the fastest first: each label beside its own diagonal, on a row the
@@ -342,12 +363,41 @@ extension RooflinePanel {
             named = [Span("◆ " + name, theme.accent), Span(levelsText + "   ", theme.dim)]
         }
         // The roofs no place on the chart was left for come next: their figures matter more than
-        // the axes' units, which the table's header also gives. Cut at the edge, the line ends in "…".
-        let line =
-            named + (unplaced.isEmpty ? [] : [Span(unplaced.joined(separator: " · ") + "   ", theme.dim)])
-            + [Span(legend, theme.dim)]
-        frame.draw(
-            line.truncated(toColumns: area.maxX - plot.x), at: Point(x: plot.x, y: plot.maxY + 1), clip: area)
+        // the axes' units, which the table's header also gives. Each roof stays whole on one row;
+        // past the rows given, the last row ends in "…".
+        let items: [(spans: [Span], isRoof: Bool)] =
+            (named.isEmpty ? [] : [(named, false)]) + unplaced.map { ([Span($0, theme.dim)], true) }
+            + [([Span(legend, theme.dim)], false)]
+        let legendLines = Self.wrapped(items, toColumns: area.maxX - plot.x)
+        for (index, line) in legendLines.prefix(legendRows).enumerated() {
+            let cut = index == legendRows - 1 && legendLines.count > legendRows ? line + [Span(" …", theme.dim)] : line
+            frame.draw(
+                cut.truncated(toColumns: area.maxX - plot.x), at: Point(x: plot.x, y: plot.maxY + 1 + index),
+                clip: area)
+        }
+        return legendLines.count
+    }
+
+    /// The legend's items in rows of `columns`, in order, none split: roofs one after another
+    /// joined by " · ", other items three spaces apart. An item wider than a row has one of its own.
+    static func wrapped(_ items: [(spans: [Span], isRoof: Bool)], toColumns columns: Int) -> [[Span]] {
+        var lines: [[Span]] = []
+        var line: [Span] = []
+        var lastWasRoof = false
+        for (spans, isRoof) in items {
+            var separator = isRoof && lastWasRoof ? " · " : "   "
+            // The named kernel's spans end in their own gap.
+            if line.last?.text.hasSuffix("   ") == true { separator = "" }
+            if !line.isEmpty, line.width + TextWidth.of(separator) + spans.width > columns {
+                lines.append(line)
+                line = []
+            }
+            if !line.isEmpty { line.append(Span(separator, spans.first?.style ?? Style())) }
+            line += spans
+            lastWasRoof = isRoof
+        }
+        if !line.isEmpty { lines.append(line) }
+        return lines
     }
 
     /// True when the profile holds kernels of more than one import or run (two Nsight Compute
