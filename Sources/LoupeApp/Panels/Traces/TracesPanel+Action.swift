@@ -35,5 +35,9 @@ extension TracesPanel {
         case roofline
         /// The conversation a model call was sent: earlier messages folded to a line each, or whole.
         case conversation
+        /// The generated tokens of a local model's step, shaded by probability, on or off.
+        case tokens
+        /// The next or previous uncertain token (low-confidence or near-tie) of the step.
+        case nextUncertain, previousUncertain
     }
 }

@@ -30,7 +30,8 @@ extension TracesPanel {
                     list.selected = next
                 }
             case .mark, .diff, .fork, .forkInEditor, .tool, .raw, .play, .faster, .slower, .sort, .reverse, .reload,
-                .nextSpan, .previousSpan, .sessions, .roofline, .conversation:
+                .nextSpan, .previousSpan, .sessions, .roofline, .conversation, .tokens, .nextUncertain,
+                .previousUncertain:
                 // A step's keys and the list's: the diff has neither an open step nor the list.
                 break
             }

@@ -96,6 +96,7 @@ extension TracesPanel {
         lines += unreadableLines(detail, theme: theme)
         let parameters = modelParameters(detail.payload.attributes)
         if !parameters.isEmpty { lines.append([Span(parameters, theme.dim)]) }
+        lines += generatedTokensHint(detail.payload.attributes, theme: theme)
         if raw {
             lines += rawLines(detail, theme: theme)
             return lines
@@ -126,10 +127,7 @@ extension TracesPanel {
         if !payload.input.isEmpty {
             let count = payload.input.count
             let folds = count > 1 && !conversationExpanded
-            lines.append([
-                Span("── conversation as sent (\(count) message\(count == 1 ? "" : "s")) ──", theme.title),
-                Span(count > 1 ? (folds ? "  c: unfold" : "  c: fold") : "", theme.dim),
-            ])
+            lines.append(conversationHeading(count: count, folds: folds, width: width, theme: theme))
             for (index, message) in payload.input.enumerated() {
                 // The last message is what the model answered: always whole.
                 lines +=
@@ -137,13 +135,45 @@ extension TracesPanel {
                     ? [foldedMessageLine(message, theme: theme, width: width)] : messageLines(message, theme: theme)
             }
         }
-        // The parameters line above already names these.
+        // The parameters line above already names these; the token view (T) shows the tokens.
         lines += attributeLines(
-            payload.attributes, excluding: Set(parameterAttributes.map(\.key)), theme: theme)
+            payload.attributes,
+            excluding: Set(parameterAttributes.map(\.key)).union([
+                GeneratedTokens.attribute, GeneratedTokens.legacyAttribute,
+            ]), theme: theme)
         return lines
     }
 
     private static func tokensText(_ input: Int?, _ output: Int?) -> String { tokens(input, output) }
+
+    /// The heading over the conversation a call was sent, with the fold key: shortened to fit
+    /// `width` (a narrow pane at 80 columns), so it never wraps.
+    package static func conversationHeading(count: Int, folds: Bool, width: Int, theme: Theme) -> [Span] {
+        let key = count > 1 ? (folds ? "  c: unfold" : "  c: fold") : ""
+        let plural = "message\(count == 1 ? "" : "s")"
+        let headings = [
+            "── conversation as sent (\(count) \(plural)) ──", "── conversation sent (\(count)) ──",
+            "── sent (\(count)) ──",
+        ]
+        let heading = headings.first { TextWidth.of($0) + key.count <= width } ?? headings[headings.count - 1]
+        return [Span(heading, theme.title), Span(key, theme.dim)]
+    }
+
+    /// On a local model's step, the line that says its generated tokens are there and which key
+    /// shows them.
+    static func generatedTokensHint(_ attributes: JSONObject, theme: Theme) -> [[Span]] {
+        guard let value = attributes[GeneratedTokens.attribute] ?? attributes[GeneratedTokens.legacyAttribute],
+            let items = value.array, !items.isEmpty
+        else { return [] }
+        // Several choices are an array of arrays; one is an array of token objects.
+        let count = items.first?.array.map { _ in items.compactMap(\.array).map(\.count).reduce(0, +) } ?? items.count
+        return [
+            [
+                Span("T", theme.key),
+                Span(": its \(plural(count, "generated token")) by probability", theme.dim),
+            ]
+        ]
+    }
 
     /// The GenAI attributes the parameters line shows, with its label for each.
     static let parameterAttributes: [(key: String, label: String)] = [

@@ -30,6 +30,8 @@ extension TracesPanel {
         package private(set) var playing = false
         /// Spans whose content matched the last confirmed `/`.
         package private(set) var deepMatches: (query: String, ordinals: [Int])?
+        /// The generated tokens of the span under the cursor, while they are open (`T`).
+        package private(set) var tokenView: TokenView?
         /// Span contents read so far, by ordinal, and those asked for.
         private var detailCache: [Int: SpanDetail] = [:]
         private var detailsAsked: Set<Int> = []
@@ -78,6 +80,10 @@ extension TracesPanel {
         /// Navigation: `h`/`l` step, `g`/`G` the first and last step, `j`/`k` and the page keys
         /// scroll the detail.
         mutating func perform(_ action: PanelAction, area: Rect) -> [PanelEffect] {
+            if tokenView != nil {
+                tokenView?.perform(action)
+                return []
+            }
             switch action {
             case .right:
                 // From a span that is not a step, the next step is the first after it.
@@ -112,6 +118,17 @@ extension TracesPanel {
                 detailOffset = 0
             case .conversation:
                 settings.conversationExpanded.toggle()
+            case .tokens:
+                if tokenView != nil {
+                    tokenView = nil
+                    return []
+                }
+                return openTokens()
+            case .nextUncertain, .previousUncertain:
+                if tokenView == nil, let failed = openTokens().first { return [failed] }
+                guard tokenView?.moveToUncertain(forward: action == .nextUncertain) == true else {
+                    return [.status("no low-confidence or near-tie token in this step", .info)]
+                }
             case .play:
                 playing.toggle()
                 lastAdvance = 0
@@ -138,6 +155,34 @@ extension TracesPanel {
                 return []
             }
             return moveStep(to: step + 1)
+        }
+
+        /// Opens the generated tokens of the span under the cursor; what is wrong otherwise (its
+        /// content not read yet, no tokens, a malformed record) comes back as a status.
+        private mutating func openTokens() -> [PanelEffect] {
+            guard let ordinal = currentOrdinal else { return [] }
+            guard let detail else { return [.status("the step is still loading; press T again", .info)] }
+            do {
+                guard
+                    let opened = try TokenView(ordinal: ordinal, spanID: trace.spans[ordinal].spanID, detail: detail)
+                else {
+                    return [
+                        .status(
+                            "span \(ordinal) has no generated tokens: only a local model's steps record them "
+                                + "(loupe agent run --provider local)", .info)
+                    ]
+                }
+                tokenView = opened
+            } catch {
+                return [.status(UntrustedText.sanitized(error.description), .error)]
+            }
+            return []
+        }
+
+        /// Closes the token view; false when it was not open.
+        mutating func closeTokens() -> Bool {
+            defer { tokenView = nil }
+            return tokenView != nil
         }
 
         // MARK: - Answers
@@ -212,6 +257,7 @@ extension TracesPanel {
         /// next to it are read ahead, so stepping shows no "loading…"), else once it is read.
         mutating func loadStep() -> [PanelEffect] {
             detailOffset = 0
+            if tokenView?.ordinal != currentOrdinal { tokenView = nil }
             guard let ordinal = currentOrdinal else {
                 detail = nil
                 return []
@@ -366,9 +412,16 @@ extension TracesPanel {
                 return
             }
             let span = trace.spans[ordinal]
-            let inner = Block(title: "\(span.kind) · \(UntrustedText.sanitized(span.name))", focused: false).render(
-                into: &frame, area: area, theme: theme)
+            let tokens = tokenView.flatMap { $0.ordinal == ordinal ? $0 : nil }
+            let inner = Block(
+                title: "\(span.kind) · \(UntrustedText.sanitized(span.name))",
+                trailingTitle: tokens == nil ? "" : "tokens · T/esc: close", focused: false
+            ).render(into: &frame, area: area, theme: theme)
             guard inner.width > 8, inner.height > 0 else { return }
+            if let tokens {
+                tokens.render(into: &frame, area: inner, theme: theme)
+                return
+            }
             var lines = TracesPanel.detailLines(
                 trace: trace, ordinal: ordinal, detail: detail, raw: raw, theme: theme, width: inner.width,
                 conversationExpanded: settings.conversationExpanded)

@@ -134,6 +134,16 @@ package struct TracesPanel: Panel {
                         "The step's MiniLM forward pass (an agent's search) on the roofline: its operations and their roofs"
                 ),
                 KeyBinding(
+                    [.character("T")], .panel(.own(Action.tokens)),
+                    help:
+                        "A local model's step: its generated tokens shaded by probability, alternatives (T again: close)"
+                ),
+                KeyBinding(
+                    [.character("]")], .panel(.own(Action.nextUncertain)),
+                    help: "Next uncertain token of the step (low-confidence p<0.3, or a near-tie)"),
+                KeyBinding(
+                    [.character("[")], .panel(.own(Action.previousUncertain)), help: "Previous uncertain token"),
+                KeyBinding(
                     [.character(" ")], .panel(.own(Action.play)), help: "Play or pause: step forward on a timer"),
                 KeyBinding(
                     [.character(">")], .panel(.own(Action.faster)), help: "Play faster (2, 1, 0.5, 0.25, 0.1 s a step)"),
@@ -214,7 +224,8 @@ package struct TracesPanel: Panel {
             return [.ask(DiffTraces(left: marked, right: current))]
         case .fork, .forkInEditor:
             return startFork(inEditor: action == .forkInEditor)
-        case .error, .tool, .raw, .play, .faster, .slower, .nextSpan, .previousSpan, .roofline, .conversation:
+        case .error, .tool, .raw, .play, .faster, .slower, .nextSpan, .previousSpan, .roofline, .conversation,
+            .tokens, .nextUncertain, .previousUncertain:
             return traceView?.perform(action) ?? []
         case .sessions:
             guard trace == nil else { return [] }
@@ -243,6 +254,7 @@ package struct TracesPanel: Panel {
             opening = nil
             return
         }
+        if traceView?.closeTokens() == true { return }
         if trace == nil, sessionsView.closeSession() { return }
         if trace == nil, showingSessions {
             showingSessions = false
