@@ -67,12 +67,47 @@ import Testing
                 contentsOf: TestEnvironment.repositoryRoot.appendingPathComponent("sample-data/" + name),
                 encoding: .utf8)
             let outcome = CommandExecutor(session: session, isInsideTUI: false)
-            for line in text.split(separator: "\n") where !line.hasPrefix("#") && !line.isEmpty {
+            for raw in text.split(separator: "\n") where !raw.hasPrefix("#") && !raw.isEmpty {
                 // Every line is a command of the language (parsed, not run): `help` for it succeeds.
+                let line = DemoScript.condition(of: String(raw))?.command ?? String(raw)
                 let words = line.split(separator: " ").prefix(2).joined(separator: " ")
                 let help = outcome.execute("help " + words, reporter: .detached(), columns: 100)
                 #expect(help.succeeded, "\(name): \(line): \(help.error ?? "")")
             }
         }
+    }
+
+    /// `if smollm2: COMMAND` runs COMMAND where the model has been fetched, and otherwise says
+    /// so and goes on, so a clone without the model still builds the rest of the demo.
+    @Test func aLineThatNeedsAModelRunsOnlyWhereItIsPresent() throws {
+        let path = try script(["workspace init", "if smollm2: prices load \(prices)", "trace import \(otlp)"])
+        let models = directory + "/models"
+        let without = WorkspaceSession(
+            path: directory + "/without.sqlite", busyTimeout: 2, themes: TestEnvironment.themes,
+            models: ModelLibrary(root: models))
+        let skipped = CommandExecutor(session: without, isInsideTUI: false).execute(
+            "demo build \(path)", reporter: .detached(), columns: 100)
+        #expect(skipped.succeeded, "\(skipped.error ?? "")")
+        #expect(skipped.output.contains("› skipped (smollm2 is not in \(models); scripts/fetch-smollm2): prices load"))
+        #expect(skipped.output.contains("› trace import") && skipped.output.contains("3 of 3 commands ran"))
+        #expect(try without.workspace().setting("demo.done:demo.loupe") == "3")
+        // With the file in place the command runs, without its prefix.
+        let library = ModelLibrary(root: models)
+        try FileManager.default.createDirectory(
+            atPath: (library.smolLM2Path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        FileManager.default.createFile(atPath: library.smolLM2Path, contents: Data())
+        let with = WorkspaceSession(
+            path: directory + "/with.sqlite", busyTimeout: 2, themes: TestEnvironment.themes, models: library)
+        let ran = CommandExecutor(session: with, isInsideTUI: false).execute(
+            "demo build \(path)", reporter: .detached(), columns: 100)
+        #expect(ran.succeeded, "\(ran.error ?? "")")
+        #expect(ran.output.contains("› prices load") && !ran.output.contains("skipped"))
+        // A model Loupe does not know is an error naming the line.
+        let unknown = try script(["workspace init", "if gpt5: workspace check"])
+        let failed = run("demo build \(unknown)")
+        #expect(failed.error?.contains("demo.loupe:2: unknown model 'gpt5'") == true, "\(failed.error ?? "")")
+        let condition = DemoScript.condition(of: "if smollm2: agent run x")
+        #expect(condition?.model == "smollm2" && condition?.command == "agent run x")
+        #expect(DemoScript.condition(of: "agent run \"if x: y\"") == nil)
     }
 }

@@ -20,7 +20,8 @@ struct DemoCommand: ParsableCommand {
             abstract: "Run a script's command lines on the workspace, continuing where an earlier run stopped.",
             discussion: """
                 SCRIPT holds one Loupe command a line, as in `loupe repl` (blank lines and lines \
-                starting with # are skipped). After each command the workspace remembers how many \
+                starting with # are skipped); a line `if smollm2: COMMAND` runs COMMAND only where \
+                that model has been fetched (else it says so and goes on). After each command the workspace remembers how many \
                 ran (setting demo.done:<file name>), so running the same script again continues at \
                 the first command that did not finish; --from-start runs them all again. A \
                 `sae train` that was stopped part way is continued with --resume rather than \
@@ -64,6 +65,21 @@ struct DemoCommand: ParsableCommand {
                         completed: Double(index), total: Double(commands.count),
                         detail: "\(name) \(index + 1)/\(commands.count): \(line)"))
                 try workspace.setSetting(startedKey, to: String(index))
+                if let (model, command) = DemoScript.condition(of: line) {
+                    guard let requirement = DemoScript.requirements[model] else {
+                        throw CommandFailure(
+                            "\(script):\(commands[index].number): unknown model '\(model)' in `if \(model):` "
+                                + "(one of \(DemoScript.requirements.keys.sorted().joined(separator: ", ")))")
+                    }
+                    guard requirement.present(context.session.models) else {
+                        context.print(
+                            "› skipped (\(model) is not in \(context.session.models.root); \(requirement.fetch)): \(command)"
+                        )
+                        try workspace.setSetting(doneKey, to: String(index + 1))
+                        continue
+                    }
+                    line = command
+                }
                 context.print("› " + line)
                 let outcome = executor.execute(line, reporter: context.reporter, columns: context.columns)
                 context.output.write(outcome.output)
