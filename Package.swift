@@ -218,7 +218,7 @@ let package = Package(
         .testTarget(
             name: "LoupeEvalsTests", dependencies: ["LoupeBase", "LoupeEvals", "LoupeAgents"], exclude: ["Fixtures"],
             swiftSettings: strictSwift6),
-        .testTarget(name: "LoupeTensorTests", dependencies: ["LoupeTensor"], swiftSettings: strictSwift6),
+        .testTarget(name: "LoupeTensorTests", dependencies: ["LoupeTensor", "CKernels"], swiftSettings: strictSwift6),
         .testTarget(
             name: "LoupeAgentsTests", dependencies: ["LoupeBase", "LoupeAgents"], exclude: ["Fixtures"],
             swiftSettings: strictSwift6),

@@ -21,10 +21,10 @@ extension TraceCommand {
                 \(Self.nearTie) apart: the places the model could easily have gone another way.
                 """)
 
-        /// Below this probability a chosen token is marked low-confidence.
-        static let lowConfidence = 0.3
+        /// Below this probability a chosen token is marked low-confidence (the Traces panel's too).
+        static let lowConfidence = GeneratedTokens.Token.lowConfidence
         /// Below this gap between the two most likely alternatives' probabilities a position is a near-tie.
-        static let nearTie = 0.1
+        static let nearTie = GeneratedTokens.Token.nearTie
 
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The trace's id (loupe trace list).") var id: Int64
@@ -56,15 +56,6 @@ extension TraceCommand {
             }
         }
 
-        /// Whether the position's two most likely alternatives are within ``nearTie`` of each other.
-        static func isNearTie(_ token: GeneratedTokens.Token) -> Bool {
-            guard token.alternatives.count >= 2 else { return false }
-            let sorted = token.alternatives.map(\.probability).sorted(by: >)
-            return sorted[0] - sorted[1] < nearTie
-        }
-
-        static func isLow(_ token: GeneratedTokens.Token) -> Bool { token.probability < lowConfidence }
-
         /// A token's text as one quoted display cell: control characters made visible.
         static func quoted(_ text: String) -> String { "\"" + UntrustedText.sanitized(text) + "\"" }
 
@@ -72,8 +63,8 @@ extension TraceCommand {
             let row = item.row
             var lines: [String] = []
             for (choice, sequence) in item.sequences.enumerated() {
-                let low = sequence.tokens.filter(isLow).count
-                let ties = sequence.tokens.filter(isNearTie).count
+                let low = sequence.tokens.filter(\.isLowConfidence).count
+                let ties = sequence.tokens.filter(\.isNearTie).count
                 lines.append(
                     "span \(row.ordinal) (\(UntrustedText.sanitized(row.spanID))) "
                         + TextWidth.truncate(UntrustedText.sanitized(row.name), toColumns: 50)
@@ -82,7 +73,7 @@ extension TraceCommand {
                         + "\(Formatting.count(ties, "near-tie"))")
                 lines.append("      #      p  mark      token                 alternatives")
                 for (position, token) in sequence.tokens.enumerated() {
-                    let mark = [isLow(token) ? "low" : "", isNearTie(token) ? "tie" : ""].filter { !$0.isEmpty }
+                    let mark = [token.isLowConfidence ? "low" : "", token.isNearTie ? "tie" : ""].filter { !$0.isEmpty }
                         .joined(separator: ",")
                     let alternatives = token.alternatives.map {
                         quoted($0.text) + " " + String(format: "%.3f", $0.probability)
