@@ -31,8 +31,9 @@ extension WorkspaceTools {
     static let evalCompareTool = ToolDefinition(
         name: "eval_compare", title: "Compare two eval runs",
         description: "Run b against baseline run a on the items both answered, as `loupe eval compare`: per scorer"
-            + " the paired difference with its interval, p-value (McNemar's exact test for pass/fail scorers with"
-            + " one epoch, else a paired t-test), Benjamini-Hochberg adjusted p-value, wins/ties/losses and the"
+            + " the paired difference with its interval and p-value (for pass/fail scorers with one epoch"
+            + " Tango's score interval and McNemar's test without continuity correction, which agree; else a t"
+            + " interval and a paired t-test), Benjamini-Hochberg adjusted p-value, wins/ties/losses and the"
             + " minimum detectable effect; then the items fixed and regressed." + ToolDefinition.untrustedNote,
         properties: [
             "a": ToolDefinition.property("integer", "The baseline run."),
@@ -86,7 +87,7 @@ extension WorkspaceTools {
         }
         return ToolResult(
             structured: .object(["runs": .array(runs.map(Self.listingJSON))]),
-            text: (["\(runs.count) eval runs"] + lines).joined(separator: "\n"))
+            text: (["\(runs.count) eval run\(runs.count == 1 ? "" : "s")"] + lines).joined(separator: "\n"))
     }
 
     func evalShow(_ arguments: ToolArguments) throws -> ToolResult {

@@ -130,7 +130,8 @@ package struct WorkspaceTools: Sendable {
         ]
         var text =
             "workspace \(workspaceName) (\(backend)): \(all.count) traces (\(erroring) with errors), "
-            + "\(runs.count) eval runs" + (allowsWrites ? "; writes allowed" : "; read-only")
+            + "\(runs.count) eval run\(runs.count == 1 ? "" : "s")"
+            + (allowsWrites ? "; writes allowed" : "; read-only")
         if let latest = runs.last {
             info["latest_eval_run"] = Self.listingJSON(latest)
             text +=
