@@ -221,4 +221,5 @@ for workload, runs in rows.items():
 # all.sh overwrites this file, so the history lives in docs/performance/ and is only linked here.
 print("\nHow these figures moved, round by round, and what was tried and dropped: "
       "[performance/](performance/README.md) (MiniLM, kernels, retrieval, SAE training, traces); "
-      "the PostgreSQL and eval-worker figures: [team.md](team.md#measured).")
+      "the PostgreSQL and eval-worker figures: [team.md](team.md#measured); "
+      "`loupe serve` under 1, 4 and 16 clients: [performance/serving.md](performance/serving.md).")
