@@ -193,11 +193,12 @@ import Testing
     @Test func openingANotebookAndRunningACellStartsItsCommands() {
         var state = AppFixtures.state()
         AppFixtures.press([.character("6")], on: &state)
-        _ = state.update(AppFixtures.answer(NotebooksPanel.ListNotebooks(), AppFixtures.notebooks))
+        // The first notebook is read as soon as the list arrives, shown beside it.
         #expect(
-            AppFixtures.press([.enter], on: &state) == [
+            state.update(AppFixtures.answer(NotebooksPanel.ListNotebooks(), AppFixtures.notebooks)) == [
                 .ask(NotebooksPanel.OpenNotebook(path: "notebooks/getting-started.md"))
             ])
+        #expect(AppFixtures.press([.enter], on: &state).isEmpty)
         _ = state.update(
             AppFixtures.answer(
                 NotebooksPanel.OpenNotebook(path: "notebooks/getting-started.md"),

@@ -65,6 +65,32 @@ import Testing
         #expect(state.render().text().contains("╭ /src/loupe/notebooks/roofline.md ─"))
     }
 
+    /// The selected notebook is shown beside the list as the cursor moves (lazygit's way), so a
+    /// cut title is read in full without opening it; one holding this session's runs stays put.
+    @Test func theCursorPreviewsTheSelectedNotebook() {
+        var state = AppFixtures.state(width: 120, height: 36)
+        AppFixtures.press([.character("6")], on: &state)
+        let listing = state.update(
+            AppFixtures.answer(NotebooksPanel.ListNotebooks(), [Self.started, Self.fromCheckout]))
+        #expect(listing.contains(.ask(NotebooksPanel.OpenNotebook(path: Self.started.path))), "\(listing)")
+        _ = state.update(
+            AppFixtures.answer(
+                NotebooksPanel.OpenNotebook(path: Self.started.path), Notebook.parse(AppFixtures.notebookText)))
+        #expect(state.render().text().contains("╭ notebooks/getting-started.md ─"))
+        #expect(!state.render().text().contains("Select a notebook"))
+        let moved = AppFixtures.press([.character("j")], on: &state)
+        #expect(moved.contains(.ask(NotebooksPanel.OpenNotebook(path: Self.fromCheckout.path))), "\(moved)")
+        #expect(state.render().text().contains("╭ /src/loupe/notebooks/roofline.md ─"))
+
+        // A run's outputs are kept: moving off that notebook asks for no other.
+        var running = opened(AppFixtures.notebookText)
+        _ = AppFixtures.press([.character("r")], on: &running)
+        _ = AppFixtures.press([.escape], on: &running)
+        let away = AppFixtures.press([.character("j")], on: &running)
+        #expect(!away.contains { $0.request(as: NotebooksPanel.OpenNotebook.self) != nil }, "\(away)")
+        #expect(running.render().text().contains("╭ notebooks/getting-started.md ─"))
+    }
+
     @Test func atEightyColumnsTheFolderIsCutAtItsFront() {
         var state = listed([Self.started, Self.fromCheckout], width: 80, height: 24)
         #expect(listBottom(state).hasPrefix("╰─ notebooks/ ─"), "\(listBottom(state))")

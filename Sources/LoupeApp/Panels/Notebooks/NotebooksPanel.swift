@@ -125,6 +125,7 @@ package struct NotebooksPanel: Panel {
         switch action {
         case .down, .up, .pageDown, .pageUp, .top, .bottom:
             list.navigate(action, count: notebooks.count, page: page)
+            return previewSelected()
         case .right: if document != nil { focusOnDocument = true }
         case .open: return openSelected()
         case .left, .specific: break
@@ -136,6 +137,19 @@ package struct NotebooksPanel: Panel {
         guard list.selected < notebooks.count else { return [] }
         let path = notebooks[list.selected].path
         focusOnDocument = true
+        if document?.path == path { return [] }
+        document = Document(path: path)
+        return [.ask(OpenNotebook(path: path))]
+    }
+
+    /// The selected notebook shown beside the list as the cursor moves, as lazygit shows the
+    /// selected commit, so the list is browsed by content and not by cut titles. A notebook
+    /// holding this session's runs stays until enter opens another: a cursor move must not throw
+    /// its outputs away.
+    private mutating func previewSelected() -> [PanelEffect] {
+        guard list.selected < notebooks.count, !inFlight, queue.isEmpty else { return [] }
+        if let document, !document.runOutputs.isEmpty || !document.running.isEmpty { return [] }
+        let path = notebooks[list.selected].path
         if document?.path == path { return [] }
         document = Document(path: path)
         return [.ask(OpenNotebook(path: path))]
@@ -250,6 +264,7 @@ package struct NotebooksPanel: Panel {
                 notebooks = found.value ?? []
                 isListed = true
                 list.reveal(height: 1, count: notebooks.count)
+                return previewSelected()
             } else if let (_, folders) = answer.matching(NotebookFolders.self) {
                 searchedFolders = folders.value ?? []
             } else if let (request, opened) = answer.matching(OpenNotebook.self) {
