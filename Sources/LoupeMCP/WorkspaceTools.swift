@@ -18,7 +18,8 @@ package struct WorkspaceTools: Sendable {
     package let workspaceName: String
     /// "sqlite" or "postgresql".
     package let backend: String
-    /// Whether the tools that change the workspace (``labelTool``, ``traceImportTool``) are served.
+    /// Whether the tools that change the workspace (``labelTool``, ``traceImportTool``,
+    /// ``evalRunTool``) are served.
     package let allowsWrites: Bool
     /// Records a write's command line in the workspace's history (`loupe mcp` marks it as the
     /// agent's); nil where none is kept.
@@ -61,7 +62,7 @@ package struct WorkspaceTools: Sendable {
                 Self.saeFeaturesOfTextTool, Self.profileBreakdownTool, Self.rooflineKernelsTool,
             ]
         }
-        if allowsWrites { tools += [Self.labelTool, Self.traceImportTool] }
+        if allowsWrites { tools += [Self.labelTool, Self.traceImportTool, Self.evalRunTool] }
         return tools
     }
 
@@ -98,6 +99,7 @@ package struct WorkspaceTools: Sendable {
             case Self.evalCompareTool.name: return try evalCompare(arguments)
             case Self.labelTool.name: return try label(arguments)
             case Self.traceImportTool.name: return try traceImport(arguments)
+            case Self.evalRunTool.name: return try evalRun(arguments)
             default: throw ToolCallError.unknownTool(name)
             }
         } catch let error as ToolCallError {

@@ -68,6 +68,8 @@ import Testing
         let settings = SettingsTables(workspace)
         let tools = Self.tools(workspace, writes: true) { try settings.recordHistory($0, source: .mcp) }
         #expect(tools.definitions.contains { $0.name == "eval_label" && $0.writes })
+        #expect(tools.definitions.contains { $0.name == "eval_run" && $0.writes })
+        #expect(!Self.tools(workspace, writes: false).definitions.contains { $0.name == "eval_run" })
         let result = try tools.call("eval_label", arguments: ["id": .number(1), "label": .string("baseline")])
         #expect(result.structured["label"] == .string("baseline"))
         #expect(try EvalService(workspace: workspace).label(run: 1) == "baseline")

@@ -2,11 +2,13 @@
 
 It launches the server over stdio on WORKSPACE, lists the tools, labels eval run RUN through the
 write tool `eval_label`, reads the run back through `evals_list`, imports TRACE through
-`trace_import` (and a file that is not there, and `-`, which must be refused), and prints one JSON
-report on standard output: the write tools' names and read-only hints, and each call's result.
+`trace_import` (and a file that is not there, and `-`, which must be refused), runs the eval suite
+SUITE through `eval_run` (its first 3 items, a new run; then a suite that is not there and NETSUITE,
+which names a network provider: both must fail), and prints one JSON report on standard output: the
+write tools' names and read-only hints, and each call's result.
 Tests/LoupeCommandsTests/MCPHistoryPeerTests.swift reads it, then checks `loupe history`.
 
-    python mcp_write_client.py LOUPE WORKSPACE RUN LABEL TRACE
+    python mcp_write_client.py LOUPE WORKSPACE RUN LABEL TRACE SUITE NETSUITE
 """
 
 import asyncio
@@ -33,7 +35,7 @@ async def protocol_error(session, name, arguments):
     return {"unexpected_result": result_json(result)}
 
 
-async def exercise(loupe, workspace, run, label, trace):
+async def exercise(loupe, workspace, run, label, trace, suite, netsuite):
     params = StdioServerParameters(command=loupe, args=["mcp", "--workspace", workspace, "--allow-writes"])
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as session:
@@ -50,15 +52,22 @@ async def exercise(loupe, workspace, run, label, trace):
                 ),
                 "trace_import_stdin": await protocol_error(session, "trace_import", {"path": "-"}),
                 "traces_list": result_json(await session.call_tool("traces_list", {})),
+                "eval_run": result_json(
+                    await session.call_tool("eval_run", {"path": suite, "limit": 3, "new": True})
+                ),
+                "eval_run_missing": result_json(await session.call_tool("eval_run", {"path": suite + ".missing"})),
+                "eval_run_network": result_json(await session.call_tool("eval_run", {"path": netsuite})),
+                "eval_run_bad_limit": await protocol_error(session, "eval_run", {"path": suite, "limit": 0}),
             }
             return report
 
 
 def main():
-    if len(sys.argv) != 6:
+    if len(sys.argv) != 8:
         sys.exit(__doc__)
-    loupe, workspace, run, label, trace = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
-    print(json.dumps(asyncio.run(exercise(loupe, workspace, run, label, trace)), sort_keys=True))
+    loupe, workspace, run, label, trace, suite, netsuite = sys.argv[1:8]
+    report = asyncio.run(exercise(loupe, workspace, int(run), label, trace, suite, netsuite))
+    print(json.dumps(report, sort_keys=True))
 
 
 if __name__ == "__main__":

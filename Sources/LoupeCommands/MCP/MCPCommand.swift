@@ -21,7 +21,8 @@ struct MCPCommand: LoupeCommand {
             resources loupe://trace/{id}, loupe://eval/{run}, loupe://feature/{sae}/{n}; prompts \
             triage_failed_answers and explain_regression. Results are bounded (cursors, step windows, a \
             "more" hint) and recorded text is fenced as data. Read-only unless --allow-writes, which adds \
-            eval_label and trace_import (each recorded in the history with source mcp: see `loupe history`).
+            eval_label, trace_import and eval_run (offline and local providers only), each recorded in the \
+            history with source mcp: see `loupe history`.
 
             Without --http it speaks on standard input and output, as agent hosts launch it: \
             {"command": "loupe", "args": ["mcp", "--workspace", "PATH"]}. With --http HOST:PORT it serves \
@@ -36,7 +37,7 @@ struct MCPCommand: LoupeCommand {
     @Option(help: "Serve streamable HTTP on this address (127.0.0.1:PORT; port 0 takes a free one).")
     var http: String?
     @Option(help: "The bearer token HTTP requests must carry (default: $LOUPE_MCP_TOKEN).") var token: String?
-    @Flag(help: "Serve the tools that write (eval_label, trace_import).") var allowWrites = false
+    @Flag(help: "Serve the tools that write (eval_label, trace_import, eval_run).") var allowWrites = false
 
     func run(in context: CommandContext) throws {
         let environment = ProcessInfo.processInfo.environment
