@@ -76,7 +76,11 @@ import Testing
         scorers:
           - contains
         """.write(toFile: network, atomically: true, encoding: .utf8)
-        let report = try Self.client([TestEnvironment.binary, workspace, "1", "prompt v2", trace, suite, network])
+        let bad = TestEnvironment.temporaryDirectory() + "/bad.yaml"
+        try "name: [unclosed\n".write(toFile: bad, atomically: true, encoding: .utf8)
+        let report = try Self.client([
+            TestEnvironment.binary, workspace, "1", "prompt v2", trace, suite, network, bad,
+        ])
         #expect(report["writes"]?["eval_label"]?["read_only"] == .bool(false), "\(report.compactJSON)")
         #expect(report["writes"]?["trace_import"]?["read_only"] == .bool(false), "\(report.compactJSON)")
         #expect(report["label"]?["is_error"] == .bool(false), "\(report["label"]?.compactJSON ?? "")")
@@ -104,6 +108,9 @@ import Testing
         let refused = try #require(report["eval_run_network"])
         #expect(refused["is_error"] == .bool(true), "\(refused.compactJSON)")
         #expect(refused["text"]?.string?.contains("provider openai") == true, "\(refused.compactJSON)")
+        let malformed = try #require(report["eval_run_bad_yaml"])
+        #expect(malformed["is_error"] == .bool(true), "\(malformed.compactJSON)")
+        #expect(malformed["text"]?.string?.contains(bad) == true, "\(malformed.compactJSON)")
         #expect(
             report["eval_run_bad_limit"]?["code"]?.int == -32602, "\(report["eval_run_bad_limit"]?.compactJSON ?? "")")
         var lines: [JSONValue] = [.string("eval label 1 'prompt v2'"), .string("trace import " + trace)]

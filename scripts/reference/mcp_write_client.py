@@ -4,11 +4,11 @@ It launches the server over stdio on WORKSPACE, lists the tools, labels eval run
 write tool `eval_label`, reads the run back through `evals_list`, imports TRACE through
 `trace_import` (and a file that is not there, and `-`, which must be refused), runs the eval suite
 SUITE through `eval_run` (its first 3 items, a new run; then a suite that is not there and NETSUITE,
-which names a network provider: both must fail), and prints one JSON report on standard output: the
-write tools' names and read-only hints, and each call's result.
+which names a network provider, and BADSUITE, which is not YAML: all must fail), and prints one
+JSON report on standard output: the write tools' names and read-only hints, and each call's result.
 Tests/LoupeCommandsTests/MCPHistoryPeerTests.swift reads it, then checks `loupe history`.
 
-    python mcp_write_client.py LOUPE WORKSPACE RUN LABEL TRACE SUITE NETSUITE
+    python mcp_write_client.py LOUPE WORKSPACE RUN LABEL TRACE SUITE NETSUITE BADSUITE
 """
 
 import asyncio
@@ -35,7 +35,7 @@ async def protocol_error(session, name, arguments):
     return {"unexpected_result": result_json(result)}
 
 
-async def exercise(loupe, workspace, run, label, trace, suite, netsuite):
+async def exercise(loupe, workspace, run, label, trace, suite, netsuite, badsuite):
     params = StdioServerParameters(command=loupe, args=["mcp", "--workspace", workspace, "--allow-writes"])
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as session:
@@ -57,16 +57,17 @@ async def exercise(loupe, workspace, run, label, trace, suite, netsuite):
                 ),
                 "eval_run_missing": result_json(await session.call_tool("eval_run", {"path": suite + ".missing"})),
                 "eval_run_network": result_json(await session.call_tool("eval_run", {"path": netsuite})),
+                "eval_run_bad_yaml": result_json(await session.call_tool("eval_run", {"path": badsuite})),
                 "eval_run_bad_limit": await protocol_error(session, "eval_run", {"path": suite, "limit": 0}),
             }
             return report
 
 
 def main():
-    if len(sys.argv) != 8:
+    if len(sys.argv) != 9:
         sys.exit(__doc__)
-    loupe, workspace, run, label, trace, suite, netsuite = sys.argv[1:8]
-    report = asyncio.run(exercise(loupe, workspace, int(run), label, trace, suite, netsuite))
+    loupe, workspace, run, label, trace, suite, netsuite, badsuite = sys.argv[1:9]
+    report = asyncio.run(exercise(loupe, workspace, int(run), label, trace, suite, netsuite, badsuite))
     print(json.dumps(report, sort_keys=True))
 
 
