@@ -44,16 +44,7 @@ package final class BatchScheduler: CompletionScheduler {
         package var reusedPromptTokens: Int
     }
 
-    private final class Entry: Sendable {
-        let job: CompletionJob
-        let continuation: AsyncThrowingStream<CompletionEvent, any Error>.Continuation
-        let cancelled = Atomic<Bool>(false)
-
-        init(job: CompletionJob, continuation: AsyncThrowingStream<CompletionEvent, any Error>.Continuation) {
-            self.job = job
-            self.continuation = continuation
-        }
-    }
+    private typealias Entry = CompletionEntry
 
     /// A sequence in the batch (the scheduler thread's alone).
     private struct Running {
@@ -130,9 +121,7 @@ package final class BatchScheduler: CompletionScheduler {
     }
 
     package func submit(_ job: CompletionJob) throws(SchedulerRefusal) -> CompletionTicket {
-        let (stream, continuation) = AsyncThrowingStream.makeStream(of: CompletionEvent.self)
-        let entry = Entry(job: job, continuation: continuation)
-        continuation.onTermination = { _ in entry.cancelled.store(true, ordering: .relaxed) }
+        let (entry, stream) = Entry.make(job)
         let refusal = state.withLock { state -> SchedulerRefusal? in
             if state.stopping { return .stopping }
             let waiting = state.queue.count + state.running

@@ -1,4 +1,5 @@
 import LoupeModels
+import Synchronization
 
 /// One sequence to generate: the prompt's token ids and how to generate after them.
 package struct CompletionJob: Sendable {
@@ -77,4 +78,25 @@ package protocol CompletionScheduler: Sendable {
 extension CompletionScheduler {
     /// None: the cache is contiguous, one per sequence.
     package var keyValueBlocks: (inUse: Int, total: Int)? { nil }
+}
+
+/// A submitted job as a scheduler holds it: its stream's continuation and a cancelled flag that
+/// a dropped stream or the ticket's cancel sets, read by the scheduler between decode steps.
+final class CompletionEntry: Sendable {
+    let job: CompletionJob
+    let continuation: AsyncThrowingStream<CompletionEvent, any Error>.Continuation
+    let cancelled = Atomic<Bool>(false)
+
+    private init(job: CompletionJob, continuation: AsyncThrowingStream<CompletionEvent, any Error>.Continuation) {
+        self.job = job
+        self.continuation = continuation
+    }
+
+    /// The entry for `job` and the stream its ticket hands out; dropping the stream cancels it.
+    static func make(_ job: CompletionJob) -> (CompletionEntry, AsyncThrowingStream<CompletionEvent, any Error>) {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: CompletionEvent.self)
+        let entry = CompletionEntry(job: job, continuation: continuation)
+        continuation.onTermination = { _ in entry.cancelled.store(true, ordering: .relaxed) }
+        return (entry, stream)
+    }
 }

@@ -14,16 +14,7 @@ package final class SerialScheduler: CompletionScheduler {
     /// The most sequences queued or running at once.
     package let capacity: Int
 
-    private final class Entry: Sendable {
-        let job: CompletionJob
-        let continuation: AsyncThrowingStream<CompletionEvent, any Error>.Continuation
-        let cancelled = Atomic<Bool>(false)
-
-        init(job: CompletionJob, continuation: AsyncThrowingStream<CompletionEvent, any Error>.Continuation) {
-            self.job = job
-            self.continuation = continuation
-        }
-    }
+    private typealias Entry = CompletionEntry
 
     private struct State {
         var queue: [Entry] = []
@@ -49,9 +40,7 @@ package final class SerialScheduler: CompletionScheduler {
     package var waiting: Int { state.withLock { $0.queue.count + ($0.running ? 1 : 0) } }
 
     package func submit(_ job: CompletionJob) throws(SchedulerRefusal) -> CompletionTicket {
-        let (stream, continuation) = AsyncThrowingStream.makeStream(of: CompletionEvent.self)
-        let entry = Entry(job: job, continuation: continuation)
-        continuation.onTermination = { _ in entry.cancelled.store(true, ordering: .relaxed) }
+        let (entry, stream) = Entry.make(job)
         let refusal = state.withLock { state -> SchedulerRefusal? in
             if state.stopping { return .stopping }
             let waiting = state.queue.count + (state.running ? 1 : 0)
