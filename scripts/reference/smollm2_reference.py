@@ -23,9 +23,19 @@ Input: one JSON object on stdin.
   "top":       K                   report the top K (id, logit) at each prompt's last position
   "greedy":    N                   report each prompt's greedy continuation of up to N tokens,
                                    stopping after <|im_end|> (2) or <|endoftext|> (0)
-With none of "logits", "top" and "greedy" the script only tokenizes (and loads no weights).
+  "probe":     {"attention_layers": [L, ...], "lens_positions": [P, ...], "top": K,
+                "ablated": [[layer, head], ...]}
+                                   the glass-box quantities: every query head's attention
+                                   probabilities [head][query][key] in each layer asked for, and
+                                   the logit lens at each position asked for: for the embeddings
+                                   (layer 0) and the stream leaving each layer (layer l + 1), the
+                                   final norm and head's top K (id, log-probability) and the next
+                                   token's log-probability (optional)
+With none of "logits", "top", "greedy" and "probe" the script only tokenizes (and loads no
+weights).
 Output: one JSON object on stdout: {"prompts": [[ids]], "top": [[[id, logit], ...]], "greedy":
-[[ids]]}.
+[[ids]], "probe": [{"attention": {"L": [[[p]]]}, "lens": [[{"layer", "position", "top",
+"next"}]]}]}.
 
   .venv-peers/bin/python scripts/reference/smollm2_reference.py [--gguf FILE] < request.json
   .venv-peers/bin/python scripts/reference/smollm2_reference.py --test-vector
@@ -119,6 +129,17 @@ class Model:
 
     def logits(self, ids):
         """Every position's logits, [T, vocab] float32."""
+        return self.head(self.forward(ids)["final"])
+
+    def head(self, x):
+        """The final RMSNorm and the tied head on residual rows [n, width]: logits [n, vocab]."""
+        return self.rms_norm(x, self.output_norm) @ self.embedding.T
+
+    def forward(self, ids, attention_layers=(), ablated=()):
+        """The residual stream through every layer. Returns {"final": [T, width], "residuals":
+        [layers + 1][T, width] (entry 0 the embeddings, entry l + 1 the stream leaving layer l),
+        "attention": {layer: [heads, T, T]} for attention_layers}; heads in ablated ((layer, head)
+        pairs) have their context zeroed before the output projection."""
         if self.blocks is None:
             self.load_weights()
         t = len(ids)
@@ -127,25 +148,36 @@ class Model:
         scale = np.float32(1.0 / np.sqrt(self.head_dim))
         mask = np.triu(np.full((t, t), -np.inf, dtype=np.float32), k=1)
         x = self.embedding[np.asarray(ids, dtype=np.int64)]
-        for block in self.blocks:
+        residuals = [x]
+        attention = {}
+        ablated = set(map(tuple, ablated))
+        for index, block in enumerate(self.blocks):
             n = self.rms_norm(x, block["attn_norm"])
             q = self.rope((n @ block["attn_q"].T).reshape(t, self.heads, self.head_dim), positions)
             k = self.rope((n @ block["attn_k"].T).reshape(t, self.kv_heads, self.head_dim), positions)
             v = (n @ block["attn_v"].T).reshape(t, self.kv_heads, self.head_dim)
             context = np.empty((t, self.heads, self.head_dim), dtype=np.float32)
+            kept = np.empty((self.heads, t, t), dtype=np.float32) if index in attention_layers else None
             for head in range(self.heads):
                 kv = head // group
                 scores = (q[:, head, :] @ k[:, kv, :].T) * scale + mask
                 scores = scores - scores.max(axis=-1, keepdims=True)
                 probabilities = np.exp(scores)
                 probabilities /= probabilities.sum(axis=-1, keepdims=True)
+                if kept is not None:
+                    kept[head] = probabilities
                 context[:, head, :] = probabilities @ v[:, kv, :]
+                if (index, head) in ablated:
+                    context[:, head, :] = 0
+            if kept is not None:
+                attention[index] = kept
             h = x + context.reshape(t, self.width) @ block["attn_output"].T
             m = self.rms_norm(h, block["ffn_norm"])
             gate = m @ block["ffn_gate"].T
             up = m @ block["ffn_up"].T
             x = h + ((gate / (np.float32(1) + np.exp(-gate))) * up) @ block["ffn_down"].T
-        return self.rms_norm(x, self.output_norm) @ self.embedding.T
+            residuals.append(x)
+        return {"final": x, "residuals": residuals, "attention": attention}
 
     def greedy(self, ids, count):
         ids = list(ids)
@@ -188,6 +220,8 @@ def run(model, request):
     if request.get("positions"):
         prompts = [p[:int(request["positions"])] for p in prompts]
     result = {"prompts": prompts, "top": [], "greedy": []}
+    if request.get("probe"):
+        result["probe"] = [probe(model, ids, request["probe"]) for ids in prompts]
     if not (request.get("logits") or request.get("top") or request.get("greedy")):
         return result
     sink = open(request["logits"], "wb") if request.get("logits") else None
@@ -202,6 +236,34 @@ def run(model, request):
     if sink:
         sink.close()
     return result
+
+
+def log_softmax(rows):
+    rows = rows.astype(np.float64)
+    top = rows.max(axis=-1, keepdims=True)
+    return rows - top - np.log(np.exp(rows - top).sum(axis=-1, keepdims=True))
+
+
+def probe(model, ids, request):
+    """The glass-box quantities of one prompt: every head's attention probabilities in the layers
+    asked for, and the logit lens (each residual stream through the final norm and the head) at
+    the positions asked for, each cell's top K and the next token's log-probability."""
+    layers = [int(layer) for layer in request.get("attention_layers", [])]
+    captured = model.forward(ids, attention_layers=set(layers), ablated=request.get("ablated", []))
+    out = {"attention": {str(layer): captured["attention"][layer].tolist() for layer in layers}, "lens": []}
+    k = int(request.get("top", 5))
+    for position in request.get("lens_positions", []):
+        rows = np.stack([stream[position] for stream in captured["residuals"]])
+        logprobs = log_softmax(model.head(rows))
+        cells = []
+        for layer, row in enumerate(logprobs):
+            order = np.argsort(-row, kind="stable")[:k]
+            cell = {"layer": layer, "position": position, "top": [[int(i), float(row[i])] for i in order]}
+            if position + 1 < len(ids):
+                cell["next"] = float(row[ids[position + 1]])
+            cells.append(cell)
+        out["lens"].append(cells)
+    return out
 
 
 def test_vector(model):
