@@ -9,7 +9,8 @@ import LoupeModels
 /// messages), the time to first token (`gen_ai.server.time_to_first_token`, seconds, the
 /// conventions' metric name) and every generated token with its log-probability and alternatives
 /// (``GeneratedTokens``, `loupe.llm.tokens`). It goes through the OTLP importer's own mapping, so the Traces
-/// panel shows it as it shows an instrumented client's span.
+/// panel shows it as it shows an instrumented client's span. A request that carried a W3C
+/// `traceparent` is recorded in the caller's trace, under the caller's span (``TraceParent``).
 enum CompletionTrace {
     /// 32 hex digits: the trace's id, and the response's id after its prefix.
     static func newID() -> String {
@@ -92,7 +93,8 @@ enum CompletionTrace {
         let startNs = Int64(exchange.startedWall.timeIntervalSince1970 * 1e9)
         let elapsed = Int64((exchange.endedNs ?? DispatchTime.now().uptimeNanoseconds) - exchange.startedNs)
         let parts = OTLPImporter.SpanParts(
-            traceID: exchange.id, spanID: String(exchange.id.prefix(16)), parentID: nil, name: "\(operation) \(model)",
+            traceID: exchange.parent?.traceID ?? exchange.id, spanID: String(exchange.id.prefix(16)),
+            parentID: exchange.parent?.spanID, name: "\(operation) \(model)",
             startNs: startNs, endNs: startNs + elapsed, attributes: a, events: [],
             statusCode: exchange.failure == nil ? 1 : 2, statusMessage: exchange.failure)
         var span = try OTLPImporter.span(parts, file: "loupe serve", line: nil, path: "request")

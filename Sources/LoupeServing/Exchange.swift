@@ -20,6 +20,8 @@ struct Exchange: Sendable {
     let id: String
     let startedNs: UInt64
     let startedWall: Date
+    /// The caller's trace and span (its `traceparent` header): the request's trace joins it.
+    var parent: TraceParent?
     var choices: [Choice]
     /// When the first token of any choice came (monotonic nanoseconds).
     var firstTokenNs: UInt64?

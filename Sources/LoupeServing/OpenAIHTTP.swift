@@ -129,9 +129,11 @@ enum OpenAIHTTP {
         // The connection is watched while the request is answered, so a client that closes it
         // cancels its sequences even when no byte is being written to it.
         let departure = Departure()
+        // W3C Trace Context: a traced client's span, which the request's trace joins.
+        let parent = TraceParent(header: request.headers[.init("traceparent")!])
         do {
             var response = try await request.body.consumeWithInboundCloseHandler { body in
-                await complete(body, kind: kind, setup, departure: departure)
+                await complete(body, kind: kind, setup, departure: departure, parent: parent)
             } onInboundClosed: {
                 departure.leave()
             }
@@ -143,9 +145,9 @@ enum OpenAIHTTP {
         }
     }
 
-    private static func complete(_ request: RequestBody, kind: OpenAIRequest.Kind, _ setup: Setup, departure: Departure)
-        async -> Response
-    {
+    private static func complete(
+        _ request: RequestBody, kind: OpenAIRequest.Kind, _ setup: Setup, departure: Departure, parent: TraceParent?
+    ) async -> Response {
         let started = DispatchTime.now().uptimeNanoseconds
         let startedWall = Date()
         let limit = setup.configuration.maxBodyBytes
@@ -199,6 +201,7 @@ enum OpenAIHTTP {
         }
         var exchange = Exchange(
             request: parsed, prompt: prompt, id: CompletionTrace.newID(), startedNs: started, startedWall: startedWall)
+        exchange.parent = parent
         // Every choice is queued up front, so a full queue refuses the request before any answer.
         var tickets: [CompletionTicket] = []
         for index in 0..<parsed.n {
