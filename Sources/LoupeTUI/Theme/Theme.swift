@@ -5,15 +5,21 @@
 /// attributes only: reverse for selections, bold for focus, shade glyphs for heatmaps.
 package struct Theme: Hashable, Sendable {
     package var name: String
-    package var colors: [ThemeRole: ThemeColor]
-    package var heatmapRamp: [RGB]
-    package var isMonochrome: Bool
+    package var colors: [ThemeRole: ThemeColor] { didSet { markFloor = floorOfMarks() } }
+    package var heatmapRamp: [RGB] { didSet { markFloor = floorOfMarks() } }
+    package var isMonochrome: Bool { didSet { markFloor = floorOfMarks() } }
+    /// Where ``heatMarkColor(_:)`` starts on the ramp: the first of 20 steps with a contrast of 3
+    /// against the background (black for the terminal's dark default, white for a light one).
+    /// Kept beside the colours it follows from (set again whenever one of them changes), because
+    /// finding it takes up to 21 contrast computations and a heatmap asks for it once per cell.
+    package private(set) var markFloor: Double = 0
 
     package init(name: String, colors: [ThemeRole: ThemeColor], heatmapRamp: [RGB], isMonochrome: Bool = false) {
         self.name = name
         self.colors = colors
         self.heatmapRamp = heatmapRamp
         self.isMonochrome = isMonochrome
+        markFloor = floorOfMarks()
     }
 
     /// The colour of `role`, or nil for the terminal default (always nil when monochrome).
@@ -45,9 +51,8 @@ package struct Theme: Hashable, Sendable {
         return heatColor(markFloor + (1 - markFloor) * clamped)
     }
 
-    /// Where ``heatMarkColor(_:)`` starts on the ramp: the first of 20 steps with a contrast of 3
-    /// against the background (black for the terminal's dark default, white for a light one).
-    package var markFloor: Double {
+    /// ``markFloor`` worked out from the colours.
+    private func floorOfMarks() -> Double {
         for step in 0...20 where heatColor(Double(step) / 20).contrast(with: backgroundOrDefault) >= 3 {
             return Double(step) / 20
         }
