@@ -264,6 +264,27 @@ import Testing
         #expect(panel(state).view == .queues)
     }
 
+    /// Every own action is reached by a key in the view it acts in (`PanelActionTests.reachable`):
+    /// the item view, whose keys come before the global ones, reaches them all; the calibration
+    /// its next scorer, back, calibrate and reload; the queue list calibrate and reload (there `n`
+    /// and `q` are the global search and quit, as an item's note and back mean nothing there).
+    @Test func everyActionIsReachedByAKeyInTheViewItActsIn() throws {
+        var state = itemView()
+        #expect(panel(state).view == .item)
+        let inItem = PanelActionTests.reachable(in: panel(state))
+        let all = Set(ReviewPanel.ownActions)
+        #expect(inItem.isSuperset(of: all), "the item view misses \(all.subtracting(inItem).count) actions")
+        press([.character("c")], &state)
+        #expect(panel(state).view == .calibration)
+        let inCalibration = PanelActionTests.reachable(in: panel(state))
+        let calibrating: [ReviewPanel.Action] = [.skip, .calibrate, .back, .reload]
+        #expect(inCalibration.isSuperset(of: calibrating.map(PanelOwnAction.init)))
+        let inQueues = PanelActionTests.reachable(in: panel(reviewTab()))
+        let listing: [ReviewPanel.Action] = [.calibrate, .reload]
+        #expect(inQueues.isSuperset(of: listing.map(PanelOwnAction.init)))
+        #expect(!inQueues.contains(PanelOwnAction(ReviewPanel.Action.back)), "q quits from the queue list")
+    }
+
     /// Calibrating a queue nobody has labelled says there is nothing to compare yet and what
     /// to press, not that the judge and the people agree on every (no) labelled answer.
     @Test func calibratingBeforeAnyLabelSaysWhatToPress() throws {

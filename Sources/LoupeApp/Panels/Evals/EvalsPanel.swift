@@ -110,7 +110,7 @@ package struct EvalsPanel: Panel {
         case .answers:
             let shown = answers
             return answersList.selected < shown.count ? shown[answersList.selected].result.output : nil
-        default:
+        case .runs, .compare:
             guard let run = selectedRun else { return nil }
             return "run \(run.id) \(run.run.suite): "
                 + (run.headline.map { String(format: "%@ %.3f", $0.scorer, $0.interval.estimate) } ?? "no score")
@@ -288,7 +288,7 @@ package struct EvalsPanel: Panel {
             guard !runningTags.isEmpty else { return [] }
             progressSeen += 1
             if progressSeen % 10 == 0 { return [.ask(LoadOverview())] }
-        default: break
+        case .input, .tick, .terminate, .fileWritten, .edited, .readFinished, .navigate, .listening, .unreachable: break
         }
         return []
     }
@@ -341,7 +341,7 @@ package struct EvalsPanel: Panel {
             }
             return answersList.selectNextMatch(
                 in: texts, query: query, forward: forward, includeCurrent: includeCurrent)
-        default: return false
+        case .answer, .compare: return false
         }
     }
 

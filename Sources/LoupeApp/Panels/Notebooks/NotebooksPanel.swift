@@ -274,7 +274,9 @@ package struct NotebooksPanel: Panel {
                 case .failed(let message): document?.error = message
                 }
             }
-        default: break
+        case .input, .tick, .jobProgress, .jobFinished, .terminate, .fileWritten, .edited, .readFinished, .navigate,
+            .workspaceChanged, .listening, .unreachable:
+            break
         }
         return []
     }

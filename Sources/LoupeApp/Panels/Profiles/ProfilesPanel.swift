@@ -128,7 +128,7 @@ package struct ProfilesPanel: Panel {
         switch view {
         case .list: names = profiles.map(\.name)
         case .kernels: names = kernels.map(\.name)
-        default: return false
+        case .breakdown, .timeline, .compare: return false
         }
         let state = view == .list ? list : kernelList
         guard
@@ -147,7 +147,7 @@ package struct ProfilesPanel: Panel {
         case .list: return list.selected < profiles.count ? profiles[list.selected].name : nil
         case .kernels: return kernelList.selected < kernels.count ? kernels[kernelList.selected].name : nil
         case .timeline: return selected?.name
-        default: return nil
+        case .breakdown, .compare: return nil
         }
     }
 

@@ -162,7 +162,9 @@ package struct RetrievalPanel: Panel {
                 }
                 documentOffset = 0
             }
-        default: break
+        case .navigate, .input, .tick, .jobProgress, .jobFinished, .terminate, .fileWritten, .edited, .readFinished,
+            .workspaceChanged, .listening, .unreachable:
+            break
         }
         return []
     }

@@ -17,29 +17,12 @@ package struct ReviewPanel: Panel {
 
     package enum View: Hashable, Sendable { case queues, item, calibration }
 
-    package private(set) var overview: ReviewBrowser.Overview?
-    package var queueList = ListState()
+    /// The view on show; each keeps its state while another is on show (esc comes back to it).
     package private(set) var view = View.queues
-    /// The queue the item view shows (set before its first item arrives).
-    package private(set) var openQueue: String?
-    package private(set) var opened: ReviewBrowser.Opened?
-    package var contextOffset = 0
-    package private(set) var calibration: ReviewBrowser.Calibration?
-    /// The calibration asked for and not yet answered.
-    package private(set) var calibrating: Calibrate?
-    package var disagreementList = ListState()
-    /// How far the calibration report is scrolled (ctrl+d, ctrl+u).
-    package var reportOffset = 0
-    package var noteInput = LineEditor()
-    package private(set) var editingNote = false
+    package private(set) var queuesView = QueuesView()
+    package private(set) var itemView = ItemView()
+    package private(set) var calibrationView = CalibrationView()
     package private(set) var error: String?
-    /// The view the item view was opened from (the queues, or a calibration's disagreement), for esc.
-    package private(set) var itemFrom = View.queues
-    private var calibrationFrom = View.queues
-    /// The newest item request made, and the newest whose answer is on show: an older answer
-    /// arriving late (keys pressed quickly) never replaces a newer one.
-    private var serial = 0
-    private var shownSerial = 0
 
     package init() {}
 
@@ -148,51 +131,46 @@ package struct ReviewPanel: Panel {
 
     package var initialEffects: [PanelEffect] { [.ask(ListQueues())] }
     package var isLoadingFirstView: Bool { overview == nil }
-    package var capturesText: Bool { editingNote }
+    package var capturesText: Bool { itemView.editingNote }
     package var canGoBack: Bool { view != .queues }
     package var isSearchable: Bool { view == .queues }
 
     package mutating func shown() -> [PanelEffect] {
         // Labels made with `:review label` or by another annotator show when the tab is chosen.
         var effects: [PanelEffect] = [.ask(ListQueues())]
-        if view == .item, serial == shownSerial, let queue = openQueue, let key = item?.key {
-            effects.append(.ask(OpenItem(queue: queue, key: key, serial: nextSerial())))
-        }
+        if view == .item, let refresh = itemView.refresh() { effects.append(refresh) }
         return effects
     }
 
     package var selectionText: String? {
         switch view {
         case .queues: return selectedListing.map { UntrustedText.sanitized($0.queue.name) }
-        case .item:
-            guard let item = opened?.item else { return nil }
-            return item.answer?.shownOutput ?? item.pair.map { "A: \($0.left.shownOutput)\nB: \($0.right.shownOutput)" }
-                ?? item.key
-        case .calibration:
-            guard let calibration else { return nil }
-            let list = calibration.disagreements
-            return disagreementList.selected < list.count
-                ? list[disagreementList.selected].key : calibration.summary.joined(separator: "\n")
+        case .item: return itemView.selectionText
+        case .calibration: return calibrationView.selectionText
         }
     }
 
     // MARK: - Data
 
-    package var selectedListing: ReviewBrowser.Listing? {
-        guard let queues = overview?.queues, queueList.selected < queues.count else { return nil }
-        return queues[queueList.selected]
-    }
-
+    /// The queues as last read; nil until the first read.
+    package var overview: ReviewBrowser.Overview? { queuesView.overview }
+    package var queueList: ListState { queuesView.list }
+    package var selectedListing: ReviewBrowser.Listing? { queuesView.selectedListing }
+    /// The queue the item view shows (set before its first item arrives).
+    package var openQueue: String? { itemView.openQueue }
+    package var opened: ReviewBrowser.Opened? { itemView.opened }
     /// The item on show.
-    package var item: ReviewService.Item? { opened?.item }
-
+    package var item: ReviewService.Item? { itemView.item }
+    package var contextOffset: Int { itemView.contextOffset }
+    package var noteInput: LineEditor { itemView.noteInput }
+    package var editingNote: Bool { itemView.editingNote }
     /// The rubric's first text criterion: what `n` writes.
-    package var noteCriterion: Rubric.Criterion? { opened?.queue.rubric.criteria.first { $0.kind == .text } }
-
-    private mutating func nextSerial() -> Int {
-        serial += 1
-        return serial
-    }
+    package var noteCriterion: Rubric.Criterion? { itemView.noteCriterion }
+    /// The view the item view was opened from (the queues, or a calibration's disagreement), for esc.
+    package var itemFrom: View { itemView.from }
+    package var calibration: ReviewBrowser.Calibration? { calibrationView.calibration }
+    package var disagreementList: ListState { calibrationView.disagreementList }
+    package var reportOffset: Int { calibrationView.reportOffset }
 
     // MARK: - Messages
 
@@ -203,11 +181,11 @@ package struct ReviewPanel: Panel {
             // A `:review` command, or another annotator, may have labelled: read again, but never
             // over an item read still under way.
             var effects: [PanelEffect] = [.ask(ListQueues())]
-            if view == .item, serial == shownSerial, let queue = openQueue, let key = item?.key {
-                effects.append(.ask(OpenItem(queue: queue, key: key, serial: nextSerial())))
-            }
+            if view == .item, let refresh = itemView.refresh() { effects.append(refresh) }
             return effects
-        default: return []
+        case .input, .tick, .jobProgress, .terminate, .fileWritten, .edited, .readFinished, .navigate, .listening,
+            .unreachable:
+            return []
         }
     }
 
@@ -215,14 +193,10 @@ package struct ReviewPanel: Panel {
         if let (_, load) = answer.matching(ListQueues.self) {
             switch load {
             case .loaded(let loaded):
-                let selected = selectedListing?.queue.name
-                overview = loaded
-                queueList.selected =
-                    loaded.queues.firstIndex { $0.queue.name == selected }
-                    ?? min(queueList.selected, max(0, loaded.queues.count - 1))
+                queuesView.accept(loaded)
                 if view == .queues { error = nil }
             case .failed(let message):
-                overview = overview ?? ReviewBrowser.Overview(queues: [], annotator: nil, annotatorProblem: nil)
+                queuesView.acceptFailure()
                 error = message
             }
         } else if let (asked, load) = answer.matching(NextItem.self) {
@@ -235,19 +209,10 @@ package struct ReviewPanel: Panel {
             return show(load, queue: asked.queue, serial: asked.serial)
         } else if let (asked, load) = answer.matching(UndoLabel.self) {
             return show(load, queue: asked.queue, serial: asked.serial)
-        } else if let (asked, load) = answer.matching(Calibrate.self), asked == calibrating {
-            calibrating = nil
+        } else if let (asked, load) = answer.matching(Calibrate.self), calibrationView.accept(load, asked: asked) {
             switch load {
-            case .loaded(let loaded):
-                if calibration?.queue != loaded.queue || calibration?.scorer != loaded.scorer {
-                    disagreementList = ListState()
-                    reportOffset = 0
-                }
-                calibration = loaded
-                error = nil
-            case .failed(let message):
-                calibration = nil
-                error = message
+            case .loaded: error = nil
+            case .failed(let message): error = message
             }
         }
         return []
@@ -255,192 +220,105 @@ package struct ReviewPanel: Panel {
 
     /// An item answer: shown when it is the newest asked; what a write did is said either way.
     private mutating func show(_ load: Load<ReviewBrowser.Opened>, queue: String, serial asked: Int) -> [PanelEffect] {
-        guard queue == openQueue else { return [] }
+        guard queue == itemView.openQueue else { return [] }
         switch load {
         case .failed(let message):
-            shownSerial = max(shownSerial, asked)
+            itemView.failed(serial: asked)
             error = message
             return [.status("✗ " + message, .error)]
         case .loaded(let answer):
             // The queue list's figures follow every answer, without reading it again.
-            if let index = overview?.queues.firstIndex(where: { $0.queue.name == answer.queue.name }) {
-                overview?.queues[index].progress = answer.progress
-                overview?.queues[index].headToHead = answer.headToHead
-                if answer.isAssigned { overview?.queues[index].yourFinished = answer.finished.count }
-            }
-            let said = status(answer)
-            if asked >= shownSerial {
-                shownSerial = asked
-                if opened?.item?.key != answer.item?.key { contextOffset = 0 }
-                opened = answer
-                error = nil
-            }
+            queuesView.follow(answer)
+            let said = ItemView.status(answer)
+            if itemView.show(answer, serial: asked) { error = nil }
             return said.map { [.status($0.text, $0.level)] } ?? []
-        }
-    }
-
-    /// What the status line says after a write.
-    private func status(_ answer: ReviewBrowser.Opened) -> (text: String, level: StatusLevel)? {
-        guard let change = answer.change else { return nil }
-        let mine = answer.progress.annotators.first { $0.name == answer.annotator }
-        let done = mine.map { " · you \($0.finished)/\($0.assigned) done" } ?? ""
-        switch change {
-        case .labelled(let labels):
-            let said = labels.map { "\($0.criterion)=\($0.value)" }.joined(separator: " ")
-            let key = labels.first?.itemKey ?? ""
-            let finished = answer.finished.contains(key) ? " · item done, enter: next" : ""
-            return (UntrustedText.sanitized("✓ \(said)") + done + finished, .ok)
-        case .skipped(let key):
-            return (UntrustedText.sanitized("skipped \(key)") + ": it comes back after the rest", .info)
-        case .undone(let label?):
-            return (UntrustedText.sanitized("↶ took back \(label.criterion)=\(label.value) on \(label.itemKey)"), .ok)
-        case .undone(nil):
-            return ("nothing of yours to undo in " + UntrustedText.sanitized(answer.queue.name), .warn)
         }
     }
 
     // MARK: - Keys
 
-    package mutating func handleText(_ key: Key) -> [PanelEffect] {
-        switch key {
-        case .escape, .control("c"):
-            editingNote = false
-        case .enter:
-            editingNote = false
-            guard let queue = openQueue, let item, let note = noteCriterion else { return [] }
-            let text = noteInput.text.trimmingWhitespace()
-            guard !text.isEmpty else { return [.status("an empty note is not stored", .warn)] }
-            return [
-                .ask(LabelItem(queue: queue, key: item.key, criterion: note.name, value: text, serial: nextSerial()))
-            ]
-        default:
-            noteInput.handle(key)
-        }
-        return []
-    }
+    package mutating func handleText(_ key: Key) -> [PanelEffect] { itemView.handleText(key) }
 
     package mutating func goBack() {
-        editingNote = false
+        itemView.stopEditing()
         switch view {
-        case .item: view = itemFrom == .calibration && calibration != nil ? .calibration : .queues
-        case .calibration: view = calibrationFrom == .item && opened != nil ? .item : .queues
+        case .item: view = itemView.from == .calibration && calibration != nil ? .calibration : .queues
+        case .calibration: view = calibrationView.from == .item && opened != nil ? .item : .queues
         case .queues: break
         }
         if view == .queues { error = nil }
     }
 
     package mutating func search(_ query: String, forward: Bool, includeCurrent: Bool) -> Bool {
-        guard view == .queues, let queues = overview?.queues else { return false }
-        let texts = queues.map { "\($0.queue.name) \($0.queue.rubric.name) \($0.queue.record.source)" }
-        return queueList.selectNextMatch(in: texts, query: query, forward: forward, includeCurrent: includeCurrent)
+        guard view == .queues else { return false }
+        return queuesView.search(query, forward: forward, includeCurrent: includeCurrent)
     }
 
+    /// Shared keys go to the view on show; `enter` on a queue or a disagreement opens an item,
+    /// which the panel does, as it changes the view on show.
     package mutating func perform(_ action: PanelAction, area: Rect) -> [PanelEffect] {
-        let page = max(1, area.height / 2)
-        switch action {
-        case .specific(let own):
+        if case .specific(let own) = action {
             // A rubric key labels only the item on show (the keymap binds them only there).
-            if let label = own.matching(Label.self) { return view == .item ? self.label(label.key) : [] }
+            if let label = own.matching(Label.self) { return view == .item ? itemView.label(label.key) : [] }
             return perform(own.action(as: Action.self), area: area)
-        case .open:
-            switch view {
-            case .queues: return openSelectedQueue()
-            case .item:
-                guard let queue = openQueue else { return [] }
-                return [.ask(NextItem(queue: queue, after: item?.key, serial: nextSerial()))]
-            case .calibration: return openDisagreement()
-            }
-        case .left, .right:
-            // Only the item view has a left and right: the previous and the next item.
-            guard view == .item else { return [] }
-            return step(by: action == .left ? -1 : 1)
-        case .up, .down, .pageUp, .pageDown, .top, .bottom:
-            switch view {
-            case .queues: queueList.navigate(action, count: overview?.queues.count ?? 0, page: page)
-            case .item: scrollContext(action, page: page)
-            case .calibration:
-                if action == .pageDown {
-                    reportOffset += max(1, area.height / 3)
-                } else if action == .pageUp {
-                    reportOffset = max(0, reportOffset - max(1, area.height / 3))
-                } else {
-                    disagreementList.navigate(action, count: calibration?.disagreements.count ?? 0)
-                }
-            }
         }
-        return []
+        switch view {
+        case .queues:
+            guard let listing = queuesView.perform(action, area: area) else { return [] }
+            return openSelected(listing)
+        case .item:
+            return itemView.perform(action, area: area)
+        case .calibration:
+            guard let key = calibrationView.perform(action, area: area), let queue = calibrationView.queue else {
+                return []
+            }
+            // The item is opened on top of the calibration: esc comes back to it, and from it to
+            // the queues (never round again to an item the calibration was opened from).
+            calibrationView.from = .queues
+            return open(queue, key: key, from: .calibration)
+        }
     }
 
-    /// The panel's own keys; those of the item view do nothing in the queues and calibration
-    /// views (no item is on show there).
+    /// The panel's own keys, handed to the view on show; reload, back and calibrate are the
+    /// panel's, as they read or change more than one view.
     private mutating func perform(_ action: Action, area: Rect) -> [PanelEffect] {
         switch action {
         case .reload:
             var effects: [PanelEffect] = [.ask(ListQueues())]
-            if view == .item, let queue = openQueue, let key = item?.key {
-                effects.append(.ask(OpenItem(queue: queue, key: key, serial: nextSerial())))
+            if view == .item, let reload = itemView.reload() {
+                effects.append(reload)
             } else if view == .calibration, let calibration {
                 effects += calibrate(calibration.queue, scorer: calibration.scorer)
             }
             return effects
         case .back:
             goBack()
+            return []
         case .calibrate:
             let queue: String?
             switch view {
             case .queues: queue = selectedListing?.queue.name
             case .item: queue = openQueue
-            case .calibration: queue = calibration?.queue ?? calibrating?.queue
+            case .calibration: queue = calibrationView.queue
             }
             guard let queue else { return [] }
             return calibrate(queue, scorer: calibration?.queue == queue ? calibration?.scorer : nil)
-        case .skip:
+        case .note, .skip, .undo, .previous, .next, .page, .trace, .keep:
             switch view {
-            case .queues: break
+            case .queues:
+                // An item's keys: the queue list has no item on show.
+                return []
             case .item:
-                guard let queue = openQueue, let item else { return [] }
-                return [.ask(SkipItem(queue: queue, key: item.key, serial: nextSerial()))]
+                return itemView.perform(action, area: area)
             case .calibration:
-                // The next scorer.
-                guard let calibration, !calibration.scorers.isEmpty else { return [] }
-                let index = calibration.scorers.firstIndex(of: calibration.scorer) ?? -1
-                return calibrate(
-                    calibration.queue, scorer: calibration.scorers[(index + 1) % calibration.scorers.count])
+                guard let request = calibrationView.perform(action) else { return [] }
+                return calibrate(request.queue, scorer: request.scorer)
             }
-        case .note:
-            guard view == .item else { return [] }
-            guard item != nil, let note = noteCriterion else {
-                return [.status("this rubric has no note (a text criterion)", .info)]
-            }
-            let mine = item?.labels.last { $0.annotator == opened?.annotator && $0.criterion == note.name }
-            noteInput = LineEditor(mine?.value ?? "")
-            noteInput.selectAll()
-            editingNote = true
-        case .undo:
-            guard view == .item, let queue = openQueue else { return [] }
-            return [.ask(UndoLabel(queue: queue, key: item?.key, serial: nextSerial()))]
-        case .previous, .next:
-            guard view == .item else { return [] }
-            return step(by: action == .previous ? -1 : 1)
-        case .keep:
-            guard view == .item else { return [] }
-            return keep()
-        case .trace:
-            guard view == .item else { return [] }
-            guard let trace = item?.record.traceID ?? item?.answer?.result.traceID else {
-                return [.status("this item links to no trace", .info)]
-            }
-            return [.navigate(.trace(trace))]
-        case .page:
-            guard view == .item else { return [] }
-            scrollContext(.pageDown, page: max(1, area.height / 2))
         }
-        return []
     }
 
     /// The queue list's enter: the selected queue at the annotator's next item.
-    private mutating func openSelectedQueue() -> [PanelEffect] {
-        guard let listing = selectedListing else { return [] }
+    private mutating func openSelected(_ listing: ReviewBrowser.Listing) -> [PanelEffect] {
         if overview?.annotatorProblem != nil {
             // Nobody to label as: ask for the name on the command line (kept for this person).
             error = nil
@@ -449,110 +327,17 @@ package struct ReviewPanel: Panel {
         return open(listing.queue.name)
     }
 
-    /// The calibration's enter: the selected disagreement's item.
-    private mutating func openDisagreement() -> [PanelEffect] {
-        guard let calibration, disagreementList.selected < calibration.disagreements.count else { return [] }
-        let key = calibration.disagreements[disagreementList.selected].key
-        // The item is opened on top of the calibration: esc comes back to it, and from it to
-        // the queues (never round again to an item the calibration was opened from).
-        calibrationFrom = .queues
-        return open(calibration.queue, key: key, from: .calibration)
-    }
-
-    /// Scrolls the item's context: a line, half a page (`page` lines), to the top or the end.
-    private mutating func scrollContext(_ action: PanelAction, page: Int) {
-        switch action {
-        case .down: contextOffset += 1
-        case .up: contextOffset = max(0, contextOffset - 1)
-        case .pageDown: contextOffset += page
-        case .pageUp: contextOffset = max(0, contextOffset - page)
-        case .top: contextOffset = 0
-        case .bottom: contextOffset = Int.max / 2
-        case .left, .right, .open, .specific: break
-        }
-    }
-
     /// Opens `queue` at the annotator's next item, or at `key`.
     private mutating func open(_ queue: String, key: String? = nil, from origin: View = .queues) -> [PanelEffect] {
-        if openQueue != queue { opened = nil }
-        openQueue = queue
         view = .item
-        itemFrom = origin
         error = nil
-        editingNote = false
-        let serial = nextSerial()
-        if let key { return [.ask(OpenItem(queue: queue, key: key, serial: serial))] }
-        return [.ask(NextItem(queue: queue, serial: serial))]
+        return itemView.open(queue, key: key, from: origin)
     }
 
     private mutating func calibrate(_ queue: String, scorer: String?) -> [PanelEffect] {
-        if view != .calibration { calibrationFrom = view }
-        if calibration?.queue != queue { calibration = nil }
+        if view != .calibration { calibrationView.from = view }
         view = .calibration
         error = nil
-        let request = Calibrate(queue: queue, scorer: scorer)
-        calibrating = request
-        return [.ask(request)]
-    }
-
-    /// The label a rubric key stands for, on the item on show.
-    private mutating func label(_ key: String) -> [PanelEffect] {
-        guard let queue = openQueue, let item, let rubric = opened?.queue.rubric else { return [] }
-        guard let verdict = rubric.verdict(forKey: key) else { return [] }
-        return [
-            .ask(
-                LabelItem(
-                    queue: queue, key: item.key, criterion: verdict.criterion.name, value: verdict.value.description,
-                    serial: nextSerial()))
-        ]
-    }
-
-    /// The item `delta` places from the one on show, among the annotator's.
-    private mutating func step(by delta: Int) -> [PanelEffect] {
-        guard let queue = openQueue, let opened, !opened.keys.isEmpty else { return [] }
-        let target: Int
-        if let index = opened.index {
-            target = index + delta
-            guard opened.keys.indices.contains(target) else {
-                return [.status(delta < 0 ? "this is the first item" : "this is the last item", .info)]
-            }
-        } else {
-            target = delta < 0 ? opened.keys.count - 1 : 0
-        }
-        return [.ask(OpenItem(queue: queue, key: opened.keys[target], serial: nextSerial()))]
-    }
-
-    /// The `dataset add` line that keeps the item under review as an item of `kept-QUEUE.jsonl`
-    /// (beside where the TUI runs): an answer with your note as its expected output when you wrote
-    /// one (`--expected-note`), else its first target to edit; a step, a trace or a session with
-    /// its own.
-    private func keep() -> [PanelEffect] {
-        guard let opened, let item = opened.item else { return [] }
-        let queue = opened.queue.name
-        let stem = String(queue.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" ? $0 : "-" }.prefix(40))
-        let from: String
-        var expected: String?
-        if let step = item.step {
-            from = "step:\(step.traceID)/\(step.span.spanID)"
-        } else if let session = item.session {
-            from = "session:" + session.id
-        } else if let row = item.answer {
-            from = "answer:\(row.result.runID)/\(row.result.itemID)/\(row.result.epoch)"
-            expected = row.targets.first.map { $0.replacingOccurrences(of: "\n", with: " ") } ?? ""
-        } else if item.pair == nil, item.session == nil, item.hit == nil, let trace = item.trace {
-            from = "trace:\(trace.id)"
-        } else {
-            return [.status("d keeps an answer, a step, a trace or a session as a dataset item", .info)]
-        }
-        var line = "dataset add kept-\(stem).jsonl --from " + EvalsPanel.quote(from)
-        let notes = Set(opened.queue.rubric.criteria.filter { $0.kind == .text }.map(\.name))
-        if item.answer != nil,
-            item.labels.contains(where: { $0.annotator == opened.annotator && notes.contains($0.criterion) })
-        {
-            line += " --expected-note " + EvalsPanel.quote(queue) + " --as " + EvalsPanel.quote(opened.annotator)
-        } else if let expected {
-            line += " --expected " + EvalsPanel.quote(expected)
-        }
-        return [.editCommand(line)]
+        return calibrationView.ask(Calibrate(queue: queue, scorer: scorer))
     }
 }

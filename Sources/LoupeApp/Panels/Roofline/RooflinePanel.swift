@@ -100,13 +100,12 @@ package struct RooflinePanel: Panel {
     }
 
     package mutating func receive(_ msg: Msg) -> [PanelEffect] {
-        // A command (roofline measure, kernels bench, an import, the demo build) may have added
-        // roofs, here or in another process (a teammate's import into a shared workspace).
         switch msg {
-        case .jobFinished, .workspaceChanged: return [.ask(LoadRoofline(focus: focus))]
-        default: break
-        }
-        if case .navigate(.roofline(let chosen)) = msg {
+        case .jobFinished, .workspaceChanged:
+            // A command (roofline measure, kernels bench, an import, the demo build) may have added
+            // roofs, here or in another process (a teammate's import into a shared workspace).
+            return [.ask(LoadRoofline(focus: focus))]
+        case .navigate(.roofline(let chosen)):
             // A trace step's forward pass: its operations alone, the slowest first.
             focus = chosen
             data = nil
@@ -115,19 +114,21 @@ package struct RooflinePanel: Panel {
             sort = TableSort(column: 2, ascending: false)
             list.selected = 0
             return [.ask(LoadRoofline(focus: chosen))]
-        }
-        // An answer to a request made before the focus changed is not what is on show.
-        guard case .answered(let answer) = msg, let (asked, result) = answer.matching(LoadRoofline.self),
-            asked.focus == focus
-        else { return [] }
-        switch result {
-        case .loaded(let loaded):
-            data = loaded
-            error = nil
-            profileIndex = min(profileIndex, max(0, loaded.profiles.count - 1))
-            list.selected = min(list.selected, max(0, rows.count - 1))
-        case .failed(let message):
-            error = message
+        case .answered(let answer):
+            // An answer to a request made before the focus changed is not what is on show.
+            guard let (asked, result) = answer.matching(LoadRoofline.self), asked.focus == focus else { return [] }
+            switch result {
+            case .loaded(let loaded):
+                data = loaded
+                error = nil
+                profileIndex = min(profileIndex, max(0, loaded.profiles.count - 1))
+                list.selected = min(list.selected, max(0, rows.count - 1))
+            case .failed(let message):
+                error = message
+            }
+        case .navigate, .input, .tick, .jobProgress, .terminate, .fileWritten, .edited, .readFinished, .listening,
+            .unreachable:
+            break
         }
         return []
     }

@@ -263,7 +263,7 @@ package struct SAEPanel: Panel {
                 effects.append(.ask(RefreshLabels(model: model)))
             }
             return effects
-        default: break
+        case .input, .tick, .terminate, .fileWritten, .edited, .readFinished, .navigate, .listening, .unreachable: break
         }
         return []
     }
