@@ -264,6 +264,29 @@ import Testing
         #expect(panel(state).view == .queues)
     }
 
+    /// An item whose stored reference does not read back opens without it and says which queue,
+    /// item and column on screen, instead of passing for an item that never had one.
+    @Test func anItemWhoseReferenceDoesNotReadBackSaysSo() throws {
+        let queueID = try #require(queue.record.id)
+        _ = try workspace.writeStatements { statements in
+            try statements.execute(
+                "UPDATE review_items SET ref_json = '{\"kind\": ' WHERE queue_id = ? AND item_key = ?",
+                [.integer(queueID), .text(keys[0])])
+        }
+        let state = itemView()
+        let item = try #require(panel(state).item)
+        #expect(item.key == keys[0])
+        #expect(
+            item.unreadable.map(\.headline) == ["unreadable reference (queue arith, item \(keys[0]), column ref_json)"])
+        let context = panel(state).contextLines(theme: .builtInDefault).map { $0.map(\.text).joined() }
+        #expect(
+            context.contains {
+                $0.hasPrefix("⚠ unreadable reference (queue arith, item \(keys[0]), column ref_json): line 1")
+            }, "\(context)")
+        // The answer it stands for is still shown.
+        #expect(item.answer != nil)
+    }
+
     /// Every own action is reached by a key in the view it acts in (`PanelActionTests.reachable`):
     /// the item view, whose keys come before the global ones, reaches them all; the calibration
     /// its next scorer, back, calibrate and reload; the queue list calibrate and reload (there `n`

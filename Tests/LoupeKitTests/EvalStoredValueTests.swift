@@ -70,4 +70,19 @@ import Testing
         // The answers are still exported.
         #expect(exported["results"]?.array?.count == intact["results"]?.array?.count)
     }
+
+    /// An answer's ranking is re-run with its run's retrieval settings; a `target_json` that does
+    /// not read back names the run and column, rather than reading as a run that never was a
+    /// retrieval run (the Evals panel's `o` says it instead of jumping nowhere).
+    @Test func retrievalSettingsThatDoNotParseNameTheRunAndColumn() throws {
+        var listing = try browser.run(run).listing
+        #expect(try listing.retrievalOptions() == nil, "an Inspect run has no retriever")
+        listing.run.targetJSON = #"{"kind": "retrieval", "retriever": "bm25", "stem": true, "k": 5}"#
+        let options = try #require(try listing.retrievalOptions())
+        #expect(options.retriever == .bm25 && options.stem && options.k == 5)
+        listing.run.targetJSON = #"{"retriever": "#
+        let error = #expect(throws: StoredValueError.self) { try listing.retrievalOptions() }
+        #expect(error?.headline == "unreadable target (run \(run), column target_json)")
+        #expect(error?.reason.hasPrefix("line 1, column ") == true, "\(String(describing: error))")
+    }
 }

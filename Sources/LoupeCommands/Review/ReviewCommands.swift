@@ -168,6 +168,8 @@ struct ReviewCommand: ParsableCommand {
     /// An item as text: what it is, the input, the answer, the targets and scores.
     static func describe(_ item: ReviewService.Item, queue: ReviewService.Queue, width: Int) -> [String] {
         var lines = ["item \(item.position) · \(UntrustedText.sanitized(item.key))"]
+        // A stored column that did not read back: the item shows without it, and says which.
+        lines += item.unreadable.map { "⚠ " + UntrustedText.sanitized($0.description) }
         func wrapped(_ label: String, _ text: String) {
             let clean = UntrustedText.sanitized(text.replacingOccurrences(of: "\n", with: " "))
             lines.append(label.padded(to: 9) + TextWidth.truncate(clean, toColumns: max(20, width - 9)))

@@ -594,9 +594,12 @@ extension EvalResultRecord {
 
 extension EvalService.RunListing {
     /// The retrieval settings a retrieval run was made with (retriever, stemming, k, k1, b), so
-    /// an answer's ranking can be re-run as it was; nil for other targets.
-    package var retrievalOptions: RetrievalService.Options? {
-        guard let json = try? JSONValue.parse(run.targetJSON), json["retriever"] != nil else { return nil }
+    /// an answer's ranking can be re-run as it was; nil for other targets. A `target_json` that
+    /// does not read back is an error naming the run, not a run that was never a retrieval run.
+    package func retrievalOptions() throws(StoredValueError) -> RetrievalService.Options? {
+        let json = try JSONValue.parse(
+            stored: run.targetJSON, "target", row: "run \(run.id ?? 0)", column: "target_json")
+        guard json["retriever"] != nil else { return nil }
         var options = RetrievalService.Options()
         if let retriever = json["retriever"]?.string.flatMap(RetrievalService.Retriever.init(rawValue:)) {
             options.retriever = retriever

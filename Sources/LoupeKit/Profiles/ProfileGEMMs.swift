@@ -50,9 +50,12 @@ extension ProfileService {
         let rows = try profiles.profilerEvents(
             traceID: id, kinds: [Int(ProfileEventKind.cpuOp.rawValue)], withArgs: true)
         for row in rows where ids.contains(row.name) {
-            guard let json = row.args, let args = try? JSONValue.parse(json),
-                let shape = GEMMShape(operator: names[row.name], args: args)
-            else {
+            // Args that do not read back name the event: a damaged row is not an unshaped multiply.
+            let args = try row.args.map { json throws(StoredValueError) in
+                try JSONValue.parse(
+                    stored: json, "args", row: "profile \(id), rank \(row.rank), event \(row.index)", column: "args")
+            }
+            guard let args, let shape = GEMMShape(operator: names[row.name], args: args) else {
                 unshaped += 1
                 continue
             }
@@ -76,21 +79,11 @@ extension ProfileService {
                 totalNs: value.ns, flopsEach: key.shape.flops)
         }
         .sorted { ($0.totalNs, $1.shape.label) > ($1.totalNs, $0.shape.label) }
+        // The GPU's name is read only for a GPU trace; files that do not read back name the profile.
+        var deviceName: String?
+        if onGPU { deviceName = try ProfileFiles(record).deviceName }
         return ProfileGEMMs(
-            id: id, name: record.name, device: onGPU ? "GPU" : "CPU",
-            deviceName: onGPU ? Self.deviceName(record.filesJSON) : nil, rows: out, unshaped: unshaped)
-    }
-
-    /// The first GPU's name in the files' `deviceProperties`.
-    static func deviceName(_ filesJSON: String) -> String? {
-        guard case .array(let files) = (try? JSONValue.parse(filesJSON)) ?? .null else { return nil }
-        for file in files {
-            if case .array(let devices) = file["device_properties"] ?? .null, let name = devices.first?["name"]?.string
-            {
-                return name
-            }
-            if let name = file["device_properties"]?["name"]?.string { return name }
-        }
-        return nil
+            id: id, name: record.name, device: onGPU ? "GPU" : "CPU", deviceName: deviceName, rows: out,
+            unshaped: unshaped)
     }
 }

@@ -83,6 +83,9 @@ package struct ProfilesBrowser: Sendable {
         package var lanes: [Lane]
         package var start: Int64
         package var end: Int64
+        /// The profile's stored columns that do not read back (its files), each naming the
+        /// profile and the column; the timeline shows without what they held.
+        package var unreadable: [StoredValueError] = []
     }
 
     /// The events of every lane in a window, each lane's in time order.
@@ -99,15 +102,23 @@ package struct ProfilesBrowser: Sendable {
         let service = ProfileService(database: profiles.database)
         let summaries = try service.lanes(record)
         let names = ProfileNames(try profiles.profilerNames(traceID: id))
-        let threadNames = Self.threadNames(record.filesJSON)
+        var unreadable: [StoredValueError] = []
+        var files = ProfileFiles()
+        do {
+            files = try ProfileFiles(record)
+        } catch {
+            unreadable.append(error)
+        }
         let lanes = summaries.map { lane in
             Lane(
-                label: Self.label(lane, names: names, threadNames: threadNames), summary: lane,
+                label: Self.label(lane, names: names, threadNames: files.threadNames), summary: lane,
                 long: lane.long.map { Self.event($0, names: names) })
         }
         let start = summaries.lazy.map(\.start).min() ?? record.startNs
         let end = summaries.lazy.map(\.end).max() ?? record.endNs
-        return (Opened(record: record, lanes: lanes, start: start, end: max(end, start + 1)), names)
+        let opened = Opened(
+            record: record, lanes: lanes, start: start, end: max(end, start + 1), unreadable: unreadable)
+        return (opened, names)
     }
 
     /// The profile's report over HTA's default window (kept once worked out), or over every
@@ -168,11 +179,12 @@ package struct ProfilesBrowser: Sendable {
     }
 
     /// What an event's `args` say of its launch, in a line: grid, block, registers, shared
-    /// memory, occupancy (a kernel), or its inputs' shapes (an operator); nil when none.
+    /// memory, occupancy (a kernel), or its inputs' shapes (an operator); nil when none. Args
+    /// that do not read back are a ``StoredValueError`` naming the event, not an event without.
     package func launchSummary(_ id: Int64, rank: Int, index: Int) throws -> String? {
-        guard let json = try profiles.profilerEventArgs(traceID: id, rank: rank, index: index),
-            let args = try? JSONValue.parse(json)
-        else { return nil }
+        guard let json = try profiles.profilerEventArgs(traceID: id, rank: rank, index: index) else { return nil }
+        let args = try JSONValue.parse(
+            stored: json, "args", row: "profile \(id), rank \(rank), event \(index)", column: "args")
         return Self.launchSummary(args)
     }
 
@@ -236,18 +248,5 @@ package struct ProfilesBrowser: Sendable {
         if !named.isEmpty { return named }
         if let given = threadNames[lane.rank]?["\(lane.pid)/\(lane.tid)"], !given.isEmpty { return given }
         return lane.tid >= 0 ? "thread \(lane.tid)" : "thread ?"
-    }
-
-    /// Each rank's `thread_names` ("pid/tid" → name) as the import kept them.
-    static func threadNames(_ filesJSON: String) -> [Int: [String: String]] {
-        guard case .array(let files) = (try? JSONValue.parse(filesJSON)) ?? .null else { return [:] }
-        var out: [Int: [String: String]] = [:]
-        for file in files {
-            guard let rank = file["rank"]?.int, case .object(let names) = file["thread_names"] ?? .null else {
-                continue
-            }
-            out[Int(rank)] = names.dictionary.compactMapValues(\.string)
-        }
-        return out
     }
 }

@@ -228,7 +228,8 @@ package struct ReviewBrowser: Sendable {
                     + "run's scorer with people's labels on its answers")
         }
         let record = try service.evals.evalRun(run)
-        let scorers = record.flatMap { try? JSONValue.parse($0.scorersJSON) }?.array?.compactMap(\.string) ?? []
+        // A run whose scorers do not read back is an error naming it, not a run with none.
+        let scorers = try record.map { try EvalService.scorers($0) } ?? []
         let report = try service.calibrate(run: run, queue: queue.name, scorer: scorer, criterion: nil)
         return Calibration(
             queue: queue.name, run: run, scorer: report.scorer, scorers: scorers, criterion: report.criterion,

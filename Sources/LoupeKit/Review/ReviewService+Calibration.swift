@@ -81,7 +81,7 @@ extension ReviewService {
         guard let record = try evals.evalRun(run) else { throw ReviewError("no eval run \(run) (loupe eval list)") }
         let evals = EvalService(evals: evals)
         let rows = try evals.detail(run).rows
-        let scorers = (try? JSONValue.parse(record.scorersJSON))?.array?.compactMap(\.string) ?? []
+        let scorers = try EvalService.scorers(record)
         let judge = scorer ?? scorers.first ?? ""
         guard scorers.contains(judge) || rows.contains(where: { $0.score(judge) != nil }) else {
             throw ReviewError("run \(run) has no scorer \(judge) (it has \(scorers.joined(separator: ", ")))")

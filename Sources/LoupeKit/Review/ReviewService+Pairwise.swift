@@ -100,9 +100,9 @@ extension ReviewService {
     }
 
     /// The two answers of a pairwise item, in the order shown; nil for other items.
-    func pair(_ record: ReviewItemRecord) throws -> Pair? {
-        if record.itemKey.hasPrefix("fork:") { return try forkPair(record) }
-        guard record.itemKey.hasPrefix("pair:"), let ref = try? JSONValue.parse(record.refJSON),
+    func pair(_ record: ReviewItemRecord, ref: JSONValue?) throws -> Pair? {
+        if record.itemKey.hasPrefix("fork:") { return try forkPair(ref: ref) }
+        guard record.itemKey.hasPrefix("pair:"), let ref,
             let runs = ref["runs"]?.array?.compactMap(\.number).map({ Int64($0) }), runs.count == 2,
             let item = ref["item"]?.string, let epoch = ref["epoch"]?.number
         else { return nil }
@@ -227,8 +227,8 @@ extension ReviewService {
     }
 
     /// A trace and its fork as two answers: the first user message, the final answer, the time.
-    func forkPair(_ record: ReviewItemRecord) throws -> Pair? {
-        guard let ref = Self.reference(record, kind: "forkpair"),
+    func forkPair(ref: JSONValue?) throws -> Pair? {
+        guard let ref = Self.reference(ref, kind: "forkpair"),
             let ids = ref["traces"]?.array?.compactMap(\.number).map({ Int64($0) }), ids.count == 2
         else { return nil }
         let swapped = ref["swapped"]?.bool ?? false

@@ -94,23 +94,39 @@ extension ReviewService {
         guard let stored = try corpus.retrievalRecords(id: id, limit: 1).first else {
             throw ReviewError("no saved query \(id) (loupe retrieval list)")
         }
+        let decoder = RetrievalService.recordDecoder()
+        let hits: [RetrievalService.Hit]
         do {
-            let decoder = RetrievalService.recordDecoder()
-            let hits = try decoder.decode([RetrievalService.Hit].self, from: Data(stored.hitsJSON.utf8))
-            let options = try? decoder.decode(RetrievalService.Options.self, from: Data(stored.paramsJSON.utf8))
-            return (stored.query, stored.retriever, options?.stem ?? false, hits)
+            hits = try decoder.decode([RetrievalService.Hit].self, from: Data(stored.hitsJSON.utf8))
         } catch {
             throw ReviewError("saved query \(id)'s hits cannot be read (\(error))")
         }
+        // The stemming the query ran with: a setting that does not read back is said, not taken as off.
+        let options: RetrievalService.Options
+        do {
+            options = try decoder.decode(RetrievalService.Options.self, from: Data(stored.paramsJSON.utf8))
+        } catch {
+            throw StoredValueError(
+                "settings", row: "saved query \(id)", column: "params_json", reason: String(describing: error))
+        }
+        return (stored.query, stored.retriever, options.stem, hits)
     }
 
-    static func reference(_ record: ReviewItemRecord, kind: String) -> JSONValue? {
-        guard let ref = try? JSONValue.parse(record.refJSON), ref["kind"]?.string == kind else { return nil }
+    /// An item's reference (`ref_json`: which step, session, hit or pair it stands for), parsed
+    /// once per item read; one that does not read back names the queue, the item and the column.
+    static func reference(of record: ReviewItemRecord, queue: String) throws(StoredValueError) -> JSONValue {
+        try JSONValue.parse(
+            stored: record.refJSON, "reference", row: "queue \(queue), item \(record.itemKey)", column: "ref_json")
+    }
+
+    /// `ref` when it is a reference of `kind`.
+    static func reference(_ ref: JSONValue?, kind: String) -> JSONValue? {
+        guard let ref, ref["kind"]?.string == kind else { return nil }
         return ref
     }
 
-    func step(_ record: ReviewItemRecord) throws -> Step? {
-        guard let ref = Self.reference(record, kind: "step"), let traceID = record.traceID,
+    func step(_ record: ReviewItemRecord, ref: JSONValue?) throws -> Step? {
+        guard let ref = Self.reference(ref, kind: "step"), let traceID = record.traceID,
             let spanID = ref["span"]?.string
         else { return nil }
         let trace = try TraceService(tables: traces).trace(traceID)
@@ -120,13 +136,13 @@ extension ReviewService {
             traceID: traceID, traceName: trace.name, span: ordered[index], index: index + 1, count: ordered.count)
     }
 
-    func session(_ record: ReviewItemRecord) throws -> TraceSession? {
-        guard let ref = Self.reference(record, kind: "session"), let id = ref["session"]?.string else { return nil }
+    func session(ref: JSONValue?) throws -> TraceSession? {
+        guard let ref = Self.reference(ref, kind: "session"), let id = ref["session"]?.string else { return nil }
         return try TraceService(tables: traces).session(id)
     }
 
-    func hit(_ record: ReviewItemRecord) throws -> Hit? {
-        guard let ref = Self.reference(record, kind: "hit"), let id = ref["record"]?.number,
+    func hit(ref: JSONValue?) throws -> Hit? {
+        guard let ref = Self.reference(ref, kind: "hit"), let id = ref["record"]?.number,
             let chunk = ref["chunk"]?.number
         else { return nil }
         let stored = try storedHits(Int64(id))

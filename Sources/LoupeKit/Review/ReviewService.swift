@@ -277,6 +277,9 @@ package struct ReviewService: Sendable {
         package var hit: Hit?
         /// The labels every annotator has made on it.
         package var labels: [ReviewLabelRecord]
+        /// Its stored columns that do not read back (its reference), each naming the queue, the
+        /// item and the column: the item is shown without what they held, and says so.
+        package var unreadable: [StoredValueError] = []
     }
 
     package func item(_ queue: Queue, key: String) throws -> Item {
@@ -299,9 +302,18 @@ package struct ReviewService: Sendable {
         }
         let trace = try record.traceID.flatMap { try traces.traceSummary(id: $0) }
         let labels = try reviews.reviewLabels(queue: queue.id).filter { $0.itemKey == record.itemKey }
+        var unreadable: [StoredValueError] = []
+        let ref: JSONValue?
+        do {
+            ref = try Self.reference(of: record, queue: queue.name)
+        } catch {
+            unreadable.append(error)
+            ref = nil
+        }
         return Item(
-            record: record, answer: answer, trace: trace, pair: try pair(record), step: try step(record),
-            session: try session(record), hit: try hit(record), labels: labels)
+            record: record, answer: answer, trace: trace, pair: try pair(record, ref: ref),
+            step: try step(record, ref: ref), session: try session(ref: ref), hit: try hit(ref: ref), labels: labels,
+            unreadable: unreadable + (answer?.unreadable ?? []))
     }
 
     /// The keys `annotator` has finished (every required criterion labelled).

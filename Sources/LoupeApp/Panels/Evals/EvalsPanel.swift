@@ -569,8 +569,17 @@ package struct EvalsPanel: Panel {
     /// The jump to an answer's evidence: its trace, or its ranking re-run with the run's settings.
     private mutating func evidence(_ row: EvalService.ResultRow) -> [PanelEffect] {
         if let trace = row.result.traceID { return [.navigate(.trace(trace))] }
-        if row.result.retrievalRecordID != nil, let options = detail?.listing.retrievalOptions {
-            return [.navigate(.retrieval(RetrievalRequest(row.result.input, options: options)))]
+        if row.result.retrievalRecordID != nil, let listing = detail?.listing {
+            do {
+                if let options = try listing.retrievalOptions() {
+                    return [.navigate(.retrieval(RetrievalRequest(row.result.input, options: options)))]
+                }
+            } catch {
+                // The run's settings do not read back: say which, rather than a ranking re-run
+                // with settings it was never made with.
+                self.error = error.description
+                return []
+            }
         }
         error = "answer \(row.result.itemID) has no trace or ranking to open"
         return []

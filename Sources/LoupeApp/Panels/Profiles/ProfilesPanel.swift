@@ -214,12 +214,16 @@ package struct ProfilesPanel: Panel {
                 reportError = nil
                 kernelList = ListState()
                 if view == .list { view = .breakdown }
-                return [
-                    .ask(ProfileReportRequest(id: request.id, allSteps: allSteps)),
-                    .status(
+                // A stored column that did not read back (the files: thread and GPU names) is
+                // said in place of the usual line; the profile opens without it.
+                let said: PanelEffect =
+                    value.unreadable.first.map {
+                        PanelEffect.status("⚠ " + UntrustedText.sanitized($0.description), .warn)
+                    }
+                    ?? .status(
                         "profile \(request.id): \(value.record.ranks) rank(s), \(value.record.events) events · v for kernels, timeline, compare · a all steps",
-                        .ok),
-                ] + detailEffects()
+                        .ok)
+                return [.ask(ProfileReportRequest(id: request.id, allSteps: allSteps)), said] + detailEffects()
             case .failed(let message):
                 return [.status(message, .error)]
             }
@@ -266,7 +270,11 @@ package struct ProfilesPanel: Panel {
         } else if let (request, result) = answer.matching(LaunchSummary.self), request.id == opened?.record.id,
             request.index == selected?.index
         {
-            if case .loaded(let summary) = result { selectedLaunch = summary }
+            switch result {
+            case .loaded(let summary): selectedLaunch = summary
+            // Args that do not read back: said where the launch would be, not left out unseen.
+            case .failed(let message): selectedLaunch = "⚠ " + message
+            }
         } else if let (request, result) = answer.matching(CompareProfiles.self), request.allSteps == allSteps {
             switch result {
             case .loaded(let value):

@@ -344,6 +344,10 @@ extension ReviewPanel {
             Span(UntrustedText.sanitized(head), theme.dim),
             Span(finished ? "  ✓ labelled" : "", theme.status(.ok)),
         ])
+        // A stored column that did not read back: the item shows without it, and says which.
+        for problem in item.unreadable {
+            lines.append([Span(UntrustedText.sanitized("⚠ " + problem.description), theme.status(.warn))])
+        }
         if itemFrom == .calibration, let calibration,
             let disagreement = calibration.disagreements.first(where: { $0.key == item.key })
         {
