@@ -19,7 +19,7 @@ package struct Loupe: ParsableCommand {
             WorkspaceCommand.self, GenerateCommand.self, ChatCommand.self, LogitsCommand.self, TokenizeCommand.self,
             EmbedCommand.self,
             SimilarityCommand.self,
-            AttentionCommand.self,
+            AttentionCommand.self, LensCommand.self, HeadsCommand.self,
             ModelsCommand.self, IngestCommand.self, SearchCommand.self, QrelsCommand.self, RetrievalCommand.self,
             TraceCommand.self, SessionCommand.self, PricesCommand.self, AgentCommand.self, EvalCommand.self,
             ReviewCommand.self, DatasetCommand.self,

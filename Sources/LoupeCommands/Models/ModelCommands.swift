@@ -132,10 +132,13 @@ struct SimilarityCommand: LoupeCommand {
 struct AttentionCommand: LoupeCommand {
     static let configuration = CommandConfiguration(
         commandName: "attention",
-        abstract: "MiniLM's attention probabilities for a text: one head as a matrix, or every head as JSON."
+        abstract:
+            "MiniLM's or SmolLM2's attention probabilities for a text: one head as a matrix, or every head as JSON."
     )
 
     @OptionGroup var global: GlobalOptions
+    @Option(help: "minilm (the embedder, default) or smollm2 (the local language model, causal, float path).")
+    var model: AttentionModel = .minilm
     @Option(help: "Layer, 0-based.") var layer = 0
     @Option(help: "Head, 0-based (all heads with --json when omitted).") var head: Int?
     @Flag(help: "Print JSON: tokens and probabilities[head][query][key].") var json = false
@@ -181,6 +184,7 @@ struct AttentionCommand: LoupeCommand {
     }
 
     func run(in context: CommandContext) throws {
+        if model == .smollm2 { return try runSmolLM2(in: context) }
         let embedder = try context.session.models.miniLM()
         let configuration = embedder.encoder.configuration
         if combine != nil || scores {
