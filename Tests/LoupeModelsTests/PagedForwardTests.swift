@@ -121,3 +121,109 @@ struct PagedForwardTests {
         #expect(cache.allocator.freeCount == 64)
     }
 }
+
+/// The paged path against the serial ``LlamaKVCache`` on the q8 model `loupe serve` runs: with
+/// an f32 pool a sequence's logits have the same bits whatever it is batched with and however
+/// its prompt is chunked, which is what lets the batched scheduler be the server's default
+/// (docs/decisions/2026-11-29-batched-serving-by-default.md). Needs the model.
+@Suite(.serialized)
+struct PagedSerialParityTests {
+    static let steps = 8
+
+    /// Greedy logits of `prompt` on the serial cache: one prefill, then one token a step.
+    static func serial(_ model: LlamaModel, _ prompt: [Int32]) throws -> [[Float]] {
+        var cache = try model.makeCache(context: prompt.count + steps)
+        var logits = try model.forward(prompt, cache: &cache, logits: .last)
+        var all: [[Float]] = []
+        for _ in 0..<steps {
+            all.append(logits.storage)
+            logits = try model.forward([PagedForwardTests.argmax(logits)], cache: &cache, logits: .last)
+        }
+        return all
+    }
+
+    /// Greedy logits of all `prompts` decoded together on a paged cache of `precision`, each
+    /// prompt fed in chunks of `chunk` rows beside the others' decode steps, the way
+    /// `BatchScheduler` feeds them.
+    static func batched(
+        _ model: LlamaModel, _ prompts: [[Int32]], chunk: Int, precision: PagedKVPrecision
+    ) throws -> [[[Float]]] {
+        let cache = PagedKVCache(
+            layers: model.configuration.layers, rowWidth: model.configuration.keyValueWidth, blockCount: 128,
+            blockRows: 16, precision: precision)
+        var pending: [ArraySlice<Int32>] = []
+        for (id, prompt) in prompts.enumerated() {
+            let cached = try cache.join(id, prompt: prompt)
+            pending.append(prompt[cached...])
+        }
+        var next = [Int32?](repeating: nil, count: prompts.count)
+        var logits = [[[Float]]](repeating: [], count: prompts.count)
+        while logits.contains(where: { $0.count < steps }) {
+            var ids: [Int] = []
+            var tokens: [[Int32]] = []
+            var prompt: [Bool] = []
+            for id in prompts.indices where logits[id].count < steps {
+                ids.append(id)
+                if pending[id].isEmpty {
+                    tokens.append([next[id]!])
+                    prompt.append(false)
+                } else {
+                    tokens.append(Array(pending[id].prefix(chunk)))
+                    pending[id] = pending[id].dropFirst(chunk)
+                    prompt.append(true)
+                }
+            }
+            let out = try model.forward(tokens, sequences: ids, cache: cache, prompt: prompt)
+            for (row, id) in ids.enumerated() where pending[id].isEmpty {
+                logits[id].append(out[row].storage)
+                next[id] = PagedForwardTests.argmax(out[row])
+            }
+        }
+        return logits
+    }
+
+    /// The four parity prompts, the last sharing its first block with the first.
+    static var prompts: [[Int32]] { PagedForwardTests.prompts }
+
+    @Test(arguments: [32, 64, 128])
+    func anF32PoolGivesEachSequenceTheSerialLogitsBitForBit(chunk: Int) throws {
+        let model = try SmolLM2.quantizedModel()
+        let serial = try Self.prompts.map { try Self.serial(model, $0) }
+        let batched = try Self.batched(model, Self.prompts, chunk: chunk, precision: .f32)
+        for (index, prompt) in serial.enumerated() {
+            for step in 0..<Self.steps {
+                let differing = zip(prompt[step], batched[index][step]).filter { $0 != $1 }.count
+                #expect(differing == 0, "prompt \(index), step \(step): \(differing) logits differ")
+            }
+        }
+    }
+
+    /// Chunks that are not multiples of the serial prefill's 32-row sgemm blocks sum the same
+    /// terms in sgemms of other shapes: close, but not the same bits, so the scheduler aligns them.
+    @Test func unalignedPromptChunksOnlyComeClose() throws {
+        let model = try SmolLM2.quantizedModel()
+        let serial = try Self.serial(model, Self.prompts[0])
+        let batched = try Self.batched(model, [Self.prompts[0]], chunk: 16, precision: .f32)
+        #expect(zip(serial[0], batched[0][0]).contains { $0 != $1 }, "16-row chunks happened to keep the bits")
+        #expect(
+            PagedForwardTests.argmax(Tensor(shape: [serial[0].count], storage: serial[0]))
+                == PagedForwardTests.argmax(Tensor(shape: [serial[0].count], storage: batched[0][0])))
+    }
+
+    @Test func anF16PoolOnlyComesNear() throws {
+        let model = try SmolLM2.quantizedModel()
+        let serial = try Self.prompts.map { try Self.serial(model, $0) }
+        let batched = try Self.batched(model, Self.prompts, chunk: 128, precision: .f16)
+        var worst: Float = 0
+        for (index, prompt) in serial.enumerated() {
+            for step in 0..<Self.steps {
+                let scale = prompt[step].map { abs($0) }.max() ?? 0
+                let gap = zip(prompt[step], batched[index][step]).map { abs($0 - $1) }.max() ?? .infinity
+                worst = max(worst, gap / scale)
+            }
+        }
+        // Rounding keys and values to halves moves the logits, and q8's 8-bit activations can
+        // amplify that (a value crossing a rounding level): measured 9% of the largest logit.
+        #expect(worst > 0 && worst < 0.2, "largest difference \(worst) of the largest logit")
+    }
+}

@@ -301,7 +301,7 @@ extension LlamaModel {
     static let attentionBlockRows = 32
 
     /// Softmax over the first `valid` of `count` scores; the rest (future positions) become 0.
-    private static func causalSoftmax(_ scores: UnsafeMutablePointer<Float>, valid: Int, count: Int) {
+    static func causalSoftmax(_ scores: UnsafeMutablePointer<Float>, valid: Int, count: Int) {
         var top = -Float.infinity
         for j in 0..<valid { top = max(top, scores[j]) }
         var sum: Float = 0

@@ -102,8 +102,21 @@ package struct PagedKVAllocator: Sendable {
     }
 }
 
+/// How a paged cache stores keys and values.
+package enum PagedKVPrecision: Sendable, Equatable {
+    /// float32, as ``LlamaKVCache`` does: a batched sequence's logits have the same bits as the
+    /// sequence's alone on the serial path (46,080 B a token for SmolLM2-135M).
+    case f32
+    /// IEEE halves, rounded to nearest even: half the memory, and logits within f16's rounding
+    /// of the float cache's, which can flip a greedy choice on a close call.
+    case f16
+
+    /// Bytes of one element.
+    package var size: Int { self == .f32 ? 4 : 2 }
+}
+
 /// Keys and values of many sequences in fixed-size blocks of one pool, each sequence reading its
-/// rows through a block table (the layout `loupe_kv_view` takes, keys and values as IEEE halves).
+/// rows through a block table (the layout `loupe_kv_view` takes), as floats or IEEE halves.
 ///
 /// A sequence holds only the blocks its tokens fill, taken as it grows and returned when it
 /// leaves: nothing is set aside for the longest answer it might give. Full blocks are indexed by
@@ -125,43 +138,66 @@ package final class PagedKVCache {
     /// Elements of one row: key/value heads × head size.
     package let rowWidth: Int
     package private(set) var sequences: [Int: Sequence] = [:]
-    private let keys: UnsafeMutablePointer<UInt16>
-    private let values: UnsafeMutablePointer<UInt16>
+    /// How keys and values are stored.
+    package let precision: PagedKVPrecision
+    private let keys: UnsafeMutableRawPointer
+    private let values: UnsafeMutableRawPointer
     private var layerStride: Int { allocator.blockCount * blockStride }
     /// Elements of one block in one layer.
     package var blockStride: Int { allocator.blockRows * rowWidth }
     package var blockRows: Int { allocator.blockRows }
 
     /// A pool of `blockCount` blocks of `blockRows` tokens for a model of `layers` layers whose
-    /// rows are `rowWidth` elements: 2 · layers · blockCount · blockRows · rowWidth halves.
-    package init(layers: Int, rowWidth: Int, blockCount: Int, blockRows: Int = 16) {
+    /// rows are `rowWidth` elements: 2 · layers · blockCount · blockRows · rowWidth elements of
+    /// `precision`.
+    package init(layers: Int, rowWidth: Int, blockCount: Int, blockRows: Int = 16, precision: PagedKVPrecision = .f32) {
         self.layers = layers
         self.rowWidth = rowWidth
+        self.precision = precision
         allocator = PagedKVAllocator(blockCount: blockCount, blockRows: blockRows)
-        let total = layers * blockCount * blockRows * rowWidth
-        keys = .allocate(capacity: total)
-        values = .allocate(capacity: total)
-        keys.initialize(repeating: 0, count: total)
-        values.initialize(repeating: 0, count: total)
+        let bytes = layers * blockCount * blockRows * rowWidth * precision.size
+        keys = .allocate(byteCount: bytes, alignment: 64)
+        values = .allocate(byteCount: bytes, alignment: 64)
+        // Bound, not filled: a row is read only after it is written, and pages no block has
+        // reached yet cost no memory (blocks are handed out lowest first).
+        let elements = bytes / precision.size
+        switch precision {
+        case .f32:
+            keys.bindMemory(to: Float.self, capacity: elements)
+            values.bindMemory(to: Float.self, capacity: elements)
+        case .f16:
+            keys.bindMemory(to: UInt16.self, capacity: elements)
+            values.bindMemory(to: UInt16.self, capacity: elements)
+        }
     }
+
+    /// Bytes of the whole pool, keys and values.
+    package var bytes: Int { 2 * layers * layerStride * precision.size }
 
     deinit {
         keys.deallocate()
         values.deallocate()
     }
 
-    /// Starts sequence `id` for `prompt`, sharing the whole blocks of its longest cached prefix;
-    /// returns how many leading tokens of `prompt` are already stored (always fewer than all of
-    /// them, so the last token is computed and yields logits).
-    package func join(_ id: Int, prompt: [Int32]) throws(PagedKVError) -> Int {
+    /// Starts sequence `id` for `prompt`, sharing the whole blocks of its longest cached prefix
+    /// that is a multiple of `alignment` tokens (a multiple of `blockRows`); returns how many
+    /// leading tokens of `prompt` are already stored (always fewer than all of them, so the last
+    /// token is computed and yields logits).
+    package func join(_ id: Int, prompt: [Int32], alignment: Int? = nil) throws(PagedKVError) -> Int {
         guard sequences[id] == nil else { throw .duplicateSequence(id) }
         var sequence = Sequence()
         let rows = allocator.blockRows
+        let alignment = alignment ?? rows
+        precondition(alignment % rows == 0, "an alignment of \(alignment) tokens in blocks of \(rows)")
         while (sequence.blocks.count + 1) * rows < prompt.count {
             let end = (sequence.blocks.count + 1) * rows
             guard let block = allocator.take(prefix: Array(prompt[..<end])) else { break }
             sequence.blocks.append(block)
             sequence.tokens = Array(prompt[..<end])
+        }
+        while sequence.count % alignment != 0 {
+            allocator.release(sequence.blocks.removeLast())
+            sequence.tokens.removeLast(rows)
         }
         sequences[id] = sequence
         return sequence.count
@@ -198,10 +234,11 @@ package final class PagedKVCache {
             let shared = sequence.blocks.removeLast()
             let copy = try allocator.allocate()
             for layer in 0..<layers {
-                let from = layer * layerStride + Int(shared) * blockStride
-                let to = layer * layerStride + Int(copy) * blockStride
-                (keys + to).update(from: keys + from, count: blockStride)
-                (values + to).update(from: values + from, count: blockStride)
+                let size = precision.size
+                let from = (layer * layerStride + Int(shared) * blockStride) * size
+                let to = (layer * layerStride + Int(copy) * blockStride) * size
+                (keys + to).copyMemory(from: keys + from, byteCount: blockStride * size)
+                (values + to).copyMemory(from: values + from, byteCount: blockStride * size)
             }
             allocator.release(shared)
             sequence.blocks.append(copy)
@@ -219,9 +256,47 @@ package final class PagedKVCache {
         precondition(position >= sequence.count, "rewrite of committed row \(position) of sequence \(id)")
         let block = sequence.blocks[position / blockRows]
         precondition(allocator.references[Int(block)] == 1, "write into shared block \(block)")
-        let offset = layer * layerStride + Int(block) * blockStride + (position % blockRows) * rowWidth
-        loupe_float_to_half_rows(rowWidth, key, keys + offset, LOUPE_ISA_AVX512)
-        loupe_float_to_half_rows(rowWidth, value, values + offset, LOUPE_ISA_AVX512)
+        let offset =
+            (layer * layerStride + Int(block) * blockStride + (position % blockRows) * rowWidth) * precision.size
+        switch precision {
+        case .f32:
+            (keys + offset).copyMemory(from: key, byteCount: rowWidth * 4)
+            (values + offset).copyMemory(from: value, byteCount: rowWidth * 4)
+        case .f16:
+            loupe_float_to_half_rows(
+                rowWidth, key, (keys + offset).assumingMemoryBound(to: UInt16.self), LOUPE_ISA_AVX512)
+            loupe_float_to_half_rows(
+                rowWidth, value, (values + offset).assumingMemoryBound(to: UInt16.self), LOUPE_ISA_AVX512)
+        }
+    }
+
+    /// Copies the key and value rows [0, `count`) of sequence `id` in `layer`, as floats, into
+    /// `keys` and `values` (`count · rowWidth` floats each, rows contiguous): the layout the
+    /// serial cache's prefill attention reads.
+    package func gather(
+        _ id: Int, layer: Int, count: Int, keys keyRows: UnsafeMutablePointer<Float>,
+        values valueRows: UnsafeMutablePointer<Float>
+    ) {
+        guard let sequence = sequences[id] else { preconditionFailure("gather of unknown sequence \(id)") }
+        precondition(count <= sequence.blocks.count * blockRows, "gather of \(count) rows past the reserved ones")
+        var row = 0
+        for block in sequence.blocks where row < count {
+            let rows = min(blockRows, count - row)
+            let from = (layer * layerStride + Int(block) * blockStride) * precision.size
+            for (source, target) in [(keys + from, keyRows), (values + from, valueRows)] {
+                switch precision {
+                case .f32:
+                    (target + row * rowWidth).update(
+                        from: source.assumingMemoryBound(to: Float.self), count: rows * rowWidth)
+                case .f16:
+                    let halves = source.assumingMemoryBound(to: UInt16.self)
+                    for index in 0..<(rows * rowWidth) {
+                        target[row * rowWidth + index] = loupe_half_to_float(halves[index])
+                    }
+                }
+            }
+            row += rows
+        }
     }
 
     /// Records that the rows of `tokens` (written at the sequence's next positions) are stored,
@@ -243,9 +318,10 @@ package final class PagedKVCache {
         return try sequence.blocks.withUnsafeBufferPointer { table in
             try body(
                 loupe_kv_view(
-                    keys: UnsafeRawPointer(keys + layer * layerStride),
-                    values: UnsafeRawPointer(values + layer * layerStride), blocks: table.baseAddress,
-                    block_rows: blockRows, block_stride: blockStride, row_stride: rowWidth, type: LOUPE_KV_F16))
+                    keys: UnsafeRawPointer(keys + layer * layerStride * precision.size),
+                    values: UnsafeRawPointer(values + layer * layerStride * precision.size), blocks: table.baseAddress,
+                    block_rows: blockRows, block_stride: blockStride, row_stride: rowWidth,
+                    type: precision == .f32 ? LOUPE_KV_F32 : LOUPE_KV_F16))
         }
     }
 
@@ -253,7 +329,14 @@ package final class PagedKVCache {
     package func row(_ id: Int, layer: Int, position: Int, values readValues: Bool = false) -> [Float] {
         guard let sequence = sequences[id] else { preconditionFailure("row of unknown sequence \(id)") }
         let block = sequence.blocks[position / blockRows]
-        let base = (readValues ? values : keys) + layer * layerStride + Int(block) * blockStride
-        return (0..<rowWidth).map { loupe_half_to_float(base[(position % blockRows) * rowWidth + $0]) }
+        let first = layer * layerStride + Int(block) * blockStride + (position % blockRows) * rowWidth
+        let base = (readValues ? values : keys) + first * precision.size
+        switch precision {
+        case .f32:
+            return Array(UnsafeBufferPointer(start: base.assumingMemoryBound(to: Float.self), count: rowWidth))
+        case .f16:
+            let halves = base.assumingMemoryBound(to: UInt16.self)
+            return (0..<rowWidth).map { loupe_half_to_float(halves[$0]) }
+        }
     }
 }
