@@ -281,6 +281,9 @@ let package = Package(
             swiftSettings: strictSwift6
         ),
         .testTarget(
+            name: "LoupeServingTests", dependencies: ["LoupeServing", "LoupeBase", "LoupeModels"],
+            swiftSettings: strictSwift6),
+        .testTarget(
             name: "LoupeMCPTests",
             dependencies: [
                 "LoupeMCP", "LoupeBase", "LoupeKit", "LoupeStore", "LoupeAgents", "LoupeEvals",

@@ -56,6 +56,15 @@ struct ToolCallStream {
         return [.content(String(decoding: bytes, as: UTF8.self))]
     }
 
+    /// The calls a tool-call block cut off mid-way had begun (the token limit came first): each
+    /// whose name is whole, with as much of its arguments as was written, which is what a stream
+    /// of the same reply has sent. Nil for a reply that is not a tool-call block.
+    static func begunCalls(in reply: String) -> [(name: String, arguments: String)]? {
+        let bytes = Array(reply.utf8)
+        guard bytes.starts(with: opening) else { return nil }
+        return calls(in: bytes).map { ($0.name, String(decoding: $0.arguments, as: UTF8.self)) }
+    }
+
     private mutating func callDeltas() -> [Delta] {
         var deltas: [Delta] = []
         for (index, call) in Self.calls(in: bytes).enumerated() {
