@@ -54,6 +54,22 @@ package enum TraceExport {
         return .object(["key": .string(key), "value": any])
     }
 
+    /// `value` as OTLP's `AnyValue`, arrays and objects included (`arrayValue`, `kvlistValue`), so
+    /// the importer reads back the same JSON; null is the empty `AnyValue`.
+    static func anyValue(_ value: JSONValue) -> JSONValue {
+        switch value {
+        case .null: return .object([:])
+        case .string, .bool, .number: return attribute("", value)["value"] ?? .object([:])
+        case .array(let values): return .object(["arrayValue": .object(["values": .array(values.map(anyValue))])])
+        case .object(let members):
+            return .object([
+                "kvlistValue": .object([
+                    "values": .array(members.map { .object(["key": .string($0.key), "value": anyValue($0.value)]) })
+                ])
+            ])
+        }
+    }
+
     /// A message in the GenAI conventions' `{role, parts[]}` shape.
     private static func genAIMessage(_ m: Message) -> JSONValue {
         var parts: [JSONValue] = []
@@ -188,6 +204,13 @@ package enum TraceExport {
                 status = ["code": .number(2), "message": .string(message)]
                 a.append(attribute("error.type", .string(span.tool?.error ?? message)))
             case .unset: break
+            }
+            // Every other attribute the span holds (a local model's tokens, log-probabilities and
+            // timings, the agent's provider and tools) as it is, so an export loses nothing the
+            // trace view shows; what the mapping above wrote from the span's fields goes first.
+            let written = Set(a.compactMap { $0["key"]?.string })
+            for member in span.attributes where !written.contains(member.key) {
+                a.append(.object(["key": .string(member.key), "value": anyValue(member.value)]))
             }
             var out: JSONObject = [
                 "traceId": .string(traceID), "spanId": .string(hexID(span.spanID, digits: 16, scope: trace.externalID)),
