@@ -23,6 +23,8 @@ package final class TokenTable: Sendable {
 package struct GrammarConstraint: Sendable, Equatable {
     package let grammar: Grammar
     package let tokens: TokenTable
+    /// Tokens every matcher has read when it starts (``after(_:)``); empty: the grammar's start.
+    package private(set) var prefix: [Int32] = []
 
     package init(_ grammar: Grammar, tokens: TokenTable) {
         self.grammar = grammar
@@ -30,11 +32,36 @@ package struct GrammarConstraint: Sendable, Equatable {
     }
 
     package static func == (a: GrammarConstraint, b: GrammarConstraint) -> Bool {
-        a.grammar == b.grammar && a.tokens === b.tokens
+        a.grammar == b.grammar && a.tokens === b.tokens && a.prefix == b.prefix
     }
 
-    /// A matcher at the grammar's start.
-    package func start() -> TokenMatcher { TokenMatcher(matcher: GrammarMatcher(grammar), tokens: tokens) }
+    /// A matcher at the grammar's start, past ``prefix``.
+    package func start() -> TokenMatcher {
+        var matcher = TokenMatcher(matcher: GrammarMatcher(grammar), tokens: tokens)
+        for id in prefix { matcher.accept(id) }
+        return matcher
+    }
+
+    /// The constraint for what follows `ids` (an answer whose first tokens were given, as a token
+    /// fork gives them), or nil when the grammar refuses one of them: the index of the first
+    /// refused is then `refused(ids)`.
+    package func after(_ ids: [Int32]) -> GrammarConstraint? {
+        guard refused(ids) == nil else { return nil }
+        var advanced = self
+        advanced.prefix += ids
+        return advanced
+    }
+
+    /// The index in `ids` of the first token the grammar refuses after ``prefix``; nil when it
+    /// accepts them all.
+    package func refused(_ ids: [Int32]) -> Int? {
+        var matcher = start()
+        for (index, id) in ids.enumerated() {
+            guard matcher.allows(id) else { return index }
+            matcher.accept(id)
+        }
+        return nil
+    }
 }
 
 /// A ``GrammarMatcher`` that reads tokens: an end-of-generation token is allowed only where the
