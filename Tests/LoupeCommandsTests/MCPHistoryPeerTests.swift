@@ -26,29 +26,7 @@ import Testing
 
     /// Runs scripts/reference/mcp_write_client.py and decodes its report.
     static func client(_ arguments: [String]) throws -> JSONValue {
-        let python = OTLPPeerTests.python
-        guard FileManager.default.isExecutableFile(atPath: python) else {
-            throw CommandTestFailure("the Python peers are missing: run scripts/python-peers first")
-        }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments =
-            [TestEnvironment.repositoryRoot.appendingPathComponent("scripts/reference/mcp_write_client.py").path]
-            + arguments
-        let output = Pipe()
-        let error = Pipe()
-        process.standardOutput = output
-        process.standardError = error
-        try process.run()
-        let out = output.fileHandleForReading.readDataToEndOfFile()
-        let err = error.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw CommandTestFailure(
-                "mcp_write_client.py failed (\(process.terminationStatus)): "
-                    + String(decoding: err, as: UTF8.self).suffix(2000))
-        }
-        return try JSONValue.parse(out)
+        try PythonPeer.report("mcp_write_client.py", arguments)
     }
 
     @Test(arguments: Backend.allCases) func aLabelAnAgentWritesIsInTheHistoryAsMCP(_ backend: Backend) throws {

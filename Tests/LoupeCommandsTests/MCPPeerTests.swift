@@ -63,28 +63,7 @@ import Testing
 
     /// Runs scripts/reference/mcp_client.py and decodes its report.
     static func client(_ arguments: [String]) throws -> JSONValue {
-        let python = OTLPPeerTests.python
-        guard FileManager.default.isExecutableFile(atPath: python) else {
-            throw CommandTestFailure("the Python peers are missing: run scripts/python-peers first")
-        }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments =
-            [TestEnvironment.repositoryRoot.appendingPathComponent("scripts/reference/mcp_client.py").path] + arguments
-        let output = Pipe()
-        let error = Pipe()
-        process.standardOutput = output
-        process.standardError = error
-        try process.run()
-        let out = output.fileHandleForReading.readDataToEndOfFile()
-        let err = error.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw CommandTestFailure(
-                "mcp_client.py \(arguments.first ?? "") failed (\(process.terminationStatus)): "
-                    + String(decoding: err, as: UTF8.self).suffix(2000))
-        }
-        return try JSONValue.parse(out)
+        try PythonPeer.report("mcp_client.py", arguments)
     }
 
     /// What every transport must answer alike, checked against the CLI's own JSON.
@@ -299,24 +278,11 @@ import Testing
 
     @Test func thePythonClientDrivesEveryToolOverHTTPWithABearerToken() throws {
         let workspace = try Self.workspace.get()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: TestEnvironment.binary)
-        process.arguments = ["mcp", "--workspace", workspace, "--http", "127.0.0.1:0", "--token", "s3cret"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        defer {
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        }
-        let text = TestEnvironment.firstLine(of: output)
-        let url = try #require(
-            text.firstRange(of: /http:\/\/127\.0\.0\.1:[0-9]+\/mcp/).map { String(text[$0]) }, "\(text)")
+        let server = try LoupeServer(["mcp", "--workspace", workspace, "--http", "127.0.0.1:0", "--token", "s3cret"])
+        let url = try server.address(/(http:\/\/127\.0\.0\.1:[0-9]+\/mcp)/)
         try Self.check(try Self.client(["http", url, "s3cret"]), workspace: workspace)
         #expect(throws: CommandTestFailure.self) { try Self.client(["http", url, "wrong"]) }
-        process.terminate()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        #expect(server.stop().status == 0)
     }
 
     /// A client that gives up on a long call and closes its connection leaves the HTTP server serving
@@ -324,19 +290,10 @@ import Testing
     /// server among them).
     @Test func aClientThatDropsMidCallLeavesTheHTTPServerServingTheNext() throws {
         let workspace = try Self.workspace.get()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: TestEnvironment.binary)
-        process.arguments = ["mcp", "--workspace", workspace, "--http", "127.0.0.1:0", "--token", "s3cret"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        defer {
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        }
-        let text = TestEnvironment.firstLine(of: output)
-        let url = try #require(
-            text.firstRange(of: /http:\/\/127\.0\.0\.1:[0-9]+\/mcp/).map { String(text[$0]) }, "\(text)")
+        let server = try LoupeServer(
+            ["mcp", "--workspace", workspace, "--http", "127.0.0.1:0", "--token", "s3cret"], errors: false)
+        let (process, output) = (server.process, server.output)
+        let url = try server.address(/(http:\/\/127\.0\.0\.1:[0-9]+\/mcp)/)
         for _ in 0..<2 {
             let report = try Self.client(["drop", "http", url, "s3cret"])
             #expect(report["dropped"] == .bool(true), "retrieval_evaluate answered within 50 ms: nothing was dropped")

@@ -28,57 +28,17 @@ import Testing
     /// Under both schedulers: continuous batching (`--openai-batch 16`) and one sequence at a
     /// time (`--openai-batch 1`, the default).
     @Test(arguments: [16, 1]) func theOpenAIClientGetsTheLocalModelsAnswersAndEachIsATrace(batch: Int) throws {
-        try #require(
-            FileManager.default.fileExists(atPath: ModelsCommandTests.smolLM2Path),
-            "SmolLM2 weights not found at \(ModelsCommandTests.smolLM2Path): run scripts/fetch-smollm2")
-        let python = OTLPPeerTests.python
-        try #require(
-            FileManager.default.isExecutableFile(atPath: python),
-            "the Python peers are missing: run scripts/python-peers first")
-        let directory = TestEnvironment.temporaryDirectory()
-        let workspace = directory + "/w.sqlite"
-        let server = Process()
-        server.executableURL = URL(fileURLWithPath: TestEnvironment.binary)
-        server.arguments = [
-            "serve", "--workspace", workspace, "--http-port", "0", "--grpc-port", "0", "--openai-port", "0",
-            "--openai-queue", "2", "--openai-batch", String(batch),
-        ]
-        var environment = ProcessInfo.processInfo.environment
-        environment["LOUPE_MODELS"] = ModelsCommandTests.modelsRoot
-        server.environment = environment
-        let output = Pipe()
-        server.standardOutput = output
-        server.standardError = output
-        try server.run()
+        let workspace = TestEnvironment.temporaryDirectory() + "/w.sqlite"
+        let (server, output, baseURL) = try Self.startServer(
+            ["--openai-queue", "2", "--openai-batch", String(batch)], workspace: workspace)
         defer {
             if server.isRunning {
                 kill(server.processIdentifier, SIGKILL)
                 server.waitUntilExit()
             }
         }
-        let text = TestEnvironment.firstLine(of: output)
-        let baseURL = try #require(
-            text.firstRange(of: /OpenAI http:\/\/127\.0\.0\.1:[0-9]+\/v1/).map { String(text[$0].dropFirst(7)) },
-            "loupe serve did not say where the OpenAI endpoint listens: \(text)")
 
-        let client = Process()
-        client.executableURL = URL(fileURLWithPath: python)
-        client.arguments = [
-            TestEnvironment.repositoryRoot.appendingPathComponent("scripts/reference/openai_client.py").path, baseURL,
-            Self.model,
-        ]
-        let clientOutput = Pipe()
-        let clientError = Pipe()
-        client.standardOutput = clientOutput
-        client.standardError = clientError
-        try client.run()
-        let out = clientOutput.fileHandleForReading.readDataToEndOfFile()
-        let err = clientError.fileHandleForReading.readDataToEndOfFile()
-        client.waitUntilExit()
-        try #require(
-            client.terminationStatus == 0,
-            "openai_client.py failed: \(String(decoding: err, as: UTF8.self).suffix(3000))")
-        let report = try JSONValue.parse(out)
+        let report = try Self.peer("openai_client.py", [baseURL, Self.model])
 
         #expect(report["models"] == .array([.string(Self.model)]))
         // Greedy answers are `loupe generate`'s, through the chat template and without it.
@@ -176,44 +136,17 @@ import Testing
         try #require(
             FileManager.default.isExecutableFile(atPath: OTLPPeerTests.python),
             "the Python peers are missing: run scripts/python-peers first")
-        let server = Process()
-        server.executableURL = URL(fileURLWithPath: TestEnvironment.binary)
-        server.arguments =
-            ["serve", "--workspace", workspace, "--http-port", "0", "--grpc-port", "0", "--openai-port", "0"] + extra
-        var environment = ProcessInfo.processInfo.environment
-        environment["LOUPE_MODELS"] = ModelsCommandTests.modelsRoot
-        server.environment = environment
-        let output = Pipe()
-        server.standardOutput = output
-        server.standardError = output
-        try server.run()
-        let text = TestEnvironment.firstLine(of: output)
-        guard let range = text.firstRange(of: /OpenAI http:\/\/127\.0\.0\.1:[0-9]+\/v1/) else {
-            kill(server.processIdentifier, SIGKILL)
-            server.waitUntilExit()
-            throw CommandTestFailure("loupe serve did not say where the OpenAI endpoint listens: \(text)")
-        }
-        return (server, output, String(text[range].dropFirst(7)))
+        let server = try LoupeServer(
+            ["serve", "--workspace", workspace, "--http-port", "0", "--grpc-port", "0", "--openai-port", "0"] + extra,
+            environment: ["LOUPE_MODELS": ModelsCommandTests.modelsRoot])
+        let baseURL = try server.address(/OpenAI (http:\/\/127\.0\.0\.1:[0-9]+\/v1)/)
+        let (process, output) = server.handOver()
+        return (process, output, baseURL)
     }
 
     /// Runs `scripts/reference/NAME` with the Python peers and `arguments`; its stdout as JSON.
     static func peer(_ name: String, _ arguments: [String]) throws -> JSONValue {
-        let client = Process()
-        client.executableURL = URL(fileURLWithPath: OTLPPeerTests.python)
-        client.arguments =
-            [TestEnvironment.repositoryRoot.appendingPathComponent("scripts/reference/" + name).path] + arguments
-        let clientOutput = Pipe()
-        let clientError = Pipe()
-        client.standardOutput = clientOutput
-        client.standardError = clientError
-        try client.run()
-        let out = clientOutput.fileHandleForReading.readDataToEndOfFile()
-        let err = clientError.fileHandleForReading.readDataToEndOfFile()
-        client.waitUntilExit()
-        guard client.terminationStatus == 0 else {
-            throw CommandTestFailure("\(name) failed: \(String(decoding: err, as: UTF8.self).suffix(3000))")
-        }
-        return try JSONValue.parse(out)
+        try PythonPeer.report(name, arguments)
     }
 
     /// Tools through the official client (scripts/reference/openai_tools.py): under `required`, a

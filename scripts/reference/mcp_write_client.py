@@ -15,52 +15,35 @@ import asyncio
 import json
 import sys
 
-from mcp import ClientSession, MCPError, StdioServerParameters
-from mcp.client.stdio import stdio_client
-
-
-def result_json(result):
-    return {
-        "is_error": bool(result.is_error),
-        "structured": result.structured_content,
-        "text": "\n".join(c.text for c in result.content if getattr(c, "type", "") == "text"),
-    }
-
-
-async def protocol_error(session, name, arguments):
-    try:
-        result = await session.call_tool(name, arguments)
-    except MCPError as error:
-        return {"code": error.error.code, "message": error.error.message}
-    return {"unexpected_result": result_json(result)}
+# The connection and the result and error shapes are mcp_client.py's (beside this file, so on
+# sys.path): what the read-only client reports and what this one does are read the same way.
+from mcp_client import connect, protocol_error, result_json
 
 
 async def exercise(loupe, workspace, run, label, trace, suite, netsuite, badsuite):
-    params = StdioServerParameters(command=loupe, args=["mcp", "--workspace", workspace, "--allow-writes"])
-    async with stdio_client(params) as (read, write):
-        async with ClientSession(read, write) as session:
-            await session.initialize()
-            tools = (await session.list_tools()).tools
-            report = {
-                "writes": {t.name: {"read_only": t.annotations.read_only_hint} for t in tools
-                           if t.annotations is not None and t.annotations.read_only_hint is False},
-                "label": result_json(await session.call_tool("eval_label", {"id": run, "label": label})),
-                "evals_list": result_json(await session.call_tool("evals_list", {})),
-                "trace_import": result_json(await session.call_tool("trace_import", {"path": trace})),
-                "trace_import_missing": result_json(
-                    await session.call_tool("trace_import", {"path": trace + ".missing"})
-                ),
-                "trace_import_stdin": await protocol_error(session, "trace_import", {"path": "-"}),
-                "traces_list": result_json(await session.call_tool("traces_list", {})),
-                "eval_run": result_json(
-                    await session.call_tool("eval_run", {"path": suite, "limit": 3, "new": True})
-                ),
-                "eval_run_missing": result_json(await session.call_tool("eval_run", {"path": suite + ".missing"})),
-                "eval_run_network": result_json(await session.call_tool("eval_run", {"path": netsuite})),
-                "eval_run_bad_yaml": result_json(await session.call_tool("eval_run", {"path": badsuite})),
-                "eval_run_bad_limit": await protocol_error(session, "eval_run", {"path": suite, "limit": 0}),
-            }
-            return report
+    async with connect(["stdio", loupe, workspace, "--allow-writes"]) as session:
+        await session.initialize()
+        tools = (await session.list_tools()).tools
+        report = {
+            "writes": {t.name: {"read_only": t.annotations.read_only_hint} for t in tools
+                       if t.annotations is not None and t.annotations.read_only_hint is False},
+            "label": result_json(await session.call_tool("eval_label", {"id": run, "label": label})),
+            "evals_list": result_json(await session.call_tool("evals_list", {})),
+            "trace_import": result_json(await session.call_tool("trace_import", {"path": trace})),
+            "trace_import_missing": result_json(
+                await session.call_tool("trace_import", {"path": trace + ".missing"})
+            ),
+            "trace_import_stdin": await protocol_error(session, "trace_import", {"path": "-"}),
+            "traces_list": result_json(await session.call_tool("traces_list", {})),
+            "eval_run": result_json(
+                await session.call_tool("eval_run", {"path": suite, "limit": 3, "new": True})
+            ),
+            "eval_run_missing": result_json(await session.call_tool("eval_run", {"path": suite + ".missing"})),
+            "eval_run_network": result_json(await session.call_tool("eval_run", {"path": netsuite})),
+            "eval_run_bad_yaml": result_json(await session.call_tool("eval_run", {"path": badsuite})),
+            "eval_run_bad_limit": await protocol_error(session, "eval_run", {"path": suite, "limit": 0}),
+        }
+        return report
 
 
 def main():
