@@ -79,9 +79,12 @@ package final class BatchScheduler: CompletionScheduler {
     ///   - kvTokens: the pool's size in tokens; nil: `maxSequences` × 1024, and at least the
     ///     model's context so any one request fits.
     ///   - prefillChunkTokens: prompt rows per step while others decode.
+    ///   - precision: how the pool stores keys and values: f32 (the default) gives every sequence
+    ///     the serial scheduler's logits bit for bit; f16 halves the pool and can flip a greedy
+    ///     choice on a close call (docs/decisions/2026-11-29-batched-serving-by-default.md).
     package init(
         generator: Generator, modelName: String, capacity: Int, maxSequences: Int, kvTokens: Int? = nil,
-        prefillChunkTokens: Int = 128
+        prefillChunkTokens: Int = 128, precision: PagedKVPrecision = .f32
     ) {
         precondition(capacity >= 1 && maxSequences >= 1, "a scheduler holds at least one sequence")
         precondition(prefillChunkTokens >= 1, "a prefill chunk of \(prefillChunkTokens) tokens")
@@ -102,7 +105,7 @@ package final class BatchScheduler: CompletionScheduler {
             work(
                 cache: PagedKVCache(
                     layers: configuration.layers, rowWidth: configuration.keyValueWidth, blockCount: blockCount,
-                    blockRows: blockRows))
+                    blockRows: blockRows, precision: precision))
         }
         thread.name = "loupe-batch"
         thread.start()
@@ -118,6 +121,12 @@ package final class BatchScheduler: CompletionScheduler {
             usage.queued = state.queue.count
             return usage
         }
+    }
+
+    /// The pool's blocks in use and in all, as `/metrics` shows them.
+    package var keyValueBlocks: (inUse: Int, total: Int)? {
+        let usage = usage
+        return (usage.blocksInUse, usage.blocks)
     }
 
     package func submit(_ job: CompletionJob) throws(SchedulerRefusal) -> CompletionTicket {
@@ -214,7 +223,7 @@ package final class BatchScheduler: CompletionScheduler {
             let id = nextID
             nextID += 1
             let cached: Int
-            do { cached = try cache.join(id, prompt: job.prompt) } catch {
+            do { cached = try cache.join(id, prompt: job.prompt, alignment: LlamaModel.promptAlignment) } catch {
                 preconditionFailure("fresh sequence id \(id) refused: \(error)")
             }
             promised += blocks
@@ -240,20 +249,23 @@ package final class BatchScheduler: CompletionScheduler {
         var chunk = decoding ? prefillChunkTokens : max(prefillChunkTokens, 512)
         var members: [Int] = []
         var tokens: [[Int32]] = []
+        var prompt: [Bool] = []
         for (index, sequence) in running.enumerated() {
             if let next = sequence.next, sequence.pending.isEmpty {
                 members.append(index)
                 tokens.append([next])
-            } else if chunk > 0 {
-                let take = min(chunk, sequence.pending.count)
+                prompt.append(false)
+            } else if let take = Self.promptRows(pending: sequence.pending.count, budget: chunk) {
                 chunk -= take
                 members.append(index)
                 tokens.append(Array(sequence.pending.prefix(take)))
+                prompt.append(true)
                 running[index].pending.removeFirst(take)
             }
         }
         let ids = members.map { running[$0].id }
-        let passed = Result { () throws(ModelError) in try generator.model.forward(tokens, sequences: ids, cache: cache)
+        let passed = Result { () throws(ModelError) in
+            try generator.model.forward(tokens, sequences: ids, cache: cache, prompt: prompt)
         }
         guard case .success(let logits) = passed else {
             // Admission keeps the pool from running out and prompts are checked before they join:
@@ -294,11 +306,26 @@ package final class BatchScheduler: CompletionScheduler {
         }
     }
 
-    /// Releases a sequence's blocks and its promise.
+    /// How many of `pending` prompt rows to read in a step with `budget` rows left: all of them
+    /// if they fit, else the most that is a multiple of ``LlamaModel/promptAlignment`` (nil:
+    /// none this step), so every chunk but the last keeps the serial prefill's block shapes and
+    /// a batched answer keeps the serial one's bits.
+    static func promptRows(pending: Int, budget: Int) -> Int? {
+        if pending <= budget { return pending > 0 ? pending : nil }
+        let aligned = budget / LlamaModel.promptAlignment * LlamaModel.promptAlignment
+        return aligned > 0 ? aligned : nil
+    }
+
+    /// Releases a sequence's blocks and its promise; the blocks held are published before its
+    /// stream ends, so a client that has its answer sees them gone from `/metrics`.
     private func leave(_ sequence: Running, cache: PagedKVCache, promised: inout Int) {
         do { try cache.leave(sequence.id) } catch { preconditionFailure("running sequence lost: \(error)") }
         promised -= sequence.blocks
-        state.withLock { $0.running -= 1 }
+        let held = cache.allocator.blockCount - cache.allocator.freeCount
+        state.withLock { state in
+            state.running -= 1
+            state.usage.blocksInUse = held
+        }
     }
 
     /// Reports the end of a sequence that has ended (or was cancelled) and closes its stream.

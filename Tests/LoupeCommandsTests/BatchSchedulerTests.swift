@@ -70,6 +70,45 @@ import Testing
         }
     }
 
+    /// The batched scheduler's greedy answers are the serial scheduler's, token for token and
+    /// log-probability for log-probability, one request at a time and several at once, a shared
+    /// system prompt's cached blocks included: the evidence for batching by default.
+    @Test func greedyAnswersBatchedAreTheSerialSchedulersBitForBit() async throws {
+        let generator = try Self.generator()
+        let serial = SerialScheduler(generator: generator, modelName: "m", capacity: 8)
+        defer { serial.shutdown() }
+        let batch = BatchScheduler(generator: generator, modelName: "m", capacity: 8, maxSequences: 4)
+        defer { batch.shutdown() }
+        let system = String(repeating: "You are a careful assistant who answers briefly and plainly. ", count: 4)
+        let prompts =
+            try Self.questions.map { try generator.prompt([.user($0)]) }
+            + Self.questions.prefix(2).map { try generator.prompt([.system(system), .user($0)]) }
+        var expected: [Generation] = []
+        for prompt in prompts {
+            let ticket = try serial.submit(.init(prompt: prompt, options: Self.options(maxTokens: 32)))
+            expected.append(try await Self.answer(ticket).generation)
+        }
+        func expectSame(_ answer: Generation, _ index: Int, _ how: String) {
+            let want = expected[index]
+            #expect(answer.text == want.text, "prompt \(index) \(how)")
+            #expect(answer.tokens.map(\.id) == want.tokens.map(\.id), "prompt \(index) \(how)")
+            #expect(
+                answer.tokens.map(\.choice) == want.tokens.map(\.choice),
+                "prompt \(index) \(how): log-probabilities, alternatives and entropy")
+        }
+        for (index, prompt) in prompts.enumerated() {
+            let ticket = try batch.submit(.init(prompt: prompt, options: Self.options(maxTokens: 32)))
+            expectSame(try await Self.answer(ticket).generation, index, "alone")
+        }
+        // All six at once: four decode together while two wait, join as others leave, and read
+        // the system prompt's blocks from the cache.
+        let tickets = try prompts.map { try batch.submit(.init(prompt: $0, options: Self.options(maxTokens: 32))) }
+        for (index, ticket) in tickets.enumerated() {
+            expectSame(try await Self.answer(ticket).generation, index, "batched")
+        }
+        #expect(batch.usage.reusedPromptTokens > 0, "the shared system prompt was read from the cache")
+    }
+
     /// Sampling, stop strings and limits are per sequence: a seeded draw in a full batch repeats
     /// the same draw alone, and each sequence ends for its own reason.
     @Test func seedsStopsAndLimitsArePerSequence() async throws {
@@ -115,9 +154,10 @@ import Testing
         #expect(one.generation.timings.cachedPromptTokens == 0)
         let two = try await Self.answer(
             try scheduler.submit(.init(prompt: second, options: Self.options(maxTokens: 4))))
-        // Whole 16-token blocks of the shared prefix are reused.
-        #expect(two.generation.timings.cachedPromptTokens == shared / 16 * 16)
-        #expect(scheduler.usage.reusedPromptTokens == shared / 16 * 16)
+        // Whole blocks of the shared prefix are reused, 32 tokens at a time (the serial prefill's
+        // sgemm blocks, so the answer keeps its bits).
+        #expect(two.generation.timings.cachedPromptTokens == shared / 32 * 32)
+        #expect(scheduler.usage.reusedPromptTokens == shared / 32 * 32)
     }
 
     @Test func aCancelledSequenceGivesItsBlocksBackAndTheQueueIsBounded() async throws {
