@@ -60,9 +60,10 @@ struct ServeCommand: LoupeCommand {
     @Option(
         name: .customLong("openai-batch"),
         help: ArgumentHelp(
-            "The most OpenAI requests decoded together in one pass over the weights (1: one at a time).",
+            "The most OpenAI requests decoded together in one pass over the weights (1: one at a time; "
+                + "greedy answers are the same bits either way).",
             valueName: "sequences"))
-    var openAIBatch = 1
+    var openAIBatch = 16
 
     func run(in context: CommandContext) throws {
         let configuration = try receiver.configuration(environment: ProcessInfo.processInfo.environment)
