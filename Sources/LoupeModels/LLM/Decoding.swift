@@ -58,12 +58,24 @@ package struct Decoding: Sendable {
     package mutating func choose(
         _ logits: Tensor, onText: (String, GeneratedToken?) -> Void
     ) throws(ModelError) -> Int32? {
+        try choose(logits, row: 0, onText: onText)
+    }
+
+    /// `choose(_:onText:)` from row `row` of `logits` (`[rows, vocabulary]`): a verification
+    /// pass's logits after each of a draft's tokens, chosen from in turn.
+    package mutating func choose(
+        _ logits: Tensor, row: Int, onText: (String, GeneratedToken?) -> Void
+    ) throws(ModelError) -> Int32? {
         precondition(!isFinished, "a choice after generation ended")
+        precondition(row >= 0 && row < logits.rows, "row \(row) of \(logits.rows) rows of logits")
         steps += 1
+        let width = logits.columns
         let choice: TokenChoice
         if let current = matcher {
             let allowed = logits.storage.withUnsafeBufferPointer {
-                sampler.choose($0, history: history, allowing: current.stepChecker())
+                sampler.choose(
+                    UnsafeBufferPointer(rebasing: $0[(row * width)..<((row + 1) * width)]), history: history,
+                    allowing: current.stepChecker())
             }
             guard let allowed else {
                 throw ModelError(file: fileName, message: "the grammar allows no token after \(text.debugDescription)")
@@ -71,7 +83,9 @@ package struct Decoding: Sendable {
             choice = allowed
             matcher?.accept(allowed.token.id)
         } else {
-            choice = logits.storage.withUnsafeBufferPointer { sampler.choose($0, history: history) }
+            choice = logits.storage.withUnsafeBufferPointer {
+                sampler.choose(UnsafeBufferPointer(rebasing: $0[(row * width)..<((row + 1) * width)]), history: history)
+            }
         }
         let id = choice.token.id
         if tokenizer.endOfGenerationIDs.contains(id) {
@@ -89,6 +103,12 @@ package struct Decoding: Sendable {
         }
         return tokens.count < budget ? id : end(.limit)
     }
+
+    /// The prompt and the tokens chosen so far: what a prompt-lookup draft searches.
+    package var sequence: [Int32] { history }
+
+    /// Tokens still allowed before the budget ends generation.
+    package var remaining: Int { budget - tokens.count }
 
     /// Ends generation before its next choice (the caller asked to stop).
     package mutating func cancel() {

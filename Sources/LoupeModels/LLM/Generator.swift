@@ -14,6 +14,10 @@ package struct GenerationOptions: Sendable, Equatable {
     /// A grammar the answer must stay in (tool calls, a JSON schema): tokens it refuses are never
     /// chosen (``Sampler/choose(_:history:allowing:)``); nil: any token.
     package var constraint: GrammarConstraint?
+    /// Prompt-lookup speculative decoding (``PromptLookup``); nil: one token per pass. The tokens,
+    /// their log-probabilities and where generation stops are the same either way (see
+    /// ``Generator/generate(prompt:options:reusing:isCancelled:onText:)``).
+    package var speculation: SpeculationOptions?
 
     package init() {}
 }
@@ -73,6 +77,8 @@ package struct Generation: Sendable {
     /// The stop string that ended it (``StopReason/word``).
     package var stoppingWord: String?
     package var timings: GenerationTimings
+    /// What speculative decoding drafted and the model accepted; nil when it was off.
+    package var speculation: SpeculationCounts?
 }
 
 /// A sequence's key/value cache and the tokens it holds, kept from one generation to the next (a
@@ -145,7 +151,9 @@ package struct Generator: Sendable {
     /// - Throws: ``ModelError`` for options out of range, an empty prompt, an id outside the
     ///   vocabulary, or a prompt that leaves no room in the context.
     package func limits(prompt: [Int32], options: GenerationOptions) throws(ModelError) -> (context: Int, budget: Int) {
-        if let problem = options.sampling.problem { throw ModelError(file: model.fileName, message: problem) }
+        if let problem = options.sampling.problem ?? options.speculation?.problem {
+            throw ModelError(file: model.fileName, message: problem)
+        }
         guard !prompt.isEmpty else { throw ModelError(file: model.fileName, message: "the prompt has no tokens") }
         let vocabulary = model.configuration.vocabularySize
         if let bad = prompt.first(where: { $0 < 0 || Int($0) >= vocabulary }) {
@@ -206,6 +214,14 @@ package struct Generator: Sendable {
         read += fresh
         let prefilled = DispatchTime.now().uptimeNanoseconds
         var firstChosen = prefilled
+        var counts: SpeculationCounts?
+        if let speculation = options.speculation, !decoding.isFinished {
+            let next = try decoding.choose(logits, onText: onText)
+            firstChosen = DispatchTime.now().uptimeNanoseconds
+            counts = try speculate(
+                after: next, lookup: PromptLookup(speculation), decoding: &decoding, cache: &cache, read: &read,
+                isCancelled: isCancelled, onText: onText)
+        }
         while !decoding.isFinished {
             if !decoding.tokens.isEmpty && isCancelled() {
                 decoding.cancel()
@@ -218,8 +234,61 @@ package struct Generator: Sendable {
             read.append(next)
         }
         decoding.finish(onText: onText)
-        return decoding.generation(
+        var generation = decoding.generation(
             prompt: prompt, cachedPromptTokens: cached, startNs: start, prefilledNs: prefilled,
             firstChosenNs: firstChosen, endNs: DispatchTime.now().uptimeNanoseconds)
+        generation.speculation = counts
+        return generation
+    }
+
+    /// Decodes after the chosen token `next` until `decoding` ends, each pass reading the token
+    /// to read next and a prompt-lookup draft after it, and returns what was drafted and accepted.
+    ///
+    /// A pass over `[next] + draft` gives logits after each of its tokens. The sampler chooses
+    /// from them in turn, exactly as it would one step at a time: while its choice is the draft's
+    /// next token, that token was read already and the following row holds the logits after it;
+    /// the first choice that differs is read by the next pass, and the cache forgets the draft's
+    /// rest (``LlamaKVCache/truncate(to:)``). Since each choice sees the logits of the same
+    /// tokens as plain decoding (within float rounding: a pass of many rows adds in other
+    /// orders), the tokens, log-probabilities, stops, grammar and budget behave as in plain
+    /// decoding, at any temperature and seed: for a draft of fixed tokens, drawing from the
+    /// model and comparing accepts each draft token with the model's probability of it, as
+    /// speculative sampling's rule min(1, p/q) does when q puts all its mass on the draft.
+    private func speculate(
+        after first: Int32?, lookup: PromptLookup, decoding: inout Decoding, cache: inout LlamaKVCache,
+        read: inout [Int32], isCancelled: () -> Bool, onText: (String, GeneratedToken?) -> Void
+    ) throws(ModelError) -> SpeculationCounts {
+        var counts = SpeculationCounts()
+        var pending = first
+        while let next = pending {
+            if isCancelled() {
+                decoding.cancel()
+                break
+            }
+            // Every draft token the sampler accepts is a token generated, and the pass's last row
+            // chooses one more: a longer draft than the budget leaves would be read for nothing.
+            let room = min(decoding.remaining - 1, cache.remaining - 1)
+            let draft = lookup.draft(after: decoding.sequence, limit: room)
+            let logits = try model.forward([next] + draft, cache: &cache, logits: .all)
+            read.append(next)
+            // The draft's rejected rest is forgotten however the pass ends, a grammar's refusal
+            // included: the cache kept for the next turn holds exactly `read`.
+            defer { cache.truncate(to: read.count) }
+            counts.passes += 1
+            counts.drafted += draft.count
+            if !draft.isEmpty { counts.draftedPasses += 1 }
+            pending = nil
+            for row in 0...draft.count {
+                guard let chosen = try decoding.choose(logits, row: row, onText: onText) else { break }
+                if row < draft.count && chosen == draft[row] {
+                    counts.accepted += 1
+                    read.append(chosen)
+                } else {
+                    pending = chosen
+                    break
+                }
+            }
+        }
+        return counts
     }
 }
