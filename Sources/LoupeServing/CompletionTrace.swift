@@ -58,6 +58,15 @@ enum CompletionTrace {
         if let first = exchange.firstTokenNs {
             a["gen_ai.server.time_to_first_token"] = .number(Double(first - exchange.startedNs) / 1e9)
         }
+        let speculated = exchange.choices.compactMap { $0.generation?.speculation }
+        if !speculated.isEmpty {
+            let drafted = speculated.reduce(0) { $0 + $1.drafted }
+            let accepted = speculated.reduce(0) { $0 + $1.accepted }
+            a["loupe.speculative.method"] = "prompt-lookup"
+            a["loupe.speculative.drafted_tokens"] = .number(Double(drafted))
+            a["loupe.speculative.accepted_tokens"] = .number(Double(accepted))
+            a["loupe.speculative.acceptance_rate"] = .number(drafted > 0 ? Double(accepted) / Double(drafted) : 0)
+        }
         if let user = request.user { a["user.id"] = .string(user) }
         a["loupe.request.stream"] = .bool(request.stream)
         let input: [JSONValue] =

@@ -13,6 +13,8 @@ package final class SerialScheduler: CompletionScheduler {
     package let modelName: String
     /// The most sequences queued or running at once.
     package let capacity: Int
+    /// Speculative decoding for every request that does not choose its own (`serve --speculate`).
+    package let speculation: SpeculationOptions?
 
     private typealias Entry = CompletionEntry
 
@@ -25,12 +27,15 @@ package final class SerialScheduler: CompletionScheduler {
     private let state = Mutex(State())
     private let wake = DispatchSemaphore(value: 0)
 
-    /// - Parameter capacity: the most sequences queued or running at once (at least 1).
-    package init(generator: Generator, modelName: String, capacity: Int) {
+    /// - Parameters:
+    ///   - capacity: the most sequences queued or running at once (at least 1).
+    ///   - speculation: prompt-lookup decoding for each request (the same tokens, fewer passes).
+    package init(generator: Generator, modelName: String, capacity: Int, speculation: SpeculationOptions? = nil) {
         precondition(capacity >= 1, "a scheduler holds at least one sequence")
         self.generator = generator
         self.modelName = modelName
         self.capacity = capacity
+        self.speculation = speculation
         let thread = Thread { [self] in work() }
         thread.name = "loupe-generate"
         thread.start()
@@ -88,9 +93,11 @@ package final class SerialScheduler: CompletionScheduler {
             entry.continuation.finish()
             return
         }
+        var options = entry.job.options
+        if options.speculation == nil { options.speculation = speculation }
         do {
             let generation = try generator.generate(
-                prompt: entry.job.prompt, options: entry.job.options,
+                prompt: entry.job.prompt, options: options,
                 isCancelled: { entry.cancelled.load(ordering: .relaxed) },
                 onText: { text, token in entry.continuation.yield(.text(text, token)) })
             entry.continuation.yield(.finished(generation))

@@ -74,8 +74,10 @@ struct GenerationRecord: Encodable {
     var stoppingWord: String?
     var tokens: [Token]
     var timings: Timings
+    /// Drafted and accepted tokens with `--speculate` (absent without it).
+    var speculation: SpeculationRecord?
 
-    init(_ generation: Generation, generator: Generator) {
+    init(_ generation: Generation, generator: Generator, speculation options: SpeculationOptions? = nil) {
         let tokenizer = generator.tokenizer
         model = ModelLibrary.smolLM2Name
         precision = generator.model.precision.rawValue
@@ -95,6 +97,9 @@ struct GenerationRecord: Encodable {
             promptTokens: t.promptTokens, generatedTokens: t.generatedTokens,
             timeToFirstTokenMs: t.timeToFirstTokenSeconds * 1000, prefillTokensPerSecond: t.prefillTokensPerSecond,
             decodeTokensPerSecond: t.decodeTokensPerSecond)
+        if let counts = generation.speculation, let options {
+            speculation = SpeculationRecord(counts, options: options)
+        }
     }
 }
 
@@ -114,7 +119,11 @@ struct GenerateCommand: LoupeCommand {
             unless --raw. Generation stops at <|im_end|> or <|endoftext|>, a --stop text, \
             --max-tokens or ctrl+c. --json gives every token with its id, text, log-probability and \
             the --top-logprobs most likely alternatives, and the timings (time to first token, \
-            prefill and decode tokens/s). Fetch the model with `loupe models fetch smollm2`.
+            prefill and decode tokens/s). --speculate prompt-lookup drafts up to --draft-tokens \
+            tokens from the prompt and the answer so far and checks them in one pass: the same tokens \
+            and log-probabilities as without it, faster where the answer repeats the prompt (an \
+            edit, a quote); --json adds the drafted and accepted counts. Fetch the model with \
+            `loupe models fetch smollm2`.
             """)
     static var runsInsideTUI: Bool { false }
 
@@ -125,11 +134,13 @@ struct GenerateCommand: LoupeCommand {
     @Option(help: "Keep this many alternatives (0–20) beside each token, with log-probabilities.")
     var topLogprobs = 0
     @OptionGroup var sampling: SamplingFlags
+    @OptionGroup var speculation: SpeculationFlags
     @Flag(help: "Print JSON: the tokens, their log-probabilities and alternatives, the timings.") var json = false
     @Flag(help: "Leave out the timings line (llama.cpp's --no-perf).") var noPerf = false
 
     func run(in context: CommandContext) throws {
-        let options = try sampling.options(alternatives: topLogprobs)
+        var options = try sampling.options(alternatives: topLogprobs)
+        options.speculation = try speculation.options()
         let generator = try context.session.models.smolLM2(precision: sampling.precision)
         var messages: [ChatMessage] = []
         if let system { messages.append(.system(system)) }
@@ -142,10 +153,17 @@ struct GenerateCommand: LoupeCommand {
                 prompt: ids, options: options, isCancelled: { context.reporter.isCancelled },
                 onText: { text, _ in if !json { context.output.write(terminalSafe(text)) } })
         }
-        if json { return context.print(try Formatting.json(GenerationRecord(generation, generator: generator))) }
+        if json {
+            let record = GenerationRecord(generation, generator: generator, speculation: options.speculation)
+            return context.print(try Formatting.json(record))
+        }
         let t = generation.timings
         context.print()
         if topLogprobs > 0 { printTokens(generation, tokenizer: generator.tokenizer, context) }
+        // The counts before the timings: for a greedy answer they are the same every run.
+        if let counts = generation.speculation, let speculation = options.speculation {
+            context.print("(" + SpeculationRecord(counts, options: speculation).line + ")")
+        }
         if noPerf { return }
         context.print(
             "(\(Formatting.count(t.generatedTokens, "token")), stopped by \(generation.stopReason.rawValue)"

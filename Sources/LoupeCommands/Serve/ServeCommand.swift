@@ -38,7 +38,9 @@ struct ServeCommand: LoupeCommand {
             (SmolLM2-135M-Instruct), up to --openai-batch sequences decoded together (continuous batching: \
             requests join and leave between decode steps and share cached prompt prefixes; 1: one at a time) \
             behind a queue of --openai-queue requests (past it, 429 with Retry-After); each request is stored \
-            as a trace. Point a client at it with base_url http://127.0.0.1:PORT/v1.
+            as a trace. Point a client at it with base_url http://127.0.0.1:PORT/v1. With --openai-batch 1, \
+            --speculate prompt-lookup decodes each request with prompt-lookup drafts (the same tokens, fewer \
+            passes); its trace carries the acceptance rate (loupe.speculative.acceptance_rate).
             """)
 
     static let runsInsideTUI = false
@@ -64,6 +66,7 @@ struct ServeCommand: LoupeCommand {
                 + "greedy answers are the same bits either way).",
             valueName: "sequences"))
     var openAIBatch = 16
+    @OptionGroup var speculation: SpeculationFlags
 
     func run(in context: CommandContext) throws {
         let configuration = try receiver.configuration(environment: ProcessInfo.processInfo.environment)
@@ -169,10 +172,16 @@ extension ServeCommand {
                 "port \(port) on \(configuration.host) is in use; pick another with --openai-port PORT (0: any free one)"
             )
         }
+        let speculative = try speculation.options()
+        if speculative != nil && openAIBatch > 1 {
+            throw CommandFailure("--speculate works with one request at a time: drop it or use --openai-batch 1")
+        }
         let generator = try context.session.models.smolLM2(precision: .q8)
         let scheduler: any CompletionScheduler =
             openAIBatch == 1
-            ? SerialScheduler(generator: generator, modelName: ModelLibrary.smolLM2Name, capacity: openAIQueue)
+            ? SerialScheduler(
+                generator: generator, modelName: ModelLibrary.smolLM2Name, capacity: openAIQueue,
+                speculation: speculative)
             : BatchScheduler(
                 generator: generator, modelName: ModelLibrary.smolLM2Name, capacity: openAIQueue,
                 maxSequences: openAIBatch)
