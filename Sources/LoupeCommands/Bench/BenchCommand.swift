@@ -12,7 +12,7 @@ struct BenchCommand: ParsableCommand {
         abstract: "Measure Loupe on this machine (start-up, rendering, engines).",
         subcommands: [
             TUI.self, Embed.self, Dense.self, Kernels.self, Retrieval.self, HNSW.self, Traces.self, Evals.self,
-            SAE.self, Generate.self, MCP.self, Glassbox.self,
+            SAE.self, Generate.self, Speculative.self, MCP.self, Glassbox.self,
             Receive.self, Profiles.self, Team.self,
         ]
     )
