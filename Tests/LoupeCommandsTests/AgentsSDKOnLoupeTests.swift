@@ -5,9 +5,6 @@ import LoupeKit
 import LoupeStore
 import Testing
 
-#if canImport(Glibc)
-    import Glibc
-#endif
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
@@ -19,8 +16,6 @@ import Testing
 /// the client carries W3C `traceparent` and the endpoint files each request under the SDK's
 /// generation span that made it.
 @Suite(.serialized) struct AgentsSDKOnLoupeTests {
-    typealias CommandTestFailure = OTLPPeerTests.CommandTestFailure
-
     @Test func theAgentsSDKsSpansAndTheEndpointsRequestsMeetInOneTrace() async throws {
         try #require(
             FileManager.default.fileExists(atPath: ModelsCommandTests.smolLM2Path),
@@ -29,32 +24,11 @@ import Testing
             FileManager.default.isExecutableFile(atPath: OTLPPeerTests.python),
             "the Python peers are missing: run scripts/python-peers first")
         let workspace = TestEnvironment.temporaryDirectory() + "/w.sqlite"
-        let server = Process()
-        server.executableURL = URL(fileURLWithPath: TestEnvironment.binary)
-        server.arguments = [
-            "serve", "--workspace", workspace, "--http-port", "0", "--no-grpc", "--openai-port", "0",
-        ]
-        var environment = ProcessInfo.processInfo.environment
-        environment["LOUPE_MODELS"] = ModelsCommandTests.modelsRoot
-        server.environment = environment
-        let output = Pipe()
-        server.standardOutput = output
-        server.standardError = output
-        try server.run()
-        defer {
-            if server.isRunning {
-                kill(server.processIdentifier, SIGKILL)
-                server.waitUntilExit()
-            }
-        }
-        let line = TestEnvironment.firstLine(of: output)
-        let otlp = try #require(
-            line.firstRange(of: /OTLP\/HTTP http:\/\/127\.0\.0\.1:[0-9]+\/v1\/traces/).map {
-                String(line[$0].dropFirst(10))
-            }, "loupe serve did not say where OTLP/HTTP listens: \(line)")
-        let baseURL = try #require(
-            line.firstRange(of: /OpenAI http:\/\/127\.0\.0\.1:[0-9]+\/v1/).map { String(line[$0].dropFirst(7)) },
-            "loupe serve did not say where the OpenAI endpoint listens: \(line)")
+        let server = try LoupeServer(
+            ["serve", "--workspace", workspace, "--http-port", "0", "--no-grpc", "--openai-port", "0"],
+            environment: ["LOUPE_MODELS": ModelsCommandTests.modelsRoot])
+        let otlp = try server.address(/OTLP\/HTTP (http:\/\/127\.0\.0\.1:[0-9]+\/v1\/traces)/)
+        let baseURL = try server.address(/OpenAI (http:\/\/127\.0\.0\.1:[0-9]+\/v1)/)
 
         let report = try OpenAIPeerTests.peer("agents_sdk_on_loupe.py", [baseURL, OpenAIPeerTests.model, otlp])
         #expect(report["failed"]?.int == 0)
@@ -90,10 +64,7 @@ import Testing
         let (_, response) = try await URLSession.shared.data(for: request)
         #expect((response as? HTTPURLResponse)?.statusCode == 200)
 
-        kill(server.processIdentifier, SIGTERM)
-        _ = output.fileHandleForReading.readDataToEndOfFile()
-        server.waitUntilExit()
-        #expect(server.terminationStatus == 0)
+        #expect(server.stop().status == 0)
         // One trace holds both sides: every span the SDK exported and one span per request.
         let stored = try Workspace(path: workspace)
         let summaries = try stored.traces.traceSummaries()
