@@ -8,8 +8,11 @@ struct Exchange: Sendable {
         var text = ""
         var tokens: [GeneratedToken] = []
         var generation: Generation?
-        /// The calls of a reply that is a whole tool-call block (tools offered), nil otherwise.
+        /// The calls of a reply that is a whole tool-call block (tools offered), or of one the
+        /// token limit cut (``callsCut``); nil otherwise.
         var toolCalls: [SmolLM2ToolFormat.Call]?
+        /// The block was cut by the token limit: the last call's arguments are as far as written.
+        var callsCut = false
         /// When its last token came (monotonic nanoseconds).
         var lastTokenNs: UInt64?
     }
@@ -53,9 +56,19 @@ struct Exchange: Sendable {
             if let token { choices[index].tokens.append(token) }
         case .finished(let generation):
             choices[index].generation = generation
-            // A block cut off by the token limit is no call: it stays text, ending in `length`.
             if request.toolChoice != nil {
                 choices[index].toolCalls = try? SmolLM2ToolFormat.calls(in: choices[index].text)
+                // A block the token limit cut answers as OpenAI's do: the calls begun (those whose name
+                // is whole), the last one's arguments as far as written (not JSON), and `length`
+                // saying so; a stream has sent the same.
+                if choices[index].toolCalls == nil, generation.stopReason == .limit,
+                    let begun = ToolCallStream.begunCalls(in: choices[index].text)
+                {
+                    choices[index].toolCalls = begun.map {
+                        SmolLM2ToolFormat.Call(name: $0.name, arguments: $0.arguments)
+                    }
+                    choices[index].callsCut = true
+                }
             }
             endedNs = DispatchTime.now().uptimeNanoseconds
         }
@@ -64,9 +77,10 @@ struct Exchange: Sendable {
     /// Call `call` of choice `choice`'s id: unique to this response, the same streamed or not.
     func toolCallID(choice: Int, call: Int) -> String { "call_\(id.prefix(16))_\(choice)_\(call)" }
 
-    /// Why choice `index` ended, in OpenAI's words: `tool_calls` for a reply that called tools.
+    /// Why choice `index` ended, in OpenAI's words: `tool_calls` for a reply that called tools,
+    /// `length` for one whose calls the token limit cut.
     func finishReason(choice index: Int) -> JSONValue {
-        if let calls = choices[index].toolCalls, !calls.isEmpty { return "tool_calls" }
+        if let calls = choices[index].toolCalls, !calls.isEmpty, !choices[index].callsCut { return "tool_calls" }
         return Self.finishReason(choices[index].generation)
     }
 

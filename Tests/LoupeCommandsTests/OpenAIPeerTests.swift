@@ -207,6 +207,20 @@ import Testing
             #expect((piece["pieces"]?.int ?? 0) >= 1)
         }
         #expect(report["stream"]?["finish_reasons"] == .array(["tool_calls"]))
+        // A call cut by max_tokens inside its arguments, as OpenAI answers one: `length`, and the
+        // call begun with its arguments as far as written, the same streamed or not; the client
+        // sees arguments that do not parse.
+        let cut = try #require(report["cut"])
+        let cutStream = try #require(cut["stream"], "no limit cut the call inside its arguments: \(cut.compactJSON)")
+        #expect(cutStream["finish_reasons"] == .array(["length"]), "\(cut.compactJSON)")
+        let cutCall = try #require(cutStream["calls"]?.array?.first)
+        #expect(cutCall["name"] == "get_weather" && cutCall["id"]?.string?.hasPrefix("call_") == true)
+        let cutAnswer = try #require(cut["answer"])
+        #expect(cutAnswer["finish_reason"] == "length" && cutAnswer["content"] == .null, "\(cutAnswer.compactJSON)")
+        let cutWhole = try #require(cutAnswer["calls"]?.array?.first)
+        #expect(cutWhole["name"] == "get_weather" && cutWhole["valid"]?.bool == false)
+        #expect(cutWhole["arguments"] == cutCall["arguments"], "streamed and not, the same partial arguments")
+        #expect(cutWhole["arguments"]?.string?.hasPrefix("{") == true)
         // The tool's answer continues the conversation, the calls and the result in the prompt: a
         // text reply, or more calls that are valid too.
         let continued = try #require(report["continued"])
@@ -233,18 +247,20 @@ import Testing
         #expect(server.terminationStatus == 0)
         let list = try TestEnvironment.run(["trace", "list", "--json", "--workspace", workspace])
         let traces = try #require(try JSONValue.parse(list.output).array)
-        // Four answers, the stream and the continued conversation; refused requests leave none.
-        #expect(traces.count == 6)
+        // Four answers, the stream, the cut calls and the continued conversation; refused requests leave none.
+        #expect(traces.count == 6 + Int(cut["requests"]?.int ?? 0))
     }
 
     /// A non-streaming client that closes its connection mid-answer cancels its request
     /// (scripts/reference/openai_disconnect.py, a raw socket): with one slot in all
     /// (`--openai-queue 1`) the next request is answered, not refused, and `/metrics`, parsed by
     /// prometheus_client, counts it as 499. Every figure /metrics shows is checked against the
-    /// traces the server stored: tokens in and out, one first token per answer, one gap per later token.
+    /// traces the server stored: tokens in and out, one first token per answer, one gap per later
+    /// token, and the batched scheduler's key/value blocks while an answer grows and after.
     @Test func aClientThatLeavesMidAnswerCancelsItAndMetricsCountIt() throws {
         let workspace = TestEnvironment.temporaryDirectory() + "/w.sqlite"
-        let (server, output, baseURL) = try Self.startServer(["--openai-queue", "1"], workspace: workspace)
+        let (server, output, baseURL) = try Self.startServer(
+            ["--openai-queue", "1", "--openai-batch", "16"], workspace: workspace)
         defer {
             if server.isRunning {
                 kill(server.processIdentifier, SIGKILL)
@@ -254,7 +270,9 @@ import Testing
         let report = try Self.peer("openai_disconnect.py", [baseURL, Self.model])
         #expect(report["scrapes_until_running"]?.int != nil, "the abandoned request never showed in the queue")
         #expect(report["scrapes_until_cancelled"]?.int != nil, "the abandoned request was never counted as 499")
-        #expect(report["next"]?["finish_reason"] == "stop")
+        // Answered, not refused: the greedy answer to "Name three colors." may run to its 24 tokens.
+        #expect(report["next"]?["finish_reason"] == "stop" || report["next"]?["finish_reason"] == "length")
+        #expect((report["next"]?["usage"]?["completion_tokens"]?.int ?? 0) > 0)
         #expect(report["bad_status"]?.int == 400)
         #expect(report["content_type"]?.string?.hasPrefix("text/plain; version=0.0.4") == true)
         let samples = try #require(report["samples"]?.array)
@@ -274,10 +292,13 @@ import Testing
             $0["name"] == "loupe_serve_inter_token_latency_seconds_bucket" && $0["labels"]?["le"] == "+Inf"
         }
         #expect(infinite?["value"]?.number == value("loupe_serve_inter_token_latency_seconds_count"))
-        // A paged cache reports its blocks; a contiguous one reports none.
-        if let total = value("loupe_serve_kv_blocks") {
-            #expect(total > 0 && (value("loupe_serve_kv_blocks_in_use") ?? -1) >= 0)
-        }
+        // The paged cache's blocks: 16 sequences × 1,024 tokens in blocks of 16 rows; while the
+        // abandoned answer grew it held some (its prompt and the tokens so far), and once every
+        // request has ended none.
+        let loaded = try #require(report["kv_under_load"], "no scrape saw key/value blocks in use")
+        #expect(loaded["total"]?.number == 1024 && value("loupe_serve_kv_blocks") == 1024)
+        #expect((loaded["in_use"]?.number ?? 0) >= 2 && (loaded["in_use"]?.number ?? 0) < 1024, "\(loaded.compactJSON)")
+        #expect(value("loupe_serve_kv_blocks_in_use") == 0)
 
         kill(server.processIdentifier, SIGTERM)
         _ = output.fileHandleForReading.readDataToEndOfFile()

@@ -6,7 +6,8 @@ A raw socket asks for a 2000-token answer without streaming and closes once /met
 sequence in flight; /metrics is then scraped until the request is counted as 499 and the queue is
 empty (a bounded number of scrapes, no clock), and the official `openai` client's next request
 must be answered: the server runs with --openai-queue 1, so it would be refused (429) while the
-abandoned sequence still held its slot. A bad request adds a 400. The last scrape is reported as
+abandoned sequence still held its slot. A bad request adds a 400. Where the cache is paged, the
+key/value blocks in use are read while the abandoned answer grows. The last scrape is reported as
 parsed samples.
 
 Usage: openai_disconnect.py BASE_URL MODEL
@@ -58,6 +59,13 @@ connection = socket.create_connection((host, int(port)))
 connection.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: loupe\r\nContent-Type: application/json\r\n"
                    + b"Content-Length: %d\r\n\r\n" % len(body) + body)
 report["scrapes_until_running"] = poll(lambda parsed: value(parsed, "loupe_serve_queue_depth") == 1)
+# A paged cache's blocks while the answer grows: held by it, within the pool.
+if value(samples(scrape()[1]), "loupe_serve_kv_blocks") is not None:
+    loaded = []
+    poll(lambda parsed: (value(parsed, "loupe_serve_kv_blocks_in_use") or 0) > 0 and not loaded.append(parsed))
+    if loaded:
+        report["kv_under_load"] = {"in_use": value(loaded[0], "loupe_serve_kv_blocks_in_use"),
+                                   "total": value(loaded[0], "loupe_serve_kv_blocks")}
 connection.close()
 report["scrapes_until_cancelled"] = poll(
     lambda parsed: value(parsed, "loupe_serve_requests_total", status="499") == 1

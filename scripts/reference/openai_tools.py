@@ -1,8 +1,8 @@
 """Drives `loupe serve --openai-port`'s tool calling with the official `openai` Python client and
 prints a JSON report for OpenAIPeerTests: a calculator and a weather tool offered under each
 tool_choice, every call checked with `jsonschema` against its tool's parameters, the same request
-streamed (the deltas joined as a client joins them), a tool message continuing the conversation,
-and the errors a client can cause with tools.
+streamed (the deltas joined as a client joins them), a call cut by max_tokens (streamed and not), a
+tool message continuing the conversation, and the errors a client can cause with tools.
 
 Usage: openai_tools.py BASE_URL MODEL
 """
@@ -50,38 +50,69 @@ def calls(message):
 
 
 def answer(**fields):
+    fields.setdefault("max_tokens", 60)
     response = client.chat.completions.create(model=model, messages=question, tools=tools, temperature=0,
-                                              max_tokens=60, **fields)
+                                              **fields)
     choice = response.choices[0]
     return response, {"content": choice.message.content, "finish_reason": choice.finish_reason,
                       "calls": calls(choice.message)}
 
 
+named = {"type": "function", "function": {"name": "get_weather"}}
 required_response, report["required"] = answer(tool_choice="required")
-_, report["named"] = answer(tool_choice={"type": "function", "function": {"name": "get_weather"}})
+named_response, report["named"] = answer(tool_choice=named)
 _, report["none"] = answer(tool_choice="none")
 _, report["auto"] = answer()
 
-# The same required request streamed: deltas joined by index, as clients join them.
-streamed = {}
-finish_reasons = []
-for chunk in client.chat.completions.create(model=model, messages=question, tools=tools, temperature=0,
-                                            max_tokens=60, tool_choice="required", stream=True):
-    if not chunk.choices:
-        continue
-    choice = chunk.choices[0]
-    if choice.finish_reason:
-        finish_reasons.append(choice.finish_reason)
-    for delta in choice.delta.tool_calls or []:
-        entry = streamed.setdefault(delta.index, {"id": None, "name": "", "arguments": "", "pieces": 0})
-        if delta.id:
-            entry["id"] = delta.id
-        if delta.function and delta.function.name:
-            entry["name"] += delta.function.name
-        if delta.function and delta.function.arguments:
-            entry["arguments"] += delta.function.arguments
-            entry["pieces"] += 1
-report["stream"] = {"calls": [streamed[i] for i in sorted(streamed)], "finish_reasons": finish_reasons}
+def stream(**fields):
+    """A streamed answer's calls (deltas joined by index, as clients join them) and finish reasons."""
+    streamed = {}
+    finish_reasons = []
+    for chunk in client.chat.completions.create(model=model, messages=question, tools=tools, temperature=0,
+                                                stream=True, **fields):
+        if not chunk.choices:
+            continue
+        choice = chunk.choices[0]
+        if choice.finish_reason:
+            finish_reasons.append(choice.finish_reason)
+        for delta in choice.delta.tool_calls or []:
+            entry = streamed.setdefault(delta.index, {"id": None, "name": "", "arguments": "", "pieces": 0})
+            if delta.id:
+                entry["id"] = delta.id
+            if delta.function and delta.function.name:
+                entry["name"] += delta.function.name
+            if delta.function and delta.function.arguments:
+                entry["arguments"] += delta.function.arguments
+                entry["pieces"] += 1
+    return {"calls": [streamed[i] for i in sorted(streamed)], "finish_reasons": finish_reasons}
+
+
+def parses(text):
+    try:
+        json.loads(text)
+        return True
+    except ValueError:
+        return False
+
+
+# The same required request streamed.
+report["stream"] = stream(max_tokens=60, tool_choice="required")
+
+# The named call cut by max_tokens inside its arguments: the largest limit under the whole
+# answer's tokens whose streamed arguments do not parse, then the same request not streamed.
+whole_tokens = named_response.usage.completion_tokens
+cut = {"requests": 0, "whole_tokens": whole_tokens}
+for limit in range(whole_tokens - 1, 1, -1):
+    cut["requests"] += 1
+    streamed_cut = stream(max_tokens=limit, tool_choice=named)
+    arguments = streamed_cut["calls"][0]["arguments"] if streamed_cut["calls"] else ""
+    if arguments and not parses(arguments):
+        _, cut["answer"] = answer(tool_choice=named, max_tokens=limit)
+        cut["requests"] += 1
+        cut["max_tokens"] = limit
+        cut["stream"] = streamed_cut
+        break
+report["cut"] = cut
 
 # The conversation goes on: the assistant's calls, then each answered by a tool message.
 assistant = required_response.choices[0].message
