@@ -28,6 +28,7 @@ extension BenchCommand {
         var corpus = "sample-data/cranfield/corpus.jsonl"
         @Option(help: "The most tokens per answer.") var maxTokens = 256
         @Option(help: "The most tokens one draft proposes.") var draftTokens = 10
+        @Option(help: "The shortest n-gram a draft may be matched on (1–3).") var minNgram = 1
         @Option(help: "Threads for the model.") var threads = 2
         @Option(help: "Timed runs of each mode (the median is reported).") var repeats = 3
 
@@ -90,6 +91,7 @@ extension BenchCommand {
             if maxTokens < 2 || maxTokens > 2048 { throw ValidationError("--max-tokens \(maxTokens): use 2 to 2048") }
             if repeats < 1 { throw ValidationError("--repeats: at least 1") }
             if threads < 1 { throw ValidationError("--threads: at least 1") }
+            if !(1...3).contains(minNgram) { throw ValidationError("--min-ngram \(minNgram): use 1 to 3") }
             if SpeculationOptions(draftTokens: draftTokens).problem != nil {
                 throw ValidationError("--draft-tokens \(draftTokens): use 1 to 64")
             }
@@ -107,7 +109,9 @@ extension BenchCommand {
             plainOptions.maxTokens = maxTokens
             plainOptions.sampling.topLogprobs = 1
             var speculativeOptions = plainOptions
-            speculativeOptions.speculation = SpeculationOptions(draftTokens: draftTokens)
+            var speculation = SpeculationOptions(draftTokens: draftTokens)
+            speculation.minimumNgram = minNgram
+            speculativeOptions.speculation = speculation
 
             var rows: [Row] = []
             // Per repeat, the summed decode tokens and seconds of every edit, for each mode.
