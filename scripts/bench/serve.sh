@@ -8,10 +8,18 @@
 # median of REPEATS runs, with the 1-minute load average before each run beside it: the machine
 # may be shared, and then the figures move with the load.
 #
+# The prefix-cache part: 16 clients, 2 requests each, every prompt a 200-token system prompt and
+# the 256-token one; `shared` puts the system prompt first (the same leading tokens in every
+# request: Loupe's paged prefix blocks, llama-server's slot and RAM prompt cache, both on by
+# default, reuse it), `unique` puts each request's number first (the same tokens, nothing to
+# reuse). One untimed request warms each run. Reports TTFT p50/p99 both ways for each server.
+# PARTS picks what runs: "throughput prefix" (the default), or either alone.
+#
 # LOUPE_BIN: a release loupe (built with --scratch-path elsewhere, never -c release in .build).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 repeats=${REPEATS:-3}
+parts=${PARTS:-throughput prefix}
 clients_list=${CLIENTS:-1 4 16}
 max_tokens=${MAX_TOKENS:-128}
 model=${LOUPE_MODELS:-$HOME/.cache/loupe/models}/SmolLM2-135M-Instruct/SmolLM2-135M-Instruct.Q4_1.gguf
@@ -34,6 +42,13 @@ the new embankment would hold. "
 "$loupe" --workspace "$scratch/w.sqlite" tokenize --json "$(printf '%.0s'"$paragraph" $(seq 1 12))" \
   | "$python" -c 'import json,sys; print("".join(json.load(sys.stdin)["pieces"][:250]), end="")' \
   >"$scratch/prompt.txt"
+# The shared system prompt: 200 tokens of another text.
+system="You are the archivist of the river town. Answer questions about its bridge, its ferries, its floods \
+and its trade from the ledgers you keep, quote the year of every record you use, say plainly when the ledgers are \
+silent, and never guess at a date. Keep answers short and in the town's plain style. "
+"$loupe" --workspace "$scratch/w.sqlite" tokenize --json "$(printf '%.0s'"$system" $(seq 1 6))" \
+  | "$python" -c 'import json,sys; print("".join(json.load(sys.stdin)["pieces"][:200]), end="")' \
+  >"$scratch/system.txt"
 
 wait_ready() {  # base URL on stdout once /v1/models answers
   for _ in $(seq 1 600); do
@@ -71,15 +86,33 @@ run_set() {  # $1: name, $2: base URL, $3: model name
   done
 }
 
-start_loupe 1
-run_set "loupe serial" http://127.0.0.1:18181/v1 SmolLM2-135M-Instruct
-stop_server
+run_prefix() {  # $1: name, $2: base URL, $3: model name; 16 clients, shared and unique prefixes
+  for r in $(seq 1 "$repeats"); do
+    for mode in shared unique; do
+      load=$(cut -d' ' -f1 /proc/loadavg)
+      result=$("$python" scripts/bench/serve_clients.py "$2" "$3" 16 2 "$scratch/prompt.txt" "$max_tokens" \
+        "$scratch/system.txt" "$mode")
+      echo "{\"server\": \"$1\", \"repeat\": $r, \"load\": $load, \"result\": $result}" \
+        | tee -a "$scratch/prefix.jsonl" >&2
+    done
+  done
+}
+
+model_name=SmolLM2-135M-Instruct
+if [[ " $parts " == *" throughput "* ]]; then
+  start_loupe 1
+  run_set "loupe serial" http://127.0.0.1:18181/v1 $model_name
+  stop_server
+fi
 start_loupe 16
-run_set "loupe batched" http://127.0.0.1:18181/v1 SmolLM2-135M-Instruct
+[[ " $parts " == *" throughput "* ]] && run_set "loupe batched" http://127.0.0.1:18181/v1 $model_name
+[[ " $parts " == *" prefix "* ]] && run_prefix "loupe batched" http://127.0.0.1:18181/v1 $model_name
 stop_server
 start_llama
-run_set "llama-server" http://127.0.0.1:18182/v1 SmolLM2-135M-Instruct
+[[ " $parts " == *" throughput "* ]] && run_set "llama-server" http://127.0.0.1:18182/v1 $model_name
+[[ " $parts " == *" prefix "* ]] && run_prefix "llama-server" http://127.0.0.1:18182/v1 $model_name
 stop_server
+touch "$scratch/all.jsonl" "$scratch/prefix.jsonl"
 
 "$python" - "$scratch/all.jsonl" "$(nproc)" <<'PY'
 import json, statistics, sys
@@ -102,4 +135,30 @@ for server in ["loupe serial", "loupe batched", "llama-server"]:
                         "ttft_p50_s": med("ttft_p50_s"), "ttft_p99_s": med("ttft_p99_s"),
                         "loads": [r["load"] for r in runs]})
 print(json.dumps({"bench": "serve", "rows": summary}))
+PY
+
+"$python" - "$scratch/prefix.jsonl" <<'PY'
+import json, statistics, sys
+rows = [json.loads(line) for line in open(sys.argv[1])]
+if rows:
+    print("\nPrefix cache: 16 clients × 2 requests, a 200-token system prompt shared (first) or not "
+          "(after each request's number), median of repeats")
+    print("| Server | Prefix | Prompt tokens | TTFT p50 | TTFT p99 | Generated tokens/s | Load |")
+    print("|---|---|---|---|---|---|---|")
+    summary = []
+    for server in ["loupe batched", "llama-server"]:
+        for mode in ["shared", "unique"]:
+            runs = [r for r in rows if r["server"] == server and r["result"]["mode"] == mode]
+            if not runs:
+                continue
+            med = lambda key: statistics.median(r["result"][key] for r in runs)
+            prompts = sorted({p for r in runs for p in r["result"]["prompt_tokens"]})
+            loads = ", ".join(f"{r['load']:.2f}" for r in runs)
+            print(f"| {server} | {mode} | {'–'.join(map(str, prompts[:1] + prompts[-1:]))} "
+                  f"| {med('ttft_p50_s') * 1000:.0f} ms | {med('ttft_p99_s') * 1000:.0f} ms "
+                  f"| {med('tokens_per_s'):.1f} | {loads} |")
+            summary.append({"server": server, "prefix": mode, "ttft_p50_s": med("ttft_p50_s"),
+                            "ttft_p99_s": med("ttft_p99_s"), "tokens_per_s": med("tokens_per_s"),
+                            "loads": [r["load"] for r in runs]})
+    print(json.dumps({"bench": "serve-prefix", "rows": summary}))
 PY

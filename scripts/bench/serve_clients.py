@@ -2,10 +2,14 @@
 its requests one after the other over http.client, streaming, so time to first token is the
 client's own view (the request sent to the first chunk with text).
 
-Usage: serve_clients.py BASE_URL MODEL CLIENTS REQUESTS_PER_CLIENT PROMPT_FILE MAX_TOKENS
+Usage: serve_clients.py BASE_URL MODEL CLIENTS REQUESTS_PER_CLIENT PROMPT_FILE MAX_TOKENS [SYSTEM_FILE shared|unique]
 
 Each request's prompt is PROMPT_FILE's text after a number of its own (a run's random one and the
-request's), so no two share a prefix a server could reuse, across runs too. Prints one JSON object: generated tokens (the servers' usage counts, or the
+request's), so no two share a prefix a server could reuse, across runs too. With SYSTEM_FILE (a
+system prompt), `shared` puts it first, so every request starts with the same tokens (what a prefix
+cache reuses), and `unique` puts the request's number first, then it: the same tokens, no shared
+prefix. Either way one untimed request of the same shape goes first, so a server whose cache keeps
+the shared prefix has it before the timed requests start. Prints one JSON object: generated tokens (the servers' usage counts, or the
 chunks with text where a server sends none), the wall time from the first request sent to the
 last answer read, aggregate generated tokens/s, and time to first token p50 and p99 (nearest rank).
 """
@@ -21,13 +25,22 @@ from concurrent.futures import ThreadPoolExecutor
 base_url, model, clients, per_client, prompt_file, max_tokens = sys.argv[1:7]
 clients, per_client, max_tokens = int(clients), int(per_client), int(max_tokens)
 text = open(prompt_file).read()
+system = open(sys.argv[7]).read() if len(sys.argv) > 7 else ""
+mode = sys.argv[8] if len(sys.argv) > 8 else "unique"
+if mode not in ("shared", "unique"):
+    sys.exit(f"serve_clients.py: the mode is shared or unique, not {mode!r}")
 url = urllib.parse.urlparse(base_url)
 run = random.randrange(10**6)
 
 
-def one(number):
+def prompt_text(number):
+    note = f"Note {run}-{number}. "
+    return system + note + text if mode == "shared" else note + system + text
+
+
+def one(number, tokens=None):
     body = json.dumps({
-        "model": model, "prompt": f"Note {run}-{number}. {text}", "max_tokens": max_tokens, "temperature": 0,
+        "model": model, "prompt": prompt_text(number), "max_tokens": tokens or max_tokens, "temperature": 0,
         "stream": True, "stream_options": {"include_usage": True},
     })
     connection = http.client.HTTPConnection(url.hostname, url.port, timeout=600)
@@ -58,6 +71,8 @@ def client(index):
     return [one(index * per_client + request) for request in range(per_client)]
 
 
+if system:
+    one("warm", tokens=1)
 start = time.perf_counter()
 with ThreadPoolExecutor(clients) as pool:
     results = [r for rs in pool.map(client, range(clients)) for r in rs]
@@ -71,6 +86,6 @@ def rank(q):
 
 tokens = sum(n for _, n, _ in results)
 prompts = sorted({p for _, _, p in results if p is not None})
-print(json.dumps({"clients": clients, "requests": len(results), "prompt_tokens": prompts, "tokens": tokens,
+print(json.dumps({"clients": clients, "mode": mode if system else "unique", "requests": len(results), "prompt_tokens": prompts, "tokens": tokens,
                   "wall_s": wall,
                   "tokens_per_s": tokens / wall, "ttft_p50_s": rank(0.5), "ttft_p99_s": rank(0.99)}))
