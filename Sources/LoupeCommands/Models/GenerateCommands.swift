@@ -121,8 +121,8 @@ struct GenerateCommand: LoupeCommand {
             the --top-logprobs most likely alternatives, and the timings (time to first token, \
             prefill and decode tokens/s). --speculate prompt-lookup drafts up to --draft-tokens \
             tokens from the prompt and the answer so far and checks them in one pass: the same tokens \
-            and log-probabilities as without it, faster where the answer repeats the prompt (an \
-            edit, a quote); --json adds the drafted and accepted counts. Fetch the model with \
+            and log-probabilities as without it (in q8 within its rounding, which can flip a \
+            near-tie), faster where the answer repeats the prompt (an edit, a quote); --json adds the drafted and accepted counts. Fetch the model with \
             `loupe models fetch smollm2`.
             """)
     static var runsInsideTUI: Bool { false }

@@ -12,7 +12,7 @@ struct SpeculationFlags: ParsableArguments {
     @Option(
         help: ArgumentHelp(
             "Speculative decoding: prompt-lookup drafts tokens from the prompt and verifies them in one pass "
-                + "(the same tokens as without it).", valueName: "method"))
+                + "(the same tokens as without it, but for q8 near-ties).", valueName: "method"))
     var speculate: SpeculationMethod?
     @Option(help: "The most tokens one draft proposes (1–64; with --speculate).") var draftTokens = 10
 
