@@ -151,6 +151,14 @@ def generate(r, load):
         note=f"GGUF tensors {r['weight_bytes'] / 1e6:.1f} MB; target ≤ the GGUF + the KV cache (29.5 MB) + 60 MB")
 
 
+def speculative(r, load):
+    # scripts/bench/speculative.sh: edit tasks, greedy; the peer is plain decoding in the same run.
+    add(f"SmolLM2-135M edit task, prompt-lookup decoding, {r['threads']} threads", r["speculative_decode_tokens_per_second"],
+        "plain decoding", r["plain_decode_tokens_per_second"], "tokens/s", load,
+        note=f"acceptance {r['acceptance_rate'] * 100:.0f}%; same tokens: "
+             f"{'yes' if r['all_same_tokens'] else 'NO'}; target 1.5×")
+
+
 def mcp(r, load):
     # Phoenix's MCP server is not installed: the peer column is the loupe CLI, one process per call.
     for tool in ("traces_list", "trace_show", "eval_show"):
@@ -162,7 +170,7 @@ def mcp(r, load):
 
 seen = collections.Counter()
 readers = {"embed": embed, "retrieval": retrieval, "retrieval-scale": retrieval_scale, "kernels": kernels, "sae": sae,
-           "hnsw": hnsw, "traces": traces, "generate": generate, "mcp": mcp}
+           "hnsw": hnsw, "traces": traces, "generate": generate, "speculative": speculative, "mcp": mcp}
 for path in sorted(glob.glob(os.path.join(out, "*.json"))):
     bench = os.path.basename(path).rsplit(".", 2)[0]
     seen[bench] += 1
