@@ -98,7 +98,7 @@ import Testing
         let expected = try #require(reference.indices.first { $0 > 0 && reference[$0].p < 0.3 })
         #expect(cursor == expected && reference[cursor].text == "calcul")
         let box = state.render().text()
-        #expect(box.contains("token \(cursor + 1) of 34"))
+        #expect(box.contains("token #\(cursor) · \(cursor + 1) of 34"))
         #expect(box.contains(String(format: "p %.3f", reference[cursor].p)))
         for (text, p) in reference[cursor].top {
             #expect(box.contains("\"\(text)\"") && box.contains(String(format: "%.3f", p)), "\(text) \(p)")
@@ -171,11 +171,100 @@ import Testing
         }
     }
 
+    /// `f` forks at the cursor token with its second-best alternative (the most likely one the
+    /// model did not take): one key runs `trace fork --at-token` and says so.
+    @Test func fForksAtTheCursorTokenWithTheSecondBest() throws {
+        let reference = try Self.reference()
+        var state = opened(width: 120, height: 36)
+        AppFixtures.press([.character("T"), .character("]")], on: &state)
+        let id = try #require(panel(state).trace?.summary.id)
+        let view = try #require(panel(state).traceView?.tokenView)
+        let token = view.tokens[view.cursor]
+        // Here the grammar took "calcul" where the model wanted "1": the second-best is the best.
+        let second = try #require(reference[view.cursor].top.firstIndex { $0.0 != reference[view.cursor].text })
+        #expect(TracesPanel.TokenForkChooser.secondBest(token) == second)
+        AppFixtures.press([.character("f")], on: &state)
+        #expect(state.jobs.last?.title == "trace fork \(id) --at-token 1:\(view.cursor) --choose \(second + 1)")
+        let said = try #require(state.message?.text)
+        #expect(
+            said.contains(
+                "forking trace \(id) at span 1, token #\(view.cursor): \"calcul\" → \"\(reference[view.cursor].top[second].0)\""
+            ), "\(said)")
+        // The footer says what the keys do on the tokens.
+        let footer = state.render().text().split(separator: "\n").last.map(String.init) ?? ""
+        for hint in ["token", "close", "uncertain", "fork 2nd", "fork…"] {
+            #expect(footer.contains(hint), "\(footer)")
+        }
+    }
+
+    /// `F` opens the fork line: a digit forks with that alternative, the one the model took is
+    /// refused, typed text forks with the text; esc closes the line and leaves the tokens open.
+    @Test func theForkLineTakesAnAlternativeOrText() throws {
+        var state = opened(width: 120, height: 36)
+        AppFixtures.press([.character("T")], on: &state)
+        // The first token the model chose among its alternatives (the grammar forced some that
+        // were not).
+        let tokens = try #require(panel(state).traceView?.tokenView?.tokens)
+        let index = try #require(
+            tokens.indices.first { i in tokens[i].alternatives.contains { $0.id == tokens[i].id } })
+        AppFixtures.press([.character("g")] + Array(repeating: .character("l"), count: index), on: &state)
+        let id = try #require(panel(state).trace?.summary.id)
+        let view = try #require(panel(state).traceView?.tokenView)
+        #expect(view.cursor == index)
+        let token = view.tokens[view.cursor]
+        AppFixtures.press([.character("F")], on: &state)
+        #expect(panel(state).traceView?.choosingFork == true)
+        let screen = state.render().text()
+        #expect(screen.contains("fork at token #\(view.cursor) · 1–5 ↑↓ enter · or type"), "\(screen)")
+        // The token the model took is no fork.
+        let taken = try #require(token.alternatives.firstIndex { $0.id == token.id })
+        AppFixtures.press([.character(Character("\(taken + 1)"))], on: &state)
+        #expect(state.message?.text.contains("is the token the model chose") == true)
+        #expect(panel(state).traceView?.choosingFork == true)
+        let other = taken == 4 ? 3 : 4
+        AppFixtures.press([.character(Character("\(other + 1)"))], on: &state)
+        #expect(state.jobs.last?.title == "trace fork \(id) --at-token 1:\(view.cursor) --choose \(other + 1)")
+        #expect(panel(state).traceView?.choosingFork == false)
+        // Typed text, quoted for the command line.
+        AppFixtures.press([.character("F")] + "it's".map { .character($0) } + [.enter], on: &state)
+        #expect(state.jobs.last?.title == "trace fork \(id) --at-token 1:\(view.cursor) --text 'it'\\''s'")
+        AppFixtures.press([.character("F"), .escape], on: &state)
+        #expect(panel(state).traceView?.choosingFork == false && panel(state).traceView?.tokenView != nil)
+    }
+
+    /// When the fork is made, it opens on the forked step's tokens at the changed token, its
+    /// parent marked for `d`, and the status line says what was forked.
+    @Test func theForkOpensAtTheChangedToken() throws {
+        var state = opened(width: 120, height: 36)
+        settle(AppFixtures.press([.character("l"), .character("l")], on: &state), &state)
+        AppFixtures.press([.character("T"), .character("l"), .character("l")], on: &state)
+        let id = try #require(panel(state).trace?.summary.id)
+        #expect(panel(state).currentOrdinal == 3)
+        AppFixtures.press([.character("f")], on: &state)
+        let job = try #require(state.jobs.last)
+        // The command's own last lines; the fixture's trace stands in for the fork it made.
+        let output = """
+            answer: 126
+            fork: trace \(id) (trace \(id) at span 3, token 2: "a" → "b") — loupe trace diff \(id) \(id)
+            """
+        settle(state.update(.jobFinished(job.id, CommandOutcome(output: output))), &state)
+        #expect(panel(state).marked == id)
+        #expect(panel(state).currentOrdinal == 3)
+        #expect(panel(state).traceView?.tokenView?.cursor == 2)
+        let said = try #require(state.message?.text)
+        #expect(said.contains("(trace \(id) at span 3, token 2: \"a\" → \"b\") · answer: 126 · d: diff"), "\(said)")
+    }
+
     @Test func screens() {
         for (width, height, mono) in [(120, 36, false), (80, 24, false), (80, 24, true)] {
             var state = opened(width: width, height: height, monochrome: mono)
             AppFixtures.press([.character("T"), .character("]")], on: &state)
             expectFrame(state.render(), matchesGolden: "traces-tokens-\(width)x\(height)\(mono ? "-mono" : "")")
+        }
+        for (width, height) in [(120, 36), (80, 24)] {
+            var state = opened(width: width, height: height)
+            AppFixtures.press([.character("T"), .character("]"), .character("F")], on: &state)
+            expectFrame(state.render(), matchesGolden: "traces-tokens-fork-\(width)x\(height)")
         }
         var step = opened(width: 80, height: 24)
         settle(AppFixtures.press([.character("l"), .character("l")], on: &step), &step)

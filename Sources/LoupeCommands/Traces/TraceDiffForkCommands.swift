@@ -3,6 +3,7 @@ import Foundation
 import LoupeAgents
 import LoupeBase
 import LoupeKit
+import LoupeModels
 import LoupeStore
 
 extension TraceCommand {
@@ -74,6 +75,7 @@ extension TraceCommand {
             return [
                 "left": .number(Double(diff.left.id)), "right": .number(Double(diff.right.id)),
                 "first_divergence": diff.firstDivergence.map { .number(Double($0)) } ?? .null,
+                "fork": diff.forkLink.map(JSONValue.string) ?? .null,
                 "rows": .array(
                     diff.rows.map { row in
                         .object([
@@ -90,52 +92,133 @@ extension TraceCommand {
 
     struct Fork: LoupeCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Fork a trace at a span: change a tool result or a message, and continue with a provider.",
+            abstract:
+                "Fork a trace at a span (change a tool result or a message) or at a generated token, and continue.",
             discussion: """
                 --at is the span's ordinal, as `trace show` lists it (#n) and the panel's tree shows. At a tool \
                 span, --result replaces what the tool returned and the model's turn goes on from there; at a \
-                model call, --message replaces the last user message it was sent and the call runs again. \
+                model call, --message replaces the last user message it was sent and the call runs again.
+
+                --at-token SPAN:INDEX forks a local model's step (loupe agent run --provider local) at one of \
+                its generated tokens (INDEX from 0, as `trace tokens` numbers them): --choose K puts the K-th \
+                alternative there (from 1, most likely first; 2 is usually the second-best), --text replaces \
+                the answer from there with the text. SmolLM2 reads the step's recorded prompt, is made to \
+                write the step's tokens before INDEX and then the choice, and goes on with the step's \
+                temperature and seed; the run then continues from that step with the local model.
+
                 The fork is a new trace linked to its parent; `trace diff PARENT FORK` compares them.
                 """)
 
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The trace to fork.") var id: Int64
-        @Option(help: "The span to fork at (its ordinal).") var at: Int
+        @Option(help: "The span to fork at (its ordinal).") var at: Int?
         @Option(help: "The tool's new result (at a tool span).") var result: String?
         @Option(help: "The new user message (at a model call).") var message: String?
+        @Option(
+            name: .customLong("at-token"),
+            help: "A local model's generated token to fork at: SPAN:INDEX (span ordinal, token index from 0).")
+        var atToken: String?
+        @Option(help: "At --at-token: the alternative to put there, from 1 (most likely first).") var choose: Int?
+        @Option(help: "At --at-token: the text that replaces the answer from that token on.") var text: String?
+        @Flag(help: "Print the fork as JSON (its id, the parent, where it forked and its answer).") var json = false
         @OptionGroup var options: ProviderOptions
 
         func run(in context: CommandContext) throws {
-            let edit: AgentService.ForkEdit
-            switch (result, message) {
-            case (let result?, nil): edit = .toolResult(result)
-            case (nil, let message?): edit = .userMessage(message)
-            default:
-                throw CommandFailure("give one change: --result TEXT (a tool span) or --message TEXT (a model call)")
-            }
             let service = AgentService(database: try context.database(), models: context.session.models)
             var printed: Int?
+            let onStep: (Int64, Trace) -> Void = { _, trace in
+                guard !json else { return }
+                if printed == nil { printed = trace.spans.count }
+                while printed! < trace.spans.count {
+                    if let line = AgentCommand.Run.describe(trace.spans[printed!]) { context.print(line) }
+                    printed! += 1
+                }
+            }
             let forked: (id: Int64, trace: Trace)
+            var summary: String
+            var link: [String: JSONValue]
             do {
-                forked = try service.fork(
-                    id, at: at, edit: edit, provider: try options.provider(service), limits: options.limits,
-                    reporter: context.reporter,
-                    onStep: { _, trace in
-                        if printed == nil { printed = trace.spans.count }
-                        while printed! < trace.spans.count {
-                            if let line = AgentCommand.Run.describe(trace.spans[printed!]) { context.print(line) }
-                            printed! += 1
-                        }
-                    })
+                if let atToken {
+                    let (ordinal, index) = try Self.tokenPosition(atToken)
+                    let replacement: AgentService.TokenReplacement
+                    switch (choose, text) {
+                    case (let k?, nil): replacement = .alternative(k)
+                    case (nil, let text?): replacement = .text(text)
+                    default:
+                        throw CommandFailure("at a token, give one choice: --choose K (an alternative) or --text TEXT")
+                    }
+                    guard at == nil, result == nil, message == nil else {
+                        throw CommandFailure(
+                            "--at-token forks at a token: --at, --result and --message are for a span fork")
+                    }
+                    let made = try service.fork(
+                        id, at: ordinal, token: index, replacement: replacement, limits: options.limits,
+                        reporter: context.reporter, onStep: onStep)
+                    forked = (made.id, made.trace)
+                    summary =
+                        "trace \(id) at span \(ordinal), token \(index): "
+                        + "\(AgentService.quoted(made.plan.original)) → \(AgentService.quoted(made.plan.replacement))"
+                    link = [
+                        "span": .number(Double(ordinal)), "token": .number(Double(index)),
+                        "choice": .string(replacement.label), "original": .string(made.plan.original),
+                        "replacement": .string(made.plan.replacement),
+                    ]
+                } else {
+                    guard let at else {
+                        throw CommandFailure("give where to fork: --at SPAN, or --at-token SPAN:INDEX")
+                    }
+                    guard choose == nil, text == nil else {
+                        throw CommandFailure("--choose and --text go with --at-token SPAN:INDEX")
+                    }
+                    let edit: AgentService.ForkEdit
+                    switch (result, message) {
+                    case (let result?, nil): edit = .toolResult(result)
+                    case (nil, let message?): edit = .userMessage(message)
+                    default:
+                        throw CommandFailure(
+                            "give one change: --result TEXT (a tool span) or --message TEXT (a model call)")
+                    }
+                    forked = try service.fork(
+                        id, at: at, edit: edit, provider: try options.provider(service), limits: options.limits,
+                        reporter: context.reporter, onStep: onStep)
+                    summary = "trace \(id) at span \(at)"
+                    link = ["span": .number(Double(at))]
+                }
             } catch let error as AgentToolError {
                 throw CommandFailure(error.description)
             } catch let error as TraceImportError {
                 throw CommandFailure(error.description)
+            } catch let error as ModelError {
+                throw CommandFailure(error.description)
             }
             let root = forked.trace.spans[0]
-            if let answer = root.output.first?.text { context.print("answer: " + UntrustedText.sanitized(answer)) }
-            if case .error(let why) = root.status { context.print("✗ " + UntrustedText.sanitized(why)) }
-            context.print("fork: trace \(forked.id) (trace \(id) at span \(at)) — loupe trace diff \(id) \(forked.id)")
+            let answer = root.output.first?.text
+            var failure: String?
+            if case .error(let why) = root.status { failure = why }
+            if json {
+                link["parent"] = .number(Double(id))
+                return context.print(
+                    JSONValue.object([
+                        "fork": .number(Double(forked.id)), "forked_from": .object(JSONObject(link)),
+                        "answer": answer.map(JSONValue.string) ?? .null,
+                        "error": failure.map(JSONValue.string) ?? .null,
+                    ]).prettyJSON)
+            }
+            if let answer { context.print("answer: " + UntrustedText.sanitized(answer)) }
+            if let failure { context.print("✗ " + UntrustedText.sanitized(failure)) }
+            context.print("fork: trace \(forked.id) (\(summary)) — loupe trace diff \(id) \(forked.id)")
+        }
+
+        /// `SPAN:INDEX` as `--at-token` takes it: a span ordinal and a token index, both whole
+        /// numbers (the span from 1, the token from 0).
+        static func tokenPosition(_ text: String) throws -> (span: Int, token: Int) {
+            let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+            guard parts.count == 2, let span = Int(parts[0]), let token = Int(parts[1]), span >= 1, token >= 0 else {
+                throw CommandFailure(
+                    "--at-token \(UntrustedText.sanitized(text)): expected SPAN:INDEX, a span ordinal (from 1) and "
+                        + "a token index (from 0), e.g. 3:12")
+            }
+            return (span, token)
         }
     }
 }

@@ -11,7 +11,7 @@ import Synchronization
 package struct AgentService: Sendable {
     /// The workspace's tables: a SQLite ``Workspace`` or a PostgreSQL workspace.
     package let database: any SQLDatabase
-    private let models: ModelLibrary
+    let models: ModelLibrary
 
     package init(database: any SQLDatabase, models: ModelLibrary) {
         self.database = database
@@ -298,6 +298,21 @@ extension AgentService {
             throw AgentToolError(
                 "span \(ordinal) is a \(target.kind.rawValue) span: fork at a model call or a tool call")
         }
+        return try continueFork(
+            parent, id: parentID, at: ordinal, kept: kept, messages: messages, provider: provider, limits: limits,
+            reporter: reporter, onStep: onStep)
+    }
+
+    /// Records the fork of `parent` (trace `parentID`) at span `ordinal` and lets `provider` go on
+    /// from `messages`: `kept` are the parent's spans copied into it, `metadata` adds to the link
+    /// (parent id and span ordinal) what else says where it forked (a token's index), `name`
+    /// replaces "fork of PARENT" as its name.
+    func continueFork(
+        _ parent: Trace, id parentID: Int64, at ordinal: Int, kept: [TraceSpan], messages: [Message],
+        provider: any ChatProvider, limits: AgentLimits, metadata: JSONObject = [:], name: String? = nil,
+        reporter: JobReporter, onStep: (Int64, Trace) -> Void
+    ) throws -> (id: Int64, trace: Trace) {
+        var kept = kept
         // Keep only spans whose parents were kept, so the tree stays whole.
         var ids = Set<String>()
         kept = kept.filter { span in
@@ -307,9 +322,10 @@ extension AgentService {
         }
         var fork = Trace(
             externalID: "fork-\(parentID)-\(ordinal)-" + String(UInt32.random(in: 0...UInt32.max), radix: 16),
-            format: .loupe, name: "fork of \(parent.name)", spans: kept)
+            format: .loupe, name: name ?? "fork of \(parent.name)", spans: kept)
         fork.timed = parent.timed
         fork.metadata = ["forked_from": .number(Double(parentID)), "fork_span": .number(Double(ordinal))]
+        for (key, value) in metadata { fork.metadata[key] = value }
         var runner = ReActRunner(provider: provider, tools: try tools(), limits: limits)
         // Continue the clock where the copied spans end: real time for a timed parent, the
         // next tick for one that only has an order.

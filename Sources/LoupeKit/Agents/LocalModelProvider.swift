@@ -97,9 +97,37 @@ package final class LocalModelProvider: ChatProvider {
         try Grammar.toolCalls(tools, choice: choice, stringLimit: stringLimit)
     }
 
+    /// A reply that begins with given tokens after a given prompt: the step a token fork
+    /// regenerates (``AgentService/fork(_:at:edit:provider:limits:reporter:onStep:)``).
+    package struct Fork: Sendable, Equatable {
+        /// The prompt's token ids as the parent step recorded them (`loupe.llm.prompt_token_ids`).
+        package var prompt: [Int32]
+        /// The reply's first tokens: the parent's before the forked one, then the chosen
+        /// alternative or the typed text's tokens.
+        package var forced: [Int32]
+        /// The forked token's index in the reply.
+        package var tokenIndex: Int
+
+        package init(prompt: [Int32], forced: [Int32], tokenIndex: Int) {
+            self.prompt = prompt
+            self.forced = forced
+            self.tokenIndex = tokenIndex
+        }
+    }
+
     package func complete(_ request: ChatRequest, onText: @escaping @Sendable (String) -> Void) throws(ProviderError)
         -> ChatResponse
     {
+        try complete(request, forking: nil, onText: onText)
+    }
+
+    /// One model call; with `fork`, the reply is generated after the fork's prompt and begins
+    /// with its forced tokens (``Generator/generate(prompt:forcing:options:reusing:isCancelled:)``).
+    /// A forked reply the grammar could not follow (an alternative it refuses) is kept as text
+    /// when its tool call does not parse: the fork shows what the model wrote from there.
+    package func complete(
+        _ request: ChatRequest, forking fork: Fork?, onText: @escaping @Sendable (String) -> Void
+    ) throws(ProviderError) -> ChatResponse {
         var options = GenerationOptions()
         options.sampling = sampling
         options.maxTokens = request.maxTokens ?? Self.defaultMaxTokens
@@ -113,8 +141,9 @@ package final class LocalModelProvider: ChatProvider {
         }
         let deadline = request.secondsLeft.map { Date().addingTimeInterval($0) }
         let generation: Generation
+        let forced: ForcedGeneration?
         do {
-            let prompt = try generator.prompt(chatMessages(request))
+            let prompt = try fork?.prompt ?? generator.prompt(chatMessages(request))
             let context = generator.model.configuration.contextLength
             guard prompt.count < context else {
                 throw ProviderError(
@@ -122,11 +151,23 @@ package final class LocalModelProvider: ChatProvider {
                     retryable: false)
             }
             options.context = min(context, prompt.count + max(options.maxTokens, 1))
-            generation = try cache.withLock { (cache: inout PromptCache) throws(ModelError) -> Generation in
-                try generator.generate(
-                    prompt: prompt, options: options, reusing: &cache,
-                    isCancelled: { deadline.map { Date() >= $0 } ?? false },
-                    onText: { text, _ in if !text.isEmpty { onText(text) } })
+            let isCancelled = { deadline.map { Date() >= $0 } ?? false }
+            if let fork {
+                let made = try cache.withLock { (cache: inout PromptCache) throws(ModelError) -> ForcedGeneration in
+                    try generator.generate(
+                        prompt: prompt, forcing: fork.forced, options: options, reusing: &cache,
+                        isCancelled: isCancelled)
+                }
+                forced = made
+                generation = made.generation
+                if !generation.text.isEmpty { onText(generation.text) }
+            } else {
+                forced = nil
+                generation = try cache.withLock { (cache: inout PromptCache) throws(ModelError) -> Generation in
+                    try generator.generate(
+                        prompt: prompt, options: options, reusing: &cache, isCancelled: isCancelled,
+                        onText: { text, _ in if !text.isEmpty { onText(text) } })
+                }
             }
         } catch let error as ProviderError {
             throw error
@@ -150,17 +191,29 @@ package final class LocalModelProvider: ChatProvider {
             }
         } catch {
             // Only a reply cut off (the token limit, the time limit) leaves a block unfinished:
-            // it is no answer, and reading it as the final one would score a broken call.
-            throw ProviderError(
-                "the reply stopped (\(generation.stopReason.rawValue)) inside a tool call after "
-                    + "\(generation.tokens.count) tokens: \(error)", retryable: false)
+            // it is no answer, and reading it as the final one would score a broken call. A
+            // fork's reply that left the grammar is what the model wrote there: kept as text.
+            guard let forced, forced.grammarRefusedAt != nil else {
+                throw ProviderError(
+                    "the reply stopped (\(generation.stopReason.rawValue)) inside a tool call after "
+                        + "\(generation.tokens.count) tokens: \(error)", retryable: false)
+            }
+        }
+        var attributes = attributes(generation, options: options)
+        if let fork, let forced {
+            attributes["loupe.fork.token_index"] = .number(Double(fork.tokenIndex))
+            attributes["loupe.fork.forced_tokens"] = .number(Double(forced.forcedCount))
+            if let refused = forced.grammarRefusedAt {
+                attributes["loupe.llm.grammar"] = .string(
+                    "tool_calls (\(toolChoice)), dropped at token \(refused): the grammar refuses the forced text")
+            }
         }
         return ChatResponse(
             message: message,
             usage: Usage(
                 inputTokens: generation.promptIDs.count, outputTokens: generation.tokens.count,
                 cacheReadTokens: generation.timings.cachedPromptTokens),
-            model: model, finishReason: finish, attributes: attributes(generation, options: options))
+            model: model, finishReason: finish, attributes: attributes)
     }
 
     /// The generation as span attributes (`loupe.llm.*`).

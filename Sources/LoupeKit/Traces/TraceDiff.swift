@@ -66,6 +66,14 @@ package struct TraceDiff: Hashable, Sendable {
     package var firstDivergence: Int?
 
     package var counts: [Change: Int] { rows.reduce(into: [:]) { $0[$1.change, default: 0] += 1 } }
+
+    /// "trace 15 forks trace 12 at span 3" when one side is a fork of the other; nil otherwise.
+    package var forkLink: String? {
+        for (fork, parent) in [(right, left), (left, right)] where fork.parentTraceID == parent.id {
+            return "trace \(fork.id) forks trace \(parent.id)" + (fork.forkOrdinal.map { " at span \($0)" } ?? "")
+        }
+        return nil
+    }
 }
 
 extension TraceService {

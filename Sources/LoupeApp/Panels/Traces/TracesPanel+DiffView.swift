@@ -54,6 +54,7 @@ extension TracesPanel {
                         diff.firstDivergence.map { " ▶ first divergence: row \($0 + 1)" }
                             ?? " the runs did the same steps",
                         diff.firstDivergence == nil ? theme.status(.ok) : theme.status(.warn)),
+                    diff.forkLink.map { Span("  ↳ " + $0, theme.accent) } ?? Span("", theme.dim),
                     Span("  − \(UntrustedText.sanitized(diff.left.name))", theme.dim),
                     Span("  + \(UntrustedText.sanitized(diff.right.name))", theme.dim),
                 ], at: Point(x: inner.x, y: inner.y), clip: inner)

@@ -175,7 +175,11 @@ extension TracesPanel {
                         : "~" + when.string(from: t.importedAt),
                     "\(t.stepCount)", "\(t.spanCount)", t.errorCount > 0 ? "✗ \(t.errorCount)" : "",
                     TraceText.duration(t.timed ? t.durationNs : nil), TracesPanel.tokens(t.inputTokens, t.outputTokens),
-                    TraceText.cost(t.cost), (live.contains(t.id) ? "● " : "") + UntrustedText.sanitized(t.name),
+                    TraceText.cost(t.cost),
+                    (live.contains(t.id) ? "● " : "")
+                        // A fork names its parent and the span it forked at.
+                        + (t.parentTraceID.map { "↳\($0):\(t.forkOrdinal ?? 0) " } ?? "")
+                        + UntrustedText.sanitized(t.name),
                 ]
             }
             let columns = [

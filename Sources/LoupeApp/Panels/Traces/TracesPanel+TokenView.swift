@@ -19,6 +19,8 @@ extension TracesPanel {
         package let sequences: [GeneratedTokens]
         /// The token under the cursor, an index into ``tokens``.
         package private(set) var cursor = 0
+        /// The fork line over the view while an alternative or a text is chosen (`F`).
+        package private(set) var chooser: TokenForkChooser?
 
         /// The generated tokens in `detail`, or nil when the span has none (it is not a local
         /// model's step).
@@ -63,8 +65,29 @@ extension TracesPanel {
             return true
         }
 
+        /// Puts the cursor on token `index` (clamped to the tokens).
+        mutating func select(_ index: Int) { move(to: index) }
+
         private mutating func move(to index: Int) {
             cursor = max(0, min(tokens.count - 1, index))
+        }
+
+        // MARK: - Fork
+
+        /// `F`: the fork line on the cursor token, its second-best alternative highlighted.
+        mutating func openChooser() {
+            chooser = TokenForkChooser(token: tokens[cursor], index: cursor)
+        }
+
+        /// A key on the fork line; the line closes once it forks or is cancelled.
+        mutating func handleChooser(_ key: Key) -> TokenForkChooser.Outcome {
+            guard var open = chooser else { return .cancelled }
+            let outcome = open.handle(key)
+            switch outcome {
+            case .choosing, .refused: chooser = open
+            case .cancelled, .alternative, .text: chooser = nil
+            }
+            return outcome
         }
 
         // MARK: - Layout
@@ -184,6 +207,7 @@ extension TracesPanel {
             renderAlternatives(
                 into: &frame, area: Rect(x: area.x, y: textArea.maxY, width: area.width, height: boxHeight),
                 theme: theme)
+            chooser?.render(into: &frame, area: area, theme: theme)
         }
 
         /// `p 1 .75 .5 .25 0` on the ramp (or with shade glyphs), then what the marks mean; on two
@@ -262,8 +286,9 @@ extension TracesPanel {
         private func renderAlternatives(into frame: inout Frame, area: Rect, theme: Theme) {
             let token = tokens[cursor]
             let inner = Block(
-                title: "token \(cursor + 1) of \(tokens.count)",
-                trailingTitle: "[ ] uncertain · h l token", focused: false
+                title: "token #\(cursor) · \(cursor + 1) of \(tokens.count)",
+                trailingTitle: chooser == nil ? "f: fork with 2nd · F: choose" : "1–\(token.alternatives.count): fork",
+                focused: chooser != nil
             ).render(into: &frame, area: area, theme: theme)
             guard inner.width > 4, inner.height > 0 else { return }
             var facts = [String(format: "p %.3f", token.probability)]
@@ -276,12 +301,15 @@ extension TracesPanel {
                     Span("  " + facts.joined(separator: " · "), token.isUncertain ? theme.status(.warn) : theme.dim),
                 ], at: Point(x: inner.x, y: inner.y), clip: inner)
             let textWidth = min(18, max(6, inner.width / 3))
-            let barWidth = max(0, inner.width - textWidth - 10)
+            let barWidth = max(0, inner.width - textWidth - 11)
             for (row, alternative) in token.alternatives.prefix(inner.height - 1).enumerated() {
                 let chosen = alternative.id.map { $0 == token.id } ?? (alternative.text == token.text)
                 let cells = Int((alternative.probability * Double(barWidth)).rounded())
+                // Numbered as `trace fork --choose` and the fork line take them.
+                let highlighted = chooser?.selected == row
                 frame.draw(
                     [
+                        Span("\(row + 1)", highlighted ? theme.selection : theme.dim),
                         Span(chosen ? "● " : "  ", theme.key),
                         Span(
                             TextWidth.fit(TracesPanel.quoted(alternative.text), toColumns: textWidth),

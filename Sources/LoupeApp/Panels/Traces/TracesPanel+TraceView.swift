@@ -32,6 +32,9 @@ extension TracesPanel {
         package private(set) var deepMatches: (query: String, ordinals: [Int])?
         /// The generated tokens of the span under the cursor, while they are open (`T`).
         package private(set) var tokenView: TokenView?
+        /// A span and token whose tokens open once the span is read: a token fork just opened,
+        /// shown at the token it changed.
+        private var pendingTokens: (ordinal: Int, token: Int)?
         /// Span contents read so far, by ordinal, and those asked for.
         private var detailCache: [Int: SpanDetail] = [:]
         private var detailsAsked: Set<Int> = []
@@ -179,6 +182,32 @@ extension TracesPanel {
             return []
         }
 
+        /// Whether the token view's fork line is open (it takes the keys).
+        package var choosingFork: Bool { tokenView?.chooser != nil }
+
+        /// `F` in the token view: the fork line on the cursor token.
+        mutating func openForkChooser() { tokenView?.openChooser() }
+
+        /// A key on the token view's fork line.
+        mutating func handleForkChooser(_ key: Key) -> TokenForkChooser.Outcome {
+            tokenView?.handleChooser(key) ?? .cancelled
+        }
+
+        /// Puts the cursor on span `ordinal` and opens its tokens at `token` once its content is
+        /// read (a token fork, shown where it changed).
+        mutating func focus(ordinal: Int, token: Int) -> [PanelEffect] {
+            pendingTokens = (ordinal, token)
+            let effects = moveSpan(to: ordinal)
+            openPendingTokens()
+            return effects
+        }
+
+        private mutating func openPendingTokens() {
+            guard let pending = pendingTokens, currentOrdinal == pending.ordinal, detail != nil else { return }
+            pendingTokens = nil
+            if openTokens().isEmpty { tokenView?.select(pending.token) }
+        }
+
         /// Closes the token view; false when it was not open.
         mutating func closeTokens() -> Bool {
             defer { tokenView = nil }
@@ -196,7 +225,10 @@ extension TracesPanel {
             case .loaded(let found):
                 if detailCache.count > 256 { detailCache = [:] }
                 detailCache[asked.ordinal] = found
-                if asked.ordinal == currentOrdinal { detail = found }
+                if asked.ordinal == currentOrdinal {
+                    detail = found
+                    openPendingTokens()
+                }
             case .failed(let message):
                 guard asked.ordinal == currentOrdinal else { return nil }
                 detail = nil

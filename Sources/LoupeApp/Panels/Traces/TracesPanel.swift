@@ -39,7 +39,12 @@ package struct TracesPanel: Panel {
     private var traceSettings = TraceView.Settings()
     /// The step whose text is open in `$EDITOR` (`F`), and the text it had.
     private var editingFork: (ordinal: Int, original: String)?
+    /// A token fork under way: the trace, span and token it forks, so the fork opens there.
+    private var tokenFork: (parent: Int64, ordinal: Int, token: Int)?
+    /// The fork just made, to open at its changed token once read.
+    private var openingFork: (id: Int64, ordinal: Int, token: Int)?
     private static let forkTag = 1
+    private static let tokenForkTag = 2
     private static let forkEditorName = "trace-fork"
     private var queued: [PanelEffect] = []
     /// A read of the list asked for because the workspace changed, and whether it changed again
@@ -104,24 +109,29 @@ package struct TracesPanel: Panel {
         return "trace \(rows[list.selected].id): \(rows[list.selected].name)"
     }
 
+    /// The keys; while a step's tokens are on show the footer names what they do there.
     package var keymap: Keymap {
-        Keymap(
+        let tokens = showingTokens
+        return Keymap(
             "Traces",
             [
-                KeyBinding([.enter], .panel(.open), help: "Open the selected trace", footer: "open"),
-                KeyBinding([.character("l"), .right], .panel(.right), help: "Next step", footer: "step"),
+                KeyBinding([.enter], .panel(.open), help: "Open the selected trace", footer: tokens ? nil : "open"),
+                KeyBinding(
+                    [.character("l"), .right], .panel(.right), help: "Next step (token view: next token)",
+                    footer: tokens ? "token" : "step"),
                 KeyBinding(
                     [.character("j"), .down], .panel(.down), help: "List: next trace · trace: scroll the detail"),
                 KeyBinding(
                     [.character("k"), .up], .panel(.up), help: "List: previous trace · trace: scroll the detail"),
-                KeyBinding([.character("h"), .left], .panel(.left), help: "Previous step"),
+                KeyBinding(
+                    [.character("h"), .left], .panel(.left), help: "Previous step (token view: previous token)"),
                 KeyBinding(
                     [.character("J")], .panel(.own(Action.nextSpan)),
-                    help: "Next span of any kind (agent, chain, workflow, scorer …)", footer: "span"),
+                    help: "Next span of any kind (agent, chain, workflow, scorer …)", footer: tokens ? nil : "span"),
                 KeyBinding([.character("K")], .panel(.own(Action.previousSpan)), help: "Previous span of any kind"),
                 KeyBinding(
                     [.character("e")], .panel(.own(Action.error)), help: "Next span with an error (any kind)",
-                    footer: "error"),
+                    footer: tokens ? nil : "error"),
                 KeyBinding([.character("t")], .panel(.own(Action.tool)), help: "Next tool call"),
                 KeyBinding(
                     [.character("r")], .panel(.own(Action.raw)), help: "The step's raw source payload on or off"),
@@ -136,11 +146,12 @@ package struct TracesPanel: Panel {
                 KeyBinding(
                     [.character("T")], .panel(.own(Action.tokens)),
                     help:
-                        "A local model's step: its generated tokens shaded by probability, alternatives (T again: close)"
-                ),
+                        "A local model's step: its generated tokens shaded by probability, alternatives (T again: close)",
+                    footer: tokens ? "close" : nil),
                 KeyBinding(
                     [.character("]")], .panel(.own(Action.nextUncertain)),
-                    help: "Next uncertain token of the step (low-confidence p<0.3, or a near-tie)"),
+                    help: "Next uncertain token of the step (low-confidence p<0.3, or a near-tie)",
+                    footer: tokens ? "uncertain" : nil),
                 KeyBinding(
                     [.character("[")], .panel(.own(Action.previousUncertain)), help: "Previous uncertain token"),
                 KeyBinding(
@@ -153,14 +164,19 @@ package struct TracesPanel: Panel {
                 KeyBinding(
                     [.character("d")], .panel(.own(Action.diff)),
                     help: "Compare this trace with the marked one (diff view)",
-                    footer: "diff"),
+                    footer: tokens ? nil : "diff"),
                 KeyBinding(
                     [.character("f")], .panel(.own(Action.fork)),
-                    help: "Fork at this step: edit the tool result or the user message, continue offline",
-                    footer: "fork"),
+                    help:
+                        "Fork at this step: edit the tool result or the user message, continue offline (token view: "
+                        + "fork at the cursor token with its second-best alternative, SmolLM2 continues)",
+                    footer: tokens ? "fork 2nd" : "fork"),
                 KeyBinding(
                     [.character("F")], .panel(.own(Action.forkInEditor)),
-                    help: "Fork at this step with the text in $VISUAL/$EDITOR (save and quit to run it)"),
+                    help:
+                        "Fork at this step with the text in $VISUAL/$EDITOR (save and quit to run it) (token view: "
+                        + "choose the alternative, 1-5 or arrows and enter, or type the text to fork with)",
+                    footer: tokens ? "fork…" : nil),
                 KeyBinding(
                     [.character("s")], .panel(.own(Action.sort)),
                     help: "Sort the traces by the next column (start, duration, steps, tokens, cost, errors)"),
@@ -170,7 +186,7 @@ package struct TracesPanel: Panel {
                 KeyBinding(
                     [.character("v")], .panel(.own(Action.sessions)),
                     help: "Sessions: the traces grouped by session.id, conversation or thread (v again: traces)",
-                    footer: "sessions"),
+                    footer: tokens ? nil : "sessions"),
             ])
     }
 
@@ -185,7 +201,9 @@ package struct TracesPanel: Panel {
     }
 
     package var wantsTicks: Bool { playing }
-    package var capturesText: Bool { forking }
+    package var capturesText: Bool { forking || traceView?.choosingFork == true }
+    /// Whether the open step's tokens are on show (`T`): the keys then act on its tokens.
+    package var showingTokens: Bool { traceView?.tokenView != nil }
 
     // MARK: - Keys
 
@@ -277,8 +295,9 @@ package struct TracesPanel: Panel {
     // MARK: - Fork
 
     /// `f` and `F` on the open trace: the step's tool result or user message to edit, on the
-    /// fork line or in `$EDITOR`.
+    /// fork line or in `$EDITOR`; in the token view, a fork at the cursor token.
     private mutating func startFork(inEditor: Bool) -> [PanelEffect] {
+        if showingTokens { return startTokenFork(choosing: inEditor) }
         guard let trace, let ordinal = currentOrdinal, let detail else { return [] }
         let span = trace.spans[ordinal]
         let text: String
@@ -297,7 +316,62 @@ package struct TracesPanel: Panel {
         return []
     }
 
+    /// `f` in the token view forks at the cursor token with its second-best alternative (the
+    /// most likely one the model did not choose); `F` opens the fork line to choose another or
+    /// type text.
+    private mutating func startTokenFork(choosing: Bool) -> [PanelEffect] {
+        guard let view = traceView?.tokenView else { return [] }
+        if choosing {
+            traceView?.openForkChooser()
+            return []
+        }
+        let token = view.tokens[view.cursor]
+        guard let second = TokenForkChooser.secondBest(token) else {
+            return [.status("token #\(view.cursor) has no other alternative recorded to fork with", .info)]
+        }
+        return forkAtToken(ordinal: view.ordinal, token: view.cursor, replacement: .alternative(second + 1))
+    }
+
+    /// Runs `trace fork --at-token` at token `token` of span `ordinal`.
+    private mutating func forkAtToken(
+        ordinal: Int, token: Int, replacement: AgentService.TokenReplacement
+    ) -> [PanelEffect] {
+        guard let trace, let view = traceView?.tokenView, view.tokens.indices.contains(token) else { return [] }
+        let id = trace.summary.id
+        let choice: String
+        let said: String
+        switch replacement {
+        case .alternative(let k):
+            choice = "--choose \(k)"
+            said =
+                view.tokens[token].alternatives.indices.contains(k - 1)
+                ? TracesPanel.quoted(view.tokens[token].alternatives[k - 1].text) : "alternative \(k)"
+        case .text(let text):
+            choice = "--text " + Self.shellQuoted(text)
+            said = TracesPanel.quoted(text)
+        }
+        tokenFork = (id, ordinal, token)
+        return [
+            .run("trace fork \(id) --at-token \(ordinal):\(token) \(choice)", tag: Self.tokenForkTag),
+            .status(
+                "forking trace \(id) at span \(ordinal), token #\(token): "
+                    + "\(TracesPanel.quoted(view.tokens[token].text)) → \(said) with SmolLM2 …", .info),
+        ]
+    }
+
+    static func shellQuoted(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+
     package mutating func handleText(_ key: Key) -> [PanelEffect] {
+        if traceView?.choosingFork == true, let view = traceView?.tokenView {
+            switch traceView?.handleForkChooser(key) ?? .cancelled {
+            case .choosing, .cancelled: return []
+            case .refused(let why): return [.status(why, .info)]
+            case .alternative(let k):
+                return forkAtToken(ordinal: view.ordinal, token: view.cursor, replacement: .alternative(k))
+            case .text(let text):
+                return forkAtToken(ordinal: view.ordinal, token: view.cursor, replacement: .text(text))
+            }
+        }
         guard var editor = forkEditor else { return [] }
         switch editor.handle(key) {
         case .editing: forkEditor = editor
@@ -314,8 +388,10 @@ package struct TracesPanel: Panel {
     private func fork(at ordinal: Int, with text: String) -> [PanelEffect] {
         guard let trace, ordinal < trace.spans.count else { return [] }
         let flag = trace.spans[ordinal].kind == SpanKind.tool.rawValue ? "--result" : "--message"
-        let quoted = "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
-        return [.run("trace fork \(trace.summary.id) --at \(ordinal) \(flag) \(quoted)", tag: Self.forkTag)]
+        return [
+            .run(
+                "trace fork \(trace.summary.id) --at \(ordinal) \(flag) \(Self.shellQuoted(text))", tag: Self.forkTag)
+        ]
     }
 
     /// The editor opened by `F` closed: fork with what was saved, unless nothing changed.
@@ -331,6 +407,7 @@ package struct TracesPanel: Panel {
     }
 
     package mutating func commandFinished(tag: Int, outcome: CommandOutcome) {
+        if tag == Self.tokenForkTag { return tokenForkFinished(outcome) }
         guard tag == Self.forkTag else { return }
         if let failure = outcome.error { error = failure }
         // "fork: trace N (trace P at span k)": open the diff of parent and fork.
@@ -339,6 +416,32 @@ package struct TracesPanel: Panel {
             let parent = trace?.summary.id
         else { return }
         queued += [.ask(DiffTraces(left: parent, right: fork))]
+    }
+
+    /// A token fork ran: the new trace opens on the forked step's tokens at the changed one,
+    /// its parent marked so `d` compares them; the status line says what was forked.
+    private mutating func tokenForkFinished(_ outcome: CommandOutcome) {
+        guard let forked = tokenFork else { return }
+        tokenFork = nil
+        if let failure = outcome.error {
+            queued.append(.status("fork failed: " + UntrustedText.sanitized(failure), .error))
+            return
+        }
+        let lines = outcome.output.split(separator: "\n")
+        guard let line = lines.last(where: { $0.hasPrefix("fork: trace ") }),
+            let id = Int64(line.dropFirst("fork: trace ".count).prefix { $0.isNumber })
+        else { return }
+        let answer = lines.last { $0.hasPrefix("answer: ") }.map { " · " + $0 } ?? ""
+        let said = line.split(separator: " — ").first.map(String.init) ?? String(line)
+        queued.append(
+            .status(
+                UntrustedText.sanitized(said + answer) + " · d: diff with trace \(forked.parent)", .ok))
+        marked = forked.parent
+        diffView = nil
+        closeTrace()
+        opening = id
+        openingFork = (id, forked.ordinal, forked.token)
+        queued += [.ask(OpenTrace(id: id)), .ask(ListTraces())]
     }
 
     // MARK: - Messages
@@ -490,7 +593,11 @@ package struct TracesPanel: Panel {
             return effects
         }
         var open = TraceView(loaded, generation: traceReads, settings: traceSettings, following: live.contains(id))
-        let effects = open.loadStep()
+        var effects = open.loadStep()
+        if let fork = openingFork, fork.id == id {
+            openingFork = nil
+            effects += open.focus(ordinal: fork.ordinal, token: fork.token)
+        }
         traceView = open
         return effects
     }
