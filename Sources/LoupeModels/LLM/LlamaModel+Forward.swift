@@ -260,37 +260,11 @@ extension LlamaModel {
             }
             return
         }
-        let blockRows = min(newRows, Self.attentionBlockRows)
-        var scores = [Float](repeating: 0, count: blockRows * total)
         qkv.storage.withUnsafeBufferPointer { q in
-            cache.keys[layer].withUnsafeBufferPointer { keys in
-                cache.values[layer].withUnsafeBufferPointer { values in
-                    scores.withUnsafeMutableBufferPointer { s in
-                        context.storage.withUnsafeMutableBufferPointer { out in
-                            for head in 0..<configuration.heads {
-                                let kv = head / configuration.groupSize
-                                for start in stride(from: 0, to: newRows, by: blockRows) {
-                                    let rows = min(blockRows, newRows - start)
-                                    // The block's last row sees every key up to its own position.
-                                    let seen = past + start + rows
-                                    BLAS.sgemm(
-                                        m: rows, n: seen, k: d,
-                                        a: q.baseAddress! + (firstRow + start) * qkvStride + head * d, lda: qkvStride,
-                                        b: keys.baseAddress! + kv * d, ldb: keyValueWidth, transposeB: true,
-                                        c: s.baseAddress!, ldc: seen, alpha: 1 / Float(d).squareRoot())
-                                    for i in 0..<rows {
-                                        Self.causalSoftmax(
-                                            s.baseAddress! + i * seen, valid: past + start + i + 1, count: seen)
-                                    }
-                                    BLAS.sgemm(
-                                        m: rows, n: d, k: seen, a: s.baseAddress!, lda: seen,
-                                        b: values.baseAddress! + kv * d, ldb: keyValueWidth,
-                                        c: out.baseAddress! + (firstRow + start) * width + head * d, ldc: width)
-                                }
-                            }
-                        }
-                    }
-                }
+            context.storage.withUnsafeMutableBufferPointer { out in
+                attendPrompt(
+                    q: q.baseAddress! + firstRow * qkvStride, qkvStride: qkvStride, rows: newRows, past: past,
+                    keys: cache.keys[layer], values: cache.values[layer], into: out.baseAddress! + firstRow * width)
             }
         }
     }

@@ -136,8 +136,9 @@ extension LlamaModel {
     /// (`[rows, width]`), by the same sgemms on the same shapes as ``LlamaKVCache``'s prefill
     /// (`LlamaModel+Forward.swift`): per head, blocks of ``attentionBlockRows`` query rows, each
     /// scoring every key up to its last row, masked, softmaxed, then times V. Summing the same
-    /// terms in the same order is what gives a batched prompt the serial path's bits.
-    private func attendPrompt(
+    /// terms in the same order is what gives a batched prompt the serial path's bits. The serial
+    /// prefill calls it too, so there is one copy of the sums to keep identical.
+    func attendPrompt(
         q: UnsafePointer<Float>, qkvStride: Int, rows newRows: Int, past: Int, keys: [Float], values: [Float],
         into out: UnsafeMutablePointer<Float>
     ) {

@@ -234,7 +234,7 @@ extension LlamaModel {
                                 alpha: 1 / Float(d).squareRoot())
                             for i in 0..<rows {
                                 let row = s.baseAddress! + i * seen
-                                Self.probeSoftmax(row, valid: start + i + 1, count: seen)
+                                Self.causalSoftmax(row, valid: start + i + 1, count: seen)
                                 if slot[start + i] >= 0 {
                                     let target = (head * keptRows + slot[start + i]) * t
                                     for j in 0..<seen { kept![target + j] = row[j] }
@@ -276,20 +276,5 @@ extension LlamaModel {
         for row in 0..<tensor.rows {
             for column in columns { tensor.storage[row * width + column] = 0 }
         }
-    }
-
-    /// Softmax over the first `valid` of `count` scores; the rest (future positions) become 0.
-    private static func probeSoftmax(_ scores: UnsafeMutablePointer<Float>, valid: Int, count: Int) {
-        var top = -Float.infinity
-        for j in 0..<valid { top = max(top, scores[j]) }
-        var sum: Float = 0
-        for j in 0..<valid {
-            let e = Foundation.exp(scores[j] - top)
-            scores[j] = e
-            sum += e
-        }
-        let scale = 1 / sum
-        for j in 0..<valid { scores[j] *= scale }
-        for j in valid..<count { scores[j] = 0 }
     }
 }
