@@ -285,9 +285,16 @@ extension TracesPanel {
         /// probability as a number and a bar, the chosen one marked.
         private func renderAlternatives(into frame: inout Frame, area: Rect, theme: Theme) {
             let token = tokens[cursor]
+            let title = "token #\(cursor) · \(cursor + 1) of \(tokens.count)"
+            // The long hint only where both titles fit whole (borders and gaps take about 8 cells);
+            // the footer names the keys either way.
+            let hint = "f: fork with 2nd · F: choose"
+            let trailing =
+                chooser != nil
+                ? "1–\(token.alternatives.count): fork"
+                : title.count + hint.count + 8 <= area.width ? hint : "f/F: fork"
             let inner = Block(
-                title: "token #\(cursor) · \(cursor + 1) of \(tokens.count)",
-                trailingTitle: chooser == nil ? "f: fork with 2nd · F: choose" : "1–\(token.alternatives.count): fork",
+                title: title, trailingTitle: trailing,
                 focused: chooser != nil
             ).render(into: &frame, area: area, theme: theme)
             guard inner.width > 4, inner.height > 0 else { return }
