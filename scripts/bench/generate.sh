@@ -5,8 +5,8 @@
 # depth 512, the same work.
 #
 # On a shared machine the load moves by the minute, so the two programs take turns at a fine grain:
-# each of ROUNDS rounds (default 5) runs, for 1 thread then 2, one Loupe run (a warm-up pass, then
-# one timed pass) and one llama-bench run of each test (-r 1), the order of the two programs
+# each of GENERATE_ROUNDS rounds (default 5; not ROUNDS, which all.sh reads as its own count and
+# its children inherit) runs, for 1 thread then 2, one Loupe run (a warm-up pass, then one timed pass) and one llama-bench run of each test (-r 1), the order of the two programs
 # alternating between rounds. Every figure is the median over the rounds of single runs (the lower
 # middle one for an even count), the 1-minute load average read before each run kept beside it:
 # the table shows each figure's median load and range. Peak RSS: Loupe's own (the high-water mark
@@ -18,7 +18,7 @@
 # --scratch-path DIR`, so a shared .build keeps its debug build); .build/release/loupe else.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-rounds=${ROUNDS:-5}
+rounds=${GENERATE_ROUNDS:-5}
 model=${LOUPE_MODELS:-$HOME/.cache/loupe/models}/SmolLM2-135M-Instruct/SmolLM2-135M-Instruct.Q4_1.gguf
 [ -f "$model" ] || scripts/fetch-smollm2
 llama_bench=$(scripts/bench/llama-cpp.sh)
