@@ -6,8 +6,9 @@
 #
 # On a shared machine the load moves by the minute, so the two programs take turns at a fine grain:
 # each of GENERATE_ROUNDS rounds (default 5; not ROUNDS, which all.sh reads as its own count and
-# its children inherit) runs, for 1 thread then 2, one Loupe run (a warm-up pass, then one timed pass) and one llama-bench run of each test (-r 1), the order of the two programs
-# alternating between rounds. Every figure is the median over the rounds of single runs (the lower
+# its children inherit) runs, for 1 thread then 2, one Loupe run (a warm-up pass, then one timed
+# pass) and one llama-bench run of each test (-r 1), the order of the two programs alternating
+# between rounds. Every figure is the median over the rounds of single runs (the lower
 # middle one for an even count), the 1-minute load average read before each run kept beside it:
 # the table shows each figure's median load and range. Peak RSS: Loupe's own (the high-water mark
 # of the pp512 + tg128 runs, read before its bandwidth probe) and llama-bench's under
