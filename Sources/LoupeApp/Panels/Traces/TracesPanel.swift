@@ -476,7 +476,7 @@ package struct TracesPanel: Panel {
             }
             listInFlight = true
             return [.ask(ListTraces())]
-        default: break
+        case .input, .terminate, .fileWritten, .edited, .readFinished, .navigate, .listening, .unreachable: break
         }
         return []
     }
