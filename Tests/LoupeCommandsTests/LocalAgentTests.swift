@@ -23,20 +23,25 @@ import Testing
         "final_answer": ["answer": "string"], "read": [:],
     ]
 
-    @Test func theCalculatorTaskGivesValidToolCallsAndTokenLogprobs() throws {
+    /// The calculator question answered by the agent on the local model (two steps at most) in a
+    /// new workspace holding the sample corpus: the workspace file and `agent run`'s result.
+    static func calculatorRun() throws -> (file: String, result: (status: Int32, output: String, error: String)) {
         try #require(
-            FileManager.default.fileExists(atPath: Self.modelPath),
-            "\(Self.modelPath) is missing: run scripts/fetch-smollm2")
+            FileManager.default.fileExists(atPath: modelPath), "\(modelPath) is missing: run scripts/fetch-smollm2")
         let directory = TestEnvironment.temporaryDirectory()
         let corpus = directory + "/corpus.jsonl"
         try AgentCommandTests.corpus.write(toFile: corpus, atomically: true, encoding: .utf8)
         let file = directory + "/w.sqlite"
         let ingest = try TestEnvironment.run(["--workspace", file, "ingest", corpus, "--no-embed"])
         try #require(ingest.status == 0, "\(ingest.error)")
-
         let result = try TestEnvironment.run([
             "--workspace", file, "agent", "run", "--provider", "local", "--max-steps", "2", "What is (17 + 25) * 3?",
         ])
+        return (file, result)
+    }
+
+    @Test func theCalculatorTaskGivesValidToolCallsAndTokenLogprobs() throws {
+        let (file, result) = try Self.calculatorRun()
         // The model may finish (final_answer) or use both steps; either way the run is recorded.
         #expect(
             result.status == 0 || result.error.contains("step limit 2 reached"), "\(result.output)\(result.error)")

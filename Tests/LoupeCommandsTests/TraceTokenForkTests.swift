@@ -11,18 +11,7 @@ import Testing
 @Suite(.serialized) struct TraceTokenForkTests {
     /// A recorded local run: the workspace file, the trace id and the first model call's ordinal.
     static func localRun() throws -> (file: String, trace: Int64, span: Int) {
-        try #require(
-            FileManager.default.fileExists(atPath: LocalAgentTests.modelPath),
-            "\(LocalAgentTests.modelPath) is missing: run scripts/fetch-smollm2")
-        let directory = TestEnvironment.temporaryDirectory()
-        let corpus = directory + "/corpus.jsonl"
-        try AgentCommandTests.corpus.write(toFile: corpus, atomically: true, encoding: .utf8)
-        let file = directory + "/w.sqlite"
-        let ingest = try TestEnvironment.run(["--workspace", file, "ingest", corpus, "--no-embed"])
-        try #require(ingest.status == 0, "\(ingest.error)")
-        let run = try TestEnvironment.run([
-            "--workspace", file, "agent", "run", "--provider", "local", "--max-steps", "2", "What is (17 + 25) * 3?",
-        ])
+        let (file, run) = try LocalAgentTests.calculatorRun()
         try #require(run.status == 0 || run.error.contains("step limit 2 reached"), "\(run.output)\(run.error)")
         return (file, 1, 1)
     }
