@@ -11,7 +11,8 @@ import Testing
         198, 1, 4093, 198, 1780, 314, 260, 3575, 282, 4649, 47, 2, 198, 1, 520, 9531, 198,
     ]
 
-    private func run(_ arguments: [String], input: String? = nil) throws -> (
+    /// `loupe ARGUMENTS` with SmolLM2's weights, in a new workspace (GlassBoxCommandTests too).
+    static func run(_ arguments: [String], input: String? = nil) throws -> (
         status: Int32, output: String, error: String
     ) {
         try #require(
@@ -24,16 +25,16 @@ import Testing
         return (result.status, result.output, result.error)
     }
 
-    private func object(_ text: String) throws -> [String: Any] {
+    static func object(_ text: String) throws -> [String: Any] {
         try #require(JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
     }
 
     @Test func theExactPathAnswersAsTheFloatReferenceDoes() throws {
-        let result = try run([
+        let result = try Self.run([
             "generate", "What is the capital of France?", "--precision", "f32", "--top-logprobs", "3", "--json",
         ])
         #expect(result.status == 0, "\(result.error)")
-        let json = try object(result.output)
+        let json = try Self.object(result.output)
         #expect(json["prompt_ids"] as? [Int] == Self.promptIDs.map(Int.init))
         #expect(json["text"] as? String == "The capital of France is Paris.")
         #expect(json["stop_reason"] as? String == "eos")
@@ -57,9 +58,9 @@ import Testing
         let prompt =
             "<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n"
             + "<|im_start|>user\nWhat is the capital of France?<|im_end|>\n<|im_start|>assistant\n"
-        let result = try run(["logits", prompt, "--precision", "f32", "--top", "5", "--json"])
+        let result = try Self.run(["logits", prompt, "--precision", "f32", "--top", "5", "--json"])
         #expect(result.status == 0, "\(result.error)")
-        let json = try object(result.output)
+        let json = try Self.object(result.output)
         #expect(json["ids"] as? [Int] == Self.promptIDs.map(Int.init))
         let positions = try #require(json["positions"] as? [[String: Any]])
         #expect(positions.count == 37)
@@ -74,16 +75,16 @@ import Testing
     }
 
     @Test func stopStringsSamplingOptionsAndAMissingModelAreAnsweredPlainly() throws {
-        let stopped = try run([
+        let stopped = try Self.run([
             "generate", "What is the capital of France?", "--precision", "f32", "--stop", " of", "--json",
         ])
         #expect(stopped.status == 0, "\(stopped.error)")
-        let json = try object(stopped.output)
+        let json = try Self.object(stopped.output)
         #expect(json["text"] as? String == "The capital")
         #expect(json["stop_reason"] as? String == "word")
         #expect(json["stopping_word"] as? String == " of")
 
-        let bad = try run(["generate", "hi", "--top-p", "0"])
+        let bad = try Self.run(["generate", "hi", "--top-p", "0"])
         #expect(bad.status != 0)
         #expect(bad.error.contains("top-p 0.0: use a value in (0, 1]"), "\(bad.error)")
 
@@ -95,7 +96,7 @@ import Testing
     }
 
     @Test func chatKeepsTheConversationAndForgetsItOnReset() throws {
-        let result = try run(
+        let result = try Self.run(
             ["chat", "--precision", "f32", "--max-tokens", "24"],
             input: "What is the capital of France?\nAnd of Germany?\n/reset\nAnd of Germany?\n")
         #expect(result.status == 0, "\(result.error)")
