@@ -37,7 +37,7 @@ import Testing
     }
 
     /// Under both schedulers: continuous batching (`--openai-batch 16`) and one sequence at a
-    /// time (`--openai-batch 1`, the default).
+    /// time (`--openai-batch 1`); batching is the default.
     @Test(arguments: [16, 1]) func theOpenAIClientGetsTheLocalModelsAnswersAndEachIsATrace(batch: Int) throws {
         let workspace = TestEnvironment.temporaryDirectory() + "/w.sqlite"
         let (server, output, baseURL) = try Self.startServer(
@@ -332,54 +332,16 @@ import Testing
     /// is answered 408 once the body deadline passes, not waited on; the next request is then served,
     /// so the slow one held no model slot (`--openai-queue 1`: one slot in all).
     @Test(arguments: [16, 1]) func aClientThatTricklesItsBodyIsCutOffAndHoldsNoSlot(batch: Int) throws {
-        try #require(
-            FileManager.default.fileExists(atPath: ModelsCommandTests.smolLM2Path),
-            "SmolLM2 weights not found at \(ModelsCommandTests.smolLM2Path): run scripts/fetch-smollm2")
-        let python = OTLPPeerTests.python
-        try #require(
-            FileManager.default.isExecutableFile(atPath: python),
-            "the Python peers are missing: run scripts/python-peers first")
-        let server = Process()
-        server.executableURL = URL(fileURLWithPath: TestEnvironment.binary)
-        server.arguments = [
-            "serve", "--workspace", TestEnvironment.temporaryDirectory() + "/w.sqlite", "--http-port", "0",
-            "--grpc-port", "0", "--openai-port", "0", "--openai-queue", "1", "--openai-batch", String(batch),
-        ]
-        var environment = ProcessInfo.processInfo.environment
-        environment["LOUPE_MODELS"] = ModelsCommandTests.modelsRoot
-        server.environment = environment
-        let output = Pipe()
-        server.standardOutput = output
-        server.standardError = output
-        try server.run()
+        let (server, _, baseURL) = try Self.startServer(
+            ["--openai-queue", "1", "--openai-batch", String(batch)],
+            workspace: TestEnvironment.temporaryDirectory() + "/w.sqlite")
         defer {
             if server.isRunning {
                 kill(server.processIdentifier, SIGKILL)
                 server.waitUntilExit()
             }
         }
-        let text = TestEnvironment.firstLine(of: output)
-        let baseURL = try #require(
-            text.firstRange(of: /OpenAI http:\/\/127\.0\.0\.1:[0-9]+\/v1/).map { String(text[$0].dropFirst(7)) },
-            "loupe serve did not say where the OpenAI endpoint listens: \(text)")
-        let client = Process()
-        client.executableURL = URL(fileURLWithPath: python)
-        client.arguments = [
-            TestEnvironment.repositoryRoot.appendingPathComponent("scripts/reference/openai_slow_body.py").path,
-            baseURL, Self.model,
-        ]
-        let clientOutput = Pipe()
-        let clientError = Pipe()
-        client.standardOutput = clientOutput
-        client.standardError = clientError
-        try client.run()
-        let out = clientOutput.fileHandleForReading.readDataToEndOfFile()
-        let err = clientError.fileHandleForReading.readDataToEndOfFile()
-        client.waitUntilExit()
-        try #require(
-            client.terminationStatus == 0,
-            "openai_slow_body.py failed: \(String(decoding: err, as: UTF8.self).suffix(3000))")
-        let report = try JSONValue.parse(out)
+        let report = try Self.peer("openai_slow_body.py", [baseURL, Self.model])
         #expect(report["slow_status"]?.string == "HTTP/1.1 408 Request Timeout")
         #expect(report["slow_body"]?.string?.contains("the body did not arrive within 30 s") == true)
         #expect((report["trickled"]?.int ?? 0) > 0, "the client sent part of its body before the answer")
