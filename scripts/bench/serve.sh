@@ -6,7 +6,9 @@
 # GGUF. /v1/completions, a 256-token prompt of its own per request (no shared prefix), greedy,
 # 128 tokens asked. Reports aggregate generated tokens/s and time to first token p50/p99, each the
 # median of REPEATS runs, with the 1-minute load average before each run beside it: the machine
-# may be shared, and then the figures move with the load.
+# may be shared, and then the figures move with the load. Also inter-token latency p50/p99, the
+# server's peak RSS during the run (VmRSS sampled every 100 ms) and the peak of its KV cache gauges
+# (Loupe's /metrics; llama-server's with --metrics), the largest over the repeats.
 #
 # The prefix-cache part: 16 clients, 2 requests each, every prompt a 200-token system prompt and
 # the 256-token one; `shared` puts the system prompt first (the same leading tokens in every
@@ -67,7 +69,7 @@ start_loupe() {  # $1: --openai-batch
 }
 
 start_llama() {
-  "$llama_server" -m "$model" -np 16 -c $((16 * 2048)) -t 2 --port 18182 --host 127.0.0.1 --no-webui \
+  "$llama_server" -m "$model" -np 16 -c $((16 * 2048)) -t 2 --port 18182 --host 127.0.0.1 --no-webui --metrics \
     >"$scratch/llama.log" 2>&1 &
   server=$!
   wait_ready http://127.0.0.1:18182/v1
@@ -80,7 +82,8 @@ run_set() {  # $1: name, $2: base URL, $3: model name
     per=$(( c == 1 ? 3 : (c == 4 ? 2 : 1) ))
     for r in $(seq 1 "$repeats"); do
       load=$(cut -d' ' -f1 /proc/loadavg)
-      result=$("$python" scripts/bench/serve_clients.py "$2" "$3" "$c" "$per" "$scratch/prompt.txt" "$max_tokens")
+      result=$(SERVER_PID=$server METRICS_URL="${2%/v1}/metrics" \
+        "$python" scripts/bench/serve_clients.py "$2" "$3" "$c" "$per" "$scratch/prompt.txt" "$max_tokens")
       echo "{\"server\": \"$1\", \"repeat\": $r, \"load\": $load, \"result\": $result}" | tee -a "$scratch/all.jsonl" >&2
     done
   done
@@ -90,7 +93,8 @@ run_prefix() {  # $1: name, $2: base URL, $3: model name; 16 clients, shared and
   for r in $(seq 1 "$repeats"); do
     for mode in shared unique; do
       load=$(cut -d' ' -f1 /proc/loadavg)
-      result=$("$python" scripts/bench/serve_clients.py "$2" "$3" 16 2 "$scratch/prompt.txt" "$max_tokens" \
+      result=$(SERVER_PID=$server METRICS_URL="${2%/v1}/metrics" \
+        "$python" scripts/bench/serve_clients.py "$2" "$3" 16 2 "$scratch/prompt.txt" "$max_tokens" \
         "$scratch/system.txt" "$mode")
       echo "{\"server\": \"$1\", \"repeat\": $r, \"load\": $load, \"result\": $result}" \
         | tee -a "$scratch/prefix.jsonl" >&2
@@ -117,10 +121,24 @@ touch "$scratch/all.jsonl" "$scratch/prefix.jsonl"
 "$python" - "$scratch/all.jsonl" "$(nproc)" <<'PY'
 import json, statistics, sys
 rows = [json.loads(line) for line in open(sys.argv[1])]
+def ms(runs, key):
+    values = [r["result"].get(key) for r in runs if r["result"].get(key) is not None]
+    return f"{statistics.median(values) * 1000:.0f} ms" if values else "–"
+def rss(runs):
+    values = [r["result"].get("peak_rss_mb") or 0 for r in runs]
+    return f"{max(values):.0f} MB" if any(values) else "–"
+def kv(runs):
+    peaks = {}
+    for r in runs:
+        for name, value in (r["result"].get("peak_kv") or {}).items():
+            peaks[name] = max(peaks.get(name, 0), value)
+    if "loupe_serve_kv_blocks_in_use" in peaks:
+        return f"{peaks['loupe_serve_kv_blocks_in_use']:.0f} of {peaks.get('loupe_serve_kv_blocks', 0):.0f} blocks"
+    return ", ".join(f"{name.split(':')[-1]} {value:g}" for name, value in sorted(peaks.items())) or "–"
 print(f"SmolLM2-135M-Instruct Q4_1 serving, {sys.argv[2]} cores, median of repeats "
       "(load: 1-minute averages before each repeat)")
-print("| Server | Clients | Generated tokens/s | TTFT p50 | TTFT p99 | Load |")
-print("|---|---|---|---|---|---|")
+print("| Server | Clients | Generated tokens/s | TTFT p50 | TTFT p99 | ITL p50 | ITL p99 | Peak RSS | Peak KV | Load |")
+print("|---|---|---|---|---|---|---|---|---|---|")
 summary = []
 for server in ["loupe serial", "loupe batched", "llama-server"]:
     for clients in sorted({r["result"]["clients"] for r in rows}):
@@ -130,9 +148,11 @@ for server in ["loupe serial", "loupe batched", "llama-server"]:
         med = lambda key: statistics.median(r["result"][key] for r in runs)
         loads = ", ".join(f"{r['load']:.2f}" for r in runs)
         print(f"| {server} | {clients} | {med('tokens_per_s'):.1f} | {med('ttft_p50_s') * 1000:.0f} ms "
-              f"| {med('ttft_p99_s') * 1000:.0f} ms | {loads} |")
+              f"| {med('ttft_p99_s') * 1000:.0f} ms | {ms(runs, 'itl_p50_s')} | {ms(runs, 'itl_p99_s')} "
+              f"| {rss(runs)} | {kv(runs)} | {loads} |")
         summary.append({"server": server, "clients": clients, "tokens_per_s": med("tokens_per_s"),
                         "ttft_p50_s": med("ttft_p50_s"), "ttft_p99_s": med("ttft_p99_s"),
+                        "peak_rss_mb": max((r["result"].get("peak_rss_mb") or 0) for r in runs),
                         "loads": [r["load"] for r in runs]})
 print(json.dumps({"bench": "serve", "rows": summary}))
 PY
