@@ -18,7 +18,7 @@
 # .venv-bench on first use.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-benches=(${BENCHES:-embed retrieval retrieval-scale kernels sae hnsw traces generate speculative mcp})
+benches=(${BENCHES:-embed retrieval retrieval-scale kernels sae hnsw traces generate speculative glassbox mcp})
 rounds=${ROUNDS:-2}
 out=${OUT:-.bench-data/all}
 records=${RECORDS:-docs/bench-records}

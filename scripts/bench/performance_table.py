@@ -159,6 +159,18 @@ def speculative(r, load):
              f"{'yes' if r['all_same_tokens'] else 'NO'}; target 1.5×")
 
 
+def glassbox(r, load):
+    # scripts/bench/glassbox.sh: SmolLM2's insides on a long context; no other program reads them with
+    # Loupe's kernels, so the lens has a target, and the capturing prefill the plain one as its peer.
+    context = f"{r['context_tokens']:,}-token context, {r['threads']} threads"
+    add(f"SmolLM2-135M logit lens, one position of a {context}", r["lens_seconds"] * 1000, "", None, "ms", load,
+        higher=False, note=f"target ≤ {r['target_lens_seconds'] * 1000:.0f} ms; from nothing (a probe, then the lens) "
+                           f"{r['lens_from_nothing_seconds']:.2f} s")
+    add(f"SmolLM2-135M prefill keeping every position's residual stream, {context}",
+        r["capture_all_prefill_seconds"], "plain prefill", r["plain_prefill_seconds"], "s", load, higher=False,
+        note=f"{r['captured_megabytes']:.0f} MB captured")
+
+
 def mcp(r, load):
     # Phoenix's MCP server is not installed: the peer column is the loupe CLI, one process per call.
     for tool in ("traces_list", "trace_show", "eval_show"):
@@ -170,7 +182,7 @@ def mcp(r, load):
 
 seen = collections.Counter()
 readers = {"embed": embed, "retrieval": retrieval, "retrieval-scale": retrieval_scale, "kernels": kernels, "sae": sae,
-           "hnsw": hnsw, "traces": traces, "generate": generate, "speculative": speculative, "mcp": mcp}
+           "hnsw": hnsw, "traces": traces, "generate": generate, "speculative": speculative, "glassbox": glassbox, "mcp": mcp}
 for path in sorted(glob.glob(os.path.join(out, "*.json"))):
     bench = os.path.basename(path).rsplit(".", 2)[0]
     seen[bench] += 1
