@@ -45,6 +45,83 @@ import Testing
         #expect(rows.filter { $0.key != damaged.itemKey } == before.filter { $0.key != damaged.itemKey })
     }
 
+    /// A judge's prompt and verdict are read once with the row; details that do not parse are
+    /// named, and the score itself still shows.
+    @Test func aScoresDetailsAreReadOnceAndNamedWhenTheyDoNotParse() throws {
+        let before = try browser.run(run).rows
+        let first = try #require(before.first { !$0.scores.isEmpty })
+        let score = try #require(first.scores.first)
+        func setDetails(_ json: String) throws {
+            _ = try workspace.writeStatements { statements in
+                try statements.execute(
+                    "UPDATE eval_scores SET details_json = ? WHERE run_id = ? AND item_id = ? AND epoch = ? "
+                        + "AND scorer = ?",
+                    [
+                        .text(json), .integer(run), .text(score.itemID), .integer(Int64(score.epoch)),
+                        .text(score.scorer),
+                    ])
+            }
+        }
+        try setDetails(#"{"prompt": "Is 4 right?", "verdict": "PASS: it is"}"#)
+        let judged = try #require(try browser.run(run).rows.first { $0.key == first.key })
+        #expect(judged.judgements[score.scorer] == .init(prompt: "Is 4 right?", verdict: "PASS: it is"))
+        #expect(judged.unreadable.isEmpty)
+
+        try setDetails(#"{"verdict": "#)
+        let rows = try browser.run(run).rows
+        let damaged = try #require(rows.first { $0.key == first.key })
+        let place = "run \(run), item \(score.itemID) epoch \(score.epoch), scorer \(score.scorer)"
+        #expect(damaged.unreadable.map(\.headline) == ["unreadable details (\(place), column details_json)"])
+        #expect(damaged.judgements.isEmpty && damaged.scores.map(\.value) == judged.scores.map(\.value))
+        #expect(rows.filter { $0.key != first.key } == before.filter { $0.key != first.key })
+    }
+
+    /// An Inspect log's target (its model, which joins runs into a trend) and the workspace a run
+    /// searched are read once with the listing; one that does not parse is named on it, and the
+    /// run still lists.
+    @Test func aListingsTargetOrWorkspaceThatDoesNotParseIsNamedAndTheRunStillLists() throws {
+        let intact = try #require(try browser.overview().runs.first { $0.id == run })
+        #expect(intact.unreadable.isEmpty && intact.run.source == "inspect")
+        try update(
+            "UPDATE eval_runs SET target_json = '{\"model\": ', workspace_json = '{\"corpus\": \"c\", \"chunks\": 2' "
+                + "WHERE id = ?")
+        let listing = try #require(try browser.overview().runs.first { $0.id == run })
+        #expect(
+            listing.unreadable.map(\.headline) == [
+                "unreadable target (run \(run), column target_json)",
+                "unreadable workspace (run \(run), column workspace_json)",
+            ])
+        #expect(listing.searched == nil && listing.summary == intact.summary)
+        // Its series is its log's alone, as for a log kept without its model.
+        #expect(listing.series != intact.series)
+
+        try update(
+            "UPDATE eval_runs SET workspace_json = '{\"corpus\": \"3f2a\", \"documents\": 3, \"chunks\": 4, "
+                + "\"embedded\": 4}' WHERE id = ?")
+        let searched = try #require(try browser.overview().runs.first { $0.id == run })
+        #expect(searched.searched == "corpus 3f2a · 3 documents · 4 chunks (all embedded)")
+    }
+
+    /// `dataset add --from answer:…` takes the answer's targets as the item's expected output;
+    /// targets that do not read back stop it with the place, rather than adding an item that
+    /// expects nothing.
+    @Test func aDatasetItemFromAnAnswerWhoseTargetsDoNotParseIsRefused() throws {
+        let row = try #require(try browser.run(run).rows.first)
+        let service = EvalService(workspace: workspace)
+        let path = try KitFixtures.temporaryDirectory("kept") + "/kept.jsonl"
+        let source = EvalService.DatasetSource.answer(run: run, item: row.result.itemID, epoch: row.result.epoch)
+        let added = try service.addToDataset(path, from: source, expected: nil, id: "a", suite: nil, like: nil)
+        #expect(added.expected == row.targets && !added.expected.isEmpty)
+        try update(
+            "UPDATE eval_results SET targets_json = '[\"4' WHERE run_id = ? AND item_id = '\(row.result.itemID)'")
+        let error = #expect(throws: StoredValueError.self) {
+            try service.addToDataset(path, from: source, expected: nil, id: "b", suite: nil, like: nil)
+        }
+        let place = "run \(run), item \(row.result.itemID) epoch \(row.result.epoch)"
+        #expect(error?.headline == "unreadable targets (\(place), column targets_json)")
+        #expect(try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").count == 1)
+    }
+
     @Test func aRunWhoseScorersDoNotParseIsAnErrorNamingIt() throws {
         try update("UPDATE eval_runs SET scorers_json = '[\"match\"' WHERE id = ?")
         let error = #expect(throws: StoredValueError.self) { try browser.run(run) }

@@ -282,13 +282,13 @@ struct EvalCommand: ParsableCommand {
                         + (run.suiteHash.isEmpty
                             ? "" : " (sha256 \(run.suiteHash.prefix(12)), dataset \(run.datasetHash.prefix(12)))"))
             }
-            if let state = EvalService.workspaceLine(run.workspaceJSON) { context.print("searched " + state) }
+            if let state = detail.listing.searched { context.print("searched " + state) }
             if let parent = run.parentRunID { context.print("re-run of the failed answers of run \(parent)") }
             EvalCommand.printSummary(detail.listing.summary, scorers: detail.listing.scorers, context)
             EvalCommand.printWorkers(detail.listing, context)
             // Every answer whose stored JSON does not read back is named, listed or not: its targets
             // or source would otherwise read as empty.
-            for problem in detail.rows.flatMap(\.unreadable) {
+            for problem in detail.listing.unreadable + detail.rows.flatMap(\.unreadable) {
                 context.print("⚠ " + UntrustedText.sanitized(problem.description))
             }
             let shown = detail.rows.filter { !failed || $0.failed }

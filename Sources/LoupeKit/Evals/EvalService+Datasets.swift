@@ -88,7 +88,12 @@ extension EvalService {
                 throw EvalError("run \(run) has no answer for item \(item) at epoch \(epoch) (loupe eval show \(run))")
             }
             input = result.input
-            targets = ((try? JSONValue.parse(result.targetsJSON))?.array ?? []).map(\.text)
+            // Targets that do not read back are an error naming the answer, not an item that
+            // expects nothing.
+            let row = "run \(run), item \(item) epoch \(epoch)"
+            targets =
+                (try JSONValue.parse(stored: result.targetsJSON, "targets", row: row, column: "targets_json").array
+                ?? []).map(\.text)
             origin["run"] = .number(Double(run))
             origin["item"] = .string(item)
             origin["epoch"] = .number(Double(epoch))
@@ -179,6 +184,8 @@ extension EvalService {
         {
             return text
         }
+        // A model wrote the arguments: text that is not JSON is no answer, and the last model
+        // call's text is taken instead.
         if let tool = spans.last(where: { $0.tool?.name == "final_answer" })?.tool,
             let answer = (try? JSONValue.parse(tool.arguments))?["answer"]?.string
         {

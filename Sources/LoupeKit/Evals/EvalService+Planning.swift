@@ -57,9 +57,10 @@ extension EvalService {
         ])
     }
 
-    /// A run's workspace state in a line: `corpus 3f2a… · 1,400 documents · 1,400 chunks (all embedded)`.
-    package static func workspaceLine(_ json: String?) -> String? {
-        guard let json, let state = try? JSONValue.parse(json), let corpus = state["corpus"]?.string else { return nil }
+    /// A run's workspace state (its `workspace_json`, parsed) in a line: `corpus 3f2a… · 1,400
+    /// documents · 1,400 chunks (all embedded)`.
+    package static func workspaceLine(_ state: JSONValue) -> String? {
+        guard let corpus = state["corpus"]?.string else { return nil }
         let chunks = state["chunks"]?.int ?? 0
         let embedded = state["embedded"]?.int ?? 0
         return "corpus \(corpus) · \(state["documents"]?.int ?? 0) documents · \(chunks) chunks"
@@ -106,7 +107,12 @@ extension EvalService {
             } else {
                 var copy = result
                 copy.runID = runID
-                var metadata = (try? JSONValue.parse(result.metadataJSON))?.object ?? [:]
+                // A parent answer's metadata that does not read back stops the re-run, naming it:
+                // carrying `{}` over in its place would lose what it held.
+                let row = "run \(parentID), item \(result.itemID) epoch \(result.epoch)"
+                var metadata =
+                    try JSONValue.parse(stored: result.metadataJSON, "metadata", row: row, column: "metadata_json")
+                    .object ?? [:]
                 metadata["carried_from_run"] = .number(Double(parentID))
                 copy.metadataJSON = JSONValue.object(metadata).compactJSON
                 carried.append(

@@ -17,7 +17,16 @@ extension EvalService {
         package var workers: [EvalWorkerActivity]
         /// The label people gave the run (`loupe eval label`), nil when none.
         package var label: String?
+        /// The trend series the run joins (``EvalService/series(_:model:)``).
+        package private(set) var series: String
+        /// The corpus the run searched, as a line (``EvalService/workspaceLine(_:)``); nil when
+        /// it searched none.
+        package private(set) var searched: String?
+        /// The run's stored columns that do not read back (an Inspect log's target, the
+        /// workspace it searched), each naming the run and column; the rest reads as stored.
+        package private(set) var unreadable: [StoredValueError] = []
 
+        /// The listing with the run's JSON columns decoded once, here, rather than on each redraw.
         package init(
             run: EvalRunRecord, scorers: [String], summary: RunSummary, answered: Int, work: EvalWorkProgress? = nil,
             workers: [EvalWorkerActivity] = []
@@ -28,6 +37,27 @@ extension EvalService {
             self.answered = answered
             self.work = work
             self.workers = workers
+            let row = "run \(run.id ?? 0)"
+            var model: String?
+            var unreadable: [StoredValueError] = []
+            if run.source == "inspect" {
+                do {
+                    model = try JSONValue.parse(stored: run.targetJSON, "target", row: row, column: "target_json")
+                        .object?["model"]?.string
+                } catch {
+                    unreadable.append(error)
+                }
+            }
+            series = EvalService.series(run, model: model)
+            if let json = run.workspaceJSON {
+                do {
+                    searched = EvalService.workspaceLine(
+                        try JSONValue.parse(stored: json, "workspace", row: row, column: "workspace_json"))
+                } catch {
+                    unreadable.append(error)
+                }
+            }
+            self.unreadable = unreadable
         }
 
         /// The workers in a line: `workers 3 · 12/16 answered · 2 in flight · b 7 (6.1/s) · a 3 · c 2 (1.9/s)`.
@@ -73,6 +103,19 @@ extension EvalService {
         /// The answer's stored columns that do not read back, each naming its run, item and
         /// column; the rest of the row reads as stored.
         package var unreadable: [StoredValueError] = []
+        /// What each judge scorer asked and answered, by scorer, from its score's details.
+        package var judgements: [String: Judgement] = [:]
+
+        /// A model judge's prompt and its raw verdict, as the drill-down shows them.
+        package struct Judgement: Hashable, Sendable {
+            package var prompt: String
+            package var verdict: String
+
+            package init(prompt: String, verdict: String) {
+                self.prompt = prompt
+                self.verdict = verdict
+            }
+        }
 
         /// The row with its JSON columns decoded once, here, rather than on each look.
         package init(result: EvalResultRecord, scores: [EvalScoreRecord]) {
@@ -86,6 +129,18 @@ extension EvalService {
                     .array?.map(\.text) ?? []
             } catch {
                 unreadable.append(error)
+            }
+            for score in scores {
+                guard let details = score.detailsJSON else { continue }
+                do {
+                    let json = try JSONValue.parse(
+                        stored: details, "details", row: row + ", scorer \(score.scorer)", column: "details_json")
+                    if let verdict = json["verdict"]?.string {
+                        judgements[score.scorer] = Judgement(prompt: json["prompt"]?.string ?? "", verdict: verdict)
+                    }
+                } catch {
+                    unreadable.append(error)
+                }
             }
             // Only answers that carry a stop reason or a source pay for parsing their metadata.
             guard
@@ -183,6 +238,8 @@ extension EvalService {
     func listing(_ run: EvalRunRecord) throws -> RunListing {
         let scorers = try Self.scorers(run)
         let summary: RunSummary
+        // The kept summary is a cache: one that does not read back (or an older revision's) is
+        // worked out again from the rows.
         if let json = run.summaryJSON, run.status != "running", run.status != "interrupted",
             let decoded = try? Self.decoder.decode(RunSummary.self, from: Data(json.utf8)),
             decoded.revision == RunSummary.currentRevision
@@ -198,6 +255,18 @@ extension EvalService {
             listing.workers = try evals.evalWorkers(run: id)
         }
         return listing
+    }
+
+    /// The runs a trend joins: the same suite, dataset and target (a changed suite or dataset
+    /// starts a new series). Imported Inspect logs join by task and `model` (their target's), as
+    /// Inspect's own log list compares them; a log imported before its model was kept is a series
+    /// of its own.
+    package static func series(_ run: EvalRunRecord, model: String?) -> String {
+        var inspect = ""
+        if run.source == "inspect" {
+            inspect = model.map { "model " + $0 } ?? "log " + (run.suiteFile ?? "")
+        }
+        return [run.suite, run.suiteHash, run.datasetHash, run.targetKind, inspect].joined(separator: "\u{1F}")
     }
 
     static let decoder: JSONDecoder = {
@@ -314,7 +383,7 @@ extension EvalService {
         if let stateA = try state(left), let stateB = try state(right),
             stateA["corpus"] != stateB["corpus"] || stateA["chunks"] != stateB["chunks"]
                 || (!lexical && stateA["embedded"] != stateB["embedded"]),
-            let lineA = Self.workspaceLine(left.workspaceJSON), let lineB = Self.workspaceLine(right.workspaceJSON)
+            let lineA = Self.workspaceLine(stateA), let lineB = Self.workspaceLine(stateB)
         {
             warnings.append(
                 "the runs searched different corpora: run \(a) \(lineA); run \(b) \(lineB) (a change may come from the data)"

@@ -61,18 +61,18 @@ extension EvalsPanel {
             return
         }
         // The selected run's statistics: a rule, provenance, a line per scorer, the keys.
-        let needed = (selectedRun?.scorers.count ?? 0) + 4
+        let needed = (selectedRun.map { $0.scorers.count + $0.unreadable.count } ?? 0) + 4
         let summaryHeight = min(needed, max(0, area.height / 2 - 1))
         let parts = area.split(.vertical, [.fill(1), .length(summaryHeight)])
         let formatter = DateFormatter()
         formatter.dateFormat = "MM-dd HH:mm"
-        let bySeries = Dictionary(grouping: overview.runs) { Self.series($0.run) }
+        let bySeries = Dictionary(grouping: overview.runs, by: \.series)
         let table = rows.map { row -> [String] in
             switch row {
             case .run(let listing):
                 let run = listing.run
                 let headline = listing.headline
-                let trend = (bySeries[Self.series(run)] ?? []).filter { $0.id <= listing.id }.compactMap {
+                let trend = (bySeries[listing.series] ?? []).filter { $0.id <= listing.id }.compactMap {
                     $0.headline?.interval.estimate
                 }
                 return [
@@ -128,8 +128,12 @@ extension EvalsPanel {
         let summary = listing.summary
         provenance += " · \(summary.items) items, \(summary.rows) answers, \(summary.errors) errors"
         lines.append([Span(UntrustedText.sanitized(provenance), theme.dim)])
-        if let state = EvalService.workspaceLine(run.workspaceJSON) {
+        if let state = listing.searched {
             lines.append([Span("searched " + UntrustedText.sanitized(state), theme.dim)])
+        }
+        // A run column that does not read back is named, not left out.
+        for problem in listing.unreadable {
+            lines.append([Span("⚠ " + UntrustedText.sanitized(problem.description), theme.status(.warn))])
         }
         if let workers = listing.workersLine {
             lines.append([Span(UntrustedText.sanitized(workers), theme.dim)])
@@ -290,13 +294,11 @@ extension EvalsPanel {
                 Span(mark, theme.status(score.passed == false ? .error : .ok)),
             ])
             text("  " + score.explanation, theme.dim)
-            if let details = score.detailsJSON.flatMap({ try? JSONValue.parse($0) }),
-                let verdict = details["verdict"]?.string
-            {
+            if let judgement = row.judgements[score.scorer] {
                 lines.append([Span("    judge prompt:", theme.dim)])
-                text("    " + (details["prompt"]?.string ?? ""), theme.dim)
+                text("    " + judgement.prompt, theme.dim)
                 lines.append([Span("    raw verdict:", theme.dim)])
-                text("    " + verdict, theme.text)
+                text("    " + judgement.verdict, theme.text)
             }
         }
         lines.append([])
@@ -440,18 +442,6 @@ extension EvalsPanel {
         ).render(
             into: &frame, area: Rect(x: area.x, y: y, width: area.width, height: area.maxY - y), state: &state,
             theme: theme)
-    }
-
-    /// The runs a trend joins: the same suite, dataset and target (a changed suite or dataset
-    /// starts a new series). Imported Inspect logs join by task and model, as Inspect's own log
-    /// list compares them; a log imported before its model was kept is a series of its own.
-    package static func series(_ run: EvalRunRecord) -> String {
-        var inspect = ""
-        if run.source == "inspect" {
-            let model = (try? JSONValue.parse(run.targetJSON))?.object?["model"]?.string
-            inspect = model.map { "model " + $0 } ?? "log " + (run.suiteFile ?? "")
-        }
-        return [run.suite, run.suiteHash, run.datasetHash, run.targetKind, inspect].joined(separator: "\u{1F}")
     }
 
     /// A compared run as its column legend names it: its label, then its suite (and log).
