@@ -232,7 +232,10 @@ package final class PostgresStore: Sendable {
         for row in result.rows {
             let names = columns ?? row.map(\.columnName)
             columns = names
-            rows.append(SQLRow(columns: names, values: row.map(Self.value)))
+            var values: [SQLValue] = []
+            values.reserveCapacity(names.count)
+            for cell in row { values.append(try Self.value(cell, url: url)) }
+            rows.append(SQLRow(columns: names, values: values))
         }
         return (rows, result.metadata.rows ?? 0)
     }
@@ -291,24 +294,40 @@ package final class PostgresStore: Sendable {
         return String(decoding: output, as: UTF8.self)
     }
 
-    /// A cell as the storage class the workspace's column maps onto.
-    private static func value(_ cell: PostgresCell) -> SQLValue {
-        guard cell.bytes != nil else { return .null }
-        switch cell.dataType {
-        case .int2, .int4, .int8, .oid:
-            return (try? cell.decode(Int64.self)).map(SQLValue.integer) ?? .null
-        case .float4, .float8:
-            return (try? cell.decode(Double.self)).map(SQLValue.real) ?? .null
-        case .numeric:
-            // postgres-nio reads NUMERIC (a SUM, a literal such as 0.5) as a Decimal, not a Double.
-            return (try? cell.decode(Decimal.self)).map { .real(NSDecimalNumber(decimal: $0).doubleValue) } ?? .null
-        case .bool:
-            return (try? cell.decode(Bool.self)).map { .integer($0 ? 1 : 0) } ?? .null
-        case .bytea:
-            return (try? cell.decode(ByteBuffer.self)).map { .blob(Array($0.readableBytesView)) } ?? .null
-        default:
-            if let text = try? cell.decode(String.self) { return .text(text) }
-            return cell.bytes.map { .blob(Array($0.readableBytesView)) } ?? .null
+    /// A cell as the storage class the workspace's column maps onto. A cell that does not
+    /// decode as its type says is an error naming its column, never a NULL: SQLite would have
+    /// given the value, so a NULL here would be one backend's silent difference.
+    private static func value(_ cell: PostgresCell, url: PostgresURL) throws(WorkspaceError) -> SQLValue {
+        guard var bytes = cell.bytes else { return .null }
+        do {
+            switch cell.dataType {
+            case .int2, .int4, .int8:
+                return .integer(try cell.decode(Int64.self))
+            case .oid:
+                // postgres-nio decodes no integer from an OID: its four bytes, unsigned.
+                guard bytes.readableBytes == 4, let oid = bytes.readInteger(as: UInt32.self) else {
+                    throw PostgresDecodingError.Code.failure
+                }
+                return .integer(Int64(oid))
+            case .float4, .float8:
+                return .real(try cell.decode(Double.self))
+            case .numeric:
+                // postgres-nio reads NUMERIC (a SUM, a literal such as 0.5) as a Decimal, not a Double.
+                return .real(NSDecimalNumber(decimal: try cell.decode(Decimal.self)).doubleValue)
+            case .bool:
+                return .integer(try cell.decode(Bool.self) ? 1 : 0)
+            case .bytea:
+                return .blob(Array(try cell.decode(ByteBuffer.self).readableBytesView))
+            default:
+                // Any other type reads as its text where it has one (a format probe: no Swift
+                // type here stands for it), else as its bytes.
+                if let text = try? cell.decode(String.self) { return .text(text) }
+                return .blob(Array(bytes.readableBytesView))
+            }
+        } catch {
+            throw WorkspaceError(
+                .database, path: url.description,
+                message: "column \(cell.columnName) (\(cell.dataType)) does not read back: \(error)")
         }
     }
 

@@ -35,6 +35,18 @@ import Testing
         again.close()
     }
 
+    /// Every cell reads back as the value it holds, as SQLite gives it: an OID (which postgres-nio
+    /// decodes as no integer, and was read as NULL) is its number, a NUMERIC its double, text its
+    /// text, a NULL a NULL.
+    @Test func cellsReadBackAsTheirValuesAnOIDAsItsNumber() throws {
+        let store = try open("cells")
+        defer { store.close() }
+        let rows = try store.execute(
+            "SELECT 'pg_class'::regclass::oid AS relation, 0.5::numeric AS half, 'x'::text AS text, "
+                + "NULL::int8 AS nothing, 'a'::bytea AS bytes")
+        #expect(rows.first?.values == [.integer(1259), .real(0.5), .text("x"), .null, .blob([0x61])])
+    }
+
     /// Calls that overlap each get a connection of their own, up to the store's most: four
     /// transactions held open at once run on four server processes; with room for two, six calls
     /// share two. A single caller keeps using one.
