@@ -436,6 +436,19 @@ import Testing
         #expect(throws: ReviewError.self) { try pairQueue("gone", runs[0], 99) }
         let single = try service.createQueue(Self.request("single", from: "answers run:\(runs[0])"))
         #expect(throws: ReviewError.self) { try service.pairwise(queues: [single.name]) }
+
+        // A verdict whose item's stored reference does not read back is left out and named, not
+        // counted as an answer that is gone; the other verdicts still count.
+        let damagedKey = items[0].itemKey
+        _ = try workspace.writeStatements { sql in
+            try sql.execute(
+                "UPDATE review_items SET ref_json = '{\"runs\": [' WHERE queue_id = ? AND item_key = ?",
+                [.integer(ab.id), .text(damagedKey)])
+        }
+        let left = try service.pairwise(queues: ["ab"])
+        #expect(left.games == 5 && left.unreadable == 0)
+        #expect(
+            left.damaged.map(\.headline) == ["unreadable reference (queue ab, item \(damagedKey), column ref_json)"])
     }
 
     /// Steps, sessions and retrieval hits: drawn by their filters, each with what an annotator judges.

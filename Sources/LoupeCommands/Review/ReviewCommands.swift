@@ -376,6 +376,9 @@ struct ReviewCommand: ParsableCommand {
             context.print(
                 "\(Formatting.count(report.games, "verdict")) between \(Formatting.count(report.systems.count, "run"))"
                     + (report.unreadable > 0 ? " (\(report.unreadable) left out: their answers are gone)" : ""))
+            for problem in report.damaged {
+                context.print("⚠ verdict left out: " + UntrustedText.sanitized(problem.description))
+            }
             guard !report.winRates.isEmpty else { return }
             context.print(
                 "system                          over                            W/T/L        win rate   95% interval")

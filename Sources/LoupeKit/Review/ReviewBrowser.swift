@@ -64,11 +64,14 @@ package struct ReviewBrowser: Sendable {
         package var winRates: [WinRate]
         /// Verdicts left out because their answers are gone.
         package var unreadable: Int
+        /// Verdicts left out because their item's stored reference does not read back.
+        package var damaged: [StoredValueError]
 
-        package init(games: Int, winRates: [WinRate], unreadable: Int = 0) {
+        package init(games: Int, winRates: [WinRate], unreadable: Int = 0, damaged: [StoredValueError] = []) {
             self.games = games
             self.winRates = winRates
             self.unreadable = unreadable
+            self.damaged = damaged
         }
     }
 
@@ -278,6 +281,7 @@ package struct ReviewBrowser: Sendable {
     private func headToHead(_ queue: ReviewService.Queue) throws -> HeadToHead? {
         guard queue.record.mode == "pairwise" else { return nil }
         let report = try service.pairwise(queues: [queue.name])
-        return HeadToHead(games: report.games, winRates: report.winRates, unreadable: report.unreadable)
+        return HeadToHead(
+            games: report.games, winRates: report.winRates, unreadable: report.unreadable, damaged: report.damaged)
     }
 }

@@ -137,6 +137,9 @@ extension ReviewService {
         package var bradleyTerry: BradleyTerry?
         /// Verdicts left out: items whose answers are gone.
         package var unreadable: Int
+        /// Verdicts left out because their item's stored reference does not read back, each
+        /// naming its queue, item and column.
+        package var damaged: [StoredValueError] = []
     }
 
     package func pairwise(queues names: [String]) throws -> PairwiseReport {
@@ -152,14 +155,23 @@ extension ReviewService {
         }
         var outcomes: [(a: String, b: String, score: Double)] = []
         var unreadable = 0
+        var damaged: [StoredValueError] = []
         for name in names {
             let queue = try self.queue(name)
             guard queue.record.mode == "pairwise" else { throw ReviewError("queue \(queue.name) is not pairwise") }
             let items = Dictionary(
                 try reviews.reviewItems(queue: queue.id).map { ($0.itemKey, $0) }, uniquingKeysWith: { a, _ in a })
             for label in try reviews.reviewLabels(queue: queue.id) where label.criterion == "preference" {
-                guard let record = items[label.itemKey], let ref = try? JSONValue.parse(record.refJSON),
-                    let runs = (ref["runs"] ?? ref["traces"])?.array?.compactMap(\.number).map({ Int64($0) }),
+                guard let record = items[label.itemKey] else {
+                    unreadable += 1
+                    continue
+                }
+                let ref: JSONValue
+                do { ref = try Self.reference(of: record, queue: queue.name) } catch {
+                    damaged.append(error)
+                    continue
+                }
+                guard let runs = (ref["runs"] ?? ref["traces"])?.array?.compactMap(\.number).map({ Int64($0) }),
                     runs.count == 2
                 else {
                     unreadable += 1
@@ -184,12 +196,13 @@ extension ReviewService {
         }
         guard systems.count >= 2 else {
             return PairwiseReport(
-                systems: systems, games: outcomes.count, winRates: [], bradleyTerry: nil, unreadable: unreadable)
+                systems: systems, games: outcomes.count, winRates: [], bradleyTerry: nil, unreadable: unreadable,
+                damaged: damaged)
         }
         return PairwiseReport(
             systems: systems, games: outcomes.count, winRates: WinRate.table(systems: systems, outcomes: outcomes),
             bradleyTerry: systems.count >= 3 ? BradleyTerry(systems: systems, outcomes: outcomes) : nil,
-            unreadable: unreadable)
+            unreadable: unreadable, damaged: damaged)
     }
 
     /// A pairwise queue of forks: each fork (a trace made by `trace fork`) that the source's traces

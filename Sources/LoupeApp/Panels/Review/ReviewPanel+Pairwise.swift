@@ -258,6 +258,11 @@ extension ReviewPanel {
                 Span("\(headToHead.unreadable) verdicts left out: their answers are gone", theme.status(.warn))
             ])
         }
+        for problem in headToHead.damaged {
+            lines.append([
+                Span("⚠ verdict left out: " + UntrustedText.sanitized(problem.description), theme.status(.warn))
+            ])
+        }
         return lines
     }
 }
