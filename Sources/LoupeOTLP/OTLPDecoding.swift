@@ -270,6 +270,8 @@ extension OTLPDecoding {
             statusCode: span.hasStatus ? span.status.code.rawValue : 0,
             statusMessage: span.status.message.isEmpty ? nil : span.status.message)
         var found = normalized(try OTLPImporter.span(parts, file: file, line: nil, path: path()))
+        // Re-serialising a message just decoded cannot fail (proto3 has no required fields);
+        // were it to, the span is stored without its source rather than refused.
         found.span.rawProtobuf = try? span.serializedBytes()
         return found
     }
@@ -344,6 +346,7 @@ extension OTLPDecoding {
 
 extension Opentelemetry_Proto_Collector_Trace_V1_ExportTraceServiceRequest {
     /// The request's protobuf bytes, as an exporter sends them.
+    /// (Serialising a proto3 message cannot fail: it has no required fields.)
     package var protobuf: Data { (try? serializedData()) ?? Data() }
 }
 

@@ -177,6 +177,8 @@ package struct OTLPExporter: Sendable {
         response.value(forHTTPHeaderField: "Content-Type")?.lowercased().contains("protobuf") == true
     }
 
+    /// A success's partial rejections. A body that is neither OTLP message (many receivers
+    /// answer 200 with nothing, or with text) rejected nothing: the spans were accepted.
     private static func sent(_ data: Data, _ response: HTTPURLResponse) -> Sent {
         var out = Sent(rejectedSpans: 0, message: "")
         if isProtobuf(response),
@@ -191,7 +193,8 @@ package struct OTLPExporter: Sendable {
         return out
     }
 
-    /// A failed answer's reason: a `google.rpc.Status` message, or the start of a text body.
+    /// A failed answer's reason: a `google.rpc.Status` message, or the start of a text body
+    /// (each `try?` a probe of what the receiver sent, never a failure of ours).
     private static func reason(_ data: Data, _ response: HTTPURLResponse) -> String {
         let text: String
         if isProtobuf(response), let status = try? Google_Rpc_Status(serializedBytes: data) {

@@ -236,6 +236,8 @@ enum OTLPHTTP {
 
     private static func message(_ status: HTTPResponse.Status, _ message: some Message, encoding: Encoding) -> Response
     {
+        // Serialising a message we built cannot fail (proto3 has no required fields); were it
+        // to, the status line still answers, with an empty body.
         let bytes: [UInt8] =
             switch encoding {
             case .protobuf: (try? message.serializedBytes()) ?? []

@@ -89,6 +89,7 @@ package final class TraceReceiver: Sendable {
                     break
                 }
             }
+            // A gRPC server that failed to listen throws here; the group below reports its error.
             if let grpc, let bound = try? await grpc.listeningAddress {
                 if let port = bound.ipv4?.port ?? bound.ipv6?.port { addresses.grpc = Self.address(host, port) }
             }

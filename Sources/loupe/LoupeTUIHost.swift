@@ -20,20 +20,26 @@ struct LoupeTUIHost: TUIHost {
         let postgres = try session.postgresDatabase()
         let workspace = postgres == nil ? try session.workspace() : nil
         let settings = SettingsTables(postgres ?? workspace!)
-        var warning: String?
-        let themeName = theme ?? ((try? settings.setting(ThemeLoader.settingKey)) ?? nil) ?? "default"
+        // What could not be read or started: the TUI opens anyway and the status bar says it.
+        var warnings: [String] = []
+        var themeName = theme ?? "default"
+        if theme == nil {
+            do { themeName = try settings.setting(ThemeLoader.settingKey) ?? themeName } catch {
+                warnings.append("the kept theme could not be read (\(error)); using \(themeName)")
+            }
+        }
         let loaded: Theme
         do {
             loaded = try session.themes.load(themeName)
         } catch {
             loaded = .builtInDefault
-            warning = "theme \(error); using the built-in default"
+            warnings.append("theme \(error); using the built-in default")
         }
         // `--listen`: the session's receiver on OTLP's ports (`:listen` starts it later, `:listen
         // --stop` ends it); stopped, its queue committed, when the TUI closes.
         if listen {
             do { _ = try session.listen(ReceiverConfiguration(environment: environment)) } catch {
-                warning = "\(error)"
+                warnings.append("\(error)")
             }
         }
         defer { session.stopListening() }
@@ -47,14 +53,18 @@ struct LoupeTUIHost: TUIHost {
         TerminationSignals.install()
         defer { backend.shutdown() }
         let noColor = !(environment["NO_COLOR"] ?? "").isEmpty
+        var history: [String] = []
+        do { history = try settings.history(source: .tui) } catch {
+            warnings.append("the command history could not be read (\(error)); ↑ starts empty")
+        }
         var state = AppState(
             size: backend.size, theme: loaded, forceMonochrome: noColor, panels: AppState.standardPanels(),
             workspaceName: postgres == nil
                 ? URL(fileURLWithPath: session.displayPath).lastPathComponent : session.displayPath,
             catalog: executor.catalog, themeNames: session.themes.availableThemes(),
-            history: (try? settings.history(source: .tui)) ?? []
+            history: history
         )
-        if let warning { state.message = StatusMessage(text: warning, level: .error) }
+        if !warnings.isEmpty { state.message = StatusMessage(text: warnings.joined(separator: " · "), level: .error) }
         // No watcher means no live updates: the status bar says so, rather than a view that
         // silently stops following what `loupe serve` receives.
         let watching = Result { () throws(WorkspaceError) in try session.watcher() }

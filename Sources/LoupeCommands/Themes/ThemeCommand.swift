@@ -20,6 +20,7 @@ struct ThemeCommand: LoupeCommand {
     func run(in context: CommandContext) throws {
         let loader = context.session.themes
         guard let name else {
+            // Listing needs no workspace: without one that reads, no theme is marked current.
             let current = (try? context.settings(access: .read).setting(ThemeCommand.settingKey)) ?? nil
             for theme in loader.availableThemes() {
                 let marker = theme == (current ?? "default") ? "  (current)" : ""

@@ -628,6 +628,8 @@ package struct EvalService: Sendable {
         return encoder
     }()
 
+    /// The summary to keep with the run; nil (nothing kept, worked out again on each read)
+    /// in the case JSONEncoder cannot write it.
     static func encode(_ summary: RunSummary) -> String? {
         (try? encoder.encode(summary)).map { String(decoding: $0, as: UTF8.self) }
     }

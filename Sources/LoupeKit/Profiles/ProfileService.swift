@@ -241,6 +241,7 @@ package struct ProfileService: Sendable {
                 "path": .string(file.path), "rank": .number(Double(rank)), "events": .number(Double(file.events)),
             ]
             if let worldSize = file.worldSize { object["world_size"] = .number(Double(worldSize)) }
+            // The trace file's own device properties, kept as JSON when they are JSON.
             if let device = file.deviceProperties, let value = try? JSONValue.parse(device) {
                 object["device_properties"] = value
             }
@@ -336,6 +337,7 @@ package struct ProfileService: Sendable {
         try reporter.checkCancellation()
         reporter.report(JobProgress(completed: 1, total: 2, detail: "analysing"))
         let report = ProfileReport.make(loaded, allSteps: allSteps)
+        // The kept report is a cache: one that cannot be encoded is worked out again next time.
         if !allSteps, let data = try? JSONEncoder().encode(report) {
             try profiles.storeProfilerReport(String(decoding: data, as: UTF8.self), traceID: id)
         }

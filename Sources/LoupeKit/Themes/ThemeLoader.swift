@@ -50,6 +50,7 @@ package struct ThemeLoader: Sendable {
     package func availableThemes() -> [String] {
         var names = Set<String>()
         for directory in searchDirectories {
+            // A theme directory that is not there (no ~/.config/loupe/themes) holds no theme.
             let files = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
             for file in files where file.hasSuffix(".toml") { names.insert(String(file.dropLast(5))) }
         }
