@@ -137,6 +137,31 @@ import Testing
         #expect(chosen.contains(" right ") && chosen.contains(" false ") && chosen.contains(" 4 "))
     }
 
+    /// The item's trace is there but its steps do not read (here its prices' table is gone, as
+    /// a damaged file would lose it): the status line and the context say so, and the rest of the
+    /// item shows as before, rather than a trace with no steps.
+    @Test func stepsThatCannotBeReadAreSaidOnTheStatusLine() throws {
+        var state = itemView()
+        let before = try #require(panel(state).opened)
+        let trace = try #require(before.item?.trace?.id)
+        #expect(!before.steps.isEmpty && before.stepsProblem == nil)
+        _ = try workspace.writeStatements { sql in try sql.execute("DROP TABLE model_prices", []) }
+
+        press([.control("r")], &state)
+        let opened = try #require(panel(state).opened)
+        let problem = try #require(opened.stepsProblem)
+        #expect(problem.hasPrefix("the steps of trace \(trace) could not be read: "), "\(problem)")
+        #expect(problem.contains("model_prices"), "\(problem)")
+        #expect(opened.steps.isEmpty && opened.item == before.item)
+        #expect(state.message?.text == "⚠ " + problem)
+        #expect(state.message?.level == .warn)
+        let context = panel(state).contextLines(theme: .builtInDefault).map { $0.map(\.text).joined() }
+        #expect(context.contains("⚠ " + problem))
+        // Labelling still works, and says what it did.
+        press([.character("r")], &state)
+        #expect(state.message?.text.hasPrefix("✓ correct=right") == true)
+    }
+
     @Test func enterAdvancesToTheNextItemAndBracketsWalkTheQueue() throws {
         var state = itemView()
         type("rg3", &state)

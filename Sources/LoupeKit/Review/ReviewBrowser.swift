@@ -104,6 +104,9 @@ package struct ReviewBrowser: Sendable {
         package var item: ReviewService.Item?
         /// The steps of the item's trace, in replay order (at most ``ReviewBrowser/stepLimit``).
         package var steps: [SpanRow]
+        /// Why the steps of the item's trace could not be read, when they could not: the item
+        /// shows without them and says so, rather than as a trace with no steps.
+        package var stepsProblem: String?
         /// What the request that answered with this changed.
         package var change: Change?
         /// A pair's two runs as `run N (suite)`, for the reveal once the annotator has judged it.
@@ -260,11 +263,17 @@ package struct ReviewBrowser: Sendable {
             finished = service.finished(queue, labels: labels, annotator: annotator)
         }
         var steps: [SpanRow] = []
-        if let trace = item?.record.traceID ?? item?.answer?.result.traceID,
-            let loaded = try? TraceService(tables: service.traces).load(trace)
-        {
-            let byOrdinal = Dictionary(loaded.spans.map { ($0.ordinal, $0) }, uniquingKeysWith: { a, _ in a })
-            steps = loaded.steps.prefix(Self.stepLimit).compactMap { byOrdinal[$0] }
+        var stepsProblem: String?
+        if let trace = item?.record.traceID ?? item?.answer?.result.traceID {
+            do {
+                let loaded = try TraceService(tables: service.traces).load(trace)
+                let byOrdinal = Dictionary(loaded.spans.map { ($0.ordinal, $0) }, uniquingKeysWith: { a, _ in a })
+                steps = loaded.steps.prefix(Self.stepLimit).compactMap { byOrdinal[$0] }
+            } catch {
+                // A trace deleted since the item was queued is said in place ("no longer in the
+                // workspace"); one that is there and does not read is said here.
+                if item?.trace != nil { stepsProblem = "the steps of trace \(trace) could not be read: \(error)" }
+            }
         }
         var runNames: [Int64: String] = [:]
         if let pair = item?.pair {
@@ -273,8 +282,8 @@ package struct ReviewBrowser: Sendable {
         }
         return Opened(
             queue: queue, annotator: annotator, progress: try service.progress(queue), keys: keys,
-            isAssigned: isAssigned, finished: finished, item: item, steps: steps, change: nil, runNames: runNames,
-            headToHead: try headToHead(queue))
+            isAssigned: isAssigned, finished: finished, item: item, steps: steps, stepsProblem: stepsProblem,
+            change: nil, runNames: runNames, headToHead: try headToHead(queue))
     }
 
     /// A pairwise queue's head to head; nil for other queues.

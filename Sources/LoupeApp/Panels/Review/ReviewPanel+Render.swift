@@ -481,6 +481,9 @@ extension ReviewPanel {
             if let input = trace.inputTokens, let output = trace.outputTokens { said += " · tokens \(input)/\(output)" }
             if trace.errorCount > 0 { said += " · \(trace.errorCount) error" + (trace.errorCount == 1 ? "" : "s") }
             lines.append([Span(said, trace.errorCount > 0 ? theme.status(.warn) : theme.text)])
+            if let problem = opened.stepsProblem {
+                lines.append([Span("⚠ " + UntrustedText.sanitized(problem), theme.status(.warn))])
+            }
             for (index, step) in opened.steps.enumerated() {
                 let failed = step.status == "error"
                 var name = step.toolName ?? step.model ?? step.name

@@ -230,7 +230,13 @@ package struct ReviewPanel: Panel {
             // The queue list's figures follow every answer, without reading it again.
             queuesView.follow(answer)
             let said = ItemView.status(answer)
-            if itemView.show(answer, serial: asked) { error = nil }
+            let shown = itemView.show(answer, serial: asked)
+            if shown { error = nil }
+            // Steps that could not be read are said when the item comes on show (what a write did
+            // comes first; the context says it too).
+            if shown, said == nil, let problem = answer.stepsProblem {
+                return [.status("⚠ " + UntrustedText.sanitized(problem), .warn)]
+            }
             return said.map { [.status($0.text, $0.level)] } ?? []
         }
     }
