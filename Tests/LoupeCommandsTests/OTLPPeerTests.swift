@@ -18,49 +18,15 @@ import Testing
 /// The real `loupe serve` receiving what the real OpenTelemetry Python SDK and instrumentations
 /// export over the network (the Python peers from PyPI, `scripts/python-peers`).
 @Suite(.serialized) struct OTLPPeerTests {
-    /// A `loupe serve` process on free loopback ports.
-    final class Server {
-        let process = Process()
-        let output = Pipe()
-        let directory = TestEnvironment.temporaryDirectory()
-        var http = ""
-        var grpc = ""
-        var workspacePath: String { directory + "/w.sqlite" }
-
-        /// - Parameter workspace: where it stores what it receives: a fresh file by default.
-        init(_ extra: [String] = [], workspace: String? = nil) throws {
-            process.executableURL = URL(fileURLWithPath: TestEnvironment.binary)
-            process.arguments =
-                ["serve", "--workspace", workspace ?? workspacePath, "--http-port", "0", "--grpc-port", "0"] + extra
-            process.standardOutput = output
-            process.standardError = output
-            try process.run()
-            let text = TestEnvironment.firstLine(of: output)
-            let http = text.firstRange(of: /http:\/\/[0-9.]+:[0-9]+/).map { String(text[$0]) }
-            let grpc = text.firstRange(of: /OTLP\/gRPC [0-9.]+:[0-9]+/).map { String(text[$0].dropFirst(10)) }
-            guard text.hasPrefix("listening: "), http != nil || grpc != nil else {
-                process.terminate()
-                throw CommandTestFailure("loupe serve did not say where it listens: \(text)")
-            }
-            self.http = http ?? ""
-            self.grpc = grpc ?? ""
-        }
-
-        /// A test that throws before it stops the server leaves none behind.
-        deinit {
-            if process.isRunning {
-                kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
-            }
-        }
-
-        /// SIGTERM, then everything it printed after the first line.
-        func stop() -> (status: Int32, output: String) {
-            kill(process.processIdentifier, SIGTERM)
-            let rest = output.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return (process.terminationStatus, String(decoding: rest, as: UTF8.self))
-        }
+    /// A `loupe serve` on free loopback ports (``LoupeServer``), storing what it receives into
+    /// `workspace`, a fresh file by default.
+    static func serve(_ extra: [String] = [], workspace: String? = nil) throws -> (
+        server: LoupeServer, workspace: String
+    ) {
+        let path = workspace ?? TestEnvironment.temporaryDirectory() + "/w.sqlite"
+        let server = try LoupeServer(
+            ["serve", "--workspace", path, "--http-port", "0", "--grpc-port", "0"] + extra)
+        return (server, path)
     }
 
     struct CommandTestFailure: Error, CustomStringConvertible {
@@ -106,18 +72,20 @@ import Testing
     }
 
     @Test func theSDKsExportersOverHTTPAndGRPCGiveWhatTheFileExporterGives() throws {
-        let server = try Server()
-        let http = try Self.peer("otlp_send.py", ["http/protobuf", server.http + "/v1/traces"])
+        let (server, workspacePath) = try Self.serve()
+        let endpoint = try server.otlpHTTP()
+        let grpcAddress = try server.otlpGRPC()
+        let http = try Self.peer("otlp_send.py", ["http/protobuf", endpoint + "/v1/traces"])
         #expect(http.status == 0, "\(http.output)")
         #expect(http.output.contains("exported 11 spans over http/protobuf, 0 failed"))
-        let received = try Workspace(path: server.workspacePath)
+        let received = try Workspace(path: workspacePath)
         let afterHTTP = try received.traces.traceSummaries()
         // The same runs sent again over gRPC change nothing: gRPC reads them as HTTP did.
-        let grpc = try Self.peer("otlp_send.py", ["grpc", server.grpc])
+        let grpc = try Self.peer("otlp_send.py", ["grpc", grpcAddress])
         #expect(grpc.status == 0, "\(grpc.output)")
         #expect(try received.traces.traceSummaries().map(\.spanCount) == afterHTTP.map(\.spanCount))
         // Other ids over gRPC: three more traces.
-        let other = try Self.peer("otlp_send.py", ["grpc", server.grpc, "8"])
+        let other = try Self.peer("otlp_send.py", ["grpc", grpcAddress, "8"])
         #expect(other.status == 0, "\(other.output)")
         let stopped = server.stop()
         #expect(stopped.status == 0)
@@ -153,10 +121,12 @@ import Testing
     @Test func aServerOnPostgreSQLStoresWhatTheSDKSends() throws {
         let cluster = try PostgresCluster.shared
         let url = cluster.url(try cluster.database("serve"))
-        let server = try Server(workspace: url)
-        let http = try Self.peer("otlp_send.py", ["http/protobuf", server.http + "/v1/traces"])
+        let (server, _) = try Self.serve(workspace: url)
+        let endpoint = try server.otlpHTTP()
+        let grpcAddress = try server.otlpGRPC()
+        let http = try Self.peer("otlp_send.py", ["http/protobuf", endpoint + "/v1/traces"])
         #expect(http.status == 0, "\(http.output)")
-        let grpc = try Self.peer("otlp_send.py", ["grpc", server.grpc, "8"])
+        let grpc = try Self.peer("otlp_send.py", ["grpc", grpcAddress, "8"])
         #expect(grpc.status == 0, "\(grpc.output)")
         let stopped = server.stop()
         #expect(stopped.status == 0)
@@ -183,12 +153,13 @@ import Testing
             TestEnvironment.repositoryRoot.appendingPathComponent("sample-data/traces/otlp-genai.jsonl").path,
         ])
         #expect(imported.status == 0, "\(imported.error)")
-        let server = try Server(["--no-grpc"], workspace: url)
+        let (server, _) = try Self.serve(["--no-grpc"], workspace: url)
+        let endpoint = try server.otlpHTTP()
         /// Sends trace `id` of the file, again while it is refused (at most 20 tries).
         func send(_ id: Int) throws -> Bool {
             for _ in 0..<20 {
                 let sent = try TestEnvironment.run([
-                    "trace", "export", String(id), "--to", server.http, "--workspace", file,
+                    "trace", "export", String(id), "--to", endpoint, "--workspace", file,
                 ])
                 if sent.status == 0 { return true }
                 usleep(250_000)
@@ -211,15 +182,16 @@ import Testing
     /// The `openai` client against a local chat-completions server, instrumented by the official
     /// GenAI instrumentation and by OpenInference, exported over OTLP/HTTP.
     @Test func openaiInstrumentationsArriveAsAgentTurns() throws {
-        let server = try Server(["--no-grpc"])
+        let (server, workspacePath) = try Self.serve(["--no-grpc"])
+        let endpoint = try server.otlpHTTP()
         for dialect in ["genai", "openinference"] {
-            let run = try Self.peer("otlp_openai.py", [dialect, server.http + "/v1/traces", "weather-1"])
+            let run = try Self.peer("otlp_openai.py", [dialect, endpoint + "/v1/traces", "weather-1"])
             #expect(run.status == 0, "\(run.output)")
             #expect(run.output.contains("It is sunny, 21 °C in Paris."))
             #expect(run.output.contains("exported 4 spans, 0 failed"))
         }
         #expect(server.stop().status == 0)
-        let workspace = try Workspace(path: server.workspacePath)
+        let workspace = try Workspace(path: workspacePath)
         let traces = try workspace.traces.traceSummaries()
         #expect(traces.count == 2)
         for summary in traces {
@@ -243,14 +215,15 @@ import Testing
 
     /// The OpenAI Agents SDK traced by OpenInference's processor for it, over OTLP/HTTP.
     @Test func agentsSDKSpansArriveThroughOpenInferencesProcessor() throws {
-        let server = try Server(["--no-grpc"])
-        let run = try Self.peer("openai_agents.py", ["--otlp", server.http + "/v1/traces"])
+        let (server, workspacePath) = try Self.serve(["--no-grpc"])
+        let endpoint = try server.otlpHTTP()
+        let run = try Self.peer("openai_agents.py", ["--otlp", endpoint + "/v1/traces"])
         #expect(run.status == 0, "\(run.output)")
         #expect(run.output.contains("It is sunny, 19 °C in Lyon right now."))
         #expect(run.output.contains("guardrail tripped"))
         #expect(run.output.contains("exported 18 spans, 0 failed"))
         #expect(server.stop().status == 0)
-        let workspace = try Workspace(path: server.workspacePath)
+        let workspace = try Workspace(path: workspacePath)
         let traces = try workspace.traces.traceSummaries()
         #expect(traces.map(\.name) == ["Support desk", "Support desk"])
         #expect(traces.map(\.sessionID) == ["thread-42", "thread-42"])
@@ -276,11 +249,12 @@ import Testing
             "trace", "import", "--workspace", source, sample + "/inspect-arith.eval", sample + "/otlp-genai.jsonl",
         ])
         #expect(imported.status == 0, "\(imported.error)")
-        let server = try Server(["--no-grpc"])
+        let (server, workspacePath) = try Self.serve(["--no-grpc"])
+        let endpoint = try server.otlpHTTP()
         let ids = try Workspace(path: source).traces.traceSummaries().map { String($0.id) }
         for _ in 0..<2 {
             let sent = try TestEnvironment.run(
-                ["trace", "export", "--workspace", source, "--to", server.http] + ids,
+                ["trace", "export", "--workspace", source, "--to", endpoint] + ids,
                 environment: ["OTEL_EXPORTER_OTLP_HEADERS": "x-team=loupe%20ci"])
             #expect(sent.status == 0, "\(sent.error)")
             #expect(sent.output.contains("sent \(ids.count) traces"), "\(sent.output)")
@@ -289,7 +263,7 @@ import Testing
         #expect(server.stop().status == 0)
         // Sent twice, stored once; the same traces, spans, tokens and errors.
         let original = try Workspace(path: source).traces.traceSummaries()
-        let received = try Workspace(path: server.workspacePath).traces.traceSummaries()
+        let received = try Workspace(path: workspacePath).traces.traceSummaries()
         #expect(received.count == original.count)
         #expect(received.map(\.spanCount) == original.map(\.spanCount))
         #expect(received.map(\.name) == original.map(\.name))
@@ -312,7 +286,7 @@ import Testing
         #expect(!refused.error.contains("NSURLErrorDomain"))
         #expect(!refused.error.contains("s3cr3t"))
         let malformed = try TestEnvironment.run(
-            ["trace", "export", "--workspace", source, "--to", server.http, "--header", "sk-s3cr3t-token", ids[0]])
+            ["trace", "export", "--workspace", source, "--to", endpoint, "--header", "sk-s3cr3t-token", ids[0]])
         #expect(malformed.status != 0)
         #expect(malformed.error.contains("has no ="), "\(malformed.error)")
         #expect(!malformed.error.contains("s3cr3t"))
@@ -422,4 +396,12 @@ import Testing
         let tokens = llm.compactMap { $0["attributes"]?["llm.token_count.prompt"]?.int }.reduce(0, +)
         #expect(tokens == summaries.reduce(0) { $0 + ($1.inputTokens ?? 0) })
     }
+}
+
+extension LoupeServer {
+    /// A `loupe serve`'s OTLP/HTTP base URL, `http://127.0.0.1:PORT` (without `/v1/traces`).
+    func otlpHTTP() throws -> String { try address(/OTLP\/HTTP (http:\/\/[0-9.]+:[0-9]+)/) }
+
+    /// A `loupe serve`'s OTLP/gRPC address, `127.0.0.1:PORT`.
+    func otlpGRPC() throws -> String { try address(/OTLP\/gRPC ([0-9.]+:[0-9]+)/) }
 }

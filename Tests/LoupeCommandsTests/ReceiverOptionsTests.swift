@@ -36,10 +36,10 @@ import Testing
     /// `loupe serve --body-timeout 1 --min-body-rate 0`: a body that never ends is cut with 408
     /// at the deadline given, which its answer names (the default is 60 s, with a minimum rate).
     @Test func theBodyDeadlineGivenIsTheOneServeKeeps() throws {
-        let server = try OTLPPeerTests.Server([
+        let (server, _) = try OTLPPeerTests.serve([
             "--no-grpc", "--body-timeout", "1", "--body-grace", "0", "--min-body-rate", "0", "--body-budget-mb", "64",
         ])
-        let port = try #require(server.http.split(separator: ":").last.flatMap { Int($0) })
+        let port = try #require(try server.otlpHTTP().split(separator: ":").last.flatMap { Int($0) })
         let fd = try #require(LoopbackPort.connect(port))
         defer { close(fd) }
         var timeout = timeval(tv_sec: 30, tv_usec: 0)

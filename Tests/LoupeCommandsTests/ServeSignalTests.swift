@@ -7,7 +7,7 @@ import Testing
 @Suite(.serialized) struct ServeSignalTests {
     @Test(arguments: [SIGTERM, SIGINT])
     func theSameSignalTwiceAtOnceStopsCleanly(number: Int32) throws {
-        let server = try OTLPPeerTests.Server()
+        let (server, _) = try OTLPPeerTests.serve()
         let pid = server.process.processIdentifier
         kill(pid, number)
         kill(pid, number)

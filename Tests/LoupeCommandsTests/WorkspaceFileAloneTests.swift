@@ -25,12 +25,13 @@ import Testing
     }
 
     @Test func aCopyOfTheFileAloneHoldsWhatServeStoredBeforeItStopped() async throws {
-        let server = try OTLPPeerTests.Server()
+        let (server, workspacePath) = try OTLPPeerTests.serve()
+        let endpoint = try server.otlpHTTP()
         let line = try String(
             contentsOf: TestEnvironment.repositoryRoot.appendingPathComponent("sample-data/traces/otlp-genai.jsonl"),
             encoding: .utf8
         ).split(separator: "\n")[0]
-        var request = URLRequest(url: URL(string: "\(server.http)/v1/traces")!)
+        var request = URLRequest(url: URL(string: "\(endpoint)/v1/traces")!)
         request.httpMethod = "POST"
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         request.httpBody = Data(line.utf8)
@@ -39,8 +40,8 @@ import Testing
         #expect((response as? HTTPURLResponse)?.statusCode == 200)
         let stopped = server.stop()
         #expect(stopped.status == 0, "\(stopped.output)")
-        #expect(Self.fileSize(server.workspacePath + "-wal") == 0)
-        let copy = try Self.copyAlone(server.workspacePath)
+        #expect(Self.fileSize(workspacePath + "-wal") == 0)
+        let copy = try Self.copyAlone(workspacePath)
         let list = try TestEnvironment.run(["trace", "list", "--workspace", copy])
         #expect(list.status == 0, "\(list.error)")
         #expect(list.output.contains("cranfield-qa-agent"), "\(list.output)")
