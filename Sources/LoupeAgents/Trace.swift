@@ -26,5 +26,27 @@ package struct Trace: Hashable, Sendable {
     package var startNs: Int64 { spans.map(\.startNs).min() ?? 0 }
     package var endNs: Int64 { spans.map { $0.endNs ?? $0.startNs }.max() ?? 0 }
     package var errorCount: Int { spans.filter(\.status.isError).count }
-    package var usage: Usage { spans.reduce(Usage()) { $0 + $1.usage } }
+    /// The trace's usage: every span's, less the model calls a span below them describes again
+    /// (``outerModelCalls``), so that a call counts once.
+    package var usage: Usage {
+        let outer = outerModelCalls
+        return spans.indices.reduce(Usage()) { outer[$1] ? $0 : $0 + spans[$1].usage }
+    }
+
+    /// For each span, whether it is a model call whose call a span below it records with its usage
+    /// (an agent framework's generation span over the model server's span of the same request):
+    /// its usage and step are not counted (``NestedModelCalls``).
+    package var outerModelCalls: [Bool] {
+        NestedModelCalls.outer(
+            ids: spans.map(\.spanID), parents: spans.map(\.parentID), isModelCall: spans.map { $0.kind == .llm },
+            carriesUsage: spans.map {
+                NestedModelCalls.carriesUsage(
+                    inputTokens: $0.usage.inputTokens, outputTokens: $0.usage.outputTokens, cost: $0.usage.cost)
+            })
+    }
+
+    /// The spans a replay steps through (``TraceImport/steps(_:leaving:)``), as ordinals.
+    package var steps: [Int] {
+        TraceImport.steps(spans.enumerated().map { ($0, $1.kind, $1.startNs) }, leaving: outerModelCalls)
+    }
 }

@@ -244,9 +244,7 @@ package enum TraceExport {
 
     /// The conversation as the last model call saw it, its answer, and the tool results after it.
     static func conversation(_ trace: Trace) -> [Message] {
-        let steps = TraceImport.steps(trace.spans.enumerated().map { ($0, $1.kind, $1.startNs) }).map {
-            trace.spans[$0]
-        }
+        let steps = trace.steps.map { trace.spans[$0] }
         guard let last = steps.lastIndex(where: { $0.kind == .llm }) else { return [] }
         var messages = steps[last].input + steps[last].output
         for span in steps[(last + 1)...] where span.kind == .tool {
@@ -294,9 +292,7 @@ package enum TraceExport {
     /// ATIF v1.6: the opening system and user messages, then one agent step per model call with
     /// its tool calls and their results as the observation, per-step and final metrics.
     static func atif(_ trace: Trace) -> JSONValue {
-        let ordered = TraceImport.steps(trace.spans.enumerated().map { ($0, $1.kind, $1.startNs) }).map {
-            trace.spans[$0]
-        }
+        let ordered = trace.steps.map { trace.spans[$0] }
         var steps: [JSONValue] = []
         func add(_ fields: JSONObject) {
             var step = fields

@@ -53,9 +53,14 @@ package enum TraceImport {
 
     /// The spans a replay steps through: model calls, tool calls, retrievals, embeddings and
     /// evaluations, in time order (file order for an untimed trace); every span when a trace has
-    /// none of those.
-    package static func steps(_ spans: [(ordinal: Int, kind: SpanKind, startNs: Int64)]) -> [Int] {
-        let work = spans.filter { $0.kind != .agent && $0.kind != .other }
+    /// none of those. A span whose place in `spans` is true in `outer` is left out: a model call
+    /// that a span below it records again (``NestedModelCalls``) is one step, the inner span's.
+    package static func steps(
+        _ spans: [(ordinal: Int, kind: SpanKind, startNs: Int64)], leaving outer: [Bool] = []
+    ) -> [Int] {
+        let work = spans.indices.filter { i in
+            spans[i].kind != .agent && spans[i].kind != .other && !(i < outer.count && outer[i])
+        }.map { spans[$0] }
         let chosen = work.isEmpty ? spans : work
         return chosen.sorted { $0.startNs != $1.startNs ? $0.startNs < $1.startNs : $0.ordinal < $1.ordinal }.map(
             \.ordinal)

@@ -30,9 +30,9 @@ extension TraceTables {
     ///   others and moves nothing; the root, arriving last, moves every stored span once.
     /// * The summary columns (times, counts, steps, errors, tokens, cost, models, spans awaiting
     ///   their parent) are computed from those same columns in tree order, exactly as an import
-    ///   of the whole trace computes them; the model usage is summed again in SQL, as an import
-    ///   sums it. Metadata is merged (the arriving spans' keys win, as `service.name` of the last
-    ///   sender does).
+    ///   of the whole trace computes them, and so is the model usage; a model call that a span
+    ///   below it records again counts once (``NestedModelCalls``). Metadata is merged (the
+    ///   arriving spans' keys win, as `service.name` of the last sender does).
     /// * The name is the root's: the arriving spans' name when the root is one of them, the stored
     ///   name while the root stays the stored one, else the new root's name column (a stored
     ///   span's `loupe.trace.name` attribute lives only in its payload, so a stored span that
@@ -74,13 +74,14 @@ extension TraceTables {
         var model: [String?] = []
         var inputTokens: [Int?] = []
         var outputTokens: [Int?] = []
+        var cacheReadTokens: [Int?] = []
         var cost: [Double?] = []
 
         var count: Int { ordinal.count }
 
         static let sql =
             "SELECT ordinal, span_id, parent_span_id, kind, name, start_ns, end_ns, status, model, input_tokens, "
-            + "output_tokens, cost FROM spans WHERE trace_id = ? ORDER BY ordinal"
+            + "output_tokens, cost, cache_read_tokens FROM spans WHERE trace_id = ? ORDER BY ordinal"
 
         /// The stored spans of trace `id`, in ordinal order, from the cursor by column position.
         init(trace id: Int64, _ sql: any SQLStatements) throws {
@@ -97,6 +98,7 @@ extension TraceTables {
                 inputTokens.append(r.int(9))
                 outputTokens.append(r.int(10))
                 cost.append(r.real(11))
+                cacheReadTokens.append(r.int(12))
             }
         }
 
@@ -114,6 +116,7 @@ extension TraceTables {
                 model.append(nil)
                 inputTokens.append(nil)
                 outputTokens.append(nil)
+                cacheReadTokens.append(nil)
                 cost.append(nil)
             }
             ordinal[i] = row.ordinal
@@ -127,6 +130,7 @@ extension TraceTables {
             model[i] = row.model
             inputTokens[i] = row.inputTokens
             outputTokens[i] = row.outputTokens
+            cacheReadTokens[i] = row.cacheReadTokens
             cost[i] = row.cost
         }
     }
@@ -255,9 +259,18 @@ extension TraceTables {
 
         // The summary, from the columns in tree order, as Trace and TraceService.record make it
         // (sums in that order: a cost is the same double an import of the whole trace adds up).
+        // A model call a span below it records again is not counted (NestedModelCalls).
         func add<T: AdditiveArithmetic>(_ a: T?, _ b: T?) -> T? {
             a == nil && b == nil ? nil : (a ?? .zero) + (b ?? .zero)
         }
+        let isModelCall = nodes.kind.map { $0 == "llm" }
+        let outer = NestedModelCalls.outer(
+            ids: nodes.spanID, parents: nodes.parentID, isModelCall: isModelCall,
+            carriesUsage: nodes.spanID.indices.map {
+                NestedModelCalls.carriesUsage(
+                    inputTokens: nodes.inputTokens[$0], outputTokens: nodes.outputTokens[$0], cost: nodes.cost[$0])
+            })
+        var usage = ModelUsageSums()
         let ids = Set(nodes.spanID)
         var work = 0
         var errors = 0
@@ -270,7 +283,7 @@ extension TraceTables {
         var root: Int?
         var models = Set<String>()
         for i in sequence {
-            if nodes.kind[i] != "agent" && nodes.kind[i] != "other" { work += 1 }
+            if let model = nodes.model[i] { models.insert(model) }
             if nodes.isError[i] { errors += 1 }
             if let parent = nodes.parentID[i] {
                 if !ids.contains(parent) { awaiting += 1 }
@@ -279,10 +292,16 @@ extension TraceTables {
             }
             started = min(started, nodes.startNs[i])
             ended = max(ended, nodes.endNs[i] ?? nodes.startNs[i])
+            if outer[i] { continue }
+            if nodes.kind[i] != "agent" && nodes.kind[i] != "other" { work += 1 }
             inputTokens = add(inputTokens, nodes.inputTokens[i])
             outputTokens = add(outputTokens, nodes.outputTokens[i])
             cost = add(cost, nodes.cost[i])
-            if let model = nodes.model[i] { models.insert(model) }
+            if isModelCall[i] {
+                usage.add(
+                    model: nodes.model[i], inputTokens: nodes.inputTokens[i], outputTokens: nodes.outputTokens[i],
+                    cacheReadTokens: nodes.cacheReadTokens[i], cost: nodes.cost[i])
+            }
         }
         let count = sequence.count
         let name: String
@@ -317,8 +336,7 @@ extension TraceTables {
             "UPDATE traces SET \(values.map { "\($0.0) = ?" }.joined(separator: ", ")) WHERE id = ?",
             values.map(\.1) + [traceID])
         if written.contains(where: { $0.span.row.kind == "llm" }) || replaced.count > 0 {
-            try sql.execute("DELETE FROM trace_model_usage WHERE trace_id = ?", [traceID])
-            try sql.execute(usageOf(traces: 1), [traceID])
+            try writeUsage([(id, usage)], into: sql)
         }
         try addScores(arrival.scores, trace: id, into: sql)
         return written.count + moves.count

@@ -10,15 +10,17 @@ extension TraceTables {
         var id: String
         var parent: String?
         var start: Int64
+        var kind: String
     }
 
-    private static let nodeColumns = "ordinal, span_id, parent_span_id, start_ns"
+    private static let nodeColumns = "ordinal, span_id, parent_span_id, start_ns, kind"
 
     private static func nodes(_ rows: [SQLRow]) -> [Node] {
         rows.map { row in
             let v = row.values
             return Node(
-                ordinal: Int(v[0].integer ?? -1), id: v[1].text ?? "", parent: v[2].text, start: v[3].integer ?? 0)
+                ordinal: Int(v[0].integer ?? -1), id: v[1].text ?? "", parent: v[2].text, start: v[3].integer ?? 0,
+                kind: v[4].text ?? "")
         }
     }
 
@@ -27,8 +29,9 @@ extension TraceTables {
     /// indexes of migration v26), their rows inserted, the trace's summary moved on by their
     /// columns, their model's usage row changed. Nil, having written nothing, when one of them
     /// is already stored (a resend or a replacement), is the parent a stored or earlier
-    /// arriving span waits for, or belongs before a stored span: ``appendSpans(_:deferringCheckpoint:)``
-    /// then reorders the trace from its columns.
+    /// arriving span waits for, belongs before a stored span, or is a model call with usage below
+    /// another model call (whose usage and step then stop counting, ``NestedModelCalls``):
+    /// ``appendSpans(_:deferringCheckpoint:)`` then reorders and sums the trace from its columns.
     ///
     /// A span lands last when its parent is on the trace's rightmost path (the last root and
     /// its last descendants down to the last span) and it starts no earlier than that parent's
@@ -86,9 +89,20 @@ extension TraceTables {
             guard !arrived.contains(row.spanID), !waitedFor.contains(row.spanID), row.parentSpanID != row.spanID,
                 try stored(row.spanID).isEmpty, try !awaited(row.spanID)
             else { return nil }
-            let node = Node(ordinal: count + offset, id: row.spanID, parent: row.parentSpanID, start: row.startNs)
+            let node = Node(
+                ordinal: count + offset, id: row.spanID, parent: row.parentSpanID, start: row.startNs, kind: row.kind)
             if let parent = row.parentSpanID, let depth = path.lastIndex(where: { $0.id == parent }) {
                 if depth + 1 < path.count && row.startNs < path[depth + 1].start { return nil }
+                // A model call under another (the server's span of a request an agent's generation
+                // span made) takes the outer one's usage and step out of the totals: summed again
+                // from the columns, where the rule (NestedModelCalls) sees the whole tree.
+                if row.kind == "llm",
+                    NestedModelCalls.carriesUsage(
+                        inputTokens: row.inputTokens, outputTokens: row.outputTokens, cost: row.cost),
+                    path[...depth].contains(where: { $0.kind == "llm" })
+                {
+                    return nil
+                }
                 path.removeSubrange((depth + 1)...)
                 path.append(node)
             } else {
@@ -179,58 +193,17 @@ extension TraceTables {
     }
 
     /// Adds model calls appended to trace `id` to its `trace_model_usage` rows, as the sums
-    /// ``usageOf(traces:)`` makes would come out with them as the last rows summed: the trace's
-    /// few rows (one per model) read, moved on, and written back.
+    /// ``ModelUsageSums`` makes of the whole trace would come out with them as the last rows
+    /// summed: the trace's few rows (one per model) read, moved on, and written back.
     private static func addUsage(of calls: [SpanRow], trace id: Int64, into sql: any SQLStatements) throws {
         guard !calls.isEmpty else { return }
-        struct Usage {
-            var calls = 0
-            var inputTokens: Int64?
-            var outputTokens: Int64?
-            var cacheReadTokens: Int64?
-            var cost: Double?
-            var costed = 0
-        }
-        func add<T: AdditiveArithmetic>(_ a: T?, _ b: T?) -> T? {
-            a == nil && b == nil ? nil : (a ?? .zero) + (b ?? .zero)
-        }
-        var order: [String?] = []
-        var usage: [String?: Usage] = [:]
-        for row in try sql.execute(
-            "SELECT model, calls, input_tokens, output_tokens, cache_read_tokens, cost, costed FROM trace_model_usage "
-                + "WHERE trace_id = ?", [.integer(id)])
-        {
-            let v = row.values
-            order.append(v[0].text)
-            usage[v[0].text] = Usage(
-                calls: Int(v[1].integer ?? 0), inputTokens: v[2].integer, outputTokens: v[3].integer,
-                cacheReadTokens: v[4].integer, cost: v[5].real, costed: Int(v[6].integer ?? 0))
-        }
+        var usage = try ModelUsageSums(trace: id, sql)
         for call in calls {
-            if usage[call.model] == nil { order.append(call.model) }
-            var sums = usage[call.model] ?? Usage()
-            sums.calls += 1
-            sums.inputTokens = add(sums.inputTokens, call.inputTokens.map(Int64.init))
-            sums.outputTokens = add(sums.outputTokens, call.outputTokens.map(Int64.init))
-            sums.cacheReadTokens = add(sums.cacheReadTokens, call.cacheReadTokens.map(Int64.init))
-            sums.cost = add(sums.cost, call.cost)
-            if call.cost != nil { sums.costed += 1 }
-            usage[call.model] = sums
+            usage.add(
+                model: call.model, inputTokens: call.inputTokens, outputTokens: call.outputTokens,
+                cacheReadTokens: call.cacheReadTokens, cost: call.cost)
         }
-        try sql.execute("DELETE FROM trace_model_usage WHERE trace_id = ?", [.integer(id)])
-        try sql.insertRows(
-            into: "trace_model_usage",
-            columns: [
-                "trace_id", "model", "calls", "input_tokens", "output_tokens", "cache_read_tokens", "cost", "costed",
-            ],
-            rows: order.map { model in
-                let sums = usage[model] ?? Usage()
-                return [
-                    .integer(id), SQLValue(model), SQLValue(sums.calls), SQLValue(sums.inputTokens),
-                    SQLValue(sums.outputTokens), SQLValue(sums.cacheReadTokens), SQLValue(sums.cost),
-                    SQLValue(sums.costed),
-                ]
-            })
+        try writeUsage([(id, usage)], into: sql)
     }
 
     /// Adds arriving scores that trace `id` does not hold yet. Scores carry no span id: a span

@@ -196,7 +196,14 @@ package struct TraceTables: Sendable {
                     ]
                 }
             })
-        if !written.isEmpty { try sql.execute(usageOf(traces: written.count), written.map { .integer(ids[$0]!) }) }
+        // Summed as every other path sums them: in tree order, a model call recorded again below
+        // it once (the rows of a trace replaced in place were deleted above).
+        try writeUsage(
+            written.map { index in
+                var sums = ModelUsageSums()
+                sums.add(counted: chunk[index].spans.map(\.row))
+                return (ids[index]!, sums)
+            }, into: sql)
         try sql.insertRows(
             into: "trace_scores", columns: ["trace_id", "scorer", "value_json", "answer", "explanation"],
             rows: written.flatMap { index in
@@ -486,7 +493,9 @@ package struct TraceTables: Sendable {
     package static let usageMigration = "v24: each trace's model usage kept beside it"
 
     /// Sums the LLM spans of each trace per model into `trace_model_usage` (`INSERT … SELECT`,
-    /// which both backends run, casting the sums into the integer columns).
+    /// which both backends run, casting the sums into the integer columns): the migration's
+    /// backfill, as it shipped. Traces stored since sum in ``ModelUsageSums``, which counts a model
+    /// call recorded again below it once.
     private static let usageSums = """
         INSERT INTO trace_model_usage (trace_id, model, calls, input_tokens, output_tokens, cache_read_tokens, cost,
           costed)
@@ -498,12 +507,6 @@ package struct TraceTables: Sendable {
     /// Fills `trace_model_usage` from every trace's spans: the migration's, on SQLite and on
     /// PostgreSQL alike.
     package static let usageBackfill = usageSums + " GROUP BY trace_id, model"
-
-    /// The same sums for `count` traces (their ids bound): an import's, so that what it keeps is
-    /// what the backfill makes.
-    static func usageOf(traces count: Int) -> String {
-        usageSums + " AND trace_id IN (\(StoreTable.placeholders(count))) GROUP BY trace_id, model"
-    }
 
     /// What ``usage(_:)`` reads of a `trace_model_usage` row.
     private static let usageColumns =

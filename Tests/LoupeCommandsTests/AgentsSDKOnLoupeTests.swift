@@ -89,6 +89,21 @@ import Testing
             #expect(tokens.first?.tokens.allSatisfy { $0.logprob <= 0 } == true)
             #expect(span.attributes["gen_ai.server.time_to_first_token"]?.number != nil)
         }
+        // Each model call counts once, as the server counted it. The SDK's generation span carries
+        // the usage it read from the response too; the trace's totals are the server spans' alone,
+        // and the generation spans are no steps of their own (NestedModelCalls).
+        let generationSpans = trace.spans.filter { callers.contains($0.spanID) }
+        #expect(generationSpans.count == requests.count)
+        #expect(
+            generationSpans.contains { $0.usage.inputTokens != nil }, "the SDK's spans carry no usage to count twice")
+        #expect(summary.inputTokens == served.reduce(0) { $0 + ($1.usage.inputTokens ?? 0) })
+        #expect(summary.outputTokens == served.reduce(0) { $0 + ($1.usage.outputTokens ?? 0) })
+        #expect(summary.stepCount == trace.steps.count)
+        #expect(trace.steps.allSatisfy { !callers.contains(trace.spans[$0].spanID) })
+        #expect(Set(served.map(\.spanID)).isSubset(of: trace.steps.map { trace.spans[$0].spanID }))
+        let usage = try stored.traces.modelUsage().filter { $0.trace == summary.id }
+        #expect(usage.reduce(0) { $0 + $1.calls } == requests.count)
+        #expect(usage.reduce(0) { $0 + ($1.inputTokens ?? 0) } == summary.inputTokens)
         // The tree holds together: every span but the root has its parent in the trace.
         let ids = Set(trace.spans.map(\.spanID))
         #expect(trace.spans.filter { $0.parentID.map { !ids.contains($0) } ?? true }.count == 1)

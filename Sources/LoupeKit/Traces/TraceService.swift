@@ -110,7 +110,9 @@ package struct TraceService: Sendable {
             spans.append(
                 NewTrace.SpanRecord(row: row, payloadJSON: encoding.payloadJSON, rawZstd: encoding.sourceZstd))
         }
-        let steps = TraceImport.steps(trace.spans.enumerated().map { ($0, $1.kind, $1.startNs) })
+        // A model call recorded again below it (an agent's generation span over the server's) is
+        // counted once, as the store counts it (NestedModelCalls).
+        let steps = trace.steps
         let usage = trace.usage
         let summary = TraceSummary(
             id: 0, externalID: trace.externalID, format: trace.format.rawValue, sourceFile: sourceFile,
@@ -297,12 +299,19 @@ package struct TraceService: Sendable {
         kinds.reserveCapacity(spans.count)
         var depths = [Int](repeating: 0, count: spans.count)
         var depthOf = SpanDepths(capacity: spans.count)
+        // A model call recorded again below it counts once, as the stored summary counts it.
+        let outer = NestedModelCalls.outer(
+            ids: spans.map(\.spanID), parents: spans.map(\.parentSpanID), isModelCall: spans.map { $0.kind == "llm" },
+            carriesUsage: spans.map {
+                NestedModelCalls.carriesUsage(inputTokens: $0.inputTokens, outputTokens: $0.outputTokens, cost: $0.cost)
+            })
         for i in spans.indices {
             let kind = SpanKind(rawValue: spans[i].kind) ?? .other
             kinds.append((spans[i].ordinal, kind, spans[i].startNs))
             if let parent = spans[i].parentSpanID, let depth = depthOf[parent] { depths[i] = depth + 1 }
             depthOf[spans[i].spanID] = depths[i]
-            guard kind == .llm, spans[i].cost != nil || spans[i].inputTokens != nil || spans[i].outputTokens != nil
+            guard kind == .llm, !outer[i],
+                spans[i].cost != nil || spans[i].inputTokens != nil || spans[i].outputTokens != nil
             else { continue }
             measured = true
             if spans[i].cost == nil {
@@ -313,7 +322,7 @@ package struct TraceService: Sendable {
             total = total.flatMap { a in spans[i].cost.map { a + $0 } }
         }
         if measured { summary.cost = total }
-        let steps = TraceImport.steps(kinds)
+        let steps = TraceImport.steps(kinds, leaving: outer)
         return Loaded(
             summary: summary, spans: spans, steps: steps,
             scores: try tables.traceScores(trace: id).enumerated().map { TraceScore($1, trace: id, index: $0) },

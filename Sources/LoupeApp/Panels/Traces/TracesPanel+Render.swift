@@ -258,7 +258,12 @@ extension TracesPanel {
         // The spans under it: the following ones deeper than it, up to the next at its depth.
         let depth = trace.depths[ordinal]
         let below = trace.spans[(ordinal + 1)...].prefix { trace.depths[$0.ordinal] > depth }
-        let steps = below.filter { $0.kind == SpanKind.llm.rawValue || $0.kind == SpanKind.tool.rawValue }
+        // Its steps: a model call recorded again below it (an agent's generation span over the
+        // server's) is one step, summed once, as the trace's totals sum it.
+        let counted = Set(trace.steps)
+        let steps = below.filter {
+            counted.contains($0.ordinal) && ($0.kind == SpanKind.llm.rawValue || $0.kind == SpanKind.tool.rawValue)
+        }
         if !steps.isEmpty {
             let input = steps.compactMap(\.inputTokens).reduce(0, +)
             let output = steps.compactMap(\.outputTokens).reduce(0, +)
