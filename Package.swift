@@ -314,7 +314,7 @@ if Context.environment["LOUPE_FUZZ"] == "1" {
             name: "LoupeFuzz",
             dependencies: [
                 "CFuzzDriver", "LoupeBase", "LoupeAgents", "LoupeProfiling", "LoupeModels", "LoupeEvals",
-                "LoupeRetrieval", "LoupeKit", "LoupeOTLP", "LoupeStore",
+                "LoupeRetrieval", "LoupeKit", "LoupeOTLP", "LoupeStore", "LoupeServing",
             ],
             path: "Fuzz/LoupeFuzz", swiftSettings: strictSwift6),
     ]

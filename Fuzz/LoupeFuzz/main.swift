@@ -8,6 +8,7 @@ import LoupeModels
 import LoupeOTLP
 import LoupeProfiling
 import LoupeRetrieval
+import LoupeServing
 import LoupeStore
 
 /// The decoders under fuzzing, by the name `scripts/fuzz` passes first on the command line. Each
@@ -46,7 +47,27 @@ private let targets: [String: @Sendable (Data) -> Void] = [
     "nsys": nsys,
     // A workspace's BM25 blob: read, laid out for queries (renumbered, in C) and searched.
     "bm25-blob": bm25Blob,
+    // What `loupe serve`'s OpenAI endpoint reads from a request body: the JSON, then each field
+    // checked, a tool's or response format's JSON schema compiled into a grammar.
+    "openai-request": openAIRequest,
+    // The W3C `traceparent` header a served request may carry.
+    "traceparent": traceParent,
 ]
+
+/// A header that parses names a trace and a span as the specification writes them.
+private func traceParent(_ data: Data) {
+    guard let parent = TraceParent(header: text(data)) else { return }
+    let hex = Set("0123456789abcdef")
+    precondition(parent.traceID.count == 32 && parent.traceID.allSatisfy(hex.contains))
+    precondition(parent.spanID.count == 16 && parent.spanID.allSatisfy(hex.contains))
+    precondition(parent.traceID.contains { $0 != "0" } && parent.spanID.contains { $0 != "0" })
+}
+
+private func openAIRequest(_ data: Data) {
+    guard let body = try? JSONValue.parse(data) else { return }
+    _ = try? OpenAIRequest(body, kind: .chat, defaultSeed: 0)
+    _ = try? OpenAIRequest(body, kind: .completion, defaultSeed: 0)
+}
 
 private func bm25Blob(_ data: Data) {
     guard let index = BM25Index(serialized: data) else { return }

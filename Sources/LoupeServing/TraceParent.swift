@@ -8,15 +8,15 @@ import Foundation
 ///
 /// A header that does not parse is ignored, as the specification asks of a receiver: the request
 /// is then a trace of its own.
-struct TraceParent: Hashable, Sendable {
+package struct TraceParent: Hashable, Sendable {
     /// 32 lowercase hex digits, not all zero.
-    let traceID: String
+    package let traceID: String
     /// 16 lowercase hex digits, not all zero: the caller's span.
-    let spanID: String
+    package let spanID: String
 
     /// `version-traceid-parentid-flags`, e.g. `00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01`.
     /// Versions above 00 may append fields after the flags; version ff is invalid.
-    init?(header: String?) {
+    package init?(header: String?) {
         guard let header else { return nil }
         let fields = header.trimmingCharacters(in: .whitespaces).split(separator: "-", omittingEmptySubsequences: false)
         guard fields.count >= 4, fields[0].count == 2, Self.isHex(fields[0]), fields[0] != "ff",
