@@ -23,6 +23,10 @@ Input: one JSON object on stdin.
   "top":       K                   report the top K (id, logit) at each prompt's last position
   "greedy":    N                   report each prompt's greedy continuation of up to N tokens,
                                    stopping after <|im_end|> (2) or <|endoftext|> (0)
+  "steer":     {"layer": L, "vector": [v, ...]}
+                                   add the vector (width values) to the residual stream leaving
+                                   layer L at every position, in every pass this request runs
+                                   (steering; optional)
   "probe":     {"attention_layers": [L, ...], "lens_positions": [P, ...], "top": K,
                 "ablated": [[layer, head], ...]}
                                    the glass-box quantities: every query head's attention
@@ -89,6 +93,7 @@ class Model:
         self.base = float(field("llama.rope.freq_base"))
         self.eps = float(field("llama.attention.layer_norm_rms_epsilon"))
         self.blocks = None  # the weights, loaded by the first forward pass (tokenizing needs none)
+        self.steer = None  # (layer, vector [width]) added to the stream leaving that layer
 
     def load_weights(self):
         reader = self.reader
@@ -176,6 +181,8 @@ class Model:
             gate = m @ block["ffn_gate"].T
             up = m @ block["ffn_up"].T
             x = h + ((gate / (np.float32(1) + np.exp(-gate))) * up) @ block["ffn_down"].T
+            if self.steer is not None and index == self.steer[0]:
+                x = x + self.steer[1]
             residuals.append(x)
         return {"final": x, "residuals": residuals, "attention": attention}
 
@@ -220,6 +227,8 @@ def run(model, request):
     if request.get("positions"):
         prompts = [p[:int(request["positions"])] for p in prompts]
     result = {"prompts": prompts, "top": [], "greedy": []}
+    if request.get("steer"):
+        model.steer = (int(request["steer"]["layer"]), np.asarray(request["steer"]["vector"], dtype=np.float32))
     if request.get("probe"):
         result["probe"] = [probe(model, ids, request["probe"]) for ids in prompts]
     if not (request.get("logits") or request.get("top") or request.get("greedy")):

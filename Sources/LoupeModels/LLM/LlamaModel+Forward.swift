@@ -85,6 +85,7 @@ extension LlamaModel {
             x = OperationProfile.scope(profile, "layer \(index)") {
                 run(layer, index: index, on: x, batch: batch, caches: &caches, profile: profile)
             }
+            runHook(after: index, on: &x, positions: batch.positions)
         }
         for b in caches.indices { caches[b].advance(by: tokens[b].count) }
         return project(x, batch: batch, logits: logits, profile: profile)

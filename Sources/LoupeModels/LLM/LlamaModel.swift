@@ -40,6 +40,9 @@ package struct LlamaModel: Sendable {
     let embeddingTensor: GGUFTensorInfo
     /// Threads a quantized product splits its rows over (OpenBLAS keeps its own for sgemm).
     package var threads: Int = ProcessInfo.processInfo.activeProcessorCount
+    /// An edit of the residual stream after one layer in every forward pass (steering, SAE
+    /// splicing, capture); nil for the plain model. Set through ``hooked(_:)``.
+    package internal(set) var residualHook: LlamaResidualHook?
     /// The language-model head `[vocabulary, width]`: the embedding itself when tied.
     let head: LlamaLinear
     /// The final RMSNorm's weight `[width]`.
