@@ -131,7 +131,7 @@ import Testing
         #expect(stored.allSatisfy { $0.origin == "review" && $0.itemKey == keys[0] })
         #expect(state.message?.text.contains("item done, enter: next") == true)
         // The rubric shows the chosen verdicts.
-        let rubric = panel(state).rubricLines(theme: .builtInDefault, descriptions: false)
+        let rubric = panel(state).itemView.rubricLines(theme: .builtInDefault, descriptions: false)
         let selected = Theme.builtInDefault.selection.background
         let chosen = rubric.flatMap { $0 }.filter { selected != nil && $0.style.background == selected }.map(\.text)
         #expect(chosen.contains(" right ") && chosen.contains(" false ") && chosen.contains(" 4 "))
@@ -155,7 +155,8 @@ import Testing
         #expect(opened.steps.isEmpty && opened.item == before.item)
         #expect(state.message?.text == "⚠ " + problem)
         #expect(state.message?.level == .warn)
-        let context = panel(state).contextLines(theme: .builtInDefault).map { $0.map(\.text).joined() }
+        let context = panel(state).itemView.contextLines(theme: .builtInDefault, calibration: panel(state).calibration)
+            .map { $0.map(\.text).joined() }
         #expect(context.contains("⚠ " + problem))
         // Labelling still works, and says what it did.
         press([.character("r")], &state)
@@ -303,7 +304,8 @@ import Testing
         #expect(item.key == keys[0])
         #expect(
             item.unreadable.map(\.headline) == ["unreadable reference (queue arith, item \(keys[0]), column ref_json)"])
-        let context = panel(state).contextLines(theme: .builtInDefault).map { $0.map(\.text).joined() }
+        let context = panel(state).itemView.contextLines(theme: .builtInDefault, calibration: panel(state).calibration)
+            .map { $0.map(\.text).joined() }
         #expect(
             context.contains {
                 $0.hasPrefix("⚠ unreadable reference (queue arith, item \(keys[0]), column ref_json): line 1")
@@ -522,7 +524,7 @@ import Testing
         #expect(text.contains("B = run \(pair.rightRun) (\(suite(pair.rightRun)))"))
         #expect(state.message?.text.hasPrefix("✓ preference=A") == true)
         // The verdict shows chosen in the strip; n writes the reason on its line.
-        let strip = panel(state).verdictLines(
+        let strip = panel(state).itemView.verdictLines(
             item: try #require(panel(state).item), opened: try #require(panel(state).opened), theme: .builtInDefault)
         let selected = Theme.builtInDefault.selection.background
         #expect(strip.flatMap { $0 }.filter { $0.style.background == selected }.map(\.text) == [" a", " A "])

@@ -9,7 +9,7 @@ import LoupeTUI
 /// two answers side by side below (A left, B right, scrolled together), each one's scores pinned
 /// under it, and the verdict's keys in a strip at the bottom. Which run wrote which answer stays
 /// hidden until the annotator has given their verdict.
-extension ReviewPanel {
+extension ReviewPanel.ItemView {
     func renderPair(
         _ pair: ReviewService.Pair, item: ReviewService.Item, opened: ReviewBrowser.Opened, into frame: inout Frame,
         area: Rect, theme: Theme
@@ -198,6 +198,9 @@ extension ReviewPanel {
         return lines
     }
 
+}
+
+extension ReviewPanel {
     /// A pairwise queue's runs head to head: each run's win rate over the other as a bar (solid to
     /// the interval's lower end, dark to the rate, light to the upper end), the rate, its 95%
     /// interval and W/T/L.

@@ -39,134 +39,16 @@ extension ReviewPanel {
                 style: theme.status(.error), clip: inner)
             body.height -= 1
         }
+        // Each view draws its own area; the panel draws the frame and the line under it.
         switch view {
-        case .queues: renderQueues(into: &frame, area: body, theme: theme, focused: context.focused)
-        case .item: renderItem(into: &frame, area: body, theme: theme)
-        case .calibration: renderCalibration(into: &frame, area: body, theme: theme, focused: context.focused)
+        case .queues: queuesView.render(into: &frame, area: body, theme: theme, focused: context.focused)
+        case .item:
+            itemView.render(
+                into: &frame, area: body, theme: theme,
+                listing: overview?.queues.first { $0.queue.name == openQueue }, calibration: calibration)
+        case .calibration:
+            calibrationView.render(into: &frame, area: body, theme: theme, focused: context.focused, error: error)
         }
-    }
-
-    // MARK: - Queues
-
-    private func renderQueues(into frame: inout Frame, area: Rect, theme: Theme, focused: Bool) {
-        guard let overview else {
-            frame.draw("Reading the queues…", at: Point(x: area.x + 1, y: area.y + 1), style: theme.dim, clip: area)
-            return
-        }
-        guard !overview.queues.isEmpty else {
-            let lines: [[Span]] = [
-                [Span("No review queues yet.", theme.text)],
-                [
-                    Span("Make one from a run's answers: ", theme.dim),
-                    Span(
-                        "review queue create NAME --rubric rubrics/answer-quality.yaml --from \"answers run:1\"",
-                        theme.accent),
-                ],
-                [
-                    Span("on the ", theme.dim), Span(":", theme.key),
-                    Span(" line or the shell; ", theme.dim), Span("--from \"traces errors\"", theme.accent),
-                    Span(" reviews traces as the Traces filter keeps them.", theme.dim),
-                ],
-            ]
-            _ = TextView(lines: lines).render(into: &frame, area: area.inset(dx: 1, dy: 1), offset: 0, theme: theme)
-            return
-        }
-        let selected = selectedListing
-        let me = overview.annotator
-        let detail = selected.map { detailLines($0, annotator: me, theme: theme, width: area.width - 2) } ?? []
-        // The detail takes what the table leaves, and never less than half.
-        let needed = detail.isEmpty ? 0 : TextView(lines: detail).displayRows(width: area.width - 2).count + 1
-        let detailHeight = min(needed, max(area.height - overview.queues.count - 2, area.height / 2))
-        let parts = area.split(.vertical, [.fill(1), .length(detailHeight)])
-        let table = overview.queues.map { listing -> [String] in
-            let progress = listing.progress
-            return [
-                UntrustedText.sanitized(listing.queue.name),
-                UntrustedText.sanitized("\(listing.queue.rubric.name) v\(listing.queue.rubric.version)"),
-                listing.queue.record.mode == "pairwise"
-                    ? "pairs" : UntrustedText.sanitized(listing.queue.record.target),
-                String(progress.items), String(progress.labelled), String(progress.shared),
-                progress.agreement.map { String(format: "%.0f%%", $0 * 100) } ?? "—",
-                listing.yourItems.map { $0 == 0 ? "—" : "\(listing.yourFinished)/\($0)" } ?? "—",
-                progress.annotators.map { UntrustedText.sanitized($0.name) + " \($0.finished)/\($0.assigned)" }.joined(
-                    separator: " · "),
-            ]
-        }
-        let columns = [
-            TableColumn("queue", width: .fill(2)), TableColumn("rubric", width: .fill(2)),
-            TableColumn("target", width: .length(6)), TableColumn("items", width: .length(5), alignment: .trailing),
-            TableColumn("labelled", width: .length(8), alignment: .trailing),
-            TableColumn("shared", width: .length(6), alignment: .trailing),
-            TableColumn("agree", width: .length(5), alignment: .trailing),
-            TableColumn("you", width: .length(7), alignment: .trailing), TableColumn("annotators", width: .fill(3)),
-        ]
-        // A narrow terminal keeps the queue, the counts and the people: rubric, target and shared
-        // are in the detail below.
-        let kept = parts[0].width >= 110 ? Array(columns.indices) : columns.indices.filter { ![1, 2, 5].contains($0) }
-        var state = queueList
-        TableView(columns: kept.map { columns[$0] }, rows: table.map { row in kept.map { row[$0] } }, focused: focused)
-            .render(into: &frame, area: parts[0], state: &state, theme: theme)
-        guard detailHeight > 2 else { return }
-        let box = parts[1]
-        frame.draw(String(repeating: "─", count: box.width), at: Point(x: box.x, y: box.y), style: theme.dim, clip: box)
-        _ = TextView(lines: detail).render(
-            into: &frame, area: Rect(x: box.x + 1, y: box.y + 1, width: box.width - 1, height: box.height - 1),
-            offset: 0, theme: theme)
-    }
-
-    /// The selected queue: where its items come from, its rubric, each annotator's progress, the keys.
-    private func detailLines(_ listing: ReviewBrowser.Listing, annotator: String?, theme: Theme, width: Int)
-        -> [[Span]]
-    {
-        let queue = listing.queue
-        let record = queue.record
-        let progress = listing.progress
-        var lines: [[Span]] = [
-            [
-                Span(UntrustedText.sanitized(queue.name), theme.title),
-                Span(
-                    UntrustedText.sanitized(
-                        " · \(record.source) · rubric \(queue.rubric.name) v\(queue.rubric.version) "
-                            + "[\(record.rubricHash)] · made by \(record.createdBy)"), theme.dim),
-            ]
-        ]
-        lines += Self.criteriaLines(queue.rubric, theme: theme, width: width - 1)
-        let nameWidth = min(16, progress.annotators.map { TextWidth.of(UntrustedText.sanitized($0.name)) }.max() ?? 0)
-        let barWidth = max(4, min(24, width - nameWidth - 24))
-        for person in progress.annotators {
-            let fraction = person.assigned > 0 ? Double(person.finished) / Double(person.assigned) : 0
-            let filled = Int((fraction * Double(barWidth)).rounded(.down))
-            lines.append([
-                Span(
-                    TextWidth.fit(UntrustedText.sanitized(person.name), toColumns: nameWidth) + "  ",
-                    person.name == annotator ? theme.key : theme.text),
-                Span(String(repeating: "█", count: filled), theme.accent),
-                Span(String(repeating: "░", count: barWidth - filled), theme.dim),
-                Span(" \(person.finished)/\(person.assigned)", theme.text),
-                Span(person.skipped > 0 ? "  \(person.skipped) skipped" : "", theme.dim),
-            ])
-        }
-        var agreement = "\(progress.labelled) of \(progress.items) items labelled, \(progress.shared) by two or more"
-        if let share = progress.agreement {
-            agreement += String(format: " · people agree on %.0f%%", share * 100)
-            if let criterion = progress.agreementCriterion { agreement += " (" + criterion + ")" }
-        }
-        lines.append([Span(UntrustedText.sanitized(agreement), theme.dim)])
-        var keys: [Span]
-        if let headToHead = listing.headToHead {
-            lines += Self.headToHeadLines(headToHead, theme: theme, width: width)
-            keys = [Span("enter", theme.key), Span(" judge from your next pair  ", theme.dim)]
-        } else {
-            keys = [
-                Span("enter", theme.key), Span(" label from your next item  ", theme.dim), Span("c", theme.key),
-                Span(" judge vs people  ", theme.dim),
-            ]
-        }
-        if annotator == nil, let problem = overview?.annotatorProblem {
-            keys.append(Span("⚠ " + UntrustedText.sanitized(problem), theme.status(.warn)))
-        }
-        lines.append(keys)
-        return lines
     }
 
     /// `correct r right · p partly · w wrong   grounded g true · x false   clarity 1…5   note n`,
@@ -218,10 +100,149 @@ extension ReviewPanel {
         }
         return spans
     }
+}
 
+extension ReviewPanel.QueuesView {
+    // MARK: - Queues
+
+    /// The queues as a table, the selected one's detail below it.
+    func render(into frame: inout Frame, area: Rect, theme: Theme, focused: Bool) {
+        guard let overview else {
+            frame.draw("Reading the queues…", at: Point(x: area.x + 1, y: area.y + 1), style: theme.dim, clip: area)
+            return
+        }
+        guard !overview.queues.isEmpty else {
+            let lines: [[Span]] = [
+                [Span("No review queues yet.", theme.text)],
+                [
+                    Span("Make one from a run's answers: ", theme.dim),
+                    Span(
+                        "review queue create NAME --rubric rubrics/answer-quality.yaml --from \"answers run:1\"",
+                        theme.accent),
+                ],
+                [
+                    Span("on the ", theme.dim), Span(":", theme.key),
+                    Span(" line or the shell; ", theme.dim), Span("--from \"traces errors\"", theme.accent),
+                    Span(" reviews traces as the Traces filter keeps them.", theme.dim),
+                ],
+            ]
+            _ = TextView(lines: lines).render(into: &frame, area: area.inset(dx: 1, dy: 1), offset: 0, theme: theme)
+            return
+        }
+        let selected = selectedListing
+        let me = overview.annotator
+        let detail =
+            selected.map {
+                Self.detailLines(
+                    $0, annotator: me, annotatorProblem: overview.annotatorProblem, theme: theme, width: area.width - 2)
+            } ?? []
+        // The detail takes what the table leaves, and never less than half.
+        let needed = detail.isEmpty ? 0 : TextView(lines: detail).displayRows(width: area.width - 2).count + 1
+        let detailHeight = min(needed, max(area.height - overview.queues.count - 2, area.height / 2))
+        let parts = area.split(.vertical, [.fill(1), .length(detailHeight)])
+        let table = overview.queues.map { listing -> [String] in
+            let progress = listing.progress
+            return [
+                UntrustedText.sanitized(listing.queue.name),
+                UntrustedText.sanitized("\(listing.queue.rubric.name) v\(listing.queue.rubric.version)"),
+                listing.queue.record.mode == "pairwise"
+                    ? "pairs" : UntrustedText.sanitized(listing.queue.record.target),
+                String(progress.items), String(progress.labelled), String(progress.shared),
+                progress.agreement.map { String(format: "%.0f%%", $0 * 100) } ?? "—",
+                listing.yourItems.map { $0 == 0 ? "—" : "\(listing.yourFinished)/\($0)" } ?? "—",
+                progress.annotators.map { UntrustedText.sanitized($0.name) + " \($0.finished)/\($0.assigned)" }.joined(
+                    separator: " · "),
+            ]
+        }
+        let columns = [
+            TableColumn("queue", width: .fill(2)), TableColumn("rubric", width: .fill(2)),
+            TableColumn("target", width: .length(6)), TableColumn("items", width: .length(5), alignment: .trailing),
+            TableColumn("labelled", width: .length(8), alignment: .trailing),
+            TableColumn("shared", width: .length(6), alignment: .trailing),
+            TableColumn("agree", width: .length(5), alignment: .trailing),
+            TableColumn("you", width: .length(7), alignment: .trailing), TableColumn("annotators", width: .fill(3)),
+        ]
+        // A narrow terminal keeps the queue, the counts and the people: rubric, target and shared
+        // are in the detail below.
+        let kept = parts[0].width >= 110 ? Array(columns.indices) : columns.indices.filter { ![1, 2, 5].contains($0) }
+        var state = list
+        TableView(columns: kept.map { columns[$0] }, rows: table.map { row in kept.map { row[$0] } }, focused: focused)
+            .render(into: &frame, area: parts[0], state: &state, theme: theme)
+        guard detailHeight > 2 else { return }
+        let box = parts[1]
+        frame.draw(String(repeating: "─", count: box.width), at: Point(x: box.x, y: box.y), style: theme.dim, clip: box)
+        _ = TextView(lines: detail).render(
+            into: &frame, area: Rect(x: box.x + 1, y: box.y + 1, width: box.width - 1, height: box.height - 1),
+            offset: 0, theme: theme)
+    }
+
+    /// The selected queue: where its items come from, its rubric, each annotator's progress, the
+    /// keys; `annotatorProblem` when nobody is known to label.
+    static func detailLines(
+        _ listing: ReviewBrowser.Listing, annotator: String?, annotatorProblem: String?, theme: Theme, width: Int
+    ) -> [[Span]] {
+        let queue = listing.queue
+        let record = queue.record
+        let progress = listing.progress
+        var lines: [[Span]] = [
+            [
+                Span(UntrustedText.sanitized(queue.name), theme.title),
+                Span(
+                    UntrustedText.sanitized(
+                        " · \(record.source) · rubric \(queue.rubric.name) v\(queue.rubric.version) "
+                            + "[\(record.rubricHash)] · made by \(record.createdBy)"), theme.dim),
+            ]
+        ]
+        lines += ReviewPanel.criteriaLines(queue.rubric, theme: theme, width: width - 1)
+        let nameWidth = min(16, progress.annotators.map { TextWidth.of(UntrustedText.sanitized($0.name)) }.max() ?? 0)
+        let barWidth = max(4, min(24, width - nameWidth - 24))
+        for person in progress.annotators {
+            let fraction = person.assigned > 0 ? Double(person.finished) / Double(person.assigned) : 0
+            let filled = Int((fraction * Double(barWidth)).rounded(.down))
+            lines.append([
+                Span(
+                    TextWidth.fit(UntrustedText.sanitized(person.name), toColumns: nameWidth) + "  ",
+                    person.name == annotator ? theme.key : theme.text),
+                Span(String(repeating: "█", count: filled), theme.accent),
+                Span(String(repeating: "░", count: barWidth - filled), theme.dim),
+                Span(" \(person.finished)/\(person.assigned)", theme.text),
+                Span(person.skipped > 0 ? "  \(person.skipped) skipped" : "", theme.dim),
+            ])
+        }
+        var agreement = "\(progress.labelled) of \(progress.items) items labelled, \(progress.shared) by two or more"
+        if let share = progress.agreement {
+            agreement += String(format: " · people agree on %.0f%%", share * 100)
+            if let criterion = progress.agreementCriterion { agreement += " (" + criterion + ")" }
+        }
+        lines.append([Span(UntrustedText.sanitized(agreement), theme.dim)])
+        var keys: [Span]
+        if let headToHead = listing.headToHead {
+            lines += ReviewPanel.headToHeadLines(headToHead, theme: theme, width: width)
+            keys = [Span("enter", theme.key), Span(" judge from your next pair  ", theme.dim)]
+        } else {
+            keys = [
+                Span("enter", theme.key), Span(" label from your next item  ", theme.dim), Span("c", theme.key),
+                Span(" judge vs people  ", theme.dim),
+            ]
+        }
+        if annotator == nil, let problem = annotatorProblem {
+            keys.append(Span("⚠ " + UntrustedText.sanitized(problem), theme.status(.warn)))
+        }
+        lines.append(keys)
+        return lines
+    }
+}
+
+extension ReviewPanel.ItemView {
     // MARK: - Item
 
-    private func renderItem(into frame: inout Frame, area: Rect, theme: Theme) {
+    /// The item's header, then its context beside the rubric (a pair side by side); with nothing
+    /// left to label, what is done and the queue's `listing`. `calibration` is the one the item
+    /// was opened from, for its disagreement line.
+    func render(
+        into frame: inout Frame, area: Rect, theme: Theme, listing: ReviewBrowser.Listing?,
+        calibration: ReviewBrowser.Calibration?
+    ) {
         guard let opened, opened.queue.name == openQueue else {
             frame.draw(
                 "Reading " + UntrustedText.sanitized(openQueue ?? "the queue") + "…",
@@ -233,9 +254,13 @@ extension ReviewPanel {
         guard body.height > 2 else { return }
         guard opened.item != nil else {
             // Nothing to label: what is done, by whom, and where to go.
-            var lines = contextLines(theme: theme)
-            if let listing = overview?.queues.first(where: { $0.queue.name == opened.queue.name }) {
-                lines += [[]] + detailLines(listing, annotator: opened.annotator, theme: theme, width: body.width - 2)
+            var lines = contextLines(theme: theme, calibration: calibration)
+            if let listing {
+                lines +=
+                    [[]]
+                    + ReviewPanel.QueuesView.detailLines(
+                        listing, annotator: opened.annotator, annotatorProblem: nil, theme: theme, width: body.width - 2
+                    )
             }
             _ = TextView(lines: lines).render(into: &frame, area: body.inset(dx: 1, dy: 0), offset: 0, theme: theme)
             return
@@ -251,7 +276,7 @@ extension ReviewPanel {
         }
         // The context's scrollbar, when it has one, is the rule between the panes.
         let context = Rect(x: parts[0].x + 1, y: parts[0].y, width: parts[0].width, height: parts[0].height)
-        _ = TextView(lines: contextLines(theme: theme)).render(
+        _ = TextView(lines: contextLines(theme: theme, calibration: calibration)).render(
             into: &frame, area: context, offset: contextOffset, theme: theme)
         let rubric = Rect(x: parts[2].x + 1, y: parts[2].y, width: parts[2].width - 1, height: parts[2].height)
         var lines = rubricLines(theme: theme, descriptions: true)
@@ -298,8 +323,9 @@ extension ReviewPanel {
     }
 
     /// The item's context: what was asked, the answer, what was expected, the scorers' verdicts,
-    /// the trace and its steps. Every text from the workspace is sanitised.
-    package func contextLines(theme: Theme) -> [[Span]] {
+    /// the trace and its steps. Every text from the workspace is sanitised. `calibration` is the
+    /// one the item was opened from, whose verdict on it is said.
+    package func contextLines(theme: Theme, calibration: ReviewBrowser.Calibration?) -> [[Span]] {
         guard let opened else { return [] }
         guard let item = opened.item else {
             let name = UntrustedText.sanitized(opened.queue.name)
@@ -348,7 +374,7 @@ extension ReviewPanel {
         for problem in item.unreadable {
             lines.append([Span(UntrustedText.sanitized("⚠ " + problem.description), theme.status(.warn))])
         }
-        if itemFrom == .calibration, let calibration,
+        if from == .calibration, let calibration,
             let disagreement = calibration.disagreements.first(where: { $0.key == item.key })
         {
             lines.append([
@@ -591,10 +617,14 @@ extension ReviewPanel {
         }
         return lines
     }
+}
 
+extension ReviewPanel.CalibrationView {
     // MARK: - Calibration
 
-    private func renderCalibration(into frame: inout Frame, area: Rect, theme: Theme, focused: Bool) {
+    /// The scorers, the report, then the disagreements; `error` (the panel's) in place of the
+    /// "calibrating…" line when the calibration failed.
+    func render(into frame: inout Frame, area: Rect, theme: Theme, focused: Bool, error: String?) {
         guard let calibration else {
             if error == nil {
                 frame.draw(
