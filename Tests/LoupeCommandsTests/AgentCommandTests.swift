@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import LoupeAgents
 import LoupeBase
+import LoupeKit
 import LoupeStore
 import Synchronization
 import Testing
@@ -269,5 +270,56 @@ import Testing
         #expect(result.output.contains("answer: 6 * 7 = 42"))
         result = try TestEnvironment.run(["--workspace", file, "trace", "diff", "1", "3"])
         #expect(result.output.contains("first divergence at row 1"))
+    }
+
+    /// A workspace with the corpus and the offline agent's run on the heated-aircraft question
+    /// (spans: the root, a model call, search, a model call, read, …), with `arguments` added.
+    static func offlineRun(_ arguments: [String]) throws -> (
+        file: String, run: (status: Int32, output: String, error: String)
+    ) {
+        let directory = TestEnvironment.temporaryDirectory()
+        let corpus = directory + "/corpus.jsonl"
+        try AgentCommandTests.corpus.write(toFile: corpus, atomically: true, encoding: .utf8)
+        let file = directory + "/w.sqlite"
+        _ = try TestEnvironment.run(["--workspace", file, "ingest", corpus, "--no-embed"])
+        let run = try TestEnvironment.run(
+            ["--workspace", file, "agent", "run"] + arguments
+                + ["what similarity must aeroelastic models of heated aircraft keep?"])
+        return (file, run)
+    }
+
+    static let shellsResult =
+        "chunk 3 · document a3 · Shells\nBuckling of thin cylindrical shells under axial compression."
+
+    /// A fork runs under the limits its parent ran with, counting the parent's calls before the
+    /// fork point: a run stopped at its step limit stops there again unless the fork is given
+    /// more steps, and what it is given is recorded for its own forks.
+    @Test func aForkRunsUnderItsParentsLimits() throws {
+        let (file, run) = try Self.offlineRun(["--max-steps", "2", "--timeout", "120"])
+        #expect(run.status != 0 && run.error.contains("step limit 2 reached"), "\(run.output)\(run.error)")
+        let service = TraceService(workspace: try Workspace(path: file))
+        let parent = try service.trace(1)
+        #expect(AgentLimits(recordedOn: parent.spans[0])?.maxSteps == 2)
+        #expect(parent.spans.filter { $0.kind == .llm }.count == 2 && parent.spans[4].kind == .tool)
+
+        // At span 4 (the read) both calls are behind: the fork makes none and stops as the parent did.
+        var result = try TestEnvironment.run([
+            "--workspace", file, "trace", "fork", "1", "--at", "4", "--result", Self.shellsResult,
+        ])
+        #expect(result.output.contains("✗ step limit 2 reached"), "\(result.output)\(result.error)")
+        let stopped = try service.trace(2)
+        #expect(stopped.spans.filter { $0.kind == .llm }.count == 2)
+        var limits = try #require(AgentLimits(recordedOn: stopped.spans[0]))
+        #expect(limits.maxSteps == 2 && limits.maxSeconds == 120)
+
+        // One more step given: the fork answers from the edited result; the timeout is still the parent's.
+        result = try TestEnvironment.run([
+            "--workspace", file, "trace", "fork", "1", "--at", "4", "--result", Self.shellsResult, "--max-steps", "3",
+        ])
+        #expect(result.output.contains("answer: Buckling of thin cylindrical shells under axial compression."))
+        let answered = try service.trace(3)
+        #expect(answered.spans.filter { $0.kind == .llm }.count == 3)
+        limits = try #require(AgentLimits(recordedOn: answered.spans[0]))
+        #expect(limits.maxSteps == 3 && limits.maxSeconds == 120)
     }
 }

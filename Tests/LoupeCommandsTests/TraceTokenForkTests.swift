@@ -1,5 +1,8 @@
 import Foundation
+import LoupeAgents
 import LoupeBase
+import LoupeKit
+import LoupeStore
 import Testing
 
 /// `loupe trace fork ID --at-token SPAN:INDEX` end to end through the real binary on a real
@@ -47,6 +50,11 @@ import Testing
         #expect(made["forked_from"]?["parent"] == .number(Double(trace)))
         #expect(made["forked_from"]?["token"] == .number(Double(index)))
         #expect(made["forked_from"]?["replacement"] == second["text"])
+        // The fork ran under its parent's limits (`agent run --max-steps 2`), not the command's
+        // defaults (8 steps): its model calls, the parent's before the fork included, stop at 2.
+        let forkTrace = try TraceService(workspace: try Workspace(path: file)).trace(id)
+        #expect(AgentLimits(recordedOn: forkTrace.spans[0])?.maxSteps == 2)
+        #expect(forkTrace.spans.filter { $0.kind == .llm && !$0.status.isError }.count <= 2)
 
         let forked = try Self.tokens(file, trace: id, span: span)
         try #require(forked.count > index, "the fork's step has \(forked.count) tokens")

@@ -41,6 +41,7 @@ package struct ReActRunner: Sendable {
         root.attributes["agent.provider"] = .string(provider.label)
         root.attributes["agent.model"] = .string(provider.model)
         root.attributes["agent.tools"] = .array(tools.map { .string($0.spec.name) })
+        limits.record(on: &root)
         var trace = Trace(externalID: id, format: .loupe, name: String(question.prefix(120)), spans: [root])
         trace.metadata["provider"] = .string(provider.label)
         trace.metadata["model"] = .string(provider.model)
@@ -56,6 +57,11 @@ package struct ReActRunner: Sendable {
     /// Continues a run from a fork: `trace` holds the parent's spans up to the fork point (the
     /// edited one included), `messages` the conversation as it stood there. New spans get ids
     /// starting with "fork." so they never collide with the copied ones.
+    ///
+    /// The limits bound the whole run, the copied part included, as they bound the parent: its
+    /// model calls and their tokens count against `maxSteps` and `maxTokens`, and the clock runs
+    /// from the root's start (the caller continues `now` where the copied spans end). A fork of a
+    /// run stopped at its step limit therefore stops there too, unless it is given more steps.
     package func resume(
         _ trace: Trace, messages: [Message], isCancelled: @Sendable () -> Bool = { false },
         onText: @escaping @Sendable (String) -> Void = { _ in }, onUpdate: (Trace) -> Void = { _ in }
@@ -67,20 +73,25 @@ package struct ReActRunner: Sendable {
         trace.spans[0].status = .unset
         trace.spans[0].endNs = nil
         trace.spans[0].output = []
+        limits.record(on: &trace.spans[0])
         onUpdate(trace)
+        let made = trace.spans.dropFirst().filter { $0.kind == .llm && !$0.status.isError }
         return drive(
-            trace, messages: messages, started: now(), idPrefix: "fork.", rootID: trace.spans[0].spanID,
+            trace, messages: messages, started: min(trace.spans[0].startNs, now()), idPrefix: "fork.",
+            rootID: trace.spans[0].spanID, calls: made.count,
+            tokens: made.reduce(0) { $0 + ($1.usage.inputTokens ?? 0) + ($1.usage.outputTokens ?? 0) },
             isCancelled: isCancelled, onText: onText, onUpdate: onUpdate)
     }
 
     private func drive(
-        _ trace: Trace, messages: [Message], started: Int64, idPrefix: String, rootID: String,
-        isCancelled: @Sendable () -> Bool, onText: @escaping @Sendable (String) -> Void, onUpdate: (Trace) -> Void
+        _ trace: Trace, messages: [Message], started: Int64, idPrefix: String, rootID: String, calls: Int = 0,
+        tokens: Int = 0, isCancelled: @Sendable () -> Bool, onText: @escaping @Sendable (String) -> Void,
+        onUpdate: (Trace) -> Void
     ) -> Trace {
         var trace = trace
         var messages = messages
-        var tokens = 0
-        var calls = 0
+        var tokens = tokens
+        var calls = calls
         var outcome: SpanStatus = .error("no answer")
         var answer: String?
         let byName = Dictionary(tools.map { ($0.spec.name, $0) }, uniquingKeysWith: { a, _ in a })

@@ -96,19 +96,19 @@ struct ProviderOptions: ParsableArguments {
     @Option(help: "The model (default $OPENAI_MODEL).") var model: String?
     @Option(help: "The environment variable holding the API key.") var apiKeyEnv = "OPENAI_API_KEY"
     @Flag(help: "Ask for one whole response instead of a server-sent event stream.") var noStream = false
-    @Option(help: "Model calls at most.") var maxSteps = 8
-    @Option(help: "Tokens (input + output, over all calls) at most.") var maxTokens: Int?
-    @Option(help: "Seconds at most.") var timeout = 300.0
-    @Option(help: "Retries of a failed model call (exponential backoff from 0.5 s).") var retries = 3
+    @Option(help: "Model calls at most (default 8; a fork: its parent's).") var maxSteps: Int?
+    @Option(help: "Tokens (input + output, over all calls) at most (a fork: its parent's).") var maxTokens: Int?
+    @Option(help: "Seconds at most (default 300; a fork: its parent's).") var timeout: Double?
+    @Option(help: "Retries of a failed model call, backoff from 0.5 s (default 3; a fork: its parent's).")
+    var retries: Int?
 
-    var limits: AgentLimits {
-        var limits = AgentLimits()
-        limits.maxSteps = maxSteps
-        limits.maxTokens = maxTokens
-        limits.maxSeconds = timeout
-        limits.retries = retries
-        return limits
+    /// The limits given here, each nil where none was: a fork takes the rest from its parent.
+    var overrides: AgentLimits.Overrides {
+        AgentLimits.Overrides(maxSteps: maxSteps, maxTokens: maxTokens, maxSeconds: timeout, retries: retries)
     }
+
+    /// A run's limits: those given here, the defaults for the rest.
+    var limits: AgentLimits { overrides.applied(to: AgentLimits()) }
 
     func provider(_ service: AgentService) throws -> any ChatProvider {
         let environment = ProcessInfo.processInfo.environment
@@ -124,7 +124,8 @@ struct ProviderOptions: ParsableArguments {
                 throw CommandFailure("name the model: --model NAME or $OPENAI_MODEL")
             }
             return OpenAICompatibleProvider(
-                baseURL: url, model: name, apiKey: environment[apiKeyEnv], stream: !noStream, timeout: timeout)
+                baseURL: url, model: name, apiKey: environment[apiKeyEnv], stream: !noStream,
+                timeout: timeout ?? AgentLimits().maxSeconds)
         default: throw CommandFailure("--provider \(provider): use offline, local or openai")
         }
     }

@@ -152,7 +152,7 @@ extension TraceCommand {
                             "--at-token forks at a token: --at, --result and --message are for a span fork")
                     }
                     let made = try service.fork(
-                        id, at: ordinal, token: index, replacement: replacement, limits: options.limits,
+                        id, at: ordinal, token: index, replacement: replacement, limits: options.overrides,
                         reporter: context.reporter, onStep: onStep)
                     forked = (made.id, made.trace)
                     summary =
@@ -179,7 +179,7 @@ extension TraceCommand {
                             "give one change: --result TEXT (a tool span) or --message TEXT (a model call)")
                     }
                     forked = try service.fork(
-                        id, at: at, edit: edit, provider: try options.provider(service), limits: options.limits,
+                        id, at: at, edit: edit, provider: try options.provider(service), limits: options.overrides,
                         reporter: context.reporter, onStep: onStep)
                     summary = "trace \(id) at span \(at)"
                     link = ["span": .number(Double(at))]

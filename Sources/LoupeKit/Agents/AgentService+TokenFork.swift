@@ -133,13 +133,15 @@ extension AgentService {
     /// then `replacement` (teacher forcing), and goes on with the step's sampling; the run then
     /// continues from that step with the local model and the workspace's tools. The fork is a
     /// new trace linked to its parent at that span (as a span fork is) and that token (its
-    /// metadata's `fork_token`, `fork_choice`).
+    /// metadata's `fork_token`, `fork_choice`), under its parent's limits with `limits` in their
+    /// place.
     ///
     /// - Throws: ``AgentToolError`` for a span or token that cannot be forked (see
     ///   ``tokenForkPlan(_:id:at:token:replacement:tokenizer:)``), `ModelError` when SmolLM2 is
     ///   not here.
     package func fork(
-        _ parentID: Int64, at ordinal: Int, token index: Int, replacement: TokenReplacement, limits: AgentLimits,
+        _ parentID: Int64, at ordinal: Int, token index: Int, replacement: TokenReplacement,
+        limits: AgentLimits.Overrides,
         reporter: JobReporter = .detached(), onStep: (Int64, Trace) -> Void = { _, _ in }
     ) throws -> (id: Int64, trace: Trace, plan: TokenForkPlan) {
         let parent = try TraceService(tables: TraceTables(database)).trace(parentID)

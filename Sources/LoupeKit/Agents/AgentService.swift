@@ -236,9 +236,10 @@ extension AgentService {
 
     /// Forks trace `parentID` at span `ordinal`: copies the run up to there with the edit made,
     /// then lets `provider` continue with the workspace's tools. The fork is a new trace linked to
-    /// its parent (parent id and span ordinal), recorded live like any run.
+    /// its parent (parent id and span ordinal), recorded live like any run, under its parent's
+    /// limits with `limits` in their place (see ``continueFork``).
     package func fork(
-        _ parentID: Int64, at ordinal: Int, edit: ForkEdit, provider: any ChatProvider, limits: AgentLimits,
+        _ parentID: Int64, at ordinal: Int, edit: ForkEdit, provider: any ChatProvider, limits: AgentLimits.Overrides,
         reporter: JobReporter = .detached(), onStep: (Int64, Trace) -> Void = { _, _ in }
     ) throws -> (id: Int64, trace: Trace) {
         let traces = TraceService(tables: TraceTables(database))
@@ -307,9 +308,14 @@ extension AgentService {
     /// from `messages`: `kept` are the parent's spans copied into it, `metadata` adds to the link
     /// (parent id and span ordinal) what else says where it forked (a token's index), `name`
     /// replaces "fork of PARENT" as its name.
+    ///
+    /// The fork runs under the limits its parent recorded (the defaults for a parent recorded
+    /// before runs kept them), each one `limits` gives in its place: a fork that changes one
+    /// thing compares with its parent only when the same budget bounds both.
     func continueFork(
         _ parent: Trace, id parentID: Int64, at ordinal: Int, kept: [TraceSpan], messages: [Message],
-        provider: any ChatProvider, limits: AgentLimits, metadata: JSONObject = [:], name: String? = nil,
+        provider: any ChatProvider, limits overrides: AgentLimits.Overrides, metadata: JSONObject = [:],
+        name: String? = nil,
         reporter: JobReporter, onStep: (Int64, Trace) -> Void
     ) throws -> (id: Int64, trace: Trace) {
         var kept = kept
@@ -326,6 +332,7 @@ extension AgentService {
         fork.timed = parent.timed
         fork.metadata = ["forked_from": .number(Double(parentID)), "fork_span": .number(Double(ordinal))]
         for (key, value) in metadata { fork.metadata[key] = value }
+        let limits = overrides.applied(to: parent.spans.first.flatMap(AgentLimits.init(recordedOn:)) ?? AgentLimits())
         var runner = ReActRunner(provider: provider, tools: try tools(), limits: limits)
         // Continue the clock where the copied spans end: real time for a timed parent, the
         // next tick for one that only has an order.
