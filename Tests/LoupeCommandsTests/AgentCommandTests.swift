@@ -322,4 +322,34 @@ import Testing
         limits = try #require(AgentLimits(recordedOn: answered.spans[0]))
         #expect(limits.maxSteps == 3 && limits.maxSeconds == 120)
     }
+
+    /// A fork's own steps start where the steps it copied end, not where its parent's whole run
+    /// ended (the copied root's end): its timeline lines up with its parent's at the fork point.
+    @Test func aForksStepsStartWhereTheCopiedStepsEnd() throws {
+        let (file, run) = try Self.offlineRun([])
+        #expect(run.status == 0, "\(run.output)\(run.error)")
+        // The parent's run made to end an hour after its read, as a slow last step would.
+        let hour: Int64 = 3_600_000_000_000
+        try DatabaseQueue(path: file).write { db in
+            try db.execute(
+                sql: "UPDATE spans SET end_ns = end_ns + ? WHERE trace_id = 1 AND ordinal = 0", arguments: [hour])
+        }
+        let result = try TestEnvironment.run([
+            "--workspace", file, "trace", "fork", "1", "--at", "4", "--result", Self.shellsResult,
+        ])
+        #expect(result.status == 0, "\(result.output)\(result.error)")
+        let service = TraceService(workspace: try Workspace(path: file))
+        let parent = try service.trace(1)
+        let fork = try service.trace(2)
+        let copied = try #require(parent.spans[4].endNs)
+        let own = fork.spans.filter { $0.spanID.hasPrefix("fork.") }
+        try #require(!own.isEmpty)
+        // The copied spans keep their times; the fork's own start after them, within the minute
+        // the offline continuation takes at most, an hour before the parent's root ended.
+        #expect(fork.spans[1...4].map(\.startNs) == parent.spans[1...4].map(\.startNs))
+        for span in own {
+            #expect(span.startNs > copied && span.startNs - copied < 60_000_000_000, "\(span.name)")
+        }
+        #expect(fork.spans[0].startNs == parent.spans[0].startNs)
+    }
 }

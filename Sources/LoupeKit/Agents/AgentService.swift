@@ -334,9 +334,10 @@ extension AgentService {
         for (key, value) in metadata { fork.metadata[key] = value }
         let limits = overrides.applied(to: parent.spans.first.flatMap(AgentLimits.init(recordedOn:)) ?? AgentLimits())
         var runner = ReActRunner(provider: provider, tools: try tools(), limits: limits)
-        // Continue the clock where the copied spans end: real time for a timed parent, the
-        // next tick for one that only has an order.
-        let end = kept.map { $0.endNs ?? $0.startNs }.max() ?? 0
+        // Continue the clock where the copied steps end: real time for a timed parent, the next
+        // tick for one that only has an order. The root is left out: copied from the parent, it
+        // ends where the whole parent run ended, and the fork's steps would start that much late.
+        let end = kept.dropFirst().map { $0.endNs ?? $0.startNs }.max() ?? kept.first?.startNs ?? 0
         if parent.timed {
             let offset = Int64(Date().timeIntervalSince1970 * 1e9) - end
             let clock = runner.now
