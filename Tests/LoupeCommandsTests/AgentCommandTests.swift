@@ -253,9 +253,16 @@ import Testing
         result = try TestEnvironment.run(["--workspace", file, "trace", "diff", "1", "2"])
         #expect(result.output.contains("3 same, 3 changed, 0 only in 1, 0 only in 2 — first divergence at row 4"))
         #expect(result.output.contains("▶   4 ≠  #4 tool read"))
+        // The fork link, whichever side the fork is on.
+        #expect(result.output.contains("  ↳ trace 2 forks trace 1 at span 4\n"), "\(result.output)")
+        result = try TestEnvironment.run(["--workspace", file, "trace", "diff", "2", "1"])
+        #expect(result.output.contains("  ↳ trace 2 forks trace 1 at span 4\n"), "\(result.output)")
         let json = try JSONValue.parse(
             Data(try TestEnvironment.run(["--workspace", file, "trace", "diff", "1", "2", "--json"]).output.utf8))
         #expect(json["first_divergence"] == .number(3))
+        #expect(json["fork"] == .string("trace 2 forks trace 1 at span 4"))
+        #expect(json["fork_point"]?["span"] == .number(4) && json["fork_point"]?["token"] == .null)
+        #expect(json["fork_point"]?["fork"] == .number(2) && json["fork_point"]?["parent"] == .number(1))
         #expect(
             json["rows"]?.array?.map { $0["change"]?.string } == [
                 "same", "same", "same", "changed", "changed", "changed",

@@ -77,7 +77,18 @@ import Testing
         // The link, and the diff of the two runs: the same steps up to the forked call.
         let list = try TestEnvironment.run(["--workspace", file, "trace", "diff", String(trace), String(id), "--json"])
         let diff = try JSONValue.parse(Data(list.output.utf8))
-        #expect(diff["fork"] == .string("trace \(id) forks trace \(trace) at span \(span)"))
+        // The diff names the fork point down to the token, and what replaced it.
+        let original = try #require(parent[index]["text"]?.string)
+        let replacement = try #require(second["text"]?.string)
+        let link =
+            "trace \(id) forks trace \(trace) at span \(span), token #\(index) "
+            + "\"\(UntrustedText.sanitized(original))\" → \"\(UntrustedText.sanitized(replacement))\""
+        #expect(diff["fork"] == .string(link))
+        #expect(diff["fork_point"]?["token"] == .number(Double(index)))
+        #expect(diff["fork_point"]?["original"] == .string(original))
+        #expect(diff["fork_point"]?["replacement"] == .string(replacement))
+        let plain = try TestEnvironment.run(["--workspace", file, "trace", "diff", String(trace), String(id)])
+        #expect(plain.output.contains("  ↳ " + link + "\n"), "\(plain.output)")
         let rows = try #require(diff["rows"]?.array)
         #expect(rows.first?["left"]?["ordinal"] == .number(Double(span)))
         #expect(rows.first?["right"]?["ordinal"] == .number(Double(span)))

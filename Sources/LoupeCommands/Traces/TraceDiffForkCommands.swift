@@ -34,6 +34,8 @@ extension TraceCommand {
                 "trace \(left) ↔ trace \(right): \(counts[.same, default: 0]) same, \(counts[.changed, default: 0]) changed, "
                     + "\(counts[.onlyLeft, default: 0]) only in \(left), \(counts[.onlyRight, default: 0]) only in \(right)"
                     + (diff.firstDivergence.map { " — first divergence at row \($0 + 1)" } ?? " — no divergence"))
+            // Where one run forked from the other, as the TUI's diff names it.
+            if let link = diff.forkLink { context.print("  ↳ " + link) }
             let timed = diff.left.timed && diff.right.timed
             // A scorer's verdict on each side (`C → I`) when the runs were scored.
             let scored = diff.rows.contains { $0.verdictChange != nil }
@@ -76,6 +78,15 @@ extension TraceCommand {
                 "left": .number(Double(diff.left.id)), "right": .number(Double(diff.right.id)),
                 "first_divergence": diff.firstDivergence.map { .number(Double($0)) } ?? .null,
                 "fork": diff.forkLink.map(JSONValue.string) ?? .null,
+                "fork_point": diff.forkPoint.map { point in
+                    .object([
+                        "fork": .number(Double(point.fork)), "parent": .number(Double(point.parent)),
+                        "span": point.span.map { .number(Double($0)) } ?? .null,
+                        "token": point.token.map { .number(Double($0)) } ?? .null,
+                        "original": point.original.map(JSONValue.string) ?? .null,
+                        "replacement": point.replacement.map(JSONValue.string) ?? .null,
+                    ])
+                } ?? .null,
                 "rows": .array(
                     diff.rows.map { row in
                         .object([

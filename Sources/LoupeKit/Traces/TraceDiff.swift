@@ -65,14 +65,48 @@ package struct TraceDiff: Hashable, Sendable {
     /// The first row that is not `same`; nil when the runs did the same thing.
     package var firstDivergence: Int?
 
+    /// Where one side forked from the other; nil when neither is the other's fork.
+    package var forkPoint: ForkPoint?
+
     package var counts: [Change: Int] { rows.reduce(into: [:]) { $0[$1.change, default: 0] += 1 } }
 
-    /// "trace 15 forks trace 12 at span 3" when one side is a fork of the other; nil otherwise.
-    package var forkLink: String? {
-        for (fork, parent) in [(right, left), (left, right)] where fork.parentTraceID == parent.id {
-            return "trace \(fork.id) forks trace \(parent.id)" + (fork.forkOrdinal.map { " at span \($0)" } ?? "")
+    /// Where a fork left its parent: the span (`trace fork --at`), and for a token fork (`--at-token`)
+    /// the generated token and what replaced it, as the fork's metadata recorded them.
+    package struct ForkPoint: Hashable, Sendable {
+        package var fork: Int64
+        package var parent: Int64
+        package var span: Int?
+        package var token: Int?
+        /// The token the parent's model chose there, and what the fork put in its place.
+        package var original: String?
+        package var replacement: String?
+
+        package init(
+            fork: Int64, parent: Int64, span: Int?, token: Int? = nil, original: String? = nil,
+            replacement: String? = nil
+        ) {
+            self.fork = fork
+            self.parent = parent
+            self.span = span
+            self.token = token
+            self.original = original
+            self.replacement = replacement
         }
-        return nil
+    }
+
+    /// "trace 15 forks trace 12 at span 3", with the token for a token fork (`, token #4 "a" →
+    /// "b"`) when one side is a fork of the other; nil otherwise. Token texts are the model's
+    /// output, made safe to print.
+    package var forkLink: String? {
+        guard let point = forkPoint else { return nil }
+        var link = "trace \(point.fork) forks trace \(point.parent)" + (point.span.map { " at span \($0)" } ?? "")
+        if let token = point.token {
+            link += ", token #\(token)"
+            if let original = point.original, let replacement = point.replacement {
+                link += " " + AgentService.quoted(original) + " → " + AgentService.quoted(replacement)
+            }
+        }
+        return link
     }
 }
 
@@ -106,7 +140,26 @@ extension TraceService {
         }
         return TraceDiff(
             left: left.summary, right: right.summary, rows: rows,
-            firstDivergence: rows.firstIndex { $0.change != .same })
+            firstDivergence: rows.firstIndex { $0.change != .same },
+            forkPoint: try forkPoint(left.summary, right.summary))
+    }
+
+    /// Where one of the two traces forked from the other: its link (parent and span) and, for a
+    /// token fork, the token its metadata names (`fork_token`, `fork_original`,
+    /// `fork_replacement`, which `trace fork --at-token` records).
+    private func forkPoint(_ left: TraceSummary, _ right: TraceSummary) throws -> TraceDiff.ForkPoint? {
+        for (fork, parent) in [(right, left), (left, right)] where fork.parentTraceID == parent.id {
+            var point = TraceDiff.ForkPoint(fork: fork.id, parent: parent.id, span: fork.forkOrdinal)
+            if let stored = try tables.traceMetadata(trace: fork.id) {
+                let metadata = try JSONValue.parse(
+                    stored: stored, "metadata", row: "trace \(fork.id)", column: "metadata_json")
+                point.token = metadata["fork_token"]?.int.map(Int.init)
+                point.original = metadata["fork_original"]?.string
+                point.replacement = metadata["fork_replacement"]?.string
+            }
+            return point
+        }
+        return nil
     }
 
     /// The attributes that hold an evaluation's verdict: an Inspect score's value, an OTel GenAI
