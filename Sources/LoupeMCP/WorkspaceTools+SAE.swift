@@ -106,7 +106,7 @@ extension WorkspaceTools {
             throw ToolCallError.failed("\(arguments.tool): this server was started without the SAEs")
         }
         let result = try Self.analysing {
-            try SAETextActivations(text: text, model: sae, database: database, embedder: try models.miniLM())
+            try SAETextActivations(text: text, model: sae, database: database, models: models)
         }
         var totals: [Int: Float] = [:]
         for token in result.features { for f in token { totals[f.feature, default: 0] += f.activation } }

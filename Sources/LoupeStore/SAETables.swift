@@ -108,6 +108,15 @@ package struct SAETables: Sendable {
         }
     }
 
+    /// The chunks a set's rows came from (a fidelity measure scores others).
+    package func activationChunkIDs(set: Int64) throws(WorkspaceError) -> Set<Int64> {
+        try database.readStatements { sql in
+            Set(
+                try sql.execute("SELECT DISTINCT chunk_id FROM sae_tokens WHERE set_id = ?", [.integer(set)])
+                    .compactMap { $0.integer("chunk_id") })
+        }
+    }
+
     /// Rows `range` of set `set`, `bytesPerRow` each, as the parts of the shards that hold them
     /// (in row order, each with the first row it holds). Only those bytes are read: a card's
     /// contexts are a dozen rows of a 3 MB shard.

@@ -3,6 +3,7 @@ import Foundation
 import LoupeBase
 import LoupeKit
 import LoupeModels
+import LoupeStore
 import LoupeTensor
 
 extension LlamaPrecision: ExpressibleByArgument {}
@@ -122,8 +123,12 @@ struct GenerateCommand: LoupeCommand {
             prefill and decode tokens/s). --speculate prompt-lookup drafts up to --draft-tokens \
             tokens from the prompt and the answer so far and checks them in one pass: the same tokens \
             and log-probabilities as without it (in q8 within its rounding, which can flip a \
-            near-tie), faster where the answer repeats the prompt (an edit, a quote); --json adds the drafted and accepted counts. Fetch the model with \
-            `loupe models fetch smollm2`.
+            near-tie), faster where the answer repeats the prompt (an edit, a quote); --json adds the drafted and accepted counts. \
+            --steer FEATURE:α adds α times an SAE feature's decoder direction to the residual stream at \
+            the SAE's layer (loupe sae train --model smollm2), --ablate FEATURE removes the feature's \
+            own contribution wherever it fires; either prints the answer with and without, and how \
+            much each answer's log-probability moved (a plain generation runs no hook at all). Fetch \
+            the model with `loupe models fetch smollm2`.
             """)
     static var runsInsideTUI: Bool { false }
 
@@ -137,9 +142,18 @@ struct GenerateCommand: LoupeCommand {
     @OptionGroup var speculation: SpeculationFlags
     @Flag(help: "Print JSON: the tokens, their log-probabilities and alternatives, the timings.") var json = false
     @Flag(help: "Leave out the timings line (llama.cpp's --no-perf).") var noPerf = false
+    @Option(
+        help: ArgumentHelp(
+            "Steer with an SAE feature: add α × its decoder direction at the SAE's layer (repeatable); "
+                + "prints the answer with and without.", valueName: "feature:α"))
+    var steer: [String] = []
+    @Option(help: ArgumentHelp("Remove an SAE feature's contribution at its layer (repeatable).", valueName: "feature"))
+    var ablate: [Int] = []
+    @Option(help: "The SAE --steer and --ablate use (default: the newest finished SmolLM2 SAE).") var sae: Int64?
 
     func run(in context: CommandContext) throws {
         var options = try sampling.options(alternatives: topLogprobs)
+        if !steer.isEmpty || !ablate.isEmpty { return try runSteered(options: options, in: context) }
         options.speculation = try speculation.options()
         let generator = try context.session.models.smolLM2(precision: sampling.precision)
         var messages: [ChatMessage] = []
@@ -175,6 +189,25 @@ struct GenerateCommand: LoupeCommand {
 }
 
 extension GenerateCommand {
+    /// `--steer`/`--ablate`: the answer with and without the intervention (``SAESteering``).
+    fileprivate func runSteered(options: GenerationOptions, in context: CommandContext) throws {
+        var request = SAESteering.Request(sae: sae, prompt: prompt)
+        request.system = system
+        request.raw = raw
+        request.options = options
+        request.precision = sampling.precision
+        request.ablations = ablate
+        let result = try SAECommand.plainly {
+            request.steers = try steer.map { try SAESteering.Steer(parsing: $0) }
+            return try Interrupt.cancellable(context, work: "the answers were being generated") {
+                try SAESteering(database: try context.database(access: .read), models: context.session.models).run(
+                    request, isCancelled: { context.reporter.isCancelled })
+            }
+        }
+        if json { return context.print(try Formatting.json(result)) }
+        SAECommand.printSteering(result, context)
+    }
+
     /// Each generated token with its probability and the most likely alternatives.
     fileprivate func printTokens(_ generation: Generation, tokenizer: BPETokenizer, _ context: CommandContext) {
         func shown(_ id: Int32) -> String { UntrustedText.sanitized(tokenizer.piece(id)).debugDescription }

@@ -7,12 +7,28 @@ import LoupeModels
 import LoupeStore
 import LoupeTUI
 
-/// `loupe sae collect|train|list|show`: sparse autoencoders on MiniLM's residual stream.
+/// The residual streams an SAE can read: `--model` of `sae collect` and `sae train`.
+enum SAESource: String, ExpressibleByArgument, CaseIterable {
+    case minilm, smollm2
+
+    /// The model name its activation sets are stored under.
+    var storedName: String {
+        switch self {
+        case .minilm: ModelLibrary.miniLMName
+        case .smollm2: SAEService.languageModelName
+        }
+    }
+}
+
+/// `loupe sae collect|train|list|show|…`: sparse autoencoders on MiniLM's or SmolLM2's residual
+/// stream.
 struct SAECommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "sae", abstract: "Collect MiniLM activations and train sparse autoencoders on them.",
+        commandName: "sae",
+        abstract: "Collect MiniLM or SmolLM2 activations, train sparse autoencoders on them, steer with them.",
         subcommands: [
             Collect.self, Train.self, List.self, Show.self, Features.self, Feature.self, Label.self, Activate.self,
+            Steer.self,
         ])
 
     static func service(_ context: CommandContext) throws -> SAEService {
@@ -29,20 +45,27 @@ struct SAECommand: ParsableCommand {
 
     struct Collect: LoupeCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Run MiniLM over the workspace's chunks and keep the residual stream after a layer.",
+            abstract: "Run MiniLM or SmolLM2 over the workspace's chunks and keep the residual stream after a layer.",
             discussion: """
-                Every real token but [CLS] and [SEP] becomes a row (float16, in shards of 4,096 rows in \
-                the workspace), with the chunk and position it came from, until --tokens rows.
+                MiniLM: every real token but [CLS] and [SEP] becomes a row. SmolLM2 (--model smollm2, \
+                q8, layers 0…29, 576 wide): each chunk as raw text, its first 256 tokens, every token \
+                but the first (the attention sink) becomes a row. Rows are float16, in shards of 4,096 \
+                rows in the workspace, with the chunk, position and token they came from, until \
+                --tokens rows.
                 """)
 
         @OptionGroup var global: GlobalOptions
-        @Option(help: "The layer (0…5) whose output to keep.") var layer = 3
+        @Option(help: "The model whose residual stream to read: minilm or smollm2.") var model = SAESource.minilm
+        @Option(help: "The layer whose output to keep (MiniLM 0…5, SmolLM2 0…29).") var layer = 3
         @Option(help: "Rows to collect.") var tokens = 100_000
         @Flag(help: "Print JSON.") var json = false
 
         func run(in context: CommandContext) throws {
             let collected = try SAECommand.plainly {
-                try SAECommand.service(context).collect(layer: layer, tokens: tokens, reporter: context.reporter)
+                let service = try SAECommand.service(context)
+                return model == .smollm2
+                    ? try service.collectLanguageModel(layer: layer, tokens: tokens, reporter: context.reporter)
+                    : try service.collect(layer: layer, tokens: tokens, reporter: context.reporter)
             }
             if json {
                 return context.print(
@@ -73,8 +96,11 @@ struct SAECommand: ParsableCommand {
                 """)
 
         @OptionGroup var global: GlobalOptions
-        @Option(help: "The activation set (default: the newest for --layer).") var set: Int64?
+        @Option(help: "The activation set (default: the newest for --layer and --model).") var set: Int64?
+        @Option(help: "Only activation sets of this model: minilm or smollm2.") var model: SAESource?
         @Option(help: "The layer whose newest activation set to use.") var layer: Int?
+        @Option(help: "SmolLM2 SAEs: next-token predictions the fidelity (loss spliced in) scores.")
+        var fidelityTokens = 2048
         @Option(help: "Latents.") var width = 3072
         @Option(help: "TopK's k.") var k: Int?
         @Option(help: "Train ReLU with this L1 coefficient instead of TopK.") var l1: Float?
@@ -97,7 +123,8 @@ struct SAECommand: ParsableCommand {
             let trained = try SAECommand.plainly {
                 try Interrupt.cancellable(context, work: "training") {
                     try SAECommand.service(context).train(
-                        set: set, layer: layer, options: options, resume: resume, reporter: context.reporter)
+                        set: set, layer: layer, source: model?.storedName, options: options, resume: resume,
+                        fidelityTokens: fidelityTokens, reporter: context.reporter)
                 }
             }
             if !context.isInsideTUI, trained.metrics == nil, let number = Interrupt.lastSignal {
@@ -116,6 +143,13 @@ struct SAECommand: ParsableCommand {
                     out["fvu"] = m.fvu
                     out["dead_fraction"] = m.deadFraction
                     out["embedding_fidelity"] = m.embeddingFidelity
+                    if let lm = m.languageModelFidelity {
+                        out["explained_variance"] = m.explainedVariance
+                        out["clean_loss"] = lm.cleanLoss
+                        out["spliced_loss"] = lm.splicedLoss
+                        out["zero_ablated_loss"] = lm.zeroAblatedLoss
+                        out["loss_recovered"] = lm.lossRecovered
+                    }
                 }
                 return context.print(try Formatting.json(out))
             }
@@ -142,6 +176,13 @@ struct SAECommand: ParsableCommand {
                 + (m.embeddingFidelity.map {
                     String(format: "  embedding fidelity %.4f (cosine, reconstruction spliced in vs clean)", $0)
                 } ?? ""))
+        if let lm = m.languageModelFidelity {
+            context.print(
+                "SmolLM2 next-token loss on \(lm.tokens) \(lm.heldOut ? "held-out " : "")tokens: "
+                    + String(
+                        format: "clean %.4f  SAE spliced in %.4f  zero-ablated %.4f  (%.1f%% of the loss recovered)",
+                        lm.cleanLoss, lm.splicedLoss, lm.zeroAblatedLoss, lm.lossRecovered * 100))
+        }
         let labels = stride(from: -7.0, to: 0.0, by: 0.5).map { String(format: "%.1f", $0) }
         let most = max(1, m.densityHistogram.max() ?? 1)
         context.print("log10 firing frequency of live latents:")
@@ -178,7 +219,8 @@ struct SAECommand: ParsableCommand {
             context.print("SAEs")
             for sae in listings {
                 context.print(
-                    "  \(sae.id)  layer \(sae.layer)  width \(sae.width)  \(sae.kind)  step \(sae.step)/\(sae.steps)"
+                    "  \(sae.id)  layer \(sae.layer)\(sae.source == SAEService.languageModelName ? " of SmolLM2" : "")"
+                        + "  width \(sae.width)  \(sae.kind)  step \(sae.step)/\(sae.steps)"
                         + (sae.metrics.map {
                             String(format: "  L0 %.1f  FVU %.3f  dead %.1f%%", $0.l0, $0.fvu, $0.deadFraction * 100)
                         } ?? "  (not finished)"))
@@ -261,7 +303,7 @@ struct SAECommand: ParsableCommand {
             let database = try context.database()
             let card = try SAECommand.plainly {
                 try SAEFeatureIndex(model: id, database: database).card(
-                    feature, database: database, embedder: try? context.session.models.miniLM())
+                    feature, database: database, models: context.session.models)
             }
             if let output {
                 try (try card.json() + "\n").write(toFile: output, atomically: true, encoding: .utf8)
@@ -271,13 +313,15 @@ struct SAECommand: ParsableCommand {
             context.print(
                 "SAE \(id) feature \(feature)" + (card.label.map { " · \(UntrustedText.sanitized($0))" } ?? "")
                     + String(format: " · density %.5f · max %.3f", card.density, card.maxActivation))
+            // SmolLM2's byte-level pieces carry their own spaces; WordPiece's are joined with one.
+            let separator = card.source == SAEService.languageModelName ? "" : " "
             for group in card.groups {
                 context.print(group.name)
                 for item in group.contexts {
                     let text = zip(item.tokens, item.activations).enumerated().map { index, pair in
                         let token = UntrustedText.sanitized(pair.0)
                         return pair.1 > 0 ? "[\(token):\(String(format: "%.2f", pair.1))]" : token
-                    }.joined(separator: " ")
+                    }.joined(separator: separator)
                     context.print(String(format: "  %7.3f  ", item.activation) + text)
                 }
             }
@@ -295,6 +339,15 @@ struct SAECommand: ParsableCommand {
                     "nearest tokens (MiniLM word embeddings): "
                         + card.vocabulary.map {
                             "\(UntrustedText.sanitized($0.name)) \(String(format: "%.2f", $0.cosine))"
+                        }
+                        .joined(separator: ", "))
+            }
+            for (title, tokens) in [("promotes", card.promotes), ("suppresses", card.suppresses)] {
+                guard let tokens, !tokens.isEmpty else { continue }
+                context.print(
+                    "\(title) (the direction through SmolLM2's final norm and unembedding): "
+                        + tokens.map {
+                            "\(UntrustedText.sanitized($0.name).debugDescription) \(String(format: "%.2f", $0.cosine))"
                         }
                         .joined(separator: ", "))
             }
@@ -325,7 +378,9 @@ struct SAECommand: ParsableCommand {
 
     struct Activate: LoupeCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Run MiniLM and an SAE on a text: each token's strongest features, or one feature's activations.")
+            abstract:
+                "Run the SAE's model (MiniLM or SmolLM2) and the SAE on a text: each token's strongest features, or one feature's activations."
+        )
 
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The SAE's id.") var id: Int64
@@ -337,8 +392,7 @@ struct SAECommand: ParsableCommand {
         func run(in context: CommandContext) throws {
             let result = try SAECommand.plainly {
                 try SAETextActivations(
-                    text: text, model: id, database: try context.database(),
-                    embedder: try context.session.models.miniLM())
+                    text: text, model: id, database: try context.database(), models: context.session.models)
             }
             if json { return context.print(try Formatting.json(result)) }
             if let feature {

@@ -22,14 +22,16 @@ package final class SAEBrowser: Sendable {
     }
 
     package func listings() throws -> [SAEListing] {
-        let sets = Dictionary(uniqueKeysWithValues: try tables.activationSets().map { ($0.id, $0.rows) })
+        let all = try tables.activationSets()
+        let sets = Dictionary(uniqueKeysWithValues: all.map { ($0.id, $0.rows) })
+        let sources = Dictionary(uniqueKeysWithValues: all.map { ($0.id, $0.model) })
         return try tables.saeModelHeaders().map { record in
             let settings = try SAEService.settings(from: record.settingsJSON)
             return SAEListing(
                 id: record.id, activationSet: record.setID, layer: record.layer, width: record.width, k: settings.k,
                 l1: settings.l1, step: record.step, steps: settings.steps, tokens: sets[record.setID] ?? 0,
                 metrics: try record.metricsJSON.map { try JSONDecoder().decode(SAEMetrics.self, from: Data($0.utf8)) },
-                log: try tables.saeTrainingLog(record.id))
+                log: try tables.saeTrainingLog(record.id), source: sources[record.setID])
         }
     }
 
@@ -46,11 +48,15 @@ package final class SAEBrowser: Sendable {
     }
 
     package func card(model: Int64, feature: Int) throws -> SAEFeatureIndex.Card {
-        try index(model).card(feature, database: database, embedder: try? models.miniLM())
+        try index(model).card(feature, database: database, models: models)
     }
 
     package func activate(model: Int64, text: String) throws -> SAETextActivations {
         let index = try index(model)
+        if index.source == SAEService.languageModelName {
+            return try SAETextActivations(
+                text: text, sae: index.sae, layer: index.layer, generator: try models.smolLM2())
+        }
         return try SAETextActivations(text: text, sae: index.sae, layer: index.layer, embedder: try models.miniLM())
     }
 

@@ -45,6 +45,13 @@ package struct SAEFeatureIndex: Sendable {
         package var vocabulary: [Neighbor]
         /// Features whose decoder directions are nearest (cosine).
         package var neighbors: [Neighbor]
+        /// The model whose stream the SAE reads (nil on cards from before this was recorded).
+        package var source: String?
+        /// A language model's SAE: the tokens whose logits the decoder direction raises most and
+        /// lowers most, read through the final RMSNorm and the unembedding (the logit lens of the
+        /// direction; scores are the logits of the direction normalised to RMS 1).
+        package var promotes: [Neighbor]?
+        package var suppresses: [Neighbor]?
     }
 
     package struct Group: Hashable, Sendable, Codable {
@@ -59,8 +66,10 @@ package struct SAEFeatureIndex: Sendable {
 
     package let model: Int64
     package let sae: SparseAutoencoder
-    /// The MiniLM layer the SAE reads.
+    /// The layer the SAE reads (MiniLM's or SmolLM2's: see ``source``).
     package let layer: Int
+    /// The model whose residual stream the SAE reads (its activation set's).
+    package let source: String
     /// The training step the SAE had reached when the index was built.
     package let step: Int
     package var summaries: [Summary]
@@ -82,7 +91,8 @@ package struct SAEFeatureIndex: Sendable {
         let tables = SAETables(database)
         let (record, trainer) = try service.stored(id)
         let sae = trainer.sae
-        var rows = try tables.activationSets().first { $0.id == record.setID }?.rows ?? 0
+        let setRecord = try tables.activationSets().first { $0.id == record.setID }
+        var rows = setRecord?.rows ?? 0
         let firings: [[Firing]]
         if let stored = try tables.saeFeatureIndex(model: id), stored.step == record.step,
             let decoded = Self.decode(stored.data, width: sae.width, rows: rows)
@@ -112,6 +122,7 @@ package struct SAEFeatureIndex: Sendable {
         }
         self.model = id
         self.sae = sae
+        source = setRecord?.model ?? ModelLibrary.miniLMName
         layer = record.layer
         step = record.step
         self.firings = firings
@@ -187,9 +198,20 @@ package struct SAEFeatureIndex: Sendable {
         return firings
     }
 
+    /// The card of `feature` with the weights its source model offers: MiniLM's word embeddings
+    /// for a MiniLM SAE, SmolLM2's final norm and unembedding for a SmolLM2 one (each left out
+    /// when the weights are not there).
+    package func card(_ feature: Int, database: any SQLDatabase, models: ModelLibrary) throws -> Card {
+        if source == SAEService.languageModelName {
+            return try card(feature, database: database, embedder: nil, languageModel: try? models.smolLM2())
+        }
+        return try card(feature, database: database, embedder: try? models.miniLM())
+    }
+
     /// The card of `feature`; contexts are ±`window` tokens of the same chunk.
     package func card(
-        _ feature: Int, database: any SQLDatabase, embedder: SentenceEmbedder?, perGroup: Int = 5, window: Int = 8
+        _ feature: Int, database: any SQLDatabase, embedder: SentenceEmbedder?, languageModel: Generator? = nil,
+        perGroup: Int = 5, window: Int = 8
     ) throws -> Card {
         guard (0..<sae.width).contains(feature) else {
             throw SAEError("feature \(feature): SAE \(model) has features 0…\(sae.width - 1)")
@@ -219,7 +241,7 @@ package struct SAEFeatureIndex: Sendable {
         // The decoder direction against the word-embedding matrix and the other features.
         let direction = Array(sae.decoder[(feature * sae.inputs)..<((feature + 1) * sae.inputs)])
         var vocabulary: [Neighbor] = []
-        if let embedder {
+        if let embedder, embedder.encoder.tokenEmbeddings.shape[1] == sae.inputs {
             let table = embedder.encoder.tokenEmbeddings
             let size = table.shape[0]
             var scores = [Float](repeating: 0, count: size)
@@ -251,10 +273,20 @@ package struct SAEFeatureIndex: Sendable {
         let neighbors = similar.sorted { $0.1 > $1.1 }.prefix(5).map {
             Neighbor(name: "feature \($0.0)" + (summaries[$0.0].label.map { " (\($0))" } ?? ""), cosine: $0.1)
         }
-        return Card(
+        var card = Card(
             model: model, feature: feature, label: summaries[feature].label, density: summaries[feature].density,
             maxActivation: maximum, groups: groups, histogram: histogram, vocabulary: vocabulary,
-            neighbors: Array(neighbors))
+            neighbors: Array(neighbors), source: source)
+        if let languageModel, languageModel.model.configuration.width == sae.inputs {
+            let logits = languageModel.model.lensLogits(direction).storage
+            let order = logits.indices.sorted { (logits[$0], -$0) > (logits[$1], -$1) }
+            func named(_ ids: [Int]) -> [Neighbor] {
+                ids.map { Neighbor(name: languageModel.tokenizer.piece(Int32($0)), cosine: logits[$0]) }
+            }
+            card.promotes = named(Array(order.prefix(10)))
+            card.suppresses = named(Array(order.suffix(10).reversed()))
+        }
+        return card
     }
 
     /// A firing row with its neighbours in the same chunk and their activations of `feature`.
@@ -307,6 +339,11 @@ package struct SAETextActivations: Hashable, Sendable, Codable {
 
     /// `sae` on the residual stream after `layer` of MiniLM's forward pass over `text`.
     package init(text: String, sae: SparseAutoencoder, layer: Int, embedder: SentenceEmbedder) throws {
+        guard embedder.encoder.configuration.hiddenSize == sae.inputs else {
+            throw SAEError(
+                "the SAE reads a stream of \(sae.inputs) values, not MiniLM's \(embedder.encoder.configuration.hiddenSize)"
+            )
+        }
         let ids = embedder.tokenizer.encode(text)
         let (_, captured) = embedder.encoder.forward([ids], capture: CaptureRequest(residualLayers: [layer]))
         guard let states = captured.residual[layer]?.first, ids.count > 2 else {

@@ -18,6 +18,8 @@ package struct SAEListing: Codable, Hashable, Sendable {
     package var tokens: Int
     package var metrics: SAEMetrics?
     package var log: [SAELogRow]
+    /// The model whose residual stream it reads (its activation set's): MiniLM or SmolLM2.
+    package var source: String?
 
     /// "TopK k 32" or "ReLU L1 5".
     package var kind: String { k.map { "TopK k \($0)" } ?? "ReLU L1 \(String(format: "%g", l1))" }

@@ -25,6 +25,8 @@ package struct SAEMetrics: Codable, Hashable, Sendable {
     package var densityHistogram: [Int]
     /// Mean cosine of MiniLM's sentence embeddings with the reconstruction spliced in vs clean.
     package var embeddingFidelity: Double?
+    /// SmolLM2's next-token loss with the reconstruction spliced in, against clean and zeroed.
+    package var languageModelFidelity: LanguageModelFidelity?
 
     static func measure(_ sae: SparseAutoencoder, values: [Float], rows: Int, dimensions: Int) -> SAEMetrics {
         var fired = [Int](repeating: 0, count: sae.width)

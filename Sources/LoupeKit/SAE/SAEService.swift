@@ -12,7 +12,7 @@ import Synchronization
 package struct SAEService: Sendable {
     /// The workspace's tables, a SQLite file or PostgreSQL.
     package let database: any SQLDatabase
-    private let models: ModelLibrary
+    let models: ModelLibrary
     private var tables: SAETables { SAETables(database) }
 
     package init(database: any SQLDatabase, models: ModelLibrary) {
@@ -203,9 +203,12 @@ package struct SAEService: Sendable {
         package var set: Int64
     }
 
-    /// Trains a new SAE on `set`, or resumes model `resume` from its last checkpoint.
+    /// Trains a new SAE on `set`, or resumes model `resume` from its last checkpoint. Without a
+    /// set, the newest complete one of `layer` (and of `source`, a model name, when given).
+    /// `fidelityTokens` is how many next-token predictions a SmolLM2 SAE's fidelity scores.
     package func train(
-        set: Int64?, layer: Int?, options: TrainOptions, resume: Int64? = nil, reporter: JobReporter = .detached(),
+        set: Int64?, layer: Int?, source: String? = nil, options: TrainOptions, resume: Int64? = nil,
+        fidelityTokens: Int = 2048, reporter: JobReporter = .detached(),
         onStep: @Sendable (SAETrainer.StepMetrics) -> Void = { _ in }
     ) throws -> Trained {
         if resume == nil { try options.check() }
@@ -220,7 +223,7 @@ package struct SAEService: Sendable {
             model = resume
             setID = record.setID
         } else {
-            let sets = try tables.activationSets()
+            let sets = try tables.activationSets().filter { source == nil || $0.model == source }
             if let set, let partial = sets.first(where: { $0.id == set && !$0.complete }) {
                 throw SAEError(
                     "activation set \(set) is partial (\(partial.rows) of \(partial.plannedRows ?? partial.rows) rows; "
@@ -233,8 +236,10 @@ package struct SAEService: Sendable {
             else {
                 let partial = sets.contains { !$0.complete && (layer == nil || $0.layer == layer) }
                 throw SAEError(
-                    "no \(partial ? "complete " : "")activations for layer \(layer.map(String.init) ?? "any"): "
-                        + "run loupe sae collect first")
+                    "no \(partial ? "complete " : "")\(source.map { "\($0) " } ?? "")activations for layer "
+                        + "\(layer.map(String.init) ?? "any"): run loupe sae collect"
+                        + (source == Self.languageModelName ? " --model smollm2" : "")
+                        + (layer.map { " --layer \($0)" } ?? "") + " first")
             }
             setID = chosen.id
             let (rows, dimensions, values) = try activations(set: chosen.id)
@@ -325,8 +330,14 @@ package struct SAEService: Sendable {
         var metrics: SAEMetrics?
         if trainer.step >= trainer.settings.steps {
             metrics = SAEMetrics.measure(trainer.sae, values: values, rows: rows, dimensions: dimensions)
-            let layerOfSet = try tables.activationSets().first { $0.id == setID }?.layer ?? 0
-            metrics?.embeddingFidelity = try fidelity(trainer.sae, layer: layerOfSet)
+            let setRecord = try tables.activationSets().first { $0.id == setID }
+            let layerOfSet = setRecord?.layer ?? 0
+            if setRecord?.model == Self.languageModelName {
+                metrics?.languageModelFidelity = try languageModelFidelity(
+                    trainer.sae, layer: layerOfSet, set: setID, tokens: fidelityTokens)
+            } else {
+                metrics?.embeddingFidelity = try fidelity(trainer.sae, layer: layerOfSet)
+            }
         }
         try tables.checkpointSAE(
             model, step: trainer.step, state: trainer.serialized(), metricsJSON: try metrics.map { try $0.json() },
