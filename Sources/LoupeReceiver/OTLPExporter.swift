@@ -194,7 +194,7 @@ package struct OTLPExporter: Sendable {
     }
 
     /// A failed answer's reason: a `google.rpc.Status` message, or the start of a text body
-    /// (each `try?` a probe of what the receiver sent, never a failure of ours).
+    /// (each decode a probe of what the receiver sent, never a failure of ours).
     private static func reason(_ data: Data, _ response: HTTPURLResponse) -> String {
         let text: String
         if isProtobuf(response), let status = try? Google_Rpc_Status(serializedBytes: data) {

@@ -157,6 +157,8 @@ extension EvalService {
                 usleep(100_000)
                 guard Date().timeIntervalSince(last) >= options.leaseSeconds / 3 else { continue }
                 last = Date()
+                // A renewal that fails (the workspace away a moment) is tried again a third of a
+                // lease later; a lease lapses only after three in a row.
                 _ = try? evals.renewEvalLeases(
                     worker: options.worker, leaseSeconds: options.leaseSeconds,
                     held: Array(held.withLock { $0.values }))
@@ -165,6 +167,7 @@ extension EvalService {
         renewer.start()
         defer {
             renewing.store(false, ordering: .relaxed)
+            // Leases not given back run out on their own, and their items go back to the queue.
             try? evals.releaseEvalLeases(worker: options.worker)
         }
 

@@ -195,6 +195,10 @@ package struct AttentionAnalysis: Hashable, Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         encoder.keyEncodingStrategy = .convertToSnakeCase
+        // A non-finite statistic is written as a string, so encoding cannot fail (it threw, and
+        // the export was `{}`).
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(
+            positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
         return ((try? encoder.encode(export)).map { String(decoding: $0, as: UTF8.self) } ?? "{}") + "\n"
     }
 
