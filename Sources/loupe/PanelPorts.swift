@@ -11,6 +11,7 @@ enum PanelPorts {
     static func make(workspace: Workspace, session: WorkspaceSession, environment: [String: String]) -> Ports {
         var ports = Ports()
         ports.register(TracesBrowser(workspace: workspace))
+        ports.register(TokenInsidesBrowser(workspace: workspace, models: session.models))
         ports.register(RetrievalBrowser(database: workspace, models: session.models))
         ports.register(AttentionBrowser(models: session.models))
         ports.register(RooflineBrowser(workspace: workspace))
@@ -27,6 +28,7 @@ enum PanelPorts {
     static func make(postgres: any SQLDatabase, session: WorkspaceSession, environment: [String: String]) -> Ports {
         var ports = Ports()
         ports.register(TracesBrowser(tables: TraceTables(postgres)))
+        ports.register(TokenInsidesBrowser(tables: TraceTables(postgres), models: session.models))
         ports.register(RetrievalBrowser(database: postgres, models: session.models))
         ports.register(AttentionBrowser(models: session.models))
         ports.register(RooflineBrowser(tables: RooflineTables(postgres)))

@@ -107,8 +107,8 @@ import Testing
         AppFixtures.press([.character("["), .character("[")], on: &state)
         let last = try #require(reference.indices.last { reference[$0].p < 0.3 })
         #expect(panel(state).traceView?.tokenView?.cursor == last)
-        // `l` moves a token; esc closes the token view, not the trace.
-        AppFixtures.press([.character("l")], on: &state)
+        // `→` moves a token (`l` is the logit lens there); esc closes the token view, not the trace.
+        AppFixtures.press([.right], on: &state)
         #expect(panel(state).traceView?.tokenView?.cursor == last + 1)
         AppFixtures.press([.escape], on: &state)
         #expect(panel(state).traceView?.tokenView == nil && panel(state).trace != nil)
@@ -120,7 +120,7 @@ import Testing
         var state = opened(width: 120, height: 36)
         AppFixtures.press([.character("T")], on: &state)
         #expect(panel(state).traceView?.tokenView != nil)
-        // With the token view open, l moves the token cursor; esc then l steps.
+        // With the token view open, → moves the token cursor; esc then l steps.
         AppFixtures.press([.escape], on: &state)
         settle(AppFixtures.press([.character("l")], on: &state), &state)
         #expect(panel(state).currentOrdinal == 2)
@@ -207,7 +207,7 @@ import Testing
         let tokens = try #require(panel(state).traceView?.tokenView?.tokens)
         let index = try #require(
             tokens.indices.first { i in tokens[i].alternatives.contains { $0.id == tokens[i].id } })
-        AppFixtures.press([.character("g")] + Array(repeating: .character("l"), count: index), on: &state)
+        AppFixtures.press([.character("g")] + Array(repeating: .right, count: index), on: &state)
         let id = try #require(panel(state).trace?.summary.id)
         let view = try #require(panel(state).traceView?.tokenView)
         #expect(view.cursor == index)
@@ -237,7 +237,7 @@ import Testing
     @Test func theForkOpensAtTheChangedToken() throws {
         var state = opened(width: 120, height: 36)
         settle(AppFixtures.press([.character("l"), .character("l")], on: &state), &state)
-        AppFixtures.press([.character("T"), .character("l"), .character("l")], on: &state)
+        AppFixtures.press([.character("T"), .right, .right], on: &state)
         let id = try #require(panel(state).trace?.summary.id)
         #expect(panel(state).currentOrdinal == 3)
         AppFixtures.press([.character("f")], on: &state)

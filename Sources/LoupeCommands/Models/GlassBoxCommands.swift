@@ -20,7 +20,8 @@ struct LensCommand: LoupeCommand {
             """)
 
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "The text.") var text: String
+    @Argument(help: "The text (or a generated token: --trace, --span and --token).") var text: String?
+    @OptionGroup var selector: TokenSelector
     @Option(help: "A position to read (repeat for more; default the last).") var position: [Int] = []
     @Option(help: "How many of the most likely tokens per cell (1–20).") var top = 5
     @Option(
@@ -70,9 +71,11 @@ struct LensCommand: LoupeCommand {
         if !(1...20).contains(top) { throw ValidationError("--top \(top): use 1 to 20") }
         if attribute == nil, versus != nil { throw ValidationError("--versus goes with --attribute") }
         if attribute != nil, position.count != 1 { throw ValidationError("--attribute needs one --position") }
+        try selector.validate(text: text)
     }
 
     func run(in context: CommandContext) throws {
+        guard let text else { return try runToken(in: context) }
         let generator = try context.session.models.smolLM2(precision: precision)
         let tokenizer = generator.tokenizer
         let ids = tokenizer.encode(text, parseSpecial: true)
@@ -309,7 +312,7 @@ extension AttentionCommand {
             throw CommandFailure("--head \(head) is out of range: SmolLM2 has heads 0…\(configuration.heads - 1)")
         }
         let tokenizer = generator.tokenizer
-        let ids = tokenizer.encode(text, parseSpecial: true)
+        let ids = tokenizer.encode(given, parseSpecial: true)
         guard !ids.isEmpty else { throw CommandFailure("the text has no tokens") }
         let probe = try generator.model.probe(ids, LlamaProbeRequest(attentionLayers: [layer]))
         let heads = head.map { [$0] } ?? Array(0..<configuration.heads)

@@ -153,7 +153,13 @@ struct AttentionCommand: LoupeCommand {
     var combine: Combine?
     @Flag(help: "With --head: print the scores q·k/√d before the softmax (the neuron view's numbers).")
     var scores = false
-    @Argument(help: "The text.") var text: String
+    @Argument(help: "The text (or a generated token: --trace, --span and --token).") var text: String?
+    @OptionGroup var selector: TokenSelector
+
+    /// The text, once ``validate()`` has made sure there is one or a token instead.
+    var given: String { text ?? "" }
+
+    func validate() throws { try selector.validate(text: text) }
 
     enum Combine: String, ExpressibleByArgument, CaseIterable {
         case layerMean = "layer-mean"
@@ -184,11 +190,12 @@ struct AttentionCommand: LoupeCommand {
     }
 
     func run(in context: CommandContext) throws {
+        if selector.isGiven { return try runToken(in: context) }
         if model == .smollm2 { return try runSmolLM2(in: context) }
         let embedder = try context.session.models.miniLM()
         let configuration = embedder.encoder.configuration
         if combine != nil || scores {
-            try printAnalysis(AttentionAnalysis(text: text, second: pair, embedder: embedder), in: context)
+            try printAnalysis(AttentionAnalysis(text: given, second: pair, embedder: embedder), in: context)
             return
         }
         guard (0..<configuration.layers).contains(layer) else {
@@ -198,9 +205,9 @@ struct AttentionCommand: LoupeCommand {
             throw CommandFailure("--head \(head) is out of range: MiniLM has heads 0…\(configuration.heads - 1)")
         }
         let (ids, types) =
-            pair.map { embedder.tokenizer.encodePair(text, $0) }
+            pair.map { embedder.tokenizer.encodePair(given, $0) }
             ?? {
-                let ids = embedder.tokenizer.encode(text)
+                let ids = embedder.tokenizer.encode(given)
                 return (ids, [Int32](repeating: 0, count: ids.count))
             }()
         let tokens = embedder.tokenizer.tokens(ids)

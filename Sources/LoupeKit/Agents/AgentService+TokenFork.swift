@@ -47,50 +47,11 @@ extension AgentService {
         _ parent: Trace, id parentID: Int64, at ordinal: Int, token index: Int, replacement: TokenReplacement,
         tokenizer: BPETokenizer
     ) throws -> TokenForkPlan {
-        guard parent.spans.indices.contains(ordinal), ordinal > 0 else {
-            throw AgentToolError(
-                "trace \(parentID) has no span \(ordinal) to fork at (spans 1…\(parent.spans.count - 1))")
-        }
+        let context = try TokenContext(
+            parent, id: parentID, at: ordinal, token: index, vocabulary: tokenizer.count, purpose: "forked")
         let span = parent.spans[ordinal]
-        let local = "only a step of the local model (loupe agent run --provider local) can be forked at a token"
-        guard span.kind == .llm else {
-            throw AgentToolError("span \(ordinal) is a \(span.kind.rawValue) span: \(local)")
-        }
-        let sequences: [GeneratedTokens]
-        do { sequences = try GeneratedTokens.decode(span.attributes, span: span.spanID) } catch {
-            throw AgentToolError("trace \(parentID): \(error.description)")
-        }
-        guard let generated = sequences.first, !generated.tokens.isEmpty else {
-            throw AgentToolError("span \(ordinal) has no generated tokens: \(local)")
-        }
-        guard let promptValues = span.attributes["loupe.llm.prompt_token_ids"]?.array, !promptValues.isEmpty else {
-            throw AgentToolError("span \(ordinal) recorded no prompt tokens (loupe.llm.prompt_token_ids): \(local)")
-        }
-        var prompt: [Int32] = []
-        prompt.reserveCapacity(promptValues.count)
-        for (position, value) in promptValues.enumerated() {
-            guard let int = value.int, let id = Int32(exactly: int), id >= 0, Int(id) < tokenizer.count else {
-                throw AgentToolError(
-                    "span \(ordinal): loupe.llm.prompt_token_ids[\(position)] is not a token id of the model "
-                        + "(0..<\(tokenizer.count)): \(UntrustedText.sanitized(value.compactJSON))")
-            }
-            prompt.append(id)
-        }
-        let tokens = generated.tokens
-        guard tokens.indices.contains(index) else {
-            throw AgentToolError(
-                "span \(ordinal) generated \(tokens.count) tokens: give a token index 0…\(tokens.count - 1) "
-                    + "(loupe trace tokens \(parentID) --span \(ordinal) numbers them)")
-        }
-        var forced: [Int32] = []
-        forced.reserveCapacity(index + 1)
-        for (position, token) in tokens[..<index].enumerated() {
-            guard let id = token.id else {
-                throw AgentToolError("span \(ordinal): token \(position) has no vocabulary id recorded")
-            }
-            forced.append(id)
-        }
-        let chosen = tokens[index]
+        var forced = Array(context.generatedBefore)
+        let chosen = context.chosen
         let replacementText: String
         switch replacement {
         case .alternative(let k):
@@ -124,7 +85,9 @@ extension AgentService {
             sampling.seed = UInt64(seed)
         }
         return TokenForkPlan(
-            fork: LocalModelProvider.Fork(prompt: prompt, forced: forced, tokenIndex: index), original: chosen.text,
+            fork: LocalModelProvider.Fork(
+                prompt: Array(context.ids[..<context.promptCount]), forced: forced, tokenIndex: index),
+            original: chosen.text,
             replacement: replacementText, sampling: sampling)
     }
 

@@ -39,5 +39,7 @@ extension TracesPanel {
         case tokens
         /// The next or previous uncertain token (low-confidence or near-tie) of the step.
         case nextUncertain, previousUncertain
+        /// SmolLM2's attention, or its logit lens, where the token view's cursor token was chosen.
+        case attention, lens
     }
 }

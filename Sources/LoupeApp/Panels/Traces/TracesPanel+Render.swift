@@ -25,6 +25,11 @@ extension TracesPanel {
                 focused: context.focused
             ).render(into: &frame, area: area, theme: theme)
             guard inner.width > 20, inner.height > 4 else { return }
+            // SmolLM2's attention or lens at a token (`a`, `l`) takes the trace's place until closed.
+            if let tokenInside {
+                tokenInside.render(into: &frame, area: inner, theme: theme)
+                return
+            }
             open.render(into: &frame, area: inner, theme: theme, zoomed: context.zoomed)
             forkEditor?.render(
                 into: &frame, area: inner, spanKind: open.currentOrdinal.map { trace.spans[$0].kind } ?? "",

@@ -43,6 +43,10 @@ package struct TracesPanel: Panel {
     private var tokenFork: (parent: Int64, ordinal: Int, token: Int)?
     /// The fork just made, to open at its changed token once read.
     private var openingFork: (id: Int64, ordinal: Int, token: Int)?
+    /// SmolLM2's attention or logit lens at the token view's cursor token (`a`, `l`), over the
+    /// open trace; and the one asked for, whose answer alone is taken.
+    package private(set) var tokenInside: TokenInside?
+    private var insideAsked: (kind: TokenInside.Kind, address: TokenAddress)?
     private static let forkTag = 1
     private static let tokenForkTag = 2
     private static let forkEditorName = "trace-fork"
@@ -109,15 +113,24 @@ package struct TracesPanel: Panel {
         return "trace \(rows[list.selected].id): \(rows[list.selected].name)"
     }
 
-    /// The keys; while a step's tokens are on show the footer names what they do there.
+    /// The keys; while a step's tokens are on show the footer names what they do there, and
+    /// `l` is the logit lens at the cursor token (`→` and `j` still move a token).
     package var keymap: Keymap {
         let tokens = showingTokens
+        let lensKey = tokens && tokenInside == nil
+        let lens = KeyBinding(
+            [.character(lensKey ? "l" : "L")], .panel(.own(Action.lens)),
+            help: "Token view: the logit lens where the cursor token was chosen, each layer's prediction (l there too)",
+            footer: lensKey ? "lens" : nil)
+        // `L` stays the lens in the token view too, beside `l`.
+        let lensAlso = lensKey ? [KeyBinding([.character("L")], .panel(.own(Action.lens)), help: "The logit lens")] : []
         return Keymap(
             "Traces",
             [
                 KeyBinding([.enter], .panel(.open), help: "Open the selected trace", footer: tokens ? nil : "open"),
                 KeyBinding(
-                    [.character("l"), .right], .panel(.right), help: "Next step (token view: next token)",
+                    lensKey ? [.right] : [.character("l"), .right], .panel(.right),
+                    help: "Next step (token view: → next token, l the logit lens at the cursor token)",
                     footer: tokens ? "token" : "step"),
                 KeyBinding(
                     [.character("j"), .down], .panel(.down), help: "List: next trace · trace: scroll the detail"),
@@ -154,6 +167,14 @@ package struct TracesPanel: Panel {
                     footer: tokens ? "uncertain" : nil),
                 KeyBinding(
                     [.character("[")], .panel(.own(Action.previousUncertain)), help: "Previous uncertain token"),
+                KeyBinding(
+                    [.character("a")], .panel(.own(Action.attention)),
+                    help:
+                        "Token view: SmolLM2's attention where the cursor token was chosen (head grid, what each head "
+                        + "read; a again: close)",
+                    footer: tokens ? "attention" : nil),
+                lens,
+            ] + lensAlso + [
                 KeyBinding(
                     [.character(" ")], .panel(.own(Action.play)), help: "Play or pause: step forward on a timer"),
                 KeyBinding(
@@ -209,6 +230,10 @@ package struct TracesPanel: Panel {
 
     package mutating func perform(_ action: PanelAction, area: Rect) -> [PanelEffect] {
         if case .specific(let own) = action { return perform(own.action(as: Action.self)) }
+        if tokenInside != nil {
+            tokenInside?.perform(action)
+            return []
+        }
         if diffView != nil {
             diffView?.perform(action, area: area)
             return []
@@ -241,9 +266,19 @@ package struct TracesPanel: Panel {
             error = nil
             return [.ask(DiffTraces(left: marked, right: current))]
         case .fork, .forkInEditor:
+            tokenInside = nil
             return startFork(inEditor: action == .forkInEditor)
+        case .attention, .lens:
+            return openInside(action == .attention ? .attention : .lens)
+        case .nextUncertain, .previousUncertain:
+            // With the attention or the lens open, they follow the cursor to the next uncertain token.
+            let effects = traceView?.perform(action) ?? []
+            guard let open = tokenInside, effects.isEmpty else { return effects }
+            tokenInside = nil
+            return openInside(open.kind)
         case .error, .tool, .raw, .play, .faster, .slower, .nextSpan, .previousSpan, .roofline, .conversation,
-            .tokens, .nextUncertain, .previousUncertain:
+            .tokens:
+            tokenInside = nil
             return traceView?.perform(action) ?? []
         case .sessions:
             guard trace == nil else { return [] }
@@ -263,6 +298,11 @@ package struct TracesPanel: Panel {
     }
 
     package mutating func goBack() {
+        if tokenInside != nil || insideAsked != nil {
+            tokenInside = nil
+            insideAsked = nil
+            return
+        }
         if diffView != nil {
             diffView = nil
             return
@@ -287,9 +327,60 @@ package struct TracesPanel: Panel {
 
     /// Closes the open trace, keeping its settings for the next.
     private mutating func closeTrace() {
+        tokenInside = nil
+        insideAsked = nil
         if let traceView { traceSettings = traceView.settings }
         traceView = nil
         opening = nil
+    }
+
+    // MARK: - Attention and lens at a token
+
+    /// `a` and `l` in the token view: SmolLM2 reads the step's context to the cursor token, off
+    /// the main loop; the same key again closes what it opened. Outside the token view they say
+    /// how to get there.
+    private mutating func openInside(_ kind: TokenInside.Kind) -> [PanelEffect] {
+        guard let trace, let view = traceView?.tokenView else {
+            let what = kind == .attention ? "a: its attention" : "l: its logit lens"
+            return [.status("open a local model step's tokens with T, then \(what) at the cursor token", .info)]
+        }
+        let address = TokenAddress(trace: trace.summary.id, span: view.ordinal, token: view.cursor)
+        if let open = tokenInside, open.kind == kind, open.context.token == address.token {
+            tokenInside = nil
+            return []
+        }
+        insideAsked = (kind, address)
+        switch kind {
+        case .attention:
+            return [
+                .ask(TokenAttentionAt(address)),
+                .status(
+                    "SmolLM2 reads the step to token #\(address.token) · loupe attention --model smollm2 \(address.selectors)",
+                    .info),
+            ]
+        case .lens:
+            return [
+                .ask(TokenLensAt(address)),
+                .status("SmolLM2 reads the step to token #\(address.token) · loupe lens \(address.selectors)", .info),
+            ]
+        }
+    }
+
+    /// An answer to `a` or `l`: shown when it is the one asked for and the trace is still open.
+    private mutating func receiveInside<Answer: Hashable & Sendable>(
+        _ kind: TokenInside.Kind, _ address: TokenAddress, _ loaded: Load<Answer>, open: (Answer) -> TokenInside
+    ) -> [PanelEffect] {
+        guard let asked = insideAsked, asked.kind == kind, asked.address == address,
+            trace?.summary.id == address.trace
+        else { return [] }
+        insideAsked = nil
+        switch loaded {
+        case .loaded(let answer):
+            tokenInside = open(answer)
+            return []
+        case .failed(let message):
+            return [.status(UntrustedText.sanitized(message), .error)]
+        }
     }
 
     // MARK: - Fork
@@ -526,6 +617,10 @@ package struct TracesPanel: Panel {
                 return [.navigate(.roofline(first))]
             case .failed(let message): error = message
             }
+        } else if let (asked, loaded) = answer.matching(TokenAttentionAt.self) {
+            return receiveInside(.attention, asked.address, loaded) { .attention(TokenAttentionView($0)) }
+        } else if let (asked, loaded) = answer.matching(TokenLensAt.self) {
+            return receiveInside(.lens, asked.address, loaded) { .lens(TokenLensView($0)) }
         } else if let (_, loaded) = answer.matching(DiffTraces.self) {
             switch loaded {
             case .loaded(let compared): diffView = DiffView(compared)
