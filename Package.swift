@@ -232,7 +232,7 @@ let package = Package(
         ),
         .testTarget(
             name: "LoupeModelsTests",
-            dependencies: ["LoupeBase", "LoupeModels", "LoupeTensor"],
+            dependencies: ["CKernels", "LoupeBase", "LoupeModels", "LoupeTensor"],
             exclude: ["Fixtures"],
             swiftSettings: strictSwift6
         ),

@@ -11,15 +11,67 @@
 // Against the sgemm per head it replaces (two calls per head and layer: 540 per token for
 // SmolLM2-135M): each key and value row is read once for its group's three query heads, not three
 // times, and nothing is packed or dispatched per call.
+//
+// Every form (AVX-512, AVX2, portable) computes the same bits, so an answer does not depend on
+// the CPU that runs it (and the prompt path, which attends each row with this kernel, gives the
+// decode path's bits row by row). The arithmetic all three perform:
+//   score: per span of 64 columns, 16 lanes; lane i starts at the rounded product q[i]·k[i] and
+//     takes fma(q, k, lane) for columns i + 16, i + 32, …; the lanes are added pairwise (i and
+//     i + 8, then + 4, + 2, + 1); the spans' sums are added in order, then multiplied by scale.
+//   softmax: e^x by `exp_twin` (the scalar twin of loupe_exp256, the same fused operations);
+//     each chunk's probabilities are summed in 8 lanes over its full groups of 8 (reduced as
+//     loupe_hsum256 does) plus the rest one by one: l = l·correction + lanes + rest.
+//   output: o = o·correction, then o = fma(p_j, v_j, o) key by key.
+// FP_CONTRACT is off so the compiler fuses nothing else (a target("fma") function would).
 #include "ckernels.h"
 #include "internal.h"
 #include <math.h>
 #include <string.h>
 
+#pragma STDC FP_CONTRACT OFF
+
 // CHUNK: keys per softmax step. GROUP: query heads handled together (a larger group goes in
 // several passes). SPAN512, SPAN256: columns of a head whose queries and outputs stay in registers
 // (GROUP × 4 vectors of each, of the 32 zmm or 16 ymm registers).
 enum { CHUNK = 64, GROUP = 4, SPAN512 = 64, SPAN256 = 16 };
+
+// e^x as loupe_exp256 computes each lane: the same clamps (a NaN becomes −87.3, as vmaxps gives
+// its second operand), the same fused multiply-adds, the same exponent bits.
+static inline __attribute__((always_inline)) float exp_twin(float x) {
+    x = x > -87.3f ? x : -87.3f;
+    x = x < 88.3f ? x : 88.3f;
+    const float shift = 12582912.0f;
+    float shifted = fmaf(x, 1.44269504f, shift);
+    float n = shifted - shift;
+    float r = fmaf(-n, 0.69314575f, x);
+    r = fmaf(-n, 1.4286068e-6f, r);
+    float p = 1.0f / 720;
+    p = fmaf(p, r, 1.0f / 120);
+    p = fmaf(p, r, 1.0f / 24);
+    p = fmaf(p, r, 1.0f / 6);
+    p = fmaf(p, r, 0.5f);
+    p = fmaf(p, r, 1.0f);
+    p = fmaf(p, r, 1.0f);
+    uint32_t bits;
+    memcpy(&bits, &shifted, sizeof bits);
+    bits = (bits + (uint32_t)(127 - 0x4B400000)) << 23;
+    float power;
+    memcpy(&power, &bits, sizeof power);
+    return p * power;
+}
+
+// Lanes added as loupe_hsum256 adds them: (i, i + 4), then (0, 2) and (1, 3), then the two.
+static inline float sum8(const float a[8]) {
+    float t0 = a[0] + a[4], t1 = a[1] + a[5], t2 = a[2] + a[6], t3 = a[3] + a[7];
+    return (t0 + t2) + (t1 + t3);
+}
+
+// 16 lanes: (i, i + 8) first, then as sum8.
+static inline float sum16(const float a[16]) {
+    float t[8];
+    for (int i = 0; i < 8; i++) t[i] = a[i] + a[i + 8];
+    return sum8(t);
+}
 
 // The element offset of row t's first element (key or value, the view's type) in `kv`.
 typedef struct {
@@ -54,10 +106,14 @@ static inline __attribute__((always_inline)) void chunk_softmax_portable(size_t 
     for (size_t h = 0; h < group; h++) {
         float top = m[h];
         for (size_t j = 0; j < n; j++) top = s[h][j] > top ? s[h][j] : top;
-        correction[h] = m[h] == -INFINITY ? 0 : expf(m[h] - top);
-        float sum = 0;
-        for (size_t j = 0; j < n; j++) sum += (s[h][j] = expf(s[h][j] - top));
-        l[h] = l[h] * correction[h] + sum;
+        correction[h] = m[h] == -INFINITY ? 0 : exp_twin(m[h] - top);
+        float lanes[8] = {0};
+        size_t j = 0;
+        for (; j + 8 <= n; j += 8)
+            for (size_t i = 0; i < 8; i++) lanes[i] += (s[h][j + i] = exp_twin(s[h][j + i] - top));
+        float rest = 0;
+        for (; j < n; j++) rest += (s[h][j] = exp_twin(s[h][j] - top));
+        l[h] = l[h] * correction[h] + sum8(lanes) + rest;
         m[h] = top;
     }
 }
@@ -68,7 +124,7 @@ LOUPE_AVX2 static inline __attribute__((always_inline)) void chunk_softmax_avx2(
     for (size_t h = 0; h < group; h++) {
         float top = m[h];
         for (size_t j = 0; j < n; j++) top = s[h][j] > top ? s[h][j] : top;
-        correction[h] = m[h] == -INFINITY ? 0 : expf(m[h] - top);
+        correction[h] = m[h] == -INFINITY ? 0 : exp_twin(m[h] - top);
         __m256 shift = _mm256_set1_ps(top), sum = _mm256_setzero_ps();
         size_t j = 0;
         for (; j + 8 <= n; j += 8) {
@@ -77,7 +133,7 @@ LOUPE_AVX2 static inline __attribute__((always_inline)) void chunk_softmax_avx2(
             sum = _mm256_add_ps(sum, p);
         }
         float rest = 0;
-        for (; j < n; j++) rest += (s[h][j] = expf(s[h][j] - top));
+        for (; j < n; j++) rest += (s[h][j] = exp_twin(s[h][j] - top));
         l[h] = l[h] * correction[h] + loupe_hsum256(sum) + rest;
         m[h] = top;
     }
@@ -106,17 +162,28 @@ static inline __attribute__((always_inline)) void part_portable(const loupe_kv_v
                 for (size_t j = 0; j < n; j++, cursor_next(kv, &c)) offsets[j] = cursor_offset(kv, c) + g * d;
                 for (size_t h = 0; h < group; h++)
                     for (size_t j = 0; j < n; j++) {
-                        float dot = 0;
-                        for (size_t p = 0; p < d; p++)
-                            dot += q[(first + h) * d + p] * element(kv->keys, offsets[j] + p, half);
-                        s[h][j] = dot * scale;
+                        const float *query = q + (first + h) * d;
+                        for (size_t p0 = 0; p0 < d; p0 += SPAN512) {
+                            size_t columns = d - p0 < SPAN512 ? d - p0 : SPAN512;
+                            float lanes[16];
+                            for (size_t i = 0; i < 16; i++)
+                                lanes[i] = i < columns ? query[p0 + i] * element(kv->keys, offsets[j] + p0 + i, half)
+                                                       : 0;
+                            for (size_t p = 16; p < columns; p++)
+                                lanes[p % 16] =
+                                    fmaf(query[p0 + p], element(kv->keys, offsets[j] + p0 + p, half), lanes[p % 16]);
+                            float dot = sum16(lanes);
+                            s[h][j] = p0 == 0 ? dot : s[h][j] + dot;
+                        }
+                        s[h][j] *= scale;
                     }
                 chunk_softmax_portable(group, n, s, m + first, l + first, correction);
                 for (size_t h = 0; h < group; h++) {
                     float *out = o + (first + h) * d;
                     for (size_t p = 0; p < d; p++) out[p] *= correction[h];
                     for (size_t j = 0; j < n; j++)
-                        for (size_t p = 0; p < d; p++) out[p] += s[h][j] * element(kv->values, offsets[j] + p, half);
+                        for (size_t p = 0; p < d; p++)
+                            out[p] = fmaf(s[h][j], element(kv->values, offsets[j] + p, half), out[p]);
                 }
             }
         }
@@ -132,7 +199,7 @@ static void part_portable_f16(const loupe_kv_view *kv, size_t heads, size_t kv_h
     part_portable(kv, heads, kv_heads, d, q, scale, begin, end, o, m, l, 1);
 }
 
-// ---- AVX2: 8 floats a vector, d a multiple of 8 ----
+// ---- AVX2: 8 floats a vector, d a multiple of 16 (the AVX-512 form's lanes in two halves) ----
 
 #define LOUPE_AVX2_F16C __attribute__((target("avx2,fma,f16c")))
 
@@ -156,15 +223,32 @@ LOUPE_AVX2_F16C static inline __attribute__((always_inline)) void part_avx2(cons
             for (size_t t = begin; t < end; t += CHUNK) {
                 size_t n = end - t < CHUNK ? end - t : CHUNK;
                 for (size_t j = 0; j < n; j++, cursor_next(kv, &c)) offsets[j] = cursor_offset(kv, c) + g * d;
+                // The AVX-512 form's 16 lanes as two halves: lanes 0–7 in `low`, 8–15 in `high`.
                 for (size_t j = 0; j < n; j++) {
-                    __m256 acc[GROUP];
-                    for (size_t h = 0; h < GROUP; h++) acc[h] = _mm256_setzero_ps();
-                    for (size_t p = 0; p < d; p += 8) {
-                        __m256 k = load8(kv->keys, offsets[j] + p, half);
-                        for (size_t h = 0; h < group; h++)
-                            acc[h] = _mm256_fmadd_ps(_mm256_loadu_ps(q + (first + h) * d + p), k, acc[h]);
+                    for (size_t p0 = 0; p0 < d; p0 += SPAN512) {
+                        size_t vectors = (d - p0 < SPAN512 ? d - p0 : SPAN512) / 16;
+                        __m256 low[GROUP], high[GROUP];
+                        __m256 k0 = load8(kv->keys, offsets[j] + p0, half);
+                        __m256 k1 = load8(kv->keys, offsets[j] + p0 + 8, half);
+                        for (size_t h = 0; h < group; h++) {
+                            low[h] = _mm256_mul_ps(_mm256_loadu_ps(q + (first + h) * d + p0), k0);
+                            high[h] = _mm256_mul_ps(_mm256_loadu_ps(q + (first + h) * d + p0 + 8), k1);
+                        }
+                        for (size_t v = 1; v < vectors; v++) {
+                            k0 = load8(kv->keys, offsets[j] + p0 + v * 16, half);
+                            k1 = load8(kv->keys, offsets[j] + p0 + v * 16 + 8, half);
+                            for (size_t h = 0; h < group; h++) {
+                                const float *query = q + (first + h) * d + p0 + v * 16;
+                                low[h] = _mm256_fmadd_ps(_mm256_loadu_ps(query), k0, low[h]);
+                                high[h] = _mm256_fmadd_ps(_mm256_loadu_ps(query + 8), k1, high[h]);
+                            }
+                        }
+                        for (size_t h = 0; h < group; h++) {
+                            float dot = loupe_hsum256(_mm256_add_ps(low[h], high[h]));
+                            s[h][j] = p0 == 0 ? dot : s[h][j] + dot;
+                        }
                     }
-                    for (size_t h = 0; h < group; h++) s[h][j] = loupe_hsum256(acc[h]) * scale;
+                    for (size_t h = 0; h < group; h++) s[h][j] *= scale;
                 }
                 chunk_softmax_avx2(group, n, s, m + first, l + first, correction);
                 for (size_t h = 0; h < group; h++) {
@@ -237,7 +321,9 @@ LOUPE_AVX512_F16C static inline __attribute__((always_inline)) void part_avx512(
                         for (size_t h = 0; h < group; h++) {
                             __m512 acc = _mm512_mul_ps(query[h][0], key[0]);
                             for (size_t v = 1; v < vectors; v++) acc = _mm512_fmadd_ps(query[h][v], key[v], acc);
-                            float dot = _mm512_reduce_add_ps(acc);
+                            // 16 lanes to 8 (i + 8), then loupe_hsum256's order.
+                            float dot = loupe_hsum256(
+                                _mm256_add_ps(_mm512_castps512_ps256(acc), _mm512_extractf32x8_ps(acc, 1)));
                             s[h][j] = p0 == 0 ? dot : s[h][j] + dot;
                         }
                     }
@@ -297,7 +383,7 @@ loupe_isa loupe_decode_attention_usable(size_t d, loupe_isa widest) {
     loupe_isa isa = loupe_usable_isa(widest);
     if (!has_f16c()) return LOUPE_ISA_PORTABLE;
     if (isa == LOUPE_ISA_AVX512 && d % 16 == 0) return LOUPE_ISA_AVX512;
-    if (isa >= LOUPE_ISA_AVX2 && d % 8 == 0) return LOUPE_ISA_AVX2;
+    if (isa >= LOUPE_ISA_AVX2 && d % 16 == 0) return LOUPE_ISA_AVX2;
     return LOUPE_ISA_PORTABLE;
 }
 
@@ -335,7 +421,7 @@ void loupe_decode_attention_merge(size_t parts, size_t heads, size_t d, const fl
         for (size_t p = 0; p < parts; p++) {
             float mp = m[p * heads + h];
             if (mp == -INFINITY) continue;
-            float w = expf(mp - top);
+            float w = exp_twin(mp - top);
             total += w * l[p * heads + h];
             const float *source = o + (p * heads + h) * d;
             for (size_t c = 0; c < d; c++) target[c] += w * source[c];

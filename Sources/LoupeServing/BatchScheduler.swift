@@ -249,23 +249,20 @@ package final class BatchScheduler: CompletionScheduler {
         var chunk = decoding ? prefillChunkTokens : max(prefillChunkTokens, 512)
         var members: [Int] = []
         var tokens: [[Int32]] = []
-        var prompt: [Bool] = []
         for (index, sequence) in running.enumerated() {
             if let next = sequence.next, sequence.pending.isEmpty {
                 members.append(index)
                 tokens.append([next])
-                prompt.append(false)
             } else if let take = Self.promptRows(pending: sequence.pending.count, budget: chunk) {
                 chunk -= take
                 members.append(index)
                 tokens.append(Array(sequence.pending.prefix(take)))
-                prompt.append(true)
                 running[index].pending.removeFirst(take)
             }
         }
         let ids = members.map { running[$0].id }
         let passed = Result { () throws(ModelError) in
-            try generator.model.forward(tokens, sequences: ids, cache: cache, prompt: prompt)
+            try generator.model.forward(tokens, sequences: ids, cache: cache)
         }
         guard case .success(let logits) = passed else {
             // Admission keeps the pool from running out and prompts are checked before they join:

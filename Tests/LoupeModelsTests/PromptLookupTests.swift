@@ -44,9 +44,8 @@ struct PromptLookupTests {
 
     // MARK: on the model
 
-    /// The float path: a pass of many rows gives one row's logits within float rounding. (In q8
-    /// that rounding can flip an activation's 8-bit level, so log-probabilities agree only within
-    /// q8's own noise: ``aQuantizedEditIsTheSameAnswer()``.)
+    /// The float path (the q8 one: ``aQuantizedEditIsTheSameAnswer()``). A pass of many rows gives
+    /// each row the bits one row gives (`RowExactnessTests`).
     static func generator() throws -> Generator { try PromptCacheTests.generator(try SmolLM2.model()) }
 
     /// The first Cranfield abstract (sample-data/cranfield), to be rewritten with one word changed.
@@ -68,24 +67,23 @@ struct PromptLookupTests {
         return options
     }
 
-    /// The same ids; each log-probability and alternative within float rounding of a pass of many
-    /// rows against one of a single row.
+    /// The same ids, log-probabilities, entropies and alternatives, bit for bit: a verification
+    /// pass's rows have a single row's bits.
     static func expectSame(
-        _ fast: Generation, _ plain: Generation, tolerance: Float = 1e-3,
-        sourceLocation: SourceLocation = #_sourceLocation
+        _ fast: Generation, _ plain: Generation, sourceLocation: SourceLocation = #_sourceLocation
     ) {
         #expect(fast.tokens.map(\.id) == plain.tokens.map(\.id), sourceLocation: sourceLocation)
         #expect(fast.text == plain.text, sourceLocation: sourceLocation)
         #expect(fast.stopReason == plain.stopReason, sourceLocation: sourceLocation)
         #expect(fast.stoppingWord == plain.stoppingWord, sourceLocation: sourceLocation)
         for (a, b) in zip(fast.tokens, plain.tokens) {
-            #expect(abs(a.choice.token.logprob - b.choice.token.logprob) < tolerance, sourceLocation: sourceLocation)
-            #expect(abs(a.choice.entropy - b.choice.entropy) < tolerance, sourceLocation: sourceLocation)
-            #expect(a.choice.alternatives.count == b.choice.alternatives.count, sourceLocation: sourceLocation)
-            for x in a.choice.alternatives {
-                guard let y = b.choice.alternatives.first(where: { $0.id == x.id }) else { continue }
-                #expect(abs(x.logprob - y.logprob) < tolerance, sourceLocation: sourceLocation)
-            }
+            #expect(a.choice.token.logprob == b.choice.token.logprob, sourceLocation: sourceLocation)
+            #expect(a.choice.entropy == b.choice.entropy, sourceLocation: sourceLocation)
+            #expect(
+                a.choice.alternatives.map(\.id) == b.choice.alternatives.map(\.id), sourceLocation: sourceLocation)
+            #expect(
+                a.choice.alternatives.map(\.logprob) == b.choice.alternatives.map(\.logprob),
+                sourceLocation: sourceLocation)
         }
     }
 
@@ -108,21 +106,14 @@ struct PromptLookupTests {
         #expect(streamed == fast.tokens.map(\.id))
     }
 
-    /// The default q8 path: the same greedy tokens; each token's log-probability within q8's noise
-    /// (float rounding that flips an activation's 8-bit level moved one by 0.21 nats here).
+    /// The default q8 path: the same answer, bit for bit (the four edits of `loupe bench
+    /// speculative`: `SpeculativeEditTests`).
     @Test func aQuantizedEditIsTheSameAnswer() throws {
         let generator = try PromptCacheTests.generator(try SmolLM2.quantizedModel())
         let prompt = try Self.editPrompt(generator)
-        var options = Self.options(maxTokens: 64, speculate: false)
-        options.sampling.topLogprobs = 0
-        let plain = try generator.generate(prompt: prompt, options: options)
-        options.speculation = SpeculationOptions()
-        let fast = try generator.generate(prompt: prompt, options: options)
-        #expect(fast.tokens.map(\.id) == plain.tokens.map(\.id))
-        #expect(fast.text == plain.text && fast.stopReason == plain.stopReason)
-        for (a, b) in zip(fast.tokens, plain.tokens) {
-            #expect(abs(a.choice.token.logprob - b.choice.token.logprob) < 0.3)
-        }
+        let plain = try generator.generate(prompt: prompt, options: Self.options(maxTokens: 64, speculate: false))
+        let fast = try generator.generate(prompt: prompt, options: Self.options(maxTokens: 64, speculate: true))
+        Self.expectSame(fast, plain)
         #expect((fast.speculation?.accepted ?? 0) > 0)
     }
 

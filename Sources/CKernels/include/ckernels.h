@@ -441,6 +441,25 @@ void loupe_decode_attention(const loupe_kv_view *kv, size_t heads, size_t kv_hea
 /// has it; the same bits either way, NaN payloads aside).
 void loupe_float_to_half_rows(size_t count, const float *x, uint16_t *out, loupe_isa widest);
 
+// MARK: - Float products (f32product.c)
+#ifndef LOUPE_CKERNELS_F32_PRODUCT_H
+#define LOUPE_CKERNELS_F32_PRODUCT_H
+/// Floats `loupe_f32_repack` writes for a `rows × columns` weight: panels of 16 rows.
+size_t loupe_f32_packed_floats(size_t rows, size_t columns);
+/// Repacks row-major `w` (`rows × columns`, each row one output's weights) into panels of 16
+/// outputs, each column's 16 weights side by side; rows past the last are zero.
+void loupe_f32_repack(size_t rows, size_t columns, const float *w, float *packed);
+/// Row `row` of the repacked matrix (`columns` floats) into `out`.
+void loupe_f32_packed_row(size_t rows, size_t columns, const float *packed, size_t row, float *out);
+/// `y[t][o] = Σ_p x[t][p] · w[o][p]` for `tokens` rows of `x` (stride `ldx`) and the outputs of
+/// panels [panel_begin, panel_end) (columns 16 · panel_begin … of `y`, stride `ldy`). Each output
+/// is summed in one order (a chain of fused multiply-adds from zero per block of 32 columns, the
+/// blocks added in order): the same bits for one token or many, any panel range, and every form
+/// up to `widest` (AVX-512, AVX2, portable).
+void loupe_f32_product(size_t rows, size_t columns, const float *packed, size_t tokens, const float *x, size_t ldx,
+                       float *y, size_t ldy, size_t panel_begin, size_t panel_end, loupe_isa widest);
+#endif
+
 // MARK: - Worker pool (workers.c)
 
 /// One share of a parallel region: `worker` in [0, workers).

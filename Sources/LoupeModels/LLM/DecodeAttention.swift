@@ -1,5 +1,6 @@
 import CKernels
 import LoupeTensor
+import Synchronization
 
 /// Attention of single query rows against cached keys and values, all heads of a row in one C
 /// call (`loupe_decode_attention_part`, `Sources/CKernels/decode_attention.c`): grouped-query, so
@@ -7,9 +8,12 @@ import LoupeTensor
 /// chunks of 64 keys.
 ///
 /// This is what a decode step runs in place of two sgemms per head and layer (540 calls a token
-/// for SmolLM2-135M). A long row is split across threads by key ranges whose partial results
-/// (unnormalised output, running maximum and sum per head) are merged, so a single sequence's
-/// decode uses every thread too.
+/// for SmolLM2-135M), and what each prompt row runs too (a prefill, a speculative draft's
+/// verification), so a row's output has the same bits whether it came alone or with others. A
+/// long row is split across threads by key ranges whose partial results (unnormalised output,
+/// running maximum and sum per head) are merged, so a single sequence's decode uses every thread
+/// too. Every instruction form gives the same bits (`decode_attention.c` says how), so the
+/// answers do not depend on the CPU either.
 package enum DecodeAttention {
     /// One query row and where its keys are.
     package struct Query {
@@ -46,8 +50,17 @@ package enum DecodeAttention {
         return parts
     }
 
+    private static let chosen = Atomic<UInt32>(LOUPE_ISA_AVX512.rawValue)
+
+    /// The widest form the kernel runs in: the widest the CPU has unless narrowed (to compare the
+    /// forms, which give the same bits). A form the CPU lacks selects the widest narrower one.
+    package static var widest: loupe_isa {
+        get { loupe_isa(rawValue: chosen.load(ordering: .relaxed)) }
+        set { chosen.store(newValue.rawValue, ordering: .relaxed) }
+    }
+
     /// The form the kernel runs for heads of `headSize`, given `widest`.
-    package static func usableForm(headSize: Int, widest: loupe_isa = LOUPE_ISA_AVX512) -> loupe_isa {
+    package static func usableForm(headSize: Int, widest: loupe_isa = DecodeAttention.widest) -> loupe_isa {
         loupe_decode_attention_usable(headSize, widest)
     }
 
@@ -57,10 +70,26 @@ package enum DecodeAttention {
     /// - Parameters:
     ///   - heads: query heads per row; `keyValueHeads` divides it (query head h reads key/value
     ///     head h / (heads / keyValueHeads)).
-    ///   - widest: the widest instruction form to use (the CPU's widest by default).
+    ///   - widest: the widest instruction form to use (``widest`` by default).
     package static func attend(
         _ queries: [Query], heads: Int, keyValueHeads: Int, headSize: Int, threads: Int,
-        widest: loupe_isa = LOUPE_ISA_AVX512
+        widest: loupe_isa = DecodeAttention.widest
+    ) {
+        // A prompt's rows go a batch at a time, so the parts' scratch stays small however long
+        // the prompt (each row's arithmetic is its own: batching changes no bits).
+        for start in stride(from: 0, to: queries.count, by: rowsPerCall) {
+            attendBatch(
+                Array(queries[start..<min(queries.count, start + rowsPerCall)]), heads: heads,
+                keyValueHeads: keyValueHeads,
+                headSize: headSize, threads: threads, widest: widest)
+        }
+    }
+
+    /// Most query rows one split across threads covers.
+    static let rowsPerCall = 64
+
+    private static func attendBatch(
+        _ queries: [Query], heads: Int, keyValueHeads: Int, headSize: Int, threads: Int, widest: loupe_isa
     ) {
         guard !queries.isEmpty else { return }
         let scale = 1 / Float(headSize).squareRoot()

@@ -37,11 +37,10 @@ extension LlamaModel {
         }
     }
 
-    /// `rows` embedding rows: `.f32` copies float rows (no arithmetic); `.q8` dequantizes the
-    /// embedding's blocks (one multiply an element) and writes float rows.
+    /// `rows` embedding rows: the embedding's blocks dequantized (one multiply an element) into
+    /// float rows, in both precisions.
     func embeddingCost(rows: Int) -> KernelCost {
         let n = Double(rows * configuration.width)
-        guard embedding == nil else { return KernelCost(flops: 0, bytes: 8 * n) }
         let stored = Double(embeddingTensor.byteCount) / Double(embeddingTensor.elementCount)
         return KernelCost(flops: n, bytes: n * (stored + 4))
     }
@@ -96,14 +95,14 @@ extension LlamaModel {
 }
 
 extension LlamaLinear {
-    /// The product's work for `tokens` rows: 2 operations per weight and row. Float: sgemm's
+    /// The product's work for `tokens` rows: 2 operations per weight and row. Float: a matmul's
     /// (``KernelCost/matmul(m:n:k:)``). Quantized: integer operations, the stacked parts' weights
     /// read once as stored, the input quantized once (read as float, written as 8-bit blocks:
     /// 4 + 1.5 bytes an element, as ``QuantizedMatrix/cost(tokens:)``), the outputs written.
     func cost(tokens: Int) -> KernelCost {
         switch self {
-        case .float(let weight):
-            return KernelCost.matmul(m: tokens, n: weight.shape[0], k: weight.shape[1])
+        case .float(let matrix):
+            return KernelCost.matmul(m: tokens, n: matrix.rows, k: matrix.columns)
         case .quantized(let parts):
             let (t, k, n) = (Double(tokens), Double(parts[0].columns), Double(outputs))
             let weights = Double(parts.reduce(0) { $0 + $1.weightByteCount })

@@ -122,22 +122,13 @@ extension LlamaModel {
         }
     }
 
-    /// The embedding rows of the batch's tokens: `[rows, width]`.
+    /// The embedding rows of the batch's tokens: `[rows, width]`, dequantized from the file.
     func embed(_ batch: Batch) -> Tensor {
         let width = configuration.width
         var x = Tensor(zeros: [batch.rows, width])
         x.storage.withUnsafeMutableBufferPointer { out in
-            if let embedding {
-                embedding.storage.withUnsafeBufferPointer { table in
-                    for (row, id) in batch.tokens.enumerated() {
-                        (out.baseAddress! + row * width).update(
-                            from: table.baseAddress! + Int(id) * width, count: width)
-                    }
-                }
-            } else {
-                for (row, id) in batch.tokens.enumerated() {
-                    file.dequantizeRow(embeddingTensor, row: Int(id), into: out.baseAddress! + row * width)
-                }
+            for (row, id) in batch.tokens.enumerated() {
+                file.dequantizeRow(embeddingTensor, row: Int(id), into: out.baseAddress! + row * width)
             }
         }
         return x
@@ -224,55 +215,42 @@ extension LlamaModel {
     /// Causal grouped-query attention of sequence `b`'s new rows against its cache (which already
     /// holds their keys and values), written into their rows of `context` `[rows, width]`.
     ///
-    /// Per query head h (reading key/value head h / groupSize): scores = Q_h · K_hᵀ / √d over the
-    /// cache's positions, masked past each row's own position, softmax, then · V_h. Both products
-    /// are sgemms on strided views: Q_h is columns of the fused Q·K·V output, K_h and V_h columns of
-    /// the cache's rows. Query rows go in blocks of ``attentionBlockRows``. A single new row (a
-    /// decode step) goes to ``DecodeAttention`` instead: all heads in one pass over the keys.
+    /// Every row goes to ``DecodeAttention``, a decode step's single row and a prompt's many
+    /// alike: row r attends to the cache's first `past + r + 1` keys exactly as a decode step at
+    /// its position would, so a prefill (or a speculative draft's verification) gives each row
+    /// the bits that feeding the tokens one at a time gives. Per-head sgemms over a block of rows
+    /// summed in other orders (and in OpenBLAS's per-CPU kernels), which q8's 8-bit activations
+    /// amplified into other greedy answers.
     private func attend(
         qkv: Tensor, sequence b: Int, batch: Batch, cache: LlamaKVCache, layer: Int, into context: inout Tensor
     ) {
-        let d = configuration.headSize
         let width = configuration.width
         let keyValueWidth = configuration.keyValueWidth
         let qkvStride = qkv.columns
-        let newRows = batch.lengths[b]
-        let past = batch.past[b]
-        let total = past + newRows
-        let firstRow = batch.starts[b]
-        if newRows == 1 {
-            // A decode step: every head in one kernel call, the keys split across threads.
-            cache.keys[layer].withUnsafeBufferPointer { keys in
-                cache.values[layer].withUnsafeBufferPointer { values in
-                    qkv.storage.withUnsafeBufferPointer { q in
-                        context.storage.withUnsafeMutableBufferPointer { out in
-                            let view = loupe_kv_view(
-                                keys: keys.baseAddress, values: values.baseAddress, blocks: nil, block_rows: 0,
-                                block_stride: 0, row_stride: keyValueWidth, type: LOUPE_KV_F32)
-                            let query = DecodeAttention.Query(
-                                query: q.baseAddress! + firstRow * qkvStride, keyValues: view, length: total,
-                                output: out.baseAddress! + firstRow * width)
-                            DecodeAttention.attend(
-                                [query], heads: configuration.heads, keyValueHeads: configuration.keyValueHeads,
-                                headSize: d, threads: threads)
+        cache.keys[layer].withUnsafeBufferPointer { keys in
+            cache.values[layer].withUnsafeBufferPointer { values in
+                qkv.storage.withUnsafeBufferPointer { q in
+                    context.storage.withUnsafeMutableBufferPointer { out in
+                        let view = loupe_kv_view(
+                            keys: keys.baseAddress, values: values.baseAddress, blocks: nil, block_rows: 0,
+                            block_stride: 0, row_stride: keyValueWidth, type: LOUPE_KV_F32)
+                        let queries = (batch.starts[b]..<(batch.starts[b] + batch.lengths[b])).map { row in
+                            DecodeAttention.Query(
+                                query: q.baseAddress! + row * qkvStride, keyValues: view,
+                                length: batch.positions[row] + 1, output: out.baseAddress! + row * width)
                         }
+                        DecodeAttention.attend(
+                            queries, heads: configuration.heads, keyValueHeads: configuration.keyValueHeads,
+                            headSize: configuration.headSize, threads: threads)
                     }
                 }
-            }
-            return
-        }
-        qkv.storage.withUnsafeBufferPointer { q in
-            context.storage.withUnsafeMutableBufferPointer { out in
-                attendPrompt(
-                    q: q.baseAddress! + firstRow * qkvStride, qkvStride: qkvStride, rows: newRows, past: past,
-                    keys: cache.keys[layer], values: cache.values[layer], into: out.baseAddress! + firstRow * width)
             }
         }
     }
 
-    /// Query rows whose scores are computed at once: the scores of a block (`[rows, keys]`) stay
-    /// small (1 MB at 8192 keys) however long the prompt, and each block skips the keys after its
-    /// last row.
+    /// Query rows whose scores the glass-box probe (`LlamaModel+Probe.swift`) computes at once:
+    /// the scores of a block (`[rows, keys]`) stay small (1 MB at 8192 keys) however long the
+    /// text, and each block skips the keys after its last row.
     static let attentionBlockRows = 32
 
     /// Softmax over the first `valid` of `count` scores; the rest (future positions) become 0.

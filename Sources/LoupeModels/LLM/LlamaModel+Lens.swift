@@ -131,9 +131,7 @@ extension LlamaModel {
     /// final stream is the token's logit.
     package func unembedding(of token: Int32) throws(ModelError) -> [Float] {
         let width = configuration.width
-        if case .float(let weight) = head {
-            return Array(weight.storage[(Int(token) * width)..<((Int(token) + 1) * width)])
-        }
+        if case .float(let matrix) = head { return matrix.row(Int(token)) }
         let name = file.tensors.contains { $0.name == "output.weight" } ? "output.weight" : "token_embd.weight"
         let tensor = try file.tensor(name)
         var row = [Float](repeating: 0, count: width)

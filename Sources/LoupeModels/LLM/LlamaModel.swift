@@ -4,8 +4,8 @@ import LoupeTensor
 
 /// The arithmetic of a LLaMA model's linear layers.
 package enum LlamaPrecision: String, Sendable, CaseIterable, Codable {
-    /// Every weight dequantized to float32 when the model loads, every product in float32 (OpenBLAS
-    /// sgemm): the exact path, within float rounding of the numpy reference.
+    /// Every weight dequantized to float32 when the model loads, every product in float32
+    /// (``FloatMatrix``): the exact path, within float rounding of the numpy reference.
     case f32
     /// Q4_1 and Q8_0 weights kept as the file stores them (``QuantizedMatrix``), activations
     /// quantized to 8 bits per block of 32 as each product runs, as llama.cpp's CPU backend does;
@@ -29,16 +29,14 @@ package struct LlamaModel: Sendable {
     package let precision: LlamaPrecision
     /// The model file's last path component, for errors.
     package let fileName: String
-    /// The token embedding `[vocabulary, width]` in float32 (`.f32`), or nil when its rows are
-    /// dequantized from `file` as tokens arrive (`.q8`).
-    let embedding: Tensor?
-    /// The file, kept open for the embedding's rows in `.q8`.
+    /// The file, kept open for the token embedding's rows, dequantized as tokens arrive (the
+    /// same floats `GGUFFile.floats` gives the float path's weights).
     let file: GGUFFile
 
     /// The bytes of every tensor in the file, as stored: what one decode step reads of the weights.
     package var tensorBytes: Int { file.tensors.reduce(0) { $0 + $1.byteCount } }
     let embeddingTensor: GGUFTensorInfo
-    /// Threads a quantized product splits its rows over (OpenBLAS keeps its own for sgemm).
+    /// Threads the products and the attention split their work over.
     package var threads: Int = ProcessInfo.processInfo.activeProcessorCount
     /// An edit of the residual stream after one layer in every forward pass (steering, SAE
     /// splicing, capture); nil for the plain model. Set through ``hooked(_:)``.
@@ -96,21 +94,12 @@ package struct LlamaModel: Sendable {
             }
             var storage: [Float] = []
             for name in names { storage += try floats(name) }
-            return .float(Tensor(shape: [storage.count / columns, columns], storage: storage))
+            return .float(FloatMatrix(rows: storage.count / columns, columns: columns, weights: storage))
         }
         let width = configuration.width
         embeddingTensor = try file.tensor("token_embd.weight")
-        let embedding =
-            precision == .f32
-            ? Tensor(shape: [configuration.vocabularySize, width], storage: try floats("token_embd.weight")) : nil
-        self.embedding = embedding
-        if file.tensors.contains(where: { $0.name == "output.weight" }) {
-            head = try stacked(["output.weight"], columns: width)
-        } else if let embedding {
-            head = .float(embedding)
-        } else {
-            head = try stacked(["token_embd.weight"], columns: width)
-        }
+        let headName = file.tensors.contains { $0.name == "output.weight" } ? "output.weight" : "token_embd.weight"
+        head = try stacked([headName], columns: width)
         outputNorm = try floats("output_norm.weight")
         var layers: [Layer] = []
         for index in 0..<configuration.layers {
@@ -126,7 +115,7 @@ package struct LlamaModel: Sendable {
                     down: try stacked([prefix + "ffn_down.weight"], columns: configuration.feedForwardWidth)))
         }
         self.layers = layers
-        // Every tensor but the embedding's rows (read per token in `.q8`) is now copied: the file's
+        // Every tensor but the embedding's rows (read per token) is now copied: the file's
         // pages would otherwise stay resident beside the copies, the weights counted twice in RSS.
         file.releaseResidentPages()
     }
@@ -151,56 +140,41 @@ package struct LlamaModel: Sendable {
 /// A linear layer's weight `[outputs, inputs]` (each row one output's weights, as GGUF stores
 /// it), in the form the model's precision keeps it.
 enum LlamaLinear: Sendable {
-    /// `[outputs, inputs]` float32.
-    case float(Tensor)
+    /// `[outputs, inputs]` float32, repacked for the float products.
+    case float(FloatMatrix)
     /// Quantized matrices stacked along the outputs (Q, K and V; gate and up), which read one
     /// quantization of their shared input.
     case quantized([QuantizedMatrix])
 
-    /// Up to this many rows (decode steps) a float product is one sgemv per row, which streams
-    /// the weights once each; from there sgemm's packing pays off.
-    static let vectorRows = 2
-
     var outputs: Int {
         switch self {
-        case .float(let weight): weight.shape[0]
+        case .float(let matrix): matrix.rows
         case .quantized(let parts): parts.reduce(0) { $0 + $1.rows }
         }
     }
 
-    /// `x · Wᵀ` for `x` of shape `[rows, inputs]`: one sgemm over all rows, or the integer
-    /// products of activations quantized once, the parts' outputs side by side in each row.
+    /// `x · Wᵀ` for `x` of shape `[rows, inputs]`: the float products, or the integer products of
+    /// activations quantized once, the parts' outputs side by side in each row. Either way each
+    /// row's outputs have the bits that row alone would get.
     func apply(_ x: Tensor, threads: Int) -> Tensor {
+        let rows = x.rows
+        var y = Tensor(zeros: [rows, outputs])
+        guard rows > 0 else { return y }
         switch self {
-        case .float(let weight) where x.rows <= Self.vectorRows:
-            var y = Tensor(zeros: [x.rows, weight.shape[0]])
-            let (outputs, inputs) = (weight.shape[0], weight.shape[1])
-            weight.storage.withUnsafeBufferPointer { w in
-                x.storage.withUnsafeBufferPointer { input in
-                    y.storage.withUnsafeMutableBufferPointer { out in
-                        for row in 0..<x.rows {
-                            BLAS.sgemv(
-                                rows: outputs, columns: inputs, a: w.baseAddress!, lda: inputs,
-                                x: input.baseAddress! + row * inputs, y: out.baseAddress! + row * outputs)
-                        }
-                    }
+        case .float(let matrix):
+            x.storage.withUnsafeBufferPointer { input in
+                y.storage.withUnsafeMutableBufferPointer {
+                    matrix.multiply(rows: rows, input.baseAddress!, into: $0.baseAddress!, threads: threads)
                 }
             }
-            return y
-        case .float(let weight):
-            return Kernels.linear(x, weight: weight, bias: nil)
         case .quantized(let parts):
-            let rows = x.rows
             let activations = x.storage.withUnsafeBufferPointer {
                 QuantizedActivations(rows: rows, columns: x.columns, $0.baseAddress!)
             }
-            let total = outputs
-            var y = Tensor(zeros: [rows, total])
-            guard rows > 0 else { return y }
             y.storage.withUnsafeMutableBufferPointer {
                 QuantizedMatrix.multiply(parts, activations, into: $0.baseAddress!, threads: threads)
             }
-            return y
         }
+        return y
     }
 }
