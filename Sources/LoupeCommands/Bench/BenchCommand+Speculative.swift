@@ -26,11 +26,14 @@ extension BenchCommand {
         @Flag(help: "Print JSON.") var json = false
         @Option(help: "The Cranfield corpus the abstracts come from.")
         var corpus = "sample-data/cranfield/corpus.jsonl"
-        @Option(help: "The most tokens per answer.") var maxTokens = 256
-        @Option(help: "The most tokens one draft proposes.") var draftTokens = 10
-        @Option(help: "The shortest n-gram a draft may be matched on (1–3).") var minNgram = 1
+        @Option(help: "The most tokens per answer.") var maxTokens = Self.defaults.maxTokens
+        @Option(help: "The most tokens one draft proposes.") var draftTokens = Self.defaults.draftTokens
+        @Option(help: "The shortest n-gram a draft may be matched on (1–3).") var minNgram = Self.defaults.minNgram
         @Option(help: "Threads for the model.") var threads = 2
         @Option(help: "Timed runs of each mode (the median is reported).") var repeats = 3
+
+        /// The options' defaults, which `SpeculativeEditTests` runs the edits with.
+        static let defaults = (maxTokens: 256, draftTokens: 10, minNgram: 1)
 
         /// An abstract and the one change asked of it.
         struct Edit {
@@ -121,11 +124,7 @@ extension BenchCommand {
                 guard let text = abstracts[edit.document] else {
                     throw CommandFailure("\(corpus): no document \(edit.document) (is it the Cranfield corpus?)")
                 }
-                let prompt = try generator.prompt([
-                    .user(
-                        "Rewrite this paragraph exactly, but replace the word \"\(edit.word)\" with "
-                            + "\"\(edit.replacement)\":\n\n\(text)")
-                ])
+                let prompt = try generator.prompt([.user(Self.instruction(edit, abstract: text))])
                 // A warm-up of each mode, then the timed runs in turns.
                 _ = try generator.generate(prompt: prompt, options: plainOptions)
                 _ = try generator.generate(prompt: prompt, options: speculativeOptions)
@@ -207,8 +206,14 @@ extension BenchCommand {
                 passes: counts.passes, sameTokens: same, maxLogprobDifference: difference ?? 0)
         }
 
+        /// What the model is asked for an edit of `abstract` (`SpeculativeEditTests` asks it too).
+        static func instruction(_ edit: Edit, abstract: String) -> String {
+            "Rewrite this paragraph exactly, but replace the word \"\(edit.word)\" with \"\(edit.replacement)\":\n\n"
+                + abstract
+        }
+
         /// The abstracts by document id.
-        private static func abstracts(at path: String) throws -> [String: String] {
+        static func abstracts(at path: String) throws -> [String: String] {
             let text: String
             do {
                 text = try String(contentsOfFile: path, encoding: .utf8)
