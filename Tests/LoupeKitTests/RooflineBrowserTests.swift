@@ -41,6 +41,29 @@ import Testing
         return kernels
     }
 
+    /// This CPU's bandwidth sweep, which places each memory roof's range of sizes, is read with
+    /// the profile; one that does not parse is named on it, and the roofs still show.
+    @Test func aSweepThatDoesNotParseIsNamedAndTheRoofsStillShow() throws {
+        let workspace = try KitFixtures.workspace("roofline")
+        let id = try workspace.record(
+            MachineProfileRecord(machine: "test cpu", cores: 2, sweepJSON: "[]", kind: "cpu"),
+            ceilings: [
+                CeilingRecord(kind: "memory", name: "DRAM", value: 2e10, provenance: "measured"),
+                CeilingRecord(kind: "compute", name: "FP32", value: 1e11, provenance: "measured", precision: "FP32"),
+            ])
+        let intact = try #require(try RooflineBrowser(workspace: workspace).model().profiles.first)
+        #expect(intact.unreadable.isEmpty && intact.ceilings.count == 2)
+        _ = try workspace.writeStatements { sql in
+            try sql.execute("UPDATE machine_profiles SET sweep_json = '[{' WHERE id = ?", [.integer(id)])
+        }
+        let damaged = try #require(try RooflineBrowser(workspace: workspace).model().profiles.first)
+        #expect(
+            damaged.unreadable.map(\.headline) == [
+                "unreadable bandwidth sweep (machine profile \(id) (test cpu), column sweep_json)"
+            ])
+        #expect(damaged.ceilings == intact.ceilings)
+    }
+
     @Test func anEmptyWorkspaceHasNoProfiles() throws {
         let browser = RooflineBrowser(workspace: try KitFixtures.workspace("roofline"))
         #expect(try browser.model().profiles.isEmpty)

@@ -414,6 +414,7 @@ struct RooflineCommand: ParsableCommand {
                 )
             }
             context.print("")
+            for problem in profile.unreadable { context.print("⚠ " + UntrustedText.sanitized(problem.description)) }
             context.print("roofs of \(profile.name):")
             for ceiling in profile.ceilings {
                 context.print(

@@ -31,7 +31,15 @@ extension RooflineModel {
         let cpuRuns = runs.filter { !isGPU($0) }
         var profiles: [Profile] = []
         if let cpu = stored.first(where: { $0.kind == "cpu" }), let id = cpu.id {
-            let sweep = (try? BandwidthSample.sweep(fromJSON: cpu.sweepJSON)) ?? []
+            var unreadable: [StoredValueError] = []
+            var sweep: [BandwidthSample] = []
+            do { sweep = try BandwidthSample.sweep(fromJSON: cpu.sweepJSON) } catch {
+                // The roofs still show; what is lost is the range of sizes each memory roof holds over.
+                unreadable.append(
+                    StoredValueError(
+                        "bandwidth sweep", row: "machine profile \(id) (\(cpu.machine))", column: "sweep_json",
+                        reason: "\(error)"))
+            }
             let plateaus = PlateauDetector.plateaus(sweep)
             let ceilings = try workspace.ceilings(profileID: id).filter { !$0.name.contains("1 core") }.map {
                 record in
@@ -42,8 +50,9 @@ extension RooflineModel {
                     provenance: record.provenance, smallestBytes: plateau?.smallestBytes,
                     largestBytes: plateau?.largestBytes)
             }
-            profiles.append(
-                Profile(name: cpu.machine, kind: "cpu", ceilings: ceilings, points: cpuRuns.map(point)))
+            var profile = Profile(name: cpu.machine, kind: "cpu", ceilings: ceilings, points: cpuRuns.map(point))
+            profile.unreadable = unreadable
+            profiles.append(profile)
         }
         if !stored.contains(where: { $0.kind == "cpu" }), !cpuRuns.isEmpty {
             profiles.append(

@@ -1,4 +1,5 @@
 import Foundation
+import LoupeStore
 
 /// What a roofline shows: machine profiles (this CPU, imported GPUs), each with its roofs and the
 /// kernels measured against it, and how each kernel sits under them. Pure values, so the panel,
@@ -67,6 +68,9 @@ package struct RooflineModel: Hashable, Sendable {
         package var kind: String
         package var ceilings: [Ceiling]
         package var points: [Point]
+        /// Stored values of the profile that do not read back (its bandwidth sweep), each naming
+        /// its row and column: the roofs show without what they held.
+        package var unreadable: [StoredValueError] = []
 
         package init(name: String, kind: String, ceilings: [Ceiling], points: [Point]) {
             self.name = name

@@ -1,5 +1,7 @@
 import Foundation
+import LoupeBase
 import LoupeKit
+import LoupeStore
 import LoupeTUI
 
 /// The machine's roofs with measured kernels placed under them: a log-log braille chart
@@ -123,6 +125,10 @@ package struct RooflinePanel: Panel {
                 error = nil
                 profileIndex = min(profileIndex, max(0, loaded.profiles.count - 1))
                 list.selected = min(list.selected, max(0, rows.count - 1))
+                // A profile's stored value that does not read back is said, not left out silently.
+                if let problem = loaded.profiles.lazy.flatMap(\.unreadable).first {
+                    return [.status("⚠ " + UntrustedText.sanitized(problem.description), .warn)]
+                }
             case .failed(let message):
                 error = message
             }
