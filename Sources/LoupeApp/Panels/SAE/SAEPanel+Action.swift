@@ -1,11 +1,12 @@
 extension SAEPanel {
     /// The SAE panel's own actions, bound in ``keymap``.
     package enum Action: PanelActionKind, CaseIterable {
-        /// Sort features by density, max, label, number.
+        /// Sort features by density, max, label, number; on a SmolLM2 SAE's card, steer the next
+        /// generation with the feature (the : line with `sae steer`, a prompt to type).
         case sort
         /// Reverse the feature order.
         case reverse
-        /// Card: type a test text; enter runs MiniLM + the SAE on it and shades it by the feature.
+        /// Card: type a test text; enter runs its model (MiniLM or SmolLM2) + the SAE on it, shaded by the feature.
         case test
         /// Label the feature (stored in the workspace; empty removes it).
         case label

@@ -9,8 +9,9 @@ extension SAEPanel {
         let theme = context.theme
         let position = listings.flatMap { all in all.firstIndex { $0.id == selectedModel }.map { ($0, all.count) } }
         let trailing = position.map { "SAE \($0.0 + 1) of \($0.1) · \(view.rawValue)" } ?? ""
-        let inner = Block(title: "SAE · MiniLM features", trailingTitle: trailing, focused: context.focused).render(
-            into: &frame, area: area, theme: theme)
+        let inner = Block(title: "SAE · \(sourceName) features", trailingTitle: trailing, focused: context.focused)
+            .render(
+                into: &frame, area: area, theme: theme)
         guard inner.height >= 6, inner.width >= 30 else { return }
         guard listings != nil else {
             frame.draw("Reading the workspace's SAEs…", at: Point(x: inner.x + 1, y: inner.y), style: theme.dim)
@@ -58,7 +59,7 @@ extension SAEPanel {
         let reached = max(listing.step, live[listing.id]?.last?.step ?? 0)
         let progress = listing.finished ? "" : " · step \(reached)/\(listing.steps)"
         let what =
-            "SAE \(listing.id) · layer \(listing.layer) · \(listing.kind) · \(listing.width) latents · "
+            "SAE \(listing.id) · \(readsLanguageModel ? "SmolLM2 " : "")layer \(listing.layer) · \(listing.kind) · \(listing.width) latents · "
             + "\(Self.grouped(listing.tokens)) tokens\(progress)"
         frame.draw(what, at: Point(x: area.x + 1, y: area.y), style: theme.title, clip: area)
         let quality: [Span]
@@ -73,6 +74,14 @@ extension SAEPanel {
                 ]
                 + (m.embeddingFidelity.map {
                     [Span(" · fidelity ", theme.dim), Span(String(format: "%.4f", $0), theme.accent)]
+                } ?? [])
+                + (m.languageModelFidelity.map {
+                    [
+                        Span(" · loss ", theme.dim),
+                        Span(String(format: "%.3f→%.3f", $0.cleanLoss, $0.splicedLoss), theme.text),
+                        Span(String(format: " (zeroed %.2f) · recovered ", $0.zeroAblatedLoss), theme.dim),
+                        Span(String(format: "%.1f%%", $0.lossRecovered * 100), theme.accent),
+                    ]
                 } ?? [])
         } else {
             quality = [Span("training has not finished: no metrics yet (v shows its curves)", theme.dim)]
@@ -231,15 +240,30 @@ extension SAEPanel {
             ])
         }
         y += 1
-        line([Span("nearest tokens · cosine", theme.title)])
-        line([Span("via MiniLM's tied word-embedding matrix", theme.dim)])
-        for neighbor in card.vocabulary.prefix(5) {
-            line([
-                Span(TextWidth.fit(UntrustedText.sanitized(neighbor.name), toColumns: 16), theme.text),
-                Span(String(format: "%.2f", neighbor.cosine), theme.dim),
-            ])
+        if let promotes = card.promotes {
+            line([Span("promotes · logit", theme.title)])
+            line([Span("through SmolLM2's final norm and head", theme.dim)])
+            for token in promotes.prefix(5) {
+                line([
+                    Span(
+                        TextWidth.fit(UntrustedText.sanitized(token.name).debugDescription, toColumns: 16), theme.text),
+                    Span(String(format: "%.2f", token.cosine), theme.dim),
+                ])
+            }
+            let lowered = (card.suppresses ?? []).prefix(3).map { UntrustedText.sanitized($0.name).debugDescription }
+            line([Span("suppresses ", theme.dim), Span(lowered.joined(separator: " "), theme.text)])
+            if readsLanguageModel { line([Span("s steers a generation with it", theme.dim)]) }
+        } else {
+            line([Span("nearest tokens · cosine", theme.title)])
+            line([Span("via MiniLM's tied word-embedding matrix", theme.dim)])
+            for neighbor in card.vocabulary.prefix(5) {
+                line([
+                    Span(TextWidth.fit(UntrustedText.sanitized(neighbor.name), toColumns: 16), theme.text),
+                    Span(String(format: "%.2f", neighbor.cosine), theme.dim),
+                ])
+            }
+            if card.vocabulary.isEmpty { line([Span("(\(sourceName)'s weights are not available)", theme.dim)]) }
         }
-        if card.vocabulary.isEmpty { line([Span("(MiniLM's weights are not available)", theme.dim)]) }
         y += 1
         line([Span("nearest features · decoder cosine", theme.title)])
         for neighbor in card.neighbors {
@@ -253,8 +277,9 @@ extension SAEPanel {
     /// The side column in three lines, for narrow terminals.
     private func renderCardSummary(_ card: SAEFeatureIndex.Card, into frame: inout Frame, area: Rect, theme: Theme) {
         let histogram = Sparkline(values: card.histogram.map(Double.init)).glyphs(width: 10)
-        let tokens = card.vocabulary.prefix(6).map {
-            "\(UntrustedText.sanitized($0.name)) \(String(format: "%.2f", $0.cosine))"
+        let tokens = (card.promotes ?? card.vocabulary).prefix(6).map {
+            "\(card.promotes == nil ? UntrustedText.sanitized($0.name) : UntrustedText.sanitized($0.name).debugDescription) "
+                + String(format: "%.2f", $0.cosine)
         }
         let neighbors = card.neighbors.prefix(4).map {
             "\($0.name.replacingOccurrences(of: "feature ", with: "#")) \(String(format: "%.2f", $0.cosine))"
@@ -265,7 +290,9 @@ extension SAEPanel {
                 Span(String(format: " 0 → %.2f", card.maxActivation), theme.dim),
             ],
             [
-                Span("tokens (MiniLM's tied word embeddings) ", theme.dim),
+                Span(
+                    card.promotes == nil ? "tokens (MiniLM's tied word embeddings) " : "promotes (s steers) ", theme.dim
+                ),
                 Span(tokens.joined(separator: ", "), theme.text),
             ],
             [Span("features (decoder cosine) ", theme.dim), Span(neighbors.joined(separator: ", "), theme.text)],
@@ -291,7 +318,7 @@ extension SAEPanel {
         let shadeRow = Rect(x: area.x + 1, y: area.y + 1, width: area.width - 2, height: 1)
         if let loadingTest {
             frame.draw(
-                "Running MiniLM + the SAE on “\(loadingTest)”…", at: Point(x: shadeRow.x, y: shadeRow.y),
+                "Running \(sourceName) + the SAE on “\(loadingTest)”…", at: Point(x: shadeRow.x, y: shadeRow.y),
                 style: theme.status(.info), clip: shadeRow)
         } else if let test, let feature = card?.feature {
             let values = test.activations(of: feature)
@@ -308,7 +335,7 @@ extension SAEPanel {
             frame.draw(note, at: Point(x: area.x + 1, y: area.y + 2), style: theme.dim, clip: area)
         } else {
             frame.draw(
-                "i types a text; enter runs MiniLM + the SAE on it and shades it by this feature",
+                "i types a text; enter runs \(sourceName) + the SAE on it and shades it by this feature",
                 at: Point(x: area.x + 1, y: area.y + 2), style: theme.dim, clip: area)
         }
     }
@@ -332,10 +359,12 @@ extension SAEPanel {
         theme: Theme
     ) {
         var pieces: [(text: String, value: Float)] = []
+        // SmolLM2's byte-level pieces carry their own spaces; WordPiece's are joined with one.
+        let ownSpaces = readsLanguageModel
         for (index, token) in tokens.enumerated() {
             let clean = UntrustedText.sanitized(token)
-            let continues = clean.hasPrefix("##") && index > 0
-            let spaced = continues || index == 0 ? "" : " "
+            let continues = !ownSpaces && clean.hasPrefix("##") && index > 0
+            let spaced = continues || index == 0 || ownSpaces ? "" : " "
             pieces.append((spaced + (continues ? String(clean.dropFirst(2)) : clean), activations[index]))
         }
         // Start far enough in that the center token sits in the first third of the row.

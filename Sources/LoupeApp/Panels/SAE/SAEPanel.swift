@@ -63,15 +63,19 @@ package struct SAEPanel: Panel {
             [
                 KeyBinding([.enter], .panel(.open), help: "Open the selected feature's card", footer: "card"),
                 KeyBinding(
-                    [.character("s")], .panel(.own(Action.sort)), help: "Sort features by density, max, label, number",
-                    footer: "sort"),
+                    [.character("s")], .panel(.own(Action.sort)),
+                    help:
+                        "Sort features by density, max, label, number (a SmolLM2 SAE's card: steer the next generation "
+                        + "with the feature, sae steer on the : line)",
+                    footer: view == .card && readsLanguageModel ? "steer" : "sort"),
                 KeyBinding([.character("S")], .panel(.own(Action.reverse)), help: "Reverse the feature order"),
                 KeyBinding(
                     [.character("H")], .panel(.own(Action.hide)),
                     help: "Hide or show the dense (on more than 10% of tokens) and dead features", footer: "dense/dead"),
                 KeyBinding(
                     [.character("i")], .panel(.own(Action.test)),
-                    help: "Card: type a test text; enter runs MiniLM + the SAE on it and shades it by the feature",
+                    help:
+                        "Card: type a test text; enter runs its model (MiniLM or SmolLM2) + the SAE on it, shaded by the feature",
                     footer: "test text"),
                 KeyBinding(
                     [.character("L")], .panel(.own(Action.label)),
@@ -349,6 +353,7 @@ package struct SAEPanel: Panel {
             labelInput.selectAll()
             editing = .label
         case .sort:
+            if view == .card { return steer() }
             guard view == .features else { return [] }
             let all = Order.allCases
             order = all[(all.firstIndex(of: order)! + 1) % all.count]
@@ -383,6 +388,30 @@ package struct SAEPanel: Panel {
             }
         }
         return []
+    }
+
+    /// True when the selected SAE reads SmolLM2's stream (byte-level BPE pieces, steerable).
+    package var readsLanguageModel: Bool { listing?.source == SAEService.languageModelName }
+
+    /// The model whose stream the selected SAE reads, as the panel names it.
+    package var sourceName: String { readsLanguageModel ? "SmolLM2" : "MiniLM" }
+
+    /// The : line with `sae steer` for the open card's feature, its α four times the feature's
+    /// largest activation (a push well past anything it reached on the corpus), the prompt to type.
+    private mutating func steer() -> [PanelEffect] {
+        guard let listing, let card else { return [] }
+        guard readsLanguageModel else {
+            error =
+                "steering needs an SAE on SmolLM2's stream: sae collect --model smollm2, then sae train --model smollm2"
+            return []
+        }
+        let alpha = Self.steeringAlpha(maxActivation: card.maxActivation)
+        return [.editCommand("sae steer \(listing.id) \(card.feature) --alpha \(alpha) ")]
+    }
+
+    /// Four times `maxActivation`, to one decimal (8 when the feature never fired).
+    static func steeringAlpha(maxActivation: Float) -> String {
+        String(format: "%.1f", maxActivation > 0 ? 4 * maxActivation : 8)
     }
 
     /// Writes `card` to `sae-<id>-feature-<n>.json` in the working directory.
