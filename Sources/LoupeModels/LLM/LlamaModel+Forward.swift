@@ -145,7 +145,7 @@ extension LlamaModel {
         let rows = batch.rows
         let normCost = rmsNormCost(rows: rows)
         let normalized = OperationProfile.measure(profile, Operation.rmsNorm.rawValue, normCost) {
-            Self.rmsNorm(x, weight: layer.attentionNorm, epsilon: configuration.rmsEpsilon)
+            Self.rmsNorm(x, weight: layer.attentionNorm, epsilon: configuration.rmsEpsilon, threads: threads)
         }
         var qkv = OperationProfile.measure(
             profile, Operation.queryKeyValue.rawValue, layer.queryKeyValue.cost(tokens: rows)
@@ -177,7 +177,7 @@ extension LlamaModel {
         let addCost = KernelCost.add(count: rows * width)
         OperationProfile.measure(profile, Operation.residual.rawValue, addCost) { Kernels.add(&h, x) }
         let normalizedH = OperationProfile.measure(profile, Operation.rmsNorm.rawValue, normCost) {
-            Self.rmsNorm(h, weight: layer.feedForwardNorm, epsilon: configuration.rmsEpsilon)
+            Self.rmsNorm(h, weight: layer.feedForwardNorm, epsilon: configuration.rmsEpsilon, threads: threads)
         }
         let gateUp = OperationProfile.measure(profile, Operation.gateUp.rawValue, layer.gateUp.cost(tokens: rows)) {
             layer.gateUp.apply(normalizedH, threads: threads)
@@ -194,23 +194,34 @@ extension LlamaModel {
         return output
     }
 
-    /// `silu(gate) ⊙ up` for each row of the fused gate·up output `[rows, 2 · hidden]`.
+    /// `silu(gate) ⊙ up` for each row of the fused gate·up output `[rows, 2 · hidden]`, the rows
+    /// split over ``threads`` (``elementwiseRows``): each element is computed alone, so the split
+    /// changes no bit.
     func swiGLU(_ gateUp: Tensor, into activation: inout Tensor, rows: Int) {
         let hidden = configuration.feedForwardWidth
         gateUp.storage.withUnsafeBufferPointer { gu in
             activation.storage.withUnsafeMutableBufferPointer { out in
-                for row in 0..<rows {
-                    let gate = gu.baseAddress! + row * 2 * hidden
-                    let up = gate + hidden
-                    let target = out.baseAddress! + row * hidden
-                    for j in 0..<hidden {
-                        let g = gate[j]
-                        target[j] = g / (1 + Foundation.exp(-g)) * up[j]
+                CPUKernels.splitRows(rows, threads: threads, granularity: Self.elementwiseRows) { start, count in
+                    for row in start..<(start + count) {
+                        let gate = gu.baseAddress! + row * 2 * hidden
+                        let up = gate + hidden
+                        let target = out.baseAddress! + row * hidden
+                        for j in 0..<hidden {
+                            let g = gate[j]
+                            target[j] = g / (1 + Foundation.exp(-g)) * up[j]
+                        }
                     }
                 }
             }
         }
     }
+
+    /// The fewest rows a thread takes in the row-wise steps (RMSNorm, RoPE, SwiGLU): a decode
+    /// step's few rows stay on one thread, where waking another costs more than it saves, while a
+    /// prompt's hundreds split. At 2 threads these steps were the prefill's serial part (SwiGLU's
+    /// exponentials alone 9% of a 512-token prefill's samples in `perf`), which held 2 threads to
+    /// 1.3× one.
+    static let elementwiseRows = 16
 
     /// Causal grouped-query attention of sequence `b`'s new rows against its cache (which already
     /// holds their keys and values), written into their rows of `context` `[rows, width]`.
@@ -278,41 +289,48 @@ extension LlamaModel {
         let rotatedHeads = configuration.heads + configuration.keyValueHeads  // Q's heads, then K's
         let base = Double(configuration.ropeBase)
         let frequencies = (0..<pairs).map { Foundation.pow(base, -Double(2 * $0) / Double(2 * pairs)) }
-        var cosines = [Float](repeating: 0, count: pairs)
-        var sines = [Float](repeating: 0, count: pairs)
         qkv.storage.withUnsafeMutableBufferPointer { values in
-            for (row, position) in positions.enumerated() {
-                for i in 0..<pairs {
-                    let angle = Double(position) * frequencies[i]
-                    cosines[i] = Float(Foundation.cos(angle))
-                    sines[i] = Float(Foundation.sin(angle))
-                }
-                for head in 0..<rotatedHeads {
-                    let v = values.baseAddress! + row * stride + head * d
+            CPUKernels.splitRows(positions.count, threads: threads, granularity: Self.elementwiseRows) { start, count in
+                var cosines = [Float](repeating: 0, count: pairs)
+                var sines = [Float](repeating: 0, count: pairs)
+                for row in start..<(start + count) {
+                    let position = positions[row]
                     for i in 0..<pairs {
-                        let even = v[2 * i]
-                        let odd = v[2 * i + 1]
-                        v[2 * i] = even * cosines[i] - odd * sines[i]
-                        v[2 * i + 1] = even * sines[i] + odd * cosines[i]
+                        let angle = Double(position) * frequencies[i]
+                        cosines[i] = Float(Foundation.cos(angle))
+                        sines[i] = Float(Foundation.sin(angle))
+                    }
+                    for head in 0..<rotatedHeads {
+                        let v = values.baseAddress! + row * stride + head * d
+                        for i in 0..<pairs {
+                            let even = v[2 * i]
+                            let odd = v[2 * i + 1]
+                            v[2 * i] = even * cosines[i] - odd * sines[i]
+                            v[2 * i + 1] = even * sines[i] + odd * cosines[i]
+                        }
                     }
                 }
             }
         }
     }
 
-    /// RMSNorm of every row, `x / √(mean(x²) + ε) · weight`, the mean of squares summed in double.
-    static func rmsNorm(_ x: Tensor, weight: [Float], epsilon: Float) -> Tensor {
+    /// RMSNorm of every row, `x / √(mean(x²) + ε) · weight`, the mean of squares summed in double;
+    /// the rows split over `threads` (each row alone, so the split changes no bit).
+    static func rmsNorm(_ x: Tensor, weight: [Float], epsilon: Float, threads: Int = 1) -> Tensor {
         let columns = x.columns
         precondition(weight.count == columns, "RMSNorm weight of \(weight.count) for rows of \(columns)")
         var out = x
+        let rows = x.storage.count / max(1, columns)
         out.storage.withUnsafeMutableBufferPointer { values in
             weight.withUnsafeBufferPointer { g in
-                for row in 0..<(values.count / max(1, columns)) {
-                    let v = values.baseAddress! + row * columns
-                    var squares: Double = 0
-                    for j in 0..<columns { squares += Double(v[j]) * Double(v[j]) }
-                    let scale = Float(1 / (squares / Double(columns) + Double(epsilon)).squareRoot())
-                    for j in 0..<columns { v[j] = v[j] * scale * g[j] }
+                CPUKernels.splitRows(rows, threads: threads, granularity: elementwiseRows) { start, count in
+                    for row in start..<(start + count) {
+                        let v = values.baseAddress! + row * columns
+                        var squares: Double = 0
+                        for j in 0..<columns { squares += Double(v[j]) * Double(v[j]) }
+                        let scale = Float(1 / (squares / Double(columns) + Double(epsilon)).squareRoot())
+                        for j in 0..<columns { v[j] = v[j] * scale * g[j] }
+                    }
                 }
             }
         }

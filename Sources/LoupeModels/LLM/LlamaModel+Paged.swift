@@ -59,7 +59,8 @@ extension LlamaModel {
         let width = configuration.width
         let keyValueWidth = configuration.keyValueWidth
         let rows = batch.rows
-        let normalized = Self.rmsNorm(x, weight: layer.attentionNorm, epsilon: configuration.rmsEpsilon)
+        let normalized = Self.rmsNorm(
+            x, weight: layer.attentionNorm, epsilon: configuration.rmsEpsilon, threads: threads)
         var qkv = layer.queryKeyValue.apply(normalized, threads: threads)
         applyRoPE(&qkv, positions: batch.positions)
         let stride = qkv.columns
@@ -98,7 +99,8 @@ extension LlamaModel {
         }
         var h = layer.attentionOutput.apply(context, threads: threads)
         Kernels.add(&h, x)
-        let normalizedH = Self.rmsNorm(h, weight: layer.feedForwardNorm, epsilon: configuration.rmsEpsilon)
+        let normalizedH = Self.rmsNorm(
+            h, weight: layer.feedForwardNorm, epsilon: configuration.rmsEpsilon, threads: threads)
         let gateUp = layer.gateUp.apply(normalizedH, threads: threads)
         var activation = Tensor(zeros: [rows, configuration.feedForwardWidth])
         swiGLU(gateUp, into: &activation, rows: rows)
