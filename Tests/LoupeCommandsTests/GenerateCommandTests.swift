@@ -74,6 +74,34 @@ import Testing
         #expect(positions.dropLast().allSatisfy { ($0["next_logprob"] as? Double ?? 1) <= 0 })
     }
 
+    /// The greedy answer does not depend on the CPU's BLAS kernels: OpenBLAS loaded with Skylake-X's,
+    /// Zen's and Haswell's sgemm kernels (`OPENBLAS_VERBOSE=2` shows which) gives the same tokens on
+    /// both paths, because no product or attention of the model goes through OpenBLAS. (With the
+    /// prompt's attention in sgemm, "Name three colors." began "1. Red" on Skylake-X's kernels and
+    /// "The most obvious" on Zen's.) The kernels' own instruction forms: `RowExactnessTests`.
+    @Test(arguments: ["q8", "f32"])
+    func theAnswerIsTheSameWhicheverOpenBLASKernelsLoad(precision: String) throws {
+        var answers: [String: [Int]] = [:]
+        for core in ["SkylakeX", "Zen", "Haswell"] {
+            let directory = TestEnvironment.temporaryDirectory()
+            let result = try TestEnvironment.run(
+                [
+                    "generate", "Name three colors.", "--precision", precision, "--max-tokens", "32", "--json",
+                    "--workspace", directory + "/w.sqlite",
+                ],
+                environment: [
+                    "LOUPE_MODELS": ModelsCommandTests.modelsRoot, "OPENBLAS_CORETYPE": core, "OPENBLAS_VERBOSE": "2",
+                ])
+            #expect(result.status == 0, "\(core): \(result.error)")
+            #expect(
+                result.output.contains("Core: \(core)") || result.error.contains("Core: \(core)"), "\(core) not loaded")
+            let json = try Self.object(String(result.output.drop { $0 != "{" }))
+            answers[core] = try #require(json["tokens"] as? [[String: Any]]).compactMap { $0["id"] as? Int }
+        }
+        #expect(answers["SkylakeX"]?.isEmpty == false)
+        #expect(answers["SkylakeX"] == answers["Zen"] && answers["Zen"] == answers["Haswell"], "\(answers)")
+    }
+
     @Test func stopStringsSamplingOptionsAndAMissingModelAreAnsweredPlainly() throws {
         let stopped = try Self.run([
             "generate", "What is the capital of France?", "--precision", "f32", "--stop", " of", "--json",
