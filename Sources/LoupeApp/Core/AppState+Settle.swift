@@ -11,10 +11,14 @@ extension AppState {
         var pending = effects
         while !pending.isEmpty {
             switch pending.removeFirst() {
-            case .port(let call) where answering(call): pending += update(.answered(call.answer(using: ports)))
-            case .portJob(let id, let call) where answering(call):
-                pending += update(.readFinished(id, call.answer(using: ports)))
-            default: break
+            case .port(let call):
+                if answering(call) { pending += update(.answered(call.answer(using: ports))) }
+            case .portJob(let id, let call):
+                if answering(call) { pending += update(.readFinished(id, call.answer(using: ports))) }
+            case .quit, .suspend, .redraw, .runCommand, .runCommandIn, .cancelJobs, .copy, .recordHistory, .editText,
+                .writeFile:
+                // What the runtime does outside the reducer: settling answers the ports alone.
+                break
             }
         }
     }

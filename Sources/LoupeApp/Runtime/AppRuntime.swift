@@ -85,7 +85,10 @@ package final class AppRuntime {
         for msg in messages {
             switch msg {
             case .jobFinished(let id, _), .readFinished(let id, _): reporters[id] = nil
-            default: break
+            case .input, .tick, .jobProgress, .terminate, .fileWritten, .edited, .answered, .navigate,
+                .workspaceChanged, .listening, .unreachable:
+                // Only a finished job's reporter is let go here; the reducer folds every message.
+                break
             }
             let effects = state.update(msg)
             for effect in effects { perform(effect) }
