@@ -144,12 +144,19 @@ let package = Package(
             exclude: ["Generated/README.md"],
             swiftSettings: strictSwift6
         ),
+        // OpenAI's request and error shapes, read and checked field by field, and W3C `traceparent`.
+        // Pure: no network, so the fuzzer builds it without the servers (as LoupeOTLP).
+        .target(
+            name: "LoupeOpenAI",
+            dependencies: ["LoupeBase", "LoupeKit", "LoupeModels", "LoupeAgents"],
+            swiftSettings: strictSwift6
+        ),
         // `loupe serve`'s OpenAI-compatible endpoint (`/v1/chat/completions`…): requests scheduled on the
         // local model (LoupeModels), each recorded as a trace through the receiver's ingest.
         .target(
             name: "LoupeServing",
             dependencies: [
-                "LoupeBase", "LoupeKit", "LoupeModels", "LoupeAgents", "LoupeReceiver",
+                "LoupeBase", "LoupeKit", "LoupeModels", "LoupeAgents", "LoupeOpenAI", "LoupeReceiver",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -281,7 +288,7 @@ let package = Package(
             swiftSettings: strictSwift6
         ),
         .testTarget(
-            name: "LoupeServingTests", dependencies: ["LoupeServing", "LoupeBase", "LoupeModels"],
+            name: "LoupeServingTests", dependencies: ["LoupeServing", "LoupeOpenAI", "LoupeBase", "LoupeModels"],
             swiftSettings: strictSwift6),
         .testTarget(
             name: "LoupeMCPTests",
@@ -314,7 +321,7 @@ if Context.environment["LOUPE_FUZZ"] == "1" {
             name: "LoupeFuzz",
             dependencies: [
                 "CFuzzDriver", "LoupeBase", "LoupeAgents", "LoupeProfiling", "LoupeModels", "LoupeEvals",
-                "LoupeRetrieval", "LoupeKit", "LoupeOTLP", "LoupeStore", "LoupeServing",
+                "LoupeRetrieval", "LoupeKit", "LoupeOTLP", "LoupeStore", "LoupeOpenAI",
             ],
             path: "Fuzz/LoupeFuzz", swiftSettings: strictSwift6),
     ]

@@ -6,9 +6,9 @@ import LoupeEvals
 import LoupeKit
 import LoupeModels
 import LoupeOTLP
+import LoupeOpenAI
 import LoupeProfiling
 import LoupeRetrieval
-import LoupeServing
 import LoupeStore
 
 /// The decoders under fuzzing, by the name `scripts/fuzz` passes first on the command line. Each

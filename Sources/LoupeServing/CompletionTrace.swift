@@ -3,6 +3,7 @@ import LoupeAgents
 import LoupeBase
 import LoupeKit
 import LoupeModels
+import LoupeOpenAI
 
 /// A served request as a trace: one span named `chat MODEL` (or `text_completion MODEL`) with
 /// OpenTelemetry's GenAI attributes (operation, model, request parameters, usage, finish reasons,

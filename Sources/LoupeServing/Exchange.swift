@@ -1,6 +1,7 @@
 import Foundation
 import LoupeBase
 import LoupeModels
+import LoupeOpenAI
 
 /// One request's answers as they arrive, and the OpenAI bodies made from them.
 struct Exchange: Sendable {

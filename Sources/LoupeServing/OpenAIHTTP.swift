@@ -3,6 +3,7 @@ import Hummingbird
 import LoupeBase
 import LoupeKit
 import LoupeModels
+import LoupeOpenAI
 import LoupeReceiver
 import NIOCore
 import Synchronization

@@ -41,9 +41,10 @@ import Testing
             "Hummingbird", "Logging", "LoupeAgents", "LoupeBase", "LoupeEvals", "LoupeKit", "LoupeModels",
             "LoupeProfiling", "LoupeRetrieval", "LoupeStore", "MCP",
         ],
+        "LoupeOpenAI": ["LoupeAgents", "LoupeBase", "LoupeKit", "LoupeModels"],
         "LoupeServing": [
-            "Hummingbird", "Logging", "LoupeAgents", "LoupeBase", "LoupeKit", "LoupeModels", "LoupeReceiver", "NIOCore",
-            "Prometheus", "ServiceLifecycle",
+            "Hummingbird", "Logging", "LoupeAgents", "LoupeBase", "LoupeKit", "LoupeModels", "LoupeOpenAI",
+            "LoupeReceiver", "NIOCore", "Prometheus", "ServiceLifecycle",
         ],
         "LoupeCommands": [
             "ArgumentParser", "AsyncHTTPClient", "CReadline", "LoupeAgents", "LoupeBase", "LoupeEvals", "LoupeKit",
@@ -72,7 +73,7 @@ import Testing
         ["LoupeStore"],
         ["LoupePostgres"],
         ["LoupeKit"],
-        ["LoupeReceiver", "LoupeMCP"],
+        ["LoupeReceiver", "LoupeMCP", "LoupeOpenAI"],
         ["LoupeServing"],
         ["LoupeCommands"],
         ["LoupeTUI"],

@@ -1,5 +1,6 @@
 import LoupeBase
 import LoupeModels
+import LoupeOpenAI
 import LoupeServing
 import Testing
 
