@@ -168,4 +168,37 @@ import Testing
         let text = try run(["sae", "steer", "1", "3", "--alpha", "0", "--max-tokens", "6", "What", "is", "lift?"])
         #expect(text.contains("without: ") && text.contains("with:    "))
     }
+
+    /// `sae at` (the token view's `x`): the features at the position that chose a local step's
+    /// token are the SAE's codes of SmolLM2's stream there, read from the step's own context.
+    @Test func theFeaturesWhereALocalStepChoseAToken() throws {
+        let (file, run) = try LocalAgentTests.calculatorRun()
+        try #require(run.status == 0 || run.error.contains("step limit 2 reached"), "\(run.output)\(run.error)")
+        let workspace = try Workspace(path: file)
+        let models = ModelLibrary(root: ModelsCommandTests.modelsRoot)
+        let service = SAEService(workspace: workspace, models: models)
+        let collected = try service.collectLanguageModel(layer: Self.layer, tokens: 100_000)
+        var options = SAEService.TrainOptions()
+        options.width = 32
+        options.k = 4
+        options.batch = min(16, collected.rows)
+        options.steps = 5
+        let trained = try service.train(
+            set: collected.set, layer: nil, options: options, fidelityTokens: 20)
+        let result = try TestEnvironment.run(
+            ["--workspace", file, "sae", "at", "--trace", "1", "--span", "1", "--token", "3", "--json"],
+            environment: ["LOUPE_MODELS": ModelsCommandTests.modelsRoot])
+        try #require(result.status == 0, "\(result.error)")
+        let found = try JSONDecoder().decode(TokenFeatures.self, from: Data(result.output.utf8))
+        #expect(found.sae == trained.model && found.layer == Self.layer && found.token == 3)
+        let (context, generator) = try TokenInsidesBrowser(workspace: workspace, models: models).context(
+            trace: 1, span: 1, token: 3, precision: .q8)
+        #expect(found.position == context.ids.count - 1)
+        let (_, stored) = try service.stored(trained.model)
+        let direct = try SAETextActivations(ids: context.ids, sae: stored.sae, layer: Self.layer, generator: generator)
+        let expected = direct.features[context.ids.count - 1]
+        #expect(!expected.isEmpty && expected.count <= 4)
+        #expect(found.features.map(\.feature) == expected.map(\.feature))
+        for (a, b) in zip(found.features, expected) { #expect(abs(a.activation - b.activation) <= 1e-5) }
+    }
 }

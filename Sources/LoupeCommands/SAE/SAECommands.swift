@@ -28,7 +28,7 @@ struct SAECommand: ParsableCommand {
         abstract: "Collect MiniLM or SmolLM2 activations, train sparse autoencoders on them, steer with them.",
         subcommands: [
             Collect.self, Train.self, List.self, Show.self, Features.self, Feature.self, Label.self, Activate.self,
-            Steer.self,
+            Steer.self, At.self,
         ])
 
     static func service(_ context: CommandContext) throws -> SAEService {

@@ -72,3 +72,44 @@ extension SAECommand {
         }
     }
 }
+
+extension SAECommand {
+    /// `loupe sae at --trace ID --span N --token I`: the Traces token view's `x`, as a command.
+    struct At: LoupeCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "The SmolLM2 SAE features active where a local model's step chose one of its tokens.",
+            discussion: """
+                SmolLM2 reads the step's own context (its recorded prompt and the tokens it generated \
+                before that one) and the SAE encodes the residual stream after its layer at the last \
+                position, the one whose prediction was the token (q8, as the step ran).
+                """)
+
+        @OptionGroup var global: GlobalOptions
+        @Option(help: ArgumentHelp("A trace with a local model's step.", valueName: "id")) var trace: Int64
+        @Option(help: ArgumentHelp("The step's span ordinal (loupe trace tokens lists them).", valueName: "n"))
+        var span: Int
+        @Option(help: ArgumentHelp("The generated token's index, from 0.", valueName: "index")) var token: Int
+        @Option(help: "The SAE (default: the newest finished SmolLM2 SAE).") var sae: Int64?
+        @Option(help: "Features listed.") var top = 12
+        @Flag(help: "Print JSON.") var json = false
+
+        func run(in context: CommandContext) throws {
+            let found = try SAECommand.plainly {
+                try SAEBrowser(database: try context.database(access: .read), models: context.session.models)
+                    .tokenFeatures(trace: trace, span: span, token: token, sae: sae)
+            }
+            if json { return context.print(try Formatting.json(found)) }
+            context.print(
+                "trace \(found.trace) span \(found.span) token #\(found.token) "
+                    + UntrustedText.sanitized(found.chosen).debugDescription
+                    + ", chosen at position \(found.position): SAE \(found.sae) (SmolLM2 layer \(found.layer)), "
+                    + "\(found.features.count) features active")
+            for feature in found.features.prefix(top) {
+                let peak = feature.maxActivation.map { String(format: "  (its max %.2f)", $0) } ?? ""
+                context.print(
+                    String(format: "  feature %5d  %6.2f", feature.feature, feature.activation) + peak
+                        + (feature.label.map { "  " + UntrustedText.sanitized($0) } ?? ""))
+            }
+        }
+    }
+}

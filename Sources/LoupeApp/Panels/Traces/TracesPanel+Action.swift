@@ -41,5 +41,8 @@ extension TracesPanel {
         case nextUncertain, previousUncertain
         /// SmolLM2's attention, or its logit lens, where the token view's cursor token was chosen.
         case attention, lens
+        /// The SmolLM2 SAE features active where the token view's cursor token was chosen
+        /// (`sae at`, its output in the output pane).
+        case features
     }
 }

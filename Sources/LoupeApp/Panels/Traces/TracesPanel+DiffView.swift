@@ -31,7 +31,7 @@ extension TracesPanel {
                 }
             case .mark, .diff, .fork, .forkInEditor, .tool, .raw, .play, .faster, .slower, .sort, .reverse, .reload,
                 .nextSpan, .previousSpan, .sessions, .roofline, .conversation, .tokens, .nextUncertain,
-                .previousUncertain, .attention, .lens:
+                .previousUncertain, .attention, .lens, .features:
                 // A step's keys and the list's: the diff has neither an open step nor the list.
                 break
             }

@@ -138,7 +138,7 @@ extension TracesPanel {
                 if playing, step >= trace.steps.count - 1 { return moveStep(to: 0) }
             case .faster: settings.speed = min(TracesPanel.playSpeeds.count - 1, settings.speed + 1)
             case .slower: settings.speed = max(0, settings.speed - 1)
-            case .fork, .forkInEditor, .mark, .diff, .attention, .lens:
+            case .fork, .forkInEditor, .mark, .diff, .attention, .lens, .features:
                 // The panel's: the fork's editor, the mark and the token's insides outlive the trace view.
                 break
             case .sort, .reverse, .reload, .sessions:

@@ -49,6 +49,8 @@ package struct TracesPanel: Panel {
     private var insideAsked: (kind: TokenInside.Kind, address: TokenAddress)?
     private static let forkTag = 1
     private static let tokenForkTag = 2
+    /// `x`'s `sae at`: its output is the answer, shown in the output pane.
+    private static let featuresTag = 3
     private static let forkEditorName = "trace-fork"
     private var queued: [PanelEffect] = []
     /// A read of the list asked for because the workspace changed, and whether it changed again
@@ -174,6 +176,11 @@ package struct TracesPanel: Panel {
                         + "read; a again: close)",
                     footer: tokens ? "attention" : nil),
                 lens,
+                KeyBinding(
+                    [.character("x")], .panel(.own(Action.features)),
+                    help:
+                        "Token view: the SmolLM2 SAE features active where the cursor token was chosen (sae at, "
+                        + "in the output pane)"),
             ] + lensAlso + [
                 KeyBinding(
                     [.character(" ")], .panel(.own(Action.play)), help: "Play or pause: step forward on a timer"),
@@ -270,6 +277,15 @@ package struct TracesPanel: Panel {
             return startFork(inEditor: action == .forkInEditor)
         case .attention, .lens:
             return openInside(action == .attention ? .attention : .lens)
+        case .features:
+            guard let trace, let view = traceView?.tokenView else {
+                return [.status("open a local model step's tokens with T, then x: the SAE features there", .info)]
+            }
+            return [
+                .run(
+                    "sae at --trace \(trace.summary.id) --span \(view.ordinal) --token \(view.cursor)",
+                    tag: Self.featuresTag)
+            ]
         case .nextUncertain, .previousUncertain:
             // With the attention or the lens open, they follow the cursor to the next uncertain token.
             let effects = traceView?.perform(action) ?? []
