@@ -24,6 +24,9 @@ struct QuantizedKernelTests {
         mutating func int(_ range: ClosedRange<Int>) -> Int {
             range.lowerBound + Int(next() % UInt64(range.count))
         }
+        mutating func floats(_ count: Int, _ range: ClosedRange<Float>) -> [Float] {
+            (0..<count).map { _ in float(range) }
+        }
     }
 
     /// A GGUF tensor's bytes and its weights dequantized (`[rows][columns]`), built block by block.

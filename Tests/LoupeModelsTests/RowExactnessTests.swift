@@ -11,23 +11,8 @@ import Testing
 /// same on a Xeon and an EPYC.
 @Suite(.serialized)
 struct RowExactnessTests {
-    /// SplitMix64: reproducible values without a seedable generator in the standard library.
-    struct Random {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func float(_ range: ClosedRange<Float>) -> Float {
-            range.lowerBound + Float(next() >> 40) / Float(1 << 24) * (range.upperBound - range.lowerBound)
-        }
-        mutating func floats(_ count: Int, _ range: ClosedRange<Float>) -> [Float] {
-            (0..<count).map { _ in float(range) }
-        }
-    }
+    /// SplitMix64 (QuantizedKernelTests'), so a failure reproduces.
+    typealias Random = QuantizedKernelTests.Random
 
     static let forms: [loupe_isa] = [LOUPE_ISA_AVX512, LOUPE_ISA_AVX2, LOUPE_ISA_PORTABLE]
 
