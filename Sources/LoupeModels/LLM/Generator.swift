@@ -260,6 +260,11 @@ package struct Generator: Sendable {
     ) throws(ModelError) -> SpeculationCounts {
         var counts = SpeculationCounts()
         var pending = first
+        // The draft's length adapts as transformers' "heuristic" schedule does for assisted
+        // generation: two more after a draft accepted whole, one fewer after a rejection (at
+        // least 1, at most the option's). Drafting is free here, but every draft row is a row of
+        // the verifying pass, so a prompt the answer strays from should not cost ten rows a step.
+        var length = lookup.options.draftTokens
         while let next = pending {
             if isCancelled() {
                 decoding.cancel()
@@ -268,7 +273,7 @@ package struct Generator: Sendable {
             // Every draft token the sampler accepts is a token generated, and the pass's last row
             // chooses one more: a longer draft than the budget leaves would be read for nothing.
             let room = min(decoding.remaining - 1, cache.remaining - 1)
-            let draft = lookup.draft(after: decoding.sequence, limit: room)
+            let draft = lookup.draft(after: decoding.sequence, limit: min(room, length))
             let logits = try model.forward([next] + draft, cache: &cache, logits: .all)
             read.append(next)
             // The draft's rejected rest is forgotten however the pass ends, a grammar's refusal
@@ -278,15 +283,22 @@ package struct Generator: Sendable {
             counts.drafted += draft.count
             if !draft.isEmpty { counts.draftedPasses += 1 }
             pending = nil
+            var acceptedHere = 0
             for row in 0...draft.count {
                 guard let chosen = try decoding.choose(logits, row: row, onText: onText) else { break }
                 if row < draft.count && chosen == draft[row] {
                     counts.accepted += 1
+                    acceptedHere += 1
                     read.append(chosen)
                 } else {
                     pending = chosen
                     break
                 }
+            }
+            if !draft.isEmpty {
+                length =
+                    acceptedHere == draft.count
+                    ? min(lookup.options.draftTokens, length + 2) : max(1, length - 1)
             }
         }
         return counts
