@@ -71,16 +71,7 @@ import Testing
 
         // An SAE that reconstructs exactly (relu(x) and relu(−x), decoded as their difference)
         // scores the clean model's loss.
-        let d = 576
-        var identity = SparseAutoencoder(inputs: d, width: 2 * d, activation: .relu(l1: 0))
-        identity.encoder = [Float](repeating: 0, count: d * 2 * d)
-        identity.decoder = [Float](repeating: 0, count: 2 * d * d)
-        for i in 0..<d {
-            identity.encoder[i * 2 * d + i] = 1
-            identity.encoder[i * 2 * d + d + i] = -1
-            identity.decoder[i * d + i] = 1
-            identity.decoder[(d + i) * d + i] = -1
-        }
+        let identity = SAEServiceTests.identityAutoencoder(inputs: 576)
         let exact = try service.languageModelFidelity(identity, layer: Self.layer, set: collected.set, tokens: 200)
         #expect(abs(exact.splicedLoss - exact.cleanLoss) < 1e-9 && abs(exact.lossRecovered - 1) < 1e-9)
 

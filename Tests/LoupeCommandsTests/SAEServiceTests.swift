@@ -81,7 +81,12 @@ import Testing
         #expect(fidelity > 0.3 && fidelity < 1)
         // An SAE that reconstructs exactly (latents relu(x) and relu(−x), decoded as their
         // difference) leaves the embeddings as they were: fidelity 1.
-        let d = 384
+        #expect(try service.fidelity(Self.identityAutoencoder(inputs: 384), layer: 3) > 0.99999)
+    }
+
+    /// An SAE that reconstructs its input exactly: latents relu(x) and relu(−x), decoded as their
+    /// difference (the fidelity tests' clean reference).
+    static func identityAutoencoder(inputs d: Int) -> SparseAutoencoder {
         var identity = SparseAutoencoder(inputs: d, width: 2 * d, activation: .relu(l1: 0))
         identity.encoder = [Float](repeating: 0, count: d * 2 * d)
         identity.decoder = [Float](repeating: 0, count: 2 * d * d)
@@ -91,7 +96,7 @@ import Testing
             identity.decoder[i * d + i] = 1
             identity.decoder[(d + i) * d + i] = -1
         }
-        #expect(try service.fidelity(identity, layer: 3) > 0.99999)
+        return identity
     }
 
     /// Settings no SAE can train with are refused before anything is stored, naming the option.
