@@ -29,6 +29,8 @@ package final class BatchScheduler: CompletionScheduler {
     package let maxSequences: Int
     /// The most prompt rows prefilled in one step while other sequences decode.
     package let prefillChunkTokens: Int
+    /// Token rows per key/value block: a cached prefix is shared a whole block at a time.
+    package let blockRows: Int
 
     /// What the running sequences hold, for `/metrics` and tests.
     package struct Usage: Sendable, Equatable {
@@ -79,23 +81,25 @@ package final class BatchScheduler: CompletionScheduler {
     ///   - kvTokens: the pool's size in tokens; nil: `maxSequences` × 1024, and at least the
     ///     model's context so any one request fits.
     ///   - prefillChunkTokens: prompt rows per step while others decode.
+    ///   - blockRows: token rows per key/value block (docs/ARCHITECTURE.md says why 16).
     ///   - precision: how the pool stores keys and values: f32 (the default) gives every sequence
     ///     the serial scheduler's logits bit for bit; f16 halves the pool and can flip a greedy
     ///     choice on a close call (docs/decisions/2026-11-29-batched-serving-by-default.md).
     package init(
         generator: Generator, modelName: String, capacity: Int, maxSequences: Int, kvTokens: Int? = nil,
-        prefillChunkTokens: Int = 128, precision: PagedKVPrecision = .f32
+        prefillChunkTokens: Int = 128, blockRows: Int = 16, precision: PagedKVPrecision = .f32
     ) {
         precondition(capacity >= 1 && maxSequences >= 1, "a scheduler holds at least one sequence")
         precondition(prefillChunkTokens >= 1, "a prefill chunk of \(prefillChunkTokens) tokens")
+        precondition(blockRows >= 1, "key/value blocks of \(blockRows) rows")
         self.generator = generator
         self.modelName = modelName
         self.capacity = capacity
         self.maxSequences = maxSequences
         self.prefillChunkTokens = prefillChunkTokens
+        self.blockRows = blockRows
         let configuration = generator.model.configuration
         let tokens = kvTokens ?? max(maxSequences * 1024, configuration.contextLength)
-        let blockRows = 16
         let blockCount = (tokens + blockRows - 1) / blockRows
         var initial = State()
         initial.usage.blocks = blockCount
@@ -223,7 +227,7 @@ package final class BatchScheduler: CompletionScheduler {
             let id = nextID
             nextID += 1
             let cached: Int
-            do { cached = try cache.join(id, prompt: job.prompt, alignment: LlamaModel.promptAlignment) } catch {
+            do { cached = try cache.join(id, prompt: job.prompt) } catch {
                 preconditionFailure("fresh sequence id \(id) refused: \(error)")
             }
             promised += blocks
@@ -303,14 +307,13 @@ package final class BatchScheduler: CompletionScheduler {
         }
     }
 
-    /// How many of `pending` prompt rows to read in a step with `budget` rows left: all of them
-    /// if they fit, else the most that is a multiple of ``LlamaModel/promptAlignment`` (nil:
-    /// none this step), so every chunk but the last keeps the serial prefill's block shapes and
-    /// a batched answer keeps the serial one's bits.
+    /// How many of `pending` prompt rows to read in a step with `budget` rows left: as many as
+    /// fit (nil: none this step). A chunk may end anywhere: every row attends as a decode step
+    /// does, so a prompt read in pieces has the bits of the prompt read whole
+    /// (docs/decisions/2026-11-29-one-row-one-answer.md).
     static func promptRows(pending: Int, budget: Int) -> Int? {
-        if pending <= budget { return pending > 0 ? pending : nil }
-        let aligned = budget / LlamaModel.promptAlignment * LlamaModel.promptAlignment
-        return aligned > 0 ? aligned : nil
+        let take = min(pending, budget)
+        return take > 0 ? take : nil
     }
 
     /// Releases a sequence's blocks and its promise; the blocks held are published before its

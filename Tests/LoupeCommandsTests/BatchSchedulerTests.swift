@@ -2,6 +2,7 @@ import Foundation
 import LoupeKit
 import LoupeModels
 import LoupeServing
+import LoupeTensor
 import Testing
 
 /// Continuous batching on the real SmolLM2-135M-Instruct (q8, as `loupe serve` runs it):
@@ -154,10 +155,78 @@ import Testing
         #expect(one.generation.timings.cachedPromptTokens == 0)
         let two = try await Self.answer(
             try scheduler.submit(.init(prompt: second, options: Self.options(maxTokens: 4))))
-        // Whole blocks of the shared prefix are reused, 32 tokens at a time (the serial prefill's
-        // sgemm blocks, so the answer keeps its bits).
-        #expect(two.generation.timings.cachedPromptTokens == shared / 32 * 32)
-        #expect(scheduler.usage.reusedPromptTokens == shared / 32 * 32)
+        // Whole blocks of the shared prefix are reused, 16 tokens at a time.
+        #expect(two.generation.timings.cachedPromptTokens == shared / 16 * 16)
+        #expect(scheduler.usage.reusedPromptTokens == shared / 16 * 16)
+    }
+
+    /// A prompt that joins while another decodes is read 5 rows a step (chunks that end at no
+    /// multiple of 32), after a shared prefix shorter than 32 tokens read from the cache (7
+    /// tokens in one-row blocks, 16 of 19 in 16-row ones), and still answers as the serial
+    /// scheduler's single prefill does: the same tokens and log-probabilities, bit for bit.
+    @Test(arguments: [(blockRows: 1, shared: 7), (blockRows: 16, shared: 19)])
+    func aShortSharedPrefixAndChunksEndingAnywhereKeepTheSerialBits(blockRows: Int, shared: Int) async throws {
+        let generator = try Self.generator()
+        let serial = SerialScheduler(generator: generator, modelName: "m", capacity: 4)
+        defer { serial.shutdown() }
+        let batch = BatchScheduler(
+            generator: generator, modelName: "m", capacity: 4, maxSequences: 4, prefillChunkTokens: 5,
+            blockRows: blockRows)
+        defer { batch.shutdown() }
+        let first = try generator.prompt([.user(Self.questions[0])])
+        let other = try generator.prompt([.user(Self.questions[3])])
+        let common = zip(first, other).prefix { $0 == $1 }.count
+        let second = Array(first.prefix(shared)) + Array(other[common...])
+        try #require(common > shared && second[shared] != first[shared], "the prompts share exactly \(shared) tokens")
+        let expected = try await Self.answer(
+            try serial.submit(.init(prompt: second, options: Self.options(maxTokens: 16)))
+        ).generation
+        let running = try batch.submit(.init(prompt: first, options: Self.options(maxTokens: 48)))
+        var events = running.events.makeAsyncIterator()
+        _ = try await events.next()  // the first prompt is read and cached; it decodes now
+        let joined = try await Self.answer(
+            try batch.submit(.init(prompt: second, options: Self.options(maxTokens: 16)))
+        ).generation
+        running.cancel()
+        #expect(joined.timings.cachedPromptTokens == shared / blockRows * blockRows)
+        #expect(joined.tokens.map(\.id) == expected.tokens.map(\.id))
+        #expect(
+            joined.tokens.map(\.choice) == expected.tokens.map(\.choice),
+            "log-probabilities, alternatives and entropy")
+        #expect(!expected.tokens.isEmpty)
+    }
+
+    /// A steered model (a direction added to the residual stream after layer 15, as
+    /// `--steer FEATURE:α` adds a feature's) steers the batched path too: its answer is the
+    /// serial scheduler's steered answer bit for bit, and not the plain model's.
+    @Test func aSteeredModelAnswersBatchedAsItDoesSerially() async throws {
+        let plain = try Self.generator()
+        let width = plain.model.configuration.width
+        let direction = (0..<width).map { 6 * sin(Float($0) * 0.37) }
+        let steered = Generator(
+            model: try plain.model.hooked(
+                LlamaResidualHook(layer: 15) { stream, positions in
+                    for row in positions.indices {
+                        for i in 0..<width { stream.storage[row * width + i] += direction[i] }
+                    }
+                }), tokenizer: plain.tokenizer, template: plain.template)
+        let serial = SerialScheduler(generator: steered, modelName: "m", capacity: 4)
+        defer { serial.shutdown() }
+        let batch = BatchScheduler(generator: steered, modelName: "m", capacity: 4, maxSequences: 4)
+        defer { batch.shutdown() }
+        let prompts = try Self.questions.prefix(2).map { try plain.prompt([.user($0)]) }
+        for prompt in prompts {
+            let want = try await Self.answer(
+                try serial.submit(.init(prompt: prompt, options: Self.options(maxTokens: 16))))
+            let unsteered = try plain.generate(prompt: prompt, options: Self.options(maxTokens: 16))
+            #expect(want.generation.text != unsteered.text, "the direction steers the answer")
+            let tickets = try prompts.map { try batch.submit(.init(prompt: $0, options: Self.options(maxTokens: 16))) }
+            var answers: [Generation] = []
+            for ticket in tickets { answers.append(try await Self.answer(ticket).generation) }
+            let got = answers[prompts.firstIndex(of: prompt)!]
+            #expect(got.tokens.map(\.id) == want.generation.tokens.map(\.id))
+            #expect(got.tokens.map(\.choice) == want.generation.tokens.map(\.choice))
+        }
     }
 
     @Test func aCancelledSequenceGivesItsBlocksBackAndTheQueueIsBounded() async throws {

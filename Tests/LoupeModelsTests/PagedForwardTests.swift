@@ -1,3 +1,4 @@
+import Foundation
 import LoupeModels
 import LoupeTensor
 import Testing
@@ -194,6 +195,95 @@ struct PagedSerialParityTests {
                 let differing = zip(prompt[step], batched[index][step]).filter { $0 != $1 }.count
                 #expect(differing == 0, "prompt \(index), step \(step): \(differing) logits differ")
             }
+        }
+    }
+
+    /// A prompt read in pieces that end anywhere (5, 11 and 3 rows, beside another sequence's
+    /// decode steps), after a shared prefix of any whole number of blocks (7 one-row blocks, or
+    /// the one 16-row block of a 19-token prefix: neither a multiple of 32), has the logits of
+    /// the serial cache's single prefill, bit for bit, and so do its decode steps.
+    @Test(arguments: [(blockRows: 1, shared: 7), (blockRows: 16, shared: 19)])
+    func aPromptSplitAnywhereAfterAShortSharedPrefixHasTheSinglePrefillsBits(blockRows: Int, shared: Int) throws {
+        let model = try SmolLM2.quantizedModel()
+        let first = LlamaForwardTests.france
+        let tail: [Int32] = [4093, 198, 28120, 905, 2, 198, 1, 4093, 198, 1780, 314, 260, 3575, 282, 4649, 47, 2, 198]
+        let second = Array(first.prefix(shared)) + tail
+        try #require(second[shared] != first[shared], "the prompts share exactly \(shared) tokens")
+        let serial = try Self.serial(model, second)
+        let cache = PagedKVCache(
+            layers: model.configuration.layers, rowWidth: model.configuration.keyValueWidth, blockCount: 256,
+            blockRows: blockRows)
+        _ = try cache.join(0, prompt: first)
+        var next0 = PagedForwardTests.argmax(try model.forward([first], sequences: [0], cache: cache)[0])
+        let cached = try cache.join(1, prompt: second)
+        #expect(cached == shared / blockRows * blockRows, "the shared prefix's whole blocks are reused")
+        var pending = second[cached...]
+        var splits = [5, 11, 3].makeIterator()
+        var logits: [[Float]] = []
+        var next1: Int32?
+        while logits.count < Self.steps {
+            let piece: [Int32]
+            if let next1 {
+                piece = [next1]
+            } else {
+                let take = splits.next() ?? pending.count
+                piece = Array(pending.prefix(take))
+                pending = pending.dropFirst(take)
+            }
+            let out = try model.forward([[next0], piece], sequences: [0, 1], cache: cache)
+            next0 = PagedForwardTests.argmax(out[0])
+            if pending.isEmpty {
+                logits.append(out[1].storage)
+                next1 = PagedForwardTests.argmax(out[1])
+            }
+        }
+        for step in 0..<Self.steps {
+            let differing = zip(serial[step], logits[step]).filter { $0 != $1 }.count
+            #expect(differing == 0, "step \(step): \(differing) logits differ from the single prefill's")
+        }
+    }
+
+    /// A residual hook (a steering direction added after layer 15) runs on the paged path as on
+    /// the contiguous one: the steered logits of a prompt read in chunks beside another sequence
+    /// are the contiguous forward's bit for bit (adding a direction edits each row alone), and
+    /// not the plain model's.
+    @Test func aSteeringHookActsOnThePagedPathAsOnTheContiguousOne() throws {
+        let plain = try SmolLM2.quantizedModel()
+        let width = plain.configuration.width
+        let direction = (0..<width).map { 6 * sin(Float($0) * 0.37) }
+        let model = try plain.hooked(
+            LlamaResidualHook(layer: 15) { stream, positions in
+                for row in positions.indices {
+                    for i in 0..<width { stream.storage[row * width + i] += direction[i] }
+                }
+            })
+        let prompt = PagedForwardTests.prompts[1]
+        let steered = try Self.serial(model, prompt)
+        let unsteered = try Self.serial(plain, prompt)
+        let cache = PagedKVCache(
+            layers: model.configuration.layers, rowWidth: model.configuration.keyValueWidth, blockCount: 64,
+            blockRows: 16)
+        let other = PagedForwardTests.prompts[2]
+        _ = try cache.join(0, prompt: other)
+        _ = try cache.join(1, prompt: prompt)
+        var next0 = PagedForwardTests.argmax(try model.forward([other], sequences: [0], cache: cache)[0])
+        var pending = prompt[...]
+        var logits: [[Float]] = []
+        var next1: Int32?
+        while logits.count < Self.steps {
+            let piece = next1.map { [$0] } ?? Array(pending.prefix(9))
+            pending = pending.dropFirst(piece.count)
+            let out = try model.forward([[next0], piece], sequences: [0, 1], cache: cache)
+            next0 = PagedForwardTests.argmax(out[0])
+            if next1 != nil || pending.isEmpty {
+                logits.append(out[1].storage)
+                next1 = PagedForwardTests.argmax(out[1])
+            }
+        }
+        #expect(steered[0] != unsteered[0], "the hook changes the logits")
+        for step in 0..<Self.steps {
+            let differing = zip(steered[step], logits[step]).filter { $0 != $1 }.count
+            #expect(differing == 0, "step \(step): \(differing) logits differ from the contiguous steered ones")
         }
     }
 

@@ -13,6 +13,11 @@ extension LlamaModel {
     /// (whose products are integer sums per row) they have the serial path's bits; an f16 cache
     /// only comes near them.
     ///
+    /// A model carrying a residual hook (``hooked(_:)``: steering, ablation) runs it here as the
+    /// contiguous forward does, after the same layer, on every sequence's new rows packed in
+    /// order with their own positions: a hook that edits each row alone (a steering direction)
+    /// gives each sequence the bits it gets alone.
+    ///
     /// - Returns: per sequence, its logits as `logits` asks.
     /// - Throws: ``ModelError`` for an unknown id, a token outside the vocabulary, or a full pool
     ///   (before any row is written; blocks reserved for earlier sequences of the call stay reserved).
@@ -43,6 +48,7 @@ extension LlamaModel {
         var x = embed(batch)
         for (index, layer) in layers.enumerated() {
             x = run(layer, index: index, on: x, batch: batch, ids: ids, cache: cache)
+            runHook(after: index, on: &x, positions: batch.positions)
         }
         for b in ids.indices {
             do { try cache.commit(ids[b], tokens: tokens[b]) } catch {
@@ -108,9 +114,4 @@ extension LlamaModel {
         Kernels.add(&output, h)
         return output
     }
-
-    /// The prompt chunks and shared prefixes `BatchScheduler` aligns to. No longer needed for
-    /// the bits (every row attends as a decode step does, so any chunking gives the serial
-    /// logits: `PagedSerialParityTests`); kept until the scheduler stops asking for it.
-    package static var promptAlignment: Int { attentionBlockRows }
 }

@@ -179,25 +179,22 @@ package final class PagedKVCache {
         values.deallocate()
     }
 
-    /// Starts sequence `id` for `prompt`, sharing the whole blocks of its longest cached prefix
-    /// that is a multiple of `alignment` tokens (a multiple of `blockRows`); returns how many
-    /// leading tokens of `prompt` are already stored (always fewer than all of them, so the last
-    /// token is computed and yields logits).
-    package func join(_ id: Int, prompt: [Int32], alignment: Int? = nil) throws(PagedKVError) -> Int {
+    /// Starts sequence `id` for `prompt`, sharing the whole blocks of its longest cached prefix;
+    /// returns how many leading tokens of `prompt` are already stored (always fewer than all of
+    /// them, so the last token is computed and yields logits).
+    ///
+    /// Any whole number of blocks will do: every row attends as a decode step does, so a prompt
+    /// read after a shared prefix of any length has the bits of the prompt read whole
+    /// (docs/decisions/2026-11-29-one-row-one-answer.md).
+    package func join(_ id: Int, prompt: [Int32]) throws(PagedKVError) -> Int {
         guard sequences[id] == nil else { throw .duplicateSequence(id) }
         var sequence = Sequence()
         let rows = allocator.blockRows
-        let alignment = alignment ?? rows
-        precondition(alignment % rows == 0, "an alignment of \(alignment) tokens in blocks of \(rows)")
         while (sequence.blocks.count + 1) * rows < prompt.count {
             let end = (sequence.blocks.count + 1) * rows
             guard let block = allocator.take(prefix: Array(prompt[..<end])) else { break }
             sequence.blocks.append(block)
             sequence.tokens = Array(prompt[..<end])
-        }
-        while sequence.count % alignment != 0 {
-            allocator.release(sequence.blocks.removeLast())
-            sequence.tokens.removeLast(rows)
         }
         sequences[id] = sequence
         return sequence.count
