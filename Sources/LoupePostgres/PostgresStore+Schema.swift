@@ -56,6 +56,9 @@ extension PostgresStore {
                 if !applied.contains(SettingsTables.mcpSourceMigration) {
                     try session.execute(SettingsTables.mcpSourceBackfill)
                 }
+                if !applied.contains(TraceTables.recountMigration) {
+                    try TraceTables.recountNestedModelCalls(into: session)
+                }
                 let now = Self.timestamp(Date())
                 for identifier in known where !applied.contains(identifier) {
                     try session.execute(

@@ -62,7 +62,7 @@ extension TraceTables {
     /// A trace's spans as their stored columns that order the trace and make its summary, a
     /// column to an array: read on every request that adds to a trace, so a row costs a few
     /// appends, not a structure of strings copied around.
-    private struct Columns {
+    struct Columns {
         var ordinal: [Int] = []
         var spanID: [String] = []
         var parentID: [String?] = []
@@ -257,29 +257,13 @@ extension TraceTables {
                 return [traceID] + spanValues(span).dropFirst()
             })
 
-        // The summary, from the columns in tree order, as Trace and TraceService.record make it
-        // (sums in that order: a cost is the same double an import of the whole trace adds up).
-        // A model call a span below it records again is not counted (NestedModelCalls).
-        func add<T: AdditiveArithmetic>(_ a: T?, _ b: T?) -> T? {
-            a == nil && b == nil ? nil : (a ?? .zero) + (b ?? .zero)
-        }
-        let isModelCall = nodes.kind.map { $0 == "llm" }
-        let outer = NestedModelCalls.outer(
-            ids: nodes.spanID, parents: nodes.parentID, isModelCall: isModelCall,
-            carriesUsage: nodes.spanID.indices.map {
-                NestedModelCalls.carriesUsage(
-                    inputTokens: nodes.inputTokens[$0], outputTokens: nodes.outputTokens[$0], cost: nodes.cost[$0])
-            })
-        var usage = ModelUsageSums()
+        // The summary, from the columns in tree order, as Trace and TraceService.record make it.
+        let totals = Totals(nodes, in: sequence)
         let ids = Set(nodes.spanID)
-        var work = 0
         var errors = 0
         var awaiting = 0
         var started = Int64.max
         var ended = Int64.min
-        var inputTokens: Int?
-        var outputTokens: Int?
-        var cost: Double?
         var root: Int?
         var models = Set<String>()
         for i in sequence {
@@ -292,16 +276,6 @@ extension TraceTables {
             }
             started = min(started, nodes.startNs[i])
             ended = max(ended, nodes.endNs[i] ?? nodes.startNs[i])
-            if outer[i] { continue }
-            if nodes.kind[i] != "agent" && nodes.kind[i] != "other" { work += 1 }
-            inputTokens = add(inputTokens, nodes.inputTokens[i])
-            outputTokens = add(outputTokens, nodes.outputTokens[i])
-            cost = add(cost, nodes.cost[i])
-            if isModelCall[i] {
-                usage.add(
-                    model: nodes.model[i], inputTokens: nodes.inputTokens[i], outputTokens: nodes.outputTokens[i],
-                    cacheReadTokens: nodes.cacheReadTokens[i], cost: nodes.cost[i])
-            }
         }
         let count = sequence.count
         let name: String
@@ -322,9 +296,9 @@ extension TraceTables {
             ("source_file", SQLValue(arrival.summary.sourceFile)), ("name", .text(name)),
             ("started_ns", .integer(count > 0 ? started : 0)), ("ended_ns", .integer(count > 0 ? ended : 0)),
             ("timed", SQLValue(arrival.summary.timed)), ("span_count", SQLValue(count)),
-            ("step_count", SQLValue(work > 0 ? work : count)), ("error_count", SQLValue(errors)),
-            ("input_tokens", SQLValue(inputTokens)), ("output_tokens", SQLValue(outputTokens)),
-            ("cost", SQLValue(cost)),
+            ("step_count", SQLValue(totals.steps(of: count))), ("error_count", SQLValue(errors)),
+            ("input_tokens", SQLValue(totals.inputTokens)), ("output_tokens", SQLValue(totals.outputTokens)),
+            ("cost", SQLValue(totals.cost)),
             ("metadata_json", .text(JSONValue.object(after).compactJSON)),
             ("content_hash", .text(appendedHashPrefix + arrival.contentHash)),
             ("imported_at", SQLValue(arrival.summary.importedAt)),
@@ -336,7 +310,7 @@ extension TraceTables {
             "UPDATE traces SET \(values.map { "\($0.0) = ?" }.joined(separator: ", ")) WHERE id = ?",
             values.map(\.1) + [traceID])
         if written.contains(where: { $0.span.row.kind == "llm" }) || replaced.count > 0 {
-            try writeUsage([(id, usage)], into: sql)
+            try writeUsage([(id, totals.usage)], into: sql)
         }
         try addScores(arrival.scores, trace: id, into: sql)
         return written.count + moves.count

@@ -662,6 +662,12 @@ extension Workspace {
             try db.rename(table: "command_history_v27", to: "command_history")
             try db.execute(sql: SettingsTables.mcpSourceBackfill)
         }
+        migrator.registerMigration(TraceTables.recountMigration) { db in
+            // Before 10ddffb a model call that a span below it records again (the Agents SDK's
+            // generation span over `loupe serve`'s chat span) counted twice in its trace's tokens,
+            // cost, steps and model usage, and the stored totals kept that until the trace changed.
+            try TraceTables.recountNestedModelCalls(into: GRDBStatements(db: db))
+        }
         return migrator
     }()
 

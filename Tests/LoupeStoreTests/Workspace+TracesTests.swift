@@ -272,6 +272,63 @@ import Testing
         #expect(try reopened.modelUsage().sorted { key($0) < key($1) } == before.sorted { key($0) < key($1) })
     }
 
+    /// A trace stored before the rule that counts a model call recorded again below it once
+    /// (10ddffb) kept doubled totals; opening the workspace repairs them, on either backend, to
+    /// what the store now computes, and leaves every other trace as it was.
+    @Test(arguments: StoreBackend.allCases) func totalsThatCountedANestedModelCallTwiceAreRepaired(
+        _ backend: StoreBackend
+    ) throws {
+        let workspace = try tables(backend, "recount")
+        // The agent's last model call (s3) is recorded again by the model's server, below it.
+        var nested = Self.trace("nested")
+        nested.spans.append(
+            Self.span(4, "chat gpt-4o-mini", parent: "s3", model: "gpt-4o-mini", tokens: (120, 5), cost: 0.001))
+        // What the store wrote before the rule: every model call and step summed.
+        nested.summary.spanCount = 5
+        nested.summary.stepCount = 4
+        nested.summary.inputTokens = 340
+        nested.summary.outputTokens = 20
+        nested.summary.cost = 0.002
+        // A trace with no nested call whose stored totals differ from its spans' on purpose.
+        let plain = Self.trace("plain")
+        let ids = try workspace.importTraces([nested, plain]).ids
+        let reopen: () throws -> TraceTables
+        switch workspace.database {
+        case let file as Workspace:
+            try file.write { db in
+                try db.execute(sql: "DELETE FROM trace_model_usage")
+                try db.execute(sql: TraceTables.usageBackfill)
+                try db.execute(
+                    sql: "DELETE FROM grdb_migrations WHERE identifier = ?", arguments: [TraceTables.recountMigration])
+            }
+            reopen = { TraceTables(try Workspace(path: file.path)) }
+        case let store as PostgresStore:
+            try store.execute("DELETE FROM trace_model_usage")
+            try store.execute(TraceTables.usageBackfill)
+            try store.execute(
+                "DELETE FROM loupe_migrations WHERE identifier = ?", [.text(TraceTables.recountMigration)])
+            reopen = { TraceTables(try PostgresStore.open(store.url)) }
+        default:
+            Issue.record("an unknown backend")
+            return
+        }
+        #expect(try workspace.modelUsage().first { $0.trace == ids[0] }?.calls == 3)
+        let reopened = try reopen()
+        let repaired = try #require(try reopened.traceSummary(id: ids[0]))
+        #expect(repaired.stepCount == 3 && repaired.spanCount == 5)
+        #expect(repaired.inputTokens == 220 && repaired.outputTokens == 15 && repaired.cost == 0.001)
+        let usage = try #require(try reopened.modelUsage().first { $0.trace == ids[0] })
+        #expect(usage.calls == 2 && usage.inputTokens == 220 && usage.outputTokens == 15)
+        #expect(usage.cost == 0.001 && usage.costed == 1)
+        let untouched = try #require(try reopened.traceSummary(id: ids[1]))
+        #expect(untouched.stepCount == 3 && untouched.inputTokens == 220 && untouched.cost == nil)
+        // Growing the repaired trace later sums as the repair did.
+        var resent = nested
+        resent.spans = [nested.spans[4]]
+        _ = try reopened.appendSpans([resent])
+        #expect(try reopened.traceSummary(id: ids[0])?.inputTokens == 220)
+    }
+
     /// Traces go in chunks: many traces in one import keep their order in the ids, and a trace
     /// given twice in one import is stored as two imports in turn would store it.
     @Test(arguments: StoreBackend.allCases) func manyTracesAndATraceGivenTwiceImportAsOneAtATimeWould(
