@@ -201,14 +201,30 @@ let package = Package(
             ],
             swiftSettings: strictSwift6
         ),
+        // `loupe bench …`: measurements of Loupe itself, beside their peers. Above both the command
+        // language (its commands are LoupeCommands') and the TUI (RenderBench drives the panels
+        // in-process); the executable adds the `bench` group to the command tree.
+        .target(
+            name: "LoupeBench",
+            dependencies: [
+                "LoupeBase", "LoupeCommands", "LoupeApp", "LoupeKit", "LoupeStore", "LoupeTUI", "LoupeModels",
+                "LoupeTensor", "LoupeProfiling", "LoupeRetrieval", "LoupeAgents", "LoupeEvals", "LoupeOTLP",
+                "LoupePostgres",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: strictSwift6
+        ),
         // The composition root: builds the session, the model library, the panels' ports and the TUI,
-        // and hands the command language a TUIHost. The only module that sees both LoupeApp and
-        // LoupeCommands.
+        // and hands the command language a TUIHost and the benches. With LoupeBench, the only module
+        // that sees both LoupeApp and LoupeCommands.
         .executableTarget(
             name: "loupe",
             dependencies: [
-                "LoupeBase", "LoupeCommands", "LoupeApp", "LoupeKit", "LoupeStore", "LoupeTUI", "LoupeTerminal",
-                "LoupeProfiling", "LoupeReceiver",
+                "LoupeCommands", "LoupeBench", "LoupeApp", "LoupeKit", "LoupeStore", "LoupeTUI", "LoupeTerminal",
+                "LoupeReceiver",
             ],
             swiftSettings: strictSwift6),
 
@@ -303,10 +319,12 @@ let package = Package(
             dependencies: [
                 "LoupeBase", "LoupeCommands", "LoupeApp", "LoupeKit", "LoupeStore", "LoupeRetrieval", "LoupeTUI",
                 "LoupeTerminal", "LoupeAgents", "LoupeModels", "LoupeTensor", "LoupeTestSupport", "LoupePostgres",
-                "LoupeServing", "loupe", .product(name: "GRDB", package: "GRDB.swift"),
+                "LoupeServing", "LoupeBench", "loupe", .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strictSwift6
         ),
+        .testTarget(
+            name: "LoupeBenchTests", dependencies: ["LoupeBench", "LoupeModels"], swiftSettings: strictSwift6),
     ]
 )
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LoupeBase
+import LoupeCommands
 import LoupeEvals
 import LoupeKit
 import LoupeProfiling

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LoupeCommands
 import LoupeKit
 import LoupeRetrieval
 import LoupeStore

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LoupeCommands
 import LoupeKit
 import LoupeProfiling
 import LoupeStore
@@ -52,7 +53,7 @@ extension BenchCommand {
                 if !json {
                     context.print("no machine profile in the workspace: measuring one first (loupe roofline measure)")
                 }
-                _ = try RooflineCommand.Measure.characterise(maxMebibytes: 1024, context: context)
+                _ = try measureCPUProfile(maxMebibytes: 1024, context: context)
                 stored = try KernelsCommand.cpuRoofs(workspace)
             }
             guard let stored else { throw CommandFailure("the machine profile could not be read back") }

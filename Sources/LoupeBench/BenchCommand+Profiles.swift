@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Glibc
 import LoupeBase
+import LoupeCommands
 import LoupeKit
 import LoupeProfiling
 import LoupeStore
@@ -78,8 +79,7 @@ extension BenchCommand {
                 ?? (FileManager.default.isExecutableFile(atPath: ".venv-hta/bin/python") ? ".venv-hta/bin/python" : nil)
             let peer = python.flatMap { Self.htaLoad(traceDirectory, python: $0) }
 
-            guard let host = context.session.host else { throw NoTUIError() }
-            let timeline = try host.profileTimelineTimings(
+            let timeline = try RenderBench.profileTimeline(
                 profile: id, browser: ProfilesBrowser(workspace: workspace))
             var clock = Stopwatch()
             _ = try ProfilesBrowser(workspace: workspace).report(id)

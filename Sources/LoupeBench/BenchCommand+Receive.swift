@@ -3,6 +3,7 @@ import AsyncHTTPClient
 import Foundation
 import Glibc
 import LoupeBase
+import LoupeCommands
 import LoupeKit
 import LoupeOTLP
 import LoupeStore

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import LoupeBase
+import LoupeCommands
 import LoupeOTLP
 import Synchronization
 

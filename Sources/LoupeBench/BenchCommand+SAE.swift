@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LoupeBase
+import LoupeCommands
 import LoupeKit
 import LoupeModels
 import LoupeProfiling
@@ -51,7 +52,7 @@ extension BenchCommand {
             _ = try RetrievalService(workspace: workspace, models: context.session.models).ingest(
                 [corpus], embed: false)
             let service = SAEService(workspace: workspace, models: context.session.models)
-            let collected = try SAECommand.plainly { try service.collect(layer: layer, tokens: tokens) }
+            let collected = try service.collect(layer: layer, tokens: tokens)
             let (rows, dimensions, values) = try service.activations(set: collected.set)
             Memory.keepLargeAllocationsInTheHeap()
             var trainer = SAETrainer(

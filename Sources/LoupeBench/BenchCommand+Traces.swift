@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import LoupeAgents
 import LoupeBase
+import LoupeCommands
 import LoupeKit
 import LoupeProfiling
 import LoupeStore
@@ -94,15 +95,14 @@ extension BenchCommand {
             clock = Stopwatch()
             let id = try replay.importFiles([long]).counts.ids[0]
             let replayImportSeconds = clock.lap()
-            guard let host = context.session.host else { throw NoTUIError() }
-            let (open, steps) = try host.replayTimings(
+            let (open, steps) = try RenderBench.replay(
                 trace: id, browser: TracesBrowser(tables: replay.tables), steps: 500)
             // And a short one (an agent span, 5 steps), stepped through 100 times.
             let short = directory + "/short.json"
             try Data(TraceExport.export(Self.longTrace(spans: 6), as: .otlp).compactJSON.utf8).write(
                 to: URL(fileURLWithPath: short))
             let shortID = try replay.importFiles([short]).counts.ids[0]
-            let (_, shortSteps) = try host.replayTimings(
+            let (_, shortSteps) = try RenderBench.replay(
                 trace: shortID, browser: TracesBrowser(tables: replay.tables), steps: 500)
 
             var usage = rusage()

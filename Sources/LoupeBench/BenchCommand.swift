@@ -1,13 +1,17 @@
 import ArgumentParser
 import Foundation
 import Glibc
+import LoupeCommands
 import LoupeKit
 import LoupeProfiling
 import LoupeTUI
 
-/// `loupe bench …`: measurements of Loupe itself. Benchmarks are commands, never tests.
-struct BenchCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
+/// `loupe bench …`: measurements of Loupe itself. Benchmarks are commands, never tests. The
+/// executable adds this group to the command tree (``Loupe/register(_:)``): LoupeBench sits above
+/// both the command language and the TUI, so `bench tui`, `bench traces` and `bench profiles`
+/// drive the panels in-process (``RenderBench``) without a hook in `TUIHost`.
+package struct BenchCommand: ParsableCommand {
+    package static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Measure Loupe on this machine (start-up, rendering, engines).",
         subcommands: [
@@ -16,6 +20,8 @@ struct BenchCommand: ParsableCommand {
             Receive.self, Profiles.self, Team.self,
         ]
     )
+
+    package init() {}
 
     struct TUI: LoupeCommand {
         static let configuration = CommandConfiguration(
@@ -36,9 +42,8 @@ struct BenchCommand: ParsableCommand {
         @Option(help: "Frames rendered per scene.") var frames = 300
 
         func run(in context: CommandContext) throws {
-            guard let host = context.session.host else { throw NoTUIError() }
             let firstFrames = try measureFirstFrames(context: context)
-            let render = host.renderTimings(size: Size(width: 200, height: 60), frames: max(1, frames))
+            let render = RenderBench.timings(size: Size(width: 200, height: 60), frames: max(1, frames))
             let all = render.flatMap(\.milliseconds)
             let result = TUIBenchResult(
                 firstFrameMilliseconds: Stats(firstFrames.times),

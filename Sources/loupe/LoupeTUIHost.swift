@@ -7,7 +7,8 @@ import LoupeStore
 import LoupeTUI
 import LoupeTerminal
 
-/// The TUI as the command language sees it: opening it, its key reference and its benchmarks.
+/// The TUI as the command language sees it: opening it and its key reference (the benchmarks
+/// that drive the panels are LoupeBench's own).
 /// Everything that needs both the commands and the screen is assembled here.
 struct LoupeTUIHost: TUIHost {
     /// Opens the TUI: workspace first (its errors print before the terminal is taken), then the
@@ -118,18 +119,4 @@ struct LoupeTUIHost: TUIHost {
     }
 
     func keybindingsMarkdown() -> String { KeybindingsDocument.markdown() }
-
-    func renderTimings(size: Size, frames: Int) -> [(scene: String, milliseconds: [Double])] {
-        RenderBench.timings(size: size, frames: frames)
-    }
-
-    func replayTimings(trace id: Int64, browser: TracesBrowser, steps: Int) throws -> (open: Double, steps: [Double]) {
-        try RenderBench.replay(trace: id, browser: browser, steps: steps)
-    }
-
-    func profileTimelineTimings(
-        profile id: Int64, browser: ProfilesBrowser
-    ) throws -> (firstFrame: Double, zoomedFrame: Double?, zoomedEvents: Int) {
-        try RenderBench.profileTimeline(profile: id, browser: browser)
-    }
 }

@@ -2,7 +2,7 @@ import Foundation
 import LoupeModels
 import Testing
 
-@testable import LoupeCommands
+@testable import LoupeBench
 
 /// Prompt-lookup speculative decoding gives plain greedy decoding's answer on the four edits of
 /// `loupe bench speculative` (issue 59: "same output with greedy sampling"), with the bench's
@@ -11,16 +11,27 @@ import Testing
 /// the accepted tokens are the ones plain decoding picks.
 @Suite(.serialized)
 struct SpeculativeEditTests {
+    /// The real SmolLM2 file (`$LOUPE_MODELS` or `~/.cache/loupe/models`).
+    static let smolLM2Path: String = {
+        let environment = ProcessInfo.processInfo.environment
+        let root =
+            environment["LOUPE_MODELS"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? ((environment["HOME"] ?? "") + "/.cache/loupe/models")
+        return root + "/SmolLM2-135M-Instruct/SmolLM2-135M-Instruct.Q4_1.gguf"
+    }()
+    static let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+
     @Test func promptLookupGivesPlainDecodingsTextOnEveryBenchEdit() throws {
         try #require(
-            FileManager.default.fileExists(atPath: ModelsCommandTests.smolLM2Path),
-            "SmolLM2 weights not found at \(ModelsCommandTests.smolLM2Path): run scripts/fetch-smollm2")
-        let file = try GGUFFile(path: ModelsCommandTests.smolLM2Path)
+            FileManager.default.fileExists(atPath: Self.smolLM2Path),
+            "SmolLM2 weights not found at \(Self.smolLM2Path): run scripts/fetch-smollm2")
+        let file = try GGUFFile(path: Self.smolLM2Path)
         let generator = Generator(
             model: try LlamaModel(file: file, precision: .q8), tokenizer: try BPETokenizer(file: file),
             template: try ChatTemplate(file: file))
         let defaults = BenchCommand.Speculative.defaults
-        let corpus = TestEnvironment.repositoryRoot.appendingPathComponent("sample-data/cranfield/corpus.jsonl").path
+        let corpus = Self.repositoryRoot.appendingPathComponent("sample-data/cranfield/corpus.jsonl").path
         let abstracts = try BenchCommand.Speculative.abstracts(at: corpus)
         var plainOptions = GenerationOptions()
         plainOptions.maxTokens = defaults.maxTokens

@@ -1,4 +1,5 @@
 import Foundation
+import LoupeBench
 import LoupeCommands
 import LoupeKit
 import LoupeStore
@@ -100,6 +101,8 @@ import Testing
         for name in ["ingest", "retrieval eval", "kernels bench", "roofline measure"] {
             #expect(catalog.entries.contains { $0.name == name }, "\(name)")
         }
+        // The benches are LoupeBench's, added to the tree by the executable; here as it does.
+        Loupe.register([BenchCommand.self])
         #expect(run("bench tui", insideTUI: true).error?.contains("runs in a shell") == true)
         let ingested = run("ingest /nonexistent-loupe-dir/x.jsonl", insideTUI: true)
         #expect(ingested.error?.contains("runs in a shell") != true)

@@ -57,9 +57,14 @@ import Testing
             "LoupeAgents", "LoupeBase", "LoupeEvals", "LoupeKit", "LoupeProfiling", "LoupeRetrieval", "LoupeStore",
             "LoupeTUI", "LoupeTerminal",
         ],
+        "LoupeBench": [
+            "ArgumentParser", "AsyncHTTPClient", "LoupeAgents", "LoupeApp", "LoupeBase", "LoupeCommands", "LoupeEvals",
+            "LoupeKit", "LoupeModels", "LoupeOTLP", "LoupePostgres", "LoupeProfiling", "LoupeRetrieval", "LoupeStore",
+            "LoupeTUI", "LoupeTensor", "NIOCore", "NIOHTTP1",
+        ],
         "loupe": [
-            "LoupeApp", "LoupeBase", "LoupeCommands", "LoupeKit", "LoupeProfiling", "LoupeReceiver", "LoupeStore",
-            "LoupeTUI", "LoupeTerminal",
+            "LoupeApp", "LoupeBench", "LoupeCommands", "LoupeKit", "LoupeReceiver", "LoupeStore", "LoupeTUI",
+            "LoupeTerminal",
         ],
     ]
 
@@ -79,6 +84,7 @@ import Testing
         ["LoupeTUI"],
         ["LoupeTerminal"],
         ["LoupeApp"],
+        ["LoupeBench"],
         ["loupe"],
     ]
 
@@ -87,7 +93,7 @@ import Testing
     static let upward: [String: String] = [
         "LoupeKit -> LoupeTUI": "Theme: Kit reads theme files (decision 2026-11-22-theme-loading-in-kit)",
         "LoupeCommands -> LoupeTUI":
-            "Size for TUIHost and `loupe bench tui`, Theme for `loupe theme`, Sparkline for `loupe sae`",
+            "Size for TUIHost (the first frame `loupe bench tui` times), Theme for `loupe theme`, Sparkline for `loupe sae`",
     ]
 
     /// Every directory of Swift files under `Sources/`, `Tests/` and `Fuzz/` (a target each, named
@@ -209,6 +215,12 @@ import Testing
             #expect(module == "LoupeStore" || module == "LoupeProfiling")
         }
         for (module, imports) in rules where imports.contains("CNCurses") { #expect(module == "LoupeTerminal") }
+        // The benches are a leaf: only the executable adds them to the command tree, and only they
+        // and the executable see both the commands and the TUI program.
+        for (module, imports) in rules where imports.contains("LoupeBench") { #expect(module == "loupe") }
+        for (module, imports) in rules where imports.isSuperset(of: ["LoupeApp", "LoupeCommands"]) {
+            #expect(module == "loupe" || module == "LoupeBench", "\(module) sees both LoupeApp and LoupeCommands")
+        }
     }
 
     @Test func packageSwiftDeclaresEveryImportOfEveryTarget() throws {

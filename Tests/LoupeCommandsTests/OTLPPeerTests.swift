@@ -1,6 +1,7 @@
 import Foundation
 import LoupeAgents
 import LoupeBase
+import LoupeBench
 import LoupeCommands
 import LoupeKit
 import LoupePostgres

@@ -3,7 +3,7 @@ import Synchronization
 
 /// Runs async work from a synchronous command (ArgumentParser's `run`) and waits for it on this
 /// thread, which is not one of the concurrency pool's.
-func awaitFromSync<Value: Sendable>(_ body: @escaping @Sendable () async throws -> Value) throws -> Value {
+package func awaitFromSync<Value: Sendable>(_ body: @escaping @Sendable () async throws -> Value) throws -> Value {
     let done = DispatchSemaphore(value: 0)
     let outcome = Mutex<Result<Value, any Error>?>(nil)
     Task {

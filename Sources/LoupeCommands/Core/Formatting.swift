@@ -3,7 +3,7 @@ import LoupeBase
 import LoupeKit
 
 /// Human formatting shared by the commands' tables.
-enum Formatting {
+package enum Formatting {
     /// `512 B`, `40.0 KiB`, `3.2 MiB`.
     static func bytes(_ count: Int64) -> String {
         let units = ["B", "KiB", "MiB", "GiB", "TiB"]
@@ -22,7 +22,7 @@ enum Formatting {
     }
 
     /// Pretty, key-sorted, snake_case JSON: the same bytes for the same value.
-    static func json<T: Encodable>(_ value: T) throws -> String { try JSONText.pretty(value) }
+    package static func json<T: Encodable>(_ value: T) throws -> String { try JSONText.pretty(value) }
 }
 
 extension CommandFailure {

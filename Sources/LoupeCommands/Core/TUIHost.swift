@@ -20,25 +20,6 @@ package protocol TUIHost: Sendable {
 
     /// `docs/keybindings.md`: every key of every panel, generated from the keymaps.
     func keybindingsMarkdown() -> String
-
-    /// Renders the shell at `size` over every panel and overlay, `frames` times each; the
-    /// milliseconds each render took, per scene, in scene order (`loupe bench tui`).
-    func renderTimings(size: Size, frames: Int) -> [(scene: String, milliseconds: [Double])]
-
-    /// Opens trace `id` in the Traces panel as the TUI does (its port reads run in-process) and
-    /// steps `steps` times; the open-to-first-frame time and each step's, in milliseconds
-    /// (`loupe bench traces`).
-    func replayTimings(trace id: Int64, browser: TracesBrowser, steps: Int) throws -> (
-        open: Double, steps: [Double]
-    )
-
-    /// Opens profile `id` in the Profiles panel as the TUI does and moves to its timeline; the
-    /// milliseconds from `enter` to the timeline's first frame, then from the `+` that makes
-    /// the window narrow enough for its events to be read to the frame drawn from them, and how
-    /// many it read (`loupe bench profiles`).
-    func profileTimelineTimings(
-        profile id: Int64, browser: ProfilesBrowser
-    ) throws -> (firstFrame: Double, zoomedFrame: Double?, zoomedEvents: Int)
 }
 
 /// Raised by the commands that need the TUI when the session has none (a library embedding the

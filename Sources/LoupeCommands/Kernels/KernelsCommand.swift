@@ -5,12 +5,14 @@ import LoupeProfiling
 import LoupeStore
 
 /// `loupe kernels …`: the engine's kernels, measured and placed under this machine's roofs.
-struct KernelsCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
+package struct KernelsCommand: ParsableCommand {
+    package static let configuration = CommandConfiguration(
         commandName: "kernels",
         abstract: "List and benchmark the engine's kernels (matmul, softmax, layernorm, GELU, attention, int8).",
         subcommands: [List.self, Bench.self]
     )
+
+    package init() {}
 
     struct List: LoupeCommand {
         static let configuration = CommandConfiguration(abstract: "The kernels, their shape format and default shapes.")
@@ -97,7 +99,7 @@ struct KernelsCommand: ParsableCommand {
     }
 
     /// The latest CPU profile's all-core FP32 peak and its memory levels (from the stored sweep).
-    static func cpuRoofs(_ workspace: RooflineTables) throws -> (id: Int64, roofs: Roofs)? {
+    package static func cpuRoofs(_ workspace: RooflineTables) throws -> (id: Int64, roofs: Roofs)? {
         guard let (profile, ceilings) = try workspace.latestMachineProfile(), let id = profile.id else { return nil }
         func allCores(_ precision: String) -> Double? {
             ceilings.first {
@@ -111,13 +113,15 @@ struct KernelsCommand: ParsableCommand {
 
     /// The int8 roof, as `roofline measure` stores it: GOP/s of the multiply-add loop on
     /// `cores` cores.
-    static func int8Ceiling(_ value: Double, cores: Int, measuredBy method: String) -> CeilingRecord {
+    package static func int8Ceiling(_ value: Double, cores: Int, measuredBy method: String) -> CeilingRecord {
         CeilingRecord(
             kind: "compute", name: cores == 1 ? "INT8 (1 core)" : "INT8 (\(cores) cores)", value: value,
             provenance: "\(MachineProbe.int8PeakMethod), \(method)", precision: "INT8")
     }
 
-    static func store(_ measurements: [KernelBench.Measurement], profileID: Int64?, in workspace: RooflineTables)
+    package static func store(
+        _ measurements: [KernelBench.Measurement], profileID: Int64?, in workspace: RooflineTables
+    )
         throws
     {
         let now = Date()
@@ -136,7 +140,7 @@ struct KernelsCommand: ParsableCommand {
     }
 
     /// A measurement with its place under the roofs.
-    struct Row: Encodable {
+    package struct Row: Encodable {
         var kernel: String
         var shape: String
         var threads: Int
@@ -153,7 +157,7 @@ struct KernelsCommand: ParsableCommand {
         var fractionOfAttainable: Double?
         var bound: String?
 
-        init(_ m: KernelBench.Measurement, roofs: Roofs?) {
+        package init(_ m: KernelBench.Measurement, roofs: Roofs?) {
             kernel = m.kernel
             shape = m.shape
             threads = m.threads
@@ -175,7 +179,7 @@ struct KernelsCommand: ParsableCommand {
         }
     }
 
-    static func printTable(_ measurements: [KernelBench.Measurement], roofs: Roofs?, context: CommandContext) {
+    package static func printTable(_ measurements: [KernelBench.Measurement], roofs: Roofs?, context: CommandContext) {
         context.print(
             "kernel              shape              ms      GFLOP/s    GB/s  FLOP/B  level  attainable  % att.  bound")
         for m in measurements {

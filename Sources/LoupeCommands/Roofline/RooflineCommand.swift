@@ -575,3 +575,9 @@ struct RooflineCommand: ParsableCommand {
         }
     }
 }
+
+/// `roofline measure` without its output: measures this machine's peaks and bandwidths and stores
+/// them as a CPU profile; the profile's id (`bench kernels` on a workspace without one).
+package func measureCPUProfile(maxMebibytes: Int, context: CommandContext) throws -> Int64 {
+    try RooflineCommand.Measure.characterise(maxMebibytes: maxMebibytes, context: context).1
+}
