@@ -106,6 +106,40 @@ import Testing
         #expect(text.hasPrefix(before + " I do not know"), "\(text)")
     }
 
+    /// Text the tool-call grammar refuses, forced inside `<tool_call>` (after its first token,
+    /// "<"): the text is honoured, the model goes on unconstrained, and the fork says so (its
+    /// JSON, its summary, its step's attributes) rather than passing an ungrammatical reply off
+    /// as a constrained one.
+    @Test func aForkOutsideTheToolCallGrammarSaysItLeftIt() throws {
+        let (file, trace, span) = try Self.localRun()
+        let parent = try Self.tokens(file, trace: trace, span: span)
+        let opening = parent.prefix(8).compactMap { $0["text"]?.string }.joined()
+        try #require(
+            parent.first?["text"]?.string == "<" && opening.hasPrefix("<tool_call>"),
+            "the step opens a tool call: \(opening)")
+        let made = try Self.fork(file, [String(trace), "--at-token", "\(span):1", "--text", " I do not know"])
+        #expect(made["forked_from"]?["grammar_left_at"] == .number(1))
+        let said = made["forked_from"]?["grammar_left"]?.string ?? ""
+        #expect(said.contains("the forced token 1") && said.contains("went on unconstrained"), "\(said)")
+        let id = try #require(made["fork"]?.int)
+        let forked = try Self.tokens(file, trace: id, span: span)
+        let text = forked.compactMap { $0["text"]?.string }.joined()
+        #expect(text.hasPrefix("< I do not know"), "\(text)")
+        let step = try TraceService(workspace: try Workspace(path: file)).trace(id).spans[span]
+        #expect(step.attributes["loupe.fork.grammar_left_at"] == .number(1))
+        #expect(step.attributes["loupe.llm.grammar"]?.string?.contains("left at token 1") == true)
+
+        let plain = try TestEnvironment.run([
+            "--workspace", file, "trace", "fork", String(trace), "--at-token", "\(span):1", "--text", " I do not know",
+        ])
+        #expect(plain.status == 0, "\(plain.error)")
+        #expect(plain.output.contains("⚠ the forced token 1"), "\(plain.output)")
+
+        // A fork the grammar accepts says nothing of the kind.
+        let kept = try Self.fork(file, [String(trace), "--at-token", "\(span):1", "--text", "tool_call>"])
+        #expect(kept["forked_from"]?["grammar_left_at"] == nil)
+    }
+
     @Test func whatCannotBeForkedIsSaid() throws {
         let (file, trace, span) = try Self.localRun()
         func failure(_ arguments: [String]) throws -> String {

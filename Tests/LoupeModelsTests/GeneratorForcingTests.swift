@@ -66,8 +66,8 @@ struct GeneratorForcingTests {
     }
 
     /// Under a tool-call grammar: forcing the constrained answer's own first tokens keeps the
-    /// grammar (the same answer follows); forcing text it refuses drops it from there, said by
-    /// the index of the refused token.
+    /// grammar (the same answer follows); forcing text it refuses honours the text, drops the
+    /// grammar from there and says where (the refused token's index and text).
     @Test func aGrammarFollowsTheForcedTokensWhileItAcceptsThem() throws {
         let generator = try Self.generator()
         let table = TokenTable(generator.tokenizer)
@@ -89,7 +89,17 @@ struct GeneratorForcingTests {
         let words = generator.tokenizer.encode("I think")
         let refused = try generator.generate(
             prompt: prompt, forcing: plain.tokens.prefix(2).map(\.id) + words, options: options, reusing: &cache)
-        #expect(refused.grammarRefusedAt == 2)
+        #expect(refused.grammarLeft?.index == 2 && refused.grammarLeft?.token == words[0])
+        #expect(refused.grammarLeft?.text == generator.tokenizer.piece(words[0]))
+        #expect(refused.grammarLeft?.summary.contains("went on unconstrained") == true)
         #expect(refused.generation.tokens.prefix(2 + words.count).map(\.id) == plain.tokens.prefix(2).map(\.id) + words)
+        // The forced words are honoured and the rest is the model's own, unconstrained: the
+        // same answer as forcing them with no grammar at all.
+        var free = options
+        free.constraint = nil
+        let unconstrained = try generator.generate(
+            prompt: prompt, forcing: plain.tokens.prefix(2).map(\.id) + words, options: free, reusing: &cache)
+        #expect(unconstrained.grammarLeft == nil)
+        #expect(refused.generation.tokens.map(\.id) == unconstrained.generation.tokens.map(\.id))
     }
 }

@@ -115,7 +115,10 @@ extension TraceCommand {
                 alternative there (from 1, most likely first; 2 is usually the second-best), --text replaces \
                 the answer from there with the text. SmolLM2 reads the step's recorded prompt, is made to \
                 write the step's tokens before INDEX and then the choice, and goes on with the step's \
-                temperature and seed; the run then continues from that step with the local model.
+                temperature and seed; the run then continues from that step with the local model. A \
+                choice the step's tool-call grammar refuses is still written: the model goes on without \
+                the grammar from there, and the fork says so (⚠ here, grammar_left_at in --json, \
+                loupe.fork.grammar_left_at on the step).
 
                 The fork is a new trace linked to its parent; `trace diff PARENT FORK` compares them.
                 """)
@@ -148,6 +151,7 @@ extension TraceCommand {
             let forked: (id: Int64, trace: Trace)
             var summary: String
             var link: [String: JSONValue]
+            var grammarLeft: String?
             do {
                 if let atToken {
                     let (ordinal, index) = try Self.tokenPosition(atToken)
@@ -174,6 +178,14 @@ extension TraceCommand {
                         "choice": .string(replacement.label), "original": .string(made.plan.original),
                         "replacement": .string(made.plan.replacement),
                     ]
+                    // A forced token the tool-call grammar refuses is honoured and the model goes on
+                    // unconstrained: the forked step says so, and so does the command.
+                    let step = made.trace.spans.first { $0.attributes["loupe.fork.token_index"] != nil }
+                    if let step, let at = step.attributes[LocalModelProvider.grammarLeftAttribute] {
+                        link["grammar_left_at"] = at
+                        link["grammar_left"] = step.attributes["loupe.fork.grammar_left"] ?? .null
+                        grammarLeft = step.attributes["loupe.fork.grammar_left"]?.string
+                    }
                 } else {
                     guard let at else {
                         throw CommandFailure("give where to fork: --at SPAN, or --at-token SPAN:INDEX")
@@ -217,6 +229,7 @@ extension TraceCommand {
             }
             if let answer { context.print("answer: " + UntrustedText.sanitized(answer)) }
             if let failure { context.print("✗ " + UntrustedText.sanitized(failure)) }
+            if let grammarLeft { context.print("⚠ " + UntrustedText.sanitized(grammarLeft)) }
             context.print("fork: trace \(forked.id) (\(summary)) — loupe trace diff \(id) \(forked.id)")
         }
 

@@ -115,6 +115,10 @@ package final class LocalModelProvider: ChatProvider {
         }
     }
 
+    /// The span attribute a forked step carries when its forced tokens left the tool-call
+    /// grammar: the answer's index of the first token it refused.
+    package static let grammarLeftAttribute = "loupe.fork.grammar_left_at"
+
     package func complete(_ request: ChatRequest, onText: @escaping @Sendable (String) -> Void) throws(ProviderError)
         -> ChatResponse
     {
@@ -203,9 +207,14 @@ package final class LocalModelProvider: ChatProvider {
         if let fork, let forced {
             attributes["loupe.fork.token_index"] = .number(Double(fork.tokenIndex))
             attributes["loupe.fork.forced_tokens"] = .number(Double(forced.forcedCount))
-            if let refused = forced.grammarRefusedAt {
+            if let left = forced.grammarLeft {
+                // The forced token is honoured and the model goes on unconstrained (see
+                // ``Generator/generate(prompt:forcing:options:reusing:isCancelled:)``): said here,
+                // so the trace shows a reply that left the grammar as such.
                 attributes["loupe.llm.grammar"] = .string(
-                    "tool_calls (\(toolChoice)), dropped at token \(refused): the grammar refuses the forced text")
+                    "tool_calls (\(toolChoice)), left at token \(left.index): the forced text is outside it")
+                attributes[Self.grammarLeftAttribute] = .number(Double(left.index))
+                attributes["loupe.fork.grammar_left"] = .string(left.summary)
             }
         }
         return ChatResponse(

@@ -11,9 +11,29 @@ package struct ForcedGeneration: Sendable {
     /// How many of the answer's first tokens were given (an end-of-generation token among them
     /// ends the answer there and is not counted).
     package var forcedCount: Int
-    /// The index among the given tokens of the first one the grammar refused; the rest of the
-    /// answer was then generated without it. Nil when there was no grammar or it accepted them.
-    package var grammarRefusedAt: Int?
+    /// Where the given tokens left the grammar, when one was set and refused one of them: the
+    /// rest of the answer was generated without it. Nil when there was no grammar or it
+    /// accepted them all (it then held to the end).
+    package var grammarLeft: GrammarDeparture?
+
+    /// The index among the given tokens (and in the answer: they come first) of the first one
+    /// the grammar refused.
+    package var grammarRefusedAt: Int? { grammarLeft?.index }
+}
+
+/// The forced token a grammar refused, said plainly for the fork's result and its trace.
+package struct GrammarDeparture: Sendable, Equatable {
+    /// Its index in the answer.
+    package var index: Int
+    package var token: Int32
+    /// Its text (model output: sanitize before printing).
+    package var text: String
+
+    /// One sentence for a span attribute and a command's summary.
+    package var summary: String {
+        "the forced token \(index) (\(JSONValue.string(text).compactJSON)) is outside the grammar: "
+            + "the answer left it there and went on unconstrained"
+    }
 }
 
 extension Generator {
@@ -24,10 +44,18 @@ extension Generator {
     /// alternatives at its position (``TokenChoice``), as if it had been sampled, so a fork's
     /// tokens read like any generation's; they are read one at a time, as a generation reads its
     /// own, so forcing a greedy answer's own tokens gives back the same log-probabilities.
-    /// `options.maxTokens` counts the whole answer, forced tokens included. A grammar
-    /// (`options.constraint`) follows the forced tokens while it accepts them; when it refuses
-    /// one (a fork into text the grammar never allowed) the rest is generated without it. The
-    /// sampler's random stream starts at the first token after the forced ones.
+    /// `options.maxTokens` counts the whole answer, forced tokens included. The sampler's random
+    /// stream starts at the first token after the forced ones.
+    ///
+    /// A grammar (`options.constraint`) follows the forced tokens while it accepts them, and the
+    /// model's continuation is then constrained as any generation's is. When the grammar refuses
+    /// a forced token (a fork into text it never allows, such as prose where a tool call must
+    /// begin, or a tool name it does not know), the forced tokens are still honoured: the fork
+    /// asked what the model does after them. The rest is generated without the grammar, and the
+    /// result says so (``ForcedGeneration/grammarLeft``: which token, its text), for the fork's
+    /// trace and its command to show. The grammar is not resumed later: it describes whole
+    /// replies, a reply that left it has no state to resume from, and forcing the model back
+    /// into a call it had not begun would hide the very continuation the fork asked for.
     ///
     /// - Throws: ``ModelError`` for a forced or prompt id outside the vocabulary, or a prompt and
     ///   forced tokens that leave no room in the context.
@@ -40,10 +68,14 @@ extension Generator {
         let given = Array(forced.prefix(end ?? forced.count))
         let (context, budget) = try limits(prompt: prompt + given, options: options)
         var rest = options
-        var refused: Int?
+        var left: GrammarDeparture?
         if let constraint = options.constraint {
-            refused = constraint.refused(given)
-            rest.constraint = refused == nil ? constraint.after(given) : nil
+            if let index = constraint.refused(given) {
+                left = GrammarDeparture(index: index, token: given[index], text: tokenizer.piece(given[index]))
+                rest.constraint = nil
+            } else {
+                rest.constraint = constraint.after(given)
+            }
         }
         let taken = try promptCache.take(for: prompt, context: context, model: model)
         var cache = taken.0
@@ -69,9 +101,9 @@ extension Generator {
 
         // The answer's budget counts the forced tokens; an end-of-generation token among them
         // leaves nothing to continue.
-        let left = end == nil ? min(budget, options.maxTokens - given.count) : 0
+        let remaining = end == nil ? min(budget, options.maxTokens - given.count) : 0
         var decoding = Decoding(
-            prompt: prompt + given, options: rest, budget: max(0, left), tokenizer: tokenizer,
+            prompt: prompt + given, options: rest, budget: max(0, remaining), tokenizer: tokenizer,
             fileName: model.fileName)
         while !decoding.isFinished {
             if !decoding.tokens.isEmpty && isCancelled() {
@@ -94,7 +126,7 @@ extension Generator {
         let text =
             continued.stoppingWord == nil
             ? tokenizer.decode(tokens.map(\.id)) : tokenizer.decode(given) + continued.text
-        let stopReason: StopReason = end != nil ? .eos : left <= 0 ? .limit : continued.stopReason
+        let stopReason: StopReason = end != nil ? .eos : remaining <= 0 ? .limit : continued.stopReason
         let timings = GenerationTimings(
             promptTokens: prompt.count, cachedPromptTokens: cached, generatedTokens: tokens.count,
             timeToFirstTokenSeconds: Double(prefilled - start) / 1e9, prefillSeconds: Double(prefilled - start) / 1e9,
@@ -102,7 +134,7 @@ extension Generator {
         let generation = Generation(
             promptIDs: prompt, tokens: tokens, text: text, stopReason: stopReason,
             stoppingWord: continued.stoppingWord, timings: timings)
-        return ForcedGeneration(generation: generation, forcedCount: given.count, grammarRefusedAt: refused)
+        return ForcedGeneration(generation: generation, forcedCount: given.count, grammarLeft: left)
     }
 
     /// Token `id` as the choice from `logits` (`[1, vocabulary]`): the model's own
