@@ -72,10 +72,16 @@ extension TracesPanel {
                 trailingTitle: "SmolLM2 · a/esc: close", focused: true
             ).render(into: &frame, area: area, theme: theme)
             guard inner.width > 20, inner.height > 4 else { return }
-            let summary =
-                "chosen at position \(context.query) of \(context.ids.count) "
+            let position =
+                "position \(context.query) of \(context.ids.count) "
                 + "(p \(TracesPanel.probabilityText(context.chosen.probability)))"
-                + " · \(attention.layers) layers × \(attention.heads) heads, \(attention.heads / max(1, Set(attention.keyValueHeads).count)) per KV head · float path"
+            let perKV = attention.heads / max(1, Set(attention.keyValueHeads).count)
+            let long =
+                "chosen at " + position
+                + " · \(attention.layers) layers × \(attention.heads) heads, \(perKV) per KV head · float path"
+            let summary =
+                TextWidth.of(long) <= inner.width
+                ? long : position + " · \(attention.layers)×\(attention.heads) heads, \(perKV) per KV head · float"
             frame.draw(
                 TextWidth.fit(summary, toColumns: inner.width), at: Point(x: inner.x, y: inner.y), style: theme.dim)
             let body = Rect(x: inner.x, y: inner.y + 1, width: inner.width, height: inner.height - 2)
@@ -142,12 +148,16 @@ extension TracesPanel {
                     Span("L\(layer) H\(head)", theme.title),
                     Span(" · reads KV head \(attention.keyValueHeads[head])", theme.dim),
                 ], at: Point(x: area.x, y: area.y), clip: area)
-            frame.draw(
-                String(
-                    format: "entropy %.2f bits of %.1f · first token %.2f · previous %.2f",
-                    attention.entropy(layer: layer, head: head), log2(Double(max(2, attention.count))),
-                    row[row.startIndex], previous),
-                at: Point(x: area.x, y: area.y + 1), style: theme.dim, clip: area)
+            // On one line where it fits, else on two (the line before the bars is free).
+            let entropy = String(
+                format: "entropy %.2f bits of %.1f", attention.entropy(layer: layer, head: head),
+                log2(Double(max(2, attention.count))))
+            let shares = String(format: "first token %.2f · previous %.2f", row[row.startIndex], previous)
+            let stats =
+                TextWidth.of(entropy + " · " + shares) <= area.width ? [entropy + " · " + shares] : [entropy, shares]
+            for (offset, line) in stats.enumerated() {
+                frame.draw(line, at: Point(x: area.x, y: area.y + 1 + offset), style: theme.dim, clip: area)
+            }
             let chosen = TracesPanel.quoted(attention.context.chosen.text)
             frame.draw(
                 TextWidth.fit("what position \(query) read to choose \(chosen)", toColumns: area.width),

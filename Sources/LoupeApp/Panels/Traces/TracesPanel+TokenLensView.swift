@@ -48,10 +48,14 @@ extension TracesPanel {
             ).render(into: &frame, area: area, theme: theme)
             guard inner.width > 20, inner.height > 4 else { return }
             let final = lens.layers.last?.chosen.map { ", \(TracesPanel.probabilityText($0.probability)) here" } ?? ""
+            let recorded = "p \(TracesPanel.probabilityText(context.chosen.probability))" + final
+            let long =
+                "each layer's prediction at position \(context.query) (\(lens.precisionName)); the step recorded "
+                + recorded
             frame.draw(
                 TextWidth.fit(
-                    "each layer's prediction at position \(context.query) (\(lens.precisionName)); the step "
-                        + "recorded p \(TracesPanel.probabilityText(context.chosen.probability))" + final,
+                    TextWidth.of(long) <= inner.width
+                        ? long : "position \(context.query) (\(lens.precisionName)) · recorded " + recorded,
                     toColumns: inner.width), at: Point(x: inner.x, y: inner.y), style: theme.dim)
             let tokenWidth = min(16, max(8, inner.width / 6))
             let barWidth = min(24, max(8, inner.width / 5))
@@ -79,7 +83,10 @@ extension TracesPanel {
                         clip: rows)
                 }
                 let p = layer.chosen?.probability ?? 0
-                Gauge(fraction: p, label: layer.chosen == nil ? "—" : TracesPanel.probabilityText(p)).render(
+                // Labels right-aligned to one width ("0.004", "2.2e-07"), so every bar is as long.
+                let label = layer.chosen == nil ? "—" : TracesPanel.probabilityText(p)
+                let aligned = String(repeating: " ", count: max(0, 7 - TextWidth.of(label))) + label
+                Gauge(fraction: p, label: aligned).render(
                     into: &frame, area: Rect(x: rows.x + x, y: y, width: barWidth, height: 1), theme: theme)
                 x += barWidth + 1
                 let rest = layer.top.dropFirst().map {

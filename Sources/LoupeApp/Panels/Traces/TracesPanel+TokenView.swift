@@ -164,7 +164,13 @@ extension TracesPanel {
         /// A token's text style: on colour terminals its background on the theme's heat ramp by
         /// doubt, text black or white as the background needs; the cursor's is the selection.
         static func style(_ token: GeneratedTokens.Token, selected: Bool, theme: Theme) -> Style {
-            if selected { return theme.selection }
+            // The cursor in reverse and bold: the selection's blue alone is close to the ramp's
+            // own blue (p ≈ 0.75), and the cursor must not read as a probability.
+            if selected {
+                var style = theme.selection
+                style.attributes.formUnion(theme.isMonochrome ? [.reverse] : [.reverse, .bold])
+                return style
+            }
             var attributes: TextAttributes = token.isLowConfidence ? [.underline] : []
             if token.isNearTie { attributes.insert(.bold) }
             if theme.isMonochrome { return Style(attributes: attributes) }
@@ -201,7 +207,11 @@ extension TracesPanel {
             }
             let top = area.y + 1 + legend.count
             let token = tokens[cursor]
-            let boxHeight = min(token.alternatives.count + 3, max(3, (area.maxY - top) / 2))
+            // The alternatives' box takes what the text leaves, at least half the room, up to
+            // every alternative: on a small screen all the text and most alternatives show.
+            let room = area.maxY - top
+            let textLines = Self.displayLines(tokens, cursor: cursor, width: area.width - 1, theme: theme).lines.count
+            let boxHeight = min(token.alternatives.count + 3, max(3, room - textLines, room / 2))
             let textArea = Rect(x: area.x, y: top, width: area.width, height: area.maxY - top - boxHeight)
             renderText(into: &frame, area: textArea, theme: theme)
             renderAlternatives(
@@ -241,11 +251,12 @@ extension TracesPanel {
 
         /// The shaded text with a row of marks under each row that has any (always, on a
         /// monochrome terminal, where the marks carry the shading).
-        private func renderText(into frame: inout Frame, area: Rect, theme: Theme) {
-            guard area.height > 0 else { return }
-            let tokens = self.tokens
-            let rows = Self.layout(tokens.map(\.text), width: area.width - 1)
-            // Display lines: each text row, and its marks when it has any.
+        /// The text's display lines at `width`: each row of pieces, and under it its marks when
+        /// it has any (always, on a monochrome terminal); and the line the cursor is on.
+        static func displayLines(_ tokens: [GeneratedTokens.Token], cursor: Int, width: Int, theme: Theme) -> (
+            rows: [[Piece]], lines: [(row: Int, marks: Bool)], cursorLine: Int
+        ) {
+            let rows = layout(tokens.map(\.text), width: width)
             var lines: [(row: Int, marks: Bool)] = []
             var cursorLine = 0
             for (index, row) in rows.enumerated() {
@@ -255,6 +266,14 @@ extension TracesPanel {
                     lines.append((index, true))
                 }
             }
+            return (rows, lines, cursorLine)
+        }
+
+        private func renderText(into frame: inout Frame, area: Rect, theme: Theme) {
+            guard area.height > 0 else { return }
+            let tokens = self.tokens
+            let (rows, lines, cursorLine) = Self.displayLines(
+                tokens, cursor: cursor, width: area.width - 1, theme: theme)
             // Keep the cursor's row in view, a third of the way down when the text scrolls.
             let first = max(0, min(cursorLine - area.height / 3, lines.count - area.height))
             for (offset, line) in lines.dropFirst(first).prefix(area.height).enumerated() {
@@ -298,13 +317,21 @@ extension TracesPanel {
                 focused: chooser != nil
             ).render(into: &frame, area: area, theme: theme)
             guard inner.width > 4, inner.height > 0 else { return }
+            // The marks before the entropy, and its unit dropped where the line is narrow, so
+            // what the `]` walk stopped on stays in view.
             var facts = [String(format: "p %.3f", token.probability)]
-            if let entropy = token.entropy { facts.append(String(format: "entropy %.2f nats", entropy)) }
             if token.isLowConfidence { facts.append("low") }
             if token.isNearTie { facts.append("near-tie") }
+            let quoted = TracesPanel.quoted(token.text)
+            if let entropy = token.entropy {
+                let long = String(format: "entropy %.2f nats", entropy)
+                let fits =
+                    TextWidth.of(quoted) + 2 + TextWidth.of((facts + [long]).joined(separator: " · ")) <= inner.width
+                facts.append(fits ? long : String(format: "H %.2f", entropy))
+            }
             frame.draw(
                 [
-                    Span(TracesPanel.quoted(token.text), theme.accent),
+                    Span(quoted, theme.accent),
                     Span("  " + facts.joined(separator: " · "), token.isUncertain ? theme.status(.warn) : theme.dim),
                 ], at: Point(x: inner.x, y: inner.y), clip: inner)
             let textWidth = min(18, max(6, inner.width / 3))
