@@ -64,6 +64,8 @@ import Testing
         let state = try cardOpen(width: 80, height: 24)
         expectFrame(state.render(), matchesGolden: "sae-card-smollm2-80x24")
         #expect(state.render().text().contains("promotes (s steers)"))
+        // The metrics line keeps the loss recovered whole at 80 columns, dropping cosine and dense.
+        #expect(state.render().text().contains("· recovered 85.7%"))
     }
 
     /// `s` on the card opens the : line with `sae steer` for the feature, α four times its largest

@@ -62,31 +62,47 @@ extension SAEPanel {
             "SAE \(listing.id) · \(readsLanguageModel ? "SmolLM2 " : "")layer \(listing.layer) · \(listing.kind) · \(listing.width) latents · "
             + "\(Self.grouped(listing.tokens)) tokens\(progress)"
         frame.draw(what, at: Point(x: area.x + 1, y: area.y), style: theme.title, clip: area)
-        let quality: [Span]
-        if let m = listing.metrics {
-            quality =
-                [
-                    Span("L0 ", theme.dim), Span(String(format: "%.1f", m.l0), theme.text),
-                    Span(" · FVU ", theme.dim), Span(String(format: "%.3f", m.fvu), theme.text),
-                    Span(" · cosine ", theme.dim), Span(String(format: "%.3f", m.cosine), theme.text),
-                    Span(" · dead ", theme.dim), Span(String(format: "%.1f%%", m.deadFraction * 100), theme.text),
-                    Span(" · dense ", theme.dim), Span(String(format: "%.1f%%", m.denseFraction * 100), theme.text),
-                ]
-                + (m.embeddingFidelity.map {
-                    [Span(" · fidelity ", theme.dim), Span(String(format: "%.4f", $0), theme.accent)]
-                } ?? [])
-                + (m.languageModelFidelity.map {
-                    [
-                        Span(" · loss ", theme.dim),
-                        Span(String(format: "%.3f→%.3f", $0.cleanLoss, $0.splicedLoss), theme.text),
-                        Span(String(format: " (zeroed %.2f) · recovered ", $0.zeroAblatedLoss), theme.dim),
-                        Span(String(format: "%.1f%%", $0.lossRecovered * 100), theme.accent),
-                    ]
-                } ?? [])
-        } else {
-            quality = [Span("training has not finished: no metrics yet (v shows its curves)", theme.dim)]
-        }
+        let quality =
+            listing.metrics.map { Self.quality($0, fitting: area.width - 2, theme: theme) }
+            ?? [Span("training has not finished: no metrics yet (v shows its curves)", theme.dim)]
         frame.draw(quality, at: Point(x: area.x + 1, y: area.y + 1), clip: area)
+    }
+
+    /// The metrics line, as much of it as `columns` hold: every figure where the panel is wide;
+    /// narrower, cosine and the dense share go, then the zero-ablated loss, then the losses, so
+    /// the headline figures (L0, FVU, dead, and a SmolLM2 SAE's loss recovered) stay whole.
+    static func quality(_ m: SAEMetrics, fitting columns: Int, theme: Theme) -> [Span] {
+        func figure(_ label: String, _ value: String, _ style: Style) -> [Span] {
+            [Span(label, theme.dim), Span(value, style)]
+        }
+        func line(cosineAndDense: Bool, zeroed: Bool, losses: Bool) -> [Span] {
+            var spans = figure("L0 ", String(format: "%.1f", m.l0), theme.text)
+            spans += figure(" · FVU ", String(format: "%.3f", m.fvu), theme.text)
+            if cosineAndDense { spans += figure(" · cosine ", String(format: "%.3f", m.cosine), theme.text) }
+            spans += figure(" · dead ", String(format: "%.1f%%", m.deadFraction * 100), theme.text)
+            if cosineAndDense {
+                spans += figure(" · dense ", String(format: "%.1f%%", m.denseFraction * 100), theme.text)
+            }
+            if let fidelity = m.embeddingFidelity {
+                spans += figure(" · fidelity ", String(format: "%.4f", fidelity), theme.accent)
+            }
+            if let loss = m.languageModelFidelity {
+                if losses {
+                    spans += figure(
+                        " · loss ", String(format: "%.3f→%.3f", loss.cleanLoss, loss.splicedLoss), theme.text)
+                    if zeroed { spans.append(Span(String(format: " (zeroed %.2f)", loss.zeroAblatedLoss), theme.dim)) }
+                }
+                spans += figure(" · recovered ", String(format: "%.1f%%", loss.lossRecovered * 100), theme.accent)
+            }
+            return spans
+        }
+        let candidates = [
+            line(cosineAndDense: true, zeroed: true, losses: true),
+            line(cosineAndDense: false, zeroed: true, losses: true),
+            line(cosineAndDense: false, zeroed: false, losses: true),
+        ]
+        return candidates.first { $0.reduce(0) { $0 + TextWidth.of($1.text) } <= columns }
+            ?? line(cosineAndDense: false, zeroed: false, losses: false)
     }
 
     // MARK: - Features
