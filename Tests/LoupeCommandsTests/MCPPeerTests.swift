@@ -29,6 +29,12 @@ import Testing
             // A small SAE (1) on MiniLM's layer 3 over the Cranfield chunks, for the SAE tools.
             ["sae", "collect", "--layer", "3", "--tokens", "512"],
             ["sae", "train", "--layer", "3", "--width", "64", "--k", "4", "--steps", "20", "--batch", "64"],
+            // A smaller one (2) on SmolLM2's layer 15: its card names the tokens it promotes and suppresses.
+            ["sae", "collect", "--model", "smollm2", "--layer", "15", "--tokens", "256"],
+            [
+                "sae", "train", "--model", "smollm2", "--layer", "15", "--width", "32", "--k", "4", "--steps", "5",
+                "--batch", "32", "--fidelity-tokens", "30",
+            ],
             ["profile", "import", "sample-data/profiles/alexnet-a100"],
             ["roofline", "import-ncu", "sample-data/ncu/h100-sgemm-raw.csv"],
         ]
@@ -50,12 +56,12 @@ import Testing
                     line + ["--workspace", path], directory: TestEnvironment.repositoryRoot.path),
                 run.status == 0
             else {
-                // The SAE lines need MiniLM: scripts/fetch-minilm fetches it.
+                // The SAE lines need MiniLM and SmolLM2: scripts/fetch-minilm and scripts/fetch-smollm2.
                 return .failure(
                     CommandTestFailure(
                         "building the MCP test workspace failed at \(line): "
                             + ((try? TestEnvironment.run(line + ["--workspace", path]).error) ?? "")
-                            + " (MiniLM: scripts/fetch-minilm)"))
+                            + " (MiniLM: scripts/fetch-minilm; SmolLM2: scripts/fetch-smollm2)"))
             }
         }
         return .success(path)
@@ -211,6 +217,21 @@ import Testing
             #expect(card[key] == cli[key], "\(key)")
         }
         #expect(card["groups"]?.array?.count == cli["groups"]?.array?.count)
+        // A SmolLM2 SAE's card: the tokens its direction promotes and suppresses, as the CLI's.
+        let languageCLI = try JSONValue.parse(
+            try TestEnvironment.run(["sae", "feature", "2", "0", "--json", "--workspace", workspace]).output)
+        let languageCard = try #require(calls["sae_feature_smollm2"]?["structured"])
+        for key in ["promotes", "suppresses"] {
+            #expect(languageCard[key]?.array?.count == 10, "\(key)")
+            #expect(languageCard[key] == languageCLI[key], "\(key)")
+        }
+        let strongest = try #require(languageCLI["promotes"]?.array?.first)
+        let line = try #require(calls["sae_feature_smollm2"]?["text"]?.string)
+        #expect(
+            line.contains(
+                "promotes (the direction through SmolLM2's final norm and unembedding): "
+                    + "\(try #require(strongest["name"]?.string).debugDescription) "
+                    + String(format: "%.2f", try #require(strongest["cosine"]?.number))), "\(line)")
         #expect(calls["sae_feature_missing"]?["text"]?.string?.contains("SAE 1 has features 0…63") == true)
         let tokens = try #require(calls["sae_features_of_text"]?["structured"]?["tokens"]?.array)
         #expect(tokens.compactMap { $0["token"]?.string } == ["boundary", "layer", "heat", "transfer"])

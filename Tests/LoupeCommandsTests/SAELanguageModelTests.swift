@@ -149,6 +149,15 @@ import Testing
         }
         #expect(try run(["sae", "list"]).contains("layer 15 of SmolLM2"))
         #expect(try run(["sae", "feature", "1", "0"]).contains("promotes"))
+        // One feature's activations over a text: SmolLM2's pieces carry their own spaces, so the
+        // line with its [piece:activation] marks taken out is the text itself.
+        let sentence = "The lift of a thin wing rises with its angle of attack."
+        let strongest = try #require(
+            try run(["sae", "activate", "1", sentence, "--json"]).firstMatch(of: /"feature" : (\d+)/)?.1)
+        let marked = try run(["sae", "activate", "1", sentence, "--feature", String(strongest)])
+        #expect(marked.contains(":"), "\(marked)")
+        let unmarked = marked.replacing(/\[([^\]]*):\d+\.\d\d\]/) { String($0.1) }
+        #expect(unmarked.trimmingCharacters(in: .newlines) == sentence, "\(marked)")
         let steered = try run([
             "generate", "What is lift?", "--steer", "3:0", "--max-tokens", "6", "--json",
         ])

@@ -119,6 +119,7 @@ async def exercise(argv):
             await session.call_tool("review_disagreements", {"run": 1, "queue": "arith", "limit": 5})
         )
         calls["sae_feature"] = result_json(await session.call_tool("sae_feature", {"sae": 1, "feature": 3}))
+        calls["sae_feature_smollm2"] = result_json(await session.call_tool("sae_feature", {"sae": 2, "feature": 0}))
         calls["sae_feature_missing"] = result_json(await session.call_tool("sae_feature", {"sae": 1, "feature": 9999}))
         calls["sae_features_of_text"] = result_json(
             await session.call_tool("sae_features_of_text", {"sae": 1, "text": "boundary layer heat transfer"})

@@ -398,10 +398,11 @@ struct SAECommand: ParsableCommand {
             if let feature {
                 let values = result.activations(of: feature)
                 context.print(
-                    zip(result.tokens, values).map { token, value in
+                    result.joined { token, index in
                         let clean = UntrustedText.sanitized(token)
+                        let value = values[index]
                         return value > 0 ? "[\(clean):\(String(format: "%.2f", value))]" : clean
-                    }.joined(separator: " "))
+                    })
                 return
             }
             for (token, active) in zip(result.tokens, result.features) {

@@ -200,12 +200,15 @@ package struct SAEFeatureIndex: Sendable {
 
     /// The card of `feature` with the weights its source model offers: MiniLM's word embeddings
     /// for a MiniLM SAE, SmolLM2's final norm and unembedding for a SmolLM2 one (each left out
-    /// when the weights are not there).
-    package func card(_ feature: Int, database: any SQLDatabase, models: ModelLibrary) throws -> Card {
+    /// when the weights are not there), `perGroup` contexts per quantile group.
+    package func card(_ feature: Int, database: any SQLDatabase, models: ModelLibrary, perGroup: Int = 5) throws
+        -> Card
+    {
         if source == SAEService.languageModelName {
-            return try card(feature, database: database, embedder: nil, languageModel: try? models.smolLM2())
+            return try card(
+                feature, database: database, embedder: nil, languageModel: try? models.smolLM2(), perGroup: perGroup)
         }
-        return try card(feature, database: database, embedder: try? models.miniLM())
+        return try card(feature, database: database, embedder: try? models.miniLM(), perGroup: perGroup)
     }
 
     /// The card of `feature`; contexts are ±`window` tokens of the same chunk.
@@ -321,6 +324,18 @@ package struct SAETextActivations: Hashable, Sendable, Codable {
     package var tokens: [String]
     /// Per token: its active features, largest first.
     package var features: [[FeatureActivation]]
+    /// Whether each token carries its own spaces (SmolLM2's byte-level pieces, " wing") rather
+    /// than being a word or word piece that text joins with one (MiniLM's WordPiece): how the
+    /// tokens make the text again.
+    package var piecesCarrySpaces = false
+
+    enum CodingKeys: String, CodingKey { case tokens, features }
+
+    /// The tokens as one text, each through `mark` (the token and its index): SmolLM2's pieces
+    /// side by side, MiniLM's word pieces with a space between.
+    package func joined(_ mark: (String, Int) -> String) -> String {
+        tokens.enumerated().map { mark($0.element, $0.offset) }.joined(separator: piecesCarrySpaces ? "" : " ")
+    }
 
     package struct FeatureActivation: Hashable, Sendable, Codable {
         package var feature: Int

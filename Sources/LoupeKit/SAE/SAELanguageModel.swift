@@ -220,5 +220,6 @@ extension SAETextActivations {
         }
         self.tokens = ids.map { generator.tokenizer.piece($0) }
         self.features = features
+        self.piecesCarrySpaces = true
     }
 }
