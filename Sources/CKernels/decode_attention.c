@@ -8,6 +8,12 @@
 // v_j. A part over keys [begin, end) leaves (o, m, l); parts over disjoint ranges (threads, or
 // blocks of a paged cache) merge as o = Σ exp(m_p − M) o_p / Σ exp(m_p − M) l_p.
 //
+// The chunks are the outer loop and the key/value heads the inner one, so the cache streams past
+// once, row after row, and the next chunk's rows are prefetched while this one computes (a deep
+// cache comes from memory: 23.6 MB a decode step at 512 keys). A head's own operations, chunk by
+// chunk, are the same in either order. Head-major order read each row three times a third at a
+// time and waited on memory: 4.4 ms a step at 576 keys against 2.3 ms now (30 layers, one thread).
+//
 // Against the sgemm per head it replaces (two calls per head and layer: 540 per token for
 // SmolLM2-135M): each key and value row is read once for its group's three query heads, not three
 // times, and nothing is packed or dispatched per call.
@@ -98,6 +104,27 @@ static inline void cursor_next(const loupe_kv_view *kv, cursor *c) {
     }
 }
 
+// Asks for one head's slice (`bytes` from element `offset`) of a key row and its value row: the
+// next chunk's row, while this chunk computes. A cache deeper than the caches hold comes from
+// memory, and the hardware's prefetchers alone left the kernel waiting on each chunk (half of
+// a decode step's attention time at 576 keys). Spread one row per key computed, rather than a
+// chunk's worth at once, the requests never queue. No arithmetic changes.
+static inline __attribute__((always_inline)) void prefetch_slice(const loupe_kv_view *kv, size_t offset,
+                                                                  size_t bytes, size_t element) {
+    const char *key = (const char *)kv->keys + offset * element, *value = (const char *)kv->values + offset * element;
+    for (size_t byte = 0; byte < bytes; byte += 64) {
+        __builtin_prefetch(key + byte, 0, 2);
+        __builtin_prefetch(value + byte, 0, 2);
+    }
+}
+
+// The first chunk's rows, every head's slice, asked for at once: nothing computes before them.
+static inline __attribute__((always_inline)) void prefetch_chunk(const loupe_kv_view *kv, cursor c, size_t count,
+                                                                  size_t width, int half) {
+    for (size_t j = 0; j < count; j++, cursor_next(kv, &c))
+        prefetch_slice(kv, cursor_offset(kv, c), width * (half ? 2 : 4), half ? 2 : 4);
+}
+
 // The chunk's softmax step for `group` heads: scores s[h][0..n) (scaled) become probabilities
 // against the new running maximum, and the correction each head's o and l take. Returns nothing;
 // writes `correction[h]`.
@@ -153,13 +180,15 @@ static inline __attribute__((always_inline)) void part_portable(const loupe_kv_v
     float s[GROUP][CHUNK];
     float correction[GROUP];
     size_t offsets[CHUNK];
-    for (size_t g = 0; g < kv_heads; g++)
-        for (size_t first = g * group_size; first < (g + 1) * group_size; first += GROUP) {
-            size_t group = (g + 1) * group_size - first < GROUP ? (g + 1) * group_size - first : GROUP;
-            cursor c = cursor_at(kv, begin);
-            for (size_t t = begin; t < end; t += CHUNK) {
-                size_t n = end - t < CHUNK ? end - t : CHUNK;
-                for (size_t j = 0; j < n; j++, cursor_next(kv, &c)) offsets[j] = cursor_offset(kv, c) + g * d;
+    size_t rows[CHUNK];
+    cursor c = cursor_at(kv, begin);
+    for (size_t t = begin; t < end; t += CHUNK) {
+        size_t n = end - t < CHUNK ? end - t : CHUNK;
+        for (size_t j = 0; j < n; j++, cursor_next(kv, &c)) rows[j] = cursor_offset(kv, c);
+        for (size_t g = 0; g < kv_heads; g++)
+            for (size_t first = g * group_size; first < (g + 1) * group_size; first += GROUP) {
+                size_t group = (g + 1) * group_size - first < GROUP ? (g + 1) * group_size - first : GROUP;
+                for (size_t j = 0; j < n; j++) offsets[j] = rows[j] + g * d;
                 for (size_t h = 0; h < group; h++)
                     for (size_t j = 0; j < n; j++) {
                         const float *query = q + (first + h) * d;
@@ -216,15 +245,23 @@ LOUPE_AVX2_F16C static inline __attribute__((always_inline)) void part_avx2(cons
     float s[GROUP][CHUNK];
     float correction[GROUP];
     size_t offsets[CHUNK];
-    for (size_t g = 0; g < kv_heads; g++)
-        for (size_t first = g * group_size; first < (g + 1) * group_size; first += GROUP) {
-            size_t group = (g + 1) * group_size - first < GROUP ? (g + 1) * group_size - first : GROUP;
-            cursor c = cursor_at(kv, begin);
-            for (size_t t = begin; t < end; t += CHUNK) {
-                size_t n = end - t < CHUNK ? end - t : CHUNK;
-                for (size_t j = 0; j < n; j++, cursor_next(kv, &c)) offsets[j] = cursor_offset(kv, c) + g * d;
+    size_t rows[CHUNK], next[CHUNK];  // this chunk's rows and the next one's
+    cursor c = cursor_at(kv, begin);
+    prefetch_chunk(kv, c, end - begin < CHUNK ? end - begin : CHUNK, kv_heads * d, half);
+    for (size_t t = begin; t < end; t += CHUNK) {
+        size_t n = end - t < CHUNK ? end - t : CHUNK;
+        for (size_t j = 0; j < n; j++, cursor_next(kv, &c)) rows[j] = cursor_offset(kv, c);
+        size_t ahead = end - t - n < CHUNK ? end - t - n : CHUNK;
+        cursor peek = c;
+        for (size_t j = 0; j < ahead; j++, cursor_next(kv, &peek)) next[j] = cursor_offset(kv, peek);
+        for (size_t g = 0; g < kv_heads; g++)
+            for (size_t first = g * group_size; first < (g + 1) * group_size; first += GROUP) {
+                size_t group = (g + 1) * group_size - first < GROUP ? (g + 1) * group_size - first : GROUP;
+                for (size_t j = 0; j < n; j++) offsets[j] = rows[j] + g * d;
                 // The AVX-512 form's 16 lanes as two halves: lanes 0–7 in `low`, 8–15 in `high`.
                 for (size_t j = 0; j < n; j++) {
+                    if (first == g * group_size && j < ahead)
+                        prefetch_slice(kv, next[j] + g * d, d * (half ? 2 : 4), half ? 2 : 4);
                     for (size_t p0 = 0; p0 < d; p0 += SPAN512) {
                         size_t vectors = (d - p0 < SPAN512 ? d - p0 : SPAN512) / 16;
                         __m256 low[GROUP], high[GROUP];
@@ -301,13 +338,19 @@ LOUPE_AVX512_F16C static inline __attribute__((always_inline)) void part_avx512(
     float s[GROUP][CHUNK];
     float correction[GROUP];
     size_t offsets[CHUNK];
-    for (size_t g = 0; g < kv_heads; g++)
-        for (size_t first = g * group_size; first < (g + 1) * group_size; first += GROUP) {
-            size_t group = (g + 1) * group_size - first < GROUP ? (g + 1) * group_size - first : GROUP;
-            cursor c = cursor_at(kv, begin);
-            for (size_t t = begin; t < end; t += CHUNK) {
-                size_t n = end - t < CHUNK ? end - t : CHUNK;
-                for (size_t j = 0; j < n; j++, cursor_next(kv, &c)) offsets[j] = cursor_offset(kv, c) + g * d;
+    size_t rows[CHUNK], next[CHUNK];  // this chunk's rows and the next one's
+    cursor c = cursor_at(kv, begin);
+    prefetch_chunk(kv, c, end - begin < CHUNK ? end - begin : CHUNK, kv_heads * d, half);
+    for (size_t t = begin; t < end; t += CHUNK) {
+        size_t n = end - t < CHUNK ? end - t : CHUNK;
+        for (size_t j = 0; j < n; j++, cursor_next(kv, &c)) rows[j] = cursor_offset(kv, c);
+        size_t ahead = end - t - n < CHUNK ? end - t - n : CHUNK;
+        cursor peek = c;
+        for (size_t j = 0; j < ahead; j++, cursor_next(kv, &peek)) next[j] = cursor_offset(kv, peek);
+        for (size_t g = 0; g < kv_heads; g++)
+            for (size_t first = g * group_size; first < (g + 1) * group_size; first += GROUP) {
+                size_t group = (g + 1) * group_size - first < GROUP ? (g + 1) * group_size - first : GROUP;
+                for (size_t j = 0; j < n; j++) offsets[j] = rows[j] + g * d;
                 // Scores, SPAN columns of the head at a time with the group's queries in registers.
                 for (size_t p0 = 0; p0 < d; p0 += SPAN512) {
                     size_t vectors = (d - p0 < SPAN512 ? d - p0 : SPAN512) / 16;
@@ -316,6 +359,8 @@ LOUPE_AVX512_F16C static inline __attribute__((always_inline)) void part_avx512(
                         for (size_t v = 0; v < vectors; v++)
                             query[h][v] = _mm512_loadu_ps(q + (first + h) * d + p0 + v * 16);
                     for (size_t j = 0; j < n; j++) {
+                        if (first == g * group_size && p0 == 0 && j < ahead)
+                            prefetch_slice(kv, next[j] + g * d, d * (half ? 2 : 4), half ? 2 : 4);
                         __m512 key[SPAN512 / 16];
                         for (size_t v = 0; v < vectors; v++) key[v] = load16(kv->keys, offsets[j] + p0 + v * 16, half);
                         for (size_t h = 0; h < group; h++) {
