@@ -182,6 +182,29 @@ void loupe_quant_repack(loupe_quant_type type, size_t rows, size_t k, const uint
     }
 }
 
+void loupe_quant_dequantize_row(loupe_quant_type type, size_t rows, size_t k, const uint8_t *packed, size_t row,
+                                float *out) {
+    if (row >= rows) return;
+    size_t blocks = k / QK, group = row / QROWS, lane = row % QROWS, group_bytes = loupe_quant_group_bytes(type);
+    for (size_t b = 0; b < blocks; b++) {
+        const uint8_t *g = packed + (group * blocks + b) * group_bytes;
+        float *target = out + b * QK;
+        if (type == LOUPE_QUANT_Q4_1) {
+            float d = half_to_float(read_u16(g + 256 + lane * 2)), m = half_to_float(read_u16(g + 288 + lane * 2));
+            for (int h = 0; h < 4; h++)
+                for (int i = 0; i < 4; i++) {
+                    uint8_t byte = g[h * 64 + lane * 4 + i];
+                    target[4 * h + i] = (float)(byte & 0x0F) * d + m;
+                    target[16 + 4 * h + i] = (float)(byte >> 4) * d + m;
+                }
+        } else {
+            float d = half_to_float(read_u16(g + 512 + lane * 2));
+            for (int c = 0; c < 8; c++)
+                for (int i = 0; i < 4; i++) target[4 * c + i] = (float)(int8_t)g[c * 64 + lane * 4 + i] * d;
+        }
+    }
+}
+
 // MARK: - Products
 
 // The canonical order, for one row and one token (every form does exactly this per lane):

@@ -224,6 +224,21 @@ struct QuantizedKernelTests {
         }
     }
 
+    /// A repacked row read back as floats is the file's block dequantized (q · d, q · d + m), bit
+    /// for bit, in every row of a partial last group: what the tied head serves as the embedding.
+    @Test(arguments: [QuantizedMatrix.WeightType.q4_1, .q8_0])
+    func dequantizedRowsAreTheFileBlocksBits(type: QuantizedMatrix.WeightType) throws {
+        let (rows, columns) = (37, 96)
+        let weights = Self.weights(type, rows: rows, columns: columns, seed: 31)
+        let matrix = try matrix(type, weights, rows: rows, columns: columns)
+        var row = [Float](repeating: .nan, count: columns)
+        for r in 0..<rows {
+            row.withUnsafeMutableBufferPointer { matrix.dequantizeRow(r, into: $0.baseAddress!) }
+            let expected = weights.dequantized[(r * columns)..<((r + 1) * columns)]
+            #expect(row.map(\.bitPattern) == expected.map(\.bitPattern), "\(type) row \(r)")
+        }
+    }
+
     /// 2 operations per weight and token, on the INT8 roof; the weights' bytes once however many tokens.
     @Test func costCountsEachWeightOncePerProduct() throws {
         let matrix = try matrix(.q4_1, Self.q4Weights(rows: 48, columns: 64, seed: 5), rows: 48, columns: 64)
@@ -315,6 +330,24 @@ struct QuantizedKernelRealFileTests {
         // The activations' rounding errors largely cancel: measured 0.11 (Q4_1) and 0.08 (Q8_0) of
         // the worst case, which is far looser than the typical error: 0.3 keeps the check tight.
         #expect(worst < 0.3, "\(name): error reached \(worst) of the bound")
+    }
+
+    /// Every row of the tied head's copy of `token_embd` (what the q8 model embeds tokens from)
+    /// and of a Q4_1 weight, against the GGUF reader's dequantization of the file: the same bits.
+    @Test(arguments: ["token_embd.weight", "blk.3.ffn_down.weight"])
+    func repackedRowsDequantizeAsTheFileDoes(name: String) throws {
+        let file = try GGUFFile(path: try #require(SmolLM2Fixtures.modelPath))
+        let tensor = try file.tensor(name)
+        let matrix = try QuantizedMatrix(tensor: tensor, file: file)
+        var fromCopy = [Float](repeating: .nan, count: matrix.columns)
+        var fromFile = [Float](repeating: .nan, count: matrix.columns)
+        var differing = 0
+        for r in 0..<matrix.rows {
+            fromCopy.withUnsafeMutableBufferPointer { matrix.dequantizeRow(r, into: $0.baseAddress!) }
+            fromFile.withUnsafeMutableBufferPointer { file.dequantizeRow(tensor, row: r, into: $0.baseAddress!) }
+            if fromCopy.map(\.bitPattern) != fromFile.map(\.bitPattern) { differing += 1 }
+        }
+        #expect(differing == 0, "\(name): \(differing) of \(matrix.rows) rows differ")
     }
 
     @Test func layerWeightQ4_1() throws {

@@ -389,6 +389,10 @@ size_t loupe_quant_packed_bytes(loupe_quant_type type, size_t rows, size_t k);
 /// groups of 16 rows, each row's bytes in its own 32-bit lane (layout in quant.c); rows past the
 /// last are zero.
 void loupe_quant_repack(loupe_quant_type type, size_t rows, size_t k, const uint8_t *raw, uint8_t *packed);
+/// Row `row` of a repacked matrix as floats, exactly as ggml dequantizes the file's block (Q8_0:
+/// q · d; Q4_1: q · d + m): an embedding read from the tied head's copy instead of the file.
+void loupe_quant_dequantize_row(loupe_quant_type type, size_t rows, size_t k, const uint8_t *packed, size_t row,
+                                float *out);
 /// y[t · ldy + r] = Σ_b dot(row r's block b, token t's block b) for the rows of row groups
 /// [group_begin, group_end) (16 rows each) and `tokens` quantized activation rows `x` (each
 /// k / 32 blocks): Q4_1 weights d_w · d_x · Σ q_w q_x + m_w · s_x per block, Q8_0 d_w · d_x · Σ q_w

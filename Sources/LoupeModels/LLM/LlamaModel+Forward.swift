@@ -122,13 +122,18 @@ extension LlamaModel {
         }
     }
 
-    /// The embedding rows of the batch's tokens: `[rows, width]`, dequantized from the file.
+    /// The embedding rows of the batch's tokens: `[rows, width]`, dequantized from the tied
+    /// head's copy when there is one (``embeddingCopy``), from the file otherwise: the same bits.
     func embed(_ batch: Batch) -> Tensor {
         let width = configuration.width
         var x = Tensor(zeros: [batch.rows, width])
         x.storage.withUnsafeMutableBufferPointer { out in
             for (row, id) in batch.tokens.enumerated() {
-                file.dequantizeRow(embeddingTensor, row: Int(id), into: out.baseAddress! + row * width)
+                if let embeddingCopy {
+                    embeddingCopy.dequantizeRow(Int(id), into: out.baseAddress! + row * width)
+                } else {
+                    file.dequantizeRow(embeddingTensor, row: Int(id), into: out.baseAddress! + row * width)
+                }
             }
         }
         return x

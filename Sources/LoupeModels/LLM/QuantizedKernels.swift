@@ -114,6 +114,15 @@ package final class QuantizedMatrix: @unchecked Sendable {
     /// the zero rows that fill the last group of 16).
     package var weightByteCount: Int { packedByteCount }
 
+    /// Row `row` of the matrix as floats, the bits the file's block gives (Q8_0 q · d, Q4_1
+    /// q · d + m, as `GGMLDequantization` computes them): what a tied head's copy serves as the
+    /// token embedding, so the file's pages need not stay resident for it.
+    package func dequantizeRow(_ row: Int, into destination: UnsafeMutablePointer<Float>) {
+        precondition(row >= 0 && row < rows, "row \(row) of a matrix of \(rows)")
+        loupe_quant_dequantize_row(
+            type.kernelType, rows, columns, packed.assumingMemoryBound(to: UInt8.self), row, destination)
+    }
+
     /// y = W · x for one activation row (decode): `x` holds `columns` floats, `y` gets `rows`.
     ///
     /// - Parameter threads: how many threads share the rows (in groups of 16).
