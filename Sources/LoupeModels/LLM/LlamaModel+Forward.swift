@@ -78,12 +78,13 @@ extension LlamaModel {
             }
         }
         let batch = Batch(tokens: tokens, caches: caches)
+        let angles = RotaryAngles(positions: batch.positions, configuration: configuration)
         var x = OperationProfile.measure(profile, Operation.embedding.rawValue, embeddingCost(rows: batch.rows)) {
             embed(batch)
         }
         for (index, layer) in layers.enumerated() {
             x = OperationProfile.scope(profile, "layer \(index)") {
-                run(layer, index: index, on: x, batch: batch, caches: &caches, profile: profile)
+                run(layer, index: index, on: x, batch: batch, angles: angles, caches: &caches, profile: profile)
             }
             runHook(after: index, on: &x, positions: batch.positions)
         }
@@ -142,7 +143,7 @@ extension LlamaModel {
     /// One decoder block over all rows: `h = x + attention(…)`, then `h + FFN(…)`. The residual
     /// stream in and out is `[rows, width]`.
     private func run(
-        _ layer: Layer, index: Int, on x: Tensor, batch: Batch, caches: inout [LlamaKVCache],
+        _ layer: Layer, index: Int, on x: Tensor, batch: Batch, angles: RotaryAngles, caches: inout [LlamaKVCache],
         profile: OperationProfile?
     ) -> Tensor {
         let width = configuration.width
@@ -156,7 +157,7 @@ extension LlamaModel {
             profile, Operation.queryKeyValue.rawValue, layer.queryKeyValue.cost(tokens: rows)
         ) { layer.queryKeyValue.apply(normalized, threads: threads) }
         OperationProfile.measure(profile, Operation.rope.rawValue, ropeCost(rows: rows)) {
-            applyRoPE(&qkv, positions: batch.positions)
+            applyRoPE(&qkv, angles: angles)
         }
         let stride = qkv.columns
         OperationProfile.measure(profile, Operation.cacheAppend.rawValue, cacheAppendCost(rows: rows)) {
@@ -184,20 +185,47 @@ extension LlamaModel {
         let normalizedH = OperationProfile.measure(profile, Operation.rmsNorm.rawValue, normCost) {
             Self.rmsNorm(h, weight: layer.feedForwardNorm, epsilon: configuration.rmsEpsilon, threads: threads)
         }
-        let gateUp = OperationProfile.measure(profile, Operation.gateUp.rawValue, layer.gateUp.cost(tokens: rows)) {
-            layer.gateUp.apply(normalizedH, threads: threads)
-        }
-        let hidden = configuration.feedForwardWidth
-        var activation = Tensor(zeros: [batch.rows, hidden])
-        OperationProfile.measure(profile, Operation.swiGLU.rawValue, swiGLUCost(rows: rows)) {
-            swiGLU(gateUp, into: &activation, rows: rows)
-        }
-        var output = OperationProfile.measure(profile, Operation.down.rawValue, layer.down.cost(tokens: rows)) {
-            layer.down.apply(activation, threads: threads)
-        }
+        var output = feedForward(layer, normalizedH, profile: profile)
         OperationProfile.measure(profile, Operation.residual.rawValue, addCost) { Kernels.add(&output, h) }
         return output
     }
+
+    /// `down(silu(gate) ⊙ up)` of the normalized rows, a prompt's rows ``feedForwardRows`` at a
+    /// time: the gate·up and SwiGLU outputs, 4.5 times the width of the residual stream, were
+    /// 9.4 MB for a 512-token prefill, which set the engine's peak RSS; a block of 128 rows holds
+    /// 2.4 MB. Every row's products and SwiGLU are its own, so the blocks change no bit.
+    private func feedForward(_ layer: Layer, _ normalized: Tensor, profile: OperationProfile?) -> Tensor {
+        let rows = normalized.rows
+        let width = configuration.width
+        let hidden = configuration.feedForwardWidth
+        func block(_ input: Tensor) -> Tensor {
+            let count = input.rows
+            let gateUp = OperationProfile.measure(
+                profile, Operation.gateUp.rawValue, layer.gateUp.cost(tokens: count)
+            ) { layer.gateUp.apply(input, threads: threads) }
+            var activation = Tensor(zeros: [count, hidden])
+            OperationProfile.measure(profile, Operation.swiGLU.rawValue, swiGLUCost(rows: count)) {
+                swiGLU(gateUp, into: &activation, rows: count)
+            }
+            return OperationProfile.measure(profile, Operation.down.rawValue, layer.down.cost(tokens: count)) {
+                layer.down.apply(activation, threads: threads)
+            }
+        }
+        guard rows > Self.feedForwardRows else { return block(normalized) }
+        var output = Tensor(zeros: [rows, width])
+        for start in stride(from: 0, to: rows, by: Self.feedForwardRows) {
+            let count = min(Self.feedForwardRows, rows - start)
+            let input = Tensor(
+                shape: [count, width], storage: Array(normalized.storage[(start * width)..<((start + count) * width)]))
+            let part = block(input)
+            output.storage.replaceSubrange((start * width)..<((start + count) * width), with: part.storage)
+        }
+        return output
+    }
+
+    /// The most rows one feed-forward block multiplies at once (see ``feedForward(_:_:profile:)``):
+    /// enough for the tiled products to reuse each weight vector across many tokens.
+    static let feedForwardRows = 128
 
     /// `silu(gate) ⊙ up` for each row of the fused gate·up output `[rows, 2 · hidden]`, the rows
     /// split over ``threads`` (``elementwiseRows``): each element is computed alone, so the split
@@ -288,32 +316,61 @@ extension LlamaModel {
     /// head, the pair (2i, 2i + 1) for i < ropeDimensions / 2 turns by position · base^(−2i / n).
     /// The angles are computed in double and rounded once, as the numpy reference does.
     func applyRoPE(_ qkv: inout Tensor, positions: [Int]) {
+        applyRoPE(&qkv, angles: RotaryAngles(positions: positions, configuration: configuration))
+    }
+
+    /// ``applyRoPE(_:positions:)`` with the rows' angles computed once for every layer of a pass
+    /// (a decode step's 64 sines and cosines were computed 30 times over, with the frequencies).
+    func applyRoPE(_ qkv: inout Tensor, angles: RotaryAngles) {
         let d = configuration.headSize
-        let pairs = configuration.ropeDimensions / 2
+        let pairs = angles.pairs
         let stride = qkv.columns
         let rotatedHeads = configuration.heads + configuration.keyValueHeads  // Q's heads, then K's
-        let base = Double(configuration.ropeBase)
-        let frequencies = (0..<pairs).map { Foundation.pow(base, -Double(2 * $0) / Double(2 * pairs)) }
         qkv.storage.withUnsafeMutableBufferPointer { values in
-            CPUKernels.splitRows(positions.count, threads: threads, granularity: Self.elementwiseRows) { start, count in
-                var cosines = [Float](repeating: 0, count: pairs)
-                var sines = [Float](repeating: 0, count: pairs)
-                for row in start..<(start + count) {
-                    let position = positions[row]
-                    for i in 0..<pairs {
-                        let angle = Double(position) * frequencies[i]
-                        cosines[i] = Float(Foundation.cos(angle))
-                        sines[i] = Float(Foundation.sin(angle))
-                    }
-                    for head in 0..<rotatedHeads {
-                        let v = values.baseAddress! + row * stride + head * d
-                        for i in 0..<pairs {
-                            let even = v[2 * i]
-                            let odd = v[2 * i + 1]
-                            v[2 * i] = even * cosines[i] - odd * sines[i]
-                            v[2 * i + 1] = even * sines[i] + odd * cosines[i]
+            angles.cosines.withUnsafeBufferPointer { cosines in
+                angles.sines.withUnsafeBufferPointer { sines in
+                    CPUKernels.splitRows(angles.rows, threads: threads, granularity: Self.elementwiseRows) {
+                        start, count in
+                        for row in start..<(start + count) {
+                            let cosine = cosines.baseAddress! + row * pairs
+                            let sine = sines.baseAddress! + row * pairs
+                            for head in 0..<rotatedHeads {
+                                let v = values.baseAddress! + row * stride + head * d
+                                for i in 0..<pairs {
+                                    let even = v[2 * i]
+                                    let odd = v[2 * i + 1]
+                                    v[2 * i] = even * cosine[i] - odd * sine[i]
+                                    v[2 * i + 1] = even * sine[i] + odd * cosine[i]
+                                }
+                            }
                         }
                     }
+                }
+            }
+        }
+    }
+
+    /// Each row's RoPE angles, `position · base^(−2i / n)` for each pair i, computed in double
+    /// and rounded once (as the numpy reference does): `[rows][pairs]` cosines and sines.
+    struct RotaryAngles {
+        let rows: Int
+        let pairs: Int
+        var cosines: [Float] = []
+        var sines: [Float] = []
+
+        init(positions: [Int], configuration: LlamaConfiguration) {
+            rows = positions.count
+            pairs = configuration.ropeDimensions / 2
+            let base = Double(configuration.ropeBase)
+            let pairs = pairs
+            let frequencies = (0..<pairs).map { Foundation.pow(base, -Double(2 * $0) / Double(2 * pairs)) }
+            cosines.reserveCapacity(rows * pairs)
+            sines.reserveCapacity(rows * pairs)
+            for position in positions {
+                for i in 0..<pairs {
+                    let angle = Double(position) * frequencies[i]
+                    cosines.append(Float(Foundation.cos(angle)))
+                    sines.append(Float(Foundation.sin(angle)))
                 }
             }
         }
