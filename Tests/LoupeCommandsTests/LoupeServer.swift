@@ -7,7 +7,8 @@ import Foundation
 /// A `loupe` server a peer test talks to (`serve`, `mcp --http`): its arguments ask for port 0 on
 /// loopback, so the kernel picks a free port and nothing here guesses one; its first line says
 /// where it listens. `stop()` ends it as a user would (SIGTERM); a test that throws first leaves
-/// none behind (SIGKILL when this is dropped).
+/// none behind: ``with(_:environment:errors:_:)`` stops it when its body ends, however it ends,
+/// and one that is merely dropped is killed (SIGKILL).
 final class LoupeServer {
     let process = Process()
     let output = Pipe()
@@ -37,29 +38,47 @@ final class LoupeServer {
         return String(match.1)
     }
 
-    /// SIGTERM, then its exit status and everything it printed after the first line.
+    /// Starts `loupe ARGUMENTS` (as ``init(_:environment:errors:)``), runs `body` with it, and
+    /// stops it when `body` ends: as a user would (SIGTERM) when it returns, at once (SIGKILL)
+    /// when it throws, since a server that failed its test may not stop politely. A failing test
+    /// never leaves a server running. `body` may stop it itself to read its exit status and
+    /// output; that stop is then the one.
+    static func with<Result>(
+        _ arguments: [String], environment: [String: String] = [:], errors: Bool = true,
+        _ body: (LoupeServer) throws -> Result
+    ) throws -> Result {
+        let server = try LoupeServer(arguments, environment: environment, errors: errors)
+        do {
+            let result = try body(server)
+            server.stop()
+            return result
+        } catch {
+            server.kill()
+            throw error
+        }
+    }
+
+    /// SIGTERM, then its exit status and everything it printed after the first line. Stopping a
+    /// stopped server gives the first stop's answer again.
     @discardableResult
     func stop() -> (status: Int32, output: String) {
-        Glibc.kill(process.processIdentifier, SIGTERM)
+        if let stopped { return stopped }
+        if process.isRunning { Glibc.kill(process.processIdentifier, SIGTERM) }
         let rest = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: rest, as: UTF8.self))
+        let result = (process.terminationStatus, String(decoding: rest, as: UTF8.self))
+        stopped = result
+        return result
     }
 
-    /// The process and its output, for a caller that stops the server itself (a test's `defer`,
-    /// or one that signals it mid-test): dropping this no longer stops it.
-    func handOver() -> (process: Process, output: Pipe) {
-        handedOver = true
-        return (process, output)
-    }
+    private var stopped: (status: Int32, output: String)?
 
-    private var handedOver = false
-
-    private func kill() {
+    /// SIGKILL, when it still runs.
+    func kill() {
         guard process.isRunning else { return }
         Glibc.kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
     }
 
-    deinit { if !handedOver { kill() } }
+    deinit { kill() }
 }
