@@ -92,6 +92,41 @@ enum RenderBench {
         return (open, times)
     }
 
+    /// Trace `id` opened in the Traces panel at 160×48 (its port's reads in-process) on its first
+    /// step, a local model's call, then `T` as a user presses it: the milliseconds from `T` to the
+    /// token view's first frame (the span's stored tokens decoded, shaded, the uncertain ones
+    /// marked, the cursor's alternatives drawn), from `enter` to that same frame (the trace opened
+    /// and the step's content read from the workspace first), and how many tokens the view shows.
+    static func tokenView(trace id: Int64, browser: TracesBrowser) throws -> (
+        open: Double, fromTrace: Double, tokens: Int
+    ) {
+        var state = AppState(
+            size: Size(width: 160, height: 48), theme: .builtInDefault, panels: [TracesPanel()],
+            workspaceName: "bench", catalog: CommandCatalog(entries: []), themeNames: [], history: [])
+        var ports = Ports()
+        ports.register(browser)
+        func settle(_ effects: [Effect]) { state.settle(effects, ports: ports) }
+        settle([.ask(TracesPanel.ListTraces())])
+        var clock = Stopwatch()
+        settle(state.update(.input(.key(.enter))))
+        _ = state.render()
+        let read = clock.lap() * 1000
+        guard let opened = state.panels.first as? TracesPanel, opened.trace?.summary.id == id, opened.detail != nil
+        else {
+            throw CommandFailure("trace \(id) did not open on a read step in the Traces panel")
+        }
+        settle(state.update(.input(.key(.character("T")))))
+        let frame = state.render()
+        let open = clock.lap() * 1000
+        guard let panel = state.panels.first as? TracesPanel, let view = panel.traceView?.tokenView,
+            frame.text().contains("\(view.tokens.count) tokens")
+        else {
+            let reason = (state.panels.first as? TracesPanel)?.error ?? "no token view on screen"
+            throw CommandFailure("T did not open trace \(id)'s tokens: \(reason)")
+        }
+        return (open, read + open, view.tokens.count)
+    }
+
     /// Profile `id` opened in the Profiles panel and shown on its timeline, at 120×36: the
     /// milliseconds from `enter` to the timeline's first frame (the port's reads run in-process;
     /// the report, a background job the timeline does not wait for, is left running); then `+`

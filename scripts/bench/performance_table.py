@@ -169,6 +169,18 @@ def glassbox(r, load):
     add(f"SmolLM2-135M prefill keeping every position's residual stream, {context}",
         r["capture_all_prefill_seconds"], "plain prefill", r["plain_prefill_seconds"], "s", load, higher=False,
         note=f"{r['captured_megabytes']:.0f} MB captured")
+    view, steer = r.get("token_view"), r.get("steering")  # records before both were measured lack them
+    if view:
+        add(f"Traces panel: a {view['step_tokens']}-token local step's token view, T to its first frame",
+            view["open_milliseconds"], "", None, "ms", load, higher=False,
+            note=f"target ≤ {view['target_open_milliseconds']:.0f} ms; from enter on the trace "
+                 f"{view['from_trace_milliseconds']:.1f} ms")
+    if steer:
+        add(f"SmolLM2-135M steered generation, {steer['tokens']} tokens ({steer['precision']}, layer {steer['layer']}, "
+            f"α {steer['alpha']:g})", steer["steered_seconds"], "the same plain generation", steer["plain_seconds"],
+            "s", load, higher=False,
+            note=f"steered / plain {steer['steered_over_plain']:.2f}×, target ≤ {steer['target_ratio']}×; "
+                 f"{steer['direction']}")
 
 
 def mcp(r, load):
