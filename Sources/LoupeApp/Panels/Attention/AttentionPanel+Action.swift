@@ -22,5 +22,9 @@ extension AttentionPanel {
         case aggregate
         /// Export the current head as JSON, with its statistics (attention-L<l>-H<h>.json).
         case exportJSON
+        /// Switch the model: MiniLM ↔ SmolLM2.
+        case model
+        /// SmolLM2's grid: shade by the next head statistic.
+        case statistic
     }
 }

@@ -6,17 +6,26 @@ import LoupeTUI
 extension AttentionPanel {
     package func render(into frame: inout Frame, area: Rect, context: PanelRenderContext) {
         let theme = context.theme
-        let trailing = analysis.map { "\($0.count) tokens · \(view.rawValue)" } ?? ""
-        let inner = Block(title: "Attention · MiniLM", trailingTitle: trailing, focused: context.focused).render(
-            into: &frame, area: area, theme: theme)
+        let trailing: String
+        if model == .smolLM2 {
+            trailing = smolLM2.analysis.map { "\($0.count) tokens · \(smolLM2.showsHead ? "Head" : "Head grid")" } ?? ""
+        } else {
+            trailing = analysis.map { "\($0.count) tokens · \(view.rawValue)" } ?? ""
+        }
+        let inner = Block(title: "Attention · \(model.rawValue)", trailingTitle: trailing, focused: context.focused)
+            .render(into: &frame, area: area, theme: theme)
         guard inner.height >= 4, inner.width >= 20 else { return }
         let first = editingField == 0
         input.render(
             into: &frame, area: inner.row(0),
-            prompt: [Span(first ? "sentence › " : "sentence   ", first ? theme.key : theme.dim)],
+            prompt: [
+                Span(
+                    model == .smolLM2 ? (first ? "text › " : "text   ") : (first ? "sentence › " : "sentence   "),
+                    first ? theme.key : theme.dim)
+            ],
             style: first ? theme.input : theme.text, showCursor: first)
         var bodyTop = inner.y + 2
-        if let secondInput {
+        if let secondInput, model == .miniLM {
             let second = editingField == 1
             secondInput.render(
                 into: &frame, area: inner.row(1),
@@ -25,6 +34,7 @@ extension AttentionPanel {
             bodyTop += 1
         }
         let body = Rect(x: inner.x, y: bodyTop, width: inner.width, height: inner.maxY - bodyTop)
+        if model == .smolLM2 { return smolLM2.render(into: &frame, area: body, theme: theme) }
         if let loading {
             let what = loading.second.map { "“\(loading.first)” + “\($0)”" } ?? "“\(loading.first)”"
             frame.draw(

@@ -3,7 +3,8 @@ import LoupeKit
 import LoupeTUI
 
 /// MiniLM's attention for a sentence: a 6 × 12 grid of every head, one head's matrix with a
-/// token cursor, a sortable table of head statistics, and the embedding lens.
+/// token cursor, a sortable table of head statistics, and the embedding lens. `m` switches to
+/// SmolLM2 (``CausalView``): its 30 × 9 grid of head statistics and one head's causal pattern.
 package struct AttentionPanel: Panel {
     package let id = PanelID.attention
     package let title = "Attention"
@@ -36,6 +37,10 @@ package struct AttentionPanel: Panel {
     package var query = 0
     package var key = 0
     package var tableState = ListState()
+    /// The model on show (`m`).
+    package private(set) var model = Model.miniLM
+    /// SmolLM2's analysis and cursors, kept while MiniLM is on show.
+    package private(set) var smolLM2 = CausalView()
     package var sort = TableSort(column: 1, ascending: true)
     /// Sentences to pick with ↑/↓ while typing: examples, then what was analysed.
     package private(set) var sentences = LineHistory(entries: [
@@ -47,16 +52,26 @@ package struct AttentionPanel: Panel {
     package init() {}
 
     package var keymap: Keymap {
-        Keymap(
+        // The footer names the keys of the model on show; every key stays bound.
+        let causal = model == .smolLM2
+        return Keymap(
             "Attention",
             [
                 KeyBinding(
                     [.character("i")], .panel(.own(Action.edit)),
-                    help: "Type a sentence, or pick one with ↑/↓ (enter analyses it, esc cancels)", footer: "sentence"),
+                    help: "Type a sentence, or pick one with ↑/↓ (enter analyses it, esc cancels)",
+                    footer: causal ? "text" : "sentence"),
+                KeyBinding(
+                    [.character("m")], .panel(.own(Action.model)),
+                    help: "Model: MiniLM (the embedder) ↔ SmolLM2 (the local language model, causal)", footer: "model"),
+                KeyBinding(
+                    [.character("c")], .panel(.own(Action.statistic)),
+                    help: "SmolLM2's grid: shade by the next head statistic (induction, previous, sink, entropy)",
+                    footer: causal ? "statistic" : nil),
                 KeyBinding(
                     [.character("p")], .panel(.own(Action.pair)),
                     help: "Sentence pair: a second sentence, [CLS] A [SEP] B [SEP] (tab switches, p again for one)",
-                    footer: "pair"),
+                    footer: causal ? nil : "pair"),
                 KeyBinding(
                     [.character("v")], .panel(.own(Action.view)),
                     help:
@@ -65,7 +80,7 @@ package struct AttentionPanel: Panel {
                 KeyBinding(
                     [.character("a")], .panel(.own(Action.aggregate)),
                     help: "Head and lines views: one head → layer mean (heads overlaid) → mean of all heads → rollout",
-                    footer: "combine"),
+                    footer: causal ? nil : "combine"),
                 KeyBinding([.enter], .panel(.open), help: "Grid or table: open the selected head", footer: "open"),
                 KeyBinding([.character("s")], .panel(.own(Action.sort)), help: "Head table: sort by the next column"),
                 KeyBinding([.character("S")], .panel(.own(Action.reverse)), help: "Head table: reverse the sort"),
@@ -79,7 +94,7 @@ package struct AttentionPanel: Panel {
                     [.character("e")], .panel(.own(Action.export)),
                     help:
                         "Export what is shown as CSV (attention-L<l>-H<h>.csv, or -mean, -rollout when heads are combined)",
-                    footer: "export"),
+                    footer: causal ? nil : "export"),
                 KeyBinding(
                     [.character("E")], .panel(.own(Action.exportJSON)),
                     help: "Export the current head as JSON, with its statistics (attention-L<l>-H<h>.json)"),
@@ -88,11 +103,17 @@ package struct AttentionPanel: Panel {
     }
 
     package var capturesText: Bool { editing }
-    package var canGoBack: Bool { view == .head || view == .neuron }
+    package var canGoBack: Bool { model == .smolLM2 ? smolLM2.showsHead : view == .head || view == .neuron }
     package var isSearchable: Bool { false }
     package var initialEffects: [PanelEffect] { [] }
 
-    package mutating func goBack() { view = .grid }
+    package mutating func goBack() {
+        if model == .smolLM2 {
+            _ = smolLM2.toggleView()
+        } else {
+            view = .grid
+        }
+    }
 
     package mutating func handleText(_ key: Key) -> [PanelEffect] {
         switch key {
@@ -124,6 +145,7 @@ package struct AttentionPanel: Panel {
         let text = input.text.trimmingWhitespace()
         guard !text.isEmpty else { return [] }
         sentences.record(text)
+        if model == .smolLM2 { return smolLM2.analyze(text) }
         let second = secondInput.map { $0.text.trimmingWhitespace() }.flatMap { $0.isEmpty ? nil : $0 }
         let request = AttentionRequest(text, second: second)
         loading = request
@@ -132,7 +154,9 @@ package struct AttentionPanel: Panel {
     }
 
     package mutating func receive(_ msg: Msg) -> [PanelEffect] {
-        guard case .answered(let answer) = msg, let (asked, result) = answer.matching(Analyze.self),
+        guard case .answered(let answer) = msg else { return [] }
+        if answer.matching(Analyze.self) == nil { return smolLM2.receive(answer) }
+        guard let (asked, result) = answer.matching(Analyze.self),
             asked.request == loading
         else { return [] }
         loading = nil
@@ -149,6 +173,10 @@ package struct AttentionPanel: Panel {
 
     package mutating func perform(_ action: PanelAction, area: Rect) -> [PanelEffect] {
         if case .specific(let own) = action { return perform(own.action(as: Action.self)) }
+        if model == .smolLM2 {
+            if smolLM2.analysis == nil, smolLM2.loading == nil, action == .open { return analyze() }
+            return smolLM2.perform(action, page: max(1, area.height - 8))
+        }
         guard let analysis else {
             if action == .open { return analyze() }
             return []
@@ -197,7 +225,16 @@ package struct AttentionPanel: Panel {
 
     /// The panel's own keys; those that read an analysis do nothing before the first.
     private mutating func perform(_ action: Action) -> [PanelEffect] {
+        if model == .smolLM2, let effects = performSmolLM2(action) { return effects }
         switch action {
+        case .model:
+            model = .smolLM2
+            // The text on show, unless SmolLM2 has read it (or is reading it) already.
+            let text = input.text.trimmingWhitespace()
+            let current = smolLM2.loading?.text ?? smolLM2.analysis?.text
+            return text.isEmpty || current == text ? [] : smolLM2.analyze(text)
+        case .statistic:
+            return []
         case .edit:
             editingField = 0
             input.selectAll()
@@ -238,6 +275,24 @@ package struct AttentionPanel: Panel {
             sort.ascending.toggle()
         }
         return []
+    }
+
+    /// SmolLM2's answer to a key, nil for the keys it shares with MiniLM (the text's).
+    private mutating func performSmolLM2(_ action: Action) -> [PanelEffect]? {
+        switch action {
+        case .model:
+            model = .miniLM
+            return []
+        case .statistic:
+            smolLM2.nextStatistic()
+            return []
+        case .view: return smolLM2.toggleView()
+        case .nextHead: return smolLM2.step(by: 1)
+        case .previousHead: return smolLM2.step(by: -1)
+        case .edit: return nil
+        case .pair, .sort, .reverse, .export, .exportJSON, .aggregate:
+            return [.status("MiniLM's key: m switches back to MiniLM", .info)]
+        }
     }
 
     /// Writes the current head's export to `attention-L<l>-H<h>.<extension>` in the working directory.
