@@ -20,6 +20,12 @@ import Synchronization
 /// ``submit(_:)`` refuses as ``SerialScheduler`` does. A cancelled sequence (its stream dropped)
 /// leaves the batch, and frees its blocks, at the next step. All model work runs on one thread of
 /// its own, never on the cooperative pool.
+///
+/// With prompt-lookup speculation, each decoding sequence reads its next token and a draft from
+/// its own prompt and answer in the same pass as the others' rows, and chooses from the logits
+/// after each draft token in turn, as ``Generator`` does alone; the draft's rejected rest leaves
+/// the cache (``PagedKVCache/truncate(_:to:)``). Every row has its own bits, so the tokens and
+/// log-probabilities are plain decoding's, with fewer passes where the answer repeats the prompt.
 package final class BatchScheduler: CompletionScheduler {
     package let generator: Generator
     package let modelName: String
@@ -31,6 +37,8 @@ package final class BatchScheduler: CompletionScheduler {
     package let prefillChunkTokens: Int
     /// Token rows per key/value block: a cached prefix is shared a whole block at a time.
     package let blockRows: Int
+    /// Prompt-lookup speculation for every request that does not set its own; nil: none.
+    package let speculation: SpeculationOptions?
 
     /// What the running sequences hold, for `/metrics` and tests.
     package struct Usage: Sendable, Equatable {
@@ -63,6 +71,13 @@ package final class BatchScheduler: CompletionScheduler {
         let startNs: UInt64
         var prefilledNs: UInt64?
         var firstChosenNs: UInt64?
+        /// Prompt lookup, when it speculates: its drafter, the draft's current length and the
+        /// counts so far.
+        var lookup: PromptLookup?
+        var draftLength = 0
+        var counts = SpeculationCounts()
+        /// The draft read after `next` in the current pass.
+        var draft: [Int32] = []
     }
 
     private struct State {
@@ -82,12 +97,14 @@ package final class BatchScheduler: CompletionScheduler {
     ///     model's context so any one request fits.
     ///   - prefillChunkTokens: prompt rows per step while others decode.
     ///   - blockRows: token rows per key/value block (docs/ARCHITECTURE.md says why 16).
+    ///   - speculation: prompt-lookup decoding for each request that does not ask for its own.
     ///   - precision: how the pool stores keys and values: f32 (the default) gives every sequence
     ///     the serial scheduler's logits bit for bit; f16 halves the pool and can flip a greedy
     ///     choice on a close call (docs/decisions/2026-11-29-batched-serving-by-default.md).
     package init(
         generator: Generator, modelName: String, capacity: Int, maxSequences: Int, kvTokens: Int? = nil,
-        prefillChunkTokens: Int = 128, blockRows: Int = 16, precision: PagedKVPrecision = .f32
+        prefillChunkTokens: Int = 128, blockRows: Int = 16, precision: PagedKVPrecision = .f32,
+        speculation: SpeculationOptions? = nil
     ) {
         precondition(capacity >= 1 && maxSequences >= 1, "a scheduler holds at least one sequence")
         precondition(prefillChunkTokens >= 1, "a prefill chunk of \(prefillChunkTokens) tokens")
@@ -98,6 +115,7 @@ package final class BatchScheduler: CompletionScheduler {
         self.maxSequences = maxSequences
         self.prefillChunkTokens = prefillChunkTokens
         self.blockRows = blockRows
+        self.speculation = speculation
         let configuration = generator.model.configuration
         let tokens = kvTokens ?? max(maxSequences * 1024, configuration.contextLength)
         let blockCount = (tokens + blockRows - 1) / blockRows
@@ -231,14 +249,18 @@ package final class BatchScheduler: CompletionScheduler {
                 preconditionFailure("fresh sequence id \(id) refused: \(error)")
             }
             promised += blocks
-            running.append(
-                Running(
-                    id: id, entry: entry,
-                    decoding: Decoding(
-                        prompt: job.prompt, options: job.options, budget: limits.budget,
-                        tokenizer: generator.tokenizer, fileName: generator.model.fileName),
-                    pending: job.prompt[cached...], next: nil, blocks: blocks, cached: cached,
-                    startNs: DispatchTime.now().uptimeNanoseconds))
+            var sequence = Running(
+                id: id, entry: entry,
+                decoding: Decoding(
+                    prompt: job.prompt, options: job.options, budget: limits.budget,
+                    tokenizer: generator.tokenizer, fileName: generator.model.fileName),
+                pending: job.prompt[cached...], next: nil, blocks: blocks, cached: cached,
+                startNs: DispatchTime.now().uptimeNanoseconds)
+            if let options = job.options.speculation ?? speculation {
+                sequence.lookup = PromptLookup(options)
+                sequence.draftLength = options.draftTokens
+            }
+            running.append(sequence)
             state.withLock { state in
                 state.running += 1
                 state.usage.reusedPromptTokens += cached
@@ -253,10 +275,19 @@ package final class BatchScheduler: CompletionScheduler {
         var chunk = decoding ? prefillChunkTokens : max(prefillChunkTokens, 512)
         var members: [Int] = []
         var tokens: [[Int32]] = []
+        var everyRow = Set<Int>()
         for (index, sequence) in running.enumerated() {
             if let next = sequence.next, sequence.pending.isEmpty {
+                // Every accepted draft token is a token generated and the last row chooses one
+                // more: a draft longer than the budget leaves would be read for nothing.
+                let room = sequence.decoding.remaining - 1
+                let draft =
+                    sequence.lookup?.draft(
+                        after: sequence.decoding.sequence, limit: min(room, sequence.draftLength)) ?? []
+                running[index].draft = draft
+                if !draft.isEmpty { everyRow.insert(members.count) }
                 members.append(index)
-                tokens.append([next])
+                tokens.append([next] + draft)
             } else if let take = Self.promptRows(pending: sequence.pending.count, budget: chunk) {
                 chunk -= take
                 members.append(index)
@@ -266,7 +297,7 @@ package final class BatchScheduler: CompletionScheduler {
         }
         let ids = members.map { running[$0].id }
         let passed = Result { () throws(ModelError) in
-            try generator.model.forward(tokens, sequences: ids, cache: cache)
+            try generator.model.forward(tokens, sequences: ids, cache: cache, everyRow: everyRow)
         }
         guard case .success(let logits) = passed else {
             // Admission keeps the pool from running out and prompts are checked before they join:
@@ -285,9 +316,20 @@ package final class BatchScheduler: CompletionScheduler {
             var sequence = running[index]
             if sequence.prefilledNs == nil { sequence.prefilledNs = now }
             let entry = sequence.entry
+            let onText: (String, GeneratedToken?) -> Void = { text, token in
+                entry.continuation.yield(.text(text, token))
+            }
             do {
-                sequence.next = try sequence.decoding.choose(
-                    logits[row], onText: { text, token in entry.continuation.yield(.text(text, token)) })
+                if sequence.lookup != nil, sequence.next != nil {
+                    // A decode step with prompt lookup: its draft's rows are chosen from in turn.
+                    let draft = sequence.draft
+                    sequence.draft = []
+                    let (next, accepted) = try sequence.decoding.choose(after: draft, from: logits[row], onText: onText)
+                    settle(&sequence, draft: draft, accepted: accepted, cache: cache)
+                    sequence.next = next
+                } else {
+                    sequence.next = try sequence.decoding.choose(logits[row], onText: onText)
+                }
             } catch {
                 leave(sequence, cache: cache, promised: &promised)
                 entry.continuation.finish(throwing: error)
@@ -305,6 +347,28 @@ package final class BatchScheduler: CompletionScheduler {
         if !ended.isEmpty {
             running = running.enumerated().filter { !ended.contains($0.offset) }.map(\.element)
         }
+    }
+
+    /// After a pass that read `draft` behind a sequence's next token and accepted `accepted` of
+    /// its tokens: counts them, makes the cache forget the rejected rest, and adapts the next
+    /// draft's length as ``Generator``'s speculation does (two more after a draft accepted
+    /// whole, one fewer after a miss).
+    private func settle(_ sequence: inout Running, draft: [Int32], accepted: Int, cache: PagedKVCache) {
+        guard let lookup = sequence.lookup else { return }
+        sequence.counts.passes += 1
+        sequence.counts.drafted += draft.count
+        sequence.counts.accepted += accepted
+        guard !draft.isEmpty else { return }
+        sequence.counts.draftedPasses += 1
+        if accepted < draft.count {
+            let stored = cache.sequences[sequence.id]?.count ?? 0
+            do { try cache.truncate(sequence.id, to: stored - (draft.count - accepted)) } catch {
+                preconditionFailure("running sequence lost: \(error)")
+            }
+        }
+        let most = lookup.options.draftTokens
+        sequence.draftLength =
+            accepted == draft.count ? min(most, sequence.draftLength + 2) : max(1, sequence.draftLength - 1)
     }
 
     /// How many of `pending` prompt rows to read in a step with `budget` rows left: as many as
@@ -334,11 +398,11 @@ package final class BatchScheduler: CompletionScheduler {
         sequence.decoding.finish(onText: { text, token in entry.continuation.yield(.text(text, token)) })
         let end = DispatchTime.now().uptimeNanoseconds
         let prefilled = sequence.prefilledNs ?? end
-        entry.continuation.yield(
-            .finished(
-                sequence.decoding.generation(
-                    prompt: entry.job.prompt, cachedPromptTokens: sequence.cached, startNs: sequence.startNs,
-                    prefilledNs: prefilled, firstChosenNs: sequence.firstChosenNs ?? prefilled, endNs: end)))
+        var generation = sequence.decoding.generation(
+            prompt: entry.job.prompt, cachedPromptTokens: sequence.cached, startNs: sequence.startNs,
+            prefilledNs: prefilled, firstChosenNs: sequence.firstChosenNs ?? prefilled, endNs: end)
+        if sequence.lookup != nil { generation.speculation = sequence.counts }
+        entry.continuation.yield(.finished(generation))
         entry.continuation.finish()
     }
 

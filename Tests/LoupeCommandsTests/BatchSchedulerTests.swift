@@ -229,6 +229,46 @@ import Testing
         }
     }
 
+    /// Prompt-lookup speculation inside the batch: each sequence verifies its own draft in the
+    /// pass it shares with the others, and its greedy tokens and log-probabilities are plain
+    /// (serial, unspeculated) decoding's bit for bit, greedy or seeded, while an answer that
+    /// repeats its prompt has drafts accepted (fewer passes than tokens).
+    @Test func speculationInTheBatchGivesPlainDecodingsBits() async throws {
+        let generator = try Self.generator()
+        let serial = SerialScheduler(generator: generator, modelName: "m", capacity: 8)
+        defer { serial.shutdown() }
+        let batch = BatchScheduler(
+            generator: generator, modelName: "m", capacity: 8, maxSequences: 4, speculation: SpeculationOptions())
+        defer { batch.shutdown() }
+        let edit =
+            "Rewrite this sentence with 'cat' in place of 'dog': The quick brown fox jumps over the lazy dog "
+            + "near the old river bank every morning."
+        let prompts = try ([edit, edit] + Self.questions.prefix(2)).map { try generator.prompt([.user($0)]) }
+        // The second edit is sampled: a seeded draw is the same with drafts or without.
+        let options = prompts.indices.map {
+            $0 == 1 ? Self.options(maxTokens: 40, temperature: 0.8, seed: 11) : Self.options(maxTokens: 40)
+        }
+        var plain: [Generation] = []
+        for (prompt, options) in zip(prompts, options) {
+            let ticket = try serial.submit(.init(prompt: prompt, options: options))
+            plain.append(try await Self.answer(ticket).generation)
+        }
+        let tickets = try zip(prompts, options).map { try batch.submit(.init(prompt: $0, options: $1)) }
+        for (index, ticket) in tickets.enumerated() {
+            let (streamed, got) = try await Self.answer(ticket)
+            #expect(got.tokens.map(\.id) == plain[index].tokens.map(\.id), "prompt \(index)")
+            #expect(got.tokens.map(\.choice) == plain[index].tokens.map(\.choice), "prompt \(index)")
+            #expect(streamed == got.text && got.text == plain[index].text, "prompt \(index)")
+            let counts = try #require(got.speculation, "prompt \(index) reports its speculation")
+            if index == 0 {
+                #expect(counts.accepted > 0, "the edit repeats its prompt: \(counts)")
+                #expect(counts.passes + 1 < got.tokens.count, "fewer passes than tokens: \(counts)")
+            }
+        }
+        try await Self.eventually { batch.usage.blocksInUse == 0 }
+        #expect(batch.usage.blocksInUse == 0, "rejected drafts leave no block behind")
+    }
+
     @Test func aCancelledSequenceGivesItsBlocksBackAndTheQueueIsBounded() async throws {
         let generator = try Self.generator()
         let scheduler = BatchScheduler(generator: generator, modelName: "m", capacity: 2, maxSequences: 2)

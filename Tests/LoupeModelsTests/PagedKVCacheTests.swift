@@ -153,6 +153,28 @@ import Testing
         #expect(cache.allocator.freeCount == 8)
     }
 
+    /// A speculative draft's rejected rows: truncating releases the blocks past the kept rows,
+    /// and a kept block they had filled is no longer offered as a cached prefix (its rows are
+    /// overwritten next), while a whole block before them still is; no block leaks.
+    @Test func truncatingForgetsTheRejectedRowsAndTheirPrefix() throws {
+        let cache = PagedKVCache(layers: 2, rowWidth: 3, blockCount: 8, blockRows: 4)
+        _ = try cache.join(0, prompt: [1, 2, 3])
+        try append(cache, 0, [1, 2, 3])
+        try append(cache, 0, [4, 5, 6, 7, 8, 9, 10])  // 10 rows: two full blocks indexed, a third begun
+        #expect(cache.sequences[0]!.blocks.count == 3)
+        try cache.truncate(0, to: 6)
+        #expect(cache.sequences[0]!.count == 6 && cache.sequences[0]!.blocks.count == 2)
+        #expect(cache.allocator.freeCount == 6)
+        try append(cache, 0, [40, 50])  // overwrite rows 6 and 7 of the second block
+        expectRows(cache, "after truncating and appending")
+        expectConsistent(cache, "after truncating and appending")
+        // The first block's prefix is still true and shared; the second's old prefix is gone.
+        #expect(try cache.join(1, prompt: [1, 2, 3, 4, 5, 6, 7, 8, 9]) == 4)
+        #expect(try cache.join(2, prompt: [1, 2, 3, 4, 5, 6, 40, 50, 9]) == 8, "the rewritten block is indexed anew")
+        for id in 0...2 { try cache.leave(id) }
+        #expect(cache.allocator.freeCount == 8)
+    }
+
     @Test func aFullPoolThrowsAndTakesNothing() throws {
         let cache = PagedKVCache(layers: 1, rowWidth: 3, blockCount: 2, blockRows: 4)
         _ = try cache.join(0, prompt: [1])

@@ -38,9 +38,10 @@ struct ServeCommand: LoupeCommand {
             (SmolLM2-135M-Instruct), up to --openai-batch sequences decoded together (continuous batching: \
             requests join and leave between decode steps and share cached prompt prefixes; 1: one at a time) \
             behind a queue of --openai-queue requests (past it, 429 with Retry-After); each request is stored \
-            as a trace. Point a client at it with base_url http://127.0.0.1:PORT/v1. With --openai-batch 1, \
-            --speculate prompt-lookup decodes each request with prompt-lookup drafts (the same tokens, fewer \
-            passes); its trace carries the acceptance rate (loupe.speculative.acceptance_rate).
+            as a trace. Point a client at it with base_url http://127.0.0.1:PORT/v1. \
+            --speculate prompt-lookup decodes each request with prompt-lookup drafts, batched or not (the \
+            same tokens, fewer passes); its trace carries the acceptance rate \
+            (loupe.speculative.acceptance_rate).
             """)
 
     static let runsInsideTUI = false
@@ -173,9 +174,6 @@ extension ServeCommand {
             )
         }
         let speculative = try speculation.options()
-        if speculative != nil && openAIBatch > 1 {
-            throw CommandFailure("--speculate works with one request at a time: drop it or use --openai-batch 1")
-        }
         let generator = try context.session.models.smolLM2(precision: .q8)
         let scheduler: any CompletionScheduler =
             openAIBatch == 1
@@ -184,7 +182,7 @@ extension ServeCommand {
                 speculation: speculative)
             : BatchScheduler(
                 generator: generator, modelName: ModelLibrary.smolLM2Name, capacity: openAIQueue,
-                maxSequences: openAIBatch)
+                maxSequences: openAIBatch, speculation: speculative)
         let server = OpenAIServer(
             configuration: try configuration.validated(), port: port, scheduler: scheduler, ingest: ingest)
         do {

@@ -18,11 +18,16 @@ extension LlamaModel {
     /// order with their own positions: a hook that edits each row alone (a steering direction)
     /// gives each sequence the bits it gets alone.
     ///
-    /// - Returns: per sequence, its logits as `logits` asks.
+    /// `everyRow` names sequences (by their index in `ids`) whose every new row's logits are
+    /// wanted when `logits` is `.last` (a speculative draft's verification beside plain decode
+    /// steps and prompt chunks); the head reads only the rows asked for.
+    ///
+    /// - Returns: per sequence, its logits as `logits` (and `everyRow`) asks.
     /// - Throws: ``ModelError`` for an unknown id, a token outside the vocabulary, or a full pool
     ///   (before any row is written; blocks reserved for earlier sequences of the call stay reserved).
     package func forward(
-        _ tokens: [[Int32]], sequences ids: [Int], cache: PagedKVCache, logits: LlamaLogits = .last
+        _ tokens: [[Int32]], sequences ids: [Int], cache: PagedKVCache, logits: LlamaLogits = .last,
+        everyRow: Set<Int> = []
     ) throws(ModelError) -> [Tensor] {
         precondition(tokens.count == ids.count, "\(tokens.count) token lists for \(ids.count) sequences")
         precondition(
@@ -55,7 +60,24 @@ extension LlamaModel {
                 throw ModelError(file: fileName, message: "sequence \(ids[b]): \(error)")
             }
         }
-        return project(x, batch: batch, logits: logits, profile: nil)
+        guard logits == .last, !everyRow.isEmpty else { return project(x, batch: batch, logits: logits, profile: nil) }
+        // The rows the head reads: all of a sequence in `everyRow`, the last of the others.
+        // Each row's logits are its own (one row, one answer), so choosing rows moves no bit.
+        let width = configuration.width
+        var chosen: [[Int32]] = []
+        var rows: [Int] = []
+        for b in ids.indices {
+            let range = batch.starts[b]..<(batch.starts[b] + batch.lengths[b])
+            let kept = everyRow.contains(b) ? Array(range) : range.last.map { [$0] } ?? []
+            chosen.append(kept.map { batch.tokens[$0] })
+            rows += kept
+        }
+        var selected = Tensor(zeros: [rows.count, width])
+        for (index, row) in rows.enumerated() {
+            selected.storage.replaceSubrange(
+                (index * width)..<((index + 1) * width), with: x.storage[(row * width)..<((row + 1) * width)])
+        }
+        return project(selected, batch: Batch(tokens: chosen, past: past), logits: .all, profile: nil)
     }
 
     /// One decoder block over all rows against the paged cache.

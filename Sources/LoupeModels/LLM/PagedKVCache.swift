@@ -97,6 +97,9 @@ package struct PagedKVAllocator: Sendable {
         return block
     }
 
+    /// Drops `block`'s prefix-index entry, if it has one: its rows are about to change.
+    package mutating func forget(_ block: Int32) { forgetPrefix(of: block) }
+
     private mutating func forgetPrefix(of block: Int32) {
         if let prefix = prefixOf.removeValue(forKey: block) { prefixes[prefix] = nil }
     }
@@ -241,6 +244,26 @@ package final class PagedKVCache {
             sequence.blocks.append(copy)
         }
         for _ in 0..<max(0, needed) { sequence.blocks.append(try allocator.allocate()) }
+        sequences[id] = sequence
+    }
+
+    /// Forgets the rows of sequence `id` from token `count` on (a speculative draft's rejected
+    /// rest): the blocks past them are released (their rows stay true to the prefix they are
+    /// indexed by), and a kept block that the forgotten rows had filled loses its index entry
+    /// when the sequence holds it alone, since its next rows overwrite them; a shared one is
+    /// copied before it is written, as ``reserve(_:tokens:)`` does for any shared last block.
+    package func truncate(_ id: Int, to count: Int) throws(PagedKVError) {
+        guard var sequence = sequences[id] else { throw .unknownSequence(id) }
+        precondition(count >= 0 && count <= sequence.count, "truncate to \(count) of \(sequence.count) rows")
+        guard count < sequence.count else { return }
+        let rows = allocator.blockRows
+        while sequence.blocks.count > (count + rows - 1) / rows {
+            allocator.release(sequence.blocks.removeLast())
+        }
+        if count % rows != 0, let last = sequence.blocks.last, allocator.references[Int(last)] == 1 {
+            allocator.forget(last)
+        }
+        sequence.tokens.removeLast(sequence.count - count)
         sequences[id] = sequence
     }
 
