@@ -42,7 +42,7 @@ extension TracesPanel {
         /// SmolLM2's attention, or its logit lens, where the token view's cursor token was chosen.
         case attention, lens
         /// The SmolLM2 SAE features active where the token view's cursor token was chosen
-        /// (`sae at`, its output in the output pane).
+        /// (`sae at`), over the token view as `a` and `l` open theirs.
         case features
     }
 }

@@ -4,17 +4,19 @@ import LoupeKit
 import LoupeTUI
 
 extension TracesPanel {
-    /// What the token view opens over itself at its cursor token: SmolLM2's attention (`a`) or
-    /// its logit lens (`l`) there.
+    /// What the token view opens over itself at its cursor token: SmolLM2's attention (`a`), its
+    /// logit lens (`l`) or the SAE features active (`x`) there.
     package enum TokenInside: Sendable {
         case attention(TokenAttentionView)
         case lens(TokenLensView)
+        case features(TokenFeaturesView)
 
-        /// The token it was read at.
-        package var context: TokenContext {
+        /// The generated token it was read at (its index in the step).
+        package var token: Int {
             switch self {
-            case .attention(let view): view.attention.context
-            case .lens(let view): view.lens.context
+            case .attention(let view): view.attention.context.token
+            case .lens(let view): view.lens.context.token
+            case .features(let view): view.features.token
             }
         }
 
@@ -22,12 +24,13 @@ extension TracesPanel {
             switch self {
             case .attention: .attention
             case .lens: .lens
+            case .features: .features
             }
         }
 
-        /// Which of the two.
+        /// Which of the three.
         package enum Kind: Hashable, Sendable {
-            case attention, lens
+            case attention, lens, features
         }
 
         mutating func perform(_ action: PanelAction) {
@@ -38,6 +41,9 @@ extension TracesPanel {
             case .lens(var view):
                 view.perform(action)
                 self = .lens(view)
+            case .features(var view):
+                view.perform(action)
+                self = .features(view)
             }
         }
 
@@ -45,6 +51,7 @@ extension TracesPanel {
             switch self {
             case .attention(let view): view.render(into: &frame, area: area, theme: theme)
             case .lens(let view): view.render(into: &frame, area: area, theme: theme)
+            case .features(let view): view.render(into: &frame, area: area, theme: theme)
             }
         }
     }
@@ -95,6 +102,20 @@ extension TracesPanel {
 
         package func ask(_ port: TokenInsidesBrowser) throws -> TokenLens {
             try port.lens(trace: address.trace, span: address.span, token: address.token)
+        }
+    }
+
+    /// The SAE features active where a token was chosen (`x`): SmolLM2 reads the step's context
+    /// and the newest SmolLM2 SAE encodes the stream after its layer, seconds on a long step.
+    package struct TokenFeaturesAt: PortRequest {
+        package var address: TokenAddress
+
+        package init(_ address: TokenAddress) { self.address = address }
+
+        package var jobTitle: String? { "the SAE features at token #\(address.token)" }
+
+        package func ask(_ port: SAEBrowser) throws -> TokenFeatures {
+            try port.tokenFeatures(trace: address.trace, span: address.span, token: address.token)
         }
     }
 }

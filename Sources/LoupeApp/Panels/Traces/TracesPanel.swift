@@ -49,8 +49,6 @@ package struct TracesPanel: Panel {
     private var insideAsked: (kind: TokenInside.Kind, address: TokenAddress)?
     private static let forkTag = 1
     private static let tokenForkTag = 2
-    /// `x`'s `sae at`: its output is the answer, shown in the output pane.
-    private static let featuresTag = 3
     private static let forkEditorName = "trace-fork"
     private var queued: [PanelEffect] = []
     /// A read of the list asked for because the workspace changed, and whether it changed again
@@ -179,8 +177,8 @@ package struct TracesPanel: Panel {
                 KeyBinding(
                     [.character("x")], .panel(.own(Action.features)),
                     help:
-                        "Token view: the SmolLM2 SAE features active where the cursor token was chosen (sae at, "
-                        + "in the output pane)"),
+                        "Token view: the SmolLM2 SAE features active where the cursor token was chosen, each "
+                        + "against its largest activation (sae at; x again: close)"),
             ] + lensAlso + [
                 KeyBinding(
                     [.character(" ")], .panel(.own(Action.play)), help: "Play or pause: step forward on a timer"),
@@ -278,14 +276,7 @@ package struct TracesPanel: Panel {
         case .attention, .lens:
             return openInside(action == .attention ? .attention : .lens)
         case .features:
-            guard let trace, let view = traceView?.tokenView else {
-                return [.status("open a local model step's tokens with T, then x: the SAE features there", .info)]
-            }
-            return [
-                .run(
-                    "sae at --trace \(trace.summary.id) --span \(view.ordinal) --token \(view.cursor)",
-                    tag: Self.featuresTag)
-            ]
+            return openInside(.features)
         case .nextUncertain, .previousUncertain:
             // With the attention or the lens open, they follow the cursor to the next uncertain token.
             let effects = traceView?.perform(action) ?? []
@@ -357,11 +348,16 @@ package struct TracesPanel: Panel {
     /// how to get there.
     private mutating func openInside(_ kind: TokenInside.Kind) -> [PanelEffect] {
         guard let trace, let view = traceView?.tokenView else {
-            let what = kind == .attention ? "a: its attention" : "l: its logit lens"
-            return [.status("open a local model step's tokens with T, then \(what) at the cursor token", .info)]
+            let what =
+                switch kind {
+                case .attention: "a: its attention at the cursor token"
+                case .lens: "l: its logit lens at the cursor token"
+                case .features: "x: the SAE features there"
+                }
+            return [.status("open a local model step's tokens with T, then \(what)", .info)]
         }
         let address = TokenAddress(trace: trace.summary.id, span: view.ordinal, token: view.cursor)
-        if let open = tokenInside, open.kind == kind, open.context.token == address.token {
+        if let open = tokenInside, open.kind == kind, open.token == address.token {
             tokenInside = nil
             return []
         }
@@ -378,6 +374,13 @@ package struct TracesPanel: Panel {
             return [
                 .ask(TokenLensAt(address)),
                 .status("SmolLM2 reads the step to token #\(address.token) · loupe lens \(address.selectors)", .info),
+            ]
+        case .features:
+            return [
+                .ask(TokenFeaturesAt(address)),
+                .status(
+                    "SmolLM2 and its SAE read the step to token #\(address.token) · loupe sae at \(address.selectors)",
+                    .info),
             ]
         }
     }
@@ -637,6 +640,8 @@ package struct TracesPanel: Panel {
             return receiveInside(.attention, asked.address, loaded) { .attention(TokenAttentionView($0)) }
         } else if let (asked, loaded) = answer.matching(TokenLensAt.self) {
             return receiveInside(.lens, asked.address, loaded) { .lens(TokenLensView($0)) }
+        } else if let (asked, loaded) = answer.matching(TokenFeaturesAt.self) {
+            return receiveInside(.features, asked.address, loaded) { .features(TokenFeaturesView($0)) }
         } else if let (_, loaded) = answer.matching(DiffTraces.self) {
             switch loaded {
             case .loaded(let compared): diffView = DiffView(compared)
