@@ -21,22 +21,30 @@ enum CompletionTrace {
     /// Hands each finished request to the receiver's ingest (the same queue and writer as OTLP).
     final class Recorder: Sendable {
         let ingest: TraceIngest
+        /// Attributes every request's span carries (how the server's model is steered).
+        let attributes: JSONObject
 
-        init(ingest: TraceIngest) { self.ingest = ingest }
+        init(ingest: TraceIngest, attributes: JSONObject = [:]) {
+            self.ingest = ingest
+            self.attributes = attributes
+        }
 
         /// Stores `exchange`'s trace; a refusal (the queue full) loses that trace, not the answer.
         func record(_ exchange: Exchange, model: String, tokenizer: BPETokenizer) async {
-            guard let span = try? CompletionTrace.span(exchange, model: model, tokenizer: tokenizer) else { return }
+            guard
+                let span = try? CompletionTrace.span(
+                    exchange, model: model, tokenizer: tokenizer, attributes: attributes)
+            else { return }
             try? await ingest.submit([span], source: "OpenAI")
         }
     }
 
-    static func span(_ exchange: Exchange, model: String, tokenizer: BPETokenizer) throws(TraceImportError)
-        -> OTLPImporter.OTLPSpan
-    {
+    static func span(
+        _ exchange: Exchange, model: String, tokenizer: BPETokenizer, attributes: JSONObject = [:]
+    ) throws(TraceImportError) -> OTLPImporter.OTLPSpan {
         let request = exchange.request
         let operation = request.kind == .chat ? "chat" : "text_completion"
-        var a = JSONObject()
+        var a = attributes
         a["gen_ai.operation.name"] = .string(operation)
         a["gen_ai.provider.name"] = "loupe"
         a["gen_ai.request.model"] = .string(model)

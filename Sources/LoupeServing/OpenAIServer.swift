@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Hummingbird
 import Logging
+import LoupeBase
 import LoupeKit
 import LoupeModels
 import LoupeReceiver
@@ -33,11 +34,14 @@ package final class OpenAIServer: Sendable {
     ///   - configuration: the receiver's (host, token, body limit), already validated.
     ///   - port: the endpoint's own port (0: any free one).
     ///   - ingest: where each request's trace goes; nil records none.
+    ///   - traceAttributes: attributes every request's trace carries (a steered model says so).
     package init(
-        configuration: ReceiverConfiguration, port: Int, scheduler: any CompletionScheduler, ingest: TraceIngest?
+        configuration: ReceiverConfiguration, port: Int, scheduler: any CompletionScheduler, ingest: TraceIngest?,
+        traceAttributes: JSONObject = [:]
     ) {
         setup = OpenAIHTTP.Setup(
-            configuration: configuration, scheduler: scheduler, recorder: ingest.map(CompletionTrace.Recorder.init),
+            configuration: configuration, scheduler: scheduler,
+            recorder: ingest.map { CompletionTrace.Recorder(ingest: $0, attributes: traceAttributes) },
             tokens: TokenTable(scheduler.generator.tokenizer), metrics: ServingMetrics(scheduler: scheduler))
         self.port = port
     }

@@ -1,5 +1,8 @@
 import Foundation
+import LoupeAgents
 import LoupeBase
+import LoupeKit
+import LoupeStore
 import Testing
 
 /// `loupe serve --openai-port` on the real SmolLM2-135M-Instruct, driven by the official `openai`
@@ -125,6 +128,43 @@ import Testing
             #expect(abandoned.count == 3, "the abandoned stream and the two closed to free the queue")
             #expect(abandoned.allSatisfy { ($0["output_tokens"]?.int ?? 2000) < 400 })
         }
+    }
+
+    /// `serve --steer FEATURE:α` with an SAE trained here on SmolLM2's stream (layer 15): the
+    /// official client's greedy answer, decoded by the batched scheduler, is the steered answer
+    /// `loupe generate --steer` gives on the contiguous path (and not the plain one), and its
+    /// trace names the SAE, the layer and the feature.
+    @Test func aSteeredServerAnswersAsGenerateSteersAndItsTraceSaysSo() throws {
+        let workspace = TestEnvironment.temporaryDirectory() + "/w.sqlite"
+        func run(_ arguments: [String]) throws -> String {
+            let result = try TestEnvironment.run(
+                ["--workspace", workspace] + arguments, environment: ["LOUPE_MODELS": ModelsCommandTests.modelsRoot])
+            try #require(result.status == 0, "\(arguments): \(result.error)")
+            return result.output
+        }
+        let corpus = TestEnvironment.repositoryRoot.appendingPathComponent("sample-data/cranfield/corpus.jsonl").path
+        _ = try run(["ingest", corpus, "--no-embed"])
+        _ = try run(["sae", "collect", "--model", "smollm2", "--layer", "15", "--tokens", "600"])
+        _ = try run([
+            "sae", "train", "--model", "smollm2", "--layer", "15", "--width", "64", "--k", "8", "--steps", "10",
+            "--batch", "64", "--fidelity-tokens", "60",
+        ])
+        let prompt = "Name three colors."
+        let generated = try JSONValue.parse(
+            try run(["generate", prompt, "--steer", "3:60", "--max-tokens", "16", "--json"]))
+        let steered = try #require(generated["steered"]?["text"]?.string)
+        try #require(steered != generated["plain"]?["text"]?.string, "feature 3 at α = 60 changes the answer")
+        try Self.withServer(["--steer", "3:60"], workspace: workspace) { server, baseURL in
+            let report = try Self.peer("openai_steered.py", [baseURL, Self.model, prompt, "16"])
+            #expect(report["text"]?.string == steered)
+            #expect(server.stop().status == 0)
+        }
+        let list = try #require(try JSONValue.parse(try run(["trace", "list", "--json"])).array)
+        let chat = try #require(list.first { $0["name"]?.string == "chat \(Self.model)" }?["id"]?.int)
+        let span = try TraceService(workspace: try Workspace(path: workspace)).trace(chat).spans[0]
+        #expect(span.attributes["loupe.steering.layer"] == .number(15))
+        #expect(span.attributes["loupe.steering.steer"] == .array(["3:60.0"]))
+        #expect(span.attributes["loupe.steering.sae"]?.number != nil)
     }
 
     /// Runs `body` with `loupe serve` and its OpenAI endpoint on a free port over a new

@@ -41,7 +41,9 @@ struct ServeCommand: LoupeCommand {
             as a trace. Point a client at it with base_url http://127.0.0.1:PORT/v1. \
             --speculate prompt-lookup decodes each request with prompt-lookup drafts, batched or not (the \
             same tokens, fewer passes); its trace carries the acceptance rate \
-            (loupe.speculative.acceptance_rate).
+            (loupe.speculative.acceptance_rate). --steer FEATURE:α and --ablate FEATURE steer every answer \
+            with an SAE feature as loupe generate's do (the newest finished SmolLM2 SAE, or --sae ID); each \
+            trace names the SAE, its layer and the features (loupe.steering.*).
             """)
 
     static let runsInsideTUI = false
@@ -68,6 +70,16 @@ struct ServeCommand: LoupeCommand {
             valueName: "sequences"))
     var openAIBatch = 16
     @OptionGroup var speculation: SpeculationFlags
+    @Option(
+        help: ArgumentHelp(
+            "Steer every answer with an SAE feature: add α × its decoder direction at the SAE's layer "
+                + "(repeatable).", valueName: "feature:α"))
+    var steer: [String] = []
+    @Option(
+        help: ArgumentHelp("Remove an SAE feature's contribution from every answer (repeatable).", valueName: "feature")
+    )
+    var ablate: [Int] = []
+    @Option(help: "The SAE --steer and --ablate use (default: the newest finished SmolLM2 SAE).") var sae: Int64?
 
     func run(in context: CommandContext) throws {
         let configuration = try receiver.configuration(environment: ProcessInfo.processInfo.environment)
@@ -174,7 +186,7 @@ extension ServeCommand {
             )
         }
         let speculative = try speculation.options()
-        let generator = try context.session.models.smolLM2(precision: .q8)
+        let (generator, steering) = try steeredModel(context: context)
         let scheduler: any CompletionScheduler =
             openAIBatch == 1
             ? SerialScheduler(
@@ -184,11 +196,37 @@ extension ServeCommand {
                 generator: generator, modelName: ModelLibrary.smolLM2Name, capacity: openAIQueue,
                 maxSequences: openAIBatch, speculation: speculative)
         let server = OpenAIServer(
-            configuration: try configuration.validated(), port: port, scheduler: scheduler, ingest: ingest)
+            configuration: try configuration.validated(), port: port, scheduler: scheduler, ingest: ingest,
+            traceAttributes: steering)
         do {
             return (server, try server.start())
         } catch {
             throw CommandFailure("\(error)")
+        }
+    }
+}
+
+extension ServeCommand {
+    /// SmolLM2 (q8), steered by --steer and --ablate when given (as `loupe generate --steer`
+    /// steers it: ``SAEIntervention``'s hook, run by both schedulers), and the attributes its
+    /// traces carry to say so.
+    fileprivate func steeredModel(context: CommandContext) throws -> (Generator, JSONObject) {
+        let plain = try context.session.models.smolLM2(precision: .q8)
+        guard !steer.isEmpty || !ablate.isEmpty else { return (plain, [:]) }
+        return try SAECommand.plainly {
+            let steers = try steer.map { try SAESteering.Steer(parsing: $0) }
+            let (id, layer, sae) = try SAESteering(
+                database: try context.database(access: .read), models: context.session.models
+            ).languageModelSAE(self.sae)
+            let hook = try SAEIntervention(sae: sae, layer: layer).steering(
+                steers.map { ($0.feature, $0.alpha) }, ablating: ablate)
+            let model = try plain.model.hooked(hook)
+            let attributes: JSONObject = [
+                "loupe.steering.sae": .number(Double(id)), "loupe.steering.layer": .number(Double(layer)),
+                "loupe.steering.steer": .array(steers.map { .string("\($0.feature):\($0.alpha)") }),
+                "loupe.steering.ablate": .array(ablate.map { .number(Double($0)) }),
+            ]
+            return (Generator(model: model, tokenizer: plain.tokenizer, template: plain.template), attributes)
         }
     }
 }
