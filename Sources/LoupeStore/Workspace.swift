@@ -233,13 +233,32 @@ package final class Workspace: Sendable {
     /// waiting for anyone (a passive checkpoint; the log then starts over and is cut back to
     /// ``logLimit``): what a writer that defers SQLite's own checkpoint does after each commit.
     /// Nothing when this workspace never opened its writer.
+    ///
+    /// - Throws: ``WorkspaceError/Code/busy`` when a whole fold was asked for and another
+    ///   connection still read the log after the busy timeout: SQLite answers such a checkpoint
+    ///   with a row saying it was blocked, not with an error, so without this check the file would
+    ///   silently lack what the log holds. Nothing is lost; the log stays beside the file. A
+    ///   passive fold does what no reader prevents and never reports one.
     package func foldLog(past bytes: Int64?) throws(WorkspaceError) {
         guard let writer = writerPool.withLock({ $0 }) else { return }
         if let bytes, Workspace.fileSize(path + "-wal") <= bytes { return }
         let mode = bytes == nil ? "TRUNCATE" : "PASSIVE"
-        try translatingErrors(writing: true) {
-            try writer.writeWithoutTransaction { db in _ = try Row.fetchAll(db, sql: "PRAGMA wal_checkpoint(\(mode))") }
+        // (blocked 0 or 1, frames in the log, frames copied into the file), as SQLite documents.
+        let answer = try translatingErrors(writing: true) {
+            try writer.writeWithoutTransaction { db in
+                try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(\(mode))").map { row -> (Int, Int, Int) in
+                    (row[0], row[1], row[2])
+                }
+            }
         }
+        guard bytes == nil, let (blocked, frames, copied) = answer, blocked != 0 else { return }
+        throw WorkspaceError(
+            .busy, path: path,
+            message:
+                "the write-ahead log was not folded into the file: another connection still reads it "
+                + "(SQLite's TRUNCATE checkpoint was blocked after the busy timeout; \(copied) of \(frames) log "
+                + "frames copied). Nothing is lost: the rest stays in \((path as NSString).lastPathComponent)-wal "
+                + "beside the file, and the next fold copies it.")
     }
 
     /// Runs `body` on a read-only snapshot of the workspace.

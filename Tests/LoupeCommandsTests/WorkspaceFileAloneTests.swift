@@ -1,6 +1,8 @@
 import Foundation
+import GRDB
 import LoupeAgents
 import LoupeBase
+import LoupeCommands
 import LoupeKit
 import LoupeStore
 import Testing
@@ -66,6 +68,35 @@ import Testing
         withExtendedLifetime(watching) {}
     }
 
+    /// A reader that holds the log past the busy timeout (another process in the middle of a read):
+    /// the command's fold gives up after two tries and says so on standard error, naming the file,
+    /// instead of leaving the file silently without what it stored; nothing is lost, and the next
+    /// command that writes folds the log.
+    @Test func aFoldAReaderBlocksIsAWarningNotASilence() throws {
+        let path = TestEnvironment.temporaryDirectory() + "/w.sqlite"
+        let first = try TestEnvironment.run(["workspace", "init", "--workspace", path])
+        #expect(first.status == 0, "\(first.error)")
+        let reader = try DatabaseQueue(path: path)
+        try reader.inDatabase { db in
+            try db.beginTransaction(.deferred)
+            #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM settings") != nil)
+            let set = try TestEnvironment.run(
+                ["prices", "set", "model-fold", "--input", "1", "--output", "2", "--workspace", path],
+                environment: ["LOUPE_BUSY_TIMEOUT_MS": "200"])
+            #expect(set.status == 0, "\(set.error)")
+            #expect(set.error.contains("warning: \(path): the write-ahead log was not folded"), "\(set.error)")
+            #expect(Self.fileSize(path + "-wal") > 0)
+            try db.commit()
+        }
+        try reader.close()
+        let again = try TestEnvironment.run(
+            ["prices", "set", "model-fold-2", "--input", "1", "--output", "2", "--workspace", path])
+        #expect(again.status == 0 && again.error.isEmpty, "\(again.error)")
+        #expect(Self.fileSize(path + "-wal") == 0)
+        let list = try TestEnvironment.run(["prices", "list", "--workspace", try Self.copyAlone(path)])
+        #expect(list.output.contains("model-fold") && list.output.contains("model-fold-2"), "\(list.output)")
+    }
+
     /// Large spans, one a request: the log is folded by its size in bytes, not after a count of
     /// spans, so 40 MB of spans leave no 40 MB log beside the file while the receiver runs.
     @Test func aReceiversLogStaysBoundedInBytes() async throws {
@@ -85,5 +116,30 @@ import Testing
         ingest.drain()
         #expect(Self.fileSize(path + "-wal") == 0)
         #expect(try workspace.traces.traceSummaries().count == 10)
+    }
+
+    /// A reader holding the log when the ingest drains: its last fold is tried twice, then the
+    /// statistics say why the log stays beside the file, and so does the line `loupe serve`
+    /// prints when it stops.
+    @Test func aDrainAReaderBlocksIsInTheStatistics() async throws {
+        let path = TestEnvironment.temporaryDirectory() + "/w.sqlite"
+        let workspace = try Workspace(path: path, busyTimeout: 0.1)
+        let ingest = TraceIngest(workspace: workspace)
+        try await ingest.submit(
+            try GrowingTraceTests.spans(3, traceID: String(format: "%032x", 7), payload: 0), source: "OTLP/HTTP")
+        #expect(ingest.statistics.logNotFolded == nil)
+        let reader = try DatabaseQueue(path: path)
+        try reader.inDatabase { db in
+            try db.beginTransaction(.deferred)
+            #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM spans") == 3)
+            ingest.drain()
+            try db.commit()
+        }
+        let why = try #require(ingest.statistics.logNotFolded)
+        #expect(why.hasPrefix(path + ": the write-ahead log was not folded"), "\(why)")
+        #expect(Listener.line(ingest.statistics).contains("was not folded"))
+        #expect(Self.fileSize(path + "-wal") > 0)
+        try reader.close()
+        #expect(try workspace.traces.traceSummaries().count == 1)
     }
 }

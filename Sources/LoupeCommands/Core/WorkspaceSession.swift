@@ -1,4 +1,5 @@
 import Foundation
+import LoupeBase
 import LoupeKit
 import LoupePostgres
 import LoupeReceiver
@@ -146,12 +147,30 @@ package final class WorkspaceSession: Sendable {
     /// Ends the session's work on its workspace: stops the receiver (committing what it
     /// acknowledged) and, when this session wrote to a workspace file, folds the write-ahead log
     /// into it, so that the file alone — copied, mailed, opened by an older sqlite3 — holds
-    /// everything the command stored. Every command that wrote ends here (``LoupeCLI``); a log
-    /// another process still reads is left to it (the fold waits the busy timeout, then gives up:
-    /// nothing is lost, the data stays in the log beside the file).
-    package func close() {
+    /// everything the command stored. Every command that wrote ends here (``LoupeCLI``). A log
+    /// another process still reads is tried once more after a pause (the fold waits the busy
+    /// timeout each time), then left to it with a warning on standard error naming the file and
+    /// SQLite's answer: nothing is lost, the data stays in the log beside the file, but a copy of
+    /// the file alone would lack it. Returns that failure (nil when the log was folded).
+    @discardableResult
+    package func close() -> WorkspaceError? {
         stopListening()
-        try? opened.withLock { $0 }?.foldLog(past: nil)
+        guard let workspace = opened.withLock({ $0 }) else { return nil }
+        var failure: WorkspaceError?
+        for attempt in 0..<2 {
+            if attempt > 0 { Thread.sleep(forTimeInterval: 0.25) }
+            do {
+                try workspace.foldLog(past: nil)
+                return nil
+            } catch {
+                failure = error
+            }
+        }
+        if let failure {
+            FileHandle.standardError.write(
+                Data(("warning: " + UntrustedText.sanitized(failure.description) + "\n").utf8))
+        }
+        return failure
     }
 
     deinit {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LoupeBase
 import LoupeKit
 import LoupeReceiver
 import LoupeStore
@@ -75,6 +76,7 @@ package final class Listener: Sendable {
         "\(Formatting.count(s.spans, "span")) stored from \(Formatting.count(s.requests, "request"))"
             + (s.refused > 0 ? ", \(s.refused) refused while busy" : "")
             + String(format: ", %.0f spans/s", s.spansPerSecond)
+            + (s.logNotFolded.map { "; " + UntrustedText.sanitized($0) } ?? "")
     }
 }
 

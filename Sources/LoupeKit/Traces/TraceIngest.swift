@@ -54,6 +54,9 @@ package final class TraceIngest: Sendable {
         package var reading = 0
         /// Spans committed in the last few seconds, per second.
         package var spansPerSecond = 0.0
+        /// Why the last fold of the log into the workspace file did not complete (the file and
+        /// SQLite's answer); nil once one does. `loupe serve` prints it.
+        package var logNotFolded: String?
     }
 
     /// A received span with its stored form, made by the request that brought it.
@@ -248,18 +251,37 @@ package final class TraceIngest: Sendable {
             }
             if !batch.isEmpty {
                 _ = commit(batch)
-                try? tables.database.foldLog(past: Self.logBound)
+                fold(past: Self.logBound)
             }
             let finished = state.withLock { state -> Bool in
                 state.writing = false
                 return state.stopping && state.pending.isEmpty
             }
             if finished {
-                try? tables.database.foldLog(past: nil)
+                fold(past: nil, attempts: 2)
                 drained.signal()
                 return
             }
         }
+    }
+
+    /// Folds the log (``SQLDatabase/foldLog(past:)``), trying a fold that a reader of the log
+    /// blocked `attempts` times in all, a pause apart. The fold is best effort (nothing is lost
+    /// when it fails: the rest stays in the log), but not silent: what stopped the last try is
+    /// kept in ``Statistics/logNotFolded``, cleared by the next fold that completes.
+    private func fold(past bytes: Int64?, attempts: Int = 1) {
+        var failure: WorkspaceError?
+        for attempt in 0..<attempts {
+            if attempt > 0 { Thread.sleep(forTimeInterval: 0.25) }
+            do {
+                try tables.database.foldLog(past: bytes)
+                failure = nil
+                break
+            } catch {
+                failure = error
+            }
+        }
+        state.withLock { $0.statistics.logNotFolded = failure?.description }
     }
 
     /// Stores and answers a batch; the spans written (none when it failed).
