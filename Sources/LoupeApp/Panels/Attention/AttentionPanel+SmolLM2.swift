@@ -62,9 +62,9 @@ extension AttentionPanel {
                 switch result {
                 case .loaded(let analysis):
                     self.analysis = analysis
-                    // The last token: what the model read to predict what comes next.
+                    // The last token (what the model read to predict what comes next), on its diagonal.
                     query = analysis.count - 1
-                    key = min(key, query)
+                    key = query
                     return readLayerIfNeeded()
                 case .failed(let message): error = UntrustedText.sanitized(message)
                 }
@@ -106,6 +106,7 @@ extension AttentionPanel {
                 return []
             }
             let last = analysis.count - 1
+            let before = query
             switch action {
             case .up: query = max(0, query - 1)
             case .down: query = min(last, query + 1)
@@ -117,7 +118,9 @@ extension AttentionPanel {
             case .right: key = min(query, key + 1)
             case .open, .specific: break
             }
-            key = min(key, query)
+            // The key moves with the query, so the columns in view stay the same distance back
+            // (the recent context a long one is read in), never past the query.
+            key = min(max(0, key + query - before), query)
             return []
         }
 
@@ -340,7 +343,8 @@ extension AttentionPanel.CausalView {
         let cellWidth = max(2, min(6, matrixWidth / max(1, t)) / 2 * 2)
         let columns = max(1, min(t, matrixWidth / cellWidth))
         let shownRows = max(1, min(t, area.height - 3))
-        let firstKey = max(0, min(key - columns / 2, t - columns))
+        // Keys past the query are never read: the columns end at the query when they can.
+        let firstKey = max(0, min(key - columns / 2, query + 1 - columns))
         let firstQuery = max(0, min(query - shownRows / 2, t - shownRows))
         let row = rows.row(head: head, query: query)
         let probability = row[row.startIndex + key]
