@@ -55,8 +55,35 @@ package struct CausalAttention: Hashable, Sendable {
     package var heads: Int
     /// The key/value head each query head reads (grouped-query attention: 3 query heads a KV head).
     package var keyValueHeads: [Int]
+    /// One head's numbers as `loupe heads` prints them (``LlamaHeadStatistics``), in the Kit's
+    /// own type so that the panel reads them without importing the engine.
+    package struct HeadStatistics: Hashable, Sendable {
+        package var layer: Int
+        package var head: Int
+        /// The key/value head it reads (grouped-query attention).
+        package var keyValueHead: Int
+        /// Mean row entropy, in bits.
+        package var entropy: Double
+        /// Mean probability on the first token (an attention sink).
+        package var sinkMass: Double
+        /// Mean probability on the previous token.
+        package var previousToken: Double
+        /// Mean probability on the token after the current token's earlier occurrence.
+        package var induction: Double
+
+        package init(_ measured: LlamaHeadStatistics) {
+            layer = measured.layer
+            head = measured.head
+            keyValueHead = measured.keyValueHead
+            entropy = measured.entropy
+            sinkMass = measured.sinkMass
+            previousToken = measured.previousToken
+            induction = measured.induction
+        }
+    }
+
     /// `[layer · heads + head]`, as `loupe heads TEXT --period P --seed S` measures them.
-    package var statistics: [LlamaHeadStatistics]
+    package var statistics: [HeadStatistics]
     /// The repeated random sequence the induction scores were measured on.
     package var period: Int
     package var seed: UInt64
@@ -96,6 +123,7 @@ package struct CausalAttention: Hashable, Sendable {
         period = Self.period
         seed = Self.seed
         statistics = try model.headStatistics(text: ids, sequence: RepeatedSequence(period: period, seed: seed))
+            .map(HeadStatistics.init)
         kept = try Layer(ids, layer: request.layer, model: model)
     }
 
@@ -110,7 +138,7 @@ package struct CausalAttention: Hashable, Sendable {
         self.layers = layers
         self.heads = heads
         self.keyValueHeads = keyValueHeads
-        self.statistics = statistics
+        self.statistics = statistics.map(HeadStatistics.init)
         self.kept = kept
         self.period = period
         self.seed = seed
@@ -119,7 +147,7 @@ package struct CausalAttention: Hashable, Sendable {
     /// How many query heads share each key/value head.
     package var groupSize: Int { heads / max(1, Set(keyValueHeads).count) }
 
-    package func statistics(layer: Int, head: Int) -> LlamaHeadStatistics { statistics[layer * heads + head] }
+    package func statistics(layer: Int, head: Int) -> HeadStatistics { statistics[layer * heads + head] }
 
     /// The `limit` keys `query` attends to most in `head` of the kept layer, most first (ties by
     /// position); keys past the query are never among them (causal).

@@ -1,7 +1,6 @@
 import Foundation
 import LoupeBase
 import LoupeKit
-import LoupeModels
 import LoupeTUI
 
 extension AttentionPanel {
@@ -18,7 +17,7 @@ extension AttentionPanel {
         case sink = "sink mass"
         case entropy
 
-        package func value(_ statistics: LlamaHeadStatistics) -> Double {
+        package func value(_ statistics: CausalAttention.HeadStatistics) -> Double {
             switch self {
             case .induction: statistics.induction
             case .previous: statistics.previousToken
