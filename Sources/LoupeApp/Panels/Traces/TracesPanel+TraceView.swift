@@ -447,7 +447,9 @@ extension TracesPanel {
             let tokens = tokenView.flatMap { $0.ordinal == ordinal ? $0 : nil }
             let inner = Block(
                 title: "\(span.kind) · \(UntrustedText.sanitized(span.name))",
-                trailingTitle: tokens == nil ? "" : "tokens · T/esc: close", focused: false
+                // The footer names T too: a narrow pane keeps the key whole rather than the words.
+                trailingTitle: tokens == nil ? "" : area.width >= 56 ? "tokens · T/esc: close" : "T: close",
+                focused: false
             ).render(into: &frame, area: area, theme: theme)
             guard inner.width > 8, inner.height > 0 else { return }
             if let tokens {
