@@ -178,7 +178,8 @@ package struct TracesPanel: Panel {
                     [.character("x")], .panel(.own(Action.features)),
                     help:
                         "Token view: the SmolLM2 SAE features active where the cursor token was chosen, each "
-                        + "against its largest activation (sae at; x again: close)"),
+                        + "against its largest activation (sae at; x again: close)",
+                    footer: tokens ? "features" : nil),
             ] + lensAlso + [
                 KeyBinding(
                     [.character(" ")], .panel(.own(Action.play)), help: "Play or pause: step forward on a timer"),
