@@ -56,17 +56,10 @@ enum RenderBench {
     /// Opens trace `id` in the Traces panel as the TUI does (its port's answers played
     /// in-process) and steps through it; the open-to-first-frame time and each step's, in ms.
     static func replay(trace id: Int64, browser: TracesBrowser, steps: Int) throws -> (open: Double, steps: [Double]) {
-        var state = AppState(
-            size: Size(width: 160, height: 48), theme: .builtInDefault, panels: [TracesPanel()],
-            workspaceName: "bench", catalog: CommandCatalog(entries: []), themeNames: [], history: [])
-        var ports = Ports()
-        ports.register(browser)
+        let first = openFirstTrace(browser: browser)
+        var state = first.state
+        let (ports, open) = (first.ports, first.milliseconds)
         func settle(_ effects: [Effect]) { state.settle(effects, ports: ports) }
-        settle([.ask(TracesPanel.ListTraces())])
-        var clock = Stopwatch()
-        settle(state.update(.input(.key(.enter))))
-        _ = state.render()
-        let open = clock.lap() * 1000
         guard let panel = state.panels.first as? TracesPanel, panel.trace?.summary.id == id else {
             let reason = (state.panels.first as? TracesPanel)?.error ?? "it is not in the list"
             throw CommandFailure("trace \(id) did not open in the Traces panel: \(reason)")
@@ -79,7 +72,7 @@ enum RenderBench {
             // From the last step back to the first: a short trace is stepped through many times.
             let panel = state.panels.first as? TracesPanel
             let atEnd = panel.map { $0.step >= ($0.trace?.steps.count ?? 0) - 1 } ?? false
-            clock = Stopwatch()
+            var clock = Stopwatch()
             var effects = state.update(.input(.key(.character(atEnd ? "g" : "l"))))
             if (state.panels.first as? TracesPanel)?.detail == nil {
                 settle(effects)
@@ -100,21 +93,15 @@ enum RenderBench {
     static func tokenView(trace id: Int64, browser: TracesBrowser) throws -> (
         open: Double, fromTrace: Double, tokens: Int
     ) {
-        var state = AppState(
-            size: Size(width: 160, height: 48), theme: .builtInDefault, panels: [TracesPanel()],
-            workspaceName: "bench", catalog: CommandCatalog(entries: []), themeNames: [], history: [])
-        var ports = Ports()
-        ports.register(browser)
+        let first = openFirstTrace(browser: browser)
+        var state = first.state
+        let (ports, read) = (first.ports, first.milliseconds)
         func settle(_ effects: [Effect]) { state.settle(effects, ports: ports) }
-        settle([.ask(TracesPanel.ListTraces())])
-        var clock = Stopwatch()
-        settle(state.update(.input(.key(.enter))))
-        _ = state.render()
-        let read = clock.lap() * 1000
         guard let opened = state.panels.first as? TracesPanel, opened.trace?.summary.id == id, opened.detail != nil
         else {
             throw CommandFailure("trace \(id) did not open on a read step in the Traces panel")
         }
+        var clock = Stopwatch()
         settle(state.update(.input(.key(.character("T")))))
         let frame = state.render()
         let open = clock.lap() * 1000
@@ -125,6 +112,24 @@ enum RenderBench {
             throw CommandFailure("T did not open trace \(id)'s tokens: \(reason)")
         }
         return (open, read + open, view.tokens.count)
+    }
+
+    /// The Traces panel alone at 160×48, its port's answers played in-process and the trace list
+    /// read, then `enter` pressed on the first trace as a user presses it: the state, the ports,
+    /// and the milliseconds from `enter` to the opened trace's first frame.
+    private static func openFirstTrace(browser: TracesBrowser) -> (state: AppState, ports: Ports, milliseconds: Double)
+    {
+        var state = AppState(
+            size: Size(width: 160, height: 48), theme: .builtInDefault, panels: [TracesPanel()],
+            workspaceName: "bench", catalog: CommandCatalog(entries: []), themeNames: [], history: [])
+        var ports = Ports()
+        ports.register(browser)
+        state.settle([.ask(TracesPanel.ListTraces())], ports: ports)
+        var clock = Stopwatch()
+        let effects = state.update(.input(.key(.enter)))
+        state.settle(effects, ports: ports)
+        _ = state.render()
+        return (state, ports, clock.lap() * 1000)
     }
 
     /// Profile `id` opened in the Profiles panel and shown on its timeline, at 120×36: the
