@@ -19,3 +19,21 @@ extension ListState {
         return true
     }
 }
+
+extension PanelAction {
+    /// A cursor over a single column of `rows` rows moved by the shared list keys: `j`/`k` (and
+    /// `l`/`h`) one row, the page keys `page` rows, `g`/`G` the first and last, within the rows;
+    /// the cursor as it was for any other action. For the views that keep a plain row index.
+    func moved(_ cursor: Int, rows: Int, page: Int = 10) -> Int {
+        let last = max(0, rows - 1)
+        switch self {
+        case .down, .right: return min(last, cursor + 1)
+        case .up, .left: return max(0, cursor - 1)
+        case .pageDown: return min(last, cursor + page)
+        case .pageUp: return max(0, cursor - page)
+        case .top: return 0
+        case .bottom: return last
+        case .open, .specific: return cursor
+        }
+    }
+}

@@ -17,16 +17,7 @@ extension TracesPanel {
 
         /// `j`/`k` a feature, the page keys ten, `g`/`G` the strongest and the weakest.
         mutating func perform(_ action: PanelAction) {
-            let last = max(0, features.features.count - 1)
-            switch action {
-            case .down, .right: cursor = min(last, cursor + 1)
-            case .up, .left: cursor = max(0, cursor - 1)
-            case .pageDown: cursor = min(last, cursor + 10)
-            case .pageUp: cursor = max(0, cursor - 10)
-            case .top: cursor = 0
-            case .bottom: cursor = last
-            case .open, .specific: break
-            }
+            cursor = action.moved(cursor, rows: features.features.count)
         }
 
         // MARK: - Render

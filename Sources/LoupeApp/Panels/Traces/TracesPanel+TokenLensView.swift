@@ -23,16 +23,7 @@ extension TracesPanel {
 
         /// `j`/`k` a layer, the page keys ten, `g`/`G` the embeddings and the model's own prediction.
         mutating func perform(_ action: PanelAction) {
-            let last = max(0, lens.layers.count - 1)
-            switch action {
-            case .down, .right: cursor = min(last, cursor + 1)
-            case .up, .left: cursor = max(0, cursor - 1)
-            case .pageDown: cursor = min(last, cursor + 10)
-            case .pageUp: cursor = max(0, cursor - 10)
-            case .top: cursor = 0
-            case .bottom: cursor = last
-            case .open, .specific: break
-            }
+            cursor = action.moved(cursor, rows: lens.layers.count)
         }
 
         /// A lens row's name: `emb` for the token embeddings, `L n` for the stream leaving layer n.
