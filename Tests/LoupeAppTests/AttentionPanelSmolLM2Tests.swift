@@ -109,7 +109,7 @@ import Testing
         #expect(screen.contains(String(format: "induction %6.3f", numbers.induction)))
         #expect(screen.contains(String(format: "entropy   %6.3f bits", numbers.entropy)))
         #expect(screen.contains("shaded by induction") && screen.contains("3 per KV head"))
-        expectFrame(state.render(), matchesGolden: "attention-smollm2-grid-120x36")
+        expectPanel(state, matchesGolden: "attention-smollm2-grid-120x36")
         AppFixtures.press([.character("c")], on: &state)
         #expect(panel(state)?.smolLM2.statistic == .previous)
         screen = state.render().text()
@@ -121,7 +121,7 @@ import Testing
     @Test func theGridFitsEightyColumns() throws {
         var state = try analysed(width: 80, height: 24)
         onInductionHead(&state)
-        expectFrame(state.render(), matchesGolden: "attention-smollm2-grid-80x24")
+        expectPanel(state, matchesGolden: "attention-smollm2-grid-80x24")
     }
 
     @Test func aHeadsPatternAndWhatTheCursorTokenAttendsTo() throws {
@@ -140,7 +140,7 @@ import Testing
         #expect(screen.contains("17 attends to"))
         // Byte-level pieces are shown as their text, the leading space inside the quotes.
         #expect(screen.contains("\" cat\""))
-        expectFrame(state.render(), matchesGolden: "attention-smollm2-head-120x36")
+        expectPanel(state, matchesGolden: "attention-smollm2-head-120x36")
         // The key cursor walks the row; it never passes the query (causal).
         AppFixtures.press([.character("k"), .character("k")], on: &state)
         AppFixtures.press(Array(repeating: .character("l"), count: 30), on: &state)
@@ -161,7 +161,7 @@ import Testing
         var state = try analysed(width: 80, height: 24)
         onInductionHead(&state)
         AppFixtures.press([.enter], on: &state)
-        expectFrame(state.render(), matchesGolden: "attention-smollm2-head-80x24")
+        expectPanel(state, matchesGolden: "attention-smollm2-head-80x24")
     }
 
     /// Thousands of tokens: the pattern shows the rows and columns around the cursor and says how

@@ -104,9 +104,9 @@ import Testing
 
     @Test func screensAt80x24() {
         var state = Self.analysed()
-        expectFrame(state.render(), matchesGolden: "attention-grid-80x24")
+        expectPanel(state, matchesGolden: "attention-grid-80x24")
         AppFixtures.press([.enter, .character("j")], on: &state)
-        expectFrame(state.render(), matchesGolden: "attention-head-80x24")
+        expectPanel(state, matchesGolden: "attention-head-80x24")
     }
 
     @Test func failuresAreShown() {

@@ -112,7 +112,7 @@ import Testing
     }
 
     private func check(_ state: AppState, _ name: String, sourceLocation: SourceLocation = #_sourceLocation) {
-        expectFrame(state.render(), matchesGolden: name, sourceLocation: sourceLocation)
+        expectPanel(state, matchesGolden: name, sourceLocation: sourceLocation)
     }
 
     @Test func theRunsListShowsHeadlinesTrendsAndTheSelectedRunsStatistics() {

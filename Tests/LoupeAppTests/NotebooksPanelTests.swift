@@ -33,6 +33,22 @@ import Testing
         state.render().text().split(separator: "\n").map(String.init).last { $0.hasPrefix("╰") } ?? ""
     }
 
+    @Test func aNotebookOpenAt160x48() {
+        var state = AppFixtures.state(width: 160, height: 48)
+        AppFixtures.press([.character("6")], on: &state)
+        _ = state.update(AppFixtures.answer(NotebooksPanel.ListNotebooks(), AppFixtures.notebooks))
+        AppFixtures.press([.enter], on: &state)
+        _ = state.update(
+            AppFixtures.answer(
+                NotebooksPanel.OpenNotebook(path: "notebooks/getting-started.md"),
+                (Notebook.parse(AppFixtures.notebookText))))
+        expectPanel(state, matchesGolden: "notebooks-open-160x48")
+    }
+
+    @Test func theListAt80x24() {
+        expectPanel(listed(AppFixtures.notebooks, width: 80, height: 24), matchesGolden: "notebooks-list-80x24")
+    }
+
     /// No notebooks found (a binary copied out of its checkout): the list says so in its width
     /// and the right side says where Loupe looked and how to point it at a folder.
     @Test func noNotebooksSaysWhereItLookedAndHowToPointIt() {

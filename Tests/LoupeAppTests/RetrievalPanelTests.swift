@@ -94,7 +94,7 @@ import Testing
         #expect(RetrievalPanel.relevance("52", judgedResult.judged) == "·")
         #expect(RetrievalPanel.relevance("415", judgedResult.judged) == "")
         #expect(RetrievalPanel.relevance("879", nil) == "")
-        expectFrame(frame, matchesGolden: "retrieval-judged-160x48")
+        expectPanel(state, matchesGolden: "retrieval-judged-160x48")
         // v, v: the relevant documents the hits leave out, most relevant first, with their rank.
         AppFixtures.press([.character("v"), .character("v")], on: &state)
         let missed = state.render().text().split(separator: "\n")
@@ -279,13 +279,13 @@ import Testing
 
     @Test func screensAt160x48() throws {
         let hits = try searched()
-        expectFrame(hits.render(), matchesGolden: "retrieval-hits-160x48")
+        expectPanel(hits, matchesGolden: "retrieval-hits-160x48")
         var side = try searched()
         AppFixtures.press([.character("v")], on: &side)
-        expectFrame(side.render(), matchesGolden: "retrieval-side-160x48")
+        expectPanel(side, matchesGolden: "retrieval-side-160x48")
         var empty = AppFixtures.state(width: 80, height: 24)
         AppFixtures.press([.character("2")], on: &empty)
-        expectFrame(empty.render(), matchesGolden: "retrieval-empty-80x24")
+        expectPanel(empty, matchesGolden: "retrieval-empty-80x24")
     }
 
     static let sweeps: [ANNCurves] = ANNCurves.grouped([
@@ -336,7 +336,7 @@ import Testing
         // Braille lines between the marks, decades up the side, recall along the bottom.
         #expect(text.unicodeScalars.contains { (0x2801...0x28FF).contains($0.value) })
         #expect(text.contains("10,000") && text.contains("0.90") && text.contains("recall@10"))
-        expectFrame(frame, matchesGolden: "retrieval-curves-120x36")
+        expectPanel(state, matchesGolden: "retrieval-curves-120x36")
 
         // ↓ shows the next workload, its name neutralised.
         AppFixtures.press([.down], on: &state)

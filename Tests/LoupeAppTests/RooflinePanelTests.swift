@@ -356,10 +356,10 @@ import Testing
     }
 
     @Test func screensAt160x48() {
-        expectFrame(loaded(width: 160, height: 48).render(), matchesGolden: "roofline-160x48")
+        expectPanel(loaded(width: 160, height: 48), matchesGolden: "roofline-160x48")
         var gpu = loaded(width: 160, height: 48)
         AppFixtures.press([.character("p")], on: &gpu)
-        expectFrame(gpu.render(), matchesGolden: "roofline-gpu-160x48")
+        expectPanel(gpu, matchesGolden: "roofline-gpu-160x48")
     }
 
     /// Readable at 120×36 and 80×24: every kernel's name whole in the table, the roofs' labels

@@ -51,7 +51,7 @@ import Testing
 
     @Test func theCardShowsWhatTheDirectionPromotesAndItsContextsAsText() throws {
         let state = try cardOpen()
-        expectFrame(state.render(), matchesGolden: "sae-card-smollm2-120x36")
+        expectPanel(state, matchesGolden: "sae-card-smollm2-120x36")
         let screen = state.render().text()
         #expect(screen.contains("SAE · SmolLM2 features") && screen.contains("SAE 1 · SmolLM2 layer 15"))
         #expect(screen.contains("recovered") && screen.contains("promotes · logit"))
@@ -62,7 +62,7 @@ import Testing
 
     @Test func theNarrowCardSummarisesThePromotedTokens() throws {
         let state = try cardOpen(width: 80, height: 24)
-        expectFrame(state.render(), matchesGolden: "sae-card-smollm2-80x24")
+        expectPanel(state, matchesGolden: "sae-card-smollm2-80x24")
         #expect(state.render().text().contains("promotes (s steers)"))
         // The metrics line keeps the loss recovered whole at 80 columns, dropping cosine and dense.
         #expect(state.render().text().contains("· recovered 85.7%"))

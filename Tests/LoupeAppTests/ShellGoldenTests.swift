@@ -5,14 +5,30 @@ import LoupeTUI
 import LoupeTestSupport
 import Testing
 
-/// The whole shell rendered to text and compared with `__snapshots__/*.txt`.
+/// The shell's own parts compared with `__snapshots__/*.txt`: the tab bar, the status line and
+/// the footer on the whole screen once per size (panel goldens hold only the panel's area), and
+/// the output pane, the command line and the overlays each in the part of the screen they use.
 /// `RECORD_SNAPSHOTS=1 swift test` rewrites the files after a deliberate change.
 @Suite struct ShellGoldenTests {
-    private func check(_ state: AppState, _ name: String, sourceLocation: SourceLocation = #_sourceLocation) {
-        expectFrame(state.render(), matchesGolden: name, sourceLocation: sourceLocation)
+    private func check(
+        _ state: AppState, _ name: String, _ part: ScreenPart = .screen,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        expectScreen(state, part, matchesGolden: name, sourceLocation: sourceLocation)
     }
 
     @Test func emptyStatePanelAt80x24() { check(AppFixtures.state(), "shell-traces-80x24") }
+
+    /// At 120 columns the tabs have their full names and the app's name; the status line shows
+    /// the focused panel and a running job.
+    @Test func notebooksWithAJobAt120x36() {
+        var state = AppFixtures.state(width: 120, height: 36)
+        AppFixtures.press([.character(":")], on: &state)
+        _ = AppFixtures.type("workspace vacuum", on: &state)
+        AppFixtures.press([.enter, .character("6")], on: &state)
+        _ = state.update(AppFixtures.answer(NotebooksPanel.ListNotebooks(), AppFixtures.notebooks))
+        check(state, "shell-notebooks-120x36")
+    }
 
     @Test func tabBarKeepsEveryNameAt80Columns() {
         var state = AppFixtures.state()
@@ -22,25 +38,6 @@ import Testing
             let name = index == state.focusedPanel ? panel.title : panel.id.shortTitle
             #expect(tabs.contains("\(index + 1) \(name)"), "\(tabs)")
         }
-    }
-
-    @Test func notebooksAt160x48() {
-        var state = AppFixtures.state(width: 160, height: 48)
-        AppFixtures.press([.character("6")], on: &state)
-        _ = state.update(AppFixtures.answer(NotebooksPanel.ListNotebooks(), AppFixtures.notebooks))
-        AppFixtures.press([.enter], on: &state)
-        _ = state.update(
-            AppFixtures.answer(
-                NotebooksPanel.OpenNotebook(path: "notebooks/getting-started.md"),
-                (Notebook.parse(AppFixtures.notebookText))))
-        check(state, "shell-notebooks-160x48")
-    }
-
-    @Test func notebooksAt80x24() {
-        var state = AppFixtures.state()
-        AppFixtures.press([.character("6")], on: &state)
-        _ = state.update(AppFixtures.answer(NotebooksPanel.ListNotebooks(), AppFixtures.notebooks))
-        check(state, "shell-notebooks-80x24")
     }
 
     @Test func helpOverlayAt80x24() {
@@ -64,7 +61,7 @@ import Testing
         var state = AppFixtures.state()
         AppFixtures.press([.control("p")], on: &state)
         _ = AppFixtures.type("ws", on: &state)
-        check(state, "palette-80x24")
+        check(state, "palette-80x24", .body)
     }
 
     @Test func commandOutputAndErrorAt80x24() {
@@ -76,7 +73,7 @@ import Testing
             .jobFinished(
                 JobID(1),
                 CommandOutcome(error: "unknown command 'wrkspace' (did you mean 'workspace'?)")))
-        check(state, "output-error-80x24")
+        check(state, "output-error-80x24", .output)
     }
 
     /// The state after `:line` ran and printed `output`.
@@ -94,7 +91,7 @@ import Testing
         let rows = state.render().text().split(separator: "\n", omittingEmptySubsequences: false)
         let title = rows.firstIndex { $0.contains("Output: :theme light") }
         #expect(title.map { rows[$0 + 1].contains("theme: light") && rows[$0 + 2].hasPrefix("╰") } == true)
-        check(state, "output-one-line-80x24")
+        check(state, "output-one-line-80x24", .output)
     }
 
     static let traceList = """
@@ -116,7 +113,7 @@ import Testing
             let cut = "│ " + line.prefix(74) + "…"
             #expect(rows.contains { $0.hasPrefix(cut) }, "\(cut)")
         }
-        check(state, "output-table-80x24")
+        check(state, "output-table-80x24", .output)
     }
 
     /// A one-line error shows on the status line; one the status line would cut (its
@@ -141,7 +138,7 @@ import Testing
         AppFixtures.press([.character(":")], on: &state)
         _ = AppFixtures.type("workspace i", on: &state)
         AppFixtures.press([.tab], on: &state)
-        check(state, "command-line-80x24")
+        check(state, "command-line-80x24", .bars)
     }
 
     @Test func confirmQuitAt80x24() {
@@ -149,7 +146,7 @@ import Testing
         AppFixtures.press([.character(":")], on: &state)
         _ = AppFixtures.type("workspace vacuum", on: &state)
         AppFixtures.press([.enter, .character("q")], on: &state)
-        check(state, "confirm-quit-80x24")
+        check(state, "confirm-quit-80x24", .body)
     }
 
     @Test func tooSmallSaysSo() {

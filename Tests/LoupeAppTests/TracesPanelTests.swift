@@ -626,16 +626,16 @@ import Testing
 
     @Test func screensAt120x36() throws {
         var state = try opened()
-        expectFrame(state.render(), matchesGolden: "traces-step-120x36")
+        expectPanel(state, matchesGolden: "traces-step-120x36")
         try settle(AppFixtures.press([.character("e")], on: &state), &state)
-        expectFrame(state.render(), matchesGolden: "traces-error-120x36")
+        expectPanel(state, matchesGolden: "traces-error-120x36")
         var list = AppFixtures.state(width: 120, height: 36)
         try settle([.ask(TracesPanel.ListTraces())], &list)
-        expectFrame(list.render(), matchesGolden: "traces-list-120x36")
+        expectPanel(list, matchesGolden: "traces-list-120x36")
         // Mark the first run, compare the OpenInference one with it.
         try settle(AppFixtures.press([.character("m"), .character("G"), .character("d")], on: &list), &list)
         let diff = try #require((list.panels[list.focusedPanel] as? TracesPanel)?.diff)
         #expect(diff.left.id == 1 && diff.right.id == 3 && diff.firstDivergence == 0)
-        expectFrame(list.render(), matchesGolden: "traces-diff-120x36")
+        expectPanel(list, matchesGolden: "traces-diff-120x36")
     }
 }

@@ -63,7 +63,7 @@ import Testing
         #expect(screen.contains("SAE features · token #2"), "\(screen)")
         #expect(screen.contains("SAE 2 on the stream after layer 15 at position 712: 3 features active"))
         #expect(screen.contains("1.74/3.93") && screen.contains("numbers in a list") && screen.contains("0.50"))
-        expectFrame(state.render(), matchesGolden: "traces-token-features-120x36")
+        expectPanel(state, matchesGolden: "traces-token-features-120x36")
         // x again closes it, as a and l close theirs.
         AppFixtures.press([.character("x")], on: &state)
         #expect(!state.render().text().contains("SAE features · token #2"))
@@ -105,6 +105,6 @@ import Testing
         }
         #expect(state.render().text().contains("SAE 2 on the stream after layer 15 at position 712: 3 features"))
         #expect(end("1.74/3.93") != nil && end("1.74/3.93") == end("0.50"), "\(lines)")
-        expectFrame(state.render(), matchesGolden: "traces-token-features-80x24")
+        expectPanel(state, matchesGolden: "traces-token-features-80x24")
     }
 }

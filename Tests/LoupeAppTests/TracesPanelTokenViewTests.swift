@@ -259,15 +259,15 @@ import Testing
         for (width, height, mono) in [(120, 36, false), (80, 24, false), (80, 24, true)] {
             var state = opened(width: width, height: height, monochrome: mono)
             AppFixtures.press([.character("T"), .character("]")], on: &state)
-            expectFrame(state.render(), matchesGolden: "traces-tokens-\(width)x\(height)\(mono ? "-mono" : "")")
+            expectPanel(state, matchesGolden: "traces-tokens-\(width)x\(height)\(mono ? "-mono" : "")")
         }
         for (width, height) in [(120, 36), (80, 24)] {
             var state = opened(width: width, height: height)
             AppFixtures.press([.character("T"), .character("]"), .character("F")], on: &state)
-            expectFrame(state.render(), matchesGolden: "traces-tokens-fork-\(width)x\(height)")
+            expectPanel(state, matchesGolden: "traces-tokens-fork-\(width)x\(height)")
         }
         var step = opened(width: 80, height: 24)
         settle(AppFixtures.press([.character("l"), .character("l")], on: &step), &step)
-        expectFrame(step.render(), matchesGolden: "traces-local-step-80x24")
+        expectPanel(step, matchesGolden: "traces-local-step-80x24")
     }
 }

@@ -150,6 +150,26 @@ import Testing
         #expect(text == " Loupe  \nok      \n  failed\n")
     }
 
+    /// A crop stacks its areas in order, clipped to the frame, and keeps their styles.
+    @Test func aCropStacksItsAreasAndKeepsTheirStyles() {
+        let crop = Self.sample().cropped(to: [
+            Rect(x: 0, y: 2, width: 8, height: 1), Rect(x: 0, y: 0, width: 8, height: 1),
+            Rect(x: 6, y: 1, width: 5, height: 9),
+        ])
+        #expect(crop.size == Size(width: 8, height: 4))
+        #expect(crop.text() == "  failed\n Loupe\n\ned")
+        #expect(crop[2, 0].style == Self.error && crop[0, 1].style == Self.title)
+    }
+
+    /// A wide glyph cut by an area's edge leaves a blank in its style, not half a glyph.
+    @Test func aCropBlanksAWideGlyphItsEdgeCuts() {
+        var frame = Frame(size: Size(width: 6, height: 1))
+        frame.draw("a界b界", at: Point(x: 0, y: 0), style: Self.title)
+        let crop = frame.cropped(to: [Rect(x: 2, y: 0, width: 3, height: 1)])
+        #expect(crop.text() == " b")
+        #expect((0..<3).allSatisfy { crop[$0, 0].style == Self.title && !crop[$0, 0].isContinuation })
+    }
+
     /// The committed goldens beside this file, through the entry point tests use.
     @Test func theSampleMatchesItsCommittedGoldens() {
         expectFrame(Self.sample(), matchesGolden: "frame-golden-sample-8x3")

@@ -132,6 +132,31 @@ package enum Golden {
 }
 
 extension Frame {
+    /// The cells of `areas`, each clipped to the frame, stacked top to bottom into one frame as
+    /// wide as the widest: a golden of a part of the screen (a panel's rectangle and its footer
+    /// row) that the rest of the screen cannot change.
+    ///
+    /// Half of a wide glyph that an area's edge cuts becomes a blank in the glyph's style, so
+    /// the crop never holds a continuation cell without its lead or the reverse.
+    package func cropped(to areas: [Rect]) -> Frame {
+        let parts = areas.map { $0.intersection(area) }.filter { !$0.isEmpty }
+        var crop = Frame(
+            size: Size(width: parts.map(\.width).max() ?? 0, height: parts.reduce(0) { $0 + $1.height }))
+        var top = 0
+        for part in parts {
+            for y in part.y..<part.maxY {
+                for x in part.x..<part.maxX {
+                    let cell = self[x, y]
+                    let cutLeft = cell.isContinuation && x == part.x
+                    let cutRight = cell.width > 1 && x + Int(cell.width) > part.maxX
+                    crop[x - part.x, top + y - part.y] = cutLeft || cutRight ? .blank(cell.style) : cell
+                }
+            }
+            top += part.height
+        }
+        return crop
+    }
+
     /// The frame's text with every row padded to the frame width, for fixed-width goldens.
     package func paddedText() -> String {
         (0..<height).map { y in

@@ -73,7 +73,8 @@ extension AppState {
         return maps + [Keymaps.commandLine, Keymaps.palette]
     }
 
-    var layout: ShellLayout {
+    /// Where the shell's parts go at this size; panel goldens crop the screen to its `panel` rect.
+    package var layout: ShellLayout {
         ShellLayout(
             size: size, outputVisible: output.isVisible, outputRows: output.lines(theme: theme).count, zoomed: zoomed,
             focus: focus)
