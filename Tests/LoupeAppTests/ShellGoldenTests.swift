@@ -17,6 +17,13 @@ import Testing
         expectScreen(state, part, matchesGolden: name, sourceLocation: sourceLocation)
     }
 
+    /// A renamed or deleted test leaves no golden behind.
+    @Test func everyGoldenIsNamedByATest() throws {
+        let tests = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        let orphans = try Golden.orphans(in: Golden.directory(besideTestFile: #filePath), namedBy: tests)
+        #expect(orphans.isEmpty, "delete these goldens, or name them in a test: \(orphans)")
+    }
+
     @Test func emptyStatePanelAt80x24() { check(AppFixtures.state(), "shell-traces-80x24") }
 
     /// At 120 columns the tabs have their full names and the app's name; the status line shows

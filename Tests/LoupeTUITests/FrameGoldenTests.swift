@@ -170,6 +170,38 @@ import Testing
         #expect((0..<3).allSatisfy { crop[$0, 0].style == Self.title && !crop[$0, 0].isContinuation })
     }
 
+    /// A golden no literal names, or one missing its styles file, is reported; an interpolated
+    /// name covers the files its literal parts match.
+    @Test func orphansAreGoldensNoTestNames() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let snapshots = directory.appendingPathComponent("__snapshots__")
+        try FileManager.default.createDirectory(at: snapshots, withIntermediateDirectories: true)
+        let source = #"""
+            expectFrame(a, matchesGolden: "list-80x24")
+            expectFrame(b, matchesGolden: "tokens-\(width)x\(height)\(mono ? "-mono" : "")")
+            let word = "tokens"
+            """#
+        try source.write(to: directory.appendingPathComponent("T.swift"), atomically: true, encoding: .utf8)
+        for name in ["list-80x24", "tokens-80x24-mono", "tokens-120x36", "list-120x36"] {
+            for suffix in [".txt", ".styles.txt"] {
+                try "".write(to: snapshots.appendingPathComponent(name + suffix), atomically: true, encoding: .utf8)
+            }
+        }
+        try "".write(to: snapshots.appendingPathComponent("lone-1x1.txt"), atomically: true, encoding: .utf8)
+        #expect(
+            try Golden.orphans(in: snapshots, namedBy: directory) == [
+                "list-120x36.styles.txt: unnamed", "list-120x36.txt: unnamed", "lone-1x1.txt: no lone-1x1.styles.txt",
+                "lone-1x1.txt: unnamed",
+            ])
+    }
+
+    @Test func everyGoldenBesideThisFileIsNamedByATest() throws {
+        let tests = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        let orphans = try Golden.orphans(in: Golden.directory(besideTestFile: #filePath), namedBy: tests)
+        #expect(orphans.isEmpty, "delete these goldens, or name them in a test: \(orphans)")
+    }
+
     /// The committed goldens beside this file, through the entry point tests use.
     @Test func theSampleMatchesItsCommittedGoldens() {
         expectFrame(Self.sample(), matchesGolden: "frame-golden-sample-8x3")
