@@ -200,8 +200,8 @@ extension TraceTables {
                 nextOrdinal += 1
             }
         }
-        let before = JSONValue.objectIn(trace.text("metadata_json"))
-        let after = before.merging(JSONValue.objectIn(arrival.metadataJSON)) { _, new in new }
+        let before = try JSONValue.metadataObject(trace.text("metadata_json"), row: "trace \(id)")
+        let after = before.merging(try arrival.metadataObject()) { _, new in new }
         if written.isEmpty && after == before { return 0 }
 
         // Tree order over every span, stored and arriving, from their columns.

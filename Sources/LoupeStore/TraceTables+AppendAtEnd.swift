@@ -150,8 +150,8 @@ extension TraceTables {
             if let model = row.model { models.insert(model) }
         }
         let total = count + arrival.spans.count
-        let before = JSONValue.objectIn(trace.text("metadata_json"))
-        let after = before.merging(JSONValue.objectIn(arrival.metadataJSON)) { _, new in new }
+        let before = try JSONValue.metadataObject(trace.text("metadata_json"), row: "trace \(id)")
+        let after = before.merging(try arrival.metadataObject()) { _, new in new }
         let name: String
         if try !sql.execute("SELECT 1 FROM spans WHERE trace_id = ? AND parent_span_id IS NULL LIMIT 1", [traceID])
             .isEmpty
@@ -231,8 +231,23 @@ extension TraceTables {
 }
 
 extension JSONValue {
-    /// The object `text` holds; empty when it holds none.
-    static func objectIn(_ text: String?) -> JSONObject {
-        text.flatMap { try? JSONValue.parse($0) }?.object ?? [:]
+    /// The object a trace's `metadata_json` holds, stored or arriving to be merged into it;
+    /// empty when there is none. `row` names the trace. The column is the workspace's own, so a
+    /// value that does not parse, or is not an object, is a damaged row: a ``StoredValueError``
+    /// stops the append, since merging over it as empty would lose what it held for good.
+    static func metadataObject(_ text: String?, row: String) throws(StoredValueError) -> JSONObject {
+        guard let text else { return [:] }
+        guard let object = try JSONValue.parse(stored: text, "metadata", row: row, column: "metadata_json").object
+        else {
+            throw StoredValueError("metadata", row: row, column: "metadata_json", reason: "not a JSON object")
+        }
+        return object
+    }
+}
+
+extension NewTrace {
+    /// The metadata arriving with these spans, to merge into the stored trace's.
+    func metadataObject() throws(StoredValueError) -> JSONObject {
+        try JSONValue.metadataObject(metadataJSON, row: "arriving trace \(summary.externalID)")
     }
 }
