@@ -296,12 +296,27 @@ extension OTLPDecoding {
     }
 
     /// A stored span source as OTLP/JSON, for showing it: JSON text as it is, a `Span` message's
-    /// bytes in OTLP/JSON's shape. Nil when unreadable.
-    package static func storedSourceJSON(_ bytes: Data) -> JSONValue? {
-        if bytes.first == 0x0A, let message = try? Opentelemetry_Proto_Trace_V1_Span(serializedBytes: bytes) {
-            return span(message)
+    /// bytes in OTLP/JSON's shape.
+    ///
+    /// - Throws: ``Malformed`` saying why the bytes are neither, with protobuf's reason when they
+    ///   start as a `Span` message does (field 1, the trace id) and JSON's position otherwise.
+    package static func storedSourceJSON(_ bytes: Data) throws(Malformed) -> JSONValue {
+        var asMessage: String?
+        // A message starts with its trace id's tag (0x0A); JSON text may start with a newline, too.
+        if bytes.first == 0x0A {
+            do {
+                return span(try Opentelemetry_Proto_Trace_V1_Span(serializedBytes: bytes))
+            } catch {
+                asMessage = "\(error)"
+            }
         }
-        return try? JSONValue.parse(bytes)
+        do {
+            return try JSONValue.parse(bytes)
+        } catch {
+            throw Malformed(
+                description: asMessage.map { "not an OTLP span message (\($0)) nor JSON (\(error))" }
+                    ?? "not JSON: \(error)")
+        }
     }
 
     /// OTLP `KeyValue`s as plain JSON values, as `OTLPImporter.attributes` reads their JSON form

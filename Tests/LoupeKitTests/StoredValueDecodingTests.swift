@@ -92,6 +92,17 @@ import Testing
             ])
     }
 
+    /// A frame that decompresses to neither a span message nor JSON says why, at JSON's position.
+    @Test func aSourceThatDecompressesToNeitherSaysWhy() throws {
+        try damage("raw_zstd", to: .blob([UInt8](Zstd.compress(#"{"name": "execute_tool"#))), ordinal: 4)
+        let detail = try browser.span(trace: trace, ordinal: 4)
+        let error = try #require(detail.unreadable.first)
+        #expect(detail.unreadable.count == 1)
+        #expect(error.headline == "unreadable source (trace \(trace), span 4, column raw_zstd)")
+        #expect(error.reason.hasPrefix("not JSON: line 1, column "), "\(error.reason)")
+        #expect(detail.payload.tool?.error == "division by zero")
+    }
+
     @Test func aScoreValueThatDoesNotParseIsNamedWhileTheTraceStillOpens() throws {
         let scored = try #require(try service.list().first { $0.format == "inspect" }?.id)
         let opened = try browser.open(scored)
@@ -120,6 +131,12 @@ import Testing
         }
         let export = #expect(throws: StoredValueError.self) { try service.trace(trace) }
         #expect(export?.headline == "unreadable metadata (trace \(trace), column metadata_json)")
+        // JSON that is not an object is as damaged: exported, the trace would lose its metadata.
+        _ = try workspace.writeStatements { sql in
+            try sql.execute("UPDATE traces SET metadata_json = '[]' WHERE id = ?", [.integer(trace)])
+        }
+        let scalar = #expect(throws: StoredValueError.self) { try service.trace(trace) }
+        #expect(scalar?.description == "unreadable metadata (trace \(trace), column metadata_json): not a JSON object")
     }
 
     /// The step pane's text fields are laid out when the span is read, not on each redraw.

@@ -163,7 +163,7 @@ enum Requests {
         // The kept message is the span's source: shown as OTLP/JSON, read again as itself.
         for (received, message) in zip(fromProtobuf.spans, spans) {
             let kept = try #require(received.span.rawProtobuf)
-            #expect(OTLPDecoding.storedSourceJSON(kept) == OTLPDecoding.span(message))
+            #expect(try OTLPDecoding.storedSourceJSON(kept) == OTLPDecoding.span(message))
             var again = try OTLPDecoding.storedSpan(kept, file: "trace")
             again.service = received.service
             #expect(again == received)
@@ -175,8 +175,22 @@ enum Requests {
         #expect(stored == fromJSON.read[0])
         #expect(throws: TraceImportError.self) { try OTLPDecoding.storedSpan(Data([0x0A, 0xFF]), file: "trace") }
         // Other importers keep JSON of any kind as a source (a chat file's list, a string).
-        #expect(OTLPDecoding.storedSourceJSON(Data(#"[{"role":"user"}]"#.utf8)) == .array([.object(["role": "user"])]))
-        #expect(OTLPDecoding.storedSourceJSON(Data(#""ls -la""#.utf8)) == "ls -la")
+        #expect(
+            try OTLPDecoding.storedSourceJSON(Data(#"[{"role":"user"}]"#.utf8)) == .array([.object(["role": "user"])]))
+        #expect(try OTLPDecoding.storedSourceJSON(Data(#""ls -la""#.utf8)) == "ls -la")
+        // JSON that starts with a newline is JSON, though a message starts with that byte too.
+        #expect(try OTLPDecoding.storedSourceJSON(Data("\n{}".utf8)) == .object([:]))
+        // Bytes that are neither say why, as each would have read them.
+        let neither = #expect(throws: OTLPDecoding.Malformed.self) {
+            try OTLPDecoding.storedSourceJSON(Data([0x0A, 0xFF]))
+        }
+        #expect(neither?.description.hasPrefix("not an OTLP span message (") == true)
+        #expect(
+            neither?.description.contains(") nor JSON (line 2, column 1: ") == true, "\(neither?.description ?? "")")
+        let notJSON = #expect(throws: OTLPDecoding.Malformed.self) {
+            try OTLPDecoding.storedSourceJSON(Data("{x".utf8))
+        }
+        #expect(notJSON?.description.hasPrefix("not JSON: line 1, column ") == true)
     }
 
     /// What `loupe trace export --to` sends: OTLP/JSON's shape turned back into the message.

@@ -83,11 +83,11 @@ package struct SpanDetail: Hashable, Sendable {
             guard let source = Zstd.decompress(packed) else {
                 throw StoredValueError("source", row: row, column: "raw_zstd", reason: "not a zstd frame")
             }
-            guard let json = OTLPDecoding.storedSourceJSON(source) else {
-                throw StoredValueError(
-                    "source", row: row, column: "raw_zstd", reason: "neither an OTLP span message nor JSON")
+            do {
+                return try OTLPDecoding.storedSourceJSON(source)
+            } catch {
+                throw StoredValueError("source", row: row, column: "raw_zstd", reason: error.description)
             }
-            return json
         }
         return try stored.rawJSON.map { text throws(StoredValueError) in
             try JSONValue.parse(stored: text, "source", row: row, column: "raw_json")

@@ -362,7 +362,12 @@ package struct TraceService: Sendable {
         trace.timed = loaded.summary.timed
         if let metadata = try tables.traceMetadata(trace: id) {
             let json = try JSONValue.parse(stored: metadata, "metadata", row: "trace \(id)", column: "metadata_json")
-            trace.metadata = json.object ?? [:]
+            // The workspace writes an object: anything else is damage, not a trace without metadata.
+            guard let object = json.object else {
+                throw StoredValueError(
+                    "metadata", row: "trace \(id)", column: "metadata_json", reason: "not a JSON object")
+            }
+            trace.metadata = object
         }
         trace.scores = try loaded.scores.map {
             Score(scorer: $0.scorer, value: try $0.value.get(), answer: $0.answer, explanation: $0.explanation)
