@@ -1,3 +1,4 @@
+import Foundation
 import LoupeBase
 
 /// A value the workspace stored that does not read back: which value, in which row and column,
@@ -37,6 +38,38 @@ extension JSONValue {
             return try parse(text)
         } catch {
             throw StoredValueError(what, row: row, column: column, reason: error.description)
+        }
+    }
+}
+
+extension JSONDecoder {
+    /// A `Decodable` value that the workspace stored as JSON text in a column, decoded; one that
+    /// does not read back is a ``StoredValueError`` naming `what`, `row` and `column`, saying where
+    /// the text stops being JSON, or which field of the JSON does not fit.
+    package func decode<T: Decodable>(
+        _ type: T.Type, stored text: String, _ what: String, row: String, column: String
+    ) throws(StoredValueError) -> T {
+        // Parsed first for a syntax error's line and column, which DecodingError does not give.
+        _ = try JSONValue.parse(stored: text, what, row: row, column: column)
+        do {
+            return try decode(type, from: Data(text.utf8))
+        } catch {
+            throw StoredValueError(what, row: row, column: column, reason: Self.reason(error))
+        }
+    }
+
+    /// A decoding error in a line: the field by its path and what is wrong with it.
+    static func reason(_ error: any Error) -> String {
+        func field(_ path: [any CodingKey]) -> String {
+            path.isEmpty
+                ? "the value" : path.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+        }
+        switch error as? DecodingError {
+        case .keyNotFound(let key, let context): return "\(field(context.codingPath + [key])) is missing"
+        case .typeMismatch(let type, let context): return "\(field(context.codingPath)) is not of type \(type)"
+        case .valueNotFound(let type, let context): return "\(field(context.codingPath)) is null, not of type \(type)"
+        case .dataCorrupted(let context): return "\(field(context.codingPath)): \(context.debugDescription)"
+        default: return "\(error)"
         }
     }
 }

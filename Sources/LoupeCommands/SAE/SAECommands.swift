@@ -246,11 +246,8 @@ struct SAECommand: ParsableCommand {
                 context.print("FVU   " + Sparkline(values: log.map(\.fvu)).glyphs(width: 60))
                 context.print("dead  " + Sparkline(values: log.map(\.dead)).glyphs(width: 60))
             }
-            if let json = model.metricsJSON,
-                let metrics = try? JSONDecoder().decode(SAEMetrics.self, from: Data(json.utf8))
-            {
-                SAECommand.printMetrics(metrics, context)
-            }
+            // Printed last: metrics that do not read back fail the command after the rest shows.
+            if let json = model.metricsJSON { SAECommand.printMetrics(try SAEMetrics.stored(json, sae: id), context) }
         }
     }
 

@@ -26,11 +26,13 @@ package final class SAEBrowser: Sendable {
         let sets = Dictionary(uniqueKeysWithValues: all.map { ($0.id, $0.rows) })
         let sources = Dictionary(uniqueKeysWithValues: all.map { ($0.id, $0.model) })
         return try tables.saeModelHeaders().map { record in
-            let settings = try SAEService.settings(from: record.settingsJSON)
+            let settings = try SAEService.settings(from: record.settingsJSON, sae: record.id)
             return SAEListing(
                 id: record.id, activationSet: record.setID, layer: record.layer, width: record.width, k: settings.k,
                 l1: settings.l1, step: record.step, steps: settings.steps, tokens: sets[record.setID] ?? 0,
-                metrics: try record.metricsJSON.map { try JSONDecoder().decode(SAEMetrics.self, from: Data($0.utf8)) },
+                metrics: try record.metricsJSON.map { json throws(StoredValueError) in
+                    try SAEMetrics.stored(json, sae: record.id)
+                },
                 log: try tables.saeTrainingLog(record.id), source: sources[record.setID])
         }
     }

@@ -28,6 +28,12 @@ package struct SAEMetrics: Codable, Hashable, Sendable {
     /// SmolLM2's next-token loss with the reconstruction spliced in, against clean and zeroed.
     package var languageModelFidelity: LanguageModelFidelity?
 
+    /// The metrics kept in SAE `id`'s `metrics_json`, as `sae train` wrote them; a value that does
+    /// not read back is a ``StoredValueError`` naming the SAE, never an SAE without metrics.
+    package static func stored(_ json: String, sae id: Int64) throws(StoredValueError) -> SAEMetrics {
+        try JSONDecoder().decode(SAEMetrics.self, stored: json, "metrics", row: "SAE \(id)", column: "metrics_json")
+    }
+
     static func measure(_ sae: SparseAutoencoder, values: [Float], rows: Int, dimensions: Int) -> SAEMetrics {
         var fired = [Int](repeating: 0, count: sae.width)
         var active = 0

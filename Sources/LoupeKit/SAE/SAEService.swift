@@ -122,7 +122,7 @@ package struct SAEService: Sendable {
     /// A stored SAE and its trainer (settings and state) as its last checkpoint left them.
     package func stored(_ id: Int64) throws -> (record: SAEModelRecord, trainer: SAETrainer) {
         guard let record = try tables.saeModel(id) else { throw SAEError("there is no SAE \(id)") }
-        let settings = try Self.settings(from: record.settingsJSON)
+        let settings = try Self.settings(from: record.settingsJSON, sae: id)
         return (record, try SAETrainer(serialized: record.state, settings: settings.trainer))
     }
 
@@ -286,7 +286,7 @@ package struct SAEService: Sendable {
         let heartbeat = LeaseHeartbeat.start(database: database, kind: JobLease.Kind.saeModel, targetID: model)
         defer { heartbeat.stop() }
         let (rows, dimensions, values) = try activations(set: setID)
-        let stored = try Self.settings(from: try tables.saeModelHeader(model)!.settingsJSON)
+        let stored = try Self.settings(from: try tables.saeModelHeader(model)!.settingsJSON, sae: model)
         let batchSize = stored.options.batch
         let resumed = resume != nil
         var log: [SAELogRow] = []
@@ -448,7 +448,10 @@ package struct SAEService: Sendable {
         }
     }
 
-    static func settings(from json: String) throws -> StoredSettings {
-        try JSONDecoder().decode(StoredSettings.self, from: Data(json.utf8))
+    /// The settings SAE `id` was trained with, as its `settings_json` keeps them; a value that
+    /// does not read back is a ``StoredValueError`` naming the SAE and the field.
+    static func settings(from json: String, sae id: Int64) throws(StoredValueError) -> StoredSettings {
+        try JSONDecoder().decode(
+            StoredSettings.self, stored: json, "settings", row: "SAE \(id)", column: "settings_json")
     }
 }

@@ -117,7 +117,7 @@ package struct SAESteering: Sendable {
         } else {
             let finished = try tables.saeModelHeaders().filter { record in
                 guard sources[record.setID] == SAEService.languageModelName else { return false }
-                let settings = try SAEService.settings(from: record.settingsJSON)
+                let settings = try SAEService.settings(from: record.settingsJSON, sae: record.id)
                 return record.step >= settings.steps
             }
             guard let newest = finished.last else {
