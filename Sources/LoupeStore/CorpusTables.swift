@@ -207,17 +207,9 @@ package struct CorpusTables: Sendable {
             ON CONFLICT (kind) DO UPDATE SET params_json = excluded.params_json,
             corpus_stamp = excluded.corpus_stamp, built_at = excluded.built_at, data = excluded.data
             """
-        if let workspace = database as? Workspace {
-            return try workspace.write { db in
-                try db.execute(
-                    sql: upsert, arguments: [index.kind, index.paramsJSON, index.corpusStamp, Date(), index.data])
-            }
-        }
-        let row: [SQLValue] = [
-            .text(index.kind), .text(index.paramsJSON), .text(index.corpusStamp), SQLValue(date: Date()),
-            .blob([UInt8](index.data)),
-        ]
-        try database.writeStatements { sql in try sql.execute(upsert, row) }
+        try database.writeStatement(
+            upsert, [.text(index.kind), .text(index.paramsJSON), .text(index.corpusStamp), SQLValue(date: Date())],
+            bytes: index.data)
     }
 
     // MARK: - Judgments

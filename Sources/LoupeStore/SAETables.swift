@@ -1,6 +1,4 @@
 import Foundation
-import GRDB
-import GRDBSQLite
 
 /// Sparse autoencoders' tables: activation sets (float16 shards with each row's token and
 /// place), SAE checkpoints with their training logs, feature labels and feature indexes. Written
@@ -9,7 +7,7 @@ import GRDBSQLite
 ///
 /// A shard is one row of a few MB (4,096 rows of 384 float16s). A feature card reads a dozen rows
 /// of it: SQLite reads those bytes through its incremental blob I/O, PostgreSQL through
-/// `substring` on a column stored uncompressed (`STORAGE EXTERNAL`, see ``StoreTable``), which
+/// `substr` on a column stored uncompressed (`STORAGE EXTERNAL`, see ``StoreTable``), which
 /// fetches only the TOAST chunks that hold them.
 ///
 /// Thread-safety: any thread; each method is one read or one transaction.
@@ -123,60 +121,10 @@ package struct SAETables: Sendable {
     package func activationRowBytes(set: Int64, rows range: Range<Int>, bytesPerRow: Int) throws(WorkspaceError)
         -> [(firstRow: Int, data: Data)]
     {
-        if let workspace = database as? Workspace {
-            return try Self.sqliteRowBytes(workspace, set: set, rows: range, bytesPerRow: bytesPerRow)
-        }
-        // Each shard's part in one query: its first row asked for, and the bytes from there to
-        // the last row asked for or the shard's end.
-        let (lower, upper) = (SQLValue.integer(Int64(range.lowerBound)), SQLValue.integer(Int64(range.upperBound)))
-        let width = SQLValue.integer(Int64(bytesPerRow))
-        return try database.readStatements { sql in
-            try sql.execute(
-                """
-                SELECT GREATEST(?, first_row) AS first,
-                  substring(data FROM CAST((GREATEST(?, first_row) - first_row) * ? + 1 AS INTEGER)
-                    FOR CAST((LEAST(?, first_row + "rows") - GREATEST(?, first_row)) * ? AS INTEGER)) AS part
-                FROM sae_activation_shards
-                WHERE set_id = ? AND first_row < ? AND first_row + "rows" > ? ORDER BY shard
-                """, [lower, lower, width, upper, lower, width, .integer(set), upper, lower]
-            ).map { (Int($0.integer("first") ?? 0), Self.data($0["part"])) }
-        }
-    }
-
-    /// ``activationRowBytes(set:rows:bytesPerRow:)`` on a SQLite file, through the incremental
-    /// blob API: no shard is read whole.
-    private static func sqliteRowBytes(_ workspace: Workspace, set: Int64, rows range: Range<Int>, bytesPerRow: Int)
-        throws(WorkspaceError) -> [(firstRow: Int, data: Data)]
-    {
-        try workspace.read { db in
-            let shards = try Row.fetchAll(
-                db,
-                sql: "SELECT rowid, first_row, rows FROM sae_activation_shards "
-                    + "WHERE set_id = ? AND first_row < ? AND first_row + rows > ? ORDER BY shard",
-                arguments: [set, range.upperBound, range.lowerBound]
-            ).map { (rowid: $0[0] as Int64, firstRow: $0[1] as Int, rows: $0[2] as Int) }
-            return try shards.map { shard in
-                let first = max(range.lowerBound, shard.firstRow)
-                let last = min(range.upperBound, shard.firstRow + shard.rows)
-                var blob: OpaquePointer?
-                let opened = sqlite3_blob_open(
-                    db.sqliteConnection, "main", "sae_activation_shards", "data", shard.rowid, 0, &blob)
-                defer { sqlite3_blob_close(blob) }
-                guard opened == SQLITE_OK, let blob else {
-                    throw DatabaseError(resultCode: ResultCode(rawValue: opened), message: "cannot open shard blob")
-                }
-                let offset = (first - shard.firstRow) * bytesPerRow
-                let length = max(0, min((last - first) * bytesPerRow, Int(sqlite3_blob_bytes(blob)) - offset))
-                var data = Data(count: length)
-                let status = data.withUnsafeMutableBytes { buffer in
-                    length == 0 ? SQLITE_OK : sqlite3_blob_read(blob, buffer.baseAddress, Int32(length), Int32(offset))
-                }
-                guard status == SQLITE_OK else {
-                    throw DatabaseError(resultCode: ResultCode(rawValue: status), message: "cannot read shard blob")
-                }
-                return (first, data)
-            }
-        }
+        try database.shardedRowBytes(
+            ShardedRows(
+                table: "sae_activation_shards", condition: "set_id = ?", arguments: [.integer(set)], order: "shard"),
+            rows: range, bytesPerRow: bytesPerRow)
     }
 
     private static func data(_ value: SQLValue) -> Data {

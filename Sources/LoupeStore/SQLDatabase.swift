@@ -204,6 +204,14 @@ package protocol SQLDatabase: Sendable {
     /// The file the workspace is, on this machine's disk (whose free space a large import
     /// checks first); nil for a server's database.
     var file: String? { get }
+    /// Runs one statement that writes, atomic on its own, whose last placeholder takes `bytes`:
+    /// SQLite binds them as they are; in SQL (the default) they are one more ``SQLValue``.
+    func writeStatement(_ sql: String, _ arguments: [SQLValue], bytes: Data) throws(WorkspaceError)
+    /// Rows `range` of a set of shards (``ShardedRows``), `bytesPerRow` each, as the parts of
+    /// the shards that hold them (in order, each with the first row it holds). Only those bytes
+    /// are read: SQLite through its incremental blob I/O, in SQL (the default) with `substr`.
+    func shardedRowBytes(_ shards: ShardedRows, rows range: Range<Int>, bytesPerRow: Int)
+        throws(WorkspaceError) -> [(firstRow: Int, data: Data)]
 }
 
 extension SQLDatabase {

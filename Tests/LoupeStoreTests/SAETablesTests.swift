@@ -122,6 +122,48 @@ import Testing
         #expect(try tables.activationRowBytes(set: set, rows: 8..<10, bytesPerRow: 2).isEmpty)
     }
 
+    /// A SQLite workspace seen only through SQL: the protocol's default capabilities, which a
+    /// backend without SQLite's blob I/O (PostgreSQL) runs, instead of the workspace's own.
+    struct SQLOnly: SQLDatabase {
+        let base: Workspace
+        var dialect: SQLDialect { base.dialect }
+        var displayName: String { base.displayName }
+        func readStatements<T: Sendable>(_ body: @Sendable (any SQLStatements) throws -> T) throws(WorkspaceError)
+            -> T
+        { try base.readStatements(body) }
+        func writeStatements<T: Sendable>(_ body: @Sendable (any SQLStatements) throws -> T) throws(WorkspaceError)
+            -> T
+        { try base.writeStatements(body) }
+    }
+
+    /// The default capabilities in SQL read and write what SQLite's blob I/O does, on SQLite too.
+    @Test func theSQLDefaultsReadAndWriteWhatBlobIODoes() throws {
+        let workspace = try TemporaryWorkspace.make("sae-sql-only")
+        let (tables, sqlOnly) = (SAETables(workspace), SAETables(SQLOnly(base: workspace)))
+        let set = try tables.createActivationSet(model: "m", layer: 0, dimensions: 2)
+        let data = Data((0..<16).map(UInt8.init))
+        for (shard, first) in [0, 3, 6].enumerated() {
+            try tables.appendActivationShard(
+                set: set, shard: shard, firstRow: first, data: data[(2 * first)..<min(16, 2 * first + 6)],
+                tokens: Self.tokens(first: first, count: min(3, 8 - first)))
+        }
+        for rows in [2..<7, 0..<8, 4..<5, 7..<8, 8..<10] {
+            let fast = try tables.activationRowBytes(set: set, rows: rows, bytesPerRow: 2)
+            let inSQL = try sqlOnly.activationRowBytes(set: set, rows: rows, bytesPerRow: 2)
+            #expect(inSQL.map(\.firstRow) == fast.map(\.firstRow), "rows \(rows)")
+            #expect(inSQL.map(\.data) == fast.map(\.data), "rows \(rows)")
+        }
+        let index = Data((0..<1000).map { UInt8($0 % 251) })
+        for database in [workspace, SQLOnly(base: workspace)] as [any SQLDatabase] {
+            try CorpusTables(database).storeIndex(
+                StoredIndex(kind: "hnsw", paramsJSON: "{}", corpusStamp: "s", data: index))
+            #expect(try CorpusTables(workspace).storedIndex(kind: "hnsw")?.data == index)
+            try CorpusTables(database).storeIndex(
+                StoredIndex(kind: "hnsw", paramsJSON: "{}", corpusStamp: "s", data: Data()))
+            #expect(try CorpusTables(workspace).storedIndex(kind: "hnsw")?.data == Data())
+        }
+    }
+
     @Test(arguments: Backend.allCases) func theStoredFeatureIndexIsReplacedWithTheStep(_ backend: Backend) throws {
         let tables = SAETables(try backend.database("sae"))
         let set = try tables.createActivationSet(model: "m", layer: 1, dimensions: 4)
