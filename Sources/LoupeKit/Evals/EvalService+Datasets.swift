@@ -75,7 +75,8 @@ extension EvalService {
         // Where it came from: the file, or the database's URL without its password.
         var origin: [String: JSONValue] = [
             "workspace": .string(
-                local.map { URL(fileURLWithPath: $0.path).standardizedFileURL.path } ?? evals.database.displayName)
+                evals.database.file.map { URL(fileURLWithPath: $0).standardizedFileURL.path }
+                    ?? evals.database.displayName)
         ]
         let traceService = TraceService(tables: TraceTables(evals.database))
         var defaultID: String

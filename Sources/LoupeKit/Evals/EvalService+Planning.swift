@@ -132,7 +132,7 @@ extension EvalService {
 
     /// Takes run `id` for this process, or says who is running it.
     private func claim(_ id: Int64) throws {
-        if let held = try local?.claimLease(kind: JobLease.Kind.evalRun, targetID: id) {
+        if let local, let held = try LeaseTables(local).claimLease(kind: JobLease.Kind.evalRun, targetID: id) {
             throw EvalError(
                 "run \(id) is in progress in \(held.holderDescription); wait for it to finish, "
                     + "or start a separate run with --new")

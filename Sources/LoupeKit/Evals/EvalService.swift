@@ -14,9 +14,10 @@ import Synchronization
 package struct EvalService: Sendable {
     /// The runs, answers, scores and work items, on SQLite or PostgreSQL.
     package let evals: EvalTables
-    /// The SQLite workspace, when the runs are in one: what runs only there (a run's lease
-    /// while one process answers it; on PostgreSQL workers lease items instead).
-    let local: Workspace?
+    /// The workspace when it is a file on this machine (SQLite): a run is answered in this
+    /// process, under a lease while it runs. A server's database (PostgreSQL) has its runs
+    /// answered by workers, which lease items instead.
+    let local: (any SQLDatabase)?
     /// Nil for a service that only reads (the Evals panel): running a suite needs MiniLM.
     private let library: ModelLibrary?
     /// Written into each run's provenance.
@@ -37,12 +38,13 @@ package struct EvalService: Sendable {
     /// shows and compares runs, queues them for workers and answers any target.
     package init(evals: EvalTables, models: ModelLibrary? = nil) {
         self.evals = evals
-        local = evals.database as? Workspace
+        local = evals.database.file == nil ? nil : evals.database
         library = models
     }
 
-    /// The SQLite workspace; a PostgreSQL one says what works there so far.
-    package var workspace: Workspace {
+    /// The workspace a run is answered in, in this process (a SQLite file); a PostgreSQL one
+    /// says how its runs are answered.
+    package var workspace: any SQLDatabase {
         get throws {
             guard let local else {
                 throw EvalError(
@@ -57,7 +59,7 @@ package struct EvalService: Sendable {
     /// through leased items instead.
     func runLeases() throws -> [Int64: JobLease] {
         guard let local else { return [:] }
-        return try local.leases(kind: JobLease.Kind.evalRun)
+        return try LeaseTables(local).leases(kind: JobLease.Kind.evalRun)
     }
 
     /// The model library a run needs (retrieval targets, agents, the embedding scorer).
