@@ -445,6 +445,14 @@ void loupe_decode_attention(const loupe_kv_view *kv, size_t heads, size_t kv_hea
 /// has it; the same bits either way, NaN payloads aside).
 void loupe_float_to_half_rows(size_t count, const float *x, uint16_t *out, loupe_isa widest);
 
+// MARK: - SwiGLU (swiglu.c)
+/// `out[j] = gate[j] / (1 + e^(−gate[j])) · up[j]` for `count` elements, e^x as glibc's expf
+/// computes it with FMA (the bits of the scalar loop over libm it replaces), in the widest form
+/// up to `widest` that the CPU has; every form gives the same bits.
+void loupe_swiglu(size_t count, const float *gate, const float *up, float *out, loupe_isa widest);
+/// The kernel's e^x for one float (what its tests compare with libm's expf).
+float loupe_expf_twin(float x);
+
 // MARK: - Float products (f32product.c)
 #ifndef LOUPE_CKERNELS_F32_PRODUCT_H
 #define LOUPE_CKERNELS_F32_PRODUCT_H
