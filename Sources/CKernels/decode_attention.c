@@ -104,6 +104,22 @@ static inline void cursor_next(const loupe_kv_view *kv, cursor *c) {
     }
 }
 
+// The offsets of the chunk of keys from row t (at cursor `c`, which moves past it) into `rows`,
+// and when `next` is given, the following chunk's into `next` (what the chunk prefetches), their
+// count into `ahead`. Returns the chunk's length.
+static inline __attribute__((always_inline)) size_t chunk_rows(const loupe_kv_view *kv, cursor *c, size_t t,
+                                                                size_t end, size_t rows[CHUNK], size_t next[CHUNK],
+                                                                size_t *ahead) {
+    size_t n = end - t < CHUNK ? end - t : CHUNK;
+    for (size_t j = 0; j < n; j++, cursor_next(kv, c)) rows[j] = cursor_offset(kv, *c);
+    if (next) {
+        *ahead = end - t - n < CHUNK ? end - t - n : CHUNK;
+        cursor peek = *c;
+        for (size_t j = 0; j < *ahead; j++, cursor_next(kv, &peek)) next[j] = cursor_offset(kv, peek);
+    }
+    return n;
+}
+
 // Asks for one head's slice (`bytes` from element `offset`) of a key or value row: the next
 // chunk's, while this chunk computes, the keys during the scores and the values during the
 // output sums. A cache deeper than the caches hold comes from memory, and the hardware's
@@ -183,8 +199,7 @@ static inline __attribute__((always_inline)) void part_portable(const loupe_kv_v
     size_t rows[CHUNK];
     cursor c = cursor_at(kv, begin);
     for (size_t t = begin; t < end; t += CHUNK) {
-        size_t n = end - t < CHUNK ? end - t : CHUNK;
-        for (size_t j = 0; j < n; j++, cursor_next(kv, &c)) rows[j] = cursor_offset(kv, c);
+        size_t n = chunk_rows(kv, &c, t, end, rows, NULL, NULL);
         for (size_t g = 0; g < kv_heads; g++)
             for (size_t first = g * group_size; first < (g + 1) * group_size; first += GROUP) {
                 size_t group = (g + 1) * group_size - first < GROUP ? (g + 1) * group_size - first : GROUP;
@@ -249,11 +264,8 @@ LOUPE_AVX2_F16C static inline __attribute__((always_inline)) void part_avx2(cons
     cursor c = cursor_at(kv, begin);
     prefetch_chunk(kv, c, end - begin < CHUNK ? end - begin : CHUNK, kv_heads * d, half);
     for (size_t t = begin; t < end; t += CHUNK) {
-        size_t n = end - t < CHUNK ? end - t : CHUNK;
-        for (size_t j = 0; j < n; j++, cursor_next(kv, &c)) rows[j] = cursor_offset(kv, c);
-        size_t ahead = end - t - n < CHUNK ? end - t - n : CHUNK;
-        cursor peek = c;
-        for (size_t j = 0; j < ahead; j++, cursor_next(kv, &peek)) next[j] = cursor_offset(kv, peek);
+        size_t ahead;
+        size_t n = chunk_rows(kv, &c, t, end, rows, next, &ahead);
         for (size_t g = 0; g < kv_heads; g++)
             for (size_t first = g * group_size; first < (g + 1) * group_size; first += GROUP) {
                 size_t group = (g + 1) * group_size - first < GROUP ? (g + 1) * group_size - first : GROUP;
@@ -344,11 +356,8 @@ LOUPE_AVX512_F16C static inline __attribute__((always_inline)) void part_avx512(
     cursor c = cursor_at(kv, begin);
     prefetch_chunk(kv, c, end - begin < CHUNK ? end - begin : CHUNK, kv_heads * d, half);
     for (size_t t = begin; t < end; t += CHUNK) {
-        size_t n = end - t < CHUNK ? end - t : CHUNK;
-        for (size_t j = 0; j < n; j++, cursor_next(kv, &c)) rows[j] = cursor_offset(kv, c);
-        size_t ahead = end - t - n < CHUNK ? end - t - n : CHUNK;
-        cursor peek = c;
-        for (size_t j = 0; j < ahead; j++, cursor_next(kv, &peek)) next[j] = cursor_offset(kv, peek);
+        size_t ahead;
+        size_t n = chunk_rows(kv, &c, t, end, rows, next, &ahead);
         for (size_t g = 0; g < kv_heads; g++)
             for (size_t first = g * group_size; first < (g + 1) * group_size; first += GROUP) {
                 size_t group = (g + 1) * group_size - first < GROUP ? (g + 1) * group_size - first : GROUP;
