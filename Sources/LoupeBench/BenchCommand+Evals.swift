@@ -90,7 +90,7 @@ extension BenchCommand {
                 var fresh = EvalService.RunOptions()
                 fresh.fresh = true
                 let ran = try real.run(loadedSuite, options: fresh)
-                let target = try workspace.evalResults(run: ran.runID).compactMap(\.latencyMs).reduce(0, +) / 1e3
+                let target = try workspace.evals.evalResults(run: ran.runID).compactMap(\.latencyMs).reduce(0, +) / 1e3
                 suiteResult = (ran.answered, ran.loopSeconds, target, ran.setupSeconds, ran.summarySeconds)
             }
 

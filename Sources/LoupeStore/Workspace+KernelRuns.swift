@@ -66,15 +66,3 @@ package struct KernelRun: Codable, FetchableRecord, MutablePersistableRecord, Ha
         case bytesByLevel = "bytes_json"
     }
 }
-
-extension Workspace {
-    /// Stores the kernels of one run, all or none; returns their ids, in order.
-    @discardableResult
-    package func record(_ runs: [KernelRun]) throws(WorkspaceError) -> [Int64] { try roofline.record(runs) }
-
-    package func kernelRuns(ids: [Int64]) throws(WorkspaceError) -> [KernelRun] { try roofline.kernelRuns(ids: ids) }
-
-    package func latestKernelRunPerShape() throws(WorkspaceError) -> [KernelRun] {
-        try roofline.latestKernelRunPerShape()
-    }
-}

@@ -57,11 +57,3 @@ extension SettingsTables {
         try database.readStatements { sql in try sql.fetch(ModelRecord.self, "SELECT * FROM models ORDER BY name") }
     }
 }
-
-extension Workspace {
-    /// Records (or updates) a model.
-    package func register(_ model: ModelRecord) throws(WorkspaceError) { try settings.register(model) }
-
-    /// The registered models, by name.
-    package func models() throws(WorkspaceError) -> [ModelRecord] { try settings.models() }
-}

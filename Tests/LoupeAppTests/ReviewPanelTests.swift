@@ -30,14 +30,14 @@ import Testing
         _ = try TraceService(workspace: workspace).importFiles([
             Self.repository("sample-data/traces/inspect-arith.eval")
         ])
-        let run = try #require(try workspace.evalRuns().first?.id)
+        let run = try #require(try workspace.evals.evalRuns().first?.id)
         service = ReviewService(workspace: workspace)
         var request = ReviewService.QueueRequest(
             name: "arith", rubricPath: Self.repository("rubrics/answer-quality.yaml"), source: "answers run:\(run)",
             createdBy: "test")
         request.seed = 7
         queue = try service.createQueue(request)
-        keys = try workspace.reviewItems(queue: queue.id).map(\.itemKey)
+        keys = try workspace.reviews.reviewItems(queue: queue.id).map(\.itemKey)
     }
 
     private func ports(as annotator: String = "ana") -> Ports {
@@ -93,7 +93,7 @@ import Testing
     }
 
     private func labels(_ annotator: String = "ana") throws -> [ReviewLabelRecord] {
-        try workspace.reviewLabels(queue: queue.id).filter { $0.annotator == annotator }
+        try workspace.reviews.reviewLabels(queue: queue.id).filter { $0.annotator == annotator }
     }
 
     private func check(_ state: AppState, _ name: String, sourceLocation: SourceLocation = #_sourceLocation) {
@@ -211,7 +211,7 @@ import Testing
         var state = itemView()
         press([.character("s")], &state)
         #expect(panel(state).item?.key == keys[1])
-        #expect(try workspace.reviewSkips(queue: queue.id, annotator: "ana") == [keys[0]])
+        #expect(try workspace.reviews.reviewSkips(queue: queue.id, annotator: "ana") == [keys[0]])
         for _ in 1..<keys.count {
             type("wx2", &state)
             press([.enter], &state)
@@ -384,7 +384,7 @@ import Testing
             createdBy: "test")
         request.limit = 1
         let steps = try service.createQueue(request)
-        let key = try #require(try workspace.reviewItems(queue: steps.id).first?.itemKey)
+        let key = try #require(try workspace.reviews.reviewItems(queue: steps.id).first?.itemKey)
         var state = reviewTab()
         // The new queue is the second row.
         press([.down, .enter], &state)
@@ -394,7 +394,7 @@ import Testing
         #expect(text.contains("▶"))
         #expect(text.contains("g good") && text.contains("x wrong"))
         press([.character("g")], &state)
-        #expect(try workspace.reviewLabels(queue: steps.id).map(\.value) == ["good"])
+        #expect(try workspace.reviews.reviewLabels(queue: steps.id).map(\.value) == ["good"])
     }
 
     /// d puts the item's dataset add line on the : line: the target to edit, or one's note.
@@ -440,7 +440,7 @@ import Testing
             ("pi", "What is pi to three decimal places?", "3.142"),
         ]
         let runs = try ["terse", "wordy"].enumerated().map { index, suite in
-            let run = try workspace.createEvalRun(
+            let run = try workspace.evals.createEvalRun(
                 EvalRunRecord(
                     suite: suite, suiteFile: nil, suiteHash: "s", datasetHash: "d", targetKind: "model",
                     targetJSON: "{}", scorersJSON: #"["contains","token_f1"]"#, epochs: 1, planned: 4,
@@ -452,7 +452,7 @@ import Testing
                     : "Taking the question at face value and at standard conditions, the answer is about "
                         + "\(target), give or take what the instruments of the day could tell apart."
                 let f1 = index == 0 ? 1.0 : 0.25
-                try workspace.recordEvalResult(
+                try workspace.evals.recordEvalResult(
                     EvalResultRecord(
                         runID: run, itemID: item, epoch: 1, input: question, targetsJSON: "[\"\(target)\"]",
                         output: output, error: nil, latencyMs: index == 0 ? 12 : 840),
@@ -483,7 +483,7 @@ import Testing
 
     @Test func aPairSetsItsTwoAnswersSideBySideWithoutNamingTheirRuns() throws {
         let (queue, runs) = try duel()
-        let firstKey = try #require(try workspace.reviewItems(queue: queue.id).first?.itemKey)
+        let firstKey = try #require(try workspace.reviews.reviewItems(queue: queue.id).first?.itemKey)
         try service.label(queue, key: firstKey, annotator: "ben", values: [("preference", "b")])
         var state = pairView()
         let pair = try #require(panel(state).item?.pair)
@@ -514,7 +514,7 @@ import Testing
         let pair = try #require(panel(state).item?.pair)
         #expect(!state.render().text().contains("= run "))
         press([.character("a")], &state)
-        let stored = try workspace.reviewLabels(queue: queue.id)
+        let stored = try workspace.reviews.reviewLabels(queue: queue.id)
         #expect(
             stored.map { "\($0.annotator) \($0.criterion)=\($0.value) \($0.origin)" } == ["ana preference=A review"])
         #expect(stored.first?.itemKey == panel(state).item?.key)
@@ -532,7 +532,7 @@ import Testing
         type("says the number, nothing else", &state)
         press([.enter], &state)
         #expect(
-            try workspace.reviewLabels(queue: queue.id).map { "\($0.criterion)=\($0.value)" }
+            try workspace.reviews.reviewLabels(queue: queue.id).map { "\($0.criterion)=\($0.value)" }
                 == ["preference=A", "reason=says the number, nothing else"])
         check(state, "review-pairwise-80x24")
         // b changes the verdict: the newest label is the one that counts.
@@ -547,7 +547,7 @@ import Testing
         press([.character("j")], &state)
         #expect(state.render().text().contains("head to head  no verdict yet"))
         // ana prefers the terse run on three pairs and calls the fourth a tie.
-        for (index, record) in try workspace.reviewItems(queue: queue.id).enumerated() {
+        for (index, record) in try workspace.reviews.reviewItems(queue: queue.id).enumerated() {
             let pair = try #require(try service.item(queue, record: record).pair)
             let verdict = index == 3 ? "=" : pair.leftRun == runs[0] ? "a" : "b"
             try service.label(queue, key: record.itemKey, annotator: "ana", values: [("preference", verdict)])

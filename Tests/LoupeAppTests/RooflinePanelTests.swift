@@ -445,9 +445,9 @@ import Testing
                     kind: "memory", name: datasheet.memoryName, value: datasheet.memoryGigabytesPerSecond,
                     provenance: datasheet.source)
             ]
-        let profileID = try workspace.record(
+        let profileID = try workspace.roofline.record(
             MachineProfileRecord(machine: datasheet.name, cores: 0, sweepJSON: "[]", kind: "gpu"), ceilings: ceilings)
-        _ = try workspace.record(
+        _ = try workspace.roofline.record(
             kernels.map { kernel in
                 KernelRun(
                     suite: "ncu:\(file)", kernel: kernel.name,

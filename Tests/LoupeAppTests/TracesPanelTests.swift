@@ -501,7 +501,7 @@ import Testing
                         profile.measure("GELU", flops: 1e5, bytes: 8e5) { usleep(100) }
                     }
                 }
-                let ids = try workspace.record(
+                let ids = try workspace.roofline.record(
                     ForwardPassRecord.kernelRuns(
                         profile.entriesByTime, precision: .fp32, workload: "4 tokens (agent search)", threads: 1))
                 return ToolOutput(

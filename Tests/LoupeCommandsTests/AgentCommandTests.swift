@@ -218,11 +218,13 @@ import Testing
     @Test func theSqlToolRefusesWrites() throws {
         let (file, _) = try workspace()
         let workspace = try Workspace(path: file)
-        #expect(throws: WorkspaceError.self) { try workspace.readOnlyQuery("DELETE FROM documents", limit: 5) }
         #expect(throws: WorkspaceError.self) {
-            try workspace.readOnlyQuery("SELECT 1; DROP TABLE documents", limit: 5)
+            try workspace.agentTables.readOnlyQuery("DELETE FROM documents", limit: 5)
         }
-        let rows = try workspace.readOnlyQuery("SELECT external_id FROM documents ORDER BY 1", limit: 2)
+        #expect(throws: WorkspaceError.self) {
+            try workspace.agentTables.readOnlyQuery("SELECT 1; DROP TABLE documents", limit: 5)
+        }
+        let rows = try workspace.agentTables.readOnlyQuery("SELECT external_id FROM documents ORDER BY 1", limit: 2)
         #expect(rows.rows == [["a1"], ["a2"]] && rows.truncated)
     }
 }

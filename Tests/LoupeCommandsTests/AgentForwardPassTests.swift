@@ -43,7 +43,7 @@ import Testing
         let ids = try #require(attributes[ForwardPassRecord.kernelRunsAttribute]?.array).compactMap(\.number).map {
             Int64($0)
         }
-        let runs = try workspace.kernelRuns(ids: ids)
+        let runs = try workspace.roofline.kernelRuns(ids: ids)
         #expect(runs.count == ids.count && ids.count == 9)
         #expect(
             runs.allSatisfy {

@@ -67,7 +67,7 @@ import Testing
         var history: [String] = []
         let deadline = Date().addingTimeInterval(60)
         while history.isEmpty, Date() < deadline {
-            history = try session.workspace().history(source: .tui)
+            history = try session.workspace().settings.history(source: .tui)
             usleep(10_000)
         }
         #expect(history == ["workspace info"])
@@ -78,7 +78,7 @@ import Testing
             script: [.key(.character(":"))] + keys("theme high-contrast") + [.key(.enter)])
         drive(runtime, backend)
         #expect(runtime.state.theme.name == "high-contrast")
-        #expect(try session.workspace().setting("theme") == "high-contrast")
+        #expect(try session.workspace().settings.setting("theme") == "high-contrast")
         #expect(backend.lastFrame?[0, 0].style.background == RGB(0, 0, 0))
     }
 

@@ -81,7 +81,7 @@ import Testing
             return
         }
         #expect(theme.name == "light")
-        #expect(try session.workspace().setting("theme") == "light")
+        #expect(try session.workspace().settings.setting("theme") == "light")
         #expect(run("theme").output.contains("light  (current)"))
         #expect(run("theme nope").error?.contains("no theme named 'nope'") == true)
     }
@@ -192,7 +192,7 @@ struct ModelCommandTests {
         // and 6·1152 for the bias.
         #expect(qkv["calls"] as? Int == 6)
         #expect(abs((qkv["gflops"] as? Double ?? 0) - 6 * (2 * 6 * 384 * 1152 + 6 * 1152) / 1e9) < 1e-9)
-        let runs = try session.workspace().latestKernelRunPerShape().filter { $0.suite == "minilm-forward" }
+        let runs = try session.workspace().roofline.latestKernelRunPerShape().filter { $0.suite == "minilm-forward" }
         #expect(Set(runs.map(\.kernel)) == Set(operations.compactMap { $0["name"] as? String }))
         // One text is one batch on one thread: its time is the wall clock's, not a sum over cores.
         #expect(

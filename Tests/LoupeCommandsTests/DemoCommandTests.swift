@@ -36,15 +36,15 @@ import Testing
         let second = run("demo build \(path)")
         #expect(second.output.contains("all 3 commands already ran"))
         #expect(try TraceService(workspace: session.workspace()).list().count == traces)
-        #expect(try session.workspace().setting("demo.done:demo.loupe") == "3")
+        #expect(try session.workspace().settings.setting("demo.done:demo.loupe") == "3")
     }
 
     @Test func aStoppedScriptContinuesAtTheCommandItWasOn() throws {
         let path = try script(["workspace init", "prices load \(prices)", "trace import \(otlp)"])
         // As a build stopped during its second command leaves it: one done, the second started.
         _ = run("workspace init")
-        try session.workspace().setSetting("demo.done:demo.loupe", to: "1")
-        try session.workspace().setSetting("demo.started:demo.loupe", to: "1")
+        try session.workspace().settings.setSetting("demo.done:demo.loupe", to: "1")
+        try session.workspace().settings.setSetting("demo.started:demo.loupe", to: "1")
         let outcome = run("demo build \(path)")
         #expect(outcome.succeeded, "\(outcome.error ?? "")")
         #expect(!outcome.output.contains("› workspace init"))
@@ -57,7 +57,7 @@ import Testing
         let path = try script(["workspace init", "", "trace import \(directory)/missing.jsonl", "workspace check"])
         let outcome = run("demo build \(path)")
         #expect(outcome.error?.contains("demo.loupe:3: trace import") == true, "\(outcome.error ?? "")")
-        #expect(try session.workspace().setting("demo.done:demo.loupe") == "1")
+        #expect(try session.workspace().settings.setting("demo.done:demo.loupe") == "1")
         #expect(!outcome.output.contains("› workspace check"))
     }
 
@@ -90,7 +90,7 @@ import Testing
         #expect(skipped.succeeded, "\(skipped.error ?? "")")
         #expect(skipped.output.contains("› skipped (smollm2 is not in \(models); scripts/fetch-smollm2): prices load"))
         #expect(skipped.output.contains("› trace import") && skipped.output.contains("3 of 3 commands ran"))
-        #expect(try without.workspace().setting("demo.done:demo.loupe") == "3")
+        #expect(try without.workspace().settings.setting("demo.done:demo.loupe") == "3")
         // With the file in place the command runs, without its prefix.
         let library = ModelLibrary(root: models)
         try FileManager.default.createDirectory(

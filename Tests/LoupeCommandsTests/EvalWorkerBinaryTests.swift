@@ -189,11 +189,11 @@ import Testing
         box.withLock { $0 = stopper }
         let first = try service.work(options, reporter: stopper)
         #expect(first.answered == Self.items && first.completed.isEmpty, "\(first)")
-        #expect(try workspace.evalRun(1)?.status == "running")
+        #expect(try workspace.evals.evalRun(1)?.status == "running")
 
         let second = try service.work(EvalService.WorkOptions())
         #expect(second.answered == 0 && second.completed == [1], "\(second)")
-        #expect(try workspace.evalRun(1)?.status == "complete")
+        #expect(try workspace.evals.evalRun(1)?.status == "complete")
     }
 
     @Test func aWorkerKilledAtAnyMomentLosesNothingAndTheStatisticsEqualOneMachines() throws {

@@ -51,7 +51,7 @@ import Testing
 
         let run = try TestEnvironment.run(bench + ["--peers", peers])
         #expect(run.status == 0, "\(run.error)")
-        let sweeps = try Workspace(path: workspace).latestANNSweeps()
+        let sweeps = try Workspace(path: workspace).roofline.latestANNSweeps()
         // Loupe's default search (the beam on 8-bit vectors) and its beam on the float vectors.
         #expect(sweeps.map(\.engine) == ["faiss", "hnswlib", "loupe", "loupe f32"])
         #expect(sweeps.allSatisfy { $0.workload == "clustered 600 × 16" })

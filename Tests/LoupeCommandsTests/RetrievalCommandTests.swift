@@ -67,10 +67,10 @@ import Testing
         #expect(result.status != 0)
         #expect(result.error.contains("c.jsonl:5: not valid JSON (column 2"))
         let workspace = try Workspace(path: file)
-        #expect(try workspace.chunks().map(\.documentID) == ["d1", "d2", "d3", "d4"])
+        #expect(try workspace.corpus.chunks().map(\.documentID) == ["d1", "d2", "d3", "d4"])
         result = try TestEnvironment.run(["--workspace", file, "ingest", corpus, "--no-embed"])
-        #expect(try workspace.chunks().map(\.documentID) == ["d1", "d2", "d3", "d5"])
-        #expect(try workspace.corpusCounts().documents == 4)
+        #expect(try workspace.corpus.chunks().map(\.documentID) == ["d1", "d2", "d3", "d5"])
+        #expect(try workspace.corpus.corpusCounts().documents == 4)
     }
 
     @Test func searchGivesEveryRetrieversRankAndIsSaved() throws {
@@ -237,7 +237,7 @@ import Testing
             Thread.sleep(forTimeInterval: delay)
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
-            let count = try Workspace(path: file).corpusCounts().documents
+            let count = try Workspace(path: file).corpus.corpusCounts().documents
             #expect(count == 4 || count == 200_000, "a partial ingest is visible: \(count) documents")
             #expect(
                 try TestEnvironment.run(["--workspace", file, "workspace", "check"]).output.contains("integrity     ok")

@@ -87,7 +87,7 @@ import Testing
             #expect(result.output.contains("roofs: H100 PCIe 80GB, NVIDIA H100 Tensor Core GPU datasheet"))
         }
         let workspace = try Workspace(path: file)
-        #expect(try workspace.machineProfiles().count == 1)
+        #expect(try workspace.roofline.machineProfiles().count == 1)
         let show = try TestEnvironment.run(["--workspace", file, "roofline", "show", "--profile", "pcie"])
         #expect(show.output.contains("BF16 tensor"))
         #expect(show.output.contains("756 TFLOP/s"))
@@ -160,7 +160,7 @@ import Testing
         ])
         #expect(run.status == 0)
         #expect(run.output.contains("no machine profile in this workspace"))
-        let runs = try Workspace(path: file).latestKernelRunPerShape()
+        let runs = try Workspace(path: file).roofline.latestKernelRunPerShape()
         #expect(runs.map(\.kernel) == ["matmul-blocked", "matmul-naive"])
         #expect(runs.allSatisfy { $0.flops == 2 * 64 * 48 * 32 && $0.workload.hasPrefix("64x48x32, ") })
     }

@@ -33,7 +33,7 @@ import Testing
         let (rows, dimensions, values) = try service.activations(set: collected.set)
         #expect(rows == 700 && dimensions == 576)
         let generator = try models.smolLM2()
-        let chunks = try workspace.chunks()
+        let chunks = try workspace.corpus.chunks()
         let ids = Array(generator.tokenizer.encode(chunks[0].text).prefix(256))
         let capture = LlamaResidualCapture()
         _ = try generator.model.hooked(capture.hook(layer: Self.layer)).logits(for: ids)

@@ -23,7 +23,7 @@ import Testing
     @Test func collectedRowsAreMiniLMsResidualStreamWithTheirTokens() throws {
         let (workspace, service, models) = try workspace()
         let collected = try service.collect(layer: 2, tokens: 10_000)
-        let chunks = try workspace.chunks()
+        let chunks = try workspace.corpus.chunks()
         let embedder = try models.miniLM()
         let ids = chunks.map { embedder.tokenizer.encode($0.text) }
         // Every token but [CLS] and [SEP] of every chunk.
@@ -169,7 +169,7 @@ import Testing
         #expect(throws: SAEError.self) { try index.card(99, database: workspace, embedder: nil) }
         // The SAE live on a text: the chunk's own tokens, at most k features each, strongest first,
         // and the same firing pattern as its collected (float16) rows for the busiest feature.
-        let chunk = try workspace.chunks()[0]
+        let chunk = try workspace.corpus.chunks()[0]
         let live = try SAETextActivations(
             text: chunk.text, model: trained.model, database: workspace, embedder: try models.miniLM())
         let pieces = try models.miniLM().tokenizer.tokens(try models.miniLM().tokenizer.encode(chunk.text))

@@ -18,6 +18,6 @@ extension TestEnvironment {
         return AppEnvironment(
             commands: executor,
             ports: PanelPorts.make(workspace: workspace, session: session, environment: environment),
-            recordHistory: { line in try workspace.recordHistory(line, source: .tui) })
+            recordHistory: { line in try workspace.settings.recordHistory(line, source: .tui) })
     }
 }

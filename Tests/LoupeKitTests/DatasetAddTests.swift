@@ -12,8 +12,9 @@ import Testing
         let workspace = try KitFixtures.workspace("dataset")
         let traces = TraceService(workspace: workspace)
         _ = try traces.importFiles([KitFixtures.path("sample-data/traces/inspect-arith.eval")])
-        let run = try #require(try workspace.evalRuns().first?.id)
-        let answer = try #require(try workspace.evalResults(run: run).first { $0.itemID == "q2" && $0.epoch == 2 })
+        let run = try #require(try workspace.evals.evalRuns().first?.id)
+        let answer = try #require(
+            try workspace.evals.evalResults(run: run).first { $0.itemID == "q2" && $0.epoch == 2 })
         let service = EvalService(workspace: workspace)
         let directory = try KitFixtures.temporaryDirectory("dataset-files")
         let dataset = directory + "/kept.jsonl"

@@ -14,7 +14,7 @@ import Testing
         _ = try TraceService(workspace: workspace).importFiles([
             KitFixtures.path("sample-data/traces/inspect-arith.eval")
         ])
-        let run = try #require(try workspace.evalRuns().first?.id)
+        let run = try #require(try workspace.evals.evalRuns().first?.id)
         return (
             EvalService(workspace: workspace), .answer(run: run, item: "q2", epoch: 1),
             try KitFixtures.temporaryDirectory("dataset-append-files")

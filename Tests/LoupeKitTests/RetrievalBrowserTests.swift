@@ -37,12 +37,12 @@ import Testing
         let qrels = try Qrels.parse(
             String(contentsOfFile: KitFixtures.path("sample-data/cranfield/qrels.trec"), encoding: .utf8),
             file: "qrels.trec")
-        try workspace.replaceQrels(source: "qrels.trec", judgments: qrels.judgments)
+        try workspace.corpus.replaceQrels(source: "qrels.trec", judgments: qrels.judgments)
         let queries = try CorpusReader.jsonl(
             String(contentsOfFile: KitFixtures.path("sample-data/cranfield/queries.jsonl"), encoding: .utf8),
             file: "queries.jsonl", strict: true
         ).documents
-        try workspace.replaceQrelsQueries(source: "qrels.trec", queries: queries.map { ($0.id, $0.body) })
+        try workspace.corpus.replaceQrelsQueries(source: "qrels.trec", queries: queries.map { ($0.id, $0.body) })
         return qrels
     }
 
@@ -67,7 +67,7 @@ import Testing
         _ = try browser.search(RetrievalRequest("boundary layer transition", options: Self.bm25))
         _ = try browser.search(RetrievalRequest("heat transfer", options: Self.bm25))
         #expect(try service.records().count == before)
-        #expect(try workspace.retrievalRecords().isEmpty)
+        #expect(try workspace.corpus.retrievalRecords().isEmpty)
     }
 
     @Test func aJudgedQueryComesWithItsJudgmentsAndMetrics() throws {
@@ -127,7 +127,7 @@ import Testing
             try browser.search(RetrievalRequest("wing", options: options))
         }
         #expect(error?.description.contains("no embedding") == true)
-        #expect(try workspace.corpusCounts(model: RetrievalService.embeddingModel(of: workspace)).embedded == 0)
+        #expect(try workspace.corpus.corpusCounts(model: RetrievalService.embeddingModel(of: workspace)).embedded == 0)
     }
 
     @Test(.enabled(if: KitFixtures.models.hasMiniLM, "needs MiniLM (scripts/fetch-minilm)"))
@@ -200,8 +200,8 @@ import Testing
         #expect(try service.precision() == .fp32)
         #expect(try service.ingest([slice], precision: .int8).embedded == 40)
         #expect(try service.precision() == .int8)
-        #expect(try workspace.corpusCounts(model: "all-MiniLM-L6-v2 int8").embedded == 40)
-        #expect(try workspace.corpusCounts(model: "all-MiniLM-L6-v2").embedded == 0)
+        #expect(try workspace.corpus.corpusCounts(model: "all-MiniLM-L6-v2 int8").embedded == 40)
+        #expect(try workspace.corpus.corpusCounts(model: "all-MiniLM-L6-v2").embedded == 0)
 
         var options = RetrievalService.Options()
         options.retriever = .dense
@@ -210,7 +210,7 @@ import Testing
         let int8 = try browser.search(RetrievalRequest(query, options: options)).hits
         let top = try #require(int8.first)
         let queryVector = try KitFixtures.models.miniLM(precision: .int8).embed([query])[0].vector
-        let stored = try workspace.embeddings(model: "all-MiniLM-L6-v2 int8", dimensions: 384)
+        let stored = try workspace.corpus.embeddings(model: "all-MiniLM-L6-v2 int8", dimensions: 384)
         let chunkVector = try #require(stored.first { $0.id == top.chunkID }?.vector)
         let cosine = zip(queryVector, chunkVector).reduce(Float(0)) { $0 + $1.0 * $1.1 }
         #expect(abs(Double(cosine) - (top.dense?.score ?? 0)) < 1e-4)
@@ -218,7 +218,7 @@ import Testing
         #expect(try service.ingest([slice]).embedded == 0)
         #expect(try service.precision() == .int8)
         #expect(try service.ingest([slice], precision: .fp32).embedded == 40)
-        #expect(try workspace.corpusCounts(model: "all-MiniLM-L6-v2").embedded == 40)
+        #expect(try workspace.corpus.corpusCounts(model: "all-MiniLM-L6-v2").embedded == 40)
         let fp32 = try browser.search(RetrievalRequest(query, options: options)).hits
         // int8's cosines are within about 0.002 of fp32's: near ties may swap, no more. The first
         // three are the same chunks, and four of the first five.

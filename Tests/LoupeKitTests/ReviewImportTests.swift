@@ -22,7 +22,7 @@ import Testing
     @Test func aLineForAnotherQueueIsRefusedNamingBothAndStoresNothing() throws {
         let (workspace, service, run) = try ReviewServiceTests.inspectRun()
         let target = try service.createQueue(ReviewServiceTests.request("target", from: "answers run:\(run)"))
-        let key = try #require(try workspace.reviewItems(queue: target.id).first?.itemKey)
+        let key = try #require(try workspace.reviews.reviewItems(queue: target.id).first?.itemKey)
         let path = try Self.file([Self.line(key, "right", queue: "target"), Self.line(key, "wrong", queue: "other")])
         do {
             try service.importLabels(target, file: path)
@@ -31,7 +31,7 @@ import Testing
             #expect(error.location.line == 2)
             #expect(error.message.contains("for queue other, not target") && error.message.contains("--from-queue"))
         }
-        #expect(try workspace.reviewLabels(queue: target.id).isEmpty)
+        #expect(try workspace.reviews.reviewLabels(queue: target.id).isEmpty)
         // Asked for by name, the other queue's lines are taken.
         #expect(try service.importLabels(target, file: path, from: "other").labels == 1)
     }
@@ -39,10 +39,10 @@ import Testing
     @Test func aLineThatReplacesAnotherIsCountedAsReplaced() throws {
         let (workspace, service, run) = try ReviewServiceTests.inspectRun()
         let queue = try service.createQueue(ReviewServiceTests.request("twice", from: "answers run:\(run)"))
-        let keys = try workspace.reviewItems(queue: queue.id).map(\.itemKey)
+        let keys = try workspace.reviews.reviewItems(queue: queue.id).map(\.itemKey)
         let path = try Self.file([Self.line(keys[0], "right"), Self.line(keys[0], "wrong")])
         #expect(try service.importLabels(queue, file: path) == .init(labels: 1, replaced: 1))
-        let stored = try workspace.reviewLabels(queue: queue.id)
+        let stored = try workspace.reviews.reviewLabels(queue: queue.id)
         #expect(stored.count == 1 && stored[0].value == "wrong")
         // Again: both lines now replace the label the queue holds.
         let again = try Self.file([Self.line(keys[0], "right"), Self.line(keys[1], "right")])

@@ -17,7 +17,7 @@ import Testing
         _ = try TraceService(workspace: workspace).importFiles([
             KitFixtures.path("sample-data/traces/inspect-arith.eval")
         ])
-        let run = try #require(try workspace.evalRuns().first?.id)
+        let run = try #require(try workspace.evals.evalRuns().first?.id)
         return (workspace, ReviewService(workspace: workspace), run)
     }
 
@@ -60,7 +60,7 @@ import Testing
     @Test func labellingWalksTheQueueWithSkipAndUndo() throws {
         let (workspace, service, run) = try Self.inspectRun()
         let queue = try service.createQueue(Self.request("walk", from: "answers run:\(run)"))
-        let order = try workspace.reviewItems(queue: queue.id).map(\.itemKey)
+        let order = try workspace.reviews.reviewItems(queue: queue.id).map(\.itemKey)
         var next = try #require(try service.next(queue, annotator: "ana"))
         #expect(next.key == order[0] && next.answer?.score("match") != nil)
 
@@ -68,7 +68,7 @@ import Testing
         #expect(throws: ReviewError.self) {
             try service.label(queue, key: next.key, annotator: "ana", values: [("correct", "r"), ("clarity", "9")])
         }
-        #expect(try workspace.reviewLabels(queue: queue.id).isEmpty)
+        #expect(try workspace.reviews.reviewLabels(queue: queue.id).isEmpty)
 
         // Part of the rubric labels the item but does not finish it.
         try service.label(queue, key: next.key, annotator: "ana", values: [("correct", "r")])
@@ -103,7 +103,7 @@ import Testing
         // Labelling again replaces one's own label; another person's stays beside it.
         try service.label(queue, key: order[0], annotator: "ana", values: [("correct", "partly")])
         try service.label(queue, key: order[0], annotator: "ben", values: [("correct", "right")])
-        let first = try workspace.reviewLabels(queue: queue.id).filter {
+        let first = try workspace.reviews.reviewLabels(queue: queue.id).filter {
             $0.itemKey == order[0] && $0.criterion == "correct"
         }
         #expect(Set(first.map { "\($0.annotator)=\($0.value)" }) == ["ana=partly", "ben=right"])
@@ -117,16 +117,17 @@ import Testing
         let (workspace, service, run) = try Self.inspectRun()
         let single = try service.createQueue(
             Self.request("single", from: "answers run:\(run)", annotators: ["ana", "ben", "cy"]))
-        let assignments = try workspace.reviewAssignments(queue: single.id)
+        let assignments = try workspace.reviews.reviewAssignments(queue: single.id)
         #expect(assignments.count == 6 && assignments.values.allSatisfy { $0.count == 1 })
         #expect(assignments.values.filter { $0 == ["ana"] }.count == 2)
-        let mine = try workspace.reviewItems(queue: single.id).filter { assignments[$0.itemKey] == ["ben"] }.map(
-            \.itemKey)
+        let mine = try workspace.reviews.reviewItems(queue: single.id).filter { assignments[$0.itemKey] == ["ben"] }
+            .map(
+                \.itemKey)
         #expect(try service.next(single, annotator: "ben")?.key == mine.first)
         #expect(try service.next(single, annotator: "dora") == nil)
         let double = try service.createQueue(
             Self.request("double", from: "answers run:\(run)", annotators: ["ana", "ben", "cy"], overlap: 2))
-        #expect(try workspace.reviewAssignments(queue: double.id).values.allSatisfy { $0.count == 2 })
+        #expect(try workspace.reviews.reviewAssignments(queue: double.id).values.allSatisfy { $0.count == 2 })
         #expect(try service.progress(double).annotators.map(\.assigned) == [4, 4, 4])
         #expect(throws: ReviewError.self) {
             try service.createQueue(Self.request("too", from: "answers run:\(run)", annotators: ["ana"], overlap: 2))
@@ -137,7 +138,7 @@ import Testing
     @Test func twoAnnotatorsAtOnceBothKeepTheirLabels() throws {
         let (workspace, service, run) = try Self.inspectRun()
         let queue = try service.createQueue(Self.request("both", from: "answers run:\(run)"))
-        let keys = try workspace.reviewItems(queue: queue.id).map(\.itemKey)
+        let keys = try workspace.reviews.reviewItems(queue: queue.id).map(\.itemKey)
         let other = try Workspace(path: workspace.path)
         let services = [service, ReviewService(workspace: other)]
         let failures = Mutex<[String]>([])
@@ -152,7 +153,7 @@ import Testing
             } catch { failures.withLock { $0.append("\(error)") } }
         }
         #expect(failures.withLock { $0 }.isEmpty)
-        let labels = try workspace.reviewLabels(queue: queue.id)
+        let labels = try workspace.reviews.reviewLabels(queue: queue.id)
         #expect(labels.count == 12)
         #expect(labels.filter { $0.annotator == "ana" }.allSatisfy { $0.value == "right" })
         #expect(labels.filter { $0.annotator == "ben" }.allSatisfy { $0.value == "wrong" })
@@ -162,7 +163,7 @@ import Testing
         let (workspace, service, run) = try Self.inspectRun()
         let source = try service.createQueue(Self.request("source", from: "answers run:\(run)"))
         let copy = try service.createQueue(Self.request("copy", from: "answers run:\(run)"))
-        let keys = try workspace.reviewItems(queue: source.id).map(\.itemKey)
+        let keys = try workspace.reviews.reviewItems(queue: source.id).map(\.itemKey)
         try service.label(
             source, key: keys[0], annotator: "ana", values: [("correct", "r"), ("note", "says \"4\", right")])
         try service.label(source, key: keys[1], annotator: "ben", values: [("clarity", "3")])
@@ -176,11 +177,11 @@ import Testing
         let file = directory + "/labels.jsonl"
         try jsonl.write(toFile: file, atomically: true, encoding: .utf8)
         #expect(try service.importLabels(copy, file: file, from: "source") == .init(labels: 3, replaced: 0))
-        let imported = try workspace.reviewLabels(queue: copy.id)
+        let imported = try workspace.reviews.reviewLabels(queue: copy.id)
         #expect(
             Set(imported.map { "\($0.itemKey) \($0.criterion)=\($0.value) \($0.annotator)" })
                 == Set(
-                    try workspace.reviewLabels(queue: source.id).map {
+                    try workspace.reviews.reviewLabels(queue: source.id).map {
                         "\($0.itemKey) \($0.criterion)=\($0.value) \($0.annotator)"
                     }))
         #expect(imported.allSatisfy { $0.origin == "import" })
@@ -198,7 +199,7 @@ import Testing
         }
         try "{\"item\": \"x\"\n".write(toFile: bad, atomically: true, encoding: .utf8)
         #expect(throws: SuiteError.self) { try service.importLabels(copy, file: bad) }
-        #expect(try workspace.reviewLabels(queue: copy.id).count == 3)
+        #expect(try workspace.reviews.reviewLabels(queue: copy.id).count == 3)
     }
 
     @Test func annotatorNamesComeFromTheUserAndAreNeverSecrets() throws {
@@ -240,14 +241,14 @@ import Testing
     /// (disagreeing on the sixth) and a third who labels only the first.
     static func judgedRun() throws -> (Workspace, ReviewService, Int64, ReviewService.Queue) {
         let workspace = try KitFixtures.workspace("calibrate")
-        let run = try workspace.createEvalRun(
+        let run = try workspace.evals.createEvalRun(
             EvalRunRecord(
                 suite: "judged", suiteFile: nil, suiteHash: "s", datasetHash: "d", targetKind: "model",
                 targetJSON: "{}", scorersJSON: #"["judge", "length"]"#, epochs: 1, planned: 10, loupeVersion: "test",
                 gitRevision: nil))
         for index in 0..<10 {
             let item = "i\(index)"
-            try workspace.recordEvalResult(
+            try workspace.evals.recordEvalResult(
                 EvalResultRecord(
                     runID: run, itemID: item, epoch: 1, input: "question \(index)", targetsJSON: "[]",
                     output: "answer \(index)", error: nil, latencyMs: 1),
@@ -350,12 +351,12 @@ import Testing
     /// Runs of one suite over the same six items, written through the store.
     static func runs(_ workspace: Workspace, count: Int) throws -> [Int64] {
         try (0..<count).map { index in
-            let run = try workspace.createEvalRun(
+            let run = try workspace.evals.createEvalRun(
                 EvalRunRecord(
                     suite: "system-\(index)", suiteFile: nil, suiteHash: "s", datasetHash: "d", targetKind: "model",
                     targetJSON: "{}", scorersJSON: "[]", epochs: 1, planned: 6, loupeVersion: "test", gitRevision: nil))
             for item in 0..<6 {
-                try workspace.recordEvalResult(
+                try workspace.evals.recordEvalResult(
                     EvalResultRecord(
                         runID: run, itemID: "i\(item)", epoch: 1, input: "question \(item)", targetsJSON: "[]",
                         output: "system \(index) answers \(item)", error: nil, latencyMs: 1),
@@ -377,7 +378,7 @@ import Testing
         }
         let ab = try pairQueue("ab", runs[0], runs[1])
         #expect(ab.record.mode == "pairwise" && ab.rubric == ReviewService.pairwiseRubric)
-        let items = try workspace.reviewItems(queue: ab.id)
+        let items = try workspace.reviews.reviewItems(queue: ab.id)
         #expect(items.count == 6)
         let shown = try items.map { try #require(try service.item(ab, record: $0).pair) }
         // Sides are drawn per item: both orders occur, and each side shows its own run's answer.
@@ -401,14 +402,14 @@ import Testing
 
         // Three runs: 0 beats 1 (above), 1 beats 2 on four of six, 2 beats 0 on one.
         let bc = try pairQueue("bc", runs[1], runs[2])
-        for (index, record) in try workspace.reviewItems(queue: bc.id).enumerated() {
+        for (index, record) in try workspace.reviews.reviewItems(queue: bc.id).enumerated() {
             let pair = try #require(try service.item(bc, record: record).pair)
             let winner = index < 4 ? runs[1] : runs[2]
             try service.label(
                 bc, key: record.itemKey, annotator: "ben", values: [("preference", pair.leftRun == winner ? "A" : "B")])
         }
         let ca = try pairQueue("ca", runs[2], runs[0])
-        for (index, record) in try workspace.reviewItems(queue: ca.id).enumerated() {
+        for (index, record) in try workspace.reviews.reviewItems(queue: ca.id).enumerated() {
             let pair = try #require(try service.item(ca, record: record).pair)
             let winner = index < 1 ? runs[2] : runs[0]
             try service.label(
@@ -455,7 +456,7 @@ import Testing
     @Test func stepsSessionsAndHitsAreQueuedWithTheirContext() throws {
         let (workspace, service, run) = try Self.inspectRun()
         let traces = TraceService(workspace: workspace)
-        let trace = try #require(try workspace.evalResults(run: run).first?.traceID)
+        let trace = try #require(try workspace.evals.evalResults(run: run).first?.traceID)
         let spans = try traces.trace(trace).spans
         // The shipped rubric is for answers and traces: a step is refused until the rubric says so.
         #expect(throws: ReviewError.self) { try service.createQueue(Self.request("steps", from: "steps")) }
@@ -472,7 +473,7 @@ import Testing
             return request
         }
         let steps = try service.createQueue(request("steps", from: "steps trace:\(trace) kind:llm"))
-        let items = try workspace.reviewItems(queue: steps.id)
+        let items = try workspace.reviews.reviewItems(queue: steps.id)
         #expect(items.count == spans.filter { $0.kind == .llm }.count && !items.isEmpty)
         let step = try #require(try service.item(steps, record: items[0]).step)
         #expect(step.traceID == trace && step.span.kind == .llm && step.count == spans.count)
@@ -481,7 +482,7 @@ import Testing
 
         // Inspect samples' epochs are one session each.
         let sessions = try service.createQueue(request("sessions", from: "sessions"))
-        let sessionItems = try workspace.reviewItems(queue: sessions.id)
+        let sessionItems = try workspace.reviews.reviewItems(queue: sessions.id)
         #expect(sessionItems.count == (try traces.sessions().count) && !sessionItems.isEmpty)
         #expect(try service.item(sessions, record: sessionItems[0]).session?.turns.isEmpty == false)
 
@@ -493,7 +494,7 @@ import Testing
         let result = try retrieval.search("transonic aileron buzz", options: options)
         let record = try retrieval.record("transonic aileron buzz", options: options, hits: result)
         let hits = try service.createQueue(request("hits", from: "hits record:\(record) k:5"))
-        let hitItems = try workspace.reviewItems(queue: hits.id)
+        let hitItems = try workspace.reviews.reviewItems(queue: hits.id)
         #expect(hitItems.count == 5)
         let hit = try #require(try service.item(hits, record: hitItems[0]).hit)
         #expect(hit.query == "transonic aileron buzz" && hit.record == record)
@@ -523,7 +524,7 @@ import Testing
         request.forks = true
         let queue = try service.createQueue(request)
         #expect(queue.record.mode == "pairwise" && queue.record.target == "trace")
-        let items = try workspace.reviewItems(queue: queue.id)
+        let items = try workspace.reviews.reviewItems(queue: queue.id)
         #expect(items.map(\.itemKey) == ["fork:\(parent)/\(fork)"])
         let pair = try #require(try service.item(queue, record: items[0]).pair)
         let forkSide = pair.leftRun == fork ? pair.left : pair.right
@@ -531,7 +532,7 @@ import Testing
         #expect(
             Set([pair.leftName, pair.rightName]) == ["trace \(fork) (fork at span 1)", "trace \(parent) (original)"])
         try service.label(queue, key: items[0].itemKey, annotator: "ana", values: [("preference", "trace:\(fork)")])
-        let stored = try workspace.reviewLabels(queue: queue.id).map(\.value)
+        let stored = try workspace.reviews.reviewLabels(queue: queue.id).map(\.value)
         #expect(stored == [pair.leftRun == fork ? "A" : "B"])
         let report = try service.pairwise(queues: ["forks"])
         let forks = try #require(report.winRates.first { $0.system == "forks" })

@@ -25,11 +25,11 @@ import Testing
             if let dram = peaks["DRAM"] {
                 ceilings.append(CeilingRecord(kind: "memory", name: "DRAM", value: dram, provenance: file))
             }
-            profileID = try workspace.record(
+            profileID = try workspace.roofline.record(
                 MachineProfileRecord(machine: "H100 (ncu \(file))", cores: 0, sweepJSON: "[]", kind: "gpu"),
                 ceilings: ceilings)
         }
-        try workspace.record(
+        try workspace.roofline.record(
             kernels.map { kernel in
                 KernelRun(
                     suite: "ncu:\(file)", kernel: kernel.name,
@@ -45,7 +45,7 @@ import Testing
     /// the profile; one that does not parse is named on it, and the roofs still show.
     @Test func aSweepThatDoesNotParseIsNamedAndTheRoofsStillShow() throws {
         let workspace = try KitFixtures.workspace("roofline")
-        let id = try workspace.record(
+        let id = try workspace.roofline.record(
             MachineProfileRecord(machine: "test cpu", cores: 2, sweepJSON: "[]", kind: "cpu"),
             ceilings: [
                 CeilingRecord(kind: "memory", name: "DRAM", value: 2e10, provenance: "measured"),
@@ -104,13 +104,13 @@ import Testing
     @Test func theCPUProfileComesFirstWithOnlyTheCPUKernels() throws {
         let workspace = try KitFixtures.workspace("roofline")
         _ = try Self.importExport(into: workspace)
-        try workspace.record(
+        try workspace.roofline.record(
             MachineProfileRecord(machine: "this cpu", cores: 2, sweepJSON: "[]"),
             ceilings: [
                 CeilingRecord(kind: "compute", name: "FP32", value: 200, provenance: "measured"),
                 CeilingRecord(kind: "memory", name: "DRAM", value: 20, provenance: "measured"),
             ])
-        try workspace.record([
+        try workspace.roofline.record([
             KernelRun(
                 suite: "kernels", kernel: "sgemm", workload: "256x256x256, 2 threads", calls: 10,
                 nanoseconds: 2_000_000, flops: 2 * 256 * 256 * 256 * 10, bytes: 3 * 256 * 256 * 4 * 10, threads: 2,

@@ -11,7 +11,7 @@ import Testing
     static func model() throws -> RooflineModel {
         let workspace = try KitFixtures.workspace("roofline-selection")
         _ = try RooflineBrowserTests.importExport(into: workspace)
-        try workspace.record([
+        try workspace.roofline.record([
             KernelRun(
                 suite: "bench", kernel: "sgemm", workload: "m=n=k=64", calls: 1, nanoseconds: 1_000, flops: 524_288,
                 bytes: 49_152, threads: 1, machine: "this CPU", flopsByPrecision: ["FP32": 524_288])

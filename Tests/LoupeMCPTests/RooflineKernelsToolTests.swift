@@ -15,13 +15,13 @@ import Testing
             "loupe-mcp-roofline-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let workspace = try Workspace(path: directory.appendingPathComponent("w.sqlite").path)
-        _ = try workspace.record(
+        _ = try workspace.roofline.record(
             MachineProfileRecord(machine: "this cpu", cores: 2, sweepJSON: "[]"),
             ceilings: [
                 CeilingRecord(kind: "compute", name: "FP32", value: 200, provenance: "measured"),
                 CeilingRecord(kind: "memory", name: "DRAM", value: 20, provenance: "measured"),
             ])
-        try workspace.record([
+        try workspace.roofline.record([
             // 2·256³·10 FLOPs in 10 ms over 2 threads (5 ms each): 67.1 GFLOP/s at 42.7 FLOP/byte.
             KernelRun(
                 suite: "kernels", kernel: "sgemm", workload: "256x256x256, 2 threads", calls: 10,

@@ -185,8 +185,8 @@ import Testing
         var traced = WorkspaceTracesTests.trace("run-1", hash: "h1")
         traced.spans[1].rawZstd = Data([0x28, 0xB5, 0x2F, 0xFD, 0, 1, 2, 255])
         _ = try original.traces.importTraces([traced, WorkspaceTracesTests.trace("run-2", hash: "h2", answer: "7")])
-        try original.setSetting("theme", to: "dark")
-        try original.recordHistory("trace list", source: .repl)
+        try original.settings.setSetting("theme", to: "dark")
+        try original.settings.recordHistory("trace list", source: .repl)
         let store = try open("copy")
         defer { store.close() }
 

@@ -92,7 +92,9 @@ import Testing
                     sql: "DELETE FROM grdb_migrations WHERE identifier = ?",
                     arguments: [SettingsTables.mcpSourceMigration])
             }
-            #expect(throws: WorkspaceError.self) { try file.recordHistory("refused by v1's check", source: .mcp) }
+            #expect(throws: WorkspaceError.self) {
+                try file.settings.recordHistory("refused by v1's check", source: .mcp)
+            }
             let workspace = try Workspace(path: file.path)
             #expect(try workspace.schemaVersion() == Workspace.migrationIdentifiers.count)
             reopened = SettingsTables(workspace)

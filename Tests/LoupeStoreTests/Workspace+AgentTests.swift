@@ -11,14 +11,14 @@ import Testing
     }
 
     @Test func tableNamesListOurTablesOnly() throws {
-        let names = try Self.workspace().tableNames()
+        let names = try Self.workspace().agentTables.tableNames()
         #expect(names.contains("chunks") && names.contains("traces") && names.contains("eval_runs"))
         #expect(!names.contains { $0.hasPrefix("grdb_") || $0.hasPrefix("sqlite_") })
         #expect(names == names.sorted())
     }
 
     @Test func aSelectReturnsItsColumnsAndRowsAsText() throws {
-        let result = try Self.workspace().readOnlyQuery(
+        let result = try Self.workspace().agentTables.readOnlyQuery(
             "SELECT external_id, length(body), NULL AS absent, X'0102' AS blob, 0.5 AS half FROM documents ORDER BY id;",
             limit: 10)
         #expect(result.columns == ["external_id", "length(body)", "absent", "blob", "half"])
@@ -28,9 +28,10 @@ import Testing
 
     @Test func moreRowsThanTheLimitAreCutAndSaidToBe() throws {
         let workspace = try Self.workspace()
-        let result = try workspace.readOnlyQuery("with c as (select text from chunks) select * from c", limit: 2)
+        let result = try workspace.agentTables.readOnlyQuery(
+            "with c as (select text from chunks) select * from c", limit: 2)
         #expect(result.rows.count == 2 && result.truncated)
-        #expect(try !workspace.readOnlyQuery("SELECT text FROM chunks", limit: 6).truncated)
+        #expect(try !workspace.agentTables.readOnlyQuery("SELECT text FROM chunks", limit: 6).truncated)
     }
 
     @Test(arguments: [
@@ -39,19 +40,19 @@ import Testing
     ])
     func anythingButOneSelectIsRefusedAndWritesNothing(_ sql: String) throws {
         let workspace = try Self.workspace()
-        let error = #expect(throws: WorkspaceError.self) { try workspace.readOnlyQuery(sql, limit: 10) }
+        let error = #expect(throws: WorkspaceError.self) { try workspace.agentTables.readOnlyQuery(sql, limit: 10) }
         #expect(error?.message.isEmpty == false)
-        #expect(try workspace.corpusCounts().chunks == 6)
-        #expect(try workspace.document(externalID: "d1")?.title == "Title of d1")
-        #expect(try workspace.setting("a") == nil)
+        #expect(try workspace.corpus.corpusCounts().chunks == 6)
+        #expect(try workspace.corpus.document(externalID: "d1")?.title == "Title of d1")
+        #expect(try workspace.settings.setting("a") == nil)
     }
 
     @Test func aChunkIsReadByItsIDWithItsDocument() throws {
         let workspace = try Self.workspace()
-        let first = try #require(try workspace.chunks().first)
-        let chunk = try #require(try workspace.chunk(id: first.id))
+        let first = try #require(try workspace.corpus.chunks().first)
+        let chunk = try #require(try workspace.agentTables.chunk(id: first.id))
         #expect(chunk.documentID == "d1" && chunk.title == "Title of d1" && chunk.text == "lift of")
-        #expect(try workspace.chunk(id: -1) == nil)
+        #expect(try workspace.agentTables.chunk(id: -1) == nil)
     }
 }
 
@@ -68,7 +69,7 @@ import Testing
     @Test func theToolsReadAsOnAFileAndNothingWrites() throws {
         let agent = try tables()
         let names = try agent.tableNames()
-        #expect(names == (try TemporaryWorkspace.make("agent").tableNames()))
+        #expect(names == (try TemporaryWorkspace.make("agent").agentTables.tableNames()))
         #expect(!names.contains("loupe_migrations"))
 
         let result = try agent.readOnlyQuery(

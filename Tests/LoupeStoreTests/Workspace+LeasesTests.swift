@@ -17,9 +17,9 @@ import Testing
 
     @Test func aLiveLeaseIsRefusedAndAStaleOneIsTakenOver() throws {
         let workspace = try TemporaryWorkspace.make("leases")
-        #expect(try workspace.claimLease(kind: JobLease.Kind.evalRun, targetID: 1) == nil)
+        #expect(try workspace.leaseTables.claimLease(kind: JobLease.Kind.evalRun, targetID: 1) == nil)
         // Ours again: claiming it twice in one process is fine.
-        #expect(try workspace.claimLease(kind: JobLease.Kind.evalRun, targetID: 1) == nil)
+        #expect(try workspace.leaseTables.claimLease(kind: JobLease.Kind.evalRun, targetID: 1) == nil)
 
         // Another live process on this host (the parent of this one) holds run 2.
         let now = Date()
@@ -27,13 +27,14 @@ import Testing
             kind: JobLease.Kind.evalRun, targetID: 2, pid: getppid(), host: JobLease.currentHost, startedAt: now,
             heartbeatAt: now)
         try workspace.write { db in try other.insert(db) }
-        let held = try #require(try workspace.claimLease(kind: JobLease.Kind.evalRun, targetID: 2))
+        let held = try #require(try workspace.leaseTables.claimLease(kind: JobLease.Kind.evalRun, targetID: 2))
         #expect(held.pid == getppid() && held.holderDescription.contains("process \(getppid()) on "))
 
         // Its heartbeat a minute and more behind: gone, whatever its pid.
         #expect(
-            try workspace.claimLease(kind: JobLease.Kind.evalRun, targetID: 2, now: now.addingTimeInterval(61)) == nil)
-        #expect(try workspace.leases(kind: JobLease.Kind.evalRun)[2]?.isMine == true)
+            try workspace.leaseTables.claimLease(
+                kind: JobLease.Kind.evalRun, targetID: 2, now: now.addingTimeInterval(61)) == nil)
+        #expect(try workspace.leaseTables.leases(kind: JobLease.Kind.evalRun)[2]?.isMine == true)
 
         // A dead pid on this host: gone at once.
         let dead = JobLease(
@@ -45,8 +46,8 @@ import Testing
         remote.host = "elsewhere.example"
         #expect(remote.isLive(now: now) && !remote.isLive(now: now.addingTimeInterval(120)))
 
-        try workspace.releaseLease(kind: JobLease.Kind.evalRun, targetID: 1)
-        #expect(try workspace.leases(kind: JobLease.Kind.evalRun)[1] == nil)
+        try workspace.leaseTables.releaseLease(kind: JobLease.Kind.evalRun, targetID: 1)
+        #expect(try workspace.leaseTables.leases(kind: JobLease.Kind.evalRun)[1] == nil)
     }
 
     @Test func theTraceOfAKilledAgentRunIsMarkedInterrupted() throws {
@@ -74,13 +75,13 @@ import Testing
             try dead.insert(db)
             try live.insert(db)
         }
-        #expect(try workspace.markInterruptedAgentTraces() == [1])
+        #expect(try workspace.leaseTables.markInterruptedAgentTraces() == [1])
         let statuses = try workspace.read { db in
             try String.fetchAll(
                 db, sql: "SELECT status || ':' || COALESCE(status_message, '') FROM spans ORDER BY trace_id")
         }
         #expect(statuses == ["error:" + JobLease.interruptedMessage, "unset:"])
-        #expect(try workspace.leases(kind: JobLease.Kind.agentTrace).keys.sorted() == [2])
+        #expect(try workspace.leaseTables.leases(kind: JobLease.Kind.agentTrace).keys.sorted() == [2])
     }
 
     @Test func anActivationSetIsCompleteOnlyWithItsLastRows() throws {

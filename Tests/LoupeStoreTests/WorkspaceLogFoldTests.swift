@@ -22,13 +22,13 @@ import Testing
 
     @Test func aWholeFoldAReaderBlocksSaysSoAndLosesNothing() throws {
         let workspace = try Workspace(path: path, busyTimeout: 0.2)
-        try workspace.setSetting("theme", to: "mono")
+        try workspace.settings.setSetting("theme", to: "mono")
         let reader = try DatabaseQueue(path: path)
         try reader.inDatabase { db in
             // A read transaction holds its snapshot of the log until it ends.
             try db.beginTransaction(.deferred)
             #expect(try String.fetchOne(db, sql: "SELECT value FROM settings WHERE key = 'theme'") == "mono")
-            try workspace.setSetting("theme", to: "light")
+            try workspace.settings.setSetting("theme", to: "light")
             let error = #expect(throws: WorkspaceError.self) { try workspace.foldLog(past: nil) }
             #expect(error?.code == .busy)
             #expect(error?.description.hasPrefix(path + ": the write-ahead log was not folded") == true)
@@ -44,6 +44,6 @@ import Testing
         // The file alone holds the write made while the reader held the log.
         let copy = (path as NSString).deletingLastPathComponent + "/copy.sqlite"
         try FileManager.default.copyItem(atPath: path, toPath: copy)
-        #expect(try Workspace(path: copy, access: .read).setting("theme") == "light")
+        #expect(try Workspace(path: copy, access: .read).settings.setting("theme") == "light")
     }
 }

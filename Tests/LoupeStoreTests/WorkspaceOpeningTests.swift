@@ -20,14 +20,14 @@ import Testing
     private func bytes(_ name: String) throws -> Data { try Data(contentsOf: URL(fileURLWithPath: path(name))) }
 
     @Test func aReaderIsNotRefusedWhileAnotherConnectionHoldsTheWriteLock() throws {
-        try Workspace(path: path()).setSetting("theme", to: "mono")
+        try Workspace(path: path()).settings.setSetting("theme", to: "mono")
         let lock = try WriteLockHolder(file: path())
         defer { lock.release() }
         let reader = try Workspace(path: path(), access: .read, busyTimeout: 0.2)
-        #expect(try reader.setting("theme") == "mono")
+        #expect(try reader.settings.setting("theme") == "mono")
         #expect(try reader.check().isHealthy)
         // Its first write waits for the lock like any writer, and says why it gave up.
-        let error = #expect(throws: WorkspaceError.self) { try reader.setSetting("theme", to: "light") }
+        let error = #expect(throws: WorkspaceError.self) { try reader.settings.setSetting("theme", to: "light") }
         #expect(error?.code == .busy)
     }
 
@@ -118,7 +118,7 @@ import Testing
 
     @Test func checkReadsAFileTooDamagedToOpenAndTellsIndexDamageApart() throws {
         let workspace = try Workspace(path: path())
-        try workspace.record([
+        try workspace.roofline.record([
             KernelRun(
                 suite: "s", kernel: "gemm", workload: "w", calls: 1, nanoseconds: 1, flops: 1, bytes: 1, threads: 1,
                 machine: "m", measuredAt: Date(timeIntervalSince1970: 1))

@@ -42,17 +42,17 @@ import Testing
     @Test func settingsAndHistoryPersistAcrossOpens() throws {
         do {
             let workspace = try Workspace(path: path())
-            try workspace.setSetting("theme", to: "light")
-            try workspace.setSetting("theme", to: "mono")
-            try workspace.recordHistory("workspace info", source: .tui)
-            try workspace.recordHistory("theme mono", source: .tui)
-            try workspace.recordHistory("from the repl", source: .repl)
+            try workspace.settings.setSetting("theme", to: "light")
+            try workspace.settings.setSetting("theme", to: "mono")
+            try workspace.settings.recordHistory("workspace info", source: .tui)
+            try workspace.settings.recordHistory("theme mono", source: .tui)
+            try workspace.settings.recordHistory("from the repl", source: .repl)
         }
         let reopened = try Workspace(path: path())
-        #expect(try reopened.setting("theme") == "mono")
-        #expect(try reopened.setting("missing") == nil)
-        #expect(try reopened.history(source: .tui) == ["workspace info", "theme mono"])
-        #expect(try reopened.history(source: .tui, limit: 1) == ["theme mono"])
+        #expect(try reopened.settings.setting("theme") == "mono")
+        #expect(try reopened.settings.setting("missing") == nil)
+        #expect(try reopened.settings.history(source: .tui) == ["workspace info", "theme mono"])
+        #expect(try reopened.settings.history(source: .tui, limit: 1) == ["theme mono"])
     }
 
     @Test func aCredentialTypedOnTheCommandLineIsNotKeptInHistory() throws {
@@ -60,10 +60,10 @@ import Testing
         let line = "agent run \"q\" --provider openai --base-url http://user:\(secret)@127.0.0.1:9/ --retries 0"
         do {
             let workspace = try Workspace(path: path())
-            try workspace.recordHistory(line, source: .tui)
-            try workspace.recordHistory("agent run q --api-key \(secret)", source: .tui)
+            try workspace.settings.recordHistory(line, source: .tui)
+            try workspace.settings.recordHistory("agent run q --api-key \(secret)", source: .tui)
             #expect(
-                try workspace.history(source: .tui) == [
+                try workspace.settings.history(source: .tui) == [
                     "agent run \"q\" --provider openai --base-url http://user:[redacted]@127.0.0.1:9/ --retries 0",
                     "agent run q --api-key [redacted]",
                 ])
@@ -88,13 +88,13 @@ import Testing
         }
         holding.wait()
         let error = #expect(throws: WorkspaceError.self) {
-            try second.setSetting("theme", to: "light")
+            try second.settings.setSetting("theme", to: "light")
         }
         #expect(error?.code == .busy)
         #expect(error?.description.contains("workspace is busy") == true)
         release.signal()
         try await writer.value
-        #expect(try second.setting("held") == "x")
+        #expect(try second.settings.setting("held") == "x")
         #expect(try second.check().isHealthy)
     }
 
@@ -160,11 +160,11 @@ import Testing
 
     @Test func vacuumFoldsTheWALAndKeepsTheData() throws {
         let workspace = try Workspace(path: path())
-        try workspace.setSetting("theme", to: "light")
+        try workspace.settings.setSetting("theme", to: "light")
         try workspace.vacuum()
         let info = try workspace.info()
         #expect(info.walBytes == 0)
-        #expect(try workspace.setting("theme") == "light")
+        #expect(try workspace.settings.setting("theme") == "light")
         #expect(try workspace.check().isHealthy)
     }
 
@@ -177,7 +177,7 @@ import Testing
                 throw Boom()
             }
         }
-        #expect(try workspace.setting("a") == nil)
+        #expect(try workspace.settings.setting("a") == nil)
     }
 }
 
@@ -189,14 +189,14 @@ import Testing
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let workspace = try Workspace(path: directory + "/w.sqlite")
         let date = Date(timeIntervalSince1970: 1_800_000_000)
-        try workspace.register(
+        try workspace.settings.register(
             ModelRecord(
                 name: "m", directory: "/a", weightsSHA256: "aa", parameters: 1, description: "d", registeredAt: date))
-        try workspace.register(
+        try workspace.settings.register(
             ModelRecord(
                 name: "m", directory: "/b", weightsSHA256: "bb", parameters: 2, description: "d", registeredAt: date))
-        #expect(try workspace.models().map(\.directory) == ["/b"])
-        #expect(try workspace.models().first?.weightsSHA256 == "bb")
+        #expect(try workspace.settings.models().map(\.directory) == ["/b"])
+        #expect(try workspace.settings.models().first?.weightsSHA256 == "bb")
     }
 }
 
@@ -212,13 +212,13 @@ import Testing
                 suite: "s", kernel: kernel, workload: "w", calls: 1, nanoseconds: nanoseconds, flops: 10, bytes: 5,
                 threads: 2, machine: "m", measuredAt: date)
         }
-        try workspace.record([run("gemm", 1, at: Date(timeIntervalSince1970: 1_000))])
-        try workspace.record([
+        try workspace.roofline.record([run("gemm", 1, at: Date(timeIntervalSince1970: 1_000))])
+        try workspace.roofline.record([
             run("gemm", 5, at: Date(timeIntervalSince1970: 2_000)),
             run("gelu", 9, at: Date(timeIntervalSince1970: 2_000)),
         ])
         // The latest run of each kernel and shape, with the v5 columns read back.
-        let latest = try workspace.latestKernelRunPerShape()
+        let latest = try workspace.roofline.latestKernelRunPerShape()
         #expect(latest.map(\.kernel) == ["gemm", "gelu"])
         #expect(latest.map(\.nanoseconds) == [5, 9])
         var gpu = run("sgemm", 7, at: Date(timeIntervalSince1970: 3_000))
@@ -226,8 +226,8 @@ import Testing
         gpu.flopsByPrecision = ["FP32": 8, "FP16": 2]
         gpu.scratchBytes = 64
         gpu.footprintBytes = 4096
-        try workspace.record([gpu])
-        let read = try workspace.latestKernelRunPerShape().first { $0.suite == "ncu:x" }
+        try workspace.roofline.record([gpu])
+        let read = try workspace.roofline.latestKernelRunPerShape().first { $0.suite == "ncu:x" }
         #expect(read?.flopsByPrecision == ["FP32": 8, "FP16": 2])
         #expect(read?.scratchBytes == 64 && read?.footprintBytes == 4096 && read?.profileID == nil)
     }
@@ -240,24 +240,24 @@ import Testing
         ).path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let workspace = try Workspace(path: directory + "/w.sqlite")
-        #expect(try workspace.latestMachineProfile() == nil)
-        try workspace.record(
+        #expect(try workspace.roofline.latestMachineProfile() == nil)
+        try workspace.roofline.record(
             MachineProfileRecord(machine: "cpu", cores: 2, measuredAt: Date(timeIntervalSince1970: 1), sweepJSON: "[]"),
             ceilings: [CeilingRecord(kind: "compute", name: "FP32", value: 200, provenance: "p")])
-        let id = try workspace.record(
+        let id = try workspace.roofline.record(
             MachineProfileRecord(machine: "cpu", cores: 2, measuredAt: Date(timeIntervalSince1970: 2), sweepJSON: "[]"),
             ceilings: [
                 CeilingRecord(kind: "compute", name: "FP32", value: 204, provenance: "p"),
                 CeilingRecord(kind: "memory", name: "DRAM", value: 33.5, provenance: "p"),
             ])
-        let latest = try #require(try workspace.latestMachineProfile())
+        let latest = try #require(try workspace.roofline.latestMachineProfile())
         #expect(latest.profile.id == id)
         #expect(latest.ceilings.map(\.value) == [204, 33.5])
         #expect(throws: WorkspaceError.self) {
-            try workspace.record(
+            try workspace.roofline.record(
                 MachineProfileRecord(machine: "cpu", cores: 2, sweepJSON: "[]"),
                 ceilings: [CeilingRecord(kind: "teraflops", name: "x", value: 1, provenance: "p")])
         }
-        #expect(try workspace.latestMachineProfile()?.profile.id == id)  // the bad profile rolled back whole
+        #expect(try workspace.roofline.latestMachineProfile()?.profile.id == id)  // the bad profile rolled back whole
     }
 }

@@ -45,13 +45,13 @@ struct DemoCommand: ParsableCommand {
             let workspace = try context.workspace()
             let doneKey = "demo.done:" + name
             let startedKey = "demo.started:" + name
-            let done = fromStart ? 0 : (try workspace.setting(doneKey)).flatMap { Int($0) } ?? 0
+            let done = fromStart ? 0 : (try workspace.settings.setting(doneKey)).flatMap { Int($0) } ?? 0
             guard done < commands.count else {
                 context.print("\(name): all \(commands.count) commands already ran in this workspace")
                 return
             }
             // A command that started and did not finish was stopped part way.
-            let interrupted = fromStart ? nil : (try workspace.setting(startedKey)).flatMap { Int($0) }
+            let interrupted = fromStart ? nil : (try workspace.settings.setting(startedKey)).flatMap { Int($0) }
             let executor = CommandExecutor(session: context.session, isInsideTUI: false)
             for index in done..<commands.count {
                 try context.reporter.checkCancellation()
@@ -64,7 +64,7 @@ struct DemoCommand: ParsableCommand {
                     JobProgress(
                         completed: Double(index), total: Double(commands.count),
                         detail: "\(name) \(index + 1)/\(commands.count): \(line)"))
-                try workspace.setSetting(startedKey, to: String(index))
+                try workspace.settings.setSetting(startedKey, to: String(index))
                 if let (model, command) = DemoScript.condition(of: line) {
                     guard let requirement = DemoScript.requirements[model] else {
                         throw CommandFailure(
@@ -75,7 +75,7 @@ struct DemoCommand: ParsableCommand {
                         context.print(
                             "› skipped (\(model) is not in \(context.session.models.root); \(requirement.fetch)): \(command)"
                         )
-                        try workspace.setSetting(doneKey, to: String(index + 1))
+                        try workspace.settings.setSetting(doneKey, to: String(index + 1))
                         continue
                     }
                     line = command
@@ -88,7 +88,7 @@ struct DemoCommand: ParsableCommand {
                 if let error = outcome.error {
                     throw CommandFailure("\(script):\(commands[index].number): \(line): \(error)")
                 }
-                try workspace.setSetting(doneKey, to: String(index + 1))
+                try workspace.settings.setSetting(doneKey, to: String(index + 1))
             }
             context.print("\(name): \(commands.count - done) of \(commands.count) commands ran")
         }
