@@ -161,13 +161,11 @@ extension LlamaModel {
         }
         let stride = qkv.columns
         OperationProfile.measure(profile, Operation.cacheAppend.rawValue, cacheAppendCost(rows: rows)) {
-            for b in caches.indices where batch.lengths[b] > 0 {
-                caches[b].reserve(adding: batch.lengths[b], layer: index)
-                for row in batch.starts[b]..<(batch.starts[b] + batch.lengths[b]) {
-                    let base = row * stride + width
-                    caches[b].keys[index].append(contentsOf: qkv.storage[base..<(base + keyValueWidth)])
-                    caches[b].values[index].append(
-                        contentsOf: qkv.storage[(base + keyValueWidth)..<(base + 2 * keyValueWidth)])
+            qkv.storage.withUnsafeBufferPointer { rows in
+                for b in caches.indices where batch.lengths[b] > 0 {
+                    caches[b].append(
+                        rows: rows.baseAddress! + batch.starts[b] * stride + width, count: batch.lengths[b],
+                        stride: stride, layer: index)
                 }
             }
         }
