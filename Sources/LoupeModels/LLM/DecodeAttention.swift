@@ -76,7 +76,13 @@ package enum DecodeAttention {
         widest: loupe_isa = DecodeAttention.widest
     ) {
         // A prompt's rows go a batch at a time, so the parts' scratch stays small however long
-        // the prompt (each row's arithmetic is its own: batching changes no bits).
+        // the prompt (each row's arithmetic is its own: batching changes no bits). A decode
+        // step's row goes as it is, with no copy of the array.
+        guard queries.count > rowsPerCall else {
+            return attendBatch(
+                queries, heads: heads, keyValueHeads: keyValueHeads, headSize: headSize, threads: threads,
+                widest: widest)
+        }
         for start in stride(from: 0, to: queries.count, by: rowsPerCall) {
             attendBatch(
                 Array(queries[start..<min(queries.count, start + rowsPerCall)]), heads: heads,
@@ -94,6 +100,7 @@ package enum DecodeAttention {
         guard !queries.isEmpty else { return }
         let scale = 1 / Float(headSize).squareRoot()
         var parts: [(query: Int, begin: Int, end: Int)] = []
+        parts.reserveCapacity(queries.count * maxParts)
         for (index, query) in queries.enumerated() {
             let pieces = Self.parts(length: query.length)
             let step = (query.length + pieces - 1) / max(1, pieces)

@@ -167,30 +167,26 @@ extension QuantizedMatrix {
     ) {
         precondition(parts.allSatisfy { $0.columns == x.columns }, "parts of another width than the activations")
         let total = parts.reduce(0) { $0 + $1.rows }
-        // Each part's first row group and first output column, in the order they are stacked.
-        var firstGroups: [Int] = []
-        var firstColumns: [Int] = []
-        var groups = 0
-        var column = 0
-        for part in parts {
-            firstGroups.append(groups)
-            firstColumns.append(column)
-            groups += (part.rows + 15) / 16
-            column += part.rows
-        }
+        let groups = parts.reduce(0) { $0 + ($1.rows + 15) / 16 }
         let form = loupe_quant_form(UInt32(QuantizedKernels.form.rawValue))
         let (tokens, columns) = (x.rows, x.columns)
         x.blocks.withUnsafeBufferPointer { blocks in
             CPUKernels.splitRows(groups, threads: threads, granularity: 1) { start, count in
-                for (index, part) in parts.enumerated() {
-                    let first = firstGroups[index]
+                // Each part's first row group and first output column, in the order they are
+                // stacked, counted here rather than kept in arrays: a decode step made 240 of them.
+                var first = 0
+                var column = 0
+                for part in parts {
                     let partGroups = (part.rows + 15) / 16
                     let begin = max(start, first) - first
                     let end = min(start + count, first + partGroups) - first
-                    guard begin < end else { continue }
-                    loupe_quant_product(
-                        part.type.kernelType, part.rows, columns, part.packed.assumingMemoryBound(to: UInt8.self),
-                        tokens, blocks.baseAddress, y + firstColumns[index], total, begin, end, form)
+                    if begin < end {
+                        loupe_quant_product(
+                            part.type.kernelType, part.rows, columns, part.packed.assumingMemoryBound(to: UInt8.self),
+                            tokens, blocks.baseAddress, y + column, total, begin, end, form)
+                    }
+                    first += partGroups
+                    column += part.rows
                 }
             }
         }
