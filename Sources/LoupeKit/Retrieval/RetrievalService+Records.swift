@@ -72,15 +72,15 @@ extension RetrievalService {
         if let id, stored.isEmpty {
             throw RetrievalError("no retrieval record \(id) (loupe retrieval records lists them)")
         }
-        return try stored.map { row in
-            do {
-                return Record(
-                    id: row.id, query: row.query,
-                    options: try decoder.decode(Options.self, from: Data(row.paramsJSON.utf8)),
-                    hits: try decoder.decode([Hit].self, from: Data(row.hitsJSON.utf8)), createdAt: row.createdAt)
-            } catch {
-                throw RetrievalError("retrieval record \(row.id) cannot be read back: \(error)")
-            }
+        // A column that does not read back names the record and the column, and what in it.
+        return try stored.map { row throws(StoredValueError) in
+            let name = "retrieval record \(row.id)"
+            return Record(
+                id: row.id, query: row.query,
+                options: try decoder.decode(
+                    Options.self, stored: row.paramsJSON, "settings", row: name, column: "params_json"),
+                hits: try decoder.decode([Hit].self, stored: row.hitsJSON, "hits", row: name, column: "hits_json"),
+                createdAt: row.createdAt)
         }
     }
 

@@ -95,20 +95,12 @@ extension ReviewService {
             throw ReviewError("no saved query \(id) (loupe retrieval list)")
         }
         let decoder = RetrievalService.recordDecoder()
-        let hits: [RetrievalService.Hit]
-        do {
-            hits = try decoder.decode([RetrievalService.Hit].self, from: Data(stored.hitsJSON.utf8))
-        } catch {
-            throw ReviewError("saved query \(id)'s hits cannot be read (\(error))")
-        }
+        let row = "saved query \(id)"
+        let hits = try decoder.decode(
+            [RetrievalService.Hit].self, stored: stored.hitsJSON, "hits", row: row, column: "hits_json")
         // The stemming the query ran with: a setting that does not read back is said, not taken as off.
-        let options: RetrievalService.Options
-        do {
-            options = try decoder.decode(RetrievalService.Options.self, from: Data(stored.paramsJSON.utf8))
-        } catch {
-            throw StoredValueError(
-                "settings", row: "saved query \(id)", column: "params_json", reason: String(describing: error))
-        }
+        let options = try decoder.decode(
+            RetrievalService.Options.self, stored: stored.paramsJSON, "settings", row: row, column: "params_json")
         return (stored.query, stored.retriever, options.stem, hits)
     }
 
