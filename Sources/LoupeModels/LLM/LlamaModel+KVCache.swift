@@ -1,7 +1,3 @@
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// One sequence's keys and values, per layer, for every token the model has read so far.
 ///
 /// Keys are stored after RoPE. Each layer's keys (and values) are row-major `[count,
@@ -16,16 +12,12 @@ package struct LlamaKVCache: Sendable {
     let keyValueWidth: Int
     var keys: [[Float]]
     var values: [[Float]]
-    /// Per layer, the floats of its keys' (and values') storage known to be faulted in: see
-    /// ``reserve(adding:layer:)``.
-    private var populated: [Int]
 
     init(layers: Int, keyValueWidth: Int, capacity: Int) {
         self.capacity = capacity
         self.keyValueWidth = keyValueWidth
         keys = Array(repeating: [], count: layers)
         values = Array(repeating: [], count: layers)
-        populated = Array(repeating: 0, count: layers)
     }
 
     /// Tokens the cache can still take.
@@ -49,58 +41,30 @@ package struct LlamaKVCache: Sendable {
         var copy = LlamaKVCache(layers: keys.count, keyValueWidth: keyValueWidth, capacity: capacity)
         copy.keys = keys
         copy.values = values
-        copy.populated = populated
         copy.count = count
         return copy
     }
 
-    /// Makes room in `layer`'s keys and values for `rows` more tokens, and has the pages they
-    /// will be written to faulted in ahead, a batch at a time.
+    /// Makes room in `layer`'s keys and values for `rows` more tokens: doubling, as an array
+    /// grows, but never past the context asked for. An array's own doubling left up to twice the
+    /// context allocated (a 640-token context grown to 1,024 rows: 47 MB where 29.5 MB is needed).
     ///
-    /// The room is the whole context asked for, at the first append: its pages are not touched
-    /// until written, so a short sequence in a long context holds (in RSS) only what it has read
-    /// and ``populateAhead`` beyond, and no row is ever copied to a larger array (doubling copied
-    /// every row into fresh pages, one page fault at a time, in the step that grew it). A decode
-    /// step wrote 1.5 KB a layer into untouched pages, 11 page faults a step: `kv append` took
-    /// 0.11 ms of an 8 ms step on a 2-core VM, 0.05 ms with `MADV_POPULATE_WRITE` (Linux 5.14)
-    /// faulting in 64 KB at a call. Where it is refused, the writes fault the pages in as before.
+    /// The growth copies every row into fresh pages, a page fault at a time: after a 512-token
+    /// prompt, the first decode step's copy is most of `kv append`'s 0.1 ms a step (over 64
+    /// steps). Reserving the whole context at the first append removed it (0.05 ms a step) but
+    /// put 5.6 MB on `bench generate`'s peak RSS (the cache no longer grew into the memory the
+    /// prompt's temporaries freed), most of the margin under the RSS bound; not kept.
     mutating func reserve(adding rows: Int, layer: Int) {
         let needed = keys[layer].count + rows * keyValueWidth
-        let room = capacity * keyValueWidth
-        if needed > keys[layer].capacity {
-            keys[layer].reserveCapacity(max(needed, room))
-            values[layer].reserveCapacity(max(needed, room))
-            populated[layer] = keys[layer].count  // the rows copied over are in the new pages
-        }
-        guard needed > populated[layer] else { return }
-        let end = min(keys[layer].capacity, values[layer].capacity, needed + Self.populateAhead / 4)
-        Self.populate(&keys[layer], upTo: end)
-        Self.populate(&values[layer], upTo: end)
-        populated[layer] = end
-    }
-
-    /// Bytes past what an append needs that ``reserve(adding:layer:)`` faults in with it.
-    static let populateAhead = 64 << 10
-
-    /// Faults in the whole pages of `array`'s storage between its count and `end` floats (at most
-    /// its capacity) without changing a byte.
-    private static func populate(_ array: inout [Float], upTo end: Int) {
-        #if os(Linux)
-            array.withUnsafeMutableBufferPointer { buffer in
-                // The storage's first element, however many are initialized (capacity is allocated).
-                guard let base = buffer.baseAddress else { return }
-                let page = UInt(sysconf(Int32(_SC_PAGESIZE)))
-                let first = UInt(bitPattern: base + buffer.count) & ~(page - 1)
-                let last = UInt(bitPattern: base + end) & ~(page - 1)
-                guard last > first, let start = UnsafeMutableRawPointer(bitPattern: first) else { return }
-                _ = madvise(start, Int(last - first), 23)  // MADV_POPULATE_WRITE: no byte changes
-            }
-        #endif
+        guard needed > keys[layer].capacity else { return }
+        let target = min(capacity * keyValueWidth, max(needed, 2 * keys[layer].capacity))
+        keys[layer].reserveCapacity(target)
+        values[layer].reserveCapacity(target)
     }
 
     /// Appends `count` tokens' keys and values to `layer`: row r's key is the `keyValueWidth`
     /// floats at `rows + r · stride`, its value the next `keyValueWidth` (the K and V columns of
-    /// the fused Q·K·V rows), into pages ``reserve(adding:layer:)`` faulted in ahead.
+    /// the fused Q·K·V rows).
     mutating func append(rows: UnsafePointer<Float>, count: Int, stride: Int, layer: Int) {
         reserve(adding: count, layer: layer)
         let width = keyValueWidth
