@@ -20,9 +20,11 @@ extension BenchCommand {
                 count. Of --repeats runs, the median run by wall time is reported (the lower middle one \
                 for an even count), all its figures from that one run. Also: time to first token (the prefill and one \
                 greedy choice), peak RSS, and decode's bytes read per token (every weight once, the KV \
-                cache at its depth) against the DRAM bandwidth measured now (a triad over 1 GiB): the \
-                share of the memory bound decode reaches. scripts/bench/generate.sh runs llama.cpp's \
-                llama-bench on the same file in the same run.
+                cache at its depth) against the DRAM bandwidth (a triad over 1 GiB) measured immediately \
+                before the reported run, so the bound moves with the machine as the run does: the \
+                share of the memory bound decode reaches; the median of every run's triad is shown \
+                beside it. scripts/bench/generate.sh runs llama.cpp's llama-bench on the same file in \
+                the same run.
                 """)
         static var runsInsideTUI: Bool { false }
 
@@ -41,7 +43,10 @@ extension BenchCommand {
             var decodeTokensPerSecond: Double
             var timeToFirstTokenMs: Double
             var decodeBytesPerToken: Double
+            /// The triad measured immediately before the reported run: the bound the share is of.
             var memoryBandwidthGBs: Double
+            /// The median of the triads measured before each timed run of this thread count.
+            var memoryBandwidthMedianGBs: Double
             var decodeShareOfMemoryBound: Double
         }
 
@@ -54,6 +59,8 @@ extension BenchCommand {
             var weightBytes: Int
             var loadSeconds: Double
             var peakRSSMegabytes: Double
+            /// Which triad `decodeShareOfMemoryBound` is against.
+            var bandwidthMeasured = "triad over 1 GiB immediately before the reported run"
             var rows: [Row]
         }
 
@@ -90,12 +97,24 @@ extension BenchCommand {
             let prompt = Array(ids.prefix(promptTokens))
             // One float32 key and value row per layer for every token the cache holds.
             let cacheBytesPerToken = configuration.layers * 2 * configuration.keyValueWidth * 4
-            var measured: [(threads: Int, prefill: Double, decode: Double, firstToken: Double)] = []
+            var measured:
+                [(threads: Int, prefill: Double, decode: Double, firstToken: Double, bandwidth: Double, median: Double)] =
+                    []
+            var peakRSS = RSSPeak()
             for count in counts {
                 var model = generator.model
                 model.threads = count
-                var runs: [(prefill: Double, decode: Double, firstToken: Double, nanoseconds: UInt64)] = []
+                var runs:
+                    [(prefill: Double, decode: Double, firstToken: Double, nanoseconds: UInt64, bandwidth: Double)] = []
                 for run in 0...repeats {
+                    // The bound beside each timed run: a triad measured once after all the runs
+                    // read 26–45 GB/s on a shared machine, whatever the runs had met.
+                    var bandwidth = Double.nan
+                    if run > 0 {
+                        peakRSS.note()  // the triad's 1 GiB of arrays would count otherwise
+                        bandwidth = MachineProbe.triadBandwidth(workingSetBytes: 1 << 30, threads: count)
+                        peakRSS.reset()
+                    }
                     var cache = try model.makeCache(context: promptTokens + generateTokens)
                     let start = DispatchTime.now().uptimeNanoseconds
                     let logits = try model.forward(prompt, cache: &cache, logits: .last)
@@ -110,28 +129,31 @@ extension BenchCommand {
                         (
                             Double(promptTokens) / (Double(prefilled - start) / 1e9),
                             Double(generateTokens) / (Double(decoded - chosen) / 1e9), Double(chosen - start) / 1e6,
-                            decoded - start
+                            decoded - start, bandwidth
                         ))
                 }
                 let median = Self.medianRun(runs.map(\.nanoseconds))
-                measured.append((count, runs[median].prefill, runs[median].decode, runs[median].firstToken))
+                let bandwidths = runs.map(\.bandwidth).sorted()
+                measured.append(
+                    (
+                        count, runs[median].prefill, runs[median].decode, runs[median].firstToken,
+                        runs[median].bandwidth, bandwidths[(bandwidths.count - 1) / 2]
+                    ))
             }
-            // Before the bandwidth probe, whose 1 GiB of arrays would count otherwise.
-            let peakRSS = BenchCommand.peakRSSMegabytes(of: getpid())
+            peakRSS.note()
             // Decode at the middle of its steps reads every weight once and the cache at that depth.
             let bytesPerToken = Double(weightBytes + cacheBytesPerToken * (promptTokens + generateTokens / 2))
             let rows = measured.map { row in
-                let bandwidth = MachineProbe.triadBandwidth(workingSetBytes: 1 << 30, threads: row.threads)
-                return Row(
+                Row(
                     threads: row.threads, prefillTokensPerSecond: row.prefill, decodeTokensPerSecond: row.decode,
                     timeToFirstTokenMs: row.firstToken, decodeBytesPerToken: bytesPerToken,
-                    memoryBandwidthGBs: bandwidth,
-                    decodeShareOfMemoryBound: bytesPerToken * row.decode / 1e9 / bandwidth)
+                    memoryBandwidthGBs: row.bandwidth, memoryBandwidthMedianGBs: row.median,
+                    decodeShareOfMemoryBound: bytesPerToken * row.decode / 1e9 / row.bandwidth)
             }
             let result = Result(
                 model: ModelLibrary.smolLM2Name, precision: precision.rawValue, promptTokens: promptTokens,
                 generateTokens: generateTokens, repeats: repeats, weightBytes: weightBytes, loadSeconds: loadSeconds,
-                peakRSSMegabytes: peakRSS, rows: rows)
+                peakRSSMegabytes: peakRSS.megabytes, rows: rows)
             if json { return context.print(try Formatting.json(result)) }
             context.print(
                 "\(result.model), \(precision.rawValue): pp\(promptTokens), tg\(generateTokens) after it, median of "
@@ -142,11 +164,36 @@ extension BenchCommand {
                     String(
                         format:
                             "  %d thread%@  prefill %7.1f tokens/s  decode %6.1f tokens/s  first token %6.1f ms  "
-                            + "decode reads %.1f MB/token = %.0f%% of %.1f GB/s",
+                            + "decode reads %.1f MB/token = %.0f%% of %.1f GB/s (the triad just before that run; "
+                            + "median of the runs' triads %.1f GB/s)",
                         row.threads, row.threads == 1 ? " " : "s", row.prefillTokensPerSecond,
                         row.decodeTokensPerSecond, row.timeToFirstTokenMs, row.decodeBytesPerToken / 1e6,
-                        row.decodeShareOfMemoryBound * 100, row.memoryBandwidthGBs))
+                        row.decodeShareOfMemoryBound * 100, row.memoryBandwidthGBs, row.memoryBandwidthMedianGBs))
             }
         }
+    }
+
+    /// The process's peak RSS over the runs, leaving out the triads measured between them: the
+    /// high-water mark is noted before each triad and reset after it (`/proc/self/clear_refs`).
+    /// Where the reset is refused, the marks after the first triad would hold its 1 GiB, so only
+    /// the first note counts (the warm-up run before it does what each timed run does).
+    struct RSSPeak {
+        private var marks: [Double] = []
+        private var resets = true
+        private var triads = 0
+
+        /// Notes the high-water mark now.
+        mutating func note() {
+            if resets || triads == 0 { marks.append(BenchCommand.peakRSSMegabytes(of: getpid())) }
+        }
+
+        /// Sets the high-water mark back to the current RSS, after a triad.
+        mutating func reset() {
+            triads += 1
+            guard resets else { return }
+            resets = (try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)) != nil
+        }
+
+        var megabytes: Double { marks.max() ?? .nan }
     }
 }
