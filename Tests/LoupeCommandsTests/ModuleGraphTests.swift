@@ -237,4 +237,26 @@ import Testing
             }
         }
     }
+
+    /// One door per table: nothing in Sources downcasts a database to the SQLite `Workspace`
+    /// for a fast path (the review found 10). What one backend does faster is a ``SQLDatabase``
+    /// method with a default in SQL (`shardedRowBytes`, `writeStatement(_:_:bytes:)`,
+    /// `foldLog(past:)`), which the Workspace implements its own way.
+    @Test func nothingDowncastsToTheSQLiteWorkspace() throws {
+        let root = TestEnvironment.repositoryRoot.appendingPathComponent("Sources")
+        let downcast = /as[?!]\s*Workspace\b/
+        var found: [String] = []
+        var files = 0
+        let enumerator = try #require(FileManager.default.enumerator(atPath: root.path))
+        for case let file as String in enumerator where file.hasSuffix(".swift") {
+            files += 1
+            let text = try String(contentsOf: root.appendingPathComponent(file), encoding: .utf8)
+            for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated()
+            where line.contains(downcast) {
+                found.append("\(file):\(number + 1)")
+            }
+        }
+        #expect(files > 100)
+        #expect(found.isEmpty, "downcasts to Workspace: \(found)")
+    }
 }
