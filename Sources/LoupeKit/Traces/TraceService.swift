@@ -105,8 +105,15 @@ package struct TraceService: Sendable {
             let encoding = encoded[span.spanID] ?? EncodedSpan(span)
             hash.add("\(ordinal) \(span.spanID) \(span.startNs) \(span.endNs ?? -1) \(span.status)")
             hash.add(encoding.payloadJSON)
-            // The source as written, read back from its compressed form.
-            hash.add(encoding.sourceZstd.flatMap(Zstd.decompress) ?? Data())
+            // The source as written: a received span still holds its protobuf message, the bytes
+            // its compressed form holds (``EncodedSpan``), so the receiver's writer does not
+            // decompress each span to hash it; a span whose content was dropped once encoded
+            // (a large file's lines) reads its compressed form back.
+            if span.raw == nil, let message = span.rawProtobuf {
+                hash.add(message)
+            } else {
+                hash.add(encoding.sourceZstd.flatMap(Zstd.decompress) ?? Data())
+            }
             spans.append(
                 NewTrace.SpanRecord(row: row, payloadJSON: encoding.payloadJSON, rawZstd: encoding.sourceZstd))
         }
