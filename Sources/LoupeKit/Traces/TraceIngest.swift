@@ -46,6 +46,8 @@ package final class TraceIngest: Sendable {
         package var spans = 0
         package var refused = 0
         package var queued = 0
+        /// Requests queued that the writer has not taken into a batch yet.
+        package var waiting = 0
         /// Requests admitted to be decoded (``admit()``).
         package var admitted = 0
         /// Bytes of request bodies and messages taken into the byte budget (``reserve(bytes:)``).
@@ -223,6 +225,7 @@ package final class TraceIngest: Sendable {
         state.withLock { state in
             var statistics = state.statistics
             statistics.queued = state.queued
+            statistics.waiting = state.pending.count
             statistics.reading = state.reading
             let now = ContinuousClock.now
             let window = state.recent.filter { now - $0.at < .seconds(5) }
@@ -284,28 +287,58 @@ package final class TraceIngest: Sendable {
         state.withLock { $0.statistics.logNotFolded = failure?.description }
     }
 
-    /// Stores and answers a batch; the spans written (none when it failed).
+    /// Stores and answers a batch; the spans written.
+    ///
+    /// The batch goes in one transaction. When that fails for one request's sake (a trace it adds
+    /// to whose stored metadata is damaged), refusing every request would refuse the others for
+    /// good (their exporters retry the same batch or drop it), so each request is then stored in
+    /// its own transaction, in order, and only the one that fails is refused, with its error. A
+    /// failure of the workspace as a whole (locked past the busy timeout, a server out of reach)
+    /// refuses the batch at once: alone, each request would wait for it again.
     private func commit(_ batch: [Pending]) -> Int {
-        let result = Result { try Self.store(batch.map { ($0.spans, $0.source) }, in: tables) }
-        let count = batch.reduce(0) { $0 + $1.spans.count }
+        let whole = Result { try Self.store(batch.map { ($0.spans, $0.source) }, in: tables) }
+        let results: [Result<Int, any Error>]
+        switch whole {
+        case .failure(let error) where batch.count > 1 && Self.isAboutOneRequest(error):
+            results = batch.map { pending in Result { try Self.store([(pending.spans, pending.source)], in: tables) } }
+        case .failure(let error):
+            results = Array(repeating: .failure(error), count: batch.count)
+        case .success(let written):
+            // The spans written are counted once, on the first request.
+            results = [.success(written)] + Array(repeating: .success(0), count: batch.count - 1)
+        }
         state.withLock { state in
-            state.queued -= count
-            if case .success = result {
-                state.statistics.requests += batch.count
-                state.statistics.spans += count
-                let now = ContinuousClock.now
-                state.recent.append((now, count))
-                state.recent.removeAll { now - $0.at > .seconds(5) }
+            state.queued -= batch.reduce(0) { $0 + $1.spans.count }
+            let stored = zip(batch, results).filter { if case .success = $1 { true } else { false } }
+            guard !stored.isEmpty else { return }
+            let count = stored.reduce(0) { $0 + $1.0.spans.count }
+            state.statistics.requests += stored.count
+            state.statistics.spans += count
+            let now = ContinuousClock.now
+            state.recent.append((now, count))
+            state.recent.removeAll { now - $0.at > .seconds(5) }
+        }
+        var written = 0
+        for (pending, result) in zip(batch, results) {
+            switch result {
+            case .success(let rows):
+                written += rows
+                pending.answer.resume()
+            case .failure(let error):
+                pending.answer.resume(throwing: Refusal.notStored("\(error)"))
             }
         }
-        switch result {
-        case .success(let written):
-            for pending in batch { pending.answer.resume() }
-            return written
-        case .failure(let error):
-            let refusal = Refusal.notStored("\(error)")
-            for pending in batch { pending.answer.resume(throwing: refusal) }
-            return 0
+        return written
+    }
+
+    /// Whether a failed commit may be one request's doing, so that storing the requests one by
+    /// one stores the others: not when the workspace as a whole was locked, out of reach or
+    /// unwritable.
+    private static func isAboutOneRequest(_ error: any Error) -> Bool {
+        guard let error = error as? WorkspaceError else { return true }
+        switch error.code {
+        case .busy, .unreachable, .inaccessible, .schemaTooNew, .notAWorkspace: return false
+        case .database: return true
         }
     }
 
