@@ -1,9 +1,11 @@
 import Foundation
+import Logging
 import LoupeAgents
 import LoupeBase
 import LoupeKit
 import LoupeModels
 import LoupeOpenAI
+import Synchronization
 
 /// A served request as a trace: one span named `chat MODEL` (or `text_completion MODEL`) with
 /// OpenTelemetry's GenAI attributes (operation, model, request parameters, usage, finish reasons,
@@ -19,23 +21,63 @@ enum CompletionTrace {
     }
 
     /// Hands each finished request to the receiver's ingest (the same queue and writer as OTLP).
+    ///
+    /// A trace that cannot be recorded loses that trace, not the answer, but not silently: the
+    /// failures are counted (``notRecorded``, which `loupe serve` prints as it stops) and the
+    /// first is logged as a warning while the server runs.
     final class Recorder: Sendable {
+        /// The traces that were not recorded and why the first was not.
+        struct Failures: Hashable, Sendable {
+            var count = 0
+            var first: String?
+
+            /// "3 completion traces were not recorded: WHY", nil when every one was.
+            var line: String? {
+                guard count > 0, let first else { return nil }
+                let traces = count == 1 ? "1 completion trace was" : "\(count) completion traces were"
+                return "\(traces) not recorded: \(first)"
+            }
+        }
+
         let ingest: TraceIngest
         /// Attributes every request's span carries (how the server's model is steered).
         let attributes: JSONObject
+        private let logger: Logger
+        private let failures = Mutex(Failures())
 
-        init(ingest: TraceIngest, attributes: JSONObject = [:]) {
+        init(ingest: TraceIngest, attributes: JSONObject = [:], logger: Logger = Recorder.logger) {
             self.ingest = ingest
             self.attributes = attributes
+            self.logger = logger
         }
 
-        /// Stores `exchange`'s trace; a refusal (the queue full) loses that trace, not the answer.
+        /// Warnings and worse, on standard error: the server's own logger keeps to critical.
+        static var logger: Logger {
+            var logger = Logger(label: "loupe.openai.traces")
+            logger.logLevel = .warning
+            return logger
+        }
+
+        var notRecorded: Failures { failures.withLock { $0 } }
+
+        /// Stores `exchange`'s trace; a failure (the queue full, the workspace refusing it) loses
+        /// that trace, not the answer, and is counted.
         func record(_ exchange: Exchange, model: String, tokenizer: BPETokenizer) async {
-            guard
-                let span = try? CompletionTrace.span(
+            do {
+                let span = try CompletionTrace.span(
                     exchange, model: model, tokenizer: tokenizer, attributes: attributes)
-            else { return }
-            try? await ingest.submit([span], source: "OpenAI")
+                try await ingest.submit([span], source: "OpenAI")
+            } catch {
+                let why = UntrustedText.sanitized("\(error)")
+                let first = failures.withLock { failures in
+                    failures.count += 1
+                    if failures.first == nil { failures.first = why }
+                    return failures.count == 1
+                }
+                if first {
+                    logger.warning("a completion trace was not recorded: \(why) (the answer was sent)")
+                }
+            }
         }
     }
 

@@ -79,6 +79,10 @@ package final class OpenAIServer: Sendable {
         throw OpenAIServer.StartFailure("the OpenAI endpoint did not start within \(timeoutSeconds) s")
     }
 
+    /// "3 completion traces were not recorded: WHY" once a trace could not be stored, else nil;
+    /// `loupe serve` prints it as it stops.
+    package var tracesNotRecorded: String? { setup.recorder?.notRecorded.line }
+
     /// Stops taking requests, refuses what is queued and waits for the answers in flight.
     package func stop() {
         setup.scheduler.shutdown()

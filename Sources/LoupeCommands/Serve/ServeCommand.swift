@@ -165,6 +165,7 @@ struct ServeCommand: LoupeCommand {
             throw CommandFailure("the OTLP receiver stopped: \(UntrustedText.sanitized("\(error)"))")
         }
         context.print("stopped: " + Listener.line(ingest.statistics))
+        if let notRecorded = openAI?.server.tracesNotRecorded { context.print(notRecorded) }
     }
 }
 
