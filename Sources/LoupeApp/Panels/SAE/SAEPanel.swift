@@ -414,9 +414,13 @@ package struct SAEPanel: Panel {
         String(format: "%.1f", maxActivation > 0 ? 4 * maxActivation : 8)
     }
 
-    /// Writes `card` to `sae-<id>-feature-<n>.json` in the working directory.
+    /// Writes `card` to `sae-<id>-feature-<n>.json` in the working directory; a card that does
+    /// not encode (a value JSON cannot hold, such as a NaN) says so on the status line.
     static func export(_ card: SAEFeatureIndex.Card) -> [PanelEffect] {
-        guard let json = try? card.json() else { return [] }
+        let json: String
+        do { json = try card.json() } catch {
+            return [.status("✗ feature \(card.feature) was not exported: \(error)", .error)]
+        }
         let path = FileManager.default.currentDirectoryPath + "/sae-\(card.model)-feature-\(card.feature).json"
         return [.app(.writeFile(path: path, contents: json + "\n"))]
     }
