@@ -10,8 +10,13 @@ import LoupeTensor
 /// so in the stream's own units the contribution is `a_j · d_j / s`. Steering by `α` adds
 /// `α · d_j / s`: `α` is in the feature's activation units, the numbers its card shows.
 package struct SAEIntervention: Sendable {
-    package var sae: SparseAutoencoder
+    package let sae: SparseAutoencoder
     package var layer: Int
+    /// The SAE's encoder for ``FloatMatrix``: a row's codes, and so what an ablation or a splice
+    /// does to it, do not depend on the rows beside it (a batch of sequences, a prompt read in
+    /// chunks) or on the CPU. Through sgemm they did, and q8's 8-bit activations turned the last
+    /// bit into another greedy token (docs/decisions/2026-11-29-one-row-one-answer.md).
+    private let encoder: FloatMatrix
     /// Positions before this are left as they are by ablation, splicing and zeroing: the first
     /// token's stream is the attention sink, orders of magnitude larger than the rest, and the
     /// SAE never trained on it.
@@ -20,6 +25,7 @@ package struct SAEIntervention: Sendable {
     package init(sae: SparseAutoencoder, layer: Int) {
         self.sae = sae
         self.layer = layer
+        encoder = sae.rowInvariantEncoder()
     }
 
     /// Feature `j`'s decoder direction in the stream's units (`d_j / s`).
@@ -75,7 +81,7 @@ package struct SAEIntervention: Sendable {
         for (index, row) in rows.enumerated() {
             for i in 0..<inputs { x[index * inputs + i] = stream.storage[row * inputs + i] * sae.inputScale }
         }
-        return (rows, sae.forward(x, rows: rows.count))
+        return (rows, sae.forward(x, rows: rows.count, rowInvariant: encoder))
     }
 
     private func ablate(_ directions: [Int: [Float]], in stream: inout Tensor, positions: [Int]) {

@@ -70,10 +70,46 @@ package struct SparseAutoencoder: Hashable, Sendable {
         package var chosen: [Int32] = []
     }
 
-    package func forward(_ x: [Float], rows: Int) -> Forward {
+    ///
+    /// - Parameter rowInvariant: the encoder repacked for ``FloatMatrix`` (``rowInvariantEncoder()``):
+    ///   each row's pre-activations then have the same bits however many rows come with it, as a
+    ///   generation path needs (an ablation inside a batch of prompts, a decode step). Without it the
+    ///   product is OpenBLAS's sgemm, which sums a row in an order that depends on the row count
+    ///   and the CPU; training and feature statistics, which never compare bits, use it.
+    package func forward(_ x: [Float], rows: Int, rowInvariant: FloatMatrix? = nil) -> Forward {
         precondition(x.count == rows * inputs, "expected \(rows) × \(inputs) values")
         var centered = x
         for r in 0..<rows { for i in 0..<inputs { centered[r * inputs + i] -= decoderBias[i] } }
+        let pre =
+            rowInvariant.map { preActivations(centered, rows: rows, encoder: $0) }
+            ?? preActivations(centered, rows: rows)
+        return activate(centered: centered, pre: pre, rows: rows, rowInvariant: rowInvariant != nil)
+    }
+
+    /// The encoder as a ``FloatMatrix`` (`width` outputs of `inputs`), for ``forward(_:rows:rowInvariant:)``.
+    package func rowInvariantEncoder() -> FloatMatrix {
+        var transposed = [Float](repeating: 0, count: width * inputs)
+        for i in 0..<inputs { for j in 0..<width { transposed[j * inputs + i] = encoder[i * width + j] } }
+        return FloatMatrix(rows: width, columns: inputs, weights: transposed)
+    }
+
+    /// `W_encᵀ(x − b_dec) + b_enc` through `encoder`: the product, then the bias, row by row.
+    private func preActivations(_ centered: [Float], rows: Int, encoder: FloatMatrix) -> [Float] {
+        precondition(encoder.rows == width && encoder.columns == inputs, "an encoder for another SAE")
+        var pre = [Float](repeating: 0, count: rows * width)
+        centered.withUnsafeBufferPointer { x in
+            pre.withUnsafeMutableBufferPointer { y in
+                encoder.multiply(
+                    rows: rows, x.baseAddress!, into: y.baseAddress!,
+                    threads: ProcessInfo.processInfo.activeProcessorCount)
+            }
+        }
+        for r in 0..<rows { for j in 0..<width { pre[r * width + j] += encoderBias[j] } }
+        return pre
+    }
+
+    /// `W_encᵀ(x − b_dec) + b_enc` through OpenBLAS.
+    private func preActivations(_ centered: [Float], rows: Int) -> [Float] {
         // The bias in every row, then the product added (not zeros first: a step's buffers are
         // tens of MB).
         var pre = encoderBias.withUnsafeBufferPointer { b in
@@ -98,6 +134,12 @@ package struct SparseAutoencoder: Hashable, Sendable {
                 }
             }
         }
+        return pre
+    }
+
+    /// The codes and reconstructions of pre-activations. TopK decodes each row on its own; ReLU
+    /// through sgemm, or row by row when `rowInvariant`.
+    private func activate(centered: [Float], pre: [Float], rows: Int, rowInvariant: Bool) -> Forward {
         var reconstruction = [Float](repeating: 0, count: rows * inputs)
         for r in 0..<rows { for i in 0..<inputs { reconstruction[r * inputs + i] = decoderBias[i] } }
         if case .topK(let k, _, _) = activation {
@@ -111,9 +153,18 @@ package struct SparseAutoencoder: Hashable, Sendable {
                 rows: rows, centered: centered, pre: pre, codes: codes, reconstruction: reconstruction, chosen: chosen)
         }
         let codes = pre.map { max(0, $0) }  // ReLU
-        BLAS.sgemm(
-            m: rows, n: inputs, k: width, a: codes, lda: width, b: decoder, ldb: inputs, c: &reconstruction,
-            ldc: inputs, beta: 1)
+        if rowInvariant {
+            for r in 0..<rows {
+                for j in 0..<width where codes[r * width + j] > 0 {
+                    let code = codes[r * width + j]
+                    for i in 0..<inputs { reconstruction[r * inputs + i] += code * decoder[j * inputs + i] }
+                }
+            }
+        } else {
+            BLAS.sgemm(
+                m: rows, n: inputs, k: width, a: codes, lda: width, b: decoder, ldb: inputs, c: &reconstruction,
+                ldc: inputs, beta: 1)
+        }
         return Forward(rows: rows, centered: centered, pre: pre, codes: codes, reconstruction: reconstruction)
     }
 

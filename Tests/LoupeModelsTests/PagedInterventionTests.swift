@@ -1,0 +1,64 @@
+import Foundation
+import LoupeModels
+import LoupeTensor
+import Testing
+
+/// An SAE ablation (`serve --ablate`) on the paged path that `BatchScheduler` runs, against the
+/// contiguous forward pass that `generate --ablate` runs: the same logits bit for bit.
+///
+/// Steering adds a fixed vector to each row; an ablation first encodes the rows with the SAE, one
+/// product over the rows the pass holds. Through sgemm that product summed a row in an order that
+/// depended on how many rows came with it, and q8's 8-bit activations turned the last bit into
+/// logits 0.6 apart and, two steps later, another greedy token. ``SAEIntervention`` now encodes
+/// through ``FloatMatrix``, one row, one answer. Needs the model (`scripts/fetch-smollm2`).
+@Suite(.serialized)
+struct PagedInterventionTests {
+    @Test func anAblationActsOnThePagedPathAsOnTheContiguousOne() throws {
+        let plain = try SmolLM2.quantizedModel()
+        let sae = SAEInterventionTests.sae()
+        let intervention = SAEIntervention(sae: sae, layer: 15)
+        let prompt = PagedForwardTests.prompts[1]
+
+        // A feature that fires on the prompt, read from the plain stream after layer 15.
+        let captured = LlamaResidualCapture()
+        _ = try plain.hooked(captured.hook(layer: 15)).logits(for: prompt)
+        let stream = try #require(captured.value)
+        let (_, forward) = try #require(intervention.encode(stream, positions: Array(prompt.indices)))
+        let fires = (0..<sae.width).map { j in
+            stride(from: j, to: forward.codes.count, by: sae.width).filter { forward.codes[$0] > 0 }.count
+        }
+        let active = try #require(fires.indices.max { fires[$0] < fires[$1] })
+        #expect(fires[active] > 0)
+
+        let model = try plain.hooked(intervention.steering([], ablating: [active]))
+        let ablated = try PagedSerialParityTests.serial(model, prompt)
+        let unablated = try PagedSerialParityTests.serial(plain, prompt)
+
+        // The prompt in chunks of 9 beside another sequence's decode steps, as the scheduler feeds it.
+        let cache = PagedKVCache(
+            layers: model.configuration.layers, rowWidth: model.configuration.keyValueWidth, blockCount: 64,
+            blockRows: 16)
+        let other = PagedForwardTests.prompts[2]
+        _ = try cache.join(0, prompt: other)
+        _ = try cache.join(1, prompt: prompt)
+        var next0 = PagedForwardTests.argmax(try model.forward([other], sequences: [0], cache: cache)[0])
+        var pending = prompt[...]
+        var logits: [Tensor] = []
+        var next1: Int32?
+        while logits.count < PagedForwardTests.steps {
+            let piece = next1.map { [$0] } ?? Array(pending.prefix(9))
+            pending = pending.dropFirst(piece.count)
+            let out = try model.forward([[next0], piece], sequences: [0, 1], cache: cache)
+            next0 = PagedForwardTests.argmax(out[0])
+            if next1 != nil || pending.isEmpty {
+                logits.append(out[1])
+                next1 = PagedForwardTests.argmax(out[1])
+            }
+        }
+        #expect(ablated[0] != unablated[0], "the ablation changes the logits")
+        for step in 0..<PagedForwardTests.steps {
+            let differing = zip(ablated[step], logits[step].storage).filter { $0 != $1 }.count
+            #expect(differing == 0, "step \(step): \(differing) logits differ from the contiguous ablated ones")
+        }
+    }
+}
