@@ -142,6 +142,32 @@ struct PagedSerialParityTests {
         return all
     }
 
+    /// Greedy logits of `prompt` read in chunks of 9 on a paged cache beside another sequence's
+    /// decode steps, as `BatchScheduler` feeds it: the prompt's last chunk's, then each step's.
+    static func chunkedBesideAnother(_ model: LlamaModel, _ prompt: [Int32]) throws -> [[Float]] {
+        let cache = PagedKVCache(
+            layers: model.configuration.layers, rowWidth: model.configuration.keyValueWidth, blockCount: 64,
+            blockRows: 16)
+        let other = PagedForwardTests.prompts[2]
+        _ = try cache.join(0, prompt: other)
+        _ = try cache.join(1, prompt: prompt)
+        var next0 = PagedForwardTests.argmax(try model.forward([other], sequences: [0], cache: cache)[0])
+        var pending = prompt[...]
+        var logits: [[Float]] = []
+        var next1: Int32?
+        while logits.count < steps {
+            let piece = next1.map { [$0] } ?? Array(pending.prefix(9))
+            pending = pending.dropFirst(piece.count)
+            let out = try model.forward([[next0], piece], sequences: [0, 1], cache: cache)
+            next0 = PagedForwardTests.argmax(out[0])
+            if next1 != nil || pending.isEmpty {
+                logits.append(out[1].storage)
+                next1 = PagedForwardTests.argmax(out[1])
+            }
+        }
+        return logits
+    }
+
     /// Greedy logits of all `prompts` decoded together on a paged cache of `precision`, each
     /// prompt fed in chunks of `chunk` rows beside the others' decode steps, the way
     /// `BatchScheduler` feeds them.
@@ -260,26 +286,7 @@ struct PagedSerialParityTests {
         let prompt = PagedForwardTests.prompts[1]
         let steered = try Self.serial(model, prompt)
         let unsteered = try Self.serial(plain, prompt)
-        let cache = PagedKVCache(
-            layers: model.configuration.layers, rowWidth: model.configuration.keyValueWidth, blockCount: 64,
-            blockRows: 16)
-        let other = PagedForwardTests.prompts[2]
-        _ = try cache.join(0, prompt: other)
-        _ = try cache.join(1, prompt: prompt)
-        var next0 = PagedForwardTests.argmax(try model.forward([other], sequences: [0], cache: cache)[0])
-        var pending = prompt[...]
-        var logits: [[Float]] = []
-        var next1: Int32?
-        while logits.count < Self.steps {
-            let piece = next1.map { [$0] } ?? Array(pending.prefix(9))
-            pending = pending.dropFirst(piece.count)
-            let out = try model.forward([[next0], piece], sequences: [0, 1], cache: cache)
-            next0 = PagedForwardTests.argmax(out[0])
-            if next1 != nil || pending.isEmpty {
-                logits.append(out[1].storage)
-                next1 = PagedForwardTests.argmax(out[1])
-            }
-        }
+        let logits = try Self.chunkedBesideAnother(model, prompt)
         #expect(steered[0] != unsteered[0], "the hook changes the logits")
         for step in 0..<Self.steps {
             let differing = zip(steered[step], logits[step]).filter { $0 != $1 }.count

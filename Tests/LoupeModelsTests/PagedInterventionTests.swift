@@ -34,30 +34,10 @@ struct PagedInterventionTests {
         let ablated = try PagedSerialParityTests.serial(model, prompt)
         let unablated = try PagedSerialParityTests.serial(plain, prompt)
 
-        // The prompt in chunks of 9 beside another sequence's decode steps, as the scheduler feeds it.
-        let cache = PagedKVCache(
-            layers: model.configuration.layers, rowWidth: model.configuration.keyValueWidth, blockCount: 64,
-            blockRows: 16)
-        let other = PagedForwardTests.prompts[2]
-        _ = try cache.join(0, prompt: other)
-        _ = try cache.join(1, prompt: prompt)
-        var next0 = PagedForwardTests.argmax(try model.forward([other], sequences: [0], cache: cache)[0])
-        var pending = prompt[...]
-        var logits: [Tensor] = []
-        var next1: Int32?
-        while logits.count < PagedForwardTests.steps {
-            let piece = next1.map { [$0] } ?? Array(pending.prefix(9))
-            pending = pending.dropFirst(piece.count)
-            let out = try model.forward([[next0], piece], sequences: [0, 1], cache: cache)
-            next0 = PagedForwardTests.argmax(out[0])
-            if next1 != nil || pending.isEmpty {
-                logits.append(out[1])
-                next1 = PagedForwardTests.argmax(out[1])
-            }
-        }
+        let logits = try PagedSerialParityTests.chunkedBesideAnother(model, prompt)
         #expect(ablated[0] != unablated[0], "the ablation changes the logits")
-        for step in 0..<PagedForwardTests.steps {
-            let differing = zip(ablated[step], logits[step].storage).filter { $0 != $1 }.count
+        for step in 0..<PagedSerialParityTests.steps {
+            let differing = zip(ablated[step], logits[step]).filter { $0 != $1 }.count
             #expect(differing == 0, "step \(step): \(differing) logits differ from the contiguous ablated ones")
         }
     }
