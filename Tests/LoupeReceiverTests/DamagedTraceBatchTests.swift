@@ -29,19 +29,7 @@ import Testing
 
         // Another connection holds the write lock: the writer takes the first request and waits
         // on it, so the next two queue up and are taken together once the lock goes.
-        let blocker = try DatabaseQueue(path: rx.path)
-        let release = DispatchSemaphore(value: 0)
-        let holding = DispatchSemaphore(value: 0)
-        let holder = Thread {
-            try? blocker.inDatabase { db in
-                try db.execute(sql: "BEGIN IMMEDIATE")
-                holding.signal()
-                release.wait()
-                try db.execute(sql: "COMMIT")
-            }
-        }
-        holder.start()
-        holding.wait()
+        let release = try rx.holdWriteLock()
         let ingest = rx.receiver.ingest
         let first = Task { try await rx.post(try Requests.request(Requests.agentRun()).serializedData()) }
         while ingest.statistics.queued == 0 || ingest.statistics.waiting > 0 {
@@ -52,7 +40,7 @@ import Testing
             try await rx.post(try Requests.request(Requests.agentRun(trace: fineTrace)).serializedData())
         }
         while ingest.statistics.waiting < 2 { try await Task.sleep(for: .milliseconds(5)) }
-        release.signal()
+        release()
 
         #expect(try await first.value.status == 200)
         #expect(try await toFine.value.status == 200)

@@ -89,6 +89,27 @@ final class RunningReceiver: Sendable {
     func traces() throws -> [TraceSummary] { try workspace.traces.traceSummaries() }
 }
 
+extension RunningReceiver {
+    /// Takes the workspace's write lock on another connection (`BEGIN IMMEDIATE`) and holds it
+    /// until the returned closure is called, so the receiver's writer waits and requests queue.
+    func holdWriteLock() throws -> @Sendable () -> Void {
+        let blocker = try DatabaseQueue(path: path)
+        let release = DispatchSemaphore(value: 0)
+        let holding = DispatchSemaphore(value: 0)
+        let holder = Thread {
+            try? blocker.inDatabase { db in
+                try db.execute(sql: "BEGIN IMMEDIATE")
+                holding.signal()
+                release.wait()
+                try db.execute(sql: "COMMIT")
+            }
+        }
+        holder.start()
+        holding.wait()
+        return { release.signal() }
+    }
+}
+
 @Suite(.serialized) struct ReceiverServerTests {
     typealias Response = Opentelemetry_Proto_Collector_Trace_V1_ExportTraceServiceResponse
 
@@ -201,19 +222,7 @@ final class RunningReceiver: Sendable {
     /// 503 and Retry-After. Once the lock goes, the first is committed and acknowledged.
     @Test func aFullQueueAnswers503AndLosesNothingItAcknowledged() async throws {
         let rx = try await RunningReceiver(capacity: 3)
-        let blocker = try DatabaseQueue(path: rx.path)
-        let release = DispatchSemaphore(value: 0)
-        let holding = DispatchSemaphore(value: 0)
-        let holder = Thread {
-            try? blocker.inDatabase { db in
-                try db.execute(sql: "BEGIN IMMEDIATE")
-                holding.signal()
-                release.wait()
-                try db.execute(sql: "COMMIT")
-            }
-        }
-        holder.start()
-        holding.wait()
+        let release = try rx.holdWriteLock()
         let first = Task { try await rx.post(try Requests.request(Requests.agentRun()).serializedData()) }
         while rx.receiver.ingest.statistics.queued == 0 { try await Task.sleep(for: .milliseconds(5)) }
         let other = Requests.agentRun(trace: "0af7651916cd43dd8448eb211c80319c")
@@ -221,7 +230,7 @@ final class RunningReceiver: Sendable {
         #expect(refused.status == 503)
         #expect(refused.headers["retry-after"] == "1")
         #expect(try Google_Rpc_Status(serializedBytes: refused.body).message.hasPrefix("busy: 3 spans are waiting"))
-        release.signal()
+        release()
         let acknowledged = try await first.value
         #expect(acknowledged.status == 200)
         #expect(try rx.traces().map(\.externalID) == [Requests.trace])
