@@ -107,7 +107,9 @@ struct TraceCommand: ParsableCommand {
 
     struct Import: LoupeCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Import trace files: OTLP/JSON (GenAI or OpenInference), OpenAI message lists.",
+            abstract:
+                "Import trace files: OTLP/JSON (GenAI or OpenInference), OpenAI message lists, Inspect logs, "
+                + "SWE-agent and mini-swe-agent trajectories, OpenAI Agents SDK exports, Loupe's own.",
             discussion: """
                 The format is found from each file's name and content. Every file is read before anything \
                 is written, and all of them land in one transaction: a malformed file names its line or \
