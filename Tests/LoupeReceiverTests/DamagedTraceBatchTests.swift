@@ -14,7 +14,7 @@ import Testing
 /// the batch is stored and acknowledged as if it had come alone.
 @Suite(.serialized) struct DamagedTraceBatchTests {
     @Test func aDamagedTraceRefusesOnlyItsOwnRequestInABatch() async throws {
-        let rx = try await RunningReceiver()
+        let rx = try await RunningReceiver(busyTimeout: 900)
         let damagedTrace = "0af7651916cd43dd8448eb211c80319c"
         let fineTrace = "4bf92f3577b34da6a3ce929d0e0e4736"
         let damagedRun = Requests.agentRun(trace: damagedTrace)
@@ -32,14 +32,14 @@ import Testing
         let release = try rx.holdWriteLock()
         let ingest = rx.receiver.ingest
         let first = Task { try await rx.post(try Requests.request(Requests.agentRun()).serializedData()) }
-        while ingest.statistics.queued == 0 || ingest.statistics.waiting > 0 {
-            try await Task.sleep(for: .milliseconds(5))
+        try await waitUntil("the writer to take the first request") {
+            ingest.statistics.queued > 0 && ingest.statistics.waiting == 0
         }
         let toDamaged = Task { try await rx.post(try Requests.request([damagedRun[0]]).serializedData()) }
         let toFine = Task {
             try await rx.post(try Requests.request(Requests.agentRun(trace: fineTrace)).serializedData())
         }
-        while ingest.statistics.waiting < 2 { try await Task.sleep(for: .milliseconds(5)) }
+        try await waitUntil("two requests to wait for the writer") { ingest.statistics.waiting >= 2 }
         release()
 
         #expect(try await first.value.status == 200)

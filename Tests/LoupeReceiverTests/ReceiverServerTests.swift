@@ -26,13 +26,13 @@ final class RunningReceiver: Sendable {
     private let served: Task<Void, any Error>
 
     init(
-        token: String? = nil, maxBodyBytes: Int = 32 << 20, capacity: Int = 65_536,
+        token: String? = nil, maxBodyBytes: Int = 32 << 20, capacity: Int = 65_536, busyTimeout: Double = 10,
         configure: (inout ReceiverConfiguration) -> Void = { _ in }
     ) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("loupe-rx-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         path = directory.appendingPathComponent("w.sqlite").path
-        workspace = try Workspace(path: path, busyTimeout: 10)
+        workspace = try Workspace(path: path, busyTimeout: busyTimeout)
         var configuration = ReceiverConfiguration()
         configuration.httpPort = 0
         configuration.grpcPort = 0
@@ -92,6 +92,9 @@ final class RunningReceiver: Sendable {
 extension RunningReceiver {
     /// Takes the workspace's write lock on another connection (`BEGIN IMMEDIATE`) and holds it
     /// until the returned closure is called, so the receiver's writer waits and requests queue.
+    /// Make the receiver with a `busyTimeout` longer than the test can be kept from running (the
+    /// cooperative pool starved by the rest of the suite): a writer that gives up on the lock
+    /// answers busy, and the queue the test waits for never forms.
     func holdWriteLock() throws -> @Sendable () -> Void {
         let blocker = try DatabaseQueue(path: path)
         let release = DispatchSemaphore(value: 0)
@@ -107,6 +110,23 @@ extension RunningReceiver {
         holder.start()
         holding.wait()
         return { release.signal() }
+    }
+}
+
+/// A wait that gave up: what was awaited, and for how long.
+struct WaitedTooLong: Error, CustomStringConvertible {
+    var description: String
+}
+
+/// Waits until `condition` holds, looking every 5 ms; after `seconds` it throws rather than let
+/// the suite hang.
+func waitUntil(_ what: String, seconds: Double = 600, _ condition: () -> Bool) async throws {
+    let deadline = ContinuousClock.now + .seconds(seconds)
+    while !condition() {
+        guard ContinuousClock.now < deadline else {
+            throw WaitedTooLong(description: "waited \(seconds) s for \(what)")
+        }
+        try await Task.sleep(for: .milliseconds(5))
     }
 }
 
@@ -221,10 +241,10 @@ extension RunningReceiver {
     /// in the queue; the second would pass the queue's capacity and is refused at once with
     /// 503 and Retry-After. Once the lock goes, the first is committed and acknowledged.
     @Test func aFullQueueAnswers503AndLosesNothingItAcknowledged() async throws {
-        let rx = try await RunningReceiver(capacity: 3)
+        let rx = try await RunningReceiver(capacity: 3, busyTimeout: 900)
         let release = try rx.holdWriteLock()
         let first = Task { try await rx.post(try Requests.request(Requests.agentRun()).serializedData()) }
-        while rx.receiver.ingest.statistics.queued == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        try await waitUntil("the first request to queue") { rx.receiver.ingest.statistics.queued > 0 }
         let other = Requests.agentRun(trace: "0af7651916cd43dd8448eb211c80319c")
         let refused = try await rx.post(try Requests.request(other).serializedData())
         #expect(refused.status == 503)
