@@ -142,13 +142,13 @@ private let reviewQueue: (ReviewService, ReviewService.Queue)? = {
     ].joined(separator: "\n")
     try? text.write(toFile: rubric, atomically: true, encoding: .utf8)
     guard let workspace = try? Workspace(path: directory + "/w.sqlite"),
-        let run = try? workspace.createEvalRun(
+        let run = try? workspace.evals.createEvalRun(
             EvalRunRecord(
                 suite: "fuzz", suiteFile: nil, suiteHash: "", datasetHash: "", targetKind: "model", targetJSON: "{}",
                 scorersJSON: "[]", epochs: 1, planned: 2, loupeVersion: "fuzz", gitRevision: nil))
     else { return nil }
     for item in ["a", "b"] {
-        try? workspace.recordEvalResult(
+        try? workspace.evals.recordEvalResult(
             EvalResultRecord(
                 runID: run, itemID: item, epoch: 1, input: "q", targetsJSON: "[]", output: "x", error: nil,
                 latencyMs: nil),
