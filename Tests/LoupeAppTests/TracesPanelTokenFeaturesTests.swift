@@ -67,6 +67,15 @@ import Testing
         // x again closes it, as a and l close theirs.
         AppFixtures.press([.character("x")], on: &state)
         #expect(!state.render().text().contains("SAE features · token #2"))
+        // An SAE whose feature index could not be read: no bars, and the row that would title
+        // them says why.
+        features.maximaUnreadable = "SAE 2's feature maxima are unreadable: sae_tokens, column position"
+        for j in features.features.indices { features.features[j].maxActivation = nil }
+        let again = AppFixtures.press([.character("x")], on: &state)
+        _ = state.update(Self.finished(again, TracesPanel.TokenFeaturesAt(address), features))
+        let warned = state.render().text()
+        #expect(warned.contains("⚠ SAE 2's feature maxima are unreadable") && !warned.contains("its max"))
+        #expect(warned.contains("1.74") && !warned.contains("1.74/"), "\(warned)")
     }
 
     /// The port job x started, finished with `value` (as the runtime reports it).

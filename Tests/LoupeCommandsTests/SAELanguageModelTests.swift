@@ -200,5 +200,30 @@ import Testing
         #expect(!expected.isEmpty && expected.count <= 4)
         #expect(found.features.map(\.feature) == expected.map(\.feature))
         for (a, b) in zip(found.features, expected) { #expect(abs(a.activation - b.activation) <= 1e-5) }
+
+        // The maxima come from the SAE's feature index, built from its training tokens: with those
+        // damaged, the features still show, without maxima, and say why.
+        _ = try workspace.writeStatements { sql in
+            try sql.execute("DELETE FROM sae_feature_indexes", [])
+            try sql.execute("UPDATE sae_tokens SET position = 'damaged'", [])
+        }
+        let damaged = try TestEnvironment.run(
+            ["--workspace", file, "sae", "at", "--trace", "1", "--span", "1", "--token", "3", "--json"],
+            environment: ["LOUPE_MODELS": ModelsCommandTests.modelsRoot])
+        try #require(damaged.status == 0, "\(damaged.error)")
+        let snake = JSONDecoder()
+        snake.keyDecodingStrategy = .convertFromSnakeCase
+        let without = try snake.decode(TokenFeatures.self, from: Data(damaged.output.utf8))
+        #expect(without.features.map(\.feature) == found.features.map(\.feature))
+        #expect(without.features.allSatisfy { $0.maxActivation == nil })
+        let reason = try #require(without.maximaUnreadable)
+        let whole = try snake.decode(TokenFeatures.self, from: Data(result.output.utf8))
+        #expect(whole.maximaUnreadable == nil && whole.features.allSatisfy { $0.maxActivation != nil })
+        #expect(reason.contains("SAE \(trained.model)") && reason.contains("position"), "\(reason)")
+        let printed = try TestEnvironment.run(
+            ["--workspace", file, "sae", "at", "--trace", "1", "--span", "1", "--token", "3"],
+            environment: ["LOUPE_MODELS": ModelsCommandTests.modelsRoot])
+        #expect(
+            printed.status == 0 && printed.output.contains("⚠ SAE \(trained.model)'s feature maxima are unreadable"))
     }
 }

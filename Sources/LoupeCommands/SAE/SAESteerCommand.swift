@@ -104,6 +104,7 @@ extension SAECommand {
                     + UntrustedText.sanitized(found.chosen).debugDescription
                     + ", chosen at position \(found.position): SAE \(found.sae) (SmolLM2 layer \(found.layer)), "
                     + "\(found.features.count) features active")
+            if let unreadable = found.maximaUnreadable { context.print("⚠ " + UntrustedText.sanitized(unreadable)) }
             for feature in found.features.prefix(top) {
                 let peak = feature.maxActivation.map { String(format: "  (its max %.2f)", $0) } ?? ""
                 context.print(

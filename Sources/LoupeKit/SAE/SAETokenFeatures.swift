@@ -28,6 +28,9 @@ package struct TokenFeatures: Hashable, Sendable, Codable {
     package var layer: Int
     /// Strongest first.
     package var features: [Feature]
+    /// Why the features have no ``Feature/maxActivation``: the SAE's feature index (its cards'
+    /// maxima) could not be read from the workspace. Nil when they have them.
+    package var maximaUnreadable: String?
 }
 
 extension SAEBrowser {
@@ -39,7 +42,11 @@ extension SAEBrowser {
             trace: trace, span: span, token: token, precision: .q8)
         let activations = try SAETextActivations(ids: context.ids, sae: sae, layer: layer, generator: generator)
         let labels = try SAETables(database).saeFeatureLabels(model: id)
-        let summaries = (try? index(id).summaries) ?? []
+        // The features are this position's own codes; their maxima come from the stored index, and
+        // a damaged index leaves them out with the reason, not silently.
+        var summaries: [SAEFeatureIndex.Summary] = []
+        var unreadable: String?
+        do { summaries = try index(id).summaries } catch { unreadable = "\(error)" }
         return TokenFeatures(
             trace: trace, span: span, token: token, chosen: context.chosen.text, position: context.query, sae: id,
             layer: layer,
@@ -47,6 +54,6 @@ extension SAEBrowser {
                 TokenFeatures.Feature(
                     feature: $0.feature, activation: $0.activation, label: labels[$0.feature],
                     maxActivation: summaries.indices.contains($0.feature) ? summaries[$0.feature].maxActivation : nil)
-            })
+            }, maximaUnreadable: unreadable.map { "SAE \(id)'s feature maxima are unreadable: \($0)" })
     }
 }

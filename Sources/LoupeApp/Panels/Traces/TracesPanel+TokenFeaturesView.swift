@@ -43,12 +43,19 @@ extension TracesPanel {
                 return
             }
             let barWidth = min(30, max(12, inner.width / 3))
-            frame.draw(
-                [
-                    Span("feature  ", theme.dim),
-                    Span(TextWidth.fit("activation / its max", toColumns: barWidth) + "  ", theme.dim),
-                    Span("label", theme.dim),
-                ], at: Point(x: inner.x, y: inner.y + 1), clip: inner)
+            if let unreadable = features.maximaUnreadable {
+                // No bars without the maxima: the row that would title them says why.
+                frame.draw(
+                    TextWidth.fit("⚠ " + UntrustedText.sanitized(unreadable), toColumns: inner.width),
+                    at: Point(x: inner.x, y: inner.y + 1), style: theme.status(.warn))
+            } else {
+                frame.draw(
+                    [
+                        Span("feature  ", theme.dim),
+                        Span(TextWidth.fit("activation / its max", toColumns: barWidth) + "  ", theme.dim),
+                        Span("label", theme.dim),
+                    ], at: Point(x: inner.x, y: inner.y + 1), clip: inner)
+            }
             let rows = Rect(x: inner.x, y: inner.y + 2, width: inner.width, height: inner.height - 2)
             let all = features.features
             // "1.74/3.93", or "0.50" where no peak was recorded: right-aligned to one width, so
