@@ -247,10 +247,6 @@ package struct SAEFeatureIndex: Sendable {
         if let embedder, embedder.encoder.tokenEmbeddings.shape[1] == sae.inputs {
             let table = embedder.encoder.tokenEmbeddings
             let size = table.shape[0]
-            var scores = [Float](repeating: 0, count: size)
-            BLAS.sgemm(
-                m: size, n: 1, k: sae.inputs, a: table.storage, lda: sae.inputs, b: direction, ldb: 1, c: &scores,
-                ldc: 1)
             let norm = direction.reduce(0) { $0 + $1 * $1 }.squareRoot()
             let inputs = sae.inputs
             let cosines = table.storage.withUnsafeBufferPointer { rows in
@@ -258,20 +254,23 @@ package struct SAEFeatureIndex: Sendable {
                     let row = rows.baseAddress! + token * inputs
                     var length: Float = 0
                     for d in 0..<inputs { length += row[d] * row[d] }
-                    return (token, scores[token] / max(norm * length.squareRoot(), 1e-12))
+                    return (token, Self.dot(row, direction, inputs) / max(norm * length.squareRoot(), 1e-12))
                 }
             }
             let nearest = cosines.sorted { $0.1 > $1.1 }.prefix(10)
             let names = embedder.tokenizer.tokens(nearest.map { Int32($0.0) })
             vocabulary = zip(names, nearest).map { Neighbor(name: $0, cosine: $1.1) }
         }
-        // Every decoder row against this one in one product.
+        // Every decoder row against this one.
         let norms = sae.decoderNorms()
-        var dots = [Float](repeating: 0, count: sae.width)
-        BLAS.sgemm(
-            m: sae.width, n: 1, k: sae.inputs, a: sae.decoder, lda: sae.inputs, b: direction, ldb: 1, c: &dots, ldc: 1)
-        let similar = (0..<sae.width).filter { $0 != feature }.map { other in
-            (other, dots[other] / max(norms[other] * norms[feature], 1e-12))
+        let similar = sae.decoder.withUnsafeBufferPointer { rows in
+            (0..<sae.width).filter { $0 != feature }.map { other in
+                (
+                    other,
+                    Self.dot(rows.baseAddress! + other * sae.inputs, direction, sae.inputs)
+                        / max(norms[other] * norms[feature], 1e-12)
+                )
+            }
         }
         let neighbors = similar.sorted { $0.1 > $1.1 }.prefix(5).map {
             Neighbor(name: "feature \($0.0)" + (summaries[$0.0].label.map { " (\($0))" } ?? ""), cosine: $0.1)
@@ -290,6 +289,13 @@ package struct SAEFeatureIndex: Sendable {
             card.suppresses = named(Array(order.suffix(10).reversed()))
         }
         return card
+    }
+
+    /// `row · direction` by one kernel whatever the process: a product over all rows at once
+    /// (sgemm with one column) sums each row in an order that depends on how OpenBLAS splits the
+    /// rows among its threads, so the MCP server's card and the CLI's differed in the last bit.
+    private static func dot(_ row: UnsafePointer<Float>, _ direction: [Float], _ count: Int) -> Float {
+        direction.withUnsafeBufferPointer { CPUKernels.dot(row, $0.baseAddress!, count: count) }
     }
 
     /// A firing row with its neighbours in the same chunk and their activations of `feature`.
