@@ -89,6 +89,12 @@ import Testing
         let text = state.render().text()
         #expect(text.contains("w.sqlite: no such table: spans"))
         #expect(!text.contains("Replay agent runs step by step"))
+        // The next read that succeeds (a PostgreSQL server back after a restart) shows the list:
+        // the failure is not kept over it.
+        _ = state.update(.workspaceChanged)
+        _ = state.update(AppFixtures.answer(TracesPanel.ListTraces(), [TraceSummary]()))
+        let again = state.render().text()
+        #expect(!again.contains("no such table") && again.contains("Replay agent runs step by step"), "\(again)")
     }
 
     @Test func spacePlaysTheStepsOnTicksAndStopsAtTheEnd() throws {

@@ -17,6 +17,8 @@ extension TracesPanel {
         /// How many traces there are while only the first of them are shown (the whole list is
         /// being read); nil once it is.
         package private(set) var partOf: Int?
+        /// Why the last read of the list failed; nil once a read succeeds.
+        package private(set) var failure: String?
         /// The traces grouped by session, read with the list.
         package private(set) var sessions: [TraceSession] = []
         /// Traces still arriving (received, spans waiting for their parent, the last within ten
@@ -59,6 +61,7 @@ extension TracesPanel {
             let selected = selectedID
             traces = loaded
             partOf = total
+            failure = nil
             let now = Date()
             live = Set(loaded.filter { $0.isLive(now: now, window: liveWindow) }.map(\.id))
             sessions = TraceService.sessions(of: loaded)
@@ -69,8 +72,12 @@ extension TracesPanel {
             }
         }
 
-        /// The list could not be read: shown empty (with the error) until it can.
-        mutating func failed() { traces = traces ?? [] }
+        /// The list could not be read: `message` in its place until it can (a read after a
+        /// PostgreSQL server came back clears it, as any list read that succeeds does).
+        mutating func failed(_ message: String) {
+            traces = traces ?? []
+            failure = message
+        }
 
         /// Keeps `filter` over the list, from the top; nil clears it.
         mutating func keep(_ filter: TraceFilter?) {
@@ -112,7 +119,7 @@ extension TracesPanel {
         }
 
         /// The list in its block: the sort and the filter in the titles, `marked` (`m`) with ◆,
-        /// `error` in place of the list when the last read failed.
+        /// Why the last read of the list failed (``failed(_:)``), or `error`, in place of the list.
         func render(into frame: inout Frame, area: Rect, context: PanelRenderContext, marked: Int64?, error: String?) {
             let theme = context.theme
             var sorted = "sort: \(TracesPanel.sortColumns[sort.column]) \(sort.ascending ? "↑" : "↓")"
@@ -127,7 +134,7 @@ extension TracesPanel {
                 trailingTitle: filter == nil ? sorted : "esc clears · " + sorted, focused: context.focused
             ).render(into: &frame, area: area, theme: theme)
             guard inner.width > 20, inner.height > 2 else { return }
-            if let error {
+            if let error = failure ?? error {
                 frame.draw(
                     UntrustedText.sanitized(error), at: Point(x: inner.x + 1, y: inner.y + 1),
                     style: theme.status(.error),

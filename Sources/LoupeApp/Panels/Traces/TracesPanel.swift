@@ -266,8 +266,8 @@ package struct TracesPanel: Panel {
         case .diff:
             let current = trace?.summary.id ?? listView.selectedID
             guard let marked, let current else {
-                error = marked == nil ? "mark a trace with m first, then press d on another" : nil
-                return []
+                // A hint on the status bar: in the panel's error it hid the list until a trace opened.
+                return marked == nil ? [.status("mark a trace with m first, then press d on another", .info)] : []
             }
             error = nil
             return [.ask(DiffTraces(left: marked, right: current))]
@@ -686,8 +686,7 @@ package struct TracesPanel: Panel {
             listView.accept(loaded)
             sessionsView.clamp(to: sessions)
         case .failed(let message):
-            listView.failed()
-            error = message
+            listView.failed(message)
         }
         if listStale {
             listStale = false
