@@ -72,6 +72,24 @@ import Testing
         // Each position's next_logprob is the log-probability of the token that follows it.
         #expect(positions.last?["next_logprob"] == nil)
         #expect(positions.dropLast().allSatisfy { ($0["next_logprob"] as? Double ?? 1) <= 0 })
+
+        // --logits-out: every position's whole row of logits, whose log-softmax is what was shown.
+        let path = TestEnvironment.temporaryDirectory() + "/logits.f32"
+        let written = try Self.run(["logits", prompt, "--precision", "f32", "--top", "5", "--logits-out", path])
+        #expect(written.status == 0, "\(written.error)")
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        let vocabulary = 49152
+        #expect(bytes.count == 37 * vocabulary * 4)
+        let row = bytes.withUnsafeBytes { raw in
+            (0..<vocabulary).map { raw.loadUnaligned(fromByteOffset: (36 * vocabulary + $0) * 4, as: Float.self) }
+        }
+        let top = row.max()!
+        let logSumExp = top + Float(log(row.reduce(0.0) { $0 + exp(Double($1 - top)) }))
+        let best = try #require(row.indices.max { row[$0] < row[$1] })
+        #expect(Int32(best) == last[0]["id"].flatMap { $0 as? Int }.map(Int32.init))
+        #expect(abs(Double(row[best] - logSumExp) - (last[0]["logprob"] as? Double ?? 0)) < 1e-4)
+        let refused = try Self.run(["logits", prompt, "--logits-out", "/nonexistent-directory/logits.f32"])
+        #expect(refused.status != 0 && refused.error.contains("cannot write the logits to /nonexistent-directory"))
     }
 
     /// The greedy answer does not depend on the CPU's BLAS kernels: OpenBLAS loaded with Skylake-X's,

@@ -242,6 +242,12 @@ struct LogitsCommand: LoupeCommand {
     @Option(help: "q8: the file's quantized weights, 8-bit activations; f32: the exact path.")
     var precision: LlamaPrecision = .q8
     @Flag(help: "Print JSON.") var json = false
+    @Option(
+        help: ArgumentHelp(
+            "Also write every position's logits, the whole vocabulary, to this file: float32 little-endian, "
+                + "one row of vocabulary-size values per token (what a parity check against another engine reads).",
+            valueName: "path"))
+    var logitsOut: String?
 
     struct Position: Encodable {
         var position: Int
@@ -269,6 +275,15 @@ struct LogitsCommand: LoupeCommand {
         let ids = tokenizer.encode(text, parseSpecial: true)
         guard !ids.isEmpty else { throw CommandFailure("the text has no tokens") }
         let logits = try generator.model.logits(for: ids)
+        if let logitsOut {
+            // Floats are little-endian on every platform Loupe builds for; the file is the tensor's storage.
+            let bytes = logits.storage.withUnsafeBytes { Data($0) }
+            do {
+                try bytes.write(to: URL(fileURLWithPath: logitsOut), options: .atomic)
+            } catch {
+                throw CommandFailure("cannot write the logits to \(logitsOut): \(error.localizedDescription)")
+            }
+        }
         var positions: [Position] = []
         for (t, id) in ids.enumerated() {
             let row = logits.row(t)
