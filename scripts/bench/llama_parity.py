@@ -31,7 +31,8 @@ TEXTS = [
     "Call 555-0123 before 10:30 on 2025-03-14 or write to 221B Baker Street.",
     "The lighthouse keeper climbed the spiral stairs every evening at dusk, counting one hundred and twelve "
     "steps, and lit the great lamp whose beam swept across the dark water. Ships that had lost their way "
-    "in the fog would see it and turn towards the harbour, where the old stone pier waited for them.",
+    "in the fog would see it and turn towards the harbour, where the old stone pier waited for them. In "
+    "winter the storms came in from the west, and he kept the brass polished and the wick trimmed all night.",
     "La capitale de la France est Paris, une ville connue pour la tour Eiffel et le musée du Louvre. "
     "Berlin ist die Hauptstadt von Deutschland und hat ungefähr 3,7 Millionen Einwohner. "
     "Madrid es la capital de España; Roma è la capitale d'Italia.",
