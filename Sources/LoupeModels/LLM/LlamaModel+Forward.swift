@@ -147,7 +147,6 @@ extension LlamaModel {
         profile: OperationProfile?
     ) -> Tensor {
         let width = configuration.width
-        let keyValueWidth = configuration.keyValueWidth
         let rows = batch.rows
         let normCost = rmsNormCost(rows: rows)
         let normalized = OperationProfile.measure(profile, Operation.rmsNorm.rawValue, normCost) {
