@@ -283,14 +283,23 @@ struct PagedSerialParityTests {
                     for i in 0..<width { stream.storage[row * width + i] += direction[i] }
                 }
             })
-        let prompt = PagedForwardTests.prompts[1]
-        let steered = try Self.serial(model, prompt)
-        let unsteered = try Self.serial(plain, prompt)
-        let logits = try Self.chunkedBesideAnother(model, prompt)
-        #expect(steered[0] != unsteered[0], "the hook changes the logits")
-        for step in 0..<Self.steps {
-            let differing = zip(steered[step], logits[step]).filter { $0 != $1 }.count
-            #expect(differing == 0, "step \(step): \(differing) logits differ from the contiguous steered ones")
+        try Self.expectPagedAsContiguous(
+            model, plain: plain, PagedForwardTests.prompts[1], hook: "hook", rows: "steered")
+    }
+
+    /// `model`, `plain` with a hook, read on the paged path (``chunkedBesideAnother(_:_:)``) gives
+    /// the logits of its contiguous forward pass (``serial(_:_:)``) bit for bit at every step, and
+    /// the hook changes them: `hook` names it, `rows` its logits, in the messages.
+    static func expectPagedAsContiguous(
+        _ model: LlamaModel, plain: LlamaModel, _ prompt: [Int32], hook: String, rows: String
+    ) throws {
+        let hooked = try serial(model, prompt)
+        let unhooked = try serial(plain, prompt)
+        let logits = try chunkedBesideAnother(model, prompt)
+        #expect(hooked[0] != unhooked[0], "the \(hook) changes the logits")
+        for step in 0..<steps {
+            let differing = zip(hooked[step], logits[step]).filter { $0 != $1 }.count
+            #expect(differing == 0, "step \(step): \(differing) logits differ from the contiguous \(rows) ones")
         }
     }
 
