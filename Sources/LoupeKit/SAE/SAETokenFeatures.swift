@@ -46,7 +46,13 @@ extension SAEBrowser {
         // a damaged index leaves them out with the reason, not silently.
         var summaries: [SAEFeatureIndex.Summary] = []
         var unreadable: String?
-        do { summaries = try index(id).summaries } catch { unreadable = "\(error)" }
+        do {
+            summaries = try index(id).summaries
+        } catch {
+            // The workspace's path is on the status bar and in the command line: the cause first,
+            // so a narrow terminal still shows it.
+            unreadable = (error as? WorkspaceError)?.message ?? "\(error)"
+        }
         return TokenFeatures(
             trace: trace, span: span, token: token, chosen: context.chosen.text, position: context.query, sae: id,
             layer: layer,
